@@ -1,0 +1,20 @@
+// Canonical JSON output: sorted keys (nlohmann::json's std::map objects),
+// two-space indent, stable float formatting, trailing newline. Every artifact
+// that must be byte-identical across runs is written through this.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace zp {
+
+using Json = nlohmann::json;
+
+// Floats are rounded to 9 significant digits before printing, so values that
+// went through different but equivalent arithmetic still print the same.
+std::string canonicalJson(const Json& j);
+
+// Rounds a double to `digits` significant digits (stable printing).
+double roundSig(double v, int digits = 9);
+
+}  // namespace zp
