@@ -11,12 +11,13 @@ packages=(
   libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libxgboost-dev xgboost libgtest-dev libopenblas-dev libssl-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
-  nodejs npm
 )
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's).
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}"
   SUDO=""
@@ -29,6 +30,7 @@ fi
 ort_dir=tests/ort
 if [ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]; then
   echo "bootstrap: installing onnxruntime-node into $ort_dir"
-  npm install --prefix "$ort_dir" --no-audit --no-fund --ignore-scripts onnxruntime-node@1.30.0 >/dev/null
+  # The lock file pins onnxruntime-node 1.30.0; its CPU library ships inside the package.
+  npm ci --prefix "$ort_dir" --no-audit --no-fund --ignore-scripts >/dev/null
 fi
 echo "bootstrap: ok"
