@@ -128,7 +128,7 @@ TEST(Session, DefaultPolicyPicksSparseForPrunedWeightsAndKernelsCanBeForcedPerNo
 TEST(Session, UnsupportedOperatorIsReportedAtLoadNamingNodeAndOp) {
   auto model = graph::parseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>
-    g (float[2,2] x) => (float[1] y) { y = Det (x) }
+    g (float[3,2,2] x) => (float[3] y) { y = Det (x) }
   )");
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto s = Session::fromModel(*model, "m.onnx", {});
