@@ -58,9 +58,13 @@ CALIB_SAMPLES = 64
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROCESSORS = [
-    {"name": "cpu", "kind": "cpu", "profile": {"source": "host"}},
-    {"name": "gpu", "kind": "gpu", "profile": {"source": "host"}},
-    {"name": "npu", "kind": "npu", "profile": {"source": "host"}},
+    # No accelerators here: each processor is a host execution configuration
+    # measured for real (kernel policy x threads), standing in for a device with
+    # that character — sparse-aware CPU, dense multi-threaded "GPU", dense
+    # Winograd "NPU".
+    {"name": "cpu", "kind": "cpu", "profile": {"source": "host", "policy": "default", "threads": 1}},
+    {"name": "gpu", "kind": "gpu", "profile": {"source": "host", "policy": "im2col", "threads": 2}},
+    {"name": "npu", "kind": "npu", "profile": {"source": "host", "policy": "winograd", "threads": 1}},
 ]
 
 T0 = time.time()
@@ -906,7 +910,7 @@ def check_zoo_json(z, zoo_dir):
     for p in z["processors"]:
         assert set(p) <= {"name", "kind", "profile"} and name_re.match(p["name"])
         assert p["kind"] in ("cpu", "gpu", "npu", "dla", "dsp")
-        assert set(p["profile"]) <= {"source", "file", "threads"}
+        assert set(p["profile"]) <= {"source", "file", "threads", "policy"}
         assert p["profile"]["source"] in ("host", "ort-json", "trtexec", "openvino-csv", "csv")
     assert z["tasks"]
     for t in z["tasks"]:
@@ -996,7 +1000,7 @@ def readme_text(results, ort_used, ir_versions):
              "files on the same machine and software (another CPU or torch build may round differently).\n")
     L.append("## Layout\n")
     L.append("| path | what |\n| --- | --- |\n"
-             "| `digits/zoo.json` | manifest (schemas/zoo.schema.json): processors cpu/gpu/npu (profile source `host`), task `digits` |\n"
+             "| `digits/zoo.json` | manifest (schemas/zoo.schema.json): processors cpu/gpu/npu (profile source `host`: kernel policy default/im2col/winograd at 1/2/1 threads), task `digits` |\n"
              "| `digits/models/<id>.onnx` | the variants of the digits residual CNN |\n"
              "| `digits/data/test_x.npy`, `test_y.npy` | held-out test split: float32 [N,1,8,8] in [0,1], int64 [N] |\n"
              "| `digits/data/calib_x.npy` | calibration inputs: the first 64 training samples, float32 |\n"

@@ -106,10 +106,11 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
     if (pj.contains("profile")) {
       const Json& sj = pj["profile"];
       std::string sp = p + ".profile";
-      ZP_TRY(r.object(sj, sp, {"source"}, {"file", "threads"}));
+      ZP_TRY(r.object(sj, sp, {"source"}, {"file", "threads", "policy"}));
       ProfileSource src;
       ZP_ASSIGN_OR_RETURN(src.source, r.oneOf(sj, sp, "source", {"host", "ort-json", "trtexec", "openvino-csv", "csv"}));
       if (sj.contains("file")) { ZP_ASSIGN_OR_RETURN(src.file, r.string(sj, sp, "file")); }
+      if (sj.contains("policy")) { ZP_ASSIGN_OR_RETURN(src.policy, r.string(sj, sp, "policy")); }
       if (src.source != "host" && src.file.empty())
         return r.error(sp, fmt::format("source '{}' needs a 'file'", src.source));
       if (sj.contains("threads")) {
@@ -192,6 +193,7 @@ Json zooToJson(const Zoo& zoo) {
       Json sj{{"source", p.profile->source}};
       if (!p.profile->file.empty()) sj["file"] = p.profile->file;
       if (p.profile->threads) sj["threads"] = p.profile->threads;
+      if (!p.profile->policy.empty()) sj["policy"] = p.profile->policy;
       pj["profile"] = sj;
     }
     j["processors"].push_back(pj);

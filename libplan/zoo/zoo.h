@@ -15,6 +15,7 @@ struct ProfileSource {
   std::string source = "host";  // host | ort-json | trtexec | openvino-csv | csv
   std::string file;             // as written in zoo.json (relative to its folder)
   int threads = 0;              // 0: not given
+  std::string policy;           // host: kernel policy of the runtime (empty: not given)
 };
 
 struct ProcessorSpec {

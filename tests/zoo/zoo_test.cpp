@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 const char* kZoo = R"({
   "schema_version": 1,
   "name": "tiny",
-  "processors": [{"name": "cpu", "kind": "cpu", "profile": {"source": "host", "threads": 1}},
+  "processors": [{"name": "cpu", "kind": "cpu", "profile": {"source": "host", "threads": 1, "policy": "im2col"}},
                  {"name": "npu", "kind": "npu"}],
   "tasks": [{
     "name": "t",
@@ -37,6 +37,7 @@ TEST(Zoo, ParsesAndRoundTrips) {
   ASSERT_TRUE(z.ok()) << z.error().message;
   EXPECT_EQ(z->processors.size(), 2u);
   EXPECT_EQ(z->processors[0].profile->threads, 1);
+  EXPECT_EQ(z->processors[0].profile->policy, "im2col");
   EXPECT_EQ(z->tasks[0].variants[1].accuracy.value(), 0.9);
   EXPECT_EQ(z->resolve("m/dense.onnx"), fs::path("dir/m/dense.onnx"));
   EXPECT_EQ(zooToJson(*z), base());
