@@ -1,6 +1,7 @@
 // Name mapping and the parts every importer shares.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -130,6 +131,32 @@ Resolution NameMapper::resolveInner(const std::string& name, int depth) const {
     if (p == std::string::npos || !allDigits(std::string_view(name).substr(p + mid.size()))) continue;
     Resolution r = resolveInner(name.substr(0, p), depth + 1);
     if (!r.nodes.empty()) r.rule = MatchRule::Reformat;
+    return r;
+  }
+  // TensorRT 8 pointwise fusions "PWN(A, B)", possibly nested "PWN(PWN(A), B)": the parts.
+  if (startsWith(name, "PWN(") && endsWith(name, ")")) {
+    std::string inner = name.substr(4, name.size() - 5);
+    std::vector<std::string> parts;
+    int nest = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < inner.size(); ++i) {
+      if (inner[i] == '(') ++nest;
+      else if (inner[i] == ')') --nest;
+      else if (nest == 0 && inner.compare(i, 2, ", ") == 0) {
+        parts.push_back(inner.substr(start, i - start));
+        start = i + 2;
+        ++i;
+      }
+    }
+    parts.push_back(inner.substr(start));
+    Resolution r;
+    for (const std::string& part : parts) {
+      Resolution pr = resolveInner(part, depth + 1);
+      r.nodes.insert(r.nodes.end(), pr.nodes.begin(), pr.nodes.end());
+    }
+    if (r.nodes.empty()) return none;
+    r.rule = MatchRule::Fused;
+    sortUnique(r.nodes);
     return r;
   }
   // Fusions "A + B" and horizontal merges "A || B": the union of the parts that resolve.

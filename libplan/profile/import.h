@@ -51,7 +51,7 @@ enum class MatchRule {
   OutputTensor,  // the name of an output tensor of the node
   NodeOf,        // TensorRT "node_of_<output0>"
   Metadata,      // TensorRT layer-info metadata "[ONNX Layer: X]"
-  Fused,         // "A + B" (TensorRT fusion)
+  Fused,         // "A + B" or "PWN(A, B)" (TensorRT fusions)
   Merged,        // "A || B" (TensorRT horizontal merge)
   Reformat,      // TensorRT reformat / copy node inserted before a layer: counted to that layer
   ForeignNode,   // TensorRT "{ForeignNode[first...last]}": every node between in topological order

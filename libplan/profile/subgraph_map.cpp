@@ -1,6 +1,7 @@
 #include "libplan/profile/subgraph_map.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <tuple>

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "tests/profile/test_util.h"
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
@@ -92,6 +93,8 @@ TEST_F(profileDigits, NameMapperRules) {
   EXPECT_EQ(rule("{ForeignNode[/stem/conv/Conv.../fc/Gemm]}"), "foreign-node");
   EXPECT_EQ(rule("/block2/Add_/block2/Add_output_0"), "prefix");
   EXPECT_EQ(rule("/block2/relu2/Relu_output_0_nchwc"), "prefix");
+  EXPECT_EQ(rule("PWN(PWN(/block1/Add), /block1/relu2/Relu)"), "fused");
+  EXPECT_EQ(m.resolveName("PWN(PWN(/block1/Add), /block1/relu2/Relu)").nodes.size(), 2u);
   EXPECT_EQ(rule("ReorderOutput"), "unmatched");
   EXPECT_EQ(rule("Reformatting CopyNode for Input Tensor x to /fc/Gemm"), "unmatched");
   // the whole graph in topological order
@@ -205,8 +208,7 @@ TEST_F(profileDigits, ImportOrtRealTraceAllOptimizationsReportsInsertedNodes) {
 }
 
 TEST(profileImportOrt, NotJsonAndNoNodeEventsAreErrorsNamingTheFile) {
-  fs::path dir = fs::temp_directory_path() / "zp_profile_ort_err";
-  fs::create_directories(dir);
+  fs::path dir = testing::scratchDir("zp_profile_ort_err");
   std::ofstream(dir / "trunc.json") << "[\n{\"cat\" : \"Session\", \"name\" : \"model_run\", \"ts\" : 1,";
   std::ofstream(dir / "empty.json") << "[\n{\"cat\" : \"Session\",\"dur\" :5,\"ts\" :1,\"name\" :\"model_run\",\"args\" : {}}\n]\n";
   onnx::ModelProto model = awkwardModel();
@@ -293,8 +295,7 @@ TEST_F(profileDigits, ImportTrtexecWithoutLayerInfoAndEvenSplit) {
 }
 
 TEST_F(profileDigits, ImportTrtexecErrors) {
-  fs::path dir = fs::temp_directory_path() / "zp_profile_trt_err";
-  fs::create_directories(dir);
+  fs::path dir = testing::scratchDir("zp_profile_trt_err");
   std::ofstream(dir / "nocount.json") << "[{\"name\": \"/fc/Gemm\", \"timeMs\": 1.0, \"percentage\": 100}]";
   std::ofstream(dir / "neg.json") << "[{\"count\": 10}, {\"name\": \"/fc/Gemm\", \"averageMs\": -1.0}]";
   std::ofstream(dir / "obj.json") << "{\"count\": 10}";
@@ -349,8 +350,7 @@ TEST_F(profileDigits, ImportOpenVinoPythonAverageCounters) {
 }
 
 TEST_F(profileDigits, ImportOpenVinoErrors) {
-  fs::path dir = fs::temp_directory_path() / "zp_profile_ov_err";
-  fs::create_directories(dir);
+  fs::path dir = testing::scratchDir("zp_profile_ov_err");
   const std::string hdr = "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms);\n";
   std::ofstream(dir / "status.csv") << hdr << "/fc/Gemm;RUNNING;FullyConnected;jit;0.1;0.1;\n";
   std::ofstream(dir / "num.csv") << hdr << "/fc/Gemm;EXECUTED;FullyConnected;jit;-nan;0.1;\n";

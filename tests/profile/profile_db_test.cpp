@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cctype>
 #include <fstream>
+#include <ostream>
 
+#include "tests/profile/test_util.h"
 #include "libplan/profile/profile_db.h"
 #include "libplan/util/file.h"
 
@@ -82,9 +85,7 @@ TEST(profileDb, WriteSortsAndRewriteIsByteIdentical) {
   EXPECT_EQ(back->findTransition("digits", 1, "cpu", "gpu")->medianMs, 0.1 + 0.2);
 
   // through a file, atomically written
-  fs::path dir = fs::temp_directory_path() / "zp_profile_db_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = testing::scratchDir("zp_profile_db_test");
   ASSERT_TRUE(writeProfileCsv(*back, dir / "p.csv").ok());
   auto bytes = readFile(dir / "p.csv");
   ASSERT_TRUE(bytes.ok());
@@ -151,6 +152,13 @@ struct BadCase {
   std::string body;  // rows after the header (or a whole file when it starts with '!')
   std::string error;
 };
+// Test names show the expected error's problem part, not a byte dump.
+void PrintTo(const BadCase& c, std::ostream* os) {
+  std::string e = c.error.substr(c.error.find(' ') + 1);
+  for (char& ch : e)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  *os << e.substr(0, 48);
+}
 
 class profileCsvErrors : public ::testing::TestWithParam<BadCase> {};
 

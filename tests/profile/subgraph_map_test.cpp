@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "tests/profile/test_util.h"
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
@@ -34,9 +35,7 @@ ProfileRow nodeRow(const std::string& node, double ms, std::optional<double> p90
 // Two hand-made subgraph files: a constant-foldable node "dq" appears in both, constant
 // in the first (reads an initializer) and computed in the second (reads a graph input).
 TEST(profileSubgraphs, DuplicatedNodeCountsOnceWhereItIsNotConstant) {
-  fs::path dir = fs::temp_directory_path() / "zp_profile_sgmap";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = testing::scratchDir("zp_profile_sgmap");
   auto s0 = graph::parseModelText(R"(<ir_version: 8, opset_import: ["" : 13]>
     g0 (float[4] x) => (float[4] y) <float[4] w = {1,2,3,4}> {
       wq = Relu (w)
@@ -106,7 +105,7 @@ TEST(profileSubgraphs, DuplicatedNodeCountsOnceWhereItIsNotConstant) {
 class profileEndToEnd : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() / "zp_profile_e2e_stitch");
+    dir_ = new fs::path(testing::scratchDir("zp_profile_e2e_stitch"));
     fs::remove_all(*dir_);
     pipeline::ZooStitchOptions o;
     o.zoo = data("digits/zoo.json");
