@@ -29,7 +29,7 @@ struct Session::Impl {
   onnx::ModelProto model;
   std::vector<std::string> names;      // value id -> tensor name
   std::map<std::string, int> ids;
-  std::vector<Tensor> vals;
+  std::deque<Tensor> vals;  // a deque: fusion keeps pointers to constants while ids are still being added
   std::vector<bool> isConst, isInput, isOutput;
   std::vector<int> aliasRoot;          // value id -> id whose storage it shares
   std::vector<int> inputIds, outputIds;
