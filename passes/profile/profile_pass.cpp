@@ -481,6 +481,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     std::map<std::string, double> originalAcc;
     std::map<size_t, double> measured;  // combination index -> measured accuracy
     std::optional<Dataset> data;
+    std::map<std::string, std::vector<uint8_t>> correctness;  // per original variant, per test sample
     const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
     if (spec && spec->dataset) {
       ZP_ASSIGN_OR_RETURN(auto d, loadDataset(zoo.resolve(spec->dataset->inputs), zoo.resolve(spec->dataset->labels), shape));
@@ -489,7 +490,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
         runtime::SessionOptions o;
         o.checkModel = false;
         ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(zoo.resolve(v.onnx), o));
-        ZP_ASSIGN_OR_RETURN(originalAcc[v.id], modelAccuracy(*session, *data));
+        ZP_ASSIGN_OR_RETURN(originalAcc[v.id], modelAccuracy(*session, *data, &correctness[v.id]));
         accuracyModelRuns += data->samples.size();
       }
       tj["accuracy_source"] = "measured with the runtime on " + spec->dataset->inputs;
@@ -544,7 +545,22 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     tj["training_fraction"] = valid.empty() ? 0.0 : static_cast<double>(trainRows.size()) / static_cast<double>(valid.size());
 
     const auto tEst = Clock::now();
-    auto feats = estimate::accuracyFeatures(task, originalAcc);
+    estimate::StitchSignals signals;
+    if (data) {
+      std::vector<runtime::Tensor> calib;
+      if (!spec->dataset->calibration.empty()) {
+        ZP_ASSIGN_OR_RETURN(calib, loadSamples(zoo.resolve(spec->dataset->calibration), shape, params.calibrationSamples));
+      } else {
+        calib.assign(data->samples.begin(), data->samples.begin() + static_cast<std::ptrdiff_t>(
+                                                                     std::min(data->samples.size(), params.calibrationSamples)));
+      }
+      ZP_ASSIGN_OR_RETURN(signals, stitchSignals(task, stitchDir, calib));
+      signals.correct = correctness;
+      Json dj = Json::object();
+      for (const auto& [k, v] : signals.drift) dj[fmt::format("{}/{}", k.first, k.second)] = v;
+      tj["subgraph_drift"] = dj;
+    }
+    auto feats = estimate::accuracyFeatures(task, originalAcc, signals);
     std::vector<double> trainY;
     for (size_t r : trainRows) trainY.push_back(measured.count(r) ? measured[r] : originalAcc.at(task.combinations[r].variants[0]));
     ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, trainRows, trainY, params.xgb));
