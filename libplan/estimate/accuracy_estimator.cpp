@@ -148,7 +148,7 @@ Expected<AccuracyEstimator> AccuracyEstimator::train(const FeatureMatrix& featur
   monotone += ")";
   AccuracyEstimator est(booster, cols);
   const std::vector<std::pair<std::string, std::string>> settings = {
-      {"objective", "reg:squarederror"},
+      {"objective", params.objective},
       {"max_depth", std::to_string(params.maxDepth)},
       {"eta", fmt::format("{}", params.eta)},
       {"subsample", fmt::format("{}", params.subsample)},

@@ -25,6 +25,7 @@ struct XgbParams {
   double minChildWeight = 1.0;
   uint64_t seed = 0;
   int threads = 1;  // one thread: training is deterministic
+  std::string objective = "reg:squarederror";
 };
 
 // Row-major feature matrix with named columns.
