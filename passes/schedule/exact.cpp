@@ -1,0 +1,261 @@
+#include "passes/schedule/exact.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace zp::schedule {
+
+using sim::Objective;
+using sim::Problem;
+using sim::Schedule;
+
+namespace {
+
+struct Candidate {
+  std::vector<int> assign;
+  double chain = 0;           // standalone time incl. internal transitions
+  std::vector<double> load;   // standalone work per accelerator
+  double work = 0;            // total standalone work
+};
+
+uint64_t satAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+void enumerate(const sim::Dnn& d, int A, int k, std::vector<int>& cur, int used, std::vector<Candidate>& out) {
+  size_t i = cur.size();
+  if (i == d.groups.size()) {
+    Candidate c;
+    c.assign = cur;
+    c.load.assign(static_cast<size_t>(A), 0);
+    for (size_t g = 0; g < cur.size(); ++g) {
+      double t = d.groups[g].timeMs[static_cast<size_t>(cur[g])];
+      c.chain += t;
+      c.load[static_cast<size_t>(cur[g])] += t;
+      c.work += t;
+      if (g > 0 && cur[g] != cur[g - 1])
+        c.chain += d.groups[g - 1].transitionOutMs[static_cast<size_t>(cur[g - 1])] +
+                   d.groups[g].transitionInMs[static_cast<size_t>(cur[g])];
+    }
+    out.push_back(std::move(c));
+    return;
+  }
+  for (int a = 0; a < A; ++a) {
+    if (!d.groups[i].allowed(a)) continue;
+    bool change = i > 0 && cur.back() != a;
+    if (change && k >= 0 && used >= k) continue;
+    cur.push_back(a);
+    enumerate(d, A, k, cur, used + (change ? 1 : 0), out);
+    cur.pop_back();
+  }
+}
+
+class Search {
+ public:
+  Search(const Problem& p, const ExactParams& prm) : p_(p), prm_(prm), sim_(p) {}
+
+  Expected<ExactResult> run() {
+    start_ = std::chrono::steady_clock::now();
+    const int N = p_.numDnns(), A = p_.numAccelerators();
+    obj_ = prm_.objective;
+    for (int n = 0; n < N; ++n) {
+      uint64_t count = countAssignments(p_.dnns[static_cast<size_t>(n)], A, prm_.maxTransitionsPerDnn);
+      if (count > prm_.maxCandidatesPerDnn)
+        return makeError("exact search: DNN '{}' has {} candidate assignments with at most {} transitions "
+                         "(limit {}); lower the transition limit",
+                         p_.dnns[static_cast<size_t>(n)].name, count == UINT64_MAX ? std::string("> 2^64") : std::to_string(count),
+                         prm_.maxTransitionsPerDnn, prm_.maxCandidatesPerDnn);
+    }
+    cands_.resize(static_cast<size_t>(N));
+    minChain_.assign(static_cast<size_t>(N), 0);
+    minWork_.assign(static_cast<size_t>(N), 0);
+    for (int n = 0; n < N; ++n) {
+      std::vector<int> cur;
+      auto& cs = cands_[static_cast<size_t>(n)];
+      enumerate(p_.dnns[static_cast<size_t>(n)], A, prm_.maxTransitionsPerDnn, cur, 0, cs);
+      std::stable_sort(cs.begin(), cs.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.chain != b.chain) return a.chain < b.chain;
+        return a.assign < b.assign;
+      });
+      minChain_[static_cast<size_t>(n)] = cs.front().chain;
+      double mw = std::numeric_limits<double>::infinity();
+      for (const auto& c : cs) mw = std::min(mw, c.work);
+      minWork_[static_cast<size_t>(n)] = mw;
+    }
+    res_.value = sim::worstValue(obj_);
+    if (prm_.initial) {
+      const auto& r = sim_.run(*prm_.initial, {.recordSpans = false});
+      ++res_.simulations;
+      improve(*prm_.initial, r.value(obj_), prm_.initialName);
+    }
+    choice_.assign(static_cast<size_t>(N), 0);
+    ef_.assign(static_cast<size_t>(N), 0);
+    load_.assign(static_cast<size_t>(A), 0);
+    bound_ = obj_ == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
+    dfs(0, 0.0, 0.0, 0.0);
+    res_.optimal = !timedOut_;
+    if (res_.optimal) {
+      res_.bound = res_.value;
+    } else {
+      res_.bound = obj_ == Objective::Latency ? std::min(bound_, res_.value) : std::max(bound_, res_.value);
+    }
+    res_.elapsedMs = elapsedMs();
+    return res_;
+  }
+
+ private:
+  double elapsedMs() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  void improve(const Schedule& s, double v, const std::string& by) {
+    if (!sim::better(obj_, v, res_.value) && !res_.best.assign.empty()) return;
+    res_.best = s;
+    res_.value = v;
+    res_.bestBy = by;
+    if (prm_.onImprove) prm_.onImprove(elapsedMs(), v, by);
+  }
+
+  // Contention-free lower bound on the latency of DNN n's completion given the
+  // chain time of its candidate and the completion bounds of its dependencies.
+  double efOf(int n, double chain) const {
+    double r = 0;
+    for (int d : p_.dnns[static_cast<size_t>(n)].deps) r = std::max(r, ef_[static_cast<size_t>(d)]);
+    return r + chain;
+  }
+
+  // Bound from DNN n's chain term alone (monotone in the sorted candidate order):
+  // latency: lower bound on max_n end_n; throughput: upper bound on sum 1000/T_n.
+  double chainBound(int n, double chain, double maxEf, double invSum) {
+    const int N = p_.numDnns();
+    if (obj_ == Objective::Latency) {
+      double saved = ef_[static_cast<size_t>(n)];
+      ef_[static_cast<size_t>(n)] = efOf(n, chain);
+      double lb = std::max(maxEf, ef_[static_cast<size_t>(n)]);
+      for (int m = n + 1; m < N; ++m) {
+        ef_[static_cast<size_t>(m)] = efOf(m, minChain_[static_cast<size_t>(m)]);
+        lb = std::max(lb, ef_[static_cast<size_t>(m)]);
+      }
+      ef_[static_cast<size_t>(n)] = saved;
+      return lb;
+    }
+    double ub = invSum + 1000.0 / chain;
+    for (int m = n + 1; m < N; ++m) ub += 1000.0 / minChain_[static_cast<size_t>(m)];
+    return ub;
+  }
+
+  bool pruned(double boundValue) const {
+    // Nothing under this bound can be strictly better than the incumbent.
+    return !res_.best.assign.empty() && !sim::better(obj_, boundValue, res_.value);
+  }
+
+  void noteUnexplored(double b) {
+    bound_ = obj_ == Objective::Latency ? std::min(bound_, b) : std::max(bound_, b);
+  }
+
+  bool checkTime() {
+    if ((++res_.nodes & 255) == 0 && elapsedMs() > prm_.timeLimitS * 1000.0) timedOut_ = true;
+    return timedOut_;
+  }
+
+  void dfs(int n, double maxEf, double invSum, double work) {
+    const int N = p_.numDnns(), A = p_.numAccelerators();
+    const auto& cs = cands_[static_cast<size_t>(n)];
+    double restWork = 0;
+    for (int m = n + 1; m < N; ++m) restWork += minWork_[static_cast<size_t>(m)];
+    for (size_t ci = 0; ci < cs.size(); ++ci) {
+      const Candidate& c = cs[ci];
+      double cb = chainBound(n, c.chain, maxEf, invSum);
+      if (timedOut_ || checkTime()) {
+        noteUnexplored(cb);
+        return;
+      }
+      if (pruned(cb)) break;  // sorted by chain: every later candidate is bounded too
+      if (obj_ == Objective::Latency) {
+        double lb = cb;
+        for (int a = 0; a < A; ++a) lb = std::max(lb, load_[static_cast<size_t>(a)] + c.load[static_cast<size_t>(a)]);
+        lb = std::max(lb, (work + c.work + restWork) / A);
+        if (pruned(lb)) continue;
+      }
+      choice_[static_cast<size_t>(n)] = static_cast<int>(ci);
+      double ef = efOf(n, c.chain);
+      double savedEf = ef_[static_cast<size_t>(n)];
+      ef_[static_cast<size_t>(n)] = ef;
+      for (int a = 0; a < A; ++a) load_[static_cast<size_t>(a)] += c.load[static_cast<size_t>(a)];
+      if (n + 1 < N) {
+        dfs(n + 1, std::max(maxEf, ef), invSum + 1000.0 / c.chain, work + c.work);
+      } else {
+        leaf();
+      }
+      for (int a = 0; a < A; ++a) load_[static_cast<size_t>(a)] -= c.load[static_cast<size_t>(a)];
+      ef_[static_cast<size_t>(n)] = savedEf;
+      if (timedOut_) {
+        noteUnexplored(cb);
+        return;
+      }
+    }
+  }
+
+  void leaf() {
+    const int N = p_.numDnns();
+    Schedule& s = scratch_;
+    s.assign.resize(static_cast<size_t>(N));
+    for (int n = 0; n < N; ++n)
+      s.assign[static_cast<size_t>(n)] = cands_[static_cast<size_t>(n)][static_cast<size_t>(choice_[static_cast<size_t>(n)])].assign;
+    sim::SimOptions o;
+    o.recordSpans = false;
+    if (obj_ == Objective::Latency && !res_.best.assign.empty()) o.abortAfterMs = res_.value;
+    const auto& r = sim_.run(s, o);
+    ++res_.simulations;
+    if (r.aborted) return;
+    improve(s, r.value(obj_), "exact-bnb");
+  }
+
+  const Problem& p_;
+  const ExactParams& prm_;
+  sim::Simulator sim_;
+  Objective obj_ = Objective::Latency;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<std::vector<Candidate>> cands_;
+  std::vector<double> minChain_, minWork_, ef_, load_;
+  std::vector<int> choice_;
+  Schedule scratch_;
+  ExactResult res_;
+  double bound_ = 0;
+  bool timedOut_ = false;
+};
+
+}  // namespace
+
+uint64_t countAssignments(const sim::Dnn& d, int A, int k) {
+  // ways[a][t]: assignments of groups 0..i ending on a with t transitions.
+  int K = k < 0 ? static_cast<int>(d.groups.size()) : k;
+  std::vector<std::vector<uint64_t>> ways(static_cast<size_t>(A), std::vector<uint64_t>(static_cast<size_t>(K + 1), 0));
+  for (int a = 0; a < A; ++a)
+    if (d.groups[0].allowed(a)) ways[static_cast<size_t>(a)][0] = 1;
+  for (size_t i = 1; i < d.groups.size(); ++i) {
+    std::vector<std::vector<uint64_t>> nw(static_cast<size_t>(A), std::vector<uint64_t>(static_cast<size_t>(K + 1), 0));
+    for (int a = 0; a < A; ++a) {
+      if (!d.groups[i].allowed(a)) continue;
+      for (int b = 0; b < A; ++b)
+        for (int t = 0; t <= K; ++t) {
+          int nt = t + (a != b ? 1 : 0);
+          if (nt > K) continue;
+          nw[static_cast<size_t>(a)][static_cast<size_t>(nt)] =
+              satAdd(nw[static_cast<size_t>(a)][static_cast<size_t>(nt)], ways[static_cast<size_t>(b)][static_cast<size_t>(t)]);
+        }
+    }
+    ways = std::move(nw);
+  }
+  uint64_t total = 0;
+  for (const auto& row : ways)
+    for (uint64_t w : row) total = satAdd(total, w);
+  return total;
+}
+
+Expected<ExactResult> exactSearch(const Problem& problem, const ExactParams& params) {
+  Search s(problem, params);
+  return s.run();
+}
+
+}  // namespace zp::schedule
