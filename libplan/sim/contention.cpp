@@ -151,7 +151,8 @@ double ContentionModel::slowdownAt(int acc, double own, double external) const {
   double v0 = (1 - wj) * at(i, j) + wj * at(i, j + 1);
   double v1 = (1 - wj) * at(i + 1, j) + wj * at(i + 1, j + 1);
   double v = (1 - wi) * v0 + wi * v1;
-  return std::max(1.0, v);
+  // Quantized to 1e-6 so exact solvers work with short rationals.
+  return std::max(1.0, std::round(v * 1e6) / 1e6);
 }
 
 ContentionModel ContentionModel::scaled(double f) const {

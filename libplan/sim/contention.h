@@ -33,7 +33,7 @@ class ContentionModel {
   // Slowdown factor (>= 1) of a group on `acc` requesting `own` while the
   // other accelerators together request `external`. Only consulted while some
   // group runs on another accelerator: a group running alone takes its
-  // standalone (profiled) time.
+  // standalone (profiled) time. Quantized to 1e-6.
   double slowdown(int acc, double own, double external) const;
   bool isNone() const { return surfaces_.empty(); }
   // Every slowdown scaled towards 1: s' = 1 + f (s - 1). f = 0 removes contention.

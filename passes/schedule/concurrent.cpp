@@ -125,7 +125,7 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
     zp.seed = prm.seed;
     zp.onImprove = [&](double, double v, const std::string& by) { report(v, by); };
     ZP_ASSIGN_OR_RETURN(Z3Result zr, solveZ3(p, zp));
-    rep.solver = obj == Objective::Latency ? "z3-optimize" : "z3-strengthen";
+    rep.solver = obj == Objective::Latency ? "z3-optimize" : "z3-pareto";
     rep.status = zr.optimal ? "optimal" : "feasible";
     rep.nodes = zr.checks;
     rep.bound = zr.bound;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -14,6 +15,9 @@ double uniform(std::mt19937_64& g, double lo, double hi) {
   double u = static_cast<double>(g() >> 11) * (1.0 / 9007199254740992.0);
   return lo + (hi - lo) * u;
 }
+// Profiles carry a few digits (like Table 2's); short decimals also keep
+// Z3's rationals small.
+double q(double v, double step) { return std::round(v / step) * step; }
 }  // namespace
 
 sim::ContentionModel syntheticContention(int A) {
@@ -53,10 +57,10 @@ sim::Problem randomInstance(const RandomInstanceParams& prm) {
       double dem = uniform(g, 30, 90);
       for (size_t a = 0; a < A; ++a) {
         double ratio = a == 0 ? 1.0 : uniform(g, 1.2, 2.2);
-        c.timeMs[a] = tg * ratio;
-        c.transitionOutMs[a] = uniform(g, 0.0, 0.1);
-        c.transitionInMs[a] = uniform(g, 0.0, 0.05);
-        c.demand[a] = dem / ratio;
+        c.timeMs[a] = q(tg * ratio, 0.001);
+        c.transitionOutMs[a] = q(uniform(g, 0.0, 0.1), 0.001);
+        c.transitionInMs[a] = q(uniform(g, 0.0, 0.05), 0.001);
+        c.demand[a] = q(dem / ratio, 0.01);
       }
       d.groups.push_back(std::move(c));
     }

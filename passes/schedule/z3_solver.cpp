@@ -3,6 +3,7 @@
 #include <z3++.h>
 
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -16,7 +17,8 @@ using sim::Problem;
 
 namespace {
 
-std::string dec(double v) { return fmt::format("{:.17g}", v); }
+// Shortest decimal that reads back as the same double: short rationals for Z3.
+std::string dec(double v) { return fmt::format("{}", v); }
 
 double toDouble(const z3::expr& e) {
   std::string s = e.get_decimal_string(20);
@@ -138,43 +140,83 @@ struct Model {
         if (rel[static_cast<size_t>(n)][static_cast<size_t>(m)]) continue;
         const auto& dn = p.dnns[static_cast<size_t>(n)];
         const auto& dm = p.dnns[static_cast<size_t>(m)];
-        for (int i = 0; i < static_cast<int>(dn.groups.size()); ++i)
-          for (int j = 0; j < static_cast<int>(dm.groups.size()); ++j) {
-            const auto& xi = x[static_cast<size_t>(n)][static_cast<size_t>(i)];
-            const auto& xj = x[static_cast<size_t>(m)][static_cast<size_t>(j)];
+        const int Gi = static_cast<int>(dn.groups.size()), Gj = static_cast<int>(dm.groups.size());
+        // Order atoms of every cross pair as named Booleans, with the implications
+        // the chain order gives for free (s_i <= e_i <= s_{i+1}); they let the SAT
+        // core propagate what linear arithmetic would only find by conflicts.
+        auto grid = [&](const char* tag) {
+          std::vector<std::vector<z3::expr>> g;
+          for (int i = 0; i < Gi; ++i) {
+            std::vector<z3::expr> row;
+            for (int j = 0; j < Gj; ++j) row.push_back(c.bool_const(fmt::format("{}_{}_{}_{}_{}", tag, n, i, m, j).c_str()));
+            g.push_back(row);
+          }
+          return g;
+        };
+        auto P = grid("before"), Q = grid("after"), B = grid("sfirst"), C = grid("efirst");
+        for (int i = 0; i < Gi; ++i)
+          for (int j = 0; j < Gj; ++j) {
             const auto& si = s[static_cast<size_t>(n)][static_cast<size_t>(i)];
             const auto& ei = e[static_cast<size_t>(n)][static_cast<size_t>(i)];
             const auto& sj = s[static_cast<size_t>(m)][static_cast<size_t>(j)];
             const auto& ej = e[static_cast<size_t>(m)][static_cast<size_t>(j)];
+            const auto& pij = P[static_cast<size_t>(i)][static_cast<size_t>(j)];
+            const auto& qij = Q[static_cast<size_t>(i)][static_cast<size_t>(j)];
+            const auto& bij = B[static_cast<size_t>(i)][static_cast<size_t>(j)];
+            const auto& cij = C[static_cast<size_t>(i)][static_cast<size_t>(j)];
+            constraints.push_back(pij == (ei <= sj));
+            constraints.push_back(qij == (ej <= si));
+            constraints.push_back(bij == (si <= sj));
+            constraints.push_back(cij == (ei <= ej));
+            if (j + 1 < Gj) {
+              constraints.push_back(z3::implies(pij, P[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
+              constraints.push_back(z3::implies(bij, B[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
+              constraints.push_back(z3::implies(cij, C[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
+            }
+            if (i > 0) {
+              constraints.push_back(z3::implies(pij, P[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
+              constraints.push_back(z3::implies(bij, B[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
+              constraints.push_back(z3::implies(cij, C[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
+            }
+            if (i + 1 < Gi) constraints.push_back(z3::implies(qij, Q[static_cast<size_t>(i + 1)][static_cast<size_t>(j)]));
+            if (j > 0) constraints.push_back(z3::implies(qij, Q[static_cast<size_t>(i)][static_cast<size_t>(j - 1)]));
+            constraints.push_back(z3::implies(pij, bij && cij));
+            constraints.push_back(z3::implies(qij, !bij && !cij));
+
+            const auto& xi = x[static_cast<size_t>(n)][static_cast<size_t>(i)];
+            const auto& xj = x[static_cast<size_t>(m)][static_cast<size_t>(j)];
             z3::expr same = xi == xj;
             // Eq. 9: one group at a time per accelerator.
-            constraints.push_back(z3::implies(same, ei <= sj || ej <= si));
+            constraints.push_back(z3::implies(same, pij || qij));
             // FIFO among segment heads: the one ready first starts first (tie: lower DNN index n).
             const auto& hi = head[static_cast<size_t>(n)][static_cast<size_t>(i)];
             const auto& hj = head[static_cast<size_t>(m)][static_cast<size_t>(j)];
             const auto& ri = ready[static_cast<size_t>(n)][static_cast<size_t>(i)];
             const auto& rj = ready[static_cast<size_t>(m)][static_cast<size_t>(j)];
-            constraints.push_back(z3::implies(same && hi && hj && ri <= rj, si <= sj));
-            constraints.push_back(z3::implies(same && hi && hj && rj < ri, sj <= si));
+            constraints.push_back(z3::implies(same && hi && hj && ri <= rj, bij));
+            constraints.push_back(z3::implies(same && hi && hj && rj < ri, !bij));
             // Eq. 8: overlap length; Eq. 7: the slowdown it causes on each side.
-            z3::expr lo = z3::ite(si >= sj, si, sj);
-            z3::expr hiE = z3::ite(ei <= ej, ei, ej);
-            z3::expr ov = z3::ite(hiE > lo, hiE - lo, real(0));
+            z3::expr ov = c.real_const(fmt::format("ov_{}_{}_{}_{}", n, i, m, j).c_str());
+            constraints.push_back(ov == z3::ite(pij || qij, real(0), z3::ite(cij, ei, ej) - z3::ite(bij, sj, si)));
+            // Redundant bounds that tighten the linear relaxation.
+            constraints.push_back(ov >= 0 && ov <= ei - si && ov <= ej - sj);
             const auto& gi = dn.groups[static_cast<size_t>(i)];
             const auto& gj = dm.groups[static_cast<size_t>(j)];
-            auto coef = [&](const sim::GroupCost& a, int accA, const sim::GroupCost& b, int accB) {
-              if (!a.allowed(accA) || !b.allowed(accB)) return 0.0;
-              double sl = p.contention.slowdown(accA, a.demand[static_cast<size_t>(accA)], b.demand[static_cast<size_t>(accB)]);
-              return 1.0 - 1.0 / sl;
+            // Slowdown s while overlapping: progress ov/s, so the group takes
+            // ov * (1 - 1/s) = ov * (s-1)/s longer (exact rational in Z3).
+            auto slow = [&](const sim::GroupCost& a, int accA, const sim::GroupCost& b, int accB) {
+              if (!a.allowed(accA) || !b.allowed(accB)) return 1.0;
+              return p.contention.slowdown(accA, a.demand[static_cast<size_t>(accA)], b.demand[static_cast<size_t>(accB)]);
             };
-            double i1 = coef(gi, 1, gj, 0), i0 = coef(gi, 0, gj, 1);
-            double j1 = coef(gj, 1, gi, 0), j0 = coef(gj, 0, gi, 1);
-            if (i1 != 0 || i0 != 0)
+            auto coef = [&](double sl) { return (real(sl) - real(1)) / real(sl); };
+            double i1 = slow(gi, 1, gj, 0), i0 = slow(gi, 0, gj, 1);
+            double j1 = slow(gj, 1, gi, 0), j0 = slow(gj, 0, gi, 1);
+            if (i1 != 1 || i0 != 1)
               extra[static_cast<size_t>(n)][static_cast<size_t>(i)].push_back(
-                  z3::ite(same, real(0), z3::ite(xi, real(i1) * ov, real(i0) * ov)));
-            if (j1 != 0 || j0 != 0)
+                  z3::ite(xi, coef(i1) * ov, coef(i0) * ov));
+            if (j1 != 1 || j0 != 1)
               extra[static_cast<size_t>(m)][static_cast<size_t>(j)].push_back(
-                  z3::ite(same, real(0), z3::ite(xj, real(j1) * ov, real(j0) * ov)));
+                  z3::ite(xj, coef(j1) * ov, coef(j0) * ov));
           }
       }
     // Durations and head start times.
@@ -188,6 +230,20 @@ struct Model {
         z3::expr dur = byAcc(n, i, t);
         for (const auto& x2 : extra[static_cast<size_t>(n)][static_cast<size_t>(i)]) dur = dur + x2;
         constraints.push_back(ei == si + dur);
+        // Redundant: contention only slows a group down, and every group
+        // needs its fastest standalone time; tails of the chain likewise.
+        double tmin = std::numeric_limits<double>::infinity(), tmax = 0;
+        for (double v : d.groups[static_cast<size_t>(i)].timeMs)
+          if (v >= 0) tmin = std::min(tmin, v), tmax = std::max(tmax, v);
+        constraints.push_back(ei - si >= real(tmin));
+        double tail = 0;
+        for (size_t k = static_cast<size_t>(i) + 1; k < d.groups.size(); ++k) {
+          double b = std::numeric_limits<double>::infinity();
+          for (double v : d.groups[k].timeMs)
+            if (v >= 0) b = std::min(b, v);
+          tail += b;
+        }
+        constraints.push_back(e[static_cast<size_t>(n)].back() >= ei + real(tail));
         // A head starts when ready, or exactly when another DNN's group on its
         // accelerator ends (no inserted idle time).
         const auto& hi = head[static_cast<size_t>(n)][static_cast<size_t>(i)];
@@ -239,7 +295,7 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
   unsigned timeoutMs = static_cast<unsigned>(std::max(1.0, prm.timeLimitS * 1000.0));
   auto seed = static_cast<unsigned>(prm.seed & 0xffffffffu);
 
-  if (prm.objective == Objective::Latency) {
+  if (prm.objective == Objective::Latency && prm.useOptimize) {
     z3::optimize opt(c);
     z3::params ps(c);
     ps.set("timeout", timeoutMs);
@@ -269,28 +325,82 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
     out.elapsedMs = elapsed();
     return out;
   }
+  if (prm.objective == Objective::Latency) {
+    // Strengthening loop (anytime): each model's makespan becomes a strict upper
+    // bound for the next check; UNSAT proves the last model optimal.
+    z3::solver sol(c);
+    for (const auto& k : m.constraints) sol.add(k);
+    z3::expr z = c.real_const("makespan");
+    for (const auto& en : m.end) sol.add(z >= en);
+    double lb = 0;
+    for (const auto& d : p.dnns) {
+      double chain = 0;
+      for (const auto& g : d.groups) {
+        double best = std::numeric_limits<double>::infinity();
+        for (double t : g.timeMs)
+          if (t >= 0) best = std::min(best, t);
+        chain += best;
+      }
+      lb = std::max(lb, chain);
+    }
+    out.bound = lb;
+    for (;;) {
+      double left = prm.timeLimitS * 1000.0 - elapsed();
+      if (left <= 1) break;
+      z3::params pt(c);
+      pt.set("timeout", static_cast<unsigned>(left));
+      pt.set("random_seed", seed);
+      sol.set(pt);
+      z3::check_result r = sol.check();
+      ++out.checks;
+      if (r == z3::unsat) {
+        if (!out.best) return makeError("z3 solver: the formulation is unsatisfiable (bug)");
+        out.optimal = true;
+        out.bound = out.value;
+        break;
+      }
+      if (r == z3::unknown) break;
+      z3::model mdl = sol.get_model();
+      m.extract(mdl, out);
+      z3::expr v(c);
+      double mk = -1;
+      for (const auto& en : m.end) {
+        z3::expr ev = mdl.eval(en, true);
+        if (toDouble(ev) > mk) {
+          mk = toDouble(ev);
+          v = ev;
+        }
+      }
+      out.value = mk;
+      if (prm.onImprove) prm.onImprove(elapsed(), mk, "z3-strengthen");
+      sol.add(z < v);
+    }
+    out.elapsedMs = elapsed();
+    return out;
+  }
 
-  // Throughput (Eq. 10): r_n * T_n = 1000, maximise sum r_n by strengthening.
+  // Throughput (Eq. 10) is not linear in the times. The loop stays in linear
+  // arithmetic: every schedule better than the incumbent has some T_n smaller
+  // than in each schedule found so far (1000/T is decreasing), and each T_n
+  // alone must beat what the other DNNs could at best contribute. Each model
+  // satisfies these cuts; UNSAT proves the incumbent optimal.
   z3::solver sol(c);
   z3::params ps(c);
   ps.set("random_seed", seed);
   sol.set(ps);
   for (const auto& k : m.constraints) sol.add(k);
-  z3::expr sum = c.real_val(0);
+  std::vector<z3::expr> T;
+  std::vector<double> minChain(static_cast<size_t>(N), 0);
   double ub = 0;
   for (int n = 0; n < N; ++n) {
-    z3::expr r = c.real_const(fmt::format("rate_{}", n).c_str());
-    z3::expr T = m.end[static_cast<size_t>(n)] - m.release[static_cast<size_t>(n)];
-    sol.add(T > 0 && r > 0 && r * T == c.real_val(1000));
-    sum = sum + r;
-    double minChain = 0;
+    T.push_back(m.end[static_cast<size_t>(n)] - m.release[static_cast<size_t>(n)]);
     for (const auto& g : p.dnns[static_cast<size_t>(n)].groups) {
       double best = std::numeric_limits<double>::infinity();
       for (double t : g.timeMs)
         if (t >= 0) best = std::min(best, t);
-      minChain += best;
+      minChain[static_cast<size_t>(n)] += best;
     }
-    ub += 1000.0 / minChain;
+    ub += 1000.0 / minChain[static_cast<size_t>(n)];
   }
   out.bound = ub;
   for (;;) {
@@ -310,11 +420,30 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
     }
     if (r == z3::unknown) break;
     z3::model mdl = sol.get_model();
-    m.extract(mdl, out);
-    z3::expr v = mdl.eval(sum, true);
-    out.value = toDouble(v);
-    if (prm.onImprove) prm.onImprove(elapsed(), out.value, "z3-strengthen");
-    sol.add(sum > v);
+    Z3Result cand;
+    m.extract(mdl, cand);
+    double v = 0;
+    z3::expr_vector smaller(c);
+    for (int n = 0; n < N; ++n) {
+      z3::expr tn = mdl.eval(T[static_cast<size_t>(n)], true);
+      v += 1000.0 / toDouble(tn);
+      smaller.push_back(T[static_cast<size_t>(n)] < tn);
+    }
+    sol.add(z3::mk_or(smaller));  // Pareto cut: not dominated by this schedule
+    if (!out.best || sim::better(Objective::Throughput, v, out.value)) {
+      cand.value = v;
+      cand.bound = out.bound;
+      cand.checks = out.checks;
+      out = std::move(cand);
+      if (prm.onImprove) prm.onImprove(elapsed(), v, "z3-pareto");
+      for (int n = 0; n < N; ++n) {
+        double others = 0;
+        for (int k = 0; k < N; ++k)
+          if (k != n) others += 1000.0 / minChain[static_cast<size_t>(k)];
+        double need = v - others;  // 1000/T_n must exceed this
+        if (need > 0) sol.add(T[static_cast<size_t>(n)] < m.real(1000.0 / need));
+      }
+    }
   }
   out.elapsedMs = elapsed();
   return out;

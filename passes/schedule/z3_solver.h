@@ -31,7 +31,9 @@ struct Z3Params {
   int maxTransitionsPerDnn = -1;  // -1: unrestricted
   double timeLimitS = 60;
   uint64_t seed = 0;              // Z3 random seeds (smt.random_seed, sat.random_seed)
-  ImproveCallback onImprove;      // throughput loop: each improving model
+  // Latency: z3::optimize (true) or the anytime strengthening loop (false).
+  bool useOptimize = false;
+  ImproveCallback onImprove;      // each improving model
 };
 
 struct Z3Result {
