@@ -10,7 +10,16 @@ namespace {
 constexpr double kTimeTol = 1e-9;  // ms: ready times this close count as a tie
 }
 
-Simulator::Simulator(const Problem& problem) : p_(problem) {}
+Simulator::Simulator(const Problem& problem) : p_(problem) {
+  int total = 0;
+  for (const auto& d : problem.dnns) {
+    offset_.push_back(total);
+    total += static_cast<int>(d.groups.size());
+  }
+  numGroups_ = static_cast<size_t>(total);
+  // Slowdown memo for two accelerators (0 = not computed yet; slowdowns are >= 1).
+  if (problem.numAccelerators() == 2 && numGroups_ <= 1024) pairSlow_.assign(numGroups_ * 2 * numGroups_, 0.0);
+}
 
 SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOptions& options) {
   Simulator s(problem);
@@ -72,16 +81,33 @@ const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
       auto& s = st_[static_cast<size_t>(n)];
       if (s.phase == 2) {
         int a = acc(n, s.next);
-        double own = cost(n, s.next).demand[static_cast<size_t>(a)];
-        double ext = 0;
-        bool other = false;
-        for (int b = 0; b < A; ++b) {
+        if (A == 2 && !pairSlow_.empty()) {
+          // Two accelerators: at most one other group; memoised per pair.
+          int b = 1 - a;
           int m = running_[static_cast<size_t>(b)];
-          if (b == a || m < 0) continue;
-          other = true;
-          ext += cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)];
+          if (m < 0) {
+            s.slow = 1.0;
+          } else {
+            size_t gi = static_cast<size_t>(offset_[static_cast<size_t>(n)] + s.next);
+            size_t gj = static_cast<size_t>(offset_[static_cast<size_t>(m)] + st_[static_cast<size_t>(m)].next);
+            double& slot = pairSlow_[(gi * 2 + static_cast<size_t>(a)) * numGroups_ + gj];
+            if (slot == 0)
+              slot = p_.contention.slowdown(a, cost(n, s.next).demand[static_cast<size_t>(a)],
+                                            cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)]);
+            s.slow = slot;
+          }
+        } else {
+          double own = cost(n, s.next).demand[static_cast<size_t>(a)];
+          double ext = 0;
+          bool other = false;
+          for (int b = 0; b < A; ++b) {
+            int m = running_[static_cast<size_t>(b)];
+            if (b == a || m < 0) continue;
+            other = true;
+            ext += cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)];
+          }
+          s.slow = other ? p_.contention.slowdown(a, own, ext) : 1.0;
         }
-        s.slow = other ? p_.contention.slowdown(a, own, ext) : 1.0;
         dt = std::min(dt, s.remaining * s.slow);
       } else if (s.phase == 1 && s.readyTime > t + kTimeTol) {
         dt = std::min(dt, s.readyTime - t);

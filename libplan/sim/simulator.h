@@ -80,6 +80,9 @@ class Simulator {
   };
   std::vector<DnnState> st_;
   std::vector<int> running_;  // per accelerator: DNN index or -1
+  std::vector<int> offset_;   // first global group index of each DNN
+  size_t numGroups_ = 0;
+  std::vector<double> pairSlow_;  // [group][acc][other group] -> slowdown (2 accelerators)
 };
 
 SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOptions& options = {});

@@ -18,6 +18,9 @@ struct Candidate {
   double chain = 0;           // standalone time incl. internal transitions
   std::vector<double> load;   // standalone work per accelerator
   double work = 0;            // total standalone work
+  // Standalone time of the chain before its first group on each accelerator
+  // and after its last one (infinity when the accelerator is unused).
+  std::vector<double> head, tail;
 };
 
 uint64_t satAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
@@ -36,6 +39,19 @@ void enumerate(const sim::Dnn& d, int A, int k, std::vector<int>& cur, int used,
       if (g > 0 && cur[g] != cur[g - 1])
         c.chain += d.groups[g - 1].transitionOutMs[static_cast<size_t>(cur[g - 1])] +
                    d.groups[g].transitionInMs[static_cast<size_t>(cur[g])];
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    c.head.assign(static_cast<size_t>(A), inf);
+    c.tail.assign(static_cast<size_t>(A), inf);
+    double t = 0;  // standalone time elapsed before group g (incl. transitions)
+    for (size_t g = 0; g < cur.size(); ++g) {
+      if (g > 0 && cur[g] != cur[g - 1])
+        t += d.groups[g - 1].transitionOutMs[static_cast<size_t>(cur[g - 1])] +
+             d.groups[g].transitionInMs[static_cast<size_t>(cur[g])];
+      auto a = static_cast<size_t>(cur[g]);
+      if (c.head[a] == inf) c.head[a] = t;
+      t += d.groups[g].timeMs[a];
+      c.tail[a] = c.chain - t;
     }
     out.push_back(std::move(c));
     return;
@@ -89,6 +105,8 @@ class Search {
       improve(*prm_.initial, r.value(obj_), prm_.initialName);
     }
     choice_.assign(static_cast<size_t>(N), 0);
+    noDeps_ = true;
+    for (const auto& d : p_.dnns) noDeps_ = noDeps_ && d.deps.empty();
     ef_.assign(static_cast<size_t>(N), 0);
     load_.assign(static_cast<size_t>(A), 0);
     bound_ = obj_ == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
@@ -196,8 +214,49 @@ class Search {
     }
   }
 
+  // Contention-free bounds that need every DNN's candidate: per accelerator,
+  // nothing runs on it before the earliest head, it then serves its whole
+  // load one group at a time, and the DNN that ran last on it still has its
+  // tail to go (head-body-tail, as in job-shop lower bounds).
+  double leafMakespanBound() const {
+    const int N = p_.numDnns(), A = p_.numAccelerators();
+    double lb = 0;
+    for (int n = 0; n < N; ++n) lb = std::max(lb, ef_[static_cast<size_t>(n)]);
+    for (int a = 0; a < A; ++a) {
+      double head = std::numeric_limits<double>::infinity(), tail = head, load = 0;
+      for (int n = 0; n < N; ++n) {
+        const Candidate& c = cands_[static_cast<size_t>(n)][static_cast<size_t>(choice_[static_cast<size_t>(n)])];
+        if (c.load[static_cast<size_t>(a)] == 0 && c.head[static_cast<size_t>(a)] == std::numeric_limits<double>::infinity()) continue;
+        double release = ef_[static_cast<size_t>(n)] - c.chain;
+        head = std::min(head, release + c.head[static_cast<size_t>(a)]);
+        tail = std::min(tail, c.tail[static_cast<size_t>(a)]);
+        load += c.load[static_cast<size_t>(a)];
+      }
+      if (load > 0) lb = std::max(lb, head + load + tail);
+    }
+    return lb;
+  }
+
   void leaf() {
     const int N = p_.numDnns();
+    if (!res_.best.assign.empty()) {
+      double mk = leafMakespanBound();
+      if (obj_ == Objective::Latency) {
+        if (pruned(mk)) return;
+      } else if (noDeps_) {
+        // Some DNN ends no earlier than the makespan bound: the best case
+        // for the sum of rates gives that to a single DNN.
+        double sum = 0;
+        for (int n = 0; n < N; ++n)
+          sum += 1000.0 / cands_[static_cast<size_t>(n)][static_cast<size_t>(choice_[static_cast<size_t>(n)])].chain;
+        double ub = 0;
+        for (int n = 0; n < N; ++n) {
+          double ch = cands_[static_cast<size_t>(n)][static_cast<size_t>(choice_[static_cast<size_t>(n)])].chain;
+          ub = std::max(ub, sum - 1000.0 / ch + 1000.0 / std::max(ch, mk));
+        }
+        if (pruned(ub)) return;
+      }
+    }
     Schedule& s = scratch_;
     s.assign.resize(static_cast<size_t>(N));
     for (int n = 0; n < N; ++n)
@@ -223,6 +282,7 @@ class Search {
   ExactResult res_;
   double bound_ = 0;
   bool timedOut_ = false;
+  bool noDeps_ = true;
 };
 
 }  // namespace
