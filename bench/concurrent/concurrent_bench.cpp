@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
     printRow(r);
     rows.push_back(r);
   }
-  std::cout << "(solve ms: wall time of the solver after the baselines; first ms: first feasible schedule in anytime "
+  std::cout << "(solve ms: wall time of baselines + solver; first ms: first feasible schedule in anytime "
                "mode; gap: remaining optimality gap; vs best: simulated improvement over the best baseline; "
                "z3: the Z3 formulation on the same instance and space)\n";
   Json j = {{"params", {{"full", full}, {"reps", reps}, {"maxTransitionsPerDnn", k}, {"seed", seed},

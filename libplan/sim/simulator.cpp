@@ -58,6 +58,42 @@ const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
     running_[static_cast<size_t>(a)] = n;
   };
 
+  const bool bounding = std::isfinite(opt.abortAfterMs) || opt.abortThroughputAtMost >= 0;
+  if (bounding) {
+    suffix_.resize(static_cast<size_t>(N));
+    for (int n = 0; n < N; ++n) {
+      const auto& d = p_.dnns[static_cast<size_t>(n)];
+      auto& suf = suffix_[static_cast<size_t>(n)];
+      suf.assign(d.groups.size() + 1, 0.0);
+      for (int i = static_cast<int>(d.groups.size()) - 1; i >= 0; --i) {
+        double tr = 0;
+        if (i + 1 < static_cast<int>(d.groups.size()) && acc(n, i) != acc(n, i + 1))
+          tr = cost(n, i).transitionOutMs[static_cast<size_t>(acc(n, i))] +
+               cost(n, i + 1).transitionInMs[static_cast<size_t>(acc(n, i + 1))];
+        suf[static_cast<size_t>(i)] = suf[static_cast<size_t>(i) + 1] + tr + cost(n, i).timeMs[static_cast<size_t>(acc(n, i))];
+      }
+    }
+  }
+  auto abortNow = [&](double t) {
+    double lat = 0, rate = 0;
+    for (int n = 0; n < N; ++n) {
+      const auto& s = st_[static_cast<size_t>(n)];
+      const auto& suf = suffix_[static_cast<size_t>(n)];
+      const auto& run = result_.dnns[static_cast<size_t>(n)];
+      double endLb, release;
+      switch (s.phase) {
+        case 0: endLb = t + suf[0]; release = -1; break;
+        case 1: endLb = std::max(t, s.readyTime) + suf[static_cast<size_t>(s.next)]; release = s.next == 0 ? s.readyTime : run.release; break;
+        case 2: endLb = t + s.remaining + suf[static_cast<size_t>(s.next) + 1]; release = run.release; break;
+        default: endLb = run.end; release = run.release; break;
+      }
+      lat = std::max(lat, endLb);
+      rate += release < 0 ? 1000.0 / suf[0] : 1000.0 / (endLb - release);
+    }
+    if (lat > opt.abortAfterMs) return true;
+    return opt.abortThroughputAtMost >= 0 && !better(Objective::Throughput, rate, opt.abortThroughputAtMost);
+  };
+
   double t = 0;
   int done = 0;
   for (;;) {
@@ -114,7 +150,7 @@ const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
       }
     }
     assert(std::isfinite(dt) && "simulation deadlock");
-    if (t + dt > opt.abortAfterMs) {
+    if (bounding && abortNow(t)) {
       result_.aborted = true;
       result_.latencyMs = std::numeric_limits<double>::infinity();
       result_.throughput = 0;

@@ -56,9 +56,14 @@ struct SimResult {
 
 struct SimOptions {
   bool recordSpans = true;
-  // Stop as soon as simulated time passes this (the result is then only a
-  // proof that latency > abortAfterMs). Used by branch and bound.
+  // Branch and bound: stop as soon as the schedule provably cannot beat an
+  // incumbent (the result then only proves that, aborted = true):
+  // latency: once some DNN cannot end before abortAfterMs even running
+  // standalone from now on; throughput: once the sum of rates, with every
+  // unfinished DNN running standalone from now on, is at most
+  // abortThroughputAtMost (relative 1e-9).
   double abortAfterMs = std::numeric_limits<double>::infinity();
+  double abortThroughputAtMost = -1;
 };
 
 // Reusable simulator (keeps buffers between calls; not thread-safe).
@@ -82,7 +87,8 @@ class Simulator {
   std::vector<int> running_;  // per accelerator: DNN index or -1
   std::vector<int> offset_;   // first global group index of each DNN
   size_t numGroups_ = 0;
-  std::vector<double> pairSlow_;  // [group][acc][other group] -> slowdown (2 accelerators)
+  std::vector<double> pairSlow_;
+  std::vector<std::vector<double>> suffix_;  // standalone time from group i's start to the DNN's end  // [group][acc][other group] -> slowdown (2 accelerators)
 };
 
 SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOptions& options = {});

@@ -34,7 +34,7 @@ struct ConcurrentOutcome {
   sim::Schedule schedule;  // the plan's schedule
   sim::SimResult result;   // its simulation (with contention spans)
   plan::ConcurrentSchedule section;
-  double solveMs = 0;      // wall time of the solver (not in the plan: plans are byte-identical)
+  double solveMs = 0;      // wall time of baselines + solver (not in the plan: plans are byte-identical)
   double firstFeasibleMs = 0;
 };
 

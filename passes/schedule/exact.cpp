@@ -110,12 +110,20 @@ class Search {
     ef_.assign(static_cast<size_t>(N), 0);
     load_.assign(static_cast<size_t>(A), 0);
     bound_ = obj_ == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
-    dfs(0, 0.0, 0.0, 0.0);
+    descend();
+    if (!timedOut_) dfs(0, 0.0, 0.0, 0.0);
     res_.optimal = !timedOut_;
     if (res_.optimal) {
       res_.bound = res_.value;
     } else {
-      res_.bound = obj_ == Objective::Latency ? std::min(bound_, res_.value) : std::max(bound_, res_.value);
+      if (obj_ == Objective::Latency) {
+        // Also the relaxation over all assignments: total work spread over the accelerators.
+        double total = 0;
+        for (double w : minWork_) total += w;
+        res_.bound = std::max(std::min(bound_, res_.value), std::min(res_.value, total / A));
+      } else {
+        res_.bound = std::max(bound_, res_.value);
+      }
     }
     res_.elapsedMs = elapsedMs();
     return res_;
@@ -176,6 +184,73 @@ class Search {
     return timedOut_;
   }
 
+  // Anytime start: coordinate descent inside the space. From every DNN's
+  // fastest standalone candidate, repeatedly replace one DNN's candidate by
+  // its best response (all its candidates simulated with the others fixed)
+  // until no DNN improves. Cheap, and its incumbent makes the exact search
+  // below prune much more. Limited to a quarter of the time limit.
+  void descend() {
+    const int N = p_.numDnns();
+    std::vector<size_t> cur(static_cast<size_t>(N), 0);
+    Schedule s;
+    auto build = [&] {
+      s.assign.resize(static_cast<size_t>(N));
+      for (int n = 0; n < N; ++n) s.assign[static_cast<size_t>(n)] = cands_[static_cast<size_t>(n)][cur[static_cast<size_t>(n)]].assign;
+    };
+    build();
+    double curV = sim_.run(s, {.recordSpans = false}).value(obj_);
+    ++res_.simulations;
+    improve(s, curV, "exact-bnb");
+    const double budgetMs = prm_.timeLimitS * 1000.0 / 4;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int n = 0; n < N; ++n) {
+        size_t keep = cur[static_cast<size_t>(n)];
+        for (size_t ci = 0; ci < cands_[static_cast<size_t>(n)].size(); ++ci) {
+          if ((++res_.nodes & 63) == 0 && elapsedMs() > budgetMs) {
+            if (elapsedMs() > prm_.timeLimitS * 1000.0) timedOut_ = true;
+            cur[static_cast<size_t>(n)] = keep;
+            return;
+          }
+          if (ci == keep) continue;
+          cur[static_cast<size_t>(n)] = ci;
+          build();
+          sim::SimOptions o;
+          o.recordSpans = false;
+          if (obj_ == Objective::Latency) o.abortAfterMs = curV;
+          else o.abortThroughputAtMost = curV;
+          const auto& r = sim_.run(s, o);
+          ++res_.simulations;
+          if (!r.aborted && sim::better(obj_, r.value(obj_), curV)) {
+            curV = r.value(obj_);
+            keep = ci;
+            moved = true;
+            improve(s, curV, "exact-bnb");
+          }
+        }
+        cur[static_cast<size_t>(n)] = keep;
+      }
+    }
+  }
+
+  // Bound over candidates ci.. of level n (the part of the tree not yet
+  // searched at this level), computed when the time limit stops the search.
+  double frontierBound(int n, size_t ci, double maxEf, double invSum, double work, double restWork) {
+    const auto& cs = cands_[static_cast<size_t>(n)];
+    const int A = p_.numAccelerators();
+    if (obj_ == Objective::Throughput) return chainBound(n, cs[ci].chain, maxEf, invSum);  // sorted: the max
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t j = ci; j < cs.size(); ++j) {
+      const Candidate& c = cs[j];
+      double lb = chainBound(n, c.chain, maxEf, invSum);
+      if (lb >= best) break;  // sorted by chain: later ones are no lower
+      for (int a = 0; a < A; ++a) lb = std::max(lb, load_[static_cast<size_t>(a)] + c.load[static_cast<size_t>(a)]);
+      lb = std::max(lb, (work + c.work + restWork) / A);
+      best = std::min(best, lb);
+    }
+    return best;
+  }
+
   void dfs(int n, double maxEf, double invSum, double work) {
     const int N = p_.numDnns(), A = p_.numAccelerators();
     const auto& cs = cands_[static_cast<size_t>(n)];
@@ -185,7 +260,7 @@ class Search {
       const Candidate& c = cs[ci];
       double cb = chainBound(n, c.chain, maxEf, invSum);
       if (timedOut_ || checkTime()) {
-        noteUnexplored(cb);
+        noteUnexplored(frontierBound(n, ci, maxEf, invSum, work, restWork));
         return;
       }
       if (pruned(cb)) break;  // sorted by chain: every later candidate is bounded too
@@ -208,7 +283,7 @@ class Search {
       for (int a = 0; a < A; ++a) load_[static_cast<size_t>(a)] -= c.load[static_cast<size_t>(a)];
       ef_[static_cast<size_t>(n)] = savedEf;
       if (timedOut_) {
-        noteUnexplored(cb);
+        noteUnexplored(frontierBound(n, ci, maxEf, invSum, work, restWork));
         return;
       }
     }
@@ -263,7 +338,10 @@ class Search {
       s.assign[static_cast<size_t>(n)] = cands_[static_cast<size_t>(n)][static_cast<size_t>(choice_[static_cast<size_t>(n)])].assign;
     sim::SimOptions o;
     o.recordSpans = false;
-    if (obj_ == Objective::Latency && !res_.best.assign.empty()) o.abortAfterMs = res_.value;
+    if (!res_.best.assign.empty()) {
+      if (obj_ == Objective::Latency) o.abortAfterMs = res_.value;
+      else o.abortThroughputAtMost = res_.value;
+    }
     const auto& r = sim_.run(s, o);
     ++res_.simulations;
     if (r.aborted) return;
