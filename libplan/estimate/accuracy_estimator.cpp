@@ -1,0 +1,153 @@
+#include "libplan/estimate/accuracy_estimator.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "libplan/util/file.h"
+
+namespace zp::estimate {
+
+FeatureMatrix accuracyFeatures(const zoo::TaskStitch& task, const std::map<std::string, double>& variantAccuracy) {
+  FeatureMatrix m;
+  const int s = task.positions();
+  for (int p = 0; p < s; ++p)
+    for (const char* f : {"source_accuracy", "weight_sparsity", "int8", "flops_ratio", "params_ratio"})
+      m.names.push_back(fmt::format("p{}_{}", p, f));
+  for (const char* f : {"mean_source_accuracy", "min_source_accuracy", "flops_weighted_accuracy", "distinct_sources"})
+    m.names.push_back(f);
+  for (const auto& c : task.combinations) {
+    double sum = 0, minAcc = 1.0, weighted = 0, flopsTotal = 0;
+    std::set<std::string> distinct(c.variants.begin(), c.variants.end());
+    for (int p = 0; p < s; ++p) {
+      const auto& sg = task.subgraph(p, c.variants[static_cast<size_t>(p)]);
+      const auto& ref = task.subgraph(p, task.reference);
+      double acc = variantAccuracy.at(c.variants[static_cast<size_t>(p)]);
+      double flopsRatio = ref.cost.flops > 0 ? sg.cost.flops / ref.cost.flops : 1.0;
+      double paramsRatio = ref.cost.params > 0 ? static_cast<double>(sg.cost.params) / static_cast<double>(ref.cost.params) : 1.0;
+      for (double v : {acc, sg.cost.weightSparsity, sg.cost.precision == "int8" ? 1.0 : 0.0, flopsRatio, paramsRatio})
+        m.values.push_back(static_cast<float>(v));
+      sum += acc;
+      minAcc = std::min(minAcc, acc);
+      weighted += acc * ref.cost.flops;
+      flopsTotal += ref.cost.flops;
+    }
+    m.values.push_back(static_cast<float>(sum / s));
+    m.values.push_back(static_cast<float>(minAcc));
+    m.values.push_back(static_cast<float>(flopsTotal > 0 ? weighted / flopsTotal : sum / s));
+    m.values.push_back(static_cast<float>(distinct.size()));
+  }
+  return m;
+}
+
+namespace {
+
+Error xgbError(const std::string& what) { return makeError("xgboost: {}: {}", what, XGBGetLastError()); }
+
+struct DMatrix {
+  DMatrixHandle h = nullptr;
+  ~DMatrix() {
+    if (h) XGDMatrixFree(h);
+  }
+};
+
+}  // namespace
+
+AccuracyEstimator::AccuracyEstimator(AccuracyEstimator&& o) noexcept : booster_(o.booster_), columns_(o.columns_) {
+  o.booster_ = nullptr;
+}
+AccuracyEstimator& AccuracyEstimator::operator=(AccuracyEstimator&& o) noexcept {
+  std::swap(booster_, o.booster_);
+  std::swap(columns_, o.columns_);
+  return *this;
+}
+AccuracyEstimator::~AccuracyEstimator() {
+  if (booster_) XGBoosterFree(booster_);
+}
+
+Expected<AccuracyEstimator> AccuracyEstimator::train(const FeatureMatrix& features, const std::vector<size_t>& rows,
+                                                     const std::vector<double>& accuracy, const XgbParams& params) {
+  assert(rows.size() == accuracy.size());
+  if (rows.empty()) return makeError("accuracy estimator: no training rows");
+  const size_t cols = features.names.size();
+  std::vector<float> x, y;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const float* r = features.row(rows[i]);
+    x.insert(x.end(), r, r + cols);
+    y.push_back(static_cast<float>(accuracy[i]));
+  }
+  DMatrix train;
+  if (XGDMatrixCreateFromMat(x.data(), rows.size(), cols, NAN, &train.h) != 0) return xgbError("creating the training matrix");
+  if (XGDMatrixSetFloatInfo(train.h, "label", y.data(), y.size()) != 0) return xgbError("setting labels");
+  BoosterHandle booster = nullptr;
+  if (XGBoosterCreate(&train.h, 1, &booster) != 0) return xgbError("creating the booster");
+  AccuracyEstimator est(booster, cols);
+  const std::vector<std::pair<std::string, std::string>> settings = {
+      {"objective", "reg:squarederror"},
+      {"max_depth", std::to_string(params.maxDepth)},
+      {"eta", fmt::format("{}", params.eta)},
+      {"subsample", fmt::format("{}", params.subsample)},
+      {"lambda", fmt::format("{}", params.lambda)},
+      {"min_child_weight", fmt::format("{}", params.minChildWeight)},
+      {"seed", std::to_string(params.seed)},
+      {"nthread", std::to_string(params.threads)},
+      {"tree_method", "exact"},
+      {"verbosity", "0"},
+  };
+  for (const auto& [k, v] : settings)
+    if (XGBoosterSetParam(booster, k.c_str(), v.c_str()) != 0) return xgbError("setting " + k);
+  for (int it = 0; it < params.rounds; ++it)
+    if (XGBoosterUpdateOneIter(booster, it, train.h) != 0) return xgbError("training");
+  return est;
+}
+
+std::vector<double> AccuracyEstimator::predict(const FeatureMatrix& features) const {
+  assert(features.names.size() == columns_);
+  DMatrix m;
+  [[maybe_unused]] int rc = XGDMatrixCreateFromMat(features.values.data(), features.rows(), columns_, NAN, &m.h);
+  assert(rc == 0);
+  bst_ulong len = 0;
+  const float* out = nullptr;
+  rc = XGBoosterPredict(booster_, m.h, 0, 0, 0, &len, &out);
+  assert(rc == 0 && len == features.rows());
+  return std::vector<double>(out, out + len);
+}
+
+Status AccuracyEstimator::save(const std::filesystem::path& path) const {
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  if (XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf) != 0)
+    return xgbError("saving " + path.string());
+  return writeFileAtomic(path, std::string_view(buf, len));
+}
+
+Expected<AccuracyEstimator> AccuracyEstimator::load(const std::filesystem::path& path) {
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  BoosterHandle booster = nullptr;
+  if (XGBoosterCreate(nullptr, 0, &booster) != 0) return xgbError("creating a booster");
+  AccuracyEstimator est(booster, 0);
+  if (XGBoosterLoadModelFromBuffer(booster, bytes.data(), bytes.size()) != 0)
+    return makeError("{}: not an XGBoost model: {}", path.string(), XGBGetLastError());
+  bst_ulong features = 0;
+  if (XGBoosterGetNumFeature(booster, &features) != 0) return xgbError("reading " + path.string());
+  est.columns_ = features;
+  return est;
+}
+
+std::vector<size_t> sampleIndices(size_t total, size_t count, uint64_t seed, const std::vector<size_t>& always) {
+  std::set<size_t> chosen(always.begin(), always.end());
+  count = std::min(count, total);
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < total; ++i)
+    if (!chosen.count(i)) rest.push_back(i);
+  // A seeded Fisher-Yates shuffle with our own index draw: std::shuffle's
+  // algorithm is implementation-defined, and the sample must not depend on it.
+  std::mt19937_64 rng(seed);
+  for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[rng() % i]);
+  for (size_t i = 0; chosen.size() < count && i < rest.size(); ++i) chosen.insert(rest[i]);
+  return std::vector<size_t>(chosen.begin(), chosen.end());
+}
+
+}  // namespace zp::estimate

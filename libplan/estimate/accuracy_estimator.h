@@ -1,0 +1,66 @@
+// The accuracy estimator of SparseLoom §3.2 (Eq. 2-4): an XGBoost regressor
+// from per-position features of a stitched variant to its accuracy. Features
+// start with the accuracy of each position's source variant (Eq. 2) and add
+// weight sparsity, precision and FLOPs/params share per position.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/zoo/stitch_manifest.h"
+
+namespace zp::estimate {
+
+struct XgbParams {
+  int rounds = 300;
+  int maxDepth = 3;
+  double eta = 0.05;
+  double subsample = 1.0;
+  double lambda = 1.0;
+  double minChildWeight = 1.0;
+  uint64_t seed = 0;
+  int threads = 1;  // one thread: training is deterministic
+};
+
+// Row-major feature matrix with named columns.
+struct FeatureMatrix {
+  std::vector<std::string> names;
+  std::vector<float> values;  // rows x names.size()
+  size_t rows() const { return names.empty() ? 0 : values.size() / names.size(); }
+  const float* row(size_t r) const { return values.data() + r * names.size(); }
+};
+
+// Features of every combination of a task, in the manifest's order.
+// `variantAccuracy` maps each original variant id to its accuracy.
+FeatureMatrix accuracyFeatures(const zoo::TaskStitch& task, const std::map<std::string, double>& variantAccuracy);
+
+class AccuracyEstimator {
+ public:
+  AccuracyEstimator(AccuracyEstimator&&) noexcept;
+  AccuracyEstimator& operator=(AccuracyEstimator&&) noexcept;
+  ~AccuracyEstimator();
+
+  // Trains on the given rows of `features` with their measured accuracies.
+  static Expected<AccuracyEstimator> train(const FeatureMatrix& features, const std::vector<size_t>& rows,
+                                           const std::vector<double>& accuracy, const XgbParams& params);
+  static Expected<AccuracyEstimator> load(const std::filesystem::path& path);
+
+  std::vector<double> predict(const FeatureMatrix& features) const;
+  // XGBoost's JSON model, written atomically.
+  Status save(const std::filesystem::path& path) const;
+
+ private:
+  explicit AccuracyEstimator(void* booster, size_t columns) : booster_(booster), columns_(columns) {}
+  void* booster_ = nullptr;
+  size_t columns_ = 0;
+};
+
+// `count` distinct indices from [0, total) drawn with a seeded generator;
+// `always` indices are included first (they count towards `count`). Sorted.
+std::vector<size_t> sampleIndices(size_t total, size_t count, uint64_t seed, const std::vector<size_t>& always);
+
+}  // namespace zp::estimate

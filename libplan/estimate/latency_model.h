@@ -1,0 +1,49 @@
+// The additive latency estimator of SparseLoom §3.2 (Eq. 5), extended with
+// what the paper leaves out: a fixed per-invocation cost that a subgraph
+// measured on its own pays once per run, and transition costs between
+// processors. For a stitched variant placed position p -> processor P[p]:
+//
+//   latency = sum_p (standalone[p, v_p, P[p]] - overhead[P[p]])
+//           + sum over maximal runs of consecutive positions on one processor of overhead[that processor]
+//           + sum_p transition(P[p] -> P[p+1], boundary bytes of p)   (when the processors differ)
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace zp::estimate {
+
+struct TransitionCost {
+  double fixedMs = 0;    // per transfer
+  double msPerByte = 0;  // per byte moved
+};
+
+class LatencyModel {
+ public:
+  void setSubgraph(int position, const std::string& variant, const std::string& processor, double ms);
+  void setOverhead(const std::string& processor, double ms);
+  void setTransition(const std::string& from, const std::string& to, TransitionCost cost);
+
+  std::optional<double> subgraph(int position, const std::string& variant, const std::string& processor) const;
+  double overhead(const std::string& processor) const;
+  double transition(const std::string& from, const std::string& to, double bytes) const;
+
+  // nullopt when a subgraph has no measurement on its processor.
+  std::optional<double> estimate(const std::vector<std::string>& variants, const std::vector<std::string>& placement,
+                                 const std::vector<double>& boundaryBytes) const;
+
+ private:
+  std::map<std::tuple<int, std::string, std::string>, double> subgraphMs_;
+  std::map<std::string, double> overheadMs_;
+  std::map<std::pair<std::string, std::string>, TransitionCost> transitions_;
+};
+
+// All orders of `processors` taken `positions` at a time without repetition
+// (the paper's non-overlapping placement orders); when there are fewer
+// processors than positions, processors repeat in consecutive runs is not
+// allowed here: callers pass positions <= processors.
+std::vector<std::vector<std::string>> placementOrders(const std::vector<std::string>& processors, int positions);
+
+}  // namespace zp::estimate

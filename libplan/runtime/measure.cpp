@@ -1,0 +1,225 @@
+#include "libplan/runtime/measure.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "libplan/runtime/npy.h"
+#include "libplan/util/file.h"
+
+namespace zp::runtime {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  const size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+}  // namespace
+
+Status evictFromPageCache(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return makeError("{}: cannot open to evict from the page cache: {}", path.string(), std::strerror(errno));
+  ::fdatasync(fd);
+  int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  if (rc != 0) return makeError("{}: posix_fadvise(DONTNEED) failed: {}", path.string(), std::strerror(rc));
+  return {};
+}
+
+TensorMap randomInputs(const Session& session, uint64_t seed) {
+  TensorMap m;
+  uint64_t k = 0;
+  for (const auto& io : session.inputs()) m[io.name] = randomInput(io, seed + k++);
+  return m;
+}
+
+Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int repeat, bool warmup) {
+  if (warmup) { ZP_TRY(session.run(inputs)); }
+  std::vector<double> t;
+  for (int i = 0; i < std::max(1, repeat); ++i) {
+    auto t0 = Clock::now();
+    ZP_TRY(session.run(inputs));
+    t.push_back(msSince(t0));
+  }
+  WarmStats w;
+  w.runs = static_cast<int>(t.size());
+  w.medianMs = percentile(t, 0.5);
+  w.p90Ms = percentile(t, 0.9);
+  w.minMs = *std::min_element(t.begin(), t.end());
+  double sum = 0;
+  for (double x : t) sum += x;
+  w.meanMs = sum / static_cast<double>(t.size());
+  return w;
+}
+
+Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const fs::path& model, const SessionOptions& options,
+                                                                     const TensorMap& inputs, TensorMap* outputs) {
+  ZP_TRY(evictFromPageCache(model));
+  if (!options.cache.empty() && fs::exists(options.cache)) ZP_TRY(evictFromPageCache(options.cache));
+  const auto t0 = Clock::now();
+  ZP_ASSIGN_OR_RETURN(auto session, Session::load(model, options));
+  TensorMap in = inputs.empty() ? randomInputs(*session, 0) : inputs;
+  const auto tRun = Clock::now();
+  ZP_ASSIGN_OR_RETURN(TensorMap out, session->run(in));
+  ColdStats c;
+  c.executeMs = msSince(tRun);
+  c.totalMs = msSince(t0);
+  c.load = session->loadStats();
+  c.readMs = c.load.readMs + c.load.cacheReadMs;
+  c.transformMs = c.load.foldMs + c.load.transformMs;
+  if (outputs) *outputs = std::move(out);
+  return std::make_pair(c, std::move(session));
+}
+
+Expected<KernelPolicy> parseKernelPolicy(const std::string& arg) {
+  KernelPolicy p;
+  if (isKnownPolicy(arg)) {
+    p.policy = arg;
+    return p;
+  }
+  if (!fs::exists(arg)) {
+    std::string names;
+    for (const auto& n : policyNames()) names += (names.empty() ? "" : ", ") + n;
+    return makeError("--kernels: '{}' is neither a policy ({}) nor an existing file", arg, names);
+  }
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(arg));
+  try {
+    Json j = Json::parse(text);
+    if (!j.is_object()) return makeError("{}: expected a JSON object", arg);
+    const Json* nodes = &j;
+    if (j.contains("policy") || j.contains("nodes")) {
+      if (j.contains("policy")) {
+        p.policy = j.at("policy").get<std::string>();
+        if (!isKnownPolicy(p.policy)) return makeError("{}: unknown policy '{}'", arg, p.policy);
+      }
+      if (!j.contains("nodes")) return p;
+      nodes = &j.at("nodes");
+    }
+    for (const auto& [k, v] : nodes->items()) {
+      if (!v.is_string()) return makeError("{}: kernel of node '{}' must be a string", arg, k);
+      p.perNode[k] = v.get<std::string>();
+    }
+  } catch (const std::exception& e) {
+    std::string w = e.what();
+    return makeError("{}: malformed kernel file: {}", arg, w.substr(0, w.find('\n')));
+  }
+  return p;
+}
+
+Json chromeTrace(const std::vector<NodeTiming>& timings, const std::string& processName) {
+  Json events = Json::array();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", processName}}}});
+  for (const auto& t : timings)
+    events.push_back({{"name", t.name}, {"cat", t.opType}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
+                      {"ts", t.startMs * 1000.0}, {"dur", t.durMs * 1000.0},
+                      {"args", {{"op", t.opType}, {"kernel", t.kernel}}}});
+  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
+  PlanRunResult res;
+  SessionOptions so;
+  so.threads = std::max(1, o.threads);
+  ZP_ASSIGN_OR_RETURN(so.kernels, parseKernelPolicy(o.kernels));
+  so.cache = o.cache;
+  so.computeSourceChecksums = !o.writeCache.empty();
+  if (!o.saveOutputs.empty() && fs::exists(o.saveOutputs) && !fs::is_directory(o.saveOutputs))
+    return makeError("--save-outputs: {} exists and is not a directory", o.saveOutputs.string());
+
+  TensorMap inputs;
+  for (const auto& [name, file] : o.inputs) {
+    ZP_ASSIGN_OR_RETURN(Tensor t, readNpy(file));
+    inputs[name] = std::move(t);
+  }
+
+  Json report;
+  report["model"] = o.model.string();
+  report["threads"] = so.threads;
+  report["kernels"] = o.kernels;
+  std::unique_ptr<Session> session;
+  TensorMap outputs;
+  std::string text;
+  if (o.cold) {
+    ZP_ASSIGN_OR_RETURN(auto cs, measureCold(o.model, so, inputs, &outputs));
+    auto& [c, s] = cs;
+    session = std::move(s);
+    report["cold"] = {{"read_ms", c.readMs}, {"transform_ms", c.transformMs}, {"execute_ms", c.executeMs},
+                      {"total_ms", c.totalMs}};
+    text += fmt::format("cold: read {:.2f} ms, transform {:.2f} ms, execute {:.2f} ms, total {:.2f} ms\n", c.readMs,
+                        c.transformMs, c.executeMs, c.totalMs);
+  } else {
+    ZP_ASSIGN_OR_RETURN(session, Session::load(o.model, so));
+  }
+  if (inputs.empty()) inputs = randomInputs(*session, o.seed);
+  const LoadStats& ls = session->loadStats();
+  report["load"] = {{"read_ms", ls.readMs}, {"cache_read_ms", ls.cacheReadMs}, {"fold_ms", ls.foldMs},
+                    {"transform_ms", ls.transformMs}, {"total_ms", ls.totalMs}, {"cache_hits", ls.cacheHits},
+                    {"cache_fallbacks", ls.cacheFallbacks}};
+  if (!o.cold) {
+    text += fmt::format("load: read {:.2f} ms, fold {:.2f} ms, transform {:.2f} ms, cache {:.2f} ms, total {:.2f} ms\n",
+                        ls.readMs, ls.foldMs, ls.transformMs, ls.cacheReadMs, ls.totalMs);
+  }
+  if (!o.writeCache.empty()) {
+    ZP_TRY(session->writeCache(o.writeCache));
+    report["cache_written"] = {{"path", o.writeCache.string()}, {"bytes", fs::file_size(o.writeCache)}};
+    text += fmt::format("wrote weight cache {} ({} bytes)\n", o.writeCache.string(), fs::file_size(o.writeCache));
+  }
+  if (o.repeat > 0) {
+    ZP_ASSIGN_OR_RETURN(WarmStats w, measureWarm(*session, inputs, o.repeat, !o.cold));
+    report["warm"] = {{"runs", w.runs}, {"median_ms", w.medianMs}, {"p90_ms", w.p90Ms}, {"min_ms", w.minMs},
+                      {"mean_ms", w.meanMs}};
+    text += fmt::format("warm: median {:.3f} ms, p90 {:.3f} ms over {} runs ({} thread{})\n", w.medianMs, w.p90Ms,
+                        w.runs, so.threads, so.threads == 1 ? "" : "s");
+  }
+  if (outputs.empty() || !o.trace.empty()) {
+    RunOptions ro;
+    ro.profile = !o.trace.empty();
+    ZP_ASSIGN_OR_RETURN(outputs, session->run(inputs, ro));
+    if (!o.trace.empty()) {
+      ZP_TRY(writeFileAtomic(o.trace, canonicalJson(chromeTrace(session->lastProfile(), o.model.filename().string()))));
+      text += fmt::format("trace: {}\n", o.trace.string());
+    }
+  }
+  Json nodes = Json::array();
+  for (const auto& n : session->nodes()) {
+    if (!n.hasWeights) continue;
+    nodes.push_back({{"name", n.name}, {"op", n.opType}, {"kernel", n.kernel}, {"transform", n.transform},
+                     {"transform_ms", n.transformMs}, {"from_cache", n.fromCache}, {"packed_bytes", n.packedBytes},
+                     {"weight_zero_fraction", n.weightZeroFraction}});
+  }
+  report["heavy_nodes"] = nodes;
+  report["memory"] = {{"arena_bytes", session->arenaBytes()}, {"weight_bytes", session->weightBytes()},
+                      {"scratch_bytes", session->scratchBytes()}};
+  Json outs = Json::object();
+  for (const auto& [name, t] : outputs) {
+    outs[name] = {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}};
+    text += fmt::format("output {}: {} {}\n", name, dtypeName(t.dtype), shapeString(t.shape));
+  }
+  report["outputs"] = outs;
+  if (!o.saveOutputs.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.saveOutputs, ec);
+    if (ec) return makeError("--save-outputs: cannot create {}: {}", o.saveOutputs.string(), ec.message());
+    for (const auto& [name, t] : outputs) {
+      std::string file = name;
+      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+      ZP_TRY(writeNpy(o.saveOutputs / (file + ".npy"), t));
+    }
+  }
+  res.warnings = session->warnings();
+  report["warnings"] = res.warnings;
+  res.report = std::move(report);
+  res.text = std::move(text);
+  return res;
+}
+
+}  // namespace zp::runtime

@@ -1,0 +1,71 @@
+// Cold and warm measurement, Chrome traces, and the plan-run entry point.
+//
+// Cold: the model (and cache) file is evicted from the page cache with
+// posix_fadvise(DONTNEED), then load + first run are timed in this process —
+// plan-run --cold is the "fresh process". Warm: the median and p90 of N runs
+// after one untimed warm-up run.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libplan/runtime/session.h"
+#include "libplan/util/json.h"
+
+namespace zp::runtime {
+
+// Writes back dirty pages and drops the file's pages from the page cache.
+Status evictFromPageCache(const std::filesystem::path& path);
+
+struct WarmStats {
+  int runs = 0;
+  double medianMs = 0, p90Ms = 0, minMs = 0, meanMs = 0;
+};
+Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int repeat, bool warmup = true);
+
+struct ColdStats {
+  double readMs = 0;       // model parse/check/shape inference + initializers + cache map/verify
+  double transformMs = 0;  // constant folding + weight transforms
+  double executeMs = 0;    // first run
+  double totalMs = 0;      // from before load to the first outputs
+  LoadStats load;
+};
+// Evicts `model` and options.cache, loads, runs once with `inputs` (random
+// inputs with seed 0 when empty). The session is returned for further warm runs.
+Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const std::filesystem::path& model,
+                                                                     const SessionOptions& options,
+                                                                     const TensorMap& inputs, TensorMap* outputs);
+
+// Random inputs for every model input (seed + input index).
+TensorMap randomInputs(const Session& session, uint64_t seed = 0);
+
+// --kernels argument: a policy name or a JSON file
+// ({"policy": "default", "nodes": {"conv1": "winograd"}} or {"conv1": "winograd"}).
+Expected<KernelPolicy> parseKernelPolicy(const std::string& arg);
+
+// Chrome-trace / Perfetto JSON of one profiled run.
+Json chromeTrace(const std::vector<NodeTiming>& timings, const std::string& processName);
+
+struct PlanRunOptions {
+  std::filesystem::path model;
+  std::vector<std::pair<std::string, std::filesystem::path>> inputs;  // NAME=FILE.npy
+  std::filesystem::path saveOutputs;                                  // directory for NAME.npy
+  std::string kernels = "default";
+  std::filesystem::path cache;       // read (mmap) transformed weights from here
+  std::filesystem::path writeCache;  // write transformed weights here after loading
+  bool cold = false;
+  int repeat = 10;
+  int threads = 1;
+  std::filesystem::path trace;       // Chrome trace of a profiled run
+  uint64_t seed = 0;
+};
+
+struct PlanRunResult {
+  Json report;       // everything measured (what --json prints)
+  std::string text;  // the human-readable summary
+  std::vector<std::string> warnings;
+};
+Expected<PlanRunResult> planRun(const PlanRunOptions& options);
+
+}  // namespace zp::runtime

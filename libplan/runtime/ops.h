@@ -1,0 +1,105 @@
+// Operator implementations behind one small interface. Ops are built once per
+// node at load (attributes parsed, weights transformed) and run many times.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/tensor.h"
+#include "libplan/util/error.h"
+
+namespace zp::runtime {
+
+class WeightCache;
+
+// Where an op puts its outputs. The session hands out planned arena slots; the
+// constant folder hands out heap tensors.
+class ExecContext {
+ public:
+  virtual ~ExecContext() = default;
+  virtual Tensor& alloc(size_t out, DType dtype, Shape shape) = 0;
+  // Output `out` shares src's storage (Reshape, Squeeze, ...).
+  virtual void alias(size_t out, const Tensor& src, Shape shape) = 0;
+  int threads = 1;
+  Scratch* scratch = nullptr;
+};
+
+// The transformed weights an op holds, for weight caches and reports.
+struct WeightInfo {
+  std::string kernel;
+  std::string transform;
+  uint32_t sourceCrc = 0;
+  const PackedWeights* packed = nullptr;
+  bool fromCache = false;
+  double transformMs = 0;
+  double zeroFraction = 0;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  // in[i] is null for an absent optional input.
+  virtual Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) = 0;
+  // True when output 0 always aliases input 0.
+  virtual bool isView() const { return false; }
+  virtual std::string kernel() const { return ""; }
+  virtual const WeightInfo* weights() const { return nullptr; }
+};
+
+// How a heavy node's kernel is chosen: a named policy, optionally overridden per node.
+//  default  - heuristic fastest warm kernel (depthwise, sparse above a zero
+//             fraction, 1x1 GEMM, Winograd for wide 3x3 s1, else im2col)
+//  tune     - times every applicable kernel on the node's static shape at load
+//  naive|im2col|gemm1x1|winograd|depthwise|sparse|blas - forced wherever it applies,
+//             default elsewhere
+struct KernelPolicy {
+  std::string policy = "default";
+  std::map<std::string, std::string> perNode;  // node name -> kernel name
+  double sparseThreshold = 0.7;                // default policy: zero fraction for "sparse"
+};
+bool isKnownPolicy(const std::string& name);
+const std::vector<std::string>& policyNames();
+
+// What an op factory sees when building a node.
+struct BuildContext {
+  const onnx::NodeProto* node = nullptr;
+  int opset = 13;
+  std::vector<const Tensor*> constInputs;         // per input: the constant value or null
+  std::vector<std::optional<Shape>> inputShapes;  // static shapes where known
+  Epilogue epilogue;                               // fused Relu/Clip (Conv, Gemm, MatMul)
+  // BatchNormalization folded into this Conv: scale, B, mean, var, epsilon.
+  std::vector<const Tensor*> bnFold;
+  float bnEpsilon = 1e-5f;
+  const KernelPolicy* policy = nullptr;
+  WeightCache* cache = nullptr;
+  std::string cacheRejected;                       // non-empty: the cache file was rejected, why
+  std::vector<std::string>* warnings = nullptr;
+  int threads = 1;
+};
+
+bool isSupportedOp(const std::string& opType);
+// Ops the session may fuse as an epilogue.
+bool isFusableActivation(const onnx::NodeProto& n, const std::vector<const Tensor*>& constInputs, Epilogue* out);
+
+Expected<std::unique_ptr<Op>> createOp(const BuildContext& ctx);
+
+// Attribute helpers shared by the ops.
+const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name);
+int64_t attrInt(const onnx::NodeProto& n, const std::string& name, int64_t dflt);
+float attrFloat(const onnx::NodeProto& n, const std::string& name, float dflt);
+std::string attrString(const onnx::NodeProto& n, const std::string& name, const std::string& dflt);
+std::vector<int64_t> attrInts(const onnx::NodeProto& n, const std::string& name);
+
+// TensorProto -> Tensor (any supported dtype).
+Expected<Tensor> tensorFromProto(const onnx::TensorProto& t);
+
+uint32_t crc32c(const void* data, size_t bytes, uint32_t seed = 0);
+
+}  // namespace zp::runtime

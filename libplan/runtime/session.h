@@ -1,0 +1,130 @@
+// The executor: load(model, options) -> run(inputs) -> outputs.
+//
+// Load parses the model, folds constant subgraphs (Constant, weight
+// DequantizeLinear, shape arithmetic on static shapes), folds BatchNormalization
+// into the preceding Conv, fuses Relu/Clip into Conv/Gemm/MatMul, builds one op
+// per remaining node with its kernel choice and transformed (or cached) weights,
+// and plans activation memory: one arena, buffers reused by lifetime. Planning
+// uses the static shapes of shape inference, or the sizes seen in the first run.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "libplan/runtime/ops.h"
+#include "libplan/runtime/tensor.h"
+#include "libplan/util/error.h"
+
+namespace zp::runtime {
+
+struct SessionOptions {
+  int threads = 1;
+  KernelPolicy kernels;
+  std::filesystem::path cache;          // weight cache to map (empty: none)
+  bool computeSourceChecksums = false;  // needed to write a cache later (implied by `cache`)
+  bool checkModel = true;               // onnx::checker on load
+  bool foldBatchNorm = true;
+  bool fuseActivations = true;
+};
+
+struct LoadStats {
+  double readMs = 0;       // parse + check + shape inference + initializers into tensors
+  double cacheReadMs = 0;  // map the cache file and verify the payloads used
+  double foldMs = 0;       // constant folding (includes INT8 weight dequantization)
+  double transformMs = 0;  // weight transforms of heavy nodes (BN fold, pack, Winograd, CSR)
+  double planMs = 0;       // op construction rest + memory planning
+  double totalMs = 0;
+  int cacheHits = 0;
+  int cacheFallbacks = 0;
+};
+
+struct NodeInfo {
+  std::string name, opType, kernel, transform;
+  double transformMs = 0;
+  bool fromCache = false;
+  size_t packedBytes = 0;
+  double weightZeroFraction = 0;
+  bool hasWeights = false;
+};
+
+struct NodeTiming {
+  std::string name, opType, kernel;
+  double startMs = 0, durMs = 0;
+};
+
+// Called after every node; `outputs` are valid only during the call.
+struct NodeEvent {
+  int step;
+  const NodeInfo& info;
+  double durMs;
+  const std::vector<const Tensor*>& outputs;
+};
+
+struct RunOptions {
+  bool profile = false;                            // fill lastProfile()
+  std::function<void(const NodeEvent&)> onNode;    // per-node hook (timing, activation sparsity)
+};
+
+struct IoInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;  // -1 for a dimension that is not fixed
+};
+
+using TensorMap = std::map<std::string, Tensor>;
+
+class Session {
+ public:
+  ~Session();
+  static Expected<std::unique_ptr<Session>> load(const std::filesystem::path& model, const SessionOptions& options);
+  // `label` names the model in errors (a path or a test name).
+  static Expected<std::unique_ptr<Session>> fromModel(onnx::ModelProto model, const std::string& label,
+                                                      const SessionOptions& options);
+
+  Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options = {});
+
+  const std::vector<IoInfo>& inputs() const { return inputs_; }
+  const std::vector<IoInfo>& outputs() const { return outputs_; }
+  const std::vector<NodeInfo>& nodes() const { return nodeInfos_; }  // one per executed node, in order
+  const std::vector<NodeTiming>& lastProfile() const { return profile_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  const LoadStats& loadStats() const { return stats_; }
+  const std::string& label() const { return label_; }
+
+  size_t arenaBytes() const { return arenaBytes_; }
+  size_t weightBytes() const;     // transformed weights + remaining constants
+  size_t scratchBytes() const;
+  bool memoryPlanned() const { return planned_; }
+
+  void setThreads(int threads) { threads_ = std::max(1, threads); }
+  int threads() const { return threads_; }
+
+  // Writes the transformed weights of every heavy node (for its chosen kernel).
+  Status writeCache(const std::filesystem::path& path) const;
+
+  struct Impl;  // defined in session.cpp
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::string label_;
+  std::vector<IoInfo> inputs_, outputs_;
+  std::vector<NodeInfo> nodeInfos_;
+  std::vector<NodeTiming> profile_;
+  std::vector<std::string> warnings_;
+  LoadStats stats_;
+  size_t arenaBytes_ = 0;
+  bool planned_ = false;
+  int threads_ = 1;
+};
+
+// A random input for `info` with a fixed seed: floats uniform in [-1, 1),
+// integers in [0, 10), booleans fair; dynamic dimensions become 1.
+Tensor randomInput(const IoInfo& info, uint64_t seed);
+
+}  // namespace zp::runtime

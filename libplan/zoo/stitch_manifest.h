@@ -1,0 +1,95 @@
+// stitch.json: what zoo-stitch found and wrote — per task the cut points, the
+// subgraph of every (position, variant) with its content hash and costs, and
+// which combinations of subgraphs form valid stitched variants.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::zoo {
+
+struct TensorSig {
+  std::string name;
+  std::string type;             // "float32", "int8", ...
+  std::vector<int64_t> shape;   // -1 for a dimension that is not fixed
+  bool sameShapeAndType(const TensorSig& o) const { return type == o.type && shape == o.shape; }
+  std::string str() const;      // "float32[1,16,8,8]"
+};
+
+// Cost figures shared by variants and subgraphs.
+struct CostFigures {
+  double flops = 0;
+  int64_t params = 0;
+  int64_t weightBytes = 0;
+  double weightSparsity = 0;  // exact zeros / elements of weight tensors (rank >= 2)
+  std::string precision;      // fp32 | fp16 | int8
+  int nodes = 0;
+};
+
+struct SubgraphInfo {
+  int position = 0;
+  std::string variant;
+  std::string hash;    // SHA-256 of the stand-alone model's bytes
+  std::string file;    // relative to the stitch directory
+  std::vector<TensorSig> inputs, outputs;
+  CostFigures cost;
+};
+
+struct VariantInfo {
+  std::string id, kind, onnx;  // onnx: as written in zoo.json
+  std::string sha256;          // of the ONNX file
+  CostFigures cost;
+  std::optional<double> accuracy;  // from zoo.json, when given there
+};
+
+struct CutInfo {
+  int after = 0;         // main-sequence position (see passes/partition)
+  TensorSig tensor;      // as in the reference variant
+  std::string producer;  // node producing it in the reference variant
+};
+
+struct Combination {
+  std::string id;                     // variant ids joined by '+', one per position
+  std::vector<std::string> variants;
+  bool valid = true;
+  std::string reason;                 // why not, when invalid
+  std::string file;                   // materialized ONNX, relative to the stitch directory, or empty
+};
+
+struct TaskStitch {
+  std::string name;
+  std::string reference;              // variant whose FLOPs balance the parts
+  std::vector<VariantInfo> variants;
+  std::vector<CutInfo> candidateCuts; // every cut common to all variants
+  std::vector<CutInfo> cuts;          // the chosen ones (S-1)
+  std::vector<double> partFlopsShare; // reference FLOPs per position / total
+  std::vector<std::vector<SubgraphInfo>> subgraphs;  // [position][variant]
+  std::vector<Combination> combinations;             // all V^S, lexicographic by variant order
+
+  int positions() const { return static_cast<int>(subgraphs.size()); }
+  const SubgraphInfo& subgraph(int position, const std::string& variant) const;
+};
+
+struct StitchManifest {
+  std::string tool;          // "zoo-stitch <version>"
+  std::string zooPath;       // zoo.json, relative to the stitch directory
+  std::string zooSha256;
+  int subgraphs = 0;
+  std::vector<std::string> requestedCuts;
+  std::string materialize;   // none | all | list
+  std::vector<TaskStitch> tasks;
+
+  const TaskStitch* task(const std::string& name) const;
+};
+
+Json toJson(const StitchManifest& m);
+Expected<StitchManifest> stitchManifestFromJson(const Json& j, const std::string& label);
+// Reads DIR/stitch.json.
+Expected<StitchManifest> loadStitchManifest(const std::filesystem::path& dir);
+
+}  // namespace zp::zoo

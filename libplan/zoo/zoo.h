@@ -1,0 +1,68 @@
+// The zoo manifest (zoo.json, schema in schemas/zoo.schema.json): tasks, their
+// sparse variants, datasets or measured accuracies, and the target processors.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::zoo {
+
+struct ProfileSource {
+  std::string source = "host";  // host | ort-json | trtexec | openvino-csv | csv
+  std::string file;             // as written in zoo.json (relative to its folder)
+  int threads = 0;              // 0: not given
+  std::string policy;           // host: kernel policy of the runtime (empty: not given)
+};
+
+struct ProcessorSpec {
+  std::string name;
+  std::string kind;  // cpu | gpu | npu | dla | dsp
+  std::optional<ProfileSource> profile;
+};
+
+struct VariantSpec {
+  std::string id;
+  std::string onnx;  // as written in zoo.json
+  std::string kind;  // dense | unstructured | structured | quantized
+  std::optional<double> sparsity;
+  std::optional<std::string> precision;
+  std::optional<double> accuracy;
+};
+
+struct DatasetSpec {
+  std::string inputs, labels, calibration, metric;  // paths as written in zoo.json
+};
+
+struct TaskSpec {
+  std::string name;
+  std::string description;
+  std::vector<VariantSpec> variants;
+  std::optional<DatasetSpec> dataset;
+};
+
+struct Zoo {
+  std::filesystem::path file;  // where it was read from
+  std::string sha256;          // of the file's bytes
+  std::string name;
+  std::string description;
+  std::vector<ProcessorSpec> processors;
+  std::vector<TaskSpec> tasks;
+
+  // A path from zoo.json resolved against the folder of zoo.json.
+  std::filesystem::path resolve(const std::string& relative) const;
+};
+
+// Reads and validates zoo.json: required fields, types, enums, unknown fields,
+// unique ids, referenced files exist. Errors read
+// "<file>: $.tasks[0].variants[1].onnx: <problem>".
+Expected<Zoo> loadZoo(const std::filesystem::path& path);
+Expected<Zoo> parseZoo(const std::string& text, const std::filesystem::path& path, bool checkFiles = true);
+
+// The manifest as JSON (the inverse of parseZoo).
+Json zooToJson(const Zoo& zoo);
+
+}  // namespace zp::zoo

@@ -1,0 +1,173 @@
+#include "passes/profile/accuracy_eval.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "libplan/runtime/npy.h"
+
+namespace zp::profilepass {
+namespace fs = std::filesystem;
+
+Expected<std::vector<runtime::Tensor>> loadSamples(const fs::path& inputs, const std::vector<int64_t>& sampleShape,
+                                                   size_t limit) {
+  ZP_ASSIGN_OR_RETURN(auto x, runtime::readNpy(inputs));
+  if (x.dtype != runtime::DType::F32) return makeError("{}: expected float32 samples, got {}", inputs.string(), runtime::dtypeName(x.dtype));
+  if (x.shape.empty()) return makeError("{}: expected an array with a sample axis", inputs.string());
+  const int64_t per = runtime::numel(sampleShape);
+  const int64_t n = x.shape[0];
+  if (n == 0 || x.size() != n * per)
+    return makeError("{}: {} values per sample ({}), but the model takes {} ({})", inputs.string(),
+                     n ? x.size() / n : 0, runtime::shapeString(x.shape), per, runtime::shapeString(sampleShape));
+  const size_t count = limit ? std::min<size_t>(limit, static_cast<size_t>(n)) : static_cast<size_t>(n);
+  std::vector<runtime::Tensor> out;
+  for (size_t i = 0; i < count; ++i) {
+    auto t = runtime::Tensor::empty(runtime::DType::F32, sampleShape);
+    std::memcpy(t.data, x.ptr<float>() + static_cast<int64_t>(i) * per, static_cast<size_t>(per) * sizeof(float));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Expected<Dataset> loadDataset(const fs::path& inputs, const fs::path& labels, const std::vector<int64_t>& sampleShape,
+                              size_t limit) {
+  Dataset d;
+  ZP_ASSIGN_OR_RETURN(d.samples, loadSamples(inputs, sampleShape, limit));
+  ZP_ASSIGN_OR_RETURN(auto y, runtime::readNpy(labels));
+  auto values = y.toI64();
+  if (values.size() < d.samples.size())
+    return makeError("{}: {} labels for {} samples in {}", labels.string(), values.size(), d.samples.size(), inputs.string());
+  d.labels.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(d.samples.size()));
+  return d;
+}
+
+namespace {
+
+int64_t argmax(const runtime::Tensor& t) {
+  auto v = t.toF32();
+  return static_cast<int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+}  // namespace
+
+Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data) {
+  if (data.samples.empty()) return 0.0;
+  const std::string in = session.inputs().at(0).name, out = session.outputs().at(0).name;
+  size_t correct = 0;
+  for (size_t i = 0; i < data.samples.size(); ++i) {
+    runtime::TensorMap feeds;
+    feeds.emplace(in, data.samples[i]);
+    ZP_ASSIGN_OR_RETURN(auto r, session.run(feeds));
+    correct += argmax(r.at(out)) == data.labels[i];
+  }
+  return static_cast<double>(correct) / static_cast<double>(data.samples.size());
+}
+
+namespace {
+
+// Sessions of one worker: one per (position, variant index), loaded on first use.
+class Worker {
+ public:
+  Worker(const zoo::TaskStitch& task, const fs::path& dir) : task_(task), dir_(dir) {}
+
+  Expected<runtime::Session*> session(size_t position, size_t variant) {
+    auto key = std::make_pair(position, variant);
+    auto it = sessions_.find(key);
+    if (it != sessions_.end()) return it->second.get();
+    const auto& sg = task_.subgraphs[position][variant];
+    runtime::SessionOptions o;
+    o.threads = 1;
+    o.checkModel = false;
+    ZP_ASSIGN_OR_RETURN(auto s, runtime::Session::load(dir_ / sg.file, o));
+    auto* raw = s.get();
+    sessions_.emplace(key, std::move(s));
+    return raw;
+  }
+
+ private:
+  const zoo::TaskStitch& task_;
+  fs::path dir_;
+  std::map<std::pair<size_t, size_t>, std::unique_ptr<runtime::Session>> sessions_;
+};
+
+struct Trie {
+  std::map<size_t, Trie> next;  // variant index at the next position
+  std::vector<size_t> leaves;   // positions in the `combos` list ending here
+};
+
+}  // namespace
+
+Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const fs::path& stitchDir,
+                                                  const Dataset& data, const std::vector<size_t>& combos, int jobs,
+                                                  Progress* progress, const std::atomic<bool>* stop, EvalStats* stats) {
+  std::map<std::string, size_t> variantIndex;
+  for (size_t v = 0; v < task.variants.size(); ++v) variantIndex[task.variants[v].id] = v;
+  Trie root;
+  for (size_t k = 0; k < combos.size(); ++k) {
+    Trie* node = &root;
+    for (const auto& v : task.combinations[combos[k]].variants) node = &node->next[variantIndex.at(v)];
+    node->leaves.push_back(k);
+  }
+  std::vector<double> result(combos.size(), 0.0);
+  std::vector<std::pair<size_t, const Trie*>> firstLevel;
+  for (const auto& [v, child] : root.next) firstLevel.emplace_back(v, &child);
+
+  std::mutex mu;
+  std::optional<Error> firstError;
+  std::atomic<size_t> nextItem{0};
+  std::atomic<size_t> runs{0};
+
+  auto workerMain = [&]() {
+    Worker w(task, stitchDir);
+    // Depth-first: `inputs` holds the current prefix's boundary tensors for every sample.
+    std::function<Status(size_t, size_t, const Trie&, const std::vector<runtime::Tensor>&)> walk =
+        [&](size_t position, size_t variant, const Trie& node, const std::vector<runtime::Tensor>& inputs) -> Status {
+      if (stop && stop->load()) return makeError("interrupted");
+      ZP_ASSIGN_OR_RETURN(auto* s, w.session(position, variant));
+      const std::string in = s->inputs().at(0).name, out = s->outputs().at(0).name;
+      std::vector<runtime::Tensor> outputs;
+      outputs.reserve(inputs.size());
+      for (const auto& x : inputs) {
+        runtime::TensorMap feeds;
+        feeds.emplace(in, x);
+        ZP_ASSIGN_OR_RETURN(auto r, s->run(feeds));
+        outputs.push_back(std::move(r.at(out)));
+      }
+      runs += inputs.size();
+      if (!node.leaves.empty()) {
+        size_t correct = 0;
+        for (size_t i = 0; i < outputs.size(); ++i) correct += argmax(outputs[i]) == data.labels[i];
+        double acc = outputs.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(outputs.size());
+        for (size_t leaf : node.leaves) result[leaf] = acc;
+        if (progress) progress->advance(node.leaves.size());
+      }
+      for (const auto& [v, child] : node.next) ZP_TRY(walk(position + 1, v, child, outputs));
+      return {};
+    };
+    while (true) {
+      size_t item = nextItem++;
+      if (item >= firstLevel.size()) return;
+      auto st = walk(0, firstLevel[item].first, *firstLevel[item].second, data.samples);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!firstError) firstError = st.error();
+        return;
+      }
+    }
+  };
+  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(firstLevel.size())));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < n; ++j) threads.emplace_back(workerMain);
+  workerMain();
+  for (auto& t : threads) t.join();
+  if (stats) stats->subgraphRuns += runs.load();
+  if (firstError) return *firstError;
+  return result;
+}
+
+}  // namespace zp::profilepass

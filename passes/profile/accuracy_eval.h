@@ -1,0 +1,44 @@
+// Accuracy on a task's dataset, measured with the runtime: original variants
+// run whole, stitched variants run subgraph by subgraph with shared prefixes
+// computed once (a depth-first walk over the positions), so measuring all
+// V^S combinations costs V + V^2 + ... + V^S subgraph passes, not S * V^S.
+#pragma once
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "libplan/runtime/session.h"
+#include "libplan/util/error.h"
+#include "libplan/util/progress.h"
+#include "libplan/zoo/stitch_manifest.h"
+
+namespace zp::profilepass {
+
+struct Dataset {
+  std::vector<runtime::Tensor> samples;  // one batch-1 tensor per sample
+  std::vector<int64_t> labels;
+};
+
+// Reads INPUTS.npy (first axis = samples) and LABELS.npy, reshaping each
+// sample to `sampleShape` (the model input, batch 1). `limit` 0 = all.
+Expected<Dataset> loadDataset(const std::filesystem::path& inputs, const std::filesystem::path& labels,
+                              const std::vector<int64_t>& sampleShape, size_t limit = 0);
+// Inputs only (calibration sets have no labels).
+Expected<std::vector<runtime::Tensor>> loadSamples(const std::filesystem::path& inputs,
+                                                   const std::vector<int64_t>& sampleShape, size_t limit = 0);
+
+// Top-1 accuracy of a whole model.
+Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data);
+
+struct EvalStats {
+  size_t subgraphRuns = 0;  // subgraph executions (one sample each)
+};
+
+// Accuracy of each combination in `combos` (indices into task.combinations),
+// in the same order. `jobs` threads split the first position's variants.
+Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const std::filesystem::path& stitchDir,
+                                                  const Dataset& data, const std::vector<size_t>& combos, int jobs,
+                                                  Progress* progress, const std::atomic<bool>* stop, EvalStats* stats);
+
+}  // namespace zp::profilepass

@@ -1,0 +1,59 @@
+// The zoo-profile pass: measure every subgraph on the host processors, import
+// device profiles for the others, measure accuracy, train the estimators and
+// predict every valid stitched variant (SparseLoom §3.2), and account for the
+// profiling cost against exhaustive profiling (SparseLoom Table 1, Eq. 6).
+#pragma once
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "libplan/estimate/accuracy_estimator.h"
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::profilepass {
+
+// --import NAME=FORMAT:FILE[@TASK/VARIANT]: the processor NAME's rows come from
+// a profiler output of one original variant (for csv: the rows say which).
+struct ImportSpec {
+  std::string processor, format, file, layerInfo, task, variant;
+};
+Expected<ImportSpec> parseImportSpec(const std::string& arg);
+
+// --processor NAME=host[:POLICY[@THREADS]]: measure NAME on the host.
+struct HostOverride {
+  std::string processor, policy = "default";
+  int threads = 1;
+};
+Expected<HostOverride> parseHostOverride(const std::string& arg);
+
+struct ProfileParams {
+  int repeat = 20;
+  int warmup = 3;
+  int jobs = 1;                       // threads for accuracy evaluation (latency is measured alone)
+  std::vector<HostOverride> hostOverrides;
+  std::vector<ImportSpec> imports;
+  double trainingFraction = 0.10;     // of each task's valid stitched variants, originals included
+  size_t exhaustiveLimit = 4'000'000; // measure every stitched variant's accuracy when the subgraph runs stay below this
+  size_t latencyValidation = 24;      // stitched variants per task measured end to end to score the latency estimator
+  size_t calibrationSamples = 16;     // inputs for activation sparsity
+  uint64_t seed = 0;
+  bool force = false;                 // re-measure even when inputs are unchanged
+  estimate::XgbParams xgb;
+  std::string tool = "zoo-profile";
+  const std::atomic<bool>* stop = nullptr;  // set by the caller (Ctrl-C): stop, keep completed rows
+};
+
+struct ProfileResult {
+  Json report;           // what report.json holds
+  std::string summary;   // a short table for the terminal
+  bool interrupted = false;
+};
+
+// STITCH_DIR -> PROFILE_DIR/{profile.csv, features.csv, accuracy.csv, lookup.csv,
+// accuracy_estimator_<task>.json, report.json}. Each file is written atomically.
+Expected<ProfileResult> runZooProfile(const std::filesystem::path& stitchDir, const std::filesystem::path& outDir,
+                                      const ProfileParams& params);
+
+}  // namespace zp::profilepass

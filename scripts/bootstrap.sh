@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what zooplan needs on Debian 12: build tools and libraries from apt,
+# and the ONNX Runtime reference (onnxruntime-node) from npm. Idempotent and
+# quick when everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libxgboost-dev xgboost libgtest-dev libopenblas-dev libssl-dev
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's).
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# ONNX Runtime (CPU library inside the npm package) for reference checks.
+ort_dir=tests/ort
+if [ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]; then
+  echo "bootstrap: installing onnxruntime-node into $ort_dir"
+  # The lock file pins onnxruntime-node 1.30.0; its CPU library ships inside the package.
+  npm ci --prefix "$ort_dir" --no-audit --no-fund --ignore-scripts >/dev/null
+fi
+echo "bootstrap: ok"

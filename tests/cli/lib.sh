@@ -1,0 +1,30 @@
+# Shared helpers for the CLI suites: $1 = build/bin, $2 = source root.
+set -euo pipefail
+BIN="$1"
+SRC="$2"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/zp_cli.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+PY=/usr/bin/python3
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+finish() {
+  if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}
+
+# expect_error NAME EXPECTED_SUBSTRING OUTDIR -- command...
+# The command must exit non-zero, print exactly one line on stderr containing
+# the substring, and leave OUTDIR absent and no staging directory beside it.
+expect_error() {
+  local name="$1" want="$2" out="$3"; shift 4
+  local err rc=0
+  err="$("$@" 2>&1 >/dev/null)" || rc=$?
+  if [ "$rc" -eq 0 ]; then fail "$name: exit code 0"; return; fi
+  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then fail "$name: expected one line on stderr, got: $err"; return; fi
+  case "$err" in *"$want"*) ;; *) fail "$name: stderr '$err' lacks '$want'"; return ;; esac
+  if [ -e "$out" ]; then fail "$name: output $out was left behind"; return; fi
+  if ls -a "$(dirname "$out")" | grep -q "staging"; then fail "$name: a staging directory was left behind"; return; fi
+  pass "$name: $err"
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+'use strict';
+// ONNX Runtime (onnxruntime-node) runner for the runtime's equivalence checks and benchmarks.
+//
+//   node ort_run.js --ort-prefix DIR MODEL.onnx [--input NAME=FILE.npy]... [--output-dir DIR]
+//                   [--threads N] [--repeat N]
+//
+// Prints one JSON line: {"create_ms", "first_run_ms", "warm_median_ms", "warm_p90_ms", "outputs"}.
+// Outputs go to DIR/<name>.npy. ORT is loaded from DIR/node_modules/onnxruntime-node
+// (npm install --prefix DIR onnxruntime-node@1.30.0 --ignore-scripts).
+const fs = require('fs');
+const path = require('path');
+
+function die(msg) { process.stderr.write(`ort_run: ${msg}\n`); process.exit(1); }
+
+const DT = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+  '|i1': ['int8', Int8Array], '|u1': ['uint8', Uint8Array], '|b1': ['bool', Uint8Array]};
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf[0] !== 0x93 || buf.toString('latin1', 1, 6) !== 'NUMPY') die(`${file}: not a .npy file`);
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const off = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', off, off + hlen);
+  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)[1];
+  const shape = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
+  const dt = DT[descr];
+  if (!dt) die(`${file}: unsupported dtype ${descr}`);
+  const count = shape.reduce((a, b) => a * b, 1);
+  const ab = new ArrayBuffer(count * dt[1].BYTES_PER_ELEMENT);
+  new Uint8Array(ab).set(buf.subarray(off + hlen, off + hlen + ab.byteLength));
+  return {type: dt[0], data: new dt[1](ab), shape};
+}
+
+function writeNpy(file, tensor) {
+  const descr = Object.keys(DT).find((k) => DT[k][0] === tensor.type);
+  if (!descr) die(`cannot write output of type ${tensor.type}`);
+  const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(', ')})`;
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
+  header += ' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64) + '\n';
+  const pre = Buffer.alloc(10);
+  pre[0] = 0x93; pre.write('NUMPY', 1, 'latin1'); pre[6] = 1; pre[7] = 0; pre.writeUInt16LE(header.length, 8);
+  const data = Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
+  const tmp = `${file}.tmp.${process.pid}`;
+  fs.writeFileSync(tmp, Buffer.concat([pre, Buffer.from(header, 'latin1'), data]));
+  fs.renameSync(tmp, file);
+}
+
+async function main() {
+  const a = {model: null, inputs: {}, outputDir: null, threads: 1, repeat: 0, ortPrefix: null};
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i];
+    const val = () => { if (i + 1 >= argv.length) die(`${k} needs a value`); return argv[++i]; };
+    if (k === '--input') { const v = val(); const eq = v.indexOf('='); if (eq <= 0) die(`bad --input ${v}`); a.inputs[v.slice(0, eq)] = v.slice(eq + 1); }
+    else if (k === '--output-dir') a.outputDir = val();
+    else if (k === '--threads') a.threads = Number(val());
+    else if (k === '--repeat') a.repeat = Number(val());
+    else if (k === '--ort-prefix') a.ortPrefix = val();
+    else if (k.startsWith('--')) die(`unknown option ${k}`);
+    else a.model = k;
+  }
+  if (!a.model || !a.ortPrefix) die('usage: ort_run.js --ort-prefix DIR MODEL.onnx [--input NAME=FILE.npy]... [--output-dir DIR] [--threads N] [--repeat N]');
+  let ort;
+  try { ort = require(path.resolve(a.ortPrefix, 'node_modules', 'onnxruntime-node')); } catch (e) { die(`cannot load onnxruntime-node from ${a.ortPrefix}: ${e.message.split('\n')[0]}`); }
+  const feeds0 = {};
+  for (const [name, file] of Object.entries(a.inputs)) feeds0[name] = readNpy(file);
+  const t0 = process.hrtime.bigint();
+  let session;
+  try {
+    session = await ort.InferenceSession.create(a.model, {intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential'});
+  } catch (e) { die(`${a.model}: ORT cannot load the model: ${String(e.message).split('\n')[0]}`); }
+  const t1 = process.hrtime.bigint();
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const f = feeds0[name];
+    if (!f) die(`${a.model}: input '${name}' not given`);
+    feeds[name] = new ort.Tensor(f.type, f.data, f.shape);
+  }
+  const out = await session.run(feeds);
+  const t2 = process.hrtime.bigint();
+  const times = [];
+  for (let r = 0; r < a.repeat; r++) {
+    const s = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - s) / 1e6);
+  }
+  times.sort((x, y) => x - y);
+  const pct = (p) => times.length ? times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)] : null;
+  const outputs = {};
+  if (a.outputDir) {
+    fs.mkdirSync(a.outputDir, {recursive: true});
+    for (const [name, t] of Object.entries(out)) {
+      const file = path.join(a.outputDir, name.replace(/[/\\:]/g, '_') + '.npy');
+      writeNpy(file, t);
+      outputs[name] = file;
+    }
+  }
+  process.stdout.write(JSON.stringify({create_ms: Number(t1 - t0) / 1e6, first_run_ms: Number(t2 - t1) / 1e6,
+    cold_total_ms: Number(t2 - t0) / 1e6, warm_median_ms: pct(0.5), warm_p90_ms: pct(0.9), outputs}) + '\n');
+}
+main().catch((e) => die(String(e && e.message || e).split('\n')[0]));

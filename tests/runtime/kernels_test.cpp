@@ -1,0 +1,191 @@
+// Every kernel against the naive reference on random shapes: odd sizes, strides,
+// asymmetric padding, dilation, groups, depthwise multipliers, pruned weights, epilogues.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "libplan/runtime/kernels.h"
+
+namespace zp::runtime {
+namespace {
+
+std::vector<float> randomVec(size_t n, std::mt19937& rng, double zeroFraction = 0) {
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::uniform_real_distribution<double> z(0, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = z(rng) < zeroFraction ? 0.0f : d(rng);
+  return v;
+}
+
+double relErr(const std::vector<float>& a, const std::vector<float>& ref) {
+  double m = 0, r = 1e-12;
+  for (size_t i = 0; i < a.size(); ++i) {
+    m = std::max(m, static_cast<double>(std::fabs(a[i] - ref[i])));
+    r = std::max(r, static_cast<double>(std::fabs(ref[i])));
+  }
+  return m / r;
+}
+
+struct ConvCase {
+  int64_t N, C, H, W, M, kh, kw, group, sh, sw, dh, dw, pt, pl, pb, pr;
+  double zeros;
+  Epilogue::Kind act;
+};
+
+std::string describe(const ConvCase& c) {
+  return fmt::format("N{} C{} {}x{} M{} k{}x{} g{} s{}x{} d{}x{} pad{},{},{},{} zeros{} act{}", c.N, c.C, c.H, c.W, c.M,
+                     c.kh, c.kw, c.group, c.sh, c.sw, c.dh, c.dw, c.pt, c.pl, c.pb, c.pr, c.zeros, int(c.act));
+}
+
+void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<std::string, int>* covered) {
+  ConvAttrs a;
+  a.M = c.M; a.Cg = c.C / c.group; a.kh = c.kh; a.kw = c.kw; a.group = c.group;
+  a.sh = c.sh; a.sw = c.sw; a.dh = c.dh; a.dw = c.dw; a.padT = c.pt; a.padL = c.pl; a.padB = c.pb; a.padR = c.pr;
+  const int64_t OH = a.outH(c.H), OW = a.outW(c.W);
+  ASSERT_GT(OH, 0);
+  ASSERT_GT(OW, 0);
+  auto x = randomVec(static_cast<size_t>(c.N * c.C * c.H * c.W), rng);
+  auto w = randomVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng, c.zeros);
+  auto b = randomVec(static_cast<size_t>(a.M), rng);
+  Epilogue e;
+  e.kind = c.act;
+  e.lo = -0.25f;
+  e.hi = 0.5f;
+  const size_t outN = static_cast<size_t>(c.N * a.M * OH * OW);
+  std::vector<float> ref(outN, NAN);
+  Scratch scratch;
+  PackedWeights naive = transformConvWeights(ConvKernel::Naive, a, w.data(), b.data());
+  runConv(ConvKernel::Naive, a, naive, x.data(), c.N, c.H, c.W, ref.data(), e, scratch, 1);
+  // The reference itself against a direct formula at one output point.
+  {
+    const int64_t m = a.M - 1, oh = OH - 1, ow = OW / 2, g = m / (a.M / a.group);
+    double s = b[static_cast<size_t>(m)];
+    for (int64_t ci = 0; ci < a.Cg; ++ci)
+      for (int64_t i = 0; i < a.kh; ++i)
+        for (int64_t j = 0; j < a.kw; ++j) {
+          int64_t ih = oh * a.sh - a.padT + i * a.dh, iw = ow * a.sw - a.padL + j * a.dw;
+          if (ih < 0 || iw < 0 || ih >= c.H || iw >= c.W) continue;
+          s += x[static_cast<size_t>(((g * a.Cg + ci) * c.H + ih) * c.W + iw)] * w[static_cast<size_t>(((m * a.Cg + ci) * a.kh + i) * a.kw + j)];
+        }
+    float expect = static_cast<float>(s);
+    if (e.kind == Epilogue::Relu) expect = std::max(expect, 0.0f);
+    if (e.kind == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
+    EXPECT_NEAR(ref[static_cast<size_t>((m * OH + oh) * OW + ow)], expect, 1e-4) << describe(c);
+  }
+  for (ConvKernel k : kAllConvKernels) {
+    if (k == ConvKernel::Naive || !convKernelApplies(k, a)) continue;
+    PackedWeights pw = transformConvWeights(k, a, w.data(), b.data());
+    std::vector<float> y(outN, NAN);
+    runConv(k, a, pw, x.data(), c.N, c.H, c.W, y.data(), e, scratch, threads);
+    EXPECT_LE(relErr(y, ref), 1e-5) << convKernelName(k) << " threads " << threads << ": " << describe(c);
+    (*covered)[convKernelName(k)]++;
+  }
+}
+
+TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
+  std::mt19937 rng(1);
+  std::map<std::string, int> covered;
+  const std::vector<ConvCase> cases = {
+      {1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::None},     // odd sizes, winograd with odd output
+      {2, 4, 11, 6, 6, 3, 3, 1, 2, 2, 1, 1, 0, 1, 1, 0, 0, Epilogue::Relu},    // stride 2, asymmetric pads
+      {1, 6, 9, 9, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 0, Epilogue::Clip},     // groups + dilation
+      {1, 8, 10, 7, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},    // depthwise
+      {1, 4, 10, 7, 8, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::None},    // depthwise, multiplier 2, stride 2
+      {1, 5, 9, 8, 7, 5, 5, 5, 3, 1, 1, 2, 2, 1, 0, 3, 0, Epilogue::None},     // depthwise 5x5, mixed strides
+      {2, 16, 5, 5, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},   // 1x1
+      {1, 16, 9, 7, 12, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Relu},   // strided 1x1
+      {1, 12, 6, 6, 9, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},    // grouped 1x1
+      {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Relu},  // pruned 3x3
+      {1, 64, 8, 8, 48, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0.95, Epilogue::None},    // pruned 1x1
+      {1, 3, 23, 17, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 0, Epilogue::Relu},   // stem-like 7x7/2
+      {1, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},     // winograd, single 2x2 tile
+      {1, 3, 1, 13, 4, 1, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1, 0, Epilogue::None},    // 1-D style row
+      {1, 20, 300, 3, 4, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0.5, Epilogue::None}, // tall, > one sparse tile
+  };
+  for (int threads : {1, 2})
+    for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
+  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse"}) EXPECT_GT(covered[k], 0) << k;
+}
+
+TEST(ConvKernels, MatchNaiveOnRandomShapes) {
+  std::mt19937 rng(2);
+  std::map<std::string, int> covered;
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  for (int t = 0; t < 60; ++t) {
+    ConvCase c{};
+    c.N = 1 + u(rng) % 2;
+    c.group = std::vector<int64_t>{1, 1, 2, 3}[static_cast<size_t>(u(rng) % 4)];
+    c.C = c.group * (1 + u(rng) % 5);
+    c.M = c.group * (1 + u(rng) % 4);
+    if (u(rng) % 4 == 0) { c.group = c.C; c.M = c.C * (1 + u(rng) % 2); }  // depthwise
+    c.kh = 1 + u(rng) % 4;
+    c.kw = 1 + u(rng) % 4;
+    c.sh = 1 + u(rng) % 3;
+    c.sw = 1 + u(rng) % 3;
+    c.dh = 1 + u(rng) % 2;
+    c.dw = 1 + u(rng) % 2;
+    if (u(rng) % 3 == 0) { c.kh = c.kw = 3; c.sh = c.sw = 1; c.dh = c.dw = 1; }
+    c.pt = u(rng) % c.kh; c.pb = u(rng) % c.kh; c.pl = u(rng) % c.kw; c.pr = u(rng) % c.kw;
+    c.H = c.dh * (c.kh - 1) + 1 + u(rng) % 9;
+    c.W = c.dw * (c.kw - 1) + 1 + u(rng) % 9;
+    c.zeros = (u(rng) % 3 == 0) ? 0.9 : 0.0;
+    c.act = static_cast<Epilogue::Kind>(u(rng) % 3);
+    checkConvCase(c, rng, 1 + t % 2, &covered);
+  }
+  EXPECT_GT(covered["winograd"], 0);
+  EXPECT_GT(covered["depthwise"], 0);
+}
+
+TEST(GemmKernels, MatchNaive) {
+  std::mt19937 rng(3);
+  struct Case { int64_t rows, K, N; bool bT; float alpha, beta; double zeros; Epilogue::Kind act; };
+  for (const Case& c : std::vector<Case>{{1, 17, 9, false, 1, 1, 0, Epilogue::None},
+                                         {5, 33, 7, true, 0.5f, 2, 0, Epilogue::Relu},
+                                         {3, 64, 40, true, 1, 1, 0.9, Epilogue::None},
+                                         {1, 128, 31, false, 1, 0, 0.95, Epilogue::Clip},
+                                         {65, 24, 48, true, 1, 1, 0.5, Epilogue::None}}) {
+    auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
+    auto b = randomVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
+    auto bias = randomVec(static_cast<size_t>(c.N), rng);
+    Epilogue e;
+    e.kind = c.act;
+    e.lo = -0.1f;
+    e.hi = 0.3f;
+    std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
+    PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
+    runGemm(GemmKernel::Naive, c.K, c.N, pn, x.data(), c.rows, ref.data(), e, 1);
+    // Spot check the reference.
+    double s = c.beta * bias[0];
+    for (int64_t k = 0; k < c.K; ++k) s += c.alpha * x[static_cast<size_t>(k)] * (c.bT ? b[static_cast<size_t>(k)] : b[static_cast<size_t>(k * c.N)]);
+    float expect = static_cast<float>(s);
+    if (c.act == Epilogue::Relu) expect = std::max(expect, 0.0f);
+    if (c.act == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
+    EXPECT_NEAR(ref[0], expect, 1e-4);
+    for (GemmKernel k : {GemmKernel::Blas, GemmKernel::Sparse})
+      for (int threads : {1, 2}) {
+        PackedWeights pw = transformGemmWeights(k, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
+        std::vector<float> y(ref.size(), NAN);
+        runGemm(k, c.K, c.N, pw, x.data(), c.rows, y.data(), e, threads);
+        EXPECT_LE(relErr(y, ref), 1e-5) << gemmKernelName(k) << " rows " << c.rows << " K " << c.K;
+      }
+  }
+}
+
+TEST(ConvKernels, SparseTransformStoresOnlyNonzeros) {
+  std::mt19937 rng(4);
+  ConvAttrs a;
+  a.M = 16; a.Cg = 16; a.kh = a.kw = 3;
+  auto w = randomVec(16 * 16 * 9, rng, 0.9);
+  int64_t nz = 0;
+  for (float v : w) nz += v != 0;
+  PackedWeights pw = transformConvWeights(ConvKernel::Sparse, a, w.data(), nullptr);
+  EXPECT_EQ(pw.get("vals").count, nz);
+  EXPECT_EQ(pw.get("rowptr").count, 17);
+  EXPECT_EQ(pw.get("rowptr").as<int32_t>()[16], nz);
+  PackedWeights wino = transformConvWeights(ConvKernel::Winograd, a, w.data(), nullptr);
+  EXPECT_EQ(wino.get("U").count, 16 * 16 * 16);  // 4x4 tiles: 16/9 of the raw weights
+}
+
+}  // namespace
+}  // namespace zp::runtime

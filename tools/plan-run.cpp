@@ -1,0 +1,51 @@
+// plan-run: run a model with the thin runtime and report cold/warm timings.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "libplan/runtime/measure.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
+  zp::runtime::PlanRunOptions o;
+  std::string model, saveOutputs, cache, writeCache, trace;
+  std::vector<std::string> inputs;
+  bool json = false;
+  app.add_option("model", model, "ONNX model")->required();
+  app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
+  app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy");
+  app.add_option("--kernels", o.kernels, "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas) or a JSON file");
+  app.add_option("--cache", cache, "weight cache to map");
+  app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
+  app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
+  app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "threads")->check(CLI::PositiveNumber);
+  app.add_flag("--json", json, "print the report as JSON");
+  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run");
+  app.add_option("--seed", o.seed, "seed of the random inputs");
+  CLI11_PARSE(app, argc, argv);
+  o.model = model;
+  o.saveOutputs = saveOutputs;
+  o.cache = cache;
+  o.writeCache = writeCache;
+  o.trace = trace;
+  for (const auto& s : inputs) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "--input: expected NAME=FILE.npy, got '" << s << "'\n";
+      return 2;
+    }
+    o.inputs.push_back({s.substr(0, eq), s.substr(eq + 1)});
+  }
+  auto r = zp::runtime::planRun(o);
+  if (!r.ok()) {
+    std::cerr << "plan-run: " << r.error().message << "\n";
+    return 1;
+  }
+  for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
+  if (json) std::cout << zp::canonicalJson(r->report);
+  else std::cout << r->text;
+  return 0;
+}

@@ -1,0 +1,60 @@
+// zoo-profile: measure and import subgraph profiles, measure accuracy, train the
+// estimators and write the accuracy-latency lookup table of every stitched variant.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <atomic>
+#include <csignal>
+
+#include "passes/profile/profile_pass.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void onSigint(int) { g_stop = true; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"zoo-profile: profile a zoo-stitch directory and estimate every stitched variant"};
+  std::string stitchDir, outDir;
+  std::vector<std::string> processors, imports;
+  zp::profilepass::ProfileParams params;
+  app.add_option("stitch_dir", stitchDir, "output directory of zoo-stitch")->required();
+  app.add_option("-o,--out", outDir, "profile directory")->required();
+  app.add_option("--processor", processors, "NAME=host[:POLICY[@THREADS]]: measure NAME on the host");
+  app.add_option("--import", imports, "NAME=FORMAT:FILE[@TASK/VARIANT]: NAME's rows from a profiler output");
+  app.add_option("--repeat", params.repeat, "timed runs per measurement")->default_val(20)->check(CLI::PositiveNumber);
+  app.add_option("--warmup", params.warmup, "untimed runs before timing")->default_val(3)->check(CLI::NonNegativeNumber);
+  app.add_option("--jobs", params.jobs, "threads for accuracy evaluation")->default_val(1)->check(CLI::PositiveNumber);
+  app.add_option("--training-fraction", params.trainingFraction, "share of stitched variants measured to train the accuracy estimator")
+      ->default_val(0.10)->check(CLI::Range(0.0, 1.0));
+  app.add_option("--exhaustive-limit", params.exhaustiveLimit, "measure every stitched variant when it takes fewer subgraph runs")
+      ->default_val(4000000);
+  app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")
+      ->default_val(24);
+  app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0);
+  app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
+  CLI11_PARSE(app, argc, argv);
+  params.tool = "zoo-profile " ZOOPLAN_VERSION;
+  for (const auto& p : processors) {
+    auto o = zp::profilepass::parseHostOverride(p);
+    if (!o.ok()) return fmt::print(stderr, "zoo-profile: error: {}\n", o.error().message), 2;
+    params.hostOverrides.push_back(*o);
+  }
+  for (const auto& i : imports) {
+    auto s = zp::profilepass::parseImportSpec(i);
+    if (!s.ok()) return fmt::print(stderr, "zoo-profile: error: {}\n", s.error().message), 2;
+    params.imports.push_back(*s);
+  }
+  std::signal(SIGINT, onSigint);
+  params.stop = &g_stop;
+
+  auto result = zp::profilepass::runZooProfile(stitchDir, outDir, params);
+  if (!result.ok()) {
+    fmt::print(stderr, "zoo-profile: error: {}\n", result.error().message);
+    return g_stop ? 130 : 1;
+  }
+  fmt::print("{}", result->summary);
+  if (result->interrupted) return 130;
+  fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, lookup.csv, report.json}}\n", outDir);
+  return 0;
+}

@@ -1,0 +1,35 @@
+// zoo-stitch: partition a zoo's variants at common cut points and write the
+// subgraphs, stitch.json and (optionally) materialized stitched variants.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "passes/pipeline.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"zoo-stitch: partition each task's variants at common cut points and stitch them"};
+  zp::pipeline::ZooStitchOptions options;
+  std::string cuts;
+  app.add_option("zoo", options.zoo, "zoo.json")->required();
+  app.add_option("-o,--out", options.out, "output directory (replaced atomically)")->required();
+  app.add_option("--subgraphs", options.params.subgraphs, "subgraphs per task (default: number of processors)");
+  app.add_option("--cuts", cuts, "cut tensors T1,T2,... (names in the reference variant); overrides --subgraphs");
+  app.add_option("--materialize", options.params.materialize, "none | all | ID,... (combination ids, or task/ID)")
+      ->default_val("none");
+  CLI11_PARSE(app, argc, argv);
+  for (size_t pos = 0; !cuts.empty();) {
+    size_t comma = cuts.find(',', pos);
+    options.params.cuts.push_back(cuts.substr(pos, comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  options.params.tool = "zoo-stitch " ZOOPLAN_VERSION;
+
+  auto manifest = zp::pipeline::runZooStitch(options);
+  if (!manifest.ok()) {
+    fmt::print(stderr, "zoo-stitch: error: {}\n", manifest.error().message);
+    return 1;
+  }
+  fmt::print("{}", zp::pipeline::stitchSummary(*manifest));
+  fmt::print("wrote {}\n", (options.out / "stitch.json").string());
+  return 0;
+}
