@@ -6,7 +6,9 @@
 #include <set>
 #include <sstream>
 
+#include "libplan/graph/model_io.h"
 #include "libplan/util/file.h"
+#include "passes/grouping/grouping.h"
 
 namespace zp::schedule {
 
@@ -181,7 +183,7 @@ Expected<Workload> parseWorkload(const std::string& text, const std::string& lab
     const Json& d = j["dnns"][n];
     std::string p = fmt::format("$.dnns[{}]", n);
     if (!d.is_object()) return c.err(p, "expected an object");
-    ZP_TRY(checkKeys(c, d, p, {"name", "instances", "dependsOn", "groups", "groupsCsv", "model"}));
+    ZP_TRY(checkKeys(c, d, p, {"name", "instances", "dependsOn", "groups", "groupsCsv", "model", "profile", "task", "variant", "grouping"}));
     Entry e;
     if (!d.contains("name") || !d["name"].is_string() || d["name"].get<std::string>().empty())
       return c.err(p + ".name", "expected a non-empty string");
@@ -211,12 +213,50 @@ Expected<Workload> parseWorkload(const std::string& text, const std::string& lab
         e.deps.push_back(dep->name);
       }
     }
-    if (d.contains("model"))
-      return c.err(p + ".model", "ONNX models need the layer grouping pass, which is not available in this build; "
-                                 "give 'groups' or 'groupsCsv'");
-    if (d.contains("groups") == d.contains("groupsCsv"))
-      return c.err(p, "give exactly one of 'groups' or 'groupsCsv'");
-    if (d.contains("groupsCsv")) {
+    int sources = d.contains("groups") + d.contains("groupsCsv") + d.contains("model");
+    if (sources != 1) return c.err(p, "give exactly one of 'groups', 'groupsCsv' or 'model'");
+    if (d.contains("model")) {
+      // ONNX model + profile node rows -> layer groups (passes/grouping).
+      for (const char* k : {"model", "profile", "task", "variant"})
+        if (!d.contains(k) || !d[k].is_string()) return c.err(p + "." + k, "expected a string (model needs model, profile, task, variant)");
+      grouping::GroupingParams gp;
+      gp.accelerators = accs;
+      gp.task = d["task"].get<std::string>();
+      gp.variant = d["variant"].get<std::string>();
+      if (d.contains("grouping")) {
+        const Json& o = d["grouping"];
+        std::string op = p + ".grouping";
+        if (!o.is_object()) return c.err(op, "expected an object");
+        ZP_TRY(checkKeys(c, o, op, {"minTimeToTransition", "maxGroups", "transitionOverheadMs", "transitionBandwidthGBs", "peakBandwidthGBs"}));
+        auto num = [&](const char* k, double& dst, bool integer) -> Status {
+          if (!o.contains(k)) return {};
+          if (!o[k].is_number() || (integer && !o[k].is_number_integer()) || o[k].get<double>() < 0)
+            return c.err(op + "." + k, integer ? "expected a non-negative integer" : "expected a non-negative number");
+          dst = o[k].get<double>();
+          return {};
+        };
+        double maxGroups = 0;
+        ZP_TRY(num("minTimeToTransition", gp.minTimeToTransition, false));
+        ZP_TRY(num("maxGroups", maxGroups, true));
+        ZP_TRY(num("transitionOverheadMs", gp.transitionOverheadMs, false));
+        ZP_TRY(num("transitionBandwidthGBs", gp.transitionBandwidthGBs, false));
+        ZP_TRY(num("peakBandwidthGBs", gp.peakBandwidthGBs, false));
+        gp.maxGroups = static_cast<int>(maxGroups);
+        if (gp.transitionBandwidthGBs <= 0 || gp.peakBandwidthGBs <= 0) return c.err(op, "bandwidths must be positive");
+      }
+      fs::path mp = baseDir / d["model"].get<std::string>();
+      fs::path pp = baseDir / d["profile"].get<std::string>();
+      auto model = graph::loadModel(mp);
+      if (!model.ok()) return c.err(p + ".model", model.error().message);
+      auto db = profile::readProfileCsv(pp);
+      if (!db.ok()) return c.err(p + ".profile", db.error().message);
+      graph::GraphView view(*model);
+      auto g = grouping::groupLayers(view, *db, gp, mp.string());
+      if (!g.ok()) return c.err(p + ".model", g.error().message);
+      e.groups = std::move(g).value().groups;
+      w.inputFiles.push_back(mp);
+      w.inputFiles.push_back(pp);
+    } else if (d.contains("groupsCsv")) {
       if (!d["groupsCsv"].is_string()) return c.err(p + ".groupsCsv", "expected a path");
       fs::path gp = baseDir / d["groupsCsv"].get<std::string>();
       auto text2 = readFile(gp);

@@ -86,7 +86,12 @@ TEST(Workload, ErrorsNameFileAndJsonPath) {
             std::string::npos);
   EXPECT_NE(err(doc(R"([{"name": "a", "groups": )" + g + R"(, "extra": 1}])")).find("$.dnns[0]: unknown field 'extra'"),
             std::string::npos);
-  EXPECT_NE(err(doc(R"([{"name": "a", "model": "m.onnx"}])")).find("$.dnns[0].model"), std::string::npos);
+  EXPECT_NE(err(doc(R"([{"name": "a", "model": "m.onnx"}])")).find("$.dnns[0].profile: expected a string"), std::string::npos);
+  EXPECT_NE(err(doc(R"([{"name": "a", "model": "m.onnx", "profile": "p.csv", "task": "t", "variant": "v"}])"))
+                .find("$.dnns[0].model: "),
+            std::string::npos);
+  EXPECT_NE(err(doc(R"([{"name": "a", "groups": )" + g + R"(, "groupsCsv": "x.csv"}])")).find("give exactly one of"),
+            std::string::npos);
 }
 
 TEST(Workload, GroupRowsCsv) {
