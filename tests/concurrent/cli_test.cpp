@@ -47,7 +47,7 @@ fs::path tmpDir(const std::string& name) {
 
 }  // namespace
 
-TEST(PlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
+TEST(concurrentPlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
   if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
   fs::path d = tmpDir("rerun");
   std::string w = (kData / "googlenet-table2-scenario1.json").string();
@@ -73,7 +73,7 @@ TEST(PlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
   fs::remove_all(d);
 }
 
-TEST(PlanSolveCli, AnytimePrintsImprovingSchedules) {
+TEST(concurrentPlanSolveCli, AnytimePrintsImprovingSchedules) {
   if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
   fs::path d = tmpDir("anytime");
   auto r = run("--mode concurrent " + (kData / "googlenet-table2-pipeline.json").string() + " -o " +
@@ -83,7 +83,7 @@ TEST(PlanSolveCli, AnytimePrintsImprovingSchedules) {
   fs::remove_all(d);
 }
 
-TEST(PlanSolveCli, BadInputOneLineErrorNoOutput) {
+TEST(concurrentPlanSolveCli, BadInputOneLineErrorNoOutput) {
   if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
   fs::path d = tmpDir("bad");
   std::ofstream(d / "w.json") << R"({"version": 1, "accelerators": ["GPU"], "dnns": [{"name": "a", "groups": [{"timeMs": {"GPU": "x"}}]}]})";

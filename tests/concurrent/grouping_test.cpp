@@ -75,7 +75,7 @@ grouping::GroupingParams params() {
 
 }  // namespace
 
-TEST(Grouping, GroupsFollowCutPointsAndSumProfileRows) {
+TEST(concurrentGrouping, GroupsFollowCutPointsAndSumProfileRows) {
   auto m = graph::parseModelText(chainCnn(6));
   ASSERT_TRUE(m.ok()) << m.error().message;
   graph::GraphView v(*m);
@@ -98,7 +98,7 @@ TEST(Grouping, GroupsFollowCutPointsAndSumProfileRows) {
   EXPECT_EQ(g->groups[0].transitionInMs[0], 0);
 }
 
-TEST(Grouping, SmallGroupsMergeUntilWorthATransition) {
+TEST(concurrentGrouping, SmallGroupsMergeUntilWorthATransition) {
   auto m = graph::parseModelText(chainCnn(6));
   ASSERT_TRUE(m.ok());
   graph::GraphView v(*m);
@@ -117,7 +117,7 @@ TEST(Grouping, SmallGroupsMergeUntilWorthATransition) {
   EXPECT_EQ(g2->groups.size(), 2u);
 }
 
-TEST(Grouping, UnsupportedNodeKeepsItsGroupOffThatAccelerator) {
+TEST(concurrentGrouping, UnsupportedNodeKeepsItsGroupOffThatAccelerator) {
   auto m = graph::parseModelText(chainCnn(3));
   ASSERT_TRUE(m.ok());
   graph::GraphView v(*m);
@@ -133,7 +133,7 @@ TEST(Grouping, UnsupportedNodeKeepsItsGroupOffThatAccelerator) {
   EXPECT_NE(e.error().message.find("cnn.onnx: node "), std::string::npos);
 }
 
-TEST(Grouping, WorkloadWithOnnxModelsSolves) {
+TEST(concurrentGrouping, WorkloadWithOnnxModelsSolves) {
   fs::path d = fs::temp_directory_path() / ("zp_grouping_" + std::to_string(::getpid()));
   fs::create_directories(d);
   auto m = graph::parseModelText(chainCnn(8));

@@ -6,7 +6,7 @@
 
 using namespace zp;
 
-TEST(Plan, ConcurrentSectionRoundTrips) {
+TEST(concurrentPlan, ConcurrentSectionRoundTrips) {
   schedule::Workload w;
   w.problem = schedule::randomInstance({.dnns = 2, .groups = 5, .accelerators = 2, .seed = 3});
   auto o = schedule::solveConcurrent(w, "w.json", {});
@@ -22,7 +22,7 @@ TEST(Plan, ConcurrentSectionRoundTrips) {
   EXPECT_EQ(back->concurrent->dnns[0].groups.size(), 5u);
 }
 
-TEST(Plan, ReaderErrorsNameThePath) {
+TEST(concurrentPlan, ReaderErrorsNameThePath) {
   Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
                            "concurrent": {"workload": "w", "objective": "speed"}})");
   auto r = plan::planFromJson(j, "plan.json");

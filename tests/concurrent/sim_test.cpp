@@ -40,7 +40,7 @@ sim::Problem twoDnns() {
 
 }  // namespace
 
-TEST(Contention, BilinearAndClamped) {
+TEST(concurrentContention, BilinearAndClamped) {
   auto m = sim::ContentionModel::parseCsv(kCsv, "t.csv", {"GPU", "DLA"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_DOUBLE_EQ(m->slowdown(0, 100, 100), 2.0);
@@ -51,7 +51,7 @@ TEST(Contention, BilinearAndClamped) {
   EXPECT_DOUBLE_EQ(m->scaled(0.5).slowdown(0, 100, 100), 1.5);
 }
 
-TEST(Contention, CsvErrorsNameFileAndLine) {
+TEST(concurrentContention, CsvErrorsNameFileAndLine) {
   std::vector<std::string> accs = {"GPU"};
   auto e1 = sim::ContentionModel::parseCsv("a,b\n", "soc.csv", accs);
   ASSERT_FALSE(e1.ok());
@@ -73,7 +73,7 @@ TEST(Contention, CsvErrorsNameFileAndLine) {
   EXPECT_NE(e5.error().message.find("no rows for accelerator 'DLA'"), std::string::npos);
 }
 
-TEST(Simulator, ContentionIntervalsSlowBothSides) {
+TEST(concurrentSimulator, ContentionIntervalsSlowBothSides) {
   auto p = twoDnns();
   // a on GPU (1 ms), b on DLA (2 ms); both demand 100: GPU slowdown 2, DLA 1.5.
   auto r = sim::simulate(p, {{{0}, {1}}});
@@ -88,7 +88,7 @@ TEST(Simulator, ContentionIntervalsSlowBothSides) {
   EXPECT_NEAR(r.dnns[1].groups[0].slowed[0].end, 2.0, 1e-12);
 }
 
-TEST(Simulator, FifoQueueOnOneAccelerator) {
+TEST(concurrentSimulator, FifoQueueOnOneAccelerator) {
   auto p = twoDnns();
   auto r = sim::simulate(p, {{{0}, {0}}});
   EXPECT_DOUBLE_EQ(r.dnns[0].groups[0].start, 0.0);  // tie: lower DNN index first
@@ -97,7 +97,7 @@ TEST(Simulator, FifoQueueOnOneAccelerator) {
   EXPECT_TRUE(r.dnns[0].groups[0].slowed.empty());  // never concurrent: no contention
 }
 
-TEST(Simulator, SegmentsHoldTheAcceleratorAndTransitionsDelay) {
+TEST(concurrentSimulator, SegmentsHoldTheAcceleratorAndTransitionsDelay) {
   sim::Problem p = twoDnns();
   p.contention = sim::ContentionModel::none(2);
   p.dnns[0].groups = {group(1, 2, 0, 0.25, 0.5), group(1, 2, 0, 0.25, 0.5)};
@@ -114,7 +114,7 @@ TEST(Simulator, SegmentsHoldTheAcceleratorAndTransitionsDelay) {
   EXPECT_DOUBLE_EQ(r2.dnns[1].groups[0].start, 2.0);
 }
 
-TEST(Simulator, PipelineDependencyWaitsAndPaysTransition) {
+TEST(concurrentSimulator, PipelineDependencyWaitsAndPaysTransition) {
   sim::Problem p = twoDnns();
   p.contention = sim::ContentionModel::none(2);
   p.dnns[0].groups = {group(1, 2, 0, 0.25, 0.5)};
@@ -126,7 +126,7 @@ TEST(Simulator, PipelineDependencyWaitsAndPaysTransition) {
   EXPECT_NEAR(r.throughput, 1000.0 / 1.0 + 1000.0 / 2.0, 1e-9);
 }
 
-TEST(Simulator, TraceMarksContention) {
+TEST(concurrentSimulator, TraceMarksContention) {
   auto p = twoDnns();
   auto r = sim::simulate(p, {{{0}, {1}}});
   Json t = sim::chromeTrace(p, r, "t");

@@ -54,7 +54,7 @@ double exactValue(const sim::Problem& p, Objective obj, int k = -1) {
 
 }  // namespace
 
-TEST(ExactSearch, EqualsBruteForceOnRandomSmallInstances) {
+TEST(concurrentExactSearch, EqualsBruteForceOnRandomSmallInstances) {
   for (const auto& c : smallCases()) {
     auto p = randomInstance({.dnns = c.dnns, .groups = c.groups, .accelerators = 2, .seed = c.seed, .pipeline = c.pipeline});
     for (Objective obj : {Objective::Latency, Objective::Throughput}) {
@@ -66,7 +66,7 @@ TEST(ExactSearch, EqualsBruteForceOnRandomSmallInstances) {
   }
 }
 
-TEST(ExactSearch, RestrictedSpaceEqualsRestrictedBruteForce) {
+TEST(concurrentExactSearch, RestrictedSpaceEqualsRestrictedBruteForce) {
   for (uint64_t seed : {11u, 12u, 13u}) {
     auto p = randomInstance({.dnns = 2, .groups = 6, .accelerators = 2, .seed = seed});
     for (int k : {0, 1, 2}) {
@@ -76,13 +76,13 @@ TEST(ExactSearch, RestrictedSpaceEqualsRestrictedBruteForce) {
   }
 }
 
-TEST(ExactSearch, ThreeAcceleratorsEqualsBruteForce) {
+TEST(concurrentExactSearch, ThreeAcceleratorsEqualsBruteForce) {
   auto p = randomInstance({.dnns = 2, .groups = 4, .accelerators = 3, .seed = 77});
   for (Objective obj : {Objective::Latency, Objective::Throughput})
     EXPECT_TRUE(near(bruteForce(p, obj), exactValue(p, obj)));
 }
 
-TEST(ExactSearch, TimeLimitRecordsAValidBound) {
+TEST(concurrentExactSearch, TimeLimitRecordsAValidBound) {
   auto p = randomInstance({.dnns = 3, .groups = 60, .accelerators = 2, .seed = 5});
   ExactParams ep;
   ep.maxTransitionsPerDnn = 2;
@@ -96,7 +96,7 @@ TEST(ExactSearch, TimeLimitRecordsAValidBound) {
   }
 }
 
-TEST(ExactSearch, RefusesAnEnumerationThatIsTooLarge) {
+TEST(concurrentExactSearch, RefusesAnEnumerationThatIsTooLarge) {
   auto p = randomInstance({.dnns = 2, .groups = 40, .accelerators = 2, .seed = 5});
   ExactParams ep;
   ep.maxTransitionsPerDnn = -1;
@@ -105,7 +105,7 @@ TEST(ExactSearch, RefusesAnEnumerationThatIsTooLarge) {
   EXPECT_NE(r.error().message.find("lower the transition limit"), std::string::npos);
 }
 
-TEST(Z3Solver, EqualsBruteForceAndPredictsTheSimulatedTimes) {
+TEST(concurrentZ3Solver, EqualsBruteForceAndPredictsTheSimulatedTimes) {
   // Z3 is the general solver and the cross-check; it is slow with contention
   // (see the bench), so it is checked on the smallest instances.
   struct Z { int dnns, groups; uint64_t seed; bool pipeline; };
@@ -132,7 +132,7 @@ TEST(Z3Solver, EqualsBruteForceAndPredictsTheSimulatedTimes) {
   }
 }
 
-TEST(Z3Solver, TransitionLimitMatchesExactSearch) {
+TEST(concurrentZ3Solver, TransitionLimitMatchesExactSearch) {
   auto p = randomInstance({.dnns = 2, .groups = 4, .accelerators = 2, .seed = 31});
   p.contention = p.contention.scaled(0);  // contention-free: Z3 is fast here
   for (int k : {0, 1}) {
@@ -146,14 +146,14 @@ TEST(Z3Solver, TransitionLimitMatchesExactSearch) {
   }
 }
 
-TEST(Z3Solver, RefusesMoreThanTwoAccelerators) {
+TEST(concurrentZ3Solver, RefusesMoreThanTwoAccelerators) {
   auto p = randomInstance({.dnns = 2, .groups = 2, .accelerators = 3, .seed = 1});
   auto r = solveZ3(p, {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("exactly 2 accelerators"), std::string::npos);
 }
 
-TEST(Metamorphic, RemovingContentionNeverWorsensTheOptimum) {
+TEST(concurrentMetamorphic, RemovingContentionNeverWorsensTheOptimum) {
   for (uint64_t seed = 300; seed < 310; ++seed) {
     auto p = randomInstance({.dnns = 2 + static_cast<int>(seed % 2), .groups = 4, .accelerators = 2, .seed = seed});
     auto q = p;
@@ -165,7 +165,7 @@ TEST(Metamorphic, RemovingContentionNeverWorsensTheOptimum) {
   }
 }
 
-TEST(Metamorphic, ScalingAllTimesScalesTheObjective) {
+TEST(concurrentMetamorphic, ScalingAllTimesScalesTheObjective) {
   for (uint64_t seed = 400; seed < 406; ++seed) {
     auto p = randomInstance({.dnns = 2, .groups = 5, .accelerators = 2, .seed = seed});
     const double f = 2.5;
@@ -181,7 +181,7 @@ TEST(Metamorphic, ScalingAllTimesScalesTheObjective) {
   }
 }
 
-TEST(GoogleNetTable2, Scenario1AtLeastAsGoodAsEveryBaseline) {
+TEST(concurrentGoogleNetTable2, Scenario1AtLeastAsGoodAsEveryBaseline) {
   auto w = loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-scenario1.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   ASSERT_EQ(w->problem.numDnns(), 2);
@@ -204,7 +204,7 @@ TEST(GoogleNetTable2, Scenario1AtLeastAsGoodAsEveryBaseline) {
   }
 }
 
-TEST(Driver, ABaselineThatWinsIsUsedAndNamed) {
+TEST(concurrentDriver, ABaselineThatWinsIsUsedAndNamed) {
   // Alternating fast groups and free transitions: the per-group greedy
   // baselines reach 4 ms, while the space with 0 transitions per DNN holds
   // only whole-DNN placements (12 ms). The plan must take the baseline.

@@ -25,7 +25,7 @@ std::string doc(const std::string& dnns, const std::string& extra = "") {
 
 }  // namespace
 
-TEST(Workload, LoadsTheTable2Scenario) {
+TEST(concurrentWorkload, LoadsTheTable2Scenario) {
   auto w = loadWorkload(fs::path(ZP_SOURCE_DIR) / "testdata/concurrent/googlenet-table2-scenario1.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_EQ(w->objective, sim::Objective::Throughput);
@@ -42,7 +42,7 @@ TEST(Workload, LoadsTheTable2Scenario) {
   EXPECT_EQ(w->inputFiles.size(), 2u);  // workload + contention CSV
 }
 
-TEST(Workload, PipelineAndInstancesExpand) {
+TEST(concurrentWorkload, PipelineAndInstancesExpand) {
   std::string g = std::string("[") + kGroup + "]";
   auto w = parseWorkload(doc(R"([{"name": "a", "instances": 2, "groups": )" + g + R"(},
                                  {"name": "b", "instances": 2, "dependsOn": ["a"], "groups": )" + g + R"(},
@@ -59,7 +59,7 @@ TEST(Workload, PipelineAndInstancesExpand) {
   EXPECT_EQ(w->problem.dnns[6].deps, std::vector<int>{4});
 }
 
-TEST(Workload, ErrorsNameFileAndJsonPath) {
+TEST(concurrentWorkload, ErrorsNameFileAndJsonPath) {
   std::string g = std::string("[") + kGroup + "]";
   EXPECT_EQ(err("{"), "w.json: not valid JSON");
   EXPECT_NE(err(R"({"version": 2})").find("w.json: $.version: must be 1"), std::string::npos);
@@ -94,7 +94,7 @@ TEST(Workload, ErrorsNameFileAndJsonPath) {
             std::string::npos);
 }
 
-TEST(Workload, GroupRowsCsv) {
+TEST(concurrentWorkload, GroupRowsCsv) {
   auto rows = parseGroupRowsCsv(
       "group,accelerator,time_ms,transition_out_ms,transition_in_ms,mem_throughput\n"
       "g0,GPU,0.5,0.1,0,40\ng0,DLA,0.9,0.2,0,22\ng1,GPU,0.3,0,0,50\n",
