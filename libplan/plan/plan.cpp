@@ -1,0 +1,209 @@
+#include "libplan/plan/plan.h"
+
+#include <algorithm>
+
+#include "libplan/util/file.h"
+
+namespace zp::plan {
+
+namespace {
+
+// Small typed accessors that report "<label>: <json path>: problem".
+struct Reader {
+  const std::string& label;
+
+  Expected<const Json*> field(const Json& obj, const std::string& path, const char* key) const {
+    if (!obj.is_object()) return makeError("{}: {}: expected an object", label, path);
+    auto it = obj.find(key);
+    if (it == obj.end()) return makeError("{}: {}: missing field '{}'", label, path, key);
+    return &*it;
+  }
+  Expected<std::string> str(const Json& obj, const std::string& path, const char* key) const {
+    ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
+    if (!v->is_string()) return makeError("{}: {}.{}: expected a string", label, path, key);
+    return v->get<std::string>();
+  }
+  Expected<double> num(const Json& obj, const std::string& path, const char* key) const {
+    ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
+    if (!v->is_number()) return makeError("{}: {}.{}: expected a number", label, path, key);
+    return v->get<double>();
+  }
+  Expected<int64_t> integer(const Json& obj, const std::string& path, const char* key) const {
+    ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
+    if (!v->is_number_integer()) return makeError("{}: {}.{}: expected an integer", label, path, key);
+    return v->get<int64_t>();
+  }
+  Expected<const Json*> arr(const Json& obj, const std::string& path, const char* key) const {
+    ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
+    if (!v->is_array()) return makeError("{}: {}.{}: expected an array", label, path, key);
+    return v;
+  }
+};
+
+Json resultJson(const ScheduleResult& r) {
+  return Json{{"name", r.name}, {"latencyMs", r.latencyMs}, {"throughput", r.throughput},
+              {"transitions", r.transitions}};
+}
+
+Expected<ScheduleResult> resultFromJson(const Reader& rd, const Json& j, const std::string& p) {
+  ScheduleResult r;
+  ZP_ASSIGN_OR_RETURN(r.name, rd.str(j, p, "name"));
+  ZP_ASSIGN_OR_RETURN(r.latencyMs, rd.num(j, p, "latencyMs"));
+  ZP_ASSIGN_OR_RETURN(r.throughput, rd.num(j, p, "throughput"));
+  ZP_ASSIGN_OR_RETURN(int64_t t, rd.integer(j, p, "transitions"));
+  r.transitions = static_cast<int>(t);
+  return r;
+}
+
+}  // namespace
+
+Json toJson(const ConcurrentSchedule& c) {
+  Json dnns = Json::array();
+  for (const auto& d : c.dnns) {
+    Json groups = Json::array();
+    for (const auto& g : d.groups)
+      groups.push_back({{"name", g.name}, {"accelerator", g.accelerator}, {"startMs", g.startMs},
+                        {"endMs", g.endMs}, {"standaloneMs", g.standaloneMs}});
+    Json trs = Json::array();
+    for (const auto& t : d.transitions)
+      trs.push_back({{"afterGroup", t.afterGroup}, {"from", t.from}, {"to", t.to},
+                     {"startMs", t.startMs}, {"endMs", t.endMs}});
+    dnns.push_back({{"name", d.name}, {"releaseMs", d.releaseMs}, {"endMs", d.endMs},
+                    {"groups", groups}, {"transitions", trs}});
+  }
+  Json baselines = Json::array();
+  for (const auto& b : c.baselines) baselines.push_back(resultJson(b));
+  const auto& s = c.solver;
+  Json solver = {{"solver", s.solver},       {"status", s.status},
+                 {"searchSpace", s.searchSpace}, {"maxTransitionsPerDnn", s.maxTransitionsPerDnn},
+                 {"objective", s.objective}, {"bound", s.bound},
+                 {"gap", s.gap},             {"timeLimitS", s.timeLimitS},
+                 {"seed", s.seed},           {"nodes", s.nodes},
+                 {"simulations", s.simulations}, {"crossCheck", s.crossCheck}};
+  return Json{{"workload", c.workload},   {"objective", c.objective},
+              {"accelerators", c.accelerators}, {"source", c.source},
+              {"objectiveValue", c.objectiveValue}, {"latencyMs", c.latencyMs},
+              {"throughput", c.throughput}, {"solver", solver},
+              {"dnns", dnns},             {"baselines", baselines}};
+}
+
+Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label,
+                                                const std::string& path) {
+  Reader rd{label};
+  ConcurrentSchedule c;
+  ZP_ASSIGN_OR_RETURN(c.workload, rd.str(j, path, "workload"));
+  ZP_ASSIGN_OR_RETURN(c.objective, rd.str(j, path, "objective"));
+  if (c.objective != "latency" && c.objective != "throughput")
+    return makeError("{}: {}.objective: must be 'latency' or 'throughput'", label, path);
+  ZP_ASSIGN_OR_RETURN(const Json* accs, rd.arr(j, path, "accelerators"));
+  for (size_t i = 0; i < accs->size(); ++i) {
+    if (!(*accs)[i].is_string())
+      return makeError("{}: {}.accelerators[{}]: expected a string", label, path, i);
+    c.accelerators.push_back((*accs)[i].get<std::string>());
+  }
+  ZP_ASSIGN_OR_RETURN(c.source, rd.str(j, path, "source"));
+  ZP_ASSIGN_OR_RETURN(c.objectiveValue, rd.num(j, path, "objectiveValue"));
+  ZP_ASSIGN_OR_RETURN(c.latencyMs, rd.num(j, path, "latencyMs"));
+  ZP_ASSIGN_OR_RETURN(c.throughput, rd.num(j, path, "throughput"));
+  ZP_ASSIGN_OR_RETURN(const Json* sj, rd.field(j, path, "solver"));
+  std::string sp = path + ".solver";
+  auto& s = c.solver;
+  ZP_ASSIGN_OR_RETURN(s.solver, rd.str(*sj, sp, "solver"));
+  ZP_ASSIGN_OR_RETURN(s.status, rd.str(*sj, sp, "status"));
+  ZP_ASSIGN_OR_RETURN(s.searchSpace, rd.str(*sj, sp, "searchSpace"));
+  ZP_ASSIGN_OR_RETURN(int64_t k, rd.integer(*sj, sp, "maxTransitionsPerDnn"));
+  s.maxTransitionsPerDnn = static_cast<int>(k);
+  ZP_ASSIGN_OR_RETURN(s.objective, rd.num(*sj, sp, "objective"));
+  ZP_ASSIGN_OR_RETURN(s.bound, rd.num(*sj, sp, "bound"));
+  ZP_ASSIGN_OR_RETURN(s.gap, rd.num(*sj, sp, "gap"));
+  ZP_ASSIGN_OR_RETURN(s.timeLimitS, rd.num(*sj, sp, "timeLimitS"));
+  ZP_ASSIGN_OR_RETURN(s.seed, rd.integer(*sj, sp, "seed"));
+  ZP_ASSIGN_OR_RETURN(int64_t nodes, rd.integer(*sj, sp, "nodes"));
+  ZP_ASSIGN_OR_RETURN(int64_t sims, rd.integer(*sj, sp, "simulations"));
+  s.nodes = static_cast<uint64_t>(nodes);
+  s.simulations = static_cast<uint64_t>(sims);
+  ZP_ASSIGN_OR_RETURN(s.crossCheck, rd.str(*sj, sp, "crossCheck"));
+  ZP_ASSIGN_OR_RETURN(const Json* dnns, rd.arr(j, path, "dnns"));
+  for (size_t n = 0; n < dnns->size(); ++n) {
+    const Json& dj = (*dnns)[n];
+    std::string dp = fmt::format("{}.dnns[{}]", path, n);
+    ConcurrentDnn d;
+    ZP_ASSIGN_OR_RETURN(d.name, rd.str(dj, dp, "name"));
+    ZP_ASSIGN_OR_RETURN(d.releaseMs, rd.num(dj, dp, "releaseMs"));
+    ZP_ASSIGN_OR_RETURN(d.endMs, rd.num(dj, dp, "endMs"));
+    ZP_ASSIGN_OR_RETURN(const Json* gs, rd.arr(dj, dp, "groups"));
+    for (size_t i = 0; i < gs->size(); ++i) {
+      std::string gp = fmt::format("{}.groups[{}]", dp, i);
+      ConcurrentGroup g;
+      ZP_ASSIGN_OR_RETURN(g.name, rd.str((*gs)[i], gp, "name"));
+      ZP_ASSIGN_OR_RETURN(g.accelerator, rd.str((*gs)[i], gp, "accelerator"));
+      ZP_ASSIGN_OR_RETURN(g.startMs, rd.num((*gs)[i], gp, "startMs"));
+      ZP_ASSIGN_OR_RETURN(g.endMs, rd.num((*gs)[i], gp, "endMs"));
+      ZP_ASSIGN_OR_RETURN(g.standaloneMs, rd.num((*gs)[i], gp, "standaloneMs"));
+      if (std::find(c.accelerators.begin(), c.accelerators.end(), g.accelerator) == c.accelerators.end())
+        return makeError("{}: {}.accelerator: unknown accelerator '{}'", label, gp, g.accelerator);
+      d.groups.push_back(std::move(g));
+    }
+    ZP_ASSIGN_OR_RETURN(const Json* ts, rd.arr(dj, dp, "transitions"));
+    for (size_t i = 0; i < ts->size(); ++i) {
+      std::string tp = fmt::format("{}.transitions[{}]", dp, i);
+      ConcurrentTransition t;
+      ZP_ASSIGN_OR_RETURN(int64_t after, rd.integer((*ts)[i], tp, "afterGroup"));
+      t.afterGroup = static_cast<int>(after);
+      ZP_ASSIGN_OR_RETURN(t.from, rd.str((*ts)[i], tp, "from"));
+      ZP_ASSIGN_OR_RETURN(t.to, rd.str((*ts)[i], tp, "to"));
+      ZP_ASSIGN_OR_RETURN(t.startMs, rd.num((*ts)[i], tp, "startMs"));
+      ZP_ASSIGN_OR_RETURN(t.endMs, rd.num((*ts)[i], tp, "endMs"));
+      d.transitions.push_back(std::move(t));
+    }
+    c.dnns.push_back(std::move(d));
+  }
+  ZP_ASSIGN_OR_RETURN(const Json* bs, rd.arr(j, path, "baselines"));
+  for (size_t i = 0; i < bs->size(); ++i) {
+    ZP_ASSIGN_OR_RETURN(auto r, resultFromJson(rd, (*bs)[i], fmt::format("{}.baselines[{}]", path, i)));
+    c.baselines.push_back(std::move(r));
+  }
+  return c;
+}
+
+Json toJson(const Plan& p) {
+  Json j = {{"header", {{"tool", p.header.tool}, {"version", p.header.version},
+                        {"inputs", p.header.inputs}}}};
+  if (p.concurrent) j["concurrent"] = toJson(*p.concurrent);
+  return j;
+}
+
+Expected<Plan> planFromJson(const Json& j, const std::string& label) {
+  Reader rd{label};
+  Plan p;
+  ZP_ASSIGN_OR_RETURN(const Json* h, rd.field(j, "$", "header"));
+  ZP_ASSIGN_OR_RETURN(p.header.tool, rd.str(*h, "$.header", "tool"));
+  ZP_ASSIGN_OR_RETURN(p.header.version, rd.str(*h, "$.header", "version"));
+  ZP_ASSIGN_OR_RETURN(const Json* in, rd.field(*h, "$.header", "inputs"));
+  if (!in->is_object()) return makeError("{}: $.header.inputs: expected an object", label);
+  for (auto it = in->begin(); it != in->end(); ++it) {
+    if (!it.value().is_string())
+      return makeError("{}: $.header.inputs.{}: expected a string", label, it.key());
+    p.header.inputs[it.key()] = it.value().get<std::string>();
+  }
+  if (j.contains("concurrent")) {
+    ZP_ASSIGN_OR_RETURN(auto c, concurrentFromJson(j["concurrent"], label, "$.concurrent"));
+    p.concurrent = std::move(c);
+  }
+  return p;
+}
+
+std::string planToText(const Plan& p) { return canonicalJson(toJson(p)); }
+
+Status writePlan(const Plan& p, const std::filesystem::path& path) {
+  return writeFileAtomic(path, planToText(p));
+}
+
+Expected<Plan> readPlan(const std::filesystem::path& path) {
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
+  return planFromJson(j, path.string());
+}
+
+}  // namespace zp::plan

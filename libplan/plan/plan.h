@@ -1,0 +1,105 @@
+// The plan model (plan.json is its canonical JSON rendering). This file holds
+// the header and the concurrent-schedule section (issue 6); other sections
+// (SparseLoom selection/placement, preloading, cold start) are added beside it
+// as their own structs with their own toJson/fromJson.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::plan {
+
+struct PlanHeader {
+  std::string tool;     // e.g. "plan-solve"
+  std::string version;  // zooplan version
+  std::map<std::string, std::string> inputs;  // input file (as given) -> sha256
+  bool operator==(const PlanHeader&) const = default;
+};
+
+// --- concurrent schedule (HaX-CoNN-style, papers/haxconn-contention-aware-scheduling.txt) ---
+
+struct ConcurrentGroup {
+  std::string name;
+  std::string accelerator;
+  double startMs = 0, endMs = 0;
+  double standaloneMs = 0;  // profiled time on that accelerator; end-start >= it under contention
+  bool operator==(const ConcurrentGroup&) const = default;
+};
+
+struct ConcurrentTransition {
+  int afterGroup = -1;  // index of the group after which execution moves; -1: from a dependency
+  std::string from, to;
+  double startMs = 0, endMs = 0;
+  bool operator==(const ConcurrentTransition&) const = default;
+};
+
+struct ConcurrentDnn {
+  std::string name;
+  double releaseMs = 0, endMs = 0;
+  std::vector<ConcurrentGroup> groups;
+  std::vector<ConcurrentTransition> transitions;
+  bool operator==(const ConcurrentDnn&) const = default;
+};
+
+struct ScheduleResult {  // one schedule's simulated figures (zooplan's or a baseline's)
+  std::string name;
+  double latencyMs = 0;
+  double throughput = 0;  // Eq. 10, inferences/s summed over DNNs
+  int transitions = 0;
+  bool operator==(const ScheduleResult&) const = default;
+};
+
+struct SolverReport {
+  std::string solver;   // "exact-bnb", "z3-optimize", ...
+  std::string status;   // "optimal" (proven within searchSpace) | "feasible" (time limit hit)
+  std::string searchSpace;  // e.g. "at most 2 transitions per DNN" or "all assignments"
+  int maxTransitionsPerDnn = -1;  // -1: unrestricted
+  double objective = 0;  // value of the solver's best schedule (simulated)
+  double bound = 0;      // proven bound on the optimum within searchSpace
+  double gap = 0;        // |objective - bound| / |objective|
+  double timeLimitS = 0;
+  int64_t seed = 0;
+  uint64_t nodes = 0;        // search effort (deterministic for a run without time-out)
+  uint64_t simulations = 0;
+  std::string crossCheck;    // result of the Z3 cross-check, if run
+  bool operator==(const SolverReport&) const = default;
+};
+
+struct ConcurrentSchedule {
+  std::string workload;        // workload file as given
+  std::string objective;       // "latency" | "throughput"
+  std::vector<std::string> accelerators;
+  std::string source;          // "zooplan" or "baseline:<name>" if a baseline won in the simulator
+  double objectiveValue = 0;   // simulated
+  double latencyMs = 0;
+  double throughput = 0;
+  SolverReport solver;
+  std::vector<ConcurrentDnn> dnns;
+  std::vector<ScheduleResult> baselines;
+  bool operator==(const ConcurrentSchedule&) const = default;
+};
+
+struct Plan {
+  PlanHeader header;
+  std::optional<ConcurrentSchedule> concurrent;
+  bool operator==(const Plan&) const = default;
+};
+
+Json toJson(const ConcurrentSchedule& c);
+Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label,
+                                                const std::string& path);
+Json toJson(const Plan& p);
+Expected<Plan> planFromJson(const Json& j, const std::string& label);
+
+// Canonical bytes (util/json.h canonicalJson) and atomic write / checked read.
+std::string planToText(const Plan& p);
+Status writePlan(const Plan& p, const std::filesystem::path& path);
+Expected<Plan> readPlan(const std::filesystem::path& path);
+
+}  // namespace zp::plan

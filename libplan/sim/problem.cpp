@@ -1,0 +1,45 @@
+#include "libplan/sim/problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace zp::sim {
+
+const char* objectiveName(Objective o) { return o == Objective::Latency ? "latency" : "throughput"; }
+
+int Problem::totalGroups() const {
+  int n = 0;
+  for (const auto& d : dnns) n += static_cast<int>(d.groups.size());
+  return n;
+}
+
+bool isValidSchedule(const Problem& p, const Schedule& s) {
+  if (s.assign.size() != p.dnns.size()) return false;
+  for (size_t n = 0; n < p.dnns.size(); ++n) {
+    if (s.assign[n].size() != p.dnns[n].groups.size()) return false;
+    for (size_t i = 0; i < s.assign[n].size(); ++i) {
+      int a = s.assign[n][i];
+      if (a < 0 || a >= p.numAccelerators() || !p.dnns[n].groups[i].allowed(a)) return false;
+    }
+  }
+  return true;
+}
+
+int countTransitions(const Schedule& s, int dnn) {
+  const auto& a = s.assign[static_cast<size_t>(dnn)];
+  int c = 0;
+  for (size_t i = 1; i < a.size(); ++i) c += a[i] != a[i - 1];
+  return c;
+}
+
+bool better(Objective o, double a, double b) {
+  double tol = 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
+  return o == Objective::Latency ? a < b - tol : a > b + tol;
+}
+
+double worstValue(Objective o) {
+  return o == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
+}
+
+}  // namespace zp::sim

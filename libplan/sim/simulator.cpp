@@ -1,0 +1,242 @@
+#include "libplan/sim/simulator.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace zp::sim {
+
+namespace {
+constexpr double kTimeTol = 1e-9;  // ms: ready times this close count as a tie
+}
+
+Simulator::Simulator(const Problem& problem) : p_(problem) {
+  int total = 0;
+  for (const auto& d : problem.dnns) {
+    offset_.push_back(total);
+    total += static_cast<int>(d.groups.size());
+  }
+  numGroups_ = static_cast<size_t>(total);
+  // Slowdown memo for two accelerators (0 = not computed yet; slowdowns are >= 1).
+  if (problem.numAccelerators() == 2 && numGroups_ <= 1024) pairSlow_.assign(numGroups_ * 2 * numGroups_, 0.0);
+}
+
+SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOptions& options) {
+  Simulator s(problem);
+  return s.run(schedule, options);
+}
+
+const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
+  assert(isValidSchedule(p_, sched));
+  const int N = p_.numDnns();
+  const int A = p_.numAccelerators();
+  result_.aborted = false;
+  result_.dnns.resize(static_cast<size_t>(N));
+  st_.assign(static_cast<size_t>(N), DnnState{});
+  running_.assign(static_cast<size_t>(A), -1);
+  for (int n = 0; n < N; ++n) {
+    auto& run = result_.dnns[static_cast<size_t>(n)];
+    run.groups.resize(p_.dnns[static_cast<size_t>(n)].groups.size());
+    for (auto& g : run.groups) g.slowed.clear();
+    run.transitions.clear();
+    run.release = run.end = 0;
+    if (p_.dnns[static_cast<size_t>(n)].deps.empty()) st_[static_cast<size_t>(n)].phase = 1;
+  }
+  auto acc = [&](int n, int i) { return sched.assign[static_cast<size_t>(n)][static_cast<size_t>(i)]; };
+  auto cost = [&](int n, int i) -> const GroupCost& {
+    return p_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(i)];
+  };
+  auto startGroup = [&](int n, double t) {
+    auto& s = st_[static_cast<size_t>(n)];
+    int a = acc(n, s.next);
+    s.phase = 2;
+    s.remaining = cost(n, s.next).timeMs[static_cast<size_t>(a)];
+    auto& g = result_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)];
+    g.accelerator = a;
+    g.start = t;
+    g.standaloneMs = s.remaining;
+    running_[static_cast<size_t>(a)] = n;
+  };
+
+  const bool bounding = std::isfinite(opt.abortAfterMs) || opt.abortThroughputAtMost >= 0;
+  if (bounding) {
+    suffix_.resize(static_cast<size_t>(N));
+    for (int n = 0; n < N; ++n) {
+      const auto& d = p_.dnns[static_cast<size_t>(n)];
+      auto& suf = suffix_[static_cast<size_t>(n)];
+      suf.assign(d.groups.size() + 1, 0.0);
+      for (int i = static_cast<int>(d.groups.size()) - 1; i >= 0; --i) {
+        double tr = 0;
+        if (i + 1 < static_cast<int>(d.groups.size()) && acc(n, i) != acc(n, i + 1))
+          tr = cost(n, i).transitionOutMs[static_cast<size_t>(acc(n, i))] +
+               cost(n, i + 1).transitionInMs[static_cast<size_t>(acc(n, i + 1))];
+        suf[static_cast<size_t>(i)] = suf[static_cast<size_t>(i) + 1] + tr + cost(n, i).timeMs[static_cast<size_t>(acc(n, i))];
+      }
+    }
+  }
+  auto abortNow = [&](double t) {
+    double lat = 0, rate = 0;
+    for (int n = 0; n < N; ++n) {
+      const auto& s = st_[static_cast<size_t>(n)];
+      const auto& suf = suffix_[static_cast<size_t>(n)];
+      const auto& run = result_.dnns[static_cast<size_t>(n)];
+      double endLb, release;
+      switch (s.phase) {
+        case 0: endLb = t + suf[0]; release = -1; break;
+        case 1: endLb = std::max(t, s.readyTime) + suf[static_cast<size_t>(s.next)]; release = s.next == 0 ? s.readyTime : run.release; break;
+        case 2: endLb = t + s.remaining + suf[static_cast<size_t>(s.next) + 1]; release = run.release; break;
+        default: endLb = run.end; release = run.release; break;
+      }
+      lat = std::max(lat, endLb);
+      rate += release < 0 ? 1000.0 / suf[0] : 1000.0 / (endLb - release);
+    }
+    if (lat > opt.abortAfterMs) return true;
+    return opt.abortThroughputAtMost >= 0 && !better(Objective::Throughput, rate, opt.abortThroughputAtMost);
+  };
+
+  double t = 0;
+  int done = 0;
+  for (;;) {
+    // Segment heads whose ready time has come wait for their accelerator;
+    // an idle accelerator takes the one that became ready first.
+    for (int a = 0; a < A; ++a) {
+      if (running_[static_cast<size_t>(a)] >= 0) continue;
+      int pick = -1;
+      for (int n = 0; n < N; ++n) {
+        const auto& s = st_[static_cast<size_t>(n)];
+        if (s.phase != 1 || s.readyTime > t + kTimeTol || acc(n, s.next) != a) continue;
+        if (pick < 0 || s.readyTime < st_[static_cast<size_t>(pick)].readyTime - kTimeTol) pick = n;
+      }
+      if (pick >= 0) startGroup(pick, t);
+    }
+    if (done == N) break;
+
+    // Rates in this contention interval.
+    double dt = std::numeric_limits<double>::infinity();
+    for (int n = 0; n < N; ++n) {
+      auto& s = st_[static_cast<size_t>(n)];
+      if (s.phase == 2) {
+        int a = acc(n, s.next);
+        if (A == 2 && !pairSlow_.empty()) {
+          // Two accelerators: at most one other group; memoised per pair.
+          int b = 1 - a;
+          int m = running_[static_cast<size_t>(b)];
+          if (m < 0) {
+            s.slow = 1.0;
+          } else {
+            size_t gi = static_cast<size_t>(offset_[static_cast<size_t>(n)] + s.next);
+            size_t gj = static_cast<size_t>(offset_[static_cast<size_t>(m)] + st_[static_cast<size_t>(m)].next);
+            double& slot = pairSlow_[(gi * 2 + static_cast<size_t>(a)) * numGroups_ + gj];
+            if (slot == 0)
+              slot = p_.contention.slowdown(a, cost(n, s.next).demand[static_cast<size_t>(a)],
+                                            cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)]);
+            s.slow = slot;
+          }
+        } else {
+          double own = cost(n, s.next).demand[static_cast<size_t>(a)];
+          double ext = 0;
+          bool other = false;
+          for (int b = 0; b < A; ++b) {
+            int m = running_[static_cast<size_t>(b)];
+            if (b == a || m < 0) continue;
+            other = true;
+            ext += cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)];
+          }
+          s.slow = other ? p_.contention.slowdown(a, own, ext) : 1.0;
+        }
+        dt = std::min(dt, s.remaining * s.slow);
+      } else if (s.phase == 1 && s.readyTime > t + kTimeTol) {
+        dt = std::min(dt, s.readyTime - t);
+      }
+    }
+    assert(std::isfinite(dt) && "simulation deadlock");
+    if (bounding && abortNow(t)) {
+      result_.aborted = true;
+      result_.latencyMs = std::numeric_limits<double>::infinity();
+      result_.throughput = 0;
+      return result_;
+    }
+    for (int n = 0; n < N; ++n) {
+      auto& s = st_[static_cast<size_t>(n)];
+      if (s.phase != 2) continue;
+      s.remaining -= dt / s.slow;
+      if (opt.recordSpans && s.slow > 1.0 + 1e-12 && dt > 0) {
+        auto& spans = result_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)].slowed;
+        if (!spans.empty() && spans.back().end == t && spans.back().slowdown == s.slow)
+          spans.back().end = t + dt;
+        else
+          spans.push_back({t, t + dt, s.slow});
+      }
+    }
+    t += dt;
+
+    // Completions at t, in DNN order.
+    for (int n = 0; n < N; ++n) {
+      auto& s = st_[static_cast<size_t>(n)];
+      if (s.phase != 2) continue;
+      int a = acc(n, s.next);
+      double total = cost(n, s.next).timeMs[static_cast<size_t>(a)];
+      if (s.remaining > 1e-9 * std::max(1.0, total)) continue;
+      auto& run = result_.dnns[static_cast<size_t>(n)];
+      run.groups[static_cast<size_t>(s.next)].end = t;
+      int last = s.next;
+      ++s.next;
+      const auto& dnn = p_.dnns[static_cast<size_t>(n)];
+      if (s.next < static_cast<int>(dnn.groups.size())) {
+        int b = acc(n, s.next);
+        if (b == a) {
+          startGroup(n, t);  // same segment: keeps the accelerator
+          continue;
+        }
+        running_[static_cast<size_t>(a)] = -1;
+        double tr = cost(n, last).transitionOutMs[static_cast<size_t>(a)] +
+                    cost(n, s.next).transitionInMs[static_cast<size_t>(b)];
+        run.transitions.push_back({last, a, b, t, t + tr});
+        s.phase = 1;
+        s.readyTime = t + tr;
+        continue;
+      }
+      running_[static_cast<size_t>(a)] = -1;
+      s.phase = 3;
+      run.end = t;
+      ++done;
+      // Release dependents whose dependencies have all ended.
+      for (int m = n + 1; m < N; ++m) {
+        const auto& dm = p_.dnns[static_cast<size_t>(m)];
+        if (st_[static_cast<size_t>(m)].phase != 0 ||
+            std::find(dm.deps.begin(), dm.deps.end(), n) == dm.deps.end())
+          continue;
+        bool all = true;
+        for (int d : dm.deps) all = all && st_[static_cast<size_t>(d)].phase == 3;
+        if (!all) continue;
+        double ready = 0;
+        int b = acc(m, 0);
+        auto& rm = result_.dnns[static_cast<size_t>(m)];
+        for (int d : dm.deps) {
+          const auto& dd = p_.dnns[static_cast<size_t>(d)];
+          int li = static_cast<int>(dd.groups.size()) - 1;
+          int la = acc(d, li);
+          double e = result_.dnns[static_cast<size_t>(d)].end;
+          double tr = la == b ? 0.0
+                              : cost(d, li).transitionOutMs[static_cast<size_t>(la)] +
+                                    cost(m, 0).transitionInMs[static_cast<size_t>(b)];
+          if (tr > 0 || la != b) rm.transitions.push_back({-1, la, b, e, e + tr});
+          ready = std::max(ready, e + tr);
+        }
+        st_[static_cast<size_t>(m)].phase = 1;
+        st_[static_cast<size_t>(m)].readyTime = ready;
+        rm.release = ready;
+      }
+    }
+  }
+  result_.latencyMs = 0;
+  result_.throughput = 0;
+  for (int n = 0; n < N; ++n) {
+    auto& run = result_.dnns[static_cast<size_t>(n)];
+    result_.latencyMs = std::max(result_.latencyMs, run.end);
+    result_.throughput += 1000.0 / (run.end - run.release);
+  }
+  return result_;
+}
+
+}  // namespace zp::sim

@@ -1,0 +1,96 @@
+// Discrete-event simulation of a concurrent schedule: the single judge of
+// every schedule's latency and throughput (zooplan's and the baselines').
+//
+// Semantics (the scheduler's Z3 model encodes exactly these):
+//  - a DNN's groups run in order; consecutive groups on one accelerator form a
+//    segment that holds the accelerator until its last group ends;
+//  - between groups on different accelerators the DNN pays the transition
+//    tau(L_i, a, OUT) + tau(L_{i+1}, b, IN) (a delay, occupying no accelerator);
+//  - a DNN with dependencies becomes ready when all of them have ended (plus
+//    the transition if the accelerator changes);
+//  - a segment head waits for its accelerator; waiting heads start in the
+//    order they became ready (ties: lower DNN index); no idle time is inserted;
+//  - contention intervals (HaX-CoNN §3.3): between any two consecutive start /
+//    end events the set of running groups is fixed and every running group
+//    progresses at rate 1/slowdown, slowdown = model(own demand, sum of the
+//    demands of groups running on the other accelerators) (1 when alone).
+#pragma once
+#include <limits>
+#include <vector>
+
+#include "libplan/sim/problem.h"
+
+namespace zp::sim {
+
+struct ContentionSpan {
+  double start = 0, end = 0, slowdown = 1;
+};
+
+struct GroupRun {
+  int accelerator = -1;
+  double start = 0, end = 0;
+  double standaloneMs = 0;
+  std::vector<ContentionSpan> slowed;  // sub-intervals with slowdown > 1
+};
+
+struct TransitionRun {
+  int afterGroup = -1;  // -1: the transition into this DNN from a dependency
+  int from = -1, to = -1;
+  double start = 0, end = 0;
+};
+
+struct DnnRun {
+  double release = 0;  // when its input was available
+  double end = 0;
+  std::vector<GroupRun> groups;
+  std::vector<TransitionRun> transitions;
+};
+
+struct SimResult {
+  std::vector<DnnRun> dnns;
+  double latencyMs = 0;   // Eq. 11: max_n end_n
+  double throughput = 0;  // Eq. 10: sum_n 1000 / (end_n - release_n), per second
+  bool aborted = false;   // stopped early (SimOptions::abortAfterMs)
+  double value(Objective o) const { return o == Objective::Latency ? latencyMs : throughput; }
+};
+
+struct SimOptions {
+  bool recordSpans = true;
+  // Branch and bound: stop as soon as the schedule provably cannot beat an
+  // incumbent (the result then only proves that, aborted = true):
+  // latency: once some DNN cannot end before abortAfterMs even running
+  // standalone from now on; throughput: once the sum of rates, with every
+  // unfinished DNN running standalone from now on, is at most
+  // abortThroughputAtMost (relative 1e-9).
+  double abortAfterMs = std::numeric_limits<double>::infinity();
+  double abortThroughputAtMost = -1;
+};
+
+// Reusable simulator (keeps buffers between calls; not thread-safe).
+class Simulator {
+ public:
+  explicit Simulator(const Problem& problem);
+  // The schedule must be valid for the problem (asserted).
+  const SimResult& run(const Schedule& schedule, const SimOptions& options = {});
+
+ private:
+  const Problem& p_;
+  SimResult result_;
+  struct DnnState {
+    int next = 0;
+    int phase = 0;  // 0 blocked, 1 pending (readyTime), 2 running, 3 done
+    double readyTime = 0;
+    double remaining = 0;
+    double slow = 1;
+  };
+  std::vector<DnnState> st_;
+  std::vector<int> running_;  // per accelerator: DNN index or -1
+  std::vector<int> offset_;   // first global group index of each DNN
+  size_t numGroups_ = 0;
+  std::vector<double> pairSlow_;
+  std::vector<std::vector<double>> suffix_;  // standalone time from group i's start to the DNN's end  // [group][acc][other group] -> slowdown (2 accelerators)
+};
+
+SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOptions& options = {});
+
+}  // namespace zp::sim

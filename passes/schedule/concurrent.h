@@ -1,0 +1,60 @@
+// The concurrent-schedule pass (issue 6): baselines, the optimal solver
+// (exact branch and bound, or Z3), the simulator as judge, the plan section,
+// and the plan-solve --mode concurrent driver.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libplan/plan/plan.h"
+#include "libplan/sim/simulator.h"
+#include "passes/schedule/exact.h"
+#include "passes/schedule/workload.h"
+
+namespace zp::schedule {
+
+enum class SolverKind { Exact, Z3 };
+
+struct ConcurrentParams {
+  std::optional<sim::Objective> objective;  // overrides the workload's
+  SolverKind solver = SolverKind::Exact;
+  int maxTransitionsPerDnn = 2;  // -1: unrestricted (exact search: small instances only)
+  double timeLimitS = 60;
+  bool crossCheckZ3 = false;     // also solve with Z3 in the same space and compare
+  uint64_t seed = 0;             // recorded; seeds Z3
+  ImproveCallback onImprove;     // each improving schedule (anytime mode)
+};
+
+struct ConcurrentOutcome {
+  sim::Objective objective = sim::Objective::Latency;
+  sim::Schedule schedule;  // the plan's schedule
+  sim::SimResult result;   // its simulation (with contention spans)
+  plan::ConcurrentSchedule section;
+  double solveMs = 0;      // wall time of baselines + solver (not in the plan: plans are byte-identical)
+  double firstFeasibleMs = 0;
+};
+
+Expected<ConcurrentOutcome> solveConcurrent(const Workload& workload, const std::string& workloadLabel,
+                                            const ConcurrentParams& params);
+
+// Fills a plan section from a simulated schedule.
+std::vector<plan::ConcurrentDnn> describeSchedule(const sim::Problem& p, const sim::SimResult& r);
+
+struct ConcurrentCliParams {
+  std::filesystem::path workload;
+  std::filesystem::path output;
+  std::filesystem::path trace;  // empty: none
+  std::filesystem::path stats;  // empty: none (solve times, non-deterministic)
+  bool anytime = false;
+  ConcurrentParams solve;
+};
+
+// Loads, solves, writes PLAN.json (and the trace / stats) atomically, prints
+// the table against the baselines to `out`. Errors are one line naming the file.
+Status runConcurrentCli(const ConcurrentCliParams& params, std::ostream& out);
+
+}  // namespace zp::schedule

@@ -1,0 +1,50 @@
+// Exact branch-and-bound search for the concurrent schedule in the common
+// structure HaX-CoNN's optimal schedules have (few transitions per DNN; every
+// schedule in the paper's Table 6 has one transition per DNN). Candidates per
+// DNN are all assignments with at most K transitions; combinations are pruned
+// with contention-free lower bounds (chain time, accelerator load, total work /
+// #accelerators) and the survivors are measured by the simulator itself, so
+// the search is exact for any number of accelerators and any contention model.
+// K = -1 enumerates all assignments (small instances only).
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "libplan/sim/simulator.h"
+#include "libplan/util/error.h"
+
+namespace zp::schedule {
+
+// Called on every improving schedule: elapsed wall ms since the solver
+// started, its simulated objective value, who found it.
+using ImproveCallback = std::function<void(double elapsedMs, double value, const std::string& by)>;
+
+struct ExactParams {
+  sim::Objective objective = sim::Objective::Latency;
+  int maxTransitionsPerDnn = 2;  // -1: unrestricted
+  double timeLimitS = 60;
+  // Refuse to enumerate more candidate assignments than this for one DNN.
+  uint64_t maxCandidatesPerDnn = 4'000'000;
+  std::optional<sim::Schedule> initial;  // starting incumbent (any schedule)
+  std::string initialName = "initial";
+  ImproveCallback onImprove;
+};
+
+struct ExactResult {
+  sim::Schedule best;
+  std::string bestBy;   // "exact-bnb" or params.initialName
+  double value = 0;     // simulated objective of `best`
+  double bound = 0;     // proven bound on the optimum over the space (and the initial schedule)
+  bool optimal = false; // search completed within the time limit
+  uint64_t nodes = 0, simulations = 0;
+  double elapsedMs = 0;
+};
+
+Expected<ExactResult> exactSearch(const sim::Problem& problem, const ExactParams& params);
+
+// Number of assignments of one DNN with at most k transitions (k = -1: all);
+// saturates at UINT64_MAX.
+uint64_t countAssignments(const sim::Dnn& dnn, int numAccelerators, int k);
+
+}  // namespace zp::schedule

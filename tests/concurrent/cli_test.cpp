@@ -1,0 +1,100 @@
+// End-to-end: plan-solve --mode concurrent.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+#include <algorithm>
+
+#include "libplan/plan/plan.h"
+#include "libplan/util/file.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kBin = fs::path(ZP_BINARY_DIR) / "bin" / "plan-solve";
+const fs::path kData = fs::path(ZP_SOURCE_DIR) / "testdata" / "concurrent";
+
+struct Run {
+  int code;
+  std::string out;
+};
+
+Run run(const std::string& args) {
+  std::string cmd = kBin.string() + " " + args + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  int st = pclose(f);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+fs::path tmpDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("zp_concurrent_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(concurrentPlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
+  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  fs::path d = tmpDir("rerun");
+  std::string w = (kData / "googlenet-table2-scenario1.json").string();
+  auto r1 = run("--mode concurrent " + w + " -o " + (d / "a.json").string() + " --trace " +
+                (d / "trace.json").string() + " --seed 7");
+  ASSERT_EQ(r1.code, 0) << r1.out;
+  auto r2 = run("--mode concurrent " + w + " -o " + (d / "b.json").string() + " --seed 7");
+  ASSERT_EQ(r2.code, 0) << r2.out;
+  EXPECT_EQ(*zp::readFile(d / "a.json"), *zp::readFile(d / "b.json"));
+  for (const char* name : {"GPU-only", "naive-concurrent", "mensa-like", "herald-like", "h2h-like", "zooplan"})
+    EXPECT_NE(r1.out.find(name), std::string::npos) << name;
+  auto plan = zp::plan::readPlan(d / "a.json");
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_TRUE(plan->concurrent.has_value());
+  EXPECT_EQ(plan->concurrent->solver.seed, 7);
+  EXPECT_EQ(plan->concurrent->solver.status, "optimal");
+  EXPECT_EQ(plan->header.inputs.size(), 2u);
+  auto trace = zp::Json::parse(*zp::readFile(d / "trace.json"));
+  std::set<int> tids;
+  for (const auto& ev : trace["traceEvents"])
+    if (ev["ph"] == "X" && ev["cat"] != "transition") tids.insert(ev["tid"].get<int>());
+  EXPECT_EQ(tids.size(), 2u);  // one track per accelerator
+  fs::remove_all(d);
+}
+
+TEST(concurrentPlanSolveCli, AnytimePrintsImprovingSchedules) {
+  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  fs::path d = tmpDir("anytime");
+  auto r = run("--mode concurrent " + (kData / "googlenet-table2-pipeline.json").string() + " -o " +
+               (d / "p.json").string() + " --anytime --objective latency");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(" ms] latency "), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+TEST(concurrentPlanSolveCli, BadInputOneLineErrorNoOutput) {
+  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  fs::path d = tmpDir("bad");
+  std::ofstream(d / "w.json") << R"({"version": 1, "accelerators": ["GPU"], "dnns": [{"name": "a", "groups": [{"timeMs": {"GPU": "x"}}]}]})";
+  auto r = run("--mode concurrent " + (d / "w.json").string() + " -o " + (d / "p.json").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("w.json: $.dnns[0].groups[0].timeMs.GPU: expected a number"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(d / "p.json"));
+  auto r2 = run("--mode concurrent " + (d / "missing.json").string() + " -o " + (d / "p.json").string());
+  EXPECT_EQ(r2.code, 1);
+  EXPECT_NE(r2.out.find("missing.json: cannot open"), std::string::npos);
+  EXPECT_FALSE(fs::exists(d / "p.json"));
+  fs::remove_all(d);
+}
