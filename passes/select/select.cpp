@@ -170,6 +170,12 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
                             const std::vector<std::vector<std::string>>& orders, const SelectParams& params,
                             bool originalsOnly, const std::string& system) {
   const size_t T = space.tasks.size();
+  std::vector<std::vector<int>> orderIdx;
+  for (const auto& o : orders) {
+    std::vector<int> idx;
+    for (const auto& p : o) idx.push_back(processorIndex(space, p));
+    orderIdx.push_back(std::move(idx));
+  }
   // Line 2: Θ^t, the variants meeting both SLOs under some order.
   std::vector<std::vector<int>> theta(T);
   for (size_t t = 0; t < T; ++t) {
@@ -179,47 +185,47 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
       const auto& c = ts.candidates[k];
       if (originalsOnly && !c.original) continue;
       if (decisionAccuracy(c, params) < s.accuracy) continue;
-      bool fast = false;
-      for (const auto& o : orders) {
-        std::vector<std::string> pl(o.begin(), o.begin() + ts.positions);
-        if (ts.latencyMs(c, pl) <= s.latencyMs) { fast = true; break; }
-      }
-      if (fast) theta[t].push_back(static_cast<int>(k));
+      for (const auto& o : orderIdx)
+        if (ts.latencyMs(k, o) <= s.latencyMs) {
+          theta[t].push_back(static_cast<int>(k));
+          break;
+        }
     }
   }
   // Line 4: the order minimising the mean over tasks of the best variant's latency.
   Algorithm1Result r;
   r.choice.system = system;
   double best = kInf;
-  for (const auto& o : orders) {
+  size_t bestOrder = 0;
+  for (size_t oi = 0; oi < orderIdx.size(); ++oi) {
     ++r.ordersEvaluated;
     double sum = 0;
     int counted = 0;
     for (size_t t = 0; t < T; ++t) {
       if (theta[t].empty()) continue;
-      const auto& ts = space.tasks[t];
-      std::vector<std::string> pl(o.begin(), o.begin() + ts.positions);
       double m = kInf;
-      for (int k : theta[t]) m = std::min(m, ts.latencyMs(ts.candidates[static_cast<size_t>(k)], pl));
+      for (int k : theta[t]) m = std::min(m, space.tasks[t].latencyMs(static_cast<size_t>(k), orderIdx[oi]));
       sum += m;
       ++counted;
     }
     double mean = counted ? sum / counted : 0.0;
     if (mean < best) {
       best = mean;
-      r.choice.order = o;
+      bestOrder = oi;
     }
   }
+  r.choice.order = orders[bestOrder];
   r.meanLatencyMs = std::isfinite(best) ? best : 0.0;
   // Lines 5-7: per task the fastest variant of Θ^t under p*; an infeasible task
   // runs the variant closest to its SLO.
   for (size_t t = 0; t < T; ++t) {
     const auto& ts = space.tasks[t];
     std::vector<std::string> pl(r.choice.order.begin(), r.choice.order.begin() + ts.positions);
+    const auto& oidx = orderIdx[bestOrder];
     int pick = -1;
     double bestLat = kInf;
     for (int k : theta[t]) {
-      double l = ts.latencyMs(ts.candidates[static_cast<size_t>(k)], pl);
+      double l = ts.latencyMs(static_cast<size_t>(k), oidx);
       if (l < bestLat) { bestLat = l; pick = k; }
     }
     bool feasible = pick >= 0;
@@ -228,7 +234,7 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
       for (size_t k = 0; k < ts.candidates.size(); ++k) {
         const auto& c = ts.candidates[k];
         if (originalsOnly && !c.original) continue;
-        double m = missScore(decisionAccuracy(c, params), ts.latencyMs(c, pl), slo.tasks.at(ts.name));
+        double m = missScore(decisionAccuracy(c, params), ts.latencyMs(k, oidx), slo.tasks.at(ts.name));
         if (m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
       }
     }

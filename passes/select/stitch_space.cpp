@@ -18,6 +18,51 @@ double TaskSpace::latencyMs(const Candidate& c, const std::vector<std::string>& 
   return v ? *v : std::numeric_limits<double>::infinity();
 }
 
+void TaskSpace::buildDense(const std::vector<std::string>& processors) {
+  std::map<std::string, int> vIndex;
+  for (const auto& c : candidates)
+    for (const auto& v : c.variants) vIndex.emplace(v, 0);
+  int k = 0;
+  for (auto& [v, i] : vIndex) i = k++;
+  variants_ = vIndex.size();
+  processors_ = processors.size();
+  candidateVariants_.clear();
+  for (const auto& c : candidates) {
+    std::vector<int> idx;
+    for (const auto& v : c.variants) idx.push_back(vIndex[v]);
+    candidateVariants_.push_back(std::move(idx));
+  }
+  overhead_.assign(processors_, 0.0);
+  for (size_t p = 0; p < processors_; ++p) overhead_[p] = latency.overhead(processors[p]);
+  work_.assign(static_cast<size_t>(positions) * variants_ * processors_, std::numeric_limits<double>::infinity());
+  for (const auto& [v, vi] : vIndex)
+    for (int pos = 0; pos < positions; ++pos)
+      for (size_t p = 0; p < processors_; ++p)
+        if (auto ms = latency.subgraph(pos, v, processors[p]))
+          work_[(static_cast<size_t>(pos) * variants_ + static_cast<size_t>(vi)) * processors_ + p] = *ms - overhead_[p];
+  transfer_.assign(static_cast<size_t>(std::max(positions - 1, 0)) * processors_ * processors_, 0.0);
+  for (int pos = 0; pos + 1 < positions; ++pos)
+    for (size_t a = 0; a < processors_; ++a)
+      for (size_t b = 0; b < processors_; ++b)
+        transfer_[(static_cast<size_t>(pos) * processors_ + a) * processors_ + b] =
+            latency.transition(processors[a], processors[b], boundaryBytes[static_cast<size_t>(pos)]);
+}
+
+double TaskSpace::latencyMs(size_t candidate, const std::vector<int>& placement) const {
+  const auto& vs = candidateVariants_[candidate];
+  double total = 0;
+  for (int pos = 0; pos < positions; ++pos) {
+    const size_t p = static_cast<size_t>(placement[static_cast<size_t>(pos)]);
+    total += work_[(static_cast<size_t>(pos) * variants_ + static_cast<size_t>(vs[static_cast<size_t>(pos)])) * processors_ + p];
+    if (pos == 0 || placement[static_cast<size_t>(pos - 1)] != placement[static_cast<size_t>(pos)]) {
+      total += overhead_[p];
+      if (pos > 0)
+        total += transfer_[(static_cast<size_t>(pos - 1) * processors_ + static_cast<size_t>(placement[static_cast<size_t>(pos - 1)])) * processors_ + p];
+    }
+  }
+  return total;
+}
+
 namespace {
 int64_t sigBytes(const zoo::TensorSig& s) {
   int64_t n = 1;
@@ -132,6 +177,9 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
     for (const auto& a : sp.processors)
       for (const auto& b : sp.processors)
         if (a.name != b.name) ts.latency.setTransition(a.name, b.name, {0.0, perByte});
+    std::vector<std::string> names;
+    for (const auto& p : sp.processors) names.push_back(p.name);
+    ts.buildDense(names);
     sp.tasks.push_back(std::move(ts));
   }
   return sp;

@@ -34,6 +34,18 @@ struct TaskSpace {
   const zoo::TaskStitch* stitch = nullptr;
   // Latency of `c` with position j on processor placement[j].
   double latencyMs(const Candidate& c, const std::vector<std::string>& placement) const;
+
+  // The same latency from dense tables (built by buildDense): the optimizer
+  // evaluates candidates x orders, and string-keyed lookups dominate otherwise.
+  void buildDense(const std::vector<std::string>& processors);
+  double latencyMs(size_t candidate, const std::vector<int>& placement) const;
+
+ private:
+  std::vector<std::vector<int>> candidateVariants_;  // per candidate, per position: variant index
+  std::vector<double> work_;                         // [position][variant][processor]: ms minus overhead (inf: unknown)
+  std::vector<double> overhead_;                     // per processor
+  std::vector<double> transfer_;                     // [position][from][to]
+  size_t variants_ = 0, processors_ = 0;
 };
 
 struct StitchSpace {
