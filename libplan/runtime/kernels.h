@@ -100,6 +100,11 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
 
 // Sets BLAS threads; kernels take their own thread count.
 void setBlasThreads(int threads);
+// Call first thing in main(): re-executes the process when OpenBLAS fell back to
+// generic kernels on a CPU it does not recognise (see kernels.cpp).
+void useBestBlasKernels(char** argv);
+// The kernel set OpenBLAS runs (e.g. "SkylakeX", "Haswell"), for reports.
+std::string blasCoreName();
 
 // Fraction of exact zeros.
 double zeroFraction(const float* w, int64_t n);
