@@ -199,13 +199,20 @@ class ConvOp : public Op {
     return heuristic(p, bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]);
   }
 
+  // Thresholds measured with bench/runtime on AVX2/AVX-512 hosts (OpenBLAS SkylakeX):
+  // Winograd F(2x2,3x3) beats im2col from 64 channels on maps up to ~32x32 and loses on
+  // larger ones (its transforms are memory-bound); the CSR kernel beats dense from ~80%
+  // zeros with unit column stride on maps of >= ~10x10, and only from ~95% on smaller ones.
   ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
     const ConvAttrs& a = attrs_;
     if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
-    if (info_.zeroFraction >= p.sparseThreshold) return ConvKernel::Sparse;
+    const bool known = in && in->size() == 4;
+    const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
+    const double zf = info_.zeroFraction;
+    if (zf >= p.sparseThreshold && a.sw == 1 && (!known || H * W >= 100 || zf >= 0.95)) return ConvKernel::Sparse;
     if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
-    const bool bigEnough = !in || in->size() < 4 || ((*in)[2] >= 8 && (*in)[3] >= 8);
-    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 32 && a.M >= 32 && bigEnough) return ConvKernel::Winograd;
+    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && H <= 32 && W <= 32)))
+      return ConvKernel::Winograd;
     return ConvKernel::Im2col;
   }
 
