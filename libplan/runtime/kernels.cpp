@@ -67,6 +67,7 @@ template WeightArray PackedWeights::make<float>(std::string, const std::vector<f
 template WeightArray PackedWeights::make<int32_t>(std::string, const std::vector<int32_t>&, DType);
 
 void setBlasThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+void useSingleThreadedBlas() { openblas_set_num_threads(1); }
 
 std::string blasCoreName() { return openblas_get_corename(); }
 
@@ -130,17 +131,42 @@ static void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel
   for (int64_t c = 0; c < channels; ++c) applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
 }
 
+static void sgemmOne(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+
+// OpenBLAS runs single-threaded; with threads > 1 the product is split into column
+// (or row) panels computed by the runtime's OpenMP threads, so only one thread pool
+// competes for the cores.
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
-              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+  threads = std::max(1, threads);
+  if (threads == 1 || M * N * K < 2000000) {
+    sgemmOne(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  const bool splitN = N >= M || N >= 64 * threads;
+  const int64_t total = splitN ? N : M;
+  const int64_t chunk = ((total + threads - 1) / threads + 15) / 16 * 16;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t lo = t * chunk, hi = std::min(total, lo + chunk);
+    if (lo >= hi) continue;
+    if (splitN)
+      sgemmOne(transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
+    else
+      sgemmOne(transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc,
+               ldc);
+  }
 }
 
 // ---- Conv: names and applicability -------------------------------------
@@ -340,7 +366,7 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
       const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
       const float* col = convColumns(a, xg, H, W, scratch, threads);
       float* yg = y + (n * a.M + g * Mg) * P;
-      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P);
+      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P, threads);
       applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
     }
 }
@@ -594,8 +620,9 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
           }
         }
     }
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int xi = 0; xi < 16; ++xi)
-      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T);
+      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1);
     float* yn = y + n * M * OH * OW;
     // Output transform: A^T m A, A^T = [[1,1,1,0],[0,1,-1,-1]].
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
@@ -715,10 +742,17 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
     case GemmKernel::Blas: {
       const float* w = pw.get("w").as<float>();
       if (rows == 1 && K > 0) {
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(N), static_cast<blasint>(K), 1.0f, w,
-                    static_cast<blasint>(K), x, 1, 0.0f, y, 1);
+        const int64_t parts = (threads > 1 && N * K >= 262144) ? threads : 1;
+        const int64_t chunk = (N + parts - 1) / parts;
+#pragma omp parallel for num_threads(static_cast<int>(parts)) if (parts > 1) schedule(static)
+        for (int64_t t = 0; t < parts; ++t) {
+          const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
+          if (lo < hi)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(hi - lo), static_cast<blasint>(K), 1.0f,
+                        w + lo * K, static_cast<blasint>(K), x, 1, 0.0f, y + lo, 1);
+        }
       } else {
-        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N);
+        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads);
       }
       for (int64_t r = 0; r < rows; ++r) {
         float* yr = y + r * N;

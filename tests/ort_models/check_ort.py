@@ -199,18 +199,22 @@ def main():
             print(f'FAIL {label}: ORT: {e}', flush=True)
             failed += 1
             continue
-        for policy in args.policies:
+        # Every policy single-threaded, and the default and sparse policies on 2 threads.
+        runs = [(p, 1) for p in args.policies] + [(p, 2) for p in ('default', 'sparse') if p in args.policies]
+        for policy, threads in runs:
             t0 = time.time()
+            tag = policy if threads == 1 else f'{policy}@{threads}t'
             try:
-                report, _ = run_ours(args.plan_run, path, inputs, os.path.join(d, policy), policy)
-                err = compare(os.path.join(d, policy), os.path.join(d, 'ort'), qstep)
+                report, _ = run_ours(args.plan_run, path, inputs, os.path.join(d, tag), policy,
+                                     ['--threads', str(threads)])
+                err = compare(os.path.join(d, tag), os.path.join(d, 'ort'), qstep)
                 kernels = sorted({n['kernel'] for n in report['heavy_nodes']})
                 ok = err <= tol
-                print(f'{"ok  " if ok else "FAIL"} {label:28s} {policy:9s} max err {err:.2e} {unit} '
+                print(f'{"ok  " if ok else "FAIL"} {label:28s} {tag:10s} max err {err:.2e} {unit} '
                       f'(kernels {",".join(kernels)}) {time.time() - t0:.1f}s', flush=True)
             except RuntimeError as e:
                 ok = False
-                print(f'FAIL {label} {policy}: {e}', flush=True)
+                print(f'FAIL {label} {tag}: {e}', flush=True)
             passed += ok
             failed += not ok
 
