@@ -218,17 +218,18 @@ def main():
             passed += ok
             failed += not ok
 
-        # Corrupted cache: one flipped payload byte must be detected and fall back.
+        # Corrupted cache: one flipped payload byte must be detected and fall back. The sparse
+        # policy gives every Conv/Gemm/MatMul a transformed (CSR) entry in the cache.
         if label.startswith('resnet18') or label.endswith('dense'):
             cache = os.path.join(d, 'weights.zpwc')
             try:
-                run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_write'), 'winograd',
+                run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_write'), 'sparse',
                          ['--write-cache', cache])
-                report, _ = run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_ok'), 'winograd',
+                report, _ = run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_ok'), 'sparse',
                                      ['--cache', cache])
                 hits = report['load']['cache_hits']
                 flip_byte(cache, os.path.getsize(cache) // 2 // 64 * 64 + 7)
-                report2, stderr = run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_bad'), 'winograd',
+                report2, stderr = run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_bad'), 'sparse',
                                            ['--cache', cache])
                 err = compare(os.path.join(d, 'cache_bad'), os.path.join(d, 'ort'), qstep)
                 warned = 'checksum mismatch' in stderr and "node '" in stderr
