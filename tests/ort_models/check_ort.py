@@ -141,6 +141,23 @@ def compare(ours_dir, ort_dir, qstep):
     return worst
 
 
+def payload_middle(path):
+    """Offset of the middle byte of the largest payload of a weight cache (header + JSON table)."""
+    import struct
+    with open(path, 'rb') as f:
+        head = f.read(64)
+        magic, _version, _entries, table_off, table_bytes, _crc = struct.unpack_from('<8sIIQQI', head)
+        if magic != b'ZPWCACHE':
+            raise RuntimeError(f'{path}: not a weight cache')
+        f.seek(table_off)
+        table = json.loads(f.read(table_bytes))
+    arrays = [a for e in table for a in e['arrays']]
+    if not arrays:
+        raise RuntimeError(f'{path}: weight cache has no payloads')
+    big = max(arrays, key=lambda a: a['bytes'])
+    return big['offset'] + big['bytes'] // 2
+
+
 def flip_byte(path, offset):
     with open(path, 'r+b') as f:
         f.seek(offset)
@@ -228,7 +245,7 @@ def main():
                 report, _ = run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_ok'), 'sparse',
                                      ['--cache', cache])
                 hits = report['load']['cache_hits']
-                flip_byte(cache, os.path.getsize(cache) // 2 // 64 * 64 + 7)
+                flip_byte(cache, payload_middle(cache))
                 report2, stderr = run_ours(args.plan_run, path, inputs, os.path.join(d, 'cache_bad'), 'sparse',
                                            ['--cache', cache])
                 err = compare(os.path.join(d, 'cache_bad'), os.path.join(d, 'ort'), qstep)
