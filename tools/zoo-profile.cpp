@@ -33,6 +33,10 @@ int main(int argc, char** argv) {
       ->default_val(24);
   app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0);
   app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
+  app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds);
+  app.add_option("--xgb-depth", params.xgb.maxDepth, "accuracy estimator: tree depth")->default_val(params.xgb.maxDepth);
+  app.add_option("--xgb-objective", params.xgb.objective, "accuracy estimator: XGBoost objective")->default_val(params.xgb.objective);
+  app.add_option("--xgb-eta", params.xgb.eta, "accuracy estimator: learning rate")->default_val(params.xgb.eta);
   CLI11_PARSE(app, argc, argv);
   params.tool = "zoo-profile " ZOOPLAN_VERSION;
   for (const auto& p : processors) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "libplan/util/error.h"
@@ -24,19 +25,46 @@ struct XgbParams {
   double minChildWeight = 1.0;
   uint64_t seed = 0;
   int threads = 1;  // one thread: training is deterministic
+  std::string objective = "reg:squarederror";
 };
 
 // Row-major feature matrix with named columns.
 struct FeatureMatrix {
   std::vector<std::string> names;
+  // Per column: +1 the prediction may only rise with it, -1 only fall, 0 free.
+  // Accuracy rises with the sources' accuracies and falls with drift; saying so
+  // keeps a small training sample from learning the opposite in sparse corners.
+  std::vector<int> monotone;
   std::vector<float> values;  // rows x names.size()
   size_t rows() const { return names.empty() ? 0 : values.size() / names.size(); }
   const float* row(size_t r) const { return values.data() + r * names.size(); }
 };
 
+// Cheap measured signals of how well subgraphs fit together, taken on a few
+// calibration samples (V * S subgraph runs):
+//  - drift (position, variant): how far the subgraph's output moves from the
+//    reference variant's when both get the reference chain's boundary input;
+//  - mismatch (boundary, producer, consumer): how far the producer variant's own
+//    boundary activation is from the consumer variant's own — what the
+//    consumer's next subgraph was trained (or fine-tuned, or refitted) to see.
+//    Stitching damage comes from these mismatches; a uniform combination has none.
+// Both are mean relative L2 distances over the samples.
+//  - correct (variant): per test sample, whether the original variant gets it
+//    right (measured anyway for Eq. 2). A stitched variant mostly errs where
+//    its sources err; counting the samples that none, some, most or all of its
+//    sources get wrong ranks the close calls that decide the top-K.
+struct StitchSignals {
+  std::map<std::pair<int, std::string>, double> drift;
+  std::map<std::tuple<int, std::string, std::string>, double> mismatch;
+  std::map<std::string, std::vector<uint8_t>> correct;
+  bool empty() const { return drift.empty() && mismatch.empty() && correct.empty(); }
+};
+
 // Features of every combination of a task, in the manifest's order.
-// `variantAccuracy` maps each original variant id to its accuracy.
-FeatureMatrix accuracyFeatures(const zoo::TaskStitch& task, const std::map<std::string, double>& variantAccuracy);
+// `variantAccuracy` maps each original variant id to its accuracy; `signals`
+// (optional) adds per-position drift and per-boundary mismatch.
+FeatureMatrix accuracyFeatures(const zoo::TaskStitch& task, const std::map<std::string, double>& variantAccuracy,
+                               const StitchSignals& signals = {});
 
 class AccuracyEstimator {
  public:

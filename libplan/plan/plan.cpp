@@ -169,6 +169,7 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
 Json toJson(const Plan& p) {
   Json j = {{"header", {{"tool", p.header.tool}, {"version", p.header.version},
                         {"inputs", p.header.inputs}}}};
+  if (p.stitch) j["stitch"] = toJson(*p.stitch);
   if (p.concurrent) j["concurrent"] = toJson(*p.concurrent);
   return j;
 }
@@ -185,6 +186,10 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
     if (!it.value().is_string())
       return makeError("{}: $.header.inputs.{}: expected a string", label, it.key());
     p.header.inputs[it.key()] = it.value().get<std::string>();
+  }
+  if (j.contains("stitch")) {
+    ZP_ASSIGN_OR_RETURN(auto st, stitchPlanFromJson(j["stitch"], label));
+    p.stitch = std::move(st);
   }
   if (j.contains("concurrent")) {
     ZP_ASSIGN_OR_RETURN(auto c, concurrentFromJson(j["concurrent"], label, "$.concurrent"));

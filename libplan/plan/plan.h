@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/stitch_plan.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
@@ -87,6 +88,7 @@ struct ConcurrentSchedule {
 
 struct Plan {
   PlanHeader header;
+  std::optional<StitchPlan> stitch;
   std::optional<ConcurrentSchedule> concurrent;
   bool operator==(const Plan&) const = default;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cstring>
 #include <random>
 #include <set>
@@ -29,7 +30,7 @@ struct Session::Impl {
   onnx::ModelProto model;
   std::vector<std::string> names;      // value id -> tensor name
   std::map<std::string, int> ids;
-  std::vector<Tensor> vals;
+  std::deque<Tensor> vals;  // a deque: fusion keeps pointers to constants while ids are still being added
   std::vector<bool> isConst, isInput, isOutput;
   std::vector<int> aliasRoot;          // value id -> id whose storage it shares
   std::vector<int> inputIds, outputIds;

@@ -1,6 +1,7 @@
 #include "passes/profile/accuracy_eval.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -55,7 +56,7 @@ int64_t argmax(const runtime::Tensor& t) {
 
 }  // namespace
 
-Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data) {
+Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data, std::vector<uint8_t>* correctness) {
   if (data.samples.empty()) return 0.0;
   const std::string in = session.inputs().at(0).name, out = session.outputs().at(0).name;
   size_t correct = 0;
@@ -63,7 +64,9 @@ Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data) {
     runtime::TensorMap feeds;
     feeds.emplace(in, data.samples[i]);
     ZP_ASSIGN_OR_RETURN(auto r, session.run(feeds));
-    correct += argmax(r.at(out)) == data.labels[i];
+    const bool ok = argmax(r.at(out)) == data.labels[i];
+    correct += ok;
+    if (correctness) correctness->push_back(ok ? 1 : 0);
   }
   return static_cast<double>(correct) / static_cast<double>(data.samples.size());
 }
@@ -168,6 +171,76 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
   if (stats) stats->subgraphRuns += runs.load();
   if (firstError) return *firstError;
   return result;
+}
+
+namespace {
+double relativeDistance(const runtime::Tensor& a, const runtime::Tensor& b) {
+  auto x = a.toF32(), y = b.toF32();
+  double num = 0, den = 0;
+  for (size_t k = 0; k < x.size() && k < y.size(); ++k) {
+    num += (x[k] - y[k]) * (x[k] - y[k]);
+    den += y[k] * y[k];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+}  // namespace
+
+Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const fs::path& stitchDir,
+                                                const std::vector<runtime::Tensor>& samples) {
+  estimate::StitchSignals sig;
+  size_t ref = 0;
+  for (size_t v = 0; v < task.variants.size(); ++v)
+    if (task.variants[v].id == task.reference) ref = v;
+  Worker w(task, stitchDir);
+  auto runAll = [&](size_t position, size_t variant,
+                    const std::vector<runtime::Tensor>& in) -> Expected<std::vector<runtime::Tensor>> {
+    ZP_ASSIGN_OR_RETURN(auto* s, w.session(position, variant));
+    std::vector<runtime::Tensor> out;
+    for (const auto& x : in) {
+      runtime::TensorMap feeds;
+      feeds.emplace(s->inputs().at(0).name, x);
+      ZP_ASSIGN_OR_RETURN(auto r, s->run(feeds));
+      out.push_back(std::move(r.at(s->outputs().at(0).name)));
+    }
+    return out;
+  };
+  auto meanDistance = [](const std::vector<runtime::Tensor>& a, const std::vector<runtime::Tensor>& b) {
+    double sum = 0;
+    for (size_t i = 0; i < a.size(); ++i) sum += relativeDistance(a[i], b[i]);
+    return a.empty() ? 0.0 : sum / static_cast<double>(a.size());
+  };
+  const size_t nv = task.variants.size();
+  // Each variant's own boundary activations, and drift against the reference chain.
+  std::vector<std::vector<std::vector<runtime::Tensor>>> own(nv);  // [variant][boundary][sample]
+  std::vector<runtime::Tensor> refIn = samples;
+  for (int p = 0; p < task.positions(); ++p) {
+    ZP_ASSIGN_OR_RETURN(auto refOut, runAll(static_cast<size_t>(p), ref, refIn));
+    for (size_t v = 0; v < nv; ++v) {
+      const auto& sg = task.subgraphs[static_cast<size_t>(p)][v];
+      const auto& rsg = task.subgraphs[static_cast<size_t>(p)][ref];
+      // A structured variant whose boundary width differs cannot take the reference's input.
+      bool fits = sg.inputs.at(0).sameShapeAndType(rsg.inputs.at(0)) && sg.outputs.at(0).sameShapeAndType(rsg.outputs.at(0));
+      if (fits) {
+        ZP_ASSIGN_OR_RETURN(auto out, runAll(static_cast<size_t>(p), v, refIn));
+        sig.drift[{p, task.variants[v].id}] = meanDistance(out, refOut);
+      }
+      if (p + 1 < task.positions()) {
+        const auto& in = p == 0 ? samples : own[v][static_cast<size_t>(p - 1)];
+        ZP_ASSIGN_OR_RETURN(auto out, runAll(static_cast<size_t>(p), v, in));
+        own[v].push_back(std::move(out));
+      }
+    }
+    refIn = std::move(refOut);
+  }
+  for (int p = 0; p + 1 < task.positions(); ++p)
+    for (size_t a = 0; a < nv; ++a)
+      for (size_t b = 0; b < nv; ++b) {
+        const auto& pa = own[a][static_cast<size_t>(p)];
+        const auto& pb = own[b][static_cast<size_t>(p)];
+        if (pa.empty() || pa[0].shape != pb[0].shape) continue;
+        sig.mismatch[{p, task.variants[a].id, task.variants[b].id}] = a == b ? 0.0 : meanDistance(pa, pb);
+      }
+  return sig;
 }
 
 }  // namespace zp::profilepass

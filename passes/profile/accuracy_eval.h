@@ -5,9 +5,11 @@
 #pragma once
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "libplan/estimate/accuracy_estimator.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/error.h"
 #include "libplan/util/progress.h"
@@ -28,8 +30,8 @@ Expected<Dataset> loadDataset(const std::filesystem::path& inputs, const std::fi
 Expected<std::vector<runtime::Tensor>> loadSamples(const std::filesystem::path& inputs,
                                                    const std::vector<int64_t>& sampleShape, size_t limit = 0);
 
-// Top-1 accuracy of a whole model.
-Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data);
+// Top-1 accuracy of a whole model; `correct` (optional) receives 1/0 per sample.
+Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data, std::vector<uint8_t>* correct = nullptr);
 
 struct EvalStats {
   size_t subgraphRuns = 0;  // subgraph executions (one sample each)
@@ -40,5 +42,9 @@ struct EvalStats {
 Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const std::filesystem::path& stitchDir,
                                                   const Dataset& data, const std::vector<size_t>& combos, int jobs,
                                                   Progress* progress, const std::atomic<bool>* stop, EvalStats* stats);
+
+// The signals of estimate::StitchSignals, measured on `samples`.
+Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const std::filesystem::path& stitchDir,
+                                                const std::vector<runtime::Tensor>& samples);
 
 }  // namespace zp::profilepass

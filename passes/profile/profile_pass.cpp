@@ -244,6 +244,10 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   ProfileResult result;
   Json report;
   report["tool"] = params.tool;
+  // Later stages find the stitch directory from here: relative to the profile directory.
+  report["stitch_dir"] = fs::weakly_canonical(fs::absolute(stitchDir))
+                             .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
+                             .generic_string();
   report["imports"] = Json::array();
   Json inputs{{"stitch_json_sha256", sha256Hex(stitchBytes)}, {"zoo_json_sha256", zoo.sha256},
               {"repeat", params.repeat}, {"warmup", params.warmup}, {"processors", Json::array()}};
@@ -481,6 +485,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     std::map<std::string, double> originalAcc;
     std::map<size_t, double> measured;  // combination index -> measured accuracy
     std::optional<Dataset> data;
+    std::map<std::string, std::vector<uint8_t>> correctness;  // per original variant, per test sample
     const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
     if (spec && spec->dataset) {
       ZP_ASSIGN_OR_RETURN(auto d, loadDataset(zoo.resolve(spec->dataset->inputs), zoo.resolve(spec->dataset->labels), shape));
@@ -489,7 +494,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
         runtime::SessionOptions o;
         o.checkModel = false;
         ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(zoo.resolve(v.onnx), o));
-        ZP_ASSIGN_OR_RETURN(originalAcc[v.id], modelAccuracy(*session, *data));
+        ZP_ASSIGN_OR_RETURN(originalAcc[v.id], modelAccuracy(*session, *data, &correctness[v.id]));
         accuracyModelRuns += data->samples.size();
       }
       tj["accuracy_source"] = "measured with the runtime on " + spec->dataset->inputs;
@@ -544,7 +549,22 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     tj["training_fraction"] = valid.empty() ? 0.0 : static_cast<double>(trainRows.size()) / static_cast<double>(valid.size());
 
     const auto tEst = Clock::now();
-    auto feats = estimate::accuracyFeatures(task, originalAcc);
+    estimate::StitchSignals signals;
+    if (data) {
+      std::vector<runtime::Tensor> calib;
+      if (!spec->dataset->calibration.empty()) {
+        ZP_ASSIGN_OR_RETURN(calib, loadSamples(zoo.resolve(spec->dataset->calibration), shape, params.calibrationSamples));
+      } else {
+        calib.assign(data->samples.begin(), data->samples.begin() + static_cast<std::ptrdiff_t>(
+                                                                     std::min(data->samples.size(), params.calibrationSamples)));
+      }
+      ZP_ASSIGN_OR_RETURN(signals, stitchSignals(task, stitchDir, calib));
+      signals.correct = correctness;
+      Json dj = Json::object();
+      for (const auto& [k, v] : signals.drift) dj[fmt::format("{}/{}", k.first, k.second)] = v;
+      tj["subgraph_drift"] = dj;
+    }
+    auto feats = estimate::accuracyFeatures(task, originalAcc, signals);
     std::vector<double> trainY;
     for (size_t r : trainRows) trainY.push_back(measured.count(r) ? measured[r] : originalAcc.at(task.combinations[r].variants[0]));
     ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, trainRows, trainY, params.xgb));
@@ -598,7 +618,39 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
       if (proc->host && r->policy != proc->config.policy) continue;
       lm.setSubgraph(*r->position, r->variant, r->processor, r->medianMs);
     }
-    for (const auto& p : processors) lm.setOverhead(p.name, p.host ? overheadMs[p.config.label()] : 0.0);
+    // The fixed cost a subgraph pays when run on its own, once per run: the
+    // originals, measured whole and as the sum of their subgraphs, tell it
+    // (median over originals of (sum - whole) / (S - 1)). Falls back to the
+    // one-node probe when there is a single position.
+    Json calibrated = Json::object();
+    for (const auto& p : processors) {
+      double c0 = p.host ? overheadMs[p.config.label()] : 0.0;
+      if (p.host && task.positions() > 1) {
+        std::vector<double> samples;
+        for (size_t u : uniform) {
+          const auto& c = task.combinations[valid[u]];
+          ZP_ASSIGN_OR_RETURN(auto model, stitch::materializeCombination(task, c, stitchDir));
+          ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, c.id, sessionOptions(p.config)));
+          auto in = runtime::randomInputs(*session, params.seed);
+          ZP_ASSIGN_OR_RETURN(auto whole, measureLatency(*session, in, mp));
+          timedRuns += static_cast<size_t>(params.repeat + params.warmup + 1);
+          double sum = 0;
+          bool complete = true;
+          for (int pos = 0; pos < task.positions(); ++pos) {
+            const auto* r = db.find(task.name, pos, c.variants[0], p.name, p.config.policy);
+            if (!r) complete = false;
+            else sum += r->medianMs;
+          }
+          if (complete) samples.push_back((sum - whole.medianMs) / (task.positions() - 1));
+        }
+        if (!samples.empty()) {
+          std::sort(samples.begin(), samples.end());
+          c0 = std::max(0.0, samples[samples.size() / 2]);
+        }
+      }
+      calibrated[p.name] = c0;
+      lm.setOverhead(p.name, c0);
+    }
     std::vector<double> boundaryBytes;
     double perByte = 0;
     for (int pos = 0; pos + 1 < task.positions(); ++pos) {
@@ -628,7 +680,16 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     tj["lookup_rows_without_profile"] = missingEstimates;
 
     // Score the latency estimator against stitched variants measured end to end.
-    std::vector<size_t> sample = estimate::sampleIndices(valid.size(), params.latencyValidation, params.seed + 1, {});
+    // Validation on stitched variants only: the originals calibrated the overhead.
+    std::vector<size_t> candidates;
+    {
+      std::set<size_t> u(uniform.begin(), uniform.end());
+      for (size_t i = 0; i < valid.size(); ++i)
+        if (!u.count(i)) candidates.push_back(i);
+    }
+    std::vector<size_t> sample;
+    for (size_t i : estimate::sampleIndices(candidates.size(), params.latencyValidation, params.seed + 1, {}))
+      sample.push_back(candidates[i]);
     std::vector<double> est, naive, meas;
     Json perProc = Json::object();
     for (const auto& p : processors) {
@@ -660,7 +721,8 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
              {"mape", estimate::meanAbsolutePercentageError(est, meas)},
              {"mae_ms", estimate::meanAbsoluteError(est, meas)},
              {"mape_plain_sum", estimate::meanAbsolutePercentageError(naive, meas)},
-             {"per_processor", perProc}};
+             {"per_processor", perProc},
+             {"run_overhead_ms_calibrated_on_originals", calibrated}};
     tj["latency_estimator"] = lat;
     report["tasks"].push_back(tj);
     summary += fmt::format("{:<14} {:>6} {:>9} {:>9} {:>8} {:>8} {:>8.2f}% {:>7.4f}ms\n", task.name, valid.size(),

@@ -1,0 +1,102 @@
+// The SparseLoom section of the plan (papers/sparseloom-model-stitching.txt
+// §3.3-3.4): one global placement order of positions onto processors, the
+// stitched variant chosen per task and SLO configuration, the subgraphs those
+// choices use, and the preload sets under memory budgets.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::plan {
+
+struct PlanProcessor {
+  std::string name, kind;
+  std::string source;   // host | ort-json | trtexec | openvino-csv | csv
+  std::string policy;   // the runtime's kernel policy when the processor is the host
+  int threads = 1;
+  bool operator==(const PlanProcessor&) const = default;
+};
+
+struct TaskSlo {
+  double accuracy = 0;    // minimum top-1 accuracy
+  double latencyMs = 0;   // maximum latency of one query
+  bool operator==(const TaskSlo&) const = default;
+};
+
+struct SloConfiguration {
+  std::string id;                       // "C01".."C25", "ACC-..", "LAT-..", or the user's
+  std::map<std::string, TaskSlo> tasks; // task -> its SLO
+  bool operator==(const SloConfiguration&) const = default;
+};
+
+struct SloMiss {  // for an infeasible SLO: the closest variant and by how much it misses
+  std::string combination;
+  double accuracyShort = 0;   // SLO accuracy - its accuracy (0 when met)
+  double latencyOverMs = 0;   // its latency - SLO latency (0 when met)
+  bool operator==(const SloMiss&) const = default;
+};
+
+struct Selection {
+  std::string slo;          // configuration id
+  bool feasible = false;
+  std::string combination;  // chosen stitched variant (empty when infeasible)
+  double accuracy = 0;      // estimated (or measured, see StitchPlan::accuracySource)
+  double latencyMs = 0;     // predicted under the placement order
+  std::optional<SloMiss> miss;
+  bool operator==(const Selection&) const = default;
+};
+
+struct PlannedSubgraph {
+  int position = 0;
+  std::string variant;
+  std::string hash;         // content hash from stitch.json
+  std::string file;         // relative to the stitch directory
+  std::string processor;    // placement_order[position]
+  int64_t memoryBytes = 0;  // resident size on its processor (profile memory_bytes)
+  bool operator==(const PlannedSubgraph&) const = default;
+};
+
+struct TaskPlan {
+  std::string name;
+  int positions = 0;
+  std::vector<Selection> selections;       // one per SLO configuration, in configuration order
+  std::vector<PlannedSubgraph> subgraphs;  // every subgraph some selection uses, by (position, variant)
+  bool operator==(const TaskPlan&) const = default;
+};
+
+struct PreloadSet {
+  std::string budget;          // as asked: "15%" or bytes
+  int64_t budgetBytes = 0;
+  std::vector<std::string> greedy;  // "task/position/variant", Algorithm 2
+  int64_t greedyBytes = 0;
+  double greedyHotness = 0;    // sum of hotness of the greedy set
+  std::vector<std::string> exact;   // the same choice solved exactly (max total hotness)
+  int64_t exactBytes = 0;
+  double exactHotness = 0;
+  bool exactOptimal = false;   // proven (false: time limit; exactHotness is the best found)
+  double gap = 0;              // (exact - greedy) / exact hotness
+  bool operator==(const PreloadSet&) const = default;
+};
+
+struct StitchPlan {
+  std::string stitchDir;       // relative to the plan file's directory
+  std::string accuracySource;  // "predicted" | "measured-where-available"
+  std::vector<PlanProcessor> processors;
+  std::vector<std::string> placementOrder;  // position -> processor
+  int ordersEvaluated = 0;
+  double meanLatencyMs = 0;    // Algorithm 1's L(p*) over the configurations
+  std::vector<SloConfiguration> slos;
+  std::vector<TaskPlan> tasks;
+  std::vector<PreloadSet> preload;
+  bool operator==(const StitchPlan&) const = default;
+};
+
+Json toJson(const StitchPlan& s);
+Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
+
+}  // namespace zp::plan

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# zoo-profile on the digits and multitask zoos: every output file, the report's
+# figures, reuse of unchanged measurements, an imported real ORT profile, errors.
+source "$(dirname "$0")/lib.sh"
+"$BIN/zoo-stitch" "$SRC/testdata/digits/zoo.json" -o "$WORK/st" >/dev/null
+"$BIN/zoo-stitch" "$SRC/testdata/multitask/zoo.json" -o "$WORK/mst" >/dev/null
+FAST=(--repeat 5 --warmup 1 --latency-validation 6)
+
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out1.txt"
+for f in profile.csv features.csv accuracy.csv lookup.csv report.json accuracy_estimator_digits.json; do
+  [ -s "$WORK/prof/$f" ] && pass "digits: $f written" || fail "digits: $f missing"
+done
+if $PY - "$WORK/prof" <<'PYEOF'
+import csv, json, os, sys
+d = sys.argv[1]
+r = json.load(open(os.path.join(d, "report.json")))
+t = r["tasks"][0]
+assert t["exhaustive"] and t["valid_combinations"] == 729, t["valid_combinations"]
+assert t["training_fraction"] <= 0.15, t["training_fraction"]
+q = t["accuracy_estimator"]
+for k in ("top5_recall", "top10_recall", "top20_recall", "spearman", "mae"):
+    assert 0 <= q[k] <= 1 or k == "spearman", (k, q[k])
+assert q["spearman"] > q["mean_source_accuracy_baseline"]["spearman"], q  # better than Eq. 2 alone
+assert t["original_vs_chained_subgraph_mismatches"] == 0
+lat = t["latency_estimator"]
+assert lat["validated_measurements"] > 0 and lat["mape"] < 0.5, lat
+cost = r["profiling_cost"]["paper_units"]
+assert cost["exhaustive_T_V^S_(P!+1)"] == 729 * 7 and cost["with_estimators_T_V+T_S_V_P"] == 9 + 3 * 9 * 3, cost
+rows = list(csv.DictReader(open(os.path.join(d, "profile.csv"))))
+sub = [x for x in rows if x["kind"] == "subgraph"]
+assert len(sub) == 3 * 9 * 3, len(sub)  # positions x variants x processors
+assert all(float(x["median_ms"]) > 0 for x in sub)
+assert any(x["kind"] == "transition" for x in rows)
+look = list(csv.DictReader(open(os.path.join(d, "lookup.csv"))))
+assert len(look) == 729 * 6, len(look)  # every valid variant x every placement order
+feats = list(csv.DictReader(open(os.path.join(d, "features.csv"))))
+assert any(float(x["activation_sparsity"]) > 0.2 for x in feats)  # ReLU outputs are sparse
+print(f"top10 {q['top10_recall']}, spearman {q['spearman']:.3f}, latency MAPE {lat['mape']:.3f}")
+PYEOF
+then pass "digits report figures"; else fail "digits report figures"; fi
+
+# Unchanged inputs: measured rows are reused and the tool says so.
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out2.txt"
+grep -q "reused from the previous run" "$WORK/out2.txt" && pass "rerun reuses measured rows" || fail "rerun did not reuse rows"
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" --force > "$WORK/out3.txt"
+grep -q "reused" "$WORK/out3.txt" && fail "--force still reused rows" || pass "--force re-measures"
+
+# A real ORT profile imported for one processor, mapped onto subgraphs.
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof_imp" "${FAST[@]}" \
+  --import npu=ort-json:"$SRC/testdata/profiles/ort/digits_dense_disabled.json@digits/dense" >/dev/null
+if $PY - "$WORK/prof_imp" <<'PYEOF'
+import json, os, sys, csv
+r = json.load(open(os.path.join(sys.argv[1], "report.json")))
+imp = r["imports"][0]
+assert imp["subgraph_coverage"] >= 0.95, imp
+rows = [x for x in csv.DictReader(open(os.path.join(sys.argv[1], "profile.csv")))
+        if x["kind"] == "subgraph" and x["processor"] == "npu"]
+assert len(rows) == 3 and all(x["source"] == "ort-json" for x in rows), rows
+PYEOF
+then pass "ORT import maps onto subgraphs"; else fail "ORT import"; fi
+
+"$BIN/zoo-profile" "$WORK/mst" -o "$WORK/mprof" "${FAST[@]}" >/dev/null
+$PY -c "import json,sys; r=json.load(open('$WORK/mprof/report.json')); assert len(r['tasks'])==4" \
+  && pass "multitask profiled" || fail "multitask profile"
+
+expect_error "unknown processor" "--processor: the zoo has no processor 'tpu'" "$WORK/nope" -- \
+  "$BIN/zoo-profile" "$WORK/st" -o "$WORK/nope" --processor tpu=host
+expect_error "import without a variant" "say which variant" "$WORK/nope" -- \
+  "$BIN/zoo-profile" "$WORK/st" -o "$WORK/nope" --import npu=ort-json:x.json
+expect_error "not a stitch directory" "stitch.json: cannot open" "$WORK/nope" -- \
+  "$BIN/zoo-profile" "$WORK/missing" -o "$WORK/nope"
+finish
