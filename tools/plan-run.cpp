@@ -8,7 +8,6 @@
 #include "libplan/runtime/measure.h"
 
 int main(int argc, char** argv) {
-  zp::runtime::useBestBlasKernels(argv);
   CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
   zp::runtime::PlanRunOptions o;
   std::string model, saveOutputs, cache, writeCache, trace;

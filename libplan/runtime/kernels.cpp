@@ -71,29 +71,6 @@ void useSingleThreadedBlas() { openblas_set_num_threads(1); }
 
 std::string blasCoreName() { return openblas_get_corename(); }
 
-// OpenBLAS 0.3.21 (Debian 12) does not recognise recent x86 cores (e.g. Sapphire
-// Rapids) and falls back to its SSE3 "Prescott" kernels, 5x slower than its AVX-512
-// ones. Its only way to choose is the OPENBLAS_CORETYPE environment variable, read
-// once when the library is loaded, so a process that finds itself on the fallback
-// re-executes itself with the kernel set its CPU supports. An OPENBLAS_CORETYPE
-// the user set is left alone.
-void useBestBlasKernels(char** argv) {
-#if defined(__x86_64__) && defined(__linux__)
-  if (std::getenv("OPENBLAS_CORETYPE") || std::string(openblas_get_corename()) != "Prescott") return;
-  const char* core = nullptr;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
-    core = "SkylakeX";
-  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    core = "Haswell";
-  if (!core) return;
-  setenv("OPENBLAS_CORETYPE", core, 0);
-  execv("/proc/self/exe", argv);  // returns only on failure: keep running on the fallback kernels
-#else
-  (void)argv;
-#endif
-}
-
 double zeroFraction(const float* w, int64_t n) {
   if (n <= 0) return 0;
   int64_t z = 0;

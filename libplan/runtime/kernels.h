@@ -102,9 +102,6 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
 void setBlasThreads(int threads);
 // The runtime's own threads split GEMMs; OpenBLAS stays single-threaded.
 void useSingleThreadedBlas();
-// Call first thing in main(): re-executes the process when OpenBLAS fell back to
-// generic kernels on a CPU it does not recognise (see kernels.cpp).
-void useBestBlasKernels(char** argv);
 // The kernel set OpenBLAS runs (e.g. "SkylakeX", "Haswell"), for reports.
 std::string blasCoreName();
 
