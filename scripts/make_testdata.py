@@ -1098,6 +1098,11 @@ def readme_text(results, ort_used, ir_versions):
              "[--opt disabled|basic|extended|all] [--profile PREFIX]\n"
              "node tests/ort/run_ort.js --batch JOBS.json   # [{\"model\", \"inputs\": {name: file}, \"output_dir\"}]\n"
              "node tests/ort/eval_accuracy.js MODEL.onnx X.npy Y.npy [--logits OUT.npy]\n```\n")
+    L.append("## Other test data (not made by this script)\n\n"
+             "- `profiles/`: real ONNX Runtime profiles of digits models and hand-written TensorRT, OpenVINO and\n"
+             "  generic-CSV examples for the importers; `profiles/README.md` says how each was made.\n"
+             "- `concurrent/`: workloads for `plan-solve --mode concurrent` (HaX-CoNN Table 2 GoogleNet groups)\n"
+             "  and a contention CSV; `concurrent/README.md` and `concurrent/make_testdata.py` say how.\n")
     return "\n".join(L) + "\n"
 
 
