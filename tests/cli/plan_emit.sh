@@ -77,7 +77,7 @@ expect_check() {  # expect_check NAME RC FIRST_LINE_SUBSTRING OTHER_SUBSTRING --
   if [ "$rc" -ne "$want_rc" ]; then fail "$name: exit $rc, expected $want_rc: $out"; return; fi
   case "$(printf '%s\n' "$out" | head -1)" in *"$first"*) ;; *) fail "$name: first line of '$out' lacks '$first'"; return ;; esac
   case "$out" in *"$other"*) ;; *) fail "$name: '$out' lacks '$other'"; return ;; esac
-  pass "$name: $(printf '%s' "$out" | tr '\n' '|')"
+  pass "$name: $(printf '%s\n' "$out" | head -2 | tr '\n' '|')"
 }
 expect_check "fresh bundle" 0 "bundle is up to date" "" -- "$WORK/b1"
 cp "$WORK/plan.json" "$WORK/plan.orig"

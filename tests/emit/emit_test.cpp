@@ -65,8 +65,29 @@ class EmitTest : public ::testing::Test {
   static inline zoo::StitchManifest* manifest_ = nullptr;
 };
 
+// Field paths (array indices dropped) of a JSON document: all of them, and
+// those with a non-default value (not 0, "", false, [] or {}) somewhere.
+void fieldPaths(const Json& j, const std::string& path, std::set<std::string>* all, std::set<std::string>* set) {
+  all->insert(path);
+  if (j.is_object()) {
+    if (!j.empty()) set->insert(path);
+    for (auto it = j.begin(); it != j.end(); ++it) fieldPaths(it.value(), path + "." + it.key(), all, set);
+  } else if (j.is_array()) {
+    if (!j.empty()) set->insert(path);
+    for (const auto& e : j) fieldPaths(e, path + "[]", all, set);
+  } else if (!(j == Json(0) || j == Json("") || j == Json(false) || j.is_null())) {
+    set->insert(path);
+  }
+}
+
 TEST_F(EmitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   plan::Plan p = testing::stitchPlanFor(*manifest_);
+  // The fixture sets every field of the plan model somewhere, so a field added
+  // to plan.h without a value here (and so, likely, without a proto field and
+  // converter) fails this test instead of silently dropping out of plan.pb.
+  std::set<std::string> all, set;
+  fieldPaths(plan::toJson(p), "$", &all, &set);
+  for (const auto& f : all) EXPECT_TRUE(set.count(f)) << f << " is never set in the fixture: add it to the fixture, schemas/plan.proto and passes/emit/plan_proto.cpp";
   auto viaProto = fromProto(toProto(p), "test");
   ASSERT_TRUE(viaProto.ok()) << viaProto.error().message;
   EXPECT_EQ(*viaProto, p);
