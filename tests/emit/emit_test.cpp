@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 using testing::scratchDir;
 
 // One stitch output shared by the tests of this process (zoo-stitch takes a few seconds).
-class EmitTest : public ::testing::Test {
+class emitTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new fs::path(scratchDir("emit"));
@@ -80,7 +80,7 @@ void fieldPaths(const Json& j, const std::string& path, std::set<std::string>* a
   }
 }
 
-TEST_F(EmitTest, StitchPlanRoundTripsThroughProtoAndJson) {
+TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   plan::Plan p = testing::stitchPlanFor(*manifest_);
   // The fixture sets every field of the plan model somewhere, so a field added
   // to plan.h without a value here (and so, likely, without a proto field and
@@ -107,7 +107,7 @@ TEST_F(EmitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   EXPECT_NE(serializePlan(q), serializePlan(p));
 }
 
-TEST_F(EmitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
+TEST_F(emitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
   auto solved = testing::solveConcurrent(*dir_);
   ASSERT_TRUE(solved.ok()) << solved.error().message;
   const plan::Plan& p = *solved;
@@ -128,13 +128,13 @@ TEST_F(EmitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
   EXPECT_EQ(*back, q);
 }
 
-TEST_F(EmitTest, GarbageProtoIsAnError) {
+TEST_F(emitTest, GarbageProtoIsAnError) {
   auto r = parsePlan("\xff\xff\xff garbage", "x.pb");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("x.pb: not a valid"), std::string::npos);
 }
 
-TEST_F(EmitTest, EmitsAByteIdenticalBundleTwice) {
+TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
   plan::Plan p = testing::stitchPlanFor(*manifest_);
   fs::path planPath = writePlan(p);
   auto a = emitBundle(params(planPath, "bundle_a"));
@@ -182,7 +182,7 @@ TEST_F(EmitTest, EmitsAByteIdenticalBundleTwice) {
   EXPECT_EQ(check("bundle_a").changes, std::vector<std::string>{});
 }
 
-TEST_F(EmitTest, CheckReportsEachKindOfStaleness) {
+TEST_F(emitTest, CheckReportsEachKindOfStaleness) {
   plan::Plan p = testing::stitchPlanFor(*manifest_);
   fs::path planPath = writePlan(p, "plan_check.json");
   ASSERT_TRUE(emitBundle(params(planPath, "bundle_c")).ok());
@@ -250,7 +250,7 @@ TEST_F(EmitTest, CheckReportsEachKindOfStaleness) {
   EXPECT_TRUE(anyContains(other->changes, "tool changed"));
 }
 
-TEST_F(EmitTest, ConcurrentOnlyPlanGivesPlanAndManifest) {
+TEST_F(emitTest, ConcurrentOnlyPlanGivesPlanAndManifest) {
   auto solved = testing::solveConcurrent(*dir_);
   ASSERT_TRUE(solved.ok()) << solved.error().message;
   auto r = emitBundle(params(*dir_ / "concurrent_plan.json", "bundle_conc"));
@@ -265,7 +265,7 @@ TEST_F(EmitTest, ConcurrentOnlyPlanGivesPlanAndManifest) {
   EXPECT_TRUE(check("bundle_conc").upToDate());
 }
 
-TEST_F(EmitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
+TEST_F(emitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
   auto expectError = [&](const EmitParams& e, const std::string& want) {
     auto r = emitBundle(e);
     ASSERT_FALSE(r.ok()) << want;

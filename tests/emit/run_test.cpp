@@ -12,7 +12,7 @@ namespace zp::emit {
 namespace {
 namespace fs = std::filesystem;
 
-class RunBundleTest : public ::testing::Test {
+class emitRunBundle : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::scratchDir("run");
@@ -39,7 +39,7 @@ class RunBundleTest : public ::testing::Test {
   plan::Plan plan_;
 };
 
-TEST_F(RunBundleTest, ChainedCachedRunsMatchTheReferenceOnDatasetSamples) {
+TEST_F(emitRunBundle, ChainedCachedRunsMatchTheReferenceOnDatasetSamples) {
   auto r = runBundle(params());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->ok()) << r->table();
@@ -68,7 +68,7 @@ TEST_F(RunBundleTest, ChainedCachedRunsMatchTheReferenceOnDatasetSamples) {
   EXPECT_EQ(j.at("tasks").size(), r->tasks.size());
 }
 
-TEST_F(RunBundleTest, SloAndTaskSelectWhatRuns) {
+TEST_F(emitRunBundle, SloAndTaskSelectWhatRuns) {
   auto p = params();
   p.slo = "C02";  // the first task is infeasible there
   auto r = runBundle(p);
@@ -99,7 +99,7 @@ TEST_F(RunBundleTest, SloAndTaskSelectWhatRuns) {
   EXPECT_NE(r.error().message.find("--slo C99"), std::string::npos);
 }
 
-TEST_F(RunBundleTest, CorruptedCacheWarnsFallsBackAndStillMatches) {
+TEST_F(emitRunBundle, CorruptedCacheWarnsFallsBackAndStillMatches) {
   // Flip a byte of the first payload (payloads start after the 64-byte header)
   // in every cache the first task uses.
   const auto& task = plan_.stitch->tasks[0];
@@ -127,7 +127,7 @@ TEST_F(RunBundleTest, CorruptedCacheWarnsFallsBackAndStillMatches) {
   EXPECT_TRUE(runtimeWarned) << (r->warnings.empty() ? "no warnings" : r->warnings.front());
 }
 
-TEST_F(RunBundleTest, ModifiedSubgraphOrConcurrentOnlyBundleIsAnError) {
+TEST_F(emitRunBundle, ModifiedSubgraphOrConcurrentOnlyBundleIsAnError) {
   const auto& g = plan_.stitch->tasks[0].subgraphs[0];
   const fs::path f = dir_ / "bundle" / g.file;
   auto bytes = readFile(f);
