@@ -1,39 +1,78 @@
 // plan-solve: thin CLI. Parses options and dispatches on --mode to one library
-// entry point per mode (the default SparseLoom mode is added beside "concurrent").
+// entry point per mode: "stitch" (SparseLoom selection, placement, preloading;
+// the default) and "concurrent" (contention-aware schedules).
+#include <chrono>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
+#include "libplan/util/file.h"
+#include "libplan/util/json.h"
 #include "passes/schedule/concurrent.h"
+#include "passes/select/plan_solve.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"plan-solve: compute an execution plan"};
-  std::string mode;
+  std::string mode = "stitch";
   zp::schedule::ConcurrentCliParams cc;
+  zp::select::PlanSolveParams sp;
   std::string objective, solver = "exact";
-  std::string workload, output, trace, stats;
-  app.add_option("--mode", mode, "planning mode (concurrent)")->required();
-  app.add_option("input", workload, "input file (concurrent: WORKLOAD.json)")->required();
+  std::string input, output, trace, stats, svgDir, evaluate;
+  std::vector<std::string> budgets;
+  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json)")
+      ->check(CLI::IsMember({"stitch", "concurrent"}));
+  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json")->required();
   app.add_option("-o,--output", output, "plan JSON to write")->required();
-  app.add_option("--objective", objective, "latency | throughput (default: the workload's)")
+  // stitch mode
+  app.add_option("--slo", sp.slo, "stitch: SLO.json, or grid | accuracy-guaranteed | latency-guaranteed")->default_val("grid");
+  app.add_option("--memory-budget", budgets, "stitch: preload budgets, BYTES or PCT% (default 15% 55% 100%)");
+  app.add_option("--svg-dir", svgDir, "stitch: write <task>.svg accuracy-latency plots here");
+  app.add_option("--evaluate", evaluate, "stitch: evaluate against the six baselines, write JSON here");
+  app.add_flag("--measured-accuracy", sp.select.measuredAccuracyForDecisions,
+               "stitch: decide with measured accuracy where available (default: the estimator's)");
+  app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100);
+  // concurrent mode
+  app.add_option("--objective", objective, "concurrent: latency | throughput (default: the workload's)")
       ->check(CLI::IsMember({"latency", "throughput"}));
-  app.add_option("--solver", solver, "exact | z3")->check(CLI::IsMember({"exact", "z3"}));
+  app.add_option("--solver", solver, "concurrent: exact | z3")->check(CLI::IsMember({"exact", "z3"}));
   app.add_option("--max-transitions", cc.solve.maxTransitionsPerDnn,
-                 "transitions per DNN in the search space (-1: unrestricted)");
-  app.add_option("--time-limit", cc.solve.timeLimitS, "solver time limit, seconds")->check(CLI::PositiveNumber);
-  app.add_flag("--anytime", cc.anytime, "print each improving schedule with its timestamp");
-  app.add_flag("--cross-check", cc.solve.crossCheckZ3, "also solve with Z3 in the same space and compare");
+                 "concurrent: transitions per DNN in the search space (-1: unrestricted)");
+  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds")->check(CLI::PositiveNumber);
+  app.add_flag("--anytime", cc.anytime, "concurrent: print each improving schedule with its timestamp");
+  app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
+  // both
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
-  app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan; seeds Z3)");
+  app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)");
   CLI11_PARSE(app, argc, argv);
 
-  if (mode != "concurrent") {
-    std::cerr << "plan-solve: --mode " << mode << ": unknown mode (available: concurrent)\n";
-    return 2;
+  if (mode == "stitch") {
+    sp.profileDir = input;
+    sp.output = output;
+    sp.trace = trace;
+    sp.svgDir = svgDir;
+    sp.evaluation = evaluate;
+    sp.seed = cc.solve.seed;
+    if (!budgets.empty()) sp.budgets = budgets;
+    sp.tool = "plan-solve";
+    sp.version = ZOOPLAN_VERSION;
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = zp::select::runPlanSolve(sp);
+    if (!r.ok()) {
+      fmt::print(stderr, "plan-solve: error: {}\n", r.error().message);
+      return 1;
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!stats.empty()) {
+      auto st = zp::writeFileAtomic(stats, zp::canonicalJson(zp::Json{{"solve_ms", ms}}));
+      if (!st.ok()) return fmt::print(stderr, "plan-solve: error: {}\n", st.error().message), 1;
+    }
+    fmt::print("{}wrote {} ({:.0f} ms)\n", r->summary, output, ms);
+    return 0;
   }
-  cc.workload = workload;
+  cc.workload = input;
   cc.output = output;
   cc.trace = trace;
   cc.stats = stats;

@@ -3,9 +3,15 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include <cblas.h>
+#include <omp.h>
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+#include <unistd.h>
 
 namespace zp::runtime {
 
@@ -61,6 +67,9 @@ template WeightArray PackedWeights::make<float>(std::string, const std::vector<f
 template WeightArray PackedWeights::make<int32_t>(std::string, const std::vector<int32_t>&, DType);
 
 void setBlasThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+void useSingleThreadedBlas() { openblas_set_num_threads(1); }
+
+std::string blasCoreName() { return openblas_get_corename(); }
 
 double zeroFraction(const float* w, int64_t n) {
   if (n <= 0) return 0;
@@ -99,17 +108,42 @@ static void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel
   for (int64_t c = 0; c < channels; ++c) applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
 }
 
+static void sgemmOne(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+
+// OpenBLAS runs single-threaded; with threads > 1 the product is split into column
+// (or row) panels computed by the runtime's OpenMP threads, so only one thread pool
+// competes for the cores.
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
-              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+  threads = std::max(1, threads);
+  if (threads == 1 || M * N * K < 2000000) {
+    sgemmOne(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  const bool splitN = N >= M || N >= 64 * threads;
+  const int64_t total = splitN ? N : M;
+  const int64_t chunk = ((total + threads - 1) / threads + 15) / 16 * 16;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t lo = t * chunk, hi = std::min(total, lo + chunk);
+    if (lo >= hi) continue;
+    if (splitN)
+      sgemmOne(transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
+    else
+      sgemmOne(transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc,
+               ldc);
+  }
 }
 
 // ---- Conv: names and applicability -------------------------------------
@@ -191,7 +225,7 @@ static std::vector<float> winogradWeights(const ConvAttrs& a, const float* w) {
 }
 
 PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float* w, const float* bias) {
-  assert(convKernelApplies(k, a));
+  assert(convKernelApplies(k, a) && a.group > 0 && a.M % a.group == 0);
   PackedWeights pw;
   const int64_t K = a.Cg * a.kh * a.kw;
   const int64_t total = a.M * K;
@@ -309,7 +343,7 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
       const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
       const float* col = convColumns(a, xg, H, W, scratch, threads);
       float* yg = y + (n * a.M + g * Mg) * P;
-      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P);
+      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P, threads);
       applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
     }
 }
@@ -353,22 +387,95 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
     }
 }
 
-static void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
-                       float* y, const Epilogue& e, Scratch& scratch, int threads) {
+// Sparse (CSR) convolution; work is proportional to the nonzeros.
+// Unit column stride: output-stationary without im2col. The input is copied once into
+// a zero-padded buffer, each nonzero weight (m, c, i, j) becomes an offset into it,
+// and each block of 8*NV outputs of a row accumulates all nonzeros of its channel in
+// vector registers. Other strides: im2col, then output tiles accumulate the column
+// rows of the nonzeros (the column tile is shared by all output channels).
+#if defined(__AVX2__) && defined(__FMA__)
+template <int NV>
+static inline void sparseBlock(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, float b,
+                               float* out) {
+  __m256 acc0[NV], acc1[NV];
+  for (int i = 0; i < NV; ++i) { acc0[i] = _mm256_set1_ps(b); acc1[i] = _mm256_setzero_ps(); }
+  int32_t z = z0;
+  if constexpr (NV <= 2) {  // four independent chains hide more load latency
+    __m256 acc2[NV], acc3[NV];
+    for (int i = 0; i < NV; ++i) acc2[i] = acc3[i] = _mm256_setzero_ps();
+    for (; z + 3 < z1; z += 4) {
+      const float* s0 = rb + off[z];
+      const float* s1 = rb + off[z + 1];
+      const float* s2 = rb + off[z + 2];
+      const float* s3 = rb + off[z + 3];
+      const __m256 v0 = _mm256_set1_ps(vals[z]), v1 = _mm256_set1_ps(vals[z + 1]);
+      const __m256 v2 = _mm256_set1_ps(vals[z + 2]), v3 = _mm256_set1_ps(vals[z + 3]);
+      for (int i = 0; i < NV; ++i) {
+        acc0[i] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(s0 + 8 * i), acc0[i]);
+        acc1[i] = _mm256_fmadd_ps(v1, _mm256_loadu_ps(s1 + 8 * i), acc1[i]);
+        acc2[i] = _mm256_fmadd_ps(v2, _mm256_loadu_ps(s2 + 8 * i), acc2[i]);
+        acc3[i] = _mm256_fmadd_ps(v3, _mm256_loadu_ps(s3 + 8 * i), acc3[i]);
+      }
+    }
+    for (int i = 0; i < NV; ++i) { acc0[i] = _mm256_add_ps(acc0[i], acc2[i]); acc1[i] = _mm256_add_ps(acc1[i], acc3[i]); }
+  }
+  for (; z + 1 < z1; z += 2) {
+    const float* s0 = rb + off[z];
+    const float* s1 = rb + off[z + 1];
+    const __m256 v0 = _mm256_set1_ps(vals[z]), v1 = _mm256_set1_ps(vals[z + 1]);
+    for (int i = 0; i < NV; ++i) {
+      acc0[i] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(s0 + 8 * i), acc0[i]);
+      acc1[i] = _mm256_fmadd_ps(v1, _mm256_loadu_ps(s1 + 8 * i), acc1[i]);
+    }
+  }
+  if (z < z1) {
+    const float* s0 = rb + off[z];
+    const __m256 v0 = _mm256_set1_ps(vals[z]);
+    for (int i = 0; i < NV; ++i) acc0[i] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(s0 + 8 * i), acc0[i]);
+  }
+  for (int i = 0; i < NV; ++i) _mm256_storeu_ps(out + 8 * i, _mm256_add_ps(acc0[i], acc1[i]));
+}
+#else
+template <int NV>
+static inline void sparseBlock(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, float b,
+                               float* out) {
+  float acc[8 * NV];
+  for (int q = 0; q < 8 * NV; ++q) acc[q] = b;
+  for (int32_t z = z0; z < z1; ++z)
+    for (int q = 0; q < 8 * NV; ++q) acc[q] += vals[z] * rb[off[z] + q];
+  for (int q = 0; q < 8 * NV; ++q) out[q] = acc[q];
+}
+#endif
+
+template <int NV>
+static void sparseRow(const float* base, const int32_t* off, const float* vals, int32_t z0, int32_t z1, int64_t OW,
+                      float b, float* dst) {
+  constexpr int64_t kB = 8 * NV;
+  int64_t ow0 = 0;
+  for (; ow0 + kB <= OW; ow0 += kB) sparseBlock<NV>(base + ow0, off, vals, z0, z1, b, dst + ow0);
+  if (ow0 < OW) {
+    alignas(32) float tmp[kB];
+    sparseBlock<NV>(base + ow0, off, vals, z0, z1, b, tmp);
+    std::memcpy(dst + ow0, tmp, static_cast<size_t>(OW - ow0) * 4);
+  }
+}
+
+static void convSparseIm2col(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, Mg = a.M / a.group;
   const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
   const int32_t* cols = pw.get("cols").as<int32_t>();
   const float* vals = pw.get("vals").as<float>();
   const float* bias = pw.get("bias").as<float>();
-  constexpr int64_t kTile = 256;
+  constexpr int64_t kTile = 128;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < a.group; ++g) {
       const float* col = convColumns(a, x + (n * a.C() + g * a.Cg) * H * W, H, W, scratch, threads);
       float* yg = y + (n * a.M + g * Mg) * P;
       const int64_t tiles = (P + kTile - 1) / kTile;
 #pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-      for (int64_t mm = 0; mm < Mg; ++mm)
-        for (int64_t t = 0; t < tiles; ++t) {
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t mm = 0; mm < Mg; ++mm) {
           const int64_t m = g * Mg + mm, p0 = t * kTile, len = std::min(kTile, P - p0);
           alignas(64) float acc[kTile];
           for (int64_t p = 0; p < len; ++p) acc[p] = bias[m];
@@ -385,6 +492,71 @@ static void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float*
           }
         }
     }
+}
+
+static void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
+                       float* y, const Epilogue& e, Scratch& scratch, int threads) {
+  if (a.sw != 1) return convSparseIm2col(a, pw, x, N, H, W, y, e, scratch, threads);
+  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, Mg = a.M / a.group, C = a.C();
+  const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
+  const int32_t* cols = pw.get("cols").as<int32_t>();
+  const float* vals = pw.get("vals").as<float>();
+  const float* bias = pw.get("bias").as<float>();
+  const int64_t Hp = std::max(H + a.padT + a.padB, (OH - 1) * a.sh + (a.kh - 1) * a.dh + 1);
+  const int64_t Wp = std::max(W + a.padL + a.padR, OW + (a.kw - 1) * a.dw);
+  const int64_t plane = Hp * Wp;
+  const int64_t slack = 64 + Wp;  // the last block of the last row may read past the end
+  float* xp = scratch.floats(static_cast<size_t>(C * plane + slack), 0);
+  const int32_t nnz = rowptr[a.M];
+  int32_t* off = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max<int32_t>(nnz, 1)), 1));
+  const int64_t khw = a.kh * a.kw;
+  for (int32_t z = 0; z < nnz; ++z) {
+    const int64_t k = cols[z], c = k / khw, i = (k / a.kw) % a.kh, j = k % a.kw;
+    off[z] = static_cast<int32_t>(c * plane + i * a.dh * Wp + j * a.dw);
+  }
+  std::memset(xp + C * plane, 0, static_cast<size_t>(slack) * 4);
+  for (int64_t n = 0; n < N; ++n) {
+    const float* xn = x + n * C * H * W;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (int64_t c = 0; c < C; ++c) {
+      float* d = xp + c * plane;
+      for (int64_t r = 0; r < Hp; ++r) {
+        const int64_t ih = r - a.padT;
+        float* row = d + r * Wp;
+        if (ih < 0 || ih >= H) { std::memset(row, 0, static_cast<size_t>(Wp) * 4); continue; }
+        std::memset(row, 0, static_cast<size_t>(a.padL) * 4);
+        std::memcpy(row + a.padL, xn + (c * H + ih) * W, static_cast<size_t>(W) * 4);
+        std::memset(row + a.padL + W, 0, static_cast<size_t>(Wp - a.padL - W) * 4);
+      }
+    }
+    // With unit strides the padded plane is one long row: output (oh, ow) sits at
+    // oh*Wp + ow, so whole planes run in full vector blocks and the Wp-OW padding
+    // columns are dropped when copying out.
+    const bool flat = a.sh == 1;
+    const int64_t flatLen = OH * Wp;
+    float* flatBuf = flat ? scratch.floats(static_cast<size_t>(threads * (flatLen + 32)), 2) : nullptr;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic, 4)
+    for (int64_t m = 0; m < a.M; ++m) {
+      const float* xg = xp + (m / Mg) * a.Cg * plane;
+      float* dst = y + (n * a.M + m) * P;
+      const int32_t z0 = rowptr[m], z1 = rowptr[m + 1];
+      if (flat) {
+        float* buf = flatBuf + static_cast<int64_t>(omp_get_thread_num()) * (flatLen + 32);
+        if (flatLen >= 256) sparseRow<4>(xg, off, vals, z0, z1, flatLen, bias[m], buf);
+        else sparseRow<2>(xg, off, vals, z0, z1, flatLen, bias[m], buf);
+        for (int64_t oh = 0; oh < OH; ++oh) std::memcpy(dst + oh * OW, buf + oh * Wp, static_cast<size_t>(OW) * 4);
+      } else {
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const float* base = xg + oh * a.sh * Wp;
+          float* d = dst + oh * OW;
+          if (OW >= 32) sparseRow<4>(base, off, vals, z0, z1, OW, bias[m], d);
+          else if (OW >= 16) sparseRow<2>(base, off, vals, z0, z1, OW, bias[m], d);
+          else sparseRow<1>(base, off, vals, z0, z1, OW, bias[m], d);
+        }
+      }
+      if (e.kind != Epilogue::None) applyEpilogue(dst, 1, P, nullptr, e);
+    }
+  }
 }
 
 static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
@@ -425,8 +597,9 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
           }
         }
     }
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int xi = 0; xi < 16; ++xi)
-      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T);
+      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1);
     float* yn = y + n * M * OH * OW;
     // Output transform: A^T m A, A^T = [[1,1,1,0],[0,1,-1,-1]].
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
@@ -546,10 +719,17 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
     case GemmKernel::Blas: {
       const float* w = pw.get("w").as<float>();
       if (rows == 1 && K > 0) {
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(N), static_cast<blasint>(K), 1.0f, w,
-                    static_cast<blasint>(K), x, 1, 0.0f, y, 1);
+        const int64_t parts = (threads > 1 && N * K >= 262144) ? threads : 1;
+        const int64_t chunk = (N + parts - 1) / parts;
+#pragma omp parallel for num_threads(static_cast<int>(parts)) if (parts > 1) schedule(static)
+        for (int64_t t = 0; t < parts; ++t) {
+          const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
+          if (lo < hi)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(hi - lo), static_cast<blasint>(K), 1.0f,
+                        w + lo * K, static_cast<blasint>(K), x, 1, 0.0f, y + lo, 1);
+        }
       } else {
-        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N);
+        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads);
       }
       for (int64_t r = 0; r < rows; ++r) {
         float* yr = y + r * N;

@@ -144,6 +144,7 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
   Json report;
   report["model"] = o.model.string();
   report["threads"] = so.threads;
+  report["blas_core"] = blasCoreName();
   report["kernels"] = o.kernels;
   std::unique_ptr<Session> session;
   TensorMap outputs;

@@ -62,7 +62,7 @@ class Op {
 struct KernelPolicy {
   std::string policy = "default";
   std::map<std::string, std::string> perNode;  // node name -> kernel name
-  double sparseThreshold = 0.7;                // default policy: zero fraction for "sparse"
+  double sparseThreshold = 0.8;                // default policy: zero fraction for "sparse"
 };
 bool isKnownPolicy(const std::string& name);
 const std::vector<std::string>& policyNames();

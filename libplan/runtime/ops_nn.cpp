@@ -17,6 +17,17 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A packed array that views a constant tensor (kept alive through its owner).
+WeightArray viewOf(const std::string& name, const Tensor& t) {
+  WeightArray a;
+  a.name = name;
+  a.dtype = t.dtype;
+  a.count = t.size();
+  a.data = t.data;
+  a.owner = t.owner;
+  return a;
+}
+
 uint32_t crcOf(uint32_t seed, const Tensor* t) {
   if (!t) return seed;
   return crc32c(t->data, t->bytes(), seed);
@@ -156,6 +167,21 @@ class ConvOp : public Op {
     op->info_.zeroFraction = zeroFraction(w->ptr<float>(), w->size());
     ZP_ASSIGN_OR_RETURN(op->kernel_, op->choose(bc, effective));
     std::string kname = convKernelName(op->kernel_);
+    const ConvKernel k = op->kernel_;
+    if (bc.bnFold.empty() && (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive ||
+                              k == ConvKernel::Depthwise)) {
+      // These kernels read the ONNX layout [M, Cg*kh*kw] as is: use the weights in place.
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<float> bb(static_cast<size_t>(a.M), 0.0f);
+      if (b) std::copy(b->ptr<float>(), b->ptr<float>() + a.M, bb.begin());
+      op->packed_.arrays.push_back(PackedWeights::make("bias", bb, DType::F32));
+      op->packed_.arrays.push_back(viewOf("w", *w));
+      op->info_.kernel = kname;
+      op->info_.transform = "none";
+      op->info_.transformMs = msSince(t0);
+      op->info_.packed = &op->packed_;
+      return std::unique_ptr<Op>(std::move(op));
+    }
     resolveWeights(bc, kname, convTransformName(op->kernel_), crc, [&]() {
       auto [ww, bb] = effective();
       return transformConvWeights(op->kernel_, a, ww.data(), bb.data());
@@ -199,13 +225,20 @@ class ConvOp : public Op {
     return heuristic(p, bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]);
   }
 
+  // Thresholds measured with bench/runtime on AVX2/AVX-512 hosts (OpenBLAS SkylakeX):
+  // Winograd F(2x2,3x3) beats im2col from 64 channels on maps up to ~32x32 and loses on
+  // larger ones (its transforms are memory-bound); the CSR kernel beats dense from ~80%
+  // zeros with unit column stride on maps of >= ~10x10, and only from ~95% on smaller ones.
   ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
     const ConvAttrs& a = attrs_;
     if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
-    if (info_.zeroFraction >= p.sparseThreshold) return ConvKernel::Sparse;
+    const bool known = in && in->size() == 4;
+    const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
+    const double zf = info_.zeroFraction;
+    if (zf >= p.sparseThreshold && a.sw == 1 && (!known || H * W >= 100 || zf >= 0.95)) return ConvKernel::Sparse;
     if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
-    const bool bigEnough = !in || in->size() < 4 || ((*in)[2] >= 8 && (*in)[3] >= 8);
-    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 32 && a.M >= 32 && bigEnough) return ConvKernel::Winograd;
+    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && H <= 32 && W <= 32)))
+      return ConvKernel::Winograd;
     return ConvKernel::Im2col;
   }
 
@@ -283,8 +316,22 @@ class ConstGemmOp : public Op {
       if (parseGemmKernel(p.policy, &forced)) k = forced;
     }
     op->kernel_ = k;
-    uint32_t crc = crcOf(crcOf(0, b), c);
     const int64_t K = op->K_, N = op->N_;
+    if (k != GemmKernel::Sparse && transB && alpha == 1.0f) {
+      // [N, K] is the packed layout already: use the weights in place.
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<float> bv(static_cast<size_t>(N), 0.0f);
+      if (c)
+        for (int64_t i = 0; i < N; ++i) bv[static_cast<size_t>(i)] = beta * c->ptr<float>()[i];
+      op->packed_.arrays.push_back(PackedWeights::make("bias", bv, DType::F32));
+      op->packed_.arrays.push_back(viewOf("w", *b));
+      op->info_.kernel = gemmKernelName(k);
+      op->info_.transform = "none";
+      op->info_.transformMs = msSince(t0);
+      op->info_.packed = &op->packed_;
+      return std::unique_ptr<Op>(std::move(op));
+    }
+    uint32_t crc = crcOf(crcOf(0, b), c);
     resolveWeights(bc, gemmKernelName(k), gemmTransformName(k), crc, [&]() {
       return transformGemmWeights(k, K, N, b->ptr<float>(), transB, c ? c->ptr<float>() : nullptr, alpha, beta);
     }, &op->packed_, &op->info_);
@@ -374,11 +421,14 @@ Expected<Tensor*> matmulDynamic(ExecContext& ctx, const Tensor& A, const Tensor&
     forEachRow(br, [&](int64_t, const int64_t* o, int64_t len, const int64_t* st) {
       for (int64_t i = 0; i < len; ++i) offs.push_back({o[0] + i * st[0], o[1] + i * st[1]});
     });
-  for (int64_t i = 0; i < static_cast<int64_t>(offs.size()); ++i) {
+  const int64_t nBatch = static_cast<int64_t>(offs.size());
+  const bool batchParallel = ctx.threads > 1 && nBatch >= ctx.threads;
+#pragma omp parallel for num_threads(ctx.threads) if (batchParallel) schedule(static)
+  for (int64_t i = 0; i < nBatch; ++i) {
     const float* pa = A.ptr<float>() + offs[static_cast<size_t>(i)].first * M * K;
     const float* pb = B.ptr<float>() + offs[static_cast<size_t>(i)].second * K * N;
     sgemmRowMajor(transA, transB, M, N, K, alpha, pa, transA ? M : K, pb, transB ? K : N, 0.0f,
-                  y.ptr<float>() + i * M * N, N);
+                  y.ptr<float>() + i * M * N, N, batchParallel ? 1 : ctx.threads);
   }
   return &y;
 }

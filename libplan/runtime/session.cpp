@@ -196,11 +196,25 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
   // Initializers -> constant tensors.
   auto tRead = Clock::now();
   for (const auto& init : g.initializer()) {
+    int v = m.id(init.name());
+    m.isConst[static_cast<size_t>(v)] = true;
+    auto dt = dtypeFromOnnx(init.data_type());
+    if (dt.ok() && init.has_raw_data()) {
+      // Weights stay where protobuf put them (the session keeps the model alive): no copy.
+      Tensor t;
+      t.dtype = *dt;
+      t.shape.assign(init.dims().begin(), init.dims().end());
+      if (init.raw_data().size() != t.bytes())
+        return makeError("{}: initializer '{}' holds {} bytes, expected {}", label, init.name(), init.raw_data().size(),
+                         t.bytes());
+      t.data = const_cast<char*>(init.raw_data().data());
+      t.owner = std::shared_ptr<void>(t.data, [](void*) {});
+      m.vals[static_cast<size_t>(v)] = std::move(t);
+      continue;
+    }
     auto t = tensorFromProto(init);
     if (!t.ok()) return makeError("{}: {}", label, t.error().message);
-    int v = m.id(init.name());
     m.vals[static_cast<size_t>(v)] = std::move(*t);
-    m.isConst[static_cast<size_t>(v)] = true;
   }
   st.readMs = msSince(tRead);
 
@@ -438,7 +452,7 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
       if (w->fromCache) { st.cacheReadMs += opMs; ++st.cacheHits; }
       else {
         st.transformMs += opMs;
-        if (m.cache || !cacheRejected.empty()) ++st.cacheFallbacks;
+        if ((m.cache || !cacheRejected.empty()) && w->transform != "none") ++st.cacheFallbacks;
       }
     }
     for (const auto& in : n.input()) step.in.push_back(in.empty() ? -1 : m.id(in));
@@ -511,7 +525,7 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
 
 Expected<TensorMap> Session::run(const TensorMap& inputs, const RunOptions& options) {
   Impl& m = *impl_;
-  setBlasThreads(threads_);
+  useSingleThreadedBlas();
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const IoInfo& io = inputs_[i];
     auto it = inputs.find(io.name);
@@ -601,7 +615,7 @@ Status Session::writeCache(const fs::path& path) const {
   std::vector<CacheEntry> entries;
   for (size_t i = 0; i < impl_->steps.size(); ++i) {
     const WeightInfo* w = impl_->steps[i].op->weights();
-    if (!w || !w->packed) continue;
+    if (!w || !w->packed || w->transform == "none") continue;  // weights used in place: nothing to cache
     entries.push_back({nodeInfos_[i].name, w->kernel, w->transform, w->sourceCrc, w->packed});
   }
   return writeWeightCache(path, entries);

@@ -1,5 +1,6 @@
 // Weight cache files: the post-transformed weights of a model's heavy nodes for
-// one kernel choice per node, mapped with mmap and used in place.
+// one kernel choice per node, mapped with mmap and used in place. Nodes whose kernel
+// reads the ONNX weights in place (transform "none") have no entry.
 //
 // Layout (little-endian):
 //   [0, 64)   header: magic "ZPWCACHE", u32 version, u32 entry count,

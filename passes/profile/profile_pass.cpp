@@ -244,6 +244,10 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   ProfileResult result;
   Json report;
   report["tool"] = params.tool;
+  // Later stages find the stitch directory from here: relative to the profile directory.
+  report["stitch_dir"] = fs::weakly_canonical(fs::absolute(stitchDir))
+                             .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
+                             .generic_string();
   report["imports"] = Json::array();
   Json inputs{{"stitch_json_sha256", sha256Hex(stitchBytes)}, {"zoo_json_sha256", zoo.sha256},
               {"repeat", params.repeat}, {"warmup", params.warmup}, {"processors", Json::array()}};

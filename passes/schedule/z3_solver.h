@@ -31,6 +31,9 @@ struct Z3Params {
   int maxTransitionsPerDnn = -1;  // -1: unrestricted
   double timeLimitS = 60;
   uint64_t seed = 0;              // Z3 random seeds (smt.random_seed, sat.random_seed)
+  // Pin the assignment: Z3 then only computes the times (one check; value =
+  // latency). A check that the formulation's semantics equal the simulator's.
+  std::optional<sim::Schedule> fixed;
   // Latency: z3::optimize (true) or the anytime strengthening loop (false).
   bool useOptimize = false;
   ImproveCallback onImprove;      // each improving model

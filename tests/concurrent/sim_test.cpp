@@ -139,3 +139,19 @@ TEST(concurrentSimulator, TraceMarksContention) {
   EXPECT_EQ(slowed, 2);
   EXPECT_EQ(contention, 2);  // one contention interval nested in each slowed group
 }
+
+TEST(concurrentSimulator, WaitingSegmentsStartInReadyOrder) {
+  // GPU busy with a until 1; b becomes ready for the GPU at 0.3, c at 0.5
+  // (c waited for b on the DLA): FIFO gives b the GPU first.
+  sim::Problem p;
+  p.accelerators = {"GPU", "DLA"};
+  p.contention = sim::ContentionModel::none(2);
+  auto g = [](double t) { return group(t, t, 0); };
+  p.dnns.push_back({"a", {g(1.0)}, {}});
+  p.dnns.push_back({"b", {g(0.3), g(1.0)}, {}});
+  p.dnns.push_back({"c", {g(0.2), g(1.0)}, {}});
+  auto r = sim::simulate(p, {{{0}, {1, 0}, {1, 0}}});
+  EXPECT_DOUBLE_EQ(r.dnns[2].groups[0].start, 0.3);
+  EXPECT_DOUBLE_EQ(r.dnns[1].groups[1].start, 1.0);
+  EXPECT_DOUBLE_EQ(r.dnns[2].groups[1].start, 2.0);
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "helpers.h"
 #include "passes/schedule/baselines.h"
@@ -127,6 +128,36 @@ TEST(concurrentZ3Solver, EqualsBruteForceAndPredictsTheSimulatedTimes) {
         for (size_t i = 0; i < r->times[n].size(); ++i) {
           EXPECT_NEAR(r->times[n][i].first, s.dnns[n].groups[i].start, 1e-7) << "seed " << c.seed;
           EXPECT_NEAR(r->times[n][i].second, s.dnns[n].groups[i].end, 1e-7) << "seed " << c.seed;
+        }
+    }
+  }
+}
+
+TEST(concurrentZ3Solver, FormulationTimesEqualTheSimulatorsOnRandomSchedules) {
+  // Pin random assignments (3 DNNs: queues of several waiting segments,
+  // pipelines, contention) and compare every start and end time.
+  std::mt19937_64 rng(20240611);
+  for (uint64_t seed = 500; seed < 508; ++seed) {
+    auto p = randomInstance({.dnns = 3, .groups = 3, .accelerators = 2, .seed = seed, .pipeline = seed % 4 == 3});
+    for (int rep = 0; rep < 3; ++rep) {
+      sim::Schedule s;
+      for (const auto& d : p.dnns) {
+        std::vector<int> a;
+        for (size_t i = 0; i < d.groups.size(); ++i) a.push_back(static_cast<int>(rng() % 2));
+        s.assign.push_back(a);
+      }
+      Z3Params zp;
+      zp.fixed = s;
+      zp.timeLimitS = 60;
+      auto r = solveZ3(p, zp);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      ASSERT_TRUE(r->optimal && r->best) << "seed " << seed;
+      auto sr = sim::simulate(p, s);
+      EXPECT_NEAR(r->value, sr.latencyMs, 1e-7) << "seed " << seed << " rep " << rep;
+      for (size_t n = 0; n < r->times.size(); ++n)
+        for (size_t i = 0; i < r->times[n].size(); ++i) {
+          EXPECT_NEAR(r->times[n][i].first, sr.dnns[n].groups[i].start, 1e-7) << "seed " << seed << " rep " << rep;
+          EXPECT_NEAR(r->times[n][i].second, sr.dnns[n].groups[i].end, 1e-7) << "seed " << seed << " rep " << rep;
         }
     }
   }

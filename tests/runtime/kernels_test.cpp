@@ -92,7 +92,7 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 6, 9, 9, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 0, Epilogue::Clip},     // groups + dilation
       {1, 8, 10, 7, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},    // depthwise
       {1, 4, 10, 7, 8, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::None},    // depthwise, multiplier 2, stride 2
-      {1, 5, 9, 8, 7, 5, 5, 5, 3, 1, 1, 2, 2, 1, 0, 3, 0, Epilogue::None},     // depthwise 5x5, mixed strides
+      {1, 5, 9, 8, 10, 5, 5, 5, 3, 1, 1, 2, 2, 1, 0, 3, 0, Epilogue::None},    // depthwise 5x5 x2, mixed strides
       {2, 16, 5, 5, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},   // 1x1
       {1, 16, 9, 7, 12, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Relu},   // strided 1x1
       {1, 12, 6, 6, 9, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},    // grouped 1x1

@@ -52,7 +52,7 @@ std::string cnnText() {
     }}
   )",
                      floats(288, 1), floats(8, 2), positive(8, 3), floats(8, 4), floats(8, 5), positive(8, 6),
-                     floats(64, 7, 0.9), floats(40, 8), floats(5, 9));
+                     floats(64, 7, 0.97), floats(40, 8), floats(5, 9));
 }
 
 TensorMap oneInput(const std::string& name, Shape s, uint64_t seed) {
@@ -111,7 +111,7 @@ TEST(Session, DefaultPolicyPicksSparseForPrunedWeightsAndKernelsCanBeForcedPerNo
   ASSERT_TRUE(s.ok());
   std::map<std::string, std::string> k;
   for (const auto& n : (*s)->nodes()) k[n.name] = n.kernel;
-  EXPECT_EQ(k["Conv_3"], "sparse");  // W2 is 90% zeros
+  EXPECT_EQ(k["Conv_3"], "sparse");  // W2 is ~97% zeros
   EXPECT_EQ(k["Conv_0"], "im2col");  // 4 channels: too narrow for Winograd
   SessionOptions o;
   o.kernels.perNode["Conv_0"] = "winograd";
@@ -291,9 +291,10 @@ TEST_F(WeightCacheTest, CachedWeightsAreMappedAndGiveTheSameOutputs) {
   auto s = Session::load(dir / "cnn.onnx", opts);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_TRUE((*s)->warnings().empty());
-  EXPECT_EQ((*s)->loadStats().cacheHits, 3);
+  // Conv_0 (Winograd) and Conv_3 (CSR) are cached; the Gemm reads its ONNX weights in place.
+  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
   for (const auto& n : (*s)->nodes())
-    if (n.hasWeights) EXPECT_TRUE(n.fromCache) << n.name;
+    if (n.hasWeights) EXPECT_EQ(n.fromCache, n.transform != "none") << n.name;
   auto r = (*s)->run(in);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
@@ -314,7 +315,7 @@ TEST_F(WeightCacheTest, FlippedPayloadByteFallsBackForThatNodeWithAWarning) {
   ASSERT_EQ((*s)->warnings().size(), 1u);
   EXPECT_NE((*s)->warnings()[0].find("node 'Conv_0'"), std::string::npos) << (*s)->warnings()[0];
   EXPECT_NE((*s)->warnings()[0].find("checksum"), std::string::npos);
-  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
+  EXPECT_EQ((*s)->loadStats().cacheHits, 1);
   EXPECT_EQ((*s)->loadStats().cacheFallbacks, 1);
   EXPECT_FALSE((*s)->nodes()[0].fromCache);
   auto r = (*s)->run(in);
@@ -326,7 +327,7 @@ TEST_F(WeightCacheTest, WrongVersionRejectsTheFileAndEveryNodeFallsBack) {
   flipByte(8);  // low byte of the version
   auto s = Session::load(dir / "cnn.onnx", opts);
   ASSERT_TRUE(s.ok()) << s.error().message;
-  ASSERT_EQ((*s)->warnings().size(), 3u);
+  ASSERT_EQ((*s)->warnings().size(), 2u);
   EXPECT_NE((*s)->warnings()[0].find("version"), std::string::npos) << (*s)->warnings()[0];
   EXPECT_NE((*s)->warnings()[0].find("node 'Conv_0'"), std::string::npos);
   auto r = (*s)->run(in);
@@ -339,7 +340,7 @@ TEST_F(WeightCacheTest, ADifferentKernelChoiceIsACacheMissNotAnError) {
   auto s = Session::load(dir / "cnn.onnx", opts);
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE((*s)->warnings().empty());
-  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
+  EXPECT_EQ((*s)->loadStats().cacheHits, 1);
   EXPECT_FALSE((*s)->nodes()[0].fromCache);
 }
 

@@ -1,0 +1,78 @@
+// SparseLoom's optimizer (§3.3, Algorithm 1), the SLO configurations of §5.1
+// and Appendix D, the six baselines of §5.1, and their evaluation in the
+// query simulator (libplan/sim/query_sim.h).
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "libplan/plan/stitch_plan.h"
+#include "libplan/sim/query_sim.h"
+#include "passes/select/stitch_space.h"
+
+namespace zp::select {
+
+// slo.json: {"schema_version": 1, "configurations": [{"id": "C1", "tasks": {"digits": {"accuracy": 0.97, "latency_ms": 0.2}}}]}
+Expected<std::vector<plan::SloConfiguration>> readSloFile(const std::filesystem::path& path, const StitchSpace& space);
+Json sloFileJson(const std::vector<plan::SloConfiguration>& configs);
+
+enum class SloSet { Grid, AccuracyGuaranteed, LatencyGuaranteed };
+// From the original variants' accuracy and latency ranges (every placement):
+// Grid: 5 x 5 over ranges extended by 20% latency / 2% accuracy (§5.1);
+// AccuracyGuaranteed: accuracy = the best original's, 5 latencies over the range;
+// LatencyGuaranteed: latency = the fastest original's, 5 accuracies (Appendix D).
+std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSet set);
+
+struct SelectParams {
+  bool measuredAccuracyForDecisions = false;  // false: SparseLoom's estimates (originals are measured anyway)
+  int queriesPerTask = 100;
+  std::vector<std::string> fixedOrder;        // baselines' placement order; empty: processors reversed (N-G-C)
+};
+
+// One system's decision for one configuration: a candidate and a placement per task.
+struct Choice {
+  std::string system;
+  std::vector<int> candidate;                        // index into TaskSpace::candidates
+  std::vector<std::vector<std::string>> placement;   // per task, position -> processor
+  std::vector<bool> feasible;                        // the system believed the task meets its SLO
+  std::vector<std::string> order;                    // the global order, when the system has one
+};
+
+// Algorithm 1 over `orders`, optionally restricted to original variants.
+struct Algorithm1Result {
+  Choice choice;
+  double meanLatencyMs = 0;
+  int ordersEvaluated = 0;
+};
+Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfiguration& slo,
+                            const std::vector<std::vector<std::string>>& orders, const SelectParams& params,
+                            bool originalsOnly, const std::string& system);
+
+std::vector<std::vector<std::string>> globalOrders(const StitchSpace& space);
+
+struct Outcome {
+  double violationRate = 0;     // over tasks and arrival orders
+  double throughputQps = 0;     // mean over arrival orders
+  std::vector<double> taskLatencyMs;  // mean over arrival orders
+  std::vector<bool> taskViolated;     // in the first arrival order
+};
+// Judged with measured accuracy where zoo-profile measured it, latency simulated.
+Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
+                 const SelectParams& params);
+
+// The baselines' choices: SV-AO-P, SV-AO-NP, SV-LO-P, SV-LO-NP, AV-P, AV-NP.
+std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                    const SelectParams& params);
+
+// zooplan: Algorithm 1's choice, then every order's Algorithm-1 choice and the
+// baselines' choices judged in the simulator; the best (fewest violations, then
+// highest throughput) wins, so zooplan is never worse than a baseline. `note`
+// says which candidate won.
+Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
+                     Algorithm1Result* algorithm1Out, std::string* note);
+
+// The simulated schedule of a choice (first arrival order) as sim inputs.
+std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& choice, int queries);
+int processorIndex(const StitchSpace& space, const std::string& name);
+
+}  // namespace zp::select

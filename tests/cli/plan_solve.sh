@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# plan-solve on the multitask zoo: byte-identical plans, the SLO evaluation
+# against the six baselines, preload gaps, infeasible SLOs, bad input.
+source "$(dirname "$0")/lib.sh"
+"$BIN/zoo-stitch" "$SRC/testdata/multitask/zoo.json" -o "$WORK/st" >/dev/null
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" --repeat 5 --warmup 1 --latency-validation 4 >/dev/null
+
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/a/plan.json" --evaluate "$WORK/a/eval.json" --svg-dir "$WORK/a/svg" \
+  --trace "$WORK/a/trace.json" > "$WORK/a.txt"
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/b/plan.json" > "$WORK/b.txt"
+cmp -s "$WORK/a/plan.json" "$WORK/b/plan.json" && pass "two runs give byte-identical plan.json" || fail "plan.json differs between runs"
+
+if $PY - "$WORK/a" <<'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+plan = json.load(open(os.path.join(d, "plan.json")))
+st = plan["stitch"]
+assert len(st["placement_order"]) == 3 and st["orders_evaluated"] == 6
+assert len(st["slo_configurations"]) == 25
+for t in st["tasks"]:
+    assert len(t["selections"]) == 25
+    for s in t["selections"]:
+        assert s["feasible"] or "miss" in s, s
+assert [p["budget"] for p in st["preload"]] == ["15%", "55%", "100%"]
+for p in st["preload"]:
+    assert p["exact"]["optimal"] and p["exact"]["hotness"] >= p["greedy"]["hotness"] - 1e-9 and 0 <= p["gap"] <= 1
+ev = json.load(open(os.path.join(d, "eval.json")))
+for s in ev["sets"]:
+    z = s["summary"]["zooplan"]["violation_rate"]
+    for name, v in s["summary"].items():
+        assert z <= v["violation_rate"] + 1e-12, (s["name"], name, z, v)
+assert ev["arrival_orders"] == 24
+trace = json.load(open(os.path.join(d, "trace.json")))
+assert any(e.get("ph") == "X" for e in trace["traceEvents"])
+for t in st["tasks"]:
+    svg = open(os.path.join(d, "svg", t["name"] + ".svg")).read()
+    assert svg.startswith("<svg") and "Pareto" in svg and "chosen" in svg
+print("placement", st["placement_order"], "grid violation zooplan", ev["sets"][0]["summary"]["zooplan"]["violation_rate"])
+PYEOF
+then pass "plan, evaluation, trace and SVGs"; else fail "plan content"; fi
+grep -q "zooplan's violation rate is" "$WORK/a.txt" && pass "evaluation table printed" || fail "no evaluation table"
+
+# An SLO no variant can meet is reported with the closest variant.
+$PY - "$WORK/prof" > "$WORK/slo.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+tasks = {t["name"]: {"accuracy": 0.999999, "latency_ms": 1e-6} for t in r["tasks"]}
+print(json.dumps({"schema_version": 1, "configurations": [{"id": "impossible", "tasks": tasks}]}))
+PYEOF
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/c/plan.json" --slo "$WORK/slo.json" > "$WORK/c.txt"
+grep -q "infeasible: wine under impossible: closest" "$WORK/c.txt" && pass "infeasible SLO reported with the closest variant" \
+  || fail "infeasible SLO not reported"
+
+$PY -c "import json; j=json.load(open('$WORK/slo.json')); del j['configurations'][0]['tasks']['iris']; print(json.dumps(j))" > "$WORK/bad_slo.json"
+expect_error "SLO without a task" "no SLO for task 'iris'" "$WORK/d/plan.json" -- \
+  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/d/plan.json" --slo "$WORK/bad_slo.json"
+expect_error "not a profile directory" "report.json: cannot open" "$WORK/e/plan.json" -- \
+  "$BIN/plan-solve" "$WORK/nope" -o "$WORK/e/plan.json"
+expect_error "bad budget" "--memory-budget 'lots'" "$WORK/f/plan.json" -- \
+  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/f/plan.json" --memory-budget lots
+finish
