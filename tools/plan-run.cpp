@@ -1,11 +1,30 @@
-// plan-run: run a model with the thin runtime and report cold/warm timings.
+// plan-run: run a model with the thin runtime and report cold/warm timings,
+// or (when the argument is a directory) run a plan-emit bundle.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "libplan/runtime/measure.h"
+#include "passes/emit/bundle_run.h"
+
+namespace {
+
+int runBundle(const zp::emit::BundleRunParams& p, bool json) {
+  auto r = zp::emit::runBundle(p);
+  if (!r.ok()) {
+    std::cerr << "plan-run: " << r.error().message << "\n";
+    return 1;
+  }
+  for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
+  if (json) std::cout << zp::canonicalJson(r->json());
+  else std::cout << r->table();
+  return r->ok() ? 0 : 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
@@ -13,7 +32,12 @@ int main(int argc, char** argv) {
   std::string model, saveOutputs, cache, writeCache, trace;
   std::vector<std::string> inputs;
   bool json = false;
-  app.add_option("model", model, "ONNX model")->required();
+  zp::emit::BundleRunParams bundle;
+  app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
+  app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
+  app.add_option("--task", bundle.task, "bundle: run only this task");
+  app.add_option("--samples", bundle.samples, "bundle: dataset (or random) inputs to check and score")
+      ->check(CLI::PositiveNumber);
   app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
   app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy");
   app.add_option("--kernels", o.kernels, "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas) or a JSON file");
@@ -26,6 +50,21 @@ int main(int argc, char** argv) {
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run");
   app.add_option("--seed", o.seed, "seed of the random inputs");
   CLI11_PARSE(app, argc, argv);
+  const bool isBundle = std::filesystem::is_directory(model);
+  for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
+                                                             "--write-cache", "--cold", "--threads", "--trace"}
+                                  : std::vector<const char*>{"--slo", "--task", "--samples"}) {
+    if (app.count(opt)) {
+      std::cerr << "plan-run: " << opt << " does not apply to " << (isBundle ? "a bundle" : "a single model") << "\n";
+      return 2;
+    }
+  }
+  if (isBundle) {
+    bundle.bundle = model;
+    bundle.repeat = o.repeat;
+    bundle.seed = o.seed;
+    return runBundle(bundle, json);
+  }
   o.model = model;
   o.saveOutputs = saveOutputs;
   o.cache = cache;

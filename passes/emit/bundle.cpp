@@ -1,0 +1,402 @@
+#include "passes/emit/bundle.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "libplan/runtime/session.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/zoo/stitch_manifest.h"
+#include "passes/emit/plan_proto.h"
+
+namespace zp::emit {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A path from the plan file (stitch_dir, workload models) must stay inside the
+// directory it is relative to: a bundle never writes outside itself.
+bool safeRelative(const std::string& p) {
+  if (p.empty()) return false;
+  fs::path path(p);
+  if (path.is_absolute()) return false;
+  for (const auto& part : path)
+    if (part == "..") return false;
+  return true;
+}
+
+std::string short16(const std::string& hex) { return hex.substr(0, 16); }
+
+// One input of the bundle as it is now. `key` identifies it across runs
+// (independent of where the plan was given from).
+struct CurrentInput {
+  BundleInput input;
+  bool found = false;
+  std::string problem;  // why it could not be read
+  std::string bytes;    // file content (kept for emit)
+};
+
+struct SubgraphUse {
+  std::string file;       // relative to the stitch directory
+  std::string hash;       // expected content hash
+  std::string processor;  // first processor it is placed on (for messages)
+  std::set<std::pair<std::string, int>> policies;  // (kernel policy, threads) it needs a cache for
+};
+
+// Everything the bundle is made from, read from disk now.
+struct Sources {
+  std::filesystem::path planPath;
+  std::string planBytes;
+  plan::Plan plan;
+  fs::path stitchDir;                         // as resolved (relative to cwd or absolute)
+  std::vector<CurrentInput> inputs;           // plan, stitch.json, subgraph files, workload, models
+  std::map<std::string, SubgraphUse> subgraphs;  // by file
+  std::vector<std::string> notes;
+};
+
+std::string keyOf(const BundleInput& in) { return in.role + "\x1f" + in.key; }
+
+std::string policyOf(const plan::PlanProcessor& p) { return p.policy.empty() ? "default" : p.policy; }
+
+// Reads a file into a CurrentInput; in strict mode a missing file is an error.
+Status addInput(Sources& s, const std::string& role, const std::string& key, const fs::path& path, bool strict,
+                std::string* bytesOut = nullptr) {
+  CurrentInput c;
+  c.input.role = role;
+  c.input.key = key;
+  c.input.path = path.generic_string();
+  auto bytes = readFile(path);
+  if (!bytes.ok()) {
+    if (strict) return bytes.error();
+    c.problem = bytes.error().message;
+  } else {
+    c.found = true;
+    c.input.sha256 = sha256Hex(*bytes);
+    if (bytesOut) *bytesOut = *bytes;
+    c.bytes = std::move(*bytes);
+  }
+  s.inputs.push_back(std::move(c));
+  return {};
+}
+
+// Reads the plan and everything it points at. strict: any missing or
+// inconsistent input is an error (emit); otherwise problems become notes on
+// the inputs (check).
+Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
+  Sources s;
+  s.planPath = planPath;
+  ZP_ASSIGN_OR_RETURN(s.planBytes, readFile(planPath));
+  {
+    Json j = Json::parse(s.planBytes, nullptr, false);
+    if (j.is_discarded()) return makeError("{}: not valid JSON", planPath.string());
+    ZP_ASSIGN_OR_RETURN(s.plan, plan::planFromJson(j, planPath.string()));
+  }
+  if (!s.plan.stitch && !s.plan.concurrent)
+    return makeError("{}: the plan has neither a 'stitch' nor a 'concurrent' section; nothing to emit",
+                     planPath.string());
+  {
+    CurrentInput c;
+    c.input = BundleInput{"plan", "plan", planPath.generic_string(), sha256Hex(s.planBytes)};
+    c.found = true;
+    s.inputs.push_back(std::move(c));
+  }
+  const fs::path planDir = planPath.parent_path();
+
+  if (s.plan.stitch) {
+    const auto& st = *s.plan.stitch;
+    s.stitchDir = (planDir / st.stitchDir).lexically_normal();
+    if (st.stitchDir.empty()) s.stitchDir = planDir.empty() ? fs::path(".") : planDir;
+    std::map<std::string, const plan::PlanProcessor*> procs;
+    for (const auto& p : st.processors) {
+      procs[p.name] = &p;
+      if (!runtime::isKnownPolicy(policyOf(p)))
+        return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name,
+                         p.policy);
+    }
+    std::string manifestBytes;
+    ZP_TRY(addInput(s, "stitch-manifest", "stitch.json", s.stitchDir / "stitch.json", strict, &manifestBytes));
+    std::optional<zoo::StitchManifest> manifest;
+    if (!manifestBytes.empty()) {
+      Json mj = Json::parse(manifestBytes, nullptr, false);
+      const std::string label = (s.stitchDir / "stitch.json").string();
+      if (mj.is_discarded()) {
+        if (strict) return makeError("{}: not valid JSON", label);
+      } else {
+        auto m = zoo::stitchManifestFromJson(mj, label);
+        if (!m.ok() && strict) return m.error();
+        if (m.ok()) manifest = std::move(*m);
+      }
+    }
+    for (const auto& t : st.tasks) {
+      const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
+      if (manifest && !ts && strict)
+        return makeError("{}: task '{}' is not in {}", planPath.string(), t.name,
+                         (s.stitchDir / "stitch.json").string());
+      for (const auto& g : t.subgraphs) {
+        const std::string where = fmt::format("{}: task '{}' position {} variant '{}'", planPath.string(), t.name,
+                                              g.position, g.variant);
+        if (!safeRelative(g.file)) return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, g.file);
+        auto proc = procs.find(g.processor);
+        if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g.processor);
+        if (ts && strict) {
+          if (g.position < 0 || g.position >= ts->positions())
+            return makeError("{}: stitch.json has {} positions", where, ts->positions());
+          bool known = std::any_of(ts->variants.begin(), ts->variants.end(),
+                                   [&](const zoo::VariantInfo& v) { return v.id == g.variant; });
+          if (!known) return makeError("{}: variant not in stitch.json", where);
+          const auto& info = ts->subgraph(g.position, g.variant);
+          if (info.hash != g.hash)
+            return makeError("{}: hash {} differs from stitch.json's {} (plan made from another stitch run?)", where,
+                             short16(g.hash), short16(info.hash));
+          if (info.file != g.file)
+            return makeError("{}: file '{}' differs from stitch.json's '{}'", where, g.file, info.file);
+        }
+        auto& use = s.subgraphs[g.file];
+        if (use.file.empty()) {
+          use.file = g.file;
+          use.hash = g.hash;
+          use.processor = g.processor;
+        } else if (use.hash != g.hash) {
+          return makeError("{}: file '{}' is named with two hashes ({} and {})", where, g.file, short16(use.hash),
+                           short16(g.hash));
+        }
+        use.policies.insert({policyOf(*proc->second), std::max(1, proc->second->threads)});
+      }
+    }
+    for (const auto& [file, use] : s.subgraphs) {
+      const fs::path src = s.stitchDir / file;
+      std::string bytes;
+      ZP_TRY(addInput(s, "subgraph", file, src, strict, &bytes));
+      if (strict && sha256Hex(bytes) != use.hash)
+        return makeError("{}: content hash {} does not match {} recorded in the plan and stitch.json (stitch directory changed since planning?)",
+                         src.string(), short16(sha256Hex(bytes)), short16(use.hash));
+    }
+  }
+
+  if (s.plan.concurrent) {
+    // The workload path is recorded as given to plan-solve: try it as is, then
+    // relative to the plan's folder.
+    const std::string& w = s.plan.concurrent->workload;
+    fs::path wp = w;
+    if (!w.empty() && !fs::exists(wp) && !planDir.empty() && fs::path(w).is_relative()) wp = planDir / w;
+    if (w.empty() || !fs::exists(wp)) {
+      s.notes.push_back(fmt::format("workload '{}' not found; the bundle holds no models", w));
+    } else {
+      std::string wbytes;
+      ZP_TRY(addInput(s, "workload", "workload", wp, strict, &wbytes));
+      Json wj = Json::parse(wbytes, nullptr, false);
+      if (wj.is_discarded()) {
+        if (strict) return makeError("{}: not valid JSON", wp.string());
+      } else if (wj.contains("dnns") && wj["dnns"].is_array()) {
+        std::set<std::string> models;
+        for (const auto& d : wj["dnns"])
+          if (d.is_object() && d.contains("model") && d["model"].is_string()) models.insert(d["model"].get<std::string>());
+        for (const auto& m : models) {
+          fs::path mp = fs::path(m).is_absolute() ? fs::path(m) : wp.parent_path() / m;
+          ZP_TRY(addInput(s, "model", m, mp.lexically_normal(), strict));
+        }
+      }
+    }
+  }
+  std::sort(s.inputs.begin(), s.inputs.end(), [](const CurrentInput& a, const CurrentInput& b) {
+    return std::tie(a.input.role, a.input.key) < std::tie(b.input.role, b.input.key);
+  });
+  return s;
+}
+
+Expected<std::vector<BundleArtifact>> listArtifacts(const fs::path& dir) {
+  std::vector<BundleArtifact> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::string rel = fs::relative(it->path(), dir).generic_string();
+    if (rel == "manifest.json") continue;
+    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(it->path()));
+    out.push_back(BundleArtifact{rel, static_cast<int64_t>(bytes.size()), sha256Hex(bytes)});
+  }
+  if (ec) return makeError("{}: cannot list: {}", dir.string(), ec.message());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return out;
+}
+
+Status writeUnder(const fs::path& root, const std::string& rel, std::string_view bytes) {
+  const fs::path p = root / rel;
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  if (ec) return makeError("{}: cannot create directory: {}", p.parent_path().string(), ec.message());
+  return writeFileAtomic(p, bytes);
+}
+
+}  // namespace
+
+std::string cacheFileName(const std::string& hash, const std::string& policy) {
+  return "caches/" + short16(hash) + "." + policy + ".zwc";
+}
+
+Json toJson(const BundleManifest& m) {
+  Json inputs = Json::array();
+  for (const auto& in : m.inputs) inputs.push_back({{"role", in.role}, {"key", in.key}, {"path", in.path}, {"sha256", in.sha256}});
+  Json arts = Json::array();
+  for (const auto& a : m.artifacts) arts.push_back({{"path", a.path}, {"size", a.size}, {"sha256", a.sha256}});
+  return Json{{"format", m.format}, {"tool", m.tool}, {"inputs", inputs}, {"artifacts", arts}};
+}
+
+Expected<BundleManifest> manifestFromJson(const Json& j, const std::string& label) {
+  try {
+    BundleManifest m;
+    m.format = j.at("format").get<int>();
+    if (m.format != kBundleFormatVersion)
+      return makeError("{}: bundle format {} (this tool reads {})", label, m.format, kBundleFormatVersion);
+    m.tool = j.at("tool").get<std::string>();
+    for (const auto& in : j.at("inputs"))
+      m.inputs.push_back(BundleInput{in.at("role").get<std::string>(), in.at("key").get<std::string>(),
+                                     in.at("path").get<std::string>(),
+                                     in.at("sha256").get<std::string>()});
+    for (const auto& a : j.at("artifacts"))
+      m.artifacts.push_back(BundleArtifact{a.at("path").get<std::string>(), a.at("size").get<int64_t>(),
+                                           a.at("sha256").get<std::string>()});
+    return m;
+  } catch (const Json::exception& e) {
+    return makeError("{}: {}", label, e.what());
+  }
+}
+
+Expected<BundleManifest> readBundleManifest(const fs::path& bundle) {
+  const fs::path p = bundle / "manifest.json";
+  if (!fs::is_directory(bundle)) return makeError("{}: not a bundle directory", bundle.string());
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(p));
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return makeError("{}: not valid JSON", p.string());
+  return manifestFromJson(j, p.string());
+}
+
+Expected<EmitResult> emitBundle(const EmitParams& params) {
+  ZP_ASSIGN_OR_RETURN(Sources src, collectSources(params.plan, /*strict=*/true));
+  ZP_ASSIGN_OR_RETURN(StagedDir staged, StagedDir::create(params.out));
+  const fs::path root = staged.path();
+  EmitResult res;
+  res.notes = src.notes;
+
+  ZP_TRY(writeUnder(root, "plan.json", plan::planToText(src.plan)));
+  ZP_TRY(writeUnder(root, "plan.pb", serializePlan(src.plan)));
+
+  for (const auto& in : src.inputs) {
+    if (in.input.role == "subgraph") {
+      const auto& use = src.subgraphs.at(in.input.key);
+      ZP_TRY(writeUnder(root, use.file, in.bytes));
+      ++res.subgraphs;
+      if (!params.writeCaches) continue;
+      for (const auto& [policy, threads] : use.policies) {
+        const std::string cacheRel = cacheFileName(use.hash, policy);
+        if (fs::exists(root / cacheRel)) continue;  // same policy at another thread count: same weights
+        runtime::SessionOptions so;
+        so.threads = threads;
+        so.kernels.policy = policy;
+        so.computeSourceChecksums = true;
+        auto session = runtime::Session::load(root / use.file, so);
+        if (!session.ok())
+          return makeError("{}: cannot load for its weight cache ({}): {}", (src.stitchDir / use.file).string(),
+                           policy, session.error().message);
+        fs::create_directories((root / cacheRel).parent_path());
+        ZP_TRY((*session)->writeCache(root / cacheRel));
+        ++res.caches;
+      }
+    } else if (in.input.role == "model") {
+      ZP_TRY(writeUnder(root, "models/" + short16(in.input.sha256) + ".onnx", in.bytes));
+      ++res.models;
+    }
+  }
+
+  BundleManifest& m = res.manifest;
+  m.tool = "plan-emit " + params.toolVersion;
+  for (const auto& in : src.inputs) m.inputs.push_back(in.input);
+  ZP_ASSIGN_OR_RETURN(m.artifacts, listArtifacts(root));
+  ZP_TRY(writeUnder(root, "manifest.json", canonicalJson(toJson(m))));
+  ZP_TRY(staged.commit());
+  return res;
+}
+
+std::string emitSummary(const EmitParams& params, const EmitResult& r) {
+  int64_t bytes = 0;
+  for (const auto& a : r.manifest.artifacts) bytes += a.size;
+  std::string s = fmt::format("wrote {}: {} artifacts ({} bytes): plan.json, plan.pb, {} subgraphs, {} weight caches",
+                              params.out.string(), r.manifest.artifacts.size(), bytes, r.subgraphs, r.caches);
+  if (r.models) s += fmt::format(", {} models", r.models);
+  s += "\n";
+  for (const auto& n : r.notes) s += "note: " + n + "\n";
+  return s;
+}
+
+std::string CheckResult::text() const {
+  if (changes.empty()) return "bundle is up to date\n";
+  std::string s = fmt::format("bundle is stale: {} change{}\n", changes.size(), changes.size() == 1 ? "" : "s");
+  for (const auto& c : changes) s += "  " + c + "\n";
+  return s;
+}
+
+Expected<CheckResult> checkBundle(const CheckParams& params) {
+  ZP_ASSIGN_OR_RETURN(BundleManifest m, readBundleManifest(params.bundle));
+  CheckResult r;
+  const std::string tool = "plan-emit " + params.toolVersion;
+  if (m.tool != tool) r.changes.push_back(fmt::format("tool changed: bundle made by '{}', this is '{}'", m.tool, tool));
+
+  // Inputs as they are now against what the manifest recorded.
+  fs::path planPath = params.plan;
+  if (planPath.empty()) {
+    for (const auto& in : m.inputs)
+      if (in.role == "plan") planPath = in.path;
+    if (planPath.empty()) return makeError("{}: no plan input recorded", (params.bundle / "manifest.json").string());
+  }
+  std::map<std::string, const BundleInput*> recorded;
+  for (const auto& in : m.inputs) recorded[keyOf(in)] = &in;
+  auto src = collectSources(planPath, /*strict=*/false);
+  if (!src.ok()) {
+    r.changes.push_back(fmt::format("plan unreadable: {}", src.error().message));
+  } else {
+    std::set<std::string> seen;
+    for (const auto& c : src->inputs) {
+      const std::string k = keyOf(c.input);
+      seen.insert(k);
+      auto it = recorded.find(k);
+      const std::string what = c.input.role == "stitch-manifest" ? "stitch.json" : c.input.role;
+      if (!c.found) {
+        r.changes.push_back(fmt::format("{} missing: {}", what, c.problem));
+      } else if (it == recorded.end()) {
+        r.changes.push_back(fmt::format("{} added: {} (not in the bundle)", what, c.input.path));
+      } else if (it->second->sha256 != c.input.sha256) {
+        r.changes.push_back(fmt::format("{} changed: {} (sha256 {} -> {})", what, c.input.path,
+                                        short16(it->second->sha256), short16(c.input.sha256)));
+      }
+    }
+    for (const auto& [k, in] : recorded)
+      if (!seen.count(k)) r.changes.push_back(fmt::format("{} no longer used by the plan: {}", in->role, in->path));
+  }
+
+  // Artifacts against the manifest.
+  std::set<std::string> listed;
+  for (const auto& a : m.artifacts) {
+    listed.insert(a.path);
+    const fs::path p = params.bundle / a.path;
+    auto bytes = readFile(p);
+    if (!bytes.ok()) {
+      r.changes.push_back(fmt::format("artifact missing: {}", a.path));
+    } else if (static_cast<int64_t>(bytes->size()) != a.size || sha256Hex(*bytes) != a.sha256) {
+      r.changes.push_back(fmt::format("artifact modified: {} ({} bytes, sha256 {}; manifest: {} bytes, sha256 {})",
+                                      a.path, bytes->size(), short16(sha256Hex(*bytes)), a.size, short16(a.sha256)));
+    }
+  }
+  std::error_code ec;
+  std::vector<std::string> extra;
+  for (fs::recursive_directory_iterator it(params.bundle, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::string rel = fs::relative(it->path(), params.bundle).generic_string();
+    if (rel != "manifest.json" && !listed.count(rel)) extra.push_back(rel);
+  }
+  std::sort(extra.begin(), extra.end());
+  for (const auto& e : extra) r.changes.push_back(fmt::format("unexpected file in the bundle: {}", e));
+  return r;
+}
+
+}  // namespace zp::emit

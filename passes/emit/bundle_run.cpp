@@ -1,0 +1,365 @@
+#include "passes/emit/bundle_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "libplan/plan/plan.h"
+#include "libplan/runtime/npy.h"
+#include "libplan/runtime/session.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/zoo/stitch_manifest.h"
+#include "libplan/zoo/zoo.h"
+#include "passes/emit/bundle.h"
+#include "passes/emit/plan_proto.h"
+
+namespace zp::emit {
+namespace fs = std::filesystem;
+using runtime::Session;
+using runtime::Tensor;
+using runtime::TensorMap;
+
+namespace {
+
+struct Dataset {
+  std::vector<Tensor> samples;
+  std::vector<int64_t> labels;  // empty: none
+  std::string source;           // "dataset" | "random"
+};
+
+// A task's chained sessions: one per position.
+struct Chain {
+  std::vector<std::unique_ptr<Session>> sessions;
+
+  Expected<TensorMap> run(const Tensor& x) const {
+    TensorMap feeds;
+    feeds.emplace(sessions.front()->inputs().at(0).name, x);
+    TensorMap out;
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      ZP_ASSIGN_OR_RETURN(out, sessions[i]->run(feeds));
+      if (i + 1 == sessions.size()) break;
+      const Session& next = *sessions[i + 1];
+      TensorMap nextFeeds;
+      bool byName = std::all_of(next.inputs().begin(), next.inputs().end(),
+                                [&](const runtime::IoInfo& io) { return out.count(io.name) > 0; });
+      if (byName) {
+        for (const auto& io : next.inputs()) nextFeeds.emplace(io.name, out.at(io.name));
+      } else if (next.inputs().size() == sessions[i]->outputs().size()) {
+        for (size_t k = 0; k < next.inputs().size(); ++k)
+          nextFeeds.emplace(next.inputs()[k].name, out.at(sessions[i]->outputs()[k].name));
+      } else {
+        return makeError("{}: its {} inputs do not match the {} outputs of {}", next.label(), next.inputs().size(),
+                         sessions[i]->outputs().size(), sessions[i]->label());
+      }
+      feeds = std::move(nextFeeds);
+    }
+    TensorMap owned;
+    for (const auto& [name, t] : out) owned.emplace(name, t.clone());
+    return owned;
+  }
+};
+
+runtime::Shape staticShape(const runtime::IoInfo& io) {
+  runtime::Shape s = io.shape;
+  for (auto& d : s)
+    if (d < 0) d = 1;
+  return s;
+}
+
+// The first `limit` samples of the task's dataset, each reshaped to the
+// chain's input (batch 1); empty when there is none (then `why` says so).
+Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, const runtime::IoInfo& input,
+                                 int limit, std::string* why) {
+  Dataset d;
+  const zoo::TaskSpec* spec = nullptr;
+  for (const auto& t : zoo.tasks)
+    if (t.name == task) spec = &t;
+  if (!spec) {
+    *why = fmt::format("task '{}' not in {}", task, zoo.file.string());
+    return d;
+  }
+  if (!spec->dataset || spec->dataset->inputs.empty()) {
+    *why = fmt::format("task '{}' has no dataset in {}", task, zoo.file.string());
+    return d;
+  }
+  const fs::path xs = zoo.resolve(spec->dataset->inputs);
+  ZP_ASSIGN_OR_RETURN(Tensor x, runtime::readNpy(xs));
+  const runtime::Shape shape = staticShape(input);
+  const int64_t per = runtime::numel(shape);
+  if (x.dtype != runtime::DType::F32 || x.shape.empty() || x.shape[0] == 0 || x.size() != x.shape[0] * per)
+    return makeError("{}: {} {} does not hold samples of {}", xs.string(), runtime::dtypeName(x.dtype),
+                     runtime::shapeString(x.shape), runtime::shapeString(shape));
+  const int64_t n = std::min<int64_t>(limit, x.shape[0]);
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor t = Tensor::empty(runtime::DType::F32, shape);
+    std::memcpy(t.data, x.ptr<float>() + i * per, static_cast<size_t>(per) * sizeof(float));
+    d.samples.push_back(std::move(t));
+  }
+  if (!spec->dataset->labels.empty()) {
+    const fs::path ys = zoo.resolve(spec->dataset->labels);
+    ZP_ASSIGN_OR_RETURN(Tensor y, runtime::readNpy(ys));
+    auto v = y.toI64();
+    if (static_cast<int64_t>(v.size()) < n)
+      return makeError("{}: {} labels for {} samples", ys.string(), v.size(), n);
+    d.labels.assign(v.begin(), v.begin() + n);
+  }
+  d.source = "dataset";
+  return d;
+}
+
+int64_t argmax(const Tensor& t) {
+  auto v = t.toF32();
+  return static_cast<int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+std::vector<std::string> splitPlus(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find('+', start);
+    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) return out;
+    start = p + 1;
+  }
+}
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+bool BundleRunResult::ok() const {
+  return std::all_of(tasks.begin(), tasks.end(), [](const TaskRunReport& t) { return !t.feasible || t.match; });
+}
+
+Json BundleRunResult::json() const {
+  Json ts = Json::array();
+  for (const auto& t : tasks) {
+    Json j = {{"task", t.task}, {"slo", t.slo}, {"ran", t.feasible}};
+    if (!t.feasible) {
+      j["skipped"] = t.skipped;
+    } else {
+      j["combination"] = t.combination;
+      j["processors"] = t.processors;
+      j["inputs"] = t.inputs;
+      j["samples"] = t.samples;
+      j["cache_hits"] = t.cacheHits;
+      j["cache_fallbacks"] = t.cacheFallbacks;
+      j["max_abs_diff"] = t.maxAbsDiff;
+      j["reference_scale"] = t.refScale;
+      j["match"] = t.match;
+      j["measured_ms"] = t.measuredMs;
+      j["predicted_ms"] = t.predictedMs;
+      j["planned_accuracy"] = t.plannedAccuracy;
+      j["accuracy"] = t.accuracy < 0 ? Json(nullptr) : Json(t.accuracy);
+    }
+    ts.push_back(std::move(j));
+  }
+  return Json{{"tasks", ts}, {"warnings", warnings}, {"notes", notes}, {"ok", ok()}};
+}
+
+std::string BundleRunResult::table() const {
+  std::string s = fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11} {:>6} {:>12} {:>13} {:>8} {:>9}\n", "task", "slo",
+                              "combination", "samples", "max|diff|", "match", "measured ms", "predicted ms",
+                              "accuracy", "planned");
+  for (const auto& t : tasks) {
+    if (!t.feasible) {
+      s += fmt::format("{:<14} {:<5} not run: {}\n", t.task, t.slo, t.skipped);
+      continue;
+    }
+    s += fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11.3g} {:>6} {:>12.4f} {:>13.4f} {:>8} {:>9.4f}\n", t.task, t.slo,
+                     t.combination, fmt::format("{}{}", t.samples, t.inputs == "random" ? "r" : ""), t.maxAbsDiff,
+                     t.match ? "yes" : "NO", t.measuredMs, t.predictedMs,
+                     t.accuracy < 0 ? std::string("-") : fmt::format("{:.4f}", t.accuracy), t.plannedAccuracy);
+  }
+  s += "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its processors";
+  s += "\nmatch: outputs with the bundle's weight caches equal the same subgraphs run without caches\n";
+  for (const auto& n : notes) s += "note: " + n + "\n";
+  return s;
+}
+
+Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
+  const fs::path& b = params.bundle;
+  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, readBundleManifest(b));
+  ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, parsePlan(pbBytes, (b / "plan.pb").string()));
+  {
+    ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, plan::readPlan(b / "plan.json"));
+    if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
+  }
+  if (!plan.stitch)
+    return makeError("{}: the plan has no stitch section; plan-run runs the SparseLoom section of a bundle",
+                     (b / "plan.pb").string());
+  const plan::StitchPlan& st = *plan.stitch;
+  if (!params.slo.empty() &&
+      std::none_of(st.slos.begin(), st.slos.end(), [&](const auto& c) { return c.id == params.slo; }))
+    return makeError("--slo {}: no such SLO configuration in {}", params.slo, (b / "plan.pb").string());
+  if (!params.task.empty() &&
+      std::none_of(st.tasks.begin(), st.tasks.end(), [&](const auto& t) { return t.name == params.task; }))
+    return makeError("--task {}: no such task in {}", params.task, (b / "plan.pb").string());
+
+  BundleRunResult res;
+  std::map<std::string, std::string> artifactSha;
+  for (const auto& a : manifest.artifacts) artifactSha[a.path] = a.sha256;
+
+  // The zoo (for datasets), through the stitch directory the bundle was made from.
+  std::optional<zoo::Zoo> zoo;
+  for (const auto& in : manifest.inputs) {
+    if (in.role != "stitch-manifest") continue;
+    const fs::path dir = fs::path(in.path).parent_path();
+    auto sm = zoo::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
+    if (!sm.ok()) {
+      res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
+      break;
+    }
+    auto z = zoo::loadZoo((dir / sm->zooPath).lexically_normal());
+    if (!z.ok()) res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
+    else zoo = std::move(*z);
+  }
+
+  std::map<std::string, const plan::PlanProcessor*> procs;
+  for (const auto& p : st.processors) procs[p.name] = &p;
+  std::set<std::string> warned;
+  auto warn = [&](const std::string& w) {
+    if (warned.insert(w).second) res.warnings.push_back(w);
+  };
+
+  for (const auto& task : st.tasks) {
+    if (!params.task.empty() && task.name != params.task) continue;
+    TaskRunReport r;
+    r.task = task.name;
+    const plan::Selection* sel = nullptr;
+    for (const auto& s : task.selections) {
+      if (!params.slo.empty() ? s.slo == params.slo : s.feasible) {
+        sel = &s;
+        break;
+      }
+    }
+    if (!sel) {
+      r.slo = params.slo.empty() ? "-" : params.slo;
+      r.skipped = params.slo.empty() ? "no SLO configuration is feasible" : "no selection for this configuration";
+      res.tasks.push_back(std::move(r));
+      continue;
+    }
+    r.slo = sel->slo;
+    r.predictedMs = sel->latencyMs;
+    r.plannedAccuracy = sel->accuracy;
+    if (!sel->feasible) {
+      r.skipped = sel->miss ? fmt::format("infeasible (closest {} misses by {:.4g} accuracy, {:.4g} ms)",
+                                          sel->miss->combination, sel->miss->accuracyShort, sel->miss->latencyOverMs)
+                            : "infeasible";
+      res.tasks.push_back(std::move(r));
+      continue;
+    }
+    r.feasible = true;
+    r.combination = sel->combination;
+    const auto variants = splitPlus(sel->combination);
+    const std::string where = fmt::format("{}: task '{}' SLO {}", (b / "plan.pb").string(), task.name, sel->slo);
+    if (static_cast<int>(variants.size()) != task.positions)
+      return makeError("{}: combination '{}' has {} parts for {} positions", where, sel->combination,
+                       variants.size(), task.positions);
+    Chain cached, reference;
+    for (int pos = 0; pos < task.positions; ++pos) {
+      const std::string& v = variants[static_cast<size_t>(pos)];
+      auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(),
+                            [&](const plan::PlannedSubgraph& s) { return s.position == pos && s.variant == v; });
+      if (g == task.subgraphs.end())
+        return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
+      auto proc = procs.find(g->processor);
+      if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
+      const fs::path model = b / g->file;
+      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(model));
+      if (sha256Hex(bytes) != g->hash)
+        return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
+                         g->hash.substr(0, 16));
+      const std::string policy = proc->second->policy.empty() ? "default" : proc->second->policy;
+      runtime::SessionOptions so;
+      so.threads = std::max(1, proc->second->threads);
+      so.kernels.policy = policy;
+      ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
+      const std::string cacheRel = cacheFileName(g->hash, policy);
+      if (fs::exists(b / cacheRel)) {
+        so.cache = b / cacheRel;
+        auto sha = artifactSha.find(cacheRel);
+        if (sha != artifactSha.end()) {
+          auto cbytes = readFile(b / cacheRel);
+          if (cbytes.ok() && sha256Hex(*cbytes) != sha->second)
+            warn(fmt::format("{}: differs from manifest.json; the runtime checks its payloads", (b / cacheRel).string()));
+        }
+      } else {
+        warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights", (b / cacheRel).string()));
+      }
+      ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
+      for (const auto& w : s->warnings()) warn(w);
+      r.cacheHits += s->loadStats().cacheHits;
+      r.cacheFallbacks += s->loadStats().cacheFallbacks;
+      r.processors.push_back(g->processor);
+      cached.sessions.push_back(std::move(s));
+      reference.sessions.push_back(std::move(ref));
+    }
+
+    // Inputs: dataset samples or seeded random ones.
+    Dataset data;
+    const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
+    std::string why = "no zoo";
+    if (zoo) {
+      ZP_ASSIGN_OR_RETURN(data, datasetSamples(*zoo, task.name, in0, params.samples, &why));
+    }
+    if (data.samples.empty()) {
+      if (zoo) res.notes.push_back(fmt::format("{}; using seeded random inputs", why));
+      for (int k = 0; k < params.samples; ++k)
+        data.samples.push_back(runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)},
+                                                    params.seed + static_cast<uint64_t>(k)));
+      data.source = "random";
+    }
+    r.inputs = data.source;
+    r.samples = static_cast<int>(data.samples.size());
+
+    int correct = 0;
+    for (size_t i = 0; i < data.samples.size(); ++i) {
+      ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(data.samples[i]));
+      ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(data.samples[i]));
+      for (const auto& [name, w] : want) {
+        auto it = got.find(name);
+        if (it == got.end() || it->second.shape != w.shape)
+          return makeError("{}: output '{}' differs in presence or shape from the reference", where, name);
+        auto gv = it->second.toF32(), wv = w.toF32();
+        for (size_t k = 0; k < wv.size(); ++k) {
+          const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
+          r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
+          r.refScale = std::max(r.refScale, std::abs(static_cast<double>(wv[k])));
+        }
+      }
+      if (!data.labels.empty()) {
+        const auto& last = cached.sessions.back()->outputs().at(0).name;
+        correct += argmax(got.at(last)) == data.labels[i];
+      }
+    }
+    r.match = r.maxAbsDiff <= params.tolerance * std::max(1.0, r.refScale);
+    if (!data.labels.empty()) r.accuracy = static_cast<double>(correct) / static_cast<double>(data.samples.size());
+
+    // Latency: one untimed run, then the median of `repeat` runs of the chain.
+    if (params.repeat > 0) {
+      ZP_TRY(cached.run(data.samples.front()));
+      std::vector<double> ms;
+      for (int k = 0; k < params.repeat; ++k) {
+        auto t0 = std::chrono::steady_clock::now();
+        ZP_TRY(cached.run(data.samples.front()));
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      r.measuredMs = medianOf(ms);
+    }
+    res.tasks.push_back(std::move(r));
+  }
+  return res;
+}
+
+}  // namespace zp::emit

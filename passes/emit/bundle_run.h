@@ -1,0 +1,56 @@
+// plan-run BUNDLE_DIR: runs a bundle's stitch section on the host through the
+// runtime. For each task, the stitched variant chosen for an SLO configuration
+// runs as a chain of sessions, one per position, each with the kernel policy
+// and threads of the processor the position is placed on and its weight cache
+// from the bundle (mapped; a cache that fails its checks falls back to the raw
+// ONNX weights and the runtime says so). Its outputs are checked against the
+// same subgraphs run without caches; measured latency (median of warm runs of
+// the chain) is reported against the plan's prediction, and top-1 accuracy on
+// the task's dataset samples when the zoo (found through stitch.json) has one.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::emit {
+
+struct BundleRunParams {
+  std::filesystem::path bundle;
+  std::string slo;           // configuration id; empty: per task the first feasible one
+  std::string task;          // empty: every task
+  int repeat = 10;           // warm runs of the chain to time (after one untimed run)
+  int samples = 8;           // dataset (or random) inputs to check and score
+  uint64_t seed = 0;         // random inputs when there is no dataset
+  double tolerance = 1e-5;   // max |cached - reference| <= tolerance * max(1, max |reference|)
+};
+
+struct TaskRunReport {
+  std::string task, slo, combination;
+  bool feasible = false;           // false: no selection to run (reason in `skipped`)
+  std::string skipped;
+  std::vector<std::string> processors;  // per position
+  std::string inputs;              // "dataset" | "random"
+  int samples = 0;
+  int cacheHits = 0, cacheFallbacks = 0;
+  double maxAbsDiff = 0, refScale = 0;
+  bool match = false;
+  double measuredMs = 0, predictedMs = 0;
+  double accuracy = -1;            // measured top-1 on the samples; -1: no labels
+  double plannedAccuracy = 0;
+};
+
+struct BundleRunResult {
+  std::vector<TaskRunReport> tasks;
+  std::vector<std::string> warnings;  // from the runtime (cache fallbacks) and the bundle
+  std::vector<std::string> notes;     // e.g. why inputs are random
+  bool ok() const;                    // every run task matched its reference
+  Json json() const;
+  std::string table() const;
+};
+
+Expected<BundleRunResult> runBundle(const BundleRunParams& params);
+
+}  // namespace zp::emit

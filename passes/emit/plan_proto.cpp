@@ -1,0 +1,274 @@
+#include "passes/emit/plan_proto.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+namespace zp::emit {
+
+namespace {
+
+using namespace zp::plan;
+
+void put(const PlanProcessor& p, planpb::Processor* m) {
+  m->set_name(p.name);
+  m->set_kind(p.kind);
+  m->set_source(p.source);
+  m->set_policy(p.policy);
+  m->set_threads(p.threads);
+}
+
+void put(const StitchPlan& s, planpb::StitchPlan* m) {
+  m->set_stitch_dir(s.stitchDir);
+  m->set_accuracy_source(s.accuracySource);
+  for (const auto& p : s.processors) put(p, m->add_processors());
+  for (const auto& o : s.placementOrder) m->add_placement_order(o);
+  m->set_orders_evaluated(s.ordersEvaluated);
+  m->set_mean_latency_ms(s.meanLatencyMs);
+  for (const auto& c : s.slos) {
+    auto* cm = m->add_slo_configurations();
+    cm->set_id(c.id);
+    for (const auto& [task, slo] : c.tasks) {  // std::map: sorted by task
+      auto* tm = cm->add_tasks();
+      tm->set_task(task);
+      tm->set_accuracy(slo.accuracy);
+      tm->set_latency_ms(slo.latencyMs);
+    }
+  }
+  for (const auto& t : s.tasks) {
+    auto* tm = m->add_tasks();
+    tm->set_name(t.name);
+    tm->set_positions(t.positions);
+    for (const auto& sel : t.selections) {
+      auto* sm = tm->add_selections();
+      sm->set_slo(sel.slo);
+      sm->set_feasible(sel.feasible);
+      sm->set_combination(sel.combination);
+      sm->set_accuracy(sel.accuracy);
+      sm->set_latency_ms(sel.latencyMs);
+      if (sel.miss) {
+        auto* mm = sm->mutable_miss();
+        mm->set_combination(sel.miss->combination);
+        mm->set_accuracy_short(sel.miss->accuracyShort);
+        mm->set_latency_over_ms(sel.miss->latencyOverMs);
+      }
+    }
+    for (const auto& g : t.subgraphs) {
+      auto* gm = tm->add_subgraphs();
+      gm->set_position(g.position);
+      gm->set_variant(g.variant);
+      gm->set_hash(g.hash);
+      gm->set_file(g.file);
+      gm->set_processor(g.processor);
+      gm->set_memory_bytes(g.memoryBytes);
+    }
+  }
+  for (const auto& p : s.preload) {
+    auto* pm = m->add_preload();
+    pm->set_budget(p.budget);
+    pm->set_budget_bytes(p.budgetBytes);
+    auto* g = pm->mutable_greedy();
+    for (const auto& x : p.greedy) g->add_subgraphs(x);
+    g->set_bytes(p.greedyBytes);
+    g->set_hotness(p.greedyHotness);
+    auto* e = pm->mutable_exact();
+    for (const auto& x : p.exact) e->add_subgraphs(x);
+    e->set_bytes(p.exactBytes);
+    e->set_hotness(p.exactHotness);
+    pm->set_exact_optimal(p.exactOptimal);
+    pm->set_gap(p.gap);
+  }
+}
+
+void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
+  m->set_workload(c.workload);
+  m->set_objective(c.objective);
+  for (const auto& a : c.accelerators) m->add_accelerators(a);
+  m->set_source(c.source);
+  m->set_objective_value(c.objectiveValue);
+  m->set_latency_ms(c.latencyMs);
+  m->set_throughput(c.throughput);
+  auto* s = m->mutable_solver();
+  s->set_solver(c.solver.solver);
+  s->set_status(c.solver.status);
+  s->set_search_space(c.solver.searchSpace);
+  s->set_max_transitions_per_dnn(c.solver.maxTransitionsPerDnn);
+  s->set_objective(c.solver.objective);
+  s->set_bound(c.solver.bound);
+  s->set_gap(c.solver.gap);
+  s->set_time_limit_s(c.solver.timeLimitS);
+  s->set_seed(c.solver.seed);
+  s->set_nodes(c.solver.nodes);
+  s->set_simulations(c.solver.simulations);
+  s->set_cross_check(c.solver.crossCheck);
+  for (const auto& d : c.dnns) {
+    auto* dm = m->add_dnns();
+    dm->set_name(d.name);
+    dm->set_release_ms(d.releaseMs);
+    dm->set_end_ms(d.endMs);
+    for (const auto& g : d.groups) {
+      auto* gm = dm->add_groups();
+      gm->set_name(g.name);
+      gm->set_accelerator(g.accelerator);
+      gm->set_start_ms(g.startMs);
+      gm->set_end_ms(g.endMs);
+      gm->set_standalone_ms(g.standaloneMs);
+    }
+    for (const auto& t : d.transitions) {
+      auto* tm = dm->add_transitions();
+      tm->set_after_group(t.afterGroup);
+      tm->set_from(t.from);
+      tm->set_to(t.to);
+      tm->set_start_ms(t.startMs);
+      tm->set_end_ms(t.endMs);
+    }
+  }
+  for (const auto& b : c.baselines) {
+    auto* bm = m->add_baselines();
+    bm->set_name(b.name);
+    bm->set_latency_ms(b.latencyMs);
+    bm->set_throughput(b.throughput);
+    bm->set_transitions(b.transitions);
+  }
+}
+
+StitchPlan get(const planpb::StitchPlan& m) {
+  StitchPlan s;
+  s.stitchDir = m.stitch_dir();
+  s.accuracySource = m.accuracy_source();
+  for (const auto& p : m.processors())
+    s.processors.push_back(PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads()});
+  s.placementOrder.assign(m.placement_order().begin(), m.placement_order().end());
+  s.ordersEvaluated = m.orders_evaluated();
+  s.meanLatencyMs = m.mean_latency_ms();
+  for (const auto& cm : m.slo_configurations()) {
+    SloConfiguration c;
+    c.id = cm.id();
+    for (const auto& tm : cm.tasks()) c.tasks[tm.task()] = TaskSlo{tm.accuracy(), tm.latency_ms()};
+    s.slos.push_back(std::move(c));
+  }
+  for (const auto& tm : m.tasks()) {
+    TaskPlan t;
+    t.name = tm.name();
+    t.positions = tm.positions();
+    for (const auto& sm : tm.selections()) {
+      Selection sel;
+      sel.slo = sm.slo();
+      sel.feasible = sm.feasible();
+      sel.combination = sm.combination();
+      sel.accuracy = sm.accuracy();
+      sel.latencyMs = sm.latency_ms();
+      if (sm.has_miss())
+        sel.miss = SloMiss{sm.miss().combination(), sm.miss().accuracy_short(), sm.miss().latency_over_ms()};
+      t.selections.push_back(std::move(sel));
+    }
+    for (const auto& g : tm.subgraphs())
+      t.subgraphs.push_back(
+          PlannedSubgraph{g.position(), g.variant(), g.hash(), g.file(), g.processor(), g.memory_bytes()});
+    s.tasks.push_back(std::move(t));
+  }
+  for (const auto& pm : m.preload()) {
+    PreloadSet p;
+    p.budget = pm.budget();
+    p.budgetBytes = pm.budget_bytes();
+    p.greedy.assign(pm.greedy().subgraphs().begin(), pm.greedy().subgraphs().end());
+    p.greedyBytes = pm.greedy().bytes();
+    p.greedyHotness = pm.greedy().hotness();
+    p.exact.assign(pm.exact().subgraphs().begin(), pm.exact().subgraphs().end());
+    p.exactBytes = pm.exact().bytes();
+    p.exactHotness = pm.exact().hotness();
+    p.exactOptimal = pm.exact_optimal();
+    p.gap = pm.gap();
+    s.preload.push_back(std::move(p));
+  }
+  return s;
+}
+
+ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
+  ConcurrentSchedule c;
+  c.workload = m.workload();
+  c.objective = m.objective();
+  c.accelerators.assign(m.accelerators().begin(), m.accelerators().end());
+  c.source = m.source();
+  c.objectiveValue = m.objective_value();
+  c.latencyMs = m.latency_ms();
+  c.throughput = m.throughput();
+  const auto& s = m.solver();
+  c.solver = SolverReport{s.solver(), s.status(), s.search_space(), s.max_transitions_per_dnn(),
+                          s.objective(), s.bound(), s.gap(), s.time_limit_s(), s.seed(), s.nodes(),
+                          s.simulations(), s.cross_check()};
+  for (const auto& dm : m.dnns()) {
+    ConcurrentDnn d;
+    d.name = dm.name();
+    d.releaseMs = dm.release_ms();
+    d.endMs = dm.end_ms();
+    for (const auto& g : dm.groups())
+      d.groups.push_back(ConcurrentGroup{g.name(), g.accelerator(), g.start_ms(), g.end_ms(), g.standalone_ms()});
+    for (const auto& t : dm.transitions())
+      d.transitions.push_back(ConcurrentTransition{t.after_group(), t.from(), t.to(), t.start_ms(), t.end_ms()});
+    c.dnns.push_back(std::move(d));
+  }
+  for (const auto& b : m.baselines())
+    c.baselines.push_back(ScheduleResult{b.name(), b.latency_ms(), b.throughput(), b.transitions()});
+  return c;
+}
+
+}  // namespace
+
+planpb::Plan toProto(const plan::Plan& p) {
+  planpb::Plan m;
+  auto* h = m.mutable_header();
+  h->set_tool(p.header.tool);
+  h->set_version(p.header.version);
+  for (const auto& [path, sha] : p.header.inputs) {  // std::map: sorted by path
+    auto* in = h->add_inputs();
+    in->set_path(path);
+    in->set_sha256(sha);
+  }
+  if (p.stitch) put(*p.stitch, m.mutable_stitch());
+  if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
+  return m;
+}
+
+Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) {
+  plan::Plan p;
+  if (!m.has_header()) return makeError("{}: plan has no header", label);
+  p.header.tool = m.header().tool();
+  p.header.version = m.header().version();
+  for (const auto& in : m.header().inputs()) {
+    if (!p.header.inputs.emplace(in.path(), in.sha256()).second)
+      return makeError("{}: header.inputs: duplicate path '{}'", label, in.path());
+  }
+  if (m.has_stitch()) p.stitch = get(m.stitch());
+  if (m.has_concurrent()) p.concurrent = get(m.concurrent());
+  if (m.has_stitch()) {
+    for (const auto& c : m.stitch().slo_configurations()) {
+      std::map<std::string, int> seen;
+      for (const auto& t : c.tasks())
+        if (seen[t.task()]++)
+          return makeError("{}: stitch.slo_configurations '{}': duplicate task '{}'", label, c.id(), t.task());
+    }
+  }
+  return p;
+}
+
+std::string serializePlan(const plan::Plan& p) {
+  planpb::Plan m = toProto(p);
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+    assert(!coded.HadError());
+  }
+  return out;
+}
+
+Expected<plan::Plan> parsePlan(std::string_view bytes, const std::string& label) {
+  planpb::Plan m;
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return makeError("{}: not a valid zooplan plan protobuf", label);
+  return fromProto(m, label);
+}
+
+}  // namespace zp::emit

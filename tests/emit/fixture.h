@@ -1,0 +1,109 @@
+// Test fixtures of the emit tests: a real zoo-stitch output of the multitask
+// zoo and a stitch plan over it, and a concurrent plan solved by plan-solve's
+// library entry point.
+#pragma once
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "libplan/plan/plan.h"
+#include "passes/pipeline.h"
+#include "passes/schedule/concurrent.h"
+
+namespace zp::emit::testing {
+namespace fs = std::filesystem;
+
+// A fresh scratch directory private to this process (ctest runs tests in parallel).
+inline fs::path scratchDir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("zp_emit_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+inline fs::path sourceDir() { return ZP_SOURCE_DIR; }
+
+// zoo-stitch of testdata/multitask into DIR/stitch (S = 3, one per processor).
+inline Expected<zoo::StitchManifest> stitchMultitask(const fs::path& dir) {
+  pipeline::ZooStitchOptions o;
+  o.zoo = sourceDir() / "testdata/multitask/zoo.json";
+  o.out = dir / "stitch";
+  o.params.materialize = "none";
+  return pipeline::runZooStitch(o);
+}
+
+// A SparseLoom plan over the stitch output: placement cpu, gpu, npu (policies
+// default, im2col, sparse), two SLO configurations; in C01 every task takes a
+// mixed combination, in C02 the first task is infeasible (with its miss).
+// Figures are fixture values with at most 9 significant digits (what plan.json keeps).
+inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string& stitchDir = "stitch") {
+  plan::Plan p;
+  p.header = {"plan-solve", "0.1.0", {{"profile/profile.json", std::string(64, 'a')}, {"slo.json", std::string(64, 'b')}}};
+  plan::StitchPlan s;
+  s.stitchDir = stitchDir;
+  s.accuracySource = "predicted";
+  s.processors = {{"cpu", "cpu", "host", "default", 1}, {"gpu", "gpu", "host", "im2col", 1}, {"npu", "npu", "host", "sparse", 2}};
+  s.placementOrder = {"cpu", "gpu", "npu"};
+  s.ordersEvaluated = 6;
+  s.meanLatencyMs = 0.125;
+  plan::SloConfiguration c1{"C01", {}}, c2{"C02", {}};
+  for (const auto& t : m.tasks) {
+    c1.tasks[t.name] = {0.75, 2.5};
+    c2.tasks[t.name] = {0.99, 0.001};
+  }
+  s.slos = {c1, c2};
+  for (size_t ti = 0; ti < m.tasks.size(); ++ti) {
+    const auto& t = m.tasks[ti];
+    plan::TaskPlan tp;
+    tp.name = t.name;
+    tp.positions = t.positions();
+    auto combo = [&](size_t shift) {
+      std::vector<std::string> vs;
+      for (int pos = 0; pos < t.positions(); ++pos) vs.push_back(t.variants[(pos + shift) % t.variants.size()].id);
+      return vs;
+    };
+    auto join = [](const std::vector<std::string>& vs) {
+      std::string s;
+      for (const auto& v : vs) s += (s.empty() ? "" : "+") + v;
+      return s;
+    };
+    std::vector<std::vector<std::string>> used;
+    auto a = combo(ti + 1), b = combo(ti + 2);
+    tp.selections.push_back({"C01", true, join(a), 0.875, 0.5 + 0.25 * static_cast<double>(ti), std::nullopt});
+    used.push_back(a);
+    if (ti == 0) {
+      tp.selections.push_back({"C02", false, "", 0, 0, plan::SloMiss{join(b), 0.0625, 1.5}});
+    } else {
+      tp.selections.push_back({"C02", true, join(b), 0.9375, 0.75, std::nullopt});
+      used.push_back(b);
+    }
+    std::map<std::pair<int, std::string>, plan::PlannedSubgraph> subs;
+    for (const auto& vs : used)
+      for (int pos = 0; pos < t.positions(); ++pos) {
+        const auto& info = t.subgraph(pos, vs[static_cast<size_t>(pos)]);
+        subs[{pos, info.variant}] = {pos, info.variant, info.hash, info.file, s.placementOrder[static_cast<size_t>(pos)],
+                                     1000 + pos};
+      }
+    for (auto& [k, g] : subs) tp.subgraphs.push_back(g);
+    s.tasks.push_back(std::move(tp));
+  }
+  s.preload.push_back({"15%", 4096, {"digits/0/dense"}, 2048, 1.5, {"digits/0/dense", "wine/1/u50"}, 4000, 2.25, true, 0.333333333});
+  p.stitch = std::move(s);
+  return p;
+}
+
+// plan-solve --mode concurrent on testdata/concurrent/googlenet-table2-scenario1.json.
+inline Expected<plan::Plan> solveConcurrent(const fs::path& dir) {
+  schedule::ConcurrentCliParams cc;
+  cc.workload = sourceDir() / "testdata/concurrent/googlenet-table2-scenario1.json";
+  cc.output = dir / "concurrent_plan.json";
+  std::ostringstream sink;
+  ZP_TRY(schedule::runConcurrentCli(cc, sink));
+  return plan::readPlan(cc.output);
+}
+
+}  // namespace zp::emit::testing

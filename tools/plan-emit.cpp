@@ -1,0 +1,51 @@
+// plan-emit: thin CLI. PLAN.json -o BUNDLE_DIR writes the bundle;
+// --check BUNDLE_DIR [PLAN.json] says whether a bundle is stale (exit 1) or up to date.
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "passes/emit/bundle.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"plan-emit: write a plan's bundle (canonical plan, subgraphs, weight caches, manifest)"};
+  std::vector<std::string> positional;
+  std::string out, check;
+  bool noCaches = false;
+  app.add_option("plan", positional, "PLAN.json (with --check: optional, default the plan the bundle recorded)");
+  app.add_option("-o,--output", out, "bundle directory to write (replaced atomically)");
+  app.add_option("--check", check, "check BUNDLE_DIR against its inputs; exit 1 when stale");
+  app.add_flag("--no-caches", noCaches, "do not write weight caches");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!check.empty()) {
+    if (positional.size() > 1 || !out.empty()) {
+      std::cerr << "plan-emit: --check takes BUNDLE_DIR and at most one PLAN.json, and no -o\n";
+      return 2;
+    }
+    zp::emit::CheckParams cp{check, positional.empty() ? std::string() : positional[0], ZOOPLAN_VERSION};
+    auto r = zp::emit::checkBundle(cp);
+    if (!r.ok()) {
+      std::cerr << "plan-emit: " << r.error().message << "\n";
+      return 2;
+    }
+    std::cout << r->text();
+    return r->upToDate() ? 0 : 1;
+  }
+  if (positional.size() != 1 || out.empty()) {
+    std::cerr << "plan-emit: expected PLAN.json -o BUNDLE_DIR (or --check BUNDLE_DIR [PLAN.json])\n";
+    return 2;
+  }
+  zp::emit::EmitParams ep;
+  ep.plan = positional[0];
+  ep.out = out;
+  ep.toolVersion = ZOOPLAN_VERSION;
+  ep.writeCaches = !noCaches;
+  auto r = zp::emit::emitBundle(ep);
+  if (!r.ok()) {
+    std::cerr << "plan-emit: " << r.error().message << "\n";
+    return 1;
+  }
+  std::cout << zp::emit::emitSummary(ep, *r);
+  return 0;
+}
