@@ -176,7 +176,10 @@ std::vector<double> AccuracyEstimator::predict(const FeatureMatrix& features) co
   const float* out = nullptr;
   rc = XGBoosterPredict(booster_, m.h, 0, 0, 0, &len, &out);
   assert(rc == 0 && len == features.rows());
-  return std::vector<double>(out, out + len);
+  // Accuracy is a fraction: clamp what the trees extrapolate beyond it.
+  std::vector<double> result(out, out + len);
+  for (double& v : result) v = std::clamp(v, 0.0, 1.0);
+  return result;
 }
 
 Status AccuracyEstimator::save(const std::filesystem::path& path) const {
