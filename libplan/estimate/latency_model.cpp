@@ -71,4 +71,20 @@ std::vector<std::vector<std::string>> placementOrders(const std::vector<std::str
   return out;
 }
 
+std::vector<std::vector<std::string>> searchOrders(const std::vector<std::string>& processors, int positions) {
+  if (positions <= static_cast<int>(processors.size())) return placementOrders(processors, positions);
+  std::vector<std::vector<std::string>> out{{}};
+  for (int p = 0; p < positions; ++p) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& prefix : out)
+      for (const auto& proc : processors) {
+        auto v = prefix;
+        v.push_back(proc);
+        next.push_back(std::move(v));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
 }  // namespace zp::estimate

@@ -41,9 +41,11 @@ class LatencyModel {
 };
 
 // All orders of `processors` taken `positions` at a time without repetition
-// (the paper's non-overlapping placement orders); when there are fewer
-// processors than positions, processors repeat in consecutive runs is not
-// allowed here: callers pass positions <= processors.
+// (the paper's non-overlapping placement orders). Callers pass positions <= processors.
 std::vector<std::vector<std::string>> placementOrders(const std::vector<std::string>& processors, int positions);
+
+// The placement orders to search: non-overlapping orders when there are enough
+// processors, otherwise every assignment of positions to processors.
+std::vector<std::vector<std::string>> searchOrders(const std::vector<std::string>& processors, int positions);
 
 }  // namespace zp::estimate

@@ -1,5 +1,6 @@
 #include "libplan/zoo/stitch_manifest.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 
@@ -11,6 +12,13 @@ std::string TensorSig::str() const {
   std::string s = type + "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
   return s + "]";
+}
+
+int64_t TensorSig::bytes() const {
+  int64_t n = 1;
+  for (auto d : shape) n *= std::max<int64_t>(d, 1);
+  const int64_t size = type == "float64" || type == "int64" ? 8 : type == "float16" ? 2 : type == "int8" || type == "uint8" ? 1 : 4;
+  return n * size;
 }
 
 const SubgraphInfo& TaskStitch::subgraph(int position, const std::string& variant) const {

@@ -19,6 +19,7 @@ struct TensorSig {
   std::vector<int64_t> shape;   // -1 for a dimension that is not fixed
   bool sameShapeAndType(const TensorSig& o) const { return type == o.type && shape == o.shape; }
   std::string str() const;      // "float32[1,16,8,8]"
+  int64_t bytes() const;        // size of one such tensor (unknown dimensions count as 1)
 };
 
 // Cost figures shared by variants and subgraphs.

@@ -137,13 +137,6 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
   return out;
 }
 
-int64_t sigBytes(const zoo::TensorSig& s) {
-  int64_t n = 1;
-  for (auto d : s.shape) n *= std::max<int64_t>(d, 1);
-  int64_t size = s.type == "float64" || s.type == "int64" ? 8 : s.type == "float16" ? 2 : s.type == "int8" || s.type == "uint8" ? 1 : 4;
-  return n * size;
-}
-
 std::string fmtNum(double v) { return profile::formatNumber(v); }
 
 Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, const zoo::StitchManifest& manifest,
@@ -200,23 +193,6 @@ Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, 
   }
   report["imports"].push_back(j);
   return db;
-}
-
-std::vector<std::vector<std::string>> placementsFor(const std::vector<std::string>& processors, int positions) {
-  if (positions <= static_cast<int>(processors.size())) return estimate::placementOrders(processors, positions);
-  // More positions than processors: every assignment.
-  std::vector<std::vector<std::string>> out{{}};
-  for (int p = 0; p < positions; ++p) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& prefix : out)
-      for (const auto& proc : processors) {
-        auto v = prefix;
-        v.push_back(proc);
-        next.push_back(v);
-      }
-    out = std::move(next);
-  }
-  return out;
 }
 
 std::string joinPlacement(const std::vector<std::string>& p) {
@@ -366,7 +342,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
       for (const auto& p : processors) hostNames.push_back(p.name);
       for (int pos = 0; pos + 1 < task.positions(); ++pos) {
         const auto& out = task.subgraph(pos, task.reference).outputs.at(0);
-        const int64_t bytes = sigBytes(out);
+        const int64_t bytes = out.bytes();
         double ms = measureCopyMs(bytes, mp);
         for (const auto& from : hostNames)
           for (const auto& to : hostNames) {
@@ -654,7 +630,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     std::vector<double> boundaryBytes;
     double perByte = 0;
     for (int pos = 0; pos + 1 < task.positions(); ++pos) {
-      boundaryBytes.push_back(static_cast<double>(sigBytes(task.subgraph(pos, task.reference).outputs.at(0))));
+      boundaryBytes.push_back(static_cast<double>(task.subgraph(pos, task.reference).outputs.at(0).bytes()));
       for (const auto* r : db.select(RowKind::Transition, task.name))
         if (r->position == pos && r->bytes && *r->bytes > 0)
           perByte = std::max(perByte, r->medianMs / static_cast<double>(*r->bytes));
@@ -662,7 +638,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     for (const auto& a : procNames)
       for (const auto& b : procNames)
         if (a != b) lm.setTransition(a, b, {0.0, perByte});
-    auto placements = placementsFor(procNames, task.positions());
+    auto placements = estimate::searchOrders(procNames, task.positions());
     size_t missingEstimates = 0;
     for (size_t k : valid) {
       const auto& c = task.combinations[k];

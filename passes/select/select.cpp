@@ -110,21 +110,7 @@ int processorIndex(const StitchSpace& space, const std::string& name) {
 std::vector<std::vector<std::string>> globalOrders(const StitchSpace& space) {
   int positions = 0;
   for (const auto& t : space.tasks) positions = std::max(positions, t.positions);
-  auto names = processorNames(space);
-  if (positions <= static_cast<int>(names.size())) return permutations(names, positions);
-  // More positions than processors: every assignment of positions to processors.
-  std::vector<std::vector<std::string>> out{{}};
-  for (int p = 0; p < positions; ++p) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& prefix : out)
-      for (const auto& n : names) {
-        auto v = prefix;
-        v.push_back(n);
-        next.push_back(v);
-      }
-    out = std::move(next);
-  }
-  return out;
+  return estimate::searchOrders(processorNames(space), positions);
 }
 
 std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSet set) {

@@ -63,13 +63,6 @@ double TaskSpace::latencyMs(size_t candidate, const std::vector<int>& placement)
   return total;
 }
 
-namespace {
-int64_t sigBytes(const zoo::TensorSig& s) {
-  int64_t n = 1;
-  for (auto d : s.shape) n *= std::max<int64_t>(d, 1);
-  return n * (s.type == "float64" || s.type == "int64" ? 8 : s.type == "int8" || s.type == "uint8" ? 1 : 4);
-}
-}  // namespace
 
 Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   StitchSpace sp;
@@ -171,7 +164,7 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
           ts.latency.setOverhead(it.key(), it.value().get<double>());
     double perByte = 0;
     for (int pos = 0; pos + 1 < ts.positions; ++pos)
-      ts.boundaryBytes.push_back(static_cast<double>(sigBytes(task.subgraph(pos, task.reference).outputs.at(0))));
+      ts.boundaryBytes.push_back(static_cast<double>(task.subgraph(pos, task.reference).outputs.at(0).bytes()));
     for (const auto* r : db.select(profile::RowKind::Transition, task.name))
       if (r->bytes && *r->bytes > 0) perByte = std::max(perByte, r->medianMs / static_cast<double>(*r->bytes));
     for (const auto& a : sp.processors)
