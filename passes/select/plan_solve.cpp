@@ -112,7 +112,7 @@ std::string svgFor(const TaskSpace& ts, const std::vector<std::string>& order, i
   }
   if (x1 <= x0) x1 = x0 + 1e-6;
   if (y1 <= y0) y1 = y0 + 1e-6;
-  const double W = 720, H = 480, L = 70, R = 20, T = 40, B = 60;
+  const double W = 720, H = 480, L = 70, R = 20, T = 56, B = 60;
   auto sx = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
   auto sy = [&](double y) { return H - B - (y - y0) / (y1 - y0) * (H - T - B); };
   std::string s = fmt::format(R"X(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)X", W, H) + "\n";
@@ -140,7 +140,7 @@ std::string svgFor(const TaskSpace& ts, const std::vector<std::string>& order, i
   for (const auto& p : pts)
     if (p.chosen)
       s += fmt::format(R"X(<circle cx="{:.1f}" cy="{:.1f}" r="7" fill="none" stroke="#c0392b" stroke-width="2.5"><title>chosen {}</title></circle>)X", sx(p.x), sy(p.y), p.id) + "\n";
-  s += fmt::format(R"X(<text x="{}" y="{}">squares: original variants; red ring: chosen variant (first feasible configuration)</text>)X", L + 10, T + 14) + "\n";
+  s += fmt::format(R"X(<text x="{}" y="{}">squares: original variants; red ring: chosen variant (first feasible configuration)</text>)X", L, 42) + "\n";
   s += "</svg>\n";
   return s;
 }
