@@ -1,5 +1,7 @@
 #include "libplan/runtime/kernels.h"
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -67,7 +69,12 @@ template WeightArray PackedWeights::make<float>(std::string, const std::vector<f
 template WeightArray PackedWeights::make<int32_t>(std::string, const std::vector<int32_t>&, DType);
 
 void setBlasThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
-void useSingleThreadedBlas() { openblas_set_num_threads(1); }
+// oneDNN runs on OpenMP's default team size; the runtime's own parallel regions
+// name their thread counts, so one thread here keeps a GEMM from spawning its own.
+void useSingleThreadedBlas() {
+  openblas_set_num_threads(1);
+  omp_set_num_threads(1);
+}
 
 std::string blasCoreName() { return openblas_get_corename(); }
 
@@ -108,11 +115,13 @@ static void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel
   for (int64_t c = 0; c < channels; ++c) applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
 }
 
+// GEMM through oneDNN's sgemm: it picks its kernels from the CPU it finds (JIT),
+// where Debian's OpenBLAS 0.3.21 falls back to SSE3 on cores it does not know.
 static void sgemmOne(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                      int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
-              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+  [[maybe_unused]] dnnl_status_t st =
+      dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  assert(st == dnnl_success);
 }
 
 // OpenBLAS runs single-threaded; with threads > 1 the product is split into column
