@@ -384,6 +384,32 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     for (const auto& p : o) label += (label.empty() ? "" : ">") + p;
     consider(r.choice, "Algorithm 1 with order " + label);
   }
+  // Stitched variants run whole, each on the processor where it is fastest alone:
+  // for light tasks, one processor per task can beat a shared pipeline.
+  {
+    Choice np;
+    np.system = "zooplan";
+    for (const auto& ts : space.tasks) {
+      const auto& s = slo.tasks.at(ts.name);
+      int pick = -1, closest = -1;
+      double bestLat = kInf, bestMiss = kInf;
+      std::vector<std::string> pickPl, closestPl;
+      for (size_t k = 0; k < ts.candidates.size(); ++k) {
+        const auto& c = ts.candidates[k];
+        for (const auto& p : space.processors) {
+          std::vector<std::string> pl(static_cast<size_t>(ts.positions), p.name);
+          double l = ts.latencyMs(c, pl), acc = decisionAccuracy(c, params);
+          if (acc >= s.accuracy && l <= s.latencyMs && l < bestLat) { bestLat = l; pick = static_cast<int>(k); pickPl = pl; }
+          double m = missScore(acc, l, s);
+          if (m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); closestPl = pl; }
+        }
+      }
+      np.feasible.push_back(pick >= 0);
+      np.candidate.push_back(pick >= 0 ? pick : closest);
+      np.placement.push_back(pick >= 0 ? pickPl : closestPl);
+    }
+    consider(np, "stitched variants run whole on their fastest processor");
+  }
   for (const auto& b : baselineChoices(space, slo, params)) consider(b, "the " + b.system + " choice");
   if (note) *note = winner;
   return best;
