@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", params.warmup, "untimed runs before timing")->default_val(3)->check(CLI::NonNegativeNumber);
   app.add_option("--jobs", params.jobs, "threads for accuracy evaluation")->default_val(1)->check(CLI::PositiveNumber);
   app.add_option("--training-fraction", params.trainingFraction, "share of stitched variants measured to train the accuracy estimator")
-      ->default_val(0.10)->check(CLI::Range(0.0, 1.0));
+      ->default_val(0.15)->check(CLI::Range(0.0, 1.0));
   app.add_option("--exhaustive-limit", params.exhaustiveLimit, "measure every stitched variant when it takes fewer subgraph runs")
       ->default_val(4000000);
   app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")

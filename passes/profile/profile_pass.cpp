@@ -487,43 +487,8 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     for (const auto& [k, v] : originalAcc) origJ[k] = v;
     tj["original_accuracy"] = origJ;
 
-    // Training sample (originals always in it) and, where affordable, every combination.
-    size_t trainCount = std::max(uniform.size(), static_cast<size_t>(std::ceil(params.trainingFraction * static_cast<double>(valid.size()))));
-    std::vector<size_t> trainValid = estimate::sampleIndices(valid.size(), trainCount, params.seed, uniform);
-    std::vector<size_t> trainRows;
-    for (size_t i : trainValid) trainRows.push_back(valid[i]);
-    bool exhaustive = false;
-    if (data) {
-      double runs = 0, level = 1;
-      for (int p = 0; p < task.positions(); ++p) {
-        level *= static_cast<double>(task.variants.size());
-        runs += level * static_cast<double>(data->samples.size());
-      }
-      exhaustive = runs <= static_cast<double>(params.exhaustiveLimit);
-      std::vector<size_t> toMeasure = exhaustive ? valid : trainRows;
-      Progress progress("accuracy of stitched variants (" + task.name + ")", toMeasure.size());
-      EvalStats stats;
-      ZP_ASSIGN_OR_RETURN(auto acc, combinationAccuracy(task, stitchDir, *data, toMeasure, params.jobs, &progress,
-                                                        params.stop, &stats));
-      accuracySubgraphRuns += stats.subgraphRuns;
-      for (size_t i = 0; i < toMeasure.size(); ++i) measured[toMeasure[i]] = acc[i];
-      measuredCombinations += toMeasure.size();
-      // Uniform combinations are the originals, run subgraph by subgraph: they must agree.
-      int mismatches = 0;
-      for (size_t u : uniform) {
-        const auto& c = task.combinations[valid[u]];
-        mismatches += std::abs(measured[valid[u]] - originalAcc.at(c.variants[0])) > 1e-12;
-      }
-      tj["original_vs_chained_subgraph_mismatches"] = mismatches;
-    } else {
-      for (size_t u : uniform) measured[valid[u]] = originalAcc.at(task.combinations[valid[u]].variants[0]);
-    }
-    tj["valid_combinations"] = valid.size();
-    tj["measured_combinations"] = measured.size();
-    tj["exhaustive"] = exhaustive;
-    tj["training_sample"] = trainRows.size();
-    tj["training_fraction"] = valid.empty() ? 0.0 : static_cast<double>(trainRows.size()) / static_cast<double>(valid.size());
-
+    // Features first: the sample is drawn in two rounds and the second round
+    // looks at the first round's predictions.
     const auto tEst = Clock::now();
     estimate::StitchSignals signals;
     if (data) {
@@ -541,12 +506,81 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
       tj["subgraph_drift"] = dj;
     }
     auto feats = estimate::accuracyFeatures(task, originalAcc, signals);
-    std::vector<double> trainY;
-    for (size_t r : trainRows) trainY.push_back(measured.count(r) ? measured[r] : originalAcc.at(task.combinations[r].variants[0]));
-    ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, trainRows, trainY, params.xgb));
+    estimatorSeconds += secondsSince(tEst);
+
+    // Measure every combination where affordable; otherwise only the training sample.
+    bool exhaustive = false;
+    if (data) {
+      double runs = 0, level = 1;
+      for (int p = 0; p < task.positions(); ++p) {
+        level *= static_cast<double>(task.variants.size());
+        runs += level * static_cast<double>(data->samples.size());
+      }
+      exhaustive = runs <= static_cast<double>(params.exhaustiveLimit);
+    }
+    auto measure = [&](const std::vector<size_t>& combos) -> Status {
+      std::vector<size_t> todo;
+      for (size_t k : combos)
+        if (!measured.count(k)) todo.push_back(k);
+      if (!data || todo.empty()) return {};
+      Progress progress("accuracy of stitched variants (" + task.name + ")", todo.size());
+      EvalStats stats;
+      ZP_ASSIGN_OR_RETURN(auto acc, combinationAccuracy(task, stitchDir, *data, todo, params.jobs, &progress, params.stop, &stats));
+      accuracySubgraphRuns += stats.subgraphRuns;
+      for (size_t i = 0; i < todo.size(); ++i) measured[todo[i]] = acc[i];
+      measuredCombinations += todo.size();
+      return {};
+    };
+    if (!data)
+      for (size_t u : uniform) measured[valid[u]] = originalAcc.at(task.combinations[valid[u]].variants[0]);
+    if (exhaustive) ZP_TRY(measure(valid));
+
+    // Training sample, originals always in it: half drawn at random, then the
+    // rest where a first estimator trained on that half predicts the highest
+    // accuracy — the region the top-K and the SLO choices are decided in.
+    const size_t trainCount = std::max(uniform.size(), static_cast<size_t>(std::floor(params.trainingFraction * static_cast<double>(valid.size()))));
+    std::vector<size_t> firstValid = estimate::sampleIndices(valid.size(), std::max(uniform.size(), trainCount / 2), params.seed, uniform);
+    std::vector<size_t> trainRows;
+    for (size_t i : firstValid) trainRows.push_back(valid[i]);
+    ZP_TRY(measure(trainRows));
+    auto labels = [&](const std::vector<size_t>& rows) {
+      std::vector<double> y;
+      for (size_t r : rows) y.push_back(measured.count(r) ? measured[r] : originalAcc.at(task.combinations[r].variants[0]));
+      return y;
+    };
+    const auto tEst2 = Clock::now();
+    if (trainRows.size() < trainCount) {
+      ZP_ASSIGN_OR_RETURN(auto first, estimate::AccuracyEstimator::train(feats, trainRows, labels(trainRows), params.xgb));
+      auto firstPred = first.predict(feats);
+      std::set<size_t> chosen(trainRows.begin(), trainRows.end());
+      std::vector<size_t> rest;
+      for (size_t k : valid)
+        if (!chosen.count(k)) rest.push_back(k);
+      std::stable_sort(rest.begin(), rest.end(), [&](size_t x, size_t y) { return firstPred[x] > firstPred[y]; });
+      for (size_t i = 0; i < rest.size() && trainRows.size() < trainCount; ++i) trainRows.push_back(rest[i]);
+      std::sort(trainRows.begin(), trainRows.end());
+      ZP_TRY(measure(trainRows));
+    }
+    if (data) {
+      // Uniform combinations are the originals, run subgraph by subgraph: they must agree.
+      int mismatches = 0;
+      for (size_t u : uniform) {
+        const auto& c = task.combinations[valid[u]];
+        mismatches += std::abs(measured[valid[u]] - originalAcc.at(c.variants[0])) > 1e-12;
+      }
+      tj["original_vs_chained_subgraph_mismatches"] = mismatches;
+    }
+    tj["valid_combinations"] = valid.size();
+    tj["measured_combinations"] = measured.size();
+    tj["exhaustive"] = exhaustive;
+    tj["training_sample"] = trainRows.size();
+    tj["training_sample_random"] = firstValid.size();
+    tj["training_fraction"] = valid.empty() ? 0.0 : static_cast<double>(trainRows.size()) / static_cast<double>(valid.size());
+
+    ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, trainRows, labels(trainRows), params.xgb));
     auto predicted = estimator.predict(feats);
     ZP_TRY(estimator.save(outDir / ("accuracy_estimator_" + task.name + ".json")));
-    estimatorSeconds += secondsSince(tEst);
+    estimatorSeconds += secondsSince(tEst2);
 
     std::set<size_t> trainSet(trainRows.begin(), trainRows.end());
     if (exhaustive) {

@@ -34,7 +34,7 @@ struct ProfileParams {
   int jobs = 1;                       // threads for accuracy evaluation (latency is measured alone)
   std::vector<HostOverride> hostOverrides;
   std::vector<ImportSpec> imports;
-  double trainingFraction = 0.10;     // of each task's valid stitched variants, originals included
+  double trainingFraction = 0.15;     // of each task's valid stitched variants, originals included
   size_t exhaustiveLimit = 4'000'000; // measure every stitched variant's accuracy when the subgraph runs stay below this
   size_t latencyValidation = 24;      // stitched variants per task measured end to end to score the latency estimator
   size_t calibrationSamples = 16;     // inputs for activation sparsity
