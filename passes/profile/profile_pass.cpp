@@ -225,7 +225,10 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
                              .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
                              .generic_string();
   report["imports"] = Json::array();
-  Json inputs{{"stitch_json_sha256", sha256Hex(stitchBytes)}, {"zoo_json_sha256", zoo.sha256},
+  // The measuring program is an input too: a rebuilt runtime must re-measure.
+  std::string toolSha = "unknown";
+  if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
+  Json inputs{{"stitch_json_sha256", sha256Hex(stitchBytes)}, {"zoo_json_sha256", zoo.sha256}, {"tool_sha256", toolSha},
               {"repeat", params.repeat}, {"warmup", params.warmup}, {"processors", Json::array()}};
   for (const auto& p : processors) {
     Json pj{{"name", p.name}, {"host", p.host}};
