@@ -635,6 +635,16 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     // originals, measured whole and as the sum of their subgraphs, tell it
     // (median over originals of (sum - whole) / (S - 1)). Falls back to the
     // one-node probe when there is a single position.
+    // Each stitched model is built once and run under every processor's configuration.
+    std::map<size_t, onnx::ModelProto> models;  // valid index -> materialized model
+    auto modelOf = [&](size_t validIndex) -> Expected<const onnx::ModelProto*> {
+      auto it = models.find(validIndex);
+      if (it == models.end()) {
+        ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task, task.combinations[valid[validIndex]], stitchDir));
+        it = models.emplace(validIndex, std::move(m)).first;
+      }
+      return &it->second;
+    };
     Json calibrated = Json::object();
     for (const auto& p : processors) {
       double c0 = p.host ? overheadMs[p.config.label()] : 0.0;
@@ -642,8 +652,8 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
         std::vector<double> samples;
         for (size_t u : uniform) {
           const auto& c = task.combinations[valid[u]];
-          ZP_ASSIGN_OR_RETURN(auto model, stitch::materializeCombination(task, c, stitchDir));
-          ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, c.id, sessionOptions(p.config)));
+          ZP_ASSIGN_OR_RETURN(const auto* model, modelOf(u));
+          ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, sessionOptions(p.config)));
           auto in = runtime::randomInputs(*session, params.seed);
           ZP_ASSIGN_OR_RETURN(auto whole, measureLatency(*session, in, mp));
           timedRuns += static_cast<size_t>(params.repeat + params.warmup + 1);
@@ -711,8 +721,8 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
       for (size_t i : sample) {
         if (params.stop && params.stop->load()) break;
         const auto& c = task.combinations[valid[i]];
-        ZP_ASSIGN_OR_RETURN(auto model, stitch::materializeCombination(task, c, stitchDir));
-        ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, c.id, sessionOptions(p.config)));
+        ZP_ASSIGN_OR_RETURN(const auto* model, modelOf(i));
+        ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, sessionOptions(p.config)));
         auto in = runtime::randomInputs(*session, params.seed);
         ZP_ASSIGN_OR_RETURN(auto m, measureLatency(*session, in, mp));
         timedRuns += static_cast<size_t>(params.repeat + params.warmup + 1);

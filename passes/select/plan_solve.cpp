@@ -46,28 +46,6 @@ Expected<std::vector<plan::SloConfiguration>> slosFor(const std::string& spec, c
   return readSloFile(spec, space);
 }
 
-// Θ^t(σ): the candidates meeting both SLOs of σ under some global order.
-std::vector<std::vector<int>> feasibleSets(const StitchSpace& space, const plan::SloConfiguration& slo,
-                                           const std::vector<std::vector<std::string>>& orders, const SelectParams& params) {
-  std::vector<std::vector<int>> theta;
-  for (const auto& ts : space.tasks) {
-    std::vector<int> set;
-    const auto& s = slo.tasks.at(ts.name);
-    for (size_t k = 0; k < ts.candidates.size(); ++k) {
-      const auto& c = ts.candidates[k];
-      double acc = (c.original || params.measuredAccuracyForDecisions) ? c.accuracy(true) : c.predictedAccuracy;
-      if (acc < s.accuracy) continue;
-      for (const auto& o : orders)
-        if (ts.latencyMs(c, std::vector<std::string>(o.begin(), o.begin() + ts.positions)) <= s.latencyMs) {
-          set.push_back(static_cast<int>(k));
-          break;
-        }
-    }
-    theta.push_back(std::move(set));
-  }
-  return theta;
-}
-
 Json chromeTrace(const StitchSpace& space, const sim::QuerySimResult& r, const std::vector<sim::TaskQueries>& q,
                  const std::string& label) {
   Json events = Json::array();
@@ -235,7 +213,7 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
         sel.feasible = true;
         const auto& cand = ts.candidates[static_cast<size_t>(pick)];
         sel.combination = cand.id;
-        sel.accuracy = (cand.original || params.select.measuredAccuracyForDecisions) ? cand.accuracy(true) : cand.predictedAccuracy;
+        sel.accuracy = decisionAccuracy(cand, params.select);
         sel.latencyMs = bestLat;
         if (firstChosen[t] < 0) firstChosen[t] = pick;
       } else {
@@ -244,13 +222,11 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
         int closest = -1;
         for (size_t k = 0; k < ts.candidates.size(); ++k) {
           const auto& cand = ts.candidates[k];
-          double acc = (cand.original || params.select.measuredAccuracyForDecisions) ? cand.accuracy(true) : cand.predictedAccuracy;
-          double lat = ts.latencyMs(cand, pl);
-          double m = std::max(0.0, s.accuracy - acc) / std::max(s.accuracy, 1e-9) + std::max(0.0, lat - s.latencyMs) / std::max(s.latencyMs, 1e-9);
+          double m = missScore(decisionAccuracy(cand, params.select), ts.latencyMs(cand, pl), s);
           if (m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); }
         }
         const auto& cand = ts.candidates[static_cast<size_t>(closest)];
-        double acc = (cand.original || params.select.measuredAccuracyForDecisions) ? cand.accuracy(true) : cand.predictedAccuracy;
+        double acc = decisionAccuracy(cand, params.select);
         double lat = ts.latencyMs(cand, pl);
         sel.feasible = false;
         sel.combination = cand.id;

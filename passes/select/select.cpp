@@ -74,20 +74,6 @@ std::vector<std::vector<std::string>> allPlacements(const StitchSpace& space, in
   return out;
 }
 
-double decisionAccuracy(const Candidate& c, const SelectParams& params) {
-  // Originals were measured by zoo-profile; stitched variants carry the estimate
-  // unless the caller asks for measurements.
-  if (c.original || params.measuredAccuracyForDecisions) return c.accuracy(true);
-  return c.predictedAccuracy;
-}
-
-// How far a candidate misses an SLO, normalised (0 when it meets it).
-double missScore(double acc, double lat, const plan::TaskSlo& slo) {
-  double a = std::max(0.0, slo.accuracy - acc) / std::max(slo.accuracy, 1e-9);
-  double l = std::max(0.0, lat - slo.latencyMs) / std::max(slo.latencyMs, 1e-9);
-  return a + l;
-}
-
 std::vector<std::string> baselineOrder(const StitchSpace& space, int positions, const SelectParams& params) {
   std::vector<std::string> names = params.fixedOrder;
   if (names.empty()) {
@@ -100,6 +86,43 @@ std::vector<std::string> baselineOrder(const StitchSpace& space, int positions, 
 }
 
 }  // namespace
+
+double decisionAccuracy(const Candidate& c, const SelectParams& params) {
+  if (c.original || params.measuredAccuracyForDecisions) return c.accuracy(true);
+  return c.predictedAccuracy;
+}
+
+double missScore(double acc, double lat, const plan::TaskSlo& slo) {
+  double a = std::max(0.0, slo.accuracy - acc) / std::max(slo.accuracy, 1e-9);
+  double l = std::max(0.0, lat - slo.latencyMs) / std::max(slo.latencyMs, 1e-9);
+  return a + l;
+}
+
+namespace {
+std::vector<std::vector<int>> orderIndices(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders);
+}  // namespace
+
+std::vector<std::vector<int>> feasibleSets(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                           const std::vector<std::vector<std::string>>& orders,
+                                           const SelectParams& params, bool originalsOnly) {
+  const auto orderIdx = orderIndices(space, orders);
+  std::vector<std::vector<int>> theta(space.tasks.size());
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    const auto& ts = space.tasks[t];
+    const auto& s = slo.tasks.at(ts.name);
+    for (size_t k = 0; k < ts.candidates.size(); ++k) {
+      const auto& c = ts.candidates[k];
+      if (originalsOnly && !c.original) continue;
+      if (decisionAccuracy(c, params) < s.accuracy) continue;
+      for (const auto& o : orderIdx)
+        if (ts.latencyMs(k, o) <= s.latencyMs) {
+          theta[t].push_back(static_cast<int>(k));
+          break;
+        }
+    }
+  }
+  return theta;
+}
 
 int processorIndex(const StitchSpace& space, const std::string& name) {
   for (size_t i = 0; i < space.processors.size(); ++i)
@@ -156,28 +179,9 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
                             const std::vector<std::vector<std::string>>& orders, const SelectParams& params,
                             bool originalsOnly, const std::string& system) {
   const size_t T = space.tasks.size();
-  std::vector<std::vector<int>> orderIdx;
-  for (const auto& o : orders) {
-    std::vector<int> idx;
-    for (const auto& p : o) idx.push_back(processorIndex(space, p));
-    orderIdx.push_back(std::move(idx));
-  }
+  const auto orderIdx = orderIndices(space, orders);
   // Line 2: Θ^t, the variants meeting both SLOs under some order.
-  std::vector<std::vector<int>> theta(T);
-  for (size_t t = 0; t < T; ++t) {
-    const auto& ts = space.tasks[t];
-    const auto& s = slo.tasks.at(ts.name);
-    for (size_t k = 0; k < ts.candidates.size(); ++k) {
-      const auto& c = ts.candidates[k];
-      if (originalsOnly && !c.original) continue;
-      if (decisionAccuracy(c, params) < s.accuracy) continue;
-      for (const auto& o : orderIdx)
-        if (ts.latencyMs(k, o) <= s.latencyMs) {
-          theta[t].push_back(static_cast<int>(k));
-          break;
-        }
-    }
-  }
+  const auto theta = feasibleSets(space, slo, orders, params, originalsOnly);
   // Line 4: the order minimising the mean over tasks of the best variant's latency.
   Algorithm1Result r;
   r.choice.system = system;
@@ -414,5 +418,17 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   if (note) *note = winner;
   return best;
 }
+
+namespace {
+std::vector<std::vector<int>> orderIndices(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders) {
+  std::vector<std::vector<int>> out;
+  for (const auto& o : orders) {
+    std::vector<int> idx;
+    for (const auto& p : o) idx.push_back(processorIndex(space, p));
+    out.push_back(std::move(idx));
+  }
+  return out;
+}
+}  // namespace
 
 }  // namespace zp::select

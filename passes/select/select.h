@@ -38,6 +38,18 @@ struct Choice {
   std::vector<std::string> order;                    // the global order, when the system has one
 };
 
+// Algorithm 1 line 2: per task the candidates (indices) meeting both SLOs under
+// some order of `orders`, optionally only original variants.
+std::vector<std::vector<int>> feasibleSets(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                           const std::vector<std::vector<std::string>>& orders,
+                                           const SelectParams& params, bool originalsOnly = false);
+
+// The accuracy a decision uses: measured for originals (zoo-profile measured
+// them), the estimate for stitched variants unless measured ones are asked for.
+double decisionAccuracy(const Candidate& c, const SelectParams& params);
+// How far a candidate misses an SLO, normalised (0 when it meets it).
+double missScore(double accuracy, double latencyMs, const plan::TaskSlo& slo);
+
 // Algorithm 1 over `orders`, optionally restricted to original variants.
 struct Algorithm1Result {
   Choice choice;
