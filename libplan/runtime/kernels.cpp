@@ -1,5 +1,7 @@
 #include "libplan/runtime/kernels.h"
 
+#include "libplan/runtime/kernels_sparse.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -182,7 +184,7 @@ const char* convTransformName(ConvKernel k) {
     case ConvKernel::Gemm1x1: return "pack_gemm";
     case ConvKernel::Winograd: return "winograd_f2x2_3x3";
     case ConvKernel::Depthwise: return "copy";
-    case ConvKernel::Sparse: return "csr";
+    case ConvKernel::Sparse: return kSparseConvTransform;
   }
   return "?";
 }
@@ -247,21 +249,7 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
     case ConvKernel::Winograd:
       pw.arrays.push_back(PackedWeights::make("U", winogradWeights(a, w), DType::F32));
       break;
-    case ConvKernel::Sparse: {
-      std::vector<int32_t> rowptr(static_cast<size_t>(a.M + 1), 0), cols;
-      std::vector<float> vals;
-      for (int64_t m = 0; m < a.M; ++m) {
-        for (int64_t kk = 0; kk < K; ++kk) {
-          float v = w[m * K + kk];
-          if (v != 0.0f) { cols.push_back(static_cast<int32_t>(kk)); vals.push_back(v); }
-        }
-        rowptr[static_cast<size_t>(m + 1)] = static_cast<int32_t>(vals.size());
-      }
-      pw.arrays.push_back(PackedWeights::make("rowptr", rowptr, DType::I32));
-      pw.arrays.push_back(PackedWeights::make("cols", cols, DType::I32));
-      pw.arrays.push_back(PackedWeights::make("vals", vals, DType::F32));
-      break;
-    }
+    case ConvKernel::Sparse: sparseConvWeights(a, w, &pw); break;
   }
   return pw;
 }
@@ -394,178 +382,6 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
       }
       if (e.kind != Epilogue::None) applyEpilogue(dst, 1, OH * OW, nullptr, e);
     }
-}
-
-// Sparse (CSR) convolution; work is proportional to the nonzeros.
-// Unit column stride: output-stationary without im2col. The input is copied once into
-// a zero-padded buffer, each nonzero weight (m, c, i, j) becomes an offset into it,
-// and each block of 8*NV outputs of a row accumulates all nonzeros of its channel in
-// vector registers. Other strides: im2col, then output tiles accumulate the column
-// rows of the nonzeros (the column tile is shared by all output channels).
-#if defined(__AVX2__) && defined(__FMA__)
-template <int NV>
-static inline void sparseBlock(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, float b,
-                               float* out) {
-  __m256 acc0[NV], acc1[NV];
-  for (int i = 0; i < NV; ++i) { acc0[i] = _mm256_set1_ps(b); acc1[i] = _mm256_setzero_ps(); }
-  int32_t z = z0;
-  if constexpr (NV <= 2) {  // four independent chains hide more load latency
-    __m256 acc2[NV], acc3[NV];
-    for (int i = 0; i < NV; ++i) acc2[i] = acc3[i] = _mm256_setzero_ps();
-    for (; z + 3 < z1; z += 4) {
-      const float* s0 = rb + off[z];
-      const float* s1 = rb + off[z + 1];
-      const float* s2 = rb + off[z + 2];
-      const float* s3 = rb + off[z + 3];
-      const __m256 v0 = _mm256_set1_ps(vals[z]), v1 = _mm256_set1_ps(vals[z + 1]);
-      const __m256 v2 = _mm256_set1_ps(vals[z + 2]), v3 = _mm256_set1_ps(vals[z + 3]);
-      for (int i = 0; i < NV; ++i) {
-        acc0[i] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(s0 + 8 * i), acc0[i]);
-        acc1[i] = _mm256_fmadd_ps(v1, _mm256_loadu_ps(s1 + 8 * i), acc1[i]);
-        acc2[i] = _mm256_fmadd_ps(v2, _mm256_loadu_ps(s2 + 8 * i), acc2[i]);
-        acc3[i] = _mm256_fmadd_ps(v3, _mm256_loadu_ps(s3 + 8 * i), acc3[i]);
-      }
-    }
-    for (int i = 0; i < NV; ++i) { acc0[i] = _mm256_add_ps(acc0[i], acc2[i]); acc1[i] = _mm256_add_ps(acc1[i], acc3[i]); }
-  }
-  for (; z + 1 < z1; z += 2) {
-    const float* s0 = rb + off[z];
-    const float* s1 = rb + off[z + 1];
-    const __m256 v0 = _mm256_set1_ps(vals[z]), v1 = _mm256_set1_ps(vals[z + 1]);
-    for (int i = 0; i < NV; ++i) {
-      acc0[i] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(s0 + 8 * i), acc0[i]);
-      acc1[i] = _mm256_fmadd_ps(v1, _mm256_loadu_ps(s1 + 8 * i), acc1[i]);
-    }
-  }
-  if (z < z1) {
-    const float* s0 = rb + off[z];
-    const __m256 v0 = _mm256_set1_ps(vals[z]);
-    for (int i = 0; i < NV; ++i) acc0[i] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(s0 + 8 * i), acc0[i]);
-  }
-  for (int i = 0; i < NV; ++i) _mm256_storeu_ps(out + 8 * i, _mm256_add_ps(acc0[i], acc1[i]));
-}
-#else
-template <int NV>
-static inline void sparseBlock(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, float b,
-                               float* out) {
-  float acc[8 * NV];
-  for (int q = 0; q < 8 * NV; ++q) acc[q] = b;
-  for (int32_t z = z0; z < z1; ++z)
-    for (int q = 0; q < 8 * NV; ++q) acc[q] += vals[z] * rb[off[z] + q];
-  for (int q = 0; q < 8 * NV; ++q) out[q] = acc[q];
-}
-#endif
-
-template <int NV>
-static void sparseRow(const float* base, const int32_t* off, const float* vals, int32_t z0, int32_t z1, int64_t OW,
-                      float b, float* dst) {
-  constexpr int64_t kB = 8 * NV;
-  int64_t ow0 = 0;
-  for (; ow0 + kB <= OW; ow0 += kB) sparseBlock<NV>(base + ow0, off, vals, z0, z1, b, dst + ow0);
-  if (ow0 < OW) {
-    alignas(32) float tmp[kB];
-    sparseBlock<NV>(base + ow0, off, vals, z0, z1, b, tmp);
-    std::memcpy(dst + ow0, tmp, static_cast<size_t>(OW - ow0) * 4);
-  }
-}
-
-static void convSparseIm2col(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
-  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, Mg = a.M / a.group;
-  const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
-  const int32_t* cols = pw.get("cols").as<int32_t>();
-  const float* vals = pw.get("vals").as<float>();
-  const float* bias = pw.get("bias").as<float>();
-  constexpr int64_t kTile = 128;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t g = 0; g < a.group; ++g) {
-      const float* col = convColumns(a, x + (n * a.C() + g * a.Cg) * H * W, H, W, scratch, threads);
-      float* yg = y + (n * a.M + g * Mg) * P;
-      const int64_t tiles = (P + kTile - 1) / kTile;
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-      for (int64_t t = 0; t < tiles; ++t)
-        for (int64_t mm = 0; mm < Mg; ++mm) {
-          const int64_t m = g * Mg + mm, p0 = t * kTile, len = std::min(kTile, P - p0);
-          alignas(64) float acc[kTile];
-          for (int64_t p = 0; p < len; ++p) acc[p] = bias[m];
-          for (int32_t z = rowptr[m]; z < rowptr[m + 1]; ++z) {
-            const float v = vals[z];
-            const float* c = col + static_cast<int64_t>(cols[z]) * P + p0;
-            for (int64_t p = 0; p < len; ++p) acc[p] += v * c[p];
-          }
-          float* d = yg + mm * P + p0;
-          switch (e.kind) {
-            case Epilogue::None: std::memcpy(d, acc, static_cast<size_t>(len) * 4); break;
-            case Epilogue::Relu: for (int64_t p = 0; p < len; ++p) d[p] = acc[p] > 0 ? acc[p] : 0; break;
-            case Epilogue::Clip: for (int64_t p = 0; p < len; ++p) d[p] = std::min(std::max(acc[p], e.lo), e.hi); break;
-          }
-        }
-    }
-}
-
-static void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
-                       float* y, const Epilogue& e, Scratch& scratch, int threads) {
-  if (a.sw != 1) return convSparseIm2col(a, pw, x, N, H, W, y, e, scratch, threads);
-  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, Mg = a.M / a.group, C = a.C();
-  const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
-  const int32_t* cols = pw.get("cols").as<int32_t>();
-  const float* vals = pw.get("vals").as<float>();
-  const float* bias = pw.get("bias").as<float>();
-  const int64_t Hp = std::max(H + a.padT + a.padB, (OH - 1) * a.sh + (a.kh - 1) * a.dh + 1);
-  const int64_t Wp = std::max(W + a.padL + a.padR, OW + (a.kw - 1) * a.dw);
-  const int64_t plane = Hp * Wp;
-  const int64_t slack = 64 + Wp;  // the last block of the last row may read past the end
-  float* xp = scratch.floats(static_cast<size_t>(C * plane + slack), 0);
-  const int32_t nnz = rowptr[a.M];
-  int32_t* off = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max<int32_t>(nnz, 1)), 1));
-  const int64_t khw = a.kh * a.kw;
-  for (int32_t z = 0; z < nnz; ++z) {
-    const int64_t k = cols[z], c = k / khw, i = (k / a.kw) % a.kh, j = k % a.kw;
-    off[z] = static_cast<int32_t>(c * plane + i * a.dh * Wp + j * a.dw);
-  }
-  std::memset(xp + C * plane, 0, static_cast<size_t>(slack) * 4);
-  for (int64_t n = 0; n < N; ++n) {
-    const float* xn = x + n * C * H * W;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t c = 0; c < C; ++c) {
-      float* d = xp + c * plane;
-      for (int64_t r = 0; r < Hp; ++r) {
-        const int64_t ih = r - a.padT;
-        float* row = d + r * Wp;
-        if (ih < 0 || ih >= H) { std::memset(row, 0, static_cast<size_t>(Wp) * 4); continue; }
-        std::memset(row, 0, static_cast<size_t>(a.padL) * 4);
-        std::memcpy(row + a.padL, xn + (c * H + ih) * W, static_cast<size_t>(W) * 4);
-        std::memset(row + a.padL + W, 0, static_cast<size_t>(Wp - a.padL - W) * 4);
-      }
-    }
-    // With unit strides the padded plane is one long row: output (oh, ow) sits at
-    // oh*Wp + ow, so whole planes run in full vector blocks and the Wp-OW padding
-    // columns are dropped when copying out.
-    const bool flat = a.sh == 1;
-    const int64_t flatLen = OH * Wp;
-    float* flatBuf = flat ? scratch.floats(static_cast<size_t>(threads * (flatLen + 32)), 2) : nullptr;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic, 4)
-    for (int64_t m = 0; m < a.M; ++m) {
-      const float* xg = xp + (m / Mg) * a.Cg * plane;
-      float* dst = y + (n * a.M + m) * P;
-      const int32_t z0 = rowptr[m], z1 = rowptr[m + 1];
-      if (flat) {
-        float* buf = flatBuf + static_cast<int64_t>(omp_get_thread_num()) * (flatLen + 32);
-        if (flatLen >= 256) sparseRow<4>(xg, off, vals, z0, z1, flatLen, bias[m], buf);
-        else sparseRow<2>(xg, off, vals, z0, z1, flatLen, bias[m], buf);
-        for (int64_t oh = 0; oh < OH; ++oh) std::memcpy(dst + oh * OW, buf + oh * Wp, static_cast<size_t>(OW) * 4);
-      } else {
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          const float* base = xg + oh * a.sh * Wp;
-          float* d = dst + oh * OW;
-          if (OW >= 32) sparseRow<4>(base, off, vals, z0, z1, OW, bias[m], d);
-          else if (OW >= 16) sparseRow<2>(base, off, vals, z0, z1, OW, bias[m], d);
-          else sparseRow<1>(base, off, vals, z0, z1, OW, bias[m], d);
-        }
-      }
-      if (e.kind != Epilogue::None) applyEpilogue(dst, 1, P, nullptr, e);
-    }
-  }
 }
 
 static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
