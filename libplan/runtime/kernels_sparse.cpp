@@ -27,6 +27,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <omp.h>
+
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define ZP_SPARSE_X86 1
@@ -34,23 +36,68 @@
 
 namespace zp::runtime {
 
+namespace {
+
+// Where each tap reads, from the strides and dilations alone: its phase (a plane slot
+// per input channel; phases no tap reads get none) and its shift (di, dj) in that plane.
+struct TapPhases {
+  int64_t phases = 0;               // plane slots per input channel
+  std::vector<int32_t> phaseOf;     // slot -> pi * sw + pj
+  std::vector<int32_t> slot, di, dj;  // per tap i * kw + j
+
+  explicit TapPhases(const ConvAttrs& a) {
+    std::vector<int32_t> slotOfPhase(static_cast<size_t>(a.sh * a.sw), -1);
+    for (int64_t i = 0; i < a.kh; ++i)
+      for (int64_t j = 0; j < a.kw; ++j) {
+        const int64_t p = (i * a.dh % a.sh) * a.sw + j * a.dw % a.sw;
+        int32_t& s = slotOfPhase[static_cast<size_t>(p)];
+        if (s < 0) {
+          s = static_cast<int32_t>(phaseOf.size());
+          phaseOf.push_back(static_cast<int32_t>(p));
+        }
+        slot.push_back(s);
+        di.push_back(static_cast<int32_t>(i * a.dh / a.sh));
+        dj.push_back(static_cast<int32_t>(j * a.dw / a.sw));
+      }
+    phases = static_cast<int64_t>(phaseOf.size());
+    const auto bits = [](int32_t v) { int b = 0; while (v >> b) ++b; return b; };
+    bitsJ = bits(*std::max_element(dj.begin(), dj.end()));
+    bitsI = bits(*std::max_element(di.begin(), di.end()));
+  }
+
+  // A nonzero's read position packed in one int32: plane << (bitsI + bitsJ) | di << bitsJ | dj.
+  int bitsI = 0, bitsJ = 0;
+  int32_t code(int64_t plane, int64_t tap) const {
+    assert(plane < (int64_t{1} << (31 - bitsI - bitsJ)));
+    return static_cast<int32_t>(plane << (bitsI + bitsJ) | di[static_cast<size_t>(tap)] << bitsJ | dj[static_cast<size_t>(tap)]);
+  }
+};
+
+// Nonzeros are grouped by runs of kSegment input channels, the granularity of the
+// channel chunks chosen at run time.
+constexpr int64_t kSegment = 8;
+
+}  // namespace
+
 void sparseConvWeights(const ConvAttrs& a, const float* w, PackedWeights* pw) {
-  const int64_t khw = a.kh * a.kw, K = a.Cg * khw;
-  std::vector<int32_t> rowptr(static_cast<size_t>(a.M + 1), 0), chan, tap;
+  const TapPhases tp(a);
+  const int64_t khw = a.kh * a.kw, K = a.Cg * khw, segs = (a.Cg + kSegment - 1) / kSegment;
+  std::vector<int32_t> segptr(static_cast<size_t>(a.M * (segs + 1))), code;
   std::vector<float> vals;
   for (int64_t m = 0; m < a.M; ++m) {
+    int32_t* sp = &segptr[static_cast<size_t>(m * (segs + 1))];
     for (int64_t kk = 0; kk < K; ++kk) {
+      const int64_t c = kk / khw, t = kk % khw;
+      if (kk % (kSegment * khw) == 0) sp[c / kSegment] = static_cast<int32_t>(vals.size());
       const float v = w[m * K + kk];
       if (v == 0.0f) continue;
-      chan.push_back(static_cast<int32_t>(kk / khw));
-      tap.push_back(static_cast<int32_t>(kk % khw));
+      code.push_back(tp.code(c * tp.phases + tp.slot[static_cast<size_t>(t)], t));
       vals.push_back(v);
     }
-    rowptr[static_cast<size_t>(m + 1)] = static_cast<int32_t>(vals.size());
+    sp[segs] = static_cast<int32_t>(vals.size());
   }
-  pw->arrays.push_back(PackedWeights::make("rowptr", rowptr, DType::I32));
-  pw->arrays.push_back(PackedWeights::make("chan", chan, DType::I32));
-  pw->arrays.push_back(PackedWeights::make("tap", tap, DType::I32));
+  pw->arrays.push_back(PackedWeights::make("segptr", segptr, DType::I32));
+  pw->arrays.push_back(PackedWeights::make("code", code, DType::I32));
   pw->arrays.push_back(PackedWeights::make("vals", vals, DType::F32));
 }
 
@@ -98,13 +145,14 @@ __attribute__((target("avx512f"))) void row512(const float* rb, const int32_t* o
   constexpr int64_t kB = 16 * NV;
   int64_t q = 0;
   for (; q + kB <= len; q += kB) block512<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q);
-  // The last partial block (< 16*NV outputs): as few vectors as cover it.
-  switch ((len - q + 15) / 16) {
-    case 0: break;
-    case 1: block512<1, 4>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q); break;
-    case 2: block512<2, 4>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q); break;
-    case 3: block512<3, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q); break;
-    default: block512<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q);
+  // The last partial block: as few vectors as cover it, with more sets when few.
+  while (q < len) {
+    const int64_t nv = (len - q + 15) / 16;
+    const float* i = in ? in + q : nullptr;
+    if (nv >= 4) { block512<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 64; }
+    else if (nv == 3) { block512<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 48; }
+    else if (nv == 2) { block512<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 32; }
+    else { block512<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 16; }
   }
 }
 
@@ -142,12 +190,14 @@ void row256(const float* rb, const int32_t* off, const float* vals, int32_t z0, 
   constexpr int64_t kB = 8 * NV;
   int64_t q = 0;
   for (; q + kB <= len; q += kB) block256<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q);
-  switch ((len - q + 7) / 8) {
-    case 0: break;
-    case 1: block256<1, 4>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q); break;
-    case 2: block256<2, 4>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q); break;
-    case 3: block256<3, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q); break;
-    default: block256<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q);
+  // The last partial block: as few vectors as cover it, with more sets when few.
+  while (q < len) {
+    const int64_t nv = (len - q + 7) / 8;
+    const float* i = in ? in + q : nullptr;
+    if (nv >= 4) { block256<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 32; }
+    else if (nv == 3) { block256<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 24; }
+    else if (nv == 2) { block256<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 16; }
+    else { block256<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 8; }
   }
 }
 #endif
@@ -171,20 +221,22 @@ struct RowKernel {
 
 std::atomic<bool> gAllowAvx512{true};
 
+int64_t envInt(const char* name, int64_t dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoll(v) : dflt;
+}
+
 RowKernel rowKernel() {
 #ifdef ZP_SPARSE_X86
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && gAllowAvx512.load(std::memory_order_relaxed)) return {row512<4>, 64};
-  return {row256<4>, 32};
+  const int64_t nv = envInt("ZP_SP_NV", 4);
+  if (avx512 && gAllowAvx512.load(std::memory_order_relaxed)) return nv == 8 ? RowKernel{row512<8>, 128} : nv == 2 ? RowKernel{row512<2>, 32} : RowKernel{row512<4>, 64};
+  return nv == 8 ? RowKernel{row256<8>, 64} : RowKernel{row256<4>, 32};
 #else
   return {rowScalar, 8};
 #endif
 }
 
-int64_t envInt(const char* name, int64_t dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoll(v) : dflt;
-}
 
 inline float act(float v, const Epilogue& e) {
   if (e.kind == Epilogue::Relu) return v > 0 ? v : 0;
@@ -192,17 +244,14 @@ inline float act(float v, const Epilogue& e) {
   return v;
 }
 
-// Where each tap reads: the phase planes an image is copied into and the offset of
-// every tap within its channel's planes.
+// The phase planes of one image: Hq x Wq each, `phases` per input channel.
 struct Geometry {
   int64_t OH, OW, Hq, Wq, plane, L;  // L = OH * Wq flat positions per plane
-  int64_t phases;                      // planes per input channel
-  int64_t chanStride;                  // floats per input channel (phases * plane)
-  int64_t halo;                        // max tap shift in flat positions
-  std::vector<int32_t> phaseOf;        // plane slot -> pi * sw + pj
-  std::vector<int32_t> tapOff;         // tap -> slot * plane + di * Wq + dj
+  int64_t halo;                        // largest tap shift in flat positions
+  TapPhases tp;
+  int64_t chanStride;                  // floats per input channel
 
-  Geometry(const ConvAttrs& a, int64_t H, int64_t W) {
+  Geometry(const ConvAttrs& a, int64_t H, int64_t W) : tp(a) {
     OH = a.outH(H);
     OW = a.outW(W);
     Hq = OH + (a.kh - 1) * a.dh / a.sh;
@@ -210,27 +259,14 @@ struct Geometry {
     plane = Hq * Wq;
     L = OH * Wq;
     halo = (Hq - OH) * Wq + (Wq - OW);
-    std::vector<int32_t> slot(static_cast<size_t>(a.sh * a.sw), -1);
-    tapOff.resize(static_cast<size_t>(a.kh * a.kw));
-    for (int64_t i = 0; i < a.kh; ++i)
-      for (int64_t j = 0; j < a.kw; ++j) {
-        const int64_t p = (i * a.dh % a.sh) * a.sw + j * a.dw % a.sw;
-        if (slot[static_cast<size_t>(p)] < 0) {
-          slot[static_cast<size_t>(p)] = static_cast<int32_t>(phaseOf.size());
-          phaseOf.push_back(static_cast<int32_t>(p));
-        }
-        tapOff[static_cast<size_t>(i * a.kw + j)] =
-            static_cast<int32_t>(slot[static_cast<size_t>(p)] * plane + (i * a.dh / a.sh) * Wq + j * a.dw / a.sw);
-      }
-    phases = static_cast<int64_t>(phaseOf.size());
-    chanStride = phases * plane;
+    chanStride = tp.phases * plane;
   }
 };
 
 // Copies channel c of one image into its phase planes (zeros where padding).
 void copyPhases(const ConvAttrs& a, const Geometry& g, const float* xc, int64_t H, int64_t W, float* dst) {
-  for (int64_t s = 0; s < g.phases; ++s) {
-    const int64_t pi = g.phaseOf[static_cast<size_t>(s)] / a.sw, pj = g.phaseOf[static_cast<size_t>(s)] % a.sw;
+  for (int64_t s = 0; s < g.tp.phases; ++s) {
+    const int64_t pi = g.tp.phaseOf[static_cast<size_t>(s)] / a.sw, pj = g.tp.phaseOf[static_cast<size_t>(s)] % a.sw;
     // Plane column cc reads input column cc*sw + off: inside [0, W) for cc in [lo, hi).
     const int64_t off = pj - a.padL;
     const int64_t lo = std::min(g.Wq, off >= 0 ? 0 : (-off + a.sw - 1) / a.sw);
@@ -260,72 +296,74 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
   const Geometry g(a, H, W);
   const RowKernel rk = rowKernel();
   const int64_t C = a.C(), M = a.M, Mg = a.M / a.group, P = g.OH * g.OW;
-  const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
-  const int32_t* chan = pw.get("chan").as<int32_t>();
-  const int32_t* tap = pw.get("tap").as<int32_t>();
+  const int64_t segs = (a.Cg + kSegment - 1) / kSegment;
+  const int32_t* segptr = pw.get("segptr").as<int32_t>();
+  const int32_t* code = pw.get("code").as<int32_t>();
   const float* vals = pw.get("vals").as<float>();
   const float* bias = pw.get("bias").as<float>();
-  const int32_t nnz = rowptr[M];
 
   // Tiles: T flat positions (a multiple of the register block), about kTile at most.
   const int64_t kTile = envInt("ZP_SP_T", 512);
   const int64_t nTiles = std::max<int64_t>(1, (g.L + kTile - 1) / kTile);
   const int64_t T = ((g.L + nTiles - 1) / nTiles + rk.block - 1) / rk.block * rk.block;
-  const int64_t Lr = nTiles * T;  // accumulator row length
-  // Channel chunks: a chunk's window of one tile fits in ~32 KB of L1.
+  // Channel chunks of whole segments: a chunk's window of one tile fits in ~32 KB of L1.
   const int64_t l1 = envInt("ZP_SP_L1", 32768);
-  const int64_t window = (T + g.halo + rk.block) * g.phases * 4;
-  const int64_t nChunks = std::max<int64_t>(1, std::min(a.Cg, (a.Cg * window + l1 - 1) / l1));
-  const int64_t Cc = (a.Cg + nChunks - 1) / nChunks;
+  const int64_t window = (T + g.halo + rk.block) * g.tp.phases * 4;
+  const int64_t nnzAll = pw.get("vals").count;
+  const double nzPerSeg = static_cast<double>(nnzAll) / static_cast<double>(M * segs);
+  const int64_t minNz = envInt("ZP_SP_MINNZ", 0);
+  const int64_t segsPerChunk = std::max<int64_t>({1, l1 / (window * kSegment), static_cast<int64_t>(minNz / std::max(nzPerSeg, 1e-9))});
+  const int64_t nChunks = (segs + segsPerChunk - 1) / segsPerChunk;
 
-  // Per call: every nonzero's offset within its group's planes, and where each output
-  // channel's nonzeros cross into the next channel chunk (they are ordered by channel).
+  const int64_t skip = envInt("ZP_SP_SKIP", 0);
+  // A nonzero's offset within its group's planes: decoded per tile and chunk (cheap
+  // next to the tile's FMAs) into a per-thread buffer, so only code and vals stream in.
+  const int bitsJ = g.tp.bitsJ, bitsIJ = g.tp.bitsI + g.tp.bitsJ;
+  const int32_t maskI = (1 << g.tp.bitsI) - 1, maskJ = (1 << bitsJ) - 1;
+  const int32_t planeSize = static_cast<int32_t>(g.plane), Wq = static_cast<int32_t>(g.Wq);
   assert(a.Cg * g.chanStride + g.Wq + rk.block < INT32_MAX);
-  int32_t* off = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max(nnz, 1)), 1));
-  for (int32_t z = 0; z < nnz; ++z)
-    off[z] = static_cast<int32_t>(chan[z] * g.chanStride) + g.tapOff[static_cast<size_t>(tap[z])];
-  int32_t* cptr = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(M * (nChunks + 1)), 2));
-  for (int64_t m = 0; m < M; ++m) {
-    int32_t z = rowptr[m];
-    int32_t* cp = cptr + m * (nChunks + 1);
-    for (int64_t k = 0; k < nChunks; ++k) {
-      cp[k] = z;
-      while (z < rowptr[m + 1] && chan[z] < (k + 1) * Cc) ++z;
-    }
-    cp[nChunks] = rowptr[m + 1];
-  }
+  const int64_t maxSeg = std::min(a.Cg, segsPerChunk * kSegment) * a.kh * a.kw;
+  int32_t* offAll = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(threads * maxSeg), 1));
 
   const int64_t slack = g.Wq + rk.block;  // the last block of the last plane reads past it
   float* buf = scratch.floats(static_cast<size_t>(C * g.chanStride + slack), 0);
   std::memset(buf + C * g.chanStride, 0, static_cast<size_t>(slack) * 4);
-  float* acc = scratch.floats(static_cast<size_t>(M * Lr), 3);
-  // Work items: tiles x output-channel ranges (ranges only to give threads work).
+  // Work items: tiles x output-channel ranges (ranges only to give threads work),
+  // each with its accumulators [mStep, T] in a per-thread buffer.
   const int64_t mParts = threads > 1 ? std::max<int64_t>(1, std::min(M, (4 * threads + nTiles - 1) / nTiles)) : 1;
   const int64_t mStep = (M + mParts - 1) / mParts;
+  float* accAll = scratch.floats(static_cast<size_t>(threads * mStep * T), 3);
 
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t c = 0; c < C; ++c) copyPhases(a, g, xn + c * H * W, H, W, buf + c * g.chanStride);
+    for (int64_t c = 0; c < ((skip & 2) ? 0 : C); ++c) copyPhases(a, g, xn + c * H * W, H, W, buf + c * g.chanStride);
     float* yn = y + n * M * P;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic, 1)
     for (int64_t task = 0; task < nTiles * mParts; ++task) {
       const int64_t q0 = task / mParts * T, len = std::min(T, g.L - q0);
       const int64_t m0 = task % mParts * mStep, m1 = std::min(M, m0 + mStep);
-      for (int64_t k = 0; k < nChunks; ++k)
+      float* acc = accAll + omp_get_thread_num() * mStep * T - m0 * T;  // row m at acc + m * T
+      int32_t* __restrict off = offAll + omp_get_thread_num() * maxSeg;
+      for (int64_t k = 0; k < ((skip & 1) ? 0 : nChunks); ++k)
         for (int64_t m = m0; m < m1; ++m) {
-          const int32_t* cp = cptr + m * (nChunks + 1);
-          if (k > 0 && cp[k] == cp[k + 1]) continue;
+          const int32_t* sp = segptr + m * (segs + 1);
+          const int32_t z0 = sp[k * segsPerChunk], z1 = sp[std::min(segs, (k + 1) * segsPerChunk)];
+          if (k > 0 && z0 == z1) continue;
           const float* rb = buf + (m / Mg) * a.Cg * g.chanStride + q0;
-          float* am = acc + m * Lr + q0;
-          rk.fn(rb, off, vals, cp[k], cp[k + 1], k > 0 ? am : nullptr, bias[m], am, len);
+          float* am = acc + m * T;
+          for (int32_t z = z0; z < z1; ++z) {
+            const int32_t c = code[z];
+            off[z - z0] = (c >> bitsIJ) * planeSize + ((c >> bitsJ) & maskI) * Wq + (c & maskJ);
+          }
+          rk.fn(rb, off, vals + z0, 0, z1 - z0, k > 0 ? am : nullptr, bias[m], am, len);
         }
       // Copy the tile's valid columns out, with the activation.
-      for (int64_t m = m0; m < m1; ++m)
+      for (int64_t m = m0; m < ((skip & 8) ? m0 : m1); ++m)
         for (int64_t oh = q0 / g.Wq; oh * g.Wq < q0 + len && oh < g.OH; ++oh) {
           const int64_t c0 = std::max(q0, oh * g.Wq) - oh * g.Wq;
           const int64_t c1 = std::min(q0 + len, oh * g.Wq + g.OW) - oh * g.Wq;
-          const float* s = acc + m * Lr + oh * g.Wq;
+          const float* s = acc + m * T + oh * g.Wq - q0;
           float* d = yn + (m * g.OH + oh) * g.OW;
           if (e.kind == Epilogue::None) std::memcpy(d + c0, s + c0, static_cast<size_t>(std::max<int64_t>(0, c1 - c0)) * 4);
           else

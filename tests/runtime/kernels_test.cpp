@@ -6,6 +6,7 @@
 #include <random>
 
 #include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels_sparse.h"
 
 namespace zp::runtime {
 namespace {
@@ -181,10 +182,46 @@ TEST(ConvKernels, SparseTransformStoresOnlyNonzeros) {
   for (float v : w) nz += v != 0;
   PackedWeights pw = transformConvWeights(ConvKernel::Sparse, a, w.data(), nullptr);
   EXPECT_EQ(pw.get("vals").count, nz);
-  EXPECT_EQ(pw.get("rowptr").count, 17);
-  EXPECT_EQ(pw.get("rowptr").as<int32_t>()[16], nz);
+  EXPECT_EQ(pw.get("code").count, nz);
+  EXPECT_EQ(pw.get("segptr").count, 16 * 3);  // 16 input channels: 2 segments of 8, plus the end
+  EXPECT_EQ(pw.get("segptr").as<int32_t>()[16 * 3 - 1], nz);
   PackedWeights wino = transformConvWeights(ConvKernel::Winograd, a, w.data(), nullptr);
   EXPECT_EQ(wino.get("U").count, 16 * 16 * 16);  // 4x4 tiles: 16/9 of the raw weights
+}
+
+// The sparse kernel's own paths: stride phases (2, 3, with dilation), flat planes of
+// small maps and their partial register blocks, several channel chunks, many tiles,
+// empty rows and all-zero weights, on the AVX-512 path (where the CPU has it) and the
+// AVX2 path.
+TEST(ConvKernels, SparseMatchesNaiveOnItsPaths) {
+  std::mt19937 rng(6);
+  const std::vector<ConvCase> cases = {
+      {1, 64, 30, 30, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.9, Epilogue::Relu},    // chunks, tiles
+      {1, 96, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.9, Epilogue::None},    // 14x14, 12 segments
+      {2, 130, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.9, Epilogue::Clip},     // 7x7: 63 flat outputs
+      {1, 40, 3, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.8, Epilogue::None},       // one partial vector
+      {1, 20, 1, 1, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.5, Epilogue::Relu},       // 1x1 map, padded
+      {1, 64, 29, 31, 48, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 0.9, Epilogue::Relu},    // stride 2, odd sizes
+      {1, 3, 45, 47, 16, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 0.9, Epilogue::Relu},     // stem 7x7/2
+      {1, 72, 28, 28, 32, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0.9, Epilogue::None},    // 1x1/2: one phase
+      {1, 16, 20, 19, 12, 3, 3, 1, 3, 2, 1, 1, 2, 1, 0, 2, 0.7, Epilogue::None},    // strides 3x2, odd pads
+      {1, 12, 21, 22, 10, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, 2, 0.7, Epilogue::Relu},    // stride 2, dilation 2
+      {1, 12, 17, 23, 10, 3, 5, 1, 2, 3, 2, 1, 1, 2, 2, 1, 0.7, Epilogue::Clip},    // all phases mixed
+      {1, 10, 5, 40, 6, 1, 9, 1, 1, 1, 1, 1, 0, 4, 0, 4, 0.8, Epilogue::None},      // 1x9, long rows
+      {2, 24, 12, 11, 18, 3, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0.85, Epilogue::Relu},   // groups, stride 1x2
+      {1, 32, 9, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.99, Epilogue::None},     // mostly empty rows
+      {1, 8, 6, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1.0, Epilogue::Relu},        // no nonzeros at all
+  };
+  for (bool avx512 : {true, false}) {
+    sparseConvAllowAvx512(avx512);
+    for (int threads : {1, 2})
+      for (const auto& c : cases) {
+        std::map<std::string, int> covered;
+        checkConvCase(c, rng, threads, &covered);
+        EXPECT_EQ(covered["sparse"], 1) << describe(c);
+      }
+  }
+  sparseConvAllowAvx512(true);
 }
 
 }  // namespace
