@@ -26,7 +26,7 @@
 // plane = input channel * phases + phase slot; "segptr" [M, S + 1] points at the
 // nonzeros of input channels 8s, 8s + 8, ... (S = ceil(Cg / 8)), the granularity of
 // the channel chunks. Only plane sizes depend on the input shape: offsets are decoded
-// per tile and chunk, cheap next to the tile's FMAs.
+// at run time (once per call, or per chunk when a map is one tile).
 #include "libplan/runtime/kernels_sparse.h"
 
 #include <algorithm>
@@ -335,12 +335,20 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
   // Work items: tiles x output-channel ranges (ranges only to give threads work).
   const int64_t mParts = threads > 1 ? std::min(M, (4 * threads + g.tiles - 1) / g.tiles) : 1;
   const int64_t mStep = (M + mParts - 1) / mParts;
+  // Offsets: decoded once for all tiles when there are several, else per chunk just
+  // before use (into a small per-thread buffer, hot in L1).
+  const int64_t nnz = valsArr.count;
+  const bool decodeAll = g.tiles > 1;
+  const auto decode = [&](int32_t cz) { return (cz >> bitsIJ) * planeSize + ((cz >> bitsJ) & maskI) * Wq + (cz & maskJ); };
   const int64_t maxSeg = std::min(a.Cg, g.segsPerChunk * kSegment) * a.kh * a.kw;  // nonzeros per chunk
+  const int64_t offCount = decodeAll ? nnz : threads * maxSeg;
   const int64_t slack = g.Wq + rk.block;  // the last block of the last plane reads past it
   float* buf = scratch.floats(static_cast<size_t>(C * g.chanStride + slack), 0);
   std::memset(buf + C * g.chanStride, 0, static_cast<size_t>(slack) * 4);
   float* accAll = scratch.floats(static_cast<size_t>(threads * mStep * g.T), 1);
-  int32_t* offAll = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(threads * maxSeg), 2));
+  int32_t* __restrict offAll = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max<int64_t>(1, offCount)), 2));
+  if (decodeAll)
+    for (int64_t z = 0; z < nnz; ++z) offAll[z] = decode(code[z]);
 
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
@@ -351,15 +359,16 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
       const int64_t m0 = task % mParts * mStep, m1 = std::min(M, m0 + mStep);
       const int t = threads > 1 ? omp_get_thread_num() : 0;
       float* acc = accAll + (t * mStep - m0) * g.T;  // output channel m at acc + m * T
-      int32_t* __restrict off = offAll + t * maxSeg;
+      int32_t* __restrict offT = offAll + t * maxSeg;
       for (int64_t k = 0; k < g.chunks; ++k)
         for (int64_t m = m0; m < m1; ++m) {
           const int32_t* sp = segptr + m * (segs + 1);
           const int32_t z0 = sp[k * g.segsPerChunk], z1 = sp[std::min(segs, (k + 1) * g.segsPerChunk)];
           if (k > 0 && z0 == z1) continue;
-          for (int32_t z = z0; z < z1; ++z) {
-            const int32_t cz = code[z];
-            off[z - z0] = (cz >> bitsIJ) * planeSize + ((cz >> bitsJ) & maskI) * Wq + (cz & maskJ);
+          const int32_t* off = offAll + z0;
+          if (!decodeAll) {
+            for (int32_t z = z0; z < z1; ++z) offT[z - z0] = decode(code[z]);
+            off = offT;
           }
           float* am = acc + m * g.T;
           rk.fn(buf + (m / Mg) * a.Cg * g.chanStride + q0, off, vals + z0, 0, z1 - z0, k > 0 ? am : nullptr, bias[m],
