@@ -266,30 +266,39 @@ struct Geometry {
   }
 };
 
-// Copies one input channel into its phase planes (zeros where padding).
+// Copies one input channel into its phase planes (zeros where padding). With column
+// stride 1 rows are copied in place; otherwise each input row is first laid out padded
+// in `row` (Wq * sw floats), then split into its column phases in one pass.
 void copyPhases(const ConvAttrs& a, const Phases& ph, const Geometry& g, const float* xc, int64_t H, int64_t W,
-                float* dst) {
-  for (int32_t pi : ph.rows)
-    for (int32_t pj : ph.cols) {
-      // Plane column cc reads input column cc*sw + off: inside [0, W) for cc in [lo, hi).
-      const int64_t off = pj - a.padL;
-      const int64_t lo = std::min(g.Wq, off >= 0 ? 0 : (-off + a.sw - 1) / a.sw);
-      const int64_t hi = std::max(lo, std::min(g.Wq, W - off <= 0 ? 0 : (W - off + a.sw - 1) / a.sw));
-      float* d = dst;
-      dst += g.plane;
-      for (int64_t r = 0; r < g.Hq; ++r, d += g.Wq) {
-        const int64_t ih = r * a.sh + pi - a.padT;
-        if (ih < 0 || ih >= H) { std::memset(d, 0, static_cast<size_t>(g.Wq) * 4); continue; }
-        const float* src = xc + ih * W + off;
-        std::memset(d, 0, static_cast<size_t>(lo) * 4);
-        if (a.sw == 1) std::memcpy(d + lo, src + lo, static_cast<size_t>(hi - lo) * 4);
-        else if (a.sw == 2)
-          for (int64_t cc = lo; cc < hi; ++cc) d[cc] = src[2 * cc];
-        else
-          for (int64_t cc = lo; cc < hi; ++cc) d[cc] = src[cc * a.sw];
-        std::memset(d + hi, 0, static_cast<size_t>(g.Wq - hi) * 4);
+                float* dst, float* row) {
+  const int64_t nc = static_cast<int64_t>(ph.cols.size()), rowLen = g.Wq * a.sw;
+  // Padded row position u holds input column u - padL: inside [0, W) for u in [lo, hi).
+  const int64_t lo = std::min(rowLen, a.padL), hi = std::max(lo, std::min(rowLen, a.padL + W));
+  for (size_t ri = 0; ri < ph.rows.size(); ++ri) {
+    float* d = dst + static_cast<int64_t>(ri) * nc * g.plane;  // slot (ri, 0)
+    for (int64_t r = 0; r < g.Hq; ++r, d += g.Wq) {
+      const int64_t ih = r * a.sh + ph.rows[ri] - a.padT;
+      if (ih < 0 || ih >= H) {
+        for (int64_t ci = 0; ci < nc; ++ci) std::memset(d + ci * g.plane, 0, static_cast<size_t>(g.Wq) * 4);
+        continue;
+      }
+      float* t = a.sw == 1 ? d : row;
+      std::memset(t, 0, static_cast<size_t>(lo) * 4);
+      std::memcpy(t + lo, xc + ih * W + lo - a.padL, static_cast<size_t>(hi - lo) * 4);
+      std::memset(t + hi, 0, static_cast<size_t>(rowLen - hi) * 4);
+      if (a.sw == 1) continue;
+      if (a.sw == 2 && nc == 2) {
+        float* d1 = d + g.plane;
+        for (int64_t cc = 0; cc < g.Wq; ++cc) { d[cc] = row[2 * cc]; d1[cc] = row[2 * cc + 1]; }
+        continue;
+      }
+      for (int64_t ci = 0; ci < nc; ++ci) {
+        float* dc = d + ci * g.plane;
+        const float* src = row + ph.cols[static_cast<size_t>(ci)];
+        for (int64_t cc = 0; cc < g.Wq; ++cc) dc[cc] = src[cc * a.sw];
       }
     }
+  }
 }
 
 void storeActivated(float* d, const float* s, int64_t n, const Epilogue& e) {
@@ -347,12 +356,16 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
   std::memset(buf + C * g.chanStride, 0, static_cast<size_t>(slack) * 4);
   float* accAll = scratch.floats(static_cast<size_t>(threads * mStep * g.T), 1);
   int32_t* __restrict offAll = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max<int64_t>(1, offCount)), 2));
+  float* rows = scratch.floats(static_cast<size_t>(threads * (g.Wq * a.sw + 16)), 3);
   if (decodeAll)
     for (int64_t z = 0; z < nnz; ++z) offAll[z] = decode(code[z]);
 
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
-    forEach(C, threads, [&](int64_t c) { copyPhases(a, ph, g, xn + c * H * W, H, W, buf + c * g.chanStride); });
+    forEach(C, threads, [&](int64_t c) {
+      const int t = threads > 1 ? omp_get_thread_num() : 0;
+      copyPhases(a, ph, g, xn + c * H * W, H, W, buf + c * g.chanStride, rows + t * (g.Wq * a.sw + 16));
+    });
     float* yn = y + n * M * P;
     forEach(g.tiles * mParts, threads, [&](int64_t task) {
       const int64_t q0 = task / mParts * g.T, len = std::min(g.T, g.L - q0);
