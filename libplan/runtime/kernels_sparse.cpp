@@ -33,7 +33,10 @@
 #include <atomic>
 #include <cassert>
 #include <climits>
+#include <limits>
 #include <cstring>
+#include <cstdlib>
+#include <cstdlib>
 
 #include <omp.h>
 
@@ -47,9 +50,10 @@ namespace zp::runtime {
 namespace {
 
 constexpr int64_t kSegment = 8;       // input channels per segment
-constexpr int64_t kTileTarget = 256;  // flat outputs per tile, about
-constexpr int64_t kL1Budget = 65536;  // bytes of input window per chunk (L1 plus what streams in well)
-constexpr int64_t kMinChunkNz = 24;   // nonzeros per output channel and chunk, about, at least
+inline int64_t envOr(const char* n, int64_t d) { const char* v = getenv(n); return v ? atoll(v) : d; }
+#define kTileTarget envOr("ZP_SP_T", 256)
+#define kL1Budget envOr("ZP_SP_L1", 65536)
+#define kMinChunkNz envOr("ZP_SP_MINNZ", 24)
 
 int bitsFor(int64_t v) {
   int b = 0;
@@ -110,18 +114,19 @@ void sparseConvWeights(const ConvAttrs& a, const float* w, PackedWeights* pw) {
 
 namespace {
 
-// out[0, len) = (in ? in : b) + sum over z in [z0, z1) of vals[z] * rb[off[z] + (0 .. len)].
+// out[0, len) = clamp((in ? in : b) + sum over z in [z0, z1) of vals[z] * rb[off[z] + (0 .. len)], lo, hi)
+// (the clamp keeps NaNs; lo = -inf, hi = inf for none).
 // Works in whole vectors: may read up to a register block past rb[off + len] and
 // writes up to the next multiple of the vector width.
 using RowFn = void (*)(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                       const float* in, float b, float* out, int64_t len);
+                       const float* in, float b, float* out, int64_t len, float lo, float hi);
 
 #ifdef ZP_SPARSE_X86
 // AVX-512: NV vectors of 16 outputs, S accumulator sets taking alternate nonzeros.
 template <int NV, int S>
 __attribute__((target("avx512f"))) inline void block512(const float* rb, const int32_t* off, const float* vals,
                                                          int32_t z0, int32_t z1, const float* in, float b,
-                                                         float* out) {
+                                                         float* out, float lo, float hi) {
   __m512 acc[S][NV];
   for (int v = 0; v < NV; ++v) {
     acc[0][v] = in ? _mm512_loadu_ps(in + 16 * v) : _mm512_set1_ps(b);
@@ -139,34 +144,37 @@ __attribute__((target("avx512f"))) inline void block512(const float* rb, const i
     const __m512 wv = _mm512_set1_ps(vals[z]);
     for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src + 16 * v), acc[0][v]);
   }
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   for (int v = 0; v < NV; ++v) {
     __m512 r = acc[0][v];
     for (int s = 1; s < S; ++s) r = _mm512_add_ps(r, acc[s][v]);
-    _mm512_storeu_ps(out + 16 * v, r);
+    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
+    r = _mm512_mask_max_ps(r, 0xffff, vlo, r);
+    _mm512_storeu_ps(out + 16 * v, _mm512_mask_min_ps(r, 0xffff, vhi, r));
   }
 }
 
 template <int NV>
 __attribute__((target("avx512f"))) void row512(const float* rb, const int32_t* off, const float* vals, int32_t z0,
-                                                int32_t z1, const float* in, float b, float* out, int64_t len) {
+                                                int32_t z1, const float* in, float b, float* out, int64_t len, float lo, float hi) {
   constexpr int64_t kB = 16 * NV;
   int64_t q = 0;
-  for (; q + kB <= len; q += kB) block512<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q);
+  for (; q + kB <= len; q += kB) block512<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q, lo, hi);
   // The last partial block: as few vectors as cover it, with more sets when few.
   while (q < len) {
     const int64_t nv = (len - q + 15) / 16;
     const float* i = in ? in + q : nullptr;
-    if (nv >= 4) { block512<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 64; }
-    else if (nv == 3) { block512<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 48; }
-    else if (nv == 2) { block512<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 32; }
-    else { block512<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 16; }
+    if (nv >= 4) { block512<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 64; }
+    else if (nv == 3) { block512<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 48; }
+    else if (nv == 2) { block512<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 32; }
+    else { block512<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 16; }
   }
 }
 
 // The AVX2 twin of block512 (every x86-64 this runtime targets has AVX2).
 template <int NV, int S>
 inline void block256(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                     const float* in, float b, float* out) {
+                     const float* in, float b, float* out, float lo, float hi) {
   __m256 acc[S][NV];
   for (int v = 0; v < NV; ++v) {
     acc[0][v] = in ? _mm256_loadu_ps(in + 8 * v) : _mm256_set1_ps(b);
@@ -184,46 +192,48 @@ inline void block256(const float* rb, const int32_t* off, const float* vals, int
     const __m256 wv = _mm256_set1_ps(vals[z]);
     for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[0][v]);
   }
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   for (int v = 0; v < NV; ++v) {
     __m256 r = acc[0][v];
     for (int s = 1; s < S; ++s) r = _mm256_add_ps(r, acc[s][v]);
-    _mm256_storeu_ps(out + 8 * v, r);
+    _mm256_storeu_ps(out + 8 * v, _mm256_min_ps(vhi, _mm256_max_ps(vlo, r)));
   }
 }
 
 template <int NV>
 void row256(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, const float* in,
-            float b, float* out, int64_t len) {
+            float b, float* out, int64_t len, float lo, float hi) {
   constexpr int64_t kB = 8 * NV;
   int64_t q = 0;
-  for (; q + kB <= len; q += kB) block256<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q);
+  for (; q + kB <= len; q += kB) block256<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q, lo, hi);
   // The last partial block: as few vectors as cover it, with more sets when few.
   while (q < len) {
     const int64_t nv = (len - q + 7) / 8;
     const float* i = in ? in + q : nullptr;
-    if (nv >= 4) { block256<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 32; }
-    else if (nv == 3) { block256<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q); q += 24; }
-    else if (nv == 2) { block256<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 16; }
-    else { block256<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q); q += 8; }
+    if (nv >= 4) { block256<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 32; }
+    else if (nv == 3) { block256<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 24; }
+    else if (nv == 2) { block256<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 16; }
+    else { block256<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 8; }
   }
 }
 #endif
 
 // Portable fallback (non-x86 builds), in blocks of 8.
 [[maybe_unused]] void rowScalar(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                                const float* in, float b, float* out, int64_t len) {
+                                const float* in, float b, float* out, int64_t len, float lo, float hi) {
   for (int64_t q = 0; q < len; q += 8) {
     float acc[8];
     for (int l = 0; l < 8; ++l) acc[l] = in ? in[q + l] : b;
     for (int32_t z = z0; z < z1; ++z)
       for (int l = 0; l < 8; ++l) acc[l] += vals[z] * rb[off[z] + q + l];
-    std::memcpy(out + q, acc, sizeof acc);
+    for (int l = 0; l < 8; ++l) out[q + l] = acc[l] < lo ? lo : acc[l] > hi ? hi : acc[l];
   }
 }
 
 struct RowKernel {
   RowFn fn;
   int64_t block;  // outputs per full register block (tiles are multiples of it)
+  int64_t lanes;  // outputs per vector
 };
 
 std::atomic<bool> gAllowAvx512{true};
@@ -231,10 +241,10 @@ std::atomic<bool> gAllowAvx512{true};
 RowKernel rowKernel() {
 #ifdef ZP_SPARSE_X86
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && gAllowAvx512.load(std::memory_order_relaxed)) return {row512<4>, 64};
-  return {row256<4>, 32};
+  if (avx512 && gAllowAvx512.load(std::memory_order_relaxed)) return {row512<4>, 64, 16};
+  return {row256<4>, 32, 8};
 #else
-  return {rowScalar, 8};
+  return {rowScalar, 8, 8};
 #endif
 }
 
@@ -261,7 +271,7 @@ struct Geometry {
     const int64_t window = (T + plane - L + block) * ph.count * 4 * kSegment;  // bytes per segment
     const double nzPerSeg = static_cast<double>(nnz) / static_cast<double>(std::max<int64_t>(1, a.M * segs));
     segsPerChunk = std::min(segs, std::max<int64_t>({1, kL1Budget / window,
-                                                     static_cast<int64_t>(kMinChunkNz / std::max(nzPerSeg, 1e-3))}));
+                                                     static_cast<int64_t>(kMinChunkNz * (T == block ? 2 : 1) / std::max(nzPerSeg, 1e-3))}));
     chunks = (segs + segsPerChunk - 1) / segsPerChunk;
   }
 };
@@ -270,7 +280,7 @@ struct Geometry {
 // stride 1 rows are copied in place; otherwise each input row is first laid out padded
 // in `row` (Wq * sw floats), then split into its column phases in one pass.
 void copyPhases(const ConvAttrs& a, const Phases& ph, const Geometry& g, const float* xc, int64_t H, int64_t W,
-                float* dst, float* row) {
+                float* dst, float* __restrict row) {
   const int64_t nc = static_cast<int64_t>(ph.cols.size()), rowLen = g.Wq * a.sw;
   // Padded row position u holds input column u - padL: inside [0, W) for u in [lo, hi).
   const int64_t lo = std::min(rowLen, a.padL), hi = std::max(lo, std::min(rowLen, a.padL + W));
@@ -287,15 +297,20 @@ void copyPhases(const ConvAttrs& a, const Phases& ph, const Geometry& g, const f
       std::memcpy(t + lo, xc + ih * W + lo - a.padL, static_cast<size_t>(hi - lo) * 4);
       std::memset(t + hi, 0, static_cast<size_t>(rowLen - hi) * 4);
       if (a.sw == 1) continue;
-      if (a.sw == 2 && nc == 2) {
-        float* d1 = d + g.plane;
-        for (int64_t cc = 0; cc < g.Wq; ++cc) { d[cc] = row[2 * cc]; d1[cc] = row[2 * cc + 1]; }
+      const int64_t sw = a.sw, Wq = g.Wq;
+      if (sw == 2 && nc == 2) {  // constant strides, so that these loops vectorize
+        float* __restrict d0 = d;
+        float* __restrict d1 = d + g.plane;
+        for (int64_t cc = 0; cc < Wq; ++cc) { d0[cc] = row[2 * cc]; d1[cc] = row[2 * cc + 1]; }
         continue;
       }
       for (int64_t ci = 0; ci < nc; ++ci) {
-        float* dc = d + ci * g.plane;
+        float* __restrict dc = d + ci * g.plane;
         const float* src = row + ph.cols[static_cast<size_t>(ci)];
-        for (int64_t cc = 0; cc < g.Wq; ++cc) dc[cc] = src[cc * a.sw];
+        if (sw == 2)
+          for (int64_t cc = 0; cc < Wq; ++cc) dc[cc] = src[2 * cc];
+        else
+          for (int64_t cc = 0; cc < Wq; ++cc) dc[cc] = src[cc * sw];
       }
     }
   }
@@ -341,6 +356,12 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
   const int32_t planeSize = static_cast<int32_t>(g.plane), Wq = static_cast<int32_t>(g.Wq);
   assert(a.Cg * g.chanStride + g.Wq + rk.block < INT32_MAX);
 
+  // Without extra plane columns (Wq == OW) flat positions are output positions: the
+  // accumulators are y itself, no copy out.
+  const bool direct = g.Wq == g.OW;
+  constexpr float kNoLo = -std::numeric_limits<float>::infinity(), kNoHi = std::numeric_limits<float>::infinity();
+  const float actLo = e.kind == Epilogue::None ? kNoLo : e.kind == Epilogue::Relu ? 0.0f : e.lo;
+  const float actHi = e.kind == Epilogue::Clip ? e.hi : kNoHi;
   // Work items: tiles x output-channel ranges (ranges only to give threads work).
   const int64_t mParts = threads > 1 ? std::min(M, (4 * threads + g.tiles - 1) / g.tiles) : 1;
   const int64_t mStep = (M + mParts - 1) / mParts;
@@ -373,6 +394,7 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
       const int t = threads > 1 ? omp_get_thread_num() : 0;
       float* acc = accAll + (t * mStep - m0) * g.T;  // output channel m at acc + m * T
       int32_t* __restrict offT = offAll + t * maxSeg;
+      const auto rb = [&](int64_t m) { return buf + (m / Mg) * a.Cg * g.chanStride + q0; };
       for (int64_t k = 0; k < g.chunks; ++k)
         for (int64_t m = m0; m < m1; ++m) {
           const int32_t* sp = segptr + m * (segs + 1);
@@ -383,10 +405,25 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
             for (int32_t z = z0; z < z1; ++z) offT[z - z0] = decode(code[z]);
             off = offT;
           }
-          float* am = acc + m * g.T;
-          rk.fn(buf + (m / Mg) * a.Cg * g.chanStride + q0, off, vals + z0, 0, z1 - z0, k > 0 ? am : nullptr, bias[m],
-                am, len);
+          if (!direct) {
+            float* am = acc + m * g.T;
+            rk.fn(rb(m), off, vals + z0, 0, z1 - z0, k > 0 ? am : nullptr, bias[m], am, len, kNoLo, kNoHi);
+            continue;
+          }
+          // Straight into y, with the activation after the last chunk: whole vectors,
+          // then the last partial one through a buffer.
+          const float lo = k + 1 == g.chunks ? actLo : kNoLo, hi = k + 1 == g.chunks ? actHi : kNoHi;
+          float* am = yn + m * P + q0;
+          const int64_t full = len / rk.lanes * rk.lanes;
+          rk.fn(rb(m), off, vals + z0, 0, z1 - z0, k > 0 ? am : nullptr, bias[m], am, full, lo, hi);
+          if (full < len) {
+            alignas(64) float part[16];
+            if (k > 0) std::memcpy(part, am + full, static_cast<size_t>(len - full) * 4);
+            rk.fn(rb(m) + full, off, vals + z0, 0, z1 - z0, k > 0 ? part : nullptr, bias[m], part, len - full, lo, hi);
+            std::memcpy(am + full, part, static_cast<size_t>(len - full) * 4);
+          }
         }
+      if (direct) return;
       // The tile's valid columns, with the activation.
       for (int64_t m = m0; m < m1; ++m)
         for (int64_t oh = q0 / g.Wq; oh < g.OH && oh * g.Wq < q0 + len; ++oh) {

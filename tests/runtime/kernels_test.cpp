@@ -211,6 +211,10 @@ TEST(ConvKernels, SparseMatchesNaiveOnItsPaths) {
       {2, 24, 12, 11, 18, 3, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0.85, Epilogue::Relu},   // groups, stride 1x2
       {1, 32, 9, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.99, Epilogue::None},     // mostly empty rows
       {1, 8, 6, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1.0, Epilogue::Relu},        // no nonzeros at all
+      // No extra plane columns (kw = 1): accumulated in the output itself.
+      {1, 200, 9, 9, 24, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0.8, Epilogue::Clip},     // 2 chunks, partial vector
+      {2, 16, 12, 10, 8, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0.7, Epilogue::Relu},     // 3x1, row padding
+      {1, 24, 33, 35, 40, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0.9, Epilogue::None},    // 1x1/2, several tiles
   };
   for (bool avx512 : {true, false}) {
     sparseConvAllowAvx512(avx512);
