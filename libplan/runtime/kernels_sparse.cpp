@@ -36,7 +36,6 @@
 #include <limits>
 #include <cstring>
 #include <cstdlib>
-#include <cstdlib>
 
 #include <omp.h>
 
@@ -50,10 +49,10 @@ namespace zp::runtime {
 namespace {
 
 constexpr int64_t kSegment = 8;       // input channels per segment
-inline int64_t envOr(const char* n, int64_t d) { const char* v = getenv(n); return v ? atoll(v) : d; }
-#define kTileTarget envOr("ZP_SP_T", 256)
-#define kL1Budget envOr("ZP_SP_L1", 65536)
-#define kMinChunkNz envOr("ZP_SP_MINNZ", 24)
+constexpr int64_t kTileTarget = 256;  // flat outputs per tile, about
+constexpr int64_t kL1Budget = 65536;  // bytes of input window per chunk (L1 plus what streams in well)
+constexpr int64_t kMinChunkNz = 24;   // nonzeros per output channel and chunk, about, at least (twice
+                                      // that when a tile is a single register block)
 
 int bitsFor(int64_t v) {
   int b = 0;
