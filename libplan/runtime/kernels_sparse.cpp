@@ -33,9 +33,8 @@
 #include <atomic>
 #include <cassert>
 #include <climits>
-#include <limits>
 #include <cstring>
-#include <cstdlib>
+#include <limits>
 
 #include <omp.h>
 
