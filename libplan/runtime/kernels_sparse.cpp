@@ -50,6 +50,7 @@ namespace {
 constexpr int64_t kSegment = 8;       // input channels per segment
 constexpr int64_t kTileTarget = 256;  // flat outputs per tile, about
 constexpr int64_t kL1Budget = 65536;  // bytes of input window per chunk (L1 plus what streams in well)
+constexpr int64_t kPrefetchAhead = 2;  // output channels
 constexpr int64_t kMinChunkNz = 24;   // nonzeros per output channel and chunk, about, at least (twice
                                       // that when a tile is a single register block)
 
@@ -397,6 +398,16 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
         for (int64_t m = m0; m < m1; ++m) {
           const int32_t* sp = segptr + m * (segs + 1);
           const int32_t z0 = sp[k * g.segsPerChunk], z1 = sp[std::min(segs, (k + 1) * g.segsPerChunk)];
+          // A chunk's nonzeros of consecutive output channels are a row length apart in
+          // memory, too far for the hardware prefetcher: fetch the next channels' ahead.
+          if (m + kPrefetchAhead < m1) {
+            const int32_t* np = sp + kPrefetchAhead * (segs + 1);
+            const int32_t p0 = np[k * g.segsPerChunk], p1 = np[std::min(segs, (k + 1) * g.segsPerChunk)];
+            for (int32_t z = p0; z < p1; z += 16) {
+              __builtin_prefetch(vals + z);
+              __builtin_prefetch((decodeAll ? offAll : code) + z);
+            }
+          }
           if (k > 0 && z0 == z1) continue;
           const int32_t* off = offAll + z0;
           if (!decodeAll) {
