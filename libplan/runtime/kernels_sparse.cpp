@@ -123,26 +123,27 @@ using RowFn = void (*)(const float* rb, const int32_t* off, const float* vals, i
 #ifdef ZP_SPARSE_X86
 // AVX-512: NV vectors of 16 outputs, S accumulator sets taking alternate nonzeros.
 template <int NV, int S>
-__attribute__((target("avx512f"))) inline void block512(const float* rb, const int32_t* off, const float* vals,
-                                                         int32_t z0, int32_t z1, const float* in, float b,
-                                                         float* out, float lo, float hi) {
+__attribute__((target("avx512f"), always_inline)) inline void block512(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
+                                   const float* in, float b, float* out, float lo, float hi) {
   __m512 acc[S][NV];
-  for (int v = 0; v < NV; ++v) {
-    acc[0][v] = in ? _mm512_loadu_ps(in + 16 * v) : _mm512_set1_ps(b);
-    for (int s = 1; s < S; ++s) acc[s][v] = _mm512_setzero_ps();
-  }
+  if (in)
+    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_loadu_ps(in + 16 * v);
+  else
+    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_set1_ps(b);
+  for (int s = 1; s < S; ++s)
+    for (int v = 0; v < NV; ++v) acc[s][v] = _mm512_setzero_ps();
   int32_t z = z0;
-  for (; z + S <= z1; z += S)
+  for (; (z1 - z) % S != 0; ++z) {  // the odd ones first, so that the loop below runs whole sets
+    const float* src = rb + off[z];
+    const __m512 wv = _mm512_set1_ps(vals[z]);
+    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src + 16 * v), acc[0][v]);
+  }
+  for (; z < z1; z += S)
     for (int s = 0; s < S; ++s) {
       const float* src = rb + off[z + s];
       const __m512 wv = _mm512_set1_ps(vals[z + s]);
       for (int v = 0; v < NV; ++v) acc[s][v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src + 16 * v), acc[s][v]);
     }
-  for (; z < z1; ++z) {
-    const float* src = rb + off[z];
-    const __m512 wv = _mm512_set1_ps(vals[z]);
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src + 16 * v), acc[0][v]);
-  }
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   for (int v = 0; v < NV; ++v) {
     __m512 r = acc[0][v];
@@ -172,25 +173,27 @@ __attribute__((target("avx512f"))) void row512(const float* rb, const int32_t* o
 
 // The AVX2 twin of block512 (every x86-64 this runtime targets has AVX2).
 template <int NV, int S>
-inline void block256(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                     const float* in, float b, float* out, float lo, float hi) {
+__attribute__((always_inline)) inline void block256(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
+                                   const float* in, float b, float* out, float lo, float hi) {
   __m256 acc[S][NV];
-  for (int v = 0; v < NV; ++v) {
-    acc[0][v] = in ? _mm256_loadu_ps(in + 8 * v) : _mm256_set1_ps(b);
-    for (int s = 1; s < S; ++s) acc[s][v] = _mm256_setzero_ps();
-  }
+  if (in)
+    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_loadu_ps(in + 8 * v);
+  else
+    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_set1_ps(b);
+  for (int s = 1; s < S; ++s)
+    for (int v = 0; v < NV; ++v) acc[s][v] = _mm256_setzero_ps();
   int32_t z = z0;
-  for (; z + S <= z1; z += S)
+  for (; (z1 - z) % S != 0; ++z) {  // the odd ones first, so that the loop below runs whole sets
+    const float* src = rb + off[z];
+    const __m256 wv = _mm256_set1_ps(vals[z]);
+    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[0][v]);
+  }
+  for (; z < z1; z += S)
     for (int s = 0; s < S; ++s) {
       const float* src = rb + off[z + s];
       const __m256 wv = _mm256_set1_ps(vals[z + s]);
       for (int v = 0; v < NV; ++v) acc[s][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[s][v]);
     }
-  for (; z < z1; ++z) {
-    const float* src = rb + off[z];
-    const __m256 wv = _mm256_set1_ps(vals[z]);
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[0][v]);
-  }
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   for (int v = 0; v < NV; ++v) {
     __m256 r = acc[0][v];
