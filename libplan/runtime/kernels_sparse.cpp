@@ -396,7 +396,7 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
       const int t = threads > 1 ? omp_get_thread_num() : 0;
       float* acc = accAll + (t * mStep - m0) * g.T;  // output channel m at acc + m * T
       int32_t* __restrict offT = offAll + t * maxSeg;
-      const auto rb = [&](int64_t m) { return buf + (m / Mg) * a.Cg * g.chanStride + q0; };
+      const auto rb = [&](int64_t m) { return buf + (a.group == 1 ? 0 : m / Mg * a.Cg * g.chanStride) + q0; };
       for (int64_t k = 0; k < g.chunks; ++k)
         for (int64_t m = m0; m < m1; ++m) {
           const int32_t* sp = segptr + m * (segs + 1);
