@@ -227,15 +227,22 @@ class ConvOp : public Op {
 
   // Thresholds measured with bench/runtime on AVX2/AVX-512 hosts (OpenBLAS SkylakeX):
   // Winograd F(2x2,3x3) beats im2col from 64 channels on maps up to ~32x32 and loses on
-  // larger ones (its transforms are memory-bound); the CSR kernel beats dense from ~80%
-  // zeros with unit column stride on maps of >= ~10x10, and only from ~95% on smaller ones.
+  // larger ones (its transforms are memory-bound). The sparse kernel (AVX-512, one thread,
+  // against the best of im2col/gemm1x1/winograd on oneDNN's sgemm) breaks even at 60-70%
+  // zeros on kxk convs of any stride and map size from 4x4 (ResNet-18 and the digits
+  // nets; 1.3-2.4x at 80%, 2-3.5x at 90%), but 1x1 convs are a plain GEMM for dense:
+  // there sparse needs ~90% zeros (1.1-2.3x at 90% on ResNet-50's 1x1s from 7x7 up,
+  // 0.9x with 96 input channels) and still loses on maps smaller than 7x7 (fixed cost).
   ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
     const ConvAttrs& a = attrs_;
     if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
     const bool known = in && in->size() == 4;
     const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
     const double zf = info_.zeroFraction;
-    if (zf >= p.sparseThreshold && a.sw == 1 && (!known || H * W >= 100 || zf >= 0.95)) return ConvKernel::Sparse;
+    const bool pointwise = a.kh == 1 && a.kw == 1;
+    if (!pointwise && zf >= p.sparseThreshold) return ConvKernel::Sparse;
+    if (pointwise && zf >= std::max(p.sparseThreshold, 0.9) && (!known || H * W >= 49 * a.sh * a.sw))
+      return ConvKernel::Sparse;
     if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
     if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && H <= 32 && W <= 32)))
       return ConvKernel::Winograd;
