@@ -411,7 +411,9 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
               __builtin_prefetch((decodeAll ? offAll : code) + z);
             }
           }
-          if (k > 0 && z0 == z1) continue;
+          // An empty chunk adds nothing, except that the last one applies the activation
+          // when accumulating in y.
+          if (k > 0 && z0 == z1 && !(direct && k + 1 == g.chunks && e.kind != Epilogue::None)) continue;
           const int32_t* off = offAll + z0;
           if (!decodeAll) {
             for (int32_t z = z0; z < z1; ++z) offT[z - z0] = decode(code[z]);

@@ -228,5 +228,34 @@ TEST(ConvKernels, SparseMatchesNaiveOnItsPaths) {
   sparseConvAllowAvx512(true);
 }
 
+// Output channels whose nonzeros all sit in the first input channels: later channel
+// chunks are empty for them, and the activation must still be applied after the last.
+TEST(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
+  std::mt19937 rng(8);
+  for (int64_t k : {1, 3}) {
+    ConvAttrs a;
+    a.M = 6; a.Cg = 256; a.kh = a.kw = k; a.padT = a.padL = a.padB = a.padR = k / 2;
+    const int64_t H = 9, W = 9, khw = k * k;
+    auto x = randomVec(static_cast<size_t>(a.Cg * H * W), rng);
+    auto w = randomVec(static_cast<size_t>(a.M * a.Cg * khw), rng, 0.5);
+    for (int64_t m = 0; m < a.M; ++m)
+      std::fill(w.begin() + (m * a.Cg + 96) * khw, w.begin() + (m + 1) * a.Cg * khw, 0.0f);
+    auto b = randomVec(static_cast<size_t>(a.M), rng);
+    for (Epilogue::Kind act : {Epilogue::Relu, Epilogue::Clip}) {
+      Epilogue e;
+      e.kind = act;
+      e.lo = -0.25f;
+      e.hi = 0.5f;
+      Scratch scratch;
+      std::vector<float> ref(static_cast<size_t>(a.M * H * W)), y(ref.size());
+      PackedWeights naive = transformConvWeights(ConvKernel::Naive, a, w.data(), b.data());
+      runConv(ConvKernel::Naive, a, naive, x.data(), 1, H, W, ref.data(), e, scratch, 1);
+      PackedWeights sparse = transformConvWeights(ConvKernel::Sparse, a, w.data(), b.data());
+      runConv(ConvKernel::Sparse, a, sparse, x.data(), 1, H, W, y.data(), e, scratch, 1);
+      EXPECT_LE(relErr(y, ref), 1e-5) << "k " << k << " act " << int(act);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zp::runtime
