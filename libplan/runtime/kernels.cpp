@@ -357,17 +357,17 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
     }
 }
 
-// Depthwise (each output channel filters one input channel). Each channel plane is
-// copied once into zero-padded buffers split by row and column phase (input row
+// Window kernels (depthwise conv, max pooling). Each channel plane is copied once
+// into padded buffers split by row and column phase (input row
 // sh*r + pr goes to row phase pr, slot r; likewise columns), so every tap of every
 // stride and dilation reads at a constant offset from the output position and no
 // tap needs a bounds check. Output (oh, ow) lives at flat position oh*Wq + ow, so
 // whole planes run as one long row in blocks of 32 outputs: four independent
-// accumulators per tap keep the FMA units busy even on 7x7 maps. The Wq - OW
+// accumulators per tap keep the vector units busy even on 7x7 maps. The Wq - OW
 // padding columns per row are computed and dropped when copying out.
 namespace {
 
-struct DepthwiseGeom {
+struct WindowGeom {
   int64_t OH = 0, OW = 0, R = 0, Wq = 0, phaseStride = 0, phases = 0;
   std::vector<int64_t> tapOffset;  // per tap (i, j): offset of output (0, 0)'s input
   static constexpr int64_t kBlock = 32;
@@ -375,8 +375,8 @@ struct DepthwiseGeom {
   int64_t planeFloats() const { return phases * phaseStride + kBlock; }
 };
 
-DepthwiseGeom depthwiseGeom(const ConvAttrs& a, int64_t H, int64_t W) {
-  DepthwiseGeom g;
+WindowGeom windowGeom(const ConvAttrs& a, int64_t H, int64_t W) {
+  WindowGeom g;
   g.OH = a.outH(H);
   g.OW = a.outW(W);
   g.R = g.OH + (a.dh * (a.kh - 1)) / a.sh;
@@ -392,8 +392,8 @@ DepthwiseGeom depthwiseGeom(const ConvAttrs& a, int64_t H, int64_t W) {
   return g;
 }
 
-void depthwisePadPlane(const ConvAttrs& a, const DepthwiseGeom& g, const float* src, int64_t H, int64_t W,
-                       float* q) {
+void windowPadPlane(const ConvAttrs& a, const WindowGeom& g, const float* src, int64_t H, int64_t W, float pad,
+                    float* q) {
   for (int64_t pr = 0; pr < a.sh; ++pr)
     for (int64_t pc = 0; pc < a.sw; ++pc) {
       float* plane = q + (pr * a.sw + pc) * g.phaseStride;
@@ -404,23 +404,23 @@ void depthwisePadPlane(const ConvAttrs& a, const DepthwiseGeom& g, const float* 
       for (int64_t r = 0; r < g.R; ++r) {
         float* dst = plane + r * g.Wq;
         const int64_t ih = r * a.sh + pr - a.padT;
-        if (ih < 0 || ih >= H) { std::memset(dst, 0, static_cast<size_t>(g.Wq) * 4); continue; }
+        if (ih < 0 || ih >= H) { std::fill(dst, dst + g.Wq, pad); continue; }
         const float* sp = src + ih * W + first;
-        std::memset(dst, 0, static_cast<size_t>(kLo) * 4);
+        std::fill(dst, dst + kLo, pad);
         if (sw == 1) std::memcpy(dst + kLo, sp + kLo, static_cast<size_t>(kHi - kLo) * 4);
         else if (sw == 2)
           for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[2 * k];
         else
           for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[k * sw];
-        std::memset(dst + kHi, 0, static_cast<size_t>(g.Wq - kHi) * 4);
+        std::fill(dst + kHi, dst + g.Wq, pad);
       }
     }
   // The last block may read up to kBlock floats past the last phase plane.
-  std::memset(q + g.phases * g.phaseStride, 0, DepthwiseGeom::kBlock * 4);
+  std::fill(q + g.phases * g.phaseStride, q + g.planeFloats(), pad);
 }
 
 // flat[0, roundUp(OH*Wq, kBlock)) = bias + sum over taps, then the epilogue.
-void depthwiseFlat(const DepthwiseGeom& g, const float* q, const float* wm, float bias, const Epilogue& e,
+void depthwiseFlat(const WindowGeom& g, const float* q, const float* wm, float bias, const Epilogue& e,
                    float* flat) {
   const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
   const int64_t* off = g.tapOffset.data();
@@ -428,7 +428,7 @@ void depthwiseFlat(const DepthwiseGeom& g, const float* q, const float* wm, floa
   const __m256 vb = _mm256_set1_ps(bias);
   const __m256 lo = _mm256_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
   const __m256 hi = _mm256_set1_ps(e.hi);
-  for (int64_t f = 0; f < L; f += DepthwiseGeom::kBlock) {
+  for (int64_t f = 0; f < L; f += WindowGeom::kBlock) {
     __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
     for (int64_t t = 0; t < taps; ++t) {
       const __m256 w = _mm256_set1_ps(wm[t]);
@@ -465,8 +465,8 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
   const int64_t mult = a.M / a.group, C = a.C(), taps = a.kh * a.kw;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
-  const DepthwiseGeom g = depthwiseGeom(a, H, W);
-  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + DepthwiseGeom::kBlock;
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kBlock;
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
 #pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
@@ -475,7 +475,7 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
       const int64_t tid = omp_get_thread_num();
       float* q = planes + tid * plane;
       float* flat = flats + tid * flatLen;
-      depthwisePadPlane(a, g, x + (n * C + c) * H * W, H, W, q);
+      windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
       for (int64_t k = 0; k < mult; ++k) {
         const int64_t m = c * mult + k;
         depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
@@ -484,6 +484,33 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
           std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
       }
     }
+}
+
+void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
+                Scratch& scratch, int threads) {
+  threads = std::max(1, threads);
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kBlock;
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
+  const int64_t* off = g.tapOffset.data();
+  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const int64_t tid = omp_get_thread_num();
+    float* q = planes + tid * plane;
+    float* flat = flats + tid * flatLen;
+    windowPadPlane(a, g, x + nc * H * W, H, W, -INFINITY, q);
+    const int64_t L = g.flatLen();
+    std::copy(q + off[0], q + off[0] + L, flat);
+    for (int64_t t = 1; t < taps; ++t) {
+      const float* s = q + off[t];
+      for (int64_t f = 0; f < L; ++f) flat[f] = std::max(flat[f], s[f]);
+    }
+    float* dst = y + nc * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
+  }
 }
 
 // Sparse (CSR) convolution; work is proportional to the nonzeros.
@@ -824,8 +851,7 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
         for (int64_t t = 0; t < parts; ++t) {
           const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
           if (lo < hi)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(hi - lo), static_cast<blasint>(K), 1.0f,
-                        w + lo * K, static_cast<blasint>(K), x, 1, 0.0f, y + lo, 1);
+            sgemmOne(false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N);
         }
       } else {
         sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads);

@@ -472,48 +472,12 @@ Factory poolFactory(bool isMax) {
       float* py = y.ptr<float>();
       const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1], dh = g.dil[0], dw = g.dil[1];
       if (isMax) {
-        // Separable: the max over the window's valid rows first (a vectorized pass
-        // over whole rows), then over its columns; only border outputs check bounds.
-        std::vector<float> rowMaxAll(static_cast<size_t>(std::max(ctx.threads, 1) * W));
-        int64_t owLo = 0, owHi = OW;  // outputs whose window columns all lie inside [0, W)
-        while (owLo < OW && owLo * sw - pl < 0) ++owLo;
-        while (owHi > owLo && (owHi - 1) * sw - pl + (kw - 1) * dw >= W) --owHi;
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1) schedule(static)
-        for (int64_t nc = 0; nc < N * C; ++nc) {
-          const float* src = px + nc * H * W;
-          float* dst = py + nc * OH * OW;
-          float* rowMax = rowMaxAll.data() + static_cast<int64_t>(omp_get_thread_num()) * W;
-          for (int64_t oh = 0; oh < OH; ++oh) {
-            bool any = false;
-            for (int64_t i = 0; i < kh; ++i) {
-              const int64_t ih = oh * sh - pt + i * dh;
-              if (ih < 0 || ih >= H) continue;
-              const float* r = src + ih * W;
-              if (!any) std::copy(r, r + W, rowMax);
-              else
-                for (int64_t w = 0; w < W; ++w) rowMax[w] = std::max(rowMax[w], r[w]);
-              any = true;
-            }
-            float* d = dst + oh * OW;
-            if (!any) { std::fill(d, d + OW, -INFINITY); continue; }
-            auto border = [&](int64_t ow) {
-              float m = -INFINITY;
-              for (int64_t j = 0; j < kw; ++j) {
-                const int64_t iw = ow * sw - pl + j * dw;
-                if (iw >= 0 && iw < W) m = std::max(m, rowMax[iw]);
-              }
-              d[ow] = m;
-            };
-            for (int64_t ow = 0; ow < owLo; ++ow) border(ow);
-            for (int64_t ow = owLo; ow < owHi; ++ow) {
-              const float* r = rowMax + ow * sw - pl;
-              float m = r[0];
-              for (int64_t j = 1; j < kw; ++j) m = std::max(m, r[j * dw]);
-              d[ow] = m;
-            }
-            for (int64_t ow = std::max(owHi, owLo); ow < OW; ++ow) border(ow);
-          }
-        }
+        ConvAttrs a;
+        a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.dh = dh; a.dw = dw; a.padT = pt; a.padL = pl;
+        // ceil_mode windows may reach past the end padding: pad the end as far as they reach.
+        a.padB = (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt;
+        a.padR = (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl;
+        runMaxPool(a, px, N, C, H, W, py, *ctx.scratch, ctx.threads);
         return {};
       }
 #pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1) schedule(static)
