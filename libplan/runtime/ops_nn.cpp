@@ -227,9 +227,10 @@ class ConvOp : public Op {
     return heuristic(p, bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]);
   }
 
-  // Thresholds measured with bench/runtime on AVX2/AVX-512 hosts (OpenBLAS SkylakeX):
-  // Winograd F(2x2,3x3) beats im2col from 64 channels on maps up to ~32x32 and loses on
-  // larger ones (its transforms are memory-bound); the CSR kernel beats dense from ~80%
+  // Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN): with
+  // vectorized transforms Winograd F(2x2,3x3) beats im2col from 64 input and output
+  // channels on maps of 8x8 and more (ResNet-18's 56x56 to 14x14, GoogLeNet's 56x56 to
+  // 14x14) and loses on 7x7 maps and few channels; the CSR kernel beats dense from ~80%
   // zeros with unit column stride on maps of >= ~10x10, and only from ~95% on smaller ones.
   ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
     const ConvAttrs& a = attrs_;
@@ -239,7 +240,7 @@ class ConvOp : public Op {
     const double zf = info_.zeroFraction;
     if (zf >= p.sparseThreshold && a.sw == 1 && (!known || H * W >= 100 || zf >= 0.95)) return ConvKernel::Sparse;
     if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
-    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && H <= 32 && W <= 32)))
+    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && W >= 8)))
       return ConvKernel::Winograd;
     return ConvKernel::Im2col;
   }

@@ -102,6 +102,9 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},     // winograd, single 2x2 tile
       {1, 3, 1, 13, 4, 1, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1, 0, Epilogue::None},    // 1-D style row
       {1, 20, 300, 3, 4, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0.5, Epilogue::None}, // tall, > one sparse tile
+      {1, 5, 21, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // winograd: full and partial 8-tile blocks
+      {1, 4, 33, 34, 5, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1, 0, 0, Epilogue::Relu},   // winograd, asymmetric pads, even width
+      {1, 6, 40, 41, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // depthwise stride 2, several blocks
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
