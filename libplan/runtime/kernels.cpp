@@ -371,8 +371,9 @@ struct WindowGeom {
   int64_t OH = 0, OW = 0, R = 0, Wq = 0, phaseStride = 0, phases = 0;
   std::vector<int64_t> tapOffset;  // per tap (i, j): offset of output (0, 0)'s input
   static constexpr int64_t kBlock = 32;
+  static constexpr int64_t kSlack = 2 * kBlock;  // the AVX-512 path runs blocks of 64
   int64_t flatLen() const { return OH * Wq; }
-  int64_t planeFloats() const { return phases * phaseStride + kBlock; }
+  int64_t planeFloats() const { return phases * phaseStride + kSlack; }
 };
 
 WindowGeom windowGeom(const ConvAttrs& a, int64_t H, int64_t W) {
@@ -415,11 +416,11 @@ void windowPadPlane(const ConvAttrs& a, const WindowGeom& g, const float* src, i
         std::fill(dst + kHi, dst + g.Wq, pad);
       }
     }
-  // The last block may read up to kBlock floats past the last phase plane.
+  // The last block may read up to kSlack floats past the last phase plane.
   std::fill(q + g.phases * g.phaseStride, q + g.planeFloats(), pad);
 }
 
-// flat[0, roundUp(OH*Wq, kBlock)) = bias + sum over taps, then the epilogue.
+// flat[0, roundUp(OH*Wq, kBlock or 2 * kBlock)) = bias + sum over taps, then the epilogue.
 void depthwiseFlat(const WindowGeom& g, const float* q, const float* wm, float bias, const Epilogue& e,
                    float* flat) {
   const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
@@ -458,6 +459,42 @@ void depthwiseFlat(const WindowGeom& g, const float* q, const float* wm, float b
 #endif
 }
 
+#if defined(__x86_64__)
+// The same with 16-float vectors, for CPUs with AVX-512 (64 outputs per block).
+__attribute__((target("avx512f"))) void depthwiseFlat512(const WindowGeom& g, const float* q, const float* wm,
+                                                         float bias, const Epilogue& e, float* flat) {
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
+  const int64_t* off = g.tapOffset.data();
+  const __m512 vb = _mm512_set1_ps(bias);
+  const __m512 lo = _mm512_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
+  const __m512 hi = _mm512_set1_ps(e.hi);
+  for (int64_t f = 0; f < L; f += 2 * WindowGeom::kBlock) {
+    __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512 w = _mm512_set1_ps(wm[t]);
+      const float* s = q + off[t] + f;
+      a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s), a0);
+      a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 16), a1);
+      a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 32), a2);
+      a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 48), a3);
+    }
+    if (e.kind != Epilogue::None) {
+      a0 = _mm512_max_ps(a0, lo); a1 = _mm512_max_ps(a1, lo); a2 = _mm512_max_ps(a2, lo); a3 = _mm512_max_ps(a3, lo);
+    }
+    if (e.kind == Epilogue::Clip) {
+      a0 = _mm512_min_ps(a0, hi); a1 = _mm512_min_ps(a1, hi); a2 = _mm512_min_ps(a2, hi); a3 = _mm512_min_ps(a3, hi);
+    }
+    _mm512_storeu_ps(flat + f, a0);
+    _mm512_storeu_ps(flat + f + 16, a1);
+    _mm512_storeu_ps(flat + f + 32, a2);
+    _mm512_storeu_ps(flat + f + 48, a3);
+  }
+}
+const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
+#else
+const bool kHaveAvx512 = false;
+#endif
+
 }  // namespace
 
 static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
@@ -466,7 +503,7 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
   const WindowGeom g = windowGeom(a, H, W);
-  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kBlock;
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
 #pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
@@ -478,7 +515,11 @@ static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const flo
       windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
       for (int64_t k = 0; k < mult; ++k) {
         const int64_t m = c * mult + k;
-        depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+#if defined(__x86_64__)
+        if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
+        else
+#endif
+          depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
         float* dst = y + (n * a.M + m) * g.OH * g.OW;
         for (int64_t oh = 0; oh < g.OH; ++oh)
           std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
@@ -490,7 +531,7 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
                 Scratch& scratch, int threads) {
   threads = std::max(1, threads);
   const WindowGeom g = windowGeom(a, H, W);
-  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kBlock;
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
   const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
   const int64_t* off = g.tapOffset.data();
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
