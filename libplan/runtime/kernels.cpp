@@ -746,11 +746,23 @@ static void winogradSplitChannel(const float* src, int64_t H, int64_t W, int64_t
       continue;
     }
     const float* s = src + ih * W;
-    for (int64_t k = 0; k < g.Wq; ++k) {
-      const int64_t c0 = 2 * k - padL, c1 = c0 + 1;
-      e[k] = (c0 >= 0 && c0 < W) ? s[c0] : 0.0f;
-      o[k] = (c1 >= 0 && c1 < W) ? s[c1] : 0.0f;
+    auto at = [&](int64_t col) { return (col >= 0 && col < W) ? s[col] : 0.0f; };
+    // Slots [kLo, kHi) have both columns 2k - padL and 2k + 1 - padL inside the row.
+    const int64_t kLo = std::min(g.Wq, (padL + 1) / 2);
+    const int64_t kHi = std::max(kLo, std::min(g.Wq, (W - 1 + padL) / 2));
+    for (int64_t k = 0; k < kLo; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
+    const float* sp = s - padL;
+    int64_t k = kLo;
+    for (; k + 8 <= kHi; k += 8) {
+      // Deinterleave 16 floats into 8 even and 8 odd columns.
+      const __m256 lo = _mm256_loadu_ps(sp + 2 * k), hi = _mm256_loadu_ps(sp + 2 * k + 8);
+      const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+      const __m256 od = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+      _mm256_storeu_ps(e + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+      _mm256_storeu_ps(o + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
     }
+    for (; k < kHi; ++k) { e[k] = sp[2 * k]; o[k] = sp[2 * k + 1]; }
+    for (k = kHi; k < g.Wq; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
   }
 }
 
