@@ -294,6 +294,20 @@ static void convNaive(const ConvAttrs& a, const float* w, const float* bias, con
     }
 }
 
+// d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
+// 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
+static void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
+  int64_t k = lo;
+#if defined(__AVX2__)
+  for (; k + 8 < hi; k += 8) {
+    const __m256 a = _mm256_loadu_ps(s + 2 * k), b = _mm256_loadu_ps(s + 2 * k + 8);
+    const __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    _mm256_storeu_ps(d + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+  }
+#endif
+  for (; k < hi; ++k) d[k] = s[2 * k];
+}
+
 // col[(c*kh + i)*kw + j][oh*OW + ow] for Cg channels starting at x.
 static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, float* col, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W), rows = a.Cg * a.kh * a.kw;
@@ -315,6 +329,7 @@ static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, flo
       const float* s = src + ih * W;
       for (int64_t ow = 0; ow < lo; ++ow) d[ow] = 0;
       if (a.sw == 1) std::memcpy(d + lo, s + lo + off, static_cast<size_t>(hi - lo) * 4);
+      else if (a.sw == 2) copyEven(s + off, lo, hi, d);
       else
         for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * a.sw + off];
       for (int64_t ow = hi; ow < OW; ++ow) d[ow] = 0;
