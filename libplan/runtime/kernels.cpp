@@ -282,6 +282,20 @@ static void convNaive(const ConvAttrs& a, const float* w, const float* bias, con
     }
 }
 
+// d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
+// 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
+static void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
+  int64_t k = lo;
+#if defined(__AVX2__)
+  for (; k + 8 < hi; k += 8) {
+    const __m256 a = _mm256_loadu_ps(s + 2 * k), b = _mm256_loadu_ps(s + 2 * k + 8);
+    const __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    _mm256_storeu_ps(d + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+  }
+#endif
+  for (; k < hi; ++k) d[k] = s[2 * k];
+}
+
 // col[(c*kh + i)*kw + j][oh*OW + ow] for Cg channels starting at x.
 static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, float* col, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W), rows = a.Cg * a.kh * a.kw;
@@ -303,6 +317,7 @@ static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, flo
       const float* s = src + ih * W;
       for (int64_t ow = 0; ow < lo; ++ow) d[ow] = 0;
       if (a.sw == 1) std::memcpy(d + lo, s + lo + off, static_cast<size_t>(hi - lo) * 4);
+      else if (a.sw == 2) copyEven(s + off, lo, hi, d);
       else
         for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * a.sw + off];
       for (int64_t ow = hi; ow < OW; ++ow) d[ow] = 0;
@@ -345,45 +360,360 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
     }
 }
 
+// Window kernels (depthwise conv, max pooling). Each channel plane is copied once
+// into padded buffers split by row and column phase (input row
+// sh*r + pr goes to row phase pr, slot r; likewise columns), so every tap of every
+// stride and dilation reads at a constant offset from the output position and no
+// tap needs a bounds check. Output (oh, ow) lives at flat position oh*Wq + ow, so
+// whole planes run as one long row in blocks of 32 outputs: four independent
+// accumulators per tap keep the vector units busy even on 7x7 maps. The Wq - OW
+// padding columns per row are computed and dropped when copying out.
+namespace {
+
+struct WindowGeom {
+  int64_t OH = 0, OW = 0, R = 0, Wq = 0, phaseStride = 0, phases = 0;
+  std::vector<int64_t> tapOffset;  // per tap (i, j): offset of output (0, 0)'s input
+  static constexpr int64_t kBlock = 32;
+  static constexpr int64_t kSlack = 2 * kBlock;  // the AVX-512 path runs blocks of 64
+  int64_t flatLen() const { return OH * Wq; }
+  int64_t planeFloats() const { return phases * phaseStride + kSlack; }
+};
+
+WindowGeom windowGeom(const ConvAttrs& a, int64_t H, int64_t W) {
+  WindowGeom g;
+  g.OH = a.outH(H);
+  g.OW = a.outW(W);
+  g.R = g.OH + (a.dh * (a.kh - 1)) / a.sh;
+  g.Wq = g.OW + (a.dw * (a.kw - 1)) / a.sw;
+  g.phaseStride = g.R * g.Wq;
+  g.phases = a.sh * a.sw;
+  for (int64_t i = 0; i < a.kh; ++i)
+    for (int64_t j = 0; j < a.kw; ++j) {
+      const int64_t row = i * a.dh, col = j * a.dw;
+      const int64_t phase = (row % a.sh) * a.sw + col % a.sw;
+      g.tapOffset.push_back(phase * g.phaseStride + (row / a.sh) * g.Wq + col / a.sw);
+    }
+  return g;
+}
+
+void windowPadPlane(const ConvAttrs& a, const WindowGeom& g, const float* src, int64_t H, int64_t W, float pad,
+                    float* q) {
+  for (int64_t pr = 0; pr < a.sh; ++pr)
+    for (int64_t pc = 0; pc < a.sw; ++pc) {
+      float* plane = q + (pr * a.sw + pc) * g.phaseStride;
+      // Slots k whose input column k*sw + pc - padL lies inside [0, W): [kLo, kHi).
+      const int64_t sw = a.sw, first = pc - a.padL;
+      const int64_t kLo = std::min(g.Wq, first >= 0 ? 0 : (-first + sw - 1) / sw);
+      const int64_t kHi = std::max(kLo, std::min(g.Wq, (W - first + sw - 1) / sw));
+      for (int64_t r = 0; r < g.R; ++r) {
+        float* dst = plane + r * g.Wq;
+        const int64_t ih = r * a.sh + pr - a.padT;
+        if (ih < 0 || ih >= H) { std::fill(dst, dst + g.Wq, pad); continue; }
+        const float* sp = src + ih * W + first;
+        std::fill(dst, dst + kLo, pad);
+        if (sw == 1) std::memcpy(dst + kLo, sp + kLo, static_cast<size_t>(kHi - kLo) * 4);
+        else if (sw == 2)
+          for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[2 * k];
+        else
+          for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[k * sw];
+        std::fill(dst + kHi, dst + g.Wq, pad);
+      }
+    }
+  // The last block may read up to kSlack floats past the last phase plane.
+  std::fill(q + g.phases * g.phaseStride, q + g.planeFloats(), pad);
+}
+
+// flat[0, roundUp(OH*Wq, kBlock or 2 * kBlock)) = bias + sum over taps, then the epilogue.
+void depthwiseFlat(const WindowGeom& g, const float* q, const float* wm, float bias, const Epilogue& e,
+                   float* flat) {
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
+  const int64_t* off = g.tapOffset.data();
+#if defined(__AVX2__) && defined(__FMA__)
+  const __m256 vb = _mm256_set1_ps(bias);
+  const __m256 lo = _mm256_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
+  const __m256 hi = _mm256_set1_ps(e.hi);
+  for (int64_t f = 0; f < L; f += WindowGeom::kBlock) {
+    __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m256 w = _mm256_set1_ps(wm[t]);
+      const float* s = q + off[t] + f;
+      a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s), a0);
+      a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 8), a1);
+      a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 16), a2);
+      a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 24), a3);
+    }
+    if (e.kind != Epilogue::None) {
+      a0 = _mm256_max_ps(a0, lo); a1 = _mm256_max_ps(a1, lo); a2 = _mm256_max_ps(a2, lo); a3 = _mm256_max_ps(a3, lo);
+    }
+    if (e.kind == Epilogue::Clip) {
+      a0 = _mm256_min_ps(a0, hi); a1 = _mm256_min_ps(a1, hi); a2 = _mm256_min_ps(a2, hi); a3 = _mm256_min_ps(a3, hi);
+    }
+    _mm256_storeu_ps(flat + f, a0);
+    _mm256_storeu_ps(flat + f + 8, a1);
+    _mm256_storeu_ps(flat + f + 16, a2);
+    _mm256_storeu_ps(flat + f + 24, a3);
+  }
+#else
+  for (int64_t f = 0; f < L; ++f) {
+    float acc = bias;
+    for (int64_t t = 0; t < taps; ++t) acc += wm[t] * q[off[t] + f];
+    flat[f] = actOne(acc, e);
+  }
+#endif
+}
+
+#if defined(__x86_64__)
+// The same with 16-float vectors, for CPUs with AVX-512 (64 outputs per block).
+__attribute__((target("avx512f"))) void depthwiseFlat512(const WindowGeom& g, const float* q, const float* wm,
+                                                         float bias, const Epilogue& e, float* flat) {
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
+  const int64_t* off = g.tapOffset.data();
+  const __m512 vb = _mm512_set1_ps(bias);
+  const __m512 lo = _mm512_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
+  const __m512 hi = _mm512_set1_ps(e.hi);
+  for (int64_t f = 0; f < L; f += 2 * WindowGeom::kBlock) {
+    __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512 w = _mm512_set1_ps(wm[t]);
+      const float* s = q + off[t] + f;
+      a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s), a0);
+      a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 16), a1);
+      a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 32), a2);
+      a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 48), a3);
+    }
+    if (e.kind != Epilogue::None) {
+      a0 = _mm512_max_ps(a0, lo); a1 = _mm512_max_ps(a1, lo); a2 = _mm512_max_ps(a2, lo); a3 = _mm512_max_ps(a3, lo);
+    }
+    if (e.kind == Epilogue::Clip) {
+      a0 = _mm512_min_ps(a0, hi); a1 = _mm512_min_ps(a1, hi); a2 = _mm512_min_ps(a2, hi); a3 = _mm512_min_ps(a3, hi);
+    }
+    _mm512_storeu_ps(flat + f, a0);
+    _mm512_storeu_ps(flat + f + 16, a1);
+    _mm512_storeu_ps(flat + f + 32, a2);
+    _mm512_storeu_ps(flat + f + 48, a3);
+  }
+}
+const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
+#else
+const bool kHaveAvx512 = false;
+#endif
+
+}  // namespace
+
 static void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                          int64_t W, float* y, const Epilogue& e, int threads) {
-  const int64_t OH = a.outH(H), OW = a.outW(W), mult = a.M / a.group, C = a.C();
+                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+  const int64_t mult = a.M / a.group, C = a.C(), taps = a.kh * a.kw;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
+  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
 #pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
   for (int64_t n = 0; n < N; ++n)
-    for (int64_t m = 0; m < a.M; ++m) {
-      const int64_t c = m / mult;
-      const float* src = x + (n * C + c) * H * W;
-      float* dst = y + (n * a.M + m) * OH * OW;
-      const float* wm = w + m * a.kh * a.kw;
-      for (int64_t i = 0; i < OH * OW; ++i) dst[i] = bias[m];
-      for (int64_t j = 0; j < a.kw; ++j) {
-        const int64_t off = j * a.dw - a.padL;
-        int64_t lo = off >= 0 ? 0 : (-off + a.sw - 1) / a.sw;
-        int64_t hi = (W - off + a.sw - 1) / a.sw;
-        lo = std::min(lo, OW);
-        hi = std::max(std::min(hi, OW), lo);
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          float* d = dst + oh * OW;
-          for (int64_t i = 0; i < a.kh; ++i) {
-            const int64_t ih = oh * a.sh - a.padT + i * a.dh;
-            if (ih < 0 || ih >= H) continue;
-            const float wv = wm[i * a.kw + j];
-            const float* s = src + ih * W + off;
-            if (a.sw == 1)
-              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[ow];
-            else if (a.sw == 2)
-              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[2 * ow];
-            else
-              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[ow * a.sw];
-          }
-        }
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t tid = omp_get_thread_num();
+      float* q = planes + tid * plane;
+      float* flat = flats + tid * flatLen;
+      windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
+      for (int64_t k = 0; k < mult; ++k) {
+        const int64_t m = c * mult + k;
+#if defined(__x86_64__)
+        if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
+        else
+#endif
+          depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+        float* dst = y + (n * a.M + m) * g.OH * g.OW;
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
       }
-      if (e.kind != Epilogue::None) applyEpilogue(dst, 1, OH * OW, nullptr, e);
     }
 }
 
+void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
+                Scratch& scratch, int threads) {
+  threads = std::max(1, threads);
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
+  const int64_t* off = g.tapOffset.data();
+  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const int64_t tid = omp_get_thread_num();
+    float* q = planes + tid * plane;
+    float* flat = flats + tid * flatLen;
+    windowPadPlane(a, g, x + nc * H * W, H, W, -INFINITY, q);
+    const int64_t L = g.flatLen();
+    std::copy(q + off[0], q + off[0] + L, flat);
+    for (int64_t t = 1; t < taps; ++t) {
+      const float* s = q + off[t];
+      for (int64_t f = 0; f < L; ++f) flat[f] = std::max(flat[f], s[f]);
+    }
+    float* dst = y + nc * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// Winograd transforms, 8 tiles per vector. A channel is first copied into zero-padded
+// rows split into even and odd columns (tile tw starts at column 2*tw), so the 4x4
+// inputs of 8 consecutive tiles are 16 contiguous loads.
+struct WinogradRows {
+  int64_t R = 0, Wq = 0;  // rows, slots per row (even and odd planes)
+};
+
+static void winogradSplitChannel(const float* src, int64_t H, int64_t W, int64_t padT, int64_t padL,
+                                 const WinogradRows& g, float* even, float* odd) {
+  for (int64_t r = 0; r < g.R; ++r) {
+    float* e = even + r * g.Wq;
+    float* o = odd + r * g.Wq;
+    const int64_t ih = r - padT;
+    if (ih < 0 || ih >= H) {
+      std::memset(e, 0, static_cast<size_t>(g.Wq) * 4);
+      std::memset(o, 0, static_cast<size_t>(g.Wq) * 4);
+      continue;
+    }
+    const float* s = src + ih * W;
+    auto at = [&](int64_t col) { return (col >= 0 && col < W) ? s[col] : 0.0f; };
+    // Slots [kLo, kHi) have both columns 2k - padL and 2k + 1 - padL inside the row.
+    const int64_t kLo = std::min(g.Wq, (padL + 1) / 2);
+    const int64_t kHi = std::max(kLo, std::min(g.Wq, (W - 1 + padL) / 2));
+    for (int64_t k = 0; k < kLo; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
+    const float* sp = s - padL;
+    int64_t k = kLo;
+    for (; k + 8 <= kHi; k += 8) {
+      // Deinterleave 16 floats into 8 even and 8 odd columns.
+      const __m256 lo = _mm256_loadu_ps(sp + 2 * k), hi = _mm256_loadu_ps(sp + 2 * k + 8);
+      const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+      const __m256 od = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+      _mm256_storeu_ps(e + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+      _mm256_storeu_ps(o + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
+    }
+    for (; k < kHi; ++k) { e[k] = sp[2 * k]; o[k] = sp[2 * k + 1]; }
+    for (k = kHi; k < g.Wq; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
+  }
+}
+
+// V[xi][tile] (xi = 4i + j, stride `xiStride`) = (B^T d B)[i][j] for the channel's tiles.
+static void winogradInputChannel(const float* even, const float* odd, const WinogradRows& g, int64_t TH, int64_t TW,
+                                 float* V, int64_t xiStride) {
+  for (int64_t th = 0; th < TH; ++th)
+    for (int64_t tw = 0; tw < TW; tw += 8) {
+      __m256 t[4][4];
+      {
+        __m256 d[4][4];
+        for (int i = 0; i < 4; ++i) {
+          const int64_t r = (2 * th + i) * g.Wq + tw;
+          d[i][0] = _mm256_loadu_ps(even + r);
+          d[i][1] = _mm256_loadu_ps(odd + r);
+          d[i][2] = _mm256_loadu_ps(even + r + 1);
+          d[i][3] = _mm256_loadu_ps(odd + r + 1);
+        }
+        for (int j = 0; j < 4; ++j) {
+          t[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
+          t[1][j] = _mm256_add_ps(d[1][j], d[2][j]);
+          t[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
+          t[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
+        }
+      }
+      const int64_t tile = th * TW + tw, n = std::min<int64_t>(8, TW - tw);
+      for (int i = 0; i < 4; ++i) {
+        const __m256 v[4] = {_mm256_sub_ps(t[i][0], t[i][2]), _mm256_add_ps(t[i][1], t[i][2]),
+                             _mm256_sub_ps(t[i][2], t[i][1]), _mm256_sub_ps(t[i][1], t[i][3])};
+        for (int j = 0; j < 4; ++j) {
+          float* dst = V + (i * 4 + j) * xiStride + tile;
+          if (n == 8) {
+            _mm256_storeu_ps(dst, v[j]);
+          } else {
+            alignas(32) float tmp[8];
+            _mm256_store_ps(tmp, v[j]);
+            std::memcpy(dst, tmp, static_cast<size_t>(n) * 4);
+          }
+        }
+      }
+    }
+}
+
+// Output tiles of channel m: A^T M A plus bias and epilogue, two output rows of 16
+// columns (8 tiles) at a time.
+static void winogradOutputChannel(const float* Mx, int64_t xiStride, int64_t TH, int64_t TW, int64_t OH, int64_t OW,
+                                  float bias, const Epilogue& e, float* dst) {
+  const __m256 vb = _mm256_set1_ps(bias);
+  const __m256 lo = _mm256_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
+  const __m256 hi = _mm256_set1_ps(e.hi);
+  auto act = [&](__m256 v) {
+    if (e.kind != Epilogue::None) v = _mm256_max_ps(v, lo);
+    if (e.kind == Epilogue::Clip) v = _mm256_min_ps(v, hi);
+    return v;
+  };
+  for (int64_t th = 0; th < TH; ++th)
+    for (int64_t tw = 0; tw < TW; tw += 8) {
+      const int64_t tile = th * TW + tw;
+      __m256 r[2][4];
+      for (int j = 0; j < 4; ++j) {
+        const __m256 m0 = _mm256_loadu_ps(Mx + (0 * 4 + j) * xiStride + tile);
+        const __m256 m1 = _mm256_loadu_ps(Mx + (1 * 4 + j) * xiStride + tile);
+        const __m256 m2 = _mm256_loadu_ps(Mx + (2 * 4 + j) * xiStride + tile);
+        const __m256 m3 = _mm256_loadu_ps(Mx + (3 * 4 + j) * xiStride + tile);
+        r[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+        r[1][j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+      }
+      for (int i = 0; i < 2; ++i) {
+        const int64_t oh = th * 2 + i;
+        if (oh >= OH) break;
+        const __m256 o0 = act(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(r[i][0], r[i][1]), r[i][2]), vb));
+        const __m256 o1 = act(_mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(r[i][1], r[i][2]), r[i][3]), vb));
+        // Interleave: columns 2*tw + 2q come from o0, 2*tw + 2q + 1 from o1.
+        const __m256 l = _mm256_unpacklo_ps(o0, o1), h = _mm256_unpackhi_ps(o0, o1);
+        const __m256 first = _mm256_permute2f128_ps(l, h, 0x20), second = _mm256_permute2f128_ps(l, h, 0x31);
+        float* d = dst + oh * OW + 2 * tw;
+        const int64_t n = std::min<int64_t>(16, OW - 2 * tw);
+        if (n == 16) {
+          _mm256_storeu_ps(d, first);
+          _mm256_storeu_ps(d + 8, second);
+        } else {
+          alignas(32) float tmp[16];
+          _mm256_store_ps(tmp, first);
+          _mm256_store_ps(tmp + 8, second);
+          std::memcpy(d, tmp, static_cast<size_t>(n) * 4);
+        }
+      }
+    }
+}
+
+static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+  const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
+  const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
+  const float* U = pw.get("U").as<float>();
+  const float* bias = pw.get("bias").as<float>();
+  WinogradRows g;
+  g.R = 2 * TH + 2;
+  g.Wq = TW + 1 + 8;  // the last 8-tile block reads up to 8 slots past TW + 1
+  float* V = scratch.floats(static_cast<size_t>(16 * C * T), 0);
+  float* Mx = scratch.floats(static_cast<size_t>(16 * M * T + 8), 1);
+  float* split = scratch.floats(static_cast<size_t>(threads * 2 * g.R * g.Wq), 2);
+  for (int64_t n = 0; n < N; ++n) {
+    const float* xn = x + n * C * H * W;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (int64_t c = 0; c < C; ++c) {
+      float* even = split + static_cast<int64_t>(omp_get_thread_num()) * 2 * g.R * g.Wq;
+      float* odd = even + g.R * g.Wq;
+      winogradSplitChannel(xn + c * H * W, H, W, a.padT, a.padL, g, even, odd);
+      winogradInputChannel(even, odd, g, TH, TW, V + c * T, C * T);
+    }
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (int xi = 0; xi < 16; ++xi)
+      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1);
+    float* yn = y + n * M * OH * OW;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (int64_t m = 0; m < M; ++m) winogradOutputChannel(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, yn + m * OH * OW);
+  }
+}
+#else
 static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
@@ -454,6 +784,8 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
   }
 }
 
+#endif
+
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
   threads = std::max(1, threads);
@@ -463,7 +795,7 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
       break;
     case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads); break;
     case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, e, scratch, threads); break;
-    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, threads); break;
+    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); break;
     case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, e, scratch, threads); break;
   }
 }
@@ -550,8 +882,7 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
         for (int64_t t = 0; t < parts; ++t) {
           const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
           if (lo < hi)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(hi - lo), static_cast<blasint>(K), 1.0f,
-                        w + lo * K, static_cast<blasint>(K), x, 1, 0.0f, y + lo, 1);
+            sgemmOne(false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N);
         }
       } else {
         sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads);

@@ -79,6 +79,12 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
+// Max pooling over the window `a` describes (kh, kw, strides, dilations, pads; M,
+// Cg and group unused): x [N, C, H, W] -> y [N, C, a.outH(H), a.outW(W)]. Padding
+// never wins (it is -inf); a window entirely in the padding gives -inf.
+void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
+                Scratch& scratch, int threads);
+
 // ---- Matrix product with a constant right-hand side ----------------------
 // Y[rows, N] = X[rows, K] * B[K, N] + bias[N]
 

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <random>
 
+#include <omp.h>
+
 #include "libplan/runtime/ops_internal.h"
 #include "libplan/runtime/weight_cache.h"
 
@@ -225,14 +227,15 @@ class ConvOp : public Op {
     return heuristic(p, bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]);
   }
 
-  // Thresholds measured with bench/runtime on AVX2/AVX-512 hosts (OpenBLAS SkylakeX):
-  // Winograd F(2x2,3x3) beats im2col from 64 channels on maps up to ~32x32 and loses on
-  // larger ones (its transforms are memory-bound). The sparse kernel (AVX-512, one thread,
-  // against the best of im2col/gemm1x1/winograd on oneDNN's sgemm) breaks even at 60-70%
-  // zeros on kxk convs of any stride and map size from 4x4 (ResNet-18 and the digits
-  // nets; 1.3-2.4x at 80%, 2-3.5x at 90%), but 1x1 convs are a plain GEMM for dense:
-  // there sparse needs ~90% zeros (1.1-2.3x at 90% on ResNet-50's 1x1s from 7x7 up,
-  // 0.9x with 96 input channels) and still loses on maps smaller than 7x7 (fixed cost).
+  // Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN): with
+  // vectorized transforms Winograd F(2x2,3x3) beats im2col from 64 input and output
+  // channels on maps of 8x8 and more (ResNet-18's 56x56 to 14x14, GoogLeNet's 56x56 to
+  // 14x14) and loses on 7x7 maps and few channels. The sparse kernel (one thread, against
+  // the best of im2col/gemm1x1/winograd) breaks even at 60-70% zeros on kxk convs of any
+  // stride and map size from 4x4 (ResNet-18 and the digits nets; 1.3-2.4x at 80%, 2-3.5x
+  // at 90%), but 1x1 convs are a plain GEMM for dense: there sparse needs ~90% zeros
+  // (1.1-2.3x at 90% on ResNet-50's 1x1s from 7x7 up, 0.9x with 96 input channels) and
+  // still loses on maps smaller than 7x7 (fixed cost).
   ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
     const ConvAttrs& a = attrs_;
     if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
@@ -244,7 +247,7 @@ class ConvOp : public Op {
     if (pointwise && zf >= std::max(p.sparseThreshold, 0.9) && (!known || H * W >= 49 * a.sh * a.sw))
       return ConvKernel::Sparse;
     if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
-    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && H <= 32 && W <= 32)))
+    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && W >= 8)))
       return ConvKernel::Winograd;
     return ConvKernel::Im2col;
   }
@@ -476,6 +479,15 @@ Factory poolFactory(bool isMax) {
       const float* px = x.ptr<float>();
       float* py = y.ptr<float>();
       const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1], dh = g.dil[0], dw = g.dil[1];
+      if (isMax) {
+        ConvAttrs a;
+        a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.dh = dh; a.dw = dw; a.padT = pt; a.padL = pl;
+        // ceil_mode windows may reach past the end padding: pad the end as far as they reach.
+        a.padB = (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt;
+        a.padR = (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl;
+        runMaxPool(a, px, N, C, H, W, py, *ctx.scratch, ctx.threads);
+        return {};
+      }
 #pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1) schedule(static)
       for (int64_t nc = 0; nc < N * C; ++nc) {
         const float* src = px + nc * H * W;
@@ -483,18 +495,7 @@ Factory poolFactory(bool isMax) {
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow) {
             const int64_t h0 = oh * sh - pt, w0 = ow * sw - pl;
-            if (isMax) {
-              float m = -INFINITY;
-              for (int64_t i = 0; i < kh; ++i) {
-                const int64_t ih = h0 + i * dh;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t j = 0; j < kw; ++j) {
-                  const int64_t iw = w0 + j * dw;
-                  if (iw >= 0 && iw < W) m = std::max(m, src[ih * W + iw]);
-                }
-              }
-              dst[oh * OW + ow] = m;
-            } else {
+            {
               const int64_t h1 = std::min(h0 + kh, H + pb), w1 = std::min(w0 + kw, W + pr);
               int64_t count = (h1 - h0) * (w1 - w0);
               const int64_t hs = std::max<int64_t>(h0, 0), ws = std::max<int64_t>(w0, 0);

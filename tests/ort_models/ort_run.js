@@ -13,38 +13,10 @@ const path = require('path');
 
 function die(msg) { process.stderr.write(`ort_run: ${msg}\n`); process.exit(1); }
 
-const DT = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
-  '|i1': ['int8', Int8Array], '|u1': ['uint8', Uint8Array], '|b1': ['bool', Uint8Array]};
+const npy = require('../ort/npy');
 
-function readNpy(file) {
-  const buf = fs.readFileSync(file);
-  if (buf[0] !== 0x93 || buf.toString('latin1', 1, 6) !== 'NUMPY') die(`${file}: not a .npy file`);
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const off = major === 1 ? 10 : 12;
-  const header = buf.toString('latin1', off, off + hlen);
-  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)[1];
-  const shape = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
-  const dt = DT[descr];
-  if (!dt) die(`${file}: unsupported dtype ${descr}`);
-  const count = shape.reduce((a, b) => a * b, 1);
-  const ab = new ArrayBuffer(count * dt[1].BYTES_PER_ELEMENT);
-  new Uint8Array(ab).set(buf.subarray(off + hlen, off + hlen + ab.byteLength));
-  return {type: dt[0], data: new dt[1](ab), shape};
-}
-
-function writeNpy(file, tensor) {
-  const descr = Object.keys(DT).find((k) => DT[k][0] === tensor.type);
-  if (!descr) die(`cannot write output of type ${tensor.type}`);
-  const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(', ')})`;
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
-  header += ' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64) + '\n';
-  const pre = Buffer.alloc(10);
-  pre[0] = 0x93; pre.write('NUMPY', 1, 'latin1'); pre[6] = 1; pre[7] = 0; pre.writeUInt16LE(header.length, 8);
-  const data = Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
-  const tmp = `${file}.tmp.${process.pid}`;
-  fs.writeFileSync(tmp, Buffer.concat([pre, Buffer.from(header, 'latin1'), data]));
-  fs.renameSync(tmp, file);
+function readInput(file) {
+  try { const t = npy.readNpy(file); return {type: t.dtype, data: t.data, shape: t.shape}; } catch (e) { die(e.message); }
 }
 
 async function main() {
@@ -65,7 +37,7 @@ async function main() {
   let ort;
   try { ort = require(path.resolve(a.ortPrefix, 'node_modules', 'onnxruntime-node')); } catch (e) { die(`cannot load onnxruntime-node from ${a.ortPrefix}: ${e.message.split('\n')[0]}`); }
   const feeds0 = {};
-  for (const [name, file] of Object.entries(a.inputs)) feeds0[name] = readNpy(file);
+  for (const [name, file] of Object.entries(a.inputs)) feeds0[name] = readInput(file);
   const t0 = process.hrtime.bigint();
   let session;
   try {
@@ -93,7 +65,7 @@ async function main() {
     fs.mkdirSync(a.outputDir, {recursive: true});
     for (const [name, t] of Object.entries(out)) {
       const file = path.join(a.outputDir, name.replace(/[/\\:]/g, '_') + '.npy');
-      writeNpy(file, t);
+      npy.writeNpy(file, t.type, [...t.dims], t.data);
       outputs[name] = file;
     }
   }

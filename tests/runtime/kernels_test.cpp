@@ -103,6 +103,9 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},     // winograd, single 2x2 tile
       {1, 3, 1, 13, 4, 1, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1, 0, Epilogue::None},    // 1-D style row
       {1, 20, 300, 3, 4, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0.5, Epilogue::None}, // tall, > one sparse tile
+      {1, 5, 21, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // winograd: full and partial 8-tile blocks
+      {1, 4, 33, 34, 5, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1, 0, 0, Epilogue::Relu},   // winograd, asymmetric pads, even width
+      {1, 6, 40, 41, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // depthwise stride 2, several blocks
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
@@ -136,6 +139,41 @@ TEST(ConvKernels, MatchNaiveOnRandomShapes) {
   }
   EXPECT_GT(covered["winograd"], 0);
   EXPECT_GT(covered["depthwise"], 0);
+}
+
+// Max pooling against the definition (max over the window's in-bounds inputs) on random
+// windows, strides, dilations and pads, including end pads as large as ceil_mode makes them.
+TEST(PoolKernels, MaxPoolMatchesDefinition) {
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  for (int t = 0; t < 80; ++t) {
+    ConvAttrs a;
+    a.kh = 1 + u(rng) % 4; a.kw = 1 + u(rng) % 4;
+    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+    a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
+    a.padT = u(rng) % a.kh; a.padL = u(rng) % a.kw;
+    a.padB = u(rng) % (a.kh + a.sh); a.padR = u(rng) % (a.kw + a.sw);
+    const int64_t N = 1 + u(rng) % 2, C = 1 + u(rng) % 5;
+    const int64_t H = a.dh * (a.kh - 1) + 1 + u(rng) % 40, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
+    const int64_t OH = a.outH(H), OW = a.outW(W);
+    auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
+    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
+    Scratch scratch;
+    runMaxPool(a, x.data(), N, C, H, W, y.data(), scratch, 1 + t % 2);
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float m = -INFINITY;
+          for (int64_t i = 0; i < a.kh; ++i)
+            for (int64_t j = 0; j < a.kw; ++j) {
+              const int64_t ih = oh * a.sh - a.padT + i * a.dh, iw = ow * a.sw - a.padL + j * a.dw;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W) m = std::max(m, x[static_cast<size_t>((nc * H + ih) * W + iw)]);
+            }
+          ASSERT_EQ(y[static_cast<size_t>((nc * OH + oh) * OW + ow)], m)
+              << "case " << t << " k" << a.kh << "x" << a.kw << " s" << a.sh << "x" << a.sw << " d" << a.dh << "x"
+              << a.dw << " at " << nc << "," << oh << "," << ow;
+        }
+  }
 }
 
 TEST(GemmKernels, MatchNaive) {
