@@ -47,12 +47,15 @@ namespace zp::runtime {
 
 namespace {
 
-constexpr int64_t kSegment = 8;       // input channels per segment
-constexpr int64_t kTileTarget = 256;  // flat outputs per tile, about
-constexpr int64_t kL1Budget = 65536;  // bytes of input window per chunk (L1 plus what streams in well)
+// Measured on ResNet-18 shapes (bench/runtime, AVX-512 host): tiles of 128 to 512 and
+// budgets of 40 to 64 KB are within noise of each other; 32 KB chunks cost ~10% more
+// accumulator reloads than they save in L1 misses.
+constexpr int64_t kSegment = 8;        // input channels per segment
+constexpr int64_t kTileTarget = 256;   // flat outputs per tile, about
+constexpr int64_t kL1Budget = 65536;   // bytes of input window per chunk (L1 plus what streams in well)
 constexpr int64_t kPrefetchAhead = 2;  // output channels
-constexpr int64_t kMinChunkNz = 24;   // nonzeros per output channel and chunk, about, at least (twice
-                                      // that when a tile is a single register block)
+constexpr int64_t kMinChunkNz = 24;    // nonzeros per output channel and chunk, about, at least (twice
+                                       // that when a tile is a single register block)
 
 int bitsFor(int64_t v) {
   int b = 0;
@@ -74,9 +77,15 @@ struct Phases {
     for (int64_t i = 0; i < a.kh; ++i) rankR[static_cast<size_t>(i * a.dh % a.sh)] = 0;
     for (int64_t j = 0; j < a.kw; ++j) rankC[static_cast<size_t>(j * a.dw % a.sw)] = 0;
     for (int32_t r = 0; r < a.sh; ++r)
-      if (rankR[static_cast<size_t>(r)] == 0) { rankR[static_cast<size_t>(r)] = static_cast<int32_t>(rows.size()); rows.push_back(r); }
+      if (rankR[static_cast<size_t>(r)] == 0) {
+        rankR[static_cast<size_t>(r)] = static_cast<int32_t>(rows.size());
+        rows.push_back(r);
+      }
     for (int32_t c = 0; c < a.sw; ++c)
-      if (rankC[static_cast<size_t>(c)] == 0) { rankC[static_cast<size_t>(c)] = static_cast<int32_t>(cols.size()); cols.push_back(c); }
+      if (rankC[static_cast<size_t>(c)] == 0) {
+        rankC[static_cast<size_t>(c)] = static_cast<int32_t>(cols.size());
+        cols.push_back(c);
+      }
     count = static_cast<int64_t>(rows.size() * cols.size());
     bitsI = bitsFor((a.kh - 1) * a.dh / a.sh);
     bitsJ = bitsFor((a.kw - 1) * a.dw / a.sw);
@@ -123,8 +132,9 @@ using RowFn = void (*)(const float* rb, const int32_t* off, const float* vals, i
 #ifdef ZP_SPARSE_X86
 // AVX-512: NV vectors of 16 outputs, S accumulator sets taking alternate nonzeros.
 template <int NV, int S>
-__attribute__((target("avx512f"), always_inline)) inline void block512(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                                   const float* in, float b, float* out, float lo, float hi) {
+__attribute__((target("avx512f"), always_inline)) inline void block512(
+    const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, const float* in, float b,
+    float* out, float lo, float hi) {
   __m512 acc[S][NV];
   if (in)
     for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_loadu_ps(in + 16 * v);
@@ -156,7 +166,8 @@ __attribute__((target("avx512f"), always_inline)) inline void block512(const flo
 
 template <int NV>
 __attribute__((target("avx512f"))) void row512(const float* rb, const int32_t* off, const float* vals, int32_t z0,
-                                                int32_t z1, const float* in, float b, float* out, int64_t len, float lo, float hi) {
+                                                int32_t z1, const float* in, float b, float* out, int64_t len,
+                                                float lo, float hi) {
   constexpr int64_t kB = 16 * NV;
   int64_t q = 0;
   for (; q + kB <= len; q += kB) block512<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q, lo, hi);
@@ -173,8 +184,9 @@ __attribute__((target("avx512f"))) void row512(const float* rb, const int32_t* o
 
 // The AVX2 twin of block512 (every x86-64 this runtime targets has AVX2).
 template <int NV, int S>
-__attribute__((always_inline)) inline void block256(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                                   const float* in, float b, float* out, float lo, float hi) {
+__attribute__((always_inline)) inline void block256(const float* rb, const int32_t* off, const float* vals,
+                                                    int32_t z0, int32_t z1, const float* in, float b, float* out,
+                                                    float lo, float hi) {
   __m256 acc[S][NV];
   if (in)
     for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_loadu_ps(in + 8 * v);
@@ -272,8 +284,9 @@ struct Geometry {
     const int64_t segs = (a.Cg + kSegment - 1) / kSegment;
     const int64_t window = (T + plane - L + block) * ph.count * 4 * kSegment;  // bytes per segment
     const double nzPerSeg = static_cast<double>(nnz) / static_cast<double>(std::max<int64_t>(1, a.M * segs));
+    const double minNz = static_cast<double>(kMinChunkNz * (T == block ? 2 : 1));
     segsPerChunk = std::min(segs, std::max<int64_t>({1, kL1Budget / window,
-                                                     static_cast<int64_t>(kMinChunkNz * (T == block ? 2 : 1) / std::max(nzPerSeg, 1e-3))}));
+                                                     static_cast<int64_t>(minNz / std::max(nzPerSeg, 1e-3))}));
     chunks = (segs + segsPerChunk - 1) / segsPerChunk;
   }
 };
@@ -371,14 +384,17 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
   // before use (into a small per-thread buffer, hot in L1).
   const int64_t nnz = valsArr.count;
   const bool decodeAll = g.tiles > 1;
-  const auto decode = [&](int32_t cz) { return (cz >> bitsIJ) * planeSize + ((cz >> bitsJ) & maskI) * Wq + (cz & maskJ); };
+  const auto decode = [&](int32_t cz) {
+    return (cz >> bitsIJ) * planeSize + ((cz >> bitsJ) & maskI) * Wq + (cz & maskJ);
+  };
   const int64_t maxSeg = std::min(a.Cg, g.segsPerChunk * kSegment) * a.kh * a.kw;  // nonzeros per chunk
   const int64_t offCount = decodeAll ? nnz : threads * maxSeg;
   const int64_t slack = g.Wq + rk.block;  // the last block of the last plane reads past it
   float* buf = scratch.floats(static_cast<size_t>(C * g.chanStride + slack), 0);
   std::memset(buf + C * g.chanStride, 0, static_cast<size_t>(slack) * 4);
   float* accAll = scratch.floats(static_cast<size_t>(threads * mStep * g.T), 1);
-  int32_t* __restrict offAll = reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max<int64_t>(1, offCount)), 2));
+  int32_t* __restrict offAll =
+      reinterpret_cast<int32_t*>(scratch.floats(static_cast<size_t>(std::max<int64_t>(1, offCount)), 2));
   float* rows = scratch.floats(static_cast<size_t>(threads * (g.Wq * a.sw + 16)), 3);
   if (decodeAll)
     for (int64_t z = 0; z < nnz; ++z) offAll[z] = decode(code[z]);
@@ -442,7 +458,8 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
       for (int64_t m = m0; m < m1; ++m)
         for (int64_t oh = q0 / g.Wq; oh < g.OH && oh * g.Wq < q0 + len; ++oh) {
           const int64_t c0 = std::max(q0 - oh * g.Wq, int64_t{0}), c1 = std::min(q0 + len - oh * g.Wq, g.OW);
-          if (c0 < c1) storeActivated(yn + (m * g.OH + oh) * g.OW + c0, acc + m * g.T + oh * g.Wq - q0 + c0, c1 - c0, e);
+          if (c0 < c1)
+            storeActivated(yn + (m * g.OH + oh) * g.OW + c0, acc + m * g.T + oh * g.Wq - q0 + c0, c1 - c0, e);
         }
     });
   }

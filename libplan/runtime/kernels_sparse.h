@@ -7,11 +7,11 @@ namespace zp::runtime {
 // The name recorded in weight caches; change it whenever the packed layout changes.
 inline constexpr const char* kSparseConvTransform = "csr_phase";
 
-// Appends the sparse arrays to `pw` (which already holds "bias"). Per output channel,
-// its nonzero weights "vals" ordered by input channel, with for each the phase plane it
-// reads, "plane" = input channel (within the group) * phases + phase slot, and its shift
-// in that plane, "shift" = di << 16 | dj (see kernels_sparse.cpp). "segptr" [M, S + 1]
-// holds where each output channel's nonzeros of input channels 8s.. start (S = ceil(Cg / 8)).
+// Appends the sparse arrays to `pw` (which already holds "bias"): per output channel its
+// nonzero weights "vals", ordered by input channel, with "code" packing the phase plane
+// each one reads and its shift in that plane; "segptr" [M, ceil(Cg / 8) + 1] holds where
+// each output channel's nonzeros of input channels 8s, 8s + 8, ... start. The layout is
+// described at the top of kernels_sparse.cpp.
 void sparseConvWeights(const ConvAttrs& a, const float* w, PackedWeights* pw);
 
 // x: [N, C, H, W] -> y: [N, M, OH, OW]; any stride, dilation, padding and groups.
