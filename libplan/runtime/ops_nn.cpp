@@ -231,11 +231,12 @@ class ConvOp : public Op {
   // vectorized transforms Winograd F(2x2,3x3) beats im2col from 64 input and output
   // channels on maps of 8x8 and more (ResNet-18's 56x56 to 14x14, GoogLeNet's 56x56 to
   // 14x14) and loses on 7x7 maps and few channels. The sparse kernel (one thread, against
-  // the best of im2col/gemm1x1/winograd) breaks even at 60-70% zeros on kxk convs of any
-  // stride and map size from 4x4 (ResNet-18 and the digits nets; 1.3-2.4x at 80%, 2-3.5x
-  // at 90%), but 1x1 convs are a plain GEMM for dense: there sparse needs ~90% zeros
-  // (1.1-2.3x at 90% on ResNet-50's 1x1s from 7x7 up, 0.9x with 96 input channels) and
-  // still loses on maps smaller than 7x7 (fixed cost).
+  // the best of im2col/gemm1x1/winograd) breaks even at 70-80% zeros on kxk convs of any
+  // stride and map size (ResNet-18's: 1.0-2.1x at 80%, the lowest on 28x28x128 against
+  // Winograd, 1.9-3.2x at 90%; the digits nets' 8x8 and 4x4 maps: 1.4-3x at 80%), but 1x1
+  // convs are a plain GEMM for dense: there sparse needs ~90% zeros (1.1-2.3x at 90% on
+  // ResNet-50's 1x1s and ResNet-18's strided ones from 7x7 up, 0.9x with 96 input
+  // channels) and still loses on maps smaller than 7x7 (its fixed cost).
   ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
     const ConvAttrs& a = attrs_;
     if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
