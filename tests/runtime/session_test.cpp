@@ -125,6 +125,27 @@ TEST(Session, DefaultPolicyPicksSparseForPrunedWeightsAndKernelsCanBeForcedPerNo
   EXPECT_NE(bad.error().message.find("depthwise"), std::string::npos);
 }
 
+// The default policy's sparse rule: pruned kxk convs of any stride and map size; pruned
+// 1x1 convs only from 7x7 outputs (dense 1x1 is a plain GEMM, sparse has a fixed cost).
+TEST(Session, DefaultPolicyPicksSparseForPrunedStridedAndSmallConvs) {
+  auto model = graph::parseModelText(fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,8,8,8] x) => (float[1,8,4,4] y, float[1,8,2,2] z)
+    <float[8,8,3,3] W1 = {{{}}}, float[8,8,1,1] W2 = {{{}}}>
+    {{
+      y = Conv <strides=[2,2], pads=[1,1,1,1]> (x, W1)
+      z = Conv <strides=[2,2]> (y, W2)
+    }}
+  )", floats(576, 1, 0.9), floats(64, 2, 0.97)));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto s = Session::fromModel(*model, "g", {});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  std::map<std::string, std::string> k;
+  for (const auto& n : (*s)->nodes()) k[n.name] = n.kernel;
+  EXPECT_EQ(k["Conv_0"], "sparse");   // 3x3 stride 2 on 8x8, 90% zeros
+  EXPECT_EQ(k["Conv_1"], "gemm1x1");  // 1x1 with 2x2 outputs: too small for sparse
+}
+
 TEST(Session, UnsupportedOperatorIsReportedAtLoadNamingNodeAndOp) {
   auto model = graph::parseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>
