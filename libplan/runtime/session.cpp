@@ -1,11 +1,16 @@
 #include "libplan/runtime/session.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <cstring>
 #include <random>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
@@ -18,6 +23,37 @@ using Clock = std::chrono::steady_clock;
 namespace {
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// oneDNN generates its GEMM kernels (JIT) on the first product in a process, which
+// takes tens of milliseconds. The first session of a process starts that on a
+// helper thread as load begins, so it overlaps reading the model or the cache; a
+// product that needs the kernels sooner waits for them (oneDNN initializes once).
+struct GemmWarmup {
+  std::thread thread;
+  std::atomic<bool> done{false};
+  ~GemmWarmup() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+std::shared_ptr<GemmWarmup> startGemmWarmup() {
+  static std::atomic<bool> started{false};
+  if (started.exchange(true)) return nullptr;
+  auto w = std::make_shared<GemmWarmup>();
+  GemmWarmup* raw = w.get();
+  try {
+    w->thread = std::thread([raw] {
+      omp_set_num_threads(1);
+      const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
+      float c[4];
+      sgemmRowMajor(false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2, 1);
+      raw->done = true;
+    });
+  } catch (const std::system_error&) {
+    return nullptr;  // no thread: the first product initializes oneDNN itself
+  }
+  return w;
+}
 }  // namespace
 
 struct Step {
@@ -46,6 +82,7 @@ struct Session::Impl {
   std::vector<bool> stripped;          // value id -> initializer the skeleton left to the cache (no data)
   std::vector<char> pendingVerify;     // per step: payloads not yet checked (sessions from the cache)
   size_t pending = 0;
+  std::shared_ptr<GemmWarmup> warmup;  // held by the session that started it
 
   int id(const std::string& name) {
     auto it = ids.find(name);
@@ -202,12 +239,14 @@ Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, 
 
 Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const SessionOptions& options) {
   const auto t0 = Clock::now();
+  auto warmup = startGemmWarmup();
   auto identity = modelIdentity(path);
   Build how;
   std::string notFromCache;  // why a usable cache could not stand in for the model file
   if (!options.cache.empty()) {
     const std::string cp = options.cache.string();
-    auto c = WeightCache::open(options.cache);
+    const bool mayUseAlone = options.kernels.policy != "tune" && identity.ok();
+    auto c = WeightCache::open(options.cache, mayUseAlone ? &*identity : nullptr);
     how.cacheOpenMs = msSince(t0);
     if (!c.ok()) {
       how.cacheRejected = c.error().message;
@@ -227,7 +266,6 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
       fast.fromCacheOnly = true;
       fast.cacheOpenMs = how.cacheOpenMs;
       const auto tRead = Clock::now();
-      fast.cache->prefetch();
       auto model = graph::parseModelBytes(fast.cache->skeleton(), cp + " (model skeleton)");
       const double parseMs = msSince(tRead);
       Expected<std::unique_ptr<Session>> s = model.ok() ? build(std::move(*model), path.string(), options, fast)
@@ -236,6 +274,7 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
         (*s)->stats_.readMs += fast.cacheOpenMs + parseMs;
         (*s)->stats_.fromCache = true;
         (*s)->stats_.totalMs = msSince(t0);
+        (*s)->impl_->warmup = std::move(warmup);
         (*s)->modelPath_ = path;
         (*s)->options_ = options;
         (*s)->identity_ = *identity;
@@ -249,6 +288,7 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
   }
   ZP_ASSIGN_OR_RETURN(auto s, loadModelFile(path, options, how));
   if (!notFromCache.empty()) s->warnings_.insert(s->warnings_.begin(), notFromCache + ": loading the model");
+  s->impl_->warmup = std::move(warmup);
   s->modelPath_ = path;
   s->options_ = options;
   if (identity.ok()) s->identity_ = *identity;
@@ -258,6 +298,7 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
 
 Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto model, const std::string& label,
                                                       const SessionOptions& options) {
+  auto warmup = startGemmWarmup();
   Build how;
   if (!options.cache.empty()) {
     auto tc = Clock::now();
@@ -267,6 +308,7 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto model, co
     how.cacheOpenMs = msSince(tc);
   }
   ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), label, options, how));
+  s->impl_->warmup = std::move(warmup);
   s->options_ = options;
   return s;
 }
@@ -685,6 +727,7 @@ Status Session::rebuildFromModel() {
     return makeError("{} (while rebuilding the session after a corrupt weight cache payload)", fresh.error().message);
   Session& f = **fresh;
   const double verifyMs = stats_.verifyMs;
+  f.impl_->warmup = std::move(impl_->warmup);
   impl_ = std::move(f.impl_);
   inputs_ = std::move(f.inputs_);
   outputs_ = std::move(f.outputs_);
@@ -729,7 +772,23 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   const auto tRun = Clock::now();
   std::vector<const Tensor*> ins, outs;
   Status failure;
-  for (size_t sIdx = 0; sIdx < m.steps.size(); ++sIdx) {
+  if (m.pending && m.warmup && !m.warmup->done) {
+    // Until oneDNN's kernels are ready nothing can run: check payloads ahead meanwhile
+    // (waiting for the pages the kernel is reading ahead).
+    const auto tv = Clock::now();
+    for (size_t i = 0; i < m.steps.size() && !m.warmup->done; ++i) {
+      if (!m.pendingVerify[i]) continue;
+      if (!m.cache->verify(m.steps[i].node->name(), why)) {
+        *corruptNode = m.steps[i].node->name();
+        failure = makeError("{}: node '{}': {}", m.cache->path().string(), *corruptNode, *why);
+        break;
+      }
+      m.pendingVerify[i] = 0;
+      --m.pending;
+    }
+    stats_.verifyMs += msSince(tv);
+  }
+  for (size_t sIdx = 0; sIdx < m.steps.size() && failure.ok(); ++sIdx) {
     const Step& step = m.steps[sIdx];
     ins.clear();
     for (int v : step.in) ins.push_back(v >= 0 ? &m.vals[static_cast<size_t>(v)] : nullptr);
@@ -860,10 +919,18 @@ Status Session::writeCache(const fs::path& path) const {
     onnx::ModelProto skeleton;
     skeleton.CopyFrom(m.model);
     for (auto& init : *skeleton.mutable_graph()->mutable_initializer()) {
-      if (isStripped(init) || keep.count(init.name()) || !init.has_raw_data() ||
-          init.raw_data().size() <= kSkeletonStripBytes)
-        continue;
+      if (isStripped(init) || keep.count(init.name())) continue;
+      auto dt = dtypeFromOnnx(init.data_type());
+      if (!dt.ok() || init.data_location() == onnx::TensorProto::EXTERNAL) continue;
+      int64_t n = 1;
+      for (int64_t d : init.dims()) n *= d;
+      if (static_cast<size_t>(n) * dtypeSize(*dt) <= kSkeletonStripBytes) continue;
       init.clear_raw_data();
+      init.clear_float_data();
+      init.clear_int32_data();
+      init.clear_int64_data();
+      init.clear_double_data();
+      init.clear_uint64_data();
       init.set_data_location(onnx::TensorProto::EXTERNAL);
       auto* kv = init.add_external_data();
       kv->set_key("location");

@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
+#include <system_error>
 
 #include "libplan/runtime/ops.h"
 #include "libplan/util/file.h"
@@ -52,6 +54,19 @@ static_assert(sizeof(Header) == 128);
 uint32_t headerCrc(Header h) {
   h.headerCrc = 0;
   return crc32c(&h, sizeof h);
+}
+
+// Asks the kernel to read [offset, offset + bytes) of the mapping ahead.
+// Linux reads at most one readahead window per call, so larger extents go in
+// window-sized pieces, in order. `stop` ends it early.
+void readAhead(const void* map, uint64_t offset, uint64_t bytes, const std::atomic<bool>* stop = nullptr) {
+  if (bytes == 0) return;
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  constexpr uintptr_t kPiece = uintptr_t{2} << 20;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(map);
+  const uintptr_t end = base + offset + bytes;
+  for (uintptr_t b = (base + offset) / page * page; b < end && !(stop && *stop); b += kPiece)
+    ::madvise(reinterpret_cast<void*>(b), std::min(kPiece, end - b), MADV_WILLNEED);
 }
 
 size_t alignUp(size_t v) { return (v + kWeightCacheAlign - 1) / kWeightCacheAlign * kWeightCacheAlign; }
@@ -112,9 +127,12 @@ Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& ent
   return writeFileAtomic(path, out);
 }
 
-WeightCache::~WeightCache() = default;
+WeightCache::~WeightCache() {
+  stopReader_ = true;
+  if (reader_.joinable()) reader_.join();
+}
 
-Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path) {
+Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, const ModelIdentity* readAheadFor) {
   const std::string label = path.string();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return makeError("{}: cannot open weight cache: {}", label, std::strerror(errno));
@@ -138,14 +156,23 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path) {
                      kWeightCacheVersion);
   c->version_ = h1.version;
   size_t headerBytes = sizeof(HeaderV1);
+  uint64_t payloadsBegin = 0, payloadsEnd = 0;  // to read ahead
   if (h1.version >= 2) {
     if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
     Header h;
     std::memcpy(&h, p, sizeof h);
     if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
     headerBytes = sizeof(Header);
-    if (h.skeletonOffset < headerBytes || h.skeletonOffset + h.skeletonBytes > h.tableOffset)
+    if (h.skeletonOffset < headerBytes || h.skeletonOffset + h.skeletonBytes > h.tableOffset ||
+        h.tableOffset + h.tableBytes > size)
       return makeError("{}: weight cache skeleton lies outside the file", label);
+    if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
+      // Skeleton and table are read next; the payloads follow once they are checked.
+      readAhead(p, h.skeletonOffset, h.skeletonBytes);
+      readAhead(p, h.tableOffset, h.tableBytes);
+      payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
+      payloadsEnd = std::max(payloadsBegin, h.tableOffset);
+    }
     c->identity_ = {h.modelBytes, h.modelMtimeNs};
     c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
     const Digest d = sha256(c->skeleton_);
@@ -187,12 +214,22 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path) {
       const std::string node = e.at("node").get<std::string>();
       if (c->entries_.count(node)) return makeError("{}: weight cache has two entries for node '{}'", label, node);
       c->entries_[node] = std::move(entry);
-      c->fileOrder_.push_back(&c->entries_[node]);
     }
   } catch (const std::exception& ex) {
     return makeError("{}: weight cache table is malformed: {}", label, ex.what());
   }
   if (c->entries_.size() != h1.entries) return makeError("{}: weight cache entry count mismatch", label);
+  if (payloadsEnd > payloadsBegin) {
+    // Submitting blocks once the device queue is full: a helper thread keeps it full
+    // while the session is built and run.
+    std::atomic<bool>* stop = &c->stopReader_;
+    const uint64_t bytes = payloadsEnd - payloadsBegin;
+    try {
+      c->reader_ = std::thread([p, payloadsBegin, bytes, stop] { readAhead(p, payloadsBegin, bytes, stop); });
+    } catch (const std::system_error&) {
+      readAhead(p, payloadsBegin, std::min<uint64_t>(bytes, uint64_t{8} << 20));
+    }
+  }
   return c;
 }
 
@@ -243,17 +280,6 @@ bool WeightCache::verify(const std::string& node, std::string* why) const {
       return false;
     }
   return true;
-}
-
-void WeightCache::prefetch() const {
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t base = reinterpret_cast<uintptr_t>(map_.get());
-  for (const Stored* e : fileOrder_) {
-    if (e->arrays.empty()) continue;
-    const uintptr_t begin = (base + e->arrays.front().offset) / page * page;
-    const uintptr_t end = base + e->arrays.back().offset + e->arrays.back().bytes;
-    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
-  }
 }
 
 const WeightCache::Entry* WeightCache::entry(const std::string& node) const {

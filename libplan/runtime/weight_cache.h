@@ -34,9 +34,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "libplan/runtime/kernels.h"
@@ -95,8 +97,13 @@ class WeightCache {
   WeightCache& operator=(const WeightCache&) = delete;
 
   // Maps the file and checks header, version, table and skeleton; payloads are
-  // checked on lookup (or by verify()).
-  static Expected<std::unique_ptr<WeightCache>> open(const std::filesystem::path& path);
+  // checked on lookup (or by verify()). When the cache was written from the model
+  // file `readAheadFor` identifies, every page is about to be used: the kernel is
+  // asked to read the skeleton and table and then all payloads — in file order,
+  // which is execution order — ahead, asynchronously (madvise WILLNEED), as soon
+  // as the header has been read.
+  static Expected<std::unique_ptr<WeightCache>> open(const std::filesystem::path& path,
+                                                     const ModelIdentity* readAheadFor = nullptr);
 
   // Hit: `out` views the mapped payloads (checked now). Miss: no entry for (node, kernel).
   // Corrupt: entry present but its source or a payload checksum does not match; `why` says which.
@@ -109,9 +116,6 @@ class WeightCache {
               PackedWeights* out) const;
   // CRC-32C of the node's payloads; false with `why` on a mismatch.
   bool verify(const std::string& node, std::string* why) const;
-  // Asks the kernel to read every payload ahead (madvise WILLNEED), in file order,
-  // which is execution order.
-  void prefetch() const;
 
   const Entry* entry(const std::string& node) const;
   // Where a node's payload arrays lie in the file (tests flip bytes there).
@@ -137,7 +141,8 @@ class WeightCache {
   ModelIdentity identity_;
   std::string_view skeleton_;
   std::map<std::string, Stored> entries_;  // by node name
-  std::vector<const Stored*> fileOrder_;
+  std::thread reader_;                     // asks for the payloads ahead (see open)
+  std::atomic<bool> stopReader_{false};
 };
 
 }  // namespace zp::runtime
