@@ -93,7 +93,8 @@ Status weightsFromCache(const BuildContext& bc, const std::string& kernel, Packe
     std::string srcs;
     for (const auto& s : info->sources) srcs += (srcs.empty() ? "" : ", ") + s;
     if (!e) return makeError("the weight cache has no entry for this node");
-    return makeError("the weight cache holds kernel {} for this node, not {} (from {})", e->kernel, kernel, srcs);
+    if (e->kernel != kernel) return makeError("the weight cache holds kernel {} for this node, not {}", e->kernel, kernel);
+    return makeError("the weight cache holds this node's weights made from other inputs than {}", srcs);
   }
   info->kernel = kernel;
   info->transform = e->transform;
