@@ -773,8 +773,12 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   std::vector<const Tensor*> ins, outs;
   Status failure;
   if (m.pending && m.warmup && !m.warmup->done) {
-    // Until oneDNN's kernels are ready nothing can run: check payloads ahead meanwhile
-    // (waiting for the pages the kernel is reading ahead).
+    // Until oneDNN's kernels are ready nothing can run: fault in the activation arena
+    // and check payloads ahead meanwhile (waiting for the pages being read ahead).
+    if (m.arena) {
+      char* a = static_cast<char*>(m.arena.get());
+      for (size_t off = 0; off < arenaBytes_; off += 4096) a[off] = 0;
+    }
     const auto tv = Clock::now();
     for (size_t i = 0; i < m.steps.size() && !m.warmup->done; ++i) {
       if (!m.pendingVerify[i]) continue;

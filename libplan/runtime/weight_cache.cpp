@@ -140,6 +140,14 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   if (fstat(fd, &st) != 0) { ::close(fd); return makeError("{}: cannot stat weight cache", label); }
   const size_t size = static_cast<size_t>(st.st_size);
   if (size < sizeof(HeaderV1)) { ::close(fd); return makeError("{}: weight cache is truncated ({} bytes)", label, size); }
+  // The header through read(): a fault on the mapping would read a whole
+  // readahead window around it before anything is known.
+  char head[sizeof(Header)] = {};
+  const ssize_t got = ::pread(fd, head, std::min(sizeof head, size), 0);
+  if (got < static_cast<ssize_t>(sizeof(HeaderV1))) {
+    ::close(fd);
+    return makeError("{}: cannot read the weight cache header", label);
+  }
   void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return makeError("{}: cannot map weight cache: {}", label, std::strerror(errno));
@@ -149,7 +157,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   c->map_ = std::shared_ptr<void>(p, [size](void* q) { munmap(q, size); });
   const char* base = static_cast<const char*>(p);
   HeaderV1 h1;
-  std::memcpy(&h1, p, sizeof h1);
+  std::memcpy(&h1, head, sizeof h1);
   if (std::memcmp(h1.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
   if (h1.version != kWeightCacheVersion && h1.version != 1)
     return makeError("{}: weight cache version {} (this runtime reads versions 1 and {})", label, h1.version,
@@ -160,16 +168,17 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   if (h1.version >= 2) {
     if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
     Header h;
-    std::memcpy(&h, p, sizeof h);
+    std::memcpy(&h, head, sizeof h);
     if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
     headerBytes = sizeof(Header);
     if (h.skeletonOffset < headerBytes || h.skeletonOffset + h.skeletonBytes > h.tableOffset ||
         h.tableOffset + h.tableBytes > size)
       return makeError("{}: weight cache skeleton lies outside the file", label);
+    // Skeleton and table are read next (both requested at once); the payloads follow
+    // once they are checked.
+    readAhead(p, h.skeletonOffset, h.skeletonBytes);
+    readAhead(p, h.tableOffset, h.tableBytes);
     if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
-      // Skeleton and table are read next; the payloads follow once they are checked.
-      readAhead(p, h.skeletonOffset, h.skeletonBytes);
-      readAhead(p, h.tableOffset, h.tableBytes);
       payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
       payloadsEnd = std::max(payloadsBegin, h.tableOffset);
     }
