@@ -171,7 +171,7 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
                         ls.cacheReadMs, ls.totalMs);
   }
   if (!o.writeCache.empty()) {
-    ZP_TRY(session->writeCache(o.writeCache));
+    ZP_TRY(session->writeCache(o.writeCache, /*identifyModelFile=*/true));
     report["cache_written"] = {{"path", o.writeCache.string()}, {"bytes", fs::file_size(o.writeCache)}};
     text += fmt::format("wrote weight cache {} ({} bytes)\n", o.writeCache.string(), fs::file_size(o.writeCache));
   }

@@ -256,6 +256,8 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
     } else if (options.kernels.policy == "tune") {
       notFromCache = fmt::format("the tune policy times kernels on raw weights, which weight cache {} does not hold", cp);
       how.cache = std::move(*c);
+    } else if (!(*c)->modelIdentity().known()) {
+      how.cache = std::move(*c);  // written for no particular file (a bundle's): entries are checked
     } else if (!identity.ok() || !(*identity == (*c)->modelIdentity())) {
       notFromCache = fmt::format("weight cache {} was written for a different version of {}", cp, path.string());
       how.cache = std::move(*c);
@@ -863,7 +865,7 @@ size_t Session::weightBytes() const {
 
 size_t Session::scratchBytes() const { return impl_->scratch.bytes(); }
 
-Status Session::writeCache(const fs::path& path) const {
+Status Session::writeCache(const fs::path& path, bool identifyModelFile) const {
   const Impl& m = *impl_;
   // Heavy nodes, in execution order. Names key the entries: a name used twice gets none.
   std::map<std::string, int> nameCount;
@@ -918,7 +920,7 @@ Status Session::writeCache(const fs::path& path) const {
   }
   for (const auto& o : g.output()) keep.insert(o.name());
   CacheModel cm;
-  cm.identity = identity_;
+  if (identifyModelFile) cm.identity = identity_;
   {
     onnx::ModelProto skeleton;
     skeleton.CopyFrom(m.model);

@@ -122,8 +122,12 @@ class Session {
   int threads() const { return threads_; }
 
   // Writes the weights of every heavy node (for its chosen kernel) and the model
-  // skeleton; deterministic for the same model file and options.
-  Status writeCache(const std::filesystem::path& path) const;
+  // skeleton. With `identifyModelFile` the cache also records the size and mtime of
+  // the file this session was loaded from, so that loading that same file later
+  // builds the session from the cache alone. Without it the bytes depend only on
+  // the model's content and the options (reproducible artifacts such as bundles),
+  // and loads read the model and use the entries whose checksums match, silently.
+  Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
   struct Impl;   // defined in session.cpp
   struct Build;  // how a session is being built (session.cpp)

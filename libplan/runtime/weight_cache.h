@@ -9,7 +9,9 @@
 //   [0, 128)  header: magic "ZPWCACHE", u32 version (2), u32 entry count,
 //             u64 table offset, u64 table bytes, u32 table CRC-32C,
 //             u32 header CRC-32C (of the 128 header bytes with this field zero),
-//             u64 model file bytes, i64 model file mtime (ns since the epoch),
+//             u64 model file bytes, i64 model file mtime (ns since the epoch) —
+//             both 0 when the cache names no model file (then loads never use
+//             the skeleton: reproducible artifacts such as bundles),
 //             u64 skeleton offset, u64 skeleton bytes, 32-byte SHA-256 of the
 //             skeleton, zero padding
 //   skeleton  the serialized ModelProto the cache was written from, checked and

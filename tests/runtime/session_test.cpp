@@ -269,7 +269,7 @@ class WeightCacheTest : public ::testing::Test {
     auto r = (*s)->run(in);
     ASSERT_TRUE(r.ok());
     expect = r->at("y");
-    ASSERT_TRUE((*s)->writeCache(dir / "cnn.zpwc").ok());
+    ASSERT_TRUE((*s)->writeCache(dir / "cnn.zpwc", true).ok());
     opts.cache = dir / "cnn.zpwc";
   }
   void TearDown() override { fs::remove_all(dir); }
@@ -348,7 +348,7 @@ TEST_F(WeightCacheTest, FromTheCacheAndFromTheModelGiveByteIdenticalOutputs) {
     auto full = Session::load(dir / "cnn.onnx", o);
     ASSERT_TRUE(full.ok()) << full.error().message;
     const fs::path cache = dir / (policy + ".zpwc");
-    ASSERT_TRUE((*full)->writeCache(cache).ok());
+    ASSERT_TRUE((*full)->writeCache(cache, true).ok());
     o.cache = cache;
     auto fast = Session::load(dir / "cnn.onnx", o);
     ASSERT_TRUE(fast.ok()) << fast.error().message;
@@ -374,13 +374,37 @@ TEST_F(WeightCacheTest, WritingTheCacheAgainGivesTheSameBytes) {
   o.kernels = opts.kernels;
   auto full = Session::load(dir / "cnn.onnx", o);
   ASSERT_TRUE(full.ok());
-  ASSERT_TRUE((*full)->writeCache(dir / "again.zpwc").ok());
+  ASSERT_TRUE((*full)->writeCache(dir / "again.zpwc", true).ok());
   EXPECT_TRUE(*readFile(dir / "again.zpwc") == *first) << "from the model";
   auto fast = Session::load(dir / "cnn.onnx", opts);
   ASSERT_TRUE(fast.ok());
   ASSERT_TRUE((*fast)->loadStats().fromCache);
-  ASSERT_TRUE((*fast)->writeCache(dir / "again2.zpwc").ok());
+  ASSERT_TRUE((*fast)->writeCache(dir / "again2.zpwc", true).ok());
   EXPECT_TRUE(*readFile(dir / "again2.zpwc") == *first) << "from the cache alone";
+}
+
+TEST_F(WeightCacheTest, CacheNamingNoModelFileIsReproducibleAndCheckedAgainstTheModel) {
+  // Bundles: the same content gives the same bytes, whatever the file's mtime.
+  SessionOptions o;
+  o.kernels = opts.kernels;
+  auto a = Session::load(dir / "cnn.onnx", o);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE((*a)->writeCache(dir / "a.zpwc").ok());
+  fs::copy_file(dir / "cnn.onnx", dir / "copy.onnx");
+  fs::last_write_time(dir / "copy.onnx", fs::last_write_time(dir / "cnn.onnx") + std::chrono::seconds(7));
+  auto b = Session::load(dir / "copy.onnx", o);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*b)->writeCache(dir / "b.zpwc").ok());
+  EXPECT_TRUE(*readFile(dir / "a.zpwc") == *readFile(dir / "b.zpwc"));
+  o.cache = dir / "a.zpwc";
+  auto s = Session::load(dir / "cnn.onnx", o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE((*s)->warnings().empty()) << (*s)->warnings().front();
+  EXPECT_FALSE((*s)->loadStats().fromCache);
+  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
 }
 
 TEST_F(WeightCacheTest, CorruptPayloadFoundInTheFirstRunRebuildsFromTheModel) {
@@ -551,7 +575,7 @@ TEST(WeightCacheSkeleton, LargeWeightsOfHeavyNodesAreLeftToTheCache) {
     o.kernels.policy = policy;
     auto full = Session::load(dir / "m.onnx", o);
     ASSERT_TRUE(full.ok()) << full.error().message;
-    ASSERT_TRUE((*full)->writeCache(dir / "m.zpwc").ok());
+    ASSERT_TRUE((*full)->writeCache(dir / "m.zpwc", true).ok());
     auto c = WeightCache::open(dir / "m.zpwc");
     ASSERT_TRUE(c.ok()) << c.error().message;
     auto sk = graph::parseModelBytes((*c)->skeleton(), "skeleton");
@@ -578,7 +602,7 @@ TEST(WeightCacheSkeleton, LargeWeightsOfHeavyNodesAreLeftToTheCache) {
     ASSERT_EQ(a->at("y").bytes(), b->at("y").bytes());
     EXPECT_EQ(std::memcmp(a->at("y").data, b->at("y").data, a->at("y").bytes()), 0) << policy;
     // A session from the skeleton writes the same file again.
-    ASSERT_TRUE((*fast)->writeCache(dir / "again.zpwc").ok());
+    ASSERT_TRUE((*fast)->writeCache(dir / "again.zpwc", true).ok());
     EXPECT_TRUE(*readFile(dir / "again.zpwc") == *readFile(dir / "m.zpwc")) << policy;
   }
   // The skeleton alone is not a model the runtime accepts.
