@@ -88,16 +88,22 @@ Status inferShapes(onnx::ModelProto& model, const std::string& label) {
   return {};
 }
 
-Expected<onnx::ModelProto> loadModel(const fs::path& path, const LoadOptions& options) {
-  const std::string label = path.string();
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+Expected<onnx::ModelProto> parseModelBytes(std::string_view bytes, const std::string& label) {
   onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) return makeError("{}: model is larger than 2 GiB", label);
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(INT32_MAX);
   if (bytes.empty() || !model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
       !model.has_graph())
     return makeError("{}: not an ONNX model (protobuf parse failed)", label);
+  return model;
+}
+
+Expected<onnx::ModelProto> loadModel(const fs::path& path, const LoadOptions& options) {
+  const std::string label = path.string();
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  ZP_ASSIGN_OR_RETURN(onnx::ModelProto model, parseModelBytes(bytes, label));
   ZP_TRY(inlineExternalData(*model.mutable_graph(), path.parent_path(), label));
   nameUnnamedNodes(*model.mutable_graph());
   ZP_TRY(finishLoad(model, label, options));

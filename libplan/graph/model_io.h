@@ -2,6 +2,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <onnx/onnx_pb.h>
 
@@ -17,6 +18,10 @@ struct LoadOptions {
 // Parses the file, inlines external data (resolved against the model's folder),
 // checks it and infers shapes. Errors name the file.
 Expected<onnx::ModelProto> loadModel(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// Parses serialized ModelProto bytes as they are: no external data, no check, no
+// shape inference. `label` names them in the error.
+Expected<onnx::ModelProto> parseModelBytes(std::string_view bytes, const std::string& label);
 
 // Parses ONNX textual syntax (onnx/defs/parser.h) — the form tests write models in.
 // The 1.12 grammar cannot name nodes: unnamed nodes get "<op_type>_<index>".

@@ -25,9 +25,12 @@ struct WarmStats {
 Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int repeat, bool warmup = true);
 
 struct ColdStats {
-  double readMs = 0;       // model parse/check/shape inference + initializers + cache map/verify
+  // Full path: model parse/check/shape inference + initializers + cache map/verify.
+  // From the cache (load.fromCache): cache map + skeleton parse + entry look-ups.
+  double readMs = 0;
   double transformMs = 0;  // constant folding + weight transforms
-  double executeMs = 0;    // first run
+  double executeMs = 0;    // first run (from the cache: includes verifyMs)
+  double verifyMs = 0;     // from the cache: payload CRC-32C checks done in the first run
   double totalMs = 0;      // from before load to the first outputs
   LoadStats load;
 };

@@ -35,9 +35,12 @@ class ExecContext {
 struct WeightInfo {
   std::string kernel;
   std::string transform;
-  uint32_t sourceCrc = 0;
+  std::vector<std::string> sources;  // the constant inputs the weights are made from, in order
+  uint32_t sourceCrc = 0;            // CRC-32C chained over `sources` (when sourceCrcKnown)
+  bool sourceCrcKnown = false;
   const PackedWeights* packed = nullptr;
   bool fromCache = false;
+  bool cacheCorrupt = false;         // the cache held this node but its entry was rejected
   double transformMs = 0;
   double zeroFraction = 0;
 };
@@ -76,10 +79,16 @@ struct BuildContext {
   Epilogue epilogue;                               // fused Relu/Clip (Conv, Gemm, MatMul)
   // BatchNormalization folded into this Conv: scale, B, mean, var, epsilon.
   std::vector<const Tensor*> bnFold;
+  std::vector<std::string> bnFoldNames;            // their tensor names
   float bnEpsilon = 1e-5f;
   const KernelPolicy* policy = nullptr;
   WeightCache* cache = nullptr;
+  // Built from the cache's model skeleton: heavy weights come from the cache alone
+  // (their constant inputs may have no data) and payloads are checked later.
+  bool fromCacheOnly = false;
   std::string cacheRejected;                       // non-empty: the cache file was rejected, why
+  // Nodes whose cache entry an earlier session found corrupt, and why: raw weights.
+  const std::map<std::string, std::string>* corruptNodes = nullptr;
   std::vector<std::string>* warnings = nullptr;
   int threads = 1;
 };

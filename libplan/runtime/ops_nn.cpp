@@ -30,6 +30,8 @@ WeightArray viewOf(const std::string& name, const Tensor& t) {
   return a;
 }
 
+bool rejectedEarlier(const BuildContext& bc, WeightInfo* info);
+
 uint32_t crcOf(uint32_t seed, const Tensor* t) {
   if (!t) return seed;
   return crc32c(t->data, t->bytes(), seed);
@@ -43,14 +45,18 @@ void resolveWeights(const BuildContext& bc, const std::string& kernel, const std
   info->kernel = kernel;
   info->transform = transformName;
   info->sourceCrc = sourceCrc;
+  info->sourceCrcKnown = true;
   const std::string& name = bc.node->name();
-  if (bc.cache) {
+  if (rejectedEarlier(bc, info)) {
+    // warned there
+  } else if (bc.cache) {
     std::string why;
     switch (bc.cache->lookup(name, kernel, sourceCrc, packed, &why)) {
       case WeightCache::Result::Hit:
         info->fromCache = true;
         return;
       case WeightCache::Result::Corrupt:
+        info->cacheCorrupt = true;
         if (bc.warnings)
           bc.warnings->push_back(fmt::format("{}: node '{}': {}; using raw ONNX weights",
                                              bc.cache->path().string(), name, why));
@@ -63,6 +69,50 @@ void resolveWeights(const BuildContext& bc, const std::string& kernel, const std
   auto t0 = std::chrono::steady_clock::now();
   *packed = transform();
   info->transformMs = msSince(t0);
+}
+
+// A node whose cache entry an earlier session of this model found corrupt (while
+// running from the cache alone) uses its raw weights; says so once.
+bool rejectedEarlier(const BuildContext& bc, WeightInfo* info) {
+  if (!bc.corruptNodes) return false;
+  auto it = bc.corruptNodes->find(bc.node->name());
+  if (it == bc.corruptNodes->end()) return false;
+  info->cacheCorrupt = true;
+  if (bc.warnings)
+    bc.warnings->push_back(fmt::format("{}: node '{}': {}; using raw ONNX weights",
+                                       bc.cache ? bc.cache->path().string() : std::string("weight cache"),
+                                       bc.node->name(), it->second));
+  return true;
+}
+
+// Sessions built from a cache's model skeleton: the weights of (node, kernel) as
+// the cache holds them, viewed in place; their checksums are verified before the
+// node first runs.
+Status weightsFromCache(const BuildContext& bc, const std::string& kernel, PackedWeights* packed, WeightInfo* info) {
+  const std::string& name = bc.node->name();
+  const WeightCache::Entry* e = bc.cache->entry(name);
+  if (!e || !bc.cache->mapped(name, kernel, info->sources, packed)) {
+    std::string srcs;
+    for (const auto& s : info->sources) srcs += (srcs.empty() ? "" : ", ") + s;
+    if (!e) return makeError("the weight cache has no entry for this node");
+    if (e->kernel != kernel) return makeError("the weight cache holds kernel {} for this node, not {}", e->kernel, kernel);
+    return makeError("the weight cache holds this node's weights made from other inputs than {}", srcs);
+  }
+  info->kernel = kernel;
+  info->transform = e->transform;
+  info->sourceCrc = e->sourceCrc;
+  info->sourceCrcKnown = true;
+  info->fromCache = true;
+  return {};
+}
+
+// The zero fraction of a heavy node's weight matrix: recorded in the cache when
+// the weights are not at hand.
+Expected<double> weightZeroFraction(const BuildContext& bc, const Tensor& w) {
+  if (!bc.fromCacheOnly) return zeroFraction(w.ptr<float>(), w.size());
+  const WeightCache::Entry* e = bc.cache->entry(bc.node->name());
+  if (!e || !e->hasZeroFraction) return makeError("the weight cache has no entry for this node");
+  return e->zeroFraction;
 }
 
 struct PoolGeom {
@@ -147,8 +197,9 @@ class ConvOp : public Op {
     op->epilogue_ = bc.epilogue;
 
     // Effective weights (BatchNormalization folded in when the session fused one).
-    uint32_t crc = crcOf(crcOf(0, w), b);
-    for (const Tensor* t : bc.bnFold) crc = crcOf(crc, t);
+    op->info_.sources = {n.input(1)};
+    if (b) op->info_.sources.push_back(n.input(2));
+    for (const auto& s : bc.bnFoldNames) op->info_.sources.push_back(s);
     auto effective = [&, w, b]() {
       std::vector<float> ww(w->ptr<float>(), w->ptr<float>() + w->size());
       std::vector<float> bb(static_cast<size_t>(a.M), 0.0f);
@@ -166,14 +217,20 @@ class ConvOp : public Op {
       return std::make_pair(std::move(ww), std::move(bb));
     };
 
-    op->info_.zeroFraction = zeroFraction(w->ptr<float>(), w->size());
+    ZP_ASSIGN_OR_RETURN(op->info_.zeroFraction, weightZeroFraction(bc, *w));
     ZP_ASSIGN_OR_RETURN(op->kernel_, op->choose(bc, effective));
     std::string kname = convKernelName(op->kernel_);
     const ConvKernel k = op->kernel_;
+    op->info_.packed = &op->packed_;
+    if (bc.fromCacheOnly) {
+      ZP_TRY(weightsFromCache(bc, kname, &op->packed_, &op->info_));
+      return std::unique_ptr<Op>(std::move(op));
+    }
     if (bc.bnFold.empty() && (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive ||
                               k == ConvKernel::Depthwise)) {
       // These kernels read the ONNX layout [M, Cg*kh*kw] as is: use the weights in place.
       auto t0 = std::chrono::steady_clock::now();
+      rejectedEarlier(bc, &op->info_);
       std::vector<float> bb(static_cast<size_t>(a.M), 0.0f);
       if (b) std::copy(b->ptr<float>(), b->ptr<float>() + a.M, bb.begin());
       op->packed_.arrays.push_back(PackedWeights::make("bias", bb, DType::F32));
@@ -181,14 +238,14 @@ class ConvOp : public Op {
       op->info_.kernel = kname;
       op->info_.transform = "none";
       op->info_.transformMs = msSince(t0);
-      op->info_.packed = &op->packed_;
       return std::unique_ptr<Op>(std::move(op));
     }
+    uint32_t crc = crcOf(crcOf(0, w), b);
+    for (const Tensor* t : bc.bnFold) crc = crcOf(crc, t);
     resolveWeights(bc, kname, convTransformName(op->kernel_), crc, [&]() {
       auto [ww, bb] = effective();
       return transformConvWeights(op->kernel_, a, ww.data(), bb.data());
     }, &op->packed_, &op->info_);
-    op->info_.packed = &op->packed_;
     return std::unique_ptr<Op>(std::move(op));
   }
 
@@ -317,7 +374,9 @@ class ConstGemmOp : public Op {
     op->epilogue_ = bc.epilogue;
     if (op->runtimeC_ && op->epilogue_.kind != Epilogue::None)
       return makeError("internal: activation fused into a Gemm with a runtime C");
-    op->info_.zeroFraction = zeroFraction(b->ptr<float>(), b->size());
+    op->info_.sources = {n.input(1)};
+    if (c) op->info_.sources.push_back(n.input(2));
+    ZP_ASSIGN_OR_RETURN(op->info_.zeroFraction, weightZeroFraction(bc, *b));
     const auto& p = *bc.policy;
     GemmKernel k = op->info_.zeroFraction >= p.sparseThreshold ? GemmKernel::Sparse : GemmKernel::Blas;
     if (auto it = p.perNode.find(n.name()); it != p.perNode.end()) {
@@ -327,10 +386,16 @@ class ConstGemmOp : public Op {
       if (parseGemmKernel(p.policy, &forced)) k = forced;
     }
     op->kernel_ = k;
+    op->info_.packed = &op->packed_;
+    if (bc.fromCacheOnly) {
+      ZP_TRY(weightsFromCache(bc, gemmKernelName(k), &op->packed_, &op->info_));
+      return std::unique_ptr<Op>(std::move(op));
+    }
     const int64_t K = op->K_, N = op->N_;
     if (k != GemmKernel::Sparse && transB && alpha == 1.0f) {
       // [N, K] is the packed layout already: use the weights in place.
       auto t0 = std::chrono::steady_clock::now();
+      rejectedEarlier(bc, &op->info_);
       std::vector<float> bv(static_cast<size_t>(N), 0.0f);
       if (c)
         for (int64_t i = 0; i < N; ++i) bv[static_cast<size_t>(i)] = beta * c->ptr<float>()[i];
@@ -339,14 +404,12 @@ class ConstGemmOp : public Op {
       op->info_.kernel = gemmKernelName(k);
       op->info_.transform = "none";
       op->info_.transformMs = msSince(t0);
-      op->info_.packed = &op->packed_;
       return std::unique_ptr<Op>(std::move(op));
     }
     uint32_t crc = crcOf(crcOf(0, b), c);
     resolveWeights(bc, gemmKernelName(k), gemmTransformName(k), crc, [&]() {
       return transformGemmWeights(k, K, N, b->ptr<float>(), transB, c ? c->ptr<float>() : nullptr, alpha, beta);
     }, &op->packed_, &op->info_);
-    op->info_.packed = &op->packed_;
     return std::unique_ptr<Op>(std::move(op));
   }
 

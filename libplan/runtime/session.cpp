@@ -1,11 +1,16 @@
 #include "libplan/runtime/session.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <cstring>
 #include <random>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
@@ -18,6 +23,37 @@ using Clock = std::chrono::steady_clock;
 namespace {
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// oneDNN generates its GEMM kernels (JIT) on the first product in a process, which
+// takes tens of milliseconds. The first session of a process starts that on a
+// helper thread as load begins, so it overlaps reading the model or the cache; a
+// product that needs the kernels sooner waits for them (oneDNN initializes once).
+struct GemmWarmup {
+  std::thread thread;
+  std::atomic<bool> done{false};
+  ~GemmWarmup() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+std::shared_ptr<GemmWarmup> startGemmWarmup() {
+  static std::atomic<bool> started{false};
+  if (started.exchange(true)) return nullptr;
+  auto w = std::make_shared<GemmWarmup>();
+  GemmWarmup* raw = w.get();
+  try {
+    w->thread = std::thread([raw] {
+      omp_set_num_threads(1);
+      const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
+      float c[4];
+      sgemmRowMajor(false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2, 1);
+      raw->done = true;
+    });
+  } catch (const std::system_error&) {
+    return nullptr;  // no thread: the first product initializes oneDNN itself
+  }
+  return w;
+}
 }  // namespace
 
 struct Step {
@@ -43,6 +79,10 @@ struct Session::Impl {
   bool planDirty = false;
   Scratch scratch;
   std::unique_ptr<WeightCache> cache;
+  std::vector<bool> stripped;          // value id -> initializer the skeleton left to the cache (no data)
+  std::vector<char> pendingVerify;     // per step: payloads not yet checked (sessions from the cache)
+  size_t pending = 0;
+  std::shared_ptr<GemmWarmup> warmup;  // held by the session that started it
 
   int id(const std::string& name) {
     auto it = ids.find(name);
@@ -55,6 +95,7 @@ struct Session::Impl {
     isInput.push_back(false);
     isOutput.push_back(false);
     aliasRoot.push_back(i);
+    stripped.push_back(false);
     return i;
   }
   int root(int v) const {
@@ -164,20 +205,118 @@ class SessionExecContext : public ExecContext {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
-Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const SessionOptions& options) {
+struct Session::Build {
+  std::unique_ptr<WeightCache> cache;
+  std::string cacheRejected;   // the cache file was rejected, why
+  double cacheOpenMs = 0;
+  bool fromCacheOnly = false;  // building from the cache's model skeleton
+  const std::map<std::string, std::string>* corruptNodes = nullptr;
+};
+
+namespace {
+
+bool isStripped(const onnx::TensorProto& t) {
+  if (t.data_location() != onnx::TensorProto::EXTERNAL) return false;
+  for (const auto& kv : t.external_data())
+    if (kv.key() == "location" && kv.value() == kSkeletonStrippedLocation) return true;
+  return false;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, const SessionOptions& options,
+                                                          Build& how) {
   auto t0 = Clock::now();
   graph::LoadOptions lo;
   lo.check = options.checkModel;
   ZP_ASSIGN_OR_RETURN(onnx::ModelProto model, graph::loadModel(path, lo));
   const double parseMs = msSince(t0);
-  ZP_ASSIGN_OR_RETURN(auto s, fromModel(std::move(model), path.string(), options));
+  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), path.string(), options, how));
   s->stats_.readMs += parseMs;
+  s->stats_.totalMs = msSince(t0) + how.cacheOpenMs;
+  return s;
+}
+
+Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const SessionOptions& options) {
+  const auto t0 = Clock::now();
+  auto warmup = startGemmWarmup();
+  auto identity = modelIdentity(path);
+  Build how;
+  std::string notFromCache;  // why a usable cache could not stand in for the model file
+  if (!options.cache.empty()) {
+    const std::string cp = options.cache.string();
+    const bool mayUseAlone = options.kernels.policy != "tune" && identity.ok();
+    auto c = WeightCache::open(options.cache, mayUseAlone ? &*identity : nullptr);
+    how.cacheOpenMs = msSince(t0);
+    if (!c.ok()) {
+      how.cacheRejected = c.error().message;
+    } else if (!(*c)->hasSkeleton()) {
+      notFromCache = fmt::format("weight cache {} (version {}) holds no model skeleton", cp, (*c)->version());
+      how.cache = std::move(*c);
+    } else if (options.kernels.policy == "tune") {
+      notFromCache = fmt::format("the tune policy times kernels on raw weights, which weight cache {} does not hold", cp);
+      how.cache = std::move(*c);
+    } else if (!(*c)->modelIdentity().known()) {
+      how.cache = std::move(*c);  // written for no particular file (a bundle's): entries are checked
+    } else if (!identity.ok() || !(*identity == (*c)->modelIdentity())) {
+      notFromCache = fmt::format("weight cache {} was written for a different version of {}", cp, path.string());
+      how.cache = std::move(*c);
+    } else {
+      // The fast path: the session from the skeleton and the mapped payloads alone.
+      Build fast;
+      fast.cache = std::move(*c);
+      fast.fromCacheOnly = true;
+      fast.cacheOpenMs = how.cacheOpenMs;
+      const auto tRead = Clock::now();
+      auto model = graph::parseModelBytes(fast.cache->skeleton(), cp + " (model skeleton)");
+      const double parseMs = msSince(tRead);
+      Expected<std::unique_ptr<Session>> s = model.ok() ? build(std::move(*model), path.string(), options, fast)
+                                                        : Expected<std::unique_ptr<Session>>(model.error());
+      if (s.ok()) {
+        (*s)->stats_.readMs += fast.cacheOpenMs + parseMs;
+        (*s)->stats_.fromCache = true;
+        (*s)->stats_.totalMs = msSince(t0);
+        (*s)->impl_->warmup = std::move(warmup);
+        (*s)->modelPath_ = path;
+        (*s)->options_ = options;
+        (*s)->identity_ = *identity;
+        return s;
+      }
+      notFromCache = fmt::format("weight cache {}: cannot build the session from it alone ({})", cp, s.error().message);
+      auto again = WeightCache::open(options.cache);
+      if (again.ok()) how.cache = std::move(*again);
+      else how.cacheRejected = again.error().message;
+    }
+  }
+  ZP_ASSIGN_OR_RETURN(auto s, loadModelFile(path, options, how));
+  if (!notFromCache.empty()) s->warnings_.insert(s->warnings_.begin(), notFromCache + ": loading the model");
+  s->impl_->warmup = std::move(warmup);
+  s->modelPath_ = path;
+  s->options_ = options;
+  if (identity.ok()) s->identity_ = *identity;
   s->stats_.totalMs = msSince(t0);
   return s;
 }
 
-Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, const std::string& label,
+Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto model, const std::string& label,
                                                       const SessionOptions& options) {
+  auto warmup = startGemmWarmup();
+  Build how;
+  if (!options.cache.empty()) {
+    auto tc = Clock::now();
+    auto c = WeightCache::open(options.cache);
+    if (c.ok()) how.cache = std::move(*c);
+    else how.cacheRejected = c.error().message;
+    how.cacheOpenMs = msSince(tc);
+  }
+  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), label, options, how));
+  s->impl_->warmup = std::move(warmup);
+  s->options_ = options;
+  return s;
+}
+
+Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto modelIn, const std::string& label,
+                                                  const SessionOptions& options, Build& how) {
   const auto tStart = Clock::now();
   auto impl = std::make_unique<Impl>();
   Impl& m = *impl;
@@ -186,6 +325,10 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
   s->label_ = label;
   s->threads_ = std::max(1, options.threads);
   LoadStats& st = s->stats_;
+  m.cache = std::move(how.cache);
+  const std::string cacheRejected = how.cacheRejected;
+  if (how.fromCacheOnly) assert(m.cache);
+  else st.cacheReadMs += how.cacheOpenMs;
 
   int opset = 13;
   for (const auto& o : m.model.opset_import())
@@ -199,6 +342,18 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
     int v = m.id(init.name());
     m.isConst[static_cast<size_t>(v)] = true;
     auto dt = dtypeFromOnnx(init.data_type());
+    if (isStripped(init)) {
+      // The skeleton left these weights to the cache: shape and type only.
+      if (!how.fromCacheOnly)
+        return makeError("{}: initializer '{}' has no data (the model is a weight cache's skeleton)", label, init.name());
+      if (!dt.ok()) return makeError("{}: initializer '{}': {}", label, init.name(), dt.error().message);
+      Tensor t;
+      t.dtype = *dt;
+      t.shape.assign(init.dims().begin(), init.dims().end());
+      m.vals[static_cast<size_t>(v)] = std::move(t);
+      m.stripped[static_cast<size_t>(v)] = true;
+      continue;
+    }
     if (dt.ok() && init.has_raw_data()) {
       // Weights stay where protobuf put them (the session keeps the model alive): no copy.
       Tensor t;
@@ -293,6 +448,12 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
       live.push_back(i);
       continue;
     }
+    for (const auto& in : n.input()) {
+      auto it = in.empty() ? m.ids.end() : m.ids.find(in);
+      if (it != m.ids.end() && m.stripped[static_cast<size_t>(it->second)] && !foldShape)
+        return makeError("{}: node '{}' would fold initializer '{}', which the skeleton leaves to the cache", label,
+                         n.name(), in);
+    }
     BuildContext bc;
     bc.node = &n;
     bc.opset = opset;
@@ -334,7 +495,13 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
   for (const auto& o : g.output()) ++uses[o.name()];
 
   // Fusions: BN into Conv, Relu/Clip into Conv/Gemm/MatMul.
-  struct Fused { std::vector<const Tensor*> bn; float eps = 1e-5f; Epilogue ep; std::string out; };
+  struct Fused {
+    std::vector<const Tensor*> bn;
+    std::vector<std::string> bnNames;
+    float eps = 1e-5f;
+    Epilogue ep;
+    std::string out;
+  };
   std::map<int, Fused> fused;
   std::set<int> removed;
   auto singleConsumer = [&](const std::string& t) -> int {
@@ -366,6 +533,7 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
         }
         if (ok) {
           f.bn = p;
+          f.bnNames.assign(bn.input().begin() + 1, bn.input().end());
           f.eps = attrFloat(bn, "epsilon", 1e-5f);
           removed.insert(j);
           f.out = bn.output(0);
@@ -395,16 +563,6 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
     if (f.out != n.output(0) || !f.bn.empty()) fused[i] = f;
   }
 
-  // Weight cache.
-  std::string cacheRejected;
-  if (!options.cache.empty()) {
-    auto tc = Clock::now();
-    auto c = WeightCache::open(options.cache);
-    if (c.ok()) m.cache = std::move(*c);
-    else cacheRejected = c.error().message;
-    st.cacheReadMs += msSince(tc);
-  }
-
   // Build the ops.
   auto tBuild = Clock::now();
   double weightOpMs = 0;
@@ -416,7 +574,9 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
     bc.opset = opset;
     bc.policy = &options.kernels;
     bc.cache = m.cache.get();
+    bc.fromCacheOnly = how.fromCacheOnly;
     bc.cacheRejected = cacheRejected;
+    bc.corruptNodes = how.corruptNodes;
     bc.warnings = &s->warnings_;
     bc.threads = s->threads_;
     for (const auto& in : n.input()) {
@@ -428,6 +588,7 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
     std::vector<std::string> outs(n.output().begin(), n.output().end());
     if (auto it = fused.find(i); it != fused.end()) {
       bc.bnFold = it->second.bn;
+      bc.bnFoldNames = it->second.bnNames;
       bc.bnEpsilon = it->second.eps;
       bc.epilogue = it->second.ep;
       outs[0] = it->second.out;
@@ -452,7 +613,18 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
       if (w->fromCache) { st.cacheReadMs += opMs; ++st.cacheHits; }
       else {
         st.transformMs += opMs;
-        if ((m.cache || !cacheRejected.empty()) && w->transform != "none") ++st.cacheFallbacks;
+        if (w->cacheCorrupt || ((m.cache || !cacheRejected.empty()) && w->transform != "none")) ++st.cacheFallbacks;
+      }
+    }
+    if (how.fromCacheOnly) {
+      // Only heavy nodes built from the cache may read weights the skeleton left out.
+      const WeightInfo* w = step.op->weights();
+      for (const auto& in : n.input()) {
+        auto it = in.empty() ? m.ids.end() : m.ids.find(in);
+        if (it == m.ids.end() || !m.stripped[static_cast<size_t>(it->second)]) continue;
+        if (!w || !w->fromCache || std::find(w->sources.begin(), w->sources.end(), in) == w->sources.end())
+          return makeError("{}: node '{}' reads initializer '{}', which the skeleton leaves to the cache", label,
+                           n.name(), in);
       }
     }
     for (const auto& in : n.input()) step.in.push_back(in.empty() ? -1 : m.id(in));
@@ -462,6 +634,17 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
     s->nodeInfos_.push_back(std::move(info));
     m.steps.push_back(std::move(step));
   }
+  // Payload checksums of sessions from the cache are checked as each node first runs.
+  m.pendingVerify.assign(m.steps.size(), 0);
+  if (how.fromCacheOnly)
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const WeightInfo* w = m.steps[i].op->weights();
+      if (w && w->fromCache) { m.pendingVerify[i] = 1; ++m.pending; }
+    }
+  for (int v : m.outputIds)
+    if (m.stripped[static_cast<size_t>(v)])
+      return makeError("{}: graph output '{}' is an initializer the skeleton leaves to the cache", label,
+                       m.names[static_cast<size_t>(v)]);
   // Outputs of steps that no one reads still need a slot.
   for (auto& step : m.steps)
     for (auto& o : step.out)
@@ -524,6 +707,45 @@ Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto modelIn, 
 }
 
 Expected<TensorMap> Session::run(const TensorMap& inputs, const RunOptions& options) {
+  std::string node, why;
+  auto r = runOnce(inputs, options, &node, &why);
+  if (node.empty()) return r;
+  // A payload of the cache this session was built from is corrupt: rebuild from
+  // the model file (that node on its raw weights) and run again from the start.
+  corruptNodes_[node] = why;
+  ZP_TRY(rebuildFromModel());
+  return runOnce(inputs, options, &node, &why);  // the full path checked its payloads at load
+}
+
+Status Session::rebuildFromModel() {
+  assert(!modelPath_.empty());
+  Build how;
+  how.corruptNodes = &corruptNodes_;
+  auto c = WeightCache::open(options_.cache);
+  if (c.ok()) how.cache = std::move(*c);
+  else how.cacheRejected = c.error().message;
+  auto fresh = loadModelFile(modelPath_, options_, how);
+  if (!fresh.ok())
+    return makeError("{} (while rebuilding the session after a corrupt weight cache payload)", fresh.error().message);
+  Session& f = **fresh;
+  const double verifyMs = stats_.verifyMs;
+  f.impl_->warmup = std::move(impl_->warmup);
+  impl_ = std::move(f.impl_);
+  inputs_ = std::move(f.inputs_);
+  outputs_ = std::move(f.outputs_);
+  nodeInfos_ = std::move(f.nodeInfos_);
+  profile_.clear();
+  for (auto& w : f.warnings_) warnings_.push_back(std::move(w));
+  stats_ = f.stats_;
+  stats_.verifyMs = verifyMs;
+  arenaBytes_ = f.arenaBytes_;
+  planned_ = f.planned_;
+  if (auto id = modelIdentity(modelPath_); id.ok()) identity_ = *id;
+  return {};
+}
+
+Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
+                                     std::string* why) {
   Impl& m = *impl_;
   useSingleThreadedBlas();
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -552,10 +774,42 @@ Expected<TensorMap> Session::run(const TensorMap& inputs, const RunOptions& opti
   const auto tRun = Clock::now();
   std::vector<const Tensor*> ins, outs;
   Status failure;
-  for (size_t sIdx = 0; sIdx < m.steps.size(); ++sIdx) {
+  if (m.pending && m.warmup && !m.warmup->done) {
+    // Until oneDNN's kernels are ready nothing can run: fault in the activation arena
+    // and check payloads ahead meanwhile (waiting for the pages being read ahead).
+    if (m.arena) {
+      char* a = static_cast<char*>(m.arena.get());
+      for (size_t off = 0; off < arenaBytes_; off += 4096) a[off] = 0;
+    }
+    const auto tv = Clock::now();
+    for (size_t i = 0; i < m.steps.size() && !m.warmup->done; ++i) {
+      if (!m.pendingVerify[i]) continue;
+      if (!m.cache->verify(m.steps[i].node->name(), why)) {
+        *corruptNode = m.steps[i].node->name();
+        failure = makeError("{}: node '{}': {}", m.cache->path().string(), *corruptNode, *why);
+        break;
+      }
+      m.pendingVerify[i] = 0;
+      --m.pending;
+    }
+    stats_.verifyMs += msSince(tv);
+  }
+  for (size_t sIdx = 0; sIdx < m.steps.size() && failure.ok(); ++sIdx) {
     const Step& step = m.steps[sIdx];
     ins.clear();
     for (int v : step.in) ins.push_back(v >= 0 ? &m.vals[static_cast<size_t>(v)] : nullptr);
+    if (m.pending && m.pendingVerify[sIdx]) {
+      const auto tv = Clock::now();
+      const bool good = m.cache->verify(step.node->name(), why);
+      stats_.verifyMs += msSince(tv);
+      if (!good) {
+        *corruptNode = step.node->name();
+        failure = makeError("{}: node '{}': {}", m.cache->path().string(), *corruptNode, *why);
+        break;
+      }
+      m.pendingVerify[sIdx] = 0;
+      --m.pending;
+    }
     ctx.setStep(&step);
     const auto t0 = timing ? Clock::now() : Clock::time_point{};
     Status r = step.op->run(ctx, ins);
@@ -604,21 +858,93 @@ Expected<TensorMap> Session::run(const TensorMap& inputs, const RunOptions& opti
 size_t Session::weightBytes() const {
   size_t s = 0;
   for (size_t v = 0; v < impl_->vals.size(); ++v)
-    if (impl_->isConst[v]) s += impl_->vals[v].bytes();
+    if (impl_->isConst[v] && !impl_->stripped[v]) s += impl_->vals[v].bytes();
   for (const auto& n : nodeInfos_) s += n.packedBytes;
   return s;
 }
 
 size_t Session::scratchBytes() const { return impl_->scratch.bytes(); }
 
-Status Session::writeCache(const fs::path& path) const {
+Status Session::writeCache(const fs::path& path, bool identifyModelFile) const {
+  const Impl& m = *impl_;
+  // Heavy nodes, in execution order. Names key the entries: a name used twice gets none.
+  std::map<std::string, int> nameCount;
+  for (const auto& step : m.steps)
+    if (step.op->weights() && step.op->weights()->packed) ++nameCount[step.node->name()];
   std::vector<CacheEntry> entries;
-  for (size_t i = 0; i < impl_->steps.size(); ++i) {
-    const WeightInfo* w = impl_->steps[i].op->weights();
-    if (!w || !w->packed || w->transform == "none") continue;  // weights used in place: nothing to cache
-    entries.push_back({nodeInfos_[i].name, w->kernel, w->transform, w->sourceCrc, w->packed});
+  std::map<const onnx::NodeProto*, const WeightInfo*> cached;  // nodes with an entry
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const WeightInfo* w = m.steps[i].op->weights();
+    if (!w || !w->packed || nameCount[m.steps[i].node->name()] != 1) continue;
+    const std::string& name = m.steps[i].node->name();
+    if (m.pending && m.pendingVerify[i]) {
+      // Never copy a payload this session has not checked into a new file.
+      std::string why;
+      if (!m.cache->verify(name, &why))
+        return makeError("{}: node '{}': {}; load the model without this cache to write a new one",
+                         m.cache->path().string(), name, why);
+    }
+    CacheEntry e;
+    e.node = name;
+    e.kernel = w->kernel;
+    e.transform = w->transform;
+    e.sources = w->sources;
+    e.zeroFraction = w->zeroFraction;
+    e.packed = w->packed;
+    if (w->sourceCrcKnown) {
+      e.sourceCrc = w->sourceCrc;
+    } else {
+      // Weights used in place: chain the CRC over the source tensors now.
+      uint32_t crc = 0;
+      for (const auto& src : w->sources) {
+        const Tensor& t = m.vals[static_cast<size_t>(m.ids.at(src))];
+        assert(t.data || t.size() == 0);
+        crc = crc32c(t.data, t.bytes(), crc);
+      }
+      e.sourceCrc = crc;
+    }
+    entries.push_back(std::move(e));
+    cached[m.steps[i].node] = w;
   }
-  return writeWeightCache(path, entries);
+
+  // The skeleton: large initializers whose every reader is a node with an entry
+  // made from them lose their data.
+  const auto& g = m.model.graph();
+  std::set<std::string> keep;
+  for (const auto& n : g.node()) {
+    auto it = cached.find(&n);
+    for (const auto& in : n.input())
+      if (it == cached.end() || std::find(it->second->sources.begin(), it->second->sources.end(), in) ==
+                                    it->second->sources.end())
+        keep.insert(in);
+  }
+  for (const auto& o : g.output()) keep.insert(o.name());
+  CacheModel cm;
+  if (identifyModelFile) cm.identity = identity_;
+  {
+    onnx::ModelProto skeleton;
+    skeleton.CopyFrom(m.model);
+    for (auto& init : *skeleton.mutable_graph()->mutable_initializer()) {
+      if (isStripped(init) || keep.count(init.name())) continue;
+      auto dt = dtypeFromOnnx(init.data_type());
+      if (!dt.ok() || init.data_location() == onnx::TensorProto::EXTERNAL) continue;
+      int64_t n = 1;
+      for (int64_t d : init.dims()) n *= d;
+      if (static_cast<size_t>(n) * dtypeSize(*dt) <= kSkeletonStripBytes) continue;
+      init.clear_raw_data();
+      init.clear_float_data();
+      init.clear_int32_data();
+      init.clear_int64_data();
+      init.clear_double_data();
+      init.clear_uint64_data();
+      init.set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* kv = init.add_external_data();
+      kv->set_key("location");
+      kv->set_value(kSkeletonStrippedLocation);
+    }
+    cm.skeleton = graph::serializeModel(skeleton);
+  }
+  return writeWeightCache(path, entries, cm);
 }
 
 Tensor randomInput(const IoInfo& info, uint64_t seed) {

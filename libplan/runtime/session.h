@@ -6,6 +6,16 @@
 // per remaining node with its kernel choice and transformed (or cached) weights,
 // and plans activation memory: one arena, buffers reused by lifetime. Planning
 // uses the static shapes of shape inference, or the sizes seen in the first run.
+//
+// With a weight cache (SessionOptions::cache) of version 2 written from the same
+// model file (size and mtime), load builds the session from the cache's model
+// skeleton without reading the ONNX file (no parse, check or shape inference of
+// the full model, no checksums of raw weights): heavy nodes view their payloads in
+// the mapped file, the kernel reads them ahead in execution order, and each
+// payload's CRC-32C is checked right before its node first runs. A corrupt payload
+// makes the session rebuild itself from the ONNX file (that node on its raw
+// weights, with a warning) and restart the run. Otherwise load takes the full path
+// and uses cache entries whose source checksums match.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -18,6 +28,7 @@
 
 #include "libplan/runtime/ops.h"
 #include "libplan/runtime/tensor.h"
+#include "libplan/runtime/weight_cache.h"
 #include "libplan/util/error.h"
 
 namespace zp::runtime {
@@ -33,12 +44,18 @@ struct SessionOptions {
 };
 
 struct LoadStats {
-  double readMs = 0;       // parse + check + shape inference + initializers into tensors
-  double cacheReadMs = 0;  // map the cache file and verify the payloads used
+  // Full path: parse + check + shape inference + initializers into tensors.
+  // From the cache: map the cache file (header, table and skeleton checks) + parse the skeleton.
+  double readMs = 0;
+  double cacheReadMs = 0;  // map the cache file and verify the payloads used (full path); look up entries
   double foldMs = 0;       // constant folding (includes INT8 weight dequantization)
   double transformMs = 0;  // weight transforms of heavy nodes (BN fold, pack, Winograd, CSR)
   double planMs = 0;       // op construction rest + memory planning
   double totalMs = 0;
+  // From the cache: CRC-32C of the payloads, checked node by node in the first run
+  // (so inside that run's time, not load's).
+  double verifyMs = 0;
+  bool fromCache = false;  // built from the cache's model skeleton, without reading the ONNX file
   int cacheHits = 0;
   int cacheFallbacks = 0;
 };
@@ -104,14 +121,31 @@ class Session {
   void setThreads(int threads) { threads_ = std::max(1, threads); }
   int threads() const { return threads_; }
 
-  // Writes the transformed weights of every heavy node (for its chosen kernel).
-  Status writeCache(const std::filesystem::path& path) const;
+  // Writes the weights of every heavy node (for its chosen kernel) and the model
+  // skeleton. With `identifyModelFile` the cache also records the size and mtime of
+  // the file this session was loaded from, so that loading that same file later
+  // builds the session from the cache alone. Without it the bytes depend only on
+  // the model's content and the options (reproducible artifacts such as bundles),
+  // and loads read the model and use the entries whose checksums match, silently.
+  Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
-  struct Impl;  // defined in session.cpp
+  struct Impl;   // defined in session.cpp
+  struct Build;  // how a session is being built (session.cpp)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
+  static Expected<std::unique_ptr<Session>> build(onnx::ModelProto model, const std::string& label,
+                                                  const SessionOptions& options, Build& how);
+  static Expected<std::unique_ptr<Session>> loadModelFile(const std::filesystem::path& path,
+                                                          const SessionOptions& options, Build& how);
+  Expected<TensorMap> runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
+                              std::string* why);
+  Status rebuildFromModel();
   std::unique_ptr<Impl> impl_;
+  std::filesystem::path modelPath_;    // empty for fromModel
+  SessionOptions options_;
+  ModelIdentity identity_;             // of modelPath_ when loaded
+  std::map<std::string, std::string> corruptNodes_;  // cache entries found corrupt while running, why
   std::string label_;
   std::vector<IoInfo> inputs_, outputs_;
   std::vector<NodeInfo> nodeInfos_;

@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <system_error>
 
 #include "libplan/runtime/ops.h"
 #include "libplan/util/file.h"
+#include "libplan/util/hash.h"
 #include "libplan/util/json.h"
 
 namespace zp::runtime {
@@ -18,7 +22,8 @@ namespace {
 
 constexpr char kMagic[8] = {'Z', 'P', 'W', 'C', 'A', 'C', 'H', 'E'};
 
-struct Header {
+// Version 1 header (64 bytes); version 2 extends it to 128 bytes.
+struct HeaderV1 {
   char magic[8];
   uint32_t version;
   uint32_t entries;
@@ -27,7 +32,42 @@ struct Header {
   uint32_t tableCrc;
   uint8_t pad[28];
 };
-static_assert(sizeof(Header) == 64);
+static_assert(sizeof(HeaderV1) == 64);
+
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t entries;
+  uint64_t tableOffset;
+  uint64_t tableBytes;
+  uint32_t tableCrc;
+  uint32_t headerCrc;
+  uint64_t modelBytes;
+  int64_t modelMtimeNs;
+  uint64_t skeletonOffset;
+  uint64_t skeletonBytes;
+  uint8_t skeletonSha256[32];
+  uint8_t pad[24];
+};
+static_assert(sizeof(Header) == 128);
+
+uint32_t headerCrc(Header h) {
+  h.headerCrc = 0;
+  return crc32c(&h, sizeof h);
+}
+
+// Asks the kernel to read [offset, offset + bytes) of the mapping ahead.
+// Linux reads at most one readahead window per call, so larger extents go in
+// window-sized pieces, in order. `stop` ends it early.
+void readAhead(const void* map, uint64_t offset, uint64_t bytes, const std::atomic<bool>* stop = nullptr) {
+  if (bytes == 0) return;
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  constexpr uintptr_t kPiece = uintptr_t{2} << 20;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(map);
+  const uintptr_t end = base + offset + bytes;
+  for (uintptr_t b = (base + offset) / page * page; b < end && !(stop && *stop); b += kPiece)
+    ::madvise(reinterpret_cast<void*>(b), std::min(kPiece, end - b), MADV_WILLNEED);
+}
 
 size_t alignUp(size_t v) { return (v + kWeightCacheAlign - 1) / kWeightCacheAlign * kWeightCacheAlign; }
 
@@ -39,8 +79,19 @@ bool dtypeFromName(const std::string& s, DType* out) {
 
 }  // namespace
 
-Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& entries) {
+Expected<ModelIdentity> modelIdentity(const fs::path& model) {
+  struct stat st {};
+  if (::stat(model.c_str(), &st) != 0) return makeError("{}: cannot stat: {}", model.string(), std::strerror(errno));
+  ModelIdentity id;
+  id.bytes = static_cast<uint64_t>(st.st_size);
+  id.mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return id;
+}
+
+Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& entries, const CacheModel& model) {
   std::string out(sizeof(Header), '\0');
+  const size_t skeletonOffset = out.size();
+  out += model.skeleton;
   Json table = Json::array();
   for (const auto& e : entries) {
     assert(e.packed);
@@ -52,8 +103,8 @@ Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& ent
       arrays.push_back({{"name", a.name}, {"dtype", dtypeName(a.dtype)}, {"count", a.count}, {"offset", off},
                         {"bytes", a.bytes()}, {"crc", crc32c(a.data, a.bytes())}});
     }
-    table.push_back({{"node", e.node}, {"kernel", e.kernel}, {"transform", e.transform},
-                     {"source_crc", e.sourceCrc}, {"arrays", arrays}});
+    table.push_back({{"node", e.node}, {"kernel", e.kernel}, {"transform", e.transform}, {"sources", e.sources},
+                     {"source_crc", e.sourceCrc}, {"zero_fraction", e.zeroFraction}, {"arrays", arrays}});
   }
   out.resize(alignUp(out.size()), '\0');
   const std::string tableText = table.dump();
@@ -64,21 +115,39 @@ Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& ent
   h.tableOffset = out.size();
   h.tableBytes = tableText.size();
   h.tableCrc = crc32c(tableText.data(), tableText.size());
+  h.modelBytes = model.identity.bytes;
+  h.modelMtimeNs = model.identity.mtimeNs;
+  h.skeletonOffset = skeletonOffset;
+  h.skeletonBytes = model.skeleton.size();
+  const Digest d = sha256(model.skeleton);
+  std::memcpy(h.skeletonSha256, d.data(), d.size());
+  h.headerCrc = headerCrc(h);
   out += tableText;
   std::memcpy(out.data(), &h, sizeof h);
   return writeFileAtomic(path, out);
 }
 
-WeightCache::~WeightCache() = default;
+WeightCache::~WeightCache() {
+  stopReader_ = true;
+  if (reader_.joinable()) reader_.join();
+}
 
-Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path) {
+Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, const ModelIdentity* readAheadFor) {
   const std::string label = path.string();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return makeError("{}: cannot open weight cache: {}", label, std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) { ::close(fd); return makeError("{}: cannot stat weight cache", label); }
   const size_t size = static_cast<size_t>(st.st_size);
-  if (size < sizeof(Header)) { ::close(fd); return makeError("{}: weight cache is truncated ({} bytes)", label, size); }
+  if (size < sizeof(HeaderV1)) { ::close(fd); return makeError("{}: weight cache is truncated ({} bytes)", label, size); }
+  // The header through read(): a fault on the mapping would read a whole
+  // readahead window around it before anything is known.
+  char head[sizeof(Header)] = {};
+  const ssize_t got = ::pread(fd, head, std::min(sizeof head, size), 0);
+  if (got < static_cast<ssize_t>(sizeof(HeaderV1))) {
+    ::close(fd);
+    return makeError("{}: cannot read the weight cache header", label);
+  }
   void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return makeError("{}: cannot map weight cache: {}", label, std::strerror(errno));
@@ -86,25 +155,57 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path) {
   c->path_ = path;
   c->size_ = size;
   c->map_ = std::shared_ptr<void>(p, [size](void* q) { munmap(q, size); });
-  Header h;
-  std::memcpy(&h, p, sizeof h);
-  if (std::memcmp(h.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
-  if (h.version != kWeightCacheVersion)
-    return makeError("{}: weight cache version {} (this runtime reads version {})", label, h.version, kWeightCacheVersion);
-  if (h.tableOffset + h.tableBytes > size || h.tableOffset < sizeof(Header))
-    return makeError("{}: weight cache table lies outside the file", label);
   const char* base = static_cast<const char*>(p);
-  std::string_view tableText(base + h.tableOffset, h.tableBytes);
-  if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
+  HeaderV1 h1;
+  std::memcpy(&h1, head, sizeof h1);
+  if (std::memcmp(h1.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
+  if (h1.version != kWeightCacheVersion && h1.version != 1)
+    return makeError("{}: weight cache version {} (this runtime reads versions 1 and {})", label, h1.version,
+                     kWeightCacheVersion);
+  c->version_ = h1.version;
+  size_t headerBytes = sizeof(HeaderV1);
+  uint64_t payloadsBegin = 0, payloadsEnd = 0;  // to read ahead
+  if (h1.version >= 2) {
+    if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
+    Header h;
+    std::memcpy(&h, head, sizeof h);
+    if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
+    headerBytes = sizeof(Header);
+    if (h.skeletonOffset < headerBytes || h.skeletonOffset + h.skeletonBytes > h.tableOffset ||
+        h.tableOffset + h.tableBytes > size)
+      return makeError("{}: weight cache skeleton lies outside the file", label);
+    // Skeleton and table are read next (both requested at once); the payloads follow
+    // once they are checked.
+    readAhead(p, h.skeletonOffset, h.skeletonBytes);
+    readAhead(p, h.tableOffset, h.tableBytes);
+    if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
+      payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
+      payloadsEnd = std::max(payloadsBegin, h.tableOffset);
+    }
+    c->identity_ = {h.modelBytes, h.modelMtimeNs};
+    c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
+    const Digest d = sha256(c->skeleton_);
+    if (std::memcmp(d.data(), h.skeletonSha256, d.size()) != 0)
+      return makeError("{}: weight cache skeleton checksum mismatch", label);
+  }
+  if (h1.tableOffset + h1.tableBytes > size || h1.tableOffset < headerBytes)
+    return makeError("{}: weight cache table lies outside the file", label);
+  std::string_view tableText(base + h1.tableOffset, h1.tableBytes);
+  if (crc32c(tableText.data(), tableText.size()) != h1.tableCrc)
     return makeError("{}: weight cache table checksum mismatch", label);
-  Json table;
   try {
-    table = Json::parse(tableText);
+    const Json table = Json::parse(tableText);
+    if (!table.is_array()) return makeError("{}: weight cache table is not an array", label);
     for (const auto& e : table) {
-      Entry entry;
-      entry.kernel = e.at("kernel").get<std::string>();
-      entry.transform = e.at("transform").get<std::string>();
-      entry.sourceCrc = e.at("source_crc").get<uint32_t>();
+      Stored entry;
+      entry.info.kernel = e.at("kernel").get<std::string>();
+      entry.info.transform = e.at("transform").get<std::string>();
+      entry.info.sourceCrc = e.at("source_crc").get<uint32_t>();
+      if (e.contains("zero_fraction")) {
+        entry.info.zeroFraction = e.at("zero_fraction").get<double>();
+        entry.info.hasZeroFraction = true;
+      }
+      if (e.contains("sources")) entry.info.sources = e.at("sources").get<std::vector<std::string>>();
       for (const auto& a : e.at("arrays")) {
         Array arr;
         arr.name = a.at("name").get<std::string>();
@@ -114,36 +215,37 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path) {
         arr.offset = a.at("offset").get<uint64_t>();
         arr.bytes = a.at("bytes").get<uint64_t>();
         arr.crc = a.at("crc").get<uint32_t>();
-        if (arr.offset % kWeightCacheAlign != 0 || arr.offset + arr.bytes > h.tableOffset ||
-            arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
+        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.offset + arr.bytes > h1.tableOffset ||
+            arr.count < 0 || arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
           return makeError("{}: weight cache array '{}' has a bad extent", label, arr.name);
         entry.arrays.push_back(arr);
       }
-      c->entries_[e.at("node").get<std::string>()] = std::move(entry);
+      const std::string node = e.at("node").get<std::string>();
+      if (c->entries_.count(node)) return makeError("{}: weight cache has two entries for node '{}'", label, node);
+      c->entries_[node] = std::move(entry);
     }
   } catch (const std::exception& ex) {
     return makeError("{}: weight cache table is malformed: {}", label, ex.what());
   }
-  if (c->entries_.size() != h.entries) return makeError("{}: weight cache entry count mismatch", label);
+  if (c->entries_.size() != h1.entries) return makeError("{}: weight cache entry count mismatch", label);
+  if (payloadsEnd > payloadsBegin) {
+    // Submitting blocks once the device queue is full: a helper thread keeps it full
+    // while the session is built and run.
+    std::atomic<bool>* stop = &c->stopReader_;
+    const uint64_t bytes = payloadsEnd - payloadsBegin;
+    try {
+      c->reader_ = std::thread([p, payloadsBegin, bytes, stop] { readAhead(p, payloadsBegin, bytes, stop); });
+    } catch (const std::system_error&) {
+      readAhead(p, payloadsBegin, std::min<uint64_t>(bytes, uint64_t{8} << 20));
+    }
+  }
   return c;
 }
 
-WeightCache::Result WeightCache::lookup(const std::string& node, const std::string& kernel, uint32_t sourceCrc,
-                                        PackedWeights* out, std::string* why) {
-  auto it = entries_.find(node);
-  if (it == entries_.end() || it->second.kernel != kernel) return Result::Miss;
-  const Entry& e = it->second;
-  if (e.sourceCrc != sourceCrc) {
-    *why = "cache entry was made from different weights (source checksum mismatch)";
-    return Result::Corrupt;
-  }
+void WeightCache::view(const Stored& e, PackedWeights* out) const {
   PackedWeights pw;
   const char* base = static_cast<const char*>(map_.get());
   for (const auto& a : e.arrays) {
-    if (crc32c(base + a.offset, a.bytes) != a.crc) {
-      *why = fmt::format("payload '{}' checksum mismatch", a.name);
-      return Result::Corrupt;
-    }
     WeightArray w;
     w.name = a.name;
     w.dtype = a.dtype;
@@ -153,7 +255,52 @@ WeightCache::Result WeightCache::lookup(const std::string& node, const std::stri
     pw.arrays.push_back(std::move(w));
   }
   *out = std::move(pw);
+}
+
+WeightCache::Result WeightCache::lookup(const std::string& node, const std::string& kernel, uint32_t sourceCrc,
+                                        PackedWeights* out, std::string* why) {
+  auto it = entries_.find(node);
+  if (it == entries_.end() || it->second.info.kernel != kernel) return Result::Miss;
+  const Stored& e = it->second;
+  if (e.info.sourceCrc != sourceCrc) {
+    *why = "cache entry was made from different weights (source checksum mismatch)";
+    return Result::Corrupt;
+  }
+  if (!verify(node, why)) return Result::Corrupt;
+  view(e, out);
   return Result::Hit;
+}
+
+bool WeightCache::mapped(const std::string& node, const std::string& kernel, const std::vector<std::string>& sources,
+                         PackedWeights* out) const {
+  auto it = entries_.find(node);
+  if (it == entries_.end() || it->second.info.kernel != kernel || it->second.info.sources != sources) return false;
+  view(it->second, out);
+  return true;
+}
+
+bool WeightCache::verify(const std::string& node, std::string* why) const {
+  auto it = entries_.find(node);
+  assert(it != entries_.end());
+  const char* base = static_cast<const char*>(map_.get());
+  for (const auto& a : it->second.arrays)
+    if (crc32c(base + a.offset, a.bytes) != a.crc) {
+      *why = fmt::format("payload '{}' checksum mismatch", a.name);
+      return false;
+    }
+  return true;
+}
+
+const WeightCache::Entry* WeightCache::entry(const std::string& node) const {
+  auto it = entries_.find(node);
+  return it == entries_.end() ? nullptr : &it->second.info;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> WeightCache::payloadExtents(const std::string& node) const {
+  std::vector<std::pair<uint64_t, uint64_t>> r;
+  if (auto it = entries_.find(node); it != entries_.end())
+    for (const auto& a : it->second.arrays) r.push_back({a.offset, a.bytes});
+  return r;
 }
 
 }  // namespace zp::runtime

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -10,6 +12,7 @@
 #include "libplan/runtime/npy.h"
 #include "libplan/runtime/session.h"
 #include "libplan/runtime/weight_cache.h"
+#include "libplan/util/file.h"
 
 namespace zp::runtime {
 namespace {
@@ -287,7 +290,7 @@ class WeightCacheTest : public ::testing::Test {
     auto r = (*s)->run(in);
     ASSERT_TRUE(r.ok());
     expect = r->at("y");
-    ASSERT_TRUE((*s)->writeCache(dir / "cnn.zpwc").ok());
+    ASSERT_TRUE((*s)->writeCache(dir / "cnn.zpwc", true).ok());
     opts.cache = dir / "cnn.zpwc";
   }
   void TearDown() override { fs::remove_all(dir); }
@@ -308,40 +311,218 @@ class WeightCacheTest : public ::testing::Test {
   Tensor expect;
 };
 
-TEST_F(WeightCacheTest, CachedWeightsAreMappedAndGiveTheSameOutputs) {
+TEST_F(WeightCacheTest, SessionIsBuiltFromTheCacheAloneAndGivesTheSameOutputs) {
   auto s = Session::load(dir / "cnn.onnx", opts);
   ASSERT_TRUE(s.ok()) << s.error().message;
-  EXPECT_TRUE((*s)->warnings().empty());
-  // Conv_0 (Winograd) and Conv_3 (CSR) are cached; the Gemm reads its ONNX weights in place.
-  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
+  EXPECT_TRUE((*s)->warnings().empty()) << (*s)->warnings().front();
+  EXPECT_TRUE((*s)->loadStats().fromCache);
+  // Every heavy node comes from the cache: Conv_0 (Winograd), Conv_3 (CSR) and the
+  // Gemm, whose kernel reads a copy of its ONNX weights.
+  EXPECT_EQ((*s)->loadStats().cacheHits, 3);
+  EXPECT_EQ((*s)->loadStats().cacheFallbacks, 0);
   for (const auto& n : (*s)->nodes())
-    if (n.hasWeights) EXPECT_EQ(n.fromCache, n.transform != "none") << n.name;
+    if (n.hasWeights) EXPECT_TRUE(n.fromCache) << n.name;
+  EXPECT_EQ((*s)->loadStats().verifyMs, 0.0) << "payloads are checked as their nodes first run";
   auto r = (*s)->run(in);
-  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT((*s)->loadStats().verifyMs, 0.0);
+  EXPECT_TRUE((*s)->loadStats().fromCache);
   EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
-  // Payloads are 64-byte aligned in the file.
   auto c = WeightCache::open(opts.cache);
   ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->version(), kWeightCacheVersion);
+  EXPECT_EQ((*c)->entryCount(), 3u);
+  ASSERT_NE((*c)->entry("Gemm_7"), nullptr);
+  EXPECT_EQ((*c)->entry("Gemm_7")->transform, "none");
+  EXPECT_EQ((*c)->entry("Conv_0")->sources,
+            (std::vector<std::string>{"W1", "B1", "s", "bb", "mu", "var"}));  // BatchNormalization folded in
+  EXPECT_GT((*c)->entry("Conv_3")->zeroFraction, 0.9);
+  for (const auto& [off, bytes] : (*c)->payloadExtents("Conv_0")) EXPECT_EQ(off % kWeightCacheAlign, 0u);
   PackedWeights pw;
   std::string why;
-  ASSERT_EQ((*c)->lookup("Conv_0", "winograd", (*s)->nodes()[0].hasWeights ? 0 : 0, &pw, &why), WeightCache::Result::Corrupt)
+  ASSERT_EQ((*c)->lookup("Conv_0", "winograd", 0, &pw, &why), WeightCache::Result::Corrupt)
       << "a wrong source checksum is rejected";
 }
 
-TEST_F(WeightCacheTest, FlippedPayloadByteFallsBackForThatNodeWithAWarning) {
-  // The Winograd payload of Conv_0 starts at the second 64-byte aligned array (after its bias).
-  flipByte(64 + 64 + 10);
-  auto s = Session::load(dir / "cnn.onnx", opts);
+TEST_F(WeightCacheTest, TheModelFileIsNotReadWhenTheCacheMatchesIt) {
+  // Same size and mtime, different bytes: only a session that never reads the file survives.
+  const fs::path model = dir / "cnn.onnx";
+  const auto size = fs::file_size(model);
+  const auto mtime = fs::last_write_time(model);
+  {
+    std::ofstream f(model, std::ios::binary | std::ios::trunc);
+    f << std::string(size, 'x');
+  }
+  fs::last_write_time(model, mtime);
+  auto s = Session::load(model, opts);
   ASSERT_TRUE(s.ok()) << s.error().message;
-  ASSERT_EQ((*s)->warnings().size(), 1u);
-  EXPECT_NE((*s)->warnings()[0].find("node 'Conv_0'"), std::string::npos) << (*s)->warnings()[0];
-  EXPECT_NE((*s)->warnings()[0].find("checksum"), std::string::npos);
-  EXPECT_EQ((*s)->loadStats().cacheHits, 1);
-  EXPECT_EQ((*s)->loadStats().cacheFallbacks, 1);
-  EXPECT_FALSE((*s)->nodes()[0].fromCache);
+  EXPECT_TRUE((*s)->loadStats().fromCache);
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+}
+
+TEST_F(WeightCacheTest, FromTheCacheAndFromTheModelGiveByteIdenticalOutputs) {
+  for (const std::string policy : {"default", "im2col", "winograd", "gemm1x1", "sparse", "naive", "blas"}) {
+    SessionOptions o;
+    o.kernels.policy = policy;
+    auto full = Session::load(dir / "cnn.onnx", o);
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    const fs::path cache = dir / (policy + ".zpwc");
+    ASSERT_TRUE((*full)->writeCache(cache, true).ok());
+    o.cache = cache;
+    auto fast = Session::load(dir / "cnn.onnx", o);
+    ASSERT_TRUE(fast.ok()) << fast.error().message;
+    EXPECT_TRUE((*fast)->loadStats().fromCache) << policy;
+    EXPECT_TRUE((*fast)->warnings().empty()) << policy << ": " << (*fast)->warnings().front();
+    for (uint64_t seed : {1, 2}) {
+      auto x = oneInput("x", {1, 4, 9, 9}, seed);
+      auto a = (*full)->run(x);
+      auto b = (*fast)->run(x);
+      ASSERT_TRUE(a.ok() && b.ok());
+      const Tensor& ya = a->at("y");
+      const Tensor& yb = b->at("y");
+      ASSERT_EQ(ya.bytes(), yb.bytes());
+      EXPECT_EQ(std::memcmp(ya.data, yb.data, ya.bytes()), 0) << policy;
+    }
+  }
+}
+
+TEST_F(WeightCacheTest, WritingTheCacheAgainGivesTheSameBytes) {
+  auto first = readFile(opts.cache);
+  ASSERT_TRUE(first.ok());
+  SessionOptions o;
+  o.kernels = opts.kernels;
+  auto full = Session::load(dir / "cnn.onnx", o);
+  ASSERT_TRUE(full.ok());
+  ASSERT_TRUE((*full)->writeCache(dir / "again.zpwc", true).ok());
+  EXPECT_TRUE(*readFile(dir / "again.zpwc") == *first) << "from the model";
+  auto fast = Session::load(dir / "cnn.onnx", opts);
+  ASSERT_TRUE(fast.ok());
+  ASSERT_TRUE((*fast)->loadStats().fromCache);
+  ASSERT_TRUE((*fast)->writeCache(dir / "again2.zpwc", true).ok());
+  EXPECT_TRUE(*readFile(dir / "again2.zpwc") == *first) << "from the cache alone";
+}
+
+TEST_F(WeightCacheTest, CacheNamingNoModelFileIsReproducibleAndCheckedAgainstTheModel) {
+  // Bundles: the same content gives the same bytes, whatever the file's mtime.
+  SessionOptions o;
+  o.kernels = opts.kernels;
+  auto a = Session::load(dir / "cnn.onnx", o);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE((*a)->writeCache(dir / "a.zpwc").ok());
+  fs::copy_file(dir / "cnn.onnx", dir / "copy.onnx");
+  fs::last_write_time(dir / "copy.onnx", fs::last_write_time(dir / "cnn.onnx") + std::chrono::seconds(7));
+  auto b = Session::load(dir / "copy.onnx", o);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*b)->writeCache(dir / "b.zpwc").ok());
+  EXPECT_TRUE(*readFile(dir / "a.zpwc") == *readFile(dir / "b.zpwc"));
+  o.cache = dir / "a.zpwc";
+  auto s = Session::load(dir / "cnn.onnx", o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE((*s)->warnings().empty()) << (*s)->warnings().front();
+  EXPECT_FALSE((*s)->loadStats().fromCache);
+  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
   auto r = (*s)->run(in);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+}
+
+TEST_F(WeightCacheTest, CorruptPayloadFoundInTheFirstRunRebuildsFromTheModel) {
+  auto c = WeightCache::open(opts.cache);
+  ASSERT_TRUE(c.ok());
+  const auto extents = (*c)->payloadExtents("Conv_0");
+  ASSERT_EQ(extents.size(), 2u);  // bias, Winograd U
+  c->reset();
+  flipByte(extents[1].first + extents[1].second / 2);
+  auto s = Session::load(dir / "cnn.onnx", opts);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_TRUE((*s)->loadStats().fromCache) << "payloads are not read at load";
+  EXPECT_TRUE((*s)->warnings().empty());
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+  ASSERT_EQ((*s)->warnings().size(), 1u);
+  const std::string& w = (*s)->warnings()[0];
+  EXPECT_NE(w.find(opts.cache.string()), std::string::npos) << w;
+  EXPECT_NE(w.find("node 'Conv_0'"), std::string::npos) << w;
+  EXPECT_NE(w.find("checksum mismatch"), std::string::npos) << w;
+  EXPECT_NE(w.find("raw ONNX weights"), std::string::npos) << w;
+  EXPECT_FALSE((*s)->loadStats().fromCache) << "rebuilt from the model file";
+  EXPECT_EQ((*s)->loadStats().cacheHits, 1);  // Conv_3; the Gemm reads its ONNX weights in place
+  EXPECT_EQ((*s)->loadStats().cacheFallbacks, 1);
+  EXPECT_FALSE((*s)->nodes()[0].fromCache);
+  // Later runs use the rebuilt session as it is.
+  auto r2 = (*s)->run(in);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(relErr(r2->at("y"), expect), 0.0);
+  EXPECT_EQ((*s)->warnings().size(), 1u);
+}
+
+TEST_F(WeightCacheTest, CorruptInPlaceCopyIsFoundToo) {
+  auto c = WeightCache::open(opts.cache);
+  ASSERT_TRUE(c.ok());
+  const auto extents = (*c)->payloadExtents("Gemm_7");
+  ASSERT_EQ(extents.size(), 2u);  // bias, w
+  c->reset();
+  flipByte(extents[1].first + 3);
+  auto s = Session::load(dir / "cnn.onnx", opts);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+  ASSERT_EQ((*s)->warnings().size(), 1u);
+  EXPECT_NE((*s)->warnings()[0].find("node 'Gemm_7'"), std::string::npos) << (*s)->warnings()[0];
+  EXPECT_EQ((*s)->loadStats().cacheFallbacks, 1);
+  EXPECT_EQ((*s)->loadStats().cacheHits, 2);
+}
+
+TEST_F(WeightCacheTest, ModelNewerThanTheCacheIsLoadedAndTheCacheChecked) {
+  const fs::path model = dir / "cnn.onnx";
+  fs::last_write_time(model, fs::last_write_time(model) + std::chrono::seconds(5));
+  auto s = Session::load(model, opts);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ((*s)->warnings().size(), 1u);
+  EXPECT_NE((*s)->warnings()[0].find("written for a different version of " + model.string() + ": loading the model"),
+            std::string::npos)
+      << (*s)->warnings()[0];
+  EXPECT_FALSE((*s)->loadStats().fromCache);
+  EXPECT_EQ((*s)->loadStats().cacheHits, 2);  // the transformed entries, checked against the model's weights
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+
+  // A changed model with a flipped payload: the full path checks payloads at load.
+  auto c = WeightCache::open(opts.cache);
+  ASSERT_TRUE(c.ok());
+  const auto extents = (*c)->payloadExtents("Conv_3");
+  c->reset();
+  flipByte(extents.back().first + 1);
+  auto s2 = Session::load(model, opts);
+  ASSERT_TRUE(s2.ok());
+  ASSERT_EQ((*s2)->warnings().size(), 2u);
+  EXPECT_NE((*s2)->warnings()[1].find("node 'Conv_3'"), std::string::npos) << (*s2)->warnings()[1];
+  EXPECT_EQ((*s2)->loadStats().cacheFallbacks, 1);
+  auto r2 = (*s2)->run(in);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(relErr(r2->at("y"), expect), 0.0);
+}
+
+TEST_F(WeightCacheTest, FlippedSkeletonOrHeaderByteRejectsTheFile) {
+  const size_t skeletonAt = 128;  // right after the header
+  for (size_t offset : {skeletonAt + 20, size_t{44}}) {  // a skeleton byte; the model size in the header
+    flipByte(offset);
+    auto s = Session::load(dir / "cnn.onnx", opts);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    ASSERT_EQ((*s)->warnings().size(), 2u) << offset;  // Conv_0 and Conv_3 fall back
+    EXPECT_NE((*s)->warnings()[0].find("checksum mismatch"), std::string::npos) << (*s)->warnings()[0];
+    EXPECT_NE((*s)->warnings()[0].find("uses raw ONNX weights"), std::string::npos) << (*s)->warnings()[0];
+    EXPECT_EQ((*s)->loadStats().cacheFallbacks, 2);
+    auto r = (*s)->run(in);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+    flipByte(offset);  // restore
+  }
 }
 
 TEST_F(WeightCacheTest, WrongVersionRejectsTheFileAndEveryNodeFallsBack) {
@@ -356,13 +537,122 @@ TEST_F(WeightCacheTest, WrongVersionRejectsTheFileAndEveryNodeFallsBack) {
   EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
 }
 
-TEST_F(WeightCacheTest, ADifferentKernelChoiceIsACacheMissNotAnError) {
+TEST_F(WeightCacheTest, ADifferentKernelChoiceLoadsTheModelAndUsesTheEntriesThatFit) {
   opts.kernels.perNode["Conv_0"] = "im2col";
   auto s = Session::load(dir / "cnn.onnx", opts);
   ASSERT_TRUE(s.ok());
-  EXPECT_TRUE((*s)->warnings().empty());
+  ASSERT_EQ((*s)->warnings().size(), 1u);
+  EXPECT_NE((*s)->warnings()[0].find("holds kernel winograd for this node, not im2col"), std::string::npos)
+      << (*s)->warnings()[0];
+  EXPECT_NE((*s)->warnings()[0].find(": loading the model"), std::string::npos);
+  EXPECT_FALSE((*s)->loadStats().fromCache);
   EXPECT_EQ((*s)->loadStats().cacheHits, 1);
   EXPECT_FALSE((*s)->nodes()[0].fromCache);
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok());
+}
+
+TEST_F(WeightCacheTest, TunePolicyLoadsTheModel) {
+  opts.kernels.perNode.clear();
+  opts.kernels.policy = "tune";
+  auto s = Session::load(dir / "cnn.onnx", opts);
+  ASSERT_TRUE(s.ok());
+  ASSERT_FALSE((*s)->warnings().empty());
+  EXPECT_NE((*s)->warnings()[0].find("tune policy"), std::string::npos) << (*s)->warnings()[0];
+  EXPECT_FALSE((*s)->loadStats().fromCache);
+}
+
+// Weights above 4 KiB read only by heavy nodes are left out of the skeleton; M is
+// also read by a Transpose that constant folding runs, so it stays.
+TEST(WeightCacheSkeleton, LargeWeightsOfHeavyNodesAreLeftToTheCache) {
+  const std::string text = fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,16,8,8] x) => (float[1,100] y)
+    <float[32,16,3,3] W1 = {{{}}}, float[32] B1 = {{{}}},
+     float[32] s = {{{}}}, float[32] bb = {{{}}}, float[32] mu = {{{}}}, float[32] var = {{{}}},
+     float[48,32,1,1] W2 = {{{}}}, float[48,48] M = {{{}}}, float[100,48] Wg = {{{}}}, float[100] Bg = {{{}}}>
+    {{
+      c1 = Conv <pads=[1,1,1,1]> (x, W1, B1)
+      n1 = BatchNormalization (c1, s, bb, mu, var)
+      r1 = Relu (n1)
+      c2 = Conv (r1, W2)
+      p = GlobalAveragePool (c2)
+      f = Flatten (p)
+      q = Transpose (M)
+      h = MatMul (f, q)
+      h2 = MatMul (h, M)
+      y = Gemm <transB=1> (h2, Wg, Bg)
+    }}
+  )",
+                                       floats(4608, 11), floats(32, 12), positive(32, 13), floats(32, 14),
+                                       floats(32, 15), positive(32, 16), floats(1536, 17), floats(2304, 18),
+                                       floats(4800, 19), floats(100, 20));
+  auto m = graph::parseModelText(text);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const fs::path dir = tempDir("skeleton");
+  ASSERT_TRUE(graph::saveModel(*m, dir / "m.onnx").ok());
+  for (const std::string policy : {"default", "im2col", "winograd", "sparse", "naive"}) {
+    SessionOptions o;
+    o.kernels.policy = policy;
+    auto full = Session::load(dir / "m.onnx", o);
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    ASSERT_TRUE((*full)->writeCache(dir / "m.zpwc", true).ok());
+    auto c = WeightCache::open(dir / "m.zpwc");
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    auto sk = graph::parseModelBytes((*c)->skeleton(), "skeleton");
+    ASSERT_TRUE(sk.ok());
+    std::map<std::string, bool> hasData;
+    for (const auto& t : sk->graph().initializer()) hasData[t.name()] = t.has_raw_data() || t.float_data_size() > 0;
+    EXPECT_FALSE(hasData.at("W1")) << policy;
+    EXPECT_FALSE(hasData.at("W2")) << policy;
+    EXPECT_FALSE(hasData.at("Wg")) << policy;
+    EXPECT_TRUE(hasData.at("M")) << policy;
+    EXPECT_TRUE(hasData.at("B1") && hasData.at("var") && hasData.at("Bg")) << policy;
+    EXPECT_GT(sk->graph().value_info_size(), 0) << "shapes inferred when the cache was written";
+    c->reset();
+    o.cache = dir / "m.zpwc";
+    auto fast = Session::load(dir / "m.onnx", o);
+    ASSERT_TRUE(fast.ok()) << fast.error().message;
+    EXPECT_TRUE((*fast)->loadStats().fromCache) << policy;
+    EXPECT_TRUE((*fast)->warnings().empty()) << policy << ": " << (*fast)->warnings().front();
+    EXPECT_LT((*fast)->weightBytes(), (*full)->weightBytes() + 1);
+    auto x = oneInput("x", {1, 16, 8, 8}, 4);
+    auto a = (*full)->run(x);
+    auto b = (*fast)->run(x);
+    ASSERT_TRUE(a.ok() && b.ok()) << (a.ok() ? b.error().message : a.error().message);
+    ASSERT_EQ(a->at("y").bytes(), b->at("y").bytes());
+    EXPECT_EQ(std::memcmp(a->at("y").data, b->at("y").data, a->at("y").bytes()), 0) << policy;
+    // A session from the skeleton writes the same file again.
+    ASSERT_TRUE((*fast)->writeCache(dir / "again.zpwc", true).ok());
+    EXPECT_TRUE(*readFile(dir / "again.zpwc") == *readFile(dir / "m.zpwc")) << policy;
+  }
+  // The skeleton alone is not a model the runtime accepts.
+  auto c = WeightCache::open(dir / "m.zpwc");
+  ASSERT_TRUE(c.ok());
+  auto sk = graph::parseModelBytes((*c)->skeleton(), "skeleton");
+  ASSERT_TRUE(sk.ok());
+  auto bad = Session::fromModel(*sk, "skeleton", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("has no data"), std::string::npos) << bad.error().message;
+  fs::remove_all(dir);
+}
+
+TEST(Crc32c, MatchesTheBitwiseDefinitionAtEveryLength) {
+  auto ref = [](const uint8_t* p, size_t n, uint32_t seed) {
+    uint32_t c = ~seed;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    }
+    return ~c;
+  };
+  std::mt19937 rng(3);
+  std::vector<uint8_t> buf(300000);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{4095}, size_t{4096}, size_t{4103}, size_t{24007},
+                   size_t{65536}, size_t{299995}})
+    for (uint32_t seed : {0u, 0x1234567u}) EXPECT_EQ(crc32c(buf.data() + 5, n, seed), ref(buf.data() + 5, n, seed)) << n;
 }
 
 TEST(Npy, RoundTripAndErrorsNameTheFile) {
