@@ -2,6 +2,7 @@
 
 #include "libplan/runtime/kernels_sparse.h"
 
+#include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <cblas.h>
 #include <omp.h>
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -70,15 +70,35 @@ WeightArray PackedWeights::make(std::string name, const std::vector<T>& values, 
 template WeightArray PackedWeights::make<float>(std::string, const std::vector<float>&, DType);
 template WeightArray PackedWeights::make<int32_t>(std::string, const std::vector<int32_t>&, DType);
 
-void setBlasThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
 // oneDNN runs on OpenMP's default team size; the runtime's own parallel regions
 // name their thread counts, so one thread here keeps a GEMM from spawning its own.
+// JIT profiling (VTune/perf registration of every generated kernel) is off: it costs
+// a cold start several milliseconds and nothing here reads it.
 void useSingleThreadedBlas() {
-  openblas_set_num_threads(1);
+  static const bool configured = [] {
+    dnnl_set_jit_profiling_flags(DNNL_JIT_PROFILE_NONE);
+    return true;
+  }();
+  (void)configured;
   omp_set_num_threads(1);
 }
 
-std::string blasCoreName() { return openblas_get_corename(); }
+std::string blasCoreName() {
+  const dnnl_version_t* v = dnnl_version();
+  const char* isa = "generic";
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: isa = "sse41"; break;
+    case dnnl_cpu_isa_avx: isa = "avx"; break;
+    case dnnl_cpu_isa_avx2: isa = "avx2"; break;
+    case dnnl_cpu_isa_avx2_vnni: isa = "avx2_vnni"; break;
+    case dnnl_cpu_isa_avx512_core: isa = "avx512_core"; break;
+    case dnnl_cpu_isa_avx512_core_vnni: isa = "avx512_core_vnni"; break;
+    case dnnl_cpu_isa_avx512_core_bf16: isa = "avx512_core_bf16"; break;
+    case dnnl_cpu_isa_avx512_core_amx: isa = "avx512_core_amx"; break;
+    default: break;
+  }
+  return fmt::format("oneDNN {}.{}.{} sgemm ({})", v->major, v->minor, v->patch, isa);
+}
 
 double zeroFraction(const float* w, int64_t n) {
   if (n <= 0) return 0;

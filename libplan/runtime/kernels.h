@@ -104,11 +104,10 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads = 1);
 
-// Sets BLAS threads; kernels take their own thread count.
-void setBlasThreads(int threads);
-// The runtime's own threads split GEMMs; OpenBLAS stays single-threaded.
+// Keeps oneDNN's GEMMs on the calling thread (the runtime's own threads split them)
+// and turns off its JIT profiling hooks.
 void useSingleThreadedBlas();
-// The kernel set OpenBLAS runs (e.g. "SkylakeX", "Haswell"), for reports.
+// The GEMM library, its version and the instruction set it runs, for reports.
 std::string blasCoreName();
 
 // Fraction of exact zeros.
