@@ -31,6 +31,7 @@ size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 struct GemmWarmup {
   std::thread thread;
   std::atomic<bool> done{false};
+  double ms = 0;  // how long oneDNN's start-up took (valid once done)
   ~GemmWarmup() {
     if (thread.joinable()) thread.join();
   }
@@ -43,10 +44,12 @@ std::shared_ptr<GemmWarmup> startGemmWarmup() {
   GemmWarmup* raw = w.get();
   try {
     w->thread = std::thread([raw] {
+      const auto t0 = Clock::now();
       omp_set_num_threads(1);
       const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
       float c[4];
       sgemmRowMajor(false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2, 1);
+      raw->ms = msSince(t0);
       raw->done = true;
     });
   } catch (const std::system_error&) {
@@ -844,6 +847,7 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   for (size_t v = 0; v < m.vals.size(); ++v)
     if (!m.isConst[v]) m.vals[v] = Tensor{};
   if (!failure.ok()) return failure.error();
+  if (m.warmup && m.warmup->done) stats_.gemmInitMs = m.warmup->ms;
 
   if (m.planDirty) {
     // Sizes seen in this run become the plan.

@@ -56,6 +56,10 @@ struct LoadStats {
   // (so inside that run's time, not load's).
   double verifyMs = 0;
   bool fromCache = false;  // built from the cache's model skeleton, without reading the ONNX file
+  // oneDNN's one-time start-up in this process (generating its GEMM kernels), run on
+  // a helper thread from the start of load; known after the first run, 0 when an
+  // earlier session of the process already paid it.
+  double gemmInitMs = 0;
   int cacheHits = 0;
   int cacheFallbacks = 0;
 };
