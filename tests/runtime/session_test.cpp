@@ -321,7 +321,9 @@ TEST_F(WeightCacheTest, SessionIsBuiltFromTheCacheAloneAndGivesTheSameOutputs) {
   EXPECT_EQ((*s)->loadStats().cacheHits, 3);
   EXPECT_EQ((*s)->loadStats().cacheFallbacks, 0);
   for (const auto& n : (*s)->nodes()) {
-    if (n.hasWeights) EXPECT_TRUE(n.fromCache) << n.name;
+    if (n.hasWeights) {
+      EXPECT_TRUE(n.fromCache) << n.name;
+    }
   }
   EXPECT_EQ((*s)->loadStats().verifyMs, 0.0) << "payloads are checked as their nodes first run";
   auto r = (*s)->run(in);
