@@ -58,13 +58,20 @@ def bench_model(a, label, path, out):
         for _ in range(a.cold_runs):
             check_ort.evict(path)
             ort_cold.append(check_ort.run_ort(a.ort_prefix, path, inputs, os.path.join(d, 'ort'), t, 0)['cold_total_ms'])
-        ow = check_ort.run_ort(a.ort_prefix, path, inputs, os.path.join(d, 'ort'), t, a.repeat)
-        r['ort_warm_ms'] = ow['warm_median_ms']
-        r['ort_warm_p90_ms'] = ow['warm_p90_ms']
         r['ort_cold_ms'] = statistics.median(ort_cold)
-        w = plan_run(a.plan_run, path, inputs, ['--repeat', str(a.repeat), '--threads', str(t)])
-        r['ours_warm_ms'] = w['warm']['median_ms']
-        r['ours_warm_p90_ms'] = w['warm']['p90_ms']
+        # Warm: ORT and ours alternate for --warm-rounds rounds, so a drift of the shared
+        # machine hits both; the ratio is the median of the per-round ratios.
+        rounds = []
+        for _ in range(a.warm_rounds):
+            ow = check_ort.run_ort(a.ort_prefix, path, inputs, os.path.join(d, 'ort'), t, a.repeat)
+            w = plan_run(a.plan_run, path, inputs, ['--repeat', str(a.repeat), '--threads', str(t)])
+            rounds.append((ow['warm_median_ms'], ow['warm_p90_ms'], w['warm']['median_ms'], w['warm']['p90_ms']))
+        r['ort_warm_ms'] = statistics.median(x[0] for x in rounds)
+        r['ort_warm_p90_ms'] = statistics.median(x[1] for x in rounds)
+        r['ours_warm_ms'] = statistics.median(x[2] for x in rounds)
+        r['ours_warm_p90_ms'] = statistics.median(x[3] for x in rounds)
+        r['warm_ratio'] = statistics.median(x[2] / x[0] for x in rounds)
+        r['warm_ratios'] = [x[2] / x[0] for x in rounds]
         for kind, extra in [('raw', []), ('cached', ['--cache', cache])]:
             runs = [plan_run(a.plan_run, path, inputs, ['--cold', '--repeat', '0', '--threads', str(t), *extra])['cold']
                     for _ in range(a.cold_runs)]
@@ -108,7 +115,7 @@ def fmt_ms(v):
 
 def tables(rows, threads):
     lines = ['## Latency (ms): ORT vs zooplan runtime', '',
-             '| model | thr | ORT warm | ours warm | ratio | ORT cold | ours cold raw (read/transform/exec) | ours cold cached (read/transform/exec) | oneDNN start-up (helper thread) | cached cold / own warm | cached cold / ORT cold |',
+             '| model | thr | ORT warm | ours warm | ratio (per round) | ORT cold | ours cold raw (read/transform/exec) | ours cold cached (read/transform/exec) | oneDNN start-up (helper thread) | cached cold / own warm | cached cold / ORT cold |',
              '|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rows:
         for t in threads:
@@ -116,7 +123,7 @@ def tables(rows, threads):
             raw, cac = x['ours_cold_raw'], x['ours_cold_cached']
             lines.append(
                 f"| {r['model']} | {t} | {fmt_ms(x['ort_warm_ms'])} | {fmt_ms(x['ours_warm_ms'])} | "
-                f"{x['ours_warm_ms'] / x['ort_warm_ms']:.2f} | {fmt_ms(x['ort_cold_ms'])} | "
+                f"{x['warm_ratio']:.2f} ({', '.join(f'{v:.2f}' for v in x['warm_ratios'])}) | {fmt_ms(x['ort_cold_ms'])} | "
                 f"{fmt_ms(raw['total_ms'])} ({fmt_ms(raw['read_ms'])}/{fmt_ms(raw['transform_ms'])}/{fmt_ms(raw['execute_ms'])}) | "
                 f"{fmt_ms(cac['total_ms'])} ({fmt_ms(cac['read_ms'])}/{fmt_ms(cac['transform_ms'])}/{fmt_ms(cac['execute_ms'])}) | "
                 f"{fmt_ms(cac.get('gemm_init_ms'))} | {cac['total_ms'] / x['ours_warm_ms']:.2f} | "
@@ -157,6 +164,7 @@ def main():
     ap.add_argument('--resolution', type=int, default=224)
     ap.add_argument('--threads', type=int, nargs='*', default=[1, 2])
     ap.add_argument('--repeat', type=int, default=20)
+    ap.add_argument('--warm-rounds', type=int, default=3, help='alternating ORT/ours warm measurements')
     ap.add_argument('--cold-runs', type=int, default=3)
     a = ap.parse_args()
     check_ort.ensure_ort(a.ort_prefix)
@@ -183,7 +191,8 @@ def main():
         bench_model(a, label, path, rows)
     os.makedirs(a.out_dir, exist_ok=True)
     text = tables(rows, a.threads)
-    text += f'\nMeasured on this host in {time.time() - t0:.0f} s; warm = median of {a.repeat} runs, cold = median of {a.cold_runs} fresh processes.\n'
+    text += (f'\nMeasured on this host in {time.time() - t0:.0f} s; warm = median over {a.warm_rounds} alternating rounds '
+             f'of the median of {a.repeat} runs, cold = median of {a.cold_runs} fresh processes.\n')
     for name, content in [('results.json', json.dumps({'rows': rows}, indent=1, sort_keys=True) + '\n'), ('table.md', text)]:
         tmp = os.path.join(a.out_dir, f'.{name}.tmp')
         with open(tmp, 'w') as f:
