@@ -3,6 +3,7 @@
 #include <z3++.h>
 
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <cmath>
 #include <cstdlib>
@@ -313,6 +314,29 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
   const int N = p.numDnns();
   unsigned timeoutMs = static_cast<unsigned>(std::max(1.0, prm.timeLimitS * 1000.0));
   auto seed = static_cast<unsigned>(prm.seed & 0xffffffffu);
+  // The anytime loop of both objectives: check within the time left, hand each model
+  // to `onModel` (which records it and adds a cut excluding it and worse), until UNSAT
+  // proves the incumbent optimal, Z3 gives up, or time runs out.
+  auto strengthen = [&](z3::solver& sol, const std::function<void(const z3::model&)>& onModel) -> Status {
+    for (;;) {
+      const double left = prm.timeLimitS * 1000.0 - elapsed();
+      if (left <= 1) return {};
+      z3::params pt(c);
+      pt.set("timeout", static_cast<unsigned>(left));
+      pt.set("random_seed", seed);
+      sol.set(pt);
+      const z3::check_result r = sol.check();
+      ++out.checks;
+      if (r == z3::unsat) {
+        if (!out.best) return makeError("z3 solver: the formulation is unsatisfiable (bug)");
+        out.optimal = true;
+        out.bound = out.value;
+        return {};
+      }
+      if (r == z3::unknown) return {};
+      onModel(sol.get_model());
+    }
+  };
 
   if (prm.fixed) {
     // The assignment determines every time: one model is the answer.
@@ -375,23 +399,7 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
     double lb = 0;
     for (const auto& d : p.dnns) lb = std::max(lb, fastestChainMs(d));
     out.bound = lb;
-    for (;;) {
-      double left = prm.timeLimitS * 1000.0 - elapsed();
-      if (left <= 1) break;
-      z3::params pt(c);
-      pt.set("timeout", static_cast<unsigned>(left));
-      pt.set("random_seed", seed);
-      sol.set(pt);
-      z3::check_result r = sol.check();
-      ++out.checks;
-      if (r == z3::unsat) {
-        if (!out.best) return makeError("z3 solver: the formulation is unsatisfiable (bug)");
-        out.optimal = true;
-        out.bound = out.value;
-        break;
-      }
-      if (r == z3::unknown) break;
-      z3::model mdl = sol.get_model();
+    ZP_TRY(strengthen(sol, [&](const z3::model& mdl) {
       m.extract(mdl, out);
       z3::expr v(c);
       double mk = -1;
@@ -405,7 +413,7 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
       out.value = mk;
       if (prm.onImprove) prm.onImprove(elapsed(), mk, "z3-strengthen");
       sol.add(z < v);
-    }
+    }));
     out.elapsedMs = elapsed();
     return out;
   }
@@ -429,23 +437,7 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
     ub += 1000.0 / minChain[static_cast<size_t>(n)];
   }
   out.bound = ub;
-  for (;;) {
-    double left = prm.timeLimitS * 1000.0 - elapsed();
-    if (left <= 1) break;
-    z3::params pt(c);
-    pt.set("timeout", static_cast<unsigned>(left));
-    pt.set("random_seed", seed);
-    sol.set(pt);
-    z3::check_result r = sol.check();
-    ++out.checks;
-    if (r == z3::unsat) {
-      if (!out.best) return makeError("z3 solver: the formulation is unsatisfiable (bug)");
-      out.optimal = true;
-      out.bound = out.value;
-      break;
-    }
-    if (r == z3::unknown) break;
-    z3::model mdl = sol.get_model();
+  ZP_TRY(strengthen(sol, [&](const z3::model& mdl) {
     Z3Result cand;
     m.extract(mdl, cand);
     double v = 0;
@@ -471,7 +463,7 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
         if (need > 0) sol.add(T[static_cast<size_t>(n)] < m.real(1000.0 / need * (1 + 1e-9)));
       }
     }
-  }
+  }));
   out.elapsedMs = elapsed();
   return out;
 }
