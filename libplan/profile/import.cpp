@@ -242,10 +242,12 @@ std::string ImportReport::summary() const {
 }
 
 NodeImport mapLayersToNodes(const std::vector<LayerTime>& layers, const NameMapper& mapper,
-                            const ImportParams& params, const std::string& source, const std::string& file) {
+                            const ImportParams& params, const std::string& source, const std::string& file,
+                            std::vector<std::string> notes) {
   NodeImport out;
   ImportReport& rep = out.report;
   rep.file = file;
+  rep.notes = std::move(notes);
   struct Acc {
     double median = 0, p90 = 0;
     bool p90Known = true;

@@ -149,10 +149,7 @@ Expected<NodeImport> importOpenVinoCounters(const std::filesystem::path& file, c
   ZP_TRY(checkImportParams(params, file.string()));
   std::vector<std::string> notes;
   ZP_ASSIGN_OR_RETURN(std::vector<LayerTime> layers, readOpenVinoCounters(file, &notes));
-  NameMapper mapper(model);
-  NodeImport imp = mapLayersToNodes(layers, mapper, params, "openvino-csv", file.string());
-  imp.report.notes = std::move(notes);
-  return imp;
+  return mapLayersToNodes(layers, NameMapper(model), params, "openvino-csv", file.string(), std::move(notes));
 }
 
 }  // namespace zp::profile

@@ -153,10 +153,7 @@ Expected<NodeImport> importOrtProfile(const std::filesystem::path& file, const g
   ZP_TRY(checkImportParams(params, file.string()));
   std::vector<std::string> notes;
   ZP_ASSIGN_OR_RETURN(std::vector<LayerTime> layers, readOrtProfile(file, params, &notes));
-  NameMapper mapper(model);
-  NodeImport imp = mapLayersToNodes(layers, mapper, params, "ort-json", file.string());
-  imp.report.notes = std::move(notes);
-  return imp;
+  return mapLayersToNodes(layers, NameMapper(model), params, "ort-json", file.string(), std::move(notes));
 }
 
 }  // namespace zp::profile

@@ -156,10 +156,7 @@ Expected<NodeImport> importTrtexecProfile(const std::filesystem::path& profile,
   ZP_TRY(checkImportParams(params, profile.string()));
   std::vector<std::string> notes;
   ZP_ASSIGN_OR_RETURN(std::vector<LayerTime> layers, readTrtexecProfile(profile, layerInfo, &notes));
-  NameMapper mapper(model);
-  NodeImport imp = mapLayersToNodes(layers, mapper, params, "trtexec", profile.string());
-  imp.report.notes = std::move(notes);
-  return imp;
+  return mapLayersToNodes(layers, NameMapper(model), params, "trtexec", profile.string(), std::move(notes));
 }
 
 }  // namespace zp::profile
