@@ -80,6 +80,16 @@ void fieldPaths(const Json& j, const std::string& path, std::set<std::string>* a
   }
 }
 
+// plan.pb bytes and plan.json text both read back to the same plan.
+void expectRoundTripsThroughBytesAndJson(const plan::Plan& p) {
+  auto viaBytes = parsePlan(serializePlan(p), "test");
+  ASSERT_TRUE(viaBytes.ok()) << viaBytes.error().message;
+  EXPECT_EQ(*viaBytes, p);
+  auto viaJson = plan::planFromJson(Json::parse(plan::planToText(p)), "test");
+  ASSERT_TRUE(viaJson.ok()) << viaJson.error().message;
+  EXPECT_EQ(*viaJson, p);
+}
+
 TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   plan::Plan p = testing::stitchPlanFor(*manifest_);
   // The fixture sets every field of the plan model somewhere, so a field added
@@ -91,12 +101,7 @@ TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   auto viaProto = fromProto(toProto(p), "test");
   ASSERT_TRUE(viaProto.ok()) << viaProto.error().message;
   EXPECT_EQ(*viaProto, p);
-  auto viaBytes = parsePlan(serializePlan(p), "test");
-  ASSERT_TRUE(viaBytes.ok()) << viaBytes.error().message;
-  EXPECT_EQ(*viaBytes, p);
-  auto viaJson = plan::planFromJson(Json::parse(plan::planToText(p)), "test");
-  ASSERT_TRUE(viaJson.ok()) << viaJson.error().message;
-  EXPECT_EQ(*viaJson, p);
+  expectRoundTripsThroughBytesAndJson(p);
   // Every field of the fixture is set, so the proto form is a whole rendering:
   // changing any one part of the plan changes the bytes.
   plan::Plan q = p;
@@ -113,12 +118,7 @@ TEST_F(emitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
   const plan::Plan& p = *solved;
   ASSERT_TRUE(p.concurrent.has_value());
   ASSERT_FALSE(p.concurrent->dnns.empty());
-  auto viaBytes = parsePlan(serializePlan(p), "test");
-  ASSERT_TRUE(viaBytes.ok()) << viaBytes.error().message;
-  EXPECT_EQ(*viaBytes, p);
-  auto viaJson = plan::planFromJson(Json::parse(plan::planToText(p)), "test");
-  ASSERT_TRUE(viaJson.ok()) << viaJson.error().message;
-  EXPECT_EQ(*viaJson, p);
+  expectRoundTripsThroughBytesAndJson(p);
   // Negative values (afterGroup -1 from a dependency, unrestricted -1) survive.
   plan::Plan q = p;
   q.concurrent->solver.maxTransitionsPerDnn = -1;
