@@ -11,29 +11,20 @@
 #include "passes/grouping/grouping.h"
 #include "passes/partition/cut_points.h"
 #include "passes/schedule/concurrent.h"
+#include "tests/common/onnx_text.h"
 
 using namespace zp;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string init(const std::string& name, std::vector<int> dims) {
-  int n = 1;
-  std::string d;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    n *= dims[i];
-    d += (i ? "," : "") + std::to_string(dims[i]);
-  }
-  std::string v;
-  for (int i = 0; i < n; ++i) v += (i ? "," : "") + std::to_string(0.1f * static_cast<float>((i * 7) % 11 - 5));
-  return "float[" + d + "] " + name + " = {" + v + "}";
-}
+using zp::testing::floatInitializer;
 
 // A chain of conv blocks: c_k = Conv, r_k = Relu (fusible: never cut in between).
 std::string chainCnn(int blocks) {
   std::string inits, body;
   for (int k = 0; k < blocks; ++k) {
-    inits += (k ? ", " : "") + init("w" + std::to_string(k), {4, k == 0 ? 1 : 4, 3, 3});
+    inits += (k ? ", " : "") + floatInitializer("w" + std::to_string(k), {4, k == 0 ? 1 : 4, 3, 3});
     std::string in = k == 0 ? "x" : "r" + std::to_string(k - 1);
     body += "      c" + std::to_string(k) + " = Conv <pads = [1,1,1,1]> (" + in + ", w" + std::to_string(k) + ")\n";
     body += "      r" + std::to_string(k) + " = Relu (c" + std::to_string(k) + ")\n";

@@ -5,30 +5,20 @@
 
 #include "libplan/graph/model_io.h"
 #include "passes/partition/partition.h"
+#include "tests/common/onnx_text.h"
 
 namespace zp::partition {
 namespace {
 
-// "float[d0,d1,...] name = {v, v, ...}" with deterministic values.
-std::string init(const std::string& name, std::vector<int> dims, float scale = 0.1f) {
-  int n = 1;
-  std::string d;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    n *= dims[i];
-    d += (i ? "," : "") + std::to_string(dims[i]);
-  }
-  std::string v;
-  for (int i = 0; i < n; ++i) v += (i ? "," : "") + std::to_string(scale * static_cast<float>((i * 7) % 11 - 5));
-  return "float[" + d + "] " + name + " = {" + v + "}";
-}
+using zp::testing::floatInitializer;
 
 // Stem, two residual blocks, global pool and classifier.
 std::string residualCnn(bool extraNode = false) {
   return R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,1,6,6] x) => (float[1,3] y)
-    <)" + init("ws", {4, 1, 3, 3}) + ", " + init("wa", {4, 4, 3, 3}) + ", " + init("wb", {4, 4, 3, 3}) + ", " +
-         init("wc", {4, 4, 3, 3}) + ", " + init("wd", {4, 4, 3, 3}) + ", " + init("wf", {3, 4}) + ", " +
-         init("bn_s", {4}, 1.0f) + ", " + init("bn_b", {4}) + ", " + init("bn_m", {4}) + ", " +
+    <)" + floatInitializer("ws", {4, 1, 3, 3}) + ", " + floatInitializer("wa", {4, 4, 3, 3}) + ", " + floatInitializer("wb", {4, 4, 3, 3}) + ", " +
+         floatInitializer("wc", {4, 4, 3, 3}) + ", " + floatInitializer("wd", {4, 4, 3, 3}) + ", " + floatInitializer("wf", {3, 4}) + ", " +
+         floatInitializer("bn_s", {4}, 1.0f) + ", " + floatInitializer("bn_b", {4}) + ", " + floatInitializer("bn_m", {4}) + ", " +
          "float[4] bn_v = {1.0, 1.0, 1.0, 1.0}" + R"(>
     {
       s0 = Conv <pads = [1,1,1,1]> (x, ws)
@@ -77,7 +67,7 @@ TEST(CutPoints, NeverInsideFusibleChains) {
   // A plain chain: only the cuts after Relu and after Add (which feeds MatMul) remain.
   auto m = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4] x) => (float[1,4] y)
-    <)" + init("w1", {4, 4}) + ", " + init("b1", {4}) + ", " + init("w2", {4, 4}) + ", " + init("b2", {4}) + R"(>
+    <)" + floatInitializer("w1", {4, 4}) + ", " + floatInitializer("b1", {4}) + ", " + floatInitializer("w2", {4, 4}) + ", " + floatInitializer("b2", {4}) + R"(>
     {
       m1 = MatMul (x, w1)
       a1 = Add (m1, b1)
@@ -93,7 +83,7 @@ TEST(CutPoints, NeverInsideFusibleChains) {
 TEST(CutPoints, QdqNodesTravelWithTheOpTheyFeed) {
   // Float model and its QDQ twin (weight DQ + activation Q/DQ before the
   // second MatMul) have the same main sequence and the same cut.
-  const std::string weights = init("w1", {4, 4}) + ", " + init("w2", {4, 4});
+  const std::string weights = floatInitializer("w1", {4, 4}) + ", " + floatInitializer("w2", {4, 4});
   auto fp = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4] x) => (float[1,4] y)
     <)" + weights + R"(>
@@ -105,7 +95,7 @@ TEST(CutPoints, QdqNodesTravelWithTheOpTheyFeed) {
     })");
   auto q = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4] x) => (float[1,4] y)
-    <)" + init("w1", {4, 4}) + R"(, int8[4,4] w2q = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}, float s = {0.1}, int8 z = {0}>
+    <)" + floatInitializer("w1", {4, 4}) + R"(, int8[4,4] w2q = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}, float s = {0.1}, int8 z = {0}>
     {
       m1 = MatMul (x, w1)
       r1 = Relu (m1)
