@@ -302,15 +302,25 @@ static void convNaive(const ConvAttrs& a, const float* w, const float* bias, con
     }
 }
 
+#if defined(__AVX2__)
+// The 16 floats at s as their 8 even-indexed and 8 odd-indexed ones, in order.
+static inline void deinterleave16(const float* s, __m256* even, __m256* odd) {
+  const __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + 8);
+  // shuffle picks within 128-bit lanes; the permute puts the lanes' halves in order.
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+}
+#endif
+
 // d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
 // 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
 static void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
   int64_t k = lo;
 #if defined(__AVX2__)
   for (; k + 8 < hi; k += 8) {
-    const __m256 a = _mm256_loadu_ps(s + 2 * k), b = _mm256_loadu_ps(s + 2 * k + 8);
-    const __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-    _mm256_storeu_ps(d + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+    __m256 ev, od;
+    deinterleave16(s + 2 * k, &ev, &od);
+    _mm256_storeu_ps(d + k, ev);
   }
 #endif
   for (; k < hi; ++k) d[k] = s[2 * k];
@@ -501,11 +511,14 @@ __attribute__((target("avx512f"))) void depthwiseFlat512(const WindowGeom& g, co
       a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 32), a2);
       a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 48), a3);
     }
+    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
     if (e.kind != Epilogue::None) {
-      a0 = _mm512_max_ps(a0, lo); a1 = _mm512_max_ps(a1, lo); a2 = _mm512_max_ps(a2, lo); a3 = _mm512_max_ps(a3, lo);
+      a0 = _mm512_mask_max_ps(a0, 0xffff, a0, lo); a1 = _mm512_mask_max_ps(a1, 0xffff, a1, lo);
+      a2 = _mm512_mask_max_ps(a2, 0xffff, a2, lo); a3 = _mm512_mask_max_ps(a3, 0xffff, a3, lo);
     }
     if (e.kind == Epilogue::Clip) {
-      a0 = _mm512_min_ps(a0, hi); a1 = _mm512_min_ps(a1, hi); a2 = _mm512_min_ps(a2, hi); a3 = _mm512_min_ps(a3, hi);
+      a0 = _mm512_mask_min_ps(a0, 0xffff, a0, hi); a1 = _mm512_mask_min_ps(a1, 0xffff, a1, hi);
+      a2 = _mm512_mask_min_ps(a2, 0xffff, a2, hi); a3 = _mm512_mask_min_ps(a3, 0xffff, a3, hi);
     }
     _mm512_storeu_ps(flat + f, a0);
     _mm512_storeu_ps(flat + f + 16, a1);
@@ -605,12 +618,10 @@ static void winogradSplitChannel(const float* src, int64_t H, int64_t W, int64_t
     const float* sp = s - padL;
     int64_t k = kLo;
     for (; k + 8 <= kHi; k += 8) {
-      // Deinterleave 16 floats into 8 even and 8 odd columns.
-      const __m256 lo = _mm256_loadu_ps(sp + 2 * k), hi = _mm256_loadu_ps(sp + 2 * k + 8);
-      const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-      const __m256 od = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-      _mm256_storeu_ps(e + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
-      _mm256_storeu_ps(o + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
+      __m256 ev, od;
+      deinterleave16(sp + 2 * k, &ev, &od);
+      _mm256_storeu_ps(e + k, ev);
+      _mm256_storeu_ps(o + k, od);
     }
     for (; k < kHi; ++k) { e[k] = sp[2 * k]; o[k] = sp[2 * k + 1]; }
     for (k = kHi; k < g.Wq; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
