@@ -74,7 +74,7 @@ template WeightArray PackedWeights::make<int32_t>(std::string, const std::vector
 // name their thread counts, so one thread here keeps a GEMM from spawning its own.
 // JIT profiling (VTune/perf registration of every generated kernel) is off: it costs
 // a cold start several milliseconds and nothing here reads it.
-void useSingleThreadedBlas() {
+void useSingleThreadedGemm() {
   static const bool configured = [] {
     dnnl_set_jit_profiling_flags(DNNL_JIT_PROFILE_NONE);
     return true;
@@ -83,7 +83,7 @@ void useSingleThreadedBlas() {
   omp_set_num_threads(1);
 }
 
-std::string blasCoreName() {
+std::string gemmLibraryName() {
   const dnnl_version_t* v = dnnl_version();
   const char* isa = "generic";
   switch (dnnl_get_effective_cpu_isa()) {

@@ -106,9 +106,9 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
 
 // Keeps oneDNN's GEMMs on the calling thread (the runtime's own threads split them)
 // and turns off its JIT profiling hooks.
-void useSingleThreadedBlas();
+void useSingleThreadedGemm();
 // The GEMM library, its version and the instruction set it runs, for reports.
-std::string blasCoreName();
+std::string gemmLibraryName();
 
 // Fraction of exact zeros.
 double zeroFraction(const float* w, int64_t n);

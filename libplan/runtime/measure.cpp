@@ -147,7 +147,7 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
   Json report;
   report["model"] = o.model.string();
   report["threads"] = so.threads;
-  report["blas_core"] = blasCoreName();
+  report["gemm_library"] = gemmLibraryName();
   report["kernels"] = o.kernels;
   std::unique_ptr<Session> session;
   TensorMap outputs;

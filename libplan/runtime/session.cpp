@@ -750,7 +750,7 @@ Status Session::rebuildFromModel() {
 Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
                                      std::string* why) {
   Impl& m = *impl_;
-  useSingleThreadedBlas();
+  useSingleThreadedGemm();
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const IoInfo& io = inputs_[i];
     auto it = inputs.find(io.name);
