@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
   app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy");
   app.add_option("--kernels", o.kernels, "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas) or a JSON file");
+  app.add_option("--gemm", o.gemm, "GEMM library: onednn (fastest warm; generates its kernels on the first product) "
+                                  "or blis (compiled kernels: the faster cold start)");
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const bool isBundle = std::filesystem::is_directory(model);
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
-                                                             "--write-cache", "--cold", "--threads", "--trace"}
+                                                             "--write-cache", "--cold", "--threads", "--trace", "--gemm"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples"}) {
     if (app.count(opt)) {
       std::cerr << "plan-run: " << opt << " does not apply to " << (isBundle ? "a bundle" : "a single model") << "\n";

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <blis.h>
 
 #include <algorithm>
 #include <cassert>
@@ -83,7 +84,19 @@ void useSingleThreadedGemm() {
   omp_set_num_threads(1);
 }
 
-std::string gemmLibraryName() {
+const char* gemmLibraryKey(GemmLibrary g) {
+  return g == GemmLibrary::Blis ? "blis" : "onednn";
+}
+
+bool parseGemmLibrary(const std::string& key, GemmLibrary* out) {
+  for (GemmLibrary g : kAllGemmLibraries)
+    if (key == gemmLibraryKey(g)) { *out = g; return true; }
+  return false;
+}
+
+std::string gemmLibraryName(GemmLibrary gemm) {
+  if (gemm == GemmLibrary::Blis)
+    return fmt::format("BLIS {} sgemm ({})", bli_info_get_version_str(), bli_arch_string(bli_arch_query_id()));
   const dnnl_version_t* v = dnnl_version();
   const char* isa = "generic";
   switch (dnnl_get_effective_cpu_isa()) {
@@ -137,20 +150,34 @@ static void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel
   for (int64_t c = 0; c < channels; ++c) applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
 }
 
-// GEMM through oneDNN's sgemm: it picks its kernels from the CPU it finds (JIT),
-// where Debian's OpenBLAS 0.3.21 falls back to SSE3 on cores it does not know.
-static void sgemmOne(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+// oneDNN picks its kernels from the CPU it finds (JIT), where Debian's OpenBLAS
+// 0.3.21 falls back to SSE3 on cores it does not know. BLIS picks among its
+// compiled kernels (its own CPU detection).
+static void sgemmOne(GemmLibrary gemm, bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (gemm == GemmLibrary::Blis) {
+    // BLIS takes row and column strides; its API is not const-correct.
+    bli_sgemm(transA ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, transB ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
+              &alpha, const_cast<float*>(A), lda, 1, const_cast<float*>(B), ldb, 1, &beta, C, ldc, 1);
+    return;
+  }
   [[maybe_unused]] dnnl_status_t st =
       dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   assert(st == dnnl_success);
 }
 
-// OpenBLAS runs single-threaded; with threads > 1 the product is split into column
-// (or row) panels computed by the runtime's OpenMP threads, so only one thread pool
-// competes for the cores.
+void startGemmLibrary(GemmLibrary gemm) {
+  const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
+  float c[4];
+  sgemmOne(gemm, false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+}
+
+// The GEMM library runs single-threaded; with threads > 1 the product is split into
+// column (or row) panels computed by the runtime's OpenMP threads, so only one
+// thread pool competes for the cores.
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads) {
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads,
+                   GemmLibrary gemm) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
@@ -159,7 +186,7 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
   }
   threads = std::max(1, threads);
   if (threads == 1 || M * N * K < 2000000) {
-    sgemmOne(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemmOne(gemm, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   const bool splitN = N >= M || N >= 64 * threads;
@@ -170,9 +197,9 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
     const int64_t lo = t * chunk, hi = std::min(total, lo + chunk);
     if (lo >= hi) continue;
     if (splitN)
-      sgemmOne(transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
+      sgemmOne(gemm, transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
     else
-      sgemmOne(transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc,
+      sgemmOne(gemm, transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc,
                ldc);
   }
 }
@@ -376,7 +403,7 @@ static const float* convColumns(const ConvAttrs& a, const float* xg, int64_t H, 
 }
 
 static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
-                     float* y, const Epilogue& e, Scratch& scratch, int threads) {
+                     float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
@@ -385,7 +412,7 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
       const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
       const float* col = convColumns(a, xg, H, W, scratch, threads);
       float* yg = y + (n * a.M + g * Mg) * P;
-      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P, threads);
+      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P, threads, gemm);
       applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
     }
 }
@@ -716,7 +743,7 @@ static void winogradOutputChannel(const float* Mx, int64_t xiStride, int64_t TH,
 }
 
 static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
   const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
   const float* U = pw.get("U").as<float>();
@@ -738,7 +765,7 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
     }
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int xi = 0; xi < 16; ++xi)
-      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1);
+      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1, gemm);
     float* yn = y + n * M * OH * OW;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int64_t m = 0; m < M; ++m) winogradOutputChannel(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, yn + m * OH * OW);
@@ -746,7 +773,7 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
 }
 #else
 static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
   const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
   const float* U = pw.get("U").as<float>();
@@ -785,7 +812,7 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
     }
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int xi = 0; xi < 16; ++xi)
-      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1);
+      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1, gemm);
     float* yn = y + n * M * OH * OW;
     // Output transform: A^T m A, A^T = [[1,1,1,0],[0,1,-1,-1]].
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
@@ -818,14 +845,14 @@ static void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const floa
 #endif
 
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   threads = std::max(1, threads);
   switch (k) {
     case ConvKernel::Naive:
       convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, threads);
       break;
-    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads); break;
-    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, e, scratch, threads); break;
+    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
+    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
     case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); break;
     case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, e, scratch, threads); break;
   }
@@ -889,7 +916,7 @@ PackedWeights transformGemmWeights(GemmKernel k, int64_t K, int64_t N, const flo
 }
 
 void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const float* x, int64_t rows, float* y,
-             const Epilogue& e, int threads) {
+             const Epilogue& e, int threads, GemmLibrary gemm) {
   threads = std::max(1, threads);
   const float* bias = pw.get("bias").as<float>();
   switch (k) {
@@ -913,10 +940,10 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
         for (int64_t t = 0; t < parts; ++t) {
           const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
           if (lo < hi)
-            sgemmOne(false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N);
+            sgemmOne(gemm, false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N);
         }
       } else {
-        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads);
+        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads, gemm);
       }
       for (int64_t r = 0; r < rows; ++r) {
         float* yr = y + r * N;

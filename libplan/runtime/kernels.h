@@ -45,6 +45,15 @@ struct PackedWeights {
   template <typename T> static WeightArray make(std::string name, const std::vector<T>& values, DType dtype);
 };
 
+// The library that computes the GEMMs. oneDNN is the fastest warm, but the first
+// product of a process makes it generate all its GEMM kernels (JIT, tens of
+// milliseconds); BLIS ships compiled kernels, slower warm but with nothing to
+// generate: the choice for a cold start.
+enum class GemmLibrary { OneDnn, Blis };
+inline constexpr GemmLibrary kAllGemmLibraries[] = {GemmLibrary::OneDnn, GemmLibrary::Blis};
+const char* gemmLibraryKey(GemmLibrary g);  // "onednn", "blis"
+bool parseGemmLibrary(const std::string& key, GemmLibrary* out);
+
 // Fused elementwise tail of a Conv/Gemm: none, Relu, or Clip(lo, hi).
 struct Epilogue {
   enum Kind : uint8_t { None, Relu, Clip } kind = None;
@@ -77,7 +86,8 @@ const char* convTransformName(ConvKernel k);
 PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float* w, const float* bias);
 // x: [N, C, H, W] -> y: [N, M, OH, OW].
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
+             GemmLibrary gemm = GemmLibrary::OneDnn);
 
 // Max pooling over the window `a` describes (kh, kw, strides, dilations, pads; M,
 // Cg and group unused): x [N, C, H, W] -> y [N, C, a.outH(H), a.outW(W)]. Padding
@@ -98,17 +108,21 @@ const char* gemmTransformName(GemmKernel k);
 PackedWeights transformGemmWeights(GemmKernel k, int64_t K, int64_t N, const float* b, bool bTransposed,
                                    const float* bias, float alpha, float beta);
 void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const float* x, int64_t rows, float* y,
-             const Epilogue& e, int threads);
+             const Epilogue& e, int threads, GemmLibrary gemm = GemmLibrary::OneDnn);
 
 // Batched products of two activations (attention): Y = A * B with A [M,K], B [K,N].
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads = 1);
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads = 1,
+                   GemmLibrary gemm = GemmLibrary::OneDnn);
 
 // Keeps oneDNN's GEMMs on the calling thread (the runtime's own threads split them)
-// and turns off its JIT profiling hooks.
+// and turns off its JIT profiling hooks. (The BLIS linked is its single-threaded build.)
 void useSingleThreadedGemm();
-// The GEMM library, its version and the instruction set it runs, for reports.
-std::string gemmLibraryName();
+// Runs one tiny product so that `gemm` has started up in this process (oneDNN
+// generates its kernels, BLIS sets up its contexts and pools).
+void startGemmLibrary(GemmLibrary gemm);
+// The GEMM library, its version and the kernels it runs here, for reports.
+std::string gemmLibraryName(GemmLibrary gemm = GemmLibrary::OneDnn);
 
 // Fraction of exact zeros.
 double zeroFraction(const float* w, int64_t n);

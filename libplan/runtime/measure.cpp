@@ -133,6 +133,8 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
   SessionOptions so;
   so.threads = std::max(1, o.threads);
   ZP_ASSIGN_OR_RETURN(so.kernels, parseKernelPolicy(o.kernels));
+  if (!parseGemmLibrary(o.gemm, &so.gemm))
+    return makeError("--gemm: unknown GEMM library '{}' (onednn, blis)", o.gemm);
   so.cache = o.cache;
   so.computeSourceChecksums = !o.writeCache.empty();
   if (!o.saveOutputs.empty() && fs::exists(o.saveOutputs) && !fs::is_directory(o.saveOutputs))
@@ -147,7 +149,7 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
   Json report;
   report["model"] = o.model.string();
   report["threads"] = so.threads;
-  report["gemm_library"] = gemmLibraryName();
+  report["gemm_library"] = gemmLibraryName(so.gemm);
   report["kernels"] = o.kernels;
   std::unique_ptr<Session> session;
   TensorMap outputs;
@@ -160,9 +162,9 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
                       {"verify_ms", c.verifyMs}, {"total_ms", c.totalMs},         {"from_cache", c.load.fromCache},
                       {"gemm_init_ms", c.load.gemmInitMs}};
     text += fmt::format("cold{}: read {:.2f} ms, transform {:.2f} ms, execute {:.2f} ms (of which payload checks {:.2f} ms), "
-                        "total {:.2f} ms; oneDNN start-up {:.2f} ms on a helper thread\n",
+                        "total {:.2f} ms; {} start-up {:.2f} ms on a helper thread\n",
                         c.load.fromCache ? " (from the weight cache alone)" : "", c.readMs, c.transformMs, c.executeMs,
-                        c.verifyMs, c.totalMs, c.load.gemmInitMs);
+                        c.verifyMs, c.totalMs, so.gemm == GemmLibrary::Blis ? "BLIS" : "oneDNN", c.load.gemmInitMs);
   } else {
     ZP_ASSIGN_OR_RETURN(session, Session::load(o.model, so));
   }

@@ -55,6 +55,7 @@ struct PlanRunOptions {
   std::vector<std::pair<std::string, std::filesystem::path>> inputs;  // NAME=FILE.npy
   std::filesystem::path saveOutputs;                                  // directory for NAME.npy
   std::string kernels = "default";
+  std::string gemm = "onednn";       // GEMM library: onednn (fastest warm) or blis (no start-up)
   std::filesystem::path cache;       // read (mmap) transformed weights from here
   std::filesystem::path writeCache;  // write transformed weights here after loading
   bool cold = false;

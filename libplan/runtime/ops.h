@@ -28,6 +28,7 @@ class ExecContext {
   // Output `out` shares src's storage (Reshape, Squeeze, ...).
   virtual void alias(size_t out, const Tensor& src, Shape shape) = 0;
   int threads = 1;
+  GemmLibrary gemm = GemmLibrary::OneDnn;
   Scratch* scratch = nullptr;
 };
 
@@ -91,6 +92,7 @@ struct BuildContext {
   const std::map<std::string, std::string>* corruptNodes = nullptr;
   std::vector<std::string>* warnings = nullptr;
   int threads = 1;
+  GemmLibrary gemm = GemmLibrary::OneDnn;  // what the tune policy times kernels with
 };
 
 bool isSupportedOp(const std::string& opType);

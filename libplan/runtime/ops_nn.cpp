@@ -259,7 +259,7 @@ class ConvOp : public Op {
     ZP_ASSIGN_OR_RETURN(ConvAttrs a, convAttrsAt(attrs_, autoPad_, H, W));
     Shape os = oneD_ ? Shape{N, a.M, a.outW(W)} : Shape{N, a.M, a.outH(H), a.outW(W)};
     Tensor& y = ctx.alloc(0, DType::F32, os);
-    runConv(kernel_, a, packed_, x.ptr<float>(), N, H, W, y.ptr<float>(), epilogue_, *ctx.scratch, ctx.threads);
+    runConv(kernel_, a, packed_, x.ptr<float>(), N, H, W, y.ptr<float>(), epilogue_, *ctx.scratch, ctx.threads, ctx.gemm);
     return {};
   }
 
@@ -279,7 +279,7 @@ class ConvOp : public Op {
     }
     if (parseConvKernel(p.policy, &k) && convKernelApplies(k, attrs_)) return k;
     if (p.policy == "tune" && bc.inputShapes.size() > 0 && bc.inputShapes[0] && autoPad_ == "NOTSET") {
-      return tune(*bc.inputShapes[0], effective, bc.threads);
+      return tune(*bc.inputShapes[0], effective, bc.threads, bc.gemm);
     }
     return heuristic(p, bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]);
   }
@@ -311,7 +311,7 @@ class ConvOp : public Op {
   }
 
   template <typename Eff>
-  ConvKernel tune(const Shape& in, Eff& effective, int threads) const {
+  ConvKernel tune(const Shape& in, Eff& effective, int threads, GemmLibrary gemm) const {
     auto [ww, bb] = effective();
     const int64_t N = in[0], H = oneD_ ? 1 : in[2], W = in.back();
     auto aOr = convAttrsAt(attrs_, autoPad_, H, W);
@@ -330,7 +330,7 @@ class ConvOp : public Op {
       std::vector<double> times;
       for (int rep = 0; rep < 4; ++rep) {
         auto t0 = std::chrono::steady_clock::now();
-        runConv(k, a, pw, x.data(), N, H, W, y.data(), epilogue_, scratch, threads);
+        runConv(k, a, pw, x.data(), N, H, W, y.data(), epilogue_, scratch, threads, gemm);
         if (rep > 0) times.push_back(msSince(t0));
       }
       double ms = medianOf(times);
@@ -439,7 +439,7 @@ class ConstGemmOp : public Op {
       else os.back() = N_;
     }
     Tensor& y = ctx.alloc(0, DType::F32, os);
-    runGemm(kernel_, K_, N_, packed_, pa, rows, y.ptr<float>(), epilogue_, ctx.threads);
+    runGemm(kernel_, K_, N_, packed_, pa, rows, y.ptr<float>(), epilogue_, ctx.threads, ctx.gemm);
     if (runtimeC_) {
       const Tensor& c = *in[2];
       ZP_ASSIGN_OR_RETURN(Shape bs, broadcastShapes({os, c.shape}));
@@ -502,7 +502,7 @@ Expected<Tensor*> matmulDynamic(ExecContext& ctx, const Tensor& A, const Tensor&
     const float* pa = A.ptr<float>() + offs[static_cast<size_t>(i)].first * M * K;
     const float* pb = B.ptr<float>() + offs[static_cast<size_t>(i)].second * K * N;
     sgemmRowMajor(transA, transB, M, N, K, alpha, pa, transA ? M : K, pb, transB ? K : N, 0.0f,
-                  y.ptr<float>() + i * M * N, N, batchParallel ? 1 : ctx.threads);
+                  y.ptr<float>() + i * M * N, N, batchParallel ? 1 : ctx.threads, ctx.gemm);
   }
   return &y;
 }

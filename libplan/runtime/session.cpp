@@ -24,36 +24,35 @@ namespace {
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
-// oneDNN generates its GEMM kernels (JIT) on the first product in a process, which
-// takes tens of milliseconds. The first session of a process starts that on a
+// A GEMM library starts up on the first product of a process: oneDNN generates
+// its GEMM kernels (JIT), which takes tens of milliseconds; BLIS sets up its
+// contexts. The first session of a process that uses a library starts it on a
 // helper thread as load begins, so it overlaps reading the model or the cache; a
-// product that needs the kernels sooner waits for them (oneDNN initializes once).
+// product that needs it sooner waits for it (each library initializes once).
 struct GemmWarmup {
   std::thread thread;
   std::atomic<bool> done{false};
-  double ms = 0;  // how long oneDNN's start-up took (valid once done)
+  double ms = 0;  // how long the start-up took (valid once done)
   ~GemmWarmup() {
     if (thread.joinable()) thread.join();
   }
 };
 
-std::shared_ptr<GemmWarmup> startGemmWarmup() {
-  static std::atomic<bool> started{false};
-  if (started.exchange(true)) return nullptr;
+std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
+  static std::atomic<bool> started[std::size(kAllGemmLibraries)];
+  if (started[static_cast<size_t>(gemm)].exchange(true)) return nullptr;
   auto w = std::make_shared<GemmWarmup>();
   GemmWarmup* raw = w.get();
   try {
-    w->thread = std::thread([raw] {
+    w->thread = std::thread([raw, gemm] {
       const auto t0 = Clock::now();
       omp_set_num_threads(1);
-      const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
-      float c[4];
-      sgemmRowMajor(false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2, 1);
+      startGemmLibrary(gemm);
       raw->ms = msSince(t0);
       raw->done = true;
     });
   } catch (const std::system_error&) {
-    return nullptr;  // no thread: the first product initializes oneDNN itself
+    return nullptr;  // no thread: the first product starts the library itself
   }
   return w;
 }
@@ -242,7 +241,7 @@ Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, 
 
 Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const SessionOptions& options) {
   const auto t0 = Clock::now();
-  auto warmup = startGemmWarmup();
+  auto warmup = startGemmWarmup(options.gemm);
   auto identity = modelIdentity(path);
   Build how;
   std::string notFromCache;  // why a usable cache could not stand in for the model file
@@ -303,7 +302,7 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
 
 Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto model, const std::string& label,
                                                       const SessionOptions& options) {
-  auto warmup = startGemmWarmup();
+  auto warmup = startGemmWarmup(options.gemm);
   Build how;
   if (!options.cache.empty()) {
     auto tc = Clock::now();
@@ -476,6 +475,7 @@ Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto modelIn, cons
     if (!op.ok()) return makeError("{}: {}", label, op.error().message);
     FoldContext fc(static_cast<size_t>(n.output_size()));
     fc.scratch = &m.scratch;
+    fc.gemm = options.gemm;
     Status r = (*op)->run(fc, ins);
     if (!r.ok()) return makeError("{}: node '{}' ({}): {}", label, n.name(), n.op_type(), r.error().message);
     for (int k = 0; k < n.output_size(); ++k) {
@@ -582,6 +582,7 @@ Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto modelIn, cons
     bc.corruptNodes = how.corruptNodes;
     bc.warnings = &s->warnings_;
     bc.threads = s->threads_;
+    bc.gemm = options.gemm;
     for (const auto& in : n.input()) {
       bc.constInputs.push_back(constOf(in));
       bc.inputShapes.push_back(in.empty() ? std::nullopt : staticShape(in));
@@ -771,6 +772,7 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
 
   SessionExecContext ctx(m);
   ctx.threads = threads_;
+  ctx.gemm = options_.gemm;
   ctx.scratch = &m.scratch;
   const bool timing = options.profile || static_cast<bool>(options.onNode);
   if (options.profile) profile_.clear();

@@ -36,6 +36,7 @@ namespace zp::runtime {
 struct SessionOptions {
   int threads = 1;
   KernelPolicy kernels;
+  GemmLibrary gemm = GemmLibrary::OneDnn;  // BLIS for a cold start (see GemmLibrary)
   std::filesystem::path cache;          // weight cache to map (empty: none)
   bool computeSourceChecksums = false;  // needed to write a cache later (implied by `cache`)
   bool checkModel = true;               // onnx::checker on load
@@ -56,9 +57,9 @@ struct LoadStats {
   // (so inside that run's time, not load's).
   double verifyMs = 0;
   bool fromCache = false;  // built from the cache's model skeleton, without reading the ONNX file
-  // oneDNN's one-time start-up in this process (generating its GEMM kernels), run on
-  // a helper thread from the start of load; known after the first run, 0 when an
-  // earlier session of the process already paid it.
+  // The GEMM library's one-time start-up in this process (oneDNN generates its GEMM
+  // kernels), run on a helper thread from the start of load; known after the first
+  // run, 0 when an earlier session of the process already paid it.
   double gemmInitMs = 0;
   int cacheHits = 0;
   int cacheFallbacks = 0;

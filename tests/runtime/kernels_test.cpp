@@ -77,9 +77,12 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
   for (ConvKernel k : kAllConvKernels) {
     if (k == ConvKernel::Naive || !convKernelApplies(k, a)) continue;
     PackedWeights pw = transformConvWeights(k, a, w.data(), b.data());
-    std::vector<float> y(outN, NAN);
-    runConv(k, a, pw, x.data(), c.N, c.H, c.W, y.data(), e, scratch, threads);
-    EXPECT_LE(relErr(y, ref), 1e-5) << convKernelName(k) << " threads " << threads << ": " << describe(c);
+    for (GemmLibrary gemm : kAllGemmLibraries) {
+      std::vector<float> y(outN, NAN);
+      runConv(k, a, pw, x.data(), c.N, c.H, c.W, y.data(), e, scratch, threads, gemm);
+      EXPECT_LE(relErr(y, ref), 1e-5) << convKernelName(k) << " " << gemmLibraryKey(gemm) << " threads " << threads
+                                      << ": " << describe(c);
+    }
     (*covered)[convKernelName(k)]++;
   }
 }
@@ -202,13 +205,65 @@ TEST(GemmKernels, MatchNaive) {
     if (c.act == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
     EXPECT_NEAR(ref[0], expect, 1e-4);
     for (GemmKernel k : {GemmKernel::Blas, GemmKernel::Sparse})
-      for (int threads : {1, 2}) {
-        PackedWeights pw = transformGemmWeights(k, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
-        std::vector<float> y(ref.size(), NAN);
-        runGemm(k, c.K, c.N, pw, x.data(), c.rows, y.data(), e, threads);
-        EXPECT_LE(relErr(y, ref), 1e-5) << gemmKernelName(k) << " rows " << c.rows << " K " << c.K;
-      }
+      for (GemmLibrary gemm : kAllGemmLibraries)
+        for (int threads : {1, 2}) {
+          PackedWeights pw = transformGemmWeights(k, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
+          std::vector<float> y(ref.size(), NAN);
+          runGemm(k, c.K, c.N, pw, x.data(), c.rows, y.data(), e, threads, gemm);
+          EXPECT_LE(relErr(y, ref), 1e-5) << gemmKernelName(k) << " " << gemmLibraryKey(gemm) << " rows " << c.rows
+                                          << " K " << c.K;
+        }
   }
+}
+
+// Both GEMM libraries against the definition with transposes, leading dimensions
+// wider than the matrices, alpha and beta, and products split over threads.
+TEST(GemmLibraries, MatchTheDefinitionWithTransposesAndStrides) {
+  std::mt19937 rng(4);
+  struct Case { int64_t M, N, K; bool tA, tB; float alpha, beta; int threads; };
+  for (const Case& c : std::vector<Case>{{3, 5, 7, false, false, 1, 0, 1},
+                                         {17, 9, 33, true, false, 0.5f, 1, 1},
+                                         {8, 31, 4, false, true, 2, -1, 1},
+                                         {65, 70, 19, true, true, 1, 0.5f, 1},
+                                         {129, 160, 100, false, false, 1, 0, 2},   // over the split threshold
+                                         {200, 40, 300, false, true, 1, 1, 2}}) {
+    const int64_t lda = (c.tA ? c.M : c.K) + 3, ldb = (c.tB ? c.K : c.N) + 2, ldc = c.N + 5;
+    auto A = randomVec(static_cast<size_t>((c.tA ? c.K : c.M) * lda), rng);
+    auto B = randomVec(static_cast<size_t>((c.tB ? c.N : c.K) * ldb), rng);
+    auto C0 = randomVec(static_cast<size_t>(c.M * ldc), rng);
+    std::vector<float> ref = C0;
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t j = 0; j < c.N; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < c.K; ++k)
+          s += static_cast<double>(c.tA ? A[static_cast<size_t>(k * lda + i)] : A[static_cast<size_t>(i * lda + k)]) *
+               (c.tB ? B[static_cast<size_t>(j * ldb + k)] : B[static_cast<size_t>(k * ldb + j)]);
+        float& r = ref[static_cast<size_t>(i * ldc + j)];
+        r = static_cast<float>(c.alpha * s + c.beta * r);
+      }
+    for (GemmLibrary gemm : kAllGemmLibraries) {
+      std::vector<float> C = C0;
+      sgemmRowMajor(c.tA, c.tB, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, C.data(), ldc,
+                    c.threads, gemm);
+      EXPECT_LE(relErr(C, ref), 1e-5) << gemmLibraryKey(gemm) << " M " << c.M << " N " << c.N << " K " << c.K;
+      // Padding between rows is left alone.
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = c.N; j < ldc; ++j)
+          ASSERT_EQ(C[static_cast<size_t>(i * ldc + j)], C0[static_cast<size_t>(i * ldc + j)]) << gemmLibraryKey(gemm);
+    }
+  }
+}
+
+TEST(GemmLibraries, NamesParseAndReportTheLibrary) {
+  for (GemmLibrary g : kAllGemmLibraries) {
+    GemmLibrary back{};
+    ASSERT_TRUE(parseGemmLibrary(gemmLibraryKey(g), &back));
+    EXPECT_EQ(back, g);
+  }
+  GemmLibrary unused{};
+  EXPECT_FALSE(parseGemmLibrary("openblas", &unused));
+  EXPECT_EQ(gemmLibraryName(GemmLibrary::Blis).rfind("BLIS ", 0), 0u) << gemmLibraryName(GemmLibrary::Blis);
+  EXPECT_EQ(gemmLibraryName(GemmLibrary::OneDnn).rfind("oneDNN ", 0), 0u) << gemmLibraryName(GemmLibrary::OneDnn);
 }
 
 TEST(ConvKernels, SparseTransformStoresOnlyNonzeros) {

@@ -93,18 +93,20 @@ TEST(Session, FusionAndPoliciesAgreeWithUnfusedExecution) {
   auto expect = (*ref)->run(in);
   ASSERT_TRUE(expect.ok()) << expect.error().message;
   EXPECT_EQ((*ref)->nodes().size(), 8u);
-  for (const auto& policy : policyNames()) {
-    SessionOptions o;
-    o.kernels.policy = policy;
-    auto s = Session::fromModel(*model, "cnn", o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_EQ((*s)->nodes().size(), 6u) << "BN and Relu fused into the first Conv";
-    for (int rep = 0; rep < 2; ++rep) {  // first run plans memory if needed, second uses the arena
-      auto got = (*s)->run(in);
-      ASSERT_TRUE(got.ok()) << got.error().message;
-      EXPECT_LE(relErr(got->at("y"), expect->at("y")), 1e-5) << policy;
+  for (const auto& policy : policyNames())
+    for (GemmLibrary gemm : kAllGemmLibraries) {
+      SessionOptions o;
+      o.kernels.policy = policy;
+      o.gemm = gemm;
+      auto s = Session::fromModel(*model, "cnn", o);
+      ASSERT_TRUE(s.ok()) << s.error().message;
+      EXPECT_EQ((*s)->nodes().size(), 6u) << "BN and Relu fused into the first Conv";
+      for (int rep = 0; rep < 2; ++rep) {  // first run plans memory if needed, second uses the arena
+        auto got = (*s)->run(in);
+        ASSERT_TRUE(got.ok()) << got.error().message;
+        EXPECT_LE(relErr(got->at("y"), expect->at("y")), 1e-5) << policy << " " << gemmLibraryKey(gemm);
+      }
     }
-  }
 }
 
 TEST(Session, DefaultPolicyPicksSparseForPrunedWeightsAndKernelsCanBeForcedPerNode) {
@@ -567,6 +569,37 @@ TEST_F(WeightCacheTest, TunePolicyLoadsTheModel) {
 
 // Weights above 4 KiB read only by heavy nodes are left out of the skeleton; M is
 // also read by a Transpose that constant folding runs, so it stays.
+// The cold-start library: a cold plan-run with BLIS from the cache alone reports
+// BLIS and its start-up, and saves the same outputs (within rounding) as oneDNN.
+TEST_F(WeightCacheTest, PlanRunColdWithBlisFromTheCacheMatchesOneDnn) {
+  std::map<std::string, Tensor> saved;
+  for (const char* gemm : {"onednn", "blis"}) {
+    PlanRunOptions o;
+    o.model = dir / "cnn.onnx";
+    o.cache = opts.cache;
+    o.kernels = "winograd";
+    o.gemm = gemm;
+    o.cold = true;
+    o.repeat = 2;
+    o.saveOutputs = dir / gemm;
+    auto r = planRun(o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->report.at("cold").at("from_cache").get<bool>()) << gemm;
+    EXPECT_EQ(r->report.at("gemm_library").get<std::string>().rfind(std::string(gemm) == "blis" ? "BLIS" : "oneDNN", 0),
+              0u);
+    auto y = readNpy(dir / gemm / "y.npy");
+    ASSERT_TRUE(y.ok()) << y.error().message;
+    saved[gemm] = *y;
+  }
+  EXPECT_LE(relErr(saved.at("blis"), saved.at("onednn")), 1e-5);
+  PlanRunOptions bad;
+  bad.model = dir / "cnn.onnx";
+  bad.gemm = "openblas";
+  auto r = planRun(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--gemm"), std::string::npos) << r.error().message;
+}
+
 TEST(WeightCacheSkeleton, LargeWeightsOfHeavyNodesAreLeftToTheCache) {
   const std::string text = fmt::format(R"(
     <ir_version: 8, opset_import: ["" : 13]>
