@@ -11,6 +11,7 @@ run warns, falls back and still matches ORT.
 
 --small exports the big CNNs at 96x96 (VGG-11 needs 224x224 for its 7x7 adaptive
 pool) to fit the CI budget; without it, everything is 224x224.
+Four runs also use BLIS instead of oneDNN for the GEMMs (plan-run --gemm blis).
 Prints one line per (model, policy) and closes with 'N passed, M failed'.
 """
 import argparse
@@ -216,18 +217,22 @@ def main():
             print(f'FAIL {label}: ORT: {e}', flush=True)
             failed += 1
             continue
-        # Every policy single-threaded, and the default and sparse policies on 2 threads.
-        runs = [(p, 1) for p in args.policies] + [(p, 2) for p in ('default', 'sparse') if p in args.policies]
-        for policy, threads in runs:
+        # Every policy single-threaded with oneDNN, the default and sparse policies on 2
+        # threads, and the policies whose products all go through GEMM with BLIS.
+        runs = ([(p, 1, 'onednn') for p in args.policies] +
+                [(p, 2, 'onednn') for p in ('default', 'sparse') if p in args.policies] +
+                [(p, t, 'blis') for p, t in (('default', 1), ('im2col', 1), ('winograd', 1), ('default', 2))
+                 if p in args.policies])
+        for policy, threads, gemm in runs:
             t0 = time.time()
-            tag = policy if threads == 1 else f'{policy}@{threads}t'
+            tag = policy + ('' if threads == 1 else f'@{threads}t') + ('' if gemm == 'onednn' else f'+{gemm}')
             try:
                 report, _ = run_ours(args.plan_run, path, inputs, os.path.join(d, tag), policy,
-                                     ['--threads', str(threads)])
+                                     ['--threads', str(threads), '--gemm', gemm])
                 err = compare(os.path.join(d, tag), os.path.join(d, 'ort'), qstep)
                 kernels = sorted({n['kernel'] for n in report['heavy_nodes']})
                 ok = err <= tol
-                print(f'{"ok  " if ok else "FAIL"} {label:28s} {tag:10s} max err {err:.2e} {unit} '
+                print(f'{"ok  " if ok else "FAIL"} {label:28s} {tag:16s} max err {err:.2e} {unit} '
                       f'(kernels {",".join(kernels)}) {time.time() - t0:.1f}s', flush=True)
             except RuntimeError as e:
                 ok = False
