@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", o.threads, "threads")->check(CLI::PositiveNumber);
   app.add_flag("--json", json, "print the report as JSON");
-  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run");
+  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
   app.add_option("--seed", o.seed, "seed of the random inputs");
   CLI11_PARSE(app, argc, argv);
   const bool isBundle = std::filesystem::is_directory(model);

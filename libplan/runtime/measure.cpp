@@ -62,7 +62,8 @@ Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int r
 }
 
 Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const fs::path& model, const SessionOptions& options,
-                                                                     const TensorMap& inputs, TensorMap* outputs) {
+                                                                     const TensorMap& inputs, TensorMap* outputs,
+                                                                     const RunOptions& run) {
   ZP_TRY(evictFromPageCache(model));
   if (!options.cache.empty() && fs::exists(options.cache)) ZP_TRY(evictFromPageCache(options.cache));
   const auto t0 = Clock::now();
@@ -71,7 +72,7 @@ Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const fs::p
   // Random inputs are made outside the timed span (a caller's inputs exist before load).
   TensorMap in = inputs.empty() ? randomInputs(*session, 0) : inputs;
   const auto tRun = Clock::now();
-  ZP_ASSIGN_OR_RETURN(TensorMap out, session->run(in));
+  ZP_ASSIGN_OR_RETURN(TensorMap out, session->run(in, run));
   ColdStats c;
   c.executeMs = msSince(tRun);
   c.totalMs = loadMs + c.executeMs;
@@ -154,10 +155,15 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
   std::unique_ptr<Session> session;
   TensorMap outputs;
   std::string text;
+  std::vector<NodeTiming> coldProfile;
   if (o.cold) {
-    ZP_ASSIGN_OR_RETURN(auto cs, measureCold(o.model, so, inputs, &outputs));
+    // With --trace the cold run itself is traced: where a cold start spends its time.
+    RunOptions coldRun;
+    coldRun.profile = !o.trace.empty();
+    ZP_ASSIGN_OR_RETURN(auto cs, measureCold(o.model, so, inputs, &outputs, coldRun));
     auto& [c, s] = cs;
     session = std::move(s);
+    coldProfile = session->lastProfile();
     report["cold"] = {{"read_ms", c.readMs},     {"transform_ms", c.transformMs}, {"execute_ms", c.executeMs},
                       {"verify_ms", c.verifyMs}, {"total_ms", c.totalMs},         {"from_cache", c.load.fromCache},
                       {"gemm_init_ms", c.load.gemmInitMs}};
@@ -187,7 +193,10 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
     text += fmt::format("warm: median {:.3f} ms, p90 {:.3f} ms over {} runs ({} thread{})\n", w.medianMs, w.p90Ms,
                         w.runs, so.threads, so.threads == 1 ? "" : "s");
   }
-  if (outputs.empty() || !o.trace.empty()) {
+  if (o.cold && !o.trace.empty()) {
+    ZP_TRY(writeFileAtomic(o.trace, canonicalJson(chromeTrace(coldProfile, o.model.filename().string() + " (cold run)"))));
+    text += fmt::format("trace of the cold run: {}\n", o.trace.string());
+  } else if (outputs.empty() || !o.trace.empty()) {
     RunOptions ro;
     ro.profile = !o.trace.empty();
     ZP_ASSIGN_OR_RETURN(outputs, session->run(inputs, ro));

@@ -35,10 +35,12 @@ struct ColdStats {
   LoadStats load;
 };
 // Evicts `model` and options.cache, loads, runs once with `inputs` (random
-// inputs with seed 0 when empty). The session is returned for further warm runs.
+// inputs with seed 0 when empty) and `run` (e.g. a profile of the cold run). The
+// session is returned for further warm runs.
 Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const std::filesystem::path& model,
                                                                      const SessionOptions& options,
-                                                                     const TensorMap& inputs, TensorMap* outputs);
+                                                                     const TensorMap& inputs, TensorMap* outputs,
+                                                                     const RunOptions& run = {});
 
 // Random inputs for every model input (seed + input index).
 TensorMap randomInputs(const Session& session, uint64_t seed = 0);
@@ -61,7 +63,7 @@ struct PlanRunOptions {
   bool cold = false;
   int repeat = 10;
   int threads = 1;
-  std::filesystem::path trace;       // Chrome trace of a profiled run
+  std::filesystem::path trace;       // Chrome trace of a profiled run (with `cold`: of the cold run)
   uint64_t seed = 0;
 };
 

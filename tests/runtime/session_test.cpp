@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/measure.h"
@@ -582,8 +583,19 @@ TEST_F(WeightCacheTest, PlanRunColdWithBlisFromTheCacheMatchesOneDnn) {
     o.cold = true;
     o.repeat = 2;
     o.saveOutputs = dir / gemm;
+    o.trace = dir / (std::string(gemm) + ".trace.json");
     auto r = planRun(o);
     ASSERT_TRUE(r.ok()) << r.error().message;
+    // The trace is of the cold run: every executed node once, under the cold run's name.
+    auto trace = readFile(o.trace);
+    ASSERT_TRUE(trace.ok());
+    Json events = Json::parse(*trace).at("traceEvents");
+    EXPECT_NE(events.at(0).at("args").at("name").get<std::string>().find("(cold run)"), std::string::npos);
+    std::set<std::string> traced;
+    for (const Json& e : events)
+      if (e.at("ph") == "X") traced.insert(e.at("name").get<std::string>());
+    ASSERT_FALSE(r->report.at("heavy_nodes").empty());
+    for (const Json& n : r->report.at("heavy_nodes")) EXPECT_TRUE(traced.count(n.at("name").get<std::string>())) << n;
     EXPECT_TRUE(r->report.at("cold").at("from_cache").get<bool>()) << gemm;
     EXPECT_EQ(r->report.at("gemm_library").get<std::string>().rfind(std::string(gemm) == "blis" ? "BLIS" : "oneDNN", 0),
               0u);
