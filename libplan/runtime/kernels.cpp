@@ -469,8 +469,7 @@ void windowPadPlane(const ConvAttrs& a, const WindowGeom& g, const float* src, i
         const float* sp = src + ih * W + first;
         std::fill(dst, dst + kLo, pad);
         if (sw == 1) std::memcpy(dst + kLo, sp + kLo, static_cast<size_t>(kHi - kLo) * 4);
-        else if (sw == 2)
-          for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[2 * k];
+        else if (sw == 2) copyEven(sp, kLo, kHi, dst);
         else
           for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[k * sw];
         std::fill(dst + kHi, dst + g.Wq, pad);
