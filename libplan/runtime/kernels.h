@@ -2,12 +2,16 @@
 // Each kernel has its own weight transform, producing PackedWeights (named
 // arrays) that are either computed at load or mapped in place from a weight
 // cache. Every kernel is checked against the naive one in tests/runtime.
+// kernels.cpp: names, transforms, naive, im2col/1x1 and Gemm kernels;
+// kernels_winograd.cpp; kernels_window.cpp (depthwise conv, max pooling);
+// kernels_sparse.cpp; their products go through gemm.h.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "libplan/runtime/gemm.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
 
@@ -44,15 +48,6 @@ struct PackedWeights {
   size_t bytes() const;
   template <typename T> static WeightArray make(std::string name, const std::vector<T>& values, DType dtype);
 };
-
-// The library that computes the GEMMs. oneDNN is the fastest warm, but the first
-// product of a process makes it generate all its GEMM kernels (JIT, tens of
-// milliseconds); BLIS ships compiled kernels, slower warm but with nothing to
-// generate: the choice for a cold start.
-enum class GemmLibrary { OneDnn, Blis };
-inline constexpr GemmLibrary kAllGemmLibraries[] = {GemmLibrary::OneDnn, GemmLibrary::Blis};
-const char* gemmLibraryKey(GemmLibrary g);  // "onednn", "blis"
-bool parseGemmLibrary(const std::string& key, GemmLibrary* out);
 
 // Fused elementwise tail of a Conv/Gemm: none, Relu, or Clip(lo, hi).
 struct Epilogue {
@@ -109,20 +104,6 @@ PackedWeights transformGemmWeights(GemmKernel k, int64_t K, int64_t N, const flo
                                    const float* bias, float alpha, float beta);
 void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const float* x, int64_t rows, float* y,
              const Epilogue& e, int threads, GemmLibrary gemm = GemmLibrary::OneDnn);
-
-// Batched products of two activations (attention): Y = A * B with A [M,K], B [K,N].
-void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads = 1,
-                   GemmLibrary gemm = GemmLibrary::OneDnn);
-
-// Keeps oneDNN's GEMMs on the calling thread (the runtime's own threads split them)
-// and turns off its JIT profiling hooks. (The BLIS linked is its single-threaded build.)
-void useSingleThreadedGemm();
-// Runs one tiny product so that `gemm` has started up in this process (oneDNN
-// generates its kernels, BLIS sets up its contexts and pools).
-void startGemmLibrary(GemmLibrary gemm);
-// The GEMM library, its version and the kernels it runs here, for reports.
-std::string gemmLibraryName(GemmLibrary gemm = GemmLibrary::OneDnn);
 
 // Fraction of exact zeros.
 double zeroFraction(const float* w, int64_t n);
