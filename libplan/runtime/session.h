@@ -7,7 +7,7 @@
 // and plans activation memory: one arena, buffers reused by lifetime. Planning
 // uses the static shapes of shape inference, or the sizes seen in the first run.
 //
-// With a weight cache (SessionOptions::cache) of version 2 written from the same
+// With a weight cache (SessionOptions::cache) of version 2 or 3 written from the same
 // model file (size and mtime), load builds the session from the cache's model
 // skeleton without reading the ONNX file (no parse, check or shape inference of
 // the full model, no checksums of raw weights): heavy nodes view their payloads in

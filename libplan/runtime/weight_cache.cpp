@@ -22,7 +22,7 @@ namespace {
 
 constexpr char kMagic[8] = {'Z', 'P', 'W', 'C', 'A', 'C', 'H', 'E'};
 
-// Version 1 header (64 bytes); version 2 extends it to 128 bytes.
+// Version 1 header (64 bytes); versions 2 and 3 extend it to 128 bytes.
 struct HeaderV1 {
   char magic[8];
   uint32_t version;
@@ -46,7 +46,9 @@ struct Header {
   int64_t modelMtimeNs;
   uint64_t skeletonOffset;
   uint64_t skeletonBytes;
-  uint8_t skeletonSha256[32];
+  // Version 3: the skeleton's CRC-32C in the first 4 bytes, the rest zero.
+  // Version 2: its SHA-256 (OpenSSL's start-up cost a cold load 1.5 ms or more).
+  uint8_t skeletonCheck[32];
   uint8_t pad[24];
 };
 static_assert(sizeof(Header) == 128);
@@ -119,8 +121,8 @@ Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& ent
   h.modelMtimeNs = model.identity.mtimeNs;
   h.skeletonOffset = skeletonOffset;
   h.skeletonBytes = model.skeleton.size();
-  const Digest d = sha256(model.skeleton);
-  std::memcpy(h.skeletonSha256, d.data(), d.size());
+  const uint32_t skeletonCrc = crc32c(model.skeleton.data(), model.skeleton.size());
+  std::memcpy(h.skeletonCheck, &skeletonCrc, sizeof skeletonCrc);
   h.headerCrc = headerCrc(h);
   out += tableText;
   std::memcpy(out.data(), &h, sizeof h);
@@ -159,8 +161,8 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   HeaderV1 h1;
   std::memcpy(&h1, head, sizeof h1);
   if (std::memcmp(h1.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
-  if (h1.version != kWeightCacheVersion && h1.version != 1)
-    return makeError("{}: weight cache version {} (this runtime reads versions 1 and {})", label, h1.version,
+  if (h1.version < 1 || h1.version > kWeightCacheVersion)
+    return makeError("{}: weight cache version {} (this runtime reads versions 1 to {})", label, h1.version,
                      kWeightCacheVersion);
   c->version_ = h1.version;
   size_t headerBytes = sizeof(HeaderV1);
@@ -184,9 +186,17 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     }
     c->identity_ = {h.modelBytes, h.modelMtimeNs};
     c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
-    const Digest d = sha256(c->skeleton_);
-    if (std::memcmp(d.data(), h.skeletonSha256, d.size()) != 0)
-      return makeError("{}: weight cache skeleton checksum mismatch", label);
+    bool skeletonOk;
+    if (h.version == 2) {
+      const Digest d = sha256(c->skeleton_);
+      skeletonOk = std::memcmp(d.data(), h.skeletonCheck, d.size()) == 0;
+    } else {
+      uint8_t expect[32] = {};
+      const uint32_t crc = crc32c(c->skeleton_.data(), c->skeleton_.size());
+      std::memcpy(expect, &crc, sizeof crc);
+      skeletonOk = std::memcmp(expect, h.skeletonCheck, sizeof expect) == 0;
+    }
+    if (!skeletonOk) return makeError("{}: weight cache skeleton checksum mismatch", label);
   }
   if (h1.tableOffset + h1.tableBytes > size || h1.tableOffset < headerBytes)
     return makeError("{}: weight cache table lies outside the file", label);

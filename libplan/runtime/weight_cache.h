@@ -5,15 +5,16 @@
 // so that a session can be built from the cache alone without reading the ONNX
 // file. Payloads are mapped with mmap and used in place.
 //
-// Layout of version 2 (little-endian):
-//   [0, 128)  header: magic "ZPWCACHE", u32 version (2), u32 entry count,
+// Layout of version 3 (little-endian):
+//   [0, 128)  header: magic "ZPWCACHE", u32 version (3), u32 entry count,
 //             u64 table offset, u64 table bytes, u32 table CRC-32C,
 //             u32 header CRC-32C (of the 128 header bytes with this field zero),
 //             u64 model file bytes, i64 model file mtime (ns since the epoch) —
 //             both 0 when the cache names no model file (then loads never use
 //             the skeleton: reproducible artifacts such as bundles),
-//             u64 skeleton offset, u64 skeleton bytes, 32-byte SHA-256 of the
-//             skeleton, zero padding
+//             u64 skeleton offset, u64 skeleton bytes, u32 CRC-32C of the
+//             skeleton, zero padding (version 2, read too, has the skeleton's
+//             SHA-256 in those 32 bytes instead)
 //   skeleton  the serialized ModelProto the cache was written from, checked and
 //             shape-inferred, in which every initializer larger than 4 KiB whose
 //             consumers are all heavy nodes with an entry has no data: its
@@ -48,7 +49,7 @@
 
 namespace zp::runtime {
 
-inline constexpr uint32_t kWeightCacheVersion = 2;
+inline constexpr uint32_t kWeightCacheVersion = 3;
 inline constexpr size_t kWeightCacheAlign = 64;
 // Initializers above this size are left out of the skeleton when the cache holds
 // the weights of every node that reads them.

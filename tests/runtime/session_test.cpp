@@ -14,6 +14,7 @@
 #include "libplan/runtime/session.h"
 #include "libplan/runtime/weight_cache.h"
 #include "libplan/util/file.h"
+#include "libplan/util/hash.h"
 
 namespace zp::runtime {
 namespace {
@@ -348,6 +349,48 @@ TEST_F(WeightCacheTest, SessionIsBuiltFromTheCacheAloneAndGivesTheSameOutputs) {
   std::string why;
   ASSERT_EQ((*c)->lookup("Conv_0", "winograd", 0, &pw, &why), WeightCache::Result::Corrupt)
       << "a wrong source checksum is rejected";
+}
+
+// Version 2 (skeleton checked with SHA-256) is still read: rewrite the version-3
+// header as version 2 would have it, and the session is still built from the cache alone.
+TEST_F(WeightCacheTest, Version2CachesAreStillReadFromTheCacheAlone) {
+  std::string bytes;
+  {
+    auto b = readFile(dir / "cnn.zpwc");
+    ASSERT_TRUE(b.ok());
+    bytes = *b;
+  }
+  auto u32 = [&](size_t off) { uint32_t v; std::memcpy(&v, bytes.data() + off, 4); return v; };
+  auto u64 = [&](size_t off) { uint64_t v; std::memcpy(&v, bytes.data() + off, 8); return v; };
+  ASSERT_EQ(u32(8), 3u);
+  const uint64_t skOff = u64(56), skBytes = u64(64);
+  const uint32_t version = 2;
+  std::memcpy(bytes.data() + 8, &version, 4);
+  const Digest d = sha256(std::string_view(bytes.data() + skOff, skBytes));
+  std::memcpy(bytes.data() + 72, d.data(), d.size());
+  std::memset(bytes.data() + 36, 0, 4);  // header CRC-32C over the header with this field zero
+  const uint32_t hcrc = crc32c(bytes.data(), 128);
+  std::memcpy(bytes.data() + 36, &hcrc, 4);
+  ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", bytes).ok());
+  auto c = WeightCache::open(opts.cache);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ((*c)->version(), 2u);
+  EXPECT_TRUE((*c)->hasSkeleton());
+  auto s = Session::load(dir / "cnn.onnx", opts);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_TRUE((*s)->loadStats().fromCache);
+  auto r = (*s)->run(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
+  // A version-3 check in a version-2 header is a mismatch.
+  std::memcpy(bytes.data() + 72, std::string(32, '\0').data(), 32);
+  std::memset(bytes.data() + 36, 0, 4);
+  const uint32_t hcrc2 = crc32c(bytes.data(), 128);
+  std::memcpy(bytes.data() + 36, &hcrc2, 4);
+  ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", bytes).ok());
+  auto bad = WeightCache::open(opts.cache);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("skeleton checksum mismatch"), std::string::npos) << bad.error().message;
 }
 
 TEST_F(WeightCacheTest, TheModelFileIsNotReadWhenTheCacheMatchesIt) {
