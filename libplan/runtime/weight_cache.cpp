@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <set>
 #include <system_error>
@@ -22,18 +23,8 @@ namespace {
 
 constexpr char kMagic[8] = {'Z', 'P', 'W', 'C', 'A', 'C', 'H', 'E'};
 
-// Version 1 header (64 bytes); versions 2 and 3 extend it to 128 bytes.
-struct HeaderV1 {
-  char magic[8];
-  uint32_t version;
-  uint32_t entries;
-  uint64_t tableOffset;
-  uint64_t tableBytes;
-  uint32_t tableCrc;
-  uint8_t pad[28];
-};
-static_assert(sizeof(HeaderV1) == 64);
-
+// Versions 2 and 3. Version 1's header is the first 64 bytes: the fields through
+// tableCrc, then zeros.
 struct Header {
   char magic[8];
   uint32_t version;
@@ -52,6 +43,15 @@ struct Header {
   uint8_t pad[24];
 };
 static_assert(sizeof(Header) == 128);
+constexpr size_t kHeaderV1Bytes = 64;
+
+// The skeleton check field as version 3 writes it.
+std::array<uint8_t, 32> skeletonCheckV3(std::string_view skeleton) {
+  std::array<uint8_t, 32> check{};
+  const uint32_t crc = crc32c(skeleton.data(), skeleton.size());
+  std::memcpy(check.data(), &crc, sizeof crc);
+  return check;
+}
 
 uint32_t headerCrc(Header h) {
   h.headerCrc = 0;
@@ -121,8 +121,8 @@ Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& ent
   h.modelMtimeNs = model.identity.mtimeNs;
   h.skeletonOffset = skeletonOffset;
   h.skeletonBytes = model.skeleton.size();
-  const uint32_t skeletonCrc = crc32c(model.skeleton.data(), model.skeleton.size());
-  std::memcpy(h.skeletonCheck, &skeletonCrc, sizeof skeletonCrc);
+  const auto check = skeletonCheckV3(model.skeleton);
+  std::memcpy(h.skeletonCheck, check.data(), check.size());
   h.headerCrc = headerCrc(h);
   out += tableText;
   std::memcpy(out.data(), &h, sizeof h);
@@ -141,12 +141,12 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   struct stat st {};
   if (fstat(fd, &st) != 0) { ::close(fd); return makeError("{}: cannot stat weight cache", label); }
   const size_t size = static_cast<size_t>(st.st_size);
-  if (size < sizeof(HeaderV1)) { ::close(fd); return makeError("{}: weight cache is truncated ({} bytes)", label, size); }
+  if (size < kHeaderV1Bytes) { ::close(fd); return makeError("{}: weight cache is truncated ({} bytes)", label, size); }
   // The header through read(): a fault on the mapping would read a whole
   // readahead window around it before anything is known.
   char head[sizeof(Header)] = {};
   const ssize_t got = ::pread(fd, head, std::min(sizeof head, size), 0);
-  if (got < static_cast<ssize_t>(sizeof(HeaderV1))) {
+  if (got < static_cast<ssize_t>(kHeaderV1Bytes)) {
     ::close(fd);
     return makeError("{}: cannot read the weight cache header", label);
   }
@@ -158,19 +158,17 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   c->size_ = size;
   c->map_ = std::shared_ptr<void>(p, [size](void* q) { munmap(q, size); });
   const char* base = static_cast<const char*>(p);
-  HeaderV1 h1;
-  std::memcpy(&h1, head, sizeof h1);
-  if (std::memcmp(h1.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
-  if (h1.version < 1 || h1.version > kWeightCacheVersion)
-    return makeError("{}: weight cache version {} (this runtime reads versions 1 to {})", label, h1.version,
+  Header h;  // a version-1 header leaves the fields after tableCrc unread
+  std::memcpy(&h, head, sizeof h);
+  if (std::memcmp(h.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
+  if (h.version < 1 || h.version > kWeightCacheVersion)
+    return makeError("{}: weight cache version {} (this runtime reads versions 1 to {})", label, h.version,
                      kWeightCacheVersion);
-  c->version_ = h1.version;
-  size_t headerBytes = sizeof(HeaderV1);
+  c->version_ = h.version;
+  size_t headerBytes = kHeaderV1Bytes;
   uint64_t payloadsBegin = 0, payloadsEnd = 0;  // to read ahead
-  if (h1.version >= 2) {
+  if (h.version >= 2) {
     if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
-    Header h;
-    std::memcpy(&h, head, sizeof h);
     if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
     headerBytes = sizeof(Header);
     if (h.skeletonOffset < headerBytes || h.skeletonOffset + h.skeletonBytes > h.tableOffset ||
@@ -186,22 +184,14 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     }
     c->identity_ = {h.modelBytes, h.modelMtimeNs};
     c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
-    bool skeletonOk;
-    if (h.version == 2) {
-      const Digest d = sha256(c->skeleton_);
-      skeletonOk = std::memcmp(d.data(), h.skeletonCheck, d.size()) == 0;
-    } else {
-      uint8_t expect[32] = {};
-      const uint32_t crc = crc32c(c->skeleton_.data(), c->skeleton_.size());
-      std::memcpy(expect, &crc, sizeof crc);
-      skeletonOk = std::memcmp(expect, h.skeletonCheck, sizeof expect) == 0;
-    }
-    if (!skeletonOk) return makeError("{}: weight cache skeleton checksum mismatch", label);
+    const auto expect = h.version == 2 ? sha256(c->skeleton_) : skeletonCheckV3(c->skeleton_);
+    if (std::memcmp(expect.data(), h.skeletonCheck, expect.size()) != 0)
+      return makeError("{}: weight cache skeleton checksum mismatch", label);
   }
-  if (h1.tableOffset + h1.tableBytes > size || h1.tableOffset < headerBytes)
+  if (h.tableOffset + h.tableBytes > size || h.tableOffset < headerBytes)
     return makeError("{}: weight cache table lies outside the file", label);
-  std::string_view tableText(base + h1.tableOffset, h1.tableBytes);
-  if (crc32c(tableText.data(), tableText.size()) != h1.tableCrc)
+  std::string_view tableText(base + h.tableOffset, h.tableBytes);
+  if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
     return makeError("{}: weight cache table checksum mismatch", label);
   try {
     const Json table = Json::parse(tableText);
@@ -225,7 +215,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
         arr.offset = a.at("offset").get<uint64_t>();
         arr.bytes = a.at("bytes").get<uint64_t>();
         arr.crc = a.at("crc").get<uint32_t>();
-        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.offset + arr.bytes > h1.tableOffset ||
+        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.offset + arr.bytes > h.tableOffset ||
             arr.count < 0 || arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
           return makeError("{}: weight cache array '{}' has a bad extent", label, arr.name);
         entry.arrays.push_back(arr);
@@ -237,7 +227,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   } catch (const std::exception& ex) {
     return makeError("{}: weight cache table is malformed: {}", label, ex.what());
   }
-  if (c->entries_.size() != h1.entries) return makeError("{}: weight cache entry count mismatch", label);
+  if (c->entries_.size() != h.entries) return makeError("{}: weight cache entry count mismatch", label);
   if (payloadsEnd > payloadsBegin) {
     // Submitting blocks once the device queue is full: a helper thread keeps it full
     // while the session is built and run.
