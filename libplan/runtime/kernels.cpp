@@ -10,10 +10,6 @@
 #include <cstring>
 
 #include <omp.h>
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
-#include <unistd.h>
 
 namespace zp::runtime {
 

@@ -6,8 +6,8 @@
 
 #include "libplan/runtime/kernels.h"
 
-#if defined(__AVX2__)
-#include <immintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>  // AVX2 code under __AVX2__; AVX-512 code in target("avx512f") functions
 #endif
 
 namespace zp::runtime {

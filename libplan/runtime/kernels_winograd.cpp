@@ -36,10 +36,9 @@ std::vector<float> winogradWeights(const ConvAttrs& a, const float* w) {
   return U;
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
-// Winograd transforms, 8 tiles per vector. A channel is first copied into zero-padded
-// rows split into even and odd columns (tile tw starts at column 2*tw), so the 4x4
-// inputs of 8 consecutive tiles are 16 contiguous loads.
+// A channel is first copied into zero-padded rows split into even and odd columns
+// (tile tw starts at column 2*tw), so the 4x4 inputs of 8 consecutive tiles are 16
+// contiguous loads; with AVX2 the transforms run 8 tiles per vector.
 struct WinogradRows {
   int64_t R = 0, Wq = 0;  // rows, slots per row (even and odd planes)
 };
@@ -63,17 +62,20 @@ static void winogradSplitChannel(const float* src, int64_t H, int64_t W, int64_t
     for (int64_t k = 0; k < kLo; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
     const float* sp = s - padL;
     int64_t k = kLo;
+#if defined(__AVX2__)
     for (; k + 8 <= kHi; k += 8) {
       __m256 ev, od;
       deinterleave16(sp + 2 * k, &ev, &od);
       _mm256_storeu_ps(e + k, ev);
       _mm256_storeu_ps(o + k, od);
     }
+#endif
     for (; k < kHi; ++k) { e[k] = sp[2 * k]; o[k] = sp[2 * k + 1]; }
     for (k = kHi; k < g.Wq; ++k) { e[k] = at(2 * k - padL); o[k] = at(2 * k + 1 - padL); }
   }
 }
 
+#if defined(__AVX2__) && defined(__FMA__)
 // V[xi][tile] (xi = 4i + j, stride `xiStride`) = (B^T d B)[i][j] for the channel's tiles.
 static void winogradInputChannel(const float* even, const float* odd, const WinogradRows& g, int64_t TH, int64_t TW,
                                  float* V, int64_t xiStride) {
@@ -161,6 +163,58 @@ static void winogradOutputChannel(const float* Mx, int64_t xiStride, int64_t TH,
     }
 }
 
+#else
+// The same transforms one tile at a time.
+static void winogradInputChannel(const float* even, const float* odd, const WinogradRows& g, int64_t TH, int64_t TW,
+                                 float* V, int64_t xiStride) {
+  for (int64_t th = 0; th < TH; ++th)
+    for (int64_t tw = 0; tw < TW; ++tw) {
+      float d[4][4];
+      for (int i = 0; i < 4; ++i) {
+        const int64_t r = (2 * th + i) * g.Wq + tw;
+        d[i][0] = even[r];
+        d[i][1] = odd[r];
+        d[i][2] = even[r + 1];
+        d[i][3] = odd[r + 1];
+      }
+      float t[4][4];
+      for (int j = 0; j < 4; ++j) {
+        t[0][j] = d[0][j] - d[2][j];
+        t[1][j] = d[1][j] + d[2][j];
+        t[2][j] = d[2][j] - d[1][j];
+        t[3][j] = d[1][j] - d[3][j];
+      }
+      const int64_t tile = th * TW + tw;
+      for (int i = 0; i < 4; ++i) {
+        const float v[4] = {t[i][0] - t[i][2], t[i][1] + t[i][2], t[i][2] - t[i][1], t[i][1] - t[i][3]};
+        for (int j = 0; j < 4; ++j) V[(i * 4 + j) * xiStride + tile] = v[j];
+      }
+    }
+}
+
+// A^T m A, A^T = [[1,1,1,0],[0,1,-1,-1]], plus bias and epilogue.
+static void winogradOutputChannel(const float* Mx, int64_t xiStride, int64_t TH, int64_t TW, int64_t OH, int64_t OW,
+                                  float bias, const Epilogue& e, float* dst) {
+  for (int64_t th = 0; th < TH; ++th)
+    for (int64_t tw = 0; tw < TW; ++tw) {
+      const int64_t tile = th * TW + tw;
+      float r[2][4];
+      for (int j = 0; j < 4; ++j) {
+        const float m0 = Mx[(0 * 4 + j) * xiStride + tile], m1 = Mx[(1 * 4 + j) * xiStride + tile];
+        const float m2 = Mx[(2 * 4 + j) * xiStride + tile], m3 = Mx[(3 * 4 + j) * xiStride + tile];
+        r[0][j] = m0 + m1 + m2;
+        r[1][j] = m1 - m2 - m3;
+      }
+      for (int i = 0; i < 2; ++i) {
+        const int64_t oh = th * 2 + i;
+        if (oh >= OH) break;
+        dst[oh * OW + tw * 2] = actOne(r[i][0] + r[i][1] + r[i][2] + bias, e);
+        if (tw * 2 + 1 < OW) dst[oh * OW + tw * 2 + 1] = actOne(r[i][1] - r[i][2] - r[i][3] + bias, e);
+      }
+    }
+}
+#endif
+
 void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                   int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
@@ -190,77 +244,5 @@ void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, i
     for (int64_t m = 0; m < M; ++m) winogradOutputChannel(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, yn + m * OH * OW);
   }
 }
-#else
-void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                  int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
-  const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
-  const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
-  const float* U = pw.get("U").as<float>();
-  const float* bias = pw.get("bias").as<float>();
-  float* V = scratch.floats(static_cast<size_t>(16 * C * T), 0);
-  float* Mx = scratch.floats(static_cast<size_t>(16 * M * T), 1);
-  for (int64_t n = 0; n < N; ++n) {
-    const float* xn = x + n * C * H * W;
-    // Input transform: V[xi][c][t] = (B^T d B)[xi].
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t c = 0; c < C; ++c) {
-      const float* src = xn + c * H * W;
-      for (int64_t th = 0; th < TH; ++th)
-        for (int64_t tw = 0; tw < TW; ++tw) {
-          float d[4][4];
-          const int64_t h0 = th * 2 - a.padT, w0 = tw * 2 - a.padL;
-          const bool inside = h0 >= 0 && w0 >= 0 && h0 + 4 <= H && w0 + 4 <= W;
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) {
-              const int64_t ih = h0 + i, iw = w0 + j;
-              d[i][j] = (inside || (ih >= 0 && ih < H && iw >= 0 && iw < W)) ? src[ih * W + iw] : 0.0f;
-            }
-          float t[4][4];
-          for (int j = 0; j < 4; ++j) {
-            t[0][j] = d[0][j] - d[2][j];
-            t[1][j] = d[1][j] + d[2][j];
-            t[2][j] = d[2][j] - d[1][j];
-            t[3][j] = d[1][j] - d[3][j];
-          }
-          const int64_t tile = th * TW + tw;
-          for (int i = 0; i < 4; ++i) {
-            float v[4] = {t[i][0] - t[i][2], t[i][1] + t[i][2], t[i][2] - t[i][1], t[i][1] - t[i][3]};
-            for (int j = 0; j < 4; ++j) V[((i * 4 + j) * C + c) * T + tile] = v[j];
-          }
-        }
-    }
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int xi = 0; xi < 16; ++xi)
-      sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1, gemm);
-    float* yn = y + n * M * OH * OW;
-    // Output transform: A^T m A, A^T = [[1,1,1,0],[0,1,-1,-1]].
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t m = 0; m < M; ++m) {
-      float* dst = yn + m * OH * OW;
-      for (int64_t th = 0; th < TH; ++th)
-        for (int64_t tw = 0; tw < TW; ++tw) {
-          const int64_t tile = th * TW + tw;
-          float mm[4][4];
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) mm[i][j] = Mx[((i * 4 + j) * M + m) * T + tile];
-          float r[2][4];
-          for (int j = 0; j < 4; ++j) {
-            r[0][j] = mm[0][j] + mm[1][j] + mm[2][j];
-            r[1][j] = mm[1][j] - mm[2][j] - mm[3][j];
-          }
-          for (int i = 0; i < 2; ++i) {
-            const int64_t oh = th * 2 + i;
-            if (oh >= OH) break;
-            float o0 = r[i][0] + r[i][1] + r[i][2] + bias[m];
-            float o1 = r[i][1] - r[i][2] - r[i][3] + bias[m];
-            dst[oh * OW + tw * 2] = actOne(o0, e);
-            if (tw * 2 + 1 < OW) dst[oh * OW + tw * 2 + 1] = actOne(o1, e);
-          }
-        }
-    }
-  }
-}
-
-#endif
 
 }  // namespace zp::runtime
