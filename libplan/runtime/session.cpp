@@ -779,42 +779,36 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   const auto tRun = Clock::now();
   std::vector<const Tensor*> ins, outs;
   Status failure;
+  // Checks step i's payloads if still pending (sessions from the cache, first run).
+  auto verifyPending = [&](size_t i) {
+    if (!m.pending || !m.pendingVerify[i]) return true;
+    const auto tv = Clock::now();
+    const bool good = m.cache->verify(m.steps[i].node->name(), why);
+    stats_.verifyMs += msSince(tv);
+    if (!good) {
+      *corruptNode = m.steps[i].node->name();
+      failure = makeError("{}: node '{}': {}", m.cache->path().string(), *corruptNode, *why);
+      return false;
+    }
+    m.pendingVerify[i] = 0;
+    --m.pending;
+    return true;
+  };
   if (m.pending && m.warmup && !m.warmup->done) {
-    // Until oneDNN's kernels are ready nothing can run: fault in the activation arena
-    // and check payloads ahead meanwhile (waiting for the pages being read ahead).
+    // Until the GEMM library has started nothing can run: fault in the activation
+    // arena and check payloads ahead meanwhile (waiting for the pages being read ahead).
     if (m.arena) {
       char* a = static_cast<char*>(m.arena.get());
       for (size_t off = 0; off < arenaBytes_; off += 4096) a[off] = 0;
     }
-    const auto tv = Clock::now();
-    for (size_t i = 0; i < m.steps.size() && !m.warmup->done; ++i) {
-      if (!m.pendingVerify[i]) continue;
-      if (!m.cache->verify(m.steps[i].node->name(), why)) {
-        *corruptNode = m.steps[i].node->name();
-        failure = makeError("{}: node '{}': {}", m.cache->path().string(), *corruptNode, *why);
-        break;
-      }
-      m.pendingVerify[i] = 0;
-      --m.pending;
-    }
-    stats_.verifyMs += msSince(tv);
+    for (size_t i = 0; i < m.steps.size() && !m.warmup->done; ++i)
+      if (!verifyPending(i)) break;
   }
   for (size_t sIdx = 0; sIdx < m.steps.size() && failure.ok(); ++sIdx) {
     const Step& step = m.steps[sIdx];
     ins.clear();
     for (int v : step.in) ins.push_back(v >= 0 ? &m.vals[static_cast<size_t>(v)] : nullptr);
-    if (m.pending && m.pendingVerify[sIdx]) {
-      const auto tv = Clock::now();
-      const bool good = m.cache->verify(step.node->name(), why);
-      stats_.verifyMs += msSince(tv);
-      if (!good) {
-        *corruptNode = step.node->name();
-        failure = makeError("{}: node '{}': {}", m.cache->path().string(), *corruptNode, *why);
-        break;
-      }
-      m.pendingVerify[sIdx] = 0;
-      --m.pending;
-    }
+    if (!verifyPending(sIdx)) break;
     ctx.setStep(&step);
     const auto t0 = timing ? Clock::now() : Clock::time_point{};
     Status r = step.op->run(ctx, ins);
