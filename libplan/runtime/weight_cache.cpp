@@ -38,7 +38,7 @@ struct Header {
   uint64_t skeletonOffset;
   uint64_t skeletonBytes;
   // Version 3: the skeleton's CRC-32C in the first 4 bytes, the rest zero.
-  // Version 2: its SHA-256 (OpenSSL's start-up cost a cold load 1.5 ms or more).
+  // Version 2: its SHA-256 (OpenSSL's start-up slowed every cold load; see README.md).
   uint8_t skeletonCheck[32];
   uint8_t pad[24];
 };
