@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -47,18 +49,39 @@ Status writeFileAtomic(const fs::path& path, std::string_view bytes) {
   return {};
 }
 
-Expected<StagedDir> StagedDir::create(const fs::path& destination) {
+namespace {
+fs::path normalDestination(const fs::path& destination) {
   fs::path dest = destination.lexically_normal();
   if (dest.filename().empty()) dest = dest.parent_path();
+  return dest;
+}
+
+// ".NAME<suffix>" (appended piecewise: GCC 12 warns falsely about "." + string).
+std::string hiddenSibling(const fs::path& destination, const char* suffix) {
+  std::string s(".");
+  s += normalDestination(destination).filename().string();
+  s += suffix;
+  return s;
+}
+}  // namespace
+
+std::string StagedDir::stagingPrefix(const fs::path& destination) { return hiddenSibling(destination, ".staging."); }
+
+std::string StagedDir::oldPrefix(const fs::path& destination) { return hiddenSibling(destination, ".old."); }
+
+Expected<StagedDir> StagedDir::create(const fs::path& destination) {
+  fs::path dest = normalDestination(destination);
   fs::path parent = dest.parent_path().empty() ? fs::path(".") : dest.parent_path();
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) return makeError("{}: cannot create parent directory: {}", dest.string(), ec.message());
-  fs::path staging = parent / ("." + dest.filename().string() + ".staging." + std::to_string(::getpid()));
-  fs::remove_all(staging, ec);
-  fs::create_directory(staging, ec);
-  if (ec) return makeError("{}: cannot write output directory: {}", dest.string(), ec.message());
-  return StagedDir(dest, staging);
+  // A fresh name: a directory of that name may be an earlier run's, kept for
+  // the next run to read (see OutputDir::keepUnfinished).
+  for (int k = 0;; ++k) {
+    fs::path staging = parent / (stagingPrefix(dest) + std::to_string(::getpid()) + (k ? std::to_string(k) : ""));
+    if (fs::create_directory(staging, ec)) return StagedDir(dest, staging);
+    if (ec) return makeError("{}: cannot write output directory: {}", dest.string(), ec.message());
+  }
 }
 
 StagedDir::StagedDir(StagedDir&& other) noexcept
@@ -74,24 +97,42 @@ StagedDir::~StagedDir() {
   fs::remove_all(staging_, ec);
 }
 
+fs::path StagedDir::release() {
+  committed_ = true;
+  return staging_;
+}
+
 Status StagedDir::commit() {
+  assert(!committed_);
   std::error_code ec;
-  if (fs::exists(destination_, ec)) {
-    fs::path old = destination_;
-    old += ".old." + std::to_string(::getpid());
-    fs::rename(destination_, old, ec);
-    if (ec) return makeError("{}: cannot replace existing directory: {}", destination_.string(), ec.message());
-    fs::rename(staging_, destination_, ec);
-    if (ec) {
-      fs::rename(old, destination_, ec);
-      return makeError("{}: cannot move output into place", destination_.string());
-    }
-    fs::remove_all(old, ec);
-  } else {
-    fs::rename(staging_, destination_, ec);
-    if (ec) return makeError("{}: cannot move output into place: {}", destination_.string(), ec.message());
+  if (fs::symlink_status(destination_, ec).type() == fs::file_type::not_found) {
+    if (::rename(staging_.c_str(), destination_.c_str()) != 0)
+      return makeError("{}: cannot move output into place: {}", destination_.string(), std::strerror(errno));
+    committed_ = true;
+    return {};
+  }
+  // One atomic exchange: the old tree lands at the staging path and is removed.
+  if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, destination_.c_str(), RENAME_EXCHANGE) == 0) {
+    committed_ = true;
+    fs::remove_all(staging_, ec);
+    return {};
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    return makeError("{}: cannot replace existing directory: {}", destination_.string(), std::strerror(errno));
+  // File systems without the exchange: move the old tree aside first. A crash
+  // between the two renames leaves it as ".NAME.old.PID", which OutputDir
+  // moves back.
+  fs::path old = destination_.parent_path() / (oldPrefix(destination_) + std::to_string(::getpid()));
+  fs::rename(destination_, old, ec);
+  if (ec) return makeError("{}: cannot replace existing directory: {}", destination_.string(), ec.message());
+  fs::rename(staging_, destination_, ec);
+  if (ec) {
+    std::error_code back;
+    fs::rename(old, destination_, back);
+    return makeError("{}: cannot move output into place: {}", destination_.string(), ec.message());
   }
   committed_ = true;
+  fs::remove_all(old, ec);
   return {};
 }
 

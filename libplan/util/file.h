@@ -14,9 +14,13 @@ Expected<std::string> readFile(const std::filesystem::path& path);
 // Writes to "<path>.tmp.<pid>" beside the target, fsyncs, then renames.
 Status writeFileAtomic(const std::filesystem::path& path, std::string_view bytes);
 
-// A directory tree built under a temporary sibling name and moved into place by
-// commit(). If commit() is never called, the destructor removes it, so a failed
-// run leaves nothing behind. An existing destination is replaced on commit.
+// A directory tree built under a temporary sibling name (".NAME.staging.PID")
+// and moved into place by commit(). If commit() is never called, the destructor
+// removes it, so a failed run leaves nothing behind. commit() swaps the tree with
+// an existing destination in one atomic exchange, so a reader (or a crash) sees
+// either the old tree or the new one, never a mixture or no tree at all; it
+// replaces whatever is there, so callers decide first whether it may be replaced
+// (OutputDir in output_dir.h does).
 class StagedDir {
  public:
   static Expected<StagedDir> create(const std::filesystem::path& destination);
@@ -27,7 +31,16 @@ class StagedDir {
 
   // Where to write files while staging.
   const std::filesystem::path& path() const { return staging_; }
+  const std::filesystem::path& destination() const { return destination_; }
   Status commit();
+  // Leaves the staging directory where it is (e.g. an interrupted run's partial
+  // results for the next run) and returns its path.
+  std::filesystem::path release();
+
+  // The names staging directories (and the fallback commit's ".NAME.old.PID")
+  // for `destination` start with, beside it.
+  static std::string stagingPrefix(const std::filesystem::path& destination);
+  static std::string oldPrefix(const std::filesystem::path& destination);
 
  private:
   StagedDir(std::filesystem::path destination, std::filesystem::path staging)
