@@ -4,6 +4,7 @@
 
 #include "libplan/util/file.h"
 #include "libplan/util/json.h"
+#include "libplan/util/output_dir.h"
 #include "libplan/zoo/zoo.h"
 
 namespace zp::pipeline {
@@ -11,7 +12,9 @@ namespace fs = std::filesystem;
 
 Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
   ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo(options.zoo));
-  ZP_ASSIGN_OR_RETURN(auto staged, StagedDir::create(options.out));
+  std::vector<GuardedPath> inputs;
+  for (const auto& f : zoo.files()) inputs.push_back({f, "input"});
+  ZP_ASSIGN_OR_RETURN(auto staged, OutputDir::open(options.out, OutputDirOptions{"zoo-stitch", inputs, nullptr}));
   // stitch.json names zoo.json relative to the output directory, so the pair
   // can move together and the manifest does not depend on the working directory.
   fs::path zooAbs = fs::weakly_canonical(fs::absolute(options.zoo));

@@ -18,7 +18,8 @@ struct ZooStitchOptions {
 };
 
 // zoo.json -> partition -> stitch -> OUT/{stitch.json, subgraphs/, stitched/}.
-// OUT is replaced only when everything succeeded.
+// OUT is replaced only when everything succeeded, and only when it is absent,
+// empty or an earlier zoo-stitch output (OutputDir); never over the zoo's files.
 Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options);
 
 // A short table: per task its variants, cut points, positions, subgraphs and combinations.

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   std::string out, check;
   bool noCaches = false;
   app.add_option("plan", positional, "PLAN.json (with --check: optional, default the plan the bundle recorded)");
-  app.add_option("-o,--output", out, "bundle directory to write (replaced atomically)");
+  app.add_option("-o,--output", out, "bundle directory to write: absent, empty or an earlier plan-emit bundle, replaced atomically");
   app.add_option("--check", check, "check BUNDLE_DIR against its inputs; exit 1 when stale");
   app.add_flag("--no-caches", noCaches, "do not write weight caches");
   CLI11_PARSE(app, argc, argv);

@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   zp::pipeline::ZooStitchOptions options;
   std::string cuts;
   app.add_option("zoo", options.zoo, "zoo.json")->required();
-  app.add_option("-o,--out", options.out, "output directory (replaced atomically)")->required();
+  app.add_option("-o,--out", options.out, "output directory: absent, empty or an earlier zoo-stitch output, replaced atomically")->required();
   app.add_option("--subgraphs", options.params.subgraphs, "subgraphs per task (default: number of processors)");
   app.add_option("--cuts", cuts, "cut tensors T1,T2,... (names in the reference variant); overrides --subgraphs");
   app.add_option("--materialize", options.params.materialize, "none | all | ID,... (combination ids, or task/ID)")

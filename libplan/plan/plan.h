@@ -16,6 +16,10 @@
 
 namespace zp::plan {
 
+// The key under which a stitch plan's header records the stitch.json it was
+// solved from (plan-emit refuses a stitch directory that no longer matches).
+inline constexpr const char* kPlanStitchInput = "stitch/stitch.json";
+
 struct PlanHeader {
   std::string tool;     // e.g. "plan-solve"
   std::string version;  // zooplan version

@@ -73,7 +73,7 @@ void removeStaleTempFiles(const fs::path& path) {
   }
 }
 
-Expected<std::set<std::string>> markerEntries(const fs::path& destination, const std::string& tool) {
+Expected<std::set<std::string>> readMarkerEntries(const fs::path& destination, const std::string& tool) {
   const fs::path marker = destination / kOutputMarker;
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(marker));
   Json j = Json::parse(text, nullptr, false);
@@ -132,7 +132,7 @@ Expected<DestinationState> inspectDestination(const fs::path& destination, const
   if (!names.count(kOutputMarker))
     return makeError("{}: not empty and not written by {} (it has no {}); refusing to replace it", destination.string(),
                      tool, kOutputMarker);
-  ZP_ASSIGN_OR_RETURN(auto entries, markerEntries(destination, tool));
+  ZP_ASSIGN_OR_RETURN(auto entries, readMarkerEntries(destination, tool));
   for (const auto& n : names)
     if (n != kOutputMarker && !entries.count(n))
       return makeError("{}: holds '{}', which {} did not write; refusing to replace it (move it away first)",
@@ -236,7 +236,9 @@ OutputDir::OutputDir(OutputDir&& other) noexcept
       lock_(std::move(other.lock_)),
       staged_(std::move(other.staged_)),
       leftovers_(std::move(other.leftovers_)),
-      done_(other.done_) {
+      done_(other.done_),
+      markerWritten_(other.markerWritten_),
+      markerEntries_(std::move(other.markerEntries_)) {
   other.done_ = true;
   other.lock_.reset();
   other.staged_.reset();
@@ -254,16 +256,41 @@ void OutputDir::removeLeftovers() {
   leftovers_.clear();
 }
 
-Status OutputDir::commit() {
-  assert(!done_);
+namespace {
+Expected<std::vector<std::string>> topLevelEntries(const fs::path& dir) {
   std::vector<std::string> entries;
   std::error_code ec;
-  for (fs::directory_iterator it(path(), ec), end; !ec && it != end; it.increment(ec))
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (it->path().filename() != kOutputMarker) entries.push_back(it->path().filename().string());
-  if (ec) return makeError("{}: cannot list: {}", path().string(), ec.message());
+  if (ec) return makeError("{}: cannot list: {}", dir.string(), ec.message());
   std::sort(entries.begin(), entries.end());
+  return entries;
+}
+}  // namespace
+
+Status OutputDir::writeMarker(const std::vector<std::string>& laterEntries) {
+  assert(!done_ && !markerWritten_);
+  ZP_ASSIGN_OR_RETURN(auto entries, topLevelEntries(path()));
+  entries.insert(entries.end(), laterEntries.begin(), laterEntries.end());
+  std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
   Json marker{{"format", 1}, {"tool", tool_}, {"entries", entries}};
   ZP_TRY(writeFileAtomic(path() / kOutputMarker, canonicalJson(marker)));
+  markerEntries_ = entries;
+  markerWritten_ = true;
+  return {};
+}
+
+Status OutputDir::commit() {
+  assert(!done_);
+  if (!markerWritten_) {
+    ZP_TRY(writeMarker());
+  } else {
+    ZP_ASSIGN_OR_RETURN(auto entries, topLevelEntries(path()));
+    for (const auto& e : entries)
+      if (!std::binary_search(markerEntries_.begin(), markerEntries_.end(), e))
+        return makeError("{}: '{}' was written after the output marker", destination().string(), e);
+  }
   ZP_TRY(staged_->commit());
   done_ = true;
   removeLeftovers();

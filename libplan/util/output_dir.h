@@ -90,8 +90,12 @@ class OutputDir {
   // removed when this run commits or fails; a tool may read them before.
   const std::vector<std::filesystem::path>& leftovers() const { return leftovers_; }
 
-  // Writes the marker, swaps the staged tree into place, removes the old tree
-  // and the leftovers, releases the lock.
+  // Writes the marker now, naming what the staged tree holds and
+  // `laterEntries` (still to be written), for a tool that lists its own files
+  // in a manifest. Optional: commit() writes it otherwise.
+  Status writeMarker(const std::vector<std::string>& laterEntries = {});
+  // Writes the marker (unless written), swaps the staged tree into place,
+  // removes the old tree and the leftovers, releases the lock.
   Status commit();
   // Leaves the staged tree beside the destination for a later run (the
   // leftovers stay too); the destination is unchanged. Returns the tree's path.
@@ -109,6 +113,8 @@ class OutputDir {
   std::optional<StagedDir> staged_;
   std::vector<std::filesystem::path> leftovers_;
   bool done_ = false;
+  bool markerWritten_ = false;
+  std::vector<std::string> markerEntries_;  // as written by writeMarker()
 };
 
 }  // namespace zp

@@ -15,6 +15,19 @@ fs::path Zoo::resolve(const std::string& relative) const {
   return (file.parent_path() / p).lexically_normal();
 }
 
+std::vector<fs::path> Zoo::files() const {
+  std::vector<fs::path> out{file};
+  for (const auto& p : processors)
+    if (p.profile && !p.profile->file.empty()) out.push_back(resolve(p.profile->file));
+  for (const auto& t : tasks) {
+    for (const auto& v : t.variants) out.push_back(resolve(v.onnx));
+    if (t.dataset)
+      for (const auto* f : {&t.dataset->inputs, &t.dataset->labels, &t.dataset->calibration})
+        if (!f->empty()) out.push_back(resolve(*f));
+  }
+  return out;
+}
+
 namespace {
 
 // Walks a JSON document keeping the JSON path for messages.

@@ -54,6 +54,9 @@ struct Zoo {
 
   // A path from zoo.json resolved against the folder of zoo.json.
   std::filesystem::path resolve(const std::string& relative) const;
+  // zoo.json and every file it names (models, datasets, imported profiles):
+  // what a tool reading the zoo must never write over.
+  std::vector<std::filesystem::path> files() const;
 };
 
 // Reads and validates zoo.json: required fields, types, enums, unknown fields,

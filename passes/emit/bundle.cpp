@@ -8,6 +8,7 @@
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/output_dir.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "passes/emit/plan_proto.h"
 
@@ -117,6 +118,13 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     }
     std::string manifestBytes;
     ZP_TRY(addInput(s, "stitch-manifest", "stitch.json", s.stitchDir / "stitch.json", strict, &manifestBytes));
+    // plan-solve records the stitch.json it planned on: a rewritten stitch
+    // directory may name the same files with other contents or meanings.
+    if (auto rec = s.plan.header.inputs.find(plan::kPlanStitchInput); strict && !manifestBytes.empty() &&
+                                                                 rec != s.plan.header.inputs.end() &&
+                                                                 rec->second != sha256Hex(manifestBytes))
+      return makeError("{}: does not match the hash {} recorded (stitch directory rewritten since planning?)",
+                       (s.stitchDir / "stitch.json").string(), planPath.string());
     std::optional<zoo::StitchManifest> manifest;
     if (!manifestBytes.empty()) {
       Json mj = Json::parse(manifestBytes, nullptr, false);
@@ -274,7 +282,10 @@ Expected<BundleManifest> readBundleManifest(const fs::path& bundle) {
 
 Expected<EmitResult> emitBundle(const EmitParams& params) {
   ZP_ASSIGN_OR_RETURN(Sources src, collectSources(params.plan, /*strict=*/true));
-  ZP_ASSIGN_OR_RETURN(StagedDir staged, StagedDir::create(params.out));
+  std::vector<GuardedPath> inputs{{src.planPath, "input"}};
+  if (src.plan.stitch) inputs.push_back({src.stitchDir, "input"});
+  for (const auto& in : src.inputs) inputs.push_back({in.input.path, "input"});
+  ZP_ASSIGN_OR_RETURN(OutputDir staged, OutputDir::open(params.out, OutputDirOptions{"plan-emit", inputs, nullptr}));
   const fs::path root = staged.path();
   EmitResult res;
   res.notes = src.notes;
@@ -312,6 +323,9 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
   BundleManifest& m = res.manifest;
   m.tool = "plan-emit " + params.toolVersion;
   for (const auto& in : src.inputs) m.inputs.push_back(in.input);
+  // The marker is an artifact like any other: written before the listing, it
+  // names manifest.json, which comes last.
+  ZP_TRY(staged.writeMarker({"manifest.json"}));
   ZP_ASSIGN_OR_RETURN(m.artifacts, listArtifacts(root));
   ZP_TRY(writeUnder(root, "manifest.json", canonicalJson(toJson(m))));
   ZP_TRY(staged.commit());

@@ -10,6 +10,8 @@
 //                             processor the subgraph is placed on (runtime weight cache)
 //   models/<sha16>.onnx       concurrent plans: ONNX models the workload names, when found
 //   manifest.json             every artifact (path, size, sha256), the tool, the inputs
+//   .zooplan-output           the output marker: a later plan-emit may replace this
+//                             directory, no other tool may
 //
 // Input paths in the manifest are recorded as given (the plan) or relative to
 // the plan's folder joined onto it (stitch.json, source subgraphs), so two runs
@@ -29,7 +31,7 @@ inline constexpr int kBundleFormatVersion = 1;
 
 struct EmitParams {
   std::filesystem::path plan;    // PLAN.json
-  std::filesystem::path out;     // BUNDLE_DIR (replaced atomically)
+  std::filesystem::path out;     // BUNDLE_DIR: absent, empty or an earlier bundle (replaced atomically)
   std::string toolVersion;       // recorded in the manifest ("plan-emit <version>")
   bool writeCaches = true;       // weight caches for every stitch subgraph
 };

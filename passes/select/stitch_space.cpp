@@ -7,6 +7,7 @@
 
 #include "libplan/profile/profile_db.h"
 #include "libplan/util/file.h"
+#include "libplan/plan/plan.h"
 #include "libplan/util/hash.h"
 #include "libplan/zoo/zoo.h"
 
@@ -84,7 +85,7 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   }
   {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(sp.stitchDir / "stitch.json"));
-    sp.inputHashes["stitch/stitch.json"] = sha256Hex(bytes);
+    sp.inputHashes[plan::kPlanStitchInput] = sha256Hex(bytes);
   }
 
   // Processors, with the host configuration the profile measured them under.
