@@ -10,7 +10,12 @@
 
 namespace {
 std::atomic<bool> g_stop{false};
-void onSigint(int) { g_stop = true; }
+volatile std::sig_atomic_t g_signal = 0;
+// Ctrl-C or SIGTERM: stop measuring; the measured rows are kept for the next run.
+void onStop(int sig) {
+  g_signal = sig;
+  g_stop = true;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -19,7 +24,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> processors, imports;
   zp::profilepass::ProfileParams params;
   app.add_option("stitch_dir", stitchDir, "output directory of zoo-stitch")->required();
-  app.add_option("-o,--out", outDir, "profile directory")->required();
+  app.add_option("-o,--out", outDir, "profile directory: absent, empty or an earlier zoo-profile output, replaced atomically")
+      ->required();
   app.add_option("--processor", processors, "NAME=host[:POLICY[@THREADS]]: measure NAME on the host");
   app.add_option("--import", imports, "NAME=FORMAT:FILE[@TASK/VARIANT]: NAME's rows from a profiler output");
   app.add_option("--repeat", params.repeat, "timed runs per measurement")->default_val(20)->check(CLI::PositiveNumber);
@@ -49,16 +55,17 @@ int main(int argc, char** argv) {
     if (!s.ok()) return fmt::print(stderr, "zoo-profile: error: {}\n", s.error().message), 2;
     params.imports.push_back(*s);
   }
-  std::signal(SIGINT, onSigint);
+  std::signal(SIGINT, onStop);
+  std::signal(SIGTERM, onStop);
   params.stop = &g_stop;
 
   auto result = zp::profilepass::runZooProfile(stitchDir, outDir, params);
   if (!result.ok()) {
     fmt::print(stderr, "zoo-profile: error: {}\n", result.error().message);
-    return g_stop ? 130 : 1;
+    return g_stop ? 128 + g_signal : 1;
   }
   fmt::print("{}", result->summary);
-  if (result->interrupted) return 130;
+  if (result->interrupted) return 128 + g_signal;
   fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, lookup.csv, report.json}}\n", outDir);
   return 0;
 }

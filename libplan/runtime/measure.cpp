@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "libplan/runtime/npy.h"
 #include "libplan/util/file.h"
+#include "libplan/util/output_dir.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;
@@ -138,8 +140,18 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
     return makeError("--gemm: unknown GEMM library '{}' (onednn, blis)", o.gemm);
   so.cache = o.cache;
   so.computeSourceChecksums = !o.writeCache.empty();
-  if (!o.saveOutputs.empty() && fs::exists(o.saveOutputs) && !fs::is_directory(o.saveOutputs))
-    return makeError("--save-outputs: {} exists and is not a directory", o.saveOutputs.string());
+  // Outputs keep clear of the inputs and of each other; checked before any work.
+  std::vector<GuardedPath> read{{o.model, "input"}, {o.cache, "input"}};
+  for (const auto& in : o.inputs) read.push_back({in.second, "input"});
+  if (fs::is_regular_file(o.kernels)) read.push_back({o.kernels, "input"});
+  ZP_TRY(checkOutputFiles({o.writeCache, o.trace}, read));
+  std::optional<OutputDir> saved;  // --save-outputs: staged, moved into place at the end
+  if (!o.saveOutputs.empty()) {
+    read.push_back({o.writeCache, "output"});
+    read.push_back({o.trace, "output"});
+    ZP_ASSIGN_OR_RETURN(OutputDir d, OutputDir::open(o.saveOutputs, OutputDirOptions{"plan-run", read, nullptr}));
+    saved.emplace(std::move(d));
+  }
 
   TensorMap inputs;
   for (const auto& [name, file] : o.inputs) {
@@ -229,15 +241,13 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
     text += fmt::format("output {}: {} {}\n", name, dtypeName(t.dtype), shapeString(t.shape));
   }
   report["outputs"] = outs;
-  if (!o.saveOutputs.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.saveOutputs, ec);
-    if (ec) return makeError("--save-outputs: cannot create {}: {}", o.saveOutputs.string(), ec.message());
+  if (saved) {
     for (const auto& [name, t] : outputs) {
       std::string file = name;
       std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-      ZP_TRY(writeNpy(o.saveOutputs / (file + ".npy"), t));
+      ZP_TRY(writeNpy(saved->path() / (file + ".npy"), t));
     }
+    ZP_TRY(saved->commit());
   }
   res.warnings = session->warnings();
   report["warnings"] = res.warnings;

@@ -114,6 +114,17 @@ Status checkOutputFile(const fs::path& output, const std::vector<GuardedPath>& o
   return {};
 }
 
+Status checkOutputFiles(const std::vector<fs::path>& outputs, const std::vector<GuardedPath>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].empty()) continue;
+    std::vector<GuardedPath> others = inputs;
+    for (size_t k = 0; k < outputs.size(); ++k)
+      if (k != i && !outputs[k].empty()) others.push_back({outputs[k], "output"});
+    ZP_TRY(checkOutputFile(outputs[i], others));
+  }
+  return {};
+}
+
 Expected<DestinationState> inspectDestination(const fs::path& destination, const std::string& tool) {
   std::error_code ec;
   const fs::file_status st = fs::status(destination, ec);

@@ -38,6 +38,10 @@ Status checkNoOverlap(const std::filesystem::path& output, const std::vector<Gua
 // of `others`, or its parent exists as a non-directory.
 Status checkOutputFile(const std::filesystem::path& output, const std::vector<GuardedPath>& others);
 
+// The single-file outputs of one run (empty paths skipped): each checked as
+// above against `inputs` and against the run's other outputs.
+Status checkOutputFiles(const std::vector<std::filesystem::path>& outputs, const std::vector<GuardedPath>& inputs);
+
 // What `destination` holds now, for `tool`: absent, an empty directory, or an
 // earlier output of `tool`. Anything else is an error saying why it is refused.
 enum class DestinationState { Absent, Empty, EarlierRun };

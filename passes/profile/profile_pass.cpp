@@ -12,10 +12,12 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
 #include "libplan/profile/profile_db.h"
+#include "libplan/profile/profile_report.h"
 #include "libplan/profile/subgraph_map.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/output_dir.h"
 #include "libplan/util/progress.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
@@ -201,34 +203,119 @@ std::string joinPlacement(const std::vector<std::string>& p) {
   return s;
 }
 
+// What zoo-profile reads before it opens its output.
+struct ProfileSources {
+  fs::path stitchDir;
+  zoo::StitchManifest manifest;
+  std::string stitchBytes;
+  zoo::Zoo zoo;
+  std::vector<Processor> processors;
+};
+
+// sha256 of every file in `dir` but report.json and the output marker: what
+// report.json records of the files written beside it.
+Expected<Json> filesBeside(const fs::path& dir) {
+  std::map<std::string, std::string> hashes;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!it->is_regular_file() || name == "report.json" || name == kOutputMarker) continue;
+    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(it->path()));
+    hashes[name] = sha256Hex(bytes);
+  }
+  if (ec) return makeError("{}: cannot list: {}", dir.string(), ec.message());
+  Json j = Json::object();
+  for (const auto& [name, hash] : hashes) j[name] = hash;
+  return j;
+}
+
+// Writes report.json last, recording in it the hashes of the files beside it.
+Status writeReport(const fs::path& dir, Json& report) {
+  ZP_ASSIGN_OR_RETURN(report[profile::kReportFilesKey], filesBeside(dir));
+  return writeFileAtomic(dir / "report.json", canonicalJson(report));
+}
+
+// An earlier run's rows that this run may reuse: its report.json was made from
+// the same inputs and its profile.csv is the one that report recorded.
+struct Reusable {
+  ProfileDb db;
+  Json report;
+};
+std::optional<Reusable> reusableRows(const fs::path& dir, const Json& inputs) {
+  auto text = readFile(dir / "report.json");
+  auto csv = readFile(dir / "profile.csv");
+  if (!text.ok() || !csv.ok()) return std::nullopt;
+  Json report = Json::parse(*text, nullptr, false);
+  if (report.is_discarded() || !report.is_object() || report.value("inputs", Json()) != inputs) return std::nullopt;
+  const Json files = report.value(profile::kReportFilesKey, Json());
+  if (!files.is_object() || files.value("profile.csv", std::string()) != sha256Hex(*csv)) return std::nullopt;
+  auto db = profile::parseProfileCsv(*csv, (dir / "profile.csv").string());
+  if (!db.ok()) return std::nullopt;
+  return Reusable{std::move(*db), std::move(report)};
+}
+
+Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, const ProfileParams& params,
+                                    Clock::time_point tStart);
+
 }  // namespace
 
 Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path& outDir, const ProfileParams& params) {
   const auto tStart = Clock::now();
-  ZP_ASSIGN_OR_RETURN(auto manifest, zoo::loadStitchManifest(stitchDir));
-  ZP_ASSIGN_OR_RETURN(std::string stitchBytes, readFile(stitchDir / "stitch.json"));
-  const fs::path zooPath = (stitchDir / manifest.zooPath).lexically_normal();
-  ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo(zooPath));
-  if (zoo.sha256 != manifest.zooSha256)
+  ProfileSources src;
+  src.stitchDir = stitchDir;
+  ZP_ASSIGN_OR_RETURN(src.manifest, zoo::loadStitchManifest(stitchDir));
+  ZP_ASSIGN_OR_RETURN(src.stitchBytes, readFile(stitchDir / "stitch.json"));
+  const fs::path zooPath = (stitchDir / src.manifest.zooPath).lexically_normal();
+  ZP_ASSIGN_OR_RETURN(src.zoo, zoo::loadZoo(zooPath));
+  if (src.zoo.sha256 != src.manifest.zooSha256)
     return makeError("{}: {} changed since zoo-stitch wrote this directory; run zoo-stitch again",
                      (stitchDir / "stitch.json").string(), zooPath.string());
-  ZP_ASSIGN_OR_RETURN(auto processors, resolveProcessors(zoo, params));
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec) return makeError("{}: cannot create: {}", outDir.string(), ec.message());
+  ZP_ASSIGN_OR_RETURN(src.processors, resolveProcessors(src.zoo, params));
 
+  // Everything read is an input the output must keep clear of.
+  std::vector<GuardedPath> inputs{{stitchDir, "input"}};
+  for (const auto& f : src.zoo.files()) inputs.push_back({f, "input"});
+  for (const auto& p : src.processors)
+    if (p.import) {
+      inputs.push_back({p.import->file, "input"});
+      if (!p.import->layerInfo.empty()) inputs.push_back({p.import->layerInfo, "input"});
+    }
+  ZP_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(outDir, OutputDirOptions{"zoo-profile", inputs, params.stop}));
+  auto result = profileInto(out, src, params, tStart);
+  if (!result.ok() && params.stop && params.stop->load()) {
+    // Interrupted in a later phase: the staged tree holds the measured rows
+    // (profile.csv and a report marked interrupted) for the next run.
+    const fs::path kept = out.keepUnfinished();
+    ProfileResult r;
+    r.interrupted = true;
+    r.summary = fmt::format("interrupted: {} is unchanged; the measured rows are kept in {} for the next run\n",
+                            outDir.string(), kept.string());
+    return r;
+  }
+  return result;
+}
+
+namespace {
+
+Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, const ProfileParams& params,
+                                    Clock::time_point tStart) {
+  const fs::path& stitchDir = src.stitchDir;
+  const auto& manifest = src.manifest;
+  const auto& zoo = src.zoo;
+  const auto& processors = src.processors;
+  const fs::path stage = out.path();
   ProfileResult result;
   Json report;
   report["tool"] = params.tool;
   // Later stages find the stitch directory from here: relative to the profile directory.
   report["stitch_dir"] = fs::weakly_canonical(fs::absolute(stitchDir))
-                             .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
+                             .lexically_relative(out.destination())
                              .generic_string();
   report["imports"] = Json::array();
   // The measuring program is an input too: a rebuilt runtime must re-measure.
   std::string toolSha = "unknown";
   if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
-  Json inputs{{"stitch_json_sha256", sha256Hex(stitchBytes)}, {"zoo_json_sha256", zoo.sha256}, {"tool_sha256", toolSha},
+  Json inputs{{profile::kReportStitchKey, sha256Hex(src.stitchBytes)}, {"zoo_json_sha256", zoo.sha256}, {"tool_sha256", toolSha},
               {"repeat", params.repeat}, {"warmup", params.warmup}, {"processors", Json::array()}};
   for (const auto& p : processors) {
     Json pj{{"name", p.name}, {"host", p.host}};
@@ -246,26 +333,24 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
                           {"xgboost", Json{{"rounds", params.xgb.rounds}, {"max_depth", params.xgb.maxDepth},
                                            {"eta", params.xgb.eta}, {"seed", params.xgb.seed}}}};
 
-  // Rows measured by an earlier run with the same inputs are kept (unless --force).
-  ProfileDb previous;
-  Json previousReport;
-  bool reuse = false;
-  if (!params.force && fs::exists(outDir / "report.json") && fs::exists(outDir / "profile.csv")) {
-    auto text = readFile(outDir / "report.json");
-    if (text.ok()) {
-      try {
-        previousReport = Json::parse(*text);
-        if (previousReport.value("inputs", Json()) == inputs) {
-          auto db = profile::readProfileCsv(outDir / "profile.csv");
-          if (db.ok()) {
-            previous = std::move(*db);
-            reuse = true;
-          }
-        }
-      } catch (const Json::exception&) {
-      }
-    }
+  // Rows measured by an earlier run with the same inputs are kept (unless
+  // --force): from the output this run replaces, then from runs into it that
+  // were interrupted.
+  std::vector<Reusable> previous;
+  if (!params.force) {
+    std::vector<fs::path> dirs;
+    if (out.replacesEarlierRun()) dirs.push_back(out.destination());
+    for (const auto& l : out.leftovers()) dirs.push_back(l);
+    for (const auto& d : dirs)
+      if (auto r = reusableRows(d, inputs)) previous.push_back(std::move(*r));
   }
+  const bool reuse = !previous.empty();
+  auto previousRow = [&](const std::string& task, int pos, const std::string& variant, const std::string& processor,
+                         const std::string& policy) -> const ProfileRow* {
+    for (const auto& p : previous)
+      if (const auto* r = p.db.find(task, pos, variant, processor, policy); r && r->source == "host") return r;
+    return nullptr;
+  };
 
   MeasureParams mp{params.repeat, params.warmup};
   ProfileDb db;
@@ -278,8 +363,13 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   for (const auto& p : processors)
     if (p.host) configs.insert(p.config);
   for (const auto& c : configs) {
-    if (reuse && previousReport.contains("run_overhead_ms") && previousReport["run_overhead_ms"].contains(c.label())) {
-      overheadMs[c.label()] = previousReport["run_overhead_ms"][c.label()].get<double>();
+    const Json* earlier = nullptr;
+    for (const auto& p : previous)
+      if (!earlier && p.report.contains("run_overhead_ms") && p.report["run_overhead_ms"].is_object() &&
+          p.report["run_overhead_ms"].contains(c.label()) && p.report["run_overhead_ms"][c.label()].is_number())
+        earlier = &p.report["run_overhead_ms"][c.label()];
+    if (earlier) {
+      overheadMs[c.label()] = earlier->get<double>();
       continue;
     }
     ZP_ASSIGN_OR_RETURN(overheadMs[c.label()], measureRunOverhead(c, mp));
@@ -300,8 +390,8 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
             std::vector<const Processor*> procs;
             for (const auto& p : processors)
               if (p.host && p.config == config) procs.push_back(&p);
-            const ProfileRow* old = reuse ? previous.find(task.name, pos, sg.variant, procs.front()->name, config.policy) : nullptr;
-            if (old && old->source == "host") {
+            const ProfileRow* old = reuse ? previousRow(task.name, pos, sg.variant, procs.front()->name, config.policy) : nullptr;
+            if (old) {
               for (const auto* p : procs) {
                 ProfileRow r = *old;
                 r.processor = p->name;
@@ -374,13 +464,20 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     ZP_ASSIGN_OR_RETURN(auto rows, importProcessor(p, zoo, manifest, stitchDir, report));
     db.merge(rows);
   }
-  ZP_TRY(profile::writeProfileCsv(db, outDir / "profile.csv"));
-  if (result.interrupted) {
-    report["interrupted"] = true;
-    ZP_TRY(writeFileAtomic(outDir / "report.json", canonicalJson(report)));
-    result.report = report;
-    result.summary = fmt::format("interrupted: kept {} measured rows in {}\n", db.size(), (outDir / "profile.csv").string());
-    return result;
+  ZP_TRY(profile::writeProfileCsv(db, stage / "profile.csv"));
+  {
+    // A checkpoint: should the run stop before the end, the next run reuses
+    // these rows (the report is replaced by the complete one at the end).
+    Json checkpoint = report;
+    checkpoint["interrupted"] = true;
+    ZP_TRY(writeReport(stage, checkpoint));
+    if (result.interrupted) {
+      const fs::path kept = out.keepUnfinished();
+      result.report = checkpoint;
+      result.summary = fmt::format("interrupted: {} is unchanged; kept {} measured rows in {} for the next run\n",
+                                   out.destination().string(), db.size(), kept.string());
+      return result;
+    }
   }
 
   // --- 3. per-node features on the first host configuration ------------------
@@ -433,7 +530,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
       }
     }
   }
-  ZP_TRY(writeFileAtomic(outDir / "features.csv", features));
+  ZP_TRY(writeFileAtomic(stage / "features.csv", features));
 
   // --- 4. accuracy, the accuracy estimator, and the lookup table --------------
   const auto tAccuracy = Clock::now();
@@ -582,7 +679,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
 
     ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, trainRows, labels(trainRows), params.xgb));
     auto predicted = estimator.predict(feats);
-    ZP_TRY(estimator.save(outDir / ("accuracy_estimator_" + task.name + ".json")));
+    ZP_TRY(estimator.save(stage / ("accuracy_estimator_" + task.name + ".json")));
     estimatorSeconds += secondsSince(tEst2);
 
     std::set<size_t> trainSet(trainRows.begin(), trainRows.end());
@@ -780,9 +877,10 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
                        {"estimator_training", estimatorSeconds}, {"total", secondsSince(tStart)}}}};
   if (reused) report["reused_rows_note"] = fmt::format("{} subgraph rows reused from the previous run (inputs unchanged; --force re-measures)", reused);
 
-  ZP_TRY(writeFileAtomic(outDir / "accuracy.csv", accuracyCsv));
-  ZP_TRY(writeFileAtomic(outDir / "lookup.csv", lookupCsv));
-  ZP_TRY(writeFileAtomic(outDir / "report.json", canonicalJson(report)));
+  ZP_TRY(writeFileAtomic(stage / "accuracy.csv", accuracyCsv));
+  ZP_TRY(writeFileAtomic(stage / "lookup.csv", lookupCsv));
+  ZP_TRY(writeReport(stage, report));
+  ZP_TRY(out.commit());
   summary += fmt::format("profiling cost (SparseLoom Table 1 units): {:.0f} exhaustive vs {:.0f} with estimators ({:.1f}% less); took {:.1f} s\n",
                          exhaustive, withEstimators, 100.0 * (exhaustive > 0 ? 1.0 - withEstimators / exhaustive : 0.0),
                          secondsSince(tStart));
@@ -791,5 +889,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   result.summary = summary;
   return result;
 }
+
+}  // namespace
 
 }  // namespace zp::profilepass

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "libplan/sim/trace.h"
+#include "libplan/util/output_dir.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "passes/schedule/baselines.h"
@@ -191,6 +192,13 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
 
 Status runConcurrentCli(const ConcurrentCliParams& cp, std::ostream& os) {
   ZP_ASSIGN_OR_RETURN(Workload w, loadWorkload(cp.workload));
+  // Checked before solving: no output is a directory, a file the workload
+  // names, or another of the outputs.
+  {
+    std::vector<GuardedPath> inputs{{cp.workload, "input"}};
+    for (const auto& f : w.inputFiles) inputs.push_back({f, "input"});
+    ZP_TRY(checkOutputFiles({cp.output, cp.trace, cp.stats}, inputs));
+  }
   ConcurrentParams prm = cp.solve;
   if (cp.anytime) {
     auto obj = prm.objective.value_or(w.objective);

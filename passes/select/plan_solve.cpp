@@ -1,5 +1,6 @@
 #include "passes/select/plan_solve.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -9,6 +10,7 @@
 #include "libplan/profile/profile_db.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/output_dir.h"
 #include "passes/preload/preload.h"
 
 namespace zp::select {
@@ -125,9 +127,29 @@ std::string svgFor(const TaskSpace& ts, const std::vector<std::string>& order, i
 
 }  // namespace
 
+namespace {
+
+// Every file plan-solve writes, checked before anything is written: not a
+// directory, not one of the files it reads, no two of them the same.
+Status checkOutputs(const PlanSolveParams& params, const StitchSpace& space) {
+  std::vector<GuardedPath> guarded;
+  for (const char* f : {"report.json", "profile.csv", "accuracy.csv"}) guarded.push_back({params.profileDir / f, "input"});
+  guarded.push_back({space.stitchDir / "stitch.json", "input"});
+  guarded.push_back({(space.stitchDir / space.manifest.zooPath).lexically_normal(), "input"});
+  if (fs::is_regular_file(params.slo)) guarded.push_back({params.slo, "input"});
+  std::vector<fs::path> outputs{params.output, params.trace, params.evaluation, params.stats};
+  if (!params.svgDir.empty())
+    for (const auto& t : space.tasks) outputs.push_back(params.svgDir / (t.name + ".svg"));
+  return checkOutputFiles(outputs, guarded);
+}
+
+}  // namespace
+
 Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
+  const auto t0 = std::chrono::steady_clock::now();
   ZP_ASSIGN_OR_RETURN(auto space, loadStitchSpace(params.profileDir));
-  for (const auto& f : {params.output, params.trace, params.evaluation}) {
+  ZP_TRY(checkOutputs(params, space));
+  for (const auto& f : {params.output, params.trace, params.evaluation, params.stats}) {
     if (f.empty() || f.parent_path().empty()) continue;
     std::error_code ec;
     fs::create_directories(f.parent_path(), ec);
@@ -392,6 +414,8 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
                       " queries per task, averaged over all task arrival orders):\n" + table;
   }
   ZP_TRY(plan::writePlan(plan, params.output));
+  result.solveMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!params.stats.empty()) ZP_TRY(writeFileAtomic(params.stats, canonicalJson(Json{{"solve_ms", result.solveMs}})));
   return result;
 }
 

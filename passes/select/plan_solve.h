@@ -19,6 +19,7 @@ struct PlanSolveParams {
   std::filesystem::path trace;              // Chrome trace of zooplan's simulated schedule (first configuration)
   std::filesystem::path svgDir;             // <task>.svg: accuracy-latency space with the Pareto front
   std::filesystem::path evaluation;         // evaluation JSON (runs the evaluation when set)
+  std::filesystem::path stats;              // {"solve_ms": ...} (not deterministic)
   std::vector<std::string> budgets = {"15%", "55%", "100%"};
   SelectParams select;
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
@@ -30,8 +31,11 @@ struct PlanSolveResult {
   plan::Plan plan;
   std::string summary;
   Json evaluation;  // empty unless asked
+  double solveMs = 0;  // wall time of the whole run
 };
 
+// Every output is checked before anything is written (checkOutputFile: not a
+// directory, not an input, no two the same) and written atomically.
 Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params);
 
 // Parses "15%" (of all subgraphs' memory) or a byte count.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "libplan/profile/profile_db.h"
+#include "libplan/profile/profile_report.h"
 #include "libplan/util/file.h"
 #include "libplan/plan/plan.h"
 #include "libplan/util/hash.h"
@@ -78,15 +79,21 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   sp.stitchDir = (profileDir / report["stitch_dir"].get<std::string>()).lexically_normal();
   ZP_ASSIGN_OR_RETURN(sp.manifest, zoo::loadStitchManifest(sp.stitchDir));
   ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo((sp.stitchDir / sp.manifest.zooPath).lexically_normal()));
-  ZP_ASSIGN_OR_RETURN(auto db, profile::readProfileCsv(profileDir / "profile.csv"));
-  for (const char* f : {"report.json", "profile.csv", "accuracy.csv"}) {
-    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(profileDir / f));
-    sp.inputHashes[std::string("profile/") + f] = sha256Hex(bytes);
+  // Each file is read once, checked against the hash report.json recorded
+  // (files of two runs are never planned on together) and parsed from those bytes.
+  std::map<std::string, std::string> bytesOf;
+  for (const char* f : {"profile.csv", "accuracy.csv"}) {
+    ZP_ASSIGN_OR_RETURN(bytesOf[f], readFile(profileDir / f));
+    ZP_TRY(profile::checkRecordedFile(report, reportPath, profileDir / f, bytesOf[f]));
+    sp.inputHashes[std::string("profile/") + f] = sha256Hex(bytesOf[f]);
   }
+  sp.inputHashes["profile/report.json"] = sha256Hex(reportText);
   {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(sp.stitchDir / "stitch.json"));
+    ZP_TRY(profile::checkRecordedStitch(report, reportPath, sp.stitchDir / "stitch.json", bytes));
     sp.inputHashes[plan::kPlanStitchInput] = sha256Hex(bytes);
   }
+  ZP_ASSIGN_OR_RETURN(auto db, profile::parseProfileCsv(bytesOf["profile.csv"], (profileDir / "profile.csv").string()));
 
   // Processors, with the host configuration the profile measured them under.
   std::map<std::string, Json> procReport;
@@ -114,8 +121,7 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   // Accuracy per combination.
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> acc;  // (task, combo) -> (pred, measured)
   {
-    ZP_ASSIGN_OR_RETURN(std::string text, readFile(profileDir / "accuracy.csv"));
-    std::istringstream in(text);
+    std::istringstream in(bytesOf["accuracy.csv"]);
     std::string line;
     std::getline(in, line);
     if (line != "task,combination,kind,measured_accuracy,predicted_accuracy,in_training_sample")
