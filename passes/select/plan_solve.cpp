@@ -137,6 +137,9 @@ Status checkOutputs(const PlanSolveParams& params, const StitchSpace& space) {
   guarded.push_back({space.stitchDir / "stitch.json", "input"});
   guarded.push_back({(space.stitchDir / space.manifest.zooPath).lexically_normal(), "input"});
   if (fs::is_regular_file(params.slo)) guarded.push_back({params.slo, "input"});
+  std::error_code ec;
+  if (!params.svgDir.empty() && fs::exists(params.svgDir, ec) && !fs::is_directory(params.svgDir, ec))
+    return makeError("{}: exists and is not a directory", params.svgDir.string());
   std::vector<fs::path> outputs{params.output, params.trace, params.evaluation, params.stats};
   if (!params.svgDir.empty())
     for (const auto& t : space.tasks) outputs.push_back(params.svgDir / (t.name + ".svg"));
