@@ -42,7 +42,7 @@ struct ProfileParams {
   bool force = false;                 // re-measure even when inputs are unchanged
   estimate::XgbParams xgb;
   std::string tool = "zoo-profile";
-  const std::atomic<bool>* stop = nullptr;  // set by the caller (Ctrl-C): stop, keep completed rows
+  const std::atomic<bool>* stop = nullptr;  // set by the caller (Ctrl-C): stop, keep measured rows for the next run
 };
 
 struct ProfileResult {
@@ -52,7 +52,12 @@ struct ProfileResult {
 };
 
 // STITCH_DIR -> PROFILE_DIR/{profile.csv, features.csv, accuracy.csv, lookup.csv,
-// accuracy_estimator_<task>.json, report.json}. Each file is written atomically.
+// accuracy_estimator_<task>.json, report.json}. PROFILE_DIR is staged and
+// replaced as a whole (OutputDir: only an earlier zoo-profile output is
+// replaced); report.json records the hashes of the files beside it. Rows an
+// earlier run measured from the same inputs are reused, from the output being
+// replaced and from interrupted runs: a stopped run keeps its staged tree
+// beside PROFILE_DIR (result.interrupted) and leaves PROFILE_DIR as it was.
 Expected<ProfileResult> runZooProfile(const std::filesystem::path& stitchDir, const std::filesystem::path& outDir,
                                       const ProfileParams& params);
 
