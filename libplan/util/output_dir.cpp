@@ -89,6 +89,17 @@ Expected<std::set<std::string>> readMarkerEntries(const fs::path& destination, c
   return entries;
 }
 
+// Removes `dir` and its parents up to `top` (the first one a run created), as
+// long as they are empty: a run that does not commit leaves no directories behind.
+void removeEmptyParents(const fs::path& dir, const fs::path& top) {
+  if (top.empty()) return;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && within(p, top); p = p.parent_path()) {
+    if (!fs::remove(p, ec)) return;
+    if (p == top) return;
+  }
+}
+
 }  // namespace
 
 Status checkNoOverlap(const fs::path& output, const std::vector<GuardedPath>& others) {
@@ -221,8 +232,19 @@ Expected<OutputDir> OutputDir::open(const fs::path& destination, const OutputDir
     return makeError("{}: contains the current directory; refusing to replace it", destination.string());
   ZP_TRY(inspectDestination(destination, options.tool));
 
+  // Parents this run creates are removed again should it not commit.
+  fs::path created;
+  for (fs::path p = real.parent_path(); !p.empty() && !fs::exists(p, ec) && p != p.parent_path(); p = p.parent_path())
+    created = p;
   fs::create_directories(real.parent_path(), ec);
   if (ec) return makeError("{}: cannot create parent directory: {}", destination.string(), ec.message());
+  struct CreatedParents {  // declared before the lock: removed after it is released
+    fs::path dir, top;
+    bool keep = false;
+    ~CreatedParents() {
+      if (!keep) removeEmptyParents(dir, top);
+    }
+  } parents{real.parent_path(), created};
   ZP_ASSIGN_OR_RETURN(DirLock lock, DirLock::acquire(real, options.stop));
 
   // Under the lock no other run into this destination is under way: whatever a
@@ -238,7 +260,11 @@ Expected<OutputDir> OutputDir::open(const fs::path& destination, const OutputDir
   std::vector<fs::path> leftovers;
   for (const auto& p : entriesWithPrefix(real.parent_path(), StagedDir::stagingPrefix(real)))
     if (p != staged.path()) leftovers.push_back(p);
-  return OutputDir(options.tool, state, std::move(lock), std::move(staged), std::move(leftovers));
+  parents.keep = true;  // from here the OutputDir removes them should it not commit
+  OutputDir out(options.tool, state, std::move(lock), std::move(staged), std::move(leftovers));
+  out.parentDir_ = real.parent_path();
+  out.createdParent_ = created;
+  return out;
 }
 
 OutputDir::OutputDir(OutputDir&& other) noexcept
@@ -249,7 +275,9 @@ OutputDir::OutputDir(OutputDir&& other) noexcept
       leftovers_(std::move(other.leftovers_)),
       done_(other.done_),
       markerWritten_(other.markerWritten_),
-      markerEntries_(std::move(other.markerEntries_)) {
+      markerEntries_(std::move(other.markerEntries_)),
+      parentDir_(std::move(other.parentDir_)),
+      createdParent_(std::move(other.createdParent_)) {
   other.done_ = true;
   other.lock_.reset();
   other.staged_.reset();
@@ -259,6 +287,8 @@ OutputDir::~OutputDir() {
   if (done_) return;
   staged_.reset();  // removes the staged tree
   removeLeftovers();
+  lock_.reset();
+  removeEmptyParents(parentDir_, createdParent_);
 }
 
 void OutputDir::removeLeftovers() {

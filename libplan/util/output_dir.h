@@ -119,6 +119,8 @@ class OutputDir {
   bool done_ = false;
   bool markerWritten_ = false;
   std::vector<std::string> markerEntries_;  // as written by writeMarker()
+  std::filesystem::path parentDir_;         // where the destination lives
+  std::filesystem::path createdParent_;     // the first parent this run created (empty: none)
 };
 
 }  // namespace zp

@@ -157,6 +157,8 @@ printf 'not,a,profile\n1,2,3\n' > "$T/bad_import.csv"
 refused "zoo-profile failing after it started writing" "bad_import.csv" -- \
   "$BIN/zoo-profile" "$T/st" -o "$T/prof" "${FAST[@]}" --import npu=csv:"$T/bad_import.csv"
 no_debris "failed zoo-profile" "$T/prof"
+refused "zoo-profile failing into a new nested directory leaves no directories" "bad_import.csv" -- \
+  "$BIN/zoo-profile" "$T/st" -o "$T/new/deeper/prof" "${FAST[@]}" --import npu=csv:"$T/bad_import.csv"
 
 # Interrupted runs into an existing output: the old output stays, the next run cleans up.
 # The signal is sent once the run has got as far as WHEN: "latency" (its staging tree

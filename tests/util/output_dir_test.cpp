@@ -159,6 +159,19 @@ TEST_F(OutputDirTest, WithoutCommitTheEarlierOutputStaysAsItWas) {
   EXPECT_EQ(snapshot(), before);
 }
 
+TEST_F(OutputDirTest, ParentsCreatedByARunThatDoesNotCommitAreRemoved) {
+  fs::create_directories(root_ / "a");
+  {
+    auto out = OutputDir::open(root_ / "a/b/c/out", OutputDirOptions{"zoo-profile", {}, nullptr});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    write(out->path() / "profile.csv", "rows");
+  }
+  EXPECT_EQ(siblings(), std::vector<std::string>{"a"});
+  EXPECT_TRUE(fs::is_empty(root_ / "a"));
+  ASSERT_TRUE(run(root_ / "a/b/c/out", "zoo-profile", {{"profile.csv", "rows"}}).ok());
+  EXPECT_EQ(read(root_ / "a/b/c/out/profile.csv"), "rows");
+}
+
 TEST_F(OutputDirTest, DebrisOfKilledRunsIsOfferedThenRemoved) {
   const fs::path dest = root_ / "out";
   ASSERT_TRUE(run(dest, "zoo-profile", {{"report.json", "old"}}).ok());
