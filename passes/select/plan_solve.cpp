@@ -152,12 +152,6 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
   const auto t0 = std::chrono::steady_clock::now();
   ZP_ASSIGN_OR_RETURN(auto space, loadStitchSpace(params.profileDir));
   ZP_TRY(checkOutputs(params, space));
-  for (const auto& f : {params.output, params.trace, params.evaluation, params.stats}) {
-    if (f.empty() || f.parent_path().empty()) continue;
-    std::error_code ec;
-    fs::create_directories(f.parent_path(), ec);
-    if (ec) return makeError("{}: cannot create its directory: {}", f.string(), ec.message());
-  }
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", params.profileDir.string());
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(params.slo, space));
   const auto orders = globalOrders(space);
@@ -334,6 +328,15 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
       if (!s.feasible && s.miss)
         result.summary += fmt::format("  infeasible: {} under {}: closest {} misses accuracy by {:.4f}, latency by {:.4f} ms\n",
                                       tp.name, s.slo, s.miss->combination, s.miss->accuracyShort, s.miss->latencyOverMs);
+
+  // Outputs from here on: their folders are made only now, so a run refused
+  // above (bad SLOs, budgets) leaves nothing behind.
+  for (const auto& f : {params.output, params.trace, params.evaluation, params.stats}) {
+    if (f.empty() || f.parent_path().empty()) continue;
+    std::error_code ec;
+    fs::create_directories(f.parent_path(), ec);
+    if (ec) return makeError("{}: cannot create its directory: {}", f.string(), ec.message());
+  }
 
   // Visuals.
   Algorithm1Result a1;
