@@ -18,6 +18,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -114,6 +115,9 @@ def run_ort(ort_prefix, model, inputs, out_dir, threads=1, repeat=0):
 
 
 def run_ours(plan_run, model, inputs, out_dir, policy, extra=()):
+    # plan-run replaces only an output directory it wrote itself: one left in the
+    # work dir by an older plan-run (without the marker) would be refused.
+    shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [plan_run, model, *inputs, '--save-outputs', out_dir, '--kernels', policy, '--repeat', '0', '--json', *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
