@@ -332,6 +332,8 @@ Status OutputDir::commit() {
       if (!std::binary_search(markerEntries_.begin(), markerEntries_.end(), e))
         return makeError("{}: '{}' was written after the output marker", destination().string(), e);
   }
+  // The lock keeps other runs out, not people: look once more right before the swap.
+  ZP_TRY(inspectDestination(destination(), tool_));
   ZP_TRY(staged_->commit());
   done_ = true;
   removeLeftovers();

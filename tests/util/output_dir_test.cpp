@@ -172,6 +172,20 @@ TEST_F(OutputDirTest, ParentsCreatedByARunThatDoesNotCommitAreRemoved) {
   EXPECT_EQ(read(root_ / "a/b/c/out/profile.csv"), "rows");
 }
 
+TEST_F(OutputDirTest, AFileAddedDuringTheRunStopsTheCommit) {
+  const fs::path dest = root_ / "out";
+  ASSERT_TRUE(run(dest, "zoo-stitch", {{"stitch.json", "old"}}).ok());
+  auto out = OutputDir::open(dest, OutputDirOptions{"zoo-stitch", {}, nullptr});
+  ASSERT_TRUE(out.ok());
+  write(out->path() / "stitch.json", "new");
+  write(dest / "notes.txt", "written by hand meanwhile");
+  auto st = out->commit();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("holds 'notes.txt'"), std::string::npos) << st.error().message;
+  EXPECT_EQ(read(dest / "notes.txt"), "written by hand meanwhile");
+  EXPECT_EQ(read(dest / "stitch.json"), "old");
+}
+
 TEST_F(OutputDirTest, DebrisOfKilledRunsIsOfferedThenRemoved) {
   const fs::path dest = root_ / "out";
   ASSERT_TRUE(run(dest, "zoo-profile", {{"report.json", "old"}}).ok());
