@@ -13,6 +13,15 @@
 
 namespace zp::zoo {
 
+// The largest stitching space a task may have. zoo-stitch, zoo-profile and
+// plan-solve hold every combination in memory and zoo-profile and plan-solve
+// evaluate each under every placement order; 100000 combinations (a few tens of
+// MB per task) keep each tool within seconds and memory a small machine has.
+inline constexpr int kMaxPositions = 32;
+inline constexpr uint64_t kMaxCombinations = 100'000;
+// variants^positions, or nothing when that exceeds kMaxCombinations.
+std::optional<uint64_t> combinationCount(size_t variants, size_t positions);
+
 struct TensorSig {
   std::string name;
   std::string type;             // "float32", "int8", ...
