@@ -223,7 +223,8 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
         for (size_t k = 0; k < ts.candidates.size(); ++k) {
           const auto& cand = ts.candidates[k];
           double m = missScore(decisionAccuracy(cand, params.select), ts.latencyMs(cand, pl), s);
-          if (m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); }
+          // The first candidate when no score compares (infinite or NaN): always an index.
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); }
         }
         const auto& cand = ts.candidates[static_cast<size_t>(closest)];
         double acc = decisionAccuracy(cand, params.select);

@@ -1,6 +1,7 @@
 #include "passes/select/select.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -225,9 +226,11 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
         const auto& c = ts.candidates[k];
         if (originalsOnly && !c.original) continue;
         double m = missScore(decisionAccuracy(c, params), ts.latencyMs(k, oidx), slo.tasks.at(ts.name));
-        if (m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
+        // The first candidate when no score compares (all infinite or NaN): always an index.
+        if (pick < 0 || m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
       }
     }
+    assert(pick >= 0 && "a task without candidates (the stitch manifest reader rejects those)");
     r.choice.candidate.push_back(pick);
     r.choice.placement.push_back(pl);
     r.choice.feasible.push_back(feasible);
@@ -251,8 +254,8 @@ std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& 
       while (e + 1 < ts.positions && pl[static_cast<size_t>(e + 1)] == pl[static_cast<size_t>(p)]) ++e;
       std::vector<std::string> vs(c.variants.begin() + p, c.variants.begin() + e + 1);
       double ms = ts.latency.overhead(pl[static_cast<size_t>(p)]);
-      for (int j = p; j <= e; ++j)
-        ms += *ts.latency.subgraph(j, c.variants[static_cast<size_t>(j)], pl[static_cast<size_t>(j)]) -
+      for (int j = p; j <= e; ++j)  // unprofiled: never finishes in time
+        ms += ts.latency.subgraph(j, c.variants[static_cast<size_t>(j)], pl[static_cast<size_t>(j)]).value_or(kInf) -
               ts.latency.overhead(pl[static_cast<size_t>(j)]);
       double transfer = p == 0 ? 0.0
                                : ts.latency.transition(pl[static_cast<size_t>(p - 1)], pl[static_cast<size_t>(p)],
@@ -311,7 +314,7 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
     for (const auto& p : space.processors) {
       std::vector<std::string> pl(static_cast<size_t>(ts.positions), p.name);
       double l = ts.latencyMs(c, pl);
-      if (l < bestLat) { bestLat = l; best = pl; }
+      if (best.empty() || l < bestLat) { bestLat = l; best = pl; }
     }
     return best;
   };
@@ -335,7 +338,7 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
         double best = kInf;
         for (int k : orig) {
           double l = ts.latencyMs(ts.candidates[static_cast<size_t>(k)], placementFor(ts.candidates[static_cast<size_t>(k)]));
-          if (l < best) { best = l; pick = k; }
+          if (pick < 0 || l < best) { best = l; pick = k; }
         }
       } else {  // AV: the fastest original meeting both SLOs, else the closest
         double best = kInf, bestMiss = kInf;
@@ -346,7 +349,7 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
           double acc = c.accuracy(true);
           if (acc >= s.accuracy && l <= s.latencyMs && l < best) { best = l; pick = k; }
           double m = missScore(acc, l, s);
-          if (m < bestMiss) { bestMiss = m; closest = k; }
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = k; }
         }
         feasible = pick >= 0;
         if (!feasible) pick = closest;
@@ -405,7 +408,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
           double l = ts.latencyMs(c, pl), acc = decisionAccuracy(c, params);
           if (acc >= s.accuracy && l <= s.latencyMs && l < bestLat) { bestLat = l; pick = static_cast<int>(k); pickPl = pl; }
           double m = missScore(acc, l, s);
-          if (m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); closestPl = pl; }
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); closestPl = pl; }
         }
       }
       np.feasible.push_back(pick >= 0);
