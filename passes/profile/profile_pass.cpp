@@ -1,5 +1,6 @@
 #include "passes/profile/profile_pass.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -17,6 +18,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/progress.h"
+#include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
 #include "passes/profile/accuracy_eval.h"
@@ -73,11 +75,13 @@ Expected<HostOverride> parseHostOverride(const std::string& arg) {
     if (rest[0] != ':') return makeError("--processor '{}': expected host[:POLICY[@THREADS]]", arg);
     rest = rest.substr(1);
     if (auto at = rest.find('@'); at != std::string::npos) {
-      try {
-        h.threads = std::stoi(rest.substr(at + 1));
-      } catch (...) {
+      const std::string n = rest.substr(at + 1);
+      int64_t threads = 0;
+      auto r = std::from_chars(n.data(), n.data() + n.size(), threads);
+      if (r.ec != std::errc() || r.ptr != n.data() + n.size())
         return makeError("--processor '{}': threads must be a number", arg);
-      }
+      if (auto p = threadCountProblem(threads)) return makeError("--processor '{}': {}", arg, *p);
+      h.threads = static_cast<int>(threads);
       rest = rest.substr(0, at);
     }
     if (!rest.empty()) h.policy = rest;
@@ -213,6 +217,11 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     return makeError("{}: {} changed since zoo-stitch wrote this directory; run zoo-stitch again",
                      (stitchDir / "stitch.json").string(), zooPath.string());
   ZP_ASSIGN_OR_RETURN(auto processors, resolveProcessors(zoo, params));
+  for (const auto& t : manifest.tasks) {  // the lookup table holds every valid variant under every placement
+    const auto valid = std::count_if(t.combinations.begin(), t.combinations.end(), [](const auto& c) { return c.valid; });
+    ZP_TRY(estimate::checkPlacementSearch((stitchDir / "stitch.json").string(), t.name, static_cast<uint64_t>(valid),
+                                          processors.size(), t.positions()));
+  }
   std::error_code ec;
   fs::create_directories(outDir, ec);
   if (ec) return makeError("{}: cannot create: {}", outDir.string(), ec.message());
@@ -278,7 +287,9 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   for (const auto& p : processors)
     if (p.host) configs.insert(p.config);
   for (const auto& c : configs) {
-    if (reuse && previousReport.contains("run_overhead_ms") && previousReport["run_overhead_ms"].contains(c.label())) {
+    if (reuse && previousReport.contains("run_overhead_ms") && previousReport["run_overhead_ms"].is_object() &&
+        previousReport["run_overhead_ms"].contains(c.label()) && previousReport["run_overhead_ms"][c.label()].is_number() &&
+        !numberProblem(previousReport["run_overhead_ms"][c.label()].get<double>(), 0, kMaxLatencyMs)) {
       overheadMs[c.label()] = previousReport["run_overhead_ms"][c.label()].get<double>();
       continue;
     }
