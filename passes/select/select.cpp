@@ -8,6 +8,7 @@
 
 #include "libplan/estimate/latency_model.h"
 #include "libplan/util/file.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
@@ -17,27 +18,28 @@ Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, 
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
-  if (!j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())
-    return makeError("{}: $.configurations: expected a non-empty array", path.string());
+  const std::string label = path.string();
+  JsonAt root(j, label);
+  if (!j.is_object() || !j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())
+    return makeError("{}: $.configurations: expected a non-empty array", label);
+  ZP_ASSIGN_OR_RETURN(auto configs, root.array("configurations"));
   std::vector<plan::SloConfiguration> out;
-  for (size_t i = 0; i < j["configurations"].size(); ++i) {
-    const auto& c = j["configurations"][i];
-    std::string at = fmt::format("$.configurations[{}]", i);
-    if (!c.contains("id") || !c["id"].is_string()) return makeError("{}: {}.id: expected a string", path.string(), at);
-    if (!c.contains("tasks") || !c["tasks"].is_object()) return makeError("{}: {}.tasks: expected an object", path.string(), at);
+  for (const auto& c : configs) {
     plan::SloConfiguration cfg;
-    cfg.id = c["id"].get<std::string>();
+    ZP_ASSIGN_OR_RETURN(cfg.id, c.string("id"));
+    ZP_ASSIGN_OR_RETURN(JsonAt tasks, c.at("tasks"));
+    ZP_ASSIGN_OR_RETURN(auto members, tasks.members());
     for (const auto& t : space.tasks) {
-      if (!c["tasks"].contains(t.name)) return makeError("{}: {}.tasks: no SLO for task '{}'", path.string(), at, t.name);
-      const auto& tj = c["tasks"][t.name];
-      for (const char* k : {"accuracy", "latency_ms"})
-        if (!tj.contains(k) || !tj[k].is_number() || !std::isfinite(tj[k].get<double>()) || tj[k].get<double>() < 0)
-          return makeError("{}: {}.tasks.{}.{}: expected a non-negative number", path.string(), at, t.name, k);
-      cfg.tasks[t.name] = plan::TaskSlo{tj["accuracy"].get<double>(), tj["latency_ms"].get<double>()};
+      if (!tasks.has(t.name)) return tasks.error(fmt::format("no SLO for task '{}'", t.name));
+      ZP_ASSIGN_OR_RETURN(JsonAt tj, tasks.at(t.name));
+      plan::TaskSlo slo;
+      ZP_ASSIGN_OR_RETURN(slo.accuracy, tj.number("accuracy", 0, 1));
+      ZP_ASSIGN_OR_RETURN(slo.latencyMs, tj.number("latency_ms", 0));
+      cfg.tasks[t.name] = slo;
     }
-    for (auto it = c["tasks"].begin(); it != c["tasks"].end(); ++it)
-      if (std::none_of(space.tasks.begin(), space.tasks.end(), [&](const auto& t) { return t.name == it.key(); }))
-        return makeError("{}: {}.tasks.{}: the profile has no such task", path.string(), at, it.key());
+    for (const auto& [name, tj] : members)
+      if (std::none_of(space.tasks.begin(), space.tasks.end(), [&](const auto& t) { return t.name == name; }))
+        return tj.error("the profile has no such task");
     out.push_back(std::move(cfg));
   }
   return out;
