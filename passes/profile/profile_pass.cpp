@@ -143,8 +143,9 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
 
 std::string fmtNum(double v) { return profile::formatNumber(v); }
 
+// `imports` (report.json's "imports") gets one entry for the processor.
 Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, const zoo::StitchManifest& manifest,
-                                    const fs::path& stitchDir, Json& report) {
+                                    const fs::path& stitchDir, Json& imports) {
   const auto& spec = *proc.import;
   profile::ImportParams ip;
   ip.task = spec.task;
@@ -195,7 +196,7 @@ Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, 
     j["subgraph_mapping"] = mapping.summary();
     j["subgraph_coverage"] = mapping.coverage();
   }
-  report["imports"].push_back(j);
+  imports.push_back(j);
   return db;
 }
 
@@ -222,6 +223,14 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     ZP_TRY(estimate::checkPlacementSearch((stitchDir / "stitch.json").string(), t.name, static_cast<uint64_t>(valid),
                                           processors.size(), t.positions()));
   }
+  // Imported profiles first: a bad file fails before anything is measured or written.
+  Json imports = Json::array();
+  std::vector<ProfileDb> imported;
+  for (const auto& p : processors) {
+    if (p.host) continue;
+    ZP_ASSIGN_OR_RETURN(auto rows, importProcessor(p, zoo, manifest, stitchDir, imports));
+    imported.push_back(std::move(rows));
+  }
   std::error_code ec;
   fs::create_directories(outDir, ec);
   if (ec) return makeError("{}: cannot create: {}", outDir.string(), ec.message());
@@ -233,7 +242,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   report["stitch_dir"] = fs::weakly_canonical(fs::absolute(stitchDir))
                              .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
                              .generic_string();
-  report["imports"] = Json::array();
+  report["imports"] = imports;
   // The measuring program is an input too: a rebuilt runtime must re-measure.
   std::string toolSha = "unknown";
   if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
@@ -380,11 +389,7 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   for (const auto& [k, v] : overheadMs) report["run_overhead_ms"][k] = v;
 
   // --- 2. imported device profiles ------------------------------------------
-  for (const auto& p : processors) {
-    if (p.host) continue;
-    ZP_ASSIGN_OR_RETURN(auto rows, importProcessor(p, zoo, manifest, stitchDir, report));
-    db.merge(rows);
-  }
+  for (const auto& rows : imported) db.merge(rows);  // read before measuring, in processor order
   ZP_TRY(profile::writeProfileCsv(db, outDir / "profile.csv"));
   if (result.interrupted) {
     report["interrupted"] = true;
