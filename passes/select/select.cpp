@@ -286,7 +286,8 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
       const auto& ts = space.tasks[t];
       const auto& c = ts.candidates[static_cast<size_t>(choice.candidate[t])];
       const auto& s = slo.tasks.at(ts.name);
-      bool violated = c.accuracy(true) < s.accuracy || r.meanLatencyMs[t] > s.latencyMs;
+      // Written so that a NaN (an unprofiled placement, an SLO no number meets) is a violation.
+      bool violated = !(c.accuracy(true) >= s.accuracy) || !(r.meanLatencyMs[t] <= s.latencyMs);
       violations += violated;
       o.taskLatencyMs[t] += r.meanLatencyMs[t];
       if (orders == 0) o.taskViolated.push_back(violated);
