@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "threads")->check(zp::cli::threadCount());
   app.add_flag("--json", json, "print the report as JSON");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
-  app.add_option("--seed", o.seed, "seed of the random inputs");
+  app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
   if (auto rc = zp::cli::parse(app, argc, argv, "plan-run")) return *rc;
   const bool isBundle = std::filesystem::is_directory(model);
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   // both
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
-  app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)");
+  app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)")->check(zp::cli::integerIn(0, INT64_MAX));
   if (auto rc = zp::cli::parse(app, argc, argv, "plan-solve")) return *rc;
   for (const auto& b : budgets)  // the form now; the bytes a percentage means once the profile is read
     if (auto r = zp::select::parseBudget(b, 0); !r.ok())
