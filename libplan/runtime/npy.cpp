@@ -140,11 +140,10 @@ Expected<NpyHeader> parseNpyHeader(std::string_view bytes, const std::string& la
     if (!next) return makeError("{}: shape {} needs more than the {} data bytes the file holds", label, shapeString(h.shape), available);
     count = *next;
   }
-  auto need = checkedMul(count, dtypeSize(h.dtype), available);
-  if (!need || *need != available)
-    return makeError("{}: holds {} data bytes, shape {} needs {}", label, available, shapeString(h.shape),
-                     need ? fmt::format("{}", *need) : fmt::format("more than {}", available));
-  h.dataBytes = static_cast<size_t>(*need);
+  const uint64_t need = count * dtypeSize(h.dtype);  // count <= the file's size: no overflow
+  if (need != available)
+    return makeError("{}: holds {} data bytes, shape {} needs {}", label, available, shapeString(h.shape), need);
+  h.dataBytes = static_cast<size_t>(need);
   return h;
 }
 
