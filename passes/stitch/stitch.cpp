@@ -137,6 +137,9 @@ Expected<zoo::StitchManifest> stitchZoo(const zoo::Zoo& zoo, const StitchParams&
     for (double f : part.partFlops) ts.partFlopsShare.push_back(total > 0 ? f / total : 0.0);
 
     const size_t positions = part.cuts.size() + 1;
+    if (positions > static_cast<size_t>(zoo::kMaxPositions))
+      return makeError("{}: task '{}': {} positions; a task has 1 to {}", zoo.file.string(), task.name, positions,
+                       zoo::kMaxPositions);
     const auto count = zoo::combinationCount(ts.variants.size(), positions);
     if (!count)
       return makeError("{}: task '{}': {} variants at {} positions make more than {} stitched variants, too many "
