@@ -127,14 +127,15 @@ std::string svgFor(const TaskSpace& ts, const std::vector<std::string>& order, i
 
 Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
   ZP_ASSIGN_OR_RETURN(auto space, loadStitchSpace(params.profileDir));
+  if (space.tasks.empty()) return makeError("{}: the profile has no tasks", params.profileDir.string());
+  ZP_ASSIGN_OR_RETURN(auto slos, slosFor(params.slo, space));
+  for (const auto& b : params.budgets) ZP_TRY(parseBudget(b, 0));  // bad input before any directory is made
   for (const auto& f : {params.output, params.trace, params.evaluation}) {
     if (f.empty() || f.parent_path().empty()) continue;
     std::error_code ec;
     fs::create_directories(f.parent_path(), ec);
     if (ec) return makeError("{}: cannot create its directory: {}", f.string(), ec.message());
   }
-  if (space.tasks.empty()) return makeError("{}: the profile has no tasks", params.profileDir.string());
-  ZP_ASSIGN_OR_RETURN(auto slos, slosFor(params.slo, space));
   const auto orders = globalOrders(space);
   const size_t T = space.tasks.size();
 

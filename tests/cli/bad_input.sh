@@ -164,6 +164,9 @@ copy_dir "$WORK/prof" nan
 set_csv_cell "$WORK/nan/accuracy.csv" 1 measured_accuracy nan
 rejected "accuracy.csv nan" 1 "nan/accuracy.csv:2: column 'measured_accuracy': 'nan' is not a number in [0, 1]" -- \
   "$BIN/plan-solve" "$WORK/nan" -o "$WORK/out/plan.json"
+echo '{"configurations": [{"id": "c", "tasks": {"digits": {"accuracy": 1.5, "latency_ms": 1}}}]}' > "$WORK/slo.json"
+rejected "slo.json accuracy 1.5" 1 "slo.json: \$.configurations[0].tasks.digits.accuracy: 1.5 is above 1" -- \
+  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/out/plan.json" --slo "$WORK/slo.json"
 rejected "plan-solve --memory-budget 'lots'" 2 "plan-solve: error: --memory-budget 'lots'" -- \
   "$BIN/plan-solve" "$WORK/prof" -o "$WORK/out/plan.json" --memory-budget lots
 
