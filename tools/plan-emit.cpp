@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "passes/emit/bundle.h"
+#include "tools/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"plan-emit: write a plan's bundle (canonical plan, subgraphs, weight caches, manifest)"};
@@ -16,25 +17,25 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "bundle directory to write: absent, empty or an earlier plan-emit bundle, replaced atomically");
   app.add_option("--check", check, "check BUNDLE_DIR against its inputs; exit 1 when stale");
   app.add_flag("--no-caches", noCaches, "do not write weight caches");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = zp::cli::parse(app, argc, argv, "plan-emit")) return *rc;
 
   if (!check.empty()) {
     if (positional.size() > 1 || !out.empty()) {
-      std::cerr << "plan-emit: --check takes BUNDLE_DIR and at most one PLAN.json, and no -o\n";
-      return 2;
+      zp::cli::printError("plan-emit", "--check takes BUNDLE_DIR and at most one PLAN.json, and no -o");
+      return zp::cli::kOptionError;
     }
     zp::emit::CheckParams cp{check, positional.empty() ? std::string() : positional[0], ZOOPLAN_VERSION};
     auto r = zp::emit::checkBundle(cp);
     if (!r.ok()) {
-      std::cerr << "plan-emit: " << r.error().message << "\n";
-      return 2;
+      zp::cli::printError("plan-emit", r.error().message);
+      return 2;  // 1 means stale
     }
     std::cout << r->text();
     return r->upToDate() ? 0 : 1;
   }
   if (positional.size() != 1 || out.empty()) {
-    std::cerr << "plan-emit: expected PLAN.json -o BUNDLE_DIR (or --check BUNDLE_DIR [PLAN.json])\n";
-    return 2;
+    zp::cli::printError("plan-emit", "expected PLAN.json -o BUNDLE_DIR (or --check BUNDLE_DIR [PLAN.json])");
+    return zp::cli::kOptionError;
   }
   zp::emit::EmitParams ep;
   ep.plan = positional[0];
@@ -43,8 +44,8 @@ int main(int argc, char** argv) {
   ep.writeCaches = !noCaches;
   auto r = zp::emit::emitBundle(ep);
   if (!r.ok()) {
-    std::cerr << "plan-emit: " << r.error().message << "\n";
-    return 1;
+    zp::cli::printError("plan-emit", r.error().message);
+    return zp::cli::kInputError;
   }
   std::cout << zp::emit::emitSummary(ep, *r);
   return 0;

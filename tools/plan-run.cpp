@@ -9,14 +9,15 @@
 
 #include "libplan/runtime/measure.h"
 #include "passes/emit/bundle_run.h"
+#include "tools/cli.h"
 
 namespace {
 
 int runBundle(const zp::emit::BundleRunParams& p, bool json) {
   auto r = zp::emit::runBundle(p);
   if (!r.ok()) {
-    std::cerr << "plan-run: " << r.error().message << "\n";
-    return 1;
+    zp::cli::printError("plan-run", r.error().message);
+    return zp::cli::kInputError;
   }
   for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
   if (json) std::cout << zp::canonicalJson(r->json());
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
   app.add_option("--samples", bundle.samples, "bundle: dataset (or random) inputs to check and score")
-      ->check(CLI::PositiveNumber);
+      ->check(zp::cli::integerIn(1, 1000000));
   app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
   app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy: absent, empty or an earlier --save-outputs directory, replaced atomically");
   app.add_option("--kernels", o.kernels, "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas) or a JSON file");
@@ -46,19 +47,20 @@ int main(int argc, char** argv) {
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
-  app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", o.threads, "threads")->check(CLI::PositiveNumber);
+  app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")
+      ->check(zp::cli::integerIn(0, 1000000));
+  app.add_option("--threads", o.threads, "threads")->check(zp::cli::threadCount());
   app.add_flag("--json", json, "print the report as JSON");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
-  app.add_option("--seed", o.seed, "seed of the random inputs");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
+  if (auto rc = zp::cli::parse(app, argc, argv, "plan-run")) return *rc;
   const bool isBundle = std::filesystem::is_directory(model);
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
                                                              "--write-cache", "--cold", "--threads", "--trace", "--gemm"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples"}) {
     if (app.count(opt)) {
-      std::cerr << "plan-run: " << opt << " does not apply to " << (isBundle ? "a bundle" : "a single model") << "\n";
-      return 2;
+      zp::cli::printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
+      return zp::cli::kOptionError;
     }
   }
   if (isBundle) {
@@ -75,15 +77,15 @@ int main(int argc, char** argv) {
   for (const auto& s : inputs) {
     auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::cerr << "--input: expected NAME=FILE.npy, got '" << s << "'\n";
-      return 2;
+      zp::cli::printError("plan-run", fmt::format("--input: expected NAME=FILE.npy, got '{}'", s));
+      return zp::cli::kOptionError;
     }
     o.inputs.push_back({s.substr(0, eq), s.substr(eq + 1)});
   }
   auto r = zp::runtime::planRun(o);
   if (!r.ok()) {
-    std::cerr << "plan-run: " << r.error().message << "\n";
-    return 1;
+    zp::cli::printError("plan-run", r.error().message);
+    return zp::cli::kInputError;
   }
   for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
   if (json) std::cout << zp::canonicalJson(r->report);

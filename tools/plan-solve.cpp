@@ -9,6 +9,7 @@
 
 #include "passes/schedule/concurrent.h"
 #include "passes/select/plan_solve.h"
+#include "tools/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"plan-solve: compute an execution plan"};
@@ -29,21 +30,27 @@ int main(int argc, char** argv) {
   app.add_option("--evaluate", evaluate, "stitch: evaluate against the six baselines, write JSON here");
   app.add_flag("--measured-accuracy", sp.select.measuredAccuracyForDecisions,
                "stitch: decide with measured accuracy where available (default: the estimator's)");
-  app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100);
+  app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
+      ->check(zp::cli::integerIn(1, 1000000));
   // concurrent mode
   app.add_option("--objective", objective, "concurrent: latency | throughput (default: the workload's)")
       ->check(CLI::IsMember({"latency", "throughput"}));
   app.add_option("--solver", solver, "concurrent: exact | z3")->check(CLI::IsMember({"exact", "z3"}));
   app.add_option("--max-transitions", cc.solve.maxTransitionsPerDnn,
-                 "concurrent: transitions per DNN in the search space (-1: unrestricted)");
-  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds")->check(CLI::PositiveNumber);
+                 "concurrent: transitions per DNN in the search space (-1: unrestricted)")
+      ->check(zp::cli::integerIn(-1, 1000000));
+  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds")
+      ->check(zp::cli::numberIn(1e-3, 1e6));
   app.add_flag("--anytime", cc.anytime, "concurrent: print each improving schedule with its timestamp");
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
   // both
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
-  app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)")->check(zp::cli::integerIn(0, INT64_MAX));
+  if (auto rc = zp::cli::parse(app, argc, argv, "plan-solve")) return *rc;
+  for (const auto& b : budgets)  // the form now; the bytes a percentage means once the profile is read
+    if (auto r = zp::select::parseBudget(b, 0); !r.ok())
+      return zp::cli::printError("plan-solve", r.error().message), zp::cli::kOptionError;
 
   if (mode == "stitch") {
     sp.profileDir = input;
@@ -58,8 +65,8 @@ int main(int argc, char** argv) {
     sp.version = ZOOPLAN_VERSION;
     auto r = zp::select::runPlanSolve(sp);
     if (!r.ok()) {
-      fmt::print(stderr, "plan-solve: error: {}\n", r.error().message);
-      return 1;
+      zp::cli::printError("plan-solve", r.error().message);
+      return zp::cli::kInputError;
     }
     fmt::print("{}wrote {} ({:.0f} ms)\n", r->summary, output, r->solveMs);
     return 0;
@@ -73,8 +80,8 @@ int main(int argc, char** argv) {
   cc.solve.solver = solver == "z3" ? zp::schedule::SolverKind::Z3 : zp::schedule::SolverKind::Exact;
   zp::Status st = zp::schedule::runConcurrentCli(cc, std::cout);
   if (!st.ok()) {
-    std::cerr << st.error().message << "\n";
-    return 1;
+    zp::cli::printError("plan-solve", st.error().message);
+    return zp::cli::kInputError;
   }
   return 0;
 }

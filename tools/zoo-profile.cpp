@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "passes/profile/profile_pass.h"
+#include "tools/cli.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -28,31 +29,34 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--processor", processors, "NAME=host[:POLICY[@THREADS]]: measure NAME on the host");
   app.add_option("--import", imports, "NAME=FORMAT:FILE[@TASK/VARIANT]: NAME's rows from a profiler output");
-  app.add_option("--repeat", params.repeat, "timed runs per measurement")->default_val(20)->check(CLI::PositiveNumber);
-  app.add_option("--warmup", params.warmup, "untimed runs before timing")->default_val(3)->check(CLI::NonNegativeNumber);
-  app.add_option("--jobs", params.jobs, "threads for accuracy evaluation")->default_val(1)->check(CLI::PositiveNumber);
+  app.add_option("--repeat", params.repeat, "timed runs per measurement")->default_val(20)->check(zp::cli::integerIn(1, 1000000));
+  app.add_option("--warmup", params.warmup, "untimed runs before timing")->default_val(3)->check(zp::cli::integerIn(0, 1000000));
+  app.add_option("--jobs", params.jobs, "threads for accuracy evaluation")->default_val(1)->check(zp::cli::threadCount());
   app.add_option("--training-fraction", params.trainingFraction, "share of stitched variants measured to train the accuracy estimator")
-      ->default_val(0.15)->check(CLI::Range(0.0, 1.0));
+      ->default_val(0.15)->check(zp::cli::numberIn(0.0, 1.0));
   app.add_option("--exhaustive-limit", params.exhaustiveLimit, "measure every stitched variant when it takes fewer subgraph runs")
-      ->default_val(4000000);
+      ->default_val(4000000)->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")
-      ->default_val(24);
-  app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0);
+      ->default_val(24)->check(zp::cli::integerIn(0, 1000000));
+  app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0)->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
-  app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds);
-  app.add_option("--xgb-depth", params.xgb.maxDepth, "accuracy estimator: tree depth")->default_val(params.xgb.maxDepth);
+  app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds)
+      ->check(zp::cli::integerIn(1, 100000));
+  app.add_option("--xgb-depth", params.xgb.maxDepth, "accuracy estimator: tree depth")->default_val(params.xgb.maxDepth)
+      ->check(zp::cli::integerIn(1, 64));
   app.add_option("--xgb-objective", params.xgb.objective, "accuracy estimator: XGBoost objective")->default_val(params.xgb.objective);
-  app.add_option("--xgb-eta", params.xgb.eta, "accuracy estimator: learning rate")->default_val(params.xgb.eta);
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--xgb-eta", params.xgb.eta, "accuracy estimator: learning rate")->default_val(params.xgb.eta)
+      ->check(zp::cli::numberIn(1e-6, 1.0));
+  if (auto rc = zp::cli::parse(app, argc, argv, "zoo-profile")) return *rc;
   params.tool = "zoo-profile " ZOOPLAN_VERSION;
   for (const auto& p : processors) {
     auto o = zp::profilepass::parseHostOverride(p);
-    if (!o.ok()) return fmt::print(stderr, "zoo-profile: error: {}\n", o.error().message), 2;
+    if (!o.ok()) return zp::cli::printError("zoo-profile", o.error().message), zp::cli::kOptionError;
     params.hostOverrides.push_back(*o);
   }
   for (const auto& i : imports) {
     auto s = zp::profilepass::parseImportSpec(i);
-    if (!s.ok()) return fmt::print(stderr, "zoo-profile: error: {}\n", s.error().message), 2;
+    if (!s.ok()) return zp::cli::printError("zoo-profile", s.error().message), zp::cli::kOptionError;
     params.imports.push_back(*s);
   }
   std::signal(SIGINT, onStop);
@@ -61,8 +65,8 @@ int main(int argc, char** argv) {
 
   auto result = zp::profilepass::runZooProfile(stitchDir, outDir, params);
   if (!result.ok()) {
-    fmt::print(stderr, "zoo-profile: error: {}\n", result.error().message);
-    return g_stop ? 128 + g_signal : 1;
+    zp::cli::printError("zoo-profile", result.error().message);
+    return g_stop ? 128 + g_signal : zp::cli::kInputError;
   }
   fmt::print("{}", result->summary);
   if (result->interrupted) return 128 + g_signal;

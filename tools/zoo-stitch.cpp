@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "passes/pipeline.h"
+#include "tools/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zoo-stitch: partition each task's variants at common cut points and stitch them"};
@@ -11,11 +12,12 @@ int main(int argc, char** argv) {
   std::string cuts;
   app.add_option("zoo", options.zoo, "zoo.json")->required();
   app.add_option("-o,--out", options.out, "output directory: absent, empty or an earlier zoo-stitch output, replaced atomically")->required();
-  app.add_option("--subgraphs", options.params.subgraphs, "subgraphs per task (default: number of processors)");
+  app.add_option("--subgraphs", options.params.subgraphs, "subgraphs per task (default: number of processors)")
+      ->check(zp::cli::integerIn(1, zp::zoo::kMaxPositions));
   app.add_option("--cuts", cuts, "cut tensors T1,T2,... (names in the reference variant); overrides --subgraphs");
   app.add_option("--materialize", options.params.materialize, "none | all | ID,... (combination ids, or task/ID)")
       ->default_val("none");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = zp::cli::parse(app, argc, argv, "zoo-stitch")) return *rc;
   for (size_t pos = 0; !cuts.empty();) {
     size_t comma = cuts.find(',', pos);
     options.params.cuts.push_back(cuts.substr(pos, comma - pos));
@@ -26,8 +28,8 @@ int main(int argc, char** argv) {
 
   auto manifest = zp::pipeline::runZooStitch(options);
   if (!manifest.ok()) {
-    fmt::print(stderr, "zoo-stitch: error: {}\n", manifest.error().message);
-    return 1;
+    zp::cli::printError("zoo-stitch", manifest.error().message);
+    return zp::cli::kInputError;
   }
   fmt::print("{}", zp::pipeline::stitchSummary(*manifest));
   fmt::print("wrote {}\n", (options.out / "stitch.json").string());

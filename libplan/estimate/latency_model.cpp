@@ -4,6 +4,10 @@
 #include <cassert>
 #include <functional>
 
+#include <fmt/format.h>
+
+#include "libplan/util/validate.h"
+
 namespace zp::estimate {
 
 void LatencyModel::setSubgraph(int position, const std::string& variant, const std::string& processor, double ms) {
@@ -85,6 +89,29 @@ std::vector<std::vector<std::string>> searchOrders(const std::vector<std::string
     out = std::move(next);
   }
   return out;
+}
+
+std::optional<uint64_t> searchOrderCount(size_t processors, int positions, uint64_t limit) {
+  if (positions < 0) return std::nullopt;
+  const uint64_t s = static_cast<uint64_t>(positions), p = processors;
+  if (s > p) return checkedPow(p, s, limit);
+  uint64_t n = 1;  // p! / (p - s)!
+  for (uint64_t k = 0; k < s; ++k) {
+    auto next = checkedMul(n, p - k, limit);
+    if (!next) return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
+
+Status checkPlacementSearch(const std::string& label, const std::string& task, uint64_t combinations,
+                            size_t processors, int positions) {
+  auto orders = searchOrderCount(processors, positions, kMaxPlacementSearch);
+  if (orders && checkedMul(combinations, *orders, kMaxPlacementSearch)) return {};
+  return makeError("{}: task '{}': {} stitched variants x {} placement orders of {} positions on {} processors "
+                   "exceed the {} this tool can search; use fewer subgraphs, variants or processors",
+                   label, task, combinations, orders ? fmt::format("{}", *orders) : std::string("too many"), positions,
+                   processors, kMaxPlacementSearch);
 }
 
 }  // namespace zp::estimate

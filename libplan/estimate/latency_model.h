@@ -7,11 +7,14 @@
 //           + sum over maximal runs of consecutive positions on one processor of overhead[that processor]
 //           + sum_p transition(P[p] -> P[p+1], boundary bytes of p)   (when the processors differ)
 #pragma once
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "libplan/util/error.h"
 
 namespace zp::estimate {
 
@@ -47,5 +50,17 @@ std::vector<std::vector<std::string>> placementOrders(const std::vector<std::str
 // The placement orders to search: non-overlapping orders when there are enough
 // processors, otherwise every assignment of positions to processors.
 std::vector<std::vector<std::string>> searchOrders(const std::vector<std::string>& processors, int positions);
+
+// How many orders searchOrders gives, or nothing when that exceeds `limit`.
+std::optional<uint64_t> searchOrderCount(size_t processors, int positions, uint64_t limit);
+
+// The most (stitched variant, placement order) pairs of one task zoo-profile's
+// lookup table and plan-solve's search evaluate: with kMaxCombinations
+// variants, about 10 placement orders each.
+inline constexpr uint64_t kMaxPlacementSearch = 1'000'000;
+// An error naming `label` when `combinations` x the orders of `positions` over
+// `processors` exceeds kMaxPlacementSearch.
+Status checkPlacementSearch(const std::string& label, const std::string& task, uint64_t combinations,
+                            size_t processors, int positions);
 
 }  // namespace zp::estimate

@@ -1,8 +1,10 @@
 #include "libplan/plan/plan.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "libplan/util/file.h"
+#include "libplan/util/validate.h"
 
 namespace zp::plan {
 
@@ -28,10 +30,15 @@ struct Reader {
     if (!v->is_number()) return makeError("{}: {}.{}: expected a number", label, path, key);
     return v->get<double>();
   }
-  Expected<int64_t> integer(const Json& obj, const std::string& path, const char* key) const {
+  Expected<int64_t> integer(const Json& obj, const std::string& path, const char* key, int64_t lo = 0,
+                            int64_t hi = std::numeric_limits<int>::max()) const {
     ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
     if (!v->is_number_integer()) return makeError("{}: {}.{}: expected an integer", label, path, key);
-    return v->get<int64_t>();
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi))
+      return makeError("{}: {}.{}: {} is above {}", label, path, key, v->get<uint64_t>(), hi);
+    const int64_t n = v->get<int64_t>();
+    if (auto p = integerProblem(n, lo, hi)) return makeError("{}: {}.{}: {}", label, path, key, *p);
+    return n;
   }
   Expected<const Json*> arr(const Json& obj, const std::string& path, const char* key) const {
     ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
@@ -111,15 +118,16 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
   ZP_ASSIGN_OR_RETURN(s.solver, rd.str(*sj, sp, "solver"));
   ZP_ASSIGN_OR_RETURN(s.status, rd.str(*sj, sp, "status"));
   ZP_ASSIGN_OR_RETURN(s.searchSpace, rd.str(*sj, sp, "searchSpace"));
-  ZP_ASSIGN_OR_RETURN(int64_t k, rd.integer(*sj, sp, "maxTransitionsPerDnn"));
+  ZP_ASSIGN_OR_RETURN(int64_t k, rd.integer(*sj, sp, "maxTransitionsPerDnn", -1));
   s.maxTransitionsPerDnn = static_cast<int>(k);
   ZP_ASSIGN_OR_RETURN(s.objective, rd.num(*sj, sp, "objective"));
   ZP_ASSIGN_OR_RETURN(s.bound, rd.num(*sj, sp, "bound"));
   ZP_ASSIGN_OR_RETURN(s.gap, rd.num(*sj, sp, "gap"));
   ZP_ASSIGN_OR_RETURN(s.timeLimitS, rd.num(*sj, sp, "timeLimitS"));
-  ZP_ASSIGN_OR_RETURN(s.seed, rd.integer(*sj, sp, "seed"));
-  ZP_ASSIGN_OR_RETURN(int64_t nodes, rd.integer(*sj, sp, "nodes"));
-  ZP_ASSIGN_OR_RETURN(int64_t sims, rd.integer(*sj, sp, "simulations"));
+  ZP_ASSIGN_OR_RETURN(s.seed, rd.integer(*sj, sp, "seed", std::numeric_limits<int64_t>::min(),
+                                          std::numeric_limits<int64_t>::max()));
+  ZP_ASSIGN_OR_RETURN(int64_t nodes, rd.integer(*sj, sp, "nodes", 0, std::numeric_limits<int64_t>::max()));
+  ZP_ASSIGN_OR_RETURN(int64_t sims, rd.integer(*sj, sp, "simulations", 0, std::numeric_limits<int64_t>::max()));
   s.nodes = static_cast<uint64_t>(nodes);
   s.simulations = static_cast<uint64_t>(sims);
   ZP_ASSIGN_OR_RETURN(s.crossCheck, rd.str(*sj, sp, "crossCheck"));
@@ -148,7 +156,7 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
     for (size_t i = 0; i < ts->size(); ++i) {
       std::string tp = fmt::format("{}.transitions[{}]", dp, i);
       ConcurrentTransition t;
-      ZP_ASSIGN_OR_RETURN(int64_t after, rd.integer((*ts)[i], tp, "afterGroup"));
+      ZP_ASSIGN_OR_RETURN(int64_t after, rd.integer((*ts)[i], tp, "afterGroup", -1));
       t.afterGroup = static_cast<int>(after);
       ZP_ASSIGN_OR_RETURN(t.from, rd.str((*ts)[i], tp, "from"));
       ZP_ASSIGN_OR_RETURN(t.to, rd.str((*ts)[i], tp, "to"));

@@ -1,5 +1,11 @@
 #include "libplan/plan/stitch_plan.h"
 
+#include <limits>
+
+#include "libplan/util/json_reader.h"
+#include "libplan/util/validate.h"
+#include "libplan/zoo/stitch_manifest.h"
+
 namespace zp::plan {
 
 Json toJson(const StitchPlan& s) {
@@ -45,65 +51,147 @@ Json toJson(const StitchPlan& s) {
   return j;
 }
 
-Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label) {
-  try {
-    StitchPlan s;
-    s.stitchDir = j.at("stitch_dir").get<std::string>();
-    s.accuracySource = j.at("accuracy_source").get<std::string>();
-    for (const auto& p : j.at("processors"))
-      s.processors.push_back(PlanProcessor{p.at("name").get<std::string>(), p.at("kind").get<std::string>(),
-                                           p.at("source").get<std::string>(), p.at("policy").get<std::string>(),
-                                           p.at("threads").get<int>()});
-    s.placementOrder = j.at("placement_order").get<std::vector<std::string>>();
-    s.ordersEvaluated = j.at("orders_evaluated").get<int>();
-    s.meanLatencyMs = j.at("mean_latency_ms").get<double>();
-    for (const auto& c : j.at("slo_configurations")) {
-      SloConfiguration cfg;
-      cfg.id = c.at("id").get<std::string>();
-      for (auto it = c.at("tasks").begin(); it != c.at("tasks").end(); ++it)
-        cfg.tasks[it.key()] = TaskSlo{it.value().at("accuracy").get<double>(), it.value().at("latency_ms").get<double>()};
-      s.slos.push_back(std::move(cfg));
-    }
-    for (const auto& tj : j.at("tasks")) {
-      TaskPlan t;
-      t.name = tj.at("name").get<std::string>();
-      t.positions = tj.at("positions").get<int>();
-      for (const auto& sj : tj.at("selections")) {
-        Selection sel;
-        sel.slo = sj.at("slo").get<std::string>();
-        sel.feasible = sj.at("feasible").get<bool>();
-        sel.combination = sj.at("combination").get<std::string>();
-        sel.accuracy = sj.at("accuracy").get<double>();
-        sel.latencyMs = sj.at("latency_ms").get<double>();
-        if (sj.contains("miss"))
-          sel.miss = SloMiss{sj["miss"].at("combination").get<std::string>(), sj["miss"].at("accuracy_short").get<double>(),
-                             sj["miss"].at("latency_over_ms").get<double>()};
-        t.selections.push_back(std::move(sel));
-      }
-      for (const auto& g : tj.at("subgraphs"))
-        t.subgraphs.push_back(PlannedSubgraph{g.at("position").get<int>(), g.at("variant").get<std::string>(),
-                                              g.at("hash").get<std::string>(), g.at("file").get<std::string>(),
-                                              g.at("processor").get<std::string>(), g.at("memory_bytes").get<int64_t>()});
-      s.tasks.push_back(std::move(t));
-    }
-    for (const auto& p : j.at("preload")) {
-      PreloadSet ps;
-      ps.budget = p.at("budget").get<std::string>();
-      ps.budgetBytes = p.at("budget_bytes").get<int64_t>();
-      ps.greedy = p.at("greedy").at("subgraphs").get<std::vector<std::string>>();
-      ps.greedyBytes = p.at("greedy").at("bytes").get<int64_t>();
-      ps.greedyHotness = p.at("greedy").at("hotness").get<double>();
-      ps.exact = p.at("exact").at("subgraphs").get<std::vector<std::string>>();
-      ps.exactBytes = p.at("exact").at("bytes").get<int64_t>();
-      ps.exactHotness = p.at("exact").at("hotness").get<double>();
-      ps.exactOptimal = p.at("exact").at("optimal").get<bool>();
-      ps.gap = p.at("gap").get<double>();
-      s.preload.push_back(std::move(ps));
-    }
-    return s;
-  } catch (const Json::exception& e) {
-    return makeError("{}: $.stitch: {}", label, e.what());
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// A combination id: safe variant ids joined by '+'.
+Expected<std::string> combinationId(const JsonAt& j) {
+  ZP_ASSIGN_OR_RETURN(std::string id, j.string());
+  if (id.empty()) return id;  // an infeasible selection names none
+  for (size_t start = 0;;) {
+    size_t plus = id.find('+', start);
+    if (auto p = idProblem(std::string_view(id).substr(start, plus == std::string::npos ? std::string::npos : plus - start)))
+      return j.error(*p);
+    if (plus == std::string::npos) return id;
+    start = plus + 1;
   }
+}
+
+Expected<PlanProcessor> processorFrom(const JsonAt& p) {
+  PlanProcessor out;
+  ZP_ASSIGN_OR_RETURN(out.name, p.id("name"));
+  ZP_ASSIGN_OR_RETURN(out.kind, p.string("kind"));
+  ZP_ASSIGN_OR_RETURN(out.source, p.string("source"));
+  ZP_ASSIGN_OR_RETURN(out.policy, p.string("policy"));
+  ZP_ASSIGN_OR_RETURN(JsonAt threads, p.at("threads"));
+  ZP_ASSIGN_OR_RETURN(int64_t n, threads.integer());
+  if (auto problem = threadCountProblem(n)) return threads.error(*problem);
+  out.threads = static_cast<int>(n);
+  return out;
+}
+
+Expected<SloConfiguration> sloFrom(const JsonAt& c) {
+  SloConfiguration cfg;
+  ZP_ASSIGN_OR_RETURN(cfg.id, c.string("id"));
+  ZP_ASSIGN_OR_RETURN(JsonAt tasks, c.at("tasks"));
+  ZP_ASSIGN_OR_RETURN(auto members, tasks.members());
+  for (const auto& [task, tj] : members) {
+    if (auto p = idProblem(task)) return tj.error(*p);
+    TaskSlo slo;
+    ZP_ASSIGN_OR_RETURN(slo.accuracy, tj.number("accuracy", 0, 1));
+    ZP_ASSIGN_OR_RETURN(slo.latencyMs, tj.number("latency_ms", 0));
+    cfg.tasks[task] = slo;
+  }
+  return cfg;
+}
+
+Expected<Selection> selectionFrom(const JsonAt& sj) {
+  Selection sel;
+  ZP_ASSIGN_OR_RETURN(sel.slo, sj.string("slo"));
+  ZP_ASSIGN_OR_RETURN(sel.feasible, sj.boolean("feasible"));
+  ZP_ASSIGN_OR_RETURN(JsonAt combination, sj.at("combination"));
+  ZP_ASSIGN_OR_RETURN(sel.combination, combinationId(combination));
+  ZP_ASSIGN_OR_RETURN(sel.accuracy, sj.number("accuracy", 0, 1));
+  ZP_ASSIGN_OR_RETURN(sel.latencyMs, sj.number("latency_ms"));
+  if (sj.has("miss")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt mj, sj.at("miss"));
+    SloMiss miss;
+    ZP_ASSIGN_OR_RETURN(JsonAt mc, mj.at("combination"));
+    ZP_ASSIGN_OR_RETURN(miss.combination, combinationId(mc));
+    ZP_ASSIGN_OR_RETURN(miss.accuracyShort, mj.number("accuracy_short"));
+    ZP_ASSIGN_OR_RETURN(miss.latencyOverMs, mj.number("latency_over_ms"));
+    sel.miss = miss;
+  }
+  return sel;
+}
+
+Expected<TaskPlan> taskFrom(const JsonAt& tj) {
+  TaskPlan t;
+  ZP_ASSIGN_OR_RETURN(t.name, tj.id("name"));
+  ZP_ASSIGN_OR_RETURN(int64_t positions, tj.integer("positions", 1, zoo::kMaxPositions));
+  t.positions = static_cast<int>(positions);
+  ZP_ASSIGN_OR_RETURN(auto selections, tj.array("selections"));
+  for (const auto& sj : selections) {
+    ZP_ASSIGN_OR_RETURN(auto sel, selectionFrom(sj));
+    t.selections.push_back(std::move(sel));
+  }
+  ZP_ASSIGN_OR_RETURN(auto subgraphs, tj.array("subgraphs"));
+  for (const auto& g : subgraphs) {
+    PlannedSubgraph sg;
+    ZP_ASSIGN_OR_RETURN(int64_t position, g.integer("position", 0, positions - 1));
+    sg.position = static_cast<int>(position);
+    ZP_ASSIGN_OR_RETURN(sg.variant, g.id("variant"));
+    ZP_ASSIGN_OR_RETURN(sg.hash, g.string("hash"));
+    ZP_ASSIGN_OR_RETURN(JsonAt file, g.at("file"));
+    ZP_ASSIGN_OR_RETURN(sg.file, file.string());
+    if (!isSafeRelativePath(sg.file)) return file.error(fmt::format("'{}' is not a relative path inside the stitch directory", sg.file));
+    ZP_ASSIGN_OR_RETURN(sg.processor, g.id("processor"));
+    ZP_ASSIGN_OR_RETURN(sg.memoryBytes, g.integer("memory_bytes", 0, kMaxBytes));
+    t.subgraphs.push_back(std::move(sg));
+  }
+  return t;
+}
+
+Expected<PreloadSet> preloadFrom(const JsonAt& p) {
+  PreloadSet ps;
+  ZP_ASSIGN_OR_RETURN(ps.budget, p.string("budget"));
+  ZP_ASSIGN_OR_RETURN(ps.budgetBytes, p.integer("budget_bytes", 0));
+  ZP_ASSIGN_OR_RETURN(JsonAt greedy, p.at("greedy"));
+  ZP_ASSIGN_OR_RETURN(ps.greedy, greedy.strings("subgraphs"));
+  ZP_ASSIGN_OR_RETURN(ps.greedyBytes, greedy.integer("bytes", 0));
+  ZP_ASSIGN_OR_RETURN(ps.greedyHotness, greedy.number("hotness"));
+  ZP_ASSIGN_OR_RETURN(JsonAt exact, p.at("exact"));
+  ZP_ASSIGN_OR_RETURN(ps.exact, exact.strings("subgraphs"));
+  ZP_ASSIGN_OR_RETURN(ps.exactBytes, exact.integer("bytes", 0));
+  ZP_ASSIGN_OR_RETURN(ps.exactHotness, exact.number("hotness"));
+  ZP_ASSIGN_OR_RETURN(ps.exactOptimal, exact.boolean("optimal"));
+  ZP_ASSIGN_OR_RETURN(ps.gap, p.number("gap"));
+  return ps;
+}
+
+}  // namespace
+
+Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label) {
+  JsonAt root(j, label, "$.stitch");
+  StitchPlan s;
+  ZP_ASSIGN_OR_RETURN(s.stitchDir, root.string("stitch_dir"));
+  ZP_ASSIGN_OR_RETURN(s.accuracySource, root.string("accuracy_source"));
+  ZP_ASSIGN_OR_RETURN(auto processors, root.array("processors"));
+  for (const auto& p : processors) {
+    ZP_ASSIGN_OR_RETURN(auto proc, processorFrom(p));
+    s.processors.push_back(std::move(proc));
+  }
+  ZP_ASSIGN_OR_RETURN(s.placementOrder, root.strings("placement_order"));
+  ZP_ASSIGN_OR_RETURN(int64_t orders, root.integer("orders_evaluated", 0, kMaxInt));
+  s.ordersEvaluated = static_cast<int>(orders);
+  ZP_ASSIGN_OR_RETURN(s.meanLatencyMs, root.number("mean_latency_ms"));
+  ZP_ASSIGN_OR_RETURN(auto slos, root.array("slo_configurations"));
+  for (const auto& c : slos) {
+    ZP_ASSIGN_OR_RETURN(auto cfg, sloFrom(c));
+    s.slos.push_back(std::move(cfg));
+  }
+  ZP_ASSIGN_OR_RETURN(auto tasks, root.array("tasks"));
+  for (const auto& tj : tasks) {
+    ZP_ASSIGN_OR_RETURN(auto t, taskFrom(tj));
+    s.tasks.push_back(std::move(t));
+  }
+  ZP_ASSIGN_OR_RETURN(auto preload, root.array("preload"));
+  for (const auto& p : preload) {
+    ZP_ASSIGN_OR_RETURN(auto ps, preloadFrom(p));
+    s.preload.push_back(std::move(ps));
+  }
+  return s;
 }
 
 }  // namespace zp::plan

@@ -241,9 +241,9 @@ std::string ImportReport::summary() const {
   return s;
 }
 
-NodeImport mapLayersToNodes(const std::vector<LayerTime>& layers, const NameMapper& mapper,
-                            const ImportParams& params, const std::string& source, const std::string& file,
-                            std::vector<std::string> notes) {
+Expected<NodeImport> mapLayersToNodes(const std::vector<LayerTime>& layers, const NameMapper& mapper,
+                                      const ImportParams& params, const std::string& source, const std::string& file,
+                                      std::vector<std::string> notes) {
   NodeImport out;
   ImportReport& rep = out.report;
   rep.file = file;
@@ -302,7 +302,8 @@ NodeImport mapLayersToNodes(const std::vector<LayerTime>& layers, const NameMapp
     if (a.p90Known) r.p90Ms = std::max(a.p90, a.median);
     if (a.runs != std::numeric_limits<int64_t>::max()) r.runs = a.runs;
     r.source = source;
-    assert(!r.problem());
+    // The profiler's numbers (and their sums per node) must fit a profile row.
+    if (auto p = r.problem()) return makeError("{}: node '{}': {}", file, r.node, *p);
     out.rows.push_back(std::move(r));
   }
   std::sort(out.rows.begin(), out.rows.end(),

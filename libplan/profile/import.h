@@ -114,9 +114,10 @@ struct NodeImport {
 // Maps profiler layers onto the model's nodes: a node hit by several layers gets their
 // sum; a layer covering several nodes is split by params.split. `notes` (what the
 // reader noticed about the file) go into the report.
-NodeImport mapLayersToNodes(const std::vector<LayerTime>& layers, const NameMapper& mapper,
-                            const ImportParams& params, const std::string& source, const std::string& file,
-                            std::vector<std::string> notes = {});
+// Errors: a node's time (or runs) out of the range a profile row holds, named by `file`.
+Expected<NodeImport> mapLayersToNodes(const std::vector<LayerTime>& layers, const NameMapper& mapper,
+                                      const ImportParams& params, const std::string& source, const std::string& file,
+                                      std::vector<std::string> notes = {});
 
 // An error unless task, variant, processor and policy are given ("<label>: ...").
 Status checkImportParams(const ImportParams& params, const std::string& label);

@@ -43,7 +43,7 @@ Expected<CsvImport> importGenericCsv(const std::filesystem::path& file, const gr
       ImportParams p = params;
       std::tie(p.task, p.variant, p.processor, p.policy, std::ignore) = key;
       p.reportNames = params.reportNames - static_cast<int>(rep.unmatchedNames.size());
-      NodeImport imp = mapLayersToNodes(layers, mapper, p, std::get<4>(key), label);
+      ZP_ASSIGN_OR_RETURN(NodeImport imp, mapLayersToNodes(layers, mapper, p, std::get<4>(key), label));
       for (ProfileRow& r : imp.rows) out.rows.add(std::move(r));
       const ImportReport& g = imp.report;
       rep.layers += g.layers;

@@ -1,5 +1,6 @@
 // ONNX Runtime profiling JSON (enableProfiling / profileFilePrefix).
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -81,8 +82,9 @@ Expected<std::vector<LayerTime>> readOrtProfile(const std::filesystem::path& fil
     if (e.contains("args") && e["args"].is_object()) {
       const Json& a = e["args"];
       if (a.contains("op_name") && a["op_name"].is_string()) ev.op = a["op_name"].get<std::string>();
-      if (a.contains("node_index"))
-        if (auto ni = number(a["node_index"])) ev.nodeIndex = static_cast<int>(*ni);
+      if (a.contains("node_index"))  // an index only when it is one (a double beyond int would not convert)
+        if (auto ni = number(a["node_index"]); ni && *ni >= 0 && *ni <= std::numeric_limits<int>::max())
+          ev.nodeIndex = static_cast<int>(*ni);
     }
     events.push_back(std::move(ev));
   }

@@ -6,6 +6,7 @@
 #include "libplan/profile/import.h"
 #include "libplan/profile/lenient_json.h"
 #include "libplan/util/file.h"
+#include "libplan/util/validate.h"
 
 namespace zp::profile {
 
@@ -96,8 +97,9 @@ Expected<std::vector<LayerTime>> readTrtexecProfile(const std::filesystem::path&
     const Json& e = doc[i];
     if (!e.is_object()) return makeError("{}: element {}: expected an object", label, i);
     if (e.contains("count") && !e.contains("name")) {
-      if (!e["count"].is_number_integer() || e["count"].get<int64_t>() < 1)
-        return makeError("{}: element {}: 'count' must be a positive integer", label, i);
+      if (!e["count"].is_number_integer() || e["count"].get<int64_t>() < 1 || e["count"].get<int64_t>() > kMaxRuns ||
+          (e["count"].is_number_unsigned() && e["count"].get<uint64_t>() > static_cast<uint64_t>(kMaxRuns)))
+        return makeError("{}: element {}: 'count' must be an integer in [1, {}]", label, i, kMaxRuns);
       count = e["count"].get<int64_t>();
       continue;
     }

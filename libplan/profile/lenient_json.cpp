@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "libplan/util/json_reader.h"
+
 namespace zp::profile {
 
 namespace {
@@ -83,11 +85,8 @@ Expected<Json> parseLenientJson(std::string_view text, const std::string& label,
   std::string fixed = repairJsonStrings(text, options);
   try {
     j = Json::parse(fixed);
-  } catch (const Json::parse_error& e) {
-    std::string msg = e.what();
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> after the tag
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    return makeError("{}: not valid JSON (even after repairing unescaped names): {}", label, msg);
+  } catch (const Json::exception& e) {  // syntax, and numbers beyond double's range (out_of_range.406)
+    return makeError("{}: not valid JSON (even after repairing unescaped names): {}", label, jsonExceptionText(e));
   }
   if (repaired) *repaired = true;
   return j;

@@ -11,6 +11,7 @@
 
 #include "libplan/profile/csv.h"
 #include "libplan/util/file.h"
+#include "libplan/util/validate.h"
 
 namespace zp::profile {
 
@@ -82,10 +83,22 @@ std::optional<std::string> ProfileRow::problem() const {
                        source);
   if (!finiteNonNeg(medianMs)) return fmt::format("column 'median_ms': {} is not a finite non-negative number", medianMs);
   if (p90Ms && !finiteNonNeg(*p90Ms)) return fmt::format("column 'p90_ms': {} is not a finite non-negative number", *p90Ms);
+  if (medianMs > kMaxLatencyMs)
+    return fmt::format("column 'median_ms': {} is above the {} ms any one run may take", medianMs, kMaxLatencyMs);
+  if (p90Ms && *p90Ms > kMaxLatencyMs)
+    return fmt::format("column 'p90_ms': {} is above the {} ms any one run may take", *p90Ms, kMaxLatencyMs);
   if (position && *position < 0) return fmt::format("column 'position': {} is negative", *position);
   if (runs && *runs < 1) return fmt::format("column 'runs': {} is not a positive count", *runs);
+  if (runs && *runs > kMaxRuns) return fmt::format("column 'runs': {} is above {}", *runs, kMaxRuns);
   if (memoryBytes && *memoryBytes < 0) return fmt::format("column 'memory_bytes': {} is negative", *memoryBytes);
+  if (memoryBytes && *memoryBytes > kMaxBytes) return fmt::format("column 'memory_bytes': {} is above {}", *memoryBytes, kMaxBytes);
   if (bytes && *bytes < 0) return fmt::format("column 'bytes': {} is negative", *bytes);
+  if (bytes && *bytes > kMaxBytes) return fmt::format("column 'bytes': {} is above {}", *bytes, kMaxBytes);
+  // Ids end up in file names and plans: safe ids only (node names are the model's own).
+  for (auto [value, col] : {std::pair<const std::string&, std::string_view>{task, "task"}, {variant, "variant"},
+                            {processor, "processor"}, {fromProcessor, "from_processor"}, {toProcessor, "to_processor"}})
+    if (!value.empty())
+      if (auto p = idProblem(value)) return fmt::format("column '{}': {}", col, *p);
   switch (kind) {
     case RowKind::Subgraph:
     case RowKind::Node:

@@ -132,7 +132,9 @@ Expected<SubgraphMapping> mapToSubgraphs(const std::vector<ProfileRow>& nodeRows
       if (a.p90Known) row.p90Ms = std::max(a.p90, a.median);
       if (a.runs != std::numeric_limits<int64_t>::max()) row.runs = a.runs;
       row.source = source;
-      assert(!row.problem());
+      // Sums of node times can leave the range a row may hold.
+      if (auto p = row.problem())
+        return makeError("subgraph {}/{}/{} on '{}' (sum of its node rows): {}", taskName, pos, variant, processor, *p);
       out.rows.push_back(std::move(row));
     }
   }

@@ -11,6 +11,7 @@
 #include "libplan/runtime/npy.h"
 #include "libplan/util/file.h"
 #include "libplan/util/output_dir.h"
+#include "libplan/util/validate.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;
@@ -63,14 +64,15 @@ Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int r
   return w;
 }
 
-Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const fs::path& model, const SessionOptions& options,
-                                                                     const TensorMap& inputs, TensorMap* outputs,
-                                                                     const RunOptions& run) {
+Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(
+    const fs::path& model, const SessionOptions& options, const TensorMap& inputs, TensorMap* outputs,
+    const RunOptions& run, const std::function<Status(const Session&)>& beforeRun) {
   ZP_TRY(evictFromPageCache(model));
   if (!options.cache.empty() && fs::exists(options.cache)) ZP_TRY(evictFromPageCache(options.cache));
   const auto t0 = Clock::now();
   ZP_ASSIGN_OR_RETURN(auto session, Session::load(model, options));
   const double loadMs = msSince(t0);
+  if (beforeRun) ZP_TRY(beforeRun(*session));
   // Random inputs are made outside the timed span (a caller's inputs exist before load).
   TensorMap in = inputs.empty() ? randomInputs(*session, 0) : inputs;
   const auto tRun = Clock::now();
@@ -131,10 +133,32 @@ Json chromeTrace(const std::vector<NodeTiming>& timings, const std::string& proc
   return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 
+namespace {
+
+// Each --input against the model's inputs: a mismatch names the .npy file it came from.
+Status checkInputFiles(const Session& s, const TensorMap& inputs, const PlanRunOptions& o) {
+  for (const auto& [name, file] : o.inputs) {
+    const std::string where = fmt::format("{}: --input {}", file.string(), name);
+    auto io = std::find_if(s.inputs().begin(), s.inputs().end(), [&](const IoInfo& i) { return i.name == name; });
+    if (io == s.inputs().end()) return makeError("{}: {} has no input '{}'", where, o.model.string(), name);
+    const Tensor& t = inputs.at(name);
+    if (t.dtype != io->dtype)
+      return makeError("{}: holds {}, the model's input is {}", where, dtypeName(t.dtype), dtypeName(io->dtype));
+    bool match = t.shape.size() == io->shape.size();
+    for (size_t d = 0; match && d < io->shape.size(); ++d) match = io->shape[d] < 0 || io->shape[d] == t.shape[d];
+    if (!match)
+      return makeError("{}: shape {}, the model's input is {}", where, shapeString(t.shape), shapeString(io->shape));
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
   PlanRunResult res;
   SessionOptions so;
-  so.threads = std::max(1, o.threads);
+  if (auto p = threadCountProblem(o.threads)) return makeError("--threads: {}", *p);
+  so.threads = o.threads;
   ZP_ASSIGN_OR_RETURN(so.kernels, parseKernelPolicy(o.kernels));
   if (!parseGemmLibrary(o.gemm, &so.gemm))
     return makeError("--gemm: unknown GEMM library '{}' (onednn, blis)", o.gemm);
@@ -171,7 +195,8 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
     // With --trace the cold run itself is traced: where a cold start spends its time.
     RunOptions coldRun;
     coldRun.profile = !o.trace.empty();
-    ZP_ASSIGN_OR_RETURN(auto cs, measureCold(o.model, so, inputs, &outputs, coldRun));
+    ZP_ASSIGN_OR_RETURN(auto cs, measureCold(o.model, so, inputs, &outputs, coldRun,
+                                             [&](const Session& s) { return checkInputFiles(s, inputs, o); }));
     auto& [c, s] = cs;
     session = std::move(s);
     coldProfile = session->lastProfile();
@@ -184,6 +209,7 @@ Expected<PlanRunResult> planRun(const PlanRunOptions& o) {
                         c.verifyMs, c.totalMs, so.gemm == GemmLibrary::Blis ? "BLIS" : "oneDNN", c.load.gemmInitMs);
   } else {
     ZP_ASSIGN_OR_RETURN(session, Session::load(o.model, so));
+    ZP_TRY(checkInputFiles(*session, inputs, o));
   }
   if (inputs.empty()) inputs = randomInputs(*session, o.seed);
   if (!o.cold) {

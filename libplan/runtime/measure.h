@@ -6,6 +6,7 @@
 // after one untimed warm-up run.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,11 +37,11 @@ struct ColdStats {
 };
 // Evicts `model` and options.cache, loads, runs once with `inputs` (random
 // inputs with seed 0 when empty) and `run` (e.g. a profile of the cold run). The
-// session is returned for further warm runs.
-Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(const std::filesystem::path& model,
-                                                                     const SessionOptions& options,
-                                                                     const TensorMap& inputs, TensorMap* outputs,
-                                                                     const RunOptions& run = {});
+// session is returned for further warm runs. `beforeRun` (when given) checks the
+// loaded session before the run; its error is returned as it is.
+Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(
+    const std::filesystem::path& model, const SessionOptions& options, const TensorMap& inputs, TensorMap* outputs,
+    const RunOptions& run = {}, const std::function<Status(const Session&)>& beforeRun = {});
 
 // Random inputs for every model input (seed + input index).
 TensorMap randomInputs(const Session& session, uint64_t seed = 0);

@@ -1,9 +1,11 @@
 #include "libplan/runtime/npy.h"
 
+#include <charconv>
 #include <cstring>
-#include <regex>
+#include <optional>
 
 #include "libplan/util/file.h"
+#include "libplan/util/validate.h"
 
 namespace zp::runtime {
 
@@ -21,10 +23,85 @@ const char* descr(DType t) {
 }
 }  // namespace
 
-Expected<Tensor> readNpy(const std::filesystem::path& path) {
-  const std::string label = path.string();
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return makeError("{}: not a .npy file", label);
+namespace {
+
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The text after "'key':" in the header dict (leading blanks skipped), or nothing.
+std::optional<std::string_view> valueOf(std::string_view header, std::string_view key) {
+  for (char quote : {'\'', '"'}) {
+    std::string k;
+    k += quote;
+    k.append(key);
+    k += quote;
+    size_t p = header.find(k);
+    if (p == std::string_view::npos) continue;
+    p += k.size();
+    while (p < header.size() && isSpace(header[p])) ++p;
+    if (p >= header.size() || header[p] != ':') return std::nullopt;
+    ++p;
+    while (p < header.size() && isSpace(header[p])) ++p;
+    return header.substr(p);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> quoted(std::string_view v) {
+  if (v.empty() || (v[0] != '\'' && v[0] != '"')) return std::nullopt;
+  size_t end = v.find(v[0], 1);
+  if (end == std::string_view::npos) return std::nullopt;
+  return std::string(v.substr(1, end - 1));
+}
+
+std::optional<DType> dtypeOfDescr(const std::string& d) {
+  if (d == "<f4") return DType::F32;
+  if (d == "<i8") return DType::I64;
+  if (d == "<i4") return DType::I32;
+  if (d == "|i1" || d == "<i1") return DType::I8;
+  if (d == "|u1" || d == "<u1") return DType::U8;
+  if (d == "|b1") return DType::Bool;
+  return std::nullopt;
+}
+
+// "(2, 3)", "(3,)", "()": every dimension a non-negative integer.
+Expected<Shape> parseShape(std::string_view v, const std::string& label) {
+  if (v.empty() || v[0] != '(') return makeError("{}: .npy header: 'shape' is not a tuple", label);
+  size_t close = v.find(')');
+  if (close == std::string_view::npos) return makeError("{}: .npy header: 'shape' is not a tuple", label);
+  std::string_view inner = v.substr(1, close - 1);
+  Shape shape;
+  size_t start = 0;
+  bool trailingComma = false;
+  while (start <= inner.size()) {
+    size_t comma = inner.find(',', start);
+    std::string_view item = inner.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!item.empty() && isSpace(item.front())) item.remove_prefix(1);
+    while (!item.empty() && isSpace(item.back())) item.remove_suffix(1);
+    if (item.empty()) {
+      // Only "(3,)" ends with an empty item; "()" is a scalar.
+      const bool endOfTuple = comma == std::string_view::npos;
+      if (!endOfTuple || (shape.empty() && trailingComma))
+        return makeError("{}: .npy header: 'shape' ({}) has an empty dimension", label, inner);
+      break;
+    }
+    int64_t d = -1;
+    auto r = std::from_chars(item.data(), item.data() + item.size(), d);
+    if (r.ec == std::errc::result_out_of_range)
+      return makeError("{}: .npy header: dimension {} of 'shape' is too large", label, item);
+    if (r.ec != std::errc() || r.ptr != item.data() + item.size() || d < 0)
+      return makeError("{}: .npy header: dimension '{}' of 'shape' is not a non-negative integer", label, item);
+    shape.push_back(d);
+    if (comma == std::string_view::npos) break;
+    trailingComma = true;
+    start = comma + 1;
+  }
+  return shape;
+}
+
+}  // namespace
+
+Expected<NpyHeader> parseNpyHeader(std::string_view bytes, const std::string& label) {
+  if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") return makeError("{}: not a .npy file", label);
   const int major = static_cast<uint8_t>(bytes[6]);
   size_t headerLen, pos;
   if (major == 1) {
@@ -39,33 +116,43 @@ Expected<Tensor> readNpy(const std::filesystem::path& path) {
   } else {
     return makeError("{}: unsupported .npy version {}", label, major);
   }
+  if (headerLen > kMaxNpyHeaderBytes) return makeError("{}: .npy header of {} bytes is too large", label, headerLen);
   if (pos + headerLen > bytes.size()) return makeError("{}: truncated .npy header", label);
-  const std::string header = bytes.substr(pos, headerLen);
-  std::smatch mDescr, mOrder, mShape;
-  if (!std::regex_search(header, mDescr, std::regex("'descr'\\s*:\\s*'([^']+)'")) ||
-      !std::regex_search(header, mOrder, std::regex("'fortran_order'\\s*:\\s*(True|False)")) ||
-      !std::regex_search(header, mShape, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
-    return makeError("{}: malformed .npy header", label);
-  if (mOrder[1] == "True") return makeError("{}: Fortran-order arrays are not supported", label);
-  DType dt;
-  const std::string d = mDescr[1];
-  if (d == "<f4") dt = DType::F32;
-  else if (d == "<i8") dt = DType::I64;
-  else if (d == "<i4") dt = DType::I32;
-  else if (d == "|i1" || d == "<i1") dt = DType::I8;
-  else if (d == "|u1" || d == "<u1") dt = DType::U8;
-  else if (d == "|b1") dt = DType::Bool;
-  else return makeError("{}: dtype '{}' is not supported", label, d);
-  Shape shape;
-  const std::string dims = mShape[1];
-  std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
-    shape.push_back(std::stoll(it->str()));
-  Tensor t = Tensor::empty(dt, shape);
-  const size_t dataPos = pos + headerLen;
-  if (bytes.size() - dataPos != t.bytes())
-    return makeError("{}: holds {} data bytes, shape {} needs {}", label, bytes.size() - dataPos, shapeString(shape), t.bytes());
-  if (t.bytes()) std::memcpy(t.data, bytes.data() + dataPos, t.bytes());
+  const std::string_view header = bytes.substr(pos, headerLen);
+  auto descr = valueOf(header, "descr");
+  auto order = valueOf(header, "fortran_order");
+  auto shapeText = valueOf(header, "shape");
+  std::optional<std::string> d = descr ? quoted(*descr) : std::nullopt;
+  if (!d || !order || !shapeText) return makeError("{}: malformed .npy header", label);
+  if (order->substr(0, 4) == "True") return makeError("{}: Fortran-order arrays are not supported", label);
+  if (order->substr(0, 5) != "False") return makeError("{}: malformed .npy header", label);
+  NpyHeader h;
+  auto dt = dtypeOfDescr(*d);
+  if (!dt) return makeError("{}: dtype '{}' is not supported", label, *d);
+  h.dtype = *dt;
+  ZP_ASSIGN_OR_RETURN(h.shape, parseShape(*shapeText, label));
+  h.dataOffset = pos + headerLen;
+  const size_t available = bytes.size() - h.dataOffset;
+  // Elements x item size must equal the bytes present; computed without overflow.
+  uint64_t count = 1;
+  for (int64_t dim : h.shape) {
+    auto next = checkedMul(count, static_cast<uint64_t>(dim), available);
+    if (!next) return makeError("{}: shape {} needs more than the {} data bytes the file holds", label, shapeString(h.shape), available);
+    count = *next;
+  }
+  const uint64_t need = count * dtypeSize(h.dtype);  // count <= the file's size: no overflow
+  if (need != available)
+    return makeError("{}: holds {} data bytes, shape {} needs {}", label, available, shapeString(h.shape), need);
+  h.dataBytes = static_cast<size_t>(need);
+  return h;
+}
+
+Expected<Tensor> readNpy(const std::filesystem::path& path) {
+  const std::string label = path.string();
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  ZP_ASSIGN_OR_RETURN(NpyHeader h, parseNpyHeader(bytes, label));
+  Tensor t = Tensor::empty(h.dtype, h.shape);
+  if (h.dataBytes) std::memcpy(t.data, bytes.data() + h.dataOffset, h.dataBytes);
   return t;
 }
 

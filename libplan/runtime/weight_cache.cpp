@@ -171,8 +171,9 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
     if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
     headerBytes = sizeof(Header);
-    if (h.skeletonOffset < headerBytes || h.skeletonOffset + h.skeletonBytes > h.tableOffset ||
-        h.tableOffset + h.tableBytes > size)
+    // Written so that no sum can wrap around (the header CRC does not stop a crafted file).
+    if (h.skeletonOffset < headerBytes || h.skeletonBytes > h.tableOffset ||
+        h.skeletonOffset > h.tableOffset - h.skeletonBytes || h.tableBytes > size || h.tableOffset > size - h.tableBytes)
       return makeError("{}: weight cache skeleton lies outside the file", label);
     // Skeleton and table are read next (both requested at once); the payloads follow
     // once they are checked.
@@ -188,7 +189,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     if (std::memcmp(expect.data(), h.skeletonCheck, expect.size()) != 0)
       return makeError("{}: weight cache skeleton checksum mismatch", label);
   }
-  if (h.tableOffset + h.tableBytes > size || h.tableOffset < headerBytes)
+  if (h.tableBytes > size || h.tableOffset > size - h.tableBytes || h.tableOffset < headerBytes)
     return makeError("{}: weight cache table lies outside the file", label);
   std::string_view tableText(base + h.tableOffset, h.tableBytes);
   if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
@@ -215,8 +216,10 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
         arr.offset = a.at("offset").get<uint64_t>();
         arr.bytes = a.at("bytes").get<uint64_t>();
         arr.crc = a.at("crc").get<uint32_t>();
-        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.offset + arr.bytes > h.tableOffset ||
-            arr.count < 0 || arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
+        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.bytes > h.tableOffset ||
+            arr.offset > h.tableOffset - arr.bytes || arr.count < 0 ||
+            static_cast<uint64_t>(arr.count) > arr.bytes ||  // then count x size cannot wrap
+            arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
           return makeError("{}: weight cache array '{}' has a bad extent", label, arr.name);
         entry.arrays.push_back(arr);
       }

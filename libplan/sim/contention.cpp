@@ -80,6 +80,8 @@ Expected<ContentionModel> ContentionModel::parseCsv(const std::string& text, con
                        cells[2]);
     if (!parseNumber(cells[3], slow) || slow < 1.0)
       return makeError("{}:{}: slowdown '{}' is not a number >= 1", label, lineNo, cells[3]);
+    if (slow > 1e6)  // slowed-down times must stay finite
+      return makeError("{}:{}: slowdown '{}' is above 1000000", label, lineNo, cells[3]);
     auto& acc = points[cells[0]];
     if (!acc.emplace(std::make_pair(own, ext), slow).second)
       return makeError("{}:{}: duplicate point ({}, {}) for accelerator '{}'", label, lineNo, cells[1],

@@ -32,7 +32,10 @@ QuerySimResult simulateQueries(const std::vector<TaskQueries>& tasks, int proces
       const auto& s = tasks[t].stages[static_cast<size_t>(st[t].stage)];
       double ready = st[t].ready + s.transferMs;
       double start = std::max(ready, procFree[static_cast<size_t>(s.processor)]);
-      if (start < bestStart || (start == bestStart && (ready < bestReady || (ready == bestReady && rank[t] < rank[static_cast<size_t>(best)])))) {
+      // The first job is taken whatever its start (an infinite time is still a job
+      // that must run, and `best` an index before the tie-break reads rank[best]).
+      if (best < 0 || start < bestStart ||
+          (start == bestStart && (ready < bestReady || (ready == bestReady && rank[t] < rank[static_cast<size_t>(best)])))) {
         best = static_cast<int>(t);
         bestStart = start;
         bestReady = ready;

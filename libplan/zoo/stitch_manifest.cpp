@@ -2,15 +2,22 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "libplan/util/file.h"
+#include "libplan/util/json_reader.h"
+#include "libplan/util/validate.h"
 
 namespace zp::zoo {
 
 std::string TensorSig::str() const {
   std::string s = type + "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ',';
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
   return s + "]";
 }
 
@@ -37,27 +44,196 @@ const TaskStitch* StitchManifest::task(const std::string& name) const {
 namespace {
 
 Json sigJson(const TensorSig& s) { return Json{{"name", s.name}, {"type", s.type}, {"shape", s.shape}}; }
-TensorSig sigFrom(const Json& j) {
-  return TensorSig{j.at("name").get<std::string>(), j.at("type").get<std::string>(),
-                   j.at("shape").get<std::vector<int64_t>>()};
-}
 Json costJson(const CostFigures& c) {
   return Json{{"flops", c.flops}, {"params", c.params}, {"weight_bytes", c.weightBytes},
               {"weight_sparsity", c.weightSparsity}, {"precision", c.precision}, {"nodes", c.nodes}};
 }
-CostFigures costFrom(const Json& j) {
+Json cutJson(const CutInfo& c) { return Json{{"after", c.after}, {"tensor", sigJson(c.tensor)}, {"producer", c.producer}}; }
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+// A tensor dimension: -1 (not fixed) up to this; whole tensors stay below kMaxBytes.
+constexpr int64_t kMaxDimension = int64_t{1} << 40;
+
+Expected<TensorSig> sigFrom(const JsonAt& j) {
+  TensorSig s;
+  ZP_ASSIGN_OR_RETURN(s.name, j.string("name"));
+  ZP_ASSIGN_OR_RETURN(s.type, j.string("type"));
+  ZP_ASSIGN_OR_RETURN(auto dims, j.array("shape"));
+  // Unknown dimensions count as 1 (TensorSig::bytes); 8 bytes per element at most.
+  const uint64_t maxElements = static_cast<uint64_t>(kMaxBytes) / 8;
+  uint64_t elements = 1;
+  for (const auto& d : dims) {
+    ZP_ASSIGN_OR_RETURN(int64_t n, d.integer(-1, kMaxDimension));
+    s.shape.push_back(n);
+    auto e = checkedMul(elements, static_cast<uint64_t>(std::max<int64_t>(n, 1)), maxElements);
+    if (!e) return j.error(fmt::format("a tensor of more than {} elements", maxElements));
+    elements = *e;
+  }
+  return s;
+}
+
+Expected<std::vector<TensorSig>> sigsFrom(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(auto items, j.array(key));
+  if (items.empty()) return j.error(fmt::format("'{}' must not be empty", key));
+  std::vector<TensorSig> out;
+  for (const auto& i : items) {
+    ZP_ASSIGN_OR_RETURN(auto sig, sigFrom(i));
+    out.push_back(std::move(sig));
+  }
+  return out;
+}
+
+Expected<CostFigures> costFrom(const JsonAt& j) {
   CostFigures c;
-  c.flops = j.at("flops").get<double>();
-  c.params = j.at("params").get<int64_t>();
-  c.weightBytes = j.at("weight_bytes").get<int64_t>();
-  c.weightSparsity = j.at("weight_sparsity").get<double>();
-  c.precision = j.at("precision").get<std::string>();
-  c.nodes = j.at("nodes").get<int>();
+  ZP_ASSIGN_OR_RETURN(c.flops, j.number("flops", 0, 1e30));
+  ZP_ASSIGN_OR_RETURN(c.params, j.integer("params", 0, kMaxBytes));
+  ZP_ASSIGN_OR_RETURN(c.weightBytes, j.integer("weight_bytes", 0, kMaxBytes));
+  ZP_ASSIGN_OR_RETURN(c.weightSparsity, j.number("weight_sparsity", 0, 1));
+  ZP_ASSIGN_OR_RETURN(c.precision, j.string("precision"));
+  ZP_ASSIGN_OR_RETURN(int64_t nodes, j.integer("nodes", 0, kMaxInt));
+  c.nodes = static_cast<int>(nodes);
   return c;
 }
-Json cutJson(const CutInfo& c) { return Json{{"after", c.after}, {"tensor", sigJson(c.tensor)}, {"producer", c.producer}}; }
-CutInfo cutFrom(const Json& j) {
-  return CutInfo{j.at("after").get<int>(), sigFrom(j.at("tensor")), j.at("producer").get<std::string>()};
+
+Expected<CutInfo> cutFrom(const JsonAt& j) {
+  CutInfo c;
+  ZP_ASSIGN_OR_RETURN(int64_t after, j.integer("after", 0, kMaxInt));
+  c.after = static_cast<int>(after);
+  ZP_ASSIGN_OR_RETURN(JsonAt tensor, j.at("tensor"));
+  ZP_ASSIGN_OR_RETURN(c.tensor, sigFrom(tensor));
+  ZP_ASSIGN_OR_RETURN(c.producer, j.string("producer"));
+  return c;
+}
+
+Expected<std::vector<CutInfo>> cutsFrom(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(auto items, j.array(key));
+  std::vector<CutInfo> out;
+  for (const auto& i : items) {
+    ZP_ASSIGN_OR_RETURN(auto c, cutFrom(i));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Expected<std::string> relativeFile(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(JsonAt f, j.at(key));
+  ZP_ASSIGN_OR_RETURN(std::string file, f.string());
+  if (!isSafeRelativePath(file)) return f.error(fmt::format("'{}' is not a relative path inside the stitch directory", file));
+  return file;
+}
+
+Expected<std::vector<VariantInfo>> variantsFrom(const JsonAt& tj) {
+  ZP_ASSIGN_OR_RETURN(auto items, tj.array("variants"));
+  if (items.empty()) return tj.error("'variants' must not be empty");
+  std::vector<VariantInfo> out;
+  std::set<std::string> ids;
+  for (const auto& vj : items) {
+    VariantInfo v;
+    ZP_ASSIGN_OR_RETURN(v.id, vj.id("id"));
+    if (!ids.insert(v.id).second) return vj.error(fmt::format("duplicate variant id '{}'", v.id));
+    ZP_ASSIGN_OR_RETURN(v.kind, vj.string("kind"));
+    ZP_ASSIGN_OR_RETURN(v.onnx, vj.string("onnx"));
+    ZP_ASSIGN_OR_RETURN(v.sha256, vj.string("sha256"));
+    ZP_ASSIGN_OR_RETURN(JsonAt cost, vj.at("cost"));
+    ZP_ASSIGN_OR_RETURN(v.cost, costFrom(cost));
+    if (vj.has("accuracy")) { ZP_ASSIGN_OR_RETURN(v.accuracy, vj.number("accuracy", 0, 1)); }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// Per position one subgraph of every variant, in the variants' order of first appearance.
+Status positionsFrom(const JsonAt& tj, TaskStitch& t) {
+  ZP_ASSIGN_OR_RETURN(auto positions, tj.array("positions"));
+  if (positions.empty() || positions.size() > static_cast<size_t>(kMaxPositions))
+    return tj.error(fmt::format("{} positions; a task has 1 to {}", positions.size(), kMaxPositions));
+  for (size_t p = 0; p < positions.size(); ++p) {
+    const JsonAt& pj = positions[p];
+    ZP_ASSIGN_OR_RETURN(int64_t index, pj.integer("position", 0, kMaxPositions));
+    if (index != static_cast<int64_t>(p)) return pj.error(fmt::format("position {} listed at index {}", index, p));
+    ZP_ASSIGN_OR_RETURN(double share, pj.number("reference_flops_share", 0, 1));
+    t.partFlopsShare.push_back(share);
+    ZP_ASSIGN_OR_RETURN(auto subgraphs, pj.array("subgraphs"));
+    std::vector<SubgraphInfo> row;
+    for (const auto& sj : subgraphs) {
+      SubgraphInfo s;
+      s.position = static_cast<int>(p);
+      ZP_ASSIGN_OR_RETURN(s.variant, sj.id("variant"));
+      if (std::none_of(t.variants.begin(), t.variants.end(), [&](const VariantInfo& v) { return v.id == s.variant; }))
+        return sj.error(fmt::format("variant '{}' is not among the task's variants", s.variant));
+      if (std::any_of(row.begin(), row.end(), [&](const SubgraphInfo& o) { return o.variant == s.variant; }))
+        return sj.error(fmt::format("a second subgraph of variant '{}'", s.variant));
+      ZP_ASSIGN_OR_RETURN(s.hash, sj.string("hash"));
+      ZP_ASSIGN_OR_RETURN(s.file, relativeFile(sj, "file"));
+      ZP_ASSIGN_OR_RETURN(JsonAt cost, sj.at("cost"));
+      ZP_ASSIGN_OR_RETURN(s.cost, costFrom(cost));
+      ZP_ASSIGN_OR_RETURN(s.inputs, sigsFrom(sj, "inputs"));
+      ZP_ASSIGN_OR_RETURN(s.outputs, sigsFrom(sj, "outputs"));
+      row.push_back(std::move(s));
+    }
+    if (row.size() != t.variants.size())
+      return pj.error(fmt::format("{} subgraphs for {} variants (one per variant)", row.size(), t.variants.size()));
+    t.subgraphs.push_back(std::move(row));
+  }
+  return {};
+}
+
+// All V^S combinations in their canonical order, after checking their number.
+Status combinationsFrom(const JsonAt& tj, TaskStitch& t) {
+  ZP_ASSIGN_OR_RETURN(JsonAt cj, tj.at("combinations"));
+  const size_t s = t.subgraphs.size(), v = t.variants.size();
+  auto total = combinationCount(v, s);
+  if (!total)
+    return tj.error(fmt::format("{} variants at {} positions make more than {} combinations, too many to enumerate",
+                                v, s, kMaxCombinations));
+  ZP_ASSIGN_OR_RETURN(int64_t recorded, cj.integer("total", 0, std::numeric_limits<int64_t>::max()));
+  if (static_cast<uint64_t>(recorded) != *total)
+    return cj.error(fmt::format("total {} does not match {} variants at {} positions ({})", recorded, v, s, *total));
+  std::map<std::string, std::string> files, invalid;
+  ZP_ASSIGN_OR_RETURN(auto materialized, cj.array("materialized"));
+  for (const auto& f : materialized) {
+    ZP_ASSIGN_OR_RETURN(std::string id, f.string("id"));
+    ZP_ASSIGN_OR_RETURN(files[id], relativeFile(f, "file"));
+  }
+  ZP_ASSIGN_OR_RETURN(auto invalidItems, cj.array("invalid"));
+  for (const auto& f : invalidItems) {
+    ZP_ASSIGN_OR_RETURN(std::string id, f.string("id"));
+    ZP_ASSIGN_OR_RETURN(invalid[id], f.string("reason"));
+  }
+  ZP_TRY(cj.strings("valid"));  // the complement of "invalid": its type is checked, the rest rebuilt
+  t.combinations.reserve(*total);
+  std::vector<size_t> digits(s);
+  for (uint64_t k = 0; k < *total; ++k) {
+    Combination c;
+    uint64_t rest = k;
+    for (size_t p = s; p-- > 0;) { digits[p] = rest % v; rest /= v; }
+    for (size_t p = 0; p < s; ++p) {
+      c.variants.push_back(t.variants[digits[p]].id);
+      c.id += (p ? "+" : "") + t.variants[digits[p]].id;
+    }
+    if (auto it = invalid.find(c.id); it != invalid.end()) { c.valid = false; c.reason = it->second; }
+    if (auto it = files.find(c.id); it != files.end()) c.file = it->second;
+    t.combinations.push_back(std::move(c));
+  }
+  return {};
+}
+
+Expected<TaskStitch> taskFrom(const JsonAt& tj) {
+  TaskStitch t;
+  ZP_ASSIGN_OR_RETURN(t.name, tj.id("name"));
+  ZP_ASSIGN_OR_RETURN(t.variants, variantsFrom(tj));
+  ZP_ASSIGN_OR_RETURN(JsonAt ref, tj.at("reference_variant"));
+  ZP_ASSIGN_OR_RETURN(t.reference, ref.id());
+  if (std::none_of(t.variants.begin(), t.variants.end(), [&](const VariantInfo& v) { return v.id == t.reference; }))
+    return ref.error(fmt::format("'{}' is not among the task's variants", t.reference));
+  ZP_ASSIGN_OR_RETURN(JsonAt cuts, tj.at("cut_points"));
+  ZP_ASSIGN_OR_RETURN(t.candidateCuts, cutsFrom(cuts, "candidates"));
+  ZP_ASSIGN_OR_RETURN(t.cuts, cutsFrom(cuts, "chosen"));
+  ZP_TRY(positionsFrom(tj, t));
+  if (t.cuts.size() + 1 != t.subgraphs.size())
+    return cuts.error(fmt::format("{} chosen cuts for {} positions", t.cuts.size(), t.subgraphs.size()));
+  ZP_TRY(combinationsFrom(tj, t));
+  return t;
 }
 
 }  // namespace
@@ -107,87 +283,37 @@ Json toJson(const StitchManifest& m) {
   return j;
 }
 
+std::optional<uint64_t> combinationCount(size_t variants, size_t positions) {
+  return checkedPow(variants, positions, kMaxCombinations);
+}
+
 Expected<StitchManifest> stitchManifestFromJson(const Json& j, const std::string& label) {
-  try {
-    if (j.at("schema_version") != 1) return makeError("{}: unsupported schema_version", label);
-    StitchManifest m;
-    m.tool = j.at("tool").get<std::string>();
-    m.zooPath = j.at("zoo").at("path").get<std::string>();
-    m.zooSha256 = j.at("zoo").at("sha256").get<std::string>();
-    m.subgraphs = j.at("params").at("subgraphs").get<int>();
-    m.requestedCuts = j.at("params").at("cuts").get<std::vector<std::string>>();
-    m.materialize = j.at("params").at("materialize").get<std::string>();
-    for (const auto& tj : j.at("tasks")) {
-      TaskStitch t;
-      t.name = tj.at("name").get<std::string>();
-      t.reference = tj.at("reference_variant").get<std::string>();
-      std::vector<std::string> ids;
-      for (const auto& vj : tj.at("variants")) {
-        VariantInfo v{vj.at("id").get<std::string>(), vj.at("kind").get<std::string>(), vj.at("onnx").get<std::string>(),
-                      vj.at("sha256").get<std::string>(), costFrom(vj.at("cost")), std::nullopt};
-        if (vj.contains("accuracy")) v.accuracy = vj["accuracy"].get<double>();
-        ids.push_back(v.id);
-        t.variants.push_back(std::move(v));
-      }
-      for (const auto& c : tj.at("cut_points").at("candidates")) t.candidateCuts.push_back(cutFrom(c));
-      for (const auto& c : tj.at("cut_points").at("chosen")) t.cuts.push_back(cutFrom(c));
-      for (const auto& pj : tj.at("positions")) {
-        t.partFlopsShare.push_back(pj.at("reference_flops_share").get<double>());
-        std::vector<SubgraphInfo> row;
-        for (const auto& sj : pj.at("subgraphs")) {
-          SubgraphInfo s;
-          s.position = pj.at("position").get<int>();
-          s.variant = sj.at("variant").get<std::string>();
-          s.hash = sj.at("hash").get<std::string>();
-          s.file = sj.at("file").get<std::string>();
-          s.cost = costFrom(sj.at("cost"));
-          for (const auto& i : sj.at("inputs")) s.inputs.push_back(sigFrom(i));
-          for (const auto& o : sj.at("outputs")) s.outputs.push_back(sigFrom(o));
-          row.push_back(std::move(s));
-        }
-        t.subgraphs.push_back(std::move(row));
-      }
-      const auto& cj = tj.at("combinations");
-      std::map<std::string, std::string> files;
-      for (const auto& f : cj.at("materialized")) files[f.at("id").get<std::string>()] = f.at("file").get<std::string>();
-      std::map<std::string, std::string> invalid;
-      for (const auto& f : cj.at("invalid")) invalid[f.at("id").get<std::string>()] = f.at("reason").get<std::string>();
-      // Rebuild all V^S combinations in their canonical order.
-      const size_t s = t.subgraphs.size(), v = ids.size();
-      size_t total = 1;
-      for (size_t p = 0; p < s; ++p) total *= v;
-      for (size_t k = 0; k < total; ++k) {
-        Combination c;
-        size_t rest = k;
-        std::vector<size_t> digits(s);
-        for (size_t p = s; p-- > 0;) { digits[p] = rest % v; rest /= v; }
-        for (size_t p = 0; p < s; ++p) {
-          c.variants.push_back(ids[digits[p]]);
-          c.id += (p ? "+" : "") + ids[digits[p]];
-        }
-        if (auto it = invalid.find(c.id); it != invalid.end()) { c.valid = false; c.reason = it->second; }
-        if (auto it = files.find(c.id); it != files.end()) c.file = it->second;
-        t.combinations.push_back(std::move(c));
-      }
-      if (t.combinations.size() != cj.at("total").get<size_t>())
-        return makeError("{}: task '{}': combination count does not match its positions and variants", label, t.name);
-      m.tasks.push_back(std::move(t));
-    }
-    return m;
-  } catch (const Json::exception& e) {
-    return makeError("{}: malformed stitch manifest: {}", label, e.what());
+  JsonAt root(j, label);
+  ZP_ASSIGN_OR_RETURN(int64_t version, root.integer("schema_version"));
+  if (version != 1) return root.error(fmt::format("unsupported schema_version {} (expected 1)", version));
+  StitchManifest m;
+  ZP_ASSIGN_OR_RETURN(m.tool, root.string("tool"));
+  ZP_ASSIGN_OR_RETURN(JsonAt zoo, root.at("zoo"));
+  ZP_ASSIGN_OR_RETURN(m.zooPath, zoo.string("path"));
+  ZP_ASSIGN_OR_RETURN(m.zooSha256, zoo.string("sha256"));
+  ZP_ASSIGN_OR_RETURN(JsonAt params, root.at("params"));
+  ZP_ASSIGN_OR_RETURN(int64_t subgraphs, params.integer("subgraphs", 0, kMaxInt));
+  m.subgraphs = static_cast<int>(subgraphs);
+  ZP_ASSIGN_OR_RETURN(m.requestedCuts, params.strings("cuts"));
+  ZP_ASSIGN_OR_RETURN(m.materialize, params.string("materialize"));
+  ZP_ASSIGN_OR_RETURN(auto tasks, root.array("tasks"));
+  if (tasks.empty()) return root.error("'tasks' must not be empty");
+  for (const auto& tj : tasks) {
+    ZP_ASSIGN_OR_RETURN(auto t, taskFrom(tj));
+    if (m.task(t.name)) return tj.error(fmt::format("duplicate task '{}'", t.name));
+    m.tasks.push_back(std::move(t));
   }
+  return m;
 }
 
 Expected<StitchManifest> loadStitchManifest(const std::filesystem::path& dir) {
   auto path = dir / "stitch.json";
-  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    return makeError("{}: not valid JSON: {}", path.string(), e.what());
-  }
+  ZP_ASSIGN_OR_RETURN(Json j, readJsonFile(path));
   return stitchManifestFromJson(j, path.string());
 }
 

@@ -13,6 +13,16 @@
 
 namespace zp::zoo {
 
+// The largest stitching space a task may have. zoo-stitch, zoo-profile and
+// plan-solve hold every combination in memory and zoo-profile and plan-solve
+// evaluate each under every placement order. Near this bound (97336
+// combinations, 6 orders) plan-solve took 4 s and 85 MB on one core (9 s with
+// --evaluate); ten times more is minutes and most of a small machine's memory.
+inline constexpr int kMaxPositions = 32;
+inline constexpr uint64_t kMaxCombinations = 100'000;
+// variants^positions, or nothing when that exceeds kMaxCombinations.
+std::optional<uint64_t> combinationCount(size_t variants, size_t positions);
+
 struct TensorSig {
   std::string name;
   std::string type;             // "float32", "int8", ...

@@ -1,10 +1,13 @@
 #include "libplan/zoo/zoo.h"
 
-#include <regex>
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/json_reader.h"
+#include "libplan/util/validate.h"
 
 namespace zp::zoo {
 namespace fs = std::filesystem;
@@ -50,14 +53,18 @@ class Reader {
     return {};
   }
 
-  Expected<std::string> string(const Json& j, const std::string& path, const std::string& key,
-                               const char* pattern = nullptr) const {
+  Expected<std::string> string(const Json& j, const std::string& path, const std::string& key) const {
     const Json& v = j.at(key);
     if (!v.is_string()) return error(path + "." + key, "expected a string");
     std::string s = v.get<std::string>();
-    if (pattern && !std::regex_match(s, std::regex(pattern)))
-      return error(path + "." + key, fmt::format("'{}' does not match {}", s, pattern));
     if (s.empty()) return error(path + "." + key, "must not be empty");
+    return s;
+  }
+
+  // Names become parts of file names: safe ids only.
+  Expected<std::string> id(const Json& j, const std::string& path, const std::string& key) const {
+    ZP_ASSIGN_OR_RETURN(std::string s, string(j, path, key));
+    if (auto p = idProblem(s)) return error(path + "." + key, *p);
     return s;
   }
 
@@ -84,25 +91,17 @@ class Reader {
   std::string file_;
 };
 
-const char* kNamePattern = "[A-Za-z0-9_.-]+";
-
 }  // namespace
 
 Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool checkFiles) {
   Reader r(path.string());
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();
-    return makeError("{}: not valid JSON: {}", path.string(), what.substr(what.find(']') + 2));
-  }
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
   Zoo zoo;
   zoo.file = path;
   zoo.sha256 = sha256Hex(text);
   ZP_TRY(r.object(j, "$", {"schema_version", "name", "processors", "tasks"}, {"description"}));
   if (j["schema_version"] != 1) return r.error("$.schema_version", "unsupported version (expected 1)");
-  ZP_ASSIGN_OR_RETURN(zoo.name, r.string(j, "$", "name", kNamePattern));
+  ZP_ASSIGN_OR_RETURN(zoo.name, r.id(j, "$", "name"));
   if (j.contains("description")) { ZP_ASSIGN_OR_RETURN(zoo.description, r.string(j, "$", "description")); }
 
   if (!j["processors"].is_array() || j["processors"].empty())
@@ -113,7 +112,7 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
     std::string p = fmt::format("$.processors[{}]", i);
     ZP_TRY(r.object(pj, p, {"name", "kind"}, {"profile"}));
     ProcessorSpec proc;
-    ZP_ASSIGN_OR_RETURN(proc.name, r.string(pj, p, "name", kNamePattern));
+    ZP_ASSIGN_OR_RETURN(proc.name, r.id(pj, p, "name"));
     ZP_ASSIGN_OR_RETURN(proc.kind, r.oneOf(pj, p, "kind", {"cpu", "gpu", "npu", "dla", "dsp"}));
     if (!procNames.insert(proc.name).second) return r.error(p + ".name", fmt::format("duplicate processor '{}'", proc.name));
     if (pj.contains("profile")) {
@@ -127,9 +126,12 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
       if (src.source != "host" && src.file.empty())
         return r.error(sp, fmt::format("source '{}' needs a 'file'", src.source));
       if (sj.contains("threads")) {
-        if (!sj["threads"].is_number_integer() || sj["threads"].get<int>() < 1)
-          return r.error(sp + ".threads", "expected an integer >= 1");
-        src.threads = sj["threads"].get<int>();
+        if (!sj["threads"].is_number_integer()) return r.error(sp + ".threads", "expected an integer >= 1");
+        const Json& n = sj["threads"];
+        const int64_t threads = n.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(n.get<uint64_t>(), INT64_MAX))
+                                                       : n.get<int64_t>();
+        if (auto p = threadCountProblem(threads)) return r.error(sp + ".threads", *p);
+        src.threads = static_cast<int>(threads);
       }
       if (checkFiles && !src.file.empty() && !fs::exists(zoo.resolve(src.file)))
         return r.error(sp + ".file", fmt::format("file not found: {}", zoo.resolve(src.file).string()));
@@ -145,7 +147,7 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
     std::string tp = fmt::format("$.tasks[{}]", t);
     ZP_TRY(r.object(tj, tp, {"name", "variants"}, {"description", "dataset"}));
     TaskSpec task;
-    ZP_ASSIGN_OR_RETURN(task.name, r.string(tj, tp, "name", kNamePattern));
+    ZP_ASSIGN_OR_RETURN(task.name, r.id(tj, tp, "name"));
     if (!taskNames.insert(task.name).second) return r.error(tp + ".name", fmt::format("duplicate task '{}'", task.name));
     if (tj.contains("description")) { ZP_ASSIGN_OR_RETURN(task.description, r.string(tj, tp, "description")); }
     if (!tj["variants"].is_array() || tj["variants"].empty())
@@ -156,7 +158,7 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
       std::string vp = fmt::format("{}.variants[{}]", tp, v);
       ZP_TRY(r.object(vj, vp, {"id", "onnx", "kind"}, {"sparsity", "precision", "accuracy"}));
       VariantSpec var;
-      ZP_ASSIGN_OR_RETURN(var.id, r.string(vj, vp, "id", kNamePattern));
+      ZP_ASSIGN_OR_RETURN(var.id, r.id(vj, vp, "id"));
       if (!ids.insert(var.id).second) return r.error(vp + ".id", fmt::format("duplicate variant id '{}'", var.id));
       ZP_ASSIGN_OR_RETURN(var.onnx, r.string(vj, vp, "onnx"));
       ZP_ASSIGN_OR_RETURN(var.kind, r.oneOf(vj, vp, "kind", {"dense", "unstructured", "structured", "quantized"}));

@@ -9,6 +9,8 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/output_dir.h"
+#include "libplan/util/json_reader.h"
+#include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "passes/emit/plan_proto.h"
 
@@ -17,18 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A path from the plan file (stitch_dir, workload models) must stay inside the
-// directory it is relative to: a bundle never writes outside itself.
-bool safeRelative(const std::string& p) {
-  if (p.empty()) return false;
-  fs::path path(p);
-  if (path.is_absolute()) return false;
-  for (const auto& part : path)
-    if (part == "..") return false;
-  return true;
-}
-
 std::string short16(const std::string& hex) { return hex.substr(0, 16); }
+
+// `path` relative to the directory `dir` ('/'-separated), both taken at their
+// real locations.
+std::string relativeTo(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path b = fs::weakly_canonical(fs::absolute(dir), ec);
+  const fs::path rel = a.lexically_relative(b);
+  return rel.empty() ? a.generic_string() : rel.generic_string();
+}
 
 // One input of the bundle as it is now. `key` identifies it across runs
 // (independent of where the plan was given from).
@@ -145,7 +146,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
       for (const auto& g : t.subgraphs) {
         const std::string where = fmt::format("{}: task '{}' position {} variant '{}'", planPath.string(), t.name,
                                               g.position, g.variant);
-        if (!safeRelative(g.file)) return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, g.file);
+        if (!isSafeRelativePath(g.file)) return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, g.file);
         auto proc = procs.find(g.processor);
         if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g.processor);
         if (ts && strict) {
@@ -252,23 +253,46 @@ Json toJson(const BundleManifest& m) {
 }
 
 Expected<BundleManifest> manifestFromJson(const Json& j, const std::string& label) {
-  try {
-    BundleManifest m;
-    m.format = j.at("format").get<int>();
-    if (m.format != kBundleFormatVersion)
-      return makeError("{}: bundle format {} (this tool reads {})", label, m.format, kBundleFormatVersion);
-    m.tool = j.at("tool").get<std::string>();
-    for (const auto& in : j.at("inputs"))
-      m.inputs.push_back(BundleInput{in.at("role").get<std::string>(), in.at("key").get<std::string>(),
-                                     in.at("path").get<std::string>(),
-                                     in.at("sha256").get<std::string>()});
-    for (const auto& a : j.at("artifacts"))
-      m.artifacts.push_back(BundleArtifact{a.at("path").get<std::string>(), a.at("size").get<int64_t>(),
-                                           a.at("sha256").get<std::string>()});
-    return m;
-  } catch (const Json::exception& e) {
-    return makeError("{}: {}", label, e.what());
+  JsonAt root(j, label);
+  BundleManifest m;
+  ZP_ASSIGN_OR_RETURN(int64_t format, root.integer("format"));
+  if (format != kBundleFormatVersion)
+    return makeError("{}: bundle format {} (this tool reads {})", label, format, kBundleFormatVersion);
+  m.format = static_cast<int>(format);
+  ZP_ASSIGN_OR_RETURN(m.tool, root.string("tool"));
+  ZP_ASSIGN_OR_RETURN(auto inputs, root.array("inputs"));
+  for (const auto& in : inputs) {
+    BundleInput b;
+    ZP_ASSIGN_OR_RETURN(JsonAt role, in.at("role"));
+    ZP_ASSIGN_OR_RETURN(b.role, role.string());
+    static const std::set<std::string> kRoles = {"plan", "stitch-manifest", "subgraph", "workload", "model"};
+    if (!kRoles.count(b.role)) return role.error(fmt::format("unknown role '{}'", b.role));
+    ZP_ASSIGN_OR_RETURN(b.key, in.string("key"));
+    ZP_ASSIGN_OR_RETURN(b.path, in.string("path"));
+    ZP_ASSIGN_OR_RETURN(b.sha256, in.string("sha256"));
+    m.inputs.push_back(std::move(b));
   }
+  ZP_ASSIGN_OR_RETURN(auto artifacts, root.array("artifacts"));
+  for (const auto& a : artifacts) {
+    BundleArtifact b;
+    ZP_ASSIGN_OR_RETURN(JsonAt path, a.at("path"));
+    ZP_ASSIGN_OR_RETURN(b.path, path.string());
+    // Artifacts are read (and checked) below the bundle, never beside it.
+    if (!isSafeRelativePath(b.path)) return path.error(fmt::format("'{}' is not a path inside the bundle", b.path));
+    ZP_ASSIGN_OR_RETURN(b.size, a.integer("size", 0));
+    ZP_ASSIGN_OR_RETURN(b.sha256, a.string("sha256"));
+    m.artifacts.push_back(std::move(b));
+  }
+  return m;
+}
+
+fs::path inputPath(const fs::path& bundle, const BundleInput& input) {
+  const fs::path p(input.path);
+  if (p.is_absolute()) return p;  // bundles written before paths were made relative
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(fs::absolute(bundle), ec);
+  if (ec) real = fs::absolute(bundle);
+  return (real / p).lexically_normal();
 }
 
 Expected<BundleManifest> readBundleManifest(const fs::path& bundle) {
@@ -322,7 +346,11 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
 
   BundleManifest& m = res.manifest;
   m.tool = "plan-emit " + params.toolVersion;
-  for (const auto& in : src.inputs) m.inputs.push_back(in.input);
+  for (const auto& in : src.inputs) {
+    BundleInput recorded = in.input;
+    recorded.path = relativeTo(in.input.path, params.out);
+    m.inputs.push_back(std::move(recorded));
+  }
   // The marker is an artifact like any other: written before the listing, it
   // names manifest.json, which comes last.
   ZP_TRY(staged.writeMarker({"manifest.json"}));
@@ -360,7 +388,7 @@ Expected<CheckResult> checkBundle(const CheckParams& params) {
   fs::path planPath = params.plan;
   if (planPath.empty()) {
     for (const auto& in : m.inputs)
-      if (in.role == "plan") planPath = in.path;
+      if (in.role == "plan") planPath = inputPath(params.bundle, in);
     if (planPath.empty()) return makeError("{}: no plan input recorded", (params.bundle / "manifest.json").string());
   }
   std::map<std::string, const BundleInput*> recorded;

@@ -13,9 +13,9 @@
 //   .zooplan-output           the output marker: a later plan-emit may replace this
 //                             directory, no other tool may
 //
-// Input paths in the manifest are recorded as given (the plan) or relative to
-// the plan's folder joined onto it (stitch.json, source subgraphs), so two runs
-// with the same arguments write byte-identical bundles wherever they write them.
+// Input paths in the manifest are relative to the bundle directory (no absolute
+// paths: a bundle moved together with its inputs still finds them), so two runs
+// with the same arguments write byte-identical bundles.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -46,7 +46,7 @@ struct BundleInput {
   std::string role;  // plan | stitch-manifest | subgraph | workload | model
   std::string key;   // identity across runs: "plan", "stitch.json", "workload", the subgraph
                      // file relative to the stitch directory, the model as the workload names it
-  std::string path;  // as recorded (see above)
+  std::string path;  // relative to the bundle directory (see above)
   std::string sha256;
 };
 
@@ -59,6 +59,10 @@ struct BundleManifest {
 
 // "caches/<hash16>.<policy>.zwc": the weight cache of a subgraph for a kernel policy.
 std::string cacheFileName(const std::string& hash, const std::string& policy);
+
+// Where a recorded input path points (relative to `bundle`, resolved against its
+// real location: the recorded path was computed between real paths).
+std::filesystem::path inputPath(const std::filesystem::path& bundle, const BundleInput& input);
 
 Json toJson(const BundleManifest& m);
 Expected<BundleManifest> manifestFromJson(const Json& j, const std::string& label);

@@ -214,7 +214,7 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   std::optional<zoo::Zoo> zoo;
   for (const auto& in : manifest.inputs) {
     if (in.role != "stitch-manifest") continue;
-    const fs::path dir = fs::path(in.path).parent_path();
+    const fs::path dir = inputPath(b, in).parent_path();
     auto sm = zoo::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
     if (!sm.ok()) {
       res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));

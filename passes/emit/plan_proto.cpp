@@ -248,6 +248,9 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
           return makeError("{}: stitch.slo_configurations '{}': duplicate task '{}'", label, c.id(), t.task());
     }
   }
+  // The same checks as plan.json (types, ranges, ids, thread counts), on the
+  // plan's JSON form: paths in errors are JSON paths of that form.
+  ZP_TRY(plan::planFromJson(plan::toJson(p), label));
   return p;
 }
 

@@ -1,5 +1,6 @@
 #include "passes/profile/profile_pass.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -19,6 +20,7 @@
 #include "libplan/util/hash.h"
 #include "libplan/util/output_dir.h"
 #include "libplan/util/progress.h"
+#include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
 #include "passes/profile/accuracy_eval.h"
@@ -75,11 +77,13 @@ Expected<HostOverride> parseHostOverride(const std::string& arg) {
     if (rest[0] != ':') return makeError("--processor '{}': expected host[:POLICY[@THREADS]]", arg);
     rest = rest.substr(1);
     if (auto at = rest.find('@'); at != std::string::npos) {
-      try {
-        h.threads = std::stoi(rest.substr(at + 1));
-      } catch (...) {
+      const std::string n = rest.substr(at + 1);
+      int64_t threads = 0;
+      auto r = std::from_chars(n.data(), n.data() + n.size(), threads);
+      if (r.ec != std::errc() || r.ptr != n.data() + n.size())
         return makeError("--processor '{}': threads must be a number", arg);
-      }
+      if (auto p = threadCountProblem(threads)) return makeError("--processor '{}': {}", arg, *p);
+      h.threads = static_cast<int>(threads);
       rest = rest.substr(0, at);
     }
     if (!rest.empty()) h.policy = rest;
@@ -141,8 +145,9 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
 
 std::string fmtNum(double v) { return profile::formatNumber(v); }
 
+// `imports` (report.json's "imports") gets one entry for the processor.
 Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, const zoo::StitchManifest& manifest,
-                                    const fs::path& stitchDir, Json& report) {
+                                    const fs::path& stitchDir, Json& imports) {
   const auto& spec = *proc.import;
   profile::ImportParams ip;
   ip.task = spec.task;
@@ -193,7 +198,7 @@ Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, 
     j["subgraph_mapping"] = mapping.summary();
     j["subgraph_coverage"] = mapping.coverage();
   }
-  report["imports"].push_back(j);
+  imports.push_back(j);
   return db;
 }
 
@@ -210,6 +215,8 @@ struct ProfileSources {
   std::string stitchBytes;
   zoo::Zoo zoo;
   std::vector<Processor> processors;
+  Json imports;                    // report.json's "imports": what each imported profile matched
+  std::vector<ProfileDb> imported; // their rows, in processor order
 };
 
 // sha256 of every file in `dir` but report.json and the output marker: what
@@ -271,6 +278,18 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     return makeError("{}: {} changed since zoo-stitch wrote this directory; run zoo-stitch again",
                      (stitchDir / "stitch.json").string(), zooPath.string());
   ZP_ASSIGN_OR_RETURN(src.processors, resolveProcessors(src.zoo, params));
+  for (const auto& t : src.manifest.tasks) {  // the lookup table holds every valid variant under every placement
+    const auto valid = std::count_if(t.combinations.begin(), t.combinations.end(), [](const auto& c) { return c.valid; });
+    ZP_TRY(estimate::checkPlacementSearch((stitchDir / "stitch.json").string(), t.name, static_cast<uint64_t>(valid),
+                                          src.processors.size(), t.positions()));
+  }
+  // Imported profiles first: a bad file fails before anything is measured or written.
+  src.imports = Json::array();
+  for (const auto& p : src.processors) {
+    if (p.host) continue;
+    ZP_ASSIGN_OR_RETURN(auto rows, importProcessor(p, src.zoo, src.manifest, stitchDir, src.imports));
+    src.imported.push_back(std::move(rows));
+  }
 
   // Everything read is an input the output must keep clear of.
   std::vector<GuardedPath> inputs{{stitchDir, "input"}};
@@ -311,7 +330,7 @@ Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, c
   report["stitch_dir"] = fs::weakly_canonical(fs::absolute(stitchDir))
                              .lexically_relative(out.destination())
                              .generic_string();
-  report["imports"] = Json::array();
+  report["imports"] = src.imports;
   // The measuring program is an input too: a rebuilt runtime must re-measure.
   std::string toolSha = "unknown";
   if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
@@ -366,7 +385,8 @@ Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, c
     const Json* earlier = nullptr;
     for (const auto& p : previous)
       if (!earlier && p.report.contains("run_overhead_ms") && p.report["run_overhead_ms"].is_object() &&
-          p.report["run_overhead_ms"].contains(c.label()) && p.report["run_overhead_ms"][c.label()].is_number())
+          p.report["run_overhead_ms"].contains(c.label()) && p.report["run_overhead_ms"][c.label()].is_number() &&
+          !numberProblem(p.report["run_overhead_ms"][c.label()].get<double>(), 0, kMaxLatencyMs))
         earlier = &p.report["run_overhead_ms"][c.label()];
     if (earlier) {
       overheadMs[c.label()] = earlier->get<double>();
@@ -459,11 +479,7 @@ Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, c
   for (const auto& [k, v] : overheadMs) report["run_overhead_ms"][k] = v;
 
   // --- 2. imported device profiles ------------------------------------------
-  for (const auto& p : processors) {
-    if (p.host) continue;
-    ZP_ASSIGN_OR_RETURN(auto rows, importProcessor(p, zoo, manifest, stitchDir, report));
-    db.merge(rows);
-  }
+  for (const auto& rows : src.imported) db.merge(rows);  // read before measuring, in processor order
   ZP_TRY(profile::writeProfileCsv(db, stage / "profile.csv"));
   {
     // A checkpoint: should the run stop before the end, the next run reuses

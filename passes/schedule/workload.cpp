@@ -8,6 +8,7 @@
 
 #include "libplan/graph/model_io.h"
 #include "libplan/util/file.h"
+#include "libplan/util/validate.h"
 #include "passes/grouping/grouping.h"
 
 namespace zp::schedule {
@@ -30,10 +31,10 @@ int accIndex(const std::vector<std::string>& accs, const std::string& name) {
   return -1;
 }
 
-// {"GPU": 0.45, "DLA": 0.75} -> per-accelerator vector (missing = `missing`).
+// {"GPU": 0.45, "DLA": 0.75} -> per-accelerator vector (missing = `missing`), each at most `max`.
 Expected<std::vector<double>> perAcc(const Ctx& c, const Json& j, const std::string& path,
                                      const std::vector<std::string>& accs, double missing,
-                                     bool positive) {
+                                     bool positive, double max = kMaxLatencyMs) {
   std::vector<double> v(accs.size(), missing);
   if (!j.is_object()) return c.err(path, "expected an object {accelerator: number}");
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -43,6 +44,7 @@ Expected<std::vector<double>> perAcc(const Ctx& c, const Json& j, const std::str
     double x = it.value().get<double>();
     if (!std::isfinite(x) || x < 0 || (positive && x <= 0))
       return c.err(path + "." + it.key(), positive ? "must be a positive number" : "must be >= 0");
+    if (x > max) return c.err(path + "." + it.key(), fmt::format("{} is above {}", x, max));
     v[static_cast<size_t>(a)] = x;
   }
   return v;
@@ -105,6 +107,8 @@ Expected<std::vector<GroupCost>> parseGroupRowsCsv(const std::string& text, cons
           (k == 0 && v[k] <= 0))
         return makeError("{}:{}: {} '{}' is not a {} number", label, lineNo, kCols[static_cast<size_t>(k + 2)], s,
                          k == 0 ? "positive" : "non-negative");
+      if (v[k] > kMaxLatencyMs)  // times in ms; demands are fractions or GB/s, far below this
+        return makeError("{}:{}: {} '{}' is above {}", label, lineNo, kCols[static_cast<size_t>(k + 2)], s, kMaxLatencyMs);
     }
     if (!seen.insert({cells[0], a}).second)
       return makeError("{}:{}: duplicate row for group '{}' on '{}'", label, lineNo, cells[0], cells[1]);
@@ -219,6 +223,8 @@ Expected<Workload> parseWorkload(const std::string& text, const std::string& lab
       // ONNX model + profile node rows -> layer groups (passes/grouping).
       for (const char* k : {"model", "profile", "task", "variant"})
         if (!d.contains(k) || !d[k].is_string()) return c.err(p + "." + k, "expected a string (model needs model, profile, task, variant)");
+      for (const char* k : {"task", "variant"})
+        if (auto problem = idProblem(d[k].get<std::string>())) return c.err(p + "." + k, *problem);
       grouping::GroupingParams gp;
       gp.accelerators = accs;
       gp.task = d["task"].get<std::string>();
@@ -238,11 +244,16 @@ Expected<Workload> parseWorkload(const std::string& text, const std::string& lab
         double maxGroups = 0;
         ZP_TRY(num("minTimeToTransition", gp.minTimeToTransition, false));
         ZP_TRY(num("maxGroups", maxGroups, true));
+        if (maxGroups > 1e6) return c.err(op + ".maxGroups", fmt::format("{} is above 1000000", maxGroups));
         ZP_TRY(num("transitionOverheadMs", gp.transitionOverheadMs, false));
         ZP_TRY(num("transitionBandwidthGBs", gp.transitionBandwidthGBs, false));
         ZP_TRY(num("peakBandwidthGBs", gp.peakBandwidthGBs, false));
         gp.maxGroups = static_cast<int>(maxGroups);
         if (gp.transitionBandwidthGBs <= 0 || gp.peakBandwidthGBs <= 0) return c.err(op, "bandwidths must be positive");
+        // Times derived from these must stay finite.
+        if (gp.transitionBandwidthGBs < 1e-6 || gp.peakBandwidthGBs < 1e-6) return c.err(op, "bandwidths below 1e-06 GB/s");
+        if (gp.minTimeToTransition > kMaxLatencyMs || gp.transitionOverheadMs > kMaxLatencyMs)
+          return c.err(op, fmt::format("times above {} ms", kMaxLatencyMs));
       }
       fs::path mp = baseDir / d["model"].get<std::string>();
       fs::path pp = baseDir / d["profile"].get<std::string>();
@@ -291,7 +302,7 @@ Expected<Workload> parseWorkload(const std::string& text, const std::string& lab
           ZP_ASSIGN_OR_RETURN(gc.transitionInMs, perAcc(c, g["transitionInMs"], gp + ".transitionInMs", accs, 0, false));
         }
         if (g.contains("memThroughput")) {
-          ZP_ASSIGN_OR_RETURN(gc.demand, perAcc(c, g["memThroughput"], gp + ".memThroughput", accs, 0, false));
+          ZP_ASSIGN_OR_RETURN(gc.demand, perAcc(c, g["memThroughput"], gp + ".memThroughput", accs, 0, false, 1e6));
         }
         e.groups.push_back(std::move(gc));
       }

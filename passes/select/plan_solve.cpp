@@ -154,6 +154,13 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
   ZP_TRY(checkOutputs(params, space));
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", params.profileDir.string());
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(params.slo, space));
+  for (const auto& b : params.budgets) ZP_TRY(parseBudget(b, 0));  // bad input before any directory is made
+  for (const auto& f : {params.output, params.trace, params.evaluation}) {
+    if (f.empty() || f.parent_path().empty()) continue;
+    std::error_code ec;
+    fs::create_directories(f.parent_path(), ec);
+    if (ec) return makeError("{}: cannot create its directory: {}", f.string(), ec.message());
+  }
   const auto orders = globalOrders(space);
   const size_t T = space.tasks.size();
 
@@ -242,7 +249,8 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
         for (size_t k = 0; k < ts.candidates.size(); ++k) {
           const auto& cand = ts.candidates[k];
           double m = missScore(decisionAccuracy(cand, params.select), ts.latencyMs(cand, pl), s);
-          if (m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); }
+          // The first candidate when no score compares (infinite or NaN): always an index.
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); }
         }
         const auto& cand = ts.candidates[static_cast<size_t>(closest)];
         double acc = decisionAccuracy(cand, params.select);

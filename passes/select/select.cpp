@@ -1,12 +1,14 @@
 #include "passes/select/select.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include "libplan/estimate/latency_model.h"
 #include "libplan/util/file.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
@@ -16,27 +18,28 @@ Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, 
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
-  if (!j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())
-    return makeError("{}: $.configurations: expected a non-empty array", path.string());
+  const std::string label = path.string();
+  JsonAt root(j, label);
+  if (!j.is_object() || !j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())
+    return makeError("{}: $.configurations: expected a non-empty array", label);
+  ZP_ASSIGN_OR_RETURN(auto configs, root.array("configurations"));
   std::vector<plan::SloConfiguration> out;
-  for (size_t i = 0; i < j["configurations"].size(); ++i) {
-    const auto& c = j["configurations"][i];
-    std::string at = fmt::format("$.configurations[{}]", i);
-    if (!c.contains("id") || !c["id"].is_string()) return makeError("{}: {}.id: expected a string", path.string(), at);
-    if (!c.contains("tasks") || !c["tasks"].is_object()) return makeError("{}: {}.tasks: expected an object", path.string(), at);
+  for (const auto& c : configs) {
     plan::SloConfiguration cfg;
-    cfg.id = c["id"].get<std::string>();
+    ZP_ASSIGN_OR_RETURN(cfg.id, c.string("id"));
+    ZP_ASSIGN_OR_RETURN(JsonAt tasks, c.at("tasks"));
+    ZP_ASSIGN_OR_RETURN(auto members, tasks.members());
     for (const auto& t : space.tasks) {
-      if (!c["tasks"].contains(t.name)) return makeError("{}: {}.tasks: no SLO for task '{}'", path.string(), at, t.name);
-      const auto& tj = c["tasks"][t.name];
-      for (const char* k : {"accuracy", "latency_ms"})
-        if (!tj.contains(k) || !tj[k].is_number() || !std::isfinite(tj[k].get<double>()) || tj[k].get<double>() < 0)
-          return makeError("{}: {}.tasks.{}.{}: expected a non-negative number", path.string(), at, t.name, k);
-      cfg.tasks[t.name] = plan::TaskSlo{tj["accuracy"].get<double>(), tj["latency_ms"].get<double>()};
+      if (!tasks.has(t.name)) return tasks.error(fmt::format("no SLO for task '{}'", t.name));
+      ZP_ASSIGN_OR_RETURN(JsonAt tj, tasks.at(t.name));
+      plan::TaskSlo slo;
+      ZP_ASSIGN_OR_RETURN(slo.accuracy, tj.number("accuracy", 0, 1));
+      ZP_ASSIGN_OR_RETURN(slo.latencyMs, tj.number("latency_ms", 0));
+      cfg.tasks[t.name] = slo;
     }
-    for (auto it = c["tasks"].begin(); it != c["tasks"].end(); ++it)
-      if (std::none_of(space.tasks.begin(), space.tasks.end(), [&](const auto& t) { return t.name == it.key(); }))
-        return makeError("{}: {}.tasks.{}: the profile has no such task", path.string(), at, it.key());
+    for (const auto& [name, tj] : members)
+      if (std::none_of(space.tasks.begin(), space.tasks.end(), [&](const auto& t) { return t.name == name; }))
+        return tj.error("the profile has no such task");
     out.push_back(std::move(cfg));
   }
   return out;
@@ -225,9 +228,11 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
         const auto& c = ts.candidates[k];
         if (originalsOnly && !c.original) continue;
         double m = missScore(decisionAccuracy(c, params), ts.latencyMs(k, oidx), slo.tasks.at(ts.name));
-        if (m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
+        // The first candidate when no score compares (all infinite or NaN): always an index.
+        if (pick < 0 || m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
       }
     }
+    assert(pick >= 0 && "a task without candidates (the stitch manifest reader rejects those)");
     r.choice.candidate.push_back(pick);
     r.choice.placement.push_back(pl);
     r.choice.feasible.push_back(feasible);
@@ -251,8 +256,8 @@ std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& 
       while (e + 1 < ts.positions && pl[static_cast<size_t>(e + 1)] == pl[static_cast<size_t>(p)]) ++e;
       std::vector<std::string> vs(c.variants.begin() + p, c.variants.begin() + e + 1);
       double ms = ts.latency.overhead(pl[static_cast<size_t>(p)]);
-      for (int j = p; j <= e; ++j)
-        ms += *ts.latency.subgraph(j, c.variants[static_cast<size_t>(j)], pl[static_cast<size_t>(j)]) -
+      for (int j = p; j <= e; ++j)  // unprofiled: never finishes in time
+        ms += ts.latency.subgraph(j, c.variants[static_cast<size_t>(j)], pl[static_cast<size_t>(j)]).value_or(kInf) -
               ts.latency.overhead(pl[static_cast<size_t>(j)]);
       double transfer = p == 0 ? 0.0
                                : ts.latency.transition(pl[static_cast<size_t>(p - 1)], pl[static_cast<size_t>(p)],
@@ -281,7 +286,8 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
       const auto& ts = space.tasks[t];
       const auto& c = ts.candidates[static_cast<size_t>(choice.candidate[t])];
       const auto& s = slo.tasks.at(ts.name);
-      bool violated = c.accuracy(true) < s.accuracy || r.meanLatencyMs[t] > s.latencyMs;
+      // Written so that a NaN (an unprofiled placement, an SLO no number meets) is a violation.
+      bool violated = !(c.accuracy(true) >= s.accuracy) || !(r.meanLatencyMs[t] <= s.latencyMs);
       violations += violated;
       o.taskLatencyMs[t] += r.meanLatencyMs[t];
       if (orders == 0) o.taskViolated.push_back(violated);
@@ -311,7 +317,7 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
     for (const auto& p : space.processors) {
       std::vector<std::string> pl(static_cast<size_t>(ts.positions), p.name);
       double l = ts.latencyMs(c, pl);
-      if (l < bestLat) { bestLat = l; best = pl; }
+      if (best.empty() || l < bestLat) { bestLat = l; best = pl; }
     }
     return best;
   };
@@ -335,7 +341,7 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
         double best = kInf;
         for (int k : orig) {
           double l = ts.latencyMs(ts.candidates[static_cast<size_t>(k)], placementFor(ts.candidates[static_cast<size_t>(k)]));
-          if (l < best) { best = l; pick = k; }
+          if (pick < 0 || l < best) { best = l; pick = k; }
         }
       } else {  // AV: the fastest original meeting both SLOs, else the closest
         double best = kInf, bestMiss = kInf;
@@ -346,7 +352,7 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
           double acc = c.accuracy(true);
           if (acc >= s.accuracy && l <= s.latencyMs && l < best) { best = l; pick = k; }
           double m = missScore(acc, l, s);
-          if (m < bestMiss) { bestMiss = m; closest = k; }
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = k; }
         }
         feasible = pick >= 0;
         if (!feasible) pick = closest;
@@ -405,7 +411,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
           double l = ts.latencyMs(c, pl), acc = decisionAccuracy(c, params);
           if (acc >= s.accuracy && l <= s.latencyMs && l < bestLat) { bestLat = l; pick = static_cast<int>(k); pickPl = pl; }
           double m = missScore(acc, l, s);
-          if (m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); closestPl = pl; }
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); closestPl = pl; }
         }
       }
       np.feasible.push_back(pick >= 0);

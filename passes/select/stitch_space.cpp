@@ -1,15 +1,17 @@
 #include "passes/select/stitch_space.h"
 
-#include <fstream>
+#include <charconv>
 #include <limits>
 #include <map>
-#include <sstream>
 
+#include "libplan/profile/accuracy_csv.h"
 #include "libplan/profile/profile_db.h"
 #include "libplan/profile/profile_report.h"
 #include "libplan/util/file.h"
 #include "libplan/plan/plan.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/json_reader.h"
+#include "libplan/util/validate.h"
 #include "libplan/zoo/zoo.h"
 
 namespace zp::select {
@@ -66,17 +68,84 @@ double TaskSpace::latencyMs(size_t candidate, const std::vector<int>& placement)
 }
 
 
+namespace {
+
+// What plan-solve takes from report.json.
+struct ProfileReport {
+  std::string text;  // the file's bytes (hashed into the plan header)
+  Json json;         // the whole document (for the recorded hashes of the files beside it)
+  std::string stitchDir;                          // relative to the profile directory
+  std::map<std::string, std::string> hostConfig;  // processor -> "policy@threads" it was measured under
+  std::map<std::string, std::string> importFormat;  // processor -> format of its imported profile
+  std::map<std::string, std::map<std::string, double>> overheadMs;  // task -> processor -> ms
+};
+
+Expected<ProfileReport> readProfileReport(const fs::path& path) {
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("stitch_dir") || !j.contains("tasks"))
+    return makeError("{}: not a zoo-profile report (run zoo-profile first)", path.string());
+  const std::string label = path.string();
+  JsonAt root(j, label);
+  if (root.has("interrupted")) {
+    ZP_ASSIGN_OR_RETURN(bool interrupted, root.boolean("interrupted"));
+    if (interrupted)
+      return makeError("{}: the profile run was interrupted; run zoo-profile again to complete it", label);
+  }
+  ProfileReport r;
+  r.text = text;
+  r.json = j;
+  ZP_ASSIGN_OR_RETURN(r.stitchDir, root.string("stitch_dir"));
+  ZP_ASSIGN_OR_RETURN(JsonAt inputs, root.at("inputs"));
+  ZP_ASSIGN_OR_RETURN(auto procs, inputs.array("processors"));
+  for (const auto& p : procs) {
+    ZP_ASSIGN_OR_RETURN(std::string name, p.id("name"));
+    if (p.has("config")) {
+      ZP_ASSIGN_OR_RETURN(JsonAt config, p.at("config"));
+      ZP_ASSIGN_OR_RETURN(r.hostConfig[name], config.string());
+      const std::string& c = r.hostConfig[name];
+      if (c.find('@') == std::string::npos) return config.error(fmt::format("'{}' is not POLICY@THREADS", c));
+    } else if (p.has("import")) {
+      ZP_ASSIGN_OR_RETURN(JsonAt imp, p.at("import"));
+      ZP_ASSIGN_OR_RETURN(r.importFormat[name], imp.string("format"));
+    }
+  }
+  ZP_ASSIGN_OR_RETURN(auto tasks, root.array("tasks"));
+  for (const auto& t : tasks) {
+    ZP_ASSIGN_OR_RETURN(std::string name, t.id("name"));
+    if (!t.has("latency_estimator")) continue;
+    ZP_ASSIGN_OR_RETURN(JsonAt est, t.at("latency_estimator"));
+    ZP_ASSIGN_OR_RETURN(JsonAt overheads, est.at("run_overhead_ms_calibrated_on_originals"));
+    ZP_ASSIGN_OR_RETURN(auto members, overheads.members());
+    for (const auto& [proc, ms] : members) {
+      ZP_ASSIGN_OR_RETURN(r.overheadMs[name][proc], ms.number(0, kMaxLatencyMs));
+    }
+  }
+  return r;
+}
+
+// "policy@threads" as zoo-profile recorded a host configuration.
+Expected<std::pair<std::string, int>> parseHostConfig(const std::string& cfg, const std::string& label,
+                                                      const std::string& processor) {
+  const auto at = cfg.find('@');
+  const std::string threadsText = cfg.substr(at + 1);
+  int64_t threads = 0;
+  auto r = std::from_chars(threadsText.data(), threadsText.data() + threadsText.size(), threads);
+  auto where = [&] { return fmt::format("{}: processor '{}': config '{}'", label, processor, cfg); };
+  if (r.ec != std::errc() || r.ptr != threadsText.data() + threadsText.size())
+    return makeError("{}: '{}' is not a thread count", where(), threadsText);
+  if (auto p = threadCountProblem(threads)) return makeError("{}: {}", where(), *p);
+  return std::make_pair(cfg.substr(0, at), static_cast<int>(threads));
+}
+
+}  // namespace
+
 Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   StitchSpace sp;
   sp.profileDir = profileDir;
   const fs::path reportPath = profileDir / "report.json";
-  ZP_ASSIGN_OR_RETURN(std::string reportText, readFile(reportPath));
-  Json report = Json::parse(reportText, nullptr, false);
-  if (report.is_discarded() || !report.contains("stitch_dir") || !report.contains("tasks"))
-    return makeError("{}: not a zoo-profile report (run zoo-profile first)", reportPath.string());
-  if (report.value("interrupted", false))
-    return makeError("{}: the profile run was interrupted; run zoo-profile again to complete it", reportPath.string());
-  sp.stitchDir = (profileDir / report["stitch_dir"].get<std::string>()).lexically_normal();
+  ZP_ASSIGN_OR_RETURN(ProfileReport report, readProfileReport(reportPath));
+  sp.stitchDir = (profileDir / report.stitchDir).lexically_normal();
   ZP_ASSIGN_OR_RETURN(sp.manifest, zoo::loadStitchManifest(sp.stitchDir));
   ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo((sp.stitchDir / sp.manifest.zooPath).lexically_normal()));
   // Each file is read once, checked against the hash report.json recorded
@@ -84,20 +153,19 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   std::map<std::string, std::string> bytesOf;
   for (const char* f : {"profile.csv", "accuracy.csv"}) {
     ZP_ASSIGN_OR_RETURN(bytesOf[f], readFile(profileDir / f));
-    ZP_TRY(profile::checkRecordedFile(report, reportPath, profileDir / f, bytesOf[f]));
+    ZP_TRY(profile::checkRecordedFile(report.json, reportPath, profileDir / f, bytesOf[f]));
     sp.inputHashes[std::string("profile/") + f] = sha256Hex(bytesOf[f]);
   }
-  sp.inputHashes["profile/report.json"] = sha256Hex(reportText);
+  sp.inputHashes["profile/report.json"] = sha256Hex(report.text);
   {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(sp.stitchDir / "stitch.json"));
-    ZP_TRY(profile::checkRecordedStitch(report, reportPath, sp.stitchDir / "stitch.json", bytes));
+    ZP_TRY(profile::checkRecordedStitch(report.json, reportPath, sp.stitchDir / "stitch.json", bytes));
     sp.inputHashes[plan::kPlanStitchInput] = sha256Hex(bytes);
   }
   ZP_ASSIGN_OR_RETURN(auto db, profile::parseProfileCsv(bytesOf["profile.csv"], (profileDir / "profile.csv").string()));
+  ZP_ASSIGN_OR_RETURN(auto acc, profile::parseAccuracyCsv(bytesOf["accuracy.csv"], (profileDir / "accuracy.csv").string()));
 
   // Processors, with the host configuration the profile measured them under.
-  std::map<std::string, Json> procReport;
-  for (const auto& p : report["inputs"]["processors"]) procReport[p["name"].get<std::string>()] = p;
   for (const auto& p : zoo.processors) {
     plan::PlanProcessor pp{p.name, p.kind, "host", "default", 1};
     if (p.profile) {
@@ -105,42 +173,14 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
       if (!p.profile->policy.empty()) pp.policy = p.profile->policy;
       if (p.profile->threads) pp.threads = p.profile->threads;
     }
-    auto it = procReport.find(p.name);
-    if (it != procReport.end() && it->second.contains("config")) {
-      std::string cfg = it->second["config"].get<std::string>();  // "policy@threads"
-      auto at = cfg.find('@');
+    if (auto it = report.hostConfig.find(p.name); it != report.hostConfig.end()) {
+      ZP_ASSIGN_OR_RETURN(auto cfg, parseHostConfig(it->second, reportPath.string(), p.name));
       pp.source = "host";
-      pp.policy = cfg.substr(0, at);
-      pp.threads = std::stoi(cfg.substr(at + 1));
-    } else if (it != procReport.end() && it->second.contains("import")) {
-      pp.source = it->second["import"]["format"].get<std::string>();
+      std::tie(pp.policy, pp.threads) = cfg;
+    } else if (auto imp = report.importFormat.find(p.name); imp != report.importFormat.end()) {
+      pp.source = imp->second;
     }
     sp.processors.push_back(pp);
-  }
-
-  // Accuracy per combination.
-  std::map<std::pair<std::string, std::string>, std::pair<double, double>> acc;  // (task, combo) -> (pred, measured)
-  {
-    std::istringstream in(bytesOf["accuracy.csv"]);
-    std::string line;
-    std::getline(in, line);
-    if (line != "task,combination,kind,measured_accuracy,predicted_accuracy,in_training_sample")
-      return makeError("{}: unexpected header", (profileDir / "accuracy.csv").string());
-    int lineNo = 1;
-    while (std::getline(in, line)) {
-      ++lineNo;
-      std::vector<std::string> cells;
-      std::stringstream ls(line);
-      std::string cell;
-      while (std::getline(ls, cell, ',')) cells.push_back(cell);
-      if (cells.size() < 5) return makeError("{}:{}: expected 6 cells", (profileDir / "accuracy.csv").string(), lineNo);
-      try {
-        double measured = cells[3].empty() ? -1.0 : std::stod(cells[3]);
-        acc[{cells[0], cells[1]}] = {std::stod(cells[4]), measured};
-      } catch (...) {
-        return makeError("{}:{}: not a number", (profileDir / "accuracy.csv").string(), lineNo);
-      }
-    }
   }
 
   for (const auto& task : sp.manifest.tasks) {
@@ -149,14 +189,20 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
     ts.positions = task.positions();
     ts.stitch = &task;
     for (const auto& c : task.combinations) {
+      const bool original = std::all_of(c.variants.begin(), c.variants.end(), [&](const auto& v) { return v == c.variants[0]; });
+      // A variant's own subgraphs always chain; the baselines choose among the originals.
+      if (!c.valid && original)
+        return makeError("{}: task '{}': original variant '{}' is marked invalid", (sp.stitchDir / "stitch.json").string(),
+                         task.name, c.id);
       if (!c.valid) continue;
       auto it = acc.find({task.name, c.id});
       if (it == acc.end())
         return makeError("{}: no accuracy for {}/{}", (profileDir / "accuracy.csv").string(), task.name, c.id);
-      Candidate cand{c.id, c.variants, it->second.first, it->second.second, false};
-      cand.original = std::all_of(c.variants.begin(), c.variants.end(), [&](const auto& v) { return v == c.variants[0]; });
+      Candidate cand{c.id, c.variants, it->second.predicted, it->second.measured.value_or(-1.0), original};
       ts.candidates.push_back(std::move(cand));
     }
+    ZP_TRY(estimate::checkPlacementSearch((sp.stitchDir / "stitch.json").string(), task.name, ts.candidates.size(),
+                                          sp.processors.size(), ts.positions));
     // Latency model: subgraph rows under each processor's policy, overheads, transitions.
     for (const auto* r : db.select(profile::RowKind::Subgraph, task.name)) {
       auto p = std::find_if(sp.processors.begin(), sp.processors.end(), [&](const auto& x) { return x.name == r->processor; });
@@ -164,11 +210,8 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
       if (p->source == "host" && r->policy != p->policy) continue;
       ts.latency.setSubgraph(*r->position, r->variant, r->processor, r->medianMs);
     }
-    for (const auto& tj : report["tasks"])
-      if (tj["name"] == task.name && tj.contains("latency_estimator"))
-        for (auto it = tj["latency_estimator"]["run_overhead_ms_calibrated_on_originals"].begin();
-             it != tj["latency_estimator"]["run_overhead_ms_calibrated_on_originals"].end(); ++it)
-          ts.latency.setOverhead(it.key(), it.value().get<double>());
+    if (auto it = report.overheadMs.find(task.name); it != report.overheadMs.end())
+      for (const auto& [proc, ms] : it->second) ts.latency.setOverhead(proc, ms);
     double perByte = 0;
     for (int pos = 0; pos + 1 < ts.positions; ++pos)
       ts.boundaryBytes.push_back(static_cast<double>(task.subgraph(pos, task.reference).outputs.at(0).bytes()));

@@ -137,6 +137,14 @@ Expected<zoo::StitchManifest> stitchZoo(const zoo::Zoo& zoo, const StitchParams&
     for (double f : part.partFlops) ts.partFlopsShare.push_back(total > 0 ? f / total : 0.0);
 
     const size_t positions = part.cuts.size() + 1;
+    if (positions > static_cast<size_t>(zoo::kMaxPositions))
+      return makeError("{}: task '{}': {} positions; a task has 1 to {}", zoo.file.string(), task.name, positions,
+                       zoo::kMaxPositions);
+    const auto count = zoo::combinationCount(ts.variants.size(), positions);
+    if (!count)
+      return makeError("{}: task '{}': {} variants at {} positions make more than {} stitched variants, too many "
+                       "to enumerate; use fewer subgraphs or variants", zoo.file.string(), task.name,
+                       ts.variants.size(), positions, zoo::kMaxCombinations);
     ts.subgraphs.resize(positions);
     for (size_t v = 0; v < views.size(); ++v) {
       const auto& view = views[v];
@@ -168,8 +176,7 @@ Expected<zoo::StitchManifest> stitchZoo(const zoo::Zoo& zoo, const StitchParams&
     // Every combination, lexicographic in variant order; valid when each
     // boundary agrees in shape and type on both sides.
     const size_t nv = ts.variants.size();
-    size_t total_combos = 1;
-    for (size_t p = 0; p < positions; ++p) total_combos *= nv;
+    const size_t total_combos = *count;
     for (size_t k = 0; k < total_combos; ++k) {
       zoo::Combination c;
       std::vector<size_t> digits(positions);

@@ -28,3 +28,24 @@ expect_error() {
   if ls -a "$(dirname "$out")" | grep -q "staging"; then fail "$name: a staging directory was left behind"; return; fi
   pass "$name: $err"
 }
+
+# Every file under $WORK with its hash, and every directory.
+snapshot() { (cd "$WORK" && find . -type f -print0 | sort -z | xargs -0 sha256sum && find . -type d | sort); }
+
+# rejected NAME RC SUBSTRING -- command...: exit code RC, one line on stderr
+# containing SUBSTRING, and $WORK exactly as before.
+rejected() {
+  local name="$1" want_rc="$2" want="$3"; shift 4
+  local before after err rc=0
+  before="$(snapshot)"
+  err="$("$@" 2>&1 >/dev/null)" || rc=$?
+  after="$(snapshot)"
+  if [ "$rc" -ne "$want_rc" ]; then fail "$name: exit code $rc, expected $want_rc: $err"; return; fi
+  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then fail "$name: expected one line on stderr, got: $err"; return; fi
+  case "$err" in *"$want"*) ;; *) fail "$name: stderr '$err' lacks '$want'"; return ;; esac
+  if [ "$before" != "$after" ]; then
+    fail "$name: files changed: $(diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | head -5 | tr '\n' ' ')"
+    return
+  fi
+  pass "$name: $err"
+}

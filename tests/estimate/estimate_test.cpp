@@ -90,3 +90,32 @@ TEST(AccuracyEstimator, LearnsASmoothFunctionAndRoundTrips) {
 
 }  // namespace
 }  // namespace zp::estimate
+
+namespace zp::estimate {
+namespace {
+
+TEST(PlacementSearch, OrderCountMatchesTheOrdersSearched) {
+  for (size_t p = 1; p <= 4; ++p)
+    for (int s = 1; s <= 5; ++s) {
+      std::vector<std::string> procs;
+      for (size_t i = 0; i < p; ++i) procs.push_back("p" + std::to_string(i));
+      EXPECT_EQ(searchOrderCount(p, s, UINT64_MAX), searchOrders(procs, s).size()) << p << " " << s;
+    }
+  EXPECT_FALSE(searchOrderCount(3, 40, kMaxPlacementSearch));  // 3^40
+  EXPECT_FALSE(searchOrderCount(20, 12, kMaxPlacementSearch));
+}
+
+TEST(PlacementSearch, LargeSpacesAreRefusedWithTheirSize) {
+  EXPECT_TRUE(checkPlacementSearch("stitch.json", "t", 729, 3, 3).ok());
+  auto tooMany = checkPlacementSearch("stitch.json", "t", 100000, 5, 5);  // 100000 x 120
+  ASSERT_FALSE(tooMany.ok());
+  EXPECT_EQ(tooMany.error().message,
+            "stitch.json: task 't': 100000 stitched variants x 120 placement orders of 5 positions on 5 processors exceed "
+            "the 1000000 this tool can search; use fewer subgraphs, variants or processors");
+  auto orders = checkPlacementSearch("stitch.json", "t", 1, 3, 30);
+  ASSERT_FALSE(orders.ok());
+  EXPECT_NE(orders.error().message.find("x too many placement orders"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zp::estimate

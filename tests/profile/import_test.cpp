@@ -76,6 +76,10 @@ TEST(profileLenientJson, RepairsUnescapedQuotesBackslashesAndControlCharacters) 
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message.rfind("bad.json: not valid JSON (even after repairing unescaped names): ", 0), 0u)
       << bad.error().message;
+  // A number beyond double's range is the JSON library's out_of_range, not a parse_error: still an error.
+  auto big = parseLenientJson("[{\"dur\": 1e400}]", "big.json", {});
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().message, "big.json: not valid JSON (even after repairing unescaped names): number overflow parsing '1e400'");
 }
 
 // --- name mapping ---------------------------------------------------------------------

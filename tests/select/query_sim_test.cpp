@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "libplan/sim/query_sim.h"
 
 namespace zp::sim {
@@ -11,6 +13,19 @@ TEST(QuerySim, OneTaskAloneTakesTheSumOfItsStages) {
   EXPECT_DOUBLE_EQ(r.meanLatencyMs[0], 3.5);
   EXPECT_DOUBLE_EQ(r.makespanMs, 35.0);
   EXPECT_NEAR(r.throughputQps, 10 / 0.035, 1e-9);
+}
+
+TEST(QuerySim, AnInfiniteStageIsRunNotDropped) {
+  // An unprofiled subgraph (infinite time) still runs: its task never meets a
+  // latency SLO, and a task on another processor is not held up.
+  const double inf = std::numeric_limits<double>::infinity();
+  TaskQueries slow{"slow", {{0, 0.0, 0.0}, {0, inf, 0.0}}, 3}, fast{"fast", {{1, 2.0, 0.0}}, 4};
+  for (std::vector<int> arrival : {std::vector<int>{0, 1}, std::vector<int>{1, 0}}) {
+    auto r = simulateQueries({slow, fast}, 2, arrival, true);
+    EXPECT_FALSE(r.meanLatencyMs[0] <= 1e300) << r.meanLatencyMs[0];
+    EXPECT_DOUBLE_EQ(r.meanLatencyMs[1], 2.0);
+    EXPECT_EQ(r.spans.size(), 3u * 2 + 4);
+  }
 }
 
 TEST(QuerySim, PipelinedTasksOverlapAndContendedOnesWait) {

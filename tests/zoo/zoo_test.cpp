@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -79,7 +80,7 @@ TEST(Zoo, MissingFilesAreReported) {
   fs::remove_all(dir);
 }
 
-TEST(StitchManifest, RoundTripsThroughJson) {
+StitchManifest smallManifest() {
   StitchManifest m;
   m.tool = "zoo-stitch test";
   m.zooPath = "../zoo.json";
@@ -109,12 +110,105 @@ TEST(StitchManifest, RoundTripsThroughJson) {
       t.combinations.push_back(c);
     }
   m.tasks.push_back(t);
-  Json j = toJson(m);
+  return m;
+}
+
+TEST(StitchManifest, RoundTripsThroughJson) {
+  Json j = toJson(smallManifest());
   auto back = stitchManifestFromJson(j, "stitch.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(toJson(*back), j);
   EXPECT_EQ(back->tasks[0].combinations[2].reason, "boundary 0->1: narrow");
   EXPECT_EQ(back->tasks[0].subgraph(1, "b").hash, "s1b");
+}
+
+TEST(Zoo, IdsAreSafeThreadsFitTheMachineNumbersParse) {
+  Json j = base();
+  j["tasks"][0]["variants"][1]["id"] = "..";
+  EXPECT_EQ(errorOf(j), "zoo.json: $.tasks[0].variants[1].id: '..' is not a safe id (it names a directory)");
+  j = base();
+  j["tasks"][0]["name"] = "a/b";
+  EXPECT_EQ(errorOf(j), "zoo.json: $.tasks[0].name: 'a/b' is not a safe id (letters, digits, '_', '.' and '-' only)");
+  j = base();
+  j["processors"][0]["profile"]["threads"] = 100000;
+  EXPECT_EQ(errorOf(j).rfind("zoo.json: $.processors[0].profile.threads: 100000 threads is above the", 0), 0u) << errorOf(j);
+  j = base();
+  j["processors"][0]["profile"]["threads"] = UINT64_MAX;  // not wrapped into a negative count
+  EXPECT_NE(errorOf(j).find("9223372036854775807 threads is above the"), std::string::npos) << errorOf(j);
+  std::string text = kZoo;
+  text.replace(text.find("\"sparsity\": 0.0"), 16, "\"sparsity\": 1e400");
+  EXPECT_EQ(parseZoo(text, "zoo.json", false).error().message,
+            "zoo.json: not valid JSON: number overflow parsing '1e400'");
+}
+
+std::string manifestError(const Json& j) {
+  auto m = stitchManifestFromJson(j, "stitch.json");
+  return m.ok() ? "" : m.error().message;
+}
+
+TEST(StitchManifest, ReaderChecksTypesRangesAndShapeBeforeEnumerating) {
+  const Json good = toJson(smallManifest());
+  EXPECT_EQ(manifestError(good), "");
+  Json j = good;
+  j["tasks"][0]["positions"] = Json::array();
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0]: 0 positions; a task has 1 to 32");
+  // 2 variants at 17 positions: 131072 combinations, above the bound; nothing is enumerated.
+  j = good;
+  for (int p = 2; p < 17; ++p) {
+    Json pos = j["tasks"][0]["positions"][1];
+    pos["position"] = p;
+    j["tasks"][0]["positions"].push_back(pos);
+    j["tasks"][0]["cut_points"]["chosen"].push_back(j["tasks"][0]["cut_points"]["chosen"][0]);
+  }
+  j["tasks"][0]["combinations"]["total"] = 131072;
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0]: 2 variants at 17 positions make more than 100000 combinations, "
+                              "too many to enumerate");
+  j = good;
+  j["tasks"][0]["combinations"]["total"] = 5;
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].combinations: total 5 does not match 2 variants at 2 positions (4)");
+  j = good;
+  j["tasks"][0]["positions"][1]["subgraphs"].erase(1);
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].positions[1]: 1 subgraphs for 2 variants (one per variant)");
+  j = good;
+  j["tasks"][0]["positions"][0]["subgraphs"][1]["variant"] = "c";
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].positions[0].subgraphs[1]: variant 'c' is not among the task's variants");
+  j = good;
+  j["tasks"][0]["variants"][0]["cost"]["weight_bytes"] = "x";
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].variants[0].cost.weight_bytes: expected an integer");
+  j = good;
+  j["tasks"][0]["positions"][0]["subgraphs"][0]["inputs"][0]["shape"][0] = -2;
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].positions[0].subgraphs[0].inputs[0].shape[0]: -2 is below -1");
+  j = good;
+  j["tasks"][0]["positions"][0]["subgraphs"][0]["outputs"][0]["shape"] = Json::array({1099511627776, 1099511627776});
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].positions[0].subgraphs[0].outputs[0]: a tensor of more than "
+                              "137438953472 elements");
+  j = good;
+  j["tasks"][0]["positions"][0]["subgraphs"][0]["inputs"] = Json::array();
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].positions[0].subgraphs[0]: 'inputs' must not be empty");
+  j = good;
+  j["tasks"][0]["positions"][0]["subgraphs"][0]["file"] = "../../x.onnx";
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].positions[0].subgraphs[0].file: '../../x.onnx' is not a relative "
+                              "path inside the stitch directory");
+  j = good;
+  j["tasks"][0]["variants"][1]["id"] = "..";
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].variants[1].id: '..' is not a safe id (it names a directory)");
+  j = good;
+  j["tasks"][0]["cut_points"]["chosen"] = Json::array();
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].cut_points: 0 chosen cuts for 2 positions");
+  j = good;
+  j["tasks"][0]["reference_variant"] = "z";
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].reference_variant: 'z' is not among the task's variants");
+  j = good;
+  j["tasks"] = "x";
+  EXPECT_EQ(manifestError(j), "stitch.json: $.tasks: expected an array");
+}
+
+TEST(StitchManifest, CombinationCountIsBounded) {
+  EXPECT_EQ(combinationCount(9, 3), 729u);
+  EXPECT_EQ(combinationCount(1, 32), 1u);
+  EXPECT_FALSE(combinationCount(9, 12));
+  EXPECT_FALSE(combinationCount(1000000, 2));
+  EXPECT_EQ(combinationCount(10, 5), kMaxCombinations);
 }
 
 }  // namespace

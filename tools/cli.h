@@ -1,0 +1,80 @@
+// What every tool's main shares: option checks with one-line messages, and
+// parsing that turns any option error into "TOOL: error: ..." and exit code 2.
+#pragma once
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "libplan/util/validate.h"
+
+namespace zp::cli {
+
+// Exit codes: option errors 2, bad input files or failed runs 1.
+inline constexpr int kOptionError = 2;
+inline constexpr int kInputError = 1;
+
+// Prints "TOOL: error: MESSAGE" as one line on stderr (line ends inside become spaces).
+inline void printError(std::string_view tool, std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  fmt::print(stderr, "{}: error: {}\n", tool, message);
+}
+
+// An option that must be an integer in [lo, hi]: "--threads: 0 is below 1".
+inline CLI::Validator integerIn(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        int64_t v = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return fmt::format("'{}' is not an integer", s);
+        return integerProblem(v, lo, hi).value_or("");
+      },
+      fmt::format("INT in [{}, {}]", lo, hi));
+}
+
+// A number in [lo, hi] (finite).
+inline CLI::Validator numberIn(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        double v = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
+          return fmt::format("'{}' is not a finite number", s);
+        return numberProblem(v, lo, hi).value_or("");
+      },
+      fmt::format("NUMBER in [{}, {}]", lo, hi));
+}
+
+// A thread count this machine can run (util/validate.h maxThreads).
+inline CLI::Validator threadCount() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        int64_t v = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return fmt::format("'{}' is not an integer", s);
+        return threadCountProblem(v).value_or("");
+      },
+      fmt::format("INT in [1, {}]", maxThreads()));
+}
+
+// Parses the command line. --help prints the help and gives 0; any option error
+// prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv, std::string_view tool) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    printError(tool, e.what());
+    return kOptionError;
+  }
+  return std::nullopt;
+}
+
+}  // namespace zp::cli
