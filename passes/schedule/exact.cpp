@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
+
+#include "passes/schedule/work_weights.h"
 
 namespace zp::schedule {
 
@@ -21,6 +24,8 @@ struct Candidate {
   // Standalone time of the chain before its first group on each accelerator
   // and after its last one (infinity when the accelerator is unused).
   std::vector<double> head, tail;
+  // Weighted work under each contention-aware weighting (work_weights.h).
+  std::vector<double> weighted;
 };
 
 uint64_t satAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
@@ -98,6 +103,9 @@ class Search {
       for (const auto& c : cs) mw = std::min(mw, c.work);
       minWork_[static_cast<size_t>(n)] = mw;
     }
+    if (obj_ == Objective::Latency) weightings_ = makeWorkWeightings(p_, prm_.contentionBoundSteps);
+    for (size_t k = 0; k < weightings_.size(); ++k) addWeightedColumn(k);
+    if (prm_.lagrangianRelaxation) strengthenRelaxation();
     res_.value = sim::worstValue(obj_);
     if (prm_.initial) {
       const auto& r = sim_.run(*prm_.initial, {.recordSpans = false});
@@ -110,17 +118,21 @@ class Search {
     ef_.assign(static_cast<size_t>(N), 0);
     load_.assign(static_cast<size_t>(A), 0);
     bound_ = obj_ == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
+    deepen();
     descend();
-    if (!timedOut_) dfs(0, 0.0, 0.0, 0.0);
+    dfs(0, 0.0, 0.0, 0.0);  // notes the bound of what it leaves unexplored, even on entry after a time-out
     res_.optimal = !timedOut_;
     if (res_.optimal) {
       res_.bound = res_.value;
     } else {
       if (obj_ == Objective::Latency) {
-        // Also the relaxation over all assignments: total work spread over the accelerators.
+        // Also the relaxations over all assignments: total work spread over
+        // the accelerators, and each contention-aware weighting.
         double total = 0;
         for (double w : minWork_) total += w;
-        res_.bound = std::max(std::min(bound_, res_.value), std::min(res_.value, total / A));
+        double relaxed = total / A;
+        for (double w : suffixW_[0]) relaxed = std::max(relaxed, w);
+        res_.bound = std::max(std::min(bound_, res_.value), std::min(res_.value, relaxed));
       } else {
         res_.bound = std::max(bound_, res_.value);
       }
@@ -132,6 +144,113 @@ class Search {
  private:
   double elapsedMs() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  // Weighted work of every candidate under weighting k, and per level the
+  // least the remaining DNNs can add (the relaxation of the rest).
+  void addWeightedColumn(size_t k) {
+    const int N = p_.numDnns();
+    const auto& w = weightings_[k];
+    suffixW_.resize(static_cast<size_t>(N) + 1);
+    pw_.resize(static_cast<size_t>(N) + 1);
+    for (auto& v : pw_) v.resize(k + 1, 0.0);
+    suffixW_[static_cast<size_t>(N)].resize(k + 1, 0.0);
+    std::vector<size_t> offsets(static_cast<size_t>(N), 0);
+    for (int n = 1; n < N; ++n)
+      offsets[static_cast<size_t>(n)] = offsets[static_cast<size_t>(n) - 1] + p_.dnns[static_cast<size_t>(n) - 1].groups.size();
+    for (int n = N - 1; n >= 0; --n) {
+      const auto& d = p_.dnns[static_cast<size_t>(n)];
+      double mn = std::numeric_limits<double>::infinity();
+      for (auto& c : cands_[static_cast<size_t>(n)]) {
+        double sum = 0;
+        for (size_t i = 0; i < c.assign.size(); ++i) {
+          auto a = static_cast<size_t>(c.assign[i]);
+          sum += w[(offsets[static_cast<size_t>(n)] + i) * 2 + a] * d.groups[i].timeMs[a];
+        }
+        c.weighted.resize(k + 1);
+        c.weighted[k] = sum;
+        mn = std::min(mn, sum);
+      }
+      suffixW_[static_cast<size_t>(n)].resize(k + 1);
+      suffixW_[static_cast<size_t>(n)][k] = suffixW_[static_cast<size_t>(n) + 1][k] + mn;
+    }
+  }
+
+  // The Lagrangian relaxation of the whole space: the convex combination
+  // theta of the weightings that maximises sum_n min_c theta . weighted(c),
+  // by projected subgradient ascent; added (raised) as one more weighting.
+  void strengthenRelaxation() {
+    const size_t K = weightings_.size();
+    if (K < 2) return;
+    size_t cands = 0;
+    for (const auto& cs : cands_) cands += cs.size();
+    const int iters = static_cast<int>(std::min<size_t>(200, 20'000'000 / std::max<size_t>(1, cands * K)));
+    std::vector<double> theta(K, 1.0 / static_cast<double>(K)), best = theta, g(K);
+    double bestV = -1;
+    for (int it = 0; it < iters; ++it) {
+      std::fill(g.begin(), g.end(), 0.0);
+      double v = 0;
+      for (const auto& cs : cands_) {
+        const Candidate* arg = nullptr;
+        double mn = std::numeric_limits<double>::infinity();
+        for (const auto& c : cs) {
+          double dot = 0;
+          for (size_t k = 0; k < K; ++k) dot += theta[k] * c.weighted[k];
+          if (dot < mn) mn = dot, arg = &c;
+        }
+        v += mn;
+        for (size_t k = 0; k < K; ++k) g[k] += arg->weighted[k];
+      }
+      if (v > bestV) bestV = v, best = theta;
+      double gmax = 0;
+      for (double x : g) gmax = std::max(gmax, std::fabs(x));
+      if (gmax == 0) break;
+      for (size_t k = 0; k < K; ++k) theta[k] += 0.5 / (1.0 + it) * g[k] / gmax;
+      projectToSimplex(theta);
+    }
+    weightings_.push_back(combineWorkWeightings(p_, weightings_, best));
+    addWeightedColumn(K);
+  }
+
+  static void projectToSimplex(std::vector<double>& v) {
+    std::vector<double> u = v;
+    std::sort(u.begin(), u.end(), std::greater<>());
+    double cum = 0, tau = 0;
+    for (size_t i = 0; i < u.size(); ++i) {
+      cum += u[i];
+      double t = (cum - 1.0) / static_cast<double>(i + 1);
+      if (u[i] - t > 0) tau = t;
+    }
+    for (double& x : v) x = std::max(0.0, x - tau);
+  }
+
+  // Contention-aware makespan bound for candidate c at level n: the DNNs
+  // above chosen, c, and the least the DNNs below can add, per weighting.
+  double weightedBound(int n, const Candidate& c) const {
+    double lb = 0;
+    const auto& pw = pw_[static_cast<size_t>(n)];
+    const auto& suf = suffixW_[static_cast<size_t>(n) + 1];
+    for (size_t k = 0; k < c.weighted.size(); ++k) lb = std::max(lb, pw[k] + c.weighted[k] + suf[k]);
+    return lb;
+  }
+
+  // A good incumbent first: the optimum with one transition fewer per DNN
+  // (a subspace, usually much faster to prove), within a quarter of the time.
+  void deepen() {
+    const int k = prm_.maxTransitionsPerDnn;
+    if (!prm_.deepenTransitions || k < 2) return;
+    ExactParams sub = prm_;
+    sub.maxTransitionsPerDnn = k - 1;
+    sub.timeLimitS = prm_.timeLimitS / 4;
+    sub.initial = res_.best.assign.empty() ? std::nullopt : std::optional<Schedule>(res_.best);
+    sub.initialName = res_.bestBy;
+    sub.onImprove = nullptr;
+    Search inner(p_, sub);
+    auto r = inner.run();
+    if (!r.ok()) return;
+    res_.simulations += r->simulations;
+    res_.nodes += r->nodes;
+    improve(r->best, r->value, r->bestBy);
   }
 
   void improve(const Schedule& s, double v, const std::string& by) {
@@ -184,14 +303,31 @@ class Search {
     return timedOut_;
   }
 
-  // Anytime start: coordinate descent inside the space. From every DNN's
-  // fastest standalone candidate, repeatedly replace one DNN's candidate by
-  // its best response (all its candidates simulated with the others fixed)
-  // until no DNN improves. Cheap, and its incumbent makes the exact search
-  // below prune much more. Limited to a quarter of the time limit.
+  // The incumbent's candidate per DNN when it lies in the space; otherwise
+  // every DNN's fastest standalone candidate (index 0).
+  std::vector<size_t> incumbentIndices() const {
+    const int N = p_.numDnns();
+    std::vector<size_t> idx(static_cast<size_t>(N), 0);
+    if (res_.best.assign.empty()) return idx;
+    for (int n = 0; n < N; ++n) {
+      const auto& cs = cands_[static_cast<size_t>(n)];
+      auto it = std::find_if(cs.begin(), cs.end(),
+                             [&](const Candidate& c) { return c.assign == res_.best.assign[static_cast<size_t>(n)]; });
+      if (it == cs.end()) return std::vector<size_t>(static_cast<size_t>(N), 0);
+      idx[static_cast<size_t>(n)] = static_cast<size_t>(it - cs.begin());
+    }
+    return idx;
+  }
+
+  // Anytime start: coordinate descent inside the space. From the incumbent
+  // (or every DNN's fastest standalone candidate), repeatedly replace one
+  // DNN's candidate by its best response (all its candidates simulated with
+  // the others fixed) until no DNN improves. Cheap, and its incumbent makes
+  // the exact search below prune much more. Limited to a quarter of the time
+  // limit from its start.
   void descend() {
     const int N = p_.numDnns();
-    std::vector<size_t> cur(static_cast<size_t>(N), 0);
+    std::vector<size_t> cur = incumbentIndices();
     Schedule s;
     auto build = [&] {
       s.assign.resize(static_cast<size_t>(N));
@@ -201,7 +337,7 @@ class Search {
     double curV = sim_.run(s, {.recordSpans = false}).value(obj_);
     ++res_.simulations;
     improve(s, curV, "exact-bnb");
-    const double budgetMs = prm_.timeLimitS * 1000.0 / 4;
+    const double budgetMs = std::min(prm_.timeLimitS * 1000.0, elapsedMs() + prm_.timeLimitS * 1000.0 / 4);
     for (bool moved = true; moved;) {
       moved = false;
       for (int n = 0; n < N; ++n) {
@@ -246,6 +382,7 @@ class Search {
       if (lb >= best) break;  // sorted by chain: later ones are no lower
       for (int a = 0; a < A; ++a) lb = std::max(lb, load_[static_cast<size_t>(a)] + c.load[static_cast<size_t>(a)]);
       lb = std::max(lb, (work + c.work + restWork) / A);
+      lb = std::max(lb, weightedBound(n, c));
       best = std::min(best, lb);
     }
     return best;
@@ -269,8 +406,11 @@ class Search {
         for (int a = 0; a < A; ++a) lb = std::max(lb, load_[static_cast<size_t>(a)] + c.load[static_cast<size_t>(a)]);
         lb = std::max(lb, (work + c.work + restWork) / A);
         if (pruned(lb)) continue;
+        if (pruned(weightedBound(n, c))) continue;
       }
       choice_[static_cast<size_t>(n)] = static_cast<int>(ci);
+      for (size_t k = 0; k < c.weighted.size(); ++k)
+        pw_[static_cast<size_t>(n) + 1][k] = pw_[static_cast<size_t>(n)][k] + c.weighted[k];
       double ef = efOf(n, c.chain);
       double savedEf = ef_[static_cast<size_t>(n)];
       ef_[static_cast<size_t>(n)] = ef;
@@ -355,6 +495,10 @@ class Search {
   std::chrono::steady_clock::time_point start_;
   std::vector<std::vector<Candidate>> cands_;
   std::vector<double> minChain_, minWork_, ef_, load_;
+  std::vector<WorkWeighting> weightings_;
+  // suffixW_[n][k]: least weighted work of DNNs n.. under weighting k;
+  // pw_[n][k]: weighted work of the candidates chosen for DNNs 0..n-1.
+  std::vector<std::vector<double>> suffixW_, pw_;
   std::vector<int> choice_;
   Schedule scratch_;
   ExactResult res_;

@@ -26,6 +26,15 @@ struct ExactParams {
   double timeLimitS = 60;
   // Refuse to enumerate more candidate assignments than this for one DNN.
   uint64_t maxCandidatesPerDnn = 4'000'000;
+  // Latency with two accelerators: contention-aware bounds from 2 (steps + 1)
+  // weightings (work_weights.h); 0 turns them off.
+  int contentionBoundSteps = 10;
+  // Add the convex combination of those weightings that maximises the bound
+  // of the whole space (its Lagrangian relaxation).
+  bool lagrangianRelaxation = true;
+  // With k >= 2 transitions per DNN, first solve the space with k - 1 (a
+  // quarter of the time limit) and start from its best schedule.
+  bool deepenTransitions = true;
   std::optional<sim::Schedule> initial;  // starting incumbent (any schedule)
   std::string initialName = "initial";
   ImproveCallback onImprove;

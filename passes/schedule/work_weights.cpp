@@ -1,0 +1,131 @@
+#include "passes/schedule/work_weights.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace zp::schedule {
+
+namespace {
+
+// Every group of every DNN, with the pair slowdowns the simulator uses.
+struct PairTable {
+  struct Group {
+    int dnn = 0;
+    const sim::GroupCost* cost = nullptr;
+  };
+  std::vector<Group> groups;
+  std::vector<std::vector<bool>> related;
+  // slow[a][x * G + y]: slowdown of group x on accelerator a while group y runs
+  // on the other one (0 when either placement is not allowed or the two never
+  // run together).
+  std::vector<double> slow[2];
+
+  explicit PairTable(const sim::Problem& p) : related(sim::dependencyRelated(p)) {
+    for (size_t n = 0; n < p.dnns.size(); ++n)
+      for (const auto& g : p.dnns[n].groups) groups.push_back({static_cast<int>(n), &g});
+    const size_t G = groups.size();
+    for (int a = 0; a < 2; ++a) {
+      const int b = 1 - a;
+      slow[a].assign(G * G, 0.0);
+      for (size_t x = 0; x < G; ++x)
+        for (size_t y = 0; y < G; ++y) {
+          const auto& gx = *groups[x].cost;
+          const auto& gy = *groups[y].cost;
+          if (!canPair(x, y) || !gx.allowed(a) || !gy.allowed(b)) continue;
+          slow[a][x * G + y] = p.contention.slowdown(a, gx.demand[static_cast<size_t>(a)], gy.demand[static_cast<size_t>(b)]);
+        }
+    }
+  }
+  bool canPair(size_t x, size_t y) const {
+    return !related[static_cast<size_t>(groups[x].dnn)][static_cast<size_t>(groups[y].dnn)];
+  }
+};
+
+// Raises side a's weights as far as the pair constraints with side b allow:
+// w(x,a) = min(1, min_y s_a(x|y) (1 - w(y,b) / s_b(y|x))).
+void raise(const PairTable& t, WorkWeighting& w, int a) {
+  const int b = 1 - a;
+  const size_t G = t.groups.size();
+  for (size_t x = 0; x < G; ++x) {
+    if (!t.groups[x].cost->allowed(a)) {
+      w[x * 2 + static_cast<size_t>(a)] = 0;
+      continue;
+    }
+    double m = 1.0;
+    for (size_t y = 0; y < G; ++y) {
+      double sa = t.slow[a][x * G + y];
+      if (sa == 0) continue;
+      double sb = t.slow[b][y * G + x];
+      m = std::min(m, sa * (1.0 - w[y * 2 + static_cast<size_t>(b)] / sb));
+    }
+    w[x * 2 + static_cast<size_t>(a)] = std::max(0.0, m);
+  }
+}
+
+}  // namespace
+
+std::vector<WorkWeighting> makeWorkWeightings(const sim::Problem& p, int steps) {
+  std::vector<WorkWeighting> out;
+  if (p.numAccelerators() != 2 || steps < 1) return out;
+  PairTable t(p);
+  const size_t G = t.groups.size();
+  for (int side = 0; side < 2; ++side)
+    for (int k = 0; k <= steps; ++k) {
+      WorkWeighting w(G * 2, 0.0);
+      double mu = static_cast<double>(k) / steps;
+      for (size_t x = 0; x < G; ++x)
+        if (t.groups[x].cost->allowed(side)) w[x * 2 + static_cast<size_t>(side)] = mu;
+      raise(t, w, 1 - side);
+      raise(t, w, side);
+      raise(t, w, 1 - side);
+      // A hair below the constraints, so rounding in the sums above can never
+      // make a bound exceed what the constraints prove.
+      for (double& v : w) v *= 1.0 - 1e-12;
+      out.push_back(std::move(w));
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+WorkWeighting combineWorkWeightings(const sim::Problem& p, const std::vector<WorkWeighting>& ws,
+                                    const std::vector<double>& theta) {
+  assert(!ws.empty() && ws.size() == theta.size());
+  WorkWeighting w(ws[0].size(), 0.0);
+  for (size_t k = 0; k < ws.size(); ++k)
+    for (size_t i = 0; i < w.size(); ++i) w[i] += theta[k] * ws[k][i];
+  PairTable t(p);
+  raise(t, w, 0);
+  raise(t, w, 1);
+  for (double& v : w) v *= 1.0 - 1e-12;
+  return w;
+}
+
+double weightedWork(const sim::Problem& p, const WorkWeighting& w, const sim::Schedule& s) {
+  double sum = 0;
+  size_t x = 0;
+  for (size_t n = 0; n < p.dnns.size(); ++n)
+    for (size_t i = 0; i < p.dnns[n].groups.size(); ++i, ++x) {
+      auto a = static_cast<size_t>(s.assign[n][i]);
+      sum += w[x * 2 + a] * p.dnns[n].groups[i].timeMs[a];
+    }
+  return sum;
+}
+
+double weightingViolation(const sim::Problem& p, const WorkWeighting& w) {
+  assert(p.numAccelerators() == 2);
+  PairTable t(p);
+  const size_t G = t.groups.size();
+  double worst = -1;
+  for (double v : w) worst = std::max(worst, v - 1.0);
+  for (size_t x = 0; x < G; ++x)
+    for (size_t y = 0; y < G; ++y) {
+      double s0 = t.slow[0][x * G + y];
+      if (s0 == 0) continue;
+      double s1 = t.slow[1][y * G + x];
+      worst = std::max(worst, w[x * 2] / s0 + w[y * 2 + 1] / s1 - 1.0);
+    }
+  return worst;
+}
+
+}  // namespace zp::schedule
