@@ -26,6 +26,8 @@ struct Candidate {
   std::vector<double> head, tail;
   // Weighted work under each contention-aware weighting (work_weights.h).
   std::vector<double> weighted;
+  // Maximal runs on one accelerator: (first group, accelerator), in order.
+  std::vector<std::pair<int, int>> segments;
 };
 
 uint64_t satAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
@@ -58,6 +60,8 @@ void enumerate(const sim::Dnn& d, int A, int k, std::vector<int>& cur, int used,
       t += d.groups[g].timeMs[a];
       c.tail[a] = c.chain - t;
     }
+    for (size_t g = 0; g < cur.size(); ++g)
+      if (g == 0 || cur[g] != cur[g - 1]) c.segments.emplace_back(static_cast<int>(g), cur[g]);
     out.push_back(std::move(c));
     return;
   }
@@ -105,7 +109,6 @@ class Search {
     }
     if (obj_ == Objective::Latency) weightings_ = makeWorkWeightings(p_, prm_.contentionBoundSteps);
     for (size_t k = 0; k < weightings_.size(); ++k) addWeightedColumn(k);
-    if (prm_.lagrangianRelaxation) strengthenRelaxation();
     res_.value = sim::worstValue(obj_);
     if (prm_.initial) {
       const auto& r = sim_.run(*prm_.initial, {.recordSpans = false});
@@ -120,6 +123,10 @@ class Search {
     bound_ = obj_ == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
     deepen();
     descend();
+    if (!weightings_.empty()) {
+      if (prm_.targetIncumbent && !res_.best.assign.empty()) addWeighting(targetedWorkWeighting(p_, res_.best, 200));
+      strengthenRelaxation();
+    }
     dfs(0, 0.0, 0.0, 0.0);  // notes the bound of what it leaves unexplored, even on entry after a time-out
     res_.optimal = !timedOut_;
     if (res_.optimal) {
@@ -158,14 +165,22 @@ class Search {
     std::vector<size_t> offsets(static_cast<size_t>(N), 0);
     for (int n = 1; n < N; ++n)
       offsets[static_cast<size_t>(n)] = offsets[static_cast<size_t>(n) - 1] + p_.dnns[static_cast<size_t>(n) - 1].groups.size();
+    std::vector<double> prefix[2];  // weighted work of groups 0..i-1 if all ran on accelerator a
     for (int n = N - 1; n >= 0; --n) {
       const auto& d = p_.dnns[static_cast<size_t>(n)];
+      const size_t G = d.groups.size(), off = offsets[static_cast<size_t>(n)];
+      for (size_t a = 0; a < 2; ++a) {
+        prefix[a].assign(G + 1, 0.0);
+        for (size_t i = 0; i < G; ++i)
+          prefix[a][i + 1] = prefix[a][i] + (d.groups[i].allowed(static_cast<int>(a)) ? w[(off + i) * 2 + a] * d.groups[i].timeMs[a] : 0.0);
+      }
       double mn = std::numeric_limits<double>::infinity();
       for (auto& c : cands_[static_cast<size_t>(n)]) {
         double sum = 0;
-        for (size_t i = 0; i < c.assign.size(); ++i) {
-          auto a = static_cast<size_t>(c.assign[i]);
-          sum += w[(offsets[static_cast<size_t>(n)] + i) * 2 + a] * d.groups[i].timeMs[a];
+        for (size_t j = 0; j < c.segments.size(); ++j) {
+          auto [first, a] = c.segments[j];
+          size_t end = j + 1 < c.segments.size() ? static_cast<size_t>(c.segments[j + 1].first) : G;
+          sum += prefix[a][end] - prefix[a][static_cast<size_t>(first)];
         }
         c.weighted.resize(k + 1);
         c.weighted[k] = sum;
@@ -176,40 +191,61 @@ class Search {
     }
   }
 
-  // The Lagrangian relaxation of the whole space: the convex combination
-  // theta of the weightings that maximises sum_n min_c theta . weighted(c),
-  // by projected subgradient ascent; added (raised) as one more weighting.
+  void addWeighting(WorkWeighting w) {
+    weightings_.push_back(std::move(w));
+    addWeightedColumn(weightings_.size() - 1);
+  }
+
+  // The Lagrangian relaxation of the whole space, by cutting planes: the
+  // convex combination theta of the weightings that maximises the bound
+  // sum_n min_c theta . weighted(c) (projected subgradient ascent) is added
+  // (raised) as a weighting, and so is a weighting aimed at the assignment
+  // that relaxation picks, which the current weightings bound worst.
   void strengthenRelaxation() {
+    for (int round = 0; round < prm_.relaxationRounds && !weightings_.empty(); ++round) {
+      if (elapsedMs() > prm_.timeLimitS * 1000.0 * 0.75) break;  // leave the tree search its share
+      std::vector<double> theta;
+      Schedule argmin = bestCombination(theta);
+      addWeighting(combineWorkWeightings(p_, weightings_, theta));
+      addWeighting(targetedWorkWeighting(p_, argmin, 200));
+    }
+  }
+
+  // Projected subgradient ascent on theta; returns the relaxation's
+  // assignment at the best theta found.
+  Schedule bestCombination(std::vector<double>& best) {
     const size_t K = weightings_.size();
-    if (K < 2) return;
     size_t cands = 0;
     for (const auto& cs : cands_) cands += cs.size();
-    const int iters = static_cast<int>(std::min<size_t>(200, 20'000'000 / std::max<size_t>(1, cands * K)));
-    std::vector<double> theta(K, 1.0 / static_cast<double>(K)), best = theta, g(K);
+    const int iters = static_cast<int>(std::clamp<size_t>(20'000'000 / std::max<size_t>(1, cands * K), 10, 200));
+    std::vector<double> theta(K, 1.0 / static_cast<double>(K)), g(K);
+    best = theta;
+    Schedule arg, bestArg;
+    arg.assign.resize(cands_.size());
     double bestV = -1;
     for (int it = 0; it < iters; ++it) {
       std::fill(g.begin(), g.end(), 0.0);
       double v = 0;
-      for (const auto& cs : cands_) {
-        const Candidate* arg = nullptr;
+      for (size_t n = 0; n < cands_.size(); ++n) {
+        const Candidate* mnC = nullptr;
         double mn = std::numeric_limits<double>::infinity();
-        for (const auto& c : cs) {
+        for (const auto& c : cands_[n]) {
           double dot = 0;
           for (size_t k = 0; k < K; ++k) dot += theta[k] * c.weighted[k];
-          if (dot < mn) mn = dot, arg = &c;
+          if (dot < mn) mn = dot, mnC = &c;
         }
         v += mn;
-        for (size_t k = 0; k < K; ++k) g[k] += arg->weighted[k];
+        for (size_t k = 0; k < K; ++k) g[k] += mnC->weighted[k];
+        arg.assign[n] = mnC->assign;
       }
-      if (v > bestV) bestV = v, best = theta;
+      if (v > bestV) bestV = v, best = theta, bestArg = arg;
       double gmax = 0;
       for (double x : g) gmax = std::max(gmax, std::fabs(x));
       if (gmax == 0) break;
       for (size_t k = 0; k < K; ++k) theta[k] += 0.5 / (1.0 + it) * g[k] / gmax;
       projectToSimplex(theta);
     }
-    weightings_.push_back(combineWorkWeightings(p_, weightings_, best));
-    addWeightedColumn(K);
+    return bestArg;
   }
 
   static void projectToSimplex(std::vector<double>& v) {

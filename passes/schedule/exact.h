@@ -29,9 +29,11 @@ struct ExactParams {
   // Latency with two accelerators: contention-aware bounds from 2 (steps + 1)
   // weightings (work_weights.h); 0 turns them off.
   int contentionBoundSteps = 10;
-  // Add the convex combination of those weightings that maximises the bound
-  // of the whole space (its Lagrangian relaxation).
-  bool lagrangianRelaxation = true;
+  // Rounds of cutting planes on the Lagrangian relaxation of the whole space
+  // (each adds two weightings); 0 turns them off.
+  int relaxationRounds = 6;
+  // Add a weighting aimed at the incumbent before the tree search.
+  bool targetIncumbent = true;
   // With k >= 2 transitions per DNN, first solve the space with k - 1 (a
   // quarter of the time limit) and start from its best schedule.
   bool deepenTransitions = true;

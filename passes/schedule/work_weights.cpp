@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace zp::schedule {
 
@@ -98,6 +99,60 @@ WorkWeighting combineWorkWeightings(const sim::Problem& p, const std::vector<Wor
   raise(t, w, 0);
   raise(t, w, 1);
   for (double& v : w) v *= 1.0 - 1e-12;
+  return w;
+}
+
+WorkWeighting targetedWorkWeighting(const sim::Problem& p, const sim::Schedule& s, int iterations) {
+  PairTable t(p);
+  const size_t G = t.groups.size();
+  std::vector<size_t> on0, on1;
+  std::vector<double> time(G, 0.0);
+  {
+    size_t x = 0;
+    for (size_t n = 0; n < p.dnns.size(); ++n)
+      for (size_t i = 0; i < p.dnns[n].groups.size(); ++i, ++x) {
+        int a = s.assign[n][i];
+        (a == 0 ? on0 : on1).push_back(x);
+        time[x] = p.dnns[n].groups[i].timeMs[static_cast<size_t>(a)];
+      }
+  }
+  std::vector<double> v(G, 0.0), bestV(G, 0.0), grad(G, 0.0);
+  for (size_t y : on1) v[y] = 0.5;
+  double best = -1;
+  for (int it = 0; it < iterations; ++it) {
+    // Each placement on accelerator 0 takes its largest weight given v; the
+    // pair that binds it is where raising v costs.
+    double f = 0;
+    std::fill(grad.begin(), grad.end(), 0.0);
+    for (size_t y : on1) {
+      f += time[y] * v[y];
+      grad[y] = time[y];
+    }
+    for (size_t x : on0) {
+      double m = 1.0, dm = 0;
+      size_t arg = G;
+      for (size_t y : on1) {
+        double sa = t.slow[0][x * G + y];
+        if (sa == 0) continue;
+        double sb = t.slow[1][y * G + x];
+        double val = sa * (1.0 - v[y] / sb);
+        if (val < m) m = val, arg = y, dm = sa / sb;
+      }
+      f += time[x] * std::max(0.0, m);
+      if (arg < G && m > 0) grad[arg] -= time[x] * dm;
+    }
+    if (f > best) best = f, bestV = v;
+    double gmax = 0;
+    for (size_t y : on1) gmax = std::max(gmax, std::fabs(grad[y]));
+    if (gmax == 0) break;
+    const double step = 0.2 / std::sqrt(1.0 + it);
+    for (size_t y : on1) v[y] = std::clamp(v[y] + step * grad[y] / gmax, 0.0, 1.0);
+  }
+  WorkWeighting w(G * 2, 0.0);
+  for (size_t y : on1) w[y * 2 + 1] = bestV[y];
+  raise(t, w, 0);
+  raise(t, w, 1);
+  for (double& x : w) x *= 1.0 - 1e-12;
   return w;
 }
 

@@ -37,6 +37,13 @@ std::vector<WorkWeighting> makeWorkWeightings(const sim::Problem& problem, int s
 WorkWeighting combineWorkWeightings(const sim::Problem& problem, const std::vector<WorkWeighting>& ws,
                                     const std::vector<double>& theta);
 
+// A weighting aimed at one schedule: the weights of its placements on
+// accelerator 1 are searched (projected subgradient ascent on its bound, the
+// placements on accelerator 0 answering each with their largest valid
+// weights), then both sides are raised. Approximates the best bound the
+// weights can give that schedule (the linear relaxation's optimum).
+WorkWeighting targetedWorkWeighting(const sim::Problem& problem, const sim::Schedule& schedule, int iterations);
+
 // The bound of one weighting for a complete schedule.
 double weightedWork(const sim::Problem& problem, const WorkWeighting& w, const sim::Schedule& schedule);
 

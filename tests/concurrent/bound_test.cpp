@@ -47,6 +47,7 @@ void checkWeightings(const sim::Problem& p, std::mt19937_64& rng, const std::str
   theta[0] = 0.3;
   theta.back() = 0.7;
   ws.push_back(combineWorkWeightings(p, ws, theta));
+  ws.push_back(targetedWorkWeighting(p, randomSchedule(p, rng), 50));
   sim::Simulator simr(p);
   for (const auto& w : ws) {
     EXPECT_LE(weightingViolation(p, w), 0.0) << what;
@@ -64,7 +65,8 @@ double solve(const sim::Problem& p, Objective obj, int k, bool bounds, bool* opt
   ep.maxTransitionsPerDnn = k;
   ep.timeLimitS = 120;
   ep.contentionBoundSteps = bounds ? 10 : 0;
-  ep.lagrangianRelaxation = bounds;
+  ep.relaxationRounds = bounds ? 6 : 0;
+  ep.targetIncumbent = bounds;
   ep.deepenTransitions = bounds;
   auto r = exactSearch(p, ep);
   EXPECT_TRUE(r.ok());
