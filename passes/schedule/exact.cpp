@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 
 #include "passes/schedule/work_weights.h"
 
@@ -107,8 +108,13 @@ class Search {
       for (const auto& c : cs) mw = std::min(mw, c.work);
       minWork_[static_cast<size_t>(n)] = mw;
     }
-    if (obj_ == Objective::Latency) weightings_ = makeWorkWeightings(p_, prm_.contentionBoundSteps);
-    for (size_t k = 0; k < weightings_.size(); ++k) addWeightedColumn(k);
+    if (obj_ == Objective::Latency && prm_.contentionBoundSteps > 0 && A == 2) {
+      builder_ = std::make_unique<WorkWeightBuilder>(p_);
+      weightings_ = builder_->family(prm_.contentionBoundSteps);
+    }
+    suffixW_.assign(static_cast<size_t>(N) + 1, {});
+    pw_.assign(static_cast<size_t>(N) + 1, {});
+    addWeightedColumns(0);
     res_.value = sim::worstValue(obj_);
     if (prm_.initial) {
       const auto& r = sim_.run(*prm_.initial, {.recordSpans = false});
@@ -124,7 +130,7 @@ class Search {
     deepen();
     descend();
     if (!weightings_.empty()) {
-      if (prm_.targetIncumbent && !res_.best.assign.empty()) addWeighting(targetedWorkWeighting(p_, res_.best, 200));
+      if (prm_.targetIncumbent && !res_.best.assign.empty()) addWeighting(builder_->targeted(res_.best, 200));
       strengthenRelaxation();
     }
     dfs(0, 0.0, 0.0, 0.0);  // notes the bound of what it leaves unexplored, even on entry after a time-out
@@ -153,47 +159,51 @@ class Search {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  // Weighted work of every candidate under weighting k, and per level the
-  // least the remaining DNNs can add (the relaxation of the rest).
-  void addWeightedColumn(size_t k) {
-    const int N = p_.numDnns();
-    const auto& w = weightings_[k];
-    suffixW_.resize(static_cast<size_t>(N) + 1);
-    pw_.resize(static_cast<size_t>(N) + 1);
-    for (auto& v : pw_) v.resize(k + 1, 0.0);
-    suffixW_[static_cast<size_t>(N)].resize(k + 1, 0.0);
-    std::vector<size_t> offsets(static_cast<size_t>(N), 0);
-    for (int n = 1; n < N; ++n)
-      offsets[static_cast<size_t>(n)] = offsets[static_cast<size_t>(n) - 1] + p_.dnns[static_cast<size_t>(n) - 1].groups.size();
-    std::vector<double> prefix[2];  // weighted work of groups 0..i-1 if all ran on accelerator a
-    for (int n = N - 1; n >= 0; --n) {
-      const auto& d = p_.dnns[static_cast<size_t>(n)];
-      const size_t G = d.groups.size(), off = offsets[static_cast<size_t>(n)];
-      for (size_t a = 0; a < 2; ++a) {
-        prefix[a].assign(G + 1, 0.0);
-        for (size_t i = 0; i < G; ++i)
-          prefix[a][i + 1] = prefix[a][i] + (d.groups[i].allowed(static_cast<int>(a)) ? w[(off + i) * 2 + a] * d.groups[i].timeMs[a] : 0.0);
-      }
-      double mn = std::numeric_limits<double>::infinity();
-      for (auto& c : cands_[static_cast<size_t>(n)]) {
-        double sum = 0;
+  // Weighted work of every candidate under weightings from..weightings_.size()-1
+  // (one pass over the candidates, from prefix sums over each DNN's groups),
+  // and per level the least the remaining DNNs can add (the relaxation of
+  // the rest).
+  void addWeightedColumns(size_t from) {
+    const size_t N = static_cast<size_t>(p_.numDnns()), K = weightings_.size();
+    for (auto& v : pw_) v.resize(K, 0.0);
+    suffixW_[N].resize(K, 0.0);
+    size_t off = 0;
+    std::vector<size_t> offsets(N);
+    for (size_t n = 0; n < N; ++n, off += p_.dnns[n - 1].groups.size()) offsets[n] = off;
+    // prefix[(k - from) * 2 + a][i]: weighted work of groups 0..i-1 all on accelerator a.
+    std::vector<std::vector<double>> prefix((K - from) * 2);
+    for (size_t n = N; n-- > 0;) {
+      const auto& d = p_.dnns[n];
+      const size_t G = d.groups.size();
+      for (size_t k = from; k < K; ++k)
+        for (size_t a = 0; a < 2; ++a) {
+          auto& pre = prefix[(k - from) * 2 + a];
+          pre.assign(G + 1, 0.0);
+          for (size_t i = 0; i < G; ++i)
+            pre[i + 1] = pre[i] + (d.groups[i].allowed(static_cast<int>(a))
+                                       ? weightings_[k][(offsets[n] + i) * 2 + a] * d.groups[i].timeMs[a] : 0.0);
+        }
+      std::vector<double> mn(K, std::numeric_limits<double>::infinity());
+      for (auto& c : cands_[n]) {
+        c.weighted.resize(K, 0.0);
         for (size_t j = 0; j < c.segments.size(); ++j) {
           auto [first, a] = c.segments[j];
           size_t end = j + 1 < c.segments.size() ? static_cast<size_t>(c.segments[j + 1].first) : G;
-          sum += prefix[a][end] - prefix[a][static_cast<size_t>(first)];
+          for (size_t k = from; k < K; ++k) {
+            const auto& pre = prefix[(k - from) * 2 + static_cast<size_t>(a)];
+            c.weighted[k] += pre[end] - pre[static_cast<size_t>(first)];
+          }
         }
-        c.weighted.resize(k + 1);
-        c.weighted[k] = sum;
-        mn = std::min(mn, sum);
+        for (size_t k = from; k < K; ++k) mn[k] = std::min(mn[k], c.weighted[k]);
       }
-      suffixW_[static_cast<size_t>(n)].resize(k + 1);
-      suffixW_[static_cast<size_t>(n)][k] = suffixW_[static_cast<size_t>(n) + 1][k] + mn;
+      suffixW_[n].resize(K);
+      for (size_t k = from; k < K; ++k) suffixW_[n][k] = suffixW_[n + 1][k] + mn[k];
     }
   }
 
   void addWeighting(WorkWeighting w) {
     weightings_.push_back(std::move(w));
-    addWeightedColumn(weightings_.size() - 1);
+    addWeightedColumns(weightings_.size() - 1);
   }
 
   // The Lagrangian relaxation of the whole space, by cutting planes: the
@@ -206,8 +216,8 @@ class Search {
       if (elapsedMs() > prm_.timeLimitS * 1000.0 * 0.75) break;  // leave the tree search its share
       std::vector<double> theta;
       Schedule argmin = bestCombination(theta);
-      addWeighting(combineWorkWeightings(p_, weightings_, theta));
-      addWeighting(targetedWorkWeighting(p_, argmin, 200));
+      addWeighting(builder_->combine(weightings_, theta));
+      addWeighting(builder_->targeted(argmin, 200));
     }
   }
 
@@ -531,6 +541,7 @@ class Search {
   std::chrono::steady_clock::time_point start_;
   std::vector<std::vector<Candidate>> cands_;
   std::vector<double> minChain_, minWork_, ef_, load_;
+  std::unique_ptr<WorkWeightBuilder> builder_;  // latency with two accelerators only
   std::vector<WorkWeighting> weightings_;
   // suffixW_[n][k]: least weighted work of DNNs n.. under weighting k;
   // pw_[n][k]: weighted work of the candidates chosen for DNNs 0..n-1.

@@ -6,10 +6,8 @@
 
 namespace zp::schedule {
 
-namespace {
-
 // Every group of every DNN, with the pair slowdowns the simulator uses.
-struct PairTable {
+struct WorkWeightBuilder::Table {
   struct Group {
     int dnn = 0;
     const sim::GroupCost* cost = nullptr;
@@ -21,7 +19,7 @@ struct PairTable {
   // run together).
   std::vector<double> slow[2];
 
-  explicit PairTable(const sim::Problem& p) : related(sim::dependencyRelated(p)) {
+  explicit Table(const sim::Problem& p) : related(sim::dependencyRelated(p)) {
     for (size_t n = 0; n < p.dnns.size(); ++n)
       for (const auto& g : p.dnns[n].groups) groups.push_back({static_cast<int>(n), &g});
     const size_t G = groups.size();
@@ -41,6 +39,10 @@ struct PairTable {
     return !related[static_cast<size_t>(groups[x].dnn)][static_cast<size_t>(groups[y].dnn)];
   }
 };
+
+namespace {
+
+using PairTable = WorkWeightBuilder::Table;
 
 // Raises side a's weights as far as the pair constraints with side b allow:
 // w(x,a) = min(1, min_y s_a(x|y) (1 - w(y,b) / s_b(y|x))).
@@ -65,10 +67,16 @@ void raise(const PairTable& t, WorkWeighting& w, int a) {
 
 }  // namespace
 
-std::vector<WorkWeighting> makeWorkWeightings(const sim::Problem& p, int steps) {
+WorkWeightBuilder::WorkWeightBuilder(const sim::Problem& p) : p_(p) {
+  if (p.numAccelerators() == 2) t_ = std::make_unique<Table>(p);
+}
+
+WorkWeightBuilder::~WorkWeightBuilder() = default;
+
+std::vector<WorkWeighting> WorkWeightBuilder::family(int steps) const {
   std::vector<WorkWeighting> out;
-  if (p.numAccelerators() != 2 || steps < 1) return out;
-  PairTable t(p);
+  if (!t_ || steps < 1) return out;
+  const Table& t = *t_;
   const size_t G = t.groups.size();
   for (int side = 0; side < 2; ++side)
     for (int k = 0; k <= steps; ++k) {
@@ -89,21 +97,22 @@ std::vector<WorkWeighting> makeWorkWeightings(const sim::Problem& p, int steps) 
   return out;
 }
 
-WorkWeighting combineWorkWeightings(const sim::Problem& p, const std::vector<WorkWeighting>& ws,
-                                    const std::vector<double>& theta) {
-  assert(!ws.empty() && ws.size() == theta.size());
+WorkWeighting WorkWeightBuilder::combine(const std::vector<WorkWeighting>& ws, const std::vector<double>& theta) const {
+  assert(t_ && !ws.empty() && ws.size() == theta.size());
+  const Table& t = *t_;
   WorkWeighting w(ws[0].size(), 0.0);
   for (size_t k = 0; k < ws.size(); ++k)
     for (size_t i = 0; i < w.size(); ++i) w[i] += theta[k] * ws[k][i];
-  PairTable t(p);
   raise(t, w, 0);
   raise(t, w, 1);
   for (double& v : w) v *= 1.0 - 1e-12;
   return w;
 }
 
-WorkWeighting targetedWorkWeighting(const sim::Problem& p, const sim::Schedule& s, int iterations) {
-  PairTable t(p);
+WorkWeighting WorkWeightBuilder::targeted(const sim::Schedule& s, int iterations) const {
+  assert(t_);
+  const Table& t = *t_;
+  const sim::Problem& p = p_;
   const size_t G = t.groups.size();
   std::vector<size_t> on0, on1;
   std::vector<double> time(G, 0.0);
@@ -167,9 +176,9 @@ double weightedWork(const sim::Problem& p, const WorkWeighting& w, const sim::Sc
   return sum;
 }
 
-double weightingViolation(const sim::Problem& p, const WorkWeighting& w) {
-  assert(p.numAccelerators() == 2);
-  PairTable t(p);
+double WorkWeightBuilder::violation(const WorkWeighting& w) const {
+  assert(t_);
+  const Table& t = *t_;
   const size_t G = t.groups.size();
   double worst = -1;
   for (double v : w) worst = std::max(worst, v - 1.0);

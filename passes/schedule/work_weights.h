@@ -16,6 +16,7 @@
 // contention"; without contention (s = 1) it reduces to lambda * load_0 +
 // (1 - lambda) * load_1, the classic load bounds.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "libplan/sim/problem.h"
@@ -25,29 +26,41 @@ namespace zp::schedule {
 // weights[globalGroup * 2 + acc], groups numbered DNN by DNN.
 using WorkWeighting = std::vector<double>;
 
-// A family of valid weightings for a two-accelerator problem (empty for any
-// other accelerator count): for each level mu in 0, 1/steps, ..., 1 and each
-// accelerator, that accelerator's weights start at mu and the two sides then
-// take turns raising their weights as far as the pair constraints allow.
-// Deterministic; duplicates removed.
-std::vector<WorkWeighting> makeWorkWeightings(const sim::Problem& problem, int steps);
+// Builds valid weightings for one two-accelerator problem (it keeps the
+// table of pair slowdowns, so build it once per problem).
+class WorkWeightBuilder {
+ public:
+  explicit WorkWeightBuilder(const sim::Problem& problem);
+  ~WorkWeightBuilder();
 
-// The convex combination sum_k theta_k ws[k] (valid, since the constraints are
-// linear), with each side then raised as far as the constraints allow.
-WorkWeighting combineWorkWeightings(const sim::Problem& problem, const std::vector<WorkWeighting>& ws,
-                                    const std::vector<double>& theta);
+  // A family: for each level mu in 0, 1/steps, ..., 1 and each accelerator,
+  // that accelerator's weights start at mu and the two sides then take turns
+  // raising their weights as far as the pair constraints allow. Empty unless
+  // the problem has two accelerators. Deterministic; duplicates removed.
+  std::vector<WorkWeighting> family(int steps) const;
 
-// A weighting aimed at one schedule: the weights of its placements on
-// accelerator 1 are searched (projected subgradient ascent on its bound, the
-// placements on accelerator 0 answering each with their largest valid
-// weights), then both sides are raised. Approximates the best bound the
-// weights can give that schedule (the linear relaxation's optimum).
-WorkWeighting targetedWorkWeighting(const sim::Problem& problem, const sim::Schedule& schedule, int iterations);
+  // The convex combination sum_k theta_k ws[k] (valid, since the constraints
+  // are linear), with each side then raised as far as the constraints allow.
+  WorkWeighting combine(const std::vector<WorkWeighting>& ws, const std::vector<double>& theta) const;
+
+  // A weighting aimed at one schedule: the weights of its placements on
+  // accelerator 1 are searched (projected subgradient ascent on its bound,
+  // the placements on accelerator 0 answering each with their largest valid
+  // weights), then both sides are raised. Approximates the best bound the
+  // weights can give that schedule (the linear relaxation's optimum).
+  WorkWeighting targeted(const sim::Schedule& schedule, int iterations) const;
+
+  // Largest violation of the weighting's constraints (<= 0 when valid); for tests.
+  double violation(const WorkWeighting& w) const;
+
+  struct Table;  // defined in work_weights.cpp
+
+ private:
+  const sim::Problem& p_;
+  std::unique_ptr<Table> t_;
+};
 
 // The bound of one weighting for a complete schedule.
 double weightedWork(const sim::Problem& problem, const WorkWeighting& w, const sim::Schedule& schedule);
-
-// Largest violation of the weighting's constraints (<= 0 when valid); for tests.
-double weightingViolation(const sim::Problem& problem, const WorkWeighting& w);
 
 }  // namespace zp::schedule

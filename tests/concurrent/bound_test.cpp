@@ -41,16 +41,17 @@ sim::Schedule randomSchedule(const sim::Problem& p, std::mt19937_64& rng) {
 // Every weighting (the family and a combination) is valid and below the
 // simulated makespan of random schedules.
 void checkWeightings(const sim::Problem& p, std::mt19937_64& rng, const std::string& what) {
-  auto ws = makeWorkWeightings(p, 6);
+  WorkWeightBuilder builder(p);
+  auto ws = builder.family(6);
   ASSERT_FALSE(ws.empty()) << what;
   std::vector<double> theta(ws.size(), 0.0);
   theta[0] = 0.3;
   theta.back() = 0.7;
-  ws.push_back(combineWorkWeightings(p, ws, theta));
-  ws.push_back(targetedWorkWeighting(p, randomSchedule(p, rng), 50));
+  ws.push_back(builder.combine(ws, theta));
+  ws.push_back(builder.targeted(randomSchedule(p, rng), 50));
   sim::Simulator simr(p);
   for (const auto& w : ws) {
-    EXPECT_LE(weightingViolation(p, w), 0.0) << what;
+    EXPECT_LE(builder.violation(w), 0.0) << what;
     for (int rep = 0; rep < 40; ++rep) {
       auto s = randomSchedule(p, rng);
       double mk = simr.run(s, {.recordSpans = false}).latencyMs;
@@ -114,7 +115,7 @@ TEST(concurrentWorkWeights, ValidAndNeverAboveASimulatedMakespan) {
 TEST(concurrentWorkWeights, WithoutContentionTheyAreTheLoadBounds) {
   auto p = randomInstance({.dnns = 2, .groups = 4, .accelerators = 2, .seed = 5});
   p.contention = sim::ContentionModel::none(2);
-  auto ws = makeWorkWeightings(p, 4);
+  auto ws = WorkWeightBuilder(p).family(4);
   // Side 0 at mu, side 1 raised to 1 - mu: the family lambda * load_0 + (1 - lambda) * load_1.
   sim::Schedule s{{{0, 1, 0, 0}, {1, 1, 0, 1}}};
   double l0 = 0, l1 = 0;
