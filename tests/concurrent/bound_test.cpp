@@ -207,3 +207,18 @@ TEST(concurrentExactSearch, TimeOutReportsNotProvenOptimalWithTheGap) {
   // Never worse than the best baseline.
   for (const auto& b : o->section.baselines) EXPECT_FALSE(sim::better(Objective::Latency, b.latencyMs, s.objective));
 }
+
+TEST(concurrentExactSearch, SameInputsSamePlanForThreeDnns) {
+  Workload w;
+  w.problem = randomInstance({.dnns = 3, .groups = 10, .accelerators = 2, .seed = 3111});
+  ConcurrentParams prm;
+  prm.objective = Objective::Latency;
+  prm.timeLimitS = 60;
+  auto a = solveConcurrent(w, "random-3x10", prm);
+  auto b = solveConcurrent(w, "random-3x10", prm);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->section.solver.status, "optimal");
+  EXPECT_EQ(a->schedule, b->schedule);
+  EXPECT_EQ(a->section.objectiveValue, b->section.objectiveValue);
+  EXPECT_EQ(a->section.solver.bound, b->section.solver.bound);
+}
