@@ -212,6 +212,9 @@ class Search {
   // (raised) as a weighting, and so is a weighting aimed at the assignment
   // that relaxation picks, which the current weightings bound worst.
   void strengthenRelaxation() {
+    double combos = 1;
+    for (const auto& cs : cands_) combos *= static_cast<double>(cs.size());
+    if (combos < prm_.relaxationMinAssignments) return;  // the tree search alone is quicker there
     for (int round = 0; round < prm_.relaxationRounds && !weightings_.empty(); ++round) {
       if (elapsedMs() > prm_.timeLimitS * 1000.0 * 0.75) break;  // leave the tree search its share
       std::vector<double> theta;
@@ -372,18 +375,27 @@ class Search {
   // the exact search below prune much more. Limited to a quarter of the time
   // limit from its start.
   void descend() {
-    const int N = p_.numDnns();
     std::vector<size_t> cur = incumbentIndices();
+    double curV = simulateIndices(cur);
+    improve(scratch_, curV, "exact-bnb");
+    sweeps(cur, curV, std::min(prm_.timeLimitS * 1000.0, elapsedMs() + prm_.timeLimitS * 1000.0 / 4));
+  }
+
+  double simulateIndices(const std::vector<size_t>& idx) {
+    scratch_.assign.resize(idx.size());
+    for (size_t n = 0; n < idx.size(); ++n) scratch_.assign[n] = cands_[n][idx[n]].assign;
+    ++res_.simulations;
+    return sim_.run(scratch_, {.recordSpans = false}).value(obj_);
+  }
+
+  // Best-response sweeps from cur until no DNN improves or the budget ends.
+  void sweeps(std::vector<size_t>& cur, double& curV, double budgetMs) {
+    const int N = p_.numDnns();
     Schedule s;
     auto build = [&] {
       s.assign.resize(static_cast<size_t>(N));
       for (int n = 0; n < N; ++n) s.assign[static_cast<size_t>(n)] = cands_[static_cast<size_t>(n)][cur[static_cast<size_t>(n)]].assign;
     };
-    build();
-    double curV = sim_.run(s, {.recordSpans = false}).value(obj_);
-    ++res_.simulations;
-    improve(s, curV, "exact-bnb");
-    const double budgetMs = std::min(prm_.timeLimitS * 1000.0, elapsedMs() + prm_.timeLimitS * 1000.0 / 4);
     for (bool moved = true; moved;) {
       moved = false;
       for (int n = 0; n < N; ++n) {

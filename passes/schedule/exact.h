@@ -46,6 +46,9 @@ struct ExactParams {
   // Rounds of cutting planes on the Lagrangian relaxation of the whole space
   // (each adds two weightings); 0 turns them off.
   int relaxationRounds = 6;
+  // ... only when the space holds at least this many assignments (smaller
+  // trees are searched faster than the rounds take).
+  double relaxationMinAssignments = 1e7;
   // Add a weighting aimed at the incumbent before the tree search.
   bool targetIncumbent = true;
   // With k >= 2 transitions per DNN, first solve the space with k - 1 (a

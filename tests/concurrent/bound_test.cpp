@@ -67,6 +67,7 @@ double solve(const sim::Problem& p, Objective obj, int k, bool bounds, bool* opt
   ep.timeLimitS = 120;
   ep.contentionBoundSteps = bounds ? 10 : 0;
   ep.relaxationRounds = bounds ? 6 : 0;
+  ep.relaxationMinAssignments = 0;  // the rounds on these small spaces too
   ep.targetIncumbent = bounds;
   ep.deepenTransitions = bounds;
   auto r = exactSearch(p, ep);
