@@ -33,6 +33,22 @@ int countTransitions(const Schedule& s, int dnn) {
   return c;
 }
 
+std::vector<std::vector<bool>> dependencyRelated(const Problem& p) {
+  const size_t N = p.dnns.size();
+  // before[d][n]: d ends before n starts (deps always point to lower indices).
+  std::vector<std::vector<bool>> before(N, std::vector<bool>(N, false));
+  for (size_t n = 0; n < N; ++n)
+    for (int d : p.dnns[n].deps) {
+      before[static_cast<size_t>(d)][n] = true;
+      for (size_t k = 0; k < N; ++k)
+        if (before[k][static_cast<size_t>(d)]) before[k][n] = true;
+    }
+  std::vector<std::vector<bool>> r(N, std::vector<bool>(N, false));
+  for (size_t a = 0; a < N; ++a)
+    for (size_t b = 0; b < N; ++b) r[a][b] = a == b || before[a][b] || before[b][a];
+  return r;
+}
+
 bool better(Objective o, double a, double b) {
   double tol = 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
   return o == Objective::Latency ? a < b - tol : a > b + tol;

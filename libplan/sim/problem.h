@@ -64,6 +64,9 @@ struct Schedule {
 // Checks sizes and allowed accelerators (bug if violated).
 bool isValidSchedule(const Problem& p, const Schedule& s);
 int countTransitions(const Schedule& s, int dnn);
+// related[n][m]: DNN n == m, or a chain of dependencies orders them (one
+// ends before the other starts), so their groups never run at the same time.
+std::vector<std::vector<bool>> dependencyRelated(const Problem& p);
 
 // Objective value helpers. Latency (Eq. 11): max over DNNs of its end time.
 // Throughput (Eq. 10): sum over DNNs of 1000 / T_n (inferences per second),

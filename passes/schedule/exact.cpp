@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
+
+#include "passes/schedule/work_weights.h"
 
 namespace zp::schedule {
 
@@ -21,6 +25,10 @@ struct Candidate {
   // Standalone time of the chain before its first group on each accelerator
   // and after its last one (infinity when the accelerator is unused).
   std::vector<double> head, tail;
+  // Weighted work under each contention-aware weighting (work_weights.h).
+  std::vector<double> weighted;
+  // Maximal runs on one accelerator: (first group, accelerator), in order.
+  std::vector<std::pair<int, int>> segments;
 };
 
 uint64_t satAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
@@ -53,6 +61,8 @@ void enumerate(const sim::Dnn& d, int A, int k, std::vector<int>& cur, int used,
       t += d.groups[g].timeMs[a];
       c.tail[a] = c.chain - t;
     }
+    for (size_t g = 0; g < cur.size(); ++g)
+      if (g == 0 || cur[g] != cur[g - 1]) c.segments.emplace_back(static_cast<int>(g), cur[g]);
     out.push_back(std::move(c));
     return;
   }
@@ -98,6 +108,13 @@ class Search {
       for (const auto& c : cs) mw = std::min(mw, c.work);
       minWork_[static_cast<size_t>(n)] = mw;
     }
+    if (obj_ == Objective::Latency && prm_.contentionBoundSteps > 0 && A == 2) {
+      builder_ = std::make_unique<WorkWeightBuilder>(p_);
+      weightings_ = builder_->family(prm_.contentionBoundSteps);
+    }
+    suffixW_.assign(static_cast<size_t>(N) + 1, {});
+    pw_.assign(static_cast<size_t>(N) + 1, {});
+    addWeightedColumns(0);
     res_.value = sim::worstValue(obj_);
     if (prm_.initial) {
       const auto& r = sim_.run(*prm_.initial, {.recordSpans = false});
@@ -110,17 +127,25 @@ class Search {
     ef_.assign(static_cast<size_t>(N), 0);
     load_.assign(static_cast<size_t>(A), 0);
     bound_ = obj_ == Objective::Latency ? std::numeric_limits<double>::infinity() : 0.0;
+    deepen();
     descend();
-    if (!timedOut_) dfs(0, 0.0, 0.0, 0.0);
+    if (!weightings_.empty()) {
+      if (prm_.targetIncumbent && !res_.best.assign.empty()) addWeighting(builder_->targeted(res_.best, 200));
+      strengthenRelaxation();
+    }
+    dfs(0, 0.0, 0.0, 0.0);  // notes the bound of what it leaves unexplored, even on entry after a time-out
     res_.optimal = !timedOut_;
     if (res_.optimal) {
       res_.bound = res_.value;
     } else {
       if (obj_ == Objective::Latency) {
-        // Also the relaxation over all assignments: total work spread over the accelerators.
+        // Also the relaxations over all assignments: total work spread over
+        // the accelerators, and each contention-aware weighting.
         double total = 0;
         for (double w : minWork_) total += w;
-        res_.bound = std::max(std::min(bound_, res_.value), std::min(res_.value, total / A));
+        double relaxed = total / A;
+        for (double w : suffixW_[0]) relaxed = std::max(relaxed, w);
+        res_.bound = std::max(std::min(bound_, res_.value), std::min(res_.value, relaxed));
       } else {
         res_.bound = std::max(bound_, res_.value);
       }
@@ -132,6 +157,149 @@ class Search {
  private:
   double elapsedMs() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  // Weighted work of every candidate under weightings from..weightings_.size()-1
+  // (one pass over the candidates, from prefix sums over each DNN's groups),
+  // and per level the least the remaining DNNs can add (the relaxation of
+  // the rest).
+  void addWeightedColumns(size_t from) {
+    const size_t N = static_cast<size_t>(p_.numDnns()), K = weightings_.size();
+    for (auto& v : pw_) v.resize(K, 0.0);
+    suffixW_[N].resize(K, 0.0);
+    size_t off = 0;
+    std::vector<size_t> offsets(N);
+    for (size_t n = 0; n < N; ++n, off += p_.dnns[n - 1].groups.size()) offsets[n] = off;
+    // prefix[(k - from) * 2 + a][i]: weighted work of groups 0..i-1 all on accelerator a.
+    std::vector<std::vector<double>> prefix((K - from) * 2);
+    for (size_t n = N; n-- > 0;) {
+      const auto& d = p_.dnns[n];
+      const size_t G = d.groups.size();
+      for (size_t k = from; k < K; ++k)
+        for (size_t a = 0; a < 2; ++a) {
+          auto& pre = prefix[(k - from) * 2 + a];
+          pre.assign(G + 1, 0.0);
+          for (size_t i = 0; i < G; ++i)
+            pre[i + 1] = pre[i] + (d.groups[i].allowed(static_cast<int>(a))
+                                       ? weightings_[k][(offsets[n] + i) * 2 + a] * d.groups[i].timeMs[a] : 0.0);
+        }
+      std::vector<double> mn(K, std::numeric_limits<double>::infinity());
+      for (auto& c : cands_[n]) {
+        c.weighted.resize(K, 0.0);
+        for (size_t j = 0; j < c.segments.size(); ++j) {
+          auto [first, a] = c.segments[j];
+          size_t end = j + 1 < c.segments.size() ? static_cast<size_t>(c.segments[j + 1].first) : G;
+          for (size_t k = from; k < K; ++k) {
+            const auto& pre = prefix[(k - from) * 2 + static_cast<size_t>(a)];
+            c.weighted[k] += pre[end] - pre[static_cast<size_t>(first)];
+          }
+        }
+        for (size_t k = from; k < K; ++k) mn[k] = std::min(mn[k], c.weighted[k]);
+      }
+      suffixW_[n].resize(K);
+      for (size_t k = from; k < K; ++k) suffixW_[n][k] = suffixW_[n + 1][k] + mn[k];
+    }
+  }
+
+  void addWeighting(WorkWeighting w) {
+    weightings_.push_back(std::move(w));
+    addWeightedColumns(weightings_.size() - 1);
+  }
+
+  // The Lagrangian relaxation of the whole space, by cutting planes: the
+  // convex combination theta of the weightings that maximises the bound
+  // sum_n min_c theta . weighted(c) (projected subgradient ascent) is added
+  // (raised) as a weighting, and so is a weighting aimed at the assignment
+  // that relaxation picks, which the current weightings bound worst.
+  void strengthenRelaxation() {
+    double combos = 1;
+    for (const auto& cs : cands_) combos *= static_cast<double>(cs.size());
+    if (combos < prm_.relaxationMinAssignments) return;  // the tree search alone is quicker there
+    for (int round = 0; round < prm_.relaxationRounds && !weightings_.empty(); ++round) {
+      if (elapsedMs() > prm_.timeLimitS * 1000.0 * 0.75) break;  // leave the tree search its share
+      std::vector<double> theta;
+      Schedule argmin = bestCombination(theta);
+      addWeighting(builder_->combine(weightings_, theta));
+      addWeighting(builder_->targeted(argmin, 200));
+    }
+  }
+
+  // Projected subgradient ascent on theta; returns the relaxation's
+  // assignment at the best theta found.
+  Schedule bestCombination(std::vector<double>& best) {
+    const size_t K = weightings_.size();
+    size_t cands = 0;
+    for (const auto& cs : cands_) cands += cs.size();
+    const int iters = static_cast<int>(std::clamp<size_t>(20'000'000 / std::max<size_t>(1, cands * K), 10, 200));
+    std::vector<double> theta(K, 1.0 / static_cast<double>(K)), g(K);
+    best = theta;
+    Schedule arg, bestArg;
+    arg.assign.resize(cands_.size());
+    double bestV = -1;
+    for (int it = 0; it < iters; ++it) {
+      std::fill(g.begin(), g.end(), 0.0);
+      double v = 0;
+      for (size_t n = 0; n < cands_.size(); ++n) {
+        const Candidate* mnC = nullptr;
+        double mn = std::numeric_limits<double>::infinity();
+        for (const auto& c : cands_[n]) {
+          double dot = 0;
+          for (size_t k = 0; k < K; ++k) dot += theta[k] * c.weighted[k];
+          if (dot < mn) mn = dot, mnC = &c;
+        }
+        v += mn;
+        for (size_t k = 0; k < K; ++k) g[k] += mnC->weighted[k];
+        arg.assign[n] = mnC->assign;
+      }
+      if (v > bestV) bestV = v, best = theta, bestArg = arg;
+      double gmax = 0;
+      for (double x : g) gmax = std::max(gmax, std::fabs(x));
+      if (gmax == 0) break;
+      for (size_t k = 0; k < K; ++k) theta[k] += 0.5 / (1.0 + it) * g[k] / gmax;
+      projectToSimplex(theta);
+    }
+    return bestArg;
+  }
+
+  static void projectToSimplex(std::vector<double>& v) {
+    std::vector<double> u = v;
+    std::sort(u.begin(), u.end(), std::greater<>());
+    double cum = 0, tau = 0;
+    for (size_t i = 0; i < u.size(); ++i) {
+      cum += u[i];
+      double t = (cum - 1.0) / static_cast<double>(i + 1);
+      if (u[i] - t > 0) tau = t;
+    }
+    for (double& x : v) x = std::max(0.0, x - tau);
+  }
+
+  // Contention-aware makespan bound for candidate c at level n: the DNNs
+  // above chosen, c, and the least the DNNs below can add, per weighting.
+  double weightedBound(int n, const Candidate& c) const {
+    double lb = 0;
+    const auto& pw = pw_[static_cast<size_t>(n)];
+    const auto& suf = suffixW_[static_cast<size_t>(n) + 1];
+    for (size_t k = 0; k < c.weighted.size(); ++k) lb = std::max(lb, pw[k] + c.weighted[k] + suf[k]);
+    return lb;
+  }
+
+  // A good incumbent first: the optimum with one transition fewer per DNN
+  // (a subspace, usually much faster to prove), within a quarter of the time.
+  void deepen() {
+    const int k = prm_.maxTransitionsPerDnn;
+    if (!prm_.deepenTransitions || k < 2) return;
+    ExactParams sub = prm_;
+    sub.maxTransitionsPerDnn = k - 1;
+    sub.timeLimitS = prm_.timeLimitS / 4;
+    sub.initial = res_.best.assign.empty() ? std::nullopt : std::optional<Schedule>(res_.best);
+    sub.initialName = res_.bestBy;
+    sub.onImprove = nullptr;
+    Search inner(p_, sub);
+    auto r = inner.run();
+    if (!r.ok()) return;
+    res_.simulations += r->simulations;
+    res_.nodes += r->nodes;
+    improve(r->best, r->value, r->bestBy);
   }
 
   void improve(const Schedule& s, double v, const std::string& by) {
@@ -184,24 +352,50 @@ class Search {
     return timedOut_;
   }
 
-  // Anytime start: coordinate descent inside the space. From every DNN's
-  // fastest standalone candidate, repeatedly replace one DNN's candidate by
-  // its best response (all its candidates simulated with the others fixed)
-  // until no DNN improves. Cheap, and its incumbent makes the exact search
-  // below prune much more. Limited to a quarter of the time limit.
-  void descend() {
+  // The incumbent's candidate per DNN when it lies in the space; otherwise
+  // every DNN's fastest standalone candidate (index 0).
+  std::vector<size_t> incumbentIndices() const {
     const int N = p_.numDnns();
-    std::vector<size_t> cur(static_cast<size_t>(N), 0);
+    std::vector<size_t> idx(static_cast<size_t>(N), 0);
+    if (res_.best.assign.empty()) return idx;
+    for (int n = 0; n < N; ++n) {
+      const auto& cs = cands_[static_cast<size_t>(n)];
+      auto it = std::find_if(cs.begin(), cs.end(),
+                             [&](const Candidate& c) { return c.assign == res_.best.assign[static_cast<size_t>(n)]; });
+      if (it == cs.end()) return std::vector<size_t>(static_cast<size_t>(N), 0);
+      idx[static_cast<size_t>(n)] = static_cast<size_t>(it - cs.begin());
+    }
+    return idx;
+  }
+
+  // Anytime start: coordinate descent inside the space. From the incumbent
+  // (or every DNN's fastest standalone candidate), repeatedly replace one
+  // DNN's candidate by its best response (all its candidates simulated with
+  // the others fixed) until no DNN improves. Cheap, and its incumbent makes
+  // the exact search below prune much more. Limited to a quarter of the time
+  // limit from its start.
+  void descend() {
+    std::vector<size_t> cur = incumbentIndices();
+    double curV = simulateIndices(cur);
+    improve(scratch_, curV, "exact-bnb");
+    sweeps(cur, curV, std::min(prm_.timeLimitS * 1000.0, elapsedMs() + prm_.timeLimitS * 1000.0 / 4));
+  }
+
+  double simulateIndices(const std::vector<size_t>& idx) {
+    scratch_.assign.resize(idx.size());
+    for (size_t n = 0; n < idx.size(); ++n) scratch_.assign[n] = cands_[n][idx[n]].assign;
+    ++res_.simulations;
+    return sim_.run(scratch_, {.recordSpans = false}).value(obj_);
+  }
+
+  // Best-response sweeps from cur until no DNN improves or the budget ends.
+  void sweeps(std::vector<size_t>& cur, double& curV, double budgetMs) {
+    const int N = p_.numDnns();
     Schedule s;
     auto build = [&] {
       s.assign.resize(static_cast<size_t>(N));
       for (int n = 0; n < N; ++n) s.assign[static_cast<size_t>(n)] = cands_[static_cast<size_t>(n)][cur[static_cast<size_t>(n)]].assign;
     };
-    build();
-    double curV = sim_.run(s, {.recordSpans = false}).value(obj_);
-    ++res_.simulations;
-    improve(s, curV, "exact-bnb");
-    const double budgetMs = prm_.timeLimitS * 1000.0 / 4;
     for (bool moved = true; moved;) {
       moved = false;
       for (int n = 0; n < N; ++n) {
@@ -246,6 +440,7 @@ class Search {
       if (lb >= best) break;  // sorted by chain: later ones are no lower
       for (int a = 0; a < A; ++a) lb = std::max(lb, load_[static_cast<size_t>(a)] + c.load[static_cast<size_t>(a)]);
       lb = std::max(lb, (work + c.work + restWork) / A);
+      lb = std::max(lb, weightedBound(n, c));
       best = std::min(best, lb);
     }
     return best;
@@ -269,8 +464,11 @@ class Search {
         for (int a = 0; a < A; ++a) lb = std::max(lb, load_[static_cast<size_t>(a)] + c.load[static_cast<size_t>(a)]);
         lb = std::max(lb, (work + c.work + restWork) / A);
         if (pruned(lb)) continue;
+        if (pruned(weightedBound(n, c))) continue;
       }
       choice_[static_cast<size_t>(n)] = static_cast<int>(ci);
+      for (size_t k = 0; k < c.weighted.size(); ++k)
+        pw_[static_cast<size_t>(n) + 1][k] = pw_[static_cast<size_t>(n)][k] + c.weighted[k];
       double ef = efOf(n, c.chain);
       double savedEf = ef_[static_cast<size_t>(n)];
       ef_[static_cast<size_t>(n)] = ef;
@@ -355,6 +553,11 @@ class Search {
   std::chrono::steady_clock::time_point start_;
   std::vector<std::vector<Candidate>> cands_;
   std::vector<double> minChain_, minWork_, ef_, load_;
+  std::unique_ptr<WorkWeightBuilder> builder_;  // latency with two accelerators only
+  std::vector<WorkWeighting> weightings_;
+  // suffixW_[n][k]: least weighted work of DNNs n.. under weighting k;
+  // pw_[n][k]: weighted work of the candidates chosen for DNNs 0..n-1.
+  std::vector<std::vector<double>> suffixW_, pw_;
   std::vector<int> choice_;
   Schedule scratch_;
   ExactResult res_;

@@ -2,10 +2,24 @@
 // structure HaX-CoNN's optimal schedules have (few transitions per DNN; every
 // schedule in the paper's Table 6 has one transition per DNN). Candidates per
 // DNN are all assignments with at most K transitions; combinations are pruned
-// with contention-free lower bounds (chain time, accelerator load, total work /
-// #accelerators) and the survivors are measured by the simulator itself, so
-// the search is exact for any number of accelerators and any contention model.
-// K = -1 enumerates all assignments (small instances only).
+// with lower bounds that hold under the simulator's cost model (chain time,
+// accelerator load, total work / #accelerators, and with two accelerators the
+// contention-aware work weightings of work_weights.h, including cutting planes
+// on their Lagrangian relaxation) and the survivors are measured by the
+// simulator itself, so the search is exact for any number of accelerators and
+// any contention model. The incumbent comes first: the best of the initial
+// schedule, the optimum of the space with one transition fewer, and a
+// best-response descent. K = -1 enumerates all assignments (small instances
+// only). Proven optimal means the tree was exhausted; on a time-out the bound
+// is the least bound of what was left unexplored (and of the relaxations).
+//
+// Not used, because they are not valid under the simulator: symmetry between
+// identical DNNs (waiting segments that became ready at the same time start
+// in DNN index order, so swapping two identical DNNs' assignments can change
+// the makespan) and dominance between partial schedules that are "ahead" in
+// time (the model is not monotone: making one group slower can shorten the
+// makespan by moving the overlaps and the queue order, as in list-scheduling
+// anomalies; random 2 x 4 instances show it).
 #pragma once
 #include <functional>
 #include <optional>
@@ -26,6 +40,20 @@ struct ExactParams {
   double timeLimitS = 60;
   // Refuse to enumerate more candidate assignments than this for one DNN.
   uint64_t maxCandidatesPerDnn = 4'000'000;
+  // Latency with two accelerators: contention-aware bounds from 2 (steps + 1)
+  // weightings (work_weights.h); 0 turns them off.
+  int contentionBoundSteps = 10;
+  // Rounds of cutting planes on the Lagrangian relaxation of the whole space
+  // (each adds two weightings); 0 turns them off.
+  int relaxationRounds = 6;
+  // ... only when the space holds at least this many assignments (smaller
+  // trees are searched faster than the rounds take).
+  double relaxationMinAssignments = 1e7;
+  // Add a weighting aimed at the incumbent before the tree search.
+  bool targetIncumbent = true;
+  // With k >= 2 transitions per DNN, first solve the space with k - 1 (a
+  // quarter of the time limit) and start from its best schedule.
+  bool deepenTransitions = true;
   std::optional<sim::Schedule> initial;  // starting incumbent (any schedule)
   std::string initialName = "initial";
   ImproveCallback onImprove;

@@ -27,22 +27,6 @@ double toDouble(const z3::expr& e) {
   return std::strtod(s.c_str(), nullptr);
 }
 
-// Transitive dependency closure: related[n][m] when one must finish before the other starts.
-std::vector<std::vector<bool>> related(const Problem& p) {
-  const size_t N = p.dnns.size();
-  std::vector<std::vector<bool>> before(N, std::vector<bool>(N, false));  // before[d][n]: d precedes n
-  for (size_t n = 0; n < N; ++n)
-    for (int d : p.dnns[n].deps) {
-      before[static_cast<size_t>(d)][n] = true;
-      for (size_t k = 0; k < N; ++k)
-        if (before[k][static_cast<size_t>(d)]) before[k][n] = true;
-    }
-  std::vector<std::vector<bool>> r(N, std::vector<bool>(N, false));
-  for (size_t a = 0; a < N; ++a)
-    for (size_t b = 0; b < N; ++b) r[a][b] = a == b || before[a][b] || before[b][a];
-  return r;
-}
-
 struct Model {
   z3::context& c;
   const Problem& p;
@@ -61,7 +45,7 @@ struct Model {
 
   void build(int maxTransitions) {
     const int N = p.numDnns();
-    auto rel = related(p);
+    auto rel = sim::dependencyRelated(p);
     for (int n = 0; n < N; ++n) {
       const auto& d = p.dnns[static_cast<size_t>(n)];
       const int G = static_cast<int>(d.groups.size());

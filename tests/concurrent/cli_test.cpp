@@ -14,6 +14,8 @@
 
 #include "libplan/plan/plan.h"
 #include "libplan/util/file.h"
+#include "libplan/util/json.h"
+#include "passes/schedule/random_instance.h"
 
 namespace fs = std::filesystem;
 
@@ -96,5 +98,37 @@ TEST(concurrentPlanSolveCli, BadInputOneLineErrorNoOutput) {
   EXPECT_EQ(r2.code, 1);
   EXPECT_NE(r2.out.find("missing.json: cannot open"), std::string::npos);
   EXPECT_FALSE(fs::exists(d / "p.json"));
+  fs::remove_all(d);
+}
+
+TEST(concurrentPlanSolveCli, TimeOutSaysNotProvenOptimalWithTheGap) {
+  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  fs::path d = tmpDir("timeout");
+  // 3 DNNs x 60 groups (seeded), far beyond what 50 ms can prove.
+  auto p = zp::schedule::randomInstance({.dnns = 3, .groups = 60, .accelerators = 2, .seed = 5});
+  zp::Json w = {{"version", 1}, {"accelerators", p.accelerators}, {"objective", "latency"}, {"dnns", zp::Json::array()}};
+  for (const auto& dnn : p.dnns) {
+    zp::Json groups = zp::Json::array();
+    for (const auto& g : dnn.groups) {
+      zp::Json row = {{"name", g.name}};
+      for (size_t a = 0; a < p.accelerators.size(); ++a) {
+        row["timeMs"][p.accelerators[a]] = g.timeMs[a];
+        row["transitionOutMs"][p.accelerators[a]] = g.transitionOutMs[a];
+        row["transitionInMs"][p.accelerators[a]] = g.transitionInMs[a];
+        row["memThroughput"][p.accelerators[a]] = g.demand[a];
+      }
+      groups.push_back(row);
+    }
+    w["dnns"].push_back({{"name", dnn.name}, {"groups", groups}});
+  }
+  std::ofstream(d / "w.json") << w.dump();
+  auto r = run("--mode concurrent " + (d / "w.json").string() + " -o " + (d / "p.json").string() + " --time-limit 0.05");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("feasible, not proven optimal"), std::string::npos) << r.out;
+  auto plan = zp::plan::readPlan(d / "p.json");
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->concurrent->solver.status, "feasible");
+  EXPECT_GT(plan->concurrent->solver.gap, 0.0);
+  EXPECT_NE(r.out.find("gap "), std::string::npos) << r.out;
   fs::remove_all(d);
 }
