@@ -11,7 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
 
@@ -110,7 +110,5 @@ std::vector<int64_t> attrInts(const onnx::NodeProto& n, const std::string& name)
 
 // TensorProto -> Tensor (any supported dtype).
 Expected<Tensor> tensorFromProto(const onnx::TensorProto& t);
-
-uint32_t crc32c(const void* data, size_t bytes, uint32_t seed = 0);
 
 }  // namespace zp::runtime

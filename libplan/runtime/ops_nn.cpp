@@ -8,8 +8,9 @@
 
 #include <omp.h>
 
+#include "libplan/runtime/cache/crc32c.h"
 #include "libplan/runtime/ops_internal.h"
-#include "libplan/runtime/weight_cache.h"
+#include "libplan/runtime/cache/weight_cache.h"
 
 namespace zp::runtime {
 namespace detail {

@@ -14,7 +14,8 @@
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
-#include "libplan/runtime/weight_cache.h"
+#include "libplan/runtime/cache/crc32c.h"
+#include "libplan/runtime/cache/weight_cache.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;

@@ -28,7 +28,7 @@
 
 #include "libplan/runtime/ops.h"
 #include "libplan/runtime/tensor.h"
-#include "libplan/runtime/weight_cache.h"
+#include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/util/error.h"
 
 namespace zp::runtime {

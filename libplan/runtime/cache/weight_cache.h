@@ -44,7 +44,7 @@
 #include <thread>
 #include <vector>
 
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 #include "libplan/util/error.h"
 
 namespace zp::runtime {

@@ -1,10 +1,10 @@
-// What the kernel files share (kernels.cpp, kernels_window.cpp, kernels_winograd.cpp);
+// What the kernel files share (kernels.cpp, window.cpp, winograd.cpp);
 // the ops see kernels.h only.
 #pragma once
 #include <algorithm>
 #include <vector>
 
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>  // AVX2 code under __AVX2__; AVX-512 code in target("avx512f") functions
@@ -36,12 +36,12 @@ inline void deinterleave16(const float* s, __m256* even, __m256* odd) {
 // 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
 void copyEven(const float* s, int64_t lo, int64_t hi, float* d);
 
-// Winograd F(2x2, 3x3) weights U = G g G^T, stored [16][M][C] (kernels_winograd.cpp).
+// Winograd F(2x2, 3x3) weights U = G g G^T, stored [16][M][C] (winograd.cpp).
 std::vector<float> winogradWeights(const ConvAttrs& a, const float* w);
 void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                   float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm);
 
-// Depthwise conv on the window layout shared with max pooling (kernels_window.cpp).
+// Depthwise conv on the window layout shared with max pooling (window.cpp).
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                    float* y, const Epilogue& e, Scratch& scratch, int threads);
 

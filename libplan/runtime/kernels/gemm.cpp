@@ -1,4 +1,4 @@
-#include "libplan/runtime/gemm.h"
+#include "libplan/runtime/kernels/gemm.h"
 
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>

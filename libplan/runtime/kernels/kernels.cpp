@@ -1,7 +1,7 @@
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 
-#include "libplan/runtime/kernels_internal.h"
-#include "libplan/runtime/kernels_sparse.h"
+#include "libplan/runtime/kernels/internal.h"
+#include "libplan/runtime/kernels/sparse.h"
 
 #include <algorithm>
 #include <cassert>

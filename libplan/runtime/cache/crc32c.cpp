@@ -2,7 +2,7 @@
 #include <array>
 #include <cstring>
 
-#include "libplan/runtime/ops.h"
+#include "libplan/runtime/cache/crc32c.h"
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>

@@ -27,7 +27,7 @@
 // nonzeros of input channels 8s, 8s + 8, ... (S = ceil(Cg / 8)), the granularity of
 // the channel chunks. Only plane sizes depend on the input shape: offsets are decoded
 // at run time (once per call, or per chunk when a map is one tile).
-#include "libplan/runtime/kernels_sparse.h"
+#include "libplan/runtime/kernels/sparse.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "libplan/runtime/weight_cache.h"
+#include "libplan/runtime/cache/weight_cache.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <set>
 #include <system_error>
 
-#include "libplan/runtime/ops.h"
+#include "libplan/runtime/cache/crc32c.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json.h"

@@ -3,15 +3,15 @@
 // arrays) that are either computed at load or mapped in place from a weight
 // cache. Every kernel is checked against the naive one in tests/runtime.
 // kernels.cpp: names, transforms, naive, im2col/1x1 and Gemm kernels;
-// kernels_winograd.cpp; kernels_window.cpp (depthwise conv, max pooling);
-// kernels_sparse.cpp; their products go through gemm.h.
+// winograd.cpp; window.cpp (depthwise conv, max pooling);
+// sparse.cpp; their products go through gemm.h.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "libplan/runtime/gemm.h"
+#include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
 

@@ -1,6 +1,6 @@
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 
-#include "libplan/runtime/kernels_internal.h"
+#include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // ConvKernel::Sparse, internal to the runtime's kernels (kernels.cpp dispatches here).
 #pragma once
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 
 namespace zp::runtime {
 
@@ -11,7 +11,7 @@ inline constexpr const char* kSparseConvTransform = "csr_phase";
 // nonzero weights "vals", ordered by input channel, with "code" packing the phase plane
 // each one reads and its shift in that plane; "segptr" [M, ceil(Cg / 8) + 1] holds where
 // each output channel's nonzeros of input channels 8s, 8s + 8, ... start. The layout is
-// described at the top of kernels_sparse.cpp.
+// described at the top of sparse.cpp.
 void sparseConvWeights(const ConvAttrs& a, const float* w, PackedWeights* pw);
 
 // x: [N, C, H, W] -> y: [N, M, OH, OW]; any stride, dilation, padding and groups.

@@ -1,7 +1,7 @@
 // Winograd F(2x2, 3x3) for 3x3 stride-1 convs: the weight transform and the kernel.
-#include "libplan/runtime/kernels.h"
+#include "libplan/runtime/kernels/kernels.h"
 
-#include "libplan/runtime/kernels_internal.h"
+#include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
 #include <cstring>
