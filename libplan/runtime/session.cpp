@@ -16,6 +16,7 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/cache/crc32c.h"
 #include "libplan/runtime/cache/weight_cache.h"
+#include "libplan/runtime/ops/attributes.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;

@@ -26,7 +26,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "libplan/runtime/ops.h"
+#include "libplan/runtime/ops/op.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/util/error.h"

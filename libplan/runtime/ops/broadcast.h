@@ -1,36 +1,15 @@
-// Shared pieces of the op implementations (not part of the public API).
+// Numpy-style broadcasting of several operands to one output shape.
 #pragma once
-#include <functional>
-#include <map>
+#include <cstdint>
+#include <vector>
 
-#include "libplan/runtime/ops.h"
+#include "libplan/runtime/tensor.h"
+#include "libplan/util/error.h"
 
 namespace zp::runtime::detail {
 
-using Factory = std::function<Expected<std::unique_ptr<Op>>(const BuildContext&)>;
-using RunFn = std::function<Status(ExecContext&, const std::vector<const Tensor*>&)>;
-
-// An op whose state lives in a closure.
-class FnOp : public Op {
- public:
-  FnOp(RunFn fn, bool view = false) : fn_(std::move(fn)), view_(view) {}
-  Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) override { return fn_(ctx, in); }
-  bool isView() const override { return view_; }
-
- private:
-  RunFn fn_;
-  bool view_;
-};
-
-inline Expected<std::unique_ptr<Op>> fnOp(RunFn fn, bool view = false) {
-  return std::unique_ptr<Op>(std::make_unique<FnOp>(std::move(fn), view));
-}
-
-void registerBasicOps(std::map<std::string, Factory>& r);
-void registerNnOps(std::map<std::string, Factory>& r);
-
-// Broadcasting of several operands to one output shape, with dimensions merged
-// where every operand is contiguous (or broadcast) across them.
+// The operands' broadcast layout, with dimensions merged where every operand is
+// contiguous (or broadcast) across them.
 struct Broadcast {
   Shape out;
   std::vector<int64_t> dims;                 // merged dims, innermost last
@@ -66,8 +45,5 @@ void forEachRow(const Broadcast& b, F&& f) {
     }
   }
 }
-
-int64_t normAxis(int64_t axis, int64_t rank);
-std::string nodeLabel(const onnx::NodeProto& n);
 
 }  // namespace zp::runtime::detail

@@ -1,8 +1,8 @@
 // Operator implementations behind one small interface. Ops are built once per
 // node at load (attributes parsed, weights transformed) and run many times.
+// Every operator the runtime runs is named once, in ops/op_list.def.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,17 +98,9 @@ struct BuildContext {
 bool isSupportedOp(const std::string& opType);
 // Ops the session may fuse as an epilogue.
 bool isFusableActivation(const onnx::NodeProto& n, const std::vector<const Tensor*>& constInputs, Epilogue* out);
+// Every operator type of ops/op_list.def, in the list's order.
+const std::vector<std::string>& supportedOpTypes();
 
 Expected<std::unique_ptr<Op>> createOp(const BuildContext& ctx);
-
-// Attribute helpers shared by the ops.
-const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name);
-int64_t attrInt(const onnx::NodeProto& n, const std::string& name, int64_t dflt);
-float attrFloat(const onnx::NodeProto& n, const std::string& name, float dflt);
-std::string attrString(const onnx::NodeProto& n, const std::string& name, const std::string& dflt);
-std::vector<int64_t> attrInts(const onnx::NodeProto& n, const std::string& name);
-
-// TensorProto -> Tensor (any supported dtype).
-Expected<Tensor> tensorFromProto(const onnx::TensorProto& t);
 
 }  // namespace zp::runtime
