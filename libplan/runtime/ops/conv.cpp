@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <random>
 
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
+#include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/ops/heavy_weights.h"
 #include "libplan/runtime/ops/sliding_window.h"
 
@@ -23,11 +23,6 @@ Expected<ConvAttrs> convAttrsAt(const ConvAttrs& base, const std::string& autoPa
   if (a.outH(H) <= 0 || a.outW(W) <= 0)
     return makeError("input {}x{} is smaller than the kernel", H, W);
   return a;
-}
-
-double medianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 class ConvOp : public Op {
@@ -92,7 +87,7 @@ class ConvOp : public Op {
     };
 
     ZP_ASSIGN_OR_RETURN(op->info_.zeroFraction, weightZeroFraction(bc, *w));
-    ZP_ASSIGN_OR_RETURN(op->kernel_, op->choose(bc, effective));
+    ZP_ASSIGN_OR_RETURN(op->kernel_, op->chooseKernel(bc, effective));
     std::string kname = convKernelName(op->kernel_);
     const ConvKernel k = op->kernel_;
     op->info_.packed = &op->packed_;
@@ -142,75 +137,21 @@ class ConvOp : public Op {
 
  private:
   template <typename Eff>
-  Expected<ConvKernel> choose(const BuildContext& bc, Eff& effective) {
-    const auto& p = *bc.policy;
-    const std::string& name = bc.node->name();
-    ConvKernel k;
-    if (auto it = p.perNode.find(name); it != p.perNode.end()) {
-      if (!parseConvKernel(it->second, &k)) return makeError("kernel '{}' is not a Conv kernel", it->second);
-      if (!convKernelApplies(k, attrs_)) return makeError("kernel '{}' does not apply to this Conv", it->second);
-      return k;
-    }
-    if (parseConvKernel(p.policy, &k) && convKernelApplies(k, attrs_)) return k;
-    if (p.policy == "tune" && bc.inputShapes.size() > 0 && bc.inputShapes[0] && autoPad_ == "NOTSET") {
-      return tune(*bc.inputShapes[0], effective, bc.threads, bc.gemm);
-    }
-    return heuristic(p, bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]);
-  }
-
-  // Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN): with
-  // vectorized transforms Winograd F(2x2,3x3) beats im2col from 64 input and output
-  // channels on maps of 8x8 and more (ResNet-18's 56x56 to 14x14, GoogLeNet's 56x56 to
-  // 14x14) and loses on 7x7 maps and few channels. The sparse kernel (one thread, against
-  // the best of im2col/gemm1x1/winograd) breaks even at 70-80% zeros on kxk convs of any
-  // stride and map size (ResNet-18's: 1.0-2.1x at 80%, the lowest on 28x28x128 against
-  // Winograd, 1.9-3.2x at 90%; the digits nets' 8x8 and 4x4 maps: 1.4-3x at 80%), but 1x1
-  // convs are a plain GEMM for dense: there sparse needs ~90% zeros (1.1-2.3x at 90% on
-  // ResNet-50's 1x1s and ResNet-18's strided ones from 7x7 up, 0.9x with 96 input
-  // channels) and still loses on maps smaller than 7x7 (its fixed cost).
-  ConvKernel heuristic(const KernelPolicy& p, const std::optional<Shape>& in) const {
-    const ConvAttrs& a = attrs_;
-    if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
-    const bool known = in && in->size() == 4;
-    const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
-    const double zf = info_.zeroFraction;
-    const bool pointwise = a.kh == 1 && a.kw == 1;
-    if (!pointwise && zf >= p.sparseThreshold) return ConvKernel::Sparse;
-    if (pointwise && zf >= std::max(p.sparseThreshold, 0.9) && (!known || H * W >= 49 * a.sh * a.sw))
-      return ConvKernel::Sparse;
-    if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
-    if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && W >= 8)))
-      return ConvKernel::Winograd;
-    return ConvKernel::Im2col;
-  }
-
-  template <typename Eff>
-  ConvKernel tune(const Shape& in, Eff& effective, int threads, GemmLibrary gemm) const {
-    auto [ww, bb] = effective();
-    const int64_t N = in[0], H = oneD_ ? 1 : in[2], W = in.back();
-    auto aOr = convAttrsAt(attrs_, autoPad_, H, W);
-    if (!aOr.ok()) return ConvKernel::Im2col;
-    const ConvAttrs& a = *aOr;
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> dist(-1, 1);
-    std::vector<float> x(static_cast<size_t>(N * a.C() * H * W)), y(static_cast<size_t>(N * a.M * a.outH(H) * a.outW(W)));
-    for (auto& v : x) v = dist(rng);
-    Scratch scratch;
-    ConvKernel best = ConvKernel::Im2col;
-    double bestMs = INFINITY;
-    for (ConvKernel k : kAllConvKernels) {
-      if (k == ConvKernel::Naive || !convKernelApplies(k, a)) continue;
-      PackedWeights pw = transformConvWeights(k, a, ww.data(), bb.data());
-      std::vector<double> times;
-      for (int rep = 0; rep < 4; ++rep) {
-        auto t0 = std::chrono::steady_clock::now();
-        runConv(k, a, pw, x.data(), N, H, W, y.data(), epilogue_, scratch, threads, gemm);
-        if (rep > 0) times.push_back(msSince(t0));
-      }
-      double ms = medianOf(times);
-      if (ms < bestMs) { bestMs = ms; best = k; }
-    }
-    return best;
+  Expected<ConvKernel> chooseKernel(const BuildContext& bc, Eff& effective) const {
+    ConvNode node;
+    node.name = bc.node->name();
+    node.attrs = attrs_;
+    if (!bc.inputShapes.empty()) node.input = bc.inputShapes[0];
+    node.zeroFraction = info_.zeroFraction;
+    node.tunable = node.input && autoPad_ == "NOTSET";
+    return chooseConvKernel(*bc.policy, node, [&]() {
+      const Shape& in = *node.input;
+      const int64_t N = in[0], H = oneD_ ? 1 : in[2], W = in.back();
+      auto [ww, bb] = effective();
+      auto a = convAttrsAt(attrs_, autoPad_, H, W);
+      if (!a.ok()) return ConvKernel::Im2col;
+      return tuneConvKernel(*a, N, H, W, ww.data(), bb.data(), epilogue_, bc.threads, bc.gemm);
+    });
   }
 
   ConvAttrs attrs_;

@@ -9,6 +9,7 @@
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
+#include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/ops/heavy_weights.h"
 
 namespace zp::runtime::detail {
@@ -43,14 +44,7 @@ class ConstGemmOp : public Op {
     op->info_.sources = {n.input(1)};
     if (c) op->info_.sources.push_back(n.input(2));
     ZP_ASSIGN_OR_RETURN(op->info_.zeroFraction, weightZeroFraction(bc, *b));
-    const auto& p = *bc.policy;
-    GemmKernel k = op->info_.zeroFraction >= p.sparseThreshold ? GemmKernel::Sparse : GemmKernel::Blas;
-    if (auto it = p.perNode.find(n.name()); it != p.perNode.end()) {
-      if (!parseGemmKernel(it->second, &k)) return makeError("kernel '{}' is not a Gemm/MatMul kernel", it->second);
-    } else {
-      GemmKernel forced;
-      if (parseGemmKernel(p.policy, &forced)) k = forced;
-    }
+    ZP_ASSIGN_OR_RETURN(GemmKernel k, chooseGemmKernel(*bc.policy, n.name(), op->info_.zeroFraction));
     op->kernel_ = k;
     op->info_.packed = &op->packed_;
     if (bc.fromCacheOnly) {

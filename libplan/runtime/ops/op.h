@@ -11,6 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/kernels/kernels.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
@@ -56,20 +57,6 @@ class Op {
   virtual std::string kernel() const { return ""; }
   virtual const WeightInfo* weights() const { return nullptr; }
 };
-
-// How a heavy node's kernel is chosen: a named policy, optionally overridden per node.
-//  default  - heuristic fastest warm kernel (depthwise, sparse above a zero
-//             fraction, 1x1 GEMM, Winograd for wide 3x3 s1, else im2col)
-//  tune     - times every applicable kernel on the node's static shape at load
-//  naive|im2col|gemm1x1|winograd|depthwise|sparse|blas - forced wherever it applies,
-//             default elsewhere
-struct KernelPolicy {
-  std::string policy = "default";
-  std::map<std::string, std::string> perNode;  // node name -> kernel name
-  double sparseThreshold = 0.8;                // default policy: zero fraction for "sparse"
-};
-bool isKnownPolicy(const std::string& name);
-const std::vector<std::string>& policyNames();
 
 // What an op factory sees when building a node.
 struct BuildContext {

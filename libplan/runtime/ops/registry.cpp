@@ -53,17 +53,6 @@ Expected<std::unique_ptr<Op>> createOp(const BuildContext& bc) {
   return op;
 }
 
-const std::vector<std::string>& policyNames() {
-  static const std::vector<std::string> names = {"default", "tune", "naive", "im2col", "gemm1x1",
-                                                 "winograd", "depthwise", "sparse", "blas"};
-  return names;
-}
-
-bool isKnownPolicy(const std::string& name) {
-  const auto& n = policyNames();
-  return std::find(n.begin(), n.end(), name) != n.end();
-}
-
 bool isFusableActivation(const onnx::NodeProto& n, const std::vector<const Tensor*>& constInputs, Epilogue* out) {
   if (n.op_type() == "Relu") { out->kind = Epilogue::Relu; return true; }
   if (n.op_type() != "Clip") return false;
