@@ -26,7 +26,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "libplan/runtime/ops/op.h"
+#include "libplan/runtime/kernel_policy.h"
+#include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/util/error.h"
@@ -134,8 +135,9 @@ class Session {
   // and loads read the model and use the entries whose checksums match, silently.
   Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
-  struct Impl;   // defined in session.cpp
-  struct Build;  // how a session is being built (session.cpp)
+  struct Impl;     // session_impl.h
+  struct Build;    // how a session is being built: which cache, from the skeleton or not (session_impl.h)
+  class Builder;   // builds a session section by section (session_build.cpp)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
@@ -145,6 +147,9 @@ class Session {
                                                           const SessionOptions& options, Build& how);
   Expected<TensorMap> runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
                               std::string* why);
+  Status bindInputs(const TensorMap& inputs);
+  Status verifyPayloads(size_t step, std::string* corruptNode, std::string* why);
+  TensorMap takeOutputs(bool failed);
   Status rebuildFromModel();
   std::unique_ptr<Impl> impl_;
   std::filesystem::path modelPath_;    // empty for fromModel

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
@@ -25,6 +26,58 @@ Expected<ConvAttrs> convAttrsAt(const ConvAttrs& base, const std::string& autoPa
   return a;
 }
 
+// Conv geometry from the weight's shape and the node's attributes (pads as written).
+Expected<ConvAttrs> convAttrsOf(const onnx::NodeProto& n, const Tensor& w) {
+  const bool oneD = w.rank() == 3;
+  ConvAttrs a;
+  a.M = w.shape[0];
+  a.Cg = w.shape[1];
+  a.kh = oneD ? 1 : w.shape[2];
+  a.kw = oneD ? w.shape[2] : w.shape[3];
+  a.group = attrInt(n, "group", 1);
+  auto strides = attrInts(n, "strides"), dil = attrInts(n, "dilations"), pads = attrInts(n, "pads");
+  const size_t sd = oneD ? 1 : 2;
+  if (!strides.empty() && strides.size() != sd) return makeError("strides has {} entries", strides.size());
+  if (!dil.empty() && dil.size() != sd) return makeError("dilations has {} entries", dil.size());
+  if (!pads.empty() && pads.size() != 2 * sd) return makeError("pads has {} entries", pads.size());
+  if (oneD) {
+    if (!strides.empty()) a.sw = strides[0];
+    if (!dil.empty()) a.dw = dil[0];
+    if (!pads.empty()) { a.padL = pads[0]; a.padR = pads[1]; }
+  } else {
+    if (!strides.empty()) { a.sh = strides[0]; a.sw = strides[1]; }
+    if (!dil.empty()) { a.dh = dil[0]; a.dw = dil[1]; }
+    if (!pads.empty()) { a.padT = pads[0]; a.padL = pads[1]; a.padB = pads[2]; a.padR = pads[3]; }
+  }
+  if (a.group <= 0 || a.M % a.group != 0) return makeError("group {} does not divide {} output channels", a.group, a.M);
+  return a;
+}
+
+// The weights and bias a kernel transforms: the ONNX ones, with a fused
+// BatchNormalization folded in.
+std::pair<std::vector<float>, std::vector<float>> effectiveWeights(const Tensor& w, const Tensor* b, int64_t M,
+                                                                   const FusedParts& fused) {
+  std::vector<float> ww(w.ptr<float>(), w.ptr<float>() + w.size());
+  std::vector<float> bb(static_cast<size_t>(M), 0.0f);
+  if (b) std::copy(b->ptr<float>(), b->ptr<float>() + M, bb.begin());
+  if (!fused.batchNorm.empty()) {
+    auto scale = fused.batchNorm[0]->toF32(), beta = fused.batchNorm[1]->toF32(), mean = fused.batchNorm[2]->toF32(),
+         var = fused.batchNorm[3]->toF32();
+    const int64_t per = w.size() / M;
+    for (int64_t m = 0; m < M; ++m) {
+      const float s = scale[static_cast<size_t>(m)] / std::sqrt(var[static_cast<size_t>(m)] + fused.bnEpsilon);
+      for (int64_t i = 0; i < per; ++i) ww[static_cast<size_t>(m * per + i)] *= s;
+      bb[static_cast<size_t>(m)] = (bb[static_cast<size_t>(m)] - mean[static_cast<size_t>(m)]) * s + beta[static_cast<size_t>(m)];
+    }
+  }
+  return std::make_pair(std::move(ww), std::move(bb));
+}
+
+// Kernels that read the ONNX layout [M, Cg*kh*kw] as it is.
+bool readsOnnxLayout(ConvKernel k) {
+  return k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive || k == ConvKernel::Depthwise;
+}
+
 class ConvOp : public Op {
  public:
   static Expected<std::unique_ptr<Op>> make(const BuildContext& bc) {
@@ -39,65 +92,29 @@ class ConvOp : public Op {
       if (!b) return makeError("Conv bias must be constant");
     }
     auto op = std::make_unique<ConvOp>();
-    const bool oneD = w->rank() == 3;
-    op->oneD_ = oneD;
-    ConvAttrs& a = op->attrs_;
-    a.M = w->shape[0];
-    a.Cg = w->shape[1];
-    a.kh = oneD ? 1 : w->shape[2];
-    a.kw = oneD ? w->shape[2] : w->shape[3];
-    a.group = attrInt(n, "group", 1);
-    auto strides = attrInts(n, "strides"), dil = attrInts(n, "dilations"), pads = attrInts(n, "pads");
-    const size_t sd = oneD ? 1 : 2;
-    if (!strides.empty() && strides.size() != sd) return makeError("strides has {} entries", strides.size());
-    if (!dil.empty() && dil.size() != sd) return makeError("dilations has {} entries", dil.size());
-    if (!pads.empty() && pads.size() != 2 * sd) return makeError("pads has {} entries", pads.size());
-    if (oneD) {
-      if (!strides.empty()) a.sw = strides[0];
-      if (!dil.empty()) a.dw = dil[0];
-      if (!pads.empty()) { a.padL = pads[0]; a.padR = pads[1]; }
-    } else {
-      if (!strides.empty()) { a.sh = strides[0]; a.sw = strides[1]; }
-      if (!dil.empty()) { a.dh = dil[0]; a.dw = dil[1]; }
-      if (!pads.empty()) { a.padT = pads[0]; a.padL = pads[1]; a.padB = pads[2]; a.padR = pads[3]; }
-    }
+    op->oneD_ = w->rank() == 3;
+    ZP_ASSIGN_OR_RETURN(op->attrs_, convAttrsOf(n, *w));
+    const ConvAttrs& a = op->attrs_;
     op->autoPad_ = attrString(n, "auto_pad", "NOTSET");
-    if (a.group <= 0 || a.M % a.group != 0) return makeError("group {} does not divide {} output channels", a.group, a.M);
-    op->epilogue_ = bc.epilogue;
-
-    // Effective weights (BatchNormalization folded in when the session fused one).
+    ZP_ASSIGN_OR_RETURN(FusedParts fused, fusedParts(bc));
+    for (const Tensor* t : fused.batchNorm)
+      if (t->size() != a.M) return makeError("fused BatchNormalization has {} values for {} channels", t->size(), a.M);
+    op->epilogue_ = fused.epilogue;
     op->info_.sources = {n.input(1)};
     if (b) op->info_.sources.push_back(n.input(2));
-    for (const auto& s : bc.bnFoldNames) op->info_.sources.push_back(s);
-    auto effective = [&, w, b]() {
-      std::vector<float> ww(w->ptr<float>(), w->ptr<float>() + w->size());
-      std::vector<float> bb(static_cast<size_t>(a.M), 0.0f);
-      if (b) std::copy(b->ptr<float>(), b->ptr<float>() + a.M, bb.begin());
-      if (!bc.bnFold.empty()) {
-        auto scale = bc.bnFold[0]->toF32(), beta = bc.bnFold[1]->toF32(), mean = bc.bnFold[2]->toF32(),
-             var = bc.bnFold[3]->toF32();
-        const int64_t per = w->size() / a.M;
-        for (int64_t m = 0; m < a.M; ++m) {
-          const float s = scale[static_cast<size_t>(m)] / std::sqrt(var[static_cast<size_t>(m)] + bc.bnEpsilon);
-          for (int64_t i = 0; i < per; ++i) ww[static_cast<size_t>(m * per + i)] *= s;
-          bb[static_cast<size_t>(m)] = (bb[static_cast<size_t>(m)] - mean[static_cast<size_t>(m)]) * s + beta[static_cast<size_t>(m)];
-        }
-      }
-      return std::make_pair(std::move(ww), std::move(bb));
-    };
+    for (const auto& s : fused.batchNormNames) op->info_.sources.push_back(s);
+    auto effective = [&]() { return effectiveWeights(*w, b, a.M, fused); };
 
     ZP_ASSIGN_OR_RETURN(op->info_.zeroFraction, weightZeroFraction(bc, *w));
     ZP_ASSIGN_OR_RETURN(op->kernel_, op->chooseKernel(bc, effective));
     std::string kname = convKernelName(op->kernel_);
-    const ConvKernel k = op->kernel_;
     op->info_.packed = &op->packed_;
     if (bc.fromCacheOnly) {
       ZP_TRY(weightsFromCache(bc, kname, &op->packed_, &op->info_));
       return std::unique_ptr<Op>(std::move(op));
     }
-    if (bc.bnFold.empty() && (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive ||
-                              k == ConvKernel::Depthwise)) {
-      // These kernels read the ONNX layout [M, Cg*kh*kw] as is: use the weights in place.
+    if (fused.batchNorm.empty() && readsOnnxLayout(op->kernel_)) {
+      // Use the weights in place.
       auto t0 = std::chrono::steady_clock::now();
       rejectedEarlier(bc, &op->info_);
       std::vector<float> bb(static_cast<size_t>(a.M), 0.0f);
@@ -110,7 +127,7 @@ class ConvOp : public Op {
       return std::unique_ptr<Op>(std::move(op));
     }
     uint32_t crc = crcOf(crcOf(0, w), b);
-    for (const Tensor* t : bc.bnFold) crc = crcOf(crc, t);
+    for (const Tensor* t : fused.batchNorm) crc = crcOf(crc, t);
     resolveWeights(bc, kname, convTransformName(op->kernel_), crc, [&]() {
       auto [ww, bb] = effective();
       return transformConvWeights(op->kernel_, a, ww.data(), bb.data());

@@ -38,7 +38,9 @@ class ConstGemmOp : public Op {
       if (!c) { op->runtimeC_ = true; op->beta_ = beta; }
       if (c && c->dtype != DType::F32) return makeError("Gemm C must be float32");
     }
-    op->epilogue_ = bc.epilogue;
+    ZP_ASSIGN_OR_RETURN(FusedParts fused, fusedParts(bc));
+    if (!fused.batchNorm.empty()) return makeError("BatchNormalization cannot be fused into a {}", n.op_type());
+    op->epilogue_ = fused.epilogue;
     if (op->runtimeC_ && op->epilogue_.kind != Epilogue::None)
       return makeError("internal: activation fused into a Gemm with a runtime C");
     op->info_.sources = {n.input(1)};
@@ -172,6 +174,7 @@ Expected<Tensor*> matmulDynamic(ExecContext& ctx, const Tensor& A, const Tensor&
 Expected<std::unique_ptr<Op>> makeGemm(const BuildContext& bc) {
   if (bc.constInputs.size() > 1 && bc.constInputs[1] && bc.constInputs[1]->rank() == 2) return ConstGemmOp::make(bc, true);
   const auto& n = *bc.node;
+  if (n.domain() == graph::kFusedDomain) return makeError("a fused Gemm needs a constant matrix B");
   const bool tA = attrInt(n, "transA", 0) != 0, tB = attrInt(n, "transB", 0) != 0;
   const float alpha = attrFloat(n, "alpha", 1.0f), beta = attrFloat(n, "beta", 1.0f);
   return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
@@ -195,6 +198,7 @@ Expected<std::unique_ptr<Op>> makeMatMul(const BuildContext& bc) {
   if (bc.constInputs.size() > 1 && bc.constInputs[1] && bc.constInputs[1]->rank() == 2 &&
       bc.constInputs[1]->dtype == DType::F32)
     return ConstGemmOp::make(bc, false);
+  if (bc.node->domain() == graph::kFusedDomain) return makeError("a fused MatMul needs a constant float32 matrix B");
   return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     auto y = matmulDynamic(ctx, *in[0], *in[1], 1.0f, false, false);
     if (!y.ok()) return y.error();

@@ -1,5 +1,9 @@
 #include "libplan/runtime/ops/heavy_weights.h"
 
+#include <cmath>
+
+#include "libplan/runtime/ops/attributes.h"
+
 namespace zp::runtime::detail {
 
 WeightArray viewOf(const std::string& name, const Tensor& t) {
@@ -47,6 +51,35 @@ Expected<double> weightZeroFraction(const BuildContext& bc, const Tensor& w) {
   const WeightCache::Entry* e = bc.cache->entry(bc.node->name());
   if (!e || !e->hasZeroFraction) return makeError("the weight cache has no entry for this node");
   return e->zeroFraction;
+}
+
+Expected<FusedParts> fusedParts(const BuildContext& bc) {
+  FusedParts f;
+  const auto& n = *bc.node;
+  if (n.domain() != graph::kFusedDomain) return f;
+  const std::string activation = attrString(n, graph::kFusedActivation, "");
+  if (activation == "Relu") {
+    f.epilogue.kind = Epilogue::Relu;
+  } else if (activation == "Clip") {
+    f.epilogue.kind = Epilogue::Clip;
+    f.epilogue.lo = attrFloat(n, graph::kFusedActivationMin, -INFINITY);
+    f.epilogue.hi = attrFloat(n, graph::kFusedActivationMax, INFINITY);
+  } else if (!activation.empty()) {
+    return makeError("fused activation '{}' is not supported", activation);
+  }
+  if (n.input_size() <= 3) return f;
+  if (n.op_type() != "Conv" || n.input_size() != 7)
+    return makeError("a fused BatchNormalization takes a Conv with 7 inputs, not a {} with {}", n.op_type(),
+                     n.input_size());
+  for (int k = 3; k < 7; ++k) {
+    const Tensor* t = bc.constInputs[static_cast<size_t>(k)];
+    if (!t || t->dtype != DType::F32)
+      return makeError("fused BatchNormalization parameter '{}' must be a float32 constant", n.input(k));
+    f.batchNorm.push_back(t);
+    f.batchNormNames.push_back(n.input(k));
+  }
+  f.bnEpsilon = attrFloat(n, graph::kFusedBnEpsilon, 1e-5f);
+  return f;
 }
 
 }  // namespace zp::runtime::detail

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "libplan/graph/rewrite/fuse.h"
 #include "libplan/runtime/cache/crc32c.h"
 #include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/runtime/ops/op.h"
@@ -67,6 +69,16 @@ void resolveWeights(const BuildContext& bc, const std::string& kernel, const std
 // the cache holds them, viewed in place; their checksums are verified before the
 // node first runs.
 Status weightsFromCache(const BuildContext& bc, const std::string& kernel, PackedWeights* packed, WeightInfo* info);
+
+// What graph::fuseIntoHeavyNodes folded into a node of the fused domain (nothing
+// for a node of the standard domain).
+struct FusedParts {
+  Epilogue epilogue;                       // Relu or Clip
+  std::vector<const Tensor*> batchNorm;    // Conv: BatchNormalization's scale, bias, mean, var
+  std::vector<std::string> batchNormNames;
+  float bnEpsilon = 1e-5f;
+};
+Expected<FusedParts> fusedParts(const BuildContext& bc);
 
 // The zero fraction of a heavy node's weight matrix: recorded in the cache when
 // the weights are not at hand.

@@ -58,17 +58,14 @@ class Op {
   virtual const WeightInfo* weights() const { return nullptr; }
 };
 
-// What an op factory sees when building a node.
+// What an op factory sees when building a node. A node of the fused domain
+// (graph::kFusedDomain: a Conv/Gemm/MatMul with BatchNormalization or an
+// activation folded in) describes its fused parts itself.
 struct BuildContext {
   const onnx::NodeProto* node = nullptr;
   int opset = 13;
   std::vector<const Tensor*> constInputs;         // per input: the constant value or null
   std::vector<std::optional<Shape>> inputShapes;  // static shapes where known
-  Epilogue epilogue;                               // fused Relu/Clip (Conv, Gemm, MatMul)
-  // BatchNormalization folded into this Conv: scale, B, mean, var, epsilon.
-  std::vector<const Tensor*> bnFold;
-  std::vector<std::string> bnFoldNames;            // their tensor names
-  float bnEpsilon = 1e-5f;
   const KernelPolicy* policy = nullptr;
   WeightCache* cache = nullptr;
   // Built from the cache's model skeleton: heavy weights come from the cache alone
@@ -82,9 +79,9 @@ struct BuildContext {
   GemmLibrary gemm = GemmLibrary::OneDnn;  // what the tune policy times kernels with
 };
 
-bool isSupportedOp(const std::string& opType);
-// Ops the session may fuse as an epilogue.
-bool isFusableActivation(const onnx::NodeProto& n, const std::vector<const Tensor*>& constInputs, Epilogue* out);
+// True for the operators of ops/op_list.def in the standard domain, and for the
+// fused forms of Conv, Gemm and MatMul.
+bool isSupportedOp(const onnx::NodeProto& node);
 // Every operator type of ops/op_list.def, in the list's order.
 const std::vector<std::string>& supportedOpTypes();
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include <cmath>
+#include "libplan/graph/rewrite/fuse.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 
@@ -31,7 +31,10 @@ bool isStandardDomain(const std::string& domain) { return domain.empty() || doma
 
 }  // namespace
 
-bool isSupportedOp(const std::string& opType) { return findOp(opType) != nullptr; }
+bool isSupportedOp(const onnx::NodeProto& node) {
+  if (node.domain() == graph::kFusedDomain) return graph::isFusionAnchor(node.op_type());
+  return isStandardDomain(node.domain()) && findOp(node.op_type()) != nullptr;
+}
 
 const std::vector<std::string>& supportedOpTypes() {
   static const std::vector<std::string> types = [] {
@@ -44,29 +47,13 @@ const std::vector<std::string>& supportedOpTypes() {
 
 Expected<std::unique_ptr<Op>> createOp(const BuildContext& bc) {
   const auto& n = *bc.node;
-  if (!isStandardDomain(n.domain()))
+  if (!isStandardDomain(n.domain()) && !(n.domain() == graph::kFusedDomain && graph::isFusionAnchor(n.op_type())))
     return makeError("{}: operator domain '{}' is not supported", detail::nodeLabel(n), n.domain());
   const OpEntry* e = findOp(n.op_type());
   if (!e) return makeError("{}: operator '{}' is not supported", detail::nodeLabel(n), n.op_type());
   auto op = e->make(bc);
   if (!op.ok()) return makeError("{}: {}", detail::nodeLabel(n), op.error().message);
   return op;
-}
-
-bool isFusableActivation(const onnx::NodeProto& n, const std::vector<const Tensor*>& constInputs, Epilogue* out) {
-  if (n.op_type() == "Relu") { out->kind = Epilogue::Relu; return true; }
-  if (n.op_type() != "Clip") return false;
-  float lo = attrFloat(n, "min", -INFINITY), hi = attrFloat(n, "max", INFINITY);
-  for (int i = 1; i < n.input_size() && i < 3; ++i) {
-    if (n.input(i).empty()) continue;
-    const Tensor* t = constInputs.size() > static_cast<size_t>(i) ? constInputs[static_cast<size_t>(i)] : nullptr;
-    if (!t || t->size() != 1) return false;
-    (i == 1 ? lo : hi) = t->toF32()[0];
-  }
-  out->kind = Epilogue::Clip;
-  out->lo = lo;
-  out->hi = hi;
-  return true;
 }
 
 }  // namespace zp::runtime
