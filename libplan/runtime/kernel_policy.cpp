@@ -81,7 +81,8 @@ ConvKernel tuneConvKernel(const ConvAttrs& a, int64_t N, int64_t H, int64_t W, c
     for (int rep = 0; rep < 4; ++rep) {
       const auto t0 = std::chrono::steady_clock::now();
       runConv(k, a, pw, x.data(), N, H, W, y.data(), e, scratch, threads, gemm);
-      if (rep > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      const auto t1 = std::chrono::steady_clock::now();
+      if (rep > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     std::sort(times.begin(), times.end());
     const double ms = times[times.size() / 2];

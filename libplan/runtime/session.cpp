@@ -93,15 +93,15 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, const SessionOptions& options,
-                                                          Build& how) {
+                                                          WeightSource& weights) {
   auto t0 = Clock::now();
   graph::LoadOptions lo;
   lo.check = options.checkModel;
   ZP_ASSIGN_OR_RETURN(onnx::ModelProto model, graph::loadModel(path, lo));
   const double parseMs = msSince(t0);
-  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), path.string(), options, how));
+  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), path.string(), options, weights));
   s->stats_.readMs += parseMs;
-  s->stats_.totalMs = msSince(t0) + how.cacheOpenMs;
+  s->stats_.totalMs = msSince(t0) + weights.cacheOpenMs;
   return s;
 }
 
@@ -109,32 +109,32 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
   const auto t0 = Clock::now();
   auto warmup = startGemmWarmup(options.gemm);
   auto identity = modelIdentity(path);
-  Build how;
+  WeightSource weights;
   std::string notFromCache;  // why a usable cache could not stand in for the model file
   if (!options.cache.empty()) {
     const std::string cp = options.cache.string();
     const bool mayUseAlone = options.kernels.policy != "tune" && identity.ok();
     auto c = WeightCache::open(options.cache, mayUseAlone ? &*identity : nullptr);
-    how.cacheOpenMs = msSince(t0);
+    weights.cacheOpenMs = msSince(t0);
     if (!c.ok()) {
-      how.cacheRejected = c.error().message;
+      weights.cacheRejected = c.error().message;
     } else if (!(*c)->hasSkeleton()) {
       notFromCache = fmt::format("weight cache {} (version {}) holds no model skeleton", cp, (*c)->version());
-      how.cache = std::move(*c);
+      weights.cache = std::move(*c);
     } else if (options.kernels.policy == "tune") {
       notFromCache = fmt::format("the tune policy times kernels on raw weights, which weight cache {} does not hold", cp);
-      how.cache = std::move(*c);
+      weights.cache = std::move(*c);
     } else if (!(*c)->modelIdentity().known()) {
-      how.cache = std::move(*c);  // written for no particular file (a bundle's): entries are checked
+      weights.cache = std::move(*c);  // written for no particular file (a bundle's): entries are checked
     } else if (!identity.ok() || !(*identity == (*c)->modelIdentity())) {
       notFromCache = fmt::format("weight cache {} was written for a different version of {}", cp, path.string());
-      how.cache = std::move(*c);
+      weights.cache = std::move(*c);
     } else {
       // The fast path: the session from the skeleton and the mapped payloads alone.
-      Build fast;
+      WeightSource fast;
       fast.cache = std::move(*c);
       fast.fromCacheOnly = true;
-      fast.cacheOpenMs = how.cacheOpenMs;
+      fast.cacheOpenMs = weights.cacheOpenMs;
       const auto tRead = Clock::now();
       auto model = graph::parseModelBytes(fast.cache->skeleton(), cp + " (model skeleton)");
       const double parseMs = msSince(tRead);
@@ -152,11 +152,11 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
       }
       notFromCache = fmt::format("weight cache {}: cannot build the session from it alone ({})", cp, s.error().message);
       auto again = WeightCache::open(options.cache);
-      if (again.ok()) how.cache = std::move(*again);
-      else how.cacheRejected = again.error().message;
+      if (again.ok()) weights.cache = std::move(*again);
+      else weights.cacheRejected = again.error().message;
     }
   }
-  ZP_ASSIGN_OR_RETURN(auto s, loadModelFile(path, options, how));
+  ZP_ASSIGN_OR_RETURN(auto s, loadModelFile(path, options, weights));
   if (!notFromCache.empty()) s->warnings_.insert(s->warnings_.begin(), notFromCache + ": loading the model");
   s->impl_->warmup = std::move(warmup);
   s->modelPath_ = path;
@@ -169,15 +169,15 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
 Expected<std::unique_ptr<Session>> Session::fromModel(onnx::ModelProto model, const std::string& label,
                                                       const SessionOptions& options) {
   auto warmup = startGemmWarmup(options.gemm);
-  Build how;
+  WeightSource weights;
   if (!options.cache.empty()) {
     auto tc = Clock::now();
     auto c = WeightCache::open(options.cache);
-    if (c.ok()) how.cache = std::move(*c);
-    else how.cacheRejected = c.error().message;
-    how.cacheOpenMs = msSince(tc);
+    if (c.ok()) weights.cache = std::move(*c);
+    else weights.cacheRejected = c.error().message;
+    weights.cacheOpenMs = msSince(tc);
   }
-  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), label, options, how));
+  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), label, options, weights));
   s->impl_->warmup = std::move(warmup);
   s->options_ = options;
   return s;
@@ -196,12 +196,12 @@ Expected<TensorMap> Session::run(const TensorMap& inputs, const RunOptions& opti
 
 Status Session::rebuildFromModel() {
   assert(!modelPath_.empty());
-  Build how;
-  how.corruptNodes = &corruptNodes_;
+  WeightSource weights;
+  weights.corruptNodes = &corruptNodes_;
   auto c = WeightCache::open(options_.cache);
-  if (c.ok()) how.cache = std::move(*c);
-  else how.cacheRejected = c.error().message;
-  auto fresh = loadModelFile(modelPath_, options_, how);
+  if (c.ok()) weights.cache = std::move(*c);
+  else weights.cacheRejected = c.error().message;
+  auto fresh = loadModelFile(modelPath_, options_, weights);
   if (!fresh.ok())
     return makeError("{} (while rebuilding the session after a corrupt weight cache payload)", fresh.error().message);
   Session& f = **fresh;

@@ -135,16 +135,16 @@ class Session {
   // and loads read the model and use the entries whose checksums match, silently.
   Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
-  struct Impl;     // session_impl.h
-  struct Build;    // how a session is being built: which cache, from the skeleton or not (session_impl.h)
-  class Builder;   // builds a session section by section (session_build.cpp)
+  struct Impl;          // session_impl.h
+  struct WeightSource;  // where heavy weights come from: a cache, alone or checked, or the model (session_impl.h)
+  class Builder;        // builds a session section by section (session_build.cpp)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
   static Expected<std::unique_ptr<Session>> build(onnx::ModelProto model, const std::string& label,
-                                                  const SessionOptions& options, Build& how);
+                                                  const SessionOptions& options, WeightSource& weights);
   static Expected<std::unique_ptr<Session>> loadModelFile(const std::filesystem::path& path,
-                                                          const SessionOptions& options, Build& how);
+                                                          const SessionOptions& options, WeightSource& weights);
   Expected<TensorMap> runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
                               std::string* why);
   Status bindInputs(const TensorMap& inputs);

@@ -21,7 +21,8 @@ int defaultDomainOpset(const onnx::ModelProto& model) {
 IoInfo ioInfoOf(const onnx::ValueInfoProto& vi) {
   IoInfo io;
   io.name = vi.name();
-  for (const auto& d : vi.type().tensor_type().shape().dim()) io.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  for (const auto& d : vi.type().tensor_type().shape().dim())
+    io.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
   return io;
 }
 
@@ -45,8 +46,8 @@ NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
 
 class Session::Builder {
  public:
-  Builder(Session& s, const SessionOptions& options, Build& how)
-      : s_(s), m_(*s.impl_), options_(options), how_(how), view_(m_.model), shapes_(view_, m_.values, true) {}
+  Builder(Session& s, const SessionOptions& options, WeightSource& weights)
+      : s_(s), m_(*s.impl_), options_(options), weights_(weights), view_(m_.model), shapes_(view_, m_.values, false) {}
 
   Status readInitializers();
   Status declareInputsAndOutputs();
@@ -66,16 +67,16 @@ class Session::Builder {
   Session& s_;
   Impl& m_;
   const SessionOptions& options_;
-  Build& how_;
+  WeightSource& weights_;
   graph::GraphView view_;
-  StaticShapes shapes_;
+  StaticShapes shapes_;    // constants' only, until declareInputsAndOutputs knows whether inputs are fixed
   int opset_ = defaultDomainOpset(m_.model);
   std::vector<int> live_;  // the model's nodes left after constant folding
 };
 
 Status Session::Builder::readInitializers() {
   const auto t0 = Clock::now();
-  ZP_TRY(loadInitializers(m_.model.graph(), how_.fromCacheOnly, s_.label_, m_.values));
+  ZP_TRY(loadInitializers(m_.model.graph(), weights_.fromCacheOnly, s_.label_, m_.values));
   s_.stats_.readMs = msSince(t0);
   return {};
 }
@@ -151,9 +152,9 @@ BuildContext Session::Builder::buildContext(const onnx::NodeProto& n) const {
   bc.opset = opset_;
   bc.policy = &options_.kernels;
   bc.cache = m_.cache.get();
-  bc.fromCacheOnly = how_.fromCacheOnly;
-  bc.cacheRejected = how_.cacheRejected;
-  bc.corruptNodes = how_.corruptNodes;
+  bc.fromCacheOnly = weights_.fromCacheOnly;
+  bc.cacheRejected = weights_.cacheRejected;
+  bc.corruptNodes = weights_.corruptNodes;
   bc.warnings = &s_.warnings_;
   bc.threads = s_.threads_;
   bc.gemm = options_.gemm;
@@ -174,7 +175,7 @@ void Session::Builder::accountWeights(const WeightInfo& w, double opMs) {
     return;
   }
   st.transformMs += opMs;
-  if (w.cacheCorrupt || ((m_.cache || !how_.cacheRejected.empty()) && w.transform != "none")) ++st.cacheFallbacks;
+  if (w.cacheCorrupt || ((m_.cache || !weights_.cacheRejected.empty()) && w.transform != "none")) ++st.cacheFallbacks;
 }
 
 // Sessions from the skeleton: only heavy nodes built from the cache may read the
@@ -198,7 +199,7 @@ Status Session::Builder::buildStep(size_t index) {
   const double opMs = msSince(t0);
   if (!op.ok()) return makeError("{}: {}", s_.label_, op.error().message);
   if (const WeightInfo* w = (*op)->weights()) accountWeights(*w, opMs);
-  if (how_.fromCacheOnly) ZP_TRY(checkSkeletonReads(n, **op));
+  if (weights_.fromCacheOnly) ZP_TRY(checkSkeletonReads(n, **op));
   StepValues io;
   for (const auto& in : n.input()) io.in.push_back(in.empty() ? -1 : m_.values.id(in));
   for (const auto& o : n.output()) io.out.push_back(o.empty() ? -1 : m_.values.id(o));
@@ -213,7 +214,7 @@ Status Session::Builder::buildStep(size_t index) {
 Status Session::Builder::checkSteps() {
   // Payload checksums of sessions from the cache are checked as each node first runs.
   m_.pendingVerify.assign(m_.steps.size(), 0);
-  if (how_.fromCacheOnly)
+  if (weights_.fromCacheOnly)
     for (size_t i = 0; i < m_.steps.size(); ++i) {
       const WeightInfo* w = m_.steps[i].op->weights();
       if (w && w->fromCache) { m_.pendingVerify[i] = 1; ++m_.pending; }
@@ -268,17 +269,17 @@ void Session::Builder::planMemory() {
 // BatchNormalization and activations into heavy nodes, one op per remaining node
 // (kernel choice, weights transformed or from the cache), and the memory plan.
 Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto model, const std::string& label,
-                                                  const SessionOptions& options, Build& how) {
+                                                  const SessionOptions& options, WeightSource& weights) {
   const auto tStart = Clock::now();
   std::unique_ptr<Session> s(new Session(std::make_unique<Impl>()));
   s->impl_->model = std::move(model);
   s->label_ = label;
   s->threads_ = std::max(1, options.threads);
-  s->impl_->cache = std::move(how.cache);
-  if (how.fromCacheOnly) assert(s->impl_->cache);
-  else s->stats_.cacheReadMs += how.cacheOpenMs;
+  s->impl_->cache = std::move(weights.cache);
+  if (weights.fromCacheOnly) assert(s->impl_->cache);
+  else s->stats_.cacheReadMs += weights.cacheOpenMs;
 
-  Builder b(*s, options, how);
+  Builder b(*s, options, weights);
   ZP_TRY(b.readInitializers());
   ZP_TRY(b.declareInputsAndOutputs());
   ZP_TRY(b.checkOperatorsSupported());

@@ -59,7 +59,9 @@ struct Session::Impl {
   size_t plan(const std::vector<size_t>& bytes);
 };
 
-struct Session::Build {
+// Where a session's heavy weights come from: a weight cache (its entries checked
+// against the model's weights, or alone with its skeleton) or the model.
+struct Session::WeightSource {
   std::unique_ptr<WeightCache> cache;
   std::string cacheRejected;   // the cache file was rejected, why
   double cacheOpenMs = 0;
