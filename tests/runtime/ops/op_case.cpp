@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include <sys/wait.h>
+
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/npy.h"
@@ -164,7 +166,8 @@ Expected<std::map<std::string, std::string>> runOrt(const fs::path& jobsFile, co
   }
   if (errors.empty()) {
     auto e = readFile(err);
-    return makeError("ONNX Runtime ran no model (exit status {}): {}", rc, e.ok() ? *e : "no stderr");
+    return makeError("ONNX Runtime ran no model (exit status {}): {}", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1,
+                     e.ok() ? *e : "no stderr");
   }
   return errors;
 }

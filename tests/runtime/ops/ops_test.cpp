@@ -42,7 +42,7 @@ TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
   const fs::path dir = pattern;
   const auto cases = allCases();
   auto results = runAgainstOnnxRuntime(cases, dir, ZP_NODE_EXECUTABLE, ZP_SOURCE_DIR);
-  ASSERT_TRUE(results.ok()) << results.error().message;
+  ASSERT_TRUE(results.ok()) << results.error().message << " (models and inputs kept in " << dir << ")";
   ASSERT_EQ(results->size(), cases.size());
   int failed = 0;
   for (const auto& r : *results) {
