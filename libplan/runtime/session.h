@@ -26,9 +26,10 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "libplan/runtime/ops.h"
+#include "libplan/runtime/kernel_policy.h"
+#include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/tensor.h"
-#include "libplan/runtime/weight_cache.h"
+#include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/util/error.h"
 
 namespace zp::runtime {
@@ -134,17 +135,21 @@ class Session {
   // and loads read the model and use the entries whose checksums match, silently.
   Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
-  struct Impl;   // defined in session.cpp
-  struct Build;  // how a session is being built (session.cpp)
+  struct Impl;          // session_impl.h
+  struct WeightSource;  // where heavy weights come from: a cache, alone or checked, or the model (session_impl.h)
+  class Builder;        // builds a session section by section (session_build.cpp)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
   static Expected<std::unique_ptr<Session>> build(onnx::ModelProto model, const std::string& label,
-                                                  const SessionOptions& options, Build& how);
+                                                  const SessionOptions& options, WeightSource& weights);
   static Expected<std::unique_ptr<Session>> loadModelFile(const std::filesystem::path& path,
-                                                          const SessionOptions& options, Build& how);
+                                                          const SessionOptions& options, WeightSource& weights);
   Expected<TensorMap> runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
                               std::string* why);
+  Status bindInputs(const TensorMap& inputs);
+  Status verifyPayloads(size_t step, std::string* corruptNode, std::string* why);
+  TensorMap takeOutputs(bool failed);
   Status rebuildFromModel();
   std::unique_ptr<Impl> impl_;
   std::filesystem::path modelPath_;    // empty for fromModel

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "libplan/runtime/kernels.h"
-#include "libplan/runtime/kernels_sparse.h"
+#include "libplan/runtime/kernels/kernels.h"
+#include "libplan/runtime/kernels/sparse.h"
 
 namespace zp::runtime {
 namespace {

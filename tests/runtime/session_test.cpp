@@ -9,10 +9,11 @@
 #include <set>
 
 #include "libplan/graph/model_io.h"
+#include "libplan/runtime/cache/crc32c.h"
+#include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/npy.h"
 #include "libplan/runtime/session.h"
-#include "libplan/runtime/weight_cache.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 

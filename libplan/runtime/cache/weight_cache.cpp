@@ -1,0 +1,309 @@
+#include "libplan/runtime/cache/weight_cache.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <set>
+#include <system_error>
+
+#include "libplan/runtime/cache/crc32c.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/util/json.h"
+
+namespace zp::runtime {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[8] = {'Z', 'P', 'W', 'C', 'A', 'C', 'H', 'E'};
+
+// Versions 2 and 3. Version 1's header is the first 64 bytes: the fields through
+// tableCrc, then zeros.
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t entries;
+  uint64_t tableOffset;
+  uint64_t tableBytes;
+  uint32_t tableCrc;
+  uint32_t headerCrc;
+  uint64_t modelBytes;
+  int64_t modelMtimeNs;
+  uint64_t skeletonOffset;
+  uint64_t skeletonBytes;
+  // Version 3: the skeleton's CRC-32C in the first 4 bytes, the rest zero.
+  // Version 2: its SHA-256 (OpenSSL's start-up slowed every cold load; see README.md).
+  uint8_t skeletonCheck[32];
+  uint8_t pad[24];
+};
+static_assert(sizeof(Header) == 128);
+constexpr size_t kHeaderV1Bytes = 64;
+
+// The skeleton check field as version 3 writes it.
+std::array<uint8_t, 32> skeletonCheckV3(std::string_view skeleton) {
+  std::array<uint8_t, 32> check{};
+  const uint32_t crc = crc32c(skeleton.data(), skeleton.size());
+  std::memcpy(check.data(), &crc, sizeof crc);
+  return check;
+}
+
+uint32_t headerCrc(Header h) {
+  h.headerCrc = 0;
+  return crc32c(&h, sizeof h);
+}
+
+// Asks the kernel to read [offset, offset + bytes) of the mapping ahead.
+// Linux reads at most one readahead window per call, so larger extents go in
+// window-sized pieces, in order. `stop` ends it early.
+void readAhead(const void* map, uint64_t offset, uint64_t bytes, const std::atomic<bool>* stop = nullptr) {
+  if (bytes == 0) return;
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  constexpr uintptr_t kPiece = uintptr_t{2} << 20;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(map);
+  const uintptr_t end = base + offset + bytes;
+  for (uintptr_t b = (base + offset) / page * page; b < end && !(stop && *stop); b += kPiece)
+    ::madvise(reinterpret_cast<void*>(b), std::min(kPiece, end - b), MADV_WILLNEED);
+}
+
+size_t alignUp(size_t v) { return (v + kWeightCacheAlign - 1) / kWeightCacheAlign * kWeightCacheAlign; }
+
+bool dtypeFromName(const std::string& s, DType* out) {
+  for (DType d : {DType::F32, DType::I64, DType::I32, DType::I8, DType::U8, DType::Bool})
+    if (s == dtypeName(d)) { *out = d; return true; }
+  return false;
+}
+
+}  // namespace
+
+Expected<ModelIdentity> modelIdentity(const fs::path& model) {
+  struct stat st {};
+  if (::stat(model.c_str(), &st) != 0) return makeError("{}: cannot stat: {}", model.string(), std::strerror(errno));
+  ModelIdentity id;
+  id.bytes = static_cast<uint64_t>(st.st_size);
+  id.mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return id;
+}
+
+Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& entries, const CacheModel& model) {
+  std::string out(sizeof(Header), '\0');
+  const size_t skeletonOffset = out.size();
+  out += model.skeleton;
+  Json table = Json::array();
+  for (const auto& e : entries) {
+    assert(e.packed);
+    Json arrays = Json::array();
+    for (const auto& a : e.packed->arrays) {
+      out.resize(alignUp(out.size()), '\0');
+      const size_t off = out.size();
+      out.append(static_cast<const char*>(a.data), a.bytes());
+      arrays.push_back({{"name", a.name}, {"dtype", dtypeName(a.dtype)}, {"count", a.count}, {"offset", off},
+                        {"bytes", a.bytes()}, {"crc", crc32c(a.data, a.bytes())}});
+    }
+    table.push_back({{"node", e.node}, {"kernel", e.kernel}, {"transform", e.transform}, {"sources", e.sources},
+                     {"source_crc", e.sourceCrc}, {"zero_fraction", e.zeroFraction}, {"arrays", arrays}});
+  }
+  out.resize(alignUp(out.size()), '\0');
+  const std::string tableText = table.dump();
+  Header h{};
+  std::memcpy(h.magic, kMagic, 8);
+  h.version = kWeightCacheVersion;
+  h.entries = static_cast<uint32_t>(entries.size());
+  h.tableOffset = out.size();
+  h.tableBytes = tableText.size();
+  h.tableCrc = crc32c(tableText.data(), tableText.size());
+  h.modelBytes = model.identity.bytes;
+  h.modelMtimeNs = model.identity.mtimeNs;
+  h.skeletonOffset = skeletonOffset;
+  h.skeletonBytes = model.skeleton.size();
+  const auto check = skeletonCheckV3(model.skeleton);
+  std::memcpy(h.skeletonCheck, check.data(), check.size());
+  h.headerCrc = headerCrc(h);
+  out += tableText;
+  std::memcpy(out.data(), &h, sizeof h);
+  return writeFileAtomic(path, out);
+}
+
+WeightCache::~WeightCache() {
+  stopReader_ = true;
+  if (reader_.joinable()) reader_.join();
+}
+
+Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, const ModelIdentity* readAheadFor) {
+  const std::string label = path.string();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return makeError("{}: cannot open weight cache: {}", label, std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) { ::close(fd); return makeError("{}: cannot stat weight cache", label); }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size < kHeaderV1Bytes) { ::close(fd); return makeError("{}: weight cache is truncated ({} bytes)", label, size); }
+  // The header through read(): a fault on the mapping would read a whole
+  // readahead window around it before anything is known.
+  char head[sizeof(Header)] = {};
+  const ssize_t got = ::pread(fd, head, std::min(sizeof head, size), 0);
+  if (got < static_cast<ssize_t>(kHeaderV1Bytes)) {
+    ::close(fd);
+    return makeError("{}: cannot read the weight cache header", label);
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return makeError("{}: cannot map weight cache: {}", label, std::strerror(errno));
+  std::unique_ptr<WeightCache> c(new WeightCache());
+  c->path_ = path;
+  c->size_ = size;
+  c->map_ = std::shared_ptr<void>(p, [size](void* q) { munmap(q, size); });
+  const char* base = static_cast<const char*>(p);
+  Header h;  // a version-1 header leaves the fields after tableCrc unread
+  std::memcpy(&h, head, sizeof h);
+  if (std::memcmp(h.magic, kMagic, 8) != 0) return makeError("{}: not a zooplan weight cache (bad magic)", label);
+  if (h.version < 1 || h.version > kWeightCacheVersion)
+    return makeError("{}: weight cache version {} (this runtime reads versions 1 to {})", label, h.version,
+                     kWeightCacheVersion);
+  c->version_ = h.version;
+  size_t headerBytes = kHeaderV1Bytes;
+  uint64_t payloadsBegin = 0, payloadsEnd = 0;  // to read ahead
+  if (h.version >= 2) {
+    if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
+    if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
+    headerBytes = sizeof(Header);
+    // Written so that no sum can wrap around (the header CRC does not stop a crafted file).
+    if (h.skeletonOffset < headerBytes || h.skeletonBytes > h.tableOffset ||
+        h.skeletonOffset > h.tableOffset - h.skeletonBytes || h.tableBytes > size || h.tableOffset > size - h.tableBytes)
+      return makeError("{}: weight cache skeleton lies outside the file", label);
+    // Skeleton and table are read next (both requested at once); the payloads follow
+    // once they are checked.
+    readAhead(p, h.skeletonOffset, h.skeletonBytes);
+    readAhead(p, h.tableOffset, h.tableBytes);
+    if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
+      payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
+      payloadsEnd = std::max(payloadsBegin, h.tableOffset);
+    }
+    c->identity_ = {h.modelBytes, h.modelMtimeNs};
+    c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
+    const auto expect = h.version == 2 ? sha256(c->skeleton_) : skeletonCheckV3(c->skeleton_);
+    if (std::memcmp(expect.data(), h.skeletonCheck, expect.size()) != 0)
+      return makeError("{}: weight cache skeleton checksum mismatch", label);
+  }
+  if (h.tableBytes > size || h.tableOffset > size - h.tableBytes || h.tableOffset < headerBytes)
+    return makeError("{}: weight cache table lies outside the file", label);
+  std::string_view tableText(base + h.tableOffset, h.tableBytes);
+  if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
+    return makeError("{}: weight cache table checksum mismatch", label);
+  try {
+    const Json table = Json::parse(tableText);
+    if (!table.is_array()) return makeError("{}: weight cache table is not an array", label);
+    for (const auto& e : table) {
+      Stored entry;
+      entry.info.kernel = e.at("kernel").get<std::string>();
+      entry.info.transform = e.at("transform").get<std::string>();
+      entry.info.sourceCrc = e.at("source_crc").get<uint32_t>();
+      if (e.contains("zero_fraction")) {
+        entry.info.zeroFraction = e.at("zero_fraction").get<double>();
+        entry.info.hasZeroFraction = true;
+      }
+      if (e.contains("sources")) entry.info.sources = e.at("sources").get<std::vector<std::string>>();
+      for (const auto& a : e.at("arrays")) {
+        Array arr;
+        arr.name = a.at("name").get<std::string>();
+        if (!dtypeFromName(a.at("dtype").get<std::string>(), &arr.dtype))
+          return makeError("{}: weight cache array has unknown dtype", label);
+        arr.count = a.at("count").get<int64_t>();
+        arr.offset = a.at("offset").get<uint64_t>();
+        arr.bytes = a.at("bytes").get<uint64_t>();
+        arr.crc = a.at("crc").get<uint32_t>();
+        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.bytes > h.tableOffset ||
+            arr.offset > h.tableOffset - arr.bytes || arr.count < 0 ||
+            static_cast<uint64_t>(arr.count) > arr.bytes ||  // then count x size cannot wrap
+            arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
+          return makeError("{}: weight cache array '{}' has a bad extent", label, arr.name);
+        entry.arrays.push_back(arr);
+      }
+      const std::string node = e.at("node").get<std::string>();
+      if (c->entries_.count(node)) return makeError("{}: weight cache has two entries for node '{}'", label, node);
+      c->entries_[node] = std::move(entry);
+    }
+  } catch (const std::exception& ex) {
+    return makeError("{}: weight cache table is malformed: {}", label, ex.what());
+  }
+  if (c->entries_.size() != h.entries) return makeError("{}: weight cache entry count mismatch", label);
+  if (payloadsEnd > payloadsBegin) {
+    // Submitting blocks once the device queue is full: a helper thread keeps it full
+    // while the session is built and run.
+    std::atomic<bool>* stop = &c->stopReader_;
+    const uint64_t bytes = payloadsEnd - payloadsBegin;
+    try {
+      c->reader_ = std::thread([p, payloadsBegin, bytes, stop] { readAhead(p, payloadsBegin, bytes, stop); });
+    } catch (const std::system_error&) {
+      readAhead(p, payloadsBegin, std::min<uint64_t>(bytes, uint64_t{8} << 20));
+    }
+  }
+  return c;
+}
+
+void WeightCache::view(const Stored& e, PackedWeights* out) const {
+  PackedWeights pw;
+  const char* base = static_cast<const char*>(map_.get());
+  for (const auto& a : e.arrays) {
+    WeightArray w;
+    w.name = a.name;
+    w.dtype = a.dtype;
+    w.count = a.count;
+    w.data = base + a.offset;
+    w.owner = map_;
+    pw.arrays.push_back(std::move(w));
+  }
+  *out = std::move(pw);
+}
+
+WeightCache::Result WeightCache::lookup(const std::string& node, const std::string& kernel, uint32_t sourceCrc,
+                                        PackedWeights* out, std::string* why) {
+  auto it = entries_.find(node);
+  if (it == entries_.end() || it->second.info.kernel != kernel) return Result::Miss;
+  const Stored& e = it->second;
+  if (e.info.sourceCrc != sourceCrc) {
+    *why = "cache entry was made from different weights (source checksum mismatch)";
+    return Result::Corrupt;
+  }
+  if (!verify(node, why)) return Result::Corrupt;
+  view(e, out);
+  return Result::Hit;
+}
+
+bool WeightCache::mapped(const std::string& node, const std::string& kernel, const std::vector<std::string>& sources,
+                         PackedWeights* out) const {
+  auto it = entries_.find(node);
+  if (it == entries_.end() || it->second.info.kernel != kernel || it->second.info.sources != sources) return false;
+  view(it->second, out);
+  return true;
+}
+
+bool WeightCache::verify(const std::string& node, std::string* why) const {
+  auto it = entries_.find(node);
+  assert(it != entries_.end());
+  const char* base = static_cast<const char*>(map_.get());
+  for (const auto& a : it->second.arrays)
+    if (crc32c(base + a.offset, a.bytes) != a.crc) {
+      *why = fmt::format("payload '{}' checksum mismatch", a.name);
+      return false;
+    }
+  return true;
+}
+
+const WeightCache::Entry* WeightCache::entry(const std::string& node) const {
+  auto it = entries_.find(node);
+  return it == entries_.end() ? nullptr : &it->second.info;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> WeightCache::payloadExtents(const std::string& node) const {
+  std::vector<std::pair<uint64_t, uint64_t>> r;
+  if (auto it = entries_.find(node); it != entries_.end())
+    for (const auto& a : it->second.arrays) r.push_back({a.offset, a.bytes});
+  return r;
+}
+
+}  // namespace zp::runtime

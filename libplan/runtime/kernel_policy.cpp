@@ -1,0 +1,94 @@
+#include "libplan/runtime/kernel_policy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+namespace zp::runtime {
+
+const std::vector<std::string>& policyNames() {
+  static const std::vector<std::string> names = {"default", "tune", "naive", "im2col", "gemm1x1",
+                                                 "winograd", "depthwise", "sparse", "blas"};
+  return names;
+}
+
+bool isKnownPolicy(const std::string& name) {
+  const auto& n = policyNames();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+Expected<ConvKernel> chooseConvKernel(const KernelPolicy& p, const ConvNode& node, const ConvTuner& tune) {
+  ConvKernel k;
+  if (auto it = p.perNode.find(node.name); it != p.perNode.end()) {
+    if (!parseConvKernel(it->second, &k)) return makeError("kernel '{}' is not a Conv kernel", it->second);
+    if (!convKernelApplies(k, node.attrs)) return makeError("kernel '{}' does not apply to this Conv", it->second);
+    return k;
+  }
+  if (parseConvKernel(p.policy, &k) && convKernelApplies(k, node.attrs)) return k;
+  if (p.policy == "tune" && node.tunable) return tune();
+  return defaultConvKernel(node.attrs, node.input, node.zeroFraction, p.sparseThreshold);
+}
+
+// Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN): with
+// vectorized transforms Winograd F(2x2,3x3) beats im2col from 64 input and output
+// channels on maps of 8x8 and more (ResNet-18's 56x56 to 14x14, GoogLeNet's 56x56 to
+// 14x14) and loses on 7x7 maps and few channels. The sparse kernel (one thread, against
+// the best of im2col/gemm1x1/winograd) breaks even at 70-80% zeros on kxk convs of any
+// stride and map size (ResNet-18's: 1.0-2.1x at 80%, the lowest on 28x28x128 against
+// Winograd, 1.9-3.2x at 90%; the digits nets' 8x8 and 4x4 maps: 1.4-3x at 80%), but 1x1
+// convs are a plain GEMM for dense: there sparse needs ~90% zeros (1.1-2.3x at 90% on
+// ResNet-50's 1x1s and ResNet-18's strided ones from 7x7 up, 0.9x with 96 input
+// channels) and still loses on maps smaller than 7x7 (its fixed cost).
+ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in, double zf, double sparseThreshold) {
+  if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
+  const bool known = in && in->size() == 4;
+  const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
+  const bool pointwise = a.kh == 1 && a.kw == 1;
+  if (!pointwise && zf >= sparseThreshold) return ConvKernel::Sparse;
+  if (pointwise && zf >= std::max(sparseThreshold, 0.9) && (!known || H * W >= 49 * a.sh * a.sw))
+    return ConvKernel::Sparse;
+  if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
+  if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && W >= 8)))
+    return ConvKernel::Winograd;
+  return ConvKernel::Im2col;
+}
+
+Expected<GemmKernel> chooseGemmKernel(const KernelPolicy& p, const std::string& node, double zeroFraction) {
+  GemmKernel k = zeroFraction >= p.sparseThreshold ? GemmKernel::Sparse : GemmKernel::Blas;
+  if (auto it = p.perNode.find(node); it != p.perNode.end()) {
+    if (!parseGemmKernel(it->second, &k)) return makeError("kernel '{}' is not a Gemm/MatMul kernel", it->second);
+  } else {
+    GemmKernel forced;
+    if (parseGemmKernel(p.policy, &forced)) k = forced;
+  }
+  return k;
+}
+
+ConvKernel tuneConvKernel(const ConvAttrs& a, int64_t N, int64_t H, int64_t W, const float* w, const float* bias,
+                          const Epilogue& e, int threads, GemmLibrary gemm) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(static_cast<size_t>(N * a.C() * H * W)), y(static_cast<size_t>(N * a.M * a.outH(H) * a.outW(W)));
+  for (auto& v : x) v = dist(rng);
+  Scratch scratch;
+  ConvKernel best = ConvKernel::Im2col;
+  double bestMs = INFINITY;
+  for (ConvKernel k : kAllConvKernels) {
+    if (k == ConvKernel::Naive || !convKernelApplies(k, a)) continue;
+    PackedWeights pw = transformConvWeights(k, a, w, bias);
+    std::vector<double> times;
+    for (int rep = 0; rep < 4; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      runConv(k, a, pw, x.data(), N, H, W, y.data(), e, scratch, threads, gemm);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (rep > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    const double ms = times[times.size() / 2];
+    if (ms < bestMs) { bestMs = ms; best = k; }
+  }
+  return best;
+}
+
+}  // namespace zp::runtime

@@ -1,0 +1,48 @@
+// What the kernel files share (kernels.cpp, window.cpp, winograd.cpp);
+// the ops see kernels.h only.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "libplan/runtime/kernels/kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>  // AVX2 code under __AVX2__; AVX-512 code in target("avx512f") functions
+#endif
+
+namespace zp::runtime {
+
+inline float actOne(float v, const Epilogue& e) {
+  if (e.kind == Epilogue::Relu) return v > 0 ? v : 0;
+  if (e.kind == Epilogue::Clip) return std::min(std::max(v, e.lo), e.hi);
+  return v;
+}
+
+// applyEpilogue over channels split across threads.
+void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
+                           int threads);
+
+#if defined(__AVX2__)
+// The 16 floats at s as their 8 even-indexed and 8 odd-indexed ones, in order.
+inline void deinterleave16(const float* s, __m256* even, __m256* odd) {
+  const __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + 8);
+  // shuffle picks within 128-bit lanes; the permute puts the lanes' halves in order.
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+}
+#endif
+
+// d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
+// 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
+void copyEven(const float* s, int64_t lo, int64_t hi, float* d);
+
+// Winograd F(2x2, 3x3) weights U = G g G^T, stored [16][M][C] (winograd.cpp).
+std::vector<float> winogradWeights(const ConvAttrs& a, const float* w);
+void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
+                  float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm);
+
+// Depthwise conv on the window layout shared with max pooling (window.cpp).
+void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
+                   float* y, const Epilogue& e, Scratch& scratch, int threads);
+
+}  // namespace zp::runtime

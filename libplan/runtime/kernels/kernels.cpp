@@ -1,0 +1,399 @@
+#include "libplan/runtime/kernels/kernels.h"
+
+#include "libplan/runtime/kernels/internal.h"
+#include "libplan/runtime/kernels/sparse.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <omp.h>
+
+namespace zp::runtime {
+
+// ---- helpers -------------------------------------------------------------
+
+float* Scratch::floats(size_t count, size_t slot) {
+  if (blocks_.size() <= slot) blocks_.resize(slot + 1);
+  auto& b = blocks_[slot];
+  size_t need = std::max<size_t>(count, 1) * sizeof(float);
+  if (b.bytes < need) {
+    b.mem = allocAligned(need);
+    b.bytes = need;
+  }
+  return static_cast<float*>(b.mem.get());
+}
+
+size_t Scratch::bytes() const {
+  size_t s = 0;
+  for (const auto& b : blocks_) s += b.bytes;
+  return s;
+}
+
+const WeightArray* PackedWeights::find(const std::string& name) const {
+  for (const auto& a : arrays)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const WeightArray& PackedWeights::get(const std::string& name) const {
+  const WeightArray* a = find(name);
+  assert(a && "packed weight array missing");
+  return *a;
+}
+
+size_t PackedWeights::bytes() const {
+  size_t s = 0;
+  for (const auto& a : arrays) s += a.bytes();
+  return s;
+}
+
+template <typename T>
+WeightArray PackedWeights::make(std::string name, const std::vector<T>& values, DType dtype) {
+  WeightArray a;
+  a.name = std::move(name);
+  a.dtype = dtype;
+  a.count = static_cast<int64_t>(values.size());
+  a.owner = allocAligned(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(a.owner.get(), values.data(), values.size() * sizeof(T));
+  a.data = a.owner.get();
+  return a;
+}
+template WeightArray PackedWeights::make<float>(std::string, const std::vector<float>&, DType);
+template WeightArray PackedWeights::make<int32_t>(std::string, const std::vector<int32_t>&, DType);
+
+double zeroFraction(const float* w, int64_t n) {
+  if (n <= 0) return 0;
+  int64_t z = 0;
+  for (int64_t i = 0; i < n; ++i) z += (w[i] == 0.0f);
+  return static_cast<double>(z) / static_cast<double>(n);
+}
+
+void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e) {
+  if (!bias && e.kind == Epilogue::None) return;
+  for (int64_t c = 0; c < channels; ++c) {
+    float* p = y + c * perChannel;
+    const float b = bias ? bias[c] : 0.0f;
+    switch (e.kind) {
+      case Epilogue::None: for (int64_t i = 0; i < perChannel; ++i) p[i] += b; break;
+      case Epilogue::Relu:
+        for (int64_t i = 0; i < perChannel; ++i) { float v = p[i] + b; p[i] = v > 0 ? v : 0; }
+        break;
+      case Epilogue::Clip:
+        for (int64_t i = 0; i < perChannel; ++i) p[i] = std::min(std::max(p[i] + b, e.lo), e.hi);
+        break;
+    }
+  }
+}
+
+void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
+                           int threads) {
+  if (!bias && e.kind == Epilogue::None) return;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && channels * perChannel > 16384) schedule(static)
+  for (int64_t c = 0; c < channels; ++c) applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
+}
+
+// ---- Conv: names and applicability -------------------------------------
+
+const char* convKernelName(ConvKernel k) {
+  switch (k) {
+    case ConvKernel::Naive: return "naive";
+    case ConvKernel::Im2col: return "im2col";
+    case ConvKernel::Gemm1x1: return "gemm1x1";
+    case ConvKernel::Winograd: return "winograd";
+    case ConvKernel::Depthwise: return "depthwise";
+    case ConvKernel::Sparse: return "sparse";
+  }
+  return "?";
+}
+
+bool parseConvKernel(const std::string& name, ConvKernel* out) {
+  for (ConvKernel k : kAllConvKernels)
+    if (name == convKernelName(k)) { *out = k; return true; }
+  return false;
+}
+
+const char* convTransformName(ConvKernel k) {
+  switch (k) {
+    case ConvKernel::Naive: return "copy";
+    case ConvKernel::Im2col: return "pack_gemm";
+    case ConvKernel::Gemm1x1: return "pack_gemm";
+    case ConvKernel::Winograd: return "winograd_f2x2_3x3";
+    case ConvKernel::Depthwise: return "copy";
+    case ConvKernel::Sparse: return kSparseConvTransform;
+  }
+  return "?";
+}
+
+bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
+  switch (k) {
+    case ConvKernel::Naive: case ConvKernel::Im2col: case ConvKernel::Sparse: return true;
+    case ConvKernel::Gemm1x1:
+      return a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+    case ConvKernel::Winograd:
+      return a.group == 1 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.dh == 1 && a.dw == 1;
+    case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
+  }
+  return false;
+}
+
+// ---- Conv: weight transforms ---------------------------------------------
+
+static std::vector<float> biasOrZero(const float* bias, int64_t M) {
+  std::vector<float> b(static_cast<size_t>(M), 0.0f);
+  if (bias) std::copy(bias, bias + M, b.begin());
+  return b;
+}
+
+PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float* w, const float* bias) {
+  assert(convKernelApplies(k, a) && a.group > 0 && a.M % a.group == 0);
+  PackedWeights pw;
+  const int64_t K = a.Cg * a.kh * a.kw;
+  const int64_t total = a.M * K;
+  pw.arrays.push_back(PackedWeights::make("bias", biasOrZero(bias, a.M), DType::F32));
+  switch (k) {
+    case ConvKernel::Naive: case ConvKernel::Im2col: case ConvKernel::Gemm1x1: case ConvKernel::Depthwise:
+      // [M, Cg*kh*kw] row-major: group g's rows form the GEMM's A operand.
+      pw.arrays.push_back(PackedWeights::make("w", std::vector<float>(w, w + total), DType::F32));
+      break;
+    case ConvKernel::Winograd:
+      pw.arrays.push_back(PackedWeights::make("U", winogradWeights(a, w), DType::F32));
+      break;
+    case ConvKernel::Sparse: sparseConvWeights(a, w, &pw); break;
+  }
+  return pw;
+}
+
+// ---- Conv: kernels --------------------------------------------------------
+
+static void convNaive(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
+                      int64_t W, float* y, const Epilogue& e, int threads) {
+  const int64_t OH = a.outH(H), OW = a.outW(W), C = a.C(), Mg = a.M / a.group;
+#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < a.M; ++m) {
+      const int64_t g = m / Mg;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = 0;
+          for (int64_t c = 0; c < a.Cg; ++c)
+            for (int64_t i = 0; i < a.kh; ++i) {
+              int64_t ih = oh * a.sh - a.padT + i * a.dh;
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t j = 0; j < a.kw; ++j) {
+                int64_t iw = ow * a.sw - a.padL + j * a.dw;
+                if (iw < 0 || iw >= W) continue;
+                s += static_cast<double>(x[((n * C + g * a.Cg + c) * H + ih) * W + iw]) *
+                     w[((m * a.Cg + c) * a.kh + i) * a.kw + j];
+              }
+            }
+          y[((n * a.M + m) * OH + oh) * OW + ow] = actOne(static_cast<float>(s) + bias[m], e);
+        }
+    }
+}
+
+// d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
+// 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
+void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
+  int64_t k = lo;
+#if defined(__AVX2__)
+  for (; k + 8 < hi; k += 8) {
+    __m256 ev, od;
+    deinterleave16(s + 2 * k, &ev, &od);
+    _mm256_storeu_ps(d + k, ev);
+  }
+#endif
+  for (; k < hi; ++k) d[k] = s[2 * k];
+}
+
+// col[(c*kh + i)*kw + j][oh*OW + ow] for Cg channels starting at x.
+static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, float* col, int threads) {
+  const int64_t OH = a.outH(H), OW = a.outW(W), rows = a.Cg * a.kh * a.kw;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * OH * OW > 32768) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t c = r / (a.kh * a.kw), i = (r / a.kw) % a.kh, j = r % a.kw;
+    float* dst = col + r * OH * OW;
+    const float* src = x + c * H * W;
+    // ow range with iw inside [0, W): iw = ow*sw - padL + j*dw
+    const int64_t off = j * a.dw - a.padL;
+    int64_t lo = off >= 0 ? 0 : (-off + a.sw - 1) / a.sw;
+    int64_t hi = (W - off + a.sw - 1) / a.sw;  // first ow with iw >= W
+    lo = std::min(lo, OW);
+    hi = std::max(std::min(hi, OW), lo);
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t ih = oh * a.sh - a.padT + i * a.dh;
+      float* d = dst + oh * OW;
+      if (ih < 0 || ih >= H) { std::memset(d, 0, static_cast<size_t>(OW) * 4); continue; }
+      const float* s = src + ih * W;
+      for (int64_t ow = 0; ow < lo; ++ow) d[ow] = 0;
+      if (a.sw == 1) std::memcpy(d + lo, s + lo + off, static_cast<size_t>(hi - lo) * 4);
+      else if (a.sw == 2) copyEven(s + off, lo, hi, d);
+      else
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * a.sw + off];
+      for (int64_t ow = hi; ow < OW; ++ow) d[ow] = 0;
+    }
+  }
+}
+
+// The B operand of group g's GEMM: the input itself for 1x1 stride 1 without
+// padding, a subsampled copy for strided 1x1, im2col otherwise.
+static const float* convColumns(const ConvAttrs& a, const float* xg, int64_t H, int64_t W, Scratch& scratch,
+                                int threads) {
+  const int64_t OH = a.outH(H), OW = a.outW(W);
+  const bool pointwise = a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+  if (pointwise && a.sh == 1 && a.sw == 1) return xg;
+  float* col = scratch.floats(static_cast<size_t>(a.Cg * a.kh * a.kw * OH * OW));
+  if (pointwise) {
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (int64_t c = 0; c < a.Cg; ++c)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow)
+          col[(c * OH + oh) * OW + ow] = xg[(c * H + oh * a.sh) * W + ow * a.sw];
+    return col;
+  }
+  im2col(a, xg, H, W, col, threads);
+  return col;
+}
+
+static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
+                     float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
+  const float* w = pw.get("w").as<float>();
+  const float* bias = pw.get("bias").as<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < a.group; ++g) {
+      const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
+      const float* col = convColumns(a, xg, H, W, scratch, threads);
+      float* yg = y + (n * a.M + g * Mg) * P;
+      sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P, threads, gemm);
+      applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
+    }
+}
+
+void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+  threads = std::max(1, threads);
+  switch (k) {
+    case ConvKernel::Naive:
+      convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, threads);
+      break;
+    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
+    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
+    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); break;
+    case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, e, scratch, threads); break;
+  }
+}
+
+// ---- Gemm with constant weights ------------------------------------------
+
+const char* gemmKernelName(GemmKernel k) {
+  switch (k) {
+    case GemmKernel::Naive: return "naive";
+    case GemmKernel::Blas: return "blas";
+    case GemmKernel::Sparse: return "sparse";
+  }
+  return "?";
+}
+
+bool parseGemmKernel(const std::string& name, GemmKernel* out) {
+  for (GemmKernel k : kAllGemmKernels)
+    if (name == gemmKernelName(k)) { *out = k; return true; }
+  return false;
+}
+
+const char* gemmTransformName(GemmKernel k) {
+  switch (k) {
+    case GemmKernel::Naive: return "transpose_nk";
+    case GemmKernel::Blas: return "transpose_nk";
+    case GemmKernel::Sparse: return "csr_nk";
+  }
+  return "?";
+}
+
+PackedWeights transformGemmWeights(GemmKernel k, int64_t K, int64_t N, const float* b, bool bTransposed,
+                                   const float* bias, float alpha, float beta) {
+  PackedWeights pw;
+  std::vector<float> bvec(static_cast<size_t>(N), 0.0f);
+  if (bias)
+    for (int64_t n = 0; n < N; ++n) bvec[static_cast<size_t>(n)] = beta * bias[n];
+  pw.arrays.push_back(PackedWeights::make("bias", bvec, DType::F32));
+  // [N, K] row-major: row n holds the weights of output n.
+  std::vector<float> wt(static_cast<size_t>(N * K));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t kk = 0; kk < K; ++kk)
+      wt[static_cast<size_t>(n * K + kk)] = alpha * (bTransposed ? b[n * K + kk] : b[kk * N + n]);
+  if (k != GemmKernel::Sparse) {
+    pw.arrays.push_back(PackedWeights::make("w", wt, DType::F32));
+    return pw;
+  }
+  std::vector<int32_t> rowptr(static_cast<size_t>(N + 1), 0), cols;
+  std::vector<float> vals;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t kk = 0; kk < K; ++kk) {
+      float v = wt[static_cast<size_t>(n * K + kk)];
+      if (v != 0.0f) { cols.push_back(static_cast<int32_t>(kk)); vals.push_back(v); }
+    }
+    rowptr[static_cast<size_t>(n + 1)] = static_cast<int32_t>(vals.size());
+  }
+  pw.arrays.push_back(PackedWeights::make("rowptr", rowptr, DType::I32));
+  pw.arrays.push_back(PackedWeights::make("cols", cols, DType::I32));
+  pw.arrays.push_back(PackedWeights::make("vals", vals, DType::F32));
+  return pw;
+}
+
+void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const float* x, int64_t rows, float* y,
+             const Epilogue& e, int threads, GemmLibrary gemm) {
+  threads = std::max(1, threads);
+  const float* bias = pw.get("bias").as<float>();
+  switch (k) {
+    case GemmKernel::Naive: {
+      const float* w = pw.get("w").as<float>();
+#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t n = 0; n < N; ++n) {
+          double s = 0;
+          for (int64_t kk = 0; kk < K; ++kk) s += static_cast<double>(x[r * K + kk]) * w[n * K + kk];
+          y[r * N + n] = actOne(static_cast<float>(s) + bias[n], e);
+        }
+      return;
+    }
+    case GemmKernel::Blas: {
+      const float* w = pw.get("w").as<float>();
+      if (rows == 1 && K > 0) {
+        const int64_t parts = (threads > 1 && N * K >= 262144) ? threads : 1;
+        const int64_t chunk = (N + parts - 1) / parts;
+#pragma omp parallel for num_threads(static_cast<int>(parts)) if (parts > 1) schedule(static)
+        for (int64_t t = 0; t < parts; ++t) {
+          const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
+          if (lo < hi)
+            sgemmRowMajor(false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N, 1, gemm);
+        }
+      } else {
+        sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads, gemm);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        float* yr = y + r * N;
+        for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
+      }
+      return;
+    }
+    case GemmKernel::Sparse: {
+      const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
+      const int32_t* cols = pw.get("cols").as<int32_t>();
+      const float* vals = pw.get("vals").as<float>();
+#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t n = 0; n < N; ++n) {
+          const float* xr = x + r * K;
+          float s = 0;
+          for (int32_t z = rowptr[n]; z < rowptr[n + 1]; ++z) s += vals[z] * xr[cols[z]];
+          y[r * N + n] = actOne(s + bias[n], e);
+        }
+      return;
+    }
+  }
+}
+
+}  // namespace zp::runtime

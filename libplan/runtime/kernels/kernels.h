@@ -1,0 +1,111 @@
+// The heavy kernels, free of ONNX: Conv and constant-weight matrix products.
+// Each kernel has its own weight transform, producing PackedWeights (named
+// arrays) that are either computed at load or mapped in place from a weight
+// cache. Every kernel is checked against the naive one in tests/runtime.
+// kernels.cpp: names, transforms, naive, im2col/1x1 and Gemm kernels;
+// winograd.cpp; window.cpp (depthwise conv, max pooling);
+// sparse.cpp; their products go through gemm.h.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "libplan/runtime/kernels/gemm.h"
+#include "libplan/runtime/tensor.h"
+#include "libplan/util/error.h"
+
+namespace zp::runtime {
+
+// A growable 64-byte aligned scratch buffer shared by the kernels of one session
+// (kernels run one after another, so one buffer is enough).
+class Scratch {
+ public:
+  float* floats(size_t count, size_t slot = 0);
+  size_t bytes() const;
+
+ private:
+  struct Block { std::shared_ptr<void> mem; size_t bytes = 0; };
+  std::vector<Block> blocks_;
+};
+
+// One named array of transformed weights. `data` points into `owner` (a heap
+// block) or into a mapped cache file kept alive by `owner`.
+struct WeightArray {
+  std::string name;
+  DType dtype = DType::F32;
+  int64_t count = 0;
+  const void* data = nullptr;
+  std::shared_ptr<void> owner;
+  size_t bytes() const { return static_cast<size_t>(count) * dtypeSize(dtype); }
+  template <typename T> const T* as() const { return static_cast<const T*>(data); }
+};
+
+struct PackedWeights {
+  std::vector<WeightArray> arrays;
+  const WeightArray* find(const std::string& name) const;
+  const WeightArray& get(const std::string& name) const;  // asserts presence
+  size_t bytes() const;
+  template <typename T> static WeightArray make(std::string name, const std::vector<T>& values, DType dtype);
+};
+
+// Fused elementwise tail of a Conv/Gemm: none, Relu, or Clip(lo, hi).
+struct Epilogue {
+  enum Kind : uint8_t { None, Relu, Clip } kind = None;
+  float lo = 0, hi = 0;
+};
+void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e);
+
+// ---- Conv ---------------------------------------------------------------
+
+struct ConvAttrs {
+  int64_t M = 0, Cg = 0, kh = 1, kw = 1;  // weight [M, Cg, kh, kw]
+  int64_t group = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t padT = 0, padL = 0, padB = 0, padR = 0;
+  int64_t outH(int64_t H) const { return (H + padT + padB - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t outW(int64_t W) const { return (W + padL + padR - dw * (kw - 1) - 1) / sw + 1; }
+  int64_t C() const { return Cg * group; }
+};
+
+enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse };
+inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive, ConvKernel::Im2col, ConvKernel::Gemm1x1,
+                                                 ConvKernel::Winograd, ConvKernel::Depthwise, ConvKernel::Sparse};
+const char* convKernelName(ConvKernel k);
+bool parseConvKernel(const std::string& name, ConvKernel* out);
+bool convKernelApplies(ConvKernel k, const ConvAttrs& a);
+// The name of the weight transform each kernel performs (recorded in caches).
+const char* convTransformName(ConvKernel k);
+
+// w: [M, Cg, kh, kw], bias: [M] or null.
+PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float* w, const float* bias);
+// x: [N, C, H, W] -> y: [N, M, OH, OW].
+void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
+             GemmLibrary gemm = GemmLibrary::OneDnn);
+
+// Max pooling over the window `a` describes (kh, kw, strides, dilations, pads; M,
+// Cg and group unused): x [N, C, H, W] -> y [N, C, a.outH(H), a.outW(W)]. Padding
+// never wins (it is -inf); a window entirely in the padding gives -inf.
+void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
+                Scratch& scratch, int threads);
+
+// ---- Matrix product with a constant right-hand side ----------------------
+// Y[rows, N] = X[rows, K] * B[K, N] + bias[N]
+
+enum class GemmKernel { Naive, Blas, Sparse };
+inline constexpr GemmKernel kAllGemmKernels[] = {GemmKernel::Naive, GemmKernel::Blas, GemmKernel::Sparse};
+const char* gemmKernelName(GemmKernel k);
+bool parseGemmKernel(const std::string& name, GemmKernel* out);
+const char* gemmTransformName(GemmKernel k);
+
+// b is [K, N] row-major when !bTransposed, else [N, K]; alpha scales B, beta the bias.
+PackedWeights transformGemmWeights(GemmKernel k, int64_t K, int64_t N, const float* b, bool bTransposed,
+                                   const float* bias, float alpha, float beta);
+void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const float* x, int64_t rows, float* y,
+             const Epilogue& e, int threads, GemmLibrary gemm = GemmLibrary::OneDnn);
+
+// Fraction of exact zeros.
+double zeroFraction(const float* w, int64_t n);
+
+}  // namespace zp::runtime

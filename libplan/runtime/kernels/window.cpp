@@ -1,0 +1,213 @@
+#include "libplan/runtime/kernels/kernels.h"
+
+#include "libplan/runtime/kernels/internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+
+namespace zp::runtime {
+
+// Window kernels (depthwise conv, max pooling). Each channel plane is copied once
+// into padded buffers split by row and column phase (input row
+// sh*r + pr goes to row phase pr, slot r; likewise columns), so every tap of every
+// stride and dilation reads at a constant offset from the output position and no
+// tap needs a bounds check. Output (oh, ow) lives at flat position oh*Wq + ow, so
+// whole planes run as one long row in blocks of 32 outputs: four independent
+// accumulators per tap keep the vector units busy even on 7x7 maps. The Wq - OW
+// padding columns per row are computed and dropped when copying out.
+namespace {
+
+struct WindowGeom {
+  int64_t OH = 0, OW = 0, R = 0, Wq = 0, phaseStride = 0, phases = 0;
+  std::vector<int64_t> tapOffset;  // per tap (i, j): offset of output (0, 0)'s input
+  static constexpr int64_t kBlock = 32;
+  static constexpr int64_t kSlack = 2 * kBlock;  // the AVX-512 path runs blocks of 64
+  int64_t flatLen() const { return OH * Wq; }
+  int64_t planeFloats() const { return phases * phaseStride + kSlack; }
+};
+
+WindowGeom windowGeom(const ConvAttrs& a, int64_t H, int64_t W) {
+  WindowGeom g;
+  g.OH = a.outH(H);
+  g.OW = a.outW(W);
+  g.R = g.OH + (a.dh * (a.kh - 1)) / a.sh;
+  g.Wq = g.OW + (a.dw * (a.kw - 1)) / a.sw;
+  g.phaseStride = g.R * g.Wq;
+  g.phases = a.sh * a.sw;
+  for (int64_t i = 0; i < a.kh; ++i)
+    for (int64_t j = 0; j < a.kw; ++j) {
+      const int64_t row = i * a.dh, col = j * a.dw;
+      const int64_t phase = (row % a.sh) * a.sw + col % a.sw;
+      g.tapOffset.push_back(phase * g.phaseStride + (row / a.sh) * g.Wq + col / a.sw);
+    }
+  return g;
+}
+
+void windowPadPlane(const ConvAttrs& a, const WindowGeom& g, const float* src, int64_t H, int64_t W, float pad,
+                    float* q) {
+  for (int64_t pr = 0; pr < a.sh; ++pr)
+    for (int64_t pc = 0; pc < a.sw; ++pc) {
+      float* plane = q + (pr * a.sw + pc) * g.phaseStride;
+      // Slots k whose input column k*sw + pc - padL lies inside [0, W): [kLo, kHi).
+      const int64_t sw = a.sw, first = pc - a.padL;
+      const int64_t kLo = std::min(g.Wq, first >= 0 ? 0 : (-first + sw - 1) / sw);
+      const int64_t kHi = std::max(kLo, std::min(g.Wq, (W - first + sw - 1) / sw));
+      for (int64_t r = 0; r < g.R; ++r) {
+        float* dst = plane + r * g.Wq;
+        const int64_t ih = r * a.sh + pr - a.padT;
+        if (ih < 0 || ih >= H) { std::fill(dst, dst + g.Wq, pad); continue; }
+        const float* sp = src + ih * W + first;
+        std::fill(dst, dst + kLo, pad);
+        if (sw == 1) std::memcpy(dst + kLo, sp + kLo, static_cast<size_t>(kHi - kLo) * 4);
+        else if (sw == 2) copyEven(sp, kLo, kHi, dst);
+        else
+          for (int64_t k = kLo; k < kHi; ++k) dst[k] = sp[k * sw];
+        std::fill(dst + kHi, dst + g.Wq, pad);
+      }
+    }
+  // The last block may read up to kSlack floats past the last phase plane.
+  std::fill(q + g.phases * g.phaseStride, q + g.planeFloats(), pad);
+}
+
+// flat[0, roundUp(OH*Wq, kBlock or 2 * kBlock)) = bias + sum over taps, then the epilogue.
+void depthwiseFlat(const WindowGeom& g, const float* q, const float* wm, float bias, const Epilogue& e,
+                   float* flat) {
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
+  const int64_t* off = g.tapOffset.data();
+#if defined(__AVX2__) && defined(__FMA__)
+  const __m256 vb = _mm256_set1_ps(bias);
+  const __m256 lo = _mm256_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
+  const __m256 hi = _mm256_set1_ps(e.hi);
+  for (int64_t f = 0; f < L; f += WindowGeom::kBlock) {
+    __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m256 w = _mm256_set1_ps(wm[t]);
+      const float* s = q + off[t] + f;
+      a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s), a0);
+      a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 8), a1);
+      a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 16), a2);
+      a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 24), a3);
+    }
+    if (e.kind != Epilogue::None) {
+      a0 = _mm256_max_ps(a0, lo); a1 = _mm256_max_ps(a1, lo); a2 = _mm256_max_ps(a2, lo); a3 = _mm256_max_ps(a3, lo);
+    }
+    if (e.kind == Epilogue::Clip) {
+      a0 = _mm256_min_ps(a0, hi); a1 = _mm256_min_ps(a1, hi); a2 = _mm256_min_ps(a2, hi); a3 = _mm256_min_ps(a3, hi);
+    }
+    _mm256_storeu_ps(flat + f, a0);
+    _mm256_storeu_ps(flat + f + 8, a1);
+    _mm256_storeu_ps(flat + f + 16, a2);
+    _mm256_storeu_ps(flat + f + 24, a3);
+  }
+#else
+  for (int64_t f = 0; f < L; ++f) {
+    float acc = bias;
+    for (int64_t t = 0; t < taps; ++t) acc += wm[t] * q[off[t] + f];
+    flat[f] = actOne(acc, e);
+  }
+#endif
+}
+
+#if defined(__x86_64__)
+// The same with 16-float vectors, for CPUs with AVX-512 (64 outputs per block).
+__attribute__((target("avx512f"))) void depthwiseFlat512(const WindowGeom& g, const float* q, const float* wm,
+                                                         float bias, const Epilogue& e, float* flat) {
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
+  const int64_t* off = g.tapOffset.data();
+  const __m512 vb = _mm512_set1_ps(bias);
+  const __m512 lo = _mm512_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
+  const __m512 hi = _mm512_set1_ps(e.hi);
+  for (int64_t f = 0; f < L; f += 2 * WindowGeom::kBlock) {
+    __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512 w = _mm512_set1_ps(wm[t]);
+      const float* s = q + off[t] + f;
+      a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s), a0);
+      a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 16), a1);
+      a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 32), a2);
+      a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 48), a3);
+    }
+    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
+    if (e.kind != Epilogue::None) {
+      a0 = _mm512_mask_max_ps(a0, 0xffff, a0, lo); a1 = _mm512_mask_max_ps(a1, 0xffff, a1, lo);
+      a2 = _mm512_mask_max_ps(a2, 0xffff, a2, lo); a3 = _mm512_mask_max_ps(a3, 0xffff, a3, lo);
+    }
+    if (e.kind == Epilogue::Clip) {
+      a0 = _mm512_mask_min_ps(a0, 0xffff, a0, hi); a1 = _mm512_mask_min_ps(a1, 0xffff, a1, hi);
+      a2 = _mm512_mask_min_ps(a2, 0xffff, a2, hi); a3 = _mm512_mask_min_ps(a3, 0xffff, a3, hi);
+    }
+    _mm512_storeu_ps(flat + f, a0);
+    _mm512_storeu_ps(flat + f + 16, a1);
+    _mm512_storeu_ps(flat + f + 32, a2);
+    _mm512_storeu_ps(flat + f + 48, a3);
+  }
+}
+const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
+#else
+const bool kHaveAvx512 = false;
+#endif
+
+}  // namespace
+
+void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                   int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+  const int64_t mult = a.M / a.group, C = a.C(), taps = a.kh * a.kw;
+  const float* w = pw.get("w").as<float>();
+  const float* bias = pw.get("bias").as<float>();
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
+  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t tid = omp_get_thread_num();
+      float* q = planes + tid * plane;
+      float* flat = flats + tid * flatLen;
+      windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
+      for (int64_t k = 0; k < mult; ++k) {
+        const int64_t m = c * mult + k;
+#if defined(__x86_64__)
+        if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
+        else
+#endif
+          depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+        float* dst = y + (n * a.M + m) * g.OH * g.OW;
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
+      }
+    }
+}
+
+void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
+                Scratch& scratch, int threads) {
+  threads = std::max(1, threads);
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
+  const int64_t* off = g.tapOffset.data();
+  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const int64_t tid = omp_get_thread_num();
+    float* q = planes + tid * plane;
+    float* flat = flats + tid * flatLen;
+    windowPadPlane(a, g, x + nc * H * W, H, W, -INFINITY, q);
+    const int64_t L = g.flatLen();
+    std::copy(q + off[0], q + off[0] + L, flat);
+    for (int64_t t = 1; t < taps; ++t) {
+      const float* s = q + off[t];
+      for (int64_t f = 0; f < L; ++f) flat[f] = std::max(flat[f], s[f]);
+    }
+    float* dst = y + nc * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
+  }
+}
+
+}  // namespace zp::runtime

@@ -1,0 +1,85 @@
+#include "libplan/runtime/ops/heavy_weights.h"
+
+#include <cmath>
+
+#include "libplan/runtime/ops/attributes.h"
+
+namespace zp::runtime::detail {
+
+WeightArray viewOf(const std::string& name, const Tensor& t) {
+  WeightArray a;
+  a.name = name;
+  a.dtype = t.dtype;
+  a.count = t.size();
+  a.data = t.data;
+  a.owner = t.owner;
+  return a;
+}
+
+bool rejectedEarlier(const BuildContext& bc, WeightInfo* info) {
+  if (!bc.corruptNodes) return false;
+  auto it = bc.corruptNodes->find(bc.node->name());
+  if (it == bc.corruptNodes->end()) return false;
+  info->cacheCorrupt = true;
+  if (bc.warnings)
+    bc.warnings->push_back(fmt::format("{}: node '{}': {}; using raw ONNX weights",
+                                       bc.cache ? bc.cache->path().string() : std::string("weight cache"),
+                                       bc.node->name(), it->second));
+  return true;
+}
+
+Status weightsFromCache(const BuildContext& bc, const std::string& kernel, PackedWeights* packed, WeightInfo* info) {
+  const std::string& name = bc.node->name();
+  const WeightCache::Entry* e = bc.cache->entry(name);
+  if (!e || !bc.cache->mapped(name, kernel, info->sources, packed)) {
+    std::string srcs;
+    for (const auto& s : info->sources) srcs += (srcs.empty() ? "" : ", ") + s;
+    if (!e) return makeError("the weight cache has no entry for this node");
+    if (e->kernel != kernel) return makeError("the weight cache holds kernel {} for this node, not {}", e->kernel, kernel);
+    return makeError("the weight cache holds this node's weights made from other inputs than {}", srcs);
+  }
+  info->kernel = kernel;
+  info->transform = e->transform;
+  info->sourceCrc = e->sourceCrc;
+  info->sourceCrcKnown = true;
+  info->fromCache = true;
+  return {};
+}
+
+Expected<double> weightZeroFraction(const BuildContext& bc, const Tensor& w) {
+  if (!bc.fromCacheOnly) return zeroFraction(w.ptr<float>(), w.size());
+  const WeightCache::Entry* e = bc.cache->entry(bc.node->name());
+  if (!e || !e->hasZeroFraction) return makeError("the weight cache has no entry for this node");
+  return e->zeroFraction;
+}
+
+Expected<FusedParts> fusedParts(const BuildContext& bc) {
+  FusedParts f;
+  const auto& n = *bc.node;
+  if (n.domain() != graph::kFusedDomain) return f;
+  const std::string activation = attrString(n, graph::kFusedActivation, "");
+  if (activation == "Relu") {
+    f.epilogue.kind = Epilogue::Relu;
+  } else if (activation == "Clip") {
+    f.epilogue.kind = Epilogue::Clip;
+    f.epilogue.lo = attrFloat(n, graph::kFusedActivationMin, -INFINITY);
+    f.epilogue.hi = attrFloat(n, graph::kFusedActivationMax, INFINITY);
+  } else if (!activation.empty()) {
+    return makeError("fused activation '{}' is not supported", activation);
+  }
+  if (n.input_size() <= 3) return f;
+  if (n.op_type() != "Conv" || n.input_size() != 7)
+    return makeError("a fused BatchNormalization takes a Conv with 7 inputs, not a {} with {}", n.op_type(),
+                     n.input_size());
+  for (int k = 3; k < 7; ++k) {
+    const Tensor* t = bc.constInputs[static_cast<size_t>(k)];
+    if (!t || t->dtype != DType::F32)
+      return makeError("fused BatchNormalization parameter '{}' must be a float32 constant", n.input(k));
+    f.batchNorm.push_back(t);
+    f.batchNormNames.push_back(n.input(k));
+  }
+  f.bnEpsilon = attrFloat(n, graph::kFusedBnEpsilon, 1e-5f);
+  return f;
+}
+
+}  // namespace zp::runtime::detail

@@ -1,0 +1,296 @@
+// Data movement: copies of the input, or parts of it, in another order.
+#include <cstring>
+#include <numeric>
+
+#include "libplan/runtime/ops/attributes.h"
+#include "libplan/runtime/ops/broadcast.h"
+#include "libplan/runtime/ops/factories.h"
+#include "libplan/runtime/ops/fn_op.h"
+
+namespace zp::runtime::detail {
+namespace {
+
+// Generic strided copy: out[i] = in[sum idx_d * inStride_d], used by Transpose/Slice/Expand.
+void stridedCopy(const uint8_t* src, uint8_t* dst, size_t esize, const Shape& outShape,
+                 const std::vector<int64_t>& inStrides, int64_t base) {
+  const size_t r = outShape.size();
+  const int64_t total = numel(outShape);
+  if (total == 0) return;
+  if (r == 0) { std::memcpy(dst, src + base * static_cast<int64_t>(esize), esize); return; }
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = base;
+  const int64_t inner = outShape[r - 1], st = inStrides[r - 1];
+  for (int64_t o = 0; o < total; o += inner) {
+    if (st == 1) {
+      std::memcpy(dst + o * static_cast<int64_t>(esize), src + off * static_cast<int64_t>(esize), static_cast<size_t>(inner) * esize);
+    } else if (esize == 4) {
+      const uint32_t* s = reinterpret_cast<const uint32_t*>(src) + off;
+      uint32_t* d = reinterpret_cast<uint32_t*>(dst) + o;
+      for (int64_t i = 0; i < inner; ++i) d[i] = s[i * st];
+    } else {
+      for (int64_t i = 0; i < inner; ++i)
+        std::memcpy(dst + (o + i) * static_cast<int64_t>(esize), src + (off + i * st) * static_cast<int64_t>(esize), esize);
+    }
+    for (size_t d = r - 1; d-- > 0;) {
+      ++idx[d];
+      off += inStrides[d];
+      if (idx[d] < outShape[d]) break;
+      off -= inStrides[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+std::vector<int64_t> contiguousStrides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Op>> makeTranspose(const BuildContext& bc) {
+  std::vector<int64_t> perm = attrInts(*bc.node, "perm");
+  return fnOp([perm](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    std::vector<int64_t> p = perm;
+    if (p.empty())
+      for (int64_t i = x.rank(); i-- > 0;) p.push_back(i);
+    if (static_cast<int64_t>(p.size()) != x.rank()) return makeError("perm has {} entries for rank {}", p.size(), x.rank());
+    auto st = contiguousStrides(x.shape);
+    Shape s;
+    std::vector<int64_t> ist;
+    for (auto d : p) {
+      if (d < 0 || d >= x.rank()) return makeError("bad perm entry {}", d);
+      s.push_back(x.shape[static_cast<size_t>(d)]);
+      ist.push_back(st[static_cast<size_t>(d)]);
+    }
+    Tensor& y = ctx.alloc(0, x.dtype, s);
+    stridedCopy(x.ptr<uint8_t>(), y.ptr<uint8_t>(), dtypeSize(x.dtype), s, ist, 0);
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeConcat(const BuildContext& bc) {
+  const int64_t axis = attrInt(*bc.node, "axis", 0);
+  return fnOp([axis](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& f = *in[0];
+    const int64_t a = normAxis(axis, f.rank());
+    if (a < 0 || a >= f.rank()) return makeError("axis {} out of range for rank {}", axis, f.rank());
+    Shape s = f.shape;
+    s[static_cast<size_t>(a)] = 0;
+    for (auto* t : in) {
+      if (t->rank() != f.rank() || t->dtype != f.dtype) return makeError("inputs differ in rank or type");
+      for (int64_t d = 0; d < f.rank(); ++d)
+        if (d != a && t->shape[static_cast<size_t>(d)] != f.shape[static_cast<size_t>(d)])
+          return makeError("input shapes {} and {} differ outside axis {}", shapeString(f.shape), shapeString(t->shape), a);
+      s[static_cast<size_t>(a)] += t->shape[static_cast<size_t>(a)];
+    }
+    Tensor& y = ctx.alloc(0, f.dtype, s);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d) outer *= s[static_cast<size_t>(d)];
+    for (int64_t d = a + 1; d < f.rank(); ++d) inner *= s[static_cast<size_t>(d)];
+    const size_t es = dtypeSize(f.dtype);
+    const int64_t rowOut = s[static_cast<size_t>(a)] * inner;
+    int64_t pos = 0;
+    for (auto* t : in) {
+      const int64_t row = t->shape[static_cast<size_t>(a)] * inner;
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(y.ptr<uint8_t>() + (o * rowOut + pos) * static_cast<int64_t>(es),
+                    t->ptr<uint8_t>() + o * row * static_cast<int64_t>(es), static_cast<size_t>(row) * es);
+      pos += row;
+    }
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeSplit(const BuildContext& bc) {
+  const int64_t axis = attrInt(*bc.node, "axis", 0);
+  const int nOut = bc.node->output_size();
+  std::vector<int64_t> attrSplit = attrInts(*bc.node, "split");
+  return fnOp([axis, nOut, attrSplit](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    const int64_t a = normAxis(axis, x.rank());
+    if (a < 0 || a >= x.rank()) return makeError("axis {} out of range", axis);
+    const int64_t dim = x.shape[static_cast<size_t>(a)];
+    std::vector<int64_t> split = (in.size() > 1 && in[1]) ? in[1]->toI64() : attrSplit;
+    if (split.empty()) {
+      const int64_t chunk = (dim + nOut - 1) / nOut;
+      for (int i = 0; i < nOut; ++i) split.push_back(std::min(chunk, dim - chunk * i));
+    }
+    if (static_cast<int>(split.size()) != nOut || std::accumulate(split.begin(), split.end(), int64_t{0}) != dim)
+      return makeError("split sizes do not add up to dimension {}", dim);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d) outer *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = a + 1; d < x.rank(); ++d) inner *= x.shape[static_cast<size_t>(d)];
+    const size_t es = dtypeSize(x.dtype);
+    int64_t pos = 0;
+    for (int i = 0; i < nOut; ++i) {
+      Shape s = x.shape;
+      s[static_cast<size_t>(a)] = split[static_cast<size_t>(i)];
+      Tensor& y = ctx.alloc(static_cast<size_t>(i), x.dtype, s);
+      const int64_t row = split[static_cast<size_t>(i)] * inner;
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(y.ptr<uint8_t>() + o * row * static_cast<int64_t>(es),
+                    x.ptr<uint8_t>() + (o * dim * inner + pos) * static_cast<int64_t>(es), static_cast<size_t>(row) * es);
+      pos += row;
+    }
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeSlice(const BuildContext& bc) {
+  const int opset = bc.opset;
+  std::vector<int64_t> aStarts = attrInts(*bc.node, "starts"), aEnds = attrInts(*bc.node, "ends"),
+                       aAxes = attrInts(*bc.node, "axes");
+  return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    std::vector<int64_t> starts = aStarts, ends = aEnds, axes = aAxes, steps;
+    if (opset >= 10) {
+      starts = in[1]->toI64();
+      ends = in[2]->toI64();
+      axes = (in.size() > 3 && in[3]) ? in[3]->toI64() : std::vector<int64_t>{};
+      if (in.size() > 4 && in[4]) steps = in[4]->toI64();
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+      return makeError("starts/ends/axes/steps lengths differ");
+    Shape s = x.shape;
+    auto st = contiguousStrides(x.shape);
+    std::vector<int64_t> ist = st;
+    int64_t base = 0;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const int64_t a = normAxis(axes[i], x.rank());
+      if (a < 0 || a >= x.rank()) return makeError("slice axis {} out of range", axes[i]);
+      const int64_t dim = x.shape[static_cast<size_t>(a)], step = steps[i];
+      if (step == 0) return makeError("slice step 0");
+      int64_t b = starts[i], e = ends[i];
+      if (b < 0) b += dim;
+      if (e < 0) e += dim;
+      int64_t len;
+      if (step > 0) {
+        b = std::clamp(b, int64_t{0}, dim);
+        e = std::clamp(e, int64_t{0}, dim);
+        len = e > b ? (e - b + step - 1) / step : 0;
+      } else {
+        b = std::clamp(b, int64_t{0}, dim - 1);
+        e = std::clamp(e, int64_t{-1}, dim - 1);
+        len = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+      }
+      s[static_cast<size_t>(a)] = len;
+      base += b * st[static_cast<size_t>(a)];
+      ist[static_cast<size_t>(a)] = st[static_cast<size_t>(a)] * step;
+    }
+    Tensor& y = ctx.alloc(0, x.dtype, s);
+    stridedCopy(x.ptr<uint8_t>(), y.ptr<uint8_t>(), dtypeSize(x.dtype), s, ist, base);
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeGather(const BuildContext& bc) {
+  const int64_t axis = attrInt(*bc.node, "axis", 0);
+  return fnOp([axis](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    std::vector<int64_t> idx = in[1]->toI64();
+    const int64_t a = normAxis(axis, x.rank());
+    if (a < 0 || a >= x.rank()) return makeError("axis {} out of range", axis);
+    const int64_t dim = x.shape[static_cast<size_t>(a)];
+    Shape s(x.shape.begin(), x.shape.begin() + a);
+    s.insert(s.end(), in[1]->shape.begin(), in[1]->shape.end());
+    s.insert(s.end(), x.shape.begin() + a + 1, x.shape.end());
+    Tensor& y = ctx.alloc(0, x.dtype, s);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d) outer *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = a + 1; d < x.rank(); ++d) inner *= x.shape[static_cast<size_t>(d)];
+    const size_t es = dtypeSize(x.dtype);
+    const int64_t ni = static_cast<int64_t>(idx.size());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < ni; ++i) {
+        int64_t k = idx[static_cast<size_t>(i)];
+        if (k < 0) k += dim;
+        if (k < 0 || k >= dim) return makeError("index {} out of range [0, {})", idx[static_cast<size_t>(i)], dim);
+        std::memcpy(y.ptr<uint8_t>() + ((o * ni + i) * inner) * static_cast<int64_t>(es),
+                    x.ptr<uint8_t>() + ((o * dim + k) * inner) * static_cast<int64_t>(es), static_cast<size_t>(inner) * es);
+      }
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeExpand(const BuildContext& bc) {
+  return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    ZP_ASSIGN_OR_RETURN(Shape s, broadcastShapes({x.shape, in[1]->toI64()}));
+    Tensor& y = ctx.alloc(0, x.dtype, s);
+    // Strides of x within s (0 where broadcast).
+    std::vector<int64_t> ist(s.size(), 0);
+    auto st = contiguousStrides(x.shape);
+    for (size_t i = 0; i < x.shape.size(); ++i) {
+      size_t d = s.size() - x.shape.size() + i;
+      ist[d] = x.shape[i] == 1 ? 0 : st[i];
+    }
+    stridedCopy(x.ptr<uint8_t>(), y.ptr<uint8_t>(), dtypeSize(x.dtype), s, ist, 0);
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeTile(const BuildContext& bc) {
+  return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    std::vector<int64_t> reps = in[1]->toI64();
+    if (static_cast<int64_t>(reps.size()) != x.rank()) return makeError("repeats length differs from rank");
+    Shape s = x.shape;
+    for (size_t i = 0; i < s.size(); ++i) s[i] *= reps[i];
+    Tensor& y = ctx.alloc(0, x.dtype, s);
+    auto st = contiguousStrides(x.shape);
+    const size_t es = dtypeSize(x.dtype);
+    std::vector<int64_t> idx(s.size(), 0);
+    for (int64_t o = 0; o < y.size(); ++o) {
+      int64_t rem = o, off = 0;
+      for (size_t d = s.size(); d-- > 0;) {
+        int64_t i = rem % s[d];
+        rem /= s[d];
+        off += (i % x.shape[d]) * st[d];
+      }
+      std::memcpy(y.ptr<uint8_t>() + o * static_cast<int64_t>(es), x.ptr<uint8_t>() + off * static_cast<int64_t>(es), es);
+    }
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makePad(const BuildContext& bc) {
+  std::string mode = attrString(*bc.node, "mode", "constant");
+  if (mode != "constant") return makeError("Pad mode '{}' is not supported", mode);
+  const int opset = bc.opset;
+  std::vector<int64_t> aPads = attrInts(*bc.node, "pads");
+  float aValue = attrFloat(*bc.node, "value", 0.0f);
+  return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.dtype != DType::F32) return makeError("Pad supports float32 only");
+    std::vector<int64_t> pads = opset >= 11 ? in[1]->toI64() : aPads;
+    float value = aValue;
+    if (opset >= 11 && in.size() > 2 && in[2] && in[2]->size() > 0) value = in[2]->toF32()[0];
+    const int64_t r = x.rank();
+    if (static_cast<int64_t>(pads.size()) != 2 * r) return makeError("pads has {} entries for rank {}", pads.size(), r);
+    Shape s = x.shape;
+    for (int64_t d = 0; d < r; ++d) s[static_cast<size_t>(d)] += pads[static_cast<size_t>(d)] + pads[static_cast<size_t>(d + r)];
+    Tensor& y = ctx.alloc(0, DType::F32, s);
+    auto ost = contiguousStrides(s), ist = contiguousStrides(x.shape);
+    for (int64_t o = 0; o < y.size(); ++o) {
+      int64_t rem = o, off = 0;
+      bool inside = true;
+      for (int64_t d = r; d-- > 0;) {
+        int64_t i = rem % s[static_cast<size_t>(d)] - pads[static_cast<size_t>(d)];
+        rem /= s[static_cast<size_t>(d)];
+        if (i < 0 || i >= x.shape[static_cast<size_t>(d)]) { inside = false; break; }
+        off += i * ist[static_cast<size_t>(d)];
+      }
+      y.ptr<float>()[o] = inside ? x.ptr<float>()[off] : value;
+    }
+    (void)ost;
+    return {};
+  });
+}
+
+}  // namespace zp::runtime::detail

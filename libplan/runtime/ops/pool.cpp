@@ -1,0 +1,116 @@
+// Pooling: MaxPool (on the window kernel shared with depthwise conv), AveragePool,
+// and their global forms.
+#include <algorithm>
+#include <cmath>
+
+#include <omp.h>
+
+#include "libplan/runtime/ops/attributes.h"
+#include "libplan/runtime/ops/factories.h"
+#include "libplan/runtime/ops/fn_op.h"
+#include "libplan/runtime/ops/sliding_window.h"
+
+namespace zp::runtime::detail {
+namespace {
+
+struct PoolGeom {
+  std::vector<int64_t> kernel, strides, pads, dil;
+  bool ceil = false;
+  std::string autoPad = "NOTSET";
+};
+
+Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
+  const auto& n = *bc.node;
+  if (n.output_size() > 1 && !n.output(1).empty()) return makeError("MaxPool Indices output is not supported");
+  PoolGeom g;
+  g.kernel = attrInts(n, "kernel_shape");
+  g.strides = attrInts(n, "strides");
+  g.pads = attrInts(n, "pads");
+  g.dil = attrInts(n, "dilations");
+  g.ceil = attrInt(n, "ceil_mode", 0) != 0;
+  g.autoPad = attrString(n, "auto_pad", "NOTSET");
+  const bool includePad = attrInt(n, "count_include_pad", 0) != 0;
+  const size_t sd = g.kernel.size();
+  if (sd != 1 && sd != 2) return makeError("only 1-D and 2-D pooling is supported");
+  if (g.strides.empty()) g.strides.assign(sd, 1);
+  if (g.dil.empty()) g.dil.assign(sd, 1);
+  if (g.pads.empty()) g.pads.assign(2 * sd, 0);
+  if (sd == 1) {  // treat as 2-D with a unit height
+    g.kernel.insert(g.kernel.begin(), 1);
+    g.strides.insert(g.strides.begin(), 1);
+    g.dil.insert(g.dil.begin(), 1);
+    g.pads = {0, g.pads[0], 0, g.pads[1]};
+  }
+  const bool oneD = sd == 1;
+  return fnOp([g, isMax, includePad, oneD](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.dtype != DType::F32 || x.rank() != (oneD ? 3 : 4)) return makeError("input {} does not fit the pooling", shapeString(x.shape));
+    const int64_t N = x.shape[0], C = x.shape[1], H = oneD ? 1 : x.shape[2], W = x.shape.back();
+    int64_t pt = g.pads[0], pl = g.pads[1], pb = g.pads[2], pr = g.pads[3];
+    const int64_t OH = slidingWindowOut(H, g.kernel[0], g.strides[0], g.dil[0], pt, pb, g.ceil, g.autoPad);
+    const int64_t OW = slidingWindowOut(W, g.kernel[1], g.strides[1], g.dil[1], pl, pr, g.ceil, g.autoPad);
+    if (OH <= 0 || OW <= 0) return makeError("pooling output would be empty");
+    Tensor& y = ctx.alloc(0, DType::F32, oneD ? Shape{N, C, OW} : Shape{N, C, OH, OW});
+    const float* px = x.ptr<float>();
+    float* py = y.ptr<float>();
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1], dh = g.dil[0], dw = g.dil[1];
+    if (isMax) {
+      ConvAttrs a;
+      a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.dh = dh; a.dw = dw; a.padT = pt; a.padL = pl;
+      // ceil_mode windows may reach past the end padding: pad the end as far as they reach.
+      a.padB = (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt;
+      a.padR = (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl;
+      runMaxPool(a, px, N, C, H, W, py, *ctx.scratch, ctx.threads);
+      return {};
+    }
+#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1) schedule(static)
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      const float* src = px + nc * H * W;
+      float* dst = py + nc * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t h0 = oh * sh - pt, w0 = ow * sw - pl;
+          {
+            const int64_t h1 = std::min(h0 + kh, H + pb), w1 = std::min(w0 + kw, W + pr);
+            int64_t count = (h1 - h0) * (w1 - w0);
+            const int64_t hs = std::max<int64_t>(h0, 0), ws = std::max<int64_t>(w0, 0);
+            const int64_t he = std::min(h1, H), we = std::min(w1, W);
+            if (!includePad) count = (he - hs) * (we - ws);
+            float s = 0;
+            for (int64_t ih = hs; ih < he; ++ih)
+              for (int64_t iw = ws; iw < we; ++iw) s += src[ih * W + iw];
+            dst[oh * OW + ow] = count > 0 ? s / static_cast<float>(count) : 0.0f;
+          }
+        }
+    }
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> globalPoolOp(bool isMax) {
+  return fnOp([isMax](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.dtype != DType::F32 || x.rank() < 3) return makeError("input {} does not fit global pooling", shapeString(x.shape));
+    Shape s = {x.shape[0], x.shape[1]};
+    int64_t sp = 1;
+    for (int64_t d = 2; d < x.rank(); ++d) { s.push_back(1); sp *= x.shape[static_cast<size_t>(d)]; }
+    Tensor& y = ctx.alloc(0, DType::F32, s);
+    const int64_t nc = x.shape[0] * x.shape[1];
+    for (int64_t i = 0; i < nc; ++i) {
+      const float* p = x.ptr<float>() + i * sp;
+      float acc = isMax ? -INFINITY : 0.0f;
+      for (int64_t j = 0; j < sp; ++j) acc = isMax ? std::max(acc, p[j]) : acc + p[j];
+      y.ptr<float>()[i] = isMax ? acc : acc / static_cast<float>(sp);
+    }
+    return {};
+  });
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Op>> makeMaxPool(const BuildContext& bc) { return poolOp(bc, true); }
+Expected<std::unique_ptr<Op>> makeAveragePool(const BuildContext& bc) { return poolOp(bc, false); }
+Expected<std::unique_ptr<Op>> makeGlobalAveragePool(const BuildContext& bc) { return globalPoolOp(false); }
+Expected<std::unique_ptr<Op>> makeGlobalMaxPool(const BuildContext& bc) { return globalPoolOp(true); }
+
+}  // namespace zp::runtime::detail

@@ -1,0 +1,297 @@
+// Building a session, one section at a time (Session::build reads as their list).
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+
+#include "libplan/runtime/constant_fold.h"
+#include "libplan/runtime/session_impl.h"
+
+namespace zp::runtime {
+namespace {
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+int defaultDomainOpset(const onnx::ModelProto& model) {
+  int opset = 13;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
+  return opset;
+}
+
+IoInfo ioInfoOf(const onnx::ValueInfoProto& vi) {
+  IoInfo io;
+  io.name = vi.name();
+  for (const auto& d : vi.type().tensor_type().shape().dim())
+    io.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return io;
+}
+
+NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
+  NodeInfo info;
+  info.name = n.name();
+  info.opType = n.op_type();
+  info.kernel = op.kernel();
+  if (const WeightInfo* w = op.weights()) {
+    info.hasWeights = true;
+    info.transform = w->transform;
+    info.transformMs = w->transformMs;
+    info.fromCache = w->fromCache;
+    info.packedBytes = w->packed ? w->packed->bytes() : 0;
+    info.weightZeroFraction = w->zeroFraction;
+  }
+  return info;
+}
+
+}  // namespace
+
+class Session::Builder {
+ public:
+  Builder(Session& s, const SessionOptions& options, WeightSource& weights)
+      : s_(s), m_(*s.impl_), options_(options), weights_(weights), view_(m_.model), shapes_(view_, m_.values, false) {}
+
+  Status readInitializers();
+  Status declareInputsAndOutputs();
+  Status checkOperatorsSupported() const;
+  Status foldConstants();
+  void fuse();
+  Status buildSteps();
+  Status checkSteps();
+  void planMemory();
+
+ private:
+  Status buildStep(size_t index);
+  BuildContext buildContext(const onnx::NodeProto& n) const;
+  void accountWeights(const WeightInfo& w, double opMs);
+  Status checkSkeletonReads(const onnx::NodeProto& n, const Op& op) const;
+
+  Session& s_;
+  Impl& m_;
+  const SessionOptions& options_;
+  WeightSource& weights_;
+  graph::GraphView view_;
+  StaticShapes shapes_;    // constants' only, until declareInputsAndOutputs knows whether inputs are fixed
+  int opset_ = defaultDomainOpset(m_.model);
+  std::vector<int> live_;  // the model's nodes left after constant folding
+};
+
+Status Session::Builder::readInitializers() {
+  const auto t0 = Clock::now();
+  ZP_TRY(loadInitializers(m_.model.graph(), weights_.fromCacheOnly, s_.label_, m_.values));
+  s_.stats_.readMs = msSince(t0);
+  return {};
+}
+
+// Graph inputs (initializers aside) and outputs; shapes are static when every input's are.
+Status Session::Builder::declareInputsAndOutputs() {
+  const auto& g = m_.model.graph();
+  bool inputsFixed = true;
+  for (const auto& vi : g.input()) {
+    if (m_.values.isConst[static_cast<size_t>(m_.values.id(vi.name()))]) continue;
+    IoInfo io = ioInfoOf(vi);
+    auto dt = dtypeFromOnnx(vi.type().tensor_type().elem_type());
+    if (!dt.ok()) return makeError("{}: input '{}': {}", s_.label_, vi.name(), dt.error().message);
+    io.dtype = *dt;
+    inputsFixed = inputsFixed && vi.type().tensor_type().has_shape() &&
+                  std::none_of(io.shape.begin(), io.shape.end(), [](int64_t d) { return d < 0; });
+    const int v = m_.values.id(io.name);
+    m_.values.isInput[static_cast<size_t>(v)] = true;
+    m_.inputIds.push_back(v);
+    s_.inputs_.push_back(io);
+  }
+  for (const auto& vi : g.output()) {
+    IoInfo io = ioInfoOf(vi);
+    auto dt = dtypeFromOnnx(vi.type().tensor_type().elem_type());
+    io.dtype = dt.ok() ? *dt : DType::F32;
+    const int v = m_.values.id(io.name);
+    m_.values.isOutput[static_cast<size_t>(v)] = true;
+    m_.outputIds.push_back(v);
+    s_.outputs_.push_back(io);
+  }
+  shapes_ = StaticShapes(view_, m_.values, inputsFixed);
+  return {};
+}
+
+// Unsupported operators are reported before any work.
+Status Session::Builder::checkOperatorsSupported() const {
+  for (int i : view_.topoOrder()) {
+    const auto& n = view_.node(i);
+    if (!isSupportedOp(n))
+      return makeError("{}: node '{}': operator '{}{}' is not supported", s_.label_, n.name(),
+                       n.domain().empty() ? "" : n.domain() + "::", n.op_type());
+  }
+  return {};
+}
+
+Status Session::Builder::foldConstants() {
+  const auto t0 = Clock::now();
+  FoldEnvironment env;
+  env.opset = opset_;
+  env.gemm = options_.gemm;
+  env.scratch = &m_.scratch;
+  env.label = s_.label_;
+  ZP_ASSIGN_OR_RETURN(live_, runtime::foldConstants(view_, shapes_, env, m_.values));
+  s_.stats_.foldMs = msSince(t0);
+  return {};
+}
+
+void Session::Builder::fuse() {
+  graph::FuseOptions fo;
+  fo.batchNorm = options_.foldBatchNorm;
+  fo.activations = options_.fuseActivations;
+  m_.program = graph::fuseIntoHeavyNodes(m_.model.graph(), live_, constantLookup(m_.values), fo);
+}
+
+Status Session::Builder::buildSteps() {
+  for (size_t i = 0; i < static_cast<size_t>(m_.program.graph.node_size()); ++i) ZP_TRY(buildStep(i));
+  return {};
+}
+
+BuildContext Session::Builder::buildContext(const onnx::NodeProto& n) const {
+  BuildContext bc;
+  bc.node = &n;
+  bc.opset = opset_;
+  bc.policy = &options_.kernels;
+  bc.cache = m_.cache.get();
+  bc.fromCacheOnly = weights_.fromCacheOnly;
+  bc.cacheRejected = weights_.cacheRejected;
+  bc.corruptNodes = weights_.corruptNodes;
+  bc.warnings = &s_.warnings_;
+  bc.threads = s_.threads_;
+  bc.gemm = options_.gemm;
+  for (const auto& in : n.input()) {
+    bc.constInputs.push_back(m_.values.constant(in));
+    bc.inputShapes.push_back(in.empty() ? std::nullopt : shapes_.of(in));
+  }
+  return bc;
+}
+
+// Load statistics of a heavy node: a cache hit, or a transform (a fallback when a
+// cache could have held the node).
+void Session::Builder::accountWeights(const WeightInfo& w, double opMs) {
+  LoadStats& st = s_.stats_;
+  if (w.fromCache) {
+    st.cacheReadMs += opMs;
+    ++st.cacheHits;
+    return;
+  }
+  st.transformMs += opMs;
+  if (w.cacheCorrupt || ((m_.cache || !weights_.cacheRejected.empty()) && w.transform != "none")) ++st.cacheFallbacks;
+}
+
+// Sessions from the skeleton: only heavy nodes built from the cache may read the
+// weights the skeleton left out.
+Status Session::Builder::checkSkeletonReads(const onnx::NodeProto& n, const Op& op) const {
+  const WeightInfo* w = op.weights();
+  for (const auto& in : n.input()) {
+    const int v = in.empty() ? -1 : m_.values.find(in);
+    if (v < 0 || !m_.values.stripped[static_cast<size_t>(v)]) continue;
+    if (!w || !w->fromCache || std::find(w->sources.begin(), w->sources.end(), in) == w->sources.end())
+      return makeError("{}: node '{}' reads initializer '{}', which the skeleton leaves to the cache", s_.label_,
+                       n.name(), in);
+  }
+  return {};
+}
+
+Status Session::Builder::buildStep(size_t index) {
+  const auto& n = m_.program.graph.node(static_cast<int>(index));
+  const auto t0 = Clock::now();
+  auto op = createOp(buildContext(n));
+  const double opMs = msSince(t0);
+  if (!op.ok()) return makeError("{}: {}", s_.label_, op.error().message);
+  if (const WeightInfo* w = (*op)->weights()) accountWeights(*w, opMs);
+  if (weights_.fromCacheOnly) ZP_TRY(checkSkeletonReads(n, **op));
+  StepValues io;
+  for (const auto& in : n.input()) io.in.push_back(in.empty() ? -1 : m_.values.id(in));
+  for (const auto& o : n.output()) io.out.push_back(o.empty() ? -1 : m_.values.id(o));
+  if ((*op)->isView() && io.in[0] >= 0 && io.out[0] >= 0)
+    m_.values.aliasRoot[static_cast<size_t>(io.out[0])] = m_.values.root(io.in[0]);
+  s_.nodeInfos_.push_back(nodeInfoOf(n, **op));
+  m_.steps.push_back(Step{std::move(*op), &n, m_.program.source[index]});
+  m_.flow.push_back(std::move(io));
+  return {};
+}
+
+Status Session::Builder::checkSteps() {
+  // Payload checksums of sessions from the cache are checked as each node first runs.
+  m_.pendingVerify.assign(m_.steps.size(), 0);
+  if (weights_.fromCacheOnly)
+    for (size_t i = 0; i < m_.steps.size(); ++i) {
+      const WeightInfo* w = m_.steps[i].op->weights();
+      if (w && w->fromCache) { m_.pendingVerify[i] = 1; ++m_.pending; }
+    }
+  for (int v : m_.outputIds)
+    if (m_.values.stripped[static_cast<size_t>(v)])
+      return makeError("{}: graph output '{}' is an initializer the skeleton leaves to the cache", s_.label_,
+                       m_.values.names[static_cast<size_t>(v)]);
+  // Outputs of steps that no one reads still need a slot.
+  for (auto& io : m_.flow)
+    for (auto& o : io.out)
+      if (o < 0) o = m_.values.id("");  // shared sink for unnamed outputs (never read)
+  // Graph outputs that are constants or inputs are returned as copies.
+  for (int v : m_.outputIds) {
+    const bool produced = std::any_of(m_.flow.begin(), m_.flow.end(), [&](const StepValues& io) {
+      return std::find(io.out.begin(), io.out.end(), v) != io.out.end();
+    });
+    if (!produced && !m_.values.isConst[static_cast<size_t>(v)] && !m_.values.isInput[static_cast<size_t>(v)])
+      return makeError("{}: graph output '{}' is not produced by any node", s_.label_,
+                       m_.values.names[static_cast<size_t>(v)]);
+  }
+  return {};
+}
+
+// Lifetimes, and the arena when every planned value has a static size (else the
+// first run's sizes make the plan).
+void Session::Builder::planMemory() {
+  m_.liveness = computeLiveness(m_.flow, m_.valueKinds());
+  const size_t nv = m_.values.size();
+  m_.staticBytes.assign(nv, 0);
+  m_.seenBytes.assign(nv, 0);
+  m_.layout.inArena.assign(nv, false);
+  m_.layout.offset.assign(nv, 0);
+  bool allKnown = shapes_.inputsFixed();
+  for (const auto& io : m_.flow)
+    for (int v : io.out) {
+      if (!m_.values.plannable(v) || !allKnown) continue;
+      auto info = view_.tensorInfo(m_.values.names[static_cast<size_t>(v)]);
+      auto dt = info ? dtypeFromOnnx(info->elemType) : Expected<DType>(makeError("unknown"));
+      if (!info || !info->hasShape || info->numElements() < 0 || !dt.ok()) { allKnown = false; break; }
+      m_.staticBytes[static_cast<size_t>(v)] = static_cast<size_t>(info->numElements()) * dtypeSize(*dt);
+    }
+  if (allKnown) {
+    s_.arenaBytes_ = m_.plan(m_.staticBytes);
+    s_.planned_ = true;
+  } else {
+    m_.staticBytes.assign(nv, 0);
+  }
+}
+
+// Reading the model (initializers, inputs, outputs), constant folding, fusion of
+// BatchNormalization and activations into heavy nodes, one op per remaining node
+// (kernel choice, weights transformed or from the cache), and the memory plan.
+Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto model, const std::string& label,
+                                                  const SessionOptions& options, WeightSource& weights) {
+  const auto tStart = Clock::now();
+  std::unique_ptr<Session> s(new Session(std::make_unique<Impl>()));
+  s->impl_->model = std::move(model);
+  s->label_ = label;
+  s->threads_ = std::max(1, options.threads);
+  s->impl_->cache = std::move(weights.cache);
+  if (weights.fromCacheOnly) assert(s->impl_->cache);
+  else s->stats_.cacheReadMs += weights.cacheOpenMs;
+
+  Builder b(*s, options, weights);
+  ZP_TRY(b.readInitializers());
+  ZP_TRY(b.declareInputsAndOutputs());
+  ZP_TRY(b.checkOperatorsSupported());
+  ZP_TRY(b.foldConstants());
+  b.fuse();
+  const auto tBuild = Clock::now();
+  ZP_TRY(b.buildSteps());
+  ZP_TRY(b.checkSteps());
+  b.planMemory();
+  s->stats_.planMs = msSince(tBuild) - s->stats_.transformMs;
+  s->stats_.totalMs = msSince(tStart);
+  return s;
+}
+
+}  // namespace zp::runtime

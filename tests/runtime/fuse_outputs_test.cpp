@@ -1,0 +1,134 @@
+// The fusion rewrite keeps outputs: the Before model run unfused, the After model
+// (graph::fuseModel) and the Before model fused by the session agree on random inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "libplan/graph/model_io.h"
+#include "libplan/graph/rewrite/fuse.h"
+#include "libplan/runtime/session.h"
+
+namespace zp::runtime {
+namespace {
+
+std::string values(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += fmt::format("{}{:.6f}", i ? ", " : "", d(rng));
+  return s;
+}
+
+double relErr(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double m = 0, r = 1e-12;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    m = std::max(m, static_cast<double>(std::fabs(a.ptr<float>()[i] - b.ptr<float>()[i])));
+    r = std::max(r, static_cast<double>(std::fabs(b.ptr<float>()[i])));
+  }
+  return m / r;
+}
+
+std::unique_ptr<Session> session(const onnx::ModelProto& m, bool fuse, const std::string& policy = "default") {
+  SessionOptions o;
+  o.foldBatchNorm = fuse;
+  o.fuseActivations = fuse;
+  o.kernels.policy = policy;
+  auto s = Session::fromModel(m, "model", o);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// Conv-BN-Relu, Conv(bias)-BN-Clip, Gemm-Clip and MatMul-Relu in one model.
+onnx::ModelProto beforeModel() {
+  auto m = graph::parseModelText(fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,3,7,7] x) => (float[2,5] y, float[2,4] z)
+    <float[8,3,3,3] W1 = {{{}}}, float[8] s1 = {{{}}}, float[8] b1 = {{{}}}, float[8] m1 = {{{}}}, float[8] v1 = {{{}}},
+     float[8,8,1,1] W2 = {{{}}}, float[8] B2 = {{{}}}, float[8] s2 = {{{}}}, float[8] b2 = {{{}}}, float[8] m2 = {{{}}},
+     float[8] v2 = {{{}}}, float lo = {{-0.25}}, float hi = {{0.75}},
+     float[5,8] Wg = {{{}}}, float[5] Cg = {{{}}}, float[8,4] Wm = {{{}}}>
+    {{
+      c1 = Conv <pads=[1,1,1,1], strides=[2,2]> (x, W1)
+      n1 = BatchNormalization <epsilon=0.001> (c1, s1, b1, m1, v1)
+      r1 = Relu (n1)
+      c2 = Conv (r1, W2, B2)
+      n2 = BatchNormalization (c2, s2, b2, m2, v2)
+      r2 = Clip (n2, lo, hi)
+      p = GlobalAveragePool (r2)
+      f = Flatten (p)
+      g1 = Gemm <transB=1> (f, Wg, Cg)
+      y = Clip (g1, lo, hi)
+      mm = MatMul (f, Wm)
+      z = Relu (mm)
+    }}
+  )",
+      values(216, 1), values(8, 2, 0.5f, 1.5f), values(8, 3), values(8, 4), values(8, 5, 0.5f, 1.5f), values(64, 6),
+      values(8, 7), values(8, 8, 0.5f, 1.5f), values(8, 9), values(8, 10), values(8, 11, 0.5f, 1.5f), values(40, 12),
+      values(5, 13), values(32, 14)));
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return m.ok() ? *m : onnx::ModelProto{};
+}
+
+TEST(FuseOutputs, TheFusedModelComputesWhatTheUnfusedOneDoes) {
+  const onnx::ModelProto before = beforeModel();
+  const onnx::ModelProto after = graph::fuseModel(before);
+  ASSERT_EQ(after.graph().node_size(), 6) << "Conv+BN+Relu, Conv+BN+Clip, Gemm+Clip, MatMul+Relu, pool, flatten";
+  for (const std::string policy : {"default", "naive", "im2col", "winograd", "sparse"}) {
+    auto reference = session(before, false, policy);
+    auto fusedModel = session(after, false, policy);
+    auto fusedBySession = session(before, true, policy);
+    ASSERT_TRUE(reference && fusedModel && fusedBySession);
+    EXPECT_EQ(fusedModel->nodes().size(), 6u);
+    EXPECT_EQ(fusedBySession->nodes().size(), 6u);
+    for (uint64_t seed : {1, 2, 3}) {
+      TensorMap in = {{"x", randomInput(reference->inputs()[0], seed)}};
+      auto a = reference->run(in);
+      auto b = fusedModel->run(in);
+      auto c = fusedBySession->run(in);
+      ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+      for (const char* out : {"y", "z"}) {
+        EXPECT_LE(relErr(b->at(out), a->at(out)), 1e-5) << policy << " " << out;
+        // The session fuses exactly as the rewrite does: the same ops, the same bytes.
+        ASSERT_EQ(b->at(out).bytes(), c->at(out).bytes());
+        EXPECT_EQ(std::memcmp(b->at(out).data, c->at(out).data, b->at(out).bytes()), 0) << policy << " " << out;
+      }
+    }
+  }
+}
+
+TEST(FuseOutputs, AFusedNodeTheRuntimeCannotCarryOutIsAnErrorNamingIt) {
+  auto m = graph::parseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>
+    g (float[2,4] x, float[3,4] W) => (float[2,3] y)
+    { y = ai.zooplan.Gemm <transB=1, activation="Relu"> (x, W) }
+  )", {false, false});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto s = Session::fromModel(*m, "m.onnx", {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "m.onnx: node 'Gemm_0' (Gemm): a fused Gemm needs a constant matrix B");
+  auto elu = graph::parseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>
+    g (float[2,4] x) => (float[2,3] y)
+    <float[3,4] W = {1,2,3,4,5,6,7,8,9,10,11,12}>
+    { y = ai.zooplan.Gemm <transB=1, activation="Elu"> (x, W) }
+  )", {false, false});
+  ASSERT_TRUE(elu.ok()) << elu.error().message;
+  auto s2 = Session::fromModel(*elu, "m.onnx", {});
+  ASSERT_FALSE(s2.ok());
+  EXPECT_EQ(s2.error().message, "m.onnx: node 'Gemm_0' (Gemm): fused activation 'Elu' is not supported");
+  auto other = graph::parseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>
+    g (float[2,4] x) => (float[2,4] y)
+    { y = ai.zooplan.Relu (x) }
+  )", {false, false});
+  ASSERT_TRUE(other.ok());
+  auto s3 = Session::fromModel(*other, "m.onnx", {});
+  ASSERT_FALSE(s3.ok());
+  EXPECT_EQ(s3.error().message, "m.onnx: node 'Relu_0': operator 'ai.zooplan::Relu' is not supported");
+}
+
+}  // namespace
+}  // namespace zp::runtime

@@ -1,0 +1,175 @@
+// The kernel policy on shapes and sparsity alone, without building a session.
+#include <gtest/gtest.h>
+
+#include "libplan/runtime/kernel_policy.h"
+
+namespace zp::runtime {
+namespace {
+
+ConvAttrs conv(int64_t M, int64_t C, int64_t k, int64_t stride = 1, int64_t group = 1) {
+  ConvAttrs a;
+  a.M = M;
+  a.Cg = C / group;
+  a.kh = a.kw = k;
+  a.sh = a.sw = stride;
+  a.group = group;
+  a.padT = a.padL = a.padB = a.padR = k / 2;
+  return a;
+}
+
+ConvNode node(const ConvAttrs& a, std::optional<Shape> in, double zeros = 0) {
+  ConvNode n;
+  n.name = "c";
+  n.attrs = a;
+  n.input = std::move(in);
+  n.zeroFraction = zeros;
+  n.tunable = n.input.has_value();
+  return n;
+}
+
+// A tuner the tests can see being called.
+struct FakeTuner {
+  ConvKernel answer = ConvKernel::Naive;
+  int calls = 0;
+  ConvTuner fn() {
+    return [this] {
+      ++calls;
+      return answer;
+    };
+  }
+};
+
+ConvKernel choose(const KernelPolicy& p, const ConvNode& n) {
+  FakeTuner never;
+  auto k = chooseConvKernel(p, n, never.fn());
+  EXPECT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(never.calls, 0);
+  return k.ok() ? *k : ConvKernel::Naive;
+}
+
+TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1OrIm2colFromTheShape) {
+  const KernelPolicy p;
+  EXPECT_EQ(choose(p, node(conv(32, 32, 3, 1, 32), Shape{1, 32, 56, 56})), ConvKernel::Depthwise);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 56, 56})), ConvKernel::Winograd);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), ConvKernel::Winograd);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), std::nullopt)), ConvKernel::Winograd) << "unknown map size";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 7, 7})), ConvKernel::Im2col) << "7x7 maps";
+  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), ConvKernel::Im2col) << "32 input channels";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), ConvKernel::Im2col) << "stride 2";
+  EXPECT_EQ(choose(p, node(conv(128, 64, 1), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1);
+  EXPECT_EQ(choose(p, node(conv(128, 64, 1, 2), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1) << "strided 1x1";
+  EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})), ConvKernel::Im2col);
+}
+
+TEST(KernelPolicy, DefaultPicksSparseForPrunedKxkConvsAndOnlyLargePrunedPointwiseOnes) {
+  const KernelPolicy p;
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 56, 56}, 0.8)), ConvKernel::Sparse);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 56, 56}, 0.79)), ConvKernel::Winograd);
+  EXPECT_EQ(choose(p, node(conv(8, 8, 3, 2), Shape{1, 8, 8, 8}, 0.9)), ConvKernel::Sparse) << "any stride, small map";
+  // 1x1: 90% zeros and at least 7x7 outputs per stride step.
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.9)), ConvKernel::Sparse);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.85)), ConvKernel::Gemm1x1);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 6, 6}, 0.97)), ConvKernel::Gemm1x1);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 2), Shape{1, 64, 13, 13}, 0.97)), ConvKernel::Gemm1x1) << "strided: 14x14";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 2), Shape{1, 64, 14, 14}, 0.97)), ConvKernel::Sparse);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), std::nullopt, 0.97)), ConvKernel::Sparse) << "unknown map size";
+  // Depthwise convs stay depthwise however pruned.
+  EXPECT_EQ(choose(p, node(conv(32, 32, 3, 1, 32), Shape{1, 32, 56, 56}, 0.95)), ConvKernel::Depthwise);
+  KernelPolicy strict;
+  strict.sparseThreshold = 0.95;
+  EXPECT_EQ(choose(strict, node(conv(64, 64, 3), Shape{1, 64, 56, 56}, 0.9)), ConvKernel::Winograd);
+  EXPECT_EQ(choose(strict, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.93)), ConvKernel::Gemm1x1);
+}
+
+TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {
+  KernelPolicy p;
+  p.policy = "winograd";
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Winograd);
+  EXPECT_EQ(choose(p, node(conv(16, 16, 1), Shape{1, 16, 9, 9})), ConvKernel::Gemm1x1);
+  p.policy = "gemm1x1";
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Im2col);
+  p.policy = "sparse";
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Sparse);
+  p.policy = "blas";  // a Gemm kernel: Convs keep the default
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9})), ConvKernel::Winograd);
+}
+
+TEST(KernelPolicy, PerNodeKernelsOverrideThePolicyAndMustApply) {
+  KernelPolicy p;
+  p.policy = "im2col";
+  p.perNode["c"] = "winograd";
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Winograd);
+  FakeTuner t;
+  auto notApplying = chooseConvKernel(p, node(conv(16, 16, 1), Shape{1, 16, 9, 9}), t.fn());
+  ASSERT_FALSE(notApplying.ok());
+  EXPECT_EQ(notApplying.error().message, "kernel 'winograd' does not apply to this Conv");
+  p.perNode["c"] = "blas";
+  auto notConv = chooseConvKernel(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9}), t.fn());
+  ASSERT_FALSE(notConv.ok());
+  EXPECT_EQ(notConv.error().message, "kernel 'blas' is not a Conv kernel");
+  p.perNode.clear();
+  p.perNode["other"] = "naive";
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Im2col);
+}
+
+TEST(KernelPolicy, TuneTimesOnlyNodesWithAStaticShape) {
+  KernelPolicy p;
+  p.policy = "tune";
+  FakeTuner t;
+  t.answer = ConvKernel::Sparse;
+  auto k = chooseConvKernel(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9}), t.fn());
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, ConvKernel::Sparse);
+  EXPECT_EQ(t.calls, 1);
+  ConvNode dynamic = node(conv(64, 64, 3), std::nullopt);
+  k = chooseConvKernel(p, dynamic, t.fn());
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, ConvKernel::Winograd) << "the default heuristic";
+  ConvNode autoPad = node(conv(64, 64, 3), Shape{1, 64, 9, 9});
+  autoPad.tunable = false;
+  k = chooseConvKernel(p, autoPad, t.fn());
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(t.calls, 1);
+  p.perNode["c"] = "naive";
+  k = chooseConvKernel(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9}), t.fn());
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, ConvKernel::Naive) << "an override is not tuned";
+  EXPECT_EQ(t.calls, 1);
+}
+
+TEST(KernelPolicy, TuningReturnsAnApplicableKernelOtherThanNaive) {
+  for (const ConvAttrs& a : {conv(8, 8, 1), conv(8, 8, 3), conv(8, 8, 3, 2), conv(8, 8, 3, 1, 8)}) {
+    std::vector<float> w(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), 0.5f), b(static_cast<size_t>(a.M), 0.1f);
+    const ConvKernel k = tuneConvKernel(a, 1, 6, 6, w.data(), b.data(), Epilogue{}, 1, GemmLibrary::OneDnn);
+    EXPECT_NE(k, ConvKernel::Naive);
+    EXPECT_TRUE(convKernelApplies(k, a)) << convKernelName(k);
+  }
+}
+
+TEST(KernelPolicy, GemmIsSparseFromTheThresholdOnUnlessForced) {
+  const KernelPolicy p;
+  auto k = chooseGemmKernel(p, "fc", 0.79);
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, GemmKernel::Blas);
+  EXPECT_EQ(*chooseGemmKernel(p, "fc", 0.8), GemmKernel::Sparse);
+  KernelPolicy forced;
+  forced.policy = "blas";
+  EXPECT_EQ(*chooseGemmKernel(forced, "fc", 0.99), GemmKernel::Blas);
+  forced.policy = "winograd";  // a Conv kernel: Gemms keep the default
+  EXPECT_EQ(*chooseGemmKernel(forced, "fc", 0.99), GemmKernel::Sparse);
+  forced.perNode["fc"] = "naive";
+  EXPECT_EQ(*chooseGemmKernel(forced, "fc", 0.99), GemmKernel::Naive);
+  forced.perNode["fc"] = "im2col";
+  auto bad = chooseGemmKernel(forced, "fc", 0.0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "kernel 'im2col' is not a Gemm/MatMul kernel");
+}
+
+TEST(KernelPolicy, EveryPolicyNameIsKnown) {
+  for (const auto& name : policyNames()) EXPECT_TRUE(isKnownPolicy(name)) << name;
+  EXPECT_FALSE(isKnownPolicy("fastest"));
+  EXPECT_EQ(policyNames().front(), "default");
+}
+
+}  // namespace
+}  // namespace zp::runtime

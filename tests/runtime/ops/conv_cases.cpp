@@ -1,0 +1,38 @@
+// Conv under every kernel policy: padding, strides, dilations, groups, depthwise,
+// 1x1, 1-D, auto_pad and pruned weights.
+#include "tests/runtime/ops/op_case.h"
+
+namespace zp::runtime::testing {
+namespace {
+
+OpCase conv(const std::string& what, const std::string& attrs, Shape x, Shape w, bool bias, Fill wfill = Fill::Uniform) {
+  OpCase c{"Conv", what, "y = Conv <" + attrs + "> (x, W" + std::string(bias ? ", B)" : ")"),
+           {in("x", x), init("W", w, wfill)}};
+  if (attrs.empty()) c.body = bias ? "y = Conv (x, W, B)" : "y = Conv (x, W)";
+  if (bias) c.operands.push_back(init("B", {w[0]}));
+  c.tolerance = 1e-4;  // Winograd's transforms round differently
+  c.policies = everyForcedPolicy();
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> convCases() {
+  return {
+      conv("3x3 padded, bias", "pads=[1,1,1,1]", {1, 4, 9, 9}, {8, 4, 3, 3}, true),
+      conv("3x3 stride 2, asymmetric pads", "strides=[2,2], pads=[0,1,1,2]", {2, 3, 11, 10}, {5, 3, 3, 3}, true),
+      conv("3x3 dilation 2", "dilations=[2,2], pads=[2,2,2,2]", {1, 3, 12, 12}, {4, 3, 3, 3}, false),
+      conv("5x3 kernel, no padding", "", {1, 2, 8, 9}, {3, 2, 5, 3}, true),
+      conv("1x1", "", {1, 16, 7, 7}, {12, 16, 1, 1}, true),
+      conv("1x1 stride 2", "strides=[2,2]", {1, 8, 9, 9}, {8, 8, 1, 1}, false),
+      conv("groups", "group=2, pads=[1,1,1,1]", {1, 8, 6, 6}, {6, 4, 3, 3}, true),
+      conv("depthwise stride 2", "group=6, strides=[2,2], pads=[1,1,1,1]", {1, 6, 10, 10}, {6, 1, 3, 3}, true),
+      conv("depthwise multiplier 2", "group=6, pads=[1,1,1,1]", {1, 6, 7, 7}, {12, 1, 3, 3}, false),
+      conv("pruned 3x3", "pads=[1,1,1,1]", {1, 8, 8, 8}, {8, 8, 3, 3}, true, Fill::Pruned),
+      conv("pruned 1x1", "", {1, 16, 9, 9}, {16, 16, 1, 1}, true, Fill::Pruned),
+      conv("auto_pad SAME_UPPER stride 2", "auto_pad=\"SAME_UPPER\", strides=[2,2]", {1, 2, 7, 8}, {3, 2, 3, 3}, true),
+      conv("1-D", "strides=[2], pads=[2,1]", {1, 3, 20}, {4, 3, 5}, true),
+  };
+}
+
+}  // namespace zp::runtime::testing

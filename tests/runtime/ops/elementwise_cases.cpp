@@ -1,0 +1,75 @@
+// Elementwise ops with broadcasting: arithmetic, comparison, logic, variadic, Where.
+#include "tests/runtime/ops/op_case.h"
+
+namespace zp::runtime::testing {
+namespace {
+
+// Op(a, b) on float operands of these shapes (every broadcasting pattern the
+// runtime merges differently), and on int64 and int32 operands.
+void binaryCases(std::vector<OpCase>& cases, const std::string& op, Fill fa, Fill fb, const std::string& out,
+                 bool integers) {
+  const std::string body = "y = " + op + " (a, b)";
+  const std::vector<std::pair<std::string, std::pair<Shape, Shape>>> shapes = {
+      {"same shape", {{2, 3, 4}, {2, 3, 4}}},
+      {"row broadcast", {{2, 3, 5}, {5}}},
+      {"both broadcast", {{3, 1, 4}, {1, 5, 1}}},
+      {"scalar", {{4, 3}, {}}},
+      {"middle axis", {{2, 3, 4}, {3, 1}}},
+  };
+  for (const auto& [what, ab] : shapes)
+    cases.push_back({op, what, body, {in("a", ab.first, fa), in("b", ab.second, fb)}, {out + " y"}});
+  if (!integers) return;
+  cases.push_back({op, "int64 broadcast", body,
+                   {in("a", {3, 4}, fa == Fill::Positive ? Fill::Counts : Fill::SmallInts, DType::I64),
+                    in("b", {4}, fb == Fill::Positive || fb == Fill::AwayFromZero ? Fill::Counts : Fill::SmallInts, DType::I64)},
+                   {(out == "float" ? "int64" : out) + " y"}});
+  cases.push_back({op, "int32", body,
+                   {in("a", {5}, fa == Fill::Positive ? Fill::Counts : Fill::SmallInts, DType::I32),
+                    in("b", {5}, fb == Fill::Positive || fb == Fill::AwayFromZero ? Fill::Counts : Fill::SmallInts, DType::I32)},
+                   {(out == "float" ? "int32" : out) + " y"}});
+}
+
+void variadicCases(std::vector<OpCase>& cases, const std::string& op) {
+  cases.push_back({op, "one operand", "y = " + op + " (a)", {in("a", {2, 3})}});
+  cases.push_back({op, "two broadcast", "y = " + op + " (a, b)", {in("a", {2, 3, 4}), in("b", {3, 1})}});
+  cases.push_back({op, "three broadcast", "y = " + op + " (a, b, c)",
+                   {in("a", {4}), in("b", {2, 3, 4}, Fill::SmallInts), in("c", {3, 1}, Fill::SmallInts)}});
+}
+
+}  // namespace
+
+std::vector<OpCase> elementwiseCases() {
+  std::vector<OpCase> c;
+  binaryCases(c, "Add", Fill::Uniform, Fill::Uniform, "float", true);
+  binaryCases(c, "Sub", Fill::Uniform, Fill::Uniform, "float", true);
+  binaryCases(c, "Mul", Fill::Uniform, Fill::Uniform, "float", true);
+  binaryCases(c, "Div", Fill::Uniform, Fill::AwayFromZero, "float", true);
+  binaryCases(c, "Pow", Fill::Positive, Fill::Uniform, "float", false);
+  c.push_back({"Pow", "square", "y = Pow (a, e)", {in("a", {3, 4}), fixed("e", DType::F32, {}, {2.0})}});
+  c.push_back({"Pow", "square root", "y = Pow (a, e)", {in("a", {3, 4}, Fill::Positive), fixed("e", DType::F32, {}, {0.5})}});
+  // Integer Mod takes the divisor's sign; float Mod is fmod.
+  c.push_back({"Mod", "int64 signs", "y = Mod (a, b)",
+               {in("a", {4, 5}, Fill::Wide, DType::I64), fixed("b", DType::I64, {5}, {3, -3, 7, -2, 4}, false)},
+               {"int64 y"}});
+  c.push_back({"Mod", "int32 broadcast", "y = Mod (a, b)",
+               {in("a", {2, 3}, Fill::Wide, DType::I32), fixed("b", DType::I32, {1}, {-4}, false)}, {"int32 y"}});
+  c.push_back({"Mod", "float fmod", "y = Mod <fmod=1> (a, b)", {in("a", {3, 4}, Fill::Wide), in("b", {4}, Fill::AwayFromZero)}});
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
+    binaryCases(c, op, Fill::SmallInts, Fill::SmallInts, "bool", true);
+  for (const char* op : {"And", "Or"}) {
+    const std::string body = std::string("y = ") + op + " (a, b)";
+    c.push_back({op, "same shape", body, {in("a", {3, 4}, Fill::Bools, DType::Bool), in("b", {3, 4}, Fill::Bools, DType::Bool)}, {"bool y"}});
+    c.push_back({op, "broadcast", body, {in("a", {2, 3, 1}, Fill::Bools, DType::Bool), in("b", {4}, Fill::Bools, DType::Bool)}, {"bool y"}});
+  }
+  for (const char* op : {"Max", "Min", "Sum", "Mean"}) variadicCases(c, op);
+  c.push_back({"Where", "broadcast", "y = Where (c, a, b)",
+               {in("c", {2, 1, 4}, Fill::Bools, DType::Bool), in("a", {3, 4}), in("b", {2, 3, 1})}});
+  c.push_back({"Where", "same shape", "y = Where (c, a, b)",
+               {in("c", {5, 6}, Fill::Bools, DType::Bool), in("a", {5, 6}), in("b", {5, 6})}});
+  c.push_back({"Where", "int64", "y = Where (c, a, b)",
+               {in("c", {4}, Fill::Bools, DType::Bool), in("a", {2, 4}, Fill::Wide, DType::I64), in("b", {}, Fill::SmallInts, DType::I64)},
+               {"int64 y"}});
+  return c;
+}
+
+}  // namespace zp::runtime::testing

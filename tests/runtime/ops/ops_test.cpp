@@ -1,0 +1,57 @@
+// Every operator of ops/op_list.def against ONNX Runtime on random inputs, through
+// the one helper of op_case.h; ORT runs once for all cases.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <map>
+#include <set>
+
+#include "libplan/runtime/ops/op.h"
+#include "tests/runtime/ops/op_case.h"
+
+namespace zp::runtime::testing {
+namespace {
+namespace fs = std::filesystem;
+
+std::vector<OpCase> allCases() {
+  std::vector<OpCase> all;
+  for (auto family : {elementwiseCases, unaryCases, shapeCases, movementCases, generatorCases, reduceCases, quantCases,
+                      convCases, gemmCases, poolCases, normCases, softmaxCases}) {
+    auto cases = family();
+    all.insert(all.end(), cases.begin(), cases.end());
+  }
+  return all;
+}
+
+TEST(OpsAgainstOnnxRuntime, EveryOperatorOfTheListHasCasesAndEveryCaseIsOfTheList) {
+  std::map<std::string, int> count;
+  std::set<std::string> names;
+  for (const auto& c : allCases()) {
+    ++count[c.op];
+    EXPECT_TRUE(names.insert(c.name()).second) << "two cases named " << c.name();
+  }
+  for (const auto& op : supportedOpTypes()) EXPECT_GE(count[op], 2) << op << " needs cases of its own";
+  for (const auto& [op, n] : count)
+    EXPECT_NE(std::find(supportedOpTypes().begin(), supportedOpTypes().end(), op), supportedOpTypes().end()) << op;
+}
+
+TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
+  std::string pattern = (fs::temp_directory_path() / "zp_ops_vs_ort_XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const fs::path dir = pattern;
+  const auto cases = allCases();
+  auto results = runAgainstOnnxRuntime(cases, dir, ZP_NODE_EXECUTABLE, ZP_SOURCE_DIR);
+  ASSERT_TRUE(results.ok()) << results.error().message << " (models and inputs kept in " << dir << ")";
+  ASSERT_EQ(results->size(), cases.size());
+  int failed = 0;
+  for (const auto& r : *results) {
+    for (const auto& f : r.failures) ADD_FAILURE() << r.name << ": " << f;
+    failed += !r.failures.empty();
+  }
+  if (failed == 0) fs::remove_all(dir);
+  else ADD_FAILURE() << failed << " of " << cases.size() << " cases failed; models and ORT outputs kept in " << dir;
+}
+
+}  // namespace
+}  // namespace zp::runtime::testing
