@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev universal-ctags
   libxgboost-dev xgboost libgtest-dev libdnnl-dev libblis-serial-dev libssl-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
 )

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "passes/emit/bundle.h"
+#include "libplan/util/version.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
       zp::cli::printError("plan-emit", "--check takes BUNDLE_DIR and at most one PLAN.json, and no -o");
       return zp::cli::kOptionError;
     }
-    zp::emit::CheckParams cp{check, positional.empty() ? std::string() : positional[0], ZOOPLAN_VERSION};
+    zp::emit::CheckParams cp{check, positional.empty() ? std::string() : positional[0], zp::zooplanVersion()};
     auto r = zp::emit::checkBundle(cp);
     if (!r.ok()) {
       zp::cli::printError("plan-emit", r.error().message);
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   zp::emit::EmitParams ep;
   ep.plan = positional[0];
   ep.out = out;
-  ep.toolVersion = ZOOPLAN_VERSION;
+  ep.toolVersion = zp::zooplanVersion();
   ep.writeCaches = !noCaches;
   auto r = zp::emit::emitBundle(ep);
   if (!r.ok()) {

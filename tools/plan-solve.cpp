@@ -9,6 +9,7 @@
 
 #include "passes/schedule/concurrent.h"
 #include "passes/select/plan_solve.h"
+#include "libplan/util/version.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
     sp.seed = cc.solve.seed;
     if (!budgets.empty()) sp.budgets = budgets;
     sp.tool = "plan-solve";
-    sp.version = ZOOPLAN_VERSION;
+    sp.version = zp::zooplanVersion();
     auto r = zp::select::runPlanSolve(sp);
     if (!r.ok()) {
       zp::cli::printError("plan-solve", r.error().message);

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "passes/profile/profile_pass.h"
+#include "libplan/util/version.h"
 #include "tools/cli.h"
 
 namespace {
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--xgb-eta", params.xgb.eta, "accuracy estimator: learning rate")->default_val(params.xgb.eta)
       ->check(zp::cli::numberIn(1e-6, 1.0));
   if (auto rc = zp::cli::parse(app, argc, argv, "zoo-profile")) return *rc;
-  params.tool = "zoo-profile " ZOOPLAN_VERSION;
+  params.tool = "zoo-profile " + zp::zooplanVersion();
   for (const auto& p : processors) {
     auto o = zp::profilepass::parseHostOverride(p);
     if (!o.ok()) return zp::cli::printError("zoo-profile", o.error().message), zp::cli::kOptionError;

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "passes/pipeline.h"
+#include "libplan/util/version.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  options.params.tool = "zoo-stitch " ZOOPLAN_VERSION;
+  options.params.tool = "zoo-stitch " + zp::zooplanVersion();
 
   auto manifest = zp::pipeline::runZooStitch(options);
   if (!manifest.ok()) {

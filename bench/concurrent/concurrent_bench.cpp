@@ -30,6 +30,7 @@
 #include "passes/schedule/concurrent.h"
 #include "passes/schedule/random_instance.h"
 #include "passes/schedule/z3_solver.h"
+#include "libplan/util/stats.h"
 
 using namespace zp;
 using namespace zp::schedule;
@@ -53,11 +54,6 @@ struct Row {
   double predictedMakespanMs = 0;  // the simulator's makespan of the plan's schedule
   double z3Ms = -1, z3Gap = -1;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
-}
 
 double improvement(Objective o, double ours, double base) {
   return o == Objective::Latency ? (base - ours) / base * 100 : (ours - base) / base * 100;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "libplan/profile/csv.h"
+#include "libplan/util/csv.h"
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
 
@@ -35,7 +35,7 @@ std::optional<std::string> combinationProblem(const std::string& id) {
 }  // namespace
 
 Expected<AccuracyTable> parseAccuracyCsv(std::string_view text, const std::string& label) {
-  ZP_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, parseCsv(text, ',', label));
+  ZP_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, parseCsv(text, label));
   if (records.empty() || fmt::format("{}", fmt::join(records[0].fields, ",")) != kAccuracyCsvHeader)
     return makeError("{}: unexpected header (expected {})", label, kAccuracyCsvHeader);
   AccuracyTable out;

@@ -216,18 +216,6 @@ Status checkImportParams(const ImportParams& p, const std::string& label) {
   return {};
 }
 
-double medianOf(std::vector<double> v) { return percentileOf(std::move(v), 0.5); }
-
-double percentileOf(std::vector<double> v, double q) {
-  assert(!v.empty() && q >= 0 && q <= 1);
-  std::sort(v.begin(), v.end());
-  double pos = q * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  double frac = pos - static_cast<double>(lo);
-  return v[lo] + (v[hi] - v[lo]) * frac;
-}
-
 std::string ImportReport::summary() const {
   auto pct = [this](double ms) { return totalMs > 0 ? 100.0 * ms / totalMs : 0.0; };
   std::string s = fmt::format("{}: {} layers, {} matched ({:.1f}% of time", file, layers, matched, pct(matchedMs));

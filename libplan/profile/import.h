@@ -162,8 +162,4 @@ struct CsvImport {
 Expected<CsvImport> importGenericCsv(const std::filesystem::path& file, const graph::GraphView* model,
                                      const ImportParams& params);
 
-// Median and linear-interpolated 90th percentile (numpy's default) of a non-empty sample.
-double medianOf(std::vector<double> v);
-double percentileOf(std::vector<double> v, double q);
-
 }  // namespace zp::profile

@@ -7,37 +7,12 @@
 #include <fmt/format.h>
 
 #include "libplan/profile/import.h"
+#include "libplan/util/csv.h"
 #include "libplan/util/file.h"
+#include "libplan/util/stats.h"
 
 namespace zp::profile {
 
-namespace {
-
-std::vector<std::string> splitFields(std::string_view line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t p = line.find(';', start);
-    if (p == std::string_view::npos) {
-      out.emplace_back(line.substr(start));
-      break;
-    }
-    out.emplace_back(line.substr(start, p - start));
-    start = p + 1;
-  }
-  // The C++ tool ends every field with ';', the Python tool does not.
-  if (out.size() > 1 && out.back().empty() && !line.empty() && line.back() == ';') out.pop_back();
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-}  // namespace
 
 Expected<std::vector<LayerTime>> readOpenVinoCounters(const std::filesystem::path& file,
                                                       std::vector<std::string>* notes) {
@@ -54,18 +29,12 @@ Expected<std::vector<LayerTime>> readOpenVinoCounters(const std::filesystem::pat
   size_t headerFields = 0;
   int skippedNotRun = 0, skippedOptimized = 0, totals = 0;
 
-  size_t pos = 0;
-  int lineNo = 0;
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") pos = 3;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim(line).empty()) continue;
-    std::vector<std::string> f = splitFields(line);
-    for (auto& s : f) s = trim(s);
+  ZP_ASSIGN_OR_RETURN(auto records, parseCsv(text, label, CsvOptions{';', true, false, true}));
+  for (auto& rec : records) {
+    const int lineNo = rec.line;
+    std::vector<std::string>& f = rec.fields;
+    // The C++ tool ends every field with ';', the Python tool does not.
+    if (f.size() > 1 && f.back().empty()) f.pop_back();
     if (f[0] == "layerName") {  // a header: a new block (one per infer request in detailed mode)
       nameCol = statusCol = typeCol = realCol = -1;
       for (size_t i = 0; i < f.size(); ++i) {
@@ -137,7 +106,7 @@ Expected<std::vector<LayerTime>> readOpenVinoCounters(const std::filesystem::pat
     double sum = 0;
     for (double x : v) sum += x;
     l.medianMs = sum / static_cast<double>(v.size());
-    if (v.size() >= 2) l.p90Ms = std::max(percentileOf(v, 0.9), l.medianMs);
+    if (v.size() >= 2) l.p90Ms = std::max(percentile(v, 0.9), l.medianMs);
     l.runs = static_cast<int64_t>(v.size());
     out.push_back(std::move(l));
   }

@@ -8,6 +8,7 @@
 #include "libplan/profile/import.h"
 #include "libplan/profile/lenient_json.h"
 #include "libplan/util/file.h"
+#include "libplan/util/stats.h"
 
 namespace zp::profile {
 
@@ -142,8 +143,8 @@ Expected<std::vector<LayerTime>> readOrtProfile(const std::filesystem::path& fil
     LayerTime l = a->layer;
     std::vector<double> ms;
     for (double us : a->perRunUs) ms.push_back(us / 1000.0);
-    l.medianMs = medianOf(ms);
-    l.p90Ms = percentileOf(ms, 0.9);
+    l.medianMs = median(ms);
+    l.p90Ms = percentile(ms, 0.9);
     l.runs = static_cast<int64_t>(ms.size());
     out.push_back(std::move(l));
   }

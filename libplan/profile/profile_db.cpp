@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "libplan/profile/csv.h"
+#include "libplan/util/csv.h"
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
 
@@ -230,7 +230,7 @@ std::optional<std::string> parseInt(std::string_view cell, std::string_view col,
 }  // namespace
 
 Expected<ProfileDb> parseProfileCsv(std::string_view text, const std::string& label) {
-  ZP_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, parseCsv(text, ',', label));
+  ZP_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, parseCsv(text, label));
   if (records.empty() || (records.size() == 1 && records[0].fields.size() == 1 && records[0].fields[0].empty()))
     return makeError("{}: empty file (expected the header {})", label, profileCsvHeader());
   const CsvRecord& header = records[0];
@@ -332,11 +332,7 @@ std::string formatProfileCsv(const ProfileDb& db) {
         std::string(rowKindName(r->kind)), r->task, opt(r->position), r->variant, r->node, r->processor,
         r->policy, formatNumber(r->medianMs), opt(r->p90Ms), opt(r->runs), opt(r->memoryBytes),
         r->fromProcessor, r->toProcessor, opt(r->bytes), r->source};
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i) out += ',';
-      out += csvQuote(cells[i], ',');
-    }
-    out += '\n';
+    out += csvLine(std::vector<std::string>(cells.begin(), cells.end()));
   }
   return out;
 }

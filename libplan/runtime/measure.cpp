@@ -12,21 +12,12 @@
 #include "libplan/util/file.h"
 #include "libplan/util/output_dir.h"
 #include "libplan/util/validate.h"
+#include "libplan/util/stats.h"
+#include "libplan/util/trace.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  const size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
-  return v[std::min(i, v.size() - 1)];
-}
-}  // namespace
+using Clock = SteadyClock;
 
 Status evictFromPageCache(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -55,7 +46,7 @@ Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int r
   }
   WarmStats w;
   w.runs = static_cast<int>(t.size());
-  w.medianMs = percentile(t, 0.5);
+  w.medianMs = median(t);
   w.p90Ms = percentile(t, 0.9);
   w.minMs = *std::min_element(t.begin(), t.end());
   double sum = 0;
@@ -124,13 +115,11 @@ Expected<KernelPolicy> parseKernelPolicy(const std::string& arg) {
 }
 
 Json chromeTrace(const std::vector<NodeTiming>& timings, const std::string& processName) {
-  Json events = Json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", processName}}}});
+  ChromeTrace trace;
+  trace.processName(0, processName, 0);
   for (const auto& t : timings)
-    events.push_back({{"name", t.name}, {"cat", t.opType}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
-                      {"ts", t.startMs * 1000.0}, {"dur", t.durMs * 1000.0},
-                      {"args", {{"op", t.opType}, {"kernel", t.kernel}}}});
-  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+    trace.span({t.name, t.opType, 0, 0, t.startMs, t.durMs, Json{{"op", t.opType}, {"kernel", t.kernel}}, ""});
+  return trace.json();
 }
 
 namespace {

@@ -12,13 +12,13 @@
 
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/session_impl.h"
+#include "libplan/util/stats.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 
 namespace {
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
   static std::atomic<bool> started[std::size(kAllGemmLibraries)];

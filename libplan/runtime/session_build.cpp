@@ -5,11 +5,11 @@
 
 #include "libplan/runtime/constant_fold.h"
 #include "libplan/runtime/session_impl.h"
+#include "libplan/util/stats.h"
 
 namespace zp::runtime {
 namespace {
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+using Clock = SteadyClock;
 
 int defaultDomainOpset(const onnx::ModelProto& model) {
   int opset = 13;

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "libplan/util/csv.h"
 #include "libplan/util/file.h"
 
 namespace zp::sim {
@@ -14,26 +15,6 @@ ContentionModel ContentionModel::none(int numAccelerators) {
   ContentionModel m;
   m.numAcc_ = numAccelerators;
   return m;
-}
-
-static std::vector<std::string> splitCsvLine(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r') {
-      cur.push_back(c);
-    }
-  }
-  out.push_back(cur);
-  for (auto& s : out) {
-    size_t b = s.find_first_not_of(" \t");
-    size_t e = s.find_last_not_of(" \t");
-    s = b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-  }
-  return out;
 }
 
 static bool parseNumber(const std::string& s, double& v) {
@@ -53,16 +34,13 @@ Expected<ContentionModel> ContentionModel::parseCsv(const std::string& text, con
                                                     const std::vector<std::string>& accelerators) {
   static const std::vector<std::string> kColumns = {"accelerator", "own_demand", "external_demand",
                                                     "slowdown"};
-  std::istringstream in(text);
-  std::string line;
-  int lineNo = 0;
+  ZP_ASSIGN_OR_RETURN(auto records, zp::parseCsv(text, label, CsvOptions{',', true, true, true}));
   std::vector<std::string> header;
   // accelerator -> (own, external) -> slowdown
   std::map<std::string, std::map<std::pair<double, double>, double>> points;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (line.empty() || line == "\r" || line[0] == '#') continue;
-    auto cells = splitCsvLine(line);
+  for (const auto& rec : records) {
+    const int lineNo = rec.line;
+    const auto& cells = rec.fields;
     if (header.empty()) {
       header = cells;
       if (header != kColumns)

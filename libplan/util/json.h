@@ -14,6 +14,12 @@ using Json = nlohmann::json;
 // went through different but equivalent arithmetic still print the same.
 std::string canonicalJson(const Json& j);
 
+// The same layout with every float printed in full (the shortest form that
+// reads back to the same double): for artifacts whose numbers are inputs to a
+// later computation (latency_model.json), so the reader computes with exactly
+// what the writer had.
+std::string canonicalJsonExact(const Json& j);
+
 // Rounds a double to `digits` significant digits (stable printing).
 double roundSig(double v, int digits = 9);
 

@@ -17,6 +17,7 @@
 #include "libplan/zoo/zoo.h"
 #include "passes/emit/bundle.h"
 #include "passes/emit/plan_proto.h"
+#include "libplan/util/stats.h"
 
 namespace zp::emit {
 namespace fs = std::filesystem;
@@ -126,12 +127,6 @@ std::vector<std::string> splitPlus(const std::string& s) {
     if (p == std::string::npos) return out;
     start = p + 1;
   }
-}
-
-double medianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -351,11 +346,11 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
       ZP_TRY(cached.run(data.samples.front()));
       std::vector<double> ms;
       for (int k = 0; k < params.repeat; ++k) {
-        auto t0 = std::chrono::steady_clock::now();
+        auto t0 = SteadyClock::now();
         ZP_TRY(cached.run(data.samples.front()));
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(msSince(t0));
       }
-      r.measuredMs = medianOf(ms);
+      r.measuredMs = median(std::move(ms));
     }
     res.tasks.push_back(std::move(r));
   }

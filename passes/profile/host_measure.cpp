@@ -9,19 +9,10 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/graph/tensor.h"
 #include "libplan/runtime/measure.h"
+#include "libplan/util/stats.h"
 
 namespace zp::profilepass {
 
-namespace {
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-}  // namespace
 
 runtime::SessionOptions sessionOptions(const HostConfig& config) {
   runtime::SessionOptions o;
@@ -59,13 +50,13 @@ double measureCopyMs(int64_t bytes, const MeasureParams& params) {
   std::vector<char> a(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 1), b(a.size());
   std::vector<double> t;
   for (int i = 0; i < params.warmup + std::max(params.repeat, 50); ++i) {
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     std::memcpy(b.data(), a.data(), a.size());
     // Keep the copy observable so it is not optimised away.
     a[static_cast<size_t>(i) % a.size()] = b[(static_cast<size_t>(i) * 7) % b.size()];
     if (i >= params.warmup) t.push_back(msSince(t0));
   }
-  return percentile(t, 0.5);
+  return median(std::move(t));
 }
 
 Expected<std::vector<NodeFeatures>> nodeFeatures(runtime::Session& session, const onnx::ModelProto& model,
@@ -105,7 +96,7 @@ Expected<std::vector<NodeFeatures>> nodeFeatures(runtime::Session& session, cons
     f.opType = info.opType;
     f.kernel = info.kernel;
     f.activationSparsity = acc[s].elems ? static_cast<double>(acc[s].zeros) / static_cast<double>(acc[s].elems) : 0.0;
-    f.ms = percentile(acc[s].ms, 0.5);
+    f.ms = median(acc[s].ms);
     auto it = byName.find(info.name);
     if (it != byName.end()) {
       const int i = it->second;

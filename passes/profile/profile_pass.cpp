@@ -26,6 +26,7 @@
 #include "passes/profile/accuracy_eval.h"
 #include "passes/profile/host_measure.h"
 #include "passes/stitch/stitch.h"
+#include "libplan/util/stats.h"
 
 namespace zp::profilepass {
 namespace fs = std::filesystem;
@@ -95,8 +96,7 @@ Expected<HostOverride> parseHostOverride(const std::string& arg) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using Clock = SteadyClock;
 
 struct Processor {
   std::string name;

@@ -9,12 +9,9 @@
 #include "libplan/util/output_dir.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/version.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/z3_solver.h"
-
-#ifndef ZP_VERSION
-#define ZP_VERSION "unknown"
-#endif
 
 namespace zp::schedule {
 
@@ -212,7 +209,7 @@ Status runConcurrentCli(const ConcurrentCliParams& cp, std::ostream& os) {
   ZP_ASSIGN_OR_RETURN(ConcurrentOutcome o, solveConcurrent(w, label, prm));
   plan::Plan pl;
   pl.header.tool = "plan-solve";
-  pl.header.version = ZP_VERSION;
+  pl.header.version = zooplanVersion();
   for (const auto& f : w.inputFiles) {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
     pl.header.inputs[f.string()] = sha256Hex(bytes);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "libplan/graph/model_io.h"
+#include "libplan/util/csv.h"
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
 #include "passes/grouping/grouping.h"
@@ -56,37 +57,21 @@ Status checkKeys(const Ctx& c, const Json& j, const std::string& path, const std
   return {};
 }
 
-std::vector<std::string> splitCsv(const std::string& line) {
-  std::vector<std::string> out(1);
-  for (char ch : line) {
-    if (ch == ',') out.emplace_back();
-    else if (ch != '\r') out.back().push_back(ch);
-  }
-  for (auto& s : out) {
-    size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-    s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
-  }
-  return out;
-}
-
 }  // namespace
 
 Expected<std::vector<GroupCost>> parseGroupRowsCsv(const std::string& text, const std::string& label,
                                                    const std::vector<std::string>& accs) {
   static const std::vector<std::string> kCols = {"group", "accelerator", "time_ms", "transition_out_ms",
                                                  "transition_in_ms", "mem_throughput"};
-  std::istringstream in(text);
-  std::string line;
-  int lineNo = 0;
+  ZP_ASSIGN_OR_RETURN(auto records, parseCsv(text, label, CsvOptions{',', true, true, true}));
   bool header = false;
   std::vector<GroupCost> groups;
   std::map<std::string, size_t> index;
   std::set<std::pair<std::string, int>> seen;
   const size_t A = accs.size();
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (line.empty() || line == "\r" || line[0] == '#') continue;
-    auto cells = splitCsv(line);
+  for (const auto& rec : records) {
+    const int lineNo = rec.line;
+    const auto& cells = rec.fields;
     if (!header) {
       if (cells != kCols)
         return makeError("{}:{}: header must be '{}'", label, lineNo,

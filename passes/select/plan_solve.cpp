@@ -11,6 +11,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/output_dir.h"
+#include "libplan/util/trace.h"
 #include "passes/preload/preload.h"
 
 namespace zp::select {
@@ -50,17 +51,15 @@ Expected<std::vector<plan::SloConfiguration>> slosFor(const std::string& spec, c
 
 Json chromeTrace(const StitchSpace& space, const sim::QuerySimResult& r, const std::vector<sim::TaskQueries>& q,
                  const std::string& label) {
-  Json events = Json::array();
-  for (size_t p = 0; p < space.processors.size(); ++p)
-    events.push_back(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", p},
-                          {"args", Json{{"name", space.processors[p].name}}}});
-  events.push_back(Json{{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", Json{{"name", label}}}});
-  for (const auto& s : r.spans)
-    events.push_back(Json{{"name", fmt::format("{} q{} stage{}", q[static_cast<size_t>(s.task)].name, s.query, s.stage)},
-                          {"cat", q[static_cast<size_t>(s.task)].name}, {"ph", "X"}, {"pid", 1}, {"tid", s.processor},
-                          {"ts", s.startMs * 1000.0}, {"dur", (s.endMs - s.startMs) * 1000.0},
-                          {"args", Json{{"task", q[static_cast<size_t>(s.task)].name}, {"query", s.query}, {"stage", s.stage}}}});
-  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  ChromeTrace trace;
+  for (size_t p = 0; p < space.processors.size(); ++p) trace.threadName(1, static_cast<int>(p), space.processors[p].name);
+  trace.processName(1, label);
+  for (const auto& s : r.spans) {
+    const std::string& task = q[static_cast<size_t>(s.task)].name;
+    trace.span({fmt::format("{} q{} stage{}", task, s.query, s.stage), task, 1, s.processor, s.startMs,
+                s.endMs - s.startMs, Json{{"task", task}, {"query", s.query}, {"stage", s.stage}}, ""});
+  }
+  return trace.json();
 }
 
 std::string svgFor(const TaskSpace& ts, const std::vector<std::string>& order, int chosen) {

@@ -400,12 +400,5 @@ TEST_F(profileDigits, ImportGenericCsv) {
   EXPECT_EQ(raw->rows.size(), 7u);
 }
 
-TEST(profileStats, MedianAndP90) {
-  EXPECT_EQ(medianOf({3, 1, 2}), 2);
-  EXPECT_EQ(medianOf({4, 1, 2, 3}), 2.5);
-  EXPECT_DOUBLE_EQ(percentileOf({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.9), 9.1);
-  EXPECT_EQ(percentileOf({7}, 0.9), 7);
-}
-
 }  // namespace
 }  // namespace zp::profile

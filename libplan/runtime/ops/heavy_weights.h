@@ -11,12 +11,10 @@
 #include "libplan/runtime/cache/crc32c.h"
 #include "libplan/runtime/cache/weight_cache.h"
 #include "libplan/runtime/ops/op.h"
+#include "libplan/util/stats.h"
 
 namespace zp::runtime::detail {
 
-inline double msSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // A packed array that views a constant tensor (kept alive through its owner).
 WeightArray viewOf(const std::string& name, const Tensor& t);
