@@ -14,7 +14,7 @@
 
 #include "libplan/graph/analysis.h"
 #include "libplan/profile/profile_db.h"
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 #include "libplan/util/error.h"
 
 namespace zp::grouping {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "libplan/sim/simulator.h"
+#include "libplan/sim/concurrent/simulator.h"
 
 namespace zp::schedule {
 

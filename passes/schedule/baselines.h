@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 
 namespace zp::schedule {
 

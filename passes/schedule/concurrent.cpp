@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "libplan/sim/trace.h"
+#include "libplan/sim/concurrent/trace.h"
 #include "libplan/util/output_dir.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "libplan/plan/plan.h"
-#include "libplan/sim/simulator.h"
+#include "libplan/sim/concurrent/simulator.h"
 #include "passes/schedule/exact.h"
 #include "passes/schedule/workload.h"
 

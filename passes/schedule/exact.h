@@ -25,7 +25,7 @@
 #include <optional>
 #include <string>
 
-#include "libplan/sim/simulator.h"
+#include "libplan/sim/concurrent/simulator.h"
 #include "libplan/util/error.h"
 
 namespace zp::schedule {

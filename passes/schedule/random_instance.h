@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 
 namespace zp::schedule {
 

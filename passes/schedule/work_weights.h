@@ -1,5 +1,5 @@
 // Contention-aware lower bounds on the makespan of two-accelerator schedules,
-// valid under the simulator's exact cost model (libplan/sim/simulator.h).
+// valid under the simulator's exact cost model (libplan/sim/concurrent/simulator.h).
 //
 // Argument: at any instant at most one group runs per accelerator; a group g
 // on accelerator a running alone progresses at rate 1, and next to a group h
@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 
 namespace zp::schedule {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 

@@ -1,5 +1,5 @@
 // The Z3 formulation of the concurrent schedule (HaX-CoNN §3.4, Eq. 1-11),
-// encoding exactly the simulator's semantics (libplan/sim/simulator.h) so that
+// encoding exactly the simulator's semantics (libplan/sim/concurrent/simulator.h) so that
 // the times Z3 predicts are the times the simulator measures:
 //   Eq. 1   x[n][i]  group -> accelerator (Bool; 2 accelerators)
 //   Eq. 3   TR[n][i] = x[n][i-1] != x[n][i]
@@ -32,7 +32,7 @@
 #include <optional>
 #include <vector>
 
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 #include "libplan/util/error.h"
 #include "passes/schedule/exact.h"
 

@@ -1,13 +1,13 @@
 // SparseLoom's optimizer (§3.3, Algorithm 1), the SLO configurations of §5.1
 // and Appendix D, the six baselines of §5.1, and their evaluation in the
-// query simulator (libplan/sim/query_sim.h).
+// query simulator (libplan/sim/queries/query_sim.h).
 #pragma once
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "libplan/plan/stitch_plan.h"
-#include "libplan/sim/query_sim.h"
+#include "libplan/sim/queries/query_sim.h"
 #include "passes/select/stitch_space.h"
 
 namespace zp::select {

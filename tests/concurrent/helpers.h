@@ -1,7 +1,7 @@
 #pragma once
 #include <vector>
 
-#include "libplan/sim/simulator.h"
+#include "libplan/sim/concurrent/simulator.h"
 
 namespace zp::testing {
 

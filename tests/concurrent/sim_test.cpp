@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "helpers.h"
-#include "libplan/sim/contention.h"
-#include "libplan/sim/simulator.h"
-#include "libplan/sim/trace.h"
+#include "libplan/sim/concurrent/contention.h"
+#include "libplan/sim/concurrent/simulator.h"
+#include "libplan/sim/concurrent/trace.h"
 
 using namespace zp;
 using sim::Objective;

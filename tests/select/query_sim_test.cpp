@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "libplan/sim/query_sim.h"
+#include "libplan/sim/queries/query_sim.h"
 
 namespace zp::sim {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "libplan/sim/contention.h"
+#include "libplan/sim/concurrent/contention.h"
 
 namespace zp::sim {
 

@@ -1,4 +1,4 @@
-#include "libplan/sim/contention.h"
+#include "libplan/sim/concurrent/contention.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 
 #include <algorithm>
 #include <cmath>

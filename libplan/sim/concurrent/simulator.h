@@ -18,7 +18,7 @@
 #include <limits>
 #include <vector>
 
-#include "libplan/sim/problem.h"
+#include "libplan/sim/concurrent/problem.h"
 
 namespace zp::sim {
 

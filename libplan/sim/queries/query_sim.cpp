@@ -1,4 +1,4 @@
-#include "libplan/sim/query_sim.h"
+#include "libplan/sim/queries/query_sim.h"
 
 #include <algorithm>
 #include <cassert>

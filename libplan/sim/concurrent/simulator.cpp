@@ -1,4 +1,4 @@
-#include "libplan/sim/simulator.h"
+#include "libplan/sim/concurrent/simulator.h"
 
 #include <algorithm>
 #include <cassert>

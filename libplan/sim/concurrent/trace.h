@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "libplan/sim/simulator.h"
+#include "libplan/sim/concurrent/simulator.h"
 #include "libplan/util/json.h"
 
 namespace zp::sim {

@@ -1,4 +1,4 @@
-#include "libplan/sim/trace.h"
+#include "libplan/sim/concurrent/trace.h"
 
 #include <fmt/format.h>
 
