@@ -6,12 +6,14 @@
 #include "libplan/util/json.h"
 #include "libplan/util/output_dir.h"
 #include "libplan/zoo/zoo.h"
+#include "libplan/artifacts/stitch_json.h"
+#include "libplan/artifacts/zoo_json.h"
 
 namespace zp::pipeline {
 namespace fs = std::filesystem;
 
 Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
-  ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo(options.zoo));
+  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo(options.zoo));
   std::vector<GuardedPath> inputs;
   for (const auto& f : zoo.files()) inputs.push_back({f, "input"});
   ZP_ASSIGN_OR_RETURN(auto staged, OutputDir::open(options.out, OutputDirOptions{"zoo-stitch", inputs, nullptr}));
@@ -21,7 +23,7 @@ Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
   fs::path outAbs = fs::weakly_canonical(fs::absolute(options.out));
   std::string zooRel = zooAbs.lexically_relative(outAbs).generic_string();
   ZP_ASSIGN_OR_RETURN(auto manifest, stitch::stitchZoo(zoo, options.params, staged.path(), zooRel));
-  ZP_TRY(writeFileAtomic(staged.path() / "stitch.json", canonicalJson(zoo::toJson(manifest))));
+  ZP_TRY(writeFileAtomic(staged.path() / "stitch.json", canonicalJson(artifacts::toJson(manifest))));
   ZP_TRY(staged.commit());
   return manifest;
 }

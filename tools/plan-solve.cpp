@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "passes/schedule/concurrent.h"
+#include "drivers/concurrent_flow/solve_concurrent.h"
 #include "passes/select/plan_solve.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
@@ -15,9 +15,10 @@
 int main(int argc, char** argv) {
   CLI::App app{"plan-solve: compute an execution plan"};
   std::string mode = "stitch";
-  zp::schedule::ConcurrentCliParams cc;
+  zp::drivers::SolveConcurrentOptions cc;
   zp::select::PlanSolveParams sp;
   std::string objective, solver = "exact";
+  bool anytime = false;
   std::string input, output, trace, stats, svgDir, evaluate;
   std::vector<std::string> budgets;
   app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json)")
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
       ->check(zp::cli::integerIn(-1, 1000000));
   app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds")
       ->check(zp::cli::numberIn(1e-3, 1e6));
-  app.add_flag("--anytime", cc.anytime, "concurrent: print each improving schedule with its timestamp");
+  app.add_flag("--anytime", anytime, "concurrent: print each improving schedule with its timestamp");
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
   // both
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
@@ -79,10 +80,12 @@ int main(int argc, char** argv) {
   if (!objective.empty())
     cc.solve.objective = objective == "latency" ? zp::sim::Objective::Latency : zp::sim::Objective::Throughput;
   cc.solve.solver = solver == "z3" ? zp::schedule::SolverKind::Z3 : zp::schedule::SolverKind::Exact;
-  zp::Status st = zp::schedule::runConcurrentCli(cc, std::cout);
-  if (!st.ok()) {
-    zp::cli::printError("plan-solve", st.error().message);
+  if (anytime) cc.onImprovement = [](const std::string& line) { std::cout << line << std::endl; };
+  auto r = zp::drivers::solveConcurrent(cc);
+  if (!r.ok()) {
+    zp::cli::printError("plan-solve", r.error().message);
     return zp::cli::kInputError;
   }
+  std::cout << r->summary;
   return 0;
 }

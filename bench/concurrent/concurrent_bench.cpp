@@ -31,6 +31,7 @@
 #include "passes/schedule/random_instance.h"
 #include "passes/schedule/z3_solver.h"
 #include "libplan/util/stats.h"
+#include "drivers/concurrent_flow/workload.h"
 
 using namespace zp;
 using namespace zp::schedule;
@@ -232,7 +233,7 @@ void scenarios(const Options& opt, std::vector<Row>& rows) {
   struct S { const char* file; const char* name; };
   for (S sc : {S{"googlenet-table2-scenario1.json", "googlenet-table2-scen1"},
                S{"googlenet-table2-pipeline.json", "googlenet-table2-pipeline"}}) {
-    auto w = loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/" + sc.file);
+    auto w = drivers::loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/" + sc.file);
     if (!w.ok()) {
       std::cerr << w.error().message << "\n";
       std::exit(1);

@@ -1,18 +1,14 @@
-// The plan model (plan.json is its canonical JSON rendering). This file holds
-// the header and the concurrent-schedule section (issue 6); other sections
-// (SparseLoom selection/placement, preloading, cold start) are added beside it
-// as their own structs with their own toJson/fromJson.
+// The plan model: the header and the concurrent-schedule section here, the
+// SparseLoom section in stitch_plan.h. Its files, plan.json (the canonical
+// JSON rendering) and plan.pb, are read and written by libplan/artifacts.
 #pragma once
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "libplan/plan/stitch_plan.h"
-#include "libplan/util/error.h"
-#include "libplan/util/json.h"
 
 namespace zp::plan {
 
@@ -96,16 +92,5 @@ struct Plan {
   std::optional<ConcurrentSchedule> concurrent;
   bool operator==(const Plan&) const = default;
 };
-
-Json toJson(const ConcurrentSchedule& c);
-Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label,
-                                                const std::string& path);
-Json toJson(const Plan& p);
-Expected<Plan> planFromJson(const Json& j, const std::string& label);
-
-// Canonical bytes (util/json.h canonicalJson) and atomic write / checked read.
-std::string planToText(const Plan& p);
-Status writePlan(const Plan& p, const std::filesystem::path& path);
-Expected<Plan> readPlan(const std::filesystem::path& path);
 
 }  // namespace zp::plan

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "libplan/util/error.h"
-#include "libplan/util/json.h"
 
 namespace zp::plan {
 
@@ -95,8 +93,5 @@ struct StitchPlan {
   std::vector<PreloadSet> preload;
   bool operator==(const StitchPlan&) const = default;
 };
-
-Json toJson(const StitchPlan& s);
-Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
 
 }  // namespace zp::plan

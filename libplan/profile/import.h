@@ -151,15 +151,16 @@ Expected<std::vector<LayerTime>> readOpenVinoCounters(const std::filesystem::pat
 Expected<NodeImport> importOpenVinoCounters(const std::filesystem::path& file, const graph::GraphView& model,
                                             const ImportParams& params);
 
-// The generic profile CSV. Rows of params.task / params.variant / params.processor
-// (each when non-empty) are kept, others skipped (counted in the notes). Node rows
-// are resolved onto `model` (when given) like any other profiler's names and re-keyed
-// to the ONNX node; subgraph and transition rows are returned as they are.
+// The rows of a generic profile CSV (`label`: its file). Rows of params.task /
+// params.variant / params.processor (each when non-empty) are kept, others
+// skipped (counted in the notes). Node rows are resolved onto `model` (when
+// given) like any other profiler's names and re-keyed to the ONNX node;
+// subgraph and transition rows are returned as they are.
 struct CsvImport {
   ProfileDb rows;
   ImportReport report;  // about the node rows
 };
-Expected<CsvImport> importGenericCsv(const std::filesystem::path& file, const graph::GraphView* model,
-                                     const ImportParams& params);
+Expected<CsvImport> importProfileRows(const ProfileDb& db, const std::string& label, const graph::GraphView* model,
+                                      const ImportParams& params);
 
 }  // namespace zp::profile

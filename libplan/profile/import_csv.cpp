@@ -1,4 +1,4 @@
-// The generic profile CSV as an import source.
+// The generic profile CSV as an import source (its rows, read by libplan/artifacts/profile_csv.h).
 #include <map>
 #include <tuple>
 
@@ -8,11 +8,9 @@
 
 namespace zp::profile {
 
-Expected<CsvImport> importGenericCsv(const std::filesystem::path& file, const graph::GraphView* model,
-                                     const ImportParams& params) {
-  const std::string label = file.string();
+Expected<CsvImport> importProfileRows(const ProfileDb& db, const std::string& label, const graph::GraphView* model,
+                                      const ImportParams& params) {
   if (params.reportNames < 0) return makeError("{}: reportNames must not be negative", label);
-  ZP_ASSIGN_OR_RETURN(ProfileDb db, readProfileCsv(file));
   CsvImport out;
   ImportReport& rep = out.report;
   rep.file = label;

@@ -1,20 +1,6 @@
-// The profile database: rows of the generic profile CSV (schemas/profile.schema.json),
-// its reader and writer, lookups and merging.
-//
-// Columns, in this order:
-//   kind,task,position,variant,node,processor,policy,median_ms,p90_ms,runs,memory_bytes,
-//   from_processor,to_processor,bytes,source
-// kind subgraph:   one (task, position, variant) subgraph on `processor` with kernel
-//                  `policy` ("default" when not applicable): median_ms (p90_ms, runs,
-//                  memory_bytes optional).
-// kind node:       one ONNX node (`node`) of variant `variant` of `task`, as importers
-//                  produce it before mapping onto subgraphs; `position` may be empty.
-// kind transition: moving the boundary after `position` of `task` from `from_processor`
-//                  to `to_processor`: bytes, median_ms (p90_ms optional); `variant` optional.
-// Cells a kind does not use must be empty. Rows are written sorted by their key
-// (kind, task, position, variant, processor, policy, node, from, to); numbers in the
-// shortest form that reads back to the same double, so rewriting a file this module
-// wrote gives the same bytes.
+// The profile database: rows of subgraph, node and transition latencies, with
+// lookups and merging. Its file form, profile.csv (schemas/profile.schema.json),
+// is read and written by libplan/artifacts/profile_csv.h.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -38,9 +24,6 @@ inline constexpr std::string_view kSources[] = {"host", "ort-json", "trtexec", "
 bool isKnownSource(std::string_view s);
 
 inline constexpr std::string_view kDefaultPolicy = "default";
-
-// The CSV header, comma-separated, without a line end.
-std::string_view profileCsvHeader();
 
 struct ProfileRow {
   RowKind kind = RowKind::Subgraph;
@@ -97,17 +80,5 @@ class ProfileDb {
  private:
   std::map<ProfileRow::Key, ProfileRow> rows_;
 };
-
-// Parses the CSV text; `label` (normally the file name) starts every error:
-// "prof.csv:12: column 'median_ms': 'nan' is not a finite number".
-// A key given twice in one file is an error.
-Expected<ProfileDb> parseProfileCsv(std::string_view text, const std::string& label);
-Expected<ProfileDb> readProfileCsv(const std::filesystem::path& path);
-
-std::string formatProfileCsv(const ProfileDb& db);
-Status writeProfileCsv(const ProfileDb& db, const std::filesystem::path& path);  // atomic
-
-// Shortest decimal form that reads back to the same double ("0.25", "1e-07").
-std::string formatNumber(double v);
 
 }  // namespace zp::profile

@@ -1,5 +1,9 @@
 #include "libplan/util/csv.h"
 
+#include <cassert>
+#include <charconv>
+#include <cmath>
+
 namespace zp {
 
 namespace {
@@ -104,6 +108,15 @@ std::string csvLine(const std::vector<std::string>& fields, char sep) {
   }
   out += '\n';
   return out;
+}
+
+std::string formatNumber(double v) {
+  assert(std::isfinite(v));
+  if (v == 0) return "0";  // also turns -0 into 0
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  assert(res.ec == std::errc());
+  return std::string(buf, res.ptr);
 }
 
 }  // namespace zp

@@ -37,4 +37,8 @@ std::string csvQuote(std::string_view field, char sep = ',');
 // One record: each field through csvQuote, joined by sep, ended by "\n".
 std::string csvLine(const std::vector<std::string>& fields, char sep = ',');
 
+// The shortest decimal form that reads back to the same double ("0.25", "1e-07";
+// -0 as "0"): numbers in CSVs zooplan writes, so rewriting a file gives the same bytes.
+std::string formatNumber(double v);
+
 }  // namespace zp

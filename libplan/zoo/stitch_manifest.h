@@ -1,6 +1,7 @@
-// stitch.json: what zoo-stitch found and wrote — per task the cut points, the
+// What zoo-stitch found and wrote (stitch.json) — per task the cut points, the
 // subgraph of every (position, variant) with its content hash and costs, and
-// which combinations of subgraphs form valid stitched variants.
+// which combinations of subgraphs form valid stitched variants. Its reader and
+// writer are libplan/artifacts/stitch_json.h.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -8,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "libplan/util/error.h"
-#include "libplan/util/json.h"
 
 namespace zp::zoo {
 
@@ -97,10 +96,5 @@ struct StitchManifest {
 
   const TaskStitch* task(const std::string& name) const;
 };
-
-Json toJson(const StitchManifest& m);
-Expected<StitchManifest> stitchManifestFromJson(const Json& j, const std::string& label);
-// Reads DIR/stitch.json.
-Expected<StitchManifest> loadStitchManifest(const std::filesystem::path& dir);
 
 }  // namespace zp::zoo

@@ -1,13 +1,12 @@
-// The zoo manifest (zoo.json, schema in schemas/zoo.schema.json): tasks, their
-// sparse variants, datasets or measured accuracies, and the target processors.
+// The zoo (what zoo.json describes, schema in schemas/zoo.schema.json): tasks,
+// their sparse variants, datasets or measured accuracies, and the target
+// processors. Its reader and writer are libplan/artifacts/zoo_json.h.
 #pragma once
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "libplan/util/error.h"
-#include "libplan/util/json.h"
 
 namespace zp::zoo {
 
@@ -58,14 +57,5 @@ struct Zoo {
   // what a tool reading the zoo must never write over.
   std::vector<std::filesystem::path> files() const;
 };
-
-// Reads and validates zoo.json: required fields, types, enums, unknown fields,
-// unique ids, referenced files exist. Errors read
-// "<file>: $.tasks[0].variants[1].onnx: <problem>".
-Expected<Zoo> loadZoo(const std::filesystem::path& path);
-Expected<Zoo> parseZoo(const std::string& text, const std::filesystem::path& path, bool checkFiles = true);
-
-// The manifest as JSON (the inverse of parseZoo).
-Json zooToJson(const Zoo& zoo);
 
 }  // namespace zp::zoo

@@ -12,7 +12,9 @@
 #include "libplan/util/json_reader.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"
-#include "passes/emit/plan_proto.h"
+#include "libplan/artifacts/plan_pb.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/stitch_json.h"
 
 namespace zp::emit {
 namespace fs = std::filesystem;
@@ -93,7 +95,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
   {
     Json j = Json::parse(s.planBytes, nullptr, false);
     if (j.is_discarded()) return makeError("{}: not valid JSON", planPath.string());
-    ZP_ASSIGN_OR_RETURN(s.plan, plan::planFromJson(j, planPath.string()));
+    ZP_ASSIGN_OR_RETURN(s.plan, artifacts::planFromJson(j, planPath.string()));
   }
   if (!s.plan.stitch && !s.plan.concurrent)
     return makeError("{}: the plan has neither a 'stitch' nor a 'concurrent' section; nothing to emit",
@@ -133,7 +135,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
       if (mj.is_discarded()) {
         if (strict) return makeError("{}: not valid JSON", label);
       } else {
-        auto m = zoo::stitchManifestFromJson(mj, label);
+        auto m = artifacts::stitchManifestFromJson(mj, label);
         if (!m.ok() && strict) return m.error();
         if (m.ok()) manifest = std::move(*m);
       }
@@ -240,70 +242,6 @@ Status writeUnder(const fs::path& root, const std::string& rel, std::string_view
 
 }  // namespace
 
-std::string cacheFileName(const std::string& hash, const std::string& policy) {
-  return "caches/" + short16(hash) + "." + policy + ".zwc";
-}
-
-Json toJson(const BundleManifest& m) {
-  Json inputs = Json::array();
-  for (const auto& in : m.inputs) inputs.push_back({{"role", in.role}, {"key", in.key}, {"path", in.path}, {"sha256", in.sha256}});
-  Json arts = Json::array();
-  for (const auto& a : m.artifacts) arts.push_back({{"path", a.path}, {"size", a.size}, {"sha256", a.sha256}});
-  return Json{{"format", m.format}, {"tool", m.tool}, {"inputs", inputs}, {"artifacts", arts}};
-}
-
-Expected<BundleManifest> manifestFromJson(const Json& j, const std::string& label) {
-  JsonAt root(j, label);
-  BundleManifest m;
-  ZP_ASSIGN_OR_RETURN(int64_t format, root.integer("format"));
-  if (format != kBundleFormatVersion)
-    return makeError("{}: bundle format {} (this tool reads {})", label, format, kBundleFormatVersion);
-  m.format = static_cast<int>(format);
-  ZP_ASSIGN_OR_RETURN(m.tool, root.string("tool"));
-  ZP_ASSIGN_OR_RETURN(auto inputs, root.array("inputs"));
-  for (const auto& in : inputs) {
-    BundleInput b;
-    ZP_ASSIGN_OR_RETURN(JsonAt role, in.at("role"));
-    ZP_ASSIGN_OR_RETURN(b.role, role.string());
-    static const std::set<std::string> kRoles = {"plan", "stitch-manifest", "subgraph", "workload", "model"};
-    if (!kRoles.count(b.role)) return role.error(fmt::format("unknown role '{}'", b.role));
-    ZP_ASSIGN_OR_RETURN(b.key, in.string("key"));
-    ZP_ASSIGN_OR_RETURN(b.path, in.string("path"));
-    ZP_ASSIGN_OR_RETURN(b.sha256, in.string("sha256"));
-    m.inputs.push_back(std::move(b));
-  }
-  ZP_ASSIGN_OR_RETURN(auto artifacts, root.array("artifacts"));
-  for (const auto& a : artifacts) {
-    BundleArtifact b;
-    ZP_ASSIGN_OR_RETURN(JsonAt path, a.at("path"));
-    ZP_ASSIGN_OR_RETURN(b.path, path.string());
-    // Artifacts are read (and checked) below the bundle, never beside it.
-    if (!isSafeRelativePath(b.path)) return path.error(fmt::format("'{}' is not a path inside the bundle", b.path));
-    ZP_ASSIGN_OR_RETURN(b.size, a.integer("size", 0));
-    ZP_ASSIGN_OR_RETURN(b.sha256, a.string("sha256"));
-    m.artifacts.push_back(std::move(b));
-  }
-  return m;
-}
-
-fs::path inputPath(const fs::path& bundle, const BundleInput& input) {
-  const fs::path p(input.path);
-  if (p.is_absolute()) return p;  // bundles written before paths were made relative
-  std::error_code ec;
-  fs::path real = fs::weakly_canonical(fs::absolute(bundle), ec);
-  if (ec) real = fs::absolute(bundle);
-  return (real / p).lexically_normal();
-}
-
-Expected<BundleManifest> readBundleManifest(const fs::path& bundle) {
-  const fs::path p = bundle / "manifest.json";
-  if (!fs::is_directory(bundle)) return makeError("{}: not a bundle directory", bundle.string());
-  ZP_ASSIGN_OR_RETURN(std::string text, readFile(p));
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError("{}: not valid JSON", p.string());
-  return manifestFromJson(j, p.string());
-}
-
 Expected<EmitResult> emitBundle(const EmitParams& params) {
   ZP_ASSIGN_OR_RETURN(Sources src, collectSources(params.plan, /*strict=*/true));
   std::vector<GuardedPath> inputs{{src.planPath, "input"}};
@@ -314,8 +252,8 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
   EmitResult res;
   res.notes = src.notes;
 
-  ZP_TRY(writeUnder(root, "plan.json", plan::planToText(src.plan)));
-  ZP_TRY(writeUnder(root, "plan.pb", serializePlan(src.plan)));
+  ZP_TRY(writeUnder(root, "plan.json", artifacts::planToText(src.plan)));
+  ZP_TRY(writeUnder(root, "plan.pb", artifacts::serializePlanPb(src.plan)));
 
   for (const auto& in : src.inputs) {
     if (in.input.role == "subgraph") {
@@ -324,7 +262,7 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       ++res.subgraphs;
       if (!params.writeCaches) continue;
       for (const auto& [policy, threads] : use.policies) {
-        const std::string cacheRel = cacheFileName(use.hash, policy);
+        const std::string cacheRel = artifacts::cacheFileName(use.hash, policy);
         if (fs::exists(root / cacheRel)) continue;  // same policy at another thread count: same weights
         runtime::SessionOptions so;
         so.threads = threads;
@@ -355,7 +293,7 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
   // names manifest.json, which comes last.
   ZP_TRY(staged.writeMarker({"manifest.json"}));
   ZP_ASSIGN_OR_RETURN(m.artifacts, listArtifacts(root));
-  ZP_TRY(writeUnder(root, "manifest.json", canonicalJson(toJson(m))));
+  ZP_TRY(writeUnder(root, "manifest.json", canonicalJson(artifacts::toJson(m))));
   ZP_TRY(staged.commit());
   return res;
 }
@@ -379,7 +317,7 @@ std::string CheckResult::text() const {
 }
 
 Expected<CheckResult> checkBundle(const CheckParams& params) {
-  ZP_ASSIGN_OR_RETURN(BundleManifest m, readBundleManifest(params.bundle));
+  ZP_ASSIGN_OR_RETURN(BundleManifest m, artifacts::readBundleManifest(params.bundle));
   CheckResult r;
   const std::string tool = "plan-emit " + params.toolVersion;
   if (m.tool != tool) r.changes.push_back(fmt::format("tool changed: bundle made by '{}', this is '{}'", m.tool, tool));
@@ -388,7 +326,7 @@ Expected<CheckResult> checkBundle(const CheckParams& params) {
   fs::path planPath = params.plan;
   if (planPath.empty()) {
     for (const auto& in : m.inputs)
-      if (in.role == "plan") planPath = inputPath(params.bundle, in);
+      if (in.role == "plan") planPath = artifacts::inputPath(params.bundle, in);
     if (planPath.empty()) return makeError("{}: no plan input recorded", (params.bundle / "manifest.json").string());
   }
   std::map<std::string, const BundleInput*> recorded;

@@ -21,13 +21,15 @@
 #include <string>
 #include <vector>
 
+#include "libplan/artifacts/bundle_manifest.h"
 #include "libplan/plan/plan.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
 namespace zp::emit {
-
-inline constexpr int kBundleFormatVersion = 1;
+using artifacts::BundleArtifact;
+using artifacts::BundleInput;
+using artifacts::BundleManifest;
 
 struct EmitParams {
   std::filesystem::path plan;    // PLAN.json
@@ -35,38 +37,6 @@ struct EmitParams {
   std::string toolVersion;       // recorded in the manifest ("plan-emit <version>")
   bool writeCaches = true;       // weight caches for every stitch subgraph
 };
-
-struct BundleArtifact {
-  std::string path;  // relative to the bundle, '/'-separated
-  int64_t size = 0;
-  std::string sha256;
-};
-
-struct BundleInput {
-  std::string role;  // plan | stitch-manifest | subgraph | workload | model
-  std::string key;   // identity across runs: "plan", "stitch.json", "workload", the subgraph
-                     // file relative to the stitch directory, the model as the workload names it
-  std::string path;  // relative to the bundle directory (see above)
-  std::string sha256;
-};
-
-struct BundleManifest {
-  int format = kBundleFormatVersion;
-  std::string tool;
-  std::vector<BundleInput> inputs;        // sorted by (role, key)
-  std::vector<BundleArtifact> artifacts;  // sorted by path; manifest.json itself excluded
-};
-
-// "caches/<hash16>.<policy>.zwc": the weight cache of a subgraph for a kernel policy.
-std::string cacheFileName(const std::string& hash, const std::string& policy);
-
-// Where a recorded input path points (relative to `bundle`, resolved against its
-// real location: the recorded path was computed between real paths).
-std::filesystem::path inputPath(const std::filesystem::path& bundle, const BundleInput& input);
-
-Json toJson(const BundleManifest& m);
-Expected<BundleManifest> manifestFromJson(const Json& j, const std::string& label);
-Expected<BundleManifest> readBundleManifest(const std::filesystem::path& bundle);
 
 struct EmitResult {
   BundleManifest manifest;

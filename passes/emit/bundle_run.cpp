@@ -16,8 +16,11 @@
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
 #include "passes/emit/bundle.h"
-#include "passes/emit/plan_proto.h"
+#include "libplan/artifacts/plan_pb.h"
 #include "libplan/util/stats.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/stitch_json.h"
+#include "libplan/artifacts/zoo_json.h"
 
 namespace zp::emit {
 namespace fs = std::filesystem;
@@ -183,11 +186,11 @@ std::string BundleRunResult::table() const {
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   const fs::path& b = params.bundle;
-  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, readBundleManifest(b));
+  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(b));
   ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, parsePlan(pbBytes, (b / "plan.pb").string()));
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
   {
-    ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, plan::readPlan(b / "plan.json"));
+    ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::readPlan(b / "plan.json"));
     if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
   }
   if (!plan.stitch)
@@ -209,13 +212,13 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   std::optional<zoo::Zoo> zoo;
   for (const auto& in : manifest.inputs) {
     if (in.role != "stitch-manifest") continue;
-    const fs::path dir = inputPath(b, in).parent_path();
-    auto sm = zoo::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
+    const fs::path dir = artifacts::inputPath(b, in).parent_path();
+    auto sm = artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
     if (!sm.ok()) {
       res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
       break;
     }
-    auto z = zoo::loadZoo((dir / sm->zooPath).lexically_normal());
+    auto z = artifacts::loadZoo((dir / sm->zooPath).lexically_normal());
     if (!z.ok()) res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
     else zoo = std::move(*z);
   }
@@ -280,7 +283,7 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
       so.threads = std::max(1, proc->second->threads);
       so.kernels.policy = policy;
       ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
-      const std::string cacheRel = cacheFileName(g->hash, policy);
+      const std::string cacheRel = artifacts::cacheFileName(g->hash, policy);
       if (fs::exists(b / cacheRel)) {
         so.cache = b / cacheRel;
         auto sha = artifactSha.find(cacheRel);

@@ -13,7 +13,6 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
 #include "libplan/profile/profile_db.h"
-#include "libplan/profile/profile_report.h"
 #include "libplan/profile/subgraph_map.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/util/file.h"
@@ -27,6 +26,11 @@
 #include "passes/profile/host_measure.h"
 #include "passes/stitch/stitch.h"
 #include "libplan/util/stats.h"
+#include "libplan/artifacts/profile_csv.h"
+#include "libplan/util/csv.h"
+#include "libplan/artifacts/profile_report.h"
+#include "libplan/artifacts/stitch_json.h"
+#include "libplan/artifacts/zoo_json.h"
 
 namespace zp::profilepass {
 namespace fs = std::filesystem;
@@ -143,7 +147,7 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
   return out;
 }
 
-std::string fmtNum(double v) { return profile::formatNumber(v); }
+std::string fmtNum(double v) { return formatNumber(v); }
 
 // `imports` (report.json's "imports") gets one entry for the processor.
 Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, const zoo::StitchManifest& manifest,
@@ -170,7 +174,8 @@ Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, 
   std::vector<ProfileRow> nodeRows;
   profile::ImportReport rep;
   if (spec.format == "csv") {
-    ZP_ASSIGN_OR_RETURN(auto imp, profile::importGenericCsv(spec.file, view ? &*view : nullptr, ip));
+    ZP_ASSIGN_OR_RETURN(auto rows, artifacts::readProfileCsv(spec.file));
+    ZP_ASSIGN_OR_RETURN(auto imp, profile::importProfileRows(rows, spec.file, view ? &*view : nullptr, ip));
     for (const auto* r : imp.rows.rows()) {
       ProfileRow row = *r;
       row.processor = proc.name;
@@ -238,7 +243,7 @@ Expected<Json> filesBeside(const fs::path& dir) {
 
 // Writes report.json last, recording in it the hashes of the files beside it.
 Status writeReport(const fs::path& dir, Json& report) {
-  ZP_ASSIGN_OR_RETURN(report[profile::kReportFilesKey], filesBeside(dir));
+  ZP_ASSIGN_OR_RETURN(report[artifacts::kReportFilesKey], filesBeside(dir));
   return writeFileAtomic(dir / "report.json", canonicalJson(report));
 }
 
@@ -254,9 +259,9 @@ std::optional<Reusable> reusableRows(const fs::path& dir, const Json& inputs) {
   if (!text.ok() || !csv.ok()) return std::nullopt;
   Json report = Json::parse(*text, nullptr, false);
   if (report.is_discarded() || !report.is_object() || report.value("inputs", Json()) != inputs) return std::nullopt;
-  const Json files = report.value(profile::kReportFilesKey, Json());
+  const Json files = report.value(artifacts::kReportFilesKey, Json());
   if (!files.is_object() || files.value("profile.csv", std::string()) != sha256Hex(*csv)) return std::nullopt;
-  auto db = profile::parseProfileCsv(*csv, (dir / "profile.csv").string());
+  auto db = artifacts::parseProfileCsv(*csv, (dir / "profile.csv").string());
   if (!db.ok()) return std::nullopt;
   return Reusable{std::move(*db), std::move(report)};
 }
@@ -270,10 +275,10 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
   const auto tStart = Clock::now();
   ProfileSources src;
   src.stitchDir = stitchDir;
-  ZP_ASSIGN_OR_RETURN(src.manifest, zoo::loadStitchManifest(stitchDir));
+  ZP_ASSIGN_OR_RETURN(src.manifest, artifacts::loadStitchManifest(stitchDir));
   ZP_ASSIGN_OR_RETURN(src.stitchBytes, readFile(stitchDir / "stitch.json"));
   const fs::path zooPath = (stitchDir / src.manifest.zooPath).lexically_normal();
-  ZP_ASSIGN_OR_RETURN(src.zoo, zoo::loadZoo(zooPath));
+  ZP_ASSIGN_OR_RETURN(src.zoo, artifacts::loadZoo(zooPath));
   if (src.zoo.sha256 != src.manifest.zooSha256)
     return makeError("{}: {} changed since zoo-stitch wrote this directory; run zoo-stitch again",
                      (stitchDir / "stitch.json").string(), zooPath.string());
@@ -334,7 +339,7 @@ Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, c
   // The measuring program is an input too: a rebuilt runtime must re-measure.
   std::string toolSha = "unknown";
   if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
-  Json inputs{{profile::kReportStitchKey, sha256Hex(src.stitchBytes)}, {"zoo_json_sha256", zoo.sha256}, {"tool_sha256", toolSha},
+  Json inputs{{artifacts::kReportStitchKey, sha256Hex(src.stitchBytes)}, {"zoo_json_sha256", zoo.sha256}, {"tool_sha256", toolSha},
               {"repeat", params.repeat}, {"warmup", params.warmup}, {"processors", Json::array()}};
   for (const auto& p : processors) {
     Json pj{{"name", p.name}, {"host", p.host}};
@@ -480,7 +485,7 @@ Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, c
 
   // --- 2. imported device profiles ------------------------------------------
   for (const auto& rows : src.imported) db.merge(rows);  // read before measuring, in processor order
-  ZP_TRY(profile::writeProfileCsv(db, stage / "profile.csv"));
+  ZP_TRY(artifacts::writeProfileCsv(db, stage / "profile.csv"));
   {
     // A checkpoint: should the run stop before the end, the next run reuses
     // these rows (the report is replaced by the complete one at the end).

@@ -5,11 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "libplan/sim/concurrent/trace.h"
-#include "libplan/util/output_dir.h"
-#include "libplan/util/file.h"
-#include "libplan/util/hash.h"
-#include "libplan/util/version.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/z3_solver.h"
 
@@ -17,13 +12,13 @@ namespace zp::schedule {
 
 using sim::Objective;
 
-namespace {
-
 int totalTransitions(const sim::Schedule& s) {
   int t = 0;
   for (size_t n = 0; n < s.assign.size(); ++n) t += sim::countTransitions(s, static_cast<int>(n));
   return t;
 }
+
+namespace {
 
 double relGap(double value, double bound) {
   if (value == 0) return 0;
@@ -185,70 +180,6 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
   sec.throughput = out.result.throughput;
   sec.dnns = describeSchedule(p, out.result);
   return out;
-}
-
-Status runConcurrentCli(const ConcurrentCliParams& cp, std::ostream& os) {
-  ZP_ASSIGN_OR_RETURN(Workload w, loadWorkload(cp.workload));
-  // Checked before solving: no output is a directory, a file the workload
-  // names, or another of the outputs.
-  {
-    std::vector<GuardedPath> inputs{{cp.workload, "input"}};
-    for (const auto& f : w.inputFiles) inputs.push_back({f, "input"});
-    ZP_TRY(checkOutputFiles({cp.output, cp.trace, cp.stats}, inputs));
-  }
-  ConcurrentParams prm = cp.solve;
-  if (cp.anytime) {
-    auto obj = prm.objective.value_or(w.objective);
-    prm.onImprove = [&os, obj](double ms, double v, const std::string& by) {
-      os << fmt::format("[{:10.3f} ms] {} {:.6g} {} ({})", ms, sim::objectiveName(obj), v,
-                        obj == Objective::Latency ? "ms" : "inf/s", by)
-         << std::endl;
-    };
-  }
-  std::string label = cp.workload.string();
-  ZP_ASSIGN_OR_RETURN(ConcurrentOutcome o, solveConcurrent(w, label, prm));
-  plan::Plan pl;
-  pl.header.tool = "plan-solve";
-  pl.header.version = zooplanVersion();
-  for (const auto& f : w.inputFiles) {
-    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
-    pl.header.inputs[f.string()] = sha256Hex(bytes);
-  }
-  pl.concurrent = o.section;
-  // Everything is rendered before anything is written; each write is atomic.
-  std::string planText = plan::planToText(pl);
-  std::string traceText, statsText;
-  if (!cp.trace.empty())
-    traceText = canonicalJson(sim::chromeTrace(w.problem, o.result, "zooplan concurrent schedule: " + label));
-  if (!cp.stats.empty())
-    statsText = canonicalJson(Json{{"solveMs", o.solveMs}, {"firstFeasibleMs", o.firstFeasibleMs},
-                                   {"solver", o.section.solver.solver}, {"status", o.section.solver.status}});
-  ZP_TRY(writeFileAtomic(cp.output, planText));
-  if (!cp.trace.empty()) ZP_TRY(writeFileAtomic(cp.trace, traceText));
-  if (!cp.stats.empty()) ZP_TRY(writeFileAtomic(cp.stats, statsText));
-
-  const auto& s = o.section;
-  os << fmt::format("workload {}: {} DNNs, {} groups, accelerators {}; objective {}\n", label, w.problem.numDnns(),
-                    w.problem.totalGroups(), fmt::join(w.problem.accelerators, ","), s.objective);
-  os << fmt::format("{:<22} {:>12} {:>14} {:>11} {:>12}\n", "schedule (simulated)", "latency ms", "throughput/s",
-                    "transitions", "vs zooplan");
-  auto line = [&](const std::string& name, double lat, double thr, int tr) {
-    double ref = o.objective == Objective::Latency ? s.latencyMs : s.throughput;
-    double v = o.objective == Objective::Latency ? lat : thr;
-    double rel = o.objective == Objective::Latency ? (v / ref - 1) * 100 : (ref / v - 1) * 100;
-    os << fmt::format("{:<22} {:>12.4f} {:>14.2f} {:>11} {:>+11.2f}%\n", name, lat, thr, tr, rel);
-  };
-  for (const auto& b : s.baselines) line(b.name, b.latencyMs, b.throughput, b.transitions);
-  line("zooplan", s.latencyMs, s.throughput, totalTransitions(o.schedule));
-  os << fmt::format("plan source: {}; solver {} {} (space: {}); objective {:.9g}, bound {:.9g}, gap {:.3g}%; "
-                    "solve {:.1f} ms; seed {}\n",
-                    s.source, s.solver.solver,
-                    s.solver.status == "optimal" ? s.solver.status : s.solver.status + ", not proven optimal",
-                    s.solver.searchSpace, s.solver.objective,
-                    s.solver.bound, s.solver.gap * 100, o.solveMs, s.solver.seed);
-  if (!s.solver.crossCheck.empty()) os << "cross-check: " << s.solver.crossCheck << "\n";
-  os << "(vs zooplan: how much worse than zooplan's schedule each baseline is)\n";
-  return {};
 }
 
 }  // namespace zp::schedule

@@ -1,11 +1,8 @@
-// The concurrent-schedule pass (issue 6): baselines, the optimal solver
-// (exact branch and bound, or Z3), the simulator as judge, the plan section,
-// and the plan-solve --mode concurrent driver.
+// The concurrent-schedule pass (HaX-CoNN): baselines, the optimal solver
+// (exact branch and bound, or Z3), the simulator as judge, and the plan section.
 #pragma once
 #include <cstdint>
-#include <filesystem>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,20 +38,10 @@ struct ConcurrentOutcome {
 Expected<ConcurrentOutcome> solveConcurrent(const Workload& workload, const std::string& workloadLabel,
                                             const ConcurrentParams& params);
 
+// Transitions of every DNN of a schedule.
+int totalTransitions(const sim::Schedule& s);
+
 // Fills a plan section from a simulated schedule.
 std::vector<plan::ConcurrentDnn> describeSchedule(const sim::Problem& p, const sim::SimResult& r);
-
-struct ConcurrentCliParams {
-  std::filesystem::path workload;
-  std::filesystem::path output;
-  std::filesystem::path trace;  // empty: none
-  std::filesystem::path stats;  // empty: none (solve times, non-deterministic)
-  bool anytime = false;
-  ConcurrentParams solve;
-};
-
-// Loads, solves, writes PLAN.json (and the trace / stats) atomically, prints
-// the table against the baselines to `out`. Errors are one line naming the file.
-Status runConcurrentCli(const ConcurrentCliParams& params, std::ostream& out);
 
 }  // namespace zp::schedule

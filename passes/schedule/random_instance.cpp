@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -21,20 +22,18 @@ double q(double v, double step) { return std::round(v / step) * step; }
 }  // namespace
 
 sim::ContentionModel syntheticContention(int A) {
-  std::ostringstream csv;
-  csv << "accelerator,own_demand,external_demand,slowdown\n";
-  std::vector<std::string> names;
-  for (int a = 0; a < A; ++a) names.push_back(a == 0 ? "GPU" : fmt::format("ACC{}", a));
+  std::vector<sim::ContentionModel::Surface> surfaces;
   for (int a = 0; a < A; ++a) {
-    double k = a == 0 ? 0.6 : 0.35;
-    for (double own : {0.0, 25.0, 50.0, 75.0, 100.0})
-      for (double ext : {0.0, 30.0, 60.0, 90.0, 120.0, 200.0})
-        csv << fmt::format("{},{},{},{:.6f}\n", names[static_cast<size_t>(a)], own, ext,
-                           1 + k * (own / 100) * std::min(ext, 120.0) / 100);
+    const double k = a == 0 ? 0.6 : 0.35;
+    sim::ContentionModel::Surface s;
+    s.own = {0.0, 25.0, 50.0, 75.0, 100.0};
+    s.external = {0.0, 30.0, 60.0, 90.0, 120.0, 200.0};
+    for (double own : s.own)
+      for (double ext : s.external)  // six decimals, as a contention CSV would hold them
+        s.slowdown.push_back(std::strtod(fmt::format("{:.6f}", 1 + k * (own / 100) * std::min(ext, 120.0) / 100).c_str(), nullptr));
+    surfaces.push_back(std::move(s));
   }
-  auto m = sim::ContentionModel::parseCsv(csv.str(), "synthetic", names);
-  assert(m.ok());
-  return std::move(m).value();
+  return sim::ContentionModel::fromSurfaces(std::move(surfaces));
 }
 
 sim::Problem randomInstance(const RandomInstanceParams& prm) {

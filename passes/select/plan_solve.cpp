@@ -13,6 +13,9 @@
 #include "libplan/util/output_dir.h"
 #include "libplan/util/trace.h"
 #include "passes/preload/preload.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/profile_csv.h"
+#include "libplan/artifacts/slo_json.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
@@ -46,7 +49,9 @@ Expected<std::vector<plan::SloConfiguration>> slosFor(const std::string& spec, c
   if (spec == "grid") return generateSlos(space, SloSet::Grid);
   if (spec == "accuracy-guaranteed") return generateSlos(space, SloSet::AccuracyGuaranteed);
   if (spec == "latency-guaranteed") return generateSlos(space, SloSet::LatencyGuaranteed);
-  return readSloFile(spec, space);
+  std::vector<std::string> names;
+  for (const auto& t : space.tasks) names.push_back(t.name);
+  return artifacts::readSloFile(spec, names);
 }
 
 Json chromeTrace(const StitchSpace& space, const sim::QuerySimResult& r, const std::vector<sim::TaskQueries>& q,
@@ -206,7 +211,7 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
   sp.slos = slos;
 
   // Memory per (task, position, variant) on the processor p* puts it on.
-  ZP_ASSIGN_OR_RETURN(auto db, profile::readProfileCsv(params.profileDir / "profile.csv"));
+  ZP_ASSIGN_OR_RETURN(auto db, artifacts::readProfileCsv(params.profileDir / "profile.csv"));
   auto memoryOf = [&](const TaskSpace& ts, int pos, const std::string& variant) -> int64_t {
     const auto& proc = pStar[static_cast<size_t>(pos)];
     auto p = std::find_if(space.processors.begin(), space.processors.end(), [&](const auto& x) { return x.name == proc; });
@@ -426,7 +431,7 @@ Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params) {
     result.summary += "\nSLO evaluation (simulated, " + std::to_string(params.select.queriesPerTask) +
                       " queries per task, averaged over all task arrival orders):\n" + table;
   }
-  ZP_TRY(plan::writePlan(plan, params.output));
+  ZP_TRY(artifacts::writePlan(plan, params.output));
   result.solveMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!params.stats.empty()) ZP_TRY(writeFileAtomic(params.stats, canonicalJson(Json{{"solve_ms", result.solveMs}})));
   return result;

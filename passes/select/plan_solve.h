@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "libplan/plan/plan.h"
+#include "libplan/util/json.h"
 #include "passes/select/select.h"
 
 namespace zp::select {

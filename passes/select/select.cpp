@@ -7,53 +7,10 @@
 #include <numeric>
 
 #include "libplan/estimate/latency_model.h"
-#include "libplan/util/file.h"
-#include "libplan/util/json_reader.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, const StitchSpace& space) {
-  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
-  const std::string label = path.string();
-  JsonAt root(j, label);
-  if (!j.is_object() || !j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())
-    return makeError("{}: $.configurations: expected a non-empty array", label);
-  ZP_ASSIGN_OR_RETURN(auto configs, root.array("configurations"));
-  std::vector<plan::SloConfiguration> out;
-  for (const auto& c : configs) {
-    plan::SloConfiguration cfg;
-    ZP_ASSIGN_OR_RETURN(cfg.id, c.string("id"));
-    ZP_ASSIGN_OR_RETURN(JsonAt tasks, c.at("tasks"));
-    ZP_ASSIGN_OR_RETURN(auto members, tasks.members());
-    for (const auto& t : space.tasks) {
-      if (!tasks.has(t.name)) return tasks.error(fmt::format("no SLO for task '{}'", t.name));
-      ZP_ASSIGN_OR_RETURN(JsonAt tj, tasks.at(t.name));
-      plan::TaskSlo slo;
-      ZP_ASSIGN_OR_RETURN(slo.accuracy, tj.number("accuracy", 0, 1));
-      ZP_ASSIGN_OR_RETURN(slo.latencyMs, tj.number("latency_ms", 0));
-      cfg.tasks[t.name] = slo;
-    }
-    for (const auto& [name, tj] : members)
-      if (std::none_of(space.tasks.begin(), space.tasks.end(), [&](const auto& t) { return t.name == name; }))
-        return tj.error("the profile has no such task");
-    out.push_back(std::move(cfg));
-  }
-  return out;
-}
-
-Json sloFileJson(const std::vector<plan::SloConfiguration>& configs) {
-  Json j{{"schema_version", 1}, {"configurations", Json::array()}};
-  for (const auto& c : configs) {
-    Json tj = Json::object();
-    for (const auto& [t, s] : c.tasks) tj[t] = Json{{"accuracy", s.accuracy}, {"latency_ms", s.latencyMs}};
-    j["configurations"].push_back(Json{{"id", c.id}, {"tasks", tj}});
-  }
-  return j;
-}
 
 namespace {
 

@@ -12,10 +12,6 @@
 
 namespace zp::select {
 
-// slo.json: {"schema_version": 1, "configurations": [{"id": "C1", "tasks": {"digits": {"accuracy": 0.97, "latency_ms": 0.2}}}]}
-Expected<std::vector<plan::SloConfiguration>> readSloFile(const std::filesystem::path& path, const StitchSpace& space);
-Json sloFileJson(const std::vector<plan::SloConfiguration>& configs);
-
 enum class SloSet { Grid, AccuracyGuaranteed, LatencyGuaranteed };
 // From the original variants' accuracy and latency ranges (every placement):
 // Grid: 5 x 5 over ranges extended by 20% latency / 2% accuracy (§5.1);

@@ -4,15 +4,18 @@
 #include <limits>
 #include <map>
 
-#include "libplan/profile/accuracy_csv.h"
 #include "libplan/profile/profile_db.h"
-#include "libplan/profile/profile_report.h"
 #include "libplan/util/file.h"
 #include "libplan/plan/plan.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json_reader.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/zoo.h"
+#include "libplan/artifacts/accuracy_csv.h"
+#include "libplan/artifacts/profile_csv.h"
+#include "libplan/artifacts/profile_report.h"
+#include "libplan/artifacts/stitch_json.h"
+#include "libplan/artifacts/zoo_json.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
@@ -146,24 +149,24 @@ Expected<StitchSpace> loadStitchSpace(const fs::path& profileDir) {
   const fs::path reportPath = profileDir / "report.json";
   ZP_ASSIGN_OR_RETURN(ProfileReport report, readProfileReport(reportPath));
   sp.stitchDir = (profileDir / report.stitchDir).lexically_normal();
-  ZP_ASSIGN_OR_RETURN(sp.manifest, zoo::loadStitchManifest(sp.stitchDir));
-  ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo((sp.stitchDir / sp.manifest.zooPath).lexically_normal()));
+  ZP_ASSIGN_OR_RETURN(sp.manifest, artifacts::loadStitchManifest(sp.stitchDir));
+  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo((sp.stitchDir / sp.manifest.zooPath).lexically_normal()));
   // Each file is read once, checked against the hash report.json recorded
   // (files of two runs are never planned on together) and parsed from those bytes.
   std::map<std::string, std::string> bytesOf;
   for (const char* f : {"profile.csv", "accuracy.csv"}) {
     ZP_ASSIGN_OR_RETURN(bytesOf[f], readFile(profileDir / f));
-    ZP_TRY(profile::checkRecordedFile(report.json, reportPath, profileDir / f, bytesOf[f]));
+    ZP_TRY(artifacts::checkRecordedFile(report.json, reportPath, profileDir / f, bytesOf[f]));
     sp.inputHashes[std::string("profile/") + f] = sha256Hex(bytesOf[f]);
   }
   sp.inputHashes["profile/report.json"] = sha256Hex(report.text);
   {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(sp.stitchDir / "stitch.json"));
-    ZP_TRY(profile::checkRecordedStitch(report.json, reportPath, sp.stitchDir / "stitch.json", bytes));
+    ZP_TRY(artifacts::checkRecordedStitch(report.json, reportPath, sp.stitchDir / "stitch.json", bytes));
     sp.inputHashes[plan::kPlanStitchInput] = sha256Hex(bytes);
   }
-  ZP_ASSIGN_OR_RETURN(auto db, profile::parseProfileCsv(bytesOf["profile.csv"], (profileDir / "profile.csv").string()));
-  ZP_ASSIGN_OR_RETURN(auto acc, profile::parseAccuracyCsv(bytesOf["accuracy.csv"], (profileDir / "accuracy.csv").string()));
+  ZP_ASSIGN_OR_RETURN(auto db, artifacts::parseProfileCsv(bytesOf["profile.csv"], (profileDir / "profile.csv").string()));
+  ZP_ASSIGN_OR_RETURN(auto acc, artifacts::parseAccuracyCsv(bytesOf["accuracy.csv"], (profileDir / "accuracy.csv").string()));
 
   // Processors, with the host configuration the profile measured them under.
   for (const auto& p : zoo.processors) {

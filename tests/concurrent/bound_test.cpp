@@ -14,6 +14,7 @@
 #include "passes/schedule/random_instance.h"
 #include "passes/schedule/work_weights.h"
 #include "passes/schedule/workload.h"
+#include "drivers/concurrent_flow/workload.h"
 
 using namespace zp;
 using namespace zp::schedule;
@@ -108,7 +109,7 @@ TEST(concurrentWorkWeights, ValidAndNeverAboveASimulatedMakespan) {
     q.contention = p.contention.scaled(3);  // heavy contention: overlap can cost more than it saves
     checkWeightings(q, rng, "scaled seed " + std::to_string(seed));
   }
-  auto w = loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-pipeline.json");
+  auto w = drivers::loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-pipeline.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   checkWeightings(w->problem, rng, "googlenet pipeline");
 }

@@ -16,6 +16,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/json.h"
 #include "passes/schedule/random_instance.h"
+#include "libplan/artifacts/plan_json.h"
 
 namespace fs = std::filesystem;
 
@@ -61,7 +62,7 @@ TEST(concurrentPlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
   EXPECT_EQ(*zp::readFile(d / "a.json"), *zp::readFile(d / "b.json"));
   for (const char* name : {"GPU-only", "naive-concurrent", "mensa-like", "herald-like", "h2h-like", "zooplan"})
     EXPECT_NE(r1.out.find(name), std::string::npos) << name;
-  auto plan = zp::plan::readPlan(d / "a.json");
+  auto plan = zp::artifacts::readPlan(d / "a.json");
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_TRUE(plan->concurrent.has_value());
   EXPECT_EQ(plan->concurrent->solver.seed, 7);
@@ -125,7 +126,7 @@ TEST(concurrentPlanSolveCli, TimeOutSaysNotProvenOptimalWithTheGap) {
   auto r = run("--mode concurrent " + (d / "w.json").string() + " -o " + (d / "p.json").string() + " --time-limit 0.05");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("feasible, not proven optimal"), std::string::npos) << r.out;
-  auto plan = zp::plan::readPlan(d / "p.json");
+  auto plan = zp::artifacts::readPlan(d / "p.json");
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->concurrent->solver.status, "feasible");
   EXPECT_GT(plan->concurrent->solver.gap, 0.0);

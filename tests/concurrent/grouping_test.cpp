@@ -12,6 +12,8 @@
 #include "passes/partition/cut_points.h"
 #include "passes/schedule/concurrent.h"
 #include "tests/common/onnx_text.h"
+#include "libplan/artifacts/profile_csv.h"
+#include "drivers/concurrent_flow/workload.h"
 
 using namespace zp;
 namespace fs = std::filesystem;
@@ -130,11 +132,11 @@ TEST(concurrentGrouping, WorkloadWithOnnxModelsSolves) {
   auto m = graph::parseModelText(chainCnn(8));
   ASSERT_TRUE(m.ok());
   ASSERT_TRUE(graph::saveModel(*m, d / "cnn.onnx").ok());
-  ASSERT_TRUE(profile::writeProfileCsv(rows(*m, false), d / "cnn.csv").ok());
+  ASSERT_TRUE(artifacts::writeProfileCsv(rows(*m, false), d / "cnn.csv").ok());
   std::ofstream(d / "w.json") << R"({"version": 1, "accelerators": ["GPU", "DLA"], "objective": "latency",
     "dnns": [{"name": "cnn", "instances": 2, "model": "cnn.onnx", "profile": "cnn.csv", "task": "cnn",
               "variant": "dense", "grouping": {"minTimeToTransition": 0.5}}]})";
-  auto w = schedule::loadWorkload(d / "w.json");
+  auto w = drivers::loadWorkload(d / "w.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_EQ(w->inputFiles.size(), 3u);  // workload, model, profile
   auto o = schedule::solveConcurrent(*w, "w.json", {});

@@ -3,6 +3,7 @@
 #include "libplan/plan/plan.h"
 #include "passes/schedule/concurrent.h"
 #include "passes/schedule/random_instance.h"
+#include "libplan/artifacts/plan_json.h"
 
 using namespace zp;
 
@@ -14,10 +15,10 @@ TEST(concurrentPlan, ConcurrentSectionRoundTrips) {
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"w.json", "abc"}}};
   p.concurrent = o->section;
-  std::string text = plan::planToText(p);
-  auto back = plan::planFromJson(Json::parse(text), "plan.json");
+  std::string text = artifacts::planToText(p);
+  auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(plan::planToText(*back), text);
+  EXPECT_EQ(artifacts::planToText(*back), text);
   EXPECT_EQ(back->concurrent->dnns.size(), 2u);
   EXPECT_EQ(back->concurrent->dnns[0].groups.size(), 5u);
 }
@@ -25,10 +26,10 @@ TEST(concurrentPlan, ConcurrentSectionRoundTrips) {
 TEST(concurrentPlan, ReaderErrorsNameThePath) {
   Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
                            "concurrent": {"workload": "w", "objective": "speed"}})");
-  auto r = plan::planFromJson(j, "plan.json");
+  auto r = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "plan.json: $.concurrent.objective: must be 'latency' or 'throughput'");
-  auto r2 = plan::planFromJson(Json::parse(R"({"header": {"tool": 1}})"), "plan.json");
+  auto r2 = artifacts::planFromJson(Json::parse(R"({"header": {"tool": 1}})"), "plan.json");
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.error().message, "plan.json: $.header.tool: expected a string");
 }

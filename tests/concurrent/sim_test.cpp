@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "helpers.h"
+#include "libplan/artifacts/contention_csv.h"
 #include "libplan/sim/concurrent/contention.h"
 #include "libplan/sim/concurrent/simulator.h"
 #include "libplan/sim/concurrent/trace.h"
@@ -30,7 +31,7 @@ sim::GroupCost group(double gpu, double dla, double demand = 100, double out = 0
 sim::Problem twoDnns() {
   sim::Problem p;
   p.accelerators = {"GPU", "DLA"};
-  auto m = sim::ContentionModel::parseCsv(kCsv, "t.csv", p.accelerators);
+  auto m = artifacts::parseContentionCsv(kCsv, "t.csv", p.accelerators);
   EXPECT_TRUE(m.ok());
   p.contention = *m;
   p.dnns.push_back({"a", {group(1, 2)}, {}});
@@ -41,7 +42,7 @@ sim::Problem twoDnns() {
 }  // namespace
 
 TEST(concurrentContention, BilinearAndClamped) {
-  auto m = sim::ContentionModel::parseCsv(kCsv, "t.csv", {"GPU", "DLA"});
+  auto m = artifacts::parseContentionCsv(kCsv, "t.csv", {"GPU", "DLA"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_DOUBLE_EQ(m->slowdown(0, 100, 100), 2.0);
   EXPECT_DOUBLE_EQ(m->slowdown(0, 50, 50), 1.25);
@@ -53,21 +54,21 @@ TEST(concurrentContention, BilinearAndClamped) {
 
 TEST(concurrentContention, CsvErrorsNameFileAndLine) {
   std::vector<std::string> accs = {"GPU"};
-  auto e1 = sim::ContentionModel::parseCsv("a,b\n", "soc.csv", accs);
+  auto e1 = artifacts::parseContentionCsv("a,b\n", "soc.csv", accs);
   ASSERT_FALSE(e1.ok());
   EXPECT_NE(e1.error().message.find("soc.csv:1: header"), std::string::npos);
-  auto e2 = sim::ContentionModel::parseCsv("accelerator,own_demand,external_demand,slowdown\nGPU,0,0,0.5\n",
+  auto e2 = artifacts::parseContentionCsv("accelerator,own_demand,external_demand,slowdown\nGPU,0,0,0.5\n",
                                            "soc.csv", accs);
   ASSERT_FALSE(e2.ok());
   EXPECT_NE(e2.error().message.find("soc.csv:2: slowdown"), std::string::npos);
-  auto e3 = sim::ContentionModel::parseCsv(
+  auto e3 = artifacts::parseContentionCsv(
       "accelerator,own_demand,external_demand,slowdown\nGPU,0,0,1\nGPU,1,1,1\n", "soc.csv", accs);
   ASSERT_FALSE(e3.ok());
   EXPECT_NE(e3.error().message.find("complete own x external grid"), std::string::npos);
-  auto e4 = sim::ContentionModel::parseCsv("accelerator,own_demand,external_demand,slowdown\nGPU,0,0,nan\n",
+  auto e4 = artifacts::parseContentionCsv("accelerator,own_demand,external_demand,slowdown\nGPU,0,0,nan\n",
                                            "soc.csv", accs);
   ASSERT_FALSE(e4.ok());
-  auto e5 = sim::ContentionModel::parseCsv("accelerator,own_demand,external_demand,slowdown\nGPU,0,0,1\n",
+  auto e5 = artifacts::parseContentionCsv("accelerator,own_demand,external_demand,slowdown\nGPU,0,0,1\n",
                                            "soc.csv", {"GPU", "DLA"});
   ASSERT_FALSE(e5.ok());
   EXPECT_NE(e5.error().message.find("no rows for accelerator 'DLA'"), std::string::npos);

@@ -13,6 +13,7 @@
 #include "passes/schedule/random_instance.h"
 #include "passes/schedule/workload.h"
 #include "passes/schedule/z3_solver.h"
+#include "drivers/concurrent_flow/workload.h"
 
 using namespace zp;
 using namespace zp::schedule;
@@ -213,7 +214,7 @@ TEST(concurrentMetamorphic, ScalingAllTimesScalesTheObjective) {
 }
 
 TEST(concurrentGoogleNetTable2, Scenario1AtLeastAsGoodAsEveryBaseline) {
-  auto w = loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-scenario1.json");
+  auto w = drivers::loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-scenario1.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   ASSERT_EQ(w->problem.numDnns(), 2);
   ASSERT_EQ(w->problem.totalGroups(), 20);

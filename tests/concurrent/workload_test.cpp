@@ -3,13 +3,21 @@
 #include <filesystem>
 #include <fstream>
 
-#include "passes/schedule/workload.h"
+#include "drivers/concurrent_flow/workload.h"
+#include "libplan/artifacts/group_rows_csv.h"
 
 using namespace zp;
-using namespace zp::schedule;
+using namespace zp::drivers;
+using zp::artifacts::parseGroupRowsCsv;
 namespace fs = std::filesystem;
 
 namespace {
+
+// workload.json text read and resolved as a file "w.json" whose paths resolve against `base`.
+Expected<schedule::Workload> parseWorkload(const std::string& text, const std::string& label, const fs::path& base) {
+  ZP_ASSIGN_OR_RETURN(auto spec, artifacts::parseWorkloadJson(text, label, base));
+  return resolveWorkload(spec, label);
+}
 
 std::string err(const std::string& text) {
   auto w = parseWorkload(text, "w.json", fs::path(ZP_SOURCE_DIR) / "testdata/concurrent");

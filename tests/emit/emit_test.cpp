@@ -7,8 +7,10 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "passes/emit/bundle.h"
-#include "passes/emit/plan_proto.h"
+#include "libplan/artifacts/plan_pb.h"
 #include "tests/emit/fixture.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/stitch_json.h"
 
 namespace zp::emit {
 namespace {
@@ -32,7 +34,7 @@ class emitTest : public ::testing::Test {
   // Writes the fixture plan to DIR/plan.json and returns its path.
   fs::path writePlan(const plan::Plan& p, const std::string& name = "plan.json") {
     fs::path path = *dir_ / name;
-    EXPECT_TRUE(plan::writePlan(p, path).ok());
+    EXPECT_TRUE(artifacts::writePlan(p, path).ok());
     return path;
   }
   EmitParams params(const fs::path& plan, const std::string& out) {
@@ -82,10 +84,10 @@ void fieldPaths(const Json& j, const std::string& path, std::set<std::string>* a
 
 // plan.pb bytes and plan.json text both read back to the same plan.
 void expectRoundTripsThroughBytesAndJson(const plan::Plan& p) {
-  auto viaBytes = parsePlan(serializePlan(p), "test");
+  auto viaBytes = artifacts::parsePlanPb(artifacts::serializePlanPb(p), "test");
   ASSERT_TRUE(viaBytes.ok()) << viaBytes.error().message;
   EXPECT_EQ(*viaBytes, p);
-  auto viaJson = plan::planFromJson(Json::parse(plan::planToText(p)), "test");
+  auto viaJson = artifacts::planFromJson(Json::parse(artifacts::planToText(p)), "test");
   ASSERT_TRUE(viaJson.ok()) << viaJson.error().message;
   EXPECT_EQ(*viaJson, p);
 }
@@ -96,9 +98,9 @@ TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   // to plan.h without a value here (and so, likely, without a proto field and
   // converter) fails this test instead of silently dropping out of plan.pb.
   std::set<std::string> all, set;
-  fieldPaths(plan::toJson(p), "$", &all, &set);
+  fieldPaths(artifacts::toJson(p), "$", &all, &set);
   for (const auto& f : all) EXPECT_TRUE(set.count(f)) << f << " is never set in the fixture: add it to the fixture, schemas/plan.proto and passes/emit/plan_proto.cpp";
-  auto viaProto = fromProto(toProto(p), "test");
+  auto viaProto = artifacts::fromProto(artifacts::toProto(p), "test");
   ASSERT_TRUE(viaProto.ok()) << viaProto.error().message;
   EXPECT_EQ(*viaProto, p);
   expectRoundTripsThroughBytesAndJson(p);
@@ -106,10 +108,10 @@ TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   // changing any one part of the plan changes the bytes.
   plan::Plan q = p;
   q.stitch->preload[0].exactOptimal = false;
-  EXPECT_NE(serializePlan(q), serializePlan(p));
+  EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
   q = p;
   q.stitch->tasks[0].selections[1].miss->latencyOverMs = 2;
-  EXPECT_NE(serializePlan(q), serializePlan(p));
+  EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
 }
 
 TEST_F(emitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
@@ -123,13 +125,13 @@ TEST_F(emitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
   plan::Plan q = p;
   q.concurrent->solver.maxTransitionsPerDnn = -1;
   q.concurrent->dnns[0].transitions.push_back({-1, "GPU", "DLA", 0.5, 0.75});
-  auto back = parsePlan(serializePlan(q), "test");
+  auto back = artifacts::parsePlanPb(artifacts::serializePlanPb(q), "test");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, q);
 }
 
 TEST_F(emitTest, GarbageProtoIsAnError) {
-  auto r = parsePlan("\xff\xff\xff garbage", "x.pb");
+  auto r = artifacts::parsePlanPb("\xff\xff\xff garbage", "x.pb");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("x.pb: not a valid"), std::string::npos);
 }
@@ -145,8 +147,8 @@ TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
 
   // Contents: the canonical plan, the proto, every planned subgraph and a cache per policy.
   const fs::path bundle = *dir_ / "bundle_a";
-  EXPECT_EQ(*readFile(bundle / "plan.json"), plan::planToText(p));
-  auto pb = parsePlan(*readFile(bundle / "plan.pb"), "plan.pb");
+  EXPECT_EQ(*readFile(bundle / "plan.json"), artifacts::planToText(p));
+  auto pb = artifacts::parsePlanPb(*readFile(bundle / "plan.pb"), "plan.pb");
   ASSERT_TRUE(pb.ok());
   EXPECT_EQ(*pb, p);
   std::set<std::string> subgraphFiles;
@@ -156,14 +158,14 @@ TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
       subgraphFiles.insert(g.file);
       EXPECT_EQ(sha256Hex(*readFile(bundle / g.file)), g.hash) << g.file;
       const std::string policy = g.position == 0 ? "default" : g.position == 1 ? "im2col" : "sparse";
-      EXPECT_TRUE(fs::exists(bundle / cacheFileName(g.hash, policy))) << cacheFileName(g.hash, policy);
+      EXPECT_TRUE(fs::exists(bundle / artifacts::cacheFileName(g.hash, policy))) << artifacts::cacheFileName(g.hash, policy);
     }
   for (const auto& e : fs::directory_iterator(bundle / "caches")) cacheCount += e.is_regular_file();
   EXPECT_EQ(a->subgraphs, static_cast<int>(subgraphFiles.size()));
   EXPECT_EQ(a->caches, cacheCount);
 
   // The manifest lists every file but itself, with size and hash, and the inputs.
-  auto m = readBundleManifest(bundle);
+  auto m = artifacts::readBundleManifest(bundle);
   ASSERT_TRUE(m.ok()) << m.error().message;
   size_t files = 0;
   for (const auto& e : fs::recursive_directory_iterator(bundle)) files += e.is_regular_file();
@@ -192,12 +194,12 @@ TEST_F(emitTest, CheckReportsEachKindOfStaleness) {
   // plan.json changed.
   plan::Plan q = p;
   q.stitch->meanLatencyMs = 0.25;
-  ASSERT_TRUE(plan::writePlan(q, planPath).ok());
+  ASSERT_TRUE(artifacts::writePlan(q, planPath).ok());
   auto r = check("bundle_c");
   ASSERT_FALSE(r.upToDate());
   EXPECT_TRUE(anyContains(r.changes, "plan changed: " + planPath.generic_string())) << r.text();
   EXPECT_EQ(r.text().substr(0, 16), "bundle is stale:");
-  ASSERT_TRUE(plan::writePlan(p, planPath).ok());
+  ASSERT_TRUE(artifacts::writePlan(p, planPath).ok());
   EXPECT_TRUE(check("bundle_c").upToDate()) << check("bundle_c").text();
 
   // A plan given explicitly (another path, same content) is compared instead.

@@ -12,7 +12,8 @@
 
 #include "libplan/plan/plan.h"
 #include "passes/pipeline.h"
-#include "passes/schedule/concurrent.h"
+#include "drivers/concurrent_flow/solve_concurrent.h"
+#include "libplan/artifacts/plan_json.h"
 
 namespace zp::emit::testing {
 namespace fs = std::filesystem;
@@ -98,12 +99,11 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
 
 // plan-solve --mode concurrent on testdata/concurrent/googlenet-table2-scenario1.json.
 inline Expected<plan::Plan> solveConcurrent(const fs::path& dir) {
-  schedule::ConcurrentCliParams cc;
+  drivers::SolveConcurrentOptions cc;
   cc.workload = sourceDir() / "testdata/concurrent/googlenet-table2-scenario1.json";
   cc.output = dir / "concurrent_plan.json";
-  std::ostringstream sink;
-  ZP_TRY(schedule::runConcurrentCli(cc, sink));
-  return plan::readPlan(cc.output);
+  ZP_TRY(drivers::solveConcurrent(cc));
+  return artifacts::readPlan(cc.output);
 }
 
 }  // namespace zp::emit::testing

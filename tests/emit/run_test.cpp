@@ -7,6 +7,7 @@
 #include "passes/emit/bundle.h"
 #include "passes/emit/bundle_run.h"
 #include "tests/emit/fixture.h"
+#include "libplan/artifacts/plan_json.h"
 
 namespace zp::emit {
 namespace {
@@ -19,7 +20,7 @@ class emitRunBundle : public ::testing::Test {
     auto m = testing::stitchMultitask(dir_);
     ASSERT_TRUE(m.ok()) << m.error().message;
     plan_ = testing::stitchPlanFor(*m);
-    ASSERT_TRUE(plan::writePlan(plan_, dir_ / "plan.json").ok());
+    ASSERT_TRUE(artifacts::writePlan(plan_, dir_ / "plan.json").ok());
     EmitParams e;
     e.plan = dir_ / "plan.json";
     e.out = dir_ / "bundle";
@@ -106,7 +107,7 @@ TEST_F(emitRunBundle, CorruptedCacheWarnsFallsBackAndStillMatches) {
   int corrupted = 0;
   for (const auto& g : task.subgraphs) {
     const std::string policy = g.position == 0 ? "default" : g.position == 1 ? "im2col" : "sparse";
-    const fs::path cache = dir_ / "bundle" / cacheFileName(g.hash, policy);
+    const fs::path cache = dir_ / "bundle" / artifacts::cacheFileName(g.hash, policy);
     auto bytes = readFile(cache);
     ASSERT_TRUE(bytes.ok());
     if (bytes->size() <= 64) continue;

@@ -1,9 +1,9 @@
 // accuracy.csv's reader: fractions in [0, 1] (no nan), kinds and flags as written, safe ids.
 #include <gtest/gtest.h>
 
-#include "libplan/profile/accuracy_csv.h"
+#include "libplan/artifacts/accuracy_csv.h"
 
-namespace zp::profile {
+namespace zp::artifacts {
 namespace {
 
 const std::string kHeader = std::string(kAccuracyCsvHeader) + "\n";
@@ -44,4 +44,4 @@ TEST(profileAccuracyCsv, RejectsWhatItCannotUse) {
 }
 
 }  // namespace
-}  // namespace zp::profile
+}  // namespace zp::artifacts

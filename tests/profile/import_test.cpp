@@ -9,6 +9,7 @@
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
+#include "libplan/artifacts/profile_csv.h"
 #include "libplan/profile/lenient_json.h"
 
 namespace zp::profile {
@@ -381,7 +382,9 @@ TEST_F(profileDigits, ImportGenericCsv) {
   ImportParams p;
   p.task = "digits";
   p.processor = "npu";
-  auto imp = importGenericCsv(data("profiles/csv/digits_example.csv"), view_, p);
+  auto rows = artifacts::readProfileCsv(data("profiles/csv/digits_example.csv"));
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  auto imp = importProfileRows(*rows, data("profiles/csv/digits_example.csv").string(), view_, p);
   ASSERT_TRUE(imp.ok()) << imp.error().message;
   const ProfileDb& db = imp->rows;
   auto nodes = db.select(RowKind::Node);
@@ -395,7 +398,7 @@ TEST_F(profileDigits, ImportGenericCsv) {
   ASSERT_EQ(imp->report.notes.size(), 1u);
   EXPECT_NE(imp->report.notes[0].find("1 row of other tasks, variants or processors skipped"), std::string::npos);
   // without a model node rows pass through unchanged
-  auto raw = importGenericCsv(data("profiles/csv/digits_example.csv"), nullptr, ImportParams{});
+  auto raw = importProfileRows(*rows, "digits_example.csv", nullptr, ImportParams{});
   ASSERT_TRUE(raw.ok());
   EXPECT_EQ(raw->rows.size(), 7u);
 }

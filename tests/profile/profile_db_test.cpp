@@ -7,10 +7,12 @@
 
 #include "tests/profile/test_util.h"
 #include "libplan/profile/profile_db.h"
+#include "libplan/artifacts/profile_csv.h"
 #include "libplan/util/file.h"
 
 namespace zp::profile {
 namespace {
+using namespace artifacts;
 namespace fs = std::filesystem;
 
 const std::string kHeader(profileCsvHeader());

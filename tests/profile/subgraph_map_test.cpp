@@ -9,6 +9,7 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
 #include "libplan/profile/subgraph_map.h"
+#include "libplan/artifacts/profile_csv.h"
 #include "passes/pipeline.h"
 
 namespace zp::profile {
@@ -155,10 +156,10 @@ class profileEndToEnd : public ::testing::Test {
     // the rows go into a profile database and a CSV that reads back identically
     ProfileDb db;
     for (const auto& r : m->rows) db.add(r);
-    std::string csv = formatProfileCsv(db);
-    auto back = parseProfileCsv(csv, "e2e.csv");
+    std::string csv = artifacts::formatProfileCsv(db);
+    auto back = artifacts::parseProfileCsv(csv, "e2e.csv");
     ASSERT_TRUE(back.ok()) << back.error().message;
-    EXPECT_EQ(formatProfileCsv(*back), csv);
+    EXPECT_EQ(artifacts::formatProfileCsv(*back), csv);
     EXPECT_NE(back->find("digits", 0, variant, "cpu"), nullptr);
   }
 

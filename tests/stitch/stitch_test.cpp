@@ -8,6 +8,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/json.h"
 #include "passes/pipeline.h"
+#include "libplan/artifacts/stitch_json.h"
 
 namespace zp::stitch {
 namespace {
@@ -142,9 +143,9 @@ TEST_F(StitchTest, FailureLeavesNothingBehind) {
 TEST_F(StitchTest, ManifestReadsBack) {
   auto m = run(dir_ / "out", 2, "dense+u50");
   ASSERT_TRUE(m.ok());
-  auto back = zoo::loadStitchManifest(dir_ / "out");
+  auto back = artifacts::loadStitchManifest(dir_ / "out");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(canonicalJson(zoo::toJson(*back)), canonicalJson(zoo::toJson(*m)));
+  EXPECT_EQ(canonicalJson(artifacts::toJson(*back)), canonicalJson(artifacts::toJson(*m)));
   EXPECT_EQ(back->zooPath, "../zoo.json");
   EXPECT_TRUE(fs::exists(dir_ / "out/stitched/t/dense+u50.onnx"));
   EXPECT_FALSE(fs::exists(dir_ / "out/stitched/t/dense+dense.onnx"));

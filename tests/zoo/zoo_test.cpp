@@ -6,9 +6,12 @@
 
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
+#include "libplan/artifacts/stitch_json.h"
+#include "libplan/artifacts/zoo_json.h"
 
 namespace zp::zoo {
 namespace {
+using namespace artifacts;
 namespace fs = std::filesystem;
 
 const char* kZoo = R"({

@@ -3,9 +3,9 @@
 // its own requested memory throughput and of the external throughput requested
 // by whatever runs concurrently on the other accelerators. Per accelerator the
 // function is piecewise linear on a grid (bilinear between grid points,
-// clamped outside), read from a per-SoC CSV (format: schemas/README.md).
+// clamped outside), read from a per-SoC CSV (format: schemas/README.md;
+// reader: libplan/artifacts/contention_csv.h).
 #pragma once
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,12 +23,9 @@ class ContentionModel {
 
   // No contention at all: every slowdown is 1.
   static ContentionModel none(int numAccelerators);
-  // Reads "accelerator,own_demand,external_demand,slowdown" rows. Every
-  // accelerator in `accelerators` must have a complete grid.
-  static Expected<ContentionModel> loadCsv(const std::filesystem::path& path,
-                                           const std::vector<std::string>& accelerators);
-  static Expected<ContentionModel> parseCsv(const std::string& text, const std::string& label,
-                                            const std::vector<std::string>& accelerators);
+  // One surface per accelerator, in the problem's accelerator order (the
+  // contention CSV's reader, libplan/artifacts/contention_csv.h, checks them).
+  static ContentionModel fromSurfaces(std::vector<Surface> surfaces);
 
   // Slowdown factor (>= 1) of a group on `acc` requesting `own` while the
   // other accelerators together request `external`. Only consulted while some

@@ -9,7 +9,7 @@
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
-namespace zp::profile {
+namespace zp::artifacts {
 
 // report.json: {file name: sha256} of the files beside it.
 inline constexpr const char* kReportFilesKey = "files_sha256";
@@ -24,4 +24,4 @@ Status checkRecordedFile(const Json& report, const std::filesystem::path& report
 Status checkRecordedStitch(const Json& report, const std::filesystem::path& reportPath,
                            const std::filesystem::path& stitchJson, std::string_view bytes);
 
-}  // namespace zp::profile
+}  // namespace zp::artifacts

@@ -1,4 +1,4 @@
-#include "libplan/plan/stitch_plan.h"
+#include "libplan/artifacts/plan_json.h"
 
 #include <limits>
 
@@ -6,7 +6,8 @@
 #include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"
 
-namespace zp::plan {
+namespace zp::artifacts {
+using namespace plan;
 
 Json toJson(const StitchPlan& s) {
   Json j;
@@ -194,4 +195,4 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
   return s;
 }
 
-}  // namespace zp::plan
+}  // namespace zp::artifacts

@@ -1,9 +1,11 @@
-#include "passes/emit/plan_proto.h"
+#include "libplan/artifacts/plan_pb.h"
+
+#include "libplan/artifacts/plan_json.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-namespace zp::emit {
+namespace zp::artifacts {
 
 namespace {
 
@@ -250,11 +252,11 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
   }
   // The same checks as plan.json (types, ranges, ids, thread counts), on the
   // plan's JSON form: paths in errors are JSON paths of that form.
-  ZP_TRY(plan::planFromJson(plan::toJson(p), label));
+  ZP_TRY(planFromJson(toJson(p), label));
   return p;
 }
 
-std::string serializePlan(const plan::Plan& p) {
+std::string serializePlanPb(const plan::Plan& p) {
   planpb::Plan m = toProto(p);
   std::string out;
   {
@@ -267,11 +269,11 @@ std::string serializePlan(const plan::Plan& p) {
   return out;
 }
 
-Expected<plan::Plan> parsePlan(std::string_view bytes, const std::string& label) {
+Expected<plan::Plan> parsePlanPb(std::string_view bytes, const std::string& label) {
   planpb::Plan m;
   if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return makeError("{}: not a valid zooplan plan protobuf", label);
   return fromProto(m, label);
 }
 
-}  // namespace zp::emit
+}  // namespace zp::artifacts

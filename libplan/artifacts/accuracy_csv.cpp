@@ -1,7 +1,8 @@
-#include "libplan/profile/accuracy_csv.h"
+#include "libplan/artifacts/accuracy_csv.h"
 
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -9,7 +10,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
 
-namespace zp::profile {
+namespace zp::artifacts {
 
 namespace {
 
@@ -34,11 +35,12 @@ std::optional<std::string> combinationProblem(const std::string& id) {
 
 }  // namespace
 
-Expected<AccuracyTable> parseAccuracyCsv(std::string_view text, const std::string& label) {
+Expected<std::vector<AccuracyCsvRow>> parseAccuracyCsvRows(std::string_view text, const std::string& label) {
   ZP_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, parseCsv(text, label));
   if (records.empty() || fmt::format("{}", fmt::join(records[0].fields, ",")) != kAccuracyCsvHeader)
     return makeError("{}: unexpected header (expected {})", label, kAccuracyCsvHeader);
-  AccuracyTable out;
+  std::vector<AccuracyCsvRow> out;
+  std::set<std::pair<std::string, std::string>> seen;
   for (size_t r = 1; r < records.size(); ++r) {
     const CsvRecord& rec = records[r];
     if (rec.fields.size() == 1 && rec.fields[0].empty()) continue;  // blank line
@@ -60,9 +62,16 @@ Expected<AccuracyTable> parseAccuracyCsv(std::string_view text, const std::strin
     row.predicted = *predicted;
     if (f[5] != "0" && f[5] != "1") return fail(fmt::format("column 'in_training_sample': '{}' is not 0 or 1", f[5]));
     row.inTrainingSample = f[5] == "1";
-    if (!out.emplace(std::make_pair(f[0], f[1]), row).second)
-      return fail(fmt::format("a second row for {}/{}", f[0], f[1]));
+    if (!seen.emplace(f[0], f[1]).second) return fail(fmt::format("a second row for {}/{}", f[0], f[1]));
+    out.push_back(AccuracyCsvRow{f[0], f[1], row});
   }
+  return out;
+}
+
+Expected<AccuracyTable> parseAccuracyCsv(std::string_view text, const std::string& label) {
+  ZP_ASSIGN_OR_RETURN(auto rows, parseAccuracyCsvRows(text, label));
+  AccuracyTable out;
+  for (auto& r : rows) out.emplace(std::make_pair(std::move(r.task), std::move(r.combination)), r.row);
   return out;
 }
 
@@ -71,4 +80,13 @@ Expected<AccuracyTable> readAccuracyCsv(const std::filesystem::path& path) {
   return parseAccuracyCsv(text, path.string());
 }
 
-}  // namespace zp::profile
+std::string formatAccuracyCsv(const std::vector<AccuracyCsvRow>& rows) {
+  std::string out = std::string(kAccuracyCsvHeader) + "\n";
+  for (const auto& r : rows)
+    out += csvLine({r.task, r.combination, r.row.original ? "original" : "stitched",
+                    r.row.measured ? formatNumber(*r.row.measured) : "", formatNumber(r.row.predicted),
+                    r.row.inTrainingSample ? "1" : "0"});
+  return out;
+}
+
+}  // namespace zp::artifacts

@@ -1,4 +1,4 @@
-#include "libplan/plan/plan.h"
+#include "libplan/artifacts/plan_json.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,8 @@
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
 
-namespace zp::plan {
+namespace zp::artifacts {
+using namespace plan;
 
 namespace {
 
@@ -219,4 +220,4 @@ Expected<Plan> readPlan(const std::filesystem::path& path) {
   return planFromJson(j, path.string());
 }
 
-}  // namespace zp::plan
+}  // namespace zp::artifacts

@@ -1,8 +1,8 @@
-#include "libplan/profile/profile_report.h"
+#include "libplan/artifacts/profile_report.h"
 
 #include "libplan/util/hash.h"
 
-namespace zp::profile {
+namespace zp::artifacts {
 namespace fs = std::filesystem;
 
 Status checkRecordedFile(const Json& report, const fs::path& reportPath, const fs::path& file, std::string_view bytes) {
@@ -30,4 +30,4 @@ Status checkRecordedStitch(const Json& report, const fs::path& reportPath, const
   return {};
 }
 
-}  // namespace zp::profile
+}  // namespace zp::artifacts

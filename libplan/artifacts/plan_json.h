@@ -1,0 +1,26 @@
+// plan.json: the plan's canonical JSON rendering (sorted keys, stable floats,
+// byte-identical for identical plans), its writer and its checked reader
+// (types, ranges, ids, thread counts; errors name the file and the JSON path).
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "libplan/plan/plan.h"
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::artifacts {
+
+Json toJson(const plan::StitchPlan& s);
+Expected<plan::StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
+Json toJson(const plan::ConcurrentSchedule& c);
+Expected<plan::ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label, const std::string& path);
+Json toJson(const plan::Plan& p);
+Expected<plan::Plan> planFromJson(const Json& j, const std::string& label);
+
+// Canonical bytes (util/json.h canonicalJson) and atomic write / checked read.
+std::string planToText(const plan::Plan& p);
+Status writePlan(const plan::Plan& p, const std::filesystem::path& path);
+Expected<plan::Plan> readPlan(const std::filesystem::path& path);
+
+}  // namespace zp::artifacts

@@ -1,0 +1,238 @@
+#include "libplan/artifacts/workload_json.h"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "libplan/util/file.h"
+#include "libplan/util/json.h"
+#include "libplan/util/validate.h"
+
+namespace zp::artifacts {
+
+namespace fs = std::filesystem;
+using sim::GroupCost;
+
+namespace {
+
+struct Ctx {
+  std::string label;
+  Error err(const std::string& path, const std::string& msg) const { return Error{label + ": " + path + ": " + msg}; }
+};
+
+int accIndex(const std::vector<std::string>& accs, const std::string& name) {
+  for (size_t i = 0; i < accs.size(); ++i)
+    if (accs[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+// {"GPU": 0.45, "DLA": 0.75} -> per-accelerator vector (missing = `missing`), each at most `max`.
+Expected<std::vector<double>> perAcc(const Ctx& c, const Json& j, const std::string& path,
+                                     const std::vector<std::string>& accs, double missing, bool positive,
+                                     double max = kMaxLatencyMs) {
+  std::vector<double> v(accs.size(), missing);
+  if (!j.is_object()) return c.err(path, "expected an object {accelerator: number}");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    int a = accIndex(accs, it.key());
+    if (a < 0) return c.err(path + "." + it.key(), "unknown accelerator");
+    if (!it.value().is_number()) return c.err(path + "." + it.key(), "expected a number");
+    double x = it.value().get<double>();
+    if (!std::isfinite(x) || x < 0 || (positive && x <= 0))
+      return c.err(path + "." + it.key(), positive ? "must be a positive number" : "must be >= 0");
+    if (x > max) return c.err(path + "." + it.key(), fmt::format("{} is above {}", x, max));
+    v[static_cast<size_t>(a)] = x;
+  }
+  return v;
+}
+
+Status checkKeys(const Ctx& c, const Json& j, const std::string& path, const std::set<std::string>& allowed) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!allowed.count(it.key())) return c.err(path, "unknown field '" + it.key() + "'");
+  return {};
+}
+
+Status parseHeader(const Ctx& c, const Json& j, const fs::path& baseDir, WorkloadSpec& w) {
+  if (!j.is_object()) return c.err("$", "expected an object");
+  ZP_TRY(checkKeys(c, j, "$", {"version", "name", "source", "accelerators", "contention", "objective", "dnns"}));
+  if (!j.contains("version") || j["version"] != 1) return c.err("$.version", "must be 1");
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) return c.err("$.name", "expected a string");
+    w.name = j["name"].get<std::string>();
+  }
+  if (!j.contains("accelerators") || !j["accelerators"].is_array() || j["accelerators"].size() < 1)
+    return c.err("$.accelerators", "expected a non-empty array of accelerator names");
+  for (size_t i = 0; i < j["accelerators"].size(); ++i) {
+    const Json& a = j["accelerators"][i];
+    std::string p = fmt::format("$.accelerators[{}]", i);
+    if (!a.is_string() || a.get<std::string>().empty()) return c.err(p, "expected a non-empty string");
+    if (accIndex(w.accelerators, a.get<std::string>()) >= 0)
+      return c.err(p, "duplicate accelerator '" + a.get<std::string>() + "'");
+    w.accelerators.push_back(a.get<std::string>());
+  }
+  if (j.contains("objective")) {
+    if (j["objective"] == "latency") w.objective = sim::Objective::Latency;
+    else if (j["objective"] == "throughput") w.objective = sim::Objective::Throughput;
+    else return c.err("$.objective", "must be 'latency' or 'throughput'");
+  }
+  if (j.contains("contention")) {
+    if (!j["contention"].is_string()) return c.err("$.contention", "expected a path to a contention CSV");
+    w.contention = baseDir / j["contention"].get<std::string>();
+  }
+  if (!j.contains("dnns") || !j["dnns"].is_array() || j["dnns"].empty())
+    return c.err("$.dnns", "expected a non-empty array");
+  return {};
+}
+
+// "name", "instances", "dependsOn" of $.dnns[n] (`p`), against the DNNs before it.
+Status parseIdentity(const Ctx& c, const Json& d, const std::string& p, const std::vector<WorkloadDnn>& before,
+                     WorkloadDnn& e) {
+  if (!d.contains("name") || !d["name"].is_string() || d["name"].get<std::string>().empty())
+    return c.err(p + ".name", "expected a non-empty string");
+  e.name = d["name"].get<std::string>();
+  if (e.name.find('#') != std::string::npos) return c.err(p + ".name", "must not contain '#'");
+  for (const auto& o : before)
+    if (o.name == e.name) return c.err(p + ".name", "duplicate DNN name '" + e.name + "'");
+  if (d.contains("instances")) {
+    if (!d["instances"].is_number_integer() || d["instances"].get<int64_t>() < 1 || d["instances"].get<int64_t>() > 64)
+      return c.err(p + ".instances", "expected an integer in [1, 64]");
+    e.instances = d["instances"].get<int>();
+  }
+  if (!d.contains("dependsOn")) return {};
+  if (!d["dependsOn"].is_array()) return c.err(p + ".dependsOn", "expected an array of DNN names");
+  for (size_t k = 0; k < d["dependsOn"].size(); ++k) {
+    const Json& x = d["dependsOn"][k];
+    std::string xp = fmt::format("{}.dependsOn[{}]", p, k);
+    if (!x.is_string()) return c.err(xp, "expected a DNN name");
+    const WorkloadDnn* dep = nullptr;
+    for (const auto& o : before)
+      if (o.name == x.get<std::string>()) dep = &o;
+    if (!dep) return c.err(xp, "'" + x.get<std::string>() + "' is not a DNN listed before this one");
+    if (dep->instances != 1 && dep->instances != e.instances)
+      return c.err(xp, fmt::format("'{}' has {} instances; a dependent must have 1 or the same number ({})", dep->name,
+                                   dep->instances, e.instances));
+    e.dependsOn.push_back(dep->name);
+  }
+  return {};
+}
+
+// A model DNN: model, profile, task, variant and the grouping options.
+Status parseModelSource(const Ctx& c, const Json& d, const std::string& p, const fs::path& baseDir, WorkloadDnn& e) {
+  for (const char* k : {"model", "profile", "task", "variant"})
+    if (!d.contains(k) || !d[k].is_string())
+      return c.err(p + "." + k, "expected a string (model needs model, profile, task, variant)");
+  for (const char* k : {"task", "variant"})
+    if (auto problem = idProblem(d[k].get<std::string>())) return c.err(p + "." + k, *problem);
+  e.source = WorkloadDnn::Source::Model;
+  e.model = baseDir / d["model"].get<std::string>();
+  e.profile = baseDir / d["profile"].get<std::string>();
+  e.task = d["task"].get<std::string>();
+  e.variant = d["variant"].get<std::string>();
+  if (!d.contains("grouping")) return {};
+  const Json& o = d["grouping"];
+  const std::string op = p + ".grouping";
+  if (!o.is_object()) return c.err(op, "expected an object");
+  ZP_TRY(checkKeys(c, o, op, {"minTimeToTransition", "maxGroups", "transitionOverheadMs", "transitionBandwidthGBs", "peakBandwidthGBs"}));
+  auto num = [&](const char* k, std::optional<double>& dst, bool integer) -> Status {
+    if (!o.contains(k)) return {};
+    if (!o[k].is_number() || (integer && !o[k].is_number_integer()) || o[k].get<double>() < 0)
+      return c.err(op + "." + k, integer ? "expected a non-negative integer" : "expected a non-negative number");
+    dst = o[k].get<double>();
+    return {};
+  };
+  GroupingOptions& g = e.grouping;
+  std::optional<double> maxGroups;
+  ZP_TRY(num("minTimeToTransition", g.minTimeToTransition, false));
+  ZP_TRY(num("maxGroups", maxGroups, true));
+  if (maxGroups && *maxGroups > 1e6) return c.err(op + ".maxGroups", fmt::format("{} is above 1000000", *maxGroups));
+  if (maxGroups) g.maxGroups = static_cast<int>(*maxGroups);
+  ZP_TRY(num("transitionOverheadMs", g.transitionOverheadMs, false));
+  ZP_TRY(num("transitionBandwidthGBs", g.transitionBandwidthGBs, false));
+  ZP_TRY(num("peakBandwidthGBs", g.peakBandwidthGBs, false));
+  const double transitionBw = g.transitionBandwidthGBs.value_or(1), peakBw = g.peakBandwidthGBs.value_or(1);
+  if (transitionBw <= 0 || peakBw <= 0) return c.err(op, "bandwidths must be positive");
+  // Times derived from these must stay finite.
+  if (transitionBw < 1e-6 || peakBw < 1e-6) return c.err(op, "bandwidths below 1e-06 GB/s");
+  if (g.minTimeToTransition.value_or(0) > kMaxLatencyMs || g.transitionOverheadMs.value_or(0) > kMaxLatencyMs)
+    return c.err(op, fmt::format("times above {} ms", kMaxLatencyMs));
+  return {};
+}
+
+// Inline "groups": the layer groups as rows per accelerator.
+Status parseInlineGroups(const Ctx& c, const Json& gs, const std::string& p, const std::vector<std::string>& accs,
+                         WorkloadDnn& e) {
+  if (!gs.is_array() || gs.empty()) return c.err(p + ".groups", "expected a non-empty array");
+  for (size_t i = 0; i < gs.size(); ++i) {
+    const Json& g = gs[i];
+    std::string gp = fmt::format("{}.groups[{}]", p, i);
+    if (!g.is_object()) return c.err(gp, "expected an object");
+    ZP_TRY(checkKeys(c, g, gp, {"name", "layers", "timeMs", "transitionOutMs", "transitionInMs", "memThroughput"}));
+    GroupCost gc;
+    gc.name = fmt::format("g{}", i);
+    if (g.contains("name")) {
+      if (!g["name"].is_string()) return c.err(gp + ".name", "expected a string");
+      gc.name = g["name"].get<std::string>();
+    }
+    if (!g.contains("timeMs")) return c.err(gp, "missing field 'timeMs'");
+    ZP_ASSIGN_OR_RETURN(gc.timeMs, perAcc(c, g["timeMs"], gp + ".timeMs", accs, -1, true));
+    gc.transitionOutMs.assign(accs.size(), 0);
+    gc.transitionInMs.assign(accs.size(), 0);
+    gc.demand.assign(accs.size(), 0);
+    if (g.contains("transitionOutMs")) {
+      ZP_ASSIGN_OR_RETURN(gc.transitionOutMs, perAcc(c, g["transitionOutMs"], gp + ".transitionOutMs", accs, 0, false));
+    }
+    if (g.contains("transitionInMs")) {
+      ZP_ASSIGN_OR_RETURN(gc.transitionInMs, perAcc(c, g["transitionInMs"], gp + ".transitionInMs", accs, 0, false));
+    }
+    if (g.contains("memThroughput")) {
+      ZP_ASSIGN_OR_RETURN(gc.demand, perAcc(c, g["memThroughput"], gp + ".memThroughput", accs, 0, false, 1e6));
+    }
+    e.groups.push_back(std::move(gc));
+  }
+  return {};
+}
+
+Expected<WorkloadDnn> parseDnn(const Ctx& c, const Json& d, size_t n, const fs::path& baseDir,
+                               const WorkloadSpec& w) {
+  WorkloadDnn e;
+  e.jsonPath = fmt::format("$.dnns[{}]", n);
+  const std::string& p = e.jsonPath;
+  if (!d.is_object()) return c.err(p, "expected an object");
+  ZP_TRY(checkKeys(c, d, p, {"name", "instances", "dependsOn", "groups", "groupsCsv", "model", "profile", "task", "variant", "grouping"}));
+  ZP_TRY(parseIdentity(c, d, p, w.dnns, e));
+  const int sources = d.contains("groups") + d.contains("groupsCsv") + d.contains("model");
+  if (sources != 1) return c.err(p, "give exactly one of 'groups', 'groupsCsv' or 'model'");
+  if (d.contains("model")) {
+    ZP_TRY(parseModelSource(c, d, p, baseDir, e));
+  } else if (d.contains("groupsCsv")) {
+    if (!d["groupsCsv"].is_string()) return c.err(p + ".groupsCsv", "expected a path");
+    e.source = WorkloadDnn::Source::GroupsCsv;
+    e.groupsCsv = baseDir / d["groupsCsv"].get<std::string>();
+  } else {
+    ZP_TRY(parseInlineGroups(c, d["groups"], p, w.accelerators, e));
+  }
+  return e;
+}
+
+}  // namespace
+
+Expected<WorkloadSpec> parseWorkloadJson(const std::string& text, const std::string& label, const fs::path& baseDir) {
+  Ctx c{label};
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return makeError("{}: not valid JSON", label);
+  WorkloadSpec w;
+  ZP_TRY(parseHeader(c, j, baseDir, w));
+  for (size_t n = 0; n < j["dnns"].size(); ++n) {
+    ZP_ASSIGN_OR_RETURN(WorkloadDnn d, parseDnn(c, j["dnns"][n], n, baseDir, w));
+    w.dnns.push_back(std::move(d));
+  }
+  return w;
+}
+
+Expected<WorkloadSpec> readWorkloadJson(const fs::path& path) {
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  const fs::path base = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  return parseWorkloadJson(text, path.string(), base);
+}
+
+}  // namespace zp::artifacts

@@ -1,0 +1,20 @@
+// zoo.json: its reader (every field, type, enum, unknown field, unique id and
+// referenced file checked) and its writer.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+#include "libplan/zoo/zoo.h"
+
+namespace zp::artifacts {
+
+// Errors read "<file>: $.tasks[0].variants[1].onnx: <problem>".
+Expected<zoo::Zoo> loadZoo(const std::filesystem::path& path);
+Expected<zoo::Zoo> parseZoo(const std::string& text, const std::filesystem::path& path, bool checkFiles = true);
+
+// The manifest as JSON (the inverse of parseZoo).
+Json zooToJson(const zoo::Zoo& zoo);
+
+}  // namespace zp::artifacts
