@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "passes/emit/bundle.h"
+#include "drivers/emit/emit_bundle.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
 
@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
       zp::cli::printError("plan-emit", "--check takes BUNDLE_DIR and at most one PLAN.json, and no -o");
       return zp::cli::kOptionError;
     }
-    zp::emit::CheckParams cp{check, positional.empty() ? std::string() : positional[0], zp::zooplanVersion()};
-    auto r = zp::emit::checkBundle(cp);
+    zp::drivers::CheckParams cp{check, positional.empty() ? std::string() : positional[0], zp::zooplanVersion()};
+    auto r = zp::drivers::checkBundle(cp);
     if (!r.ok()) {
       zp::cli::printError("plan-emit", r.error().message);
       return 2;  // 1 means stale
@@ -38,16 +38,16 @@ int main(int argc, char** argv) {
     zp::cli::printError("plan-emit", "expected PLAN.json -o BUNDLE_DIR (or --check BUNDLE_DIR [PLAN.json])");
     return zp::cli::kOptionError;
   }
-  zp::emit::EmitParams ep;
+  zp::drivers::EmitParams ep;
   ep.plan = positional[0];
   ep.out = out;
   ep.toolVersion = zp::zooplanVersion();
   ep.writeCaches = !noCaches;
-  auto r = zp::emit::emitBundle(ep);
+  auto r = zp::drivers::emitBundle(ep);
   if (!r.ok()) {
     zp::cli::printError("plan-emit", r.error().message);
     return zp::cli::kInputError;
   }
-  std::cout << zp::emit::emitSummary(ep, *r);
+  std::cout << zp::drivers::emitSummary(ep, *r);
   return 0;
 }

@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "libplan/runtime/measure.h"
-#include "passes/emit/bundle_run.h"
+#include "drivers/run/run_model.h"
+#include "drivers/run/run_bundle.h"
 #include "tools/cli.h"
 
 namespace {
 
-int runBundle(const zp::emit::BundleRunParams& p, bool json) {
-  auto r = zp::emit::runBundle(p);
+int runBundle(const zp::drivers::BundleRunParams& p, bool json) {
+  auto r = zp::drivers::runBundle(p);
   if (!r.ok()) {
     zp::cli::printError("plan-run", r.error().message);
     return zp::cli::kInputError;
@@ -29,11 +29,11 @@ int runBundle(const zp::emit::BundleRunParams& p, bool json) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
-  zp::runtime::PlanRunOptions o;
+  zp::drivers::RunModelOptions o;
   std::string model, saveOutputs, cache, writeCache, trace;
   std::vector<std::string> inputs;
   bool json = false;
-  zp::emit::BundleRunParams bundle;
+  zp::drivers::BundleRunParams bundle;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     }
     o.inputs.push_back({s.substr(0, eq), s.substr(eq + 1)});
   }
-  auto r = zp::runtime::planRun(o);
+  auto r = zp::drivers::runModel(o);
   if (!r.ok()) {
     zp::cli::printError("plan-run", r.error().message);
     return zp::cli::kInputError;

@@ -1,6 +1,7 @@
-// plan-solve: thin CLI. Parses options and dispatches on --mode to one library
-// entry point per mode: "stitch" (SparseLoom selection, placement, preloading;
-// the default) and "concurrent" (contention-aware schedules).
+// plan-solve: thin CLI. Parses options and calls the driver of the flow --mode
+// names: "stitch" (drivers/stitch_flow: SparseLoom selection, placement,
+// preloading; the default) or "concurrent" (drivers/concurrent_flow:
+// contention-aware schedules).
 #include <iostream>
 #include <string>
 
@@ -8,7 +9,8 @@
 #include <fmt/core.h>
 
 #include "drivers/concurrent_flow/solve_concurrent.h"
-#include "passes/select/plan_solve.h"
+#include "drivers/stitch_flow/solve_stitch.h"
+#include "passes/select/plan_stitch.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
 
@@ -16,7 +18,7 @@ int main(int argc, char** argv) {
   CLI::App app{"plan-solve: compute an execution plan"};
   std::string mode = "stitch";
   zp::drivers::SolveConcurrentOptions cc;
-  zp::select::PlanSolveParams sp;
+  zp::drivers::SolveStitchOptions sp;
   std::string objective, solver = "exact";
   bool anytime = false;
   std::string input, output, trace, stats, svgDir, evaluate;
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
     if (!budgets.empty()) sp.budgets = budgets;
     sp.tool = "plan-solve";
     sp.version = zp::zooplanVersion();
-    auto r = zp::select::runPlanSolve(sp);
+    auto r = zp::drivers::solveStitch(sp);
     if (!r.ok()) {
       zp::cli::printError("plan-solve", r.error().message);
       return zp::cli::kInputError;

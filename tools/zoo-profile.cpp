@@ -1,12 +1,12 @@
 // zoo-profile: measure and import subgraph profiles, measure accuracy, train the
-// estimators and write the accuracy-latency lookup table of every stitched variant.
+// estimators and calibrate the latency model every stitched variant is estimated with.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <atomic>
 #include <csignal>
 
-#include "passes/profile/profile_pass.h"
+#include "drivers/stitch_flow/zoo_profile.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
 
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   CLI::App app{"zoo-profile: profile a zoo-stitch directory and estimate every stitched variant"};
   std::string stitchDir, outDir;
   std::vector<std::string> processors, imports;
-  zp::profilepass::ProfileParams params;
+  zp::drivers::ProfileParams params;
   app.add_option("stitch_dir", stitchDir, "output directory of zoo-stitch")->required();
   app.add_option("-o,--out", outDir, "profile directory: absent, empty or an earlier zoo-profile output, replaced atomically")
       ->required();
@@ -51,12 +51,12 @@ int main(int argc, char** argv) {
   if (auto rc = zp::cli::parse(app, argc, argv, "zoo-profile")) return *rc;
   params.tool = "zoo-profile " + zp::zooplanVersion();
   for (const auto& p : processors) {
-    auto o = zp::profilepass::parseHostOverride(p);
+    auto o = zp::drivers::parseHostOverride(p);
     if (!o.ok()) return zp::cli::printError("zoo-profile", o.error().message), zp::cli::kOptionError;
     params.hostOverrides.push_back(*o);
   }
   for (const auto& i : imports) {
-    auto s = zp::profilepass::parseImportSpec(i);
+    auto s = zp::drivers::parseImportSpec(i);
     if (!s.ok()) return zp::cli::printError("zoo-profile", s.error().message), zp::cli::kOptionError;
     params.imports.push_back(*s);
   }
@@ -64,13 +64,13 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, onStop);
   params.stop = &g_stop;
 
-  auto result = zp::profilepass::runZooProfile(stitchDir, outDir, params);
+  auto result = zp::drivers::runZooProfile(stitchDir, outDir, params);
   if (!result.ok()) {
     zp::cli::printError("zoo-profile", result.error().message);
     return g_stop ? 128 + g_signal : zp::cli::kInputError;
   }
   fmt::print("{}", result->summary);
   if (result->interrupted) return 128 + g_signal;
-  fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, lookup.csv, report.json}}\n", outDir);
+  fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, latency_model.json, report.json}}\n", outDir);
   return 0;
 }

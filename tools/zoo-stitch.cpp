@@ -3,13 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "passes/pipeline.h"
+#include "drivers/stitch_flow/zoo_stitch.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zoo-stitch: partition each task's variants at common cut points and stitch them"};
-  zp::pipeline::ZooStitchOptions options;
+  zp::drivers::ZooStitchOptions options;
   std::string cuts;
   app.add_option("zoo", options.zoo, "zoo.json")->required();
   app.add_option("-o,--out", options.out, "output directory: absent, empty or an earlier zoo-stitch output, replaced atomically")->required();
@@ -27,12 +27,12 @@ int main(int argc, char** argv) {
   }
   options.params.tool = "zoo-stitch " + zp::zooplanVersion();
 
-  auto manifest = zp::pipeline::runZooStitch(options);
+  auto manifest = zp::drivers::runZooStitch(options);
   if (!manifest.ok()) {
     zp::cli::printError("zoo-stitch", manifest.error().message);
     return zp::cli::kInputError;
   }
-  fmt::print("{}", zp::pipeline::stitchSummary(*manifest));
+  fmt::print("{}", zp::drivers::stitchSummary(*manifest));
   fmt::print("wrote {}\n", (options.out / "stitch.json").string());
   return 0;
 }

@@ -21,6 +21,7 @@ namespace zp::estimate {
 struct TransitionCost {
   double fixedMs = 0;    // per transfer
   double msPerByte = 0;  // per byte moved
+  bool operator==(const TransitionCost&) const = default;
 };
 
 class LatencyModel {
@@ -37,10 +38,29 @@ class LatencyModel {
   std::optional<double> estimate(const std::vector<std::string>& variants, const std::vector<std::string>& placement,
                                  const std::vector<double>& boundaryBytes) const;
 
+  // Every entry, in key order (latency_model.json's writer and the round-trip test).
+  const std::map<std::tuple<int, std::string, std::string>, double>& subgraphs() const { return subgraphMs_; }
+  const std::map<std::string, double>& overheads() const { return overheadMs_; }
+  const std::map<std::pair<std::string, std::string>, TransitionCost>& transitions() const { return transitions_; }
+  bool operator==(const LatencyModel& o) const {
+    return subgraphMs_ == o.subgraphMs_ && overheadMs_ == o.overheadMs_ && transitions_ == o.transitions_;
+  }
+
  private:
   std::map<std::tuple<int, std::string, std::string>, double> subgraphMs_;
   std::map<std::string, double> overheadMs_;
   std::map<std::pair<std::string, std::string>, TransitionCost> transitions_;
+};
+
+// One task's calibrated model as zoo-profile writes it (latency_model.json)
+// and plan-solve reads it: the model and the bytes crossing each boundary
+// between consecutive positions (positions - 1 entries).
+struct TaskLatencyModel {
+  std::string task;
+  int positions = 0;
+  std::vector<double> boundaryBytes;
+  LatencyModel model;
+  bool operator==(const TaskLatencyModel&) const = default;
 };
 
 // All orders of `processors` taken `positions` at a time without repetition

@@ -1,4 +1,5 @@
-// Cold and warm measurement, Chrome traces, and the plan-run entry point.
+// Cold and warm measurement and Chrome traces of runs (plan-run's driver,
+// drivers/run/run_model.h, and zoo-profile's measurements use them).
 //
 // Cold: the model (and cache) file is evicted from the page cache with
 // posix_fadvise(DONTNEED), then load + first run are timed in this process —
@@ -52,27 +53,5 @@ Expected<KernelPolicy> parseKernelPolicy(const std::string& arg);
 
 // Chrome-trace / Perfetto JSON of one profiled run.
 Json chromeTrace(const std::vector<NodeTiming>& timings, const std::string& processName);
-
-struct PlanRunOptions {
-  std::filesystem::path model;
-  std::vector<std::pair<std::string, std::filesystem::path>> inputs;  // NAME=FILE.npy
-  std::filesystem::path saveOutputs;                                  // directory for NAME.npy
-  std::string kernels = "default";
-  std::string gemm = "onednn";       // GEMM library: onednn (fastest warm) or blis (no start-up)
-  std::filesystem::path cache;       // read (mmap) transformed weights from here
-  std::filesystem::path writeCache;  // write transformed weights here after loading
-  bool cold = false;
-  int repeat = 10;
-  int threads = 1;
-  std::filesystem::path trace;       // Chrome trace of a profiled run (with `cold`: of the cold run)
-  uint64_t seed = 0;
-};
-
-struct PlanRunResult {
-  Json report;       // everything measured (what --json prints)
-  std::string text;  // the human-readable summary
-  std::vector<std::string> warnings;
-};
-Expected<PlanRunResult> planRun(const PlanRunOptions& options);
 
 }  // namespace zp::runtime

@@ -1,10 +1,13 @@
 // What plan-solve chooses from: per task every valid stitched variant with its
-// accuracy (estimated, and measured where zoo-profile measured it) and a
-// latency model rebuilt from the profile rows, so latency is known for any
-// placement of positions onto processors.
+// accuracy (estimated, and measured where zoo-profile measured it), the
+// latency model zoo-profile calibrated (so latency is known for any placement
+// of positions onto processors) and each subgraph's memory. The stitch flow's
+// driver reads it from a profile directory (drivers/stitch_flow/stitch_space_read.h).
 #pragma once
 #include <filesystem>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "libplan/estimate/latency_model.h"
@@ -40,6 +43,11 @@ struct TaskSpace {
   void buildDense(const std::vector<std::string>& processors);
   double latencyMs(size_t candidate, const std::vector<int>& placement) const;
 
+  // Memory of the subgraph (position, variant) on `processor`, as profiled;
+  // the subgraph's weights when the profile has no figure (imported rows).
+  std::map<std::tuple<int, std::string, std::string>, int64_t> memory;
+  int64_t memoryBytes(int position, const std::string& variant, const std::string& processor) const;
+
  private:
   std::vector<std::vector<int>> candidateVariants_;  // per candidate, per position: variant index
   std::vector<double> work_;                         // [position][variant][processor]: ms minus overhead (inf: unknown)
@@ -56,8 +64,5 @@ struct StitchSpace {
   std::map<std::string, std::string> inputHashes;  // file -> sha256 (for the plan header)
 };
 
-// Reads PROFILE_DIR/{report.json, profile.csv, accuracy.csv} and the stitch
-// directory report.json names.
-Expected<StitchSpace> loadStitchSpace(const std::filesystem::path& profileDir);
 
 }  // namespace zp::select

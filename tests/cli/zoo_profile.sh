@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 FAST=(--repeat 5 --warmup 1 --latency-validation 6)
 
 "$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out1.txt"
-for f in profile.csv features.csv accuracy.csv lookup.csv report.json accuracy_estimator_digits.json; do
+for f in profile.csv features.csv accuracy.csv latency_model.json report.json accuracy_estimator_digits.json; do
   [ -s "$WORK/prof/$f" ] && pass "digits: $f written" || fail "digits: $f missing"
 done
 if $PY - "$WORK/prof" <<'PYEOF'
@@ -31,8 +31,17 @@ sub = [x for x in rows if x["kind"] == "subgraph"]
 assert len(sub) == 3 * 9 * 3, len(sub)  # positions x variants x processors
 assert all(float(x["median_ms"]) > 0 for x in sub)
 assert any(x["kind"] == "transition" for x in rows)
-look = list(csv.DictReader(open(os.path.join(d, "lookup.csv"))))
-assert len(look) == 729 * 6, len(look)  # every valid variant x every placement order
+# The calibrated latency model plan-solve reads: every subgraph on every
+# processor, the calibrated overheads, a hand-over between every two processors;
+# every valid variant is estimated under every placement order.
+lm = json.load(open(os.path.join(d, "latency_model.json")))["tasks"][0]
+assert lm["name"] == "digits" and lm["positions"] == 3 and len(lm["boundary_bytes"]) == 2, lm["boundary_bytes"]
+assert len(lm["subgraph_ms"]) == 3 * 9 * 3, len(lm["subgraph_ms"])
+assert all(s["ms"] > 0 for s in lm["subgraph_ms"])
+cal = t["latency_estimator"]["run_overhead_ms_calibrated_on_originals"]  # report.json rounds to 9 digits
+assert sorted(lm["overhead_ms"]) == sorted(cal) and all(abs(lm["overhead_ms"][k] - cal[k]) <= 1e-8 * max(1e-3, cal[k]) for k in cal), (lm["overhead_ms"], cal)
+assert len(lm["transitions"]) == 6 and all(x["ms_per_byte"] > 0 for x in lm["transitions"]), lm["transitions"]
+assert t["placements"] == 6 and t["variant_placements_without_estimate"] == 0, t
 feats = list(csv.DictReader(open(os.path.join(d, "features.csv"))))
 assert any(float(x["activation_sparsity"]) > 0.2 for x in feats)  # ReLU outputs are sparse
 print(f"top10 {q['top10_recall']}, spearman {q['spearman']:.3f}, latency MAPE {lat['mape']:.3f}")

@@ -6,13 +6,13 @@
 
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
-#include "passes/emit/bundle.h"
+#include "drivers/emit/emit_bundle.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "tests/emit/fixture.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/stitch_json.h"
 
-namespace zp::emit {
+namespace zp::drivers {
 namespace {
 namespace fs = std::filesystem;
 using testing::scratchDir;
@@ -318,4 +318,4 @@ TEST_F(emitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
 }
 
 }  // namespace
-}  // namespace zp::emit
+}  // namespace zp::drivers

@@ -11,11 +11,11 @@
 #include <gtest/gtest.h>
 
 #include "libplan/plan/plan.h"
-#include "passes/pipeline.h"
+#include "drivers/stitch_flow/zoo_stitch.h"
 #include "drivers/concurrent_flow/solve_concurrent.h"
 #include "libplan/artifacts/plan_json.h"
 
-namespace zp::emit::testing {
+namespace zp::drivers::testing {
 namespace fs = std::filesystem;
 
 // A fresh scratch directory private to this process (ctest runs tests in parallel).
@@ -30,11 +30,11 @@ inline fs::path sourceDir() { return ZP_SOURCE_DIR; }
 
 // zoo-stitch of testdata/multitask into DIR/stitch (S = 3, one per processor).
 inline Expected<zoo::StitchManifest> stitchMultitask(const fs::path& dir) {
-  pipeline::ZooStitchOptions o;
+  drivers::ZooStitchOptions o;
   o.zoo = sourceDir() / "testdata/multitask/zoo.json";
   o.out = dir / "stitch";
   o.params.materialize = "none";
-  return pipeline::runZooStitch(o);
+  return drivers::runZooStitch(o);
 }
 
 // A SparseLoom plan over the stitch output: placement cpu, gpu, npu (policies
@@ -106,4 +106,4 @@ inline Expected<plan::Plan> solveConcurrent(const fs::path& dir) {
   return artifacts::readPlan(cc.output);
 }
 
-}  // namespace zp::emit::testing
+}  // namespace zp::drivers::testing

@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "libplan/util/file.h"
-#include "passes/emit/bundle.h"
-#include "passes/emit/bundle_run.h"
+#include "drivers/emit/emit_bundle.h"
+#include "drivers/run/run_bundle.h"
 #include "tests/emit/fixture.h"
 #include "libplan/artifacts/plan_json.h"
 
-namespace zp::emit {
+namespace zp::drivers {
 namespace {
 namespace fs = std::filesystem;
 
@@ -153,4 +153,4 @@ TEST_F(emitRunBundle, ModifiedSubgraphOrConcurrentOnlyBundleIsAnError) {
 }
 
 }  // namespace
-}  // namespace zp::emit
+}  // namespace zp::drivers

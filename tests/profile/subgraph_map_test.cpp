@@ -10,7 +10,7 @@
 #include "libplan/profile/import.h"
 #include "libplan/profile/subgraph_map.h"
 #include "libplan/artifacts/profile_csv.h"
-#include "passes/pipeline.h"
+#include "drivers/stitch_flow/zoo_stitch.h"
 
 namespace zp::profile {
 namespace {
@@ -108,10 +108,10 @@ class profileEndToEnd : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new fs::path(testing::scratchDir("zp_profile_e2e_stitch"));
     fs::remove_all(*dir_);
-    pipeline::ZooStitchOptions o;
+    drivers::ZooStitchOptions o;
     o.zoo = data("digits/zoo.json");
     o.out = *dir_;
-    auto m = pipeline::runZooStitch(o);
+    auto m = drivers::runZooStitch(o);
     ASSERT_TRUE(m.ok()) << m.error().message;
     manifest_ = new zoo::StitchManifest(std::move(*m));
   }

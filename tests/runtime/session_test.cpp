@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "drivers/run/run_model.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/cache/crc32c.h"
 #include "libplan/runtime/cache/weight_cache.h"
@@ -616,10 +617,10 @@ TEST_F(WeightCacheTest, TunePolicyLoadsTheModel) {
 // also read by a Transpose that constant folding runs, so it stays.
 // The cold-start library: a cold plan-run with BLIS from the cache alone reports
 // BLIS and its start-up, and saves the same outputs (within rounding) as oneDNN.
-TEST_F(WeightCacheTest, PlanRunColdWithBlisFromTheCacheMatchesOneDnn) {
+TEST_F(WeightCacheTest, RunModelColdWithBlisFromTheCacheMatchesOneDnn) {
   std::map<std::string, Tensor> saved;
   for (const char* gemm : {"onednn", "blis"}) {
-    PlanRunOptions o;
+    drivers::RunModelOptions o;
     o.model = dir / "cnn.onnx";
     o.cache = opts.cache;
     o.kernels = "winograd";
@@ -628,7 +629,7 @@ TEST_F(WeightCacheTest, PlanRunColdWithBlisFromTheCacheMatchesOneDnn) {
     o.repeat = 2;
     o.saveOutputs = dir / gemm;
     o.trace = dir / (std::string(gemm) + ".trace.json");
-    auto r = planRun(o);
+    auto r = drivers::runModel(o);
     ASSERT_TRUE(r.ok()) << r.error().message;
     // The trace is of the cold run: every executed node once, under the cold run's name.
     auto trace = readFile(o.trace);
@@ -648,10 +649,10 @@ TEST_F(WeightCacheTest, PlanRunColdWithBlisFromTheCacheMatchesOneDnn) {
     saved[gemm] = *y;
   }
   EXPECT_LE(relErr(saved.at("blis"), saved.at("onednn")), 1e-5);
-  PlanRunOptions bad;
+  drivers::RunModelOptions bad;
   bad.model = dir / "cnn.onnx";
   bad.gemm = "openblas";
-  auto r = planRun(bad);
+  auto r = drivers::runModel(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("--gemm"), std::string::npos) << r.error().message;
 }

@@ -7,7 +7,7 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/util/file.h"
 #include "libplan/util/json.h"
-#include "passes/pipeline.h"
+#include "drivers/stitch_flow/zoo_stitch.h"
 #include "libplan/artifacts/stitch_json.h"
 
 namespace zp::stitch {
@@ -63,12 +63,12 @@ class StitchTest : public ::testing::Test {
     ASSERT_TRUE(graph::saveModel(*m, dir_ / "m" / (id + ".onnx")).ok());
   }
   Expected<zoo::StitchManifest> run(const fs::path& out, int s, const std::string& materialize = "all") {
-    pipeline::ZooStitchOptions o;
+    drivers::ZooStitchOptions o;
     o.zoo = dir_ / "zoo.json";
     o.out = out;
     o.params.subgraphs = s;
     o.params.materialize = materialize;
-    return pipeline::runZooStitch(o);
+    return drivers::runZooStitch(o);
   }
   fs::path dir_;
 };

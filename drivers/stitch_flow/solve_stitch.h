@@ -1,5 +1,5 @@
-// plan-solve's SparseLoom mode as one entry point: PROFILE_DIR + SLOs ->
-// plan.json (global placement order, selections per SLO configuration,
+// plan-solve --mode stitch (the stitch flow's third tool): PROFILE_DIR + SLOs
+// -> plan.json (global placement order, selections per SLO configuration,
 // preload sets), plus optional evaluation against the baselines, a Perfetto
 // trace of the simulated schedule and accuracy-latency SVGs.
 #pragma once
@@ -11,9 +11,9 @@
 #include "libplan/util/json.h"
 #include "passes/select/select.h"
 
-namespace zp::select {
+namespace zp::drivers {
 
-struct PlanSolveParams {
+struct SolveStitchOptions {
   std::filesystem::path profileDir;
   std::string slo = "grid";                 // SLO.json, or "grid" (§5.1) / "accuracy-guaranteed" / "latency-guaranteed"
   std::filesystem::path output;             // plan.json
@@ -22,13 +22,13 @@ struct PlanSolveParams {
   std::filesystem::path evaluation;         // evaluation JSON (runs the evaluation when set)
   std::filesystem::path stats;              // {"solve_ms": ...} (not deterministic)
   std::vector<std::string> budgets = {"15%", "55%", "100%"};
-  SelectParams select;
+  select::SelectParams select;
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
   std::string tool = "plan-solve";
   std::string version;
 };
 
-struct PlanSolveResult {
+struct SolveStitchResult {
   plan::Plan plan;
   std::string summary;
   Json evaluation;  // empty unless asked
@@ -37,9 +37,6 @@ struct PlanSolveResult {
 
 // Every output is checked before anything is written (checkOutputFile: not a
 // directory, not an input, no two the same) and written atomically.
-Expected<PlanSolveResult> runPlanSolve(const PlanSolveParams& params);
+Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& options);
 
-// Parses "15%" (of all subgraphs' memory) or a byte count.
-Expected<int64_t> parseBudget(const std::string& text, int64_t total);
-
-}  // namespace zp::select
+}  // namespace zp::drivers

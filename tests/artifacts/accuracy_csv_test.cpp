@@ -13,7 +13,7 @@ std::string error(const std::string& rows) {
   return t.ok() ? "" : t.error().message;
 }
 
-TEST(profileAccuracyCsv, ReadsWhatZooProfileWrites) {
+TEST(artifactsAccuracyCsv, ReadsWhatZooProfileWrites) {
   auto t = parseAccuracyCsv(kHeader + "digits,dense+dense,original,0.9933333333333333,0.99,1\n"
                                       "digits,dense+u50,stitched,,0.9951574206352234,0\n", "accuracy.csv");
   ASSERT_TRUE(t.ok()) << t.error().message;
@@ -27,7 +27,24 @@ TEST(profileAccuracyCsv, ReadsWhatZooProfileWrites) {
   EXPECT_EQ(b.predicted, 0.9951574206352234);
 }
 
-TEST(profileAccuracyCsv, RejectsWhatItCannotUse) {
+TEST(artifactsAccuracyCsv, WrittenRowsReadBackInOrderAndRewriteToTheSameBytes) {
+  std::vector<AccuracyCsvRow> rows;
+  for (int i = 0; i < 50; ++i) {
+    AccuracyRow r;
+    r.original = i % 7 == 0;
+    if (i % 3) r.measured = (i % 10) / 10.0 + 1.0 / 3.0 / 10.0;
+    r.predicted = 1.0 / (2 + i);
+    r.inTrainingSample = i % 4 == 0;
+    rows.push_back(AccuracyCsvRow{i < 25 ? "digits" : "faces", "v" + std::to_string(i % 5) + "+v" + std::to_string(i), r});
+  }
+  const std::string text = formatAccuracyCsv(rows);
+  auto back = parseAccuracyCsvRows(text, "accuracy.csv");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, rows);
+  EXPECT_EQ(formatAccuracyCsv(*back), text);
+}
+
+TEST(artifactsAccuracyCsv, RejectsWhatItCannotUse) {
   EXPECT_EQ(error("d,a+b,stitched,nan,0.5,0\n"), "accuracy.csv:2: column 'measured_accuracy': 'nan' is not a number in [0, 1]");
   EXPECT_EQ(error("d,a+b,stitched,,inf,0\n"), "accuracy.csv:2: column 'predicted_accuracy': 'inf' is not a number in [0, 1]");
   EXPECT_EQ(error("d,a+b,stitched,1.5,0.5,0\n"), "accuracy.csv:2: column 'measured_accuracy': '1.5' is not a number in [0, 1]");

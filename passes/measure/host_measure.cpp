@@ -1,4 +1,4 @@
-#include "passes/profile/host_measure.h"
+#include "passes/measure/host_measure.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "libplan/runtime/measure.h"
 #include "libplan/util/stats.h"
 
-namespace zp::profilepass {
+namespace zp::measure {
 
 
 runtime::SessionOptions sessionOptions(const HostConfig& config) {
@@ -118,4 +118,4 @@ Expected<std::vector<NodeFeatures>> nodeFeatures(runtime::Session& session, cons
   return features;
 }
 
-}  // namespace zp::profilepass
+}  // namespace zp::measure

@@ -15,7 +15,7 @@
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
-namespace zp::emit {
+namespace zp::drivers {
 
 struct BundleRunParams {
   std::filesystem::path bundle;
@@ -53,4 +53,4 @@ struct BundleRunResult {
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params);
 
-}  // namespace zp::emit
+}  // namespace zp::drivers

@@ -1,7 +1,9 @@
-// The zoo-profile pass: measure every subgraph on the host processors, import
-// device profiles for the others, measure accuracy, train the estimators and
-// predict every valid stitched variant (SparseLoom §3.2), and account for the
+// zoo-profile's driver (the stitch flow's second tool): measure every subgraph
+// on the host processors, import device profiles for the others, measure
+// accuracy, train the estimators and predict every valid stitched variant
+// (SparseLoom §3.2), calibrate the latency model, and account for the
 // profiling cost against exhaustive profiling (SparseLoom Table 1, Eq. 6).
+// The steps live in zoo_profile_*.cpp, one per section of the run.
 #pragma once
 #include <atomic>
 #include <filesystem>
@@ -12,7 +14,7 @@
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
-namespace zp::profilepass {
+namespace zp::drivers {
 
 // --import NAME=FORMAT:FILE[@TASK/VARIANT]: the processor NAME's rows come from
 // a profiler output of one original variant (for csv: the rows say which).
@@ -51,7 +53,7 @@ struct ProfileResult {
   bool interrupted = false;
 };
 
-// STITCH_DIR -> PROFILE_DIR/{profile.csv, features.csv, accuracy.csv, lookup.csv,
+// STITCH_DIR -> PROFILE_DIR/{profile.csv, features.csv, accuracy.csv, latency_model.json,
 // accuracy_estimator_<task>.json, report.json}. PROFILE_DIR is staged and
 // replaced as a whole (OutputDir: only an earlier zoo-profile output is
 // replaced); report.json records the hashes of the files beside it. Rows an
@@ -61,4 +63,4 @@ struct ProfileResult {
 Expected<ProfileResult> runZooProfile(const std::filesystem::path& stitchDir, const std::filesystem::path& outDir,
                                       const ProfileParams& params);
 
-}  // namespace zp::profilepass
+}  // namespace zp::drivers

@@ -1,4 +1,4 @@
-#include "passes/pipeline.h"
+#include "drivers/stitch_flow/zoo_stitch.h"
 
 #include <set>
 
@@ -9,7 +9,7 @@
 #include "libplan/artifacts/stitch_json.h"
 #include "libplan/artifacts/zoo_json.h"
 
-namespace zp::pipeline {
+namespace zp::drivers {
 namespace fs = std::filesystem;
 
 Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
@@ -56,4 +56,4 @@ std::string stitchSummary(const zoo::StitchManifest& m) {
   return out;
 }
 
-}  // namespace zp::pipeline
+}  // namespace zp::drivers

@@ -26,7 +26,7 @@
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
-namespace zp::emit {
+namespace zp::drivers {
 using artifacts::BundleArtifact;
 using artifacts::BundleInput;
 using artifacts::BundleManifest;
@@ -65,4 +65,4 @@ struct CheckResult {
 // Errors only when the bundle cannot be checked at all (no manifest).
 Expected<CheckResult> checkBundle(const CheckParams& params);
 
-}  // namespace zp::emit
+}  // namespace zp::drivers

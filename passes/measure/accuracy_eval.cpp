@@ -1,4 +1,4 @@
-#include "passes/profile/accuracy_eval.h"
+#include "passes/measure/accuracy_eval.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include "libplan/runtime/npy.h"
 
-namespace zp::profilepass {
+namespace zp::measure {
 namespace fs = std::filesystem;
 
 Expected<std::vector<runtime::Tensor>> loadSamples(const fs::path& inputs, const std::vector<int64_t>& sampleShape,
@@ -243,4 +243,4 @@ Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, con
   return sig;
 }
 
-}  // namespace zp::profilepass
+}  // namespace zp::measure

@@ -1,6 +1,5 @@
-// The default pipelines, one entry point per tool, as plain code: each reads
-// its inputs, runs its passes in order and writes its output directory
-// atomically. Tools in tools/ only parse options and call these.
+// zoo-stitch's driver (the stitch flow's first tool): reads zoo.json, runs
+// partitioning and stitching, writes the stitch directory atomically.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -9,7 +8,7 @@
 #include "libplan/zoo/stitch_manifest.h"
 #include "passes/stitch/stitch.h"
 
-namespace zp::pipeline {
+namespace zp::drivers {
 
 struct ZooStitchOptions {
   std::filesystem::path zoo;
@@ -25,4 +24,4 @@ Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options);
 // A short table: per task its variants, cut points, positions, subgraphs and combinations.
 std::string stitchSummary(const zoo::StitchManifest& manifest);
 
-}  // namespace zp::pipeline
+}  // namespace zp::drivers

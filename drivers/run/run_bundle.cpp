@@ -1,4 +1,4 @@
-#include "passes/emit/bundle_run.h"
+#include "drivers/run/run_bundle.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,14 +15,14 @@
 #include "libplan/util/hash.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
-#include "passes/emit/bundle.h"
+#include "drivers/emit/emit_bundle.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "libplan/util/stats.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/stitch_json.h"
 #include "libplan/artifacts/zoo_json.h"
 
-namespace zp::emit {
+namespace zp::drivers {
 namespace fs = std::filesystem;
 using runtime::Session;
 using runtime::Tensor;
@@ -360,4 +360,4 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   return res;
 }
 
-}  // namespace zp::emit
+}  // namespace zp::drivers

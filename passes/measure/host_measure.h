@@ -10,7 +10,7 @@
 #include "libplan/runtime/session.h"
 #include "libplan/util/error.h"
 
-namespace zp::profilepass {
+namespace zp::measure {
 
 // A host processor: how the runtime runs on it.
 struct HostConfig {
@@ -61,4 +61,4 @@ Expected<std::vector<NodeFeatures>> nodeFeatures(runtime::Session& session, cons
                                                  const std::vector<runtime::TensorMap>& calibration,
                                                  std::vector<runtime::TensorMap>* outputs);
 
-}  // namespace zp::profilepass
+}  // namespace zp::measure

@@ -1,4 +1,4 @@
-#include "passes/emit/bundle.h"
+#include "drivers/emit/emit_bundle.h"
 
 #include <algorithm>
 #include <map>
@@ -16,7 +16,7 @@
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/stitch_json.h"
 
-namespace zp::emit {
+namespace zp::drivers {
 namespace fs = std::filesystem;
 
 namespace {
@@ -379,4 +379,4 @@ Expected<CheckResult> checkBundle(const CheckParams& params) {
   return r;
 }
 
-}  // namespace zp::emit
+}  // namespace zp::drivers

@@ -15,7 +15,7 @@
 #include "libplan/util/progress.h"
 #include "libplan/zoo/stitch_manifest.h"
 
-namespace zp::profilepass {
+namespace zp::measure {
 
 struct Dataset {
   std::vector<runtime::Tensor> samples;  // one batch-1 tensor per sample
@@ -47,4 +47,4 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
 Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const std::filesystem::path& stitchDir,
                                                 const std::vector<runtime::Tensor>& samples);
 
-}  // namespace zp::profilepass
+}  // namespace zp::measure

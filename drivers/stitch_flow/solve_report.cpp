@@ -1,0 +1,103 @@
+// plan-solve's pictures of a stitch plan: the simulated query schedule as a
+// Chrome trace and each task's accuracy-latency space as an SVG.
+#include "drivers/stitch_flow/solve_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "libplan/util/trace.h"
+
+namespace zp::drivers {
+using select::StitchSpace;
+using select::TaskSpace;
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+}  // namespace
+
+Json queryScheduleTrace(const StitchSpace& space, const sim::QuerySimResult& r, const std::vector<sim::TaskQueries>& q,
+                 const std::string& label) {
+  ChromeTrace trace;
+  for (size_t p = 0; p < space.processors.size(); ++p) trace.threadName(1, static_cast<int>(p), space.processors[p].name);
+  trace.processName(1, label);
+  for (const auto& s : r.spans) {
+    const std::string& task = q[static_cast<size_t>(s.task)].name;
+    trace.span({fmt::format("{} q{} stage{}", task, s.query, s.stage), task, 1, s.processor, s.startMs,
+                s.endMs - s.startMs, Json{{"task", task}, {"query", s.query}, {"stage", s.stage}}, ""});
+  }
+  return trace.json();
+}
+
+std::string accuracyLatencySvg(const TaskSpace& ts, const std::vector<std::string>& order, int chosen) {
+  struct Pt { double x, y; bool original, chosen, pareto; std::string id; };
+  std::vector<Pt> pts;
+  std::vector<std::string> pl(order.begin(), order.begin() + ts.positions);
+  for (size_t k = 0; k < ts.candidates.size(); ++k) {
+    const auto& c = ts.candidates[k];
+    double x = ts.latencyMs(c, pl);
+    if (!std::isfinite(x)) continue;
+    pts.push_back(Pt{x, c.accuracy(true), c.original, static_cast<int>(k) == chosen, false, c.id});
+  }
+  // Pareto front: no other point is at least as fast and at least as accurate, and better in one.
+  std::vector<size_t> idx(pts.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return pts[a].x < pts[b].x || (pts[a].x == pts[b].x && pts[a].y > pts[b].y); });
+  double bestY = -kInf;
+  std::vector<size_t> front;
+  for (size_t i : idx)
+    if (pts[i].y > bestY) {
+      bestY = pts[i].y;
+      pts[i].pareto = true;
+      front.push_back(i);
+    }
+  double x0 = kInf, x1 = -kInf, y0 = kInf, y1 = -kInf;
+  for (const auto& p : pts) {
+    x0 = std::min(x0, p.x); x1 = std::max(x1, p.x);
+    y0 = std::min(y0, p.y); y1 = std::max(y1, p.y);
+  }
+  if (x1 <= x0) x1 = x0 + 1e-6;
+  if (y1 <= y0) y1 = y0 + 1e-6;
+  const double W = 720, H = 480, L = 70, R = 20, T = 56, B = 60;
+  auto sx = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
+  auto sy = [&](double y) { return H - B - (y - y0) / (y1 - y0) * (H - T - B); };
+  std::string s = fmt::format(R"X(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)X", W, H) + "\n";
+  s += fmt::format(R"X(<rect width="{}" height="{}" fill="white"/>)X", W, H) + "\n";
+  s += fmt::format(R"X(<text x="{}" y="22" font-size="15">{}: {} stitched variants under order {} (Pareto front in orange)</text>)X", L, ts.name, pts.size(), join(pl, ">")) + "\n";
+  s += fmt::format(R"X(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="black"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="black"/>)X", L, H - B, W - R, T) + "\n";
+  for (int i = 0; i <= 4; ++i) {
+    double xv = x0 + (x1 - x0) * i / 4, yv = y0 + (y1 - y0) * i / 4;
+    s += fmt::format(R"X(<text x="{:.1f}" y="{}" text-anchor="middle">{:.4f}</text>)X", sx(xv), H - B + 18, xv) + "\n";
+    s += fmt::format(R"X(<text x="{}" y="{:.1f}" text-anchor="end">{:.4f}</text>)X", L - 6, sy(yv) + 4, yv) + "\n";
+  }
+  s += fmt::format(R"X(<text x="{}" y="{}" text-anchor="middle">predicted latency (ms)</text>)X", (L + W - R) / 2, H - 15) + "\n";
+  s += fmt::format(R"X(<text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">accuracy (measured where available)</text>)X", (T + H - B) / 2, (T + H - B) / 2) + "\n";
+  std::string path;
+  for (size_t i : front) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", sx(pts[i].x), sy(pts[i].y));
+  if (!path.empty()) s += fmt::format(R"X(<path d="{}" fill="none" stroke="#e67e00" stroke-width="1.5"/>)X", path) + "\n";
+  for (const auto& p : pts) {
+    if (p.original || p.chosen) continue;
+    s += fmt::format(R"X(<circle cx="{:.1f}" cy="{:.1f}" r="{}" fill="{}" fill-opacity="0.6"><title>{}</title></circle>)X", sx(p.x), sy(p.y),
+                     p.pareto ? 3.5 : 2, p.pareto ? "#e67e00" : "#4a78b5", p.id) + "\n";
+  }
+  for (const auto& p : pts)
+    if (p.original)
+      s += fmt::format(R"X(<rect x="{:.1f}" y="{:.1f}" width="8" height="8" fill="none" stroke="black" stroke-width="1.5"><title>original {}</title></rect>)X", sx(p.x) - 4, sy(p.y) - 4, p.id) + "\n";
+  for (const auto& p : pts)
+    if (p.chosen)
+      s += fmt::format(R"X(<circle cx="{:.1f}" cy="{:.1f}" r="7" fill="none" stroke="#c0392b" stroke-width="2.5"><title>chosen {}</title></circle>)X", sx(p.x), sy(p.y), p.id) + "\n";
+  s += fmt::format(R"X(<text x="{}" y="{}">squares: original variants; red ring: chosen variant (first feasible configuration)</text>)X", L, 42) + "\n";
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace zp::drivers

@@ -1,0 +1,21 @@
+// plan-solve's pictures of a stitch plan (stitch flow, drivers only: they
+// render, the passes decide).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "libplan/sim/queries/query_sim.h"
+#include "libplan/util/json.h"
+#include "passes/select/stitch_space.h"
+
+namespace zp::drivers {
+
+// Chrome-trace / Perfetto JSON of the simulated query schedule `r` of `q`.
+Json queryScheduleTrace(const select::StitchSpace& space, const sim::QuerySimResult& r,
+                        const std::vector<sim::TaskQueries>& q, const std::string& label);
+
+// The task's stitched variants under `order` (latency, accuracy) with the
+// Pareto front, the originals and the `chosen` candidate marked.
+std::string accuracyLatencySvg(const select::TaskSpace& ts, const std::vector<std::string>& order, int chosen);
+
+}  // namespace zp::drivers

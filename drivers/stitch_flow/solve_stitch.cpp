@@ -1,0 +1,136 @@
+#include "drivers/stitch_flow/solve_stitch.h"
+
+#include <chrono>
+#include <numeric>
+
+#include "drivers/stitch_flow/solve_report.h"
+#include "drivers/stitch_flow/stitch_space_read.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/slo_json.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/util/output_dir.h"
+#include "passes/select/evaluation.h"
+#include "passes/select/plan_stitch.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using select::StitchSpace;
+
+namespace {
+
+Expected<std::vector<plan::SloConfiguration>> slosFor(const std::string& spec, const StitchSpace& space) {
+  if (spec == "grid") return generateSlos(space, select::SloSet::Grid);
+  if (spec == "accuracy-guaranteed") return generateSlos(space, select::SloSet::AccuracyGuaranteed);
+  if (spec == "latency-guaranteed") return generateSlos(space, select::SloSet::LatencyGuaranteed);
+  std::vector<std::string> names;
+  for (const auto& t : space.tasks) names.push_back(t.name);
+  return artifacts::readSloFile(spec, names);
+}
+
+// Every file plan-solve writes, checked before anything is written: not a
+// directory, not one of the files it reads, no two of them the same.
+Status checkOutputs(const SolveStitchOptions& params, const StitchSpace& space) {
+  std::vector<GuardedPath> guarded;
+  for (const char* f : {"report.json", "profile.csv", "accuracy.csv", "latency_model.json"}) guarded.push_back({params.profileDir / f, "input"});
+  guarded.push_back({space.stitchDir / "stitch.json", "input"});
+  guarded.push_back({(space.stitchDir / space.manifest.zooPath).lexically_normal(), "input"});
+  if (fs::is_regular_file(params.slo)) guarded.push_back({params.slo, "input"});
+  std::error_code ec;
+  if (!params.svgDir.empty() && fs::exists(params.svgDir, ec) && !fs::is_directory(params.svgDir, ec))
+    return makeError("{}: exists and is not a directory", params.svgDir.string());
+  std::vector<fs::path> outputs{params.output, params.trace, params.evaluation, params.stats};
+  if (!params.svgDir.empty())
+    for (const auto& t : space.tasks) outputs.push_back(params.svgDir / (t.name + ".svg"));
+  return checkOutputFiles(outputs, guarded);
+}
+
+Status makeParentDirs(const std::vector<fs::path>& files) {
+  for (const auto& f : files) {
+    if (f.empty() || f.parent_path().empty()) continue;
+    std::error_code ec;
+    fs::create_directories(f.parent_path(), ec);
+    if (ec) return makeError("{}: cannot create its directory: {}", f.string(), ec.message());
+  }
+  return {};
+}
+
+// The plan's header: the tool, and the hash of every input (the SLO file's, or the generated set's name).
+Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchSpace& space) {
+  plan::PlanHeader h;
+  h.tool = o.tool;
+  h.version = o.version;
+  h.inputs = space.inputHashes;
+  if (fs::exists(o.slo)) {
+    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(o.slo));
+    h.inputs["slo"] = sha256Hex(bytes);
+  } else {
+    h.inputs["slo"] = "generated:" + o.slo;
+  }
+  return h;
+}
+
+// The simulated schedule of zooplan's choice for the first configuration, and the SVGs.
+Status writeVisuals(const SolveStitchOptions& o, const StitchSpace& space, const plan::SloConfiguration& first,
+                    const select::StitchSolution& s) {
+  select::Algorithm1Result a1;
+  std::string note;
+  select::Choice choice = zooplanChoice(space, first, o.select, &a1, &note);
+  if (!o.trace.empty()) {
+    auto q = queriesOf(space, choice, o.select.queriesPerTask);
+    std::vector<int> arrival(space.tasks.size());
+    std::iota(arrival.begin(), arrival.end(), 0);
+    auto r = sim::simulateQueries(q, static_cast<int>(space.processors.size()), arrival, true);
+    ZP_TRY(writeFileAtomic(o.trace, canonicalJson(queryScheduleTrace(space, r, q, "zooplan " + first.id))));
+  }
+  if (!o.svgDir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.svgDir, ec);
+    if (ec) return makeError("{}: cannot create: {}", o.svgDir.string(), ec.message());
+    for (size_t t = 0; t < space.tasks.size(); ++t)
+      ZP_TRY(writeFileAtomic(o.svgDir / (space.tasks[t].name + ".svg"),
+                             accuracyLatencySvg(space.tasks[t], s.plan.placementOrder, s.firstChosen[t])));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ZP_ASSIGN_OR_RETURN(auto space, readStitchSpace(o.profileDir));
+  ZP_TRY(checkOutputs(o, space));
+  if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
+  ZP_ASSIGN_OR_RETURN(auto slos, slosFor(o.slo, space));
+  for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
+  ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
+  ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, o.budgets, o.select));
+
+  SolveStitchResult result;
+  plan::Plan& plan = result.plan;
+  ZP_ASSIGN_OR_RETURN(plan.header, planHeader(o, space));
+  plan.stitch = solution.plan;
+  const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
+  plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))
+                               .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
+                               .generic_string();
+  result.summary = select::stitchSummary(solution);
+
+  // Outputs from here on: their folders are made only now, so a run refused
+  // above (bad SLOs, budgets) leaves nothing behind.
+  ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation, o.stats}));
+  ZP_TRY(writeVisuals(o, space, slos.front(), solution));
+  if (!o.evaluation.empty()) {
+    result.evaluation = select::evaluateAgainstBaselines(space, o.select);
+    ZP_TRY(writeFileAtomic(o.evaluation, canonicalJson(result.evaluation)));
+    result.summary += "\nSLO evaluation (simulated, " + std::to_string(o.select.queriesPerTask) +
+                      " queries per task, averaged over all task arrival orders):\n" +
+                      result.evaluation["table"].get<std::string>();
+  }
+  ZP_TRY(artifacts::writePlan(plan, o.output));
+  result.solveMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!o.stats.empty()) ZP_TRY(writeFileAtomic(o.stats, canonicalJson(Json{{"solve_ms", result.solveMs}})));
+  return result;
+}
+
+}  // namespace zp::drivers

@@ -1,0 +1,246 @@
+// zoo-profile step 4, accuracy: the original variants' accuracy, the stitched
+// variants measured (all of them when affordable), the training sample drawn
+// in two rounds, the accuracy estimator (SparseLoom §3.2) and its quality.
+#include <cmath>
+
+#include "drivers/stitch_flow/zoo_profile_steps.h"
+#include "libplan/estimate/accuracy_estimator.h"
+#include "libplan/estimate/metrics.h"
+#include "libplan/runtime/session.h"
+#include "libplan/util/progress.h"
+
+namespace zp::drivers::zoo_profile {
+namespace {
+
+bool isOriginal(const zoo::Combination& c) {
+  return std::all_of(c.variants.begin(), c.variants.end(), [&](const auto& v) { return v == c.variants[0]; });
+}
+
+const zoo::TaskSpec* taskSpec(const zoo::Zoo& zoo, const std::string& name) {
+  const zoo::TaskSpec* spec = nullptr;
+  for (const auto& t : zoo.tasks)
+    if (t.name == name) spec = &t;
+  return spec;
+}
+
+// The original variants' accuracy: measured with the runtime on the task's
+// dataset, or as zoo.json gives it when the task has none.
+Status originalAccuracy(Run& run, const zoo::TaskStitch& task, const zoo::TaskSpec* spec, TaskAccuracy& acc,
+                        Json& tj) {
+  const auto& zoo = run.src.zoo;
+  const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
+  if (spec && spec->dataset) {
+    ZP_ASSIGN_OR_RETURN(auto d, measure::loadDataset(zoo.resolve(spec->dataset->inputs),
+                                                     zoo.resolve(spec->dataset->labels), shape));
+    acc.data = std::move(d);
+    for (const auto& v : spec->variants) {
+      runtime::SessionOptions o;
+      o.checkModel = false;
+      ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(zoo.resolve(v.onnx), o));
+      ZP_ASSIGN_OR_RETURN(acc.originalAccuracy[v.id],
+                          measure::modelAccuracy(*session, *acc.data, &acc.correctness[v.id]));
+      run.counts.accuracyModelRuns += acc.data->samples.size();
+    }
+    tj["accuracy_source"] = "measured with the runtime on " + spec->dataset->inputs;
+  } else {
+    for (const auto& v : spec->variants) {
+      if (!v.accuracy)
+        return makeError("{}: task '{}' has no dataset and variant '{}' has no measured accuracy", zoo.file.string(),
+                         task.name, v.id);
+      acc.originalAccuracy[v.id] = *v.accuracy;
+    }
+    tj["accuracy_source"] = "zoo.json";
+  }
+  Json origJ = Json::object();
+  for (const auto& [k, v] : acc.originalAccuracy) origJ[k] = v;
+  tj["original_accuracy"] = origJ;
+  return {};
+}
+
+// The estimator's features of every combination, with the stitching signals
+// measured on the calibration inputs when the task has a dataset.
+Expected<estimate::FeatureMatrix> estimatorFeatures(Run& run, const zoo::TaskStitch& task,
+                                                       const zoo::TaskSpec* spec, const TaskAccuracy& acc, Json& tj) {
+  const auto tEst = SteadyClock::now();
+  estimate::StitchSignals signals;
+  if (acc.data) {
+    const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
+    const auto& samples = acc.data->samples;
+    std::vector<runtime::Tensor> calib;
+    if (!spec->dataset->calibration.empty()) {
+      ZP_ASSIGN_OR_RETURN(calib, measure::loadSamples(run.src.zoo.resolve(spec->dataset->calibration), shape,
+                                                      run.params.calibrationSamples));
+    } else {
+      calib.assign(samples.begin(),
+                   samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), run.params.calibrationSamples)));
+    }
+    ZP_ASSIGN_OR_RETURN(signals, measure::stitchSignals(task, run.src.stitchDir, calib));
+    signals.correct = acc.correctness;
+    Json dj = Json::object();
+    for (const auto& [k, v] : signals.drift) dj[fmt::format("{}/{}", k.first, k.second)] = v;
+    tj["subgraph_drift"] = dj;
+  }
+  auto feats = estimate::accuracyFeatures(task, acc.originalAccuracy, signals);
+  run.counts.estimatorSeconds += secondsSince(tEst);
+  return feats;
+}
+
+// Measuring every combination is affordable when the subgraph runs of the
+// depth-first walk stay under the limit.
+bool affordsExhaustive(const zoo::TaskStitch& task, const TaskAccuracy& acc, size_t limit) {
+  if (!acc.data) return false;
+  double runs = 0, level = 1;
+  for (int p = 0; p < task.positions(); ++p) {
+    level *= static_cast<double>(task.variants.size());
+    runs += level * static_cast<double>(acc.data->samples.size());
+  }
+  return runs <= static_cast<double>(limit);
+}
+
+// Measures the combinations of `combos` not measured yet (with a dataset only).
+Status measureCombinations(Run& run, const zoo::TaskStitch& task, TaskAccuracy& acc, const std::vector<size_t>& combos) {
+  std::vector<size_t> todo;
+  for (size_t k : combos)
+    if (!acc.measured.count(k)) todo.push_back(k);
+  if (!acc.data || todo.empty()) return {};
+  Progress progress("accuracy of stitched variants (" + task.name + ")", todo.size());
+  measure::EvalStats stats;
+  ZP_ASSIGN_OR_RETURN(auto measured, measure::combinationAccuracy(task, run.src.stitchDir, *acc.data, todo,
+                                                                  run.params.jobs, &progress, run.params.stop, &stats));
+  run.counts.accuracySubgraphRuns += stats.subgraphRuns;
+  for (size_t i = 0; i < todo.size(); ++i) acc.measured[todo[i]] = measured[i];
+  run.counts.measuredCombinations += todo.size();
+  return {};
+}
+
+std::vector<double> labelsOf(const zoo::TaskStitch& task, TaskAccuracy& acc, const std::vector<size_t>& rows) {
+  std::vector<double> y;
+  for (size_t r : rows)
+    y.push_back(acc.measured.count(r) ? acc.measured[r] : acc.originalAccuracy.at(task.combinations[r].variants[0]));
+  return y;
+}
+
+// Training sample, originals always in it: half drawn at random, then the
+// rest where a first estimator trained on that half predicts the highest
+// accuracy — the region the top-K and the SLO choices are decided in.
+Status drawTrainingSample(Run& run, const zoo::TaskStitch& task, const estimate::FeatureMatrix& feats,
+                          TaskAccuracy& acc) {
+  const auto& params = run.params;
+  const size_t trainCount = std::max(
+      acc.uniform.size(), static_cast<size_t>(std::floor(params.trainingFraction * static_cast<double>(acc.valid.size()))));
+  std::vector<size_t> firstValid = estimate::sampleIndices(
+      acc.valid.size(), std::max(acc.uniform.size(), trainCount / 2), params.seed, acc.uniform);
+  acc.firstRoundRows = firstValid.size();
+  for (size_t i : firstValid) acc.trainRows.push_back(acc.valid[i]);
+  ZP_TRY(measureCombinations(run, task, acc, acc.trainRows));
+  if (acc.trainRows.size() >= trainCount) return {};
+  const auto tEst = SteadyClock::now();
+  ZP_ASSIGN_OR_RETURN(auto first, estimate::AccuracyEstimator::train(feats, acc.trainRows,
+                                                                     labelsOf(task, acc, acc.trainRows), params.xgb));
+  auto firstPred = first.predict(feats);
+  std::set<size_t> chosen(acc.trainRows.begin(), acc.trainRows.end());
+  std::vector<size_t> rest;
+  for (size_t k : acc.valid)
+    if (!chosen.count(k)) rest.push_back(k);
+  std::stable_sort(rest.begin(), rest.end(), [&](size_t x, size_t y) { return firstPred[x] > firstPred[y]; });
+  for (size_t i = 0; i < rest.size() && acc.trainRows.size() < trainCount; ++i) acc.trainRows.push_back(rest[i]);
+  std::sort(acc.trainRows.begin(), acc.trainRows.end());
+  run.counts.estimatorSeconds += secondsSince(tEst);
+  return measureCombinations(run, task, acc, acc.trainRows);
+}
+
+// The estimator against every measured variant (exhaustive runs only), and
+// against the baseline it must beat: the mean of the sources' accuracies.
+Json estimatorQuality(const zoo::TaskStitch& task, TaskAccuracy& acc) {
+  std::set<size_t> trainSet(acc.trainRows.begin(), acc.trainRows.end());
+  std::vector<double> p, t, ph, th;
+  for (size_t k : acc.valid) {
+    p.push_back(acc.predicted[k]);
+    t.push_back(acc.measured[k]);
+    if (!trainSet.count(k)) {
+      ph.push_back(acc.predicted[k]);
+      th.push_back(acc.measured[k]);
+    }
+  }
+  Json q{{"top5_recall", estimate::topKRecall(p, t, 5)}, {"top10_recall", estimate::topKRecall(p, t, 10)},
+         {"top20_recall", estimate::topKRecall(p, t, 20)}, {"spearman", estimate::spearman(p, t)},
+         {"mae", estimate::meanAbsoluteError(p, t)}};
+  q["held_out"] = Json{{"variants", ph.size()}, {"spearman", estimate::spearman(ph, th)},
+                       {"mae", estimate::meanAbsoluteError(ph, th)}};
+  std::vector<double> naive;
+  for (size_t k : acc.valid) {
+    double s = 0;
+    for (const auto& v : task.combinations[k].variants) s += acc.originalAccuracy.at(v);
+    naive.push_back(s / static_cast<double>(task.positions()));
+  }
+  q["mean_source_accuracy_baseline"] = Json{{"top10_recall", estimate::topKRecall(naive, t, 10)},
+                                            {"spearman", estimate::spearman(naive, t)},
+                                            {"mae", estimate::meanAbsoluteError(naive, t)}};
+  return q;
+}
+
+}  // namespace
+
+Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, const std::filesystem::path& stage,
+                                           Json& tj) {
+  const zoo::TaskSpec* spec = taskSpec(run.src.zoo, task.name);
+  TaskAccuracy acc;
+  for (size_t k = 0; k < task.combinations.size(); ++k) {
+    const auto& c = task.combinations[k];
+    if (!c.valid) continue;
+    acc.valid.push_back(k);
+    if (isOriginal(c)) acc.uniform.push_back(acc.valid.size() - 1);
+  }
+  ZP_TRY(originalAccuracy(run, task, spec, acc, tj));
+  // Features first: the sample is drawn in two rounds and the second round
+  // looks at the first round's predictions.
+  ZP_ASSIGN_OR_RETURN(auto feats, estimatorFeatures(run, task, spec, acc, tj));
+  acc.exhaustive = affordsExhaustive(task, acc, run.params.exhaustiveLimit);
+  if (!acc.data)
+    for (size_t u : acc.uniform)
+      acc.measured[acc.valid[u]] = acc.originalAccuracy.at(task.combinations[acc.valid[u]].variants[0]);
+  if (acc.exhaustive) ZP_TRY(measureCombinations(run, task, acc, acc.valid));
+  ZP_TRY(drawTrainingSample(run, task, feats, acc));
+  if (acc.data) {
+    // Uniform combinations are the originals, run subgraph by subgraph: they must agree.
+    int mismatches = 0;
+    for (size_t u : acc.uniform) {
+      const auto& c = task.combinations[acc.valid[u]];
+      mismatches += std::abs(acc.measured[acc.valid[u]] - acc.originalAccuracy.at(c.variants[0])) > 1e-12;
+    }
+    tj["original_vs_chained_subgraph_mismatches"] = mismatches;
+  }
+  tj["valid_combinations"] = acc.valid.size();
+  tj["measured_combinations"] = acc.measured.size();
+  tj["exhaustive"] = acc.exhaustive;
+  tj["training_sample"] = acc.trainRows.size();
+  tj["training_sample_random"] = acc.firstRoundRows;
+  tj["training_fraction"] = acc.valid.empty() ? 0.0
+                                              : static_cast<double>(acc.trainRows.size()) / static_cast<double>(acc.valid.size());
+
+  const auto tEst = SteadyClock::now();
+  ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, acc.trainRows,
+                                                                         labelsOf(task, acc, acc.trainRows), run.params.xgb));
+  acc.predicted = estimator.predict(feats);
+  ZP_TRY(estimator.save(stage / ("accuracy_estimator_" + task.name + ".json")));
+  run.counts.estimatorSeconds += secondsSince(tEst);
+  if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
+  return acc;
+}
+
+std::vector<artifacts::AccuracyCsvRow> accuracyRows(const zoo::TaskStitch& task, const TaskAccuracy& acc) {
+  std::set<size_t> trainSet(acc.trainRows.begin(), acc.trainRows.end());
+  std::vector<artifacts::AccuracyCsvRow> rows;
+  for (size_t k : acc.valid) {
+    const auto& c = task.combinations[k];
+    artifacts::AccuracyRow row;
+    row.original = isOriginal(c);
+    if (auto it = acc.measured.find(k); it != acc.measured.end()) row.measured = it->second;
+    row.predicted = acc.predicted[k];
+    row.inTrainingSample = trainSet.count(k) > 0;
+    rows.push_back(artifacts::AccuracyCsvRow{task.name, c.id, row});
+  }
+  return rows;
+}
+
+}  // namespace zp::drivers::zoo_profile

@@ -1,0 +1,115 @@
+// zoo-profile's processors: each measured on the host under its kernel policy
+// and threads, or its rows imported from a device profiler's output and
+// mapped onto the subgraphs.
+#include <algorithm>
+
+#include "drivers/stitch_flow/zoo_profile_steps.h"
+#include "libplan/artifacts/profile_csv.h"
+#include "libplan/graph/analysis.h"
+#include "libplan/graph/model_io.h"
+#include "libplan/profile/import.h"
+#include "libplan/profile/subgraph_map.h"
+#include "libplan/runtime/kernel_policy.h"
+
+namespace zp::drivers::zoo_profile {
+namespace fs = std::filesystem;
+using profile::ProfileDb;
+using profile::ProfileRow;
+using profile::RowKind;
+
+Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const ProfileParams& params) {
+  std::vector<Processor> out;
+  for (const auto& p : zoo.processors) {
+    Processor proc{p.name, true, {}, std::nullopt};
+    if (p.profile) {
+      if (!p.profile->policy.empty()) {
+        if (!runtime::isKnownPolicy(p.profile->policy))
+          return makeError("{}: processor '{}': unknown kernel policy '{}'", zoo.file.string(), p.name, p.profile->policy);
+        proc.config.policy = p.profile->policy;
+      }
+      if (p.profile->threads) proc.config.threads = p.profile->threads;
+      if (p.profile->source != "host") {
+        proc.host = false;
+        proc.import = ImportSpec{p.name, p.profile->source, zoo.resolve(p.profile->file).string(), "", "", ""};
+      }
+    }
+    out.push_back(proc);
+  }
+  for (const auto& o : params.hostOverrides) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const Processor& p) { return p.name == o.processor; });
+    if (it == out.end()) return makeError("--processor: the zoo has no processor '{}'", o.processor);
+    it->host = true;
+    it->import.reset();
+    it->config = measure::HostConfig{o.policy, o.threads};
+  }
+  for (const auto& imp : params.imports) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const Processor& p) { return p.name == imp.processor; });
+    if (it == out.end()) return makeError("--import: the zoo has no processor '{}'", imp.processor);
+    it->host = false;
+    it->import = imp;
+  }
+  for (const auto& p : out)
+    if (!p.host && p.import->format != "csv" && p.import->task.empty())
+      return makeError("{}: processor '{}' imports {} but no variant is named (use --import {}={}:FILE@TASK/VARIANT)",
+                       zoo.file.string(), p.name, p.import->format, p.name, p.import->format);
+  return out;
+}
+
+Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, const zoo::StitchManifest& manifest,
+                                    const fs::path& stitchDir, Json& imports) {
+  const auto& spec = *proc.import;
+  profile::ImportParams ip;
+  ip.task = spec.task;
+  ip.variant = spec.variant;
+  ip.processor = proc.name;
+  ProfileDb db;
+  std::optional<onnx::ModelProto> model;
+  if (!spec.task.empty()) {
+    const zoo::TaskSpec* task = nullptr;
+    for (const auto& t : zoo.tasks)
+      if (t.name == spec.task) task = &t;
+    if (!task) return makeError("--import {}: the zoo has no task '{}'", spec.file, spec.task);
+    auto v = std::find_if(task->variants.begin(), task->variants.end(), [&](const auto& x) { return x.id == spec.variant; });
+    if (v == task->variants.end()) return makeError("--import {}: task '{}' has no variant '{}'", spec.file, spec.task, spec.variant);
+    ZP_ASSIGN_OR_RETURN(auto m, graph::loadModel(zoo.resolve(v->onnx)));
+    model = std::move(m);
+  }
+  std::optional<graph::GraphView> view;
+  if (model) view.emplace(*model);
+  std::vector<ProfileRow> nodeRows;
+  profile::ImportReport rep;
+  if (spec.format == "csv") {
+    ZP_ASSIGN_OR_RETURN(auto rows, artifacts::readProfileCsv(spec.file));
+    ZP_ASSIGN_OR_RETURN(auto imp, profile::importProfileRows(rows, spec.file, view ? &*view : nullptr, ip));
+    for (const auto* r : imp.rows.rows()) {
+      ProfileRow row = *r;
+      row.processor = proc.name;
+      if (row.kind == RowKind::Node) nodeRows.push_back(row);
+      else db.add(row);
+    }
+    rep = imp.report;
+  } else {
+    Expected<profile::NodeImport> imp = spec.format == "ort-json"   ? profile::importOrtProfile(spec.file, *view, ip)
+                                       : spec.format == "trtexec"  ? profile::importTrtexecProfile(
+                                                                         spec.file,
+                                                                         spec.layerInfo.empty() ? std::nullopt : std::optional<fs::path>(spec.layerInfo),
+                                                                         *view, ip)
+                                                                   : profile::importOpenVinoCounters(spec.file, *view, ip);
+    if (!imp.ok()) return imp.error();
+    nodeRows = imp->rows;
+    rep = imp->report;
+  }
+  Json j{{"processor", proc.name}, {"format", spec.format}, {"file", spec.file}, {"summary", rep.summary()},
+         {"matched_share", rep.matchedShare()}, {"unmatched_names", rep.unmatchedNames}};
+  if (!nodeRows.empty()) {
+    ZP_ASSIGN_OR_RETURN(auto mapping, profile::mapToSubgraphs(nodeRows, manifest, stitchDir));
+    for (auto& r : mapping.rows) db.add(r);
+    for (auto& r : nodeRows) db.add(r);
+    j["subgraph_mapping"] = mapping.summary();
+    j["subgraph_coverage"] = mapping.coverage();
+  }
+  imports.push_back(j);
+  return db;
+}
+
+}  // namespace zp::drivers::zoo_profile

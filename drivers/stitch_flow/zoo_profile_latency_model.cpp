@@ -1,0 +1,158 @@
+// zoo-profile step 4, latency: the task's latency model (SparseLoom Eq. 5
+// with a per-run overhead and hand-over costs) from the profile rows, the
+// overhead calibrated on the original variants measured whole, and the
+// model scored against stitched variants measured end to end.
+#include <set>
+
+#include "drivers/stitch_flow/zoo_profile_steps.h"
+#include "libplan/estimate/calibrate.h"
+#include "libplan/estimate/metrics.h"
+#include "libplan/runtime/measure.h"
+#include "passes/stitch/stitch.h"
+
+namespace zp::drivers::zoo_profile {
+namespace {
+
+// Each stitched model is built once and run under every processor's configuration.
+class StitchedModels {
+ public:
+  StitchedModels(const zoo::TaskStitch& task, const TaskAccuracy& acc, const std::filesystem::path& stitchDir)
+      : task_(task), acc_(acc), stitchDir_(stitchDir) {}
+  Expected<const onnx::ModelProto*> get(size_t validIndex) {
+    auto it = models_.find(validIndex);
+    if (it == models_.end()) {
+      ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], stitchDir_));
+      it = models_.emplace(validIndex, std::move(m)).first;
+    }
+    return &it->second;
+  }
+
+ private:
+  const zoo::TaskStitch& task_;
+  const TaskAccuracy& acc_;
+  const std::filesystem::path& stitchDir_;
+  std::map<size_t, onnx::ModelProto> models_;  // valid index -> materialized model
+};
+
+// Warm median of the stitched variant `validIndex` run whole on processor `p`.
+Expected<double> measureWhole(Run& run, StitchedModels& models, const zoo::TaskStitch& task, const TaskAccuracy& acc,
+                              size_t validIndex, const Processor& p) {
+  const auto& c = task.combinations[acc.valid[validIndex]];
+  ZP_ASSIGN_OR_RETURN(const auto* model, models.get(validIndex));
+  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, measure::sessionOptions(p.config)));
+  auto in = runtime::randomInputs(*session, run.params.seed);
+  ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
+  run.countTimedRuns();
+  return m.medianMs;
+}
+
+// The per-run overhead of processor `p`: the originals, measured whole and as
+// the sum of their subgraphs, tell it; the one-node probe when there is a
+// single position; 0 for an imported processor.
+Expected<double> calibratedOverhead(Run& run, StitchedModels& models, const zoo::TaskStitch& task,
+                                    const TaskAccuracy& acc, const Processor& p) {
+  if (!p.host) return 0.0;
+  const double probe = run.overheadMs[p.config.label()];
+  std::vector<std::pair<double, double>> pairs;
+  if (task.positions() > 1)
+    for (size_t u : acc.uniform) {
+      const auto& c = task.combinations[acc.valid[u]];
+      ZP_ASSIGN_OR_RETURN(double whole, measureWhole(run, models, task, acc, u, p));
+      double sum = 0;
+      bool complete = true;
+      for (int pos = 0; pos < task.positions(); ++pos) {
+        const auto* r = run.db.find(task.name, pos, c.variants[0], p.name, p.config.policy);
+        if (!r) complete = false;
+        else sum += r->medianMs;
+      }
+      if (complete) pairs.push_back({sum, whole});
+    }
+  return estimate::calibrateOverhead(pairs, task.positions(), probe);
+}
+
+// Every valid variant under every placement order the search considers; the
+// count of those the profile cannot estimate goes to the report.
+size_t unestimated(const estimate::TaskLatencyModel& m, const zoo::TaskStitch& task, const TaskAccuracy& acc,
+                   const std::vector<std::vector<std::string>>& placements) {
+  size_t missing = 0;
+  for (size_t k : acc.valid)
+    for (const auto& pl : placements)
+      if (!m.model.estimate(task.combinations[k].variants, pl, m.boundaryBytes)) ++missing;
+  return missing;
+}
+
+// The model against stitched variants (not the originals: they calibrated the
+// overhead) measured end to end on each host processor alone.
+Expected<Json> validateLatency(Run& run, StitchedModels& models, const zoo::TaskStitch& task, const TaskAccuracy& acc,
+                               const estimate::TaskLatencyModel& m) {
+  std::vector<size_t> candidates;
+  std::set<size_t> u(acc.uniform.begin(), acc.uniform.end());
+  for (size_t i = 0; i < acc.valid.size(); ++i)
+    if (!u.count(i)) candidates.push_back(i);
+  std::vector<size_t> sample;
+  for (size_t i : estimate::sampleIndices(candidates.size(), run.params.latencyValidation, run.params.seed + 1, {}))
+    sample.push_back(candidates[i]);
+  std::vector<double> est, naive, meas;
+  Json perProc = Json::object();
+  for (const auto& p : run.src.processors) {
+    if (!p.host) continue;
+    std::vector<double> pe, pm;
+    for (size_t i : sample) {
+      if (run.stopRequested()) break;
+      const auto& c = task.combinations[acc.valid[i]];
+      ZP_ASSIGN_OR_RETURN(double measured, measureWhole(run, models, task, acc, i, p));
+      std::vector<std::string> placement(static_cast<size_t>(task.positions()), p.name);
+      auto e = m.model.estimate(c.variants, placement, m.boundaryBytes);
+      if (!e) continue;
+      double sum = 0;
+      for (int pos = 0; pos < task.positions(); ++pos)
+        sum += *m.model.subgraph(pos, c.variants[static_cast<size_t>(pos)], p.name);
+      est.push_back(*e);
+      naive.push_back(sum);
+      meas.push_back(measured);
+      pe.push_back(*e);
+      pm.push_back(measured);
+    }
+    perProc[p.name] = Json{{"mape", estimate::meanAbsolutePercentageError(pe, pm)},
+                           {"mae_ms", estimate::meanAbsoluteError(pe, pm)}, {"variants", pm.size()}};
+  }
+  return Json{{"validated_measurements", meas.size()},
+              {"mape", estimate::meanAbsolutePercentageError(est, meas)},
+              {"mae_ms", estimate::meanAbsoluteError(est, meas)},
+              {"mape_plain_sum", estimate::meanAbsolutePercentageError(naive, meas)},
+              {"per_processor", perProc}};
+}
+
+}  // namespace
+
+Expected<estimate::TaskLatencyModel> calibrateTaskLatency(Run& run, const zoo::TaskStitch& task,
+                                                          const TaskAccuracy& acc, Json& tj) {
+  std::vector<estimate::ProfiledProcessor> profiled;
+  std::vector<std::string> names;
+  for (const auto& p : run.src.processors) {
+    profiled.push_back({p.name, p.host, p.config.policy});
+    names.push_back(p.name);
+  }
+  estimate::TaskLatencyModel m;
+  m.task = task.name;
+  m.positions = task.positions();
+  m.model = estimate::latencyFromProfile(run.db, task.name, task.positions(), profiled);
+  for (int pos = 0; pos + 1 < task.positions(); ++pos)
+    m.boundaryBytes.push_back(static_cast<double>(task.subgraph(pos, task.reference).outputs.at(0).bytes()));
+  StitchedModels models(task, acc, run.src.stitchDir);
+  Json calibrated = Json::object();
+  for (const auto& p : run.src.processors) {
+    ZP_ASSIGN_OR_RETURN(double c0, calibratedOverhead(run, models, task, acc, p));
+    calibrated[p.name] = c0;
+    m.model.setOverhead(p.name, c0);
+  }
+  const auto placements = estimate::searchOrders(names, task.positions());
+  tj["placements"] = placements.size();
+  tj["variant_placements_without_estimate"] = unestimated(m, task, acc, placements);
+  ZP_ASSIGN_OR_RETURN(Json lat, validateLatency(run, models, task, acc, m));
+  lat["run_overhead_ms_calibrated_on_originals"] = calibrated;
+  tj["latency_estimator"] = lat;
+  return m;
+}
+
+}  // namespace zp::drivers::zoo_profile

@@ -1,0 +1,120 @@
+// The sections of a zoo-profile run and the state they share (internal to
+// drivers/stitch_flow). runZooProfile (zoo_profile.cpp) reads the sources and
+// opens the output; the steps then run in this order:
+//   1. host latency per subgraph and configuration, hand-over costs  (zoo_profile_latency.cpp)
+//   2. imported device profiles merged; profile.csv checkpoint        (zoo_profile.cpp)
+//   3. per-node features                                              (zoo_profile_features.cpp)
+//   4. per task: accuracy, the accuracy estimator                     (zoo_profile_accuracy.cpp)
+//      and the calibrated, validated latency model                    (zoo_profile_latency_model.cpp)
+//   5. profiling cost (SparseLoom Table 1, Eq. 6), report.json        (zoo_profile.cpp)
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "drivers/stitch_flow/zoo_profile.h"
+#include "libplan/artifacts/accuracy_csv.h"
+#include "libplan/artifacts/features_csv.h"
+#include "libplan/estimate/latency_model.h"
+#include "libplan/profile/profile_db.h"
+#include "libplan/util/json.h"
+#include "libplan/util/stats.h"
+#include "libplan/zoo/stitch_manifest.h"
+#include "libplan/zoo/zoo.h"
+#include "passes/measure/accuracy_eval.h"
+#include "passes/measure/host_measure.h"
+
+namespace zp::drivers::zoo_profile {
+
+// A processor of the zoo: measured on the host under `config`, or imported.
+struct Processor {
+  std::string name;
+  bool host = true;
+  measure::HostConfig config;
+  std::optional<ImportSpec> import;
+};
+
+// What zoo-profile reads before it opens its output.
+struct Sources {
+  std::filesystem::path stitchDir;
+  zoo::StitchManifest manifest;
+  std::string stitchBytes;
+  zoo::Zoo zoo;
+  std::vector<Processor> processors;
+  Json imports;                             // report.json's "imports": what each imported profile matched
+  std::vector<profile::ProfileDb> imported; // their rows, in processor order
+};
+
+// An earlier run's rows that this run may reuse (same inputs, its profile.csv
+// the one its report recorded).
+struct Reusable {
+  profile::ProfileDb db;
+  Json report;
+};
+
+// Counts for report.json's profiling cost.
+struct Counters {
+  size_t reused = 0, measuredSubgraphs = 0, timedRuns = 0;
+  size_t accuracySubgraphRuns = 0, accuracyModelRuns = 0, measuredCombinations = 0;
+  double estimatorSeconds = 0;
+};
+
+// The state the steps share.
+struct Run {
+  const Sources& src;
+  const ProfileParams& params;
+  measure::MeasureParams mp;
+  std::vector<Reusable> previous;             // earlier runs with the same inputs (not with --force)
+  profile::ProfileDb db;                      // rows measured and imported so far
+  std::map<std::string, double> overheadMs;   // host config label -> one-node probe, ms
+  Counters counts;
+  bool stopRequested() const { return params.stop && params.stop->load(); }
+  void countTimedRuns() { counts.timedRuns += static_cast<size_t>(params.repeat + params.warmup + 1); }
+};
+
+Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const ProfileParams& params);
+// The processor's rows from its imported profile; `imports` gets one entry for it.
+Expected<profile::ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo,
+                                             const zoo::StitchManifest& manifest, const std::filesystem::path& stitchDir,
+                                             Json& imports);
+
+// Step 1: every subgraph under every host configuration (rows an earlier run
+// measured from the same inputs are reused) and the hand-over between every
+// two processors. Returns whether the run was stopped on the way.
+Expected<bool> measureHostLatency(Run& run);
+
+// Step 3: per executed node of every subgraph, on the first host processor
+// (none when there is no host processor).
+Expected<std::vector<artifacts::FeatureRow>> measureFeatures(const Run& run);
+
+// Step 4, accuracy: the original variants' accuracy, the measured stitched
+// variants, the training sample and the estimator's predictions of one task.
+struct TaskAccuracy {
+  std::vector<size_t> valid;    // indices into task.combinations
+  std::vector<size_t> uniform;  // indices into `valid`: the original variants
+  std::map<std::string, double> originalAccuracy;
+  std::map<size_t, double> measured;  // combination index -> measured accuracy
+  std::optional<measure::Dataset> data;
+  std::map<std::string, std::vector<uint8_t>> correctness;  // per original variant, per test sample
+  bool exhaustive = false;
+  std::vector<size_t> trainRows;
+  size_t firstRoundRows = 0;
+  std::vector<double> predicted;  // per combination
+};
+Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, const std::filesystem::path& stage,
+                                           Json& taskReport);
+// accuracy.csv's rows of the task.
+std::vector<artifacts::AccuracyCsvRow> accuracyRows(const zoo::TaskStitch& task, const TaskAccuracy& acc);
+
+// Step 4, latency: the task's latency model from the profile rows with the
+// per-run overhead calibrated on the originals, scored against stitched
+// variants measured end to end. `taskReport` gets "placements",
+// "lookup_rows_without_profile" and "latency_estimator".
+Expected<estimate::TaskLatencyModel> calibrateTaskLatency(Run& run, const zoo::TaskStitch& task,
+                                                          const TaskAccuracy& acc, Json& taskReport);
+
+}  // namespace zp::drivers::zoo_profile

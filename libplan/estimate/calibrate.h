@@ -1,0 +1,38 @@
+// The latency model of one task from its profile rows (SparseLoom §3.2, Eq. 5,
+// with the per-run overhead and hand-over costs latency_model.h describes).
+// zoo-profile builds it, calibrates the overheads on the original variants and
+// writes it as latency_model.json; plan-solve reads that file and never
+// rebuilds the model.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "libplan/estimate/latency_model.h"
+#include "libplan/profile/profile_db.h"
+
+namespace zp::estimate {
+
+// A processor as the profile measured it: host rows count only under the
+// kernel policy it was measured with; imported rows count whatever policy they name.
+struct ProfiledProcessor {
+  std::string name;
+  bool host = true;
+  std::string policy = "default";
+};
+
+// Subgraph latencies (medians) of `task` on each processor, and a hand-over
+// between every two processors costing the largest ms per byte among the
+// task's measured transitions. Overheads are left at 0: calibrateOverhead
+// gives them.
+LatencyModel latencyFromProfile(const profile::ProfileDb& db, const std::string& task, int positions,
+                                const std::vector<ProfiledProcessor>& processors);
+
+// The fixed cost a subgraph pays when run on its own, once per run, from the
+// original variants measured whole (`wholeMs`) and as the sum of their
+// subgraphs (`sumOfSubgraphsMs`), one pair per original: the median over the
+// originals of (sum - whole) / (positions - 1), at least 0. `fallbackMs` (the
+// one-node probe) when there is no pair or a single position.
+double calibrateOverhead(const std::vector<std::pair<double, double>>& sumOfSubgraphsAndWholeMs, int positions,
+                         double fallbackMs);
+
+}  // namespace zp::estimate

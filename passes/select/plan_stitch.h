@@ -1,0 +1,44 @@
+// plan-solve's stitch mode as a pass: from the stitch space and the SLO
+// configurations to the stitch section of a plan — Algorithm 1 with one
+// global placement order over every configuration (SparseLoom §3.3), the
+// selection per task and configuration, and the preload sets per memory
+// budget (Eq. 7). No file is read or written here.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "libplan/plan/stitch_plan.h"
+#include "passes/select/select.h"
+#include "passes/select/stitch_space.h"
+
+namespace zp::select {
+
+// The global order minimising the mean over configurations and tasks of the
+// best feasible variant's latency (`theta`: feasibleSets per configuration).
+struct GlobalOrder {
+  std::vector<std::string> order;
+  double meanLatencyMs = 0;  // infinite when no task is feasible anywhere
+};
+GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders,
+                                    const std::vector<std::vector<std::vector<int>>>& theta);
+
+struct StitchSolution {
+  plan::StitchPlan plan;              // processors, order, selections, subgraphs, preload sets (no stitch_dir)
+  std::vector<int> firstChosen;       // per task: the candidate chosen for the first feasible configuration (-1: none)
+  std::string preloadSummary;         // one line per budget
+  size_t ordersEvaluated = 0;
+};
+
+// `budgets` as given ("15%" or bytes), parsed against the total memory of
+// every subgraph on the processor the order puts it on.
+Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                                    const std::vector<std::string>& budgets, const SelectParams& params);
+
+// Parses "15%" (of all subgraphs' memory) or a byte count.
+Expected<int64_t> parseBudget(const std::string& text, int64_t total);
+
+// "placement order ..., feasible SLO configurations per task ..., preloading ...,
+// infeasible ..." for the terminal.
+std::string stitchSummary(const StitchSolution& s);
+
+}  // namespace zp::select

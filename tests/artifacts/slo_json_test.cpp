@@ -1,0 +1,42 @@
+// SLO.json: the configurations written read back as the same ones.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "libplan/artifacts/slo_json.h"
+#include "libplan/util/file.h"
+
+namespace zp::artifacts {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(artifactsSloJson, WrittenConfigurationsReadBackTheSame) {
+  char tmpl[] = "/tmp/zp_slo_json_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const fs::path file = fs::path(tmpl) / "slo.json";
+  std::vector<plan::SloConfiguration> configs(2);
+  configs[0].id = "C01";
+  configs[0].tasks = {{"digits", {0.95, 1.25}}, {"faces", {0.8, 3.5}}};
+  configs[1].id = "C02";
+  configs[1].tasks = {{"digits", {0.9, 0.75}}, {"faces", {0.85, 2.0}}};
+  ASSERT_TRUE(writeFileAtomic(file, canonicalJson(sloFileJson(configs))).ok());
+  auto back = readSloFile(file, {"digits", "faces"});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ((*back)[i].id, configs[i].id);
+    for (const auto& [t, s] : configs[i].tasks) {
+      EXPECT_EQ((*back)[i].tasks.at(t).accuracy, s.accuracy);
+      EXPECT_EQ((*back)[i].tasks.at(t).latencyMs, s.latencyMs);
+    }
+  }
+  auto missing = readSloFile(file, {"digits", "faces", "speech"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("speech"), std::string::npos);
+  fs::remove_all(tmpl);
+}
+
+}  // namespace
+}  // namespace zp::artifacts
