@@ -34,8 +34,8 @@ if [ -z "$list" ]; then
   exit 2
 fi
 echo "longest functions (lines, file:line, name); limit $max:"
-printf '%s\n' "$list" | head -n "$top"
-over="$(printf '%s\n' "$list" | awk -v max="$max" '$1 > max')"
+sed -n "1,${top}p" <<<"$list"
+over="$(awk -v max="$max" '$1 > max' <<<"$list")"
 if [ -n "$over" ]; then
   echo "over $max lines:"
   printf '%s\n' "$over"

@@ -15,7 +15,7 @@
 #include "libplan/util/hash.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
-#include "drivers/emit/emit_bundle.h"
+#include "libplan/artifacts/bundle_manifest.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "libplan/util/stats.h"
 #include "libplan/artifacts/plan_json.h"
@@ -24,6 +24,7 @@
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
+using artifacts::BundleManifest;
 using runtime::Session;
 using runtime::Tensor;
 using runtime::TensorMap;
@@ -184,9 +185,11 @@ std::string BundleRunResult::table() const {
   return s;
 }
 
-Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
+namespace {
+
+// plan.pb, checked against plan.json beside it and against --slo and --task.
+Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
   const fs::path& b = params.bundle;
-  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(b));
   ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
   {
@@ -203,161 +206,199 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   if (!params.task.empty() &&
       std::none_of(st.tasks.begin(), st.tasks.end(), [&](const auto& t) { return t.name == params.task; }))
     return makeError("--task {}: no such task in {}", params.task, (b / "plan.pb").string());
+  return plan;
+}
 
-  BundleRunResult res;
-  std::map<std::string, std::string> artifactSha;
-  for (const auto& a : manifest.artifacts) artifactSha[a.path] = a.sha256;
-
-  // The zoo (for datasets), through the stitch directory the bundle was made from.
+// The zoo (for datasets), through the stitch directory the bundle was made from.
+std::optional<zoo::Zoo> bundleZoo(const fs::path& b, const BundleManifest& manifest, std::vector<std::string>& notes) {
   std::optional<zoo::Zoo> zoo;
   for (const auto& in : manifest.inputs) {
     if (in.role != "stitch-manifest") continue;
     const fs::path dir = artifacts::inputPath(b, in).parent_path();
     auto sm = artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
     if (!sm.ok()) {
-      res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
+      notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
       break;
     }
     auto z = artifacts::loadZoo((dir / sm->zooPath).lexically_normal());
-    if (!z.ok()) res.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
+    if (!z.ok()) notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
     else zoo = std::move(*z);
   }
+  return zoo;
+}
 
-  std::map<std::string, const plan::PlanProcessor*> procs;
-  for (const auto& p : st.processors) procs[p.name] = &p;
+// What a bundle run shares between its tasks.
+struct BundleContext {
+  const BundleRunParams& params;
+  std::map<std::string, std::string> artifactSha;           // manifest: path -> sha256
+  std::map<std::string, const plan::PlanProcessor*> procs;  // by name
+  std::optional<zoo::Zoo> zoo;
   std::set<std::string> warned;
-  auto warn = [&](const std::string& w) {
+  BundleRunResult res;
+  void warn(const std::string& w) {
     if (warned.insert(w).second) res.warnings.push_back(w);
-  };
-
-  for (const auto& task : st.tasks) {
-    if (!params.task.empty() && task.name != params.task) continue;
-    TaskRunReport r;
-    r.task = task.name;
-    const plan::Selection* sel = nullptr;
-    for (const auto& s : task.selections) {
-      if (!params.slo.empty() ? s.slo == params.slo : s.feasible) {
-        sel = &s;
-        break;
-      }
-    }
-    if (!sel) {
-      r.slo = params.slo.empty() ? "-" : params.slo;
-      r.skipped = params.slo.empty() ? "no SLO configuration is feasible" : "no selection for this configuration";
-      res.tasks.push_back(std::move(r));
-      continue;
-    }
-    r.slo = sel->slo;
-    r.predictedMs = sel->latencyMs;
-    r.plannedAccuracy = sel->accuracy;
-    if (!sel->feasible) {
-      r.skipped = sel->miss ? fmt::format("infeasible (closest {} misses by {:.4g} accuracy, {:.4g} ms)",
-                                          sel->miss->combination, sel->miss->accuracyShort, sel->miss->latencyOverMs)
-                            : "infeasible";
-      res.tasks.push_back(std::move(r));
-      continue;
-    }
-    r.feasible = true;
-    r.combination = sel->combination;
-    const auto variants = splitPlus(sel->combination);
-    const std::string where = fmt::format("{}: task '{}' SLO {}", (b / "plan.pb").string(), task.name, sel->slo);
-    if (static_cast<int>(variants.size()) != task.positions)
-      return makeError("{}: combination '{}' has {} parts for {} positions", where, sel->combination,
-                       variants.size(), task.positions);
-    Chain cached, reference;
-    for (int pos = 0; pos < task.positions; ++pos) {
-      const std::string& v = variants[static_cast<size_t>(pos)];
-      auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(),
-                            [&](const plan::PlannedSubgraph& s) { return s.position == pos && s.variant == v; });
-      if (g == task.subgraphs.end())
-        return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
-      auto proc = procs.find(g->processor);
-      if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
-      const fs::path model = b / g->file;
-      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(model));
-      if (sha256Hex(bytes) != g->hash)
-        return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
-                         g->hash.substr(0, 16));
-      const std::string policy = proc->second->policy.empty() ? "default" : proc->second->policy;
-      runtime::SessionOptions so;
-      so.threads = std::max(1, proc->second->threads);
-      so.kernels.policy = policy;
-      ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
-      const std::string cacheRel = artifacts::cacheFileName(g->hash, policy);
-      if (fs::exists(b / cacheRel)) {
-        so.cache = b / cacheRel;
-        auto sha = artifactSha.find(cacheRel);
-        if (sha != artifactSha.end()) {
-          auto cbytes = readFile(b / cacheRel);
-          if (cbytes.ok() && sha256Hex(*cbytes) != sha->second)
-            warn(fmt::format("{}: differs from manifest.json; the runtime checks its payloads", (b / cacheRel).string()));
-        }
-      } else {
-        warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights", (b / cacheRel).string()));
-      }
-      ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
-      for (const auto& w : s->warnings()) warn(w);
-      r.cacheHits += s->loadStats().cacheHits;
-      r.cacheFallbacks += s->loadStats().cacheFallbacks;
-      r.processors.push_back(g->processor);
-      cached.sessions.push_back(std::move(s));
-      reference.sessions.push_back(std::move(ref));
-    }
-
-    // Inputs: dataset samples or seeded random ones.
-    Dataset data;
-    const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
-    std::string why = "no zoo";
-    if (zoo) {
-      ZP_ASSIGN_OR_RETURN(data, datasetSamples(*zoo, task.name, in0, params.samples, &why));
-    }
-    if (data.samples.empty()) {
-      if (zoo) res.notes.push_back(fmt::format("{}; using seeded random inputs", why));
-      for (int k = 0; k < params.samples; ++k)
-        data.samples.push_back(runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)},
-                                                    params.seed + static_cast<uint64_t>(k)));
-      data.source = "random";
-    }
-    r.inputs = data.source;
-    r.samples = static_cast<int>(data.samples.size());
-
-    int correct = 0;
-    for (size_t i = 0; i < data.samples.size(); ++i) {
-      ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(data.samples[i]));
-      ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(data.samples[i]));
-      for (const auto& [name, w] : want) {
-        auto it = got.find(name);
-        if (it == got.end() || it->second.shape != w.shape)
-          return makeError("{}: output '{}' differs in presence or shape from the reference", where, name);
-        auto gv = it->second.toF32(), wv = w.toF32();
-        for (size_t k = 0; k < wv.size(); ++k) {
-          const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
-          r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
-          r.refScale = std::max(r.refScale, std::abs(static_cast<double>(wv[k])));
-        }
-      }
-      if (!data.labels.empty()) {
-        const auto& last = cached.sessions.back()->outputs().at(0).name;
-        correct += argmax(got.at(last)) == data.labels[i];
-      }
-    }
-    r.match = r.maxAbsDiff <= params.tolerance * std::max(1.0, r.refScale);
-    if (!data.labels.empty()) r.accuracy = static_cast<double>(correct) / static_cast<double>(data.samples.size());
-
-    // Latency: one untimed run, then the median of `repeat` runs of the chain.
-    if (params.repeat > 0) {
-      ZP_TRY(cached.run(data.samples.front()));
-      std::vector<double> ms;
-      for (int k = 0; k < params.repeat; ++k) {
-        auto t0 = SteadyClock::now();
-        ZP_TRY(cached.run(data.samples.front()));
-        ms.push_back(msSince(t0));
-      }
-      r.measuredMs = median(std::move(ms));
-    }
-    res.tasks.push_back(std::move(r));
   }
-  return res;
+};
+
+// The selection to run for the task; nullptr (with r.skipped) when there is none.
+const plan::Selection* selectionToRun(const BundleRunParams& params, const plan::TaskPlan& task, TaskRunReport& r) {
+  for (const auto& s : task.selections)
+    if (!params.slo.empty() ? s.slo == params.slo : s.feasible) return &s;
+  r.slo = params.slo.empty() ? "-" : params.slo;
+  r.skipped = params.slo.empty() ? "no SLO configuration is feasible" : "no selection for this configuration";
+  return nullptr;
+}
+
+// One position's subgraph: a session with the bundle's weight cache and a
+// reference session without it.
+Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
+                    const std::string& where, Chain& cached, Chain& reference, TaskRunReport& r) {
+  const fs::path& b = ctx.params.bundle;
+  auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(),
+                        [&](const plan::PlannedSubgraph& s) { return s.position == pos && s.variant == v; });
+  if (g == task.subgraphs.end()) return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
+  auto proc = ctx.procs.find(g->processor);
+  if (proc == ctx.procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
+  const fs::path model = b / g->file;
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(model));
+  if (sha256Hex(bytes) != g->hash)
+    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
+                     g->hash.substr(0, 16));
+  const std::string policy = proc->second->policy.empty() ? "default" : proc->second->policy;
+  runtime::SessionOptions so;
+  so.threads = std::max(1, proc->second->threads);
+  so.kernels.policy = policy;
+  ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
+  const std::string cacheRel = artifacts::cacheFileName(g->hash, policy);
+  if (fs::exists(b / cacheRel)) {
+    so.cache = b / cacheRel;
+    auto sha = ctx.artifactSha.find(cacheRel);
+    if (sha != ctx.artifactSha.end()) {
+      auto cbytes = readFile(b / cacheRel);
+      if (cbytes.ok() && sha256Hex(*cbytes) != sha->second)
+        ctx.warn(fmt::format("{}: differs from manifest.json; the runtime checks its payloads", (b / cacheRel).string()));
+    }
+  } else {
+    ctx.warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights", (b / cacheRel).string()));
+  }
+  ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
+  for (const auto& w : s->warnings()) ctx.warn(w);
+  r.cacheHits += s->loadStats().cacheHits;
+  r.cacheFallbacks += s->loadStats().cacheFallbacks;
+  r.processors.push_back(g->processor);
+  cached.sessions.push_back(std::move(s));
+  reference.sessions.push_back(std::move(ref));
+  return {};
+}
+
+// Dataset samples or seeded random ones.
+Expected<Dataset> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
+  Dataset data;
+  const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
+  std::string why = "no zoo";
+  if (ctx.zoo) {
+    ZP_ASSIGN_OR_RETURN(data, datasetSamples(*ctx.zoo, task.name, in0, ctx.params.samples, &why));
+  }
+  if (data.samples.empty()) {
+    if (ctx.zoo) ctx.res.notes.push_back(fmt::format("{}; using seeded random inputs", why));
+    for (int k = 0; k < ctx.params.samples; ++k)
+      data.samples.push_back(runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)},
+                                                  ctx.params.seed + static_cast<uint64_t>(k)));
+    data.source = "random";
+  }
+  return data;
+}
+
+// The cached chain against the reference on every sample, and top-1 accuracy when labelled.
+Status compareChains(const BundleRunParams& params, Chain& cached, Chain& reference, const Dataset& data,
+                     const std::string& where, TaskRunReport& r) {
+  int correct = 0;
+  for (size_t i = 0; i < data.samples.size(); ++i) {
+    ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(data.samples[i]));
+    ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(data.samples[i]));
+    for (const auto& [name, w] : want) {
+      auto it = got.find(name);
+      if (it == got.end() || it->second.shape != w.shape)
+        return makeError("{}: output '{}' differs in presence or shape from the reference", where, name);
+      auto gv = it->second.toF32(), wv = w.toF32();
+      for (size_t k = 0; k < wv.size(); ++k) {
+        const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
+        r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
+        r.refScale = std::max(r.refScale, std::abs(static_cast<double>(wv[k])));
+      }
+    }
+    if (!data.labels.empty()) {
+      const auto& last = cached.sessions.back()->outputs().at(0).name;
+      correct += argmax(got.at(last)) == data.labels[i];
+    }
+  }
+  r.match = r.maxAbsDiff <= params.tolerance * std::max(1.0, r.refScale);
+  if (!data.labels.empty()) r.accuracy = static_cast<double>(correct) / static_cast<double>(data.samples.size());
+  return {};
+}
+
+// Latency: one untimed run, then the median of `repeat` runs of the chain.
+Expected<double> timeChain(Chain& cached, const Tensor& input, int repeat) {
+  ZP_TRY(cached.run(input));
+  std::vector<double> ms;
+  for (int k = 0; k < repeat; ++k) {
+    auto t0 = SteadyClock::now();
+    ZP_TRY(cached.run(input));
+    ms.push_back(msSince(t0));
+  }
+  return median(std::move(ms));
+}
+
+// One task: its selection chained through the runtime, checked and timed.
+Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) {
+  TaskRunReport r;
+  r.task = task.name;
+  const plan::Selection* sel = selectionToRun(ctx.params, task, r);
+  if (!sel) return r;
+  r.slo = sel->slo;
+  r.predictedMs = sel->latencyMs;
+  r.plannedAccuracy = sel->accuracy;
+  if (!sel->feasible) {
+    r.skipped = sel->miss ? fmt::format("infeasible (closest {} misses by {:.4g} accuracy, {:.4g} ms)",
+                                        sel->miss->combination, sel->miss->accuracyShort, sel->miss->latencyOverMs)
+                          : "infeasible";
+    return r;
+  }
+  r.feasible = true;
+  r.combination = sel->combination;
+  const auto variants = splitPlus(sel->combination);
+  const std::string where = fmt::format("{}: task '{}' SLO {}", (ctx.params.bundle / "plan.pb").string(), task.name, sel->slo);
+  if (static_cast<int>(variants.size()) != task.positions)
+    return makeError("{}: combination '{}' has {} parts for {} positions", where, sel->combination, variants.size(),
+                     task.positions);
+  Chain cached, reference;
+  for (int pos = 0; pos < task.positions; ++pos)
+    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], where, cached, reference, r));
+  ZP_ASSIGN_OR_RETURN(Dataset data, chainInputs(ctx, task, cached));
+  r.inputs = data.source;
+  r.samples = static_cast<int>(data.samples.size());
+  ZP_TRY(compareChains(ctx.params, cached, reference, data, where, r));
+  if (ctx.params.repeat > 0) {
+    ZP_ASSIGN_OR_RETURN(r.measuredMs, timeChain(cached, data.samples.front(), ctx.params.repeat));
+  }
+  return r;
+}
+
+}  // namespace
+
+Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
+  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params));
+  BundleContext ctx{params, {}, {}, {}, {}, {}};
+  for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
+  ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
+  for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
+  for (const auto& task : plan.stitch->tasks) {
+    if (!params.task.empty() && task.name != params.task) continue;
+    ZP_ASSIGN_OR_RETURN(TaskRunReport r, runTask(ctx, task));
+    ctx.res.tasks.push_back(std::move(r));
+  }
+  return std::move(ctx.res);
 }
 
 }  // namespace zp::drivers

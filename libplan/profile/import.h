@@ -1,4 +1,4 @@
-// Importers of device profiler outputs (see ../shared/notes/profiler-formats.md and
+// Importers of device profiler outputs (formats and their awkward cases:
 // testdata/profiles/README.md). Each importer reads one profiler file into the
 // profiler's own layers (LayerTime), then maps them onto the ONNX nodes of the
 // variant's model (NameMapper) and returns node rows (kind node) for

@@ -43,9 +43,25 @@ struct Model {
     return z3::ite(xi, real(v[1]), real(v[0]));
   }
 
+  // The model of the whole problem: one step per kind of constraint, in this order.
   void build(int maxTransitions) {
+    declareVariables();
+    releaseTimes();
+    readyTimesAndHeads(maxTransitions);
+    const auto rel = sim::dependencyRelated(p);
+    // Per group, the extra time its overlaps with unrelated DNNs' groups cost it.
+    std::vector<std::vector<std::vector<z3::expr>>> extra(p.dnns.size());
+    for (size_t n = 0; n < p.dnns.size(); ++n) extra[n].resize(p.dnns[n].groups.size());
     const int N = p.numDnns();
-    auto rel = sim::dependencyRelated(p);
+    for (int n = 0; n < N; ++n)
+      for (int m = n + 1; m < N; ++m)
+        if (!rel[static_cast<size_t>(n)][static_cast<size_t>(m)]) pairTerms(n, m, extra);
+    durationsAndHeadStarts(rel, extra);
+  }
+
+  // x (accelerator), s (start) and e (end) of every group.
+  void declareVariables() {
+    const int N = p.numDnns();
     for (int n = 0; n < N; ++n) {
       const auto& d = p.dnns[static_cast<size_t>(n)];
       const int G = static_cast<int>(d.groups.size());
@@ -63,6 +79,10 @@ struct Model {
       s.push_back(ss);
       e.push_back(es);
     }
+  }
+
+  void releaseTimes() {
+    const int N = p.numDnns();
     // Release of each DNN (after its dependencies, plus the transition).
     for (int n = 0; n < N; ++n) {
       const auto& d = p.dnns[static_cast<size_t>(n)];
@@ -86,6 +106,10 @@ struct Model {
       constraints.push_back(z3::mk_or(eqs));
       release.push_back(r);
     }
+  }
+
+  void readyTimesAndHeads(int maxTransitions) {
+    const int N = p.numDnns();
     // Ready times and segment heads.
     for (int n = 0; n < N; ++n) {
       const auto& d = p.dnns[static_cast<size_t>(n)];
@@ -117,93 +141,95 @@ struct Model {
       ready.push_back(rd);
       head.push_back(hd);
     }
-    // Pairwise terms between groups of unrelated DNNs.
-    std::vector<std::vector<std::vector<z3::expr>>> extra(static_cast<size_t>(N));
-    for (int n = 0; n < N; ++n) extra[static_cast<size_t>(n)].resize(p.dnns[static_cast<size_t>(n)].groups.size());
-    for (int n = 0; n < N; ++n)
-      for (int m = n + 1; m < N; ++m) {
-        if (rel[static_cast<size_t>(n)][static_cast<size_t>(m)]) continue;
-        const auto& dn = p.dnns[static_cast<size_t>(n)];
-        const auto& dm = p.dnns[static_cast<size_t>(m)];
-        const int Gi = static_cast<int>(dn.groups.size()), Gj = static_cast<int>(dm.groups.size());
-        // Order atoms of every cross pair as named Booleans, with the implications
-        // the chain order gives for free (s_i <= e_i <= s_{i+1}); they let the SAT
-        // core propagate what linear arithmetic would only find by conflicts.
-        auto grid = [&](const char* tag) {
-          std::vector<std::vector<z3::expr>> g;
-          for (int i = 0; i < Gi; ++i) {
-            std::vector<z3::expr> row;
-            for (int j = 0; j < Gj; ++j) row.push_back(c.bool_const(fmt::format("{}_{}_{}_{}_{}", tag, n, i, m, j).c_str()));
-            g.push_back(row);
-          }
-          return g;
-        };
-        auto P = grid("before"), Q = grid("after"), B = grid("sfirst"), C = grid("efirst");
-        for (int i = 0; i < Gi; ++i)
-          for (int j = 0; j < Gj; ++j) {
-            const auto& si = s[static_cast<size_t>(n)][static_cast<size_t>(i)];
-            const auto& ei = e[static_cast<size_t>(n)][static_cast<size_t>(i)];
-            const auto& sj = s[static_cast<size_t>(m)][static_cast<size_t>(j)];
-            const auto& ej = e[static_cast<size_t>(m)][static_cast<size_t>(j)];
-            const auto& pij = P[static_cast<size_t>(i)][static_cast<size_t>(j)];
-            const auto& qij = Q[static_cast<size_t>(i)][static_cast<size_t>(j)];
-            const auto& bij = B[static_cast<size_t>(i)][static_cast<size_t>(j)];
-            const auto& cij = C[static_cast<size_t>(i)][static_cast<size_t>(j)];
-            constraints.push_back(pij == (ei <= sj));
-            constraints.push_back(qij == (ej <= si));
-            constraints.push_back(bij == (si <= sj));
-            constraints.push_back(cij == (ei <= ej));
-            if (j + 1 < Gj) {
-              constraints.push_back(z3::implies(pij, P[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
-              constraints.push_back(z3::implies(bij, B[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
-              constraints.push_back(z3::implies(cij, C[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
-            }
-            if (i > 0) {
-              constraints.push_back(z3::implies(pij, P[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
-              constraints.push_back(z3::implies(bij, B[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
-              constraints.push_back(z3::implies(cij, C[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
-            }
-            if (i + 1 < Gi) constraints.push_back(z3::implies(qij, Q[static_cast<size_t>(i + 1)][static_cast<size_t>(j)]));
-            if (j > 0) constraints.push_back(z3::implies(qij, Q[static_cast<size_t>(i)][static_cast<size_t>(j - 1)]));
-            constraints.push_back(z3::implies(pij, bij && cij));
-            constraints.push_back(z3::implies(qij, !bij && !cij));
+  }
 
-            const auto& xi = x[static_cast<size_t>(n)][static_cast<size_t>(i)];
-            const auto& xj = x[static_cast<size_t>(m)][static_cast<size_t>(j)];
-            z3::expr same = xi == xj;
-            // Eq. 9: one group at a time per accelerator.
-            constraints.push_back(z3::implies(same, pij || qij));
-            // FIFO among segment heads: the one ready first starts first (tie: lower DNN index n).
-            const auto& hi = head[static_cast<size_t>(n)][static_cast<size_t>(i)];
-            const auto& hj = head[static_cast<size_t>(m)][static_cast<size_t>(j)];
-            const auto& ri = ready[static_cast<size_t>(n)][static_cast<size_t>(i)];
-            const auto& rj = ready[static_cast<size_t>(m)][static_cast<size_t>(j)];
-            constraints.push_back(z3::implies(same && hi && hj && ri <= rj, bij));
-            constraints.push_back(z3::implies(same && hi && hj && rj < ri, !bij));
-            // Eq. 8: overlap length; Eq. 7: the slowdown it causes on each side.
-            z3::expr ov = c.real_const(fmt::format("ov_{}_{}_{}_{}", n, i, m, j).c_str());
-            constraints.push_back(ov == z3::ite(pij || qij, real(0), z3::ite(cij, ei, ej) - z3::ite(bij, sj, si)));
-            // Redundant bounds that tighten the linear relaxation.
-            constraints.push_back(ov >= 0 && ov <= ei - si && ov <= ej - sj);
-            const auto& gi = dn.groups[static_cast<size_t>(i)];
-            const auto& gj = dm.groups[static_cast<size_t>(j)];
-            // Slowdown s while overlapping: progress ov/s, so the group takes
-            // ov * (1 - 1/s) = ov * (s-1)/s longer (exact rational in Z3).
-            auto slow = [&](const sim::GroupCost& a, int accA, const sim::GroupCost& b, int accB) {
-              if (!a.allowed(accA) || !b.allowed(accB)) return 1.0;
-              return p.contention.slowdown(accA, a.demand[static_cast<size_t>(accA)], b.demand[static_cast<size_t>(accB)]);
-            };
-            auto coef = [&](double sl) { return (real(sl) - real(1)) / real(sl); };
-            double i1 = slow(gi, 1, gj, 0), i0 = slow(gi, 0, gj, 1);
-            double j1 = slow(gj, 1, gi, 0), j0 = slow(gj, 0, gi, 1);
-            if (i1 != 1 || i0 != 1)
-              extra[static_cast<size_t>(n)][static_cast<size_t>(i)].push_back(
-                  z3::ite(xi, coef(i1) * ov, coef(i0) * ov));
-            if (j1 != 1 || j0 != 1)
-              extra[static_cast<size_t>(m)][static_cast<size_t>(j)].push_back(
-                  z3::ite(xj, coef(j1) * ov, coef(j0) * ov));
-          }
+  // Pairwise terms between the groups of two unrelated DNNs n < m.
+  void pairTerms(int n, int m, std::vector<std::vector<std::vector<z3::expr>>>& extra) {
+    const auto& dn = p.dnns[static_cast<size_t>(n)];
+    const auto& dm = p.dnns[static_cast<size_t>(m)];
+    const int Gi = static_cast<int>(dn.groups.size()), Gj = static_cast<int>(dm.groups.size());
+    // Order atoms of every cross pair as named Booleans, with the implications
+    // the chain order gives for free (s_i <= e_i <= s_{i+1}); they let the SAT
+    // core propagate what linear arithmetic would only find by conflicts.
+    auto grid = [&](const char* tag) {
+      std::vector<std::vector<z3::expr>> g;
+      for (int i = 0; i < Gi; ++i) {
+        std::vector<z3::expr> row;
+        for (int j = 0; j < Gj; ++j) row.push_back(c.bool_const(fmt::format("{}_{}_{}_{}_{}", tag, n, i, m, j).c_str()));
+        g.push_back(row);
       }
+      return g;
+    };
+    auto P = grid("before"), Q = grid("after"), B = grid("sfirst"), C = grid("efirst");
+    for (int i = 0; i < Gi; ++i)
+      for (int j = 0; j < Gj; ++j) {
+        const auto& si = s[static_cast<size_t>(n)][static_cast<size_t>(i)];
+        const auto& ei = e[static_cast<size_t>(n)][static_cast<size_t>(i)];
+        const auto& sj = s[static_cast<size_t>(m)][static_cast<size_t>(j)];
+        const auto& ej = e[static_cast<size_t>(m)][static_cast<size_t>(j)];
+        const auto& pij = P[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        const auto& qij = Q[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        const auto& bij = B[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        const auto& cij = C[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        constraints.push_back(pij == (ei <= sj));
+        constraints.push_back(qij == (ej <= si));
+        constraints.push_back(bij == (si <= sj));
+        constraints.push_back(cij == (ei <= ej));
+        if (j + 1 < Gj) {
+          constraints.push_back(z3::implies(pij, P[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
+          constraints.push_back(z3::implies(bij, B[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
+          constraints.push_back(z3::implies(cij, C[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]));
+        }
+        if (i > 0) {
+          constraints.push_back(z3::implies(pij, P[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
+          constraints.push_back(z3::implies(bij, B[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
+          constraints.push_back(z3::implies(cij, C[static_cast<size_t>(i - 1)][static_cast<size_t>(j)]));
+        }
+        if (i + 1 < Gi) constraints.push_back(z3::implies(qij, Q[static_cast<size_t>(i + 1)][static_cast<size_t>(j)]));
+        if (j > 0) constraints.push_back(z3::implies(qij, Q[static_cast<size_t>(i)][static_cast<size_t>(j - 1)]));
+        constraints.push_back(z3::implies(pij, bij && cij));
+        constraints.push_back(z3::implies(qij, !bij && !cij));
+
+        const auto& xi = x[static_cast<size_t>(n)][static_cast<size_t>(i)];
+        const auto& xj = x[static_cast<size_t>(m)][static_cast<size_t>(j)];
+        z3::expr same = xi == xj;
+        // Eq. 9: one group at a time per accelerator.
+        constraints.push_back(z3::implies(same, pij || qij));
+        // FIFO among segment heads: the one ready first starts first (tie: lower DNN index n).
+        const auto& hi = head[static_cast<size_t>(n)][static_cast<size_t>(i)];
+        const auto& hj = head[static_cast<size_t>(m)][static_cast<size_t>(j)];
+        const auto& ri = ready[static_cast<size_t>(n)][static_cast<size_t>(i)];
+        const auto& rj = ready[static_cast<size_t>(m)][static_cast<size_t>(j)];
+        constraints.push_back(z3::implies(same && hi && hj && ri <= rj, bij));
+        constraints.push_back(z3::implies(same && hi && hj && rj < ri, !bij));
+        // Eq. 8: overlap length; Eq. 7: the slowdown it causes on each side.
+        z3::expr ov = c.real_const(fmt::format("ov_{}_{}_{}_{}", n, i, m, j).c_str());
+        constraints.push_back(ov == z3::ite(pij || qij, real(0), z3::ite(cij, ei, ej) - z3::ite(bij, sj, si)));
+        // Redundant bounds that tighten the linear relaxation.
+        constraints.push_back(ov >= 0 && ov <= ei - si && ov <= ej - sj);
+        const auto& gi = dn.groups[static_cast<size_t>(i)];
+        const auto& gj = dm.groups[static_cast<size_t>(j)];
+        // Slowdown s while overlapping: progress ov/s, so the group takes
+        // ov * (1 - 1/s) = ov * (s-1)/s longer (exact rational in Z3).
+        auto slow = [&](const sim::GroupCost& a, int accA, const sim::GroupCost& b, int accB) {
+          if (!a.allowed(accA) || !b.allowed(accB)) return 1.0;
+          return p.contention.slowdown(accA, a.demand[static_cast<size_t>(accA)], b.demand[static_cast<size_t>(accB)]);
+        };
+        auto coef = [&](double sl) { return (real(sl) - real(1)) / real(sl); };
+        double i1 = slow(gi, 1, gj, 0), i0 = slow(gi, 0, gj, 1);
+        double j1 = slow(gj, 1, gi, 0), j0 = slow(gj, 0, gi, 1);
+        if (i1 != 1 || i0 != 1)
+          extra[static_cast<size_t>(n)][static_cast<size_t>(i)].push_back(
+              z3::ite(xi, coef(i1) * ov, coef(i0) * ov));
+        if (j1 != 1 || j0 != 1)
+          extra[static_cast<size_t>(m)][static_cast<size_t>(j)].push_back(
+              z3::ite(xj, coef(j1) * ov, coef(j0) * ov));
+      }
+    }
+
+  void durationsAndHeadStarts(const std::vector<std::vector<bool>>& rel,
+                              const std::vector<std::vector<std::vector<z3::expr>>>& extra) {
+    const int N = p.numDnns();
     // Durations and head start times.
     for (int n = 0; n < N; ++n) {
       const auto& d = p.dnns[static_cast<size_t>(n)];
@@ -245,7 +271,7 @@ struct Model {
       }
       end.push_back(e[static_cast<size_t>(n)].back());
     }
-  }
+    }
 
   void extract(const z3::model& mdl, Z3Result& out) {
     sim::Schedule sch;
@@ -280,28 +306,28 @@ double fastestChainMs(const Dnn& d) {
 
 }  // namespace
 
-Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
-  if (p.numAccelerators() != 2)
-    return makeError("z3 solver: the formulation models contention between exactly 2 accelerators; "
-                     "this workload has {} (use the exact search)", p.numAccelerators());
-  auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+namespace {
+
+// One solveZ3 call: the context, the model, the incumbent and the clock.
+struct Z3Run {
+  const Problem& p;
+  const Z3Params& prm;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   z3::context c;
-  Model m(c, p);
-  m.build(prm.maxTransitionsPerDnn);
-  if (prm.fixed) {
-    for (size_t n = 0; n < m.x.size(); ++n)
-      for (size_t i = 0; i < m.x[n].size(); ++i)
-        m.constraints.push_back(prm.fixed->assign[n][i] == 1 ? m.x[n][i] : !m.x[n][i]);
-  }
+  Model m{c, p};
   Z3Result out;
-  const int N = p.numDnns();
   unsigned timeoutMs = static_cast<unsigned>(std::max(1.0, prm.timeLimitS * 1000.0));
-  auto seed = static_cast<unsigned>(prm.seed & 0xffffffffu);
+  unsigned seed = static_cast<unsigned>(prm.seed & 0xffffffffu);
+
+  Z3Run(const Problem& problem, const Z3Params& params) : p(problem), prm(params) {}
+  double elapsed() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   // The anytime loop of both objectives: check within the time left, hand each model
   // to `onModel` (which records it and adds a cut excluding it and worse), until UNSAT
   // proves the incumbent optimal, Z3 gives up, or time runs out.
-  auto strengthen = [&](z3::solver& sol, const std::function<void(const z3::model&)>& onModel) -> Status {
+  Status strengthen(z3::solver& sol, const std::function<void(const z3::model&)>& onModel) {
     for (;;) {
       const double left = prm.timeLimitS * 1000.0 - elapsed();
       if (left <= 1) return {};
@@ -320,10 +346,16 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
       if (r == z3::unknown) return {};
       onModel(sol.get_model());
     }
-  };
+  }
 
-  if (prm.fixed) {
-    // The assignment determines every time: one model is the answer.
+  double makespan(const z3::model& mdl) const {
+    double mk = 0;
+    for (const auto& en : m.end) mk = std::max(mk, toDouble(mdl.eval(en, true)));
+    return mk;
+  }
+
+  // The assignment determines every time: one model is the answer.
+  Expected<Z3Result> solveFixed() {
     z3::solver sol(c);
     z3::params pt(c);
     pt.set("timeout", timeoutMs);
@@ -335,15 +367,16 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
     if (r == z3::sat) {
       z3::model mdl = sol.get_model();
       m.extract(mdl, out);
-      out.value = 0;
-      for (const auto& en : m.end) out.value = std::max(out.value, toDouble(mdl.eval(en, true)));
+      out.value = makespan(mdl);
       out.bound = out.value;
       out.optimal = true;
     }
     out.elapsedMs = elapsed();
     return out;
   }
-  if (prm.objective == Objective::Latency && prm.useOptimize) {
+
+  // Latency with Z3's optimizer (one check).
+  Expected<Z3Result> solveLatencyOptimize() {
     z3::optimize opt(c);
     z3::params ps(c);
     ps.set("timeout", timeoutMs);
@@ -364,8 +397,7 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
       return out;  // no schedule within the time limit
     }
     m.extract(mdl, out);
-    double mk = 0;
-    for (const auto& en : m.end) mk = std::max(mk, toDouble(mdl.eval(en, true)));
+    const double mk = makespan(mdl);
     out.value = mk;
     z3::expr lb = opt.lower(h);
     out.bound = out.optimal ? mk : (lb.is_numeral() ? toDouble(lb) : 0.0);
@@ -373,9 +405,10 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
     out.elapsedMs = elapsed();
     return out;
   }
-  if (prm.objective == Objective::Latency) {
-    // Strengthening loop (anytime): each model's makespan becomes a strict upper
-    // bound for the next check; UNSAT proves the last model optimal.
+
+  // Strengthening loop (anytime): each model's makespan becomes a strict upper
+  // bound for the next check; UNSAT proves the last model optimal.
+  Expected<Z3Result> solveLatencyLoop() {
     z3::solver sol(c);
     for (const auto& k : m.constraints) sol.add(k);
     z3::expr z = c.real_const("makespan");
@@ -407,49 +440,72 @@ Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
   // than in each schedule found so far (1000/T is decreasing), and each T_n
   // alone must beat what the other DNNs could at best contribute. Each model
   // satisfies these cuts; UNSAT proves the incumbent optimal.
-  z3::solver sol(c);
-  z3::params ps(c);
-  ps.set("random_seed", seed);
-  sol.set(ps);
-  for (const auto& k : m.constraints) sol.add(k);
-  std::vector<z3::expr> T;
-  std::vector<double> minChain(static_cast<size_t>(N), 0);
-  double ub = 0;
-  for (int n = 0; n < N; ++n) {
-    T.push_back(m.end[static_cast<size_t>(n)] - m.release[static_cast<size_t>(n)]);
-    minChain[static_cast<size_t>(n)] = fastestChainMs(p.dnns[static_cast<size_t>(n)]);
-    ub += 1000.0 / minChain[static_cast<size_t>(n)];
-  }
-  out.bound = ub;
-  ZP_TRY(strengthen(sol, [&](const z3::model& mdl) {
-    Z3Result cand;
-    m.extract(mdl, cand);
-    double v = 0;
-    z3::expr_vector smaller(c);
+  Expected<Z3Result> solveThroughputLoop() {
+    const int N = p.numDnns();
+    z3::solver sol(c);
+    z3::params ps(c);
+    ps.set("random_seed", seed);
+    sol.set(ps);
+    for (const auto& k : m.constraints) sol.add(k);
+    std::vector<z3::expr> T;
+    std::vector<double> minChain(static_cast<size_t>(N), 0);
+    double ub = 0;
     for (int n = 0; n < N; ++n) {
-      z3::expr tn = mdl.eval(T[static_cast<size_t>(n)], true);
-      v += 1000.0 / toDouble(tn);
-      smaller.push_back(T[static_cast<size_t>(n)] < tn);
+      T.push_back(m.end[static_cast<size_t>(n)] - m.release[static_cast<size_t>(n)]);
+      minChain[static_cast<size_t>(n)] = fastestChainMs(p.dnns[static_cast<size_t>(n)]);
+      ub += 1000.0 / minChain[static_cast<size_t>(n)];
     }
-    sol.add(z3::mk_or(smaller));  // Pareto cut: not dominated by this schedule
-    if (!out.best || sim::better(Objective::Throughput, v, out.value)) {
-      cand.value = v;
-      cand.bound = out.bound;
-      cand.checks = out.checks;
-      out = std::move(cand);
-      if (prm.onImprove) prm.onImprove(elapsed(), v, "z3-pareto");
+    out.bound = ub;
+    ZP_TRY(strengthen(sol, [&](const z3::model& mdl) {
+      Z3Result cand;
+      m.extract(mdl, cand);
+      double v = 0;
+      z3::expr_vector smaller(c);
       for (int n = 0; n < N; ++n) {
-        double others = 0;
-        for (int k = 0; k < N; ++k)
-          if (k != n) others += 1000.0 / minChain[static_cast<size_t>(k)];
-        double need = v - others;  // 1000/T_n must exceed this
-        // Loosened by 1e-9: the bound is computed in floating point.
-        if (need > 0) sol.add(T[static_cast<size_t>(n)] < m.real(1000.0 / need * (1 + 1e-9)));
+        z3::expr tn = mdl.eval(T[static_cast<size_t>(n)], true);
+        v += 1000.0 / toDouble(tn);
+        smaller.push_back(T[static_cast<size_t>(n)] < tn);
       }
-    }
-  }));
-  out.elapsedMs = elapsed();
-  return out;
+      sol.add(z3::mk_or(smaller));  // Pareto cut: not dominated by this schedule
+      if (!out.best || sim::better(Objective::Throughput, v, out.value)) {
+        cand.value = v;
+        cand.bound = out.bound;
+        cand.checks = out.checks;
+        out = std::move(cand);
+        if (prm.onImprove) prm.onImprove(elapsed(), v, "z3-pareto");
+        for (int n = 0; n < N; ++n) {
+          double others = 0;
+          for (int k = 0; k < N; ++k)
+            if (k != n) others += 1000.0 / minChain[static_cast<size_t>(k)];
+          double need = v - others;  // 1000/T_n must exceed this
+          // Loosened by 1e-9: the bound is computed in floating point.
+          if (need > 0) sol.add(T[static_cast<size_t>(n)] < m.real(1000.0 / need * (1 + 1e-9)));
+        }
+      }
+    }));
+    out.elapsedMs = elapsed();
+    return out;
+  }
+};
+
+}  // namespace
+
+Expected<Z3Result> solveZ3(const Problem& p, const Z3Params& prm) {
+  if (p.numAccelerators() != 2)
+    return makeError("z3 solver: the formulation models contention between exactly 2 accelerators; "
+                     "this workload has {} (use the exact search)", p.numAccelerators());
+  auto run = std::make_unique<Z3Run>(p, prm);
+  Model& m = run->m;
+  m.build(prm.maxTransitionsPerDnn);
+  if (prm.fixed) {
+    for (size_t n = 0; n < m.x.size(); ++n)
+      for (size_t i = 0; i < m.x[n].size(); ++i)
+        m.constraints.push_back(prm.fixed->assign[n][i] == 1 ? m.x[n][i] : !m.x[n][i]);
+    return run->solveFixed();
+  }
+  if (prm.objective == Objective::Latency)
+    return prm.useOptimize ? run->solveLatencyOptimize() : run->solveLatencyLoop();
+  return run->solveThroughputLoop();
 }
 
 }  // namespace zp::schedule

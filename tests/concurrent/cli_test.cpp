@@ -1,4 +1,5 @@
 // End-to-end: plan-solve --mode concurrent.
+#include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -42,16 +43,13 @@ Run run(const std::string& args) {
 }
 
 fs::path tmpDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("zp_concurrent_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return zp::testing::uniqueTempDir("concurrent_" + name);
 }
 
 }  // namespace
 
 TEST(concurrentPlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
-  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  ASSERT_TRUE(fs::exists(kBin)) << kBin << ": plan-solve is not built (build the tools before the tests)";
   fs::path d = tmpDir("rerun");
   std::string w = (kData / "googlenet-table2-scenario1.json").string();
   auto r1 = run("--mode concurrent " + w + " -o " + (d / "a.json").string() + " --trace " +
@@ -77,7 +75,7 @@ TEST(concurrentPlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
 }
 
 TEST(concurrentPlanSolveCli, AnytimePrintsImprovingSchedules) {
-  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  ASSERT_TRUE(fs::exists(kBin)) << kBin << ": plan-solve is not built (build the tools before the tests)";
   fs::path d = tmpDir("anytime");
   auto r = run("--mode concurrent " + (kData / "googlenet-table2-pipeline.json").string() + " -o " +
                (d / "p.json").string() + " --anytime --objective latency");
@@ -87,7 +85,7 @@ TEST(concurrentPlanSolveCli, AnytimePrintsImprovingSchedules) {
 }
 
 TEST(concurrentPlanSolveCli, BadInputOneLineErrorNoOutput) {
-  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  ASSERT_TRUE(fs::exists(kBin)) << kBin << ": plan-solve is not built (build the tools before the tests)";
   fs::path d = tmpDir("bad");
   std::ofstream(d / "w.json") << R"({"version": 1, "accelerators": ["GPU"], "dnns": [{"name": "a", "groups": [{"timeMs": {"GPU": "x"}}]}]})";
   auto r = run("--mode concurrent " + (d / "w.json").string() + " -o " + (d / "p.json").string());
@@ -103,7 +101,7 @@ TEST(concurrentPlanSolveCli, BadInputOneLineErrorNoOutput) {
 }
 
 TEST(concurrentPlanSolveCli, TimeOutSaysNotProvenOptimalWithTheGap) {
-  if (!fs::exists(kBin)) GTEST_SKIP() << "plan-solve not built";
+  ASSERT_TRUE(fs::exists(kBin)) << kBin << ": plan-solve is not built (build the tools before the tests)";
   fs::path d = tmpDir("timeout");
   // 3 DNNs x 60 groups (seeded), far beyond what 50 ms can prove.
   auto p = zp::schedule::randomInstance({.dnns = 3, .groups = 60, .accelerators = 2, .seed = 5});

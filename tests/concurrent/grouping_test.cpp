@@ -1,6 +1,7 @@
 // Layer grouping on ONNX: groups are unions of the partition pass's minimal
 // segments, never split a fusible chain, carry the profile rows' times, and
 // feed the scheduler through workload.json ("model" DNNs).
+#include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -127,8 +128,7 @@ TEST(concurrentGrouping, UnsupportedNodeKeepsItsGroupOffThatAccelerator) {
 }
 
 TEST(concurrentGrouping, WorkloadWithOnnxModelsSolves) {
-  fs::path d = fs::temp_directory_path() / ("zp_grouping_" + std::to_string(::getpid()));
-  fs::create_directories(d);
+  fs::path d = zp::testing::uniqueTempDir("grouping");
   auto m = graph::parseModelText(chainCnn(8));
   ASSERT_TRUE(m.ok());
   ASSERT_TRUE(graph::saveModel(*m, d / "cnn.onnx").ok());

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/temp_dir.h"
 #include "libplan/plan/plan.h"
 #include "drivers/stitch_flow/zoo_stitch.h"
 #include "drivers/concurrent_flow/solve_concurrent.h"
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 
 // A fresh scratch directory private to this process (ctest runs tests in parallel).
 inline fs::path scratchDir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("zp_emit_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return zp::testing::uniqueTempDir("emit_" + name);
 }
 
 inline fs::path sourceDir() { return ZP_SOURCE_DIR; }

@@ -1,3 +1,4 @@
+#include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,20 +71,22 @@ TEST(AccuracyEstimator, LearnsASmoothFunctionAndRoundTrips) {
   EXPECT_LT(meanAbsoluteError(pred, y), 0.02);
   EXPECT_GT(spearman(pred, y), 0.95);
 
-  auto path = std::filesystem::temp_directory_path() / "zp_xgb_test.json";
+  const auto tmp = zp::testing::uniqueTempDir("xgb");
+  auto path = tmp / "zp_xgb_test.json";
   ASSERT_TRUE(est->save(path).ok());
   auto loaded = AccuracyEstimator::load(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_EQ(loaded->predict(f), pred);
   // Training is deterministic: same data, same model bytes.
   auto again = AccuracyEstimator::train(f, rows, ty, XgbParams{});
-  auto path2 = std::filesystem::temp_directory_path() / "zp_xgb_test2.json";
+  auto path2 = tmp / "zp_xgb_test2.json";
   ASSERT_TRUE(again->save(path2).ok());
   std::ifstream a(path), b(path2);
   std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
   EXPECT_EQ(sa, sb);
   std::filesystem::remove(path);
   std::filesystem::remove(path2);
+  std::filesystem::remove(tmp);
   auto bad = AccuracyEstimator::load("/nonexistent/model.json");
   EXPECT_FALSE(bad.ok());
 }

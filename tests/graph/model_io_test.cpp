@@ -1,3 +1,4 @@
+#include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,7 +12,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(ModelIo, NotOnnxIsAOneLineErrorNamingTheFile) {
-  fs::path p = fs::temp_directory_path() / "zp_not_onnx.onnx";
+  fs::path p = zp::testing::uniqueTempDir("not_onnx") / "zp_not_onnx.onnx";
   std::ofstream(p) << "this is not a protobuf at all\n";
   auto m = loadModel(p);
   ASSERT_FALSE(m.ok());
@@ -28,8 +29,7 @@ TEST(ModelIo, RoundTripIsByteIdenticalAndInlinesExternalData) {
     { y = Add (x, b) }
   )");
   ASSERT_TRUE(m.ok());
-  fs::path dir = fs::temp_directory_path() / "zp_model_io_test";
-  fs::create_directories(dir);
+  fs::path dir = zp::testing::uniqueTempDir("model_io");
   // Move b's data to an external file, as large exported models do.
   onnx::ModelProto ext = *m;
   auto* t = ext.mutable_graph()->mutable_initializer(0);

@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "tests/common/temp_dir.h"
 #include "drivers/run/run_model.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/cache/crc32c.h"
@@ -78,10 +79,7 @@ double relErr(const Tensor& a, const Tensor& b) {
 }
 
 fs::path tempDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("zp_runtime_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return zp::testing::uniqueTempDir("runtime_" + name);
 }
 
 TEST(Session, FusionAndPoliciesAgreeWithUnfusedExecution) {
@@ -763,7 +761,7 @@ TEST(Npy, RoundTripAndErrorsNameTheFile) {
   fs::remove_all(d);
 }
 
-TEST(PlanRun, KernelsArgumentIsAPolicyOrAFile) {
+TEST(KernelPolicyArgument, IsAPolicyNameOrAFile) {
   EXPECT_TRUE(parseKernelPolicy("winograd").ok());
   auto bad = parseKernelPolicy("fastest");
   ASSERT_FALSE(bad.ok());

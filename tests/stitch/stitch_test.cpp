@@ -1,3 +1,4 @@
+#include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -43,8 +44,7 @@ std::string mlp(int hidden, int zeroEvery) {
 class StitchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zp_stitch_test_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    dir_ = zp::testing::uniqueTempDir("stitch_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_ / "m");
     write("dense", mlp(4, 0));
     write("u50", mlp(4, 2));

@@ -1,3 +1,4 @@
+#include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -70,8 +71,7 @@ TEST(Zoo, ErrorsNameTheFileAndTheJsonPath) {
 }
 
 TEST(Zoo, MissingFilesAreReported) {
-  fs::path dir = fs::temp_directory_path() / "zp_zoo_test";
-  fs::create_directories(dir);
+  fs::path dir = zp::testing::uniqueTempDir("zoo");
   std::ofstream(dir / "zoo.json") << kZoo;
   auto z = loadZoo(dir / "zoo.json");
   ASSERT_FALSE(z.ok());

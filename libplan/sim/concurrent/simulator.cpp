@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace zp::sim {
 
@@ -26,14 +27,18 @@ SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOp
   return s.run(schedule, options);
 }
 
-const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
-  assert(isValidSchedule(p_, sched));
+namespace {
+inline int accOf(const Schedule& sched, int n, int i) {
+  return sched.assign[static_cast<size_t>(n)][static_cast<size_t>(i)];
+}
+}  // namespace
+
+void Simulator::reset() {
   const int N = p_.numDnns();
-  const int A = p_.numAccelerators();
   result_.aborted = false;
   result_.dnns.resize(static_cast<size_t>(N));
   st_.assign(static_cast<size_t>(N), DnnState{});
-  running_.assign(static_cast<size_t>(A), -1);
+  running_.assign(static_cast<size_t>(p_.numAccelerators()), -1);
   for (int n = 0; n < N; ++n) {
     auto& run = result_.dnns[static_cast<size_t>(n)];
     run.groups.resize(p_.dnns[static_cast<size_t>(n)].groups.size());
@@ -42,192 +47,229 @@ const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
     run.release = run.end = 0;
     if (p_.dnns[static_cast<size_t>(n)].deps.empty()) st_[static_cast<size_t>(n)].phase = 1;
   }
-  auto acc = [&](int n, int i) { return sched.assign[static_cast<size_t>(n)][static_cast<size_t>(i)]; };
+}
+
+void Simulator::startGroup(const Schedule& sched, int n, double t) {
+  auto& s = st_[static_cast<size_t>(n)];
+  int a = accOf(sched, n, s.next);
+  s.phase = 2;
+  s.remaining = p_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)].timeMs[static_cast<size_t>(a)];
+  auto& g = result_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)];
+  g.accelerator = a;
+  g.start = t;
+  g.standaloneMs = s.remaining;
+  running_[static_cast<size_t>(a)] = n;
+}
+
+// Segment heads whose ready time has come wait for their accelerator; an idle
+// accelerator takes the one that became ready first.
+void Simulator::startReadyGroups(const Schedule& sched, double t) {
+  const int N = p_.numDnns();
+  for (int a = 0; a < p_.numAccelerators(); ++a) {
+    if (running_[static_cast<size_t>(a)] >= 0) continue;
+    int pick = -1;
+    for (int n = 0; n < N; ++n) {
+      const auto& s = st_[static_cast<size_t>(n)];
+      if (s.phase != 1 || s.readyTime > t + kTimeTol || accOf(sched, n, s.next) != a) continue;
+      if (pick < 0 || s.readyTime < st_[static_cast<size_t>(pick)].readyTime - kTimeTol) pick = n;
+    }
+    if (pick >= 0) startGroup(sched, pick, t);
+  }
+}
+
+// Standalone time from each group's start to its DNN's end (the bounds' lower bound).
+void Simulator::computeSuffixes(const Schedule& sched) {
+  const int N = p_.numDnns();
+  suffix_.resize(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) {
+    const auto& d = p_.dnns[static_cast<size_t>(n)];
+    auto cost = [&](int i) -> const GroupCost& { return d.groups[static_cast<size_t>(i)]; };
+    auto& suf = suffix_[static_cast<size_t>(n)];
+    suf.assign(d.groups.size() + 1, 0.0);
+    for (int i = static_cast<int>(d.groups.size()) - 1; i >= 0; --i) {
+      const int a = accOf(sched, n, i);
+      double tr = 0;
+      if (i + 1 < static_cast<int>(d.groups.size()) && a != accOf(sched, n, i + 1))
+        tr = cost(i).transitionOutMs[static_cast<size_t>(a)] +
+             cost(i + 1).transitionInMs[static_cast<size_t>(accOf(sched, n, i + 1))];
+      suf[static_cast<size_t>(i)] = suf[static_cast<size_t>(i) + 1] + tr + cost(i).timeMs[static_cast<size_t>(a)];
+    }
+  }
+}
+
+// Whether even the lower bounds at time t exceed the latency bound or fall
+// short of the throughput bound.
+bool Simulator::boundExceeded(double t, const SimOptions& opt) const {
+  double lat = 0, rate = 0;
+  for (int n = 0; n < p_.numDnns(); ++n) {
+    const auto& s = st_[static_cast<size_t>(n)];
+    const auto& suf = suffix_[static_cast<size_t>(n)];
+    const auto& run = result_.dnns[static_cast<size_t>(n)];
+    double endLb, release;
+    switch (s.phase) {
+      case 0: endLb = t + suf[0]; release = -1; break;
+      case 1: endLb = std::max(t, s.readyTime) + suf[static_cast<size_t>(s.next)]; release = s.next == 0 ? s.readyTime : run.release; break;
+      case 2: endLb = t + s.remaining + suf[static_cast<size_t>(s.next) + 1]; release = run.release; break;
+      default: endLb = run.end; release = run.release; break;
+    }
+    lat = std::max(lat, endLb);
+    rate += release < 0 ? 1000.0 / suf[0] : 1000.0 / (endLb - release);
+  }
+  if (lat > opt.abortAfterMs) return true;
+  return opt.abortThroughputAtMost >= 0 && !better(Objective::Throughput, rate, opt.abortThroughputAtMost);
+}
+
+// Rates in this contention interval: each running group's slowdown, and the
+// time to the next event (a completion or a ready time).
+double Simulator::contentionStep(const Schedule& sched, double t) {
+  const int N = p_.numDnns(), A = p_.numAccelerators();
   auto cost = [&](int n, int i) -> const GroupCost& {
     return p_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(i)];
   };
-  auto startGroup = [&](int n, double t) {
+  double dt = std::numeric_limits<double>::infinity();
+  for (int n = 0; n < N; ++n) {
     auto& s = st_[static_cast<size_t>(n)];
-    int a = acc(n, s.next);
-    s.phase = 2;
-    s.remaining = cost(n, s.next).timeMs[static_cast<size_t>(a)];
-    auto& g = result_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)];
-    g.accelerator = a;
-    g.start = t;
-    g.standaloneMs = s.remaining;
-    running_[static_cast<size_t>(a)] = n;
-  };
-
-  const bool bounding = std::isfinite(opt.abortAfterMs) || opt.abortThroughputAtMost >= 0;
-  if (bounding) {
-    suffix_.resize(static_cast<size_t>(N));
-    for (int n = 0; n < N; ++n) {
-      const auto& d = p_.dnns[static_cast<size_t>(n)];
-      auto& suf = suffix_[static_cast<size_t>(n)];
-      suf.assign(d.groups.size() + 1, 0.0);
-      for (int i = static_cast<int>(d.groups.size()) - 1; i >= 0; --i) {
-        double tr = 0;
-        if (i + 1 < static_cast<int>(d.groups.size()) && acc(n, i) != acc(n, i + 1))
-          tr = cost(n, i).transitionOutMs[static_cast<size_t>(acc(n, i))] +
-               cost(n, i + 1).transitionInMs[static_cast<size_t>(acc(n, i + 1))];
-        suf[static_cast<size_t>(i)] = suf[static_cast<size_t>(i) + 1] + tr + cost(n, i).timeMs[static_cast<size_t>(acc(n, i))];
+    if (s.phase == 2) {
+      int a = accOf(sched, n, s.next);
+      if (A == 2 && !pairSlow_.empty()) {
+        // Two accelerators: at most one other group; memoised per pair.
+        int b = 1 - a;
+        int m = running_[static_cast<size_t>(b)];
+        if (m < 0) {
+          s.slow = 1.0;
+        } else {
+          size_t gi = static_cast<size_t>(offset_[static_cast<size_t>(n)] + s.next);
+          size_t gj = static_cast<size_t>(offset_[static_cast<size_t>(m)] + st_[static_cast<size_t>(m)].next);
+          double& slot = pairSlow_[(gi * 2 + static_cast<size_t>(a)) * numGroups_ + gj];
+          if (slot == 0)
+            slot = p_.contention.slowdown(a, cost(n, s.next).demand[static_cast<size_t>(a)],
+                                          cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)]);
+          s.slow = slot;
+        }
+      } else {
+        double own = cost(n, s.next).demand[static_cast<size_t>(a)];
+        double ext = 0;
+        bool other = false;
+        for (int b = 0; b < A; ++b) {
+          int m = running_[static_cast<size_t>(b)];
+          if (b == a || m < 0) continue;
+          other = true;
+          ext += cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)];
+        }
+        s.slow = other ? p_.contention.slowdown(a, own, ext) : 1.0;
       }
+      dt = std::min(dt, s.remaining * s.slow);
+    } else if (s.phase == 1 && s.readyTime > t + kTimeTol) {
+      dt = std::min(dt, s.readyTime - t);
     }
   }
-  auto abortNow = [&](double t) {
-    double lat = 0, rate = 0;
-    for (int n = 0; n < N; ++n) {
-      const auto& s = st_[static_cast<size_t>(n)];
-      const auto& suf = suffix_[static_cast<size_t>(n)];
-      const auto& run = result_.dnns[static_cast<size_t>(n)];
-      double endLb, release;
-      switch (s.phase) {
-        case 0: endLb = t + suf[0]; release = -1; break;
-        case 1: endLb = std::max(t, s.readyTime) + suf[static_cast<size_t>(s.next)]; release = s.next == 0 ? s.readyTime : run.release; break;
-        case 2: endLb = t + s.remaining + suf[static_cast<size_t>(s.next) + 1]; release = run.release; break;
-        default: endLb = run.end; release = run.release; break;
-      }
-      lat = std::max(lat, endLb);
-      rate += release < 0 ? 1000.0 / suf[0] : 1000.0 / (endLb - release);
-    }
-    if (lat > opt.abortAfterMs) return true;
-    return opt.abortThroughputAtMost >= 0 && !better(Objective::Throughput, rate, opt.abortThroughputAtMost);
-  };
+  return dt;
+}
 
+void Simulator::advance(double t, double dt, bool recordSpans) {
+  for (int n = 0; n < p_.numDnns(); ++n) {
+    auto& s = st_[static_cast<size_t>(n)];
+    if (s.phase != 2) continue;
+    s.remaining -= dt / s.slow;
+    if (recordSpans && s.slow > 1.0 + 1e-12 && dt > 0) {
+      auto& spans = result_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)].slowed;
+      if (!spans.empty() && spans.back().end == t && spans.back().slowdown == s.slow)
+        spans.back().end = t + dt;
+      else
+        spans.push_back({t, t + dt, s.slow});
+    }
+  }
+}
+
+// Completions at t, in DNN order.
+int Simulator::completeGroups(const Schedule& sched, double t) {
+  int ended = 0;
+  for (int n = 0; n < p_.numDnns(); ++n) {
+    auto& s = st_[static_cast<size_t>(n)];
+    if (s.phase != 2) continue;
+    const auto& dnn = p_.dnns[static_cast<size_t>(n)];
+    int a = accOf(sched, n, s.next);
+    double total = dnn.groups[static_cast<size_t>(s.next)].timeMs[static_cast<size_t>(a)];
+    if (s.remaining > 1e-9 * std::max(1.0, total)) continue;
+    auto& run = result_.dnns[static_cast<size_t>(n)];
+    run.groups[static_cast<size_t>(s.next)].end = t;
+    int last = s.next;
+    ++s.next;
+    if (s.next < static_cast<int>(dnn.groups.size())) {
+      int b = accOf(sched, n, s.next);
+      if (b == a) {
+        startGroup(sched, n, t);  // same segment: keeps the accelerator
+        continue;
+      }
+      running_[static_cast<size_t>(a)] = -1;
+      double tr = dnn.groups[static_cast<size_t>(last)].transitionOutMs[static_cast<size_t>(a)] +
+                  dnn.groups[static_cast<size_t>(s.next)].transitionInMs[static_cast<size_t>(b)];
+      run.transitions.push_back({last, a, b, t, t + tr});
+      s.phase = 1;
+      s.readyTime = t + tr;
+      continue;
+    }
+    running_[static_cast<size_t>(a)] = -1;
+    s.phase = 3;
+    run.end = t;
+    ++ended;
+    releaseDependents(sched, n);
+  }
+  return ended;
+}
+
+// Releases the DNNs after `n` whose dependencies have all ended.
+void Simulator::releaseDependents(const Schedule& sched, int n) {
+  const int N = p_.numDnns();
+  for (int m = n + 1; m < N; ++m) {
+    const auto& dm = p_.dnns[static_cast<size_t>(m)];
+    if (st_[static_cast<size_t>(m)].phase != 0 || std::find(dm.deps.begin(), dm.deps.end(), n) == dm.deps.end())
+      continue;
+    bool all = true;
+    for (int d : dm.deps) all = all && st_[static_cast<size_t>(d)].phase == 3;
+    if (!all) continue;
+    double ready = 0;
+    int b = accOf(sched, m, 0);
+    auto& rm = result_.dnns[static_cast<size_t>(m)];
+    for (int d : dm.deps) {
+      const auto& dd = p_.dnns[static_cast<size_t>(d)];
+      int li = static_cast<int>(dd.groups.size()) - 1;
+      int la = accOf(sched, d, li);
+      double e = result_.dnns[static_cast<size_t>(d)].end;
+      double tr = la == b ? 0.0
+                          : dd.groups[static_cast<size_t>(li)].transitionOutMs[static_cast<size_t>(la)] +
+                                dm.groups[0].transitionInMs[static_cast<size_t>(b)];
+      if (tr > 0 || la != b) rm.transitions.push_back({-1, la, b, e, e + tr});
+      ready = std::max(ready, e + tr);
+    }
+    st_[static_cast<size_t>(m)].phase = 1;
+    st_[static_cast<size_t>(m)].readyTime = ready;
+    rm.release = ready;
+  }
+}
+
+const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
+  assert(isValidSchedule(p_, sched));
+  const int N = p_.numDnns();
+  reset();
+  const bool bounding = std::isfinite(opt.abortAfterMs) || opt.abortThroughputAtMost >= 0;
+  if (bounding) computeSuffixes(sched);
   double t = 0;
   int done = 0;
   for (;;) {
-    // Segment heads whose ready time has come wait for their accelerator;
-    // an idle accelerator takes the one that became ready first.
-    for (int a = 0; a < A; ++a) {
-      if (running_[static_cast<size_t>(a)] >= 0) continue;
-      int pick = -1;
-      for (int n = 0; n < N; ++n) {
-        const auto& s = st_[static_cast<size_t>(n)];
-        if (s.phase != 1 || s.readyTime > t + kTimeTol || acc(n, s.next) != a) continue;
-        if (pick < 0 || s.readyTime < st_[static_cast<size_t>(pick)].readyTime - kTimeTol) pick = n;
-      }
-      if (pick >= 0) startGroup(pick, t);
-    }
+    startReadyGroups(sched, t);
     if (done == N) break;
-
-    // Rates in this contention interval.
-    double dt = std::numeric_limits<double>::infinity();
-    for (int n = 0; n < N; ++n) {
-      auto& s = st_[static_cast<size_t>(n)];
-      if (s.phase == 2) {
-        int a = acc(n, s.next);
-        if (A == 2 && !pairSlow_.empty()) {
-          // Two accelerators: at most one other group; memoised per pair.
-          int b = 1 - a;
-          int m = running_[static_cast<size_t>(b)];
-          if (m < 0) {
-            s.slow = 1.0;
-          } else {
-            size_t gi = static_cast<size_t>(offset_[static_cast<size_t>(n)] + s.next);
-            size_t gj = static_cast<size_t>(offset_[static_cast<size_t>(m)] + st_[static_cast<size_t>(m)].next);
-            double& slot = pairSlow_[(gi * 2 + static_cast<size_t>(a)) * numGroups_ + gj];
-            if (slot == 0)
-              slot = p_.contention.slowdown(a, cost(n, s.next).demand[static_cast<size_t>(a)],
-                                            cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)]);
-            s.slow = slot;
-          }
-        } else {
-          double own = cost(n, s.next).demand[static_cast<size_t>(a)];
-          double ext = 0;
-          bool other = false;
-          for (int b = 0; b < A; ++b) {
-            int m = running_[static_cast<size_t>(b)];
-            if (b == a || m < 0) continue;
-            other = true;
-            ext += cost(m, st_[static_cast<size_t>(m)].next).demand[static_cast<size_t>(b)];
-          }
-          s.slow = other ? p_.contention.slowdown(a, own, ext) : 1.0;
-        }
-        dt = std::min(dt, s.remaining * s.slow);
-      } else if (s.phase == 1 && s.readyTime > t + kTimeTol) {
-        dt = std::min(dt, s.readyTime - t);
-      }
-    }
+    const double dt = contentionStep(sched, t);
     assert(std::isfinite(dt) && "simulation deadlock");
-    if (bounding && abortNow(t)) {
+    if (bounding && boundExceeded(t, opt)) {
       result_.aborted = true;
       result_.latencyMs = std::numeric_limits<double>::infinity();
       result_.throughput = 0;
       return result_;
     }
-    for (int n = 0; n < N; ++n) {
-      auto& s = st_[static_cast<size_t>(n)];
-      if (s.phase != 2) continue;
-      s.remaining -= dt / s.slow;
-      if (opt.recordSpans && s.slow > 1.0 + 1e-12 && dt > 0) {
-        auto& spans = result_.dnns[static_cast<size_t>(n)].groups[static_cast<size_t>(s.next)].slowed;
-        if (!spans.empty() && spans.back().end == t && spans.back().slowdown == s.slow)
-          spans.back().end = t + dt;
-        else
-          spans.push_back({t, t + dt, s.slow});
-      }
-    }
+    advance(t, dt, opt.recordSpans);
     t += dt;
-
-    // Completions at t, in DNN order.
-    for (int n = 0; n < N; ++n) {
-      auto& s = st_[static_cast<size_t>(n)];
-      if (s.phase != 2) continue;
-      int a = acc(n, s.next);
-      double total = cost(n, s.next).timeMs[static_cast<size_t>(a)];
-      if (s.remaining > 1e-9 * std::max(1.0, total)) continue;
-      auto& run = result_.dnns[static_cast<size_t>(n)];
-      run.groups[static_cast<size_t>(s.next)].end = t;
-      int last = s.next;
-      ++s.next;
-      const auto& dnn = p_.dnns[static_cast<size_t>(n)];
-      if (s.next < static_cast<int>(dnn.groups.size())) {
-        int b = acc(n, s.next);
-        if (b == a) {
-          startGroup(n, t);  // same segment: keeps the accelerator
-          continue;
-        }
-        running_[static_cast<size_t>(a)] = -1;
-        double tr = cost(n, last).transitionOutMs[static_cast<size_t>(a)] +
-                    cost(n, s.next).transitionInMs[static_cast<size_t>(b)];
-        run.transitions.push_back({last, a, b, t, t + tr});
-        s.phase = 1;
-        s.readyTime = t + tr;
-        continue;
-      }
-      running_[static_cast<size_t>(a)] = -1;
-      s.phase = 3;
-      run.end = t;
-      ++done;
-      // Release dependents whose dependencies have all ended.
-      for (int m = n + 1; m < N; ++m) {
-        const auto& dm = p_.dnns[static_cast<size_t>(m)];
-        if (st_[static_cast<size_t>(m)].phase != 0 ||
-            std::find(dm.deps.begin(), dm.deps.end(), n) == dm.deps.end())
-          continue;
-        bool all = true;
-        for (int d : dm.deps) all = all && st_[static_cast<size_t>(d)].phase == 3;
-        if (!all) continue;
-        double ready = 0;
-        int b = acc(m, 0);
-        auto& rm = result_.dnns[static_cast<size_t>(m)];
-        for (int d : dm.deps) {
-          const auto& dd = p_.dnns[static_cast<size_t>(d)];
-          int li = static_cast<int>(dd.groups.size()) - 1;
-          int la = acc(d, li);
-          double e = result_.dnns[static_cast<size_t>(d)].end;
-          double tr = la == b ? 0.0
-                              : cost(d, li).transitionOutMs[static_cast<size_t>(la)] +
-                                    cost(m, 0).transitionInMs[static_cast<size_t>(b)];
-          if (tr > 0 || la != b) rm.transitions.push_back({-1, la, b, e, e + tr});
-          ready = std::max(ready, e + tr);
-        }
-        st_[static_cast<size_t>(m)].phase = 1;
-        st_[static_cast<size_t>(m)].readyTime = ready;
-        rm.release = ready;
-      }
-    }
+    done += completeGroups(sched, t);
   }
   result_.latencyMs = 0;
   result_.throughput = 0;

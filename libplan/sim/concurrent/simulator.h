@@ -74,6 +74,17 @@ class Simulator {
   const SimResult& run(const Schedule& schedule, const SimOptions& options = {});
 
  private:
+  // The steps of run(), one per section of the event loop.
+  void reset();
+  void startGroup(const Schedule& sched, int n, double t);
+  void startReadyGroups(const Schedule& sched, double t);
+  void computeSuffixes(const Schedule& sched);
+  bool boundExceeded(double t, const SimOptions& opt) const;
+  double contentionStep(const Schedule& sched, double t);  // sets each running group's slowdown; returns dt
+  void advance(double t, double dt, bool recordSpans);
+  int completeGroups(const Schedule& sched, double t);      // returns the DNNs that ended
+  void releaseDependents(const Schedule& sched, int n);
+
   const Problem& p_;
   SimResult result_;
   struct DnnState {
