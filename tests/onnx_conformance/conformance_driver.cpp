@@ -72,28 +72,23 @@ Expected<onnx::ModelProto> readModel(const fs::path& p) {
   return m;
 }
 
-bool isFloat(runtime::DType t) { return t == runtime::DType::F32; }
-std::vector<double> valuesOf(const Tensor& t) {
-  auto f = t.toF32();
-  return std::vector<double>(f.begin(), f.end());
-}
-
 // Why `ours` differs from `expected` ("" when it does not).
-std::string compareOutput(const Tensor& ours, const Tensor& expected, const Tolerance& tol) {
+std::string compareOutput(const Tensor& ours, const Tensor& expected, const std::string& caseName) {
   if (ours.dtype != expected.dtype)
     return fmt::format("dtype {} where {} is expected", runtime::dtypeName(ours.dtype), runtime::dtypeName(expected.dtype));
   if (ours.shape != expected.shape)
     return fmt::format("shape {} where {} is expected", runtime::shapeString(ours.shape),
                        runtime::shapeString(expected.shape));
-  if (!isFloat(ours.dtype)) {
+  if (!runtime::dtypeIsFloat(ours.dtype)) {
     if (ours.bytes() && std::memcmp(ours.data, expected.data, ours.bytes()) != 0) {
-      auto a = valuesOf(ours), b = valuesOf(expected);
+      auto a = ours.toF64(), b = expected.toF64();
       for (size_t i = 0; i < a.size(); ++i)
         if (a[i] != b[i]) return fmt::format("element {}: {} where {} is expected", i, a[i], b[i]);
     }
     return "";
   }
-  auto a = valuesOf(ours), b = valuesOf(expected);
+  const Tolerance tol = toleranceFor(caseName, expected.dtype);
+  auto a = ours.toF64(), b = expected.toF64();
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) || std::isnan(b[i])) {
       if (std::isnan(a[i]) != std::isnan(b[i])) return fmt::format("element {}: {} where {} is expected", i, a[i], b[i]);
@@ -109,26 +104,35 @@ std::string compareOutput(const Tensor& ours, const Tensor& expected, const Tole
   return "";
 }
 
+// The generator stores bfloat16 data as uint16 (NumPy has no bfloat16): such a
+// tensor is read as the bfloat16 the model declares.
+Expected<Tensor> tensorOfDeclaredType(const onnx::TensorProto& t, const onnx::ValueInfoProto& declared) {
+  ZP_ASSIGN_OR_RETURN(Tensor v, runtime::tensorFromProto(t));
+  if (v.dtype == runtime::DType::U16 && declared.type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16)
+    v.dtype = runtime::DType::BF16;
+  return v;
+}
+
 // Runs one data set; "" when every output matches.
 Expected<std::string> runDataSet(runtime::Session& s, const onnx::ModelProto& m, const fs::path& dir,
-                                 const Tolerance& tol) {
+                                 const std::string& caseName) {
   runtime::TensorMap inputs;
   for (int j = 0; fs::exists(dir / fmt::format("input_{}.pb", j)); ++j) {
     if (j >= m.graph().input_size()) return makeError("{}: more inputs than the model has", dir.string());
     ZP_ASSIGN_OR_RETURN(onnx::TensorProto t, readTensorProto(dir / fmt::format("input_{}.pb", j)));
-    ZP_ASSIGN_OR_RETURN(inputs[m.graph().input(j).name()], runtime::tensorFromProto(t));
+    ZP_ASSIGN_OR_RETURN(inputs[m.graph().input(j).name()], tensorOfDeclaredType(t, m.graph().input(j)));
   }
   ZP_ASSIGN_OR_RETURN(runtime::TensorMap outs, s.run(inputs));
   for (int j = 0; j < m.graph().output_size(); ++j) {
     const fs::path file = dir / fmt::format("output_{}.pb", j);
     if (!fs::exists(file)) continue;
     ZP_ASSIGN_OR_RETURN(onnx::TensorProto t, readTensorProto(file));
-    auto expected = runtime::tensorFromProto(t);
+    auto expected = tensorOfDeclaredType(t, m.graph().output(j));
     if (!expected.ok()) return fmt::format("expected output {}: {}", j, expected.error().message);
     const std::string& name = m.graph().output(j).name();
     auto it = outs.find(name);
     if (it == outs.end()) return fmt::format("output '{}' is missing", name);
-    std::string why = compareOutput(it->second, *expected, tol);
+    std::string why = compareOutput(it->second, *expected, caseName);
     if (!why.empty()) return fmt::format("{}: output '{}': {}", dir.filename().string(), name, why);
   }
   return std::string();
@@ -147,7 +151,6 @@ bool cleanRefusal(const std::string& msg, const onnx::ModelProto& m) {
 Outcome runCase(const fs::path& dir) {
   auto model = readModel(dir / "model.onnx");
   if (!model.ok()) return {Verdict::Wrong, model.error().message};
-  const Tolerance tol = toleranceFor(dir.filename().string());
   auto refusal = [&](const std::string& msg) {
     return Outcome{cleanRefusal(msg, *model) ? Verdict::Refused : Verdict::Wrong, msg};
   };
@@ -160,7 +163,7 @@ Outcome runCase(const fs::path& dir) {
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return {Verdict::Wrong, "no test_data_set_* directory"};
   for (const auto& set : sets) {
-    auto r = runDataSet(**s, *model, set, tol);
+    auto r = runDataSet(**s, *model, set, dir.filename().string());
     if (!r.ok()) return refusal(r.error().message);
     if (!r->empty()) return {Verdict::Wrong, *r};
   }

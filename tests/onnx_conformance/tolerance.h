@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include "libplan/runtime/tensor.h"
+
 namespace zp::conformance {
 
 // |ours - expected| <= atol + rtol * |expected|, element by element.
@@ -10,9 +12,7 @@ struct Tolerance {
   double atol = 1e-7;
 };
 
-// ONNX's own backend test runner uses rtol 1e-3, atol 1e-7 for every case; the
-// runtime computes in float32 what the reference computes in float64 or with other
-// summation orders, so a case whose outputs cancel to near zero may need more atol.
-Tolerance toleranceFor(const std::string& caseName);
+// The tolerance for output `dtype` of case `caseName`.
+Tolerance toleranceFor(const std::string& caseName, runtime::DType dtype);
 
 }  // namespace zp::conformance
