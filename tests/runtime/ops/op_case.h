@@ -79,5 +79,6 @@ std::vector<OpCase> gemmCases();
 std::vector<OpCase> poolCases();
 std::vector<OpCase> normCases();
 std::vector<OpCase> softmaxCases();
+std::vector<OpCase> resizeCases();
 
 }  // namespace zp::runtime::testing

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 std::vector<OpCase> allCases() {
   std::vector<OpCase> all;
   for (auto family : {elementwiseCases, unaryCases, shapeCases, movementCases, generatorCases, reduceCases, quantCases,
-                      convCases, gemmCases, poolCases, normCases, softmaxCases}) {
+                      convCases, gemmCases, poolCases, normCases, softmaxCases, resizeCases}) {
     auto cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }
