@@ -80,5 +80,6 @@ std::vector<OpCase> poolCases();
 std::vector<OpCase> normCases();
 std::vector<OpCase> softmaxCases();
 std::vector<OpCase> resizeCases();
+std::vector<OpCase> convTransposeCases();
 
 }  // namespace zp::runtime::testing
