@@ -15,6 +15,23 @@ OpCase conv(const std::string& what, const std::string& attrs, Shape x, Shape w,
   return c;
 }
 
+// Weights (and bias) fed as graph inputs: im2col on a view of them per run.
+OpCase weightsAsInputs(const std::string& what, const std::string& attrs, Shape x, Shape w, bool bias) {
+  OpCase c{"Conv", what, "y = Conv <" + attrs + "> (x, W" + std::string(bias ? ", B)" : ")"), {in("x", x), in("W", w)}};
+  if (bias) c.operands.push_back(in("B", {w[0]}));
+  c.tolerance = 1e-4;
+  c.policies = {"default", "naive"};
+  return c;
+}
+
+OpCase constWeightsRuntimeBias() {
+  OpCase c{"Conv", "constant weights, bias as an input", "y = Conv <pads=[1,1,1,1]> (x, W, B)",
+           {in("x", {1, 3, 5, 5}), init("W", {4, 3, 3, 3}), in("B", {4})}};
+  c.tolerance = 1e-4;
+  c.policies = {"default", "naive"};
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> convCases() {
@@ -32,6 +49,12 @@ std::vector<OpCase> convCases() {
       conv("pruned 1x1", "", {1, 16, 9, 9}, {16, 16, 1, 1}, true, Fill::Pruned),
       conv("auto_pad SAME_UPPER stride 2", "auto_pad=\"SAME_UPPER\", strides=[2,2]", {1, 2, 7, 8}, {3, 2, 3, 3}, true),
       conv("1-D", "strides=[2], pads=[2,1]", {1, 3, 20}, {4, 3, 5}, true),
+      weightsAsInputs("weights as inputs, bias", "pads=[1,1,1,1], strides=[2,1]", {2, 4, 7, 6}, {5, 4, 3, 3}, true),
+      weightsAsInputs("weights as inputs, groups", "group=2, dilations=[2,2], pads=[2,1,2,1]", {1, 4, 8, 8}, {6, 2, 3, 2}, false),
+      weightsAsInputs("weights as inputs, auto_pad SAME_LOWER", "auto_pad=\"SAME_LOWER\", strides=[2,2]", {1, 3, 7, 8},
+                      {4, 3, 3, 3}, true),
+      weightsAsInputs("weights as inputs, 1-D", "pads=[1,1]", {1, 3, 11}, {2, 3, 3}, true),
+      constWeightsRuntimeBias(),
   };
 }
 
