@@ -225,6 +225,28 @@ Expected<std::unique_ptr<Op>> makeMin(const BuildContext& bc) { return variadicO
 Expected<std::unique_ptr<Op>> makeSum(const BuildContext& bc) { return variadicOp(Bin::Add, false); }
 Expected<std::unique_ptr<Op>> makeMean(const BuildContext& bc) { return variadicOp(Bin::Add, true); }
 
+// PRelu: x where x >= 0, slope * x elsewhere; slope broadcasts to x.
+Expected<std::unique_ptr<Op>> makePRelu(const BuildContext& bc) {
+  return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    const Tensor& slope = *in[1];
+    if (x.dtype != slope.dtype) return makeError("slope is {}, input {}", dtypeName(slope.dtype), dtypeName(x.dtype));
+    ZP_ASSIGN_OR_RETURN(Shape out, broadcastShapes({x.shape, slope.shape}));
+    if (out != x.shape) return makeError("slope {} does not broadcast to {}", shapeString(slope.shape), shapeString(x.shape));
+    Broadcast br = makeBroadcast(out, {x.shape, slope.shape});
+    Tensor& y = ctx.alloc(0, x.dtype, out);
+    return visitDType(x.dtype, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (!kIsArithmetic<T>) {
+        return makeError("input type {} is not supported", dtypeName(x.dtype));
+      } else {
+        binaryLoop(br, x.ptr<T>(), slope.ptr<T>(), y.ptr<T>(), [](T v, T s) { return v < T(0) ? T(s * v) : v; });
+        return {};
+      }
+    });
+  });
+}
+
 Expected<std::unique_ptr<Op>> makeWhere(const BuildContext& bc) {
   return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor &c = *in[0], &a = *in[1], &b = *in[2];

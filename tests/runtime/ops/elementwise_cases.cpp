@@ -62,6 +62,10 @@ std::vector<OpCase> elementwiseCases() {
     c.push_back({op, "broadcast", body, {in("a", {2, 3, 1}, Fill::Bools, DType::Bool), in("b", {4}, Fill::Bools, DType::Bool)}, {"bool y"}});
   }
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) variadicCases(c, op);
+  c.push_back({"PRelu", "per-channel slope", "y = PRelu (x, s)", {in("x", {2, 3, 4, 4}), init("s", {3, 1, 1})}});
+  c.push_back({"PRelu", "scalar slope input", "y = PRelu (x, s)", {in("x", {5, 7}), in("s", {1})}});
+  c.push_back({"PRelu", "int32 slope row", "y = PRelu (x, s)",
+               {in("x", {3, 4}, Fill::SmallInts, DType::I32), in("s", {4}, Fill::SmallInts, DType::I32)}, {"int32 y"}, 16});
   c.push_back({"Xor", "same shape", "y = Xor (a, b)",
                {in("a", {3, 4}, Fill::Bools, DType::Bool), in("b", {3, 4}, Fill::Bools, DType::Bool)}, {"bool y"}});
   c.push_back({"Xor", "broadcast", "y = Xor (a, b)",

@@ -81,5 +81,7 @@ std::vector<OpCase> normCases();
 std::vector<OpCase> softmaxCases();
 std::vector<OpCase> resizeCases();
 std::vector<OpCase> convTransposeCases();
+std::vector<OpCase> indexCases();
+std::vector<OpCase> matrixCases();
 
 }  // namespace zp::runtime::testing

@@ -18,7 +18,7 @@ std::vector<OpCase> allCases() {
   std::vector<OpCase> all;
   for (auto family : {elementwiseCases, unaryCases, shapeCases, movementCases, generatorCases, reduceCases, quantCases,
                       convCases, gemmCases, poolCases, normCases, softmaxCases, resizeCases,
-                      convTransposeCases}) {
+                      convTransposeCases, indexCases, matrixCases}) {
     auto cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }
