@@ -115,7 +115,9 @@ Expected<DType> dtypeFromOnnx(int32_t e) {
     case onnx::TensorProto::UINT16: return DType::U16;
     case onnx::TensorProto::UINT32: return DType::U32;
     case onnx::TensorProto::UINT64: return DType::U64;
-    default: return makeError("element type {} is not supported by the runtime", e);
+    default:
+      return makeError("element type {} ({}) is not supported by the runtime",
+                       onnx::TensorProto_DataType_IsValid(e) ? onnx::TensorProto_DataType_Name(e) : "unknown", e);
   }
 }
 

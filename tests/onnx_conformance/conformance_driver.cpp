@@ -252,6 +252,7 @@ std::string refusedOp(const std::string& msg, const fs::path& dir) {
   const size_t close = msg.find("): ");
   const size_t open = close == std::string::npos ? std::string::npos : msg.rfind('(', close);
   if (open != std::string::npos) return msg.substr(open + 1, close - open - 1);
+  if (msg.find("input '") != std::string::npos) return "(model inputs the runtime does not take)";
   return mainOp(dir);
 }
 

@@ -95,6 +95,15 @@ std::vector<OpCase> elementwiseCases() {
                {"int32 y"}});
   c.push_back({"Min", "double", "y = Min (a, b)", {in("a", {2, 3}, Fill::Wide, DType::F64), in("b", {3}, Fill::Wide, DType::F64)},
                {"double y"}});
+  // float16 and bfloat16 compute in float32 and round back to nearest even.
+  for (const char* op : {"Add", "Mul", "Div", "Max", "Min", "Sum"}) {
+    OpCase h{op, "float16", std::string("y = ") + op + " (a, b)",
+             {in("a", {2, 5}, Fill::Wide, DType::F16), in("b", {5}, Fill::AwayFromZero, DType::F16)}, {"float16 y"}};
+    h.tolerance = 1e-3;
+    c.push_back(h);
+  }
+  c.push_back({"Less", "float16", "y = Less (a, b)",
+               {in("a", {2, 5}, Fill::SmallInts, DType::F16), in("b", {5}, Fill::SmallInts, DType::F16)}, {"bool y"}});
   c.push_back({"Equal", "double", "y = Equal (a, b)",
                {in("a", {2, 3}, Fill::SmallInts, DType::F64), in("b", {3}, Fill::SmallInts, DType::F64)}, {"bool y"}});
   c.push_back({"Where", "broadcast", "y = Where (c, a, b)",

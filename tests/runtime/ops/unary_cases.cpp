@@ -78,6 +78,12 @@ std::vector<OpCase> unaryCases() {
                {in("x", {3, 4}, Fill::Wide), in("like", {1}, Fill::Counts, DType::I32)}, {"int32 y"}, 15});
   c.push_back({"CastLike", "int64 to double", "y = CastLike (x, like)",
                {in("x", {5}, Fill::Wide, DType::I64), in("like", {2}, Fill::Uniform, DType::F64)}, {"double y"}, 15});
+  for (const char* op : {"Relu", "Sigmoid", "Exp", "Abs", "Neg", "Sqrt"}) {
+    OpCase h{op, "float16", std::string("y = ") + op + " (x)",
+             {in("x", {3, 7}, std::string(op) == "Sqrt" ? Fill::Positive : Fill::Uniform, DType::F16)}, {"float16 y"}};
+    h.tolerance = 1e-3;
+    c.push_back(h);
+  }
   // Trigonometric and hyperbolic functions inside their domains.
   for (const char* op : {"Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh"}) floatCases(c, op, Fill::Uniform);
   for (const char* op : {"Asin", "Acos", "Atanh"}) floatCases(c, op, Fill::Uniform);
