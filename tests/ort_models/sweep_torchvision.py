@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Operator-coverage sweep: one model per torchvision classification, segmentation and video family.
 
-Exports each (random init, fixed seed, opset 13, 1x3xRxR input, 1x3x8xRxR for video) with python3-torch, runs it
+Exports each (random init, fixed seed, opset 13, 1x3xRxR input, 1x3x16xRxR for video) with python3-torch, runs it
 with plan-run (default kernel policy) and onnxruntime-node on the same fixed-seed input, and
 prints one line per model: ok with the max relative error, REFUSED with plan-run's message,
 or FAIL. Closes with the op types of all the exported models and 'N ok, M refused, K failed'.
@@ -21,7 +21,7 @@ CLASSIFICATION = ['alexnet', 'convnext_tiny', 'densenet121', 'efficientnet_b0', 
                   'regnet_y_400mf', 'resnet18', 'resnext50_32x4d', 'shufflenet_v2_x0_5', 'squeezenet1_0',
                   'swin_t', 'swin_v2_t', 'vgg11_bn', 'vit_b_32', 'wide_resnet50_2', 'maxvit_t']
 SEGMENTATION = ['deeplabv3_mobilenet_v3_large', 'fcn_resnet50', 'lraspp_mobilenet_v3_large']
-# Video classification: 1x3x8xRxR clips.
+# Video classification: 1x3x16xRxR clips.
 VIDEO = ['r3d_18', 'mc3_18', 'r2plus1d_18', 's3d']
 # Smallest input each family exports at (adaptive pools, patch grids, windows).
 MIN_RES = {'alexnet': 224, 'vgg11_bn': 224, 'vit_b_32': 224, 'inception_v3': 299, 'swin_t': 224, 'swin_v2_t': 256,
@@ -39,10 +39,27 @@ def build(name):
         kwargs.update(weights_backbone=None)
         if not name.startswith('lraspp'):
             kwargs.update(aux_loss=False)
-        return getattr(torchvision.models.segmentation, name)(**kwargs)
-    if name in VIDEO:
-        return getattr(torchvision.models.video, name)(**kwargs)
-    return getattr(torchvision.models, name)(**kwargs)
+        m = getattr(torchvision.models.segmentation, name)(**kwargs)
+    elif name in VIDEO:
+        m = getattr(torchvision.models.video, name)(**kwargs)
+    else:
+        m = getattr(torchvision.models, name)(**kwargs)
+    # Variance-preserving Conv weights and non-trivial BatchNorm statistics: with the
+    # families' own inits some deep nets (GoogLeNet, S3D) shrink their activations to
+    # nothing, and the output is the last bias alone. Zero heads (ViT) get random weights.
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, (torch.nn.Conv2d, torch.nn.Conv3d)):
+                torch.nn.init.kaiming_normal_(mod.weight, nonlinearity='relu')
+            if isinstance(mod, (torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)):
+                mod.running_mean.uniform_(-0.1, 0.1)
+                mod.running_var.uniform_(0.5, 1.5)
+                mod.weight.uniform_(0.5, 1.5)
+                mod.bias.uniform_(-0.1, 0.1)
+        for p in m.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0, 0.05)
+    return m
 
 
 def export(name, res, path):
@@ -52,7 +69,7 @@ def export(name, res, path):
     m = build(name).eval()
     tmp = f'{path}.tmp.{os.getpid()}'
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    x = torch.randn(1, 3, 8, res, res) if name in VIDEO else torch.randn(1, 3, res, res)
+    x = torch.randn(1, 3, 16, res, res) if name in VIDEO else torch.randn(1, 3, res, res)
     # Grad stays enabled: it keeps nn.MultiheadAttention off its fused fast path, which has no ONNX export.
     torch.onnx.export(m, (x,), tmp, opset_version=13, input_names=['input'], do_constant_folding=True)
     os.replace(tmp, path)

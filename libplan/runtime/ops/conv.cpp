@@ -1,4 +1,4 @@
-// Conv (1-D and 2-D, groups, dilations, auto_pad): the kernel the policy picks, with
+// Conv (1-D and 2-D, groups, dilations, auto_pad; 3-D in conv_volumetric.cpp): the kernel the policy picks, with
 // its transformed weights (BatchNormalization folded in when the node carries one),
 // from the weight cache when it holds them. Weights fed as activations run im2col
 // on a view of them, made per run.
@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "libplan/runtime/ops/attributes.h"
+#include "libplan/runtime/ops/conv_volumetric.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
 #include "libplan/runtime/kernel_policy.h"
@@ -117,6 +118,7 @@ class ConvOp : public Op {
  public:
   static Expected<std::unique_ptr<Op>> make(const BuildContext& bc) {
     const auto& n = *bc.node;
+    if (isVolumetricConv(bc)) return makeVolumetricConv(bc);
     const Tensor* w = bc.constInputs.size() > 1 ? bc.constInputs[1] : nullptr;
     const bool constBias = n.input_size() < 3 || n.input(2).empty() || bc.constInputs[2];
     if (n.domain() != graph::kFusedDomain && (!w || !constBias)) return runtimeWeightsConv(bc);
