@@ -1,6 +1,8 @@
 // Resize and Upsample: nearest with every nearest_mode, linear and cubic, under the
 // coordinate transformations exporters write (PyTorch: nearest = asymmetric/floor,
 // bilinear = pytorch_half_pixel or align_corners, from sizes or scales).
+#include <fmt/format.h>
+
 #include "tests/runtime/ops/op_case.h"
 
 namespace zp::runtime::testing {
@@ -63,6 +65,17 @@ std::vector<OpCase> resizeCases() {
                {in("x", {1, 2, 3, 4}), fixed("scales", DType::F32, {4}, {1, 1, 2, 2})}, {"float y"}, 9});
   c.push_back({"Upsample", "linear scales input (opset 9)", "y = Upsample <mode=\"linear\"> (x, scales)",
                {in("x", {1, 2, 3, 4}), fixed("scales", DType::F32, {4}, {1, 1, 2, 2.5})}, {"float y"}, 9});
+  // GridSample (opset 16): grid values with |v| in [0.5, 2) land inside and well outside the input.
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int align : {0, 1}) {
+        const std::string attrs = fmt::format("mode=\"{}\", padding_mode=\"{}\", align_corners={}", mode, padding, align);
+        c.push_back({"GridSample", attrs, "y = GridSample <" + attrs + "> (x, grid)",
+                     {in("x", {2, 3, 5, 6}), in("grid", {2, 4, 3, 2}, align ? Fill::AwayFromZero : Fill::Uniform)},
+                     {"float y"}, 16});
+      }
+  c.push_back({"GridSample", "defaults, upsampling grid", "y = GridSample (x, grid)",
+               {in("x", {1, 2, 3, 3}), in("grid", {1, 7, 8, 2})}, {"float y"}, 16});
   return c;
 }
 
