@@ -18,6 +18,13 @@ const char* descr(DType t) {
     case DType::I8: return "|i1";
     case DType::U8: return "|u1";
     case DType::Bool: return "|b1";
+    case DType::F64: return "<f8";
+    case DType::F16: return "<f2";
+    case DType::I16: return "<i2";
+    case DType::U16: return "<u2";
+    case DType::U32: return "<u4";
+    case DType::U64: return "<u8";
+    case DType::BF16: return "";  // NumPy has no bfloat16
   }
   return "";
 }
@@ -60,6 +67,12 @@ std::optional<DType> dtypeOfDescr(const std::string& d) {
   if (d == "|i1" || d == "<i1") return DType::I8;
   if (d == "|u1" || d == "<u1") return DType::U8;
   if (d == "|b1") return DType::Bool;
+  if (d == "<f8") return DType::F64;
+  if (d == "<f2") return DType::F16;
+  if (d == "<i2") return DType::I16;
+  if (d == "<u2") return DType::U16;
+  if (d == "<u4") return DType::U32;
+  if (d == "<u8") return DType::U64;
   return std::nullopt;
 }
 
@@ -174,6 +187,9 @@ std::string encodeNpy(const Tensor& t) {
   return out;
 }
 
-Status writeNpy(const std::filesystem::path& path, const Tensor& t) { return writeFileAtomic(path, encodeNpy(t)); }
+Status writeNpy(const std::filesystem::path& path, const Tensor& t) {
+  if (*descr(t.dtype) == '\0') return makeError("{}: .npy has no element type for {}", path.string(), dtypeName(t.dtype));
+  return writeFileAtomic(path, encodeNpy(t));
+}
 
 }  // namespace zp::runtime

@@ -368,6 +368,21 @@ Tensor randomInput(const IoInfo& info, uint64_t seed) {
     case DType::I8: for (int64_t i = 0; i < n; ++i) t.ptr<int8_t>()[i] = static_cast<int8_t>(rng() % 10); break;
     case DType::U8: for (int64_t i = 0; i < n; ++i) t.ptr<uint8_t>()[i] = static_cast<uint8_t>(rng() % 10); break;
     case DType::Bool: for (int64_t i = 0; i < n; ++i) t.ptr<uint8_t>()[i] = static_cast<uint8_t>(rng() & 1); break;
+    case DType::F64: {
+      std::uniform_real_distribution<double> d(-1.0, 1.0);
+      for (int64_t i = 0; i < n; ++i) t.ptr<double>()[i] = d(rng);
+      break;
+    }
+    case DType::F16: case DType::BF16: {
+      std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+      for (int64_t i = 0; i < n; ++i)
+        t.ptr<uint16_t>()[i] = info.dtype == DType::F16 ? floatToHalf(d(rng)) : floatToBf16(d(rng));
+      break;
+    }
+    case DType::I16: for (int64_t i = 0; i < n; ++i) t.ptr<int16_t>()[i] = static_cast<int16_t>(rng() % 10); break;
+    case DType::U16: for (int64_t i = 0; i < n; ++i) t.ptr<uint16_t>()[i] = static_cast<uint16_t>(rng() % 10); break;
+    case DType::U32: for (int64_t i = 0; i < n; ++i) t.ptr<uint32_t>()[i] = static_cast<uint32_t>(rng() % 10); break;
+    case DType::U64: for (int64_t i = 0; i < n; ++i) t.ptr<uint64_t>()[i] = rng() % 10; break;
   }
   return t;
 }

@@ -18,6 +18,16 @@ int defaultDomainOpset(const onnx::ModelProto& model) {
   return opset;
 }
 
+// "a sequence" etc. for values that are not tensors; "" for tensors.
+std::string nonTensorKind(const onnx::TypeProto& t) {
+  if (t.has_tensor_type()) return "";
+  if (t.has_sequence_type()) return "a sequence";
+  if (t.has_optional_type()) return "an optional";
+  if (t.has_map_type()) return "a map";
+  if (t.has_sparse_tensor_type()) return "a sparse tensor";
+  return "of no tensor type";
+}
+
 IoInfo ioInfoOf(const onnx::ValueInfoProto& vi) {
   IoInfo io;
   io.name = vi.name();
@@ -88,6 +98,8 @@ Status Session::Builder::declareInputsAndOutputs() {
   for (const auto& vi : g.input()) {
     if (m_.values.isConst[static_cast<size_t>(m_.values.id(vi.name()))]) continue;
     IoInfo io = ioInfoOf(vi);
+    if (const std::string kind = nonTensorKind(vi.type()); !kind.empty())
+      return makeError("{}: input '{}' is {}, not a tensor: the runtime runs tensors only", s_.label_, vi.name(), kind);
     auto dt = dtypeFromOnnx(vi.type().tensor_type().elem_type());
     if (!dt.ok()) return makeError("{}: input '{}': {}", s_.label_, vi.name(), dt.error().message);
     io.dtype = *dt;
@@ -158,9 +170,14 @@ BuildContext Session::Builder::buildContext(const onnx::NodeProto& n) const {
   bc.warnings = &s_.warnings_;
   bc.threads = s_.threads_;
   bc.gemm = options_.gemm;
+  bc.halfInputs = false;
   for (const auto& in : n.input()) {
     bc.constInputs.push_back(m_.values.constant(in));
     bc.inputShapes.push_back(in.empty() ? std::nullopt : shapes_.of(in));
+    if (in.empty()) continue;
+    const auto info = view_.tensorInfo(in);
+    const int32_t t = info ? info->elemType : 0;
+    bc.halfInputs = bc.halfInputs || t == 0 || t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16;
   }
   return bc;
 }

@@ -12,10 +12,20 @@
 
 namespace zp::runtime {
 
-enum class DType : uint8_t { F32, I64, I32, I8, U8, Bool };
+// Booleans are one byte (0 or 1); F16 (IEEE half) and BF16 are stored as their
+// 16-bit patterns.
+enum class DType : uint8_t { F32, I64, I32, I8, U8, Bool, F64, F16, BF16, I16, U16, U32, U64 };
 
 size_t dtypeSize(DType t);
 const char* dtypeName(DType t);
+bool dtypeIsFloat(DType t);   // F32, F64, F16, BF16
+bool dtypeIsSigned(DType t);  // the floats and I8..I64
+
+// IEEE half and bfloat16 <-> float, rounding to nearest even.
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bf16ToFloat(uint16_t b);
+uint16_t floatToBf16(float f);
 // ONNX TensorProto::DataType -> DType; an error for types the runtime does not run.
 Expected<DType> dtypeFromOnnx(int32_t elemType);
 int32_t dtypeToOnnx(DType t);
@@ -50,6 +60,7 @@ struct Tensor {
   // Values as int64 / float, converted from any integer or float dtype.
   std::vector<int64_t> toI64() const;
   std::vector<float> toF32() const;
+  std::vector<double> toF64() const;
 };
 
 }  // namespace zp::runtime

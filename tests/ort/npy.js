@@ -1,6 +1,7 @@
 'use strict';
 // Minimal .npy reader/writer (format versions 1.0-3.0 read, 1.0 written; C order,
-// little-endian): float32, float64, int64, int32, int8, uint8, bool.
+// little-endian): float32, float64, float16, int64, int32, int16, int8, uint64, uint32,
+// uint16, uint8, bool.
 const fs = require('fs');
 
 const DTYPES = {
@@ -8,6 +9,11 @@ const DTYPES = {
   '<f8': {type: 'float64', Array: Float64Array},
   '<i8': {type: 'int64', Array: BigInt64Array},
   '<i4': {type: 'int32', Array: Int32Array},
+  '<i2': {type: 'int16', Array: Int16Array},
+  '<u8': {type: 'uint64', Array: BigUint64Array},
+  '<u4': {type: 'uint32', Array: Uint32Array},
+  '<u2': {type: 'uint16', Array: Uint16Array},
+  '<f2': {type: 'float16', Array: Uint16Array},
   '|i1': {type: 'int8', Array: Int8Array},
   '|u1': {type: 'uint8', Array: Uint8Array},
   '|b1': {type: 'bool', Array: Uint8Array},

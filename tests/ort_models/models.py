@@ -7,8 +7,10 @@ Models are written atomically into a cache directory and reused between runs.
 import os
 
 TORCHVISION = ['resnet18', 'resnet50', 'mobilenet_v2', 'squeezenet1_1', 'googlenet', 'vgg11', 'efficientnet_b0']
+# Segmentation heads: bilinear Resize (pytorch_half_pixel, from sizes) of the head's output.
+SEGMENTATION = ['lraspp_mobilenet_v3_large']
 TRANSFORMERS = ['vit_small', 'bert_small']
-ALL = TORCHVISION + TRANSFORMERS
+ALL = TORCHVISION + SEGMENTATION + TRANSFORMERS
 
 # VGG-11's AdaptiveAvgPool2d((7, 7)) exports only when the feature map is a multiple of 7.
 MIN_RES = {'vgg11': 224}
@@ -85,7 +87,11 @@ def build(name, res):
     kwargs = {'weights': None}
     if name == 'googlenet':
         kwargs.update(aux_logits=False, init_weights=True)
-    m = getattr(torchvision.models, name)(**kwargs)
+    if name in SEGMENTATION:
+        kwargs['weights_backbone'] = None
+        m = getattr(torchvision.models.segmentation, name)(**kwargs)
+    else:
+        m = getattr(torchvision.models, name)(**kwargs)
     # Non-trivial BatchNorm statistics so that folding them is actually tested.
     for mod in m.modules():
         if isinstance(mod, torch.nn.BatchNorm2d):

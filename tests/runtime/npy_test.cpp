@@ -101,7 +101,7 @@ TEST(NpyHeader, MalformedHeaders) {
   const uint32_t len = 0xffffffffu;
   huge.append(reinterpret_cast<const char*>(&len), 4);
   EXPECT_EQ(error(huge), "x.npy: .npy header of 4294967295 bytes is too large");
-  EXPECT_EQ(error(npyFile(dict("(2,)", "<f8"), 16)), "x.npy: dtype '<f8' is not supported");
+  EXPECT_EQ(error(npyFile(dict("(2,)", "<c8"), 16)), "x.npy: dtype '<c8' is not supported");
   EXPECT_EQ(error(npyFile(dict("(2,)", "<f4", "True"), 8)), "x.npy: Fortran-order arrays are not supported");
   EXPECT_EQ(error(npyFile("{'descr': '<f4', 'fortran_order': False, }", 8)), "x.npy: malformed .npy header");
   EXPECT_EQ(error(npyFile("{'descr': '<f4, 'shape': (2,), 'fortran_order': Maybe, }", 8)), "x.npy: malformed .npy header");

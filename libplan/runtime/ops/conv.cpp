@@ -1,13 +1,16 @@
-// Conv (1-D and 2-D, groups, dilations, auto_pad): the kernel the policy picks, with
+// Conv (1-D and 2-D, groups, dilations, auto_pad; 3-D in conv_volumetric.cpp): the kernel the policy picks, with
 // its transformed weights (BatchNormalization folded in when the node carries one),
-// from the weight cache when it holds them.
+// from the weight cache when it holds them. Weights fed as activations run im2col
+// on a view of them, made per run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <utility>
 
 #include "libplan/runtime/ops/attributes.h"
+#include "libplan/runtime/ops/conv_volumetric.h"
 #include "libplan/runtime/ops/factories.h"
+#include "libplan/runtime/ops/fn_op.h"
 #include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/ops/heavy_weights.h"
 #include "libplan/runtime/ops/sliding_window.h"
@@ -78,11 +81,47 @@ bool readsOnnxLayout(ConvKernel k) {
   return k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive || k == ConvKernel::Depthwise;
 }
 
+// Conv whose weights (and bias) are activations: the geometry and a view of the
+// weights are made per run, for the im2col kernel (naive under the naive policy),
+// both of which read the ONNX layout as it is.
+Expected<std::unique_ptr<Op>> runtimeWeightsConv(const BuildContext& bc) {
+  const onnx::NodeProto node = *bc.node;
+  const std::string autoPad = attrString(node, "auto_pad", "NOTSET");
+  const ConvKernel kernel = bc.policy && bc.policy->policy == "naive" ? ConvKernel::Naive : ConvKernel::Im2col;
+  return fnOp([node, autoPad, kernel](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    const Tensor& w = *in[1];
+    const Tensor* b = in.size() > 2 ? in[2] : nullptr;
+    if (x.dtype != DType::F32 || w.dtype != DType::F32 || (b && b->dtype != DType::F32))
+      return makeError("Conv supports float32 only");
+    if ((w.rank() != 4 && w.rank() != 3) || x.rank() != w.rank())
+      return makeError("only 1-D and 2-D Conv are supported (input {}, weight {})", shapeString(x.shape), shapeString(w.shape));
+    ZP_ASSIGN_OR_RETURN(ConvAttrs base, convAttrsOf(node, w));
+    const bool oneD = w.rank() == 3;
+    const int64_t N = x.shape[0], C = x.shape[1], H = oneD ? 1 : x.shape[2], W = x.shape.back();
+    if (C != base.C()) return makeError("input has {} channels, weights expect {}", C, base.C());
+    if (b && b->size() != base.M) return makeError("bias has {} values for {} output channels", b->size(), base.M);
+    ZP_ASSIGN_OR_RETURN(ConvAttrs a, convAttrsAt(base, autoPad, H, W));
+    PackedWeights packed;
+    std::vector<float> bias(static_cast<size_t>(a.M), 0.0f);
+    if (b) std::copy(b->ptr<float>(), b->ptr<float>() + a.M, bias.begin());
+    packed.arrays.push_back(PackedWeights::make("bias", bias, DType::F32));
+    packed.arrays.push_back(viewOf("w", w));
+    Shape os = oneD ? Shape{N, a.M, a.outW(W)} : Shape{N, a.M, a.outH(H), a.outW(W)};
+    Tensor& y = ctx.alloc(0, DType::F32, os);
+    runConv(kernel, a, packed, x.ptr<float>(), N, H, W, y.ptr<float>(), Epilogue{}, *ctx.scratch, ctx.threads, ctx.gemm);
+    return {};
+  });
+}
+
 class ConvOp : public Op {
  public:
   static Expected<std::unique_ptr<Op>> make(const BuildContext& bc) {
     const auto& n = *bc.node;
+    if (isVolumetricConv(bc)) return makeVolumetricConv(bc);
     const Tensor* w = bc.constInputs.size() > 1 ? bc.constInputs[1] : nullptr;
+    const bool constBias = n.input_size() < 3 || n.input(2).empty() || bc.constInputs[2];
+    if (n.domain() != graph::kFusedDomain && (!w || !constBias)) return runtimeWeightsConv(bc);
     if (!w) return makeError("Conv weights must be constant");
     if (w->dtype != DType::F32) return makeError("Conv weights must be float32 after dequantization");
     if (w->rank() != 4 && w->rank() != 3) return makeError("only 1-D and 2-D Conv are supported (weight {})", shapeString(w->shape));

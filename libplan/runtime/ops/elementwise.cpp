@@ -1,11 +1,12 @@
-// Elementwise ops with numpy broadcasting: arithmetic, comparison and logic on two
-// operands, the variadic Sum/Max/Min/Mean, and Where.
+// Elementwise ops with numpy broadcasting: arithmetic, comparison, logic and bit
+// shifts on two operands of any numeric type, the variadic Sum/Max/Min/Mean, and Where.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
+#include "libplan/runtime/ops/dispatch.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
 
@@ -32,31 +33,60 @@ void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f) {
   });
 }
 
-enum class Bin { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Mod };
+enum class Bin { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor,
+                 Mod, FMod, ShiftLeft, ShiftRight };
+
+bool isComparison(Bin op) { return op >= Bin::Equal && op <= Bin::Xor; }
+
+// Integer Mod takes the divisor's sign (Python's %); FMod the dividend's (C's % and
+// fmod). ONNX defines Mod on floats only with fmod=1.
+template <typename T>
+T pythonMod(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x;  // not reached: refused above
+  } else {
+    if (y == 0) return T(0);
+    T m = static_cast<T>(x % y);
+    if constexpr (std::is_signed_v<T>) return (m != 0 && ((m < 0) != (y < 0))) ? T(m + y) : m;
+    else return m;
+  }
+}
 
 template <typename T>
 Status arith(Bin op, const Broadcast& bc, const T* a, const T* b, T* o) {
   switch (op) {
-    case Bin::Add: binaryLoop(bc, a, b, o, [](T x, T y) { return x + y; }); break;
-    case Bin::Sub: binaryLoop(bc, a, b, o, [](T x, T y) { return x - y; }); break;
-    case Bin::Mul: binaryLoop(bc, a, b, o, [](T x, T y) { return x * y; }); break;
+    case Bin::Add: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x + y); }); break;
+    case Bin::Sub: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x - y); }); break;
+    case Bin::Mul: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x * y); }); break;
     case Bin::Div:
       if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x / y); });
       else binaryLoop(bc, a, b, o, [](T x, T y) { return x / y; });
       break;
     case Bin::Mod:
-      if constexpr (std::is_integral_v<T>)
-        binaryLoop(bc, a, b, o, [](T x, T y) { if (y == 0) return T(0); T m = x % y; return (m != 0 && ((m < 0) != (y < 0))) ? T(m + y) : m; });
-      else binaryLoop(bc, a, b, o, [](T x, T y) { return std::fmod(x, y); });
+      if constexpr (std::is_floating_point_v<T>) return makeError("Mod on floats needs fmod=1");
+      binaryLoop(bc, a, b, o, [](T x, T y) { return pythonMod(x, y); });
+      break;
+    case Bin::FMod:
+      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x % y); });
+      else binaryLoop(bc, a, b, o, [](T x, T y) { return T(std::fmod(x, y)); });
       break;
     case Bin::Pow:
       binaryLoop(bc, a, b, o, [](T x, T y) {
-        if constexpr (std::is_floating_point_v<T>) { if (y == T(2)) return x * x; if (y == T(0.5)) return std::sqrt(x); }
+        if constexpr (std::is_floating_point_v<T>) { if (y == T(2)) return T(x * x); if (y == T(0.5)) return T(std::sqrt(x)); }
         return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
       });
       break;
-    case Bin::Max: binaryLoop(bc, a, b, o, [](T x, T y) { return x > y ? x : y; }); break;
-    case Bin::Min: binaryLoop(bc, a, b, o, [](T x, T y) { return x < y ? x : y; }); break;
+    case Bin::Max: binaryLoop(bc, a, b, o, [](T x, T y) { return x > y || x != x ? x : y; }); break;
+    case Bin::Min: binaryLoop(bc, a, b, o, [](T x, T y) { return x < y || x != x ? x : y; }); break;
+    case Bin::ShiftLeft:
+    case Bin::ShiftRight:
+      if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+        constexpr T bits = sizeof(T) * 8;
+        if (op == Bin::ShiftLeft) binaryLoop(bc, a, b, o, [](T x, T y) { return y >= bits ? T(0) : T(x << y); });
+        else binaryLoop(bc, a, b, o, [](T x, T y) { return y >= bits ? T(0) : T(x >> y); });
+        break;
+      }
+      return makeError("BitShift needs unsigned integers");
     default: return makeError("not an arithmetic op");
   }
   return {};
@@ -72,36 +102,59 @@ void compare(Bin op, const Broadcast& bc, const T* a, const T* b, uint8_t* o) {
     case Bin::GreaterOrEqual: binaryLoop(bc, a, b, o, [](T x, T y) -> uint8_t { return x >= y; }); break;
     case Bin::And: binaryLoop(bc, a, b, o, [](T x, T y) -> uint8_t { return x && y; }); break;
     case Bin::Or: binaryLoop(bc, a, b, o, [](T x, T y) -> uint8_t { return x || y; }); break;
+    case Bin::Xor: binaryLoop(bc, a, b, o, [](T x, T y) -> uint8_t { return (x != 0) != (y != 0); }); break;
     default: break;
   }
+}
+
+// Pow's exponent may have another type than its base: the output has the base's.
+Status powMixed(const Broadcast& br, const Tensor& a, const Tensor& b, Tensor& o) {
+  std::vector<double> e = b.toF64();
+  return visitDType(a.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsArithmetic<T>) {
+      return makeError("Pow on {} is not supported", dtypeName(a.dtype));
+    } else {
+      const T* pa = a.ptr<T>();
+      T* po = o.ptr<T>();
+      forEachRow(br, [&](int64_t oo, const int64_t* offs, int64_t len, const int64_t* st) {
+        for (int64_t i = 0; i < len; ++i)
+          po[oo + i] = static_cast<T>(std::pow(static_cast<double>(pa[offs[0] + i * st[0]]),
+                                               e[static_cast<size_t>(offs[1] + i * st[1])]));
+      });
+      return {};
+    }
+  });
 }
 
 Expected<std::unique_ptr<Op>> binaryOp(Bin op) {
   return fnOp([op](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& a = *in[0];
     const Tensor& b = *in[1];
-    if (a.dtype != b.dtype)
+    if (a.dtype != b.dtype && op != Bin::Pow)
       return makeError("operand types differ ({} vs {})", dtypeName(a.dtype), dtypeName(b.dtype));
     ZP_ASSIGN_OR_RETURN(Shape out, broadcastShapes({a.shape, b.shape}));
     Broadcast br = makeBroadcast(out, {a.shape, b.shape});
-    const bool cmp = op >= Bin::Equal && op <= Bin::Or;
+    const bool cmp = isComparison(op);
     Tensor& o = ctx.alloc(0, cmp ? DType::Bool : a.dtype, out);
-    if (cmp) {
-      switch (a.dtype) {
-        case DType::F32: compare(op, br, a.ptr<float>(), b.ptr<float>(), o.ptr<uint8_t>()); break;
-        case DType::I64: compare(op, br, a.ptr<int64_t>(), b.ptr<int64_t>(), o.ptr<uint8_t>()); break;
-        case DType::I32: compare(op, br, a.ptr<int32_t>(), b.ptr<int32_t>(), o.ptr<uint8_t>()); break;
-        case DType::Bool: case DType::U8: compare(op, br, a.ptr<uint8_t>(), b.ptr<uint8_t>(), o.ptr<uint8_t>()); break;
-        case DType::I8: compare(op, br, a.ptr<int8_t>(), b.ptr<int8_t>(), o.ptr<uint8_t>()); break;
+    if (op == Bin::Pow && a.dtype != b.dtype) return powMixed(br, a, b, o);
+    return visitDType(a.dtype, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (kIsHalf<T>) {
+        return makeError("{} on {} is not supported", cmp ? "comparison" : "arithmetic", dtypeName(a.dtype));
+      } else if constexpr (std::is_same_v<T, bool>) {
+        if (op != Bin::And && op != Bin::Or && op != Bin::Xor && op != Bin::Equal)
+          return makeError("this operation on bool is not supported");
+        compare(op, br, a.ptr<uint8_t>(), b.ptr<uint8_t>(), o.ptr<uint8_t>());
+        return {};
+      } else {
+        if (cmp) {
+          compare(op, br, a.ptr<T>(), b.ptr<T>(), o.ptr<uint8_t>());
+          return {};
+        }
+        return arith(op, br, a.ptr<T>(), b.ptr<T>(), o.ptr<T>());
       }
-      return {};
-    }
-    switch (a.dtype) {
-      case DType::F32: return arith(op, br, a.ptr<float>(), b.ptr<float>(), o.ptr<float>());
-      case DType::I64: return arith(op, br, a.ptr<int64_t>(), b.ptr<int64_t>(), o.ptr<int64_t>());
-      case DType::I32: return arith(op, br, a.ptr<int32_t>(), b.ptr<int32_t>(), o.ptr<int32_t>());
-      default: return makeError("arithmetic on {} is not supported", dtypeName(a.dtype));
-    }
+    });
   });
 }
 
@@ -110,25 +163,37 @@ Expected<std::unique_ptr<Op>> variadicOp(Bin op, bool mean) {
   return fnOp([op, mean](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     std::vector<Shape> shapes;
     for (auto* t : in) {
-      if (t->dtype != DType::F32) return makeError("only float32 operands are supported");
+      if (t->dtype != in[0]->dtype)
+        return makeError("operand types differ ({} vs {})", dtypeName(in[0]->dtype), dtypeName(t->dtype));
       shapes.push_back(t->shape);
     }
     ZP_ASSIGN_OR_RETURN(Shape out, broadcastShapes(shapes));
-    Tensor& o = ctx.alloc(0, DType::F32, out);
-    Broadcast b0 = makeBroadcast(out, {in[0]->shape});
-    float* po = o.ptr<float>();
-    forEachRow(b0, [&](int64_t oo, const int64_t* offs, int64_t len, const int64_t* s) {
-      for (int64_t i = 0; i < len; ++i) po[oo + i] = in[0]->ptr<float>()[offs[0] + i * s[0]];
+    Tensor& o = ctx.alloc(0, in[0]->dtype, out);
+    return visitDType(in[0]->dtype, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (!kIsArithmetic<T>) {
+        return makeError("operands of type {} are not supported", dtypeName(in[0]->dtype));
+      } else {
+        Broadcast b0 = makeBroadcast(out, {in[0]->shape});
+        T* po = o.ptr<T>();
+        forEachRow(b0, [&](int64_t oo, const int64_t* offs, int64_t len, const int64_t* s) {
+          for (int64_t i = 0; i < len; ++i) po[oo + i] = in[0]->ptr<T>()[offs[0] + i * s[0]];
+        });
+        for (size_t k = 1; k < in.size(); ++k) {
+          Broadcast br = makeBroadcast(out, {out, in[k]->shape});
+          ZP_TRY(arith(op, br, po, in[k]->ptr<T>(), po));
+        }
+        if (mean) {
+          if constexpr (std::is_floating_point_v<T>) {
+            const T inv = T(1) / static_cast<T>(in.size());
+            for (int64_t i = 0; i < o.size(); ++i) po[i] *= inv;
+          } else {
+            for (int64_t i = 0; i < o.size(); ++i) po[i] = static_cast<T>(po[i] / static_cast<T>(in.size()));
+          }
+        }
+        return {};
+      }
     });
-    for (size_t k = 1; k < in.size(); ++k) {
-      Broadcast br = makeBroadcast(out, {out, in[k]->shape});
-      ZP_TRY(arith(op, br, po, in[k]->ptr<float>(), po));
-    }
-    if (mean) {
-      const float inv = 1.0f / static_cast<float>(in.size());
-      for (int64_t i = 0; i < o.size(); ++i) po[i] *= inv;
-    }
-    return {};
   });
 }
 
@@ -139,7 +204,15 @@ Expected<std::unique_ptr<Op>> makeSub(const BuildContext& bc) { return binaryOp(
 Expected<std::unique_ptr<Op>> makeMul(const BuildContext& bc) { return binaryOp(Bin::Mul); }
 Expected<std::unique_ptr<Op>> makeDiv(const BuildContext& bc) { return binaryOp(Bin::Div); }
 Expected<std::unique_ptr<Op>> makePow(const BuildContext& bc) { return binaryOp(Bin::Pow); }
-Expected<std::unique_ptr<Op>> makeMod(const BuildContext& bc) { return binaryOp(Bin::Mod); }
+Expected<std::unique_ptr<Op>> makeMod(const BuildContext& bc) {
+  return binaryOp(attrInt(*bc.node, "fmod", 0) != 0 ? Bin::FMod : Bin::Mod);
+}
+Expected<std::unique_ptr<Op>> makeXor(const BuildContext& bc) { return binaryOp(Bin::Xor); }
+Expected<std::unique_ptr<Op>> makeBitShift(const BuildContext& bc) {
+  const std::string dir = attrString(*bc.node, "direction", "");
+  if (dir != "LEFT" && dir != "RIGHT") return makeError("BitShift direction '{}' is not LEFT or RIGHT", dir);
+  return binaryOp(dir == "LEFT" ? Bin::ShiftLeft : Bin::ShiftRight);
+}
 Expected<std::unique_ptr<Op>> makeEqual(const BuildContext& bc) { return binaryOp(Bin::Equal); }
 Expected<std::unique_ptr<Op>> makeLess(const BuildContext& bc) { return binaryOp(Bin::Less); }
 Expected<std::unique_ptr<Op>> makeGreater(const BuildContext& bc) { return binaryOp(Bin::Greater); }
@@ -151,6 +224,28 @@ Expected<std::unique_ptr<Op>> makeMax(const BuildContext& bc) { return variadicO
 Expected<std::unique_ptr<Op>> makeMin(const BuildContext& bc) { return variadicOp(Bin::Min, false); }
 Expected<std::unique_ptr<Op>> makeSum(const BuildContext& bc) { return variadicOp(Bin::Add, false); }
 Expected<std::unique_ptr<Op>> makeMean(const BuildContext& bc) { return variadicOp(Bin::Add, true); }
+
+// PRelu: x where x >= 0, slope * x elsewhere; slope broadcasts to x.
+Expected<std::unique_ptr<Op>> makePRelu(const BuildContext& bc) {
+  return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    const Tensor& slope = *in[1];
+    if (x.dtype != slope.dtype) return makeError("slope is {}, input {}", dtypeName(slope.dtype), dtypeName(x.dtype));
+    ZP_ASSIGN_OR_RETURN(Shape out, broadcastShapes({x.shape, slope.shape}));
+    if (out != x.shape) return makeError("slope {} does not broadcast to {}", shapeString(slope.shape), shapeString(x.shape));
+    Broadcast br = makeBroadcast(out, {x.shape, slope.shape});
+    Tensor& y = ctx.alloc(0, x.dtype, out);
+    return visitDType(x.dtype, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (!kIsArithmetic<T>) {
+        return makeError("input type {} is not supported", dtypeName(x.dtype));
+      } else {
+        binaryLoop(br, x.ptr<T>(), slope.ptr<T>(), y.ptr<T>(), [](T v, T s) { return v < T(0) ? T(s * v) : v; });
+        return {};
+      }
+    });
+  });
+}
 
 Expected<std::unique_ptr<Op>> makeWhere(const BuildContext& bc) {
   return fnOp([](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {

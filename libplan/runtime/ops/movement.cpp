@@ -1,4 +1,5 @@
 // Data movement: copies of the input, or parts of it, in another order.
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -9,6 +10,8 @@
 
 namespace zp::runtime::detail {
 namespace {
+
+enum class PadMode { Constant, Reflect, Edge };
 
 // Generic strided copy: out[i] = in[sum idx_d * inStride_d], used by Transpose/Slice/Expand.
 void stridedCopy(const uint8_t* src, uint8_t* dst, size_t esize, const Shape& outShape,
@@ -259,37 +262,113 @@ Expected<std::unique_ptr<Op>> makeTile(const BuildContext& bc) {
   });
 }
 
+// Source index along one axis of length n for padded position i (i < 0 or i >= n
+// lies in the padding): reflect mirrors about the edge elements (again and again for
+// pads longer than the axis, as numpy does), edge repeats them. -1 means the constant.
+static int64_t padSource(int64_t i, int64_t n, PadMode mode) {
+  if (i >= 0 && i < n) return i;
+  if (mode == PadMode::Constant) return -1;
+  if (mode == PadMode::Edge || n == 1) return std::clamp<int64_t>(i, 0, n - 1);
+  const int64_t period = 2 * (n - 1);  // reflect: ... 2 1 | 0 1 2 .. n-1 | n-2 ...
+  int64_t m = ((i % period) + period) % period;
+  return m < n ? m : period - m;
+}
+
 Expected<std::unique_ptr<Op>> makePad(const BuildContext& bc) {
-  std::string mode = attrString(*bc.node, "mode", "constant");
-  if (mode != "constant") return makeError("Pad mode '{}' is not supported", mode);
+  const std::string modeName = attrString(*bc.node, "mode", "constant");
+  PadMode mode;
+  if (modeName == "constant") mode = PadMode::Constant;
+  else if (modeName == "reflect") mode = PadMode::Reflect;
+  else if (modeName == "edge") mode = PadMode::Edge;
+  else return makeError("Pad mode '{}' is not supported", modeName);
   const int opset = bc.opset;
   std::vector<int64_t> aPads = attrInts(*bc.node, "pads");
   float aValue = attrFloat(*bc.node, "value", 0.0f);
   return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
-    if (x.dtype != DType::F32) return makeError("Pad supports float32 only");
     std::vector<int64_t> pads = opset >= 11 ? in[1]->toI64() : aPads;
-    float value = aValue;
-    if (opset >= 11 && in.size() > 2 && in[2] && in[2]->size() > 0) value = in[2]->toF32()[0];
     const int64_t r = x.rank();
     if (static_cast<int64_t>(pads.size()) != 2 * r) return makeError("pads has {} entries for rank {}", pads.size(), r);
     Shape s = x.shape;
-    for (int64_t d = 0; d < r; ++d) s[static_cast<size_t>(d)] += pads[static_cast<size_t>(d)] + pads[static_cast<size_t>(d + r)];
-    Tensor& y = ctx.alloc(0, DType::F32, s);
-    auto ost = contiguousStrides(s), ist = contiguousStrides(x.shape);
+    for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
+      s[d] += pads[d] + pads[d + static_cast<size_t>(r)];
+      if (s[d] < 0) return makeError("pads {} crop more than the input {} holds", shapeString(pads), shapeString(x.shape));
+      if (mode != PadMode::Constant && s[d] > 0 && x.shape[d] == 0)
+        return makeError("Pad mode '{}' needs a non-empty input along axis {}", modeName, d);
+    }
+    // The constant's bytes in x's type: the value input (same type), the opset < 11
+    // attribute (float), or zero.
+    const size_t es = dtypeSize(x.dtype);
+    std::vector<uint8_t> value(es, 0);
+    if (opset >= 11 && in.size() > 2 && in[2] && in[2]->size() > 0) {
+      if (in[2]->dtype != x.dtype) return makeError("constant_value has another type than the data");
+      std::memcpy(value.data(), in[2]->ptr<uint8_t>(), es);
+    } else if (opset < 11) {
+      if (x.dtype != DType::F32) return makeError("Pad before opset 11 supports float32 only");
+      std::memcpy(value.data(), &aValue, es);
+    }
+    Tensor& y = ctx.alloc(0, x.dtype, s);
+    const auto ist = contiguousStrides(x.shape);
+    const uint8_t* px = x.ptr<uint8_t>();
+    uint8_t* py = y.ptr<uint8_t>();
     for (int64_t o = 0; o < y.size(); ++o) {
       int64_t rem = o, off = 0;
       bool inside = true;
-      for (int64_t d = r; d-- > 0;) {
-        int64_t i = rem % s[static_cast<size_t>(d)] - pads[static_cast<size_t>(d)];
-        rem /= s[static_cast<size_t>(d)];
-        if (i < 0 || i >= x.shape[static_cast<size_t>(d)]) { inside = false; break; }
-        off += i * ist[static_cast<size_t>(d)];
+      for (size_t d = static_cast<size_t>(r); d-- > 0;) {
+        const int64_t i = padSource(rem % s[d] - pads[d], x.shape[d], mode);
+        rem /= s[d];
+        if (i < 0) { inside = false; break; }
+        off += i * ist[d];
       }
-      y.ptr<float>()[o] = inside ? x.ptr<float>()[off] : value;
+      std::memcpy(py + o * static_cast<int64_t>(es), inside ? px + off * static_cast<int64_t>(es) : value.data(), es);
     }
-    (void)ost;
     return {};
+  });
+}
+
+// DepthToSpace and SpaceToDepth are a reshape to 6-D, a transpose and a reshape back:
+// y = transpose(reshape(x, view), perm), with `view` the 6-D shape of x.
+static Status blockTranspose(ExecContext& ctx, const Tensor& x, const Shape& view, const std::vector<size_t>& perm,
+                             const Shape& outShape) {
+  const auto st = contiguousStrides(view);
+  Shape s;
+  std::vector<int64_t> ist;
+  for (size_t d : perm) {
+    s.push_back(view[d]);
+    ist.push_back(st[d]);
+  }
+  Tensor& y = ctx.alloc(0, x.dtype, outShape);
+  stridedCopy(x.ptr<uint8_t>(), y.ptr<uint8_t>(), dtypeSize(x.dtype), s, ist, 0);
+  return {};
+}
+
+Expected<std::unique_ptr<Op>> makeDepthToSpace(const BuildContext& bc) {
+  const int64_t b = attrInt(*bc.node, "blocksize", 0);
+  const std::string mode = attrString(*bc.node, "mode", "DCR");
+  if (b <= 0) return makeError("blocksize {} is not positive", b);
+  if (mode != "DCR" && mode != "CRD") return makeError("DepthToSpace mode '{}' is not DCR or CRD", mode);
+  const bool dcr = mode == "DCR";
+  return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.rank() != 4 || x.shape[1] % (b * b) != 0)
+      return makeError("input {} is not NCHW with channels a multiple of blocksize^2 = {}", shapeString(x.shape), b * b);
+    const int64_t N = x.shape[0], C = x.shape[1] / (b * b), H = x.shape[2], W = x.shape[3];
+    const Shape out = {N, C, H * b, W * b};
+    // DCR: channel = (bh * b + bw) * C + c; CRD: channel = (c * b + bh) * b + bw.
+    if (dcr) return blockTranspose(ctx, x, {N, b, b, C, H, W}, {0, 3, 4, 1, 5, 2}, out);
+    return blockTranspose(ctx, x, {N, C, b, b, H, W}, {0, 1, 4, 2, 5, 3}, out);
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeSpaceToDepth(const BuildContext& bc) {
+  const int64_t b = attrInt(*bc.node, "blocksize", 0);
+  if (b <= 0) return makeError("blocksize {} is not positive", b);
+  return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.rank() != 4 || x.shape[2] % b != 0 || x.shape[3] % b != 0)
+      return makeError("input {} is not NCHW with height and width multiples of blocksize {}", shapeString(x.shape), b);
+    const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2] / b, W = x.shape[3] / b;
+    return blockTranspose(ctx, x, {N, C, H, b, W, b}, {0, 3, 5, 1, 2, 4}, {N, C * b * b, H, W});
   });
 }
 

@@ -66,6 +66,7 @@ struct BuildContext {
   int opset = 13;
   std::vector<const Tensor*> constInputs;         // per input: the constant value or null
   std::vector<std::optional<Shape>> inputShapes;  // static shapes where known
+  bool halfInputs = true;  // an input may be float16 or bfloat16 (false only when every input's type is known)
   const KernelPolicy* policy = nullptr;
   WeightCache* cache = nullptr;
   // Built from the cache's model skeleton: heavy weights come from the cache alone

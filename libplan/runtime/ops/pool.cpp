@@ -1,5 +1,5 @@
 // Pooling: MaxPool (on the window kernel shared with depthwise conv), AveragePool,
-// and their global forms.
+// and their global forms; 3-D, integer and Indices pooling in pool_general.cpp.
 #include <algorithm>
 #include <cmath>
 
@@ -8,6 +8,7 @@
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
+#include "libplan/runtime/ops/pool_general.h"
 #include "libplan/runtime/ops/sliding_window.h"
 
 namespace zp::runtime::detail {
@@ -21,7 +22,12 @@ struct PoolGeom {
 
 Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
   const auto& n = *bc.node;
-  if (n.output_size() > 1 && !n.output(1).empty()) return makeError("MaxPool Indices output is not supported");
+  // 3-D pooling, MaxPool's Indices output and other element types than float32: the general path.
+  auto general = makeGeneralPool(bc, isMax);
+  const bool indices = n.output_size() > 1 && !n.output(1).empty();
+  const size_t spatial = attrInts(n, "kernel_shape").size();
+  if (indices || (spatial != 1 && spatial != 2)) return general;
+  std::shared_ptr<Op> other = general.ok() ? std::shared_ptr<Op>(std::move(*general)) : nullptr;
   PoolGeom g;
   g.kernel = attrInts(n, "kernel_shape");
   g.strides = attrInts(n, "strides");
@@ -31,7 +37,6 @@ Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
   g.autoPad = attrString(n, "auto_pad", "NOTSET");
   const bool includePad = attrInt(n, "count_include_pad", 0) != 0;
   const size_t sd = g.kernel.size();
-  if (sd != 1 && sd != 2) return makeError("only 1-D and 2-D pooling is supported");
   if (g.strides.empty()) g.strides.assign(sd, 1);
   if (g.dil.empty()) g.dil.assign(sd, 1);
   if (g.pads.empty()) g.pads.assign(2 * sd, 0);
@@ -42,8 +47,9 @@ Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
     g.pads = {0, g.pads[0], 0, g.pads[1]};
   }
   const bool oneD = sd == 1;
-  return fnOp([g, isMax, includePad, oneD](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+  return fnOp([g, isMax, includePad, oneD, other](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
+    if (x.dtype != DType::F32 && other) return other->run(ctx, in);
     if (x.dtype != DType::F32 || x.rank() != (oneD ? 3 : 4)) return makeError("input {} does not fit the pooling", shapeString(x.shape));
     const int64_t N = x.shape[0], C = x.shape[1], H = oneD ? 1 : x.shape[2], W = x.shape.back();
     int64_t pt = g.pads[0], pl = g.pads[1], pb = g.pads[2], pr = g.pads[3];

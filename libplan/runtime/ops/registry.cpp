@@ -5,6 +5,7 @@
 #include "libplan/graph/rewrite/fuse.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
+#include "libplan/runtime/ops/half_as_float.h"
 
 namespace zp::runtime {
 namespace {
@@ -14,10 +15,11 @@ using Factory = Expected<std::unique_ptr<Op>> (*)(const BuildContext&);
 struct OpEntry {
   std::string_view type;
   Factory make;
+  std::string_view family;
 };
 
 constexpr OpEntry kOps[] = {
-#define ZP_OP(type, family) {#type, &detail::make##type},
+#define ZP_OP(type, family) {#type, &detail::make##type, #family},
 #include "libplan/runtime/ops/op_list.def"
 };
 
@@ -28,6 +30,17 @@ const OpEntry* findOp(std::string_view type) {
 }
 
 bool isStandardDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The families whose ops compute in float32 (or per type, without the halves): they
+// take float16 and bfloat16 through computeHalvesInFloat. Cast and CastLike convert
+// halves themselves; the other families move elements of any type as they are.
+bool computesHalvesInFloat(const OpEntry& e) {
+  if (e.type == "Cast" || e.type == "CastLike") return false;
+  for (std::string_view f : {"elementwise", "unary", "reduce", "norm", "softmax", "pool", "resize", "order", "einsum",
+                             "conv", "conv_transpose", "gemm"})
+    if (e.family == f) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -53,6 +66,7 @@ Expected<std::unique_ptr<Op>> createOp(const BuildContext& bc) {
   if (!e) return makeError("{}: operator '{}' is not supported", detail::nodeLabel(n), n.op_type());
   auto op = e->make(bc);
   if (!op.ok()) return makeError("{}: {}", detail::nodeLabel(n), op.error().message);
+  if (bc.halfInputs && computesHalvesInFloat(*e)) return detail::computeHalvesInFloat(std::move(*op));
   return op;
 }
 

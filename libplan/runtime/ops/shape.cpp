@@ -37,11 +37,26 @@ Expected<std::unique_ptr<Op>> identityOp() {
 
 Expected<std::unique_ptr<Op>> makeIdentity(const BuildContext& bc) { return identityOp(); }
 
-// Dropout at inference is the identity; its optional mask output is not supported.
+// Dropout at inference is the identity, with an all-true mask. In training mode it
+// draws a random mask: refused, unless the ratio is 0 (the identity again).
 Expected<std::unique_ptr<Op>> makeDropout(const BuildContext& bc) {
-  if (bc.node->output_size() > 1 && !bc.node->output(1).empty())
-    return makeError("Dropout's mask output is not supported");
-  return identityOp();
+  const bool mask = bc.node->output_size() > 1 && !bc.node->output(1).empty();
+  const bool hasTraining = bc.opset >= 12 && bc.node->input_size() > 2 && !bc.node->input(2).empty();
+  const float attrRatio = attrFloat(*bc.node, "ratio", 0.5f);
+  const int opset = bc.opset;
+  return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (hasTraining && in[2]->size() > 0 && in[2]->toI64()[0] != 0) {
+      const float ratio = opset >= 12 ? (in.size() > 1 && in[1] ? in[1]->toF32()[0] : 0.5f) : attrRatio;
+      if (ratio != 0.0f) return makeError("Dropout with training_mode true (a random mask) is not supported");
+    }
+    ZP_TRY(viewOrCopy(ctx, x, x.shape));
+    if (mask) {
+      Tensor& m = ctx.alloc(1, DType::Bool, x.shape);
+      std::fill(m.ptr<uint8_t>(), m.ptr<uint8_t>() + m.size(), uint8_t{1});
+    }
+    return {};
+  }, true);
 }
 
 Expected<std::unique_ptr<Op>> makeReshape(const BuildContext& bc) {

@@ -62,6 +62,50 @@ std::vector<OpCase> elementwiseCases() {
     c.push_back({op, "broadcast", body, {in("a", {2, 3, 1}, Fill::Bools, DType::Bool), in("b", {4}, Fill::Bools, DType::Bool)}, {"bool y"}});
   }
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) variadicCases(c, op);
+  c.push_back({"PRelu", "per-channel slope", "y = PRelu (x, s)", {in("x", {2, 3, 4, 4}), init("s", {3, 1, 1})}});
+  c.push_back({"PRelu", "scalar slope input", "y = PRelu (x, s)", {in("x", {5, 7}), in("s", {1})}});
+  c.push_back({"PRelu", "int32 slope row", "y = PRelu (x, s)",
+               {in("x", {3, 4}, Fill::SmallInts, DType::I32), in("s", {4}, Fill::SmallInts, DType::I32)}, {"int32 y"}, 16});
+  c.push_back({"Xor", "same shape", "y = Xor (a, b)",
+               {in("a", {3, 4}, Fill::Bools, DType::Bool), in("b", {3, 4}, Fill::Bools, DType::Bool)}, {"bool y"}});
+  c.push_back({"Xor", "broadcast", "y = Xor (a, b)",
+               {in("a", {2, 3, 1}, Fill::Bools, DType::Bool), in("b", {4}, Fill::Bools, DType::Bool)}, {"bool y"}});
+  c.push_back({"BitShift", "left uint8", "y = BitShift <direction=\"LEFT\"> (a, b)",
+               {in("a", {3, 4}, Fill::Counts, DType::U8), fixed("b", DType::U8, {4}, {0, 1, 3, 5}, false)}, {"uint8 y"}, 11});
+  c.push_back({"BitShift", "right uint32", "y = BitShift <direction=\"RIGHT\"> (a, b)",
+               {in("a", {6}, Fill::Counts, DType::U32), fixed("b", DType::U32, {6}, {0, 1, 2, 3, 4, 1}, false)}, {"uint32 y"}, 11});
+  c.push_back({"BitShift", "left uint64 broadcast", "y = BitShift <direction=\"LEFT\"> (a, b)",
+               {in("a", {2, 3}, Fill::Counts, DType::U64), fixed("b", DType::U64, {}, {7}, false)}, {"uint64 y"}, 11});
+  // Other element types: double, int8, uint16 and mixed-type Pow.
+  c.push_back({"Add", "double", "y = Add (a, b)", {in("a", {2, 3}, Fill::Wide, DType::F64), in("b", {3}, Fill::Wide, DType::F64)},
+               {"double y"}});
+  c.push_back({"Mul", "int8", "y = Mul (a, b)", {in("a", {2, 3}, Fill::SmallInts, DType::I8), in("b", {3}, Fill::SmallInts, DType::I8)},
+               {"int8 y"}, 14});
+  c.push_back({"Sub", "uint16", "y = Sub (a, b)", {in("a", {5}, Fill::Counts, DType::U16), in("b", {5}, Fill::Counts, DType::U16)},
+               {"uint16 y"}, 14});
+  c.push_back({"Pow", "float base, int64 exponent", "y = Pow (a, b)",
+               {in("a", {2, 3}), in("b", {3}, Fill::SmallInts, DType::I64)}});
+  c.push_back({"Pow", "int32 base, float exponent", "y = Pow (a, b)",
+               {in("a", {5}, Fill::Counts, DType::I32), in("b", {5}, Fill::Counts)}, {"int32 y"}});
+  c.push_back({"Mod", "int64 fmod", "y = Mod <fmod=1> (a, b)",
+               {in("a", {4, 5}, Fill::Wide, DType::I64), fixed("b", DType::I64, {5}, {3, -3, 7, -2, 4}, false)}, {"int64 y"}});
+  c.push_back({"Mod", "uint8", "y = Mod (a, b)",
+               {in("a", {6}, Fill::Counts, DType::U8), fixed("b", DType::U8, {6}, {1, 2, 3, 4, 5, 6}, false)}, {"uint8 y"}});
+  c.push_back({"Max", "int32", "y = Max (a, b)", {in("a", {2, 3}, Fill::Wide, DType::I32), in("b", {3}, Fill::Wide, DType::I32)},
+               {"int32 y"}});
+  c.push_back({"Min", "double", "y = Min (a, b)", {in("a", {2, 3}, Fill::Wide, DType::F64), in("b", {3}, Fill::Wide, DType::F64)},
+               {"double y"}});
+  // float16 and bfloat16 compute in float32 and round back to nearest even.
+  for (const char* op : {"Add", "Mul", "Div", "Max", "Min", "Sum"}) {
+    OpCase h{op, "float16", std::string("y = ") + op + " (a, b)",
+             {in("a", {2, 5}, Fill::Wide, DType::F16), in("b", {5}, Fill::AwayFromZero, DType::F16)}, {"float16 y"}};
+    h.tolerance = 1e-3;
+    c.push_back(h);
+  }
+  c.push_back({"Less", "float16", "y = Less (a, b)",
+               {in("a", {2, 5}, Fill::SmallInts, DType::F16), in("b", {5}, Fill::SmallInts, DType::F16)}, {"bool y"}});
+  c.push_back({"Equal", "double", "y = Equal (a, b)",
+               {in("a", {2, 3}, Fill::SmallInts, DType::F64), in("b", {3}, Fill::SmallInts, DType::F64)}, {"bool y"}});
   c.push_back({"Where", "broadcast", "y = Where (c, a, b)",
                {in("c", {2, 1, 4}, Fill::Bools, DType::Bool), in("a", {3, 4}), in("b", {2, 3, 1})}});
   c.push_back({"Where", "same shape", "y = Where (c, a, b)",

@@ -32,6 +32,8 @@ std::vector<OpCase> gemmCases() {
       {"MatMul", "broadcast batches", "y = MatMul (a, b)", {in("a", {2, 1, 3, 4}), in("b", {3, 4, 5})}},
       {"MatMul", "vector times batch", "y = MatMul (a, b)", {in("a", {4}), in("b", {2, 4, 3})}},
       {"MatMul", "batch times vector", "y = MatMul (a, b)", {in("a", {2, 3, 4}), in("b", {4})}},
+      {"MatMul", "float16 activations", "y = MatMul (a, b)",
+       {in("a", {2, 3, 4}, Fill::Uniform, DType::F16), in("b", {4, 5}, Fill::Uniform, DType::F16)}, {"float16 y"}, 13, 2e-3},
   };
 }
 

@@ -1,4 +1,4 @@
-// Data movement: Transpose, Concat, Split, Slice, Gather, Expand, Tile, Pad.
+// Data movement: Transpose, Concat, Split, Slice, Gather, Expand, Tile, Pad, DepthToSpace, SpaceToDepth.
 #include "tests/runtime/ops/op_case.h"
 
 namespace zp::runtime::testing {
@@ -45,6 +45,25 @@ std::vector<OpCase> movementCases() {
                {in("x", {2, 3, 4}), fixed("p", DType::I64, {6}, {0, 1, 2, 1, 0, 3}), fixed("v", DType::F32, {}, {1.5})}});
   c.push_back({"Pad", "zeros", "y = Pad (x, p)", {in("x", {1, 2, 3, 3}), fixed("p", DType::I64, {8}, {0, 0, 1, 1, 0, 0, 1, 1})}});
   c.push_back({"Pad", "opset 2 attributes", "y = Pad <pads=[1,0,0,2], value=-1.0> (x)", {in("x", {3, 4})}, {"float y"}, 2});
+  c.push_back({"Pad", "reflect", "y = Pad <mode=\"reflect\"> (x, p)",
+               {in("x", {2, 3, 4, 5}), fixed("p", DType::I64, {8}, {0, 1, 2, 3, 0, 2, 1, 2})}});
+  c.push_back({"Pad", "reflect, pad of the axis length - 1", "y = Pad <mode=\"reflect\"> (x, p)",
+               {in("x", {3, 4}), fixed("p", DType::I64, {4}, {2, 3, 2, 3})}});
+  c.push_back({"Pad", "edge", "y = Pad <mode=\"edge\"> (x, p)",
+               {in("x", {1, 2, 3, 4}), fixed("p", DType::I64, {8}, {0, 0, 3, 1, 0, 0, 1, 5})}});
+  c.push_back({"Pad", "edge, int64, negative pads crop", "y = Pad <mode=\"edge\"> (x, p)",
+               {in("x", {4, 5}, Fill::Wide, DType::I64), fixed("p", DType::I64, {4}, {-1, 2, 1, -2})}, {"int64 y"}});
+  c.push_back({"Pad", "constant, int32 value", "y = Pad (x, p, v)",
+               {in("x", {3, 4}, Fill::Wide, DType::I32), fixed("p", DType::I64, {4}, {1, 0, 2, 1}),
+                fixed("v", DType::I32, {}, {7})}, {"int32 y"}});
+  c.push_back({"Pad", "reflect, uint8", "y = Pad <mode=\"reflect\"> (x, p)",
+               {in("x", {3, 5}, Fill::Counts, DType::U8), fixed("p", DType::I64, {4}, {1, 2, 2, 4})}, {"uint8 y"}});
+  c.push_back({"DepthToSpace", "DCR", "y = DepthToSpace <blocksize=2> (x)", {in("x", {2, 12, 3, 4})}});
+  c.push_back({"DepthToSpace", "CRD", "y = DepthToSpace <blocksize=2, mode=\"CRD\"> (x)", {in("x", {1, 8, 3, 2})}});
+  c.push_back({"DepthToSpace", "blocksize 3, uint8", "y = DepthToSpace <blocksize=3> (x)",
+               {in("x", {1, 18, 2, 3}, Fill::Counts, DType::U8)}, {"uint8 y"}});
+  c.push_back({"SpaceToDepth", "blocksize 2", "y = SpaceToDepth <blocksize=2> (x)", {in("x", {2, 3, 4, 6})}});
+  c.push_back({"SpaceToDepth", "blocksize 3", "y = SpaceToDepth <blocksize=3> (x)", {in("x", {1, 2, 6, 3})}});
   return c;
 }
 

@@ -52,6 +52,13 @@ const char* textType(DType t) {
     case DType::I8: return "int8";
     case DType::U8: return "uint8";
     case DType::Bool: return "bool";
+    case DType::F64: return "double";
+    case DType::F16: return "float16";
+    case DType::BF16: return "bfloat16";
+    case DType::I16: return "int16";
+    case DType::U16: return "uint16";
+    case DType::U32: return "uint32";
+    case DType::U64: return "uint64";
   }
   return "?";
 }
@@ -82,6 +89,13 @@ Tensor tensorOf(const Operand& o, std::mt19937& rng) {
       case DType::I32: t.ptr<int32_t>()[i] = static_cast<int32_t>(std::lround(v)); break;
       case DType::I8: t.ptr<int8_t>()[i] = static_cast<int8_t>(std::lround(v)); break;
       case DType::U8: case DType::Bool: t.ptr<uint8_t>()[i] = static_cast<uint8_t>(std::lround(v)); break;
+      case DType::F64: t.ptr<double>()[i] = v; break;
+      case DType::F16: t.ptr<uint16_t>()[i] = floatToHalf(static_cast<float>(v)); break;
+      case DType::BF16: t.ptr<uint16_t>()[i] = floatToBf16(static_cast<float>(v)); break;
+      case DType::I16: t.ptr<int16_t>()[i] = static_cast<int16_t>(std::lround(v)); break;
+      case DType::U16: t.ptr<uint16_t>()[i] = static_cast<uint16_t>(std::lround(v)); break;
+      case DType::U32: t.ptr<uint32_t>()[i] = static_cast<uint32_t>(std::llround(v)); break;
+      case DType::U64: t.ptr<uint64_t>()[i] = static_cast<uint64_t>(std::llround(v)); break;
     }
   }
   return t;
@@ -102,6 +116,8 @@ std::string literal(const Tensor& t) {
   for (int64_t i = 0; i < t.size(); ++i) {
     s += i ? ", " : "";
     if (t.dtype == DType::F32) s += fmt::format("{:.6f}", t.ptr<float>()[i]);
+    else if (t.dtype == DType::F64) s += fmt::format("{:.17g}", t.ptr<double>()[i]);
+    else if (t.dtype == DType::F16 || t.dtype == DType::BF16) s += std::to_string(t.ptr<uint16_t>()[i]);  // bit patterns
     else s += std::to_string(t.toI64()[static_cast<size_t>(i)]);
   }
   return s;
@@ -175,13 +191,14 @@ Expected<std::map<std::string, std::string>> runOrt(const fs::path& jobsFile, co
 std::string compare(const Tensor& ours, const Tensor& ort, double tolerance) {
   if (ours.dtype != ort.dtype) return fmt::format("dtype {} vs ORT's {}", dtypeName(ours.dtype), dtypeName(ort.dtype));
   if (ours.shape != ort.shape) return fmt::format("shape {} vs ORT's {}", shapeString(ours.shape), shapeString(ort.shape));
-  if (ours.dtype != DType::F32) {
+  if (!dtypeIsFloat(ours.dtype)) {
     if (ours.bytes() && std::memcmp(ours.data, ort.data, ours.bytes()) != 0) return "values differ";
     return "";
   }
   double worst = 0, scale = 1;
-  for (int64_t i = 0; i < ort.size(); ++i) {
-    const float a = ours.ptr<float>()[i], b = ort.ptr<float>()[i];
+  const std::vector<double> va = ours.toF64(), vb = ort.toF64();
+  for (size_t i = 0; i < vb.size(); ++i) {
+    const double a = va[i], b = vb[i];
     if (std::isnan(a) || std::isnan(b)) {
       if (std::isnan(a) != std::isnan(b)) return fmt::format("element {}: {} vs ORT's {}", i, a, b);
       continue;
@@ -190,8 +207,8 @@ std::string compare(const Tensor& ours, const Tensor& ort, double tolerance) {
       if (a != b) return fmt::format("element {}: {} vs ORT's {}", i, a, b);
       continue;
     }
-    worst = std::max(worst, static_cast<double>(std::fabs(a - b)));
-    scale = std::max(scale, static_cast<double>(std::fabs(b)));
+    worst = std::max(worst, std::fabs(a - b));
+    scale = std::max(scale, std::fabs(b));
   }
   if (worst > tolerance * scale) return fmt::format("max |ours - ORT| = {:.3g} > {:.3g}", worst, tolerance * scale);
   return "";

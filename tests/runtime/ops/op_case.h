@@ -79,5 +79,9 @@ std::vector<OpCase> gemmCases();
 std::vector<OpCase> poolCases();
 std::vector<OpCase> normCases();
 std::vector<OpCase> softmaxCases();
+std::vector<OpCase> resizeCases();
+std::vector<OpCase> convTransposeCases();
+std::vector<OpCase> indexCases();
+std::vector<OpCase> matrixCases();
 
 }  // namespace zp::runtime::testing

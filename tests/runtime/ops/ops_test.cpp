@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 std::vector<OpCase> allCases() {
   std::vector<OpCase> all;
   for (auto family : {elementwiseCases, unaryCases, shapeCases, movementCases, generatorCases, reduceCases, quantCases,
-                      convCases, gemmCases, poolCases, normCases, softmaxCases}) {
+                      convCases, gemmCases, poolCases, normCases, softmaxCases, resizeCases,
+                      convTransposeCases, indexCases, matrixCases}) {
     auto cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }
