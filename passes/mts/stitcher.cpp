@@ -1,0 +1,204 @@
+#include "passes/mts/stitcher.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace zp::mts {
+
+Stitcher::Stitcher(const std::vector<TaskNet>& nets, const StitchParams& params, onnx::GraphProto* graph)
+    : nets_(nets), params_(params), em_(graph), graph_(graph) {
+  stats_.memberSharedBytes.assign(nets.size(), 0);
+  int64_t row = 0;
+  for (int t = 0; t < members(); ++t) {
+    const int64_t batch = nets_[static_cast<size_t>(t)].inputShape[0];
+    rowBegin_.push_back(netFuse() ? 0 : row);
+    rowCount_.push_back(batch);
+    if (!netFuse()) rowMember_.insert(rowMember_.end(), static_cast<size_t>(batch), t);
+    row += batch;
+  }
+}
+
+static void setTensorType(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& shape) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// Mts: inputs of the same shape share columns; the others are zero-padded into
+// their own columns (Eq. 4) and all are concatenated along the batch (Eq. 1, 7).
+// NetFuse: every member's channels side by side, one batch.
+Status Stitcher::inputs() {
+  std::vector<Column> cols;
+  std::vector<int64_t> channels, offset(nets_.size(), 0);
+  std::vector<std::vector<int64_t>> classes;  // distinct input shapes without the batch
+  std::vector<Owners> classOwners;
+  for (int t = 0; t < members(); ++t) {
+    const auto& shape = nets_[static_cast<size_t>(t)].inputShape;
+    channels.push_back(shape[1]);
+    std::vector<int64_t> key(shape.begin() + 1, shape.end());
+    auto it = std::find(classes.begin(), classes.end(), key);
+    if (netFuse() || it == classes.end()) {
+      classes.push_back(key);
+      classOwners.push_back(0);
+      it = classes.end() - 1;
+    }
+    classOwners[static_cast<size_t>(it - classes.begin())] |= Owners{1} << t;
+  }
+  int64_t width = 0;
+  for (size_t k = 0; k < classes.size(); ++k) {
+    for (int t : membersOf(classOwners[k])) offset[static_cast<size_t>(t)] = width;
+    for (int64_t c = 0; c < classes[k][0]; ++c) cols.push_back(Column{classOwners[k], c});
+    width += classes[k][0];
+  }
+  std::vector<std::string> parts;
+  for (int t = 0; t < members(); ++t) {
+    const TaskNet& net = nets_[static_cast<size_t>(t)];
+    std::string name = net.task + "/" + net.input;
+    setTensorType(graph_->add_input(), name, net.inputShape);
+    io_.push_back(MemberIo{net.task, net.input, name, net.outputs, {}});
+    const size_t rank = net.inputShape.size();
+    if (!netFuse() && classes.size() > 1) {
+      std::vector<int64_t> pads(2 * rank, 0);
+      pads[1] = offset[static_cast<size_t>(t)];
+      pads[rank + 1] = width - offset[static_cast<size_t>(t)] - net.inputShape[1];
+      name = em_.node("Pad", {name, em_.int64s(net.task + "/pads", pads)}, net.task + "/padded").output(0);
+    }
+    parts.push_back(name);
+  }
+  auto& concat = em_.node("Concat", parts, "mts/input");
+  Emitter::setInt(concat, "axis", netFuse() ? 1 : 0);
+  values_[nets_[0].input] = Value{concat.output(0), Layout(cols, channels), true, nets_[0].inputShape.size()};
+  return {};
+}
+
+Expected<Value> Stitcher::value(const std::string& tensor) const {
+  auto it = values_.find(tensor);
+  if (it == values_.end()) return makeError("tensor '{}' is read before it is computed", tensor);
+  return it->second;
+}
+
+// Zeroes the entries of every row in the columns its member does not own, so
+// that the redundant products of the last weighted layer (P1·X2 in Eq. 6) do not
+// reach the next one.
+std::string Stitcher::masked(const Value& v) {
+  if (v.clean || netFuse()) return v.name;
+  auto it = masked_.find(v.name);
+  if (it != masked_.end()) return it->second;
+  const int64_t rows = static_cast<int64_t>(rowMember_.size()), width = v.layout.size();
+  std::vector<float> mask(static_cast<size_t>(rows * width), 0.f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < width; ++k)
+      if (v.layout.columns()[static_cast<size_t>(k)].owners & (Owners{1} << rowMember_[static_cast<size_t>(r)]))
+        mask[static_cast<size_t>(r * width + k)] = 1.f;
+  std::vector<int64_t> dims{rows, width};
+  dims.resize(v.rank, 1);
+  std::string m = em_.floats(v.name + "/mask", dims, mask, true);
+  ++stats_.masks;
+  std::string out = em_.node("Mul", {v.name, m}, v.name + "/masked").output(0);
+  masked_[v.name] = out;
+  return out;
+}
+
+// Element-wise addition (the residual join, §IV-B2/3). When the two branches'
+// layouts differ, each is gathered into the common refinement: one column per
+// distinct (column in a, column in b) pair of a member's channel.
+Expected<Value> Stitcher::add(size_t i) {
+  ZP_ASSIGN_OR_RETURN(Value a, value(op(0, i).inputs[0]));
+  ZP_ASSIGN_OR_RETURN(Value b, value(op(0, i).inputs[1]));
+  const std::string base = op(0, i).name;
+  if (a.layout == b.layout) {
+    std::string out = em_.node("Add", {a.name, b.name}, base).output(0);
+    return Value{out, a.layout, a.clean && b.clean, a.rank};
+  }
+  std::map<std::pair<int64_t, int64_t>, Owners> pairs;
+  std::vector<int64_t> channels;
+  for (int t = 0; t < members(); ++t) {
+    if (a.layout.channels(t) != b.layout.channels(t))
+      return makeError("node '{}': the two inputs of {} have {} and {} channels", base, nets_[static_cast<size_t>(t)].task,
+                       a.layout.channels(t), b.layout.channels(t));
+    channels.push_back(a.layout.channels(t));
+    for (int64_t c = 0; c < a.layout.channels(t); ++c) pairs[{a.layout.columnOf(t, c), b.layout.columnOf(t, c)}] |= Owners{1} << t;
+  }
+  std::vector<std::tuple<int, Owners, int64_t, int64_t, int64_t>> order;  // -popcount, owners, channel, ka, kb
+  for (const auto& [p, owners] : pairs)
+    order.emplace_back(-popcount(owners), owners, a.layout.columns()[static_cast<size_t>(p.first)].channel, p.first, p.second);
+  std::sort(order.begin(), order.end());
+  std::vector<Column> cols;
+  std::vector<int64_t> ia, ib;
+  bool clean = a.clean && b.clean;
+  for (const auto& [neg, owners, channel, ka, kb] : order) {
+    cols.push_back(Column{owners, channel});
+    ia.push_back(ka);
+    ib.push_back(kb);
+    clean = clean && a.layout.columns()[static_cast<size_t>(ka)].owners == owners &&
+            b.layout.columns()[static_cast<size_t>(kb)].owners == owners;
+  }
+  ++stats_.realignments;
+  std::string ga = em_.selectColumns(a.name, a.layout.size(), ia, base + "/align_a");
+  std::string gb = em_.selectColumns(b.name, b.layout.size(), ib, base + "/align_b");
+  std::string out = em_.node("Add", {ga, gb}, base).output(0);
+  return Value{out, Layout(cols, channels), clean, a.rank};
+}
+
+// Relu, pooling and Flatten act on each element or each channel's own window:
+// the layout stays, and zeros stay zeros (§IV-B3).
+Expected<Value> Stitcher::unary(size_t i) {
+  const TaskOp& o = op(0, i);
+  ZP_ASSIGN_OR_RETURN(Value in, value(o.inputs[0]));
+  if (o.kind == OpKind::Flatten) {
+    for (int t = 0; t < members(); ++t) {
+      const auto& shape = nets_[static_cast<size_t>(t)].outputShapes[i];
+      if (shape.size() != 2 || shape[1] != in.layout.channels(t))
+        return makeError("node '{}': Flatten over spatial positions is not supported (only [N,C,1,1])", o.name);
+    }
+  }
+  auto& n = em_.node(o.opType, {in.name}, o.name);
+  for (const auto& a : o.node.attribute()) *n.add_attribute() = a;
+  return Value{n.output(0), in.layout, in.clean, o.kind == OpKind::Flatten ? 2 : in.rank};
+}
+
+// Each member's outputs: its rows (Mts) and its columns, in its channel order.
+Status Stitcher::outputs() {
+  for (int t = 0; t < members(); ++t) {
+    const TaskNet& net = nets_[static_cast<size_t>(t)];
+    for (const auto& name : net.outputs) {
+      ZP_ASSIGN_OR_RETURN(Value v, value(name));
+      const std::string base = net.task + "/" + name;
+      std::string rows = netFuse() ? v.name
+                                   : em_.slice(v.name, 0, rowBegin_[static_cast<size_t>(t)],
+                                               rowBegin_[static_cast<size_t>(t)] + rowCount_[static_cast<size_t>(t)],
+                                               base + "/rows");
+      std::vector<int64_t> cols;
+      for (int64_t c = 0; c < v.layout.channels(t); ++c) cols.push_back(v.layout.columnOf(t, c));
+      std::string picked = em_.selectColumns(rows, v.layout.size(), cols, base + "/columns");
+      em_.node("Identity", {picked}, base, base);
+      std::vector<int64_t> shape;
+      for (size_t i = 0; i < net.ops.size(); ++i)
+        if (net.ops[i].output == name) shape = net.outputShapes[i];
+      if (shape.empty()) return makeError("{}: output '{}' is not computed by a supported node", net.task, name);
+      setTensorType(graph_->add_output(), base, shape);
+      io_[static_cast<size_t>(t)].stitchedOutputs.push_back(base);
+    }
+  }
+  return {};
+}
+
+Status Stitcher::run() {
+  ZP_TRY(inputs());
+  for (size_t i = 0; i < nets_[0].ops.size(); ++i) {
+    Expected<Value> v = Error{};
+    switch (op(0, i).kind) {
+      case OpKind::Weighted: v = weighted(i); break;
+      case OpKind::Add: v = add(i); break;
+      default: v = unary(i); break;
+    }
+    if (!v.ok()) return v.error();
+    values_[op(0, i).output] = std::move(*v);
+  }
+  ZP_TRY(outputs());
+  stats_.auxBytes = em_.auxBytes();
+  return {};
+}
+
+}  // namespace zp::mts
