@@ -119,10 +119,10 @@ Grouping groupBruteForce(const GroupCosts& costs, double budget) {
       keepBest(best, evaluate(costs, groups, budget));
       return;
     }
-    for (auto& g : groups) {
-      g |= uint32_t{1} << t;
+    for (size_t g = 0; g < groups.size(); ++g) {  // by index: deeper calls push and pop groups
+      groups[g] |= uint32_t{1} << t;
       place(t + 1);
-      g &= ~(uint32_t{1} << t);
+      groups[g] &= ~(uint32_t{1} << t);
     }
     groups.push_back(uint32_t{1} << t);
     place(t + 1);
