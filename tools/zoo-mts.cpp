@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--out", options.out, "output directory: absent, empty or an earlier zoo-mts output, replaced atomically")
       ->required();
   app.add_option("--group", options.groups, "stitch only this group (repeatable; default: every group)");
+  app.add_flag("--shared-input", options.sharedInput,
+               "members with inputs of one shape read one input (one image, many tasks): shared layers run once");
   app.add_flag("--netfuse", netfuse, "the NetFuse baseline instead: no weight sharing, grouped convolutions");
   auto* budgetOption = app.add_option("--memory-budget", budget, "bytes a stitched group may hold (weights + auxiliary "
                                                                  "constants); overrides memory_budget_bytes")

@@ -66,17 +66,36 @@ struct Bench {
     r.residentBytes += arena;
   }
 
-  // The stitched graph of the members in `mask` (mode), added to `r`.
-  mts::StitchStats stitched(Runnable& r, uint32_t mask, mts::StitchMode mode) {
-    auto g = mts::stitchZooGroup(zoo, subset(mask), mode, std::nullopt);
+  // The stitched graph of the members in `mask`, added to `r`.
+  mts::StitchedGroup stitch(uint32_t mask, const mts::StitchParams& params) const {
+    std::vector<const onnx::ModelProto*> ptrs;
+    std::vector<std::string> tasks;
+    for (size_t t = 0; t < group.members.size(); ++t)
+      if (mask & (uint32_t{1} << t)) {
+        ptrs.push_back(&models.models[t]);
+        tasks.push_back(models.tasks[t]);
+      }
+    auto g = mts::stitchGroup(ptrs, tasks, params);
     if (!g.ok()) throw std::runtime_error(g.error().message);
+    return std::move(*g);
+  }
+  mts::StitchStats stitched(Runnable& r, uint32_t mask, const mts::StitchParams& params) {
+    auto g = stitch(mask, params);
     runtime::TensorMap feeds;
     size_t k = 0;
     for (size_t t = 0; t < group.members.size(); ++t)
-      if (mask & (uint32_t{1} << t)) feeds[g->members[k++].stitchedInput] = inputs[t];
-    add(r, g->model, group.name, std::move(feeds));
-    r.weightBytes += g->stats.weightBytes();
-    return g->stats;
+      if (mask & (uint32_t{1} << t)) {
+        const std::string& name = g.members[k++].stitchedInput;
+        if (!feeds.count(name)) feeds[name] = inputs[t];
+      }
+    add(r, g.model, group.name, std::move(feeds));
+    r.weightBytes += g.stats.weightBytes();
+    return g.stats;
+  }
+  mts::StitchStats stitched(Runnable& r, uint32_t mask, mts::StitchMode mode) {
+    mts::StitchParams p;
+    p.mode = mode;
+    return stitched(r, mask, p);
   }
 
   Runnable sequential(uint32_t mask) {
@@ -166,20 +185,28 @@ struct Row {
   std::vector<double> medians;  // sequential, netfuse, mts, mts + grouping
   std::vector<int64_t> resident;
   std::string grouping;
+  double allRowsFlops = 0, sharedFlops = 0;
 };
 
-const char* kConfigs[] = {"sequential", "netfuse", "mts_no_grouping", "mts_grouping"};
+const char* kConfigs[] = {"sequential", "netfuse", "mts_no_grouping", "mts_grouping", "mts_all_rows",
+                          "mts_shared_input"};
+constexpr size_t kNumConfigs = 6;
 
 Row benchT(Bench& b, int T, const mts::GroupCosts& costs, double budget, int rounds) {
   const uint32_t mask = (uint32_t{1} << T) - 1;
   Row row;
   row.T = T;
-  std::vector<Runnable> configs(4);
+  std::vector<Runnable> configs(kNumConfigs);
   configs[0] = b.sequential(mask);
   b.stitched(configs[1], mask, mts::StitchMode::NetFuse);
   row.stats = b.stitched(configs[2], mask, mts::StitchMode::Mts);
-  auto g = mts::stitchZooGroup(b.zoo, b.subset(mask), mts::StitchMode::Mts, std::nullopt);
-  for (const auto& init : g->model.graph().initializer())
+  mts::StitchParams allRows, shared;
+  allRows.restrictRows = false;
+  shared.sharedInput = true;
+  row.allRowsFlops = b.stitched(configs[4], mask, allRows).flops;
+  row.sharedFlops = b.stitched(configs[5], mask, shared).flops;
+  auto g = b.stitch(mask, mts::StitchParams{});
+  for (const auto& init : g.model.graph().initializer())
     if (init.name().ends_with("/weight") || init.name().ends_with("/bias"))
       row.storedWeightBytes += static_cast<int64_t>(init.raw_data().size());
   mts::Grouping grouping = mts::groupSubsets(restrict(costs, T), budget);
@@ -201,7 +228,7 @@ Row benchT(Bench& b, int T, const mts::GroupCosts& costs, double budget, int rou
   }
   row.sequentialWeightBytes = configs[0].weightBytes;
   row.netfuseWeightBytes = configs[1].weightBytes;
-  std::vector<std::vector<double>> samples(4);
+  std::vector<std::vector<double>> samples(kNumConfigs);
   for (auto& c : configs) c.run();
   for (int r = 0; r < rounds; ++r)
     for (size_t k = 0; k < configs.size(); ++k) samples[k].push_back(configs[k].run());
@@ -218,18 +245,21 @@ Json rowJson(const Row& r) {
          {"exclusive_bytes", s.exclusiveBytes}, {"aux_bytes", s.auxBytes},
          {"stored_weight_bytes", r.storedWeightBytes}, {"members_folded_weight_bytes", s.memberFoldedBytes},
          {"sequential_weight_bytes", r.sequentialWeightBytes}, {"netfuse_weight_bytes", r.netfuseWeightBytes},
-         {"flops_stitched", s.flops}, {"flops_members", s.memberFlops}, {"grouping", r.grouping}};
+         {"flops_stitched", s.flops}, {"flops_members", s.memberFlops}, {"flops_all_rows", r.allRowsFlops},
+         {"flops_shared_input", r.sharedFlops}, {"grouping", r.grouping}};
   int64_t covered = s.exclusiveBytes;
   for (int64_t b : s.memberSharedBytes) covered += b;
   // Exact: the graph stores shared + exclusive bytes, and those cover every member's weights once.
   j["memory_exact"] = r.storedWeightBytes == s.weightBytes() && covered == s.memberFoldedBytes;
-  for (size_t k = 0; k < 4; ++k) {
+  for (size_t k = 0; k < kNumConfigs; ++k) {
     j["latency_ms"][kConfigs[k]] = r.medians[k];
     j["resident_bytes"][kConfigs[k]] = r.resident[k];
   }
   j["speedup_vs_sequential"] = r.medians[0] / r.medians[3];
   j["speedup_no_grouping_vs_sequential"] = r.medians[0] / r.medians[2];
   j["speedup_netfuse_vs_sequential"] = r.medians[0] / r.medians[1];
+  j["speedup_all_rows_vs_sequential"] = r.medians[0] / r.medians[4];
+  j["speedup_shared_input_vs_sequential"] = r.medians[0] / r.medians[5];
   return j;
 }
 
@@ -282,16 +312,21 @@ int main(int argc, char** argv) {
     int checks = 0;
     const bool groupingOk = groupingMatchesBruteForce(costs, budget, checks);
     Json rows = Json::array();
-    fmt::print("{:>2} {:>9} {:>9} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "T", "weights", "shared",
-               "exclusive", "exact", "seq ms", "netfuse", "mts", "mts+grp", "x mts+g", "x mts", "x nf", "grouping");
+    fmt::print("{:>2} {:>7} {:>7} {:>9} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n",
+               "T", "weights", "shared", "exclusive", "exact", "seq ms", "netfuse", "mts", "mts+grp", "allrows",
+               "1input", "x nf", "x mts", "x m+g", "x allr", "x 1in", "grouping");
     for (int T = 2; T <= 8; ++T) {
       Row r = benchT(b, T, costs, budget, rounds);
       Json j = rowJson(r);
-      fmt::print("{:>2} {:>9} {:>9} {:>10} {:>7} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>8.2f} {:>8.2f}  {}\n",
-                 T, r.stats.weightBytes(), r.stats.sharedBytes, r.stats.exclusiveBytes,
-                 j["memory_exact"].get<bool>() ? "yes" : "NO", r.medians[0], r.medians[1], r.medians[2], r.medians[3],
-                 j["speedup_vs_sequential"].get<double>(), j["speedup_no_grouping_vs_sequential"].get<double>(),
-                 j["speedup_netfuse_vs_sequential"].get<double>(), r.grouping);
+      fmt::print(
+          "{:>2} {:>7} {:>7} {:>9} {:>5} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>6.2f} {:>6.2f} {:>6.2f} "
+          "{:>6.2f} {:>6.2f}  {}\n",
+          T, r.stats.weightBytes(), r.stats.sharedBytes, r.stats.exclusiveBytes,
+          j["memory_exact"].get<bool>() ? "yes" : "NO", r.medians[0], r.medians[1], r.medians[2], r.medians[3],
+          r.medians[4], r.medians[5], j["speedup_netfuse_vs_sequential"].get<double>(),
+          j["speedup_no_grouping_vs_sequential"].get<double>(), j["speedup_vs_sequential"].get<double>(),
+          j["speedup_all_rows_vs_sequential"].get<double>(), j["speedup_shared_input_vs_sequential"].get<double>(),
+          r.grouping);
       rows.push_back(j);
     }
     std::string load = "?";

@@ -9,7 +9,7 @@ Json toJson(const MtsManifest& m) {
   Json j{{"schema_version", 1}, {"tool", m.tool}, {"zoo", {{"path", m.zooPath}, {"sha256", m.zooSha256}}}};
   j["groups"] = Json::array();
   for (const auto& g : m.groups) {
-    Json gj{{"name", g.name}, {"mode", g.mode}, {"file", g.file}, {"sha256", g.sha256},
+    Json gj{{"name", g.name}, {"mode", g.mode}, {"shared_input", g.sharedInput}, {"file", g.file}, {"sha256", g.sha256},
             {"shared_bytes", g.sharedBytes}, {"exclusive_bytes", g.exclusiveBytes},
             {"weight_bytes", g.sharedBytes + g.exclusiveBytes}, {"aux_bytes", g.auxBytes},
             {"member_bytes", g.memberBytes}, {"member_folded_bytes", g.memberFoldedBytes},
@@ -40,13 +40,14 @@ Expected<MtsMemberEntry> parseMember(const JsonAt& at) {
 }
 
 Expected<MtsGroupEntry> parseGroup(const JsonAt& at) {
-  ZP_TRY(at.onlyKeys({"name", "mode", "file", "sha256", "shared_bytes", "exclusive_bytes", "weight_bytes",
+  ZP_TRY(at.onlyKeys({"name", "mode", "shared_input", "file", "sha256", "shared_bytes", "exclusive_bytes", "weight_bytes",
                       "aux_bytes", "member_bytes", "member_folded_bytes", "flops", "member_flops", "masks",
                       "realignments", "members"}));
   MtsGroupEntry g;
   ZP_ASSIGN_OR_RETURN(g.name, at.id("name"));
   ZP_ASSIGN_OR_RETURN(g.mode, at.string("mode"));
   if (g.mode != "mts" && g.mode != "netfuse") return at.error(fmt::format("mode '{}' is not mts or netfuse", g.mode));
+  ZP_ASSIGN_OR_RETURN(g.sharedInput, at.boolean("shared_input"));
   ZP_ASSIGN_OR_RETURN(g.file, at.string("file"));
   ZP_ASSIGN_OR_RETURN(g.sha256, at.string("sha256"));
   ZP_ASSIGN_OR_RETURN(g.sharedBytes, at.integer("shared_bytes", 0));

@@ -22,6 +22,7 @@ struct MtsMemberEntry {
 struct MtsGroupEntry {
   std::string name;
   std::string mode;    // mts | netfuse
+  bool sharedInput = false;  // members of one input shape read one stitched input
   std::string file;    // relative to mts.json's folder
   std::string sha256;  // of the file's bytes
   std::vector<MtsMemberEntry> members;

@@ -24,7 +24,7 @@ Expected<GroupMember> resolveMember(const JsonAt& at, const Zoo& zoo) {
 }
 
 Expected<MultitaskGroup> parseGroup(const JsonAt& g, const Zoo& zoo) {
-  ZP_TRY(g.onlyKeys({"name", "members", "shared", "memory_budget_bytes"}));
+  ZP_TRY(g.onlyKeys({"name", "members", "shared", "memory_budget_bytes", "shared_input"}));
   MultitaskGroup group;
   ZP_ASSIGN_OR_RETURN(group.name, g.id("name"));
   ZP_ASSIGN_OR_RETURN(auto members, g.array("members"));
@@ -36,6 +36,7 @@ Expected<MultitaskGroup> parseGroup(const JsonAt& g, const Zoo& zoo) {
     group.members.push_back(std::move(member));
   }
   if (g.has("shared")) { ZP_ASSIGN_OR_RETURN(group.shared, g.strings("shared")); }
+  if (g.has("shared_input")) { ZP_ASSIGN_OR_RETURN(group.sharedInput, g.boolean("shared_input")); }
   if (g.has("memory_budget_bytes")) { ZP_ASSIGN_OR_RETURN(group.memoryBudgetBytes, g.integer("memory_budget_bytes", 1)); }
   return group;
 }
@@ -70,6 +71,7 @@ Json multitaskGroupsToJson(const std::vector<MultitaskGroup>& groups) {
     for (const auto& m : g.members) j["members"].push_back(m.task + "/" + m.variant);
     if (!g.shared.empty()) j["shared"] = g.shared;
     if (g.memoryBudgetBytes) j["memory_budget_bytes"] = *g.memoryBudgetBytes;
+    if (g.sharedInput) j["shared_input"] = true;
     out.push_back(j);
   }
   return out;

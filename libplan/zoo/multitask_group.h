@@ -26,6 +26,7 @@ struct MultitaskGroup {
   std::vector<GroupMember> members;
   std::vector<std::string> shared;           // declared shared initializers
   std::optional<int64_t> memoryBudgetBytes;  // weights + auxiliary constants of the stitched graph
+  bool sharedInput = false;                  // members of one input shape read one input (one image, many tasks)
 };
 
 // Reads "multitask_groups" of zoo.json text (empty when absent); members must

@@ -63,9 +63,27 @@ std::string Emitter::slice(const std::string& data, int64_t axis, int64_t begin,
   return node("Slice", {data, starts, ends, axes}, base).output(0);
 }
 
-std::string Emitter::gather(const std::string& data, const std::vector<int64_t>& indices, const std::string& base) {
+std::string Emitter::gather(const std::string& data, const std::vector<int64_t>& indices, const std::string& base,
+                            int64_t axis) {
   auto& n = node("Gather", {data, int64s(base + "/indices", indices)}, base);
-  setInt(n, "axis", 1);
+  setInt(n, "axis", axis);
+  return n.output(0);
+}
+
+// Zeros come from ConstantOfShape (folded at load, not stored in the file).
+std::string Emitter::padZeros(const std::string& data, std::vector<int64_t> dims, int64_t axis, int64_t before,
+                              int64_t after, const std::string& base) {
+  std::vector<std::string> parts;
+  auto zeros = [&](int64_t n, const std::string& name) {
+    dims[static_cast<size_t>(axis)] = n;
+    return node("ConstantOfShape", {int64s(name + "/shape", dims)}, name).output(0);
+  };
+  if (before > 0) parts.push_back(zeros(before, base + "/zeros_before"));
+  parts.push_back(data);
+  if (after > 0) parts.push_back(zeros(after, base + "/zeros_after"));
+  if (parts.size() == 1) return data;
+  auto& n = node("Concat", parts, base);
+  setInt(n, "axis", axis);
   return n.output(0);
 }
 

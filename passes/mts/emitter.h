@@ -27,7 +27,11 @@ class Emitter {
 
   // data[:, begin:end] along `axis` (Slice) or data gathered at `indices` along axis 1.
   std::string slice(const std::string& data, int64_t axis, int64_t begin, int64_t end, const std::string& base);
-  std::string gather(const std::string& data, const std::vector<int64_t>& indices, const std::string& base);
+  std::string gather(const std::string& data, const std::vector<int64_t>& indices, const std::string& base,
+                     int64_t axis = 1);
+  // data with `before` and `after` zero slices of its shape `dims` along `axis` (Concat with zeros).
+  std::string padZeros(const std::string& data, std::vector<int64_t> dims, int64_t axis, int64_t before,
+                       int64_t after, const std::string& base);
   // The columns `indices` of `data` along axis 1: nothing, a Slice or a Gather.
   std::string selectColumns(const std::string& data, int64_t width, const std::vector<int64_t>& indices,
                             const std::string& base);

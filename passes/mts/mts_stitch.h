@@ -32,6 +32,15 @@ struct StitchParams {
   StitchMode mode = StitchMode::Mts;
   std::string graphName = "mts";
   std::vector<std::string> declaredShared;  // initializer names every member must share
+  // Mode Mts: compute a weight block whose columns belong to some members only
+  // on those members' batch rows (when contiguous) and zero-pad the others,
+  // instead of on every row (the redundant P1·X2 products of Eq. 6). Off: the
+  // paper's formulation, one product over all rows per block.
+  bool restrictRows = true;
+  // Mode Mts: members whose inputs have the same shape read ONE input (several
+  // tasks on the same image): their batch rows stay one block until their
+  // computations diverge, so layers they share run once on it.
+  bool sharedInput = false;
 };
 
 struct MemberIo {

@@ -5,17 +5,23 @@
 
 namespace zp::mts {
 
+void Rows::add(Owners members, int64_t rows) {
+  classes.push_back(members);
+  begin.push_back(total);
+  count.push_back(rows);
+  total += rows;
+}
+
+size_t Rows::classOf(int t) const {
+  for (size_t c = 0; c < classes.size(); ++c)
+    if (classes[c] & (Owners{1} << t)) return c;
+  assert(false && "member without rows");
+  return 0;
+}
+
 Stitcher::Stitcher(const std::vector<TaskNet>& nets, const StitchParams& params, onnx::GraphProto* graph)
     : nets_(nets), params_(params), em_(graph), graph_(graph) {
   stats_.memberSharedBytes.assign(nets.size(), 0);
-  int64_t row = 0;
-  for (int t = 0; t < members(); ++t) {
-    const int64_t batch = nets_[static_cast<size_t>(t)].inputShape[0];
-    rowBegin_.push_back(netFuse() ? 0 : row);
-    rowCount_.push_back(batch);
-    if (!netFuse()) rowMember_.insert(rowMember_.end(), static_cast<size_t>(batch), t);
-    row += batch;
-  }
 }
 
 static void setTensorType(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& shape) {
@@ -26,11 +32,12 @@ static void setTensorType(onnx::ValueInfoProto* v, const std::string& name, cons
 }
 
 // Mts: inputs of the same shape share columns; the others are zero-padded into
-// their own columns (Eq. 4) and all are concatenated along the batch (Eq. 1, 7).
-// NetFuse: every member's channels side by side, one batch.
+// their own columns (Eq. 4) and all are concatenated along the batch (Eq. 1, 7),
+// one row block per member (or per shared input). NetFuse: every member's
+// channels side by side, one batch.
 Status Stitcher::inputs() {
   std::vector<Column> cols;
-  std::vector<int64_t> channels, offset(nets_.size(), 0);
+  std::vector<int64_t> channels;
   std::vector<std::vector<int64_t>> classes;  // distinct input shapes without the batch
   std::vector<Owners> classOwners;
   for (int t = 0; t < members(); ++t) {
@@ -45,30 +52,50 @@ Status Stitcher::inputs() {
     }
     classOwners[static_cast<size_t>(it - classes.begin())] |= Owners{1} << t;
   }
+  std::vector<int64_t> offset;
   int64_t width = 0;
   for (size_t k = 0; k < classes.size(); ++k) {
-    for (int t : membersOf(classOwners[k])) offset[static_cast<size_t>(t)] = width;
+    offset.push_back(width);
     for (int64_t c = 0; c < classes[k][0]; ++c) cols.push_back(Column{classOwners[k], c});
     width += classes[k][0];
   }
+  Rows rows;
   std::vector<std::string> parts;
-  for (int t = 0; t < members(); ++t) {
-    const TaskNet& net = nets_[static_cast<size_t>(t)];
-    std::string name = net.task + "/" + net.input;
-    setTensorType(graph_->add_input(), name, net.inputShape);
-    io_.push_back(MemberIo{net.task, net.input, name, net.outputs, {}});
-    const size_t rank = net.inputShape.size();
-    if (!netFuse() && classes.size() > 1) {
-      std::vector<int64_t> pads(2 * rank, 0);
-      pads[1] = offset[static_cast<size_t>(t)];
-      pads[rank + 1] = width - offset[static_cast<size_t>(t)] - net.inputShape[1];
-      name = em_.node("Pad", {name, em_.int64s(net.task + "/pads", pads)}, net.task + "/padded").output(0);
+  for (size_t k = 0; k < classes.size(); ++k) {
+    const auto ms = membersOf(classOwners[k]);
+    const bool shared = params_.sharedInput && !netFuse() && ms.size() > 1;
+    for (int t : shared ? std::vector<int>{ms.front()} : ms) {
+      const TaskNet& net = nets_[static_cast<size_t>(t)];
+      std::string name = shared ? fmt::format("shared{}/{}", k, net.input) : net.task + "/" + net.input;
+      setTensorType(graph_->add_input(), name, net.inputShape);
+      for (int u : shared ? ms : std::vector<int>{t})
+        io_.push_back(MemberIo{nets_[static_cast<size_t>(u)].task, nets_[static_cast<size_t>(u)].input, name,
+                               nets_[static_cast<size_t>(u)].outputs, {}});
+      rows.add(shared ? classOwners[k] : Owners{1} << t, netFuse() ? 0 : net.inputShape[0]);
+      if (!netFuse() && classes.size() > 1)
+        name = em_.padZeros(name, net.inputShape, 1, offset[k], width - offset[k] - classes[k][0], name + "/padded");
+      parts.push_back(name);
     }
-    parts.push_back(name);
   }
-  auto& concat = em_.node("Concat", parts, "mts/input");
-  Emitter::setInt(concat, "axis", netFuse() ? 1 : 0);
-  values_[nets_[0].input] = Value{concat.output(0), Layout(cols, channels), true, nets_[0].inputShape.size()};
+  std::sort(io_.begin(), io_.end(), [&](const MemberIo& a, const MemberIo& b) {
+    auto index = [&](const MemberIo& m) {
+      for (int t = 0; t < members(); ++t)
+        if (nets_[static_cast<size_t>(t)].task == m.task) return t;
+      return 0;
+    };
+    return index(a) < index(b);
+  });
+  if (netFuse()) {
+    rows = Rows{};
+    rows.add(all(), nets_[0].inputShape[0]);
+  }
+  std::string input = parts[0];
+  if (parts.size() > 1) {
+    auto& concat = em_.node("Concat", parts, "mts/input");
+    Emitter::setInt(concat, "axis", netFuse() ? 1 : 0);
+    input = concat.output(0);
+  }
+  values_[nets_[0].input] = Value{input, Layout(cols, channels), true, nets_[0].inputShape.size(), rows};
   return {};
 }
 
@@ -78,20 +105,20 @@ Expected<Value> Stitcher::value(const std::string& tensor) const {
   return it->second;
 }
 
-// Zeroes the entries of every row in the columns its member does not own, so
+// Zeroes the entries of every row in the columns none of its members owns, so
 // that the redundant products of the last weighted layer (P1·X2 in Eq. 6) do not
 // reach the next one.
 std::string Stitcher::masked(const Value& v) {
   if (v.clean || netFuse()) return v.name;
   auto it = masked_.find(v.name);
   if (it != masked_.end()) return it->second;
-  const int64_t rows = static_cast<int64_t>(rowMember_.size()), width = v.layout.size();
-  std::vector<float> mask(static_cast<size_t>(rows * width), 0.f);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t k = 0; k < width; ++k)
-      if (v.layout.columns()[static_cast<size_t>(k)].owners & (Owners{1} << rowMember_[static_cast<size_t>(r)]))
-        mask[static_cast<size_t>(r * width + k)] = 1.f;
-  std::vector<int64_t> dims{rows, width};
+  const int64_t width = v.layout.size();
+  std::vector<float> mask(static_cast<size_t>(v.rows.total * width), 0.f);
+  for (size_t c = 0; c < v.rows.classes.size(); ++c)
+    for (int64_t r = v.rows.begin[c]; r < v.rows.begin[c] + v.rows.count[c]; ++r)
+      for (int64_t k = 0; k < width; ++k)
+        if (v.layout.columns()[static_cast<size_t>(k)].owners & v.rows.classes[c]) mask[static_cast<size_t>(r * width + k)] = 1.f;
+  std::vector<int64_t> dims{v.rows.total, width};
   dims.resize(v.rank, 1);
   std::string m = em_.floats(v.name + "/mask", dims, mask, true);
   ++stats_.masks;
@@ -100,16 +127,66 @@ std::string Stitcher::masked(const Value& v) {
   return out;
 }
 
-// Element-wise addition (the residual join, §IV-B2/3). When the two branches'
-// layouts differ, each is gathered into the common refinement: one column per
-// distinct (column in a, column in b) pair of a member's channel.
+// The value with its row blocks rearranged: row block k of `to` is a copy of
+// block fromClass[k] of `in`.
+Value Stitcher::gatherRows(const Value& in, const Rows& to, const std::vector<size_t>& fromClass,
+                           const std::string& base) {
+  std::vector<int64_t> index;
+  for (size_t c : fromClass)
+    for (int64_t r = 0; r < in.rows.count[c]; ++r) index.push_back(in.rows.begin[c] + r);
+  Value out = in;
+  out.rows = to;
+  out.name = em_.gather(in.name, index, base, 0);
+  return out;
+}
+
+// A weighted layer at which members of one row block diverge (they come to own
+// different output columns) gets a copy of the block per group of members.
+Value Stitcher::splitRows(const Value& in, const Layout& out, const std::string& base) {
+  Rows to;
+  std::vector<size_t> from;
+  for (size_t c = 0; c < in.rows.classes.size(); ++c) {
+    std::vector<std::pair<std::vector<int64_t>, Owners>> parts;  // owned output columns -> members
+    for (int t : membersOf(in.rows.classes[c])) {
+      std::vector<int64_t> owned;
+      for (int64_t ch = 0; ch < out.channels(t); ++ch) owned.push_back(out.columnOf(t, ch));
+      auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == owned; });
+      if (it == parts.end()) parts.emplace_back(owned, Owners{1} << t);
+      else it->second |= Owners{1} << t;
+    }
+    for (const auto& p : parts) {
+      to.add(p.second, in.rows.count[c]);
+      from.push_back(c);
+    }
+  }
+  if (to.classes.size() == in.rows.classes.size()) return in;
+  return gatherRows(in, to, from, base);
+}
+
+// Element-wise addition (the residual join, §IV-B2/3). Row blocks are first
+// brought to a common refinement; when the two branches' column layouts differ,
+// each is gathered into the refinement of those: one column per distinct
+// (column in a, column in b) pair of a member's channel.
 Expected<Value> Stitcher::add(size_t i) {
   ZP_ASSIGN_OR_RETURN(Value a, value(op(0, i).inputs[0]));
   ZP_ASSIGN_OR_RETURN(Value b, value(op(0, i).inputs[1]));
   const std::string base = op(0, i).name;
+  if (!(a.rows == b.rows)) {
+    Rows to;
+    std::vector<size_t> fa, fb;
+    for (size_t ca = 0; ca < a.rows.classes.size(); ++ca)
+      for (size_t cb = 0; cb < b.rows.classes.size(); ++cb)
+        if (Owners both = a.rows.classes[ca] & b.rows.classes[cb]) {
+          to.add(both, a.rows.count[ca]);
+          fa.push_back(ca);
+          fb.push_back(cb);
+        }
+    a = gatherRows(a, to, fa, base + "/rows_a");
+    b = gatherRows(b, to, fb, base + "/rows_b");
+  }
   if (a.layout == b.layout) {
     std::string out = em_.node("Add", {a.name, b.name}, base).output(0);
-    return Value{out, a.layout, a.clean && b.clean, a.rank};
+    return Value{out, a.layout, a.clean && b.clean, a.rank, a.rows};
   }
   std::map<std::pair<int64_t, int64_t>, Owners> pairs;
   std::vector<int64_t> channels;
@@ -138,7 +215,7 @@ Expected<Value> Stitcher::add(size_t i) {
   std::string ga = em_.selectColumns(a.name, a.layout.size(), ia, base + "/align_a");
   std::string gb = em_.selectColumns(b.name, b.layout.size(), ib, base + "/align_b");
   std::string out = em_.node("Add", {ga, gb}, base).output(0);
-  return Value{out, Layout(cols, channels), clean, a.rank};
+  return Value{out, Layout(cols, channels), clean, a.rank, a.rows};
 }
 
 // Relu, pooling and Flatten act on each element or each channel's own window:
@@ -155,7 +232,7 @@ Expected<Value> Stitcher::unary(size_t i) {
   }
   auto& n = em_.node(o.opType, {in.name}, o.name);
   for (const auto& a : o.node.attribute()) *n.add_attribute() = a;
-  return Value{n.output(0), in.layout, in.clean, o.kind == OpKind::Flatten ? 2 : in.rank};
+  return Value{n.output(0), in.layout, in.clean, o.kind == OpKind::Flatten ? 2 : in.rank, in.rows};
 }
 
 // Each member's outputs: its rows (Mts) and its columns, in its channel order.
@@ -165,12 +242,12 @@ Status Stitcher::outputs() {
     for (const auto& name : net.outputs) {
       ZP_ASSIGN_OR_RETURN(Value v, value(name));
       const std::string base = net.task + "/" + name;
-      std::string rows = netFuse() ? v.name
-                                   : em_.slice(v.name, 0, rowBegin_[static_cast<size_t>(t)],
-                                               rowBegin_[static_cast<size_t>(t)] + rowCount_[static_cast<size_t>(t)],
-                                               base + "/rows");
+      const size_t c = v.rows.classOf(t);
+      std::string rows = v.name;
+      if (v.rows.classes.size() > 1)
+        rows = em_.slice(v.name, 0, v.rows.begin[c], v.rows.begin[c] + v.rows.count[c], base + "/rows");
       std::vector<int64_t> cols;
-      for (int64_t c = 0; c < v.layout.channels(t); ++c) cols.push_back(v.layout.columnOf(t, c));
+      for (int64_t ch = 0; ch < v.layout.channels(t); ++ch) cols.push_back(v.layout.columnOf(t, ch));
       std::string picked = em_.selectColumns(rows, v.layout.size(), cols, base + "/columns");
       em_.node("Identity", {picked}, base, base);
       std::vector<int64_t> shape;

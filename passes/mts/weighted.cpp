@@ -94,7 +94,8 @@ std::vector<WeightBlock> Stitcher::planBlocks(size_t i, const Layout& in, std::v
   std::vector<WeightBlock> blocks;
   for (const auto& [rank, need, neg, owners, channel] : order) {
     cols.push_back(Column{owners, channel});
-    if (blocks.empty() || blocks.back().need != need) {
+    const bool split = !blocks.empty() && restrict() && blocks.back().cols.back().owners != owners;
+    if (blocks.empty() || blocks.back().need != need || split) {
       blocks.push_back(WeightBlock{need, {}, {}, {}, {}});
       for (int p : need)
         for (int64_t c = 0; c < segs[static_cast<size_t>(p)].size; ++c) blocks.back().sel.push_back(segs[static_cast<size_t>(p)].begin + c);
@@ -106,7 +107,8 @@ std::vector<WeightBlock> Stitcher::planBlocks(size_t i, const Layout& in, std::v
 
 // The block's weights [out][sel][kernel] and biases: entry (column, input
 // column) from any member owning both (they agree by construction).
-void Stitcher::fillBlock(size_t i, const Layout& in, WeightBlock& b, bool& clean) const {
+void Stitcher::fillBlock(size_t i, const Layout& in, WeightBlock& b) const {
+  bool& clean = b.clean;
   const int64_t k = op(0, i).kernelSize();
   for (const Column& oc : b.cols) {
     for (int64_t s : b.sel) {
@@ -122,6 +124,27 @@ void Stitcher::fillBlock(size_t i, const Layout& in, WeightBlock& b, bool& clean
   }
 }
 
+// All rows, or (restrictRows) only the row blocks of the members owning the
+// block's columns when they are contiguous: the other rows become zeros, so
+// the block leaves no garbage behind.
+void Stitcher::chooseRows(WeightBlock& b, const Rows& rows) const {
+  b.rowBegin = 0;
+  b.rows = rows.total;
+  if (!restrict()) return;
+  const Owners owners = b.cols.front().owners;
+  for (const Column& c : b.cols)
+    if (c.owners != owners) return;
+  std::vector<size_t> in;  // row blocks whose members own the columns (all or none of them do)
+  for (size_t c = 0; c < rows.classes.size(); ++c)
+    if (rows.classes[c] & owners) in.push_back(c);
+  if (in.size() == rows.classes.size()) return;
+  for (size_t k = 1; k < in.size(); ++k)
+    if (in[k] != in[k - 1] + 1) return;
+  b.rowBegin = rows.begin[in.front()];
+  b.rows = rows.begin[in.back()] + rows.count[in.back()] - b.rowBegin;
+  b.clean = true;
+}
+
 Expected<Value> Stitcher::weighted(size_t i) {
   const TaskOp& op0 = op(0, i);
   ZP_ASSIGN_OR_RETURN(Value in, value(op0.inputs[0]));
@@ -132,37 +155,41 @@ Expected<Value> Stitcher::weighted(size_t i) {
                        nets_[static_cast<size_t>(t)].task, op(t, i).cin, in.layout.channels(t));
     couts.push_back(op(t, i).cout);
   }
-  const std::string input = masked(in);
   std::vector<Column> cols = mergeColumns(i, in.layout);
   std::vector<WeightBlock> blocks = planBlocks(i, in.layout, cols);
   Layout out(cols, couts);
+  if (!netFuse()) in = splitRows(in, out, op0.name + "/split");
+  const std::string input = masked(in);
   int64_t spatial = 1;
   const auto& outShape = nets_[0].outputShapes[i];
   for (size_t d = 2; d < outShape.size(); ++d) spatial *= outShape[d];
-  const double rows = static_cast<double>(netFuse() ? rowCount_[0] : static_cast<int64_t>(rowMember_.size()));
   bool clean = true;
   for (WeightBlock& b : blocks) {
-    fillBlock(i, in.layout, b, clean);
+    fillBlock(i, in.layout, b);
+    chooseRows(b, in.rows);
+    clean = clean && b.clean;
     account(i, b.cols, in.layout, b.need);
-    stats_.flops += 2.0 * rows * static_cast<double>(b.cols.size() * b.sel.size()) * op0.kernelSize() * spatial;
+    stats_.flops += 2.0 * static_cast<double>(b.rows) * static_cast<double>(b.cols.size() * b.sel.size()) *
+                    op0.kernelSize() * spatial;
   }
   for (int t = 0; t < members(); ++t)
-    stats_.memberFlops += 2.0 * static_cast<double>(rowCount_[static_cast<size_t>(t)] * op(t, i).cout * op(t, i).cin) *
+    stats_.memberFlops += 2.0 * static_cast<double>(nets_[static_cast<size_t>(t)].inputShape[0] * op(t, i).cout * op(t, i).cin) *
                           op0.kernelSize() * spatial;
   ++stats_.weightedNodes;
-  std::string name = emitWeighted(i, input, in.layout.size(), blocks);
-  return Value{name, out, clean || netFuse(), in.rank};
+  std::string name = emitWeighted(i, in, input, blocks);
+  return Value{name, out, clean || netFuse(), in.rank, in.rows};
 }
 
 // One Conv / Gemm per block on the input columns it needs, concatenated; a
 // block-diagonal Conv (every block reads its own segment, Eq. 8 with only Z
 // blocks, and NetFuse) becomes one grouped Conv.
-std::string Stitcher::emitWeighted(size_t i, const std::string& input, int64_t width,
+std::string Stitcher::emitWeighted(size_t i, const Value& in, const std::string& input,
                                    std::vector<WeightBlock>& blocks) {
   const TaskOp& op0 = op(0, i);
+  const int64_t width = in.layout.size();
   bool hasBias = false;
   for (int t = 0; t < members(); ++t) hasBias = hasBias || !op(t, i).bias.empty();
-  bool grouped = op0.opType == "Conv" && blocks.size() > 1;
+  bool grouped = op0.opType == "Conv" && blocks.size() > 1 && !restrict();
   for (size_t b = 0; b < blocks.size() && grouped; ++b)
     grouped = blocks[b].need.size() == 1 && blocks[b].sel.size() == blocks[0].sel.size() &&
               blocks[b].cols.size() == blocks[0].cols.size() &&
@@ -182,7 +209,17 @@ std::string Stitcher::emitWeighted(size_t i, const std::string& input, int64_t w
   for (size_t b = 0; b < blocks.size(); ++b) {
     std::string base = blocks.size() == 1 ? op0.name : op0.name + "/block" + std::to_string(b);
     std::string x = em_.selectColumns(input, width, blocks[b].sel, base + "/in");
-    parts.push_back(emitBlock(i, x, blocks[b], hasBias, 1, base));
+    const int64_t all = in.rows.total;
+    const bool restricted = !netFuse() && blocks[b].rows < all;
+    if (restricted) x = em_.slice(x, 0, blocks[b].rowBegin, blocks[b].rowBegin + blocks[b].rows, base + "/rows");
+    std::string y = emitBlock(i, x, blocks[b], hasBias, 1, base);
+    if (restricted) {
+      std::vector<int64_t> dims = nets_[0].outputShapes[i];
+      dims[0] = blocks[b].rows;
+      dims[1] = static_cast<int64_t>(blocks[b].cols.size());
+      y = em_.padZeros(y, dims, 0, blocks[b].rowBegin, all - blocks[b].rowBegin - blocks[b].rows, base + "/padded");
+    }
+    parts.push_back(y);
   }
   if (parts.size() == 1) return parts[0];
   auto& concat = em_.node("Concat", parts, op0.name + "/concat");

@@ -28,6 +28,7 @@ Expected<StitchedGroup> stitchZooGroup(const zoo::Zoo& zoo, const zoo::Multitask
   params.mode = mode;
   params.graphName = group.name;
   params.declaredShared = group.shared;
+  params.sharedInput = group.sharedInput;
   auto stitched = stitchGroup(ptrs, members.tasks, params);
   if (!stitched.ok())
     return makeError("{}: group '{}': {}", zoo.file.string(), group.name, stitched.error().message);
@@ -47,6 +48,7 @@ zoo::MtsGroupEntry entryFor(const zoo::MultitaskGroup& group, const StitchedGrou
   zoo::MtsGroupEntry e;
   e.name = group.name;
   e.mode = mode == StitchMode::Mts ? "mts" : "netfuse";
+  e.sharedInput = group.sharedInput;
   e.file = file;
   e.sha256 = sha256Hex(bytes);
   e.sharedBytes = g.stats.sharedBytes;
@@ -81,7 +83,8 @@ Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options) {
   if (options.groups.empty()) selected = groups;
   // Stitch everything before touching the output directory.
   std::vector<StitchedGroup> stitched;
-  for (const auto& g : selected) {
+  for (auto& g : selected) {
+    g.sharedInput = g.sharedInput || options.sharedInput;
     ZP_ASSIGN_OR_RETURN(auto s, stitchZooGroup(zoo, g, options.mode, options.memoryBudgetBytes));
     stitched.push_back(std::move(s));
   }

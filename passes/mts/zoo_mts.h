@@ -24,6 +24,7 @@ struct ZooMtsOptions {
   std::vector<std::string> groups;              // empty: every group of the zoo
   StitchMode mode = StitchMode::Mts;
   std::optional<int64_t> memoryBudgetBytes;     // overrides the groups' own budgets
+  bool sharedInput = false;                     // as if every group declared shared_input
   std::string tool = "zoo-mts";
 };
 

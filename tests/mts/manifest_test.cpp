@@ -16,6 +16,7 @@ TEST(MtsManifest, RoundTrips) {
   MtsGroupEntry g;
   g.name = "digits";
   g.mode = "mts";
+  g.sharedInput = true;
   g.file = "digits.onnx";
   g.sha256 = "cd";
   g.sharedBytes = 10;
@@ -36,7 +37,7 @@ TEST(MtsManifest, RoundTrips) {
 
 TEST(MtsManifest, RejectsInconsistentWeightBytes) {
   const std::string text = R"({"schema_version": 1, "tool": "t", "zoo": {"path": "z", "sha256": "s"}, "groups": [
-    {"name": "g", "mode": "mts", "file": "g.onnx", "sha256": "x", "shared_bytes": 1, "exclusive_bytes": 2,
+    {"name": "g", "mode": "mts", "shared_input": false, "file": "g.onnx", "sha256": "x", "shared_bytes": 1, "exclusive_bytes": 2,
      "weight_bytes": 4, "aux_bytes": 0, "member_bytes": 0, "member_folded_bytes": 0, "flops": 0,
      "member_flops": 0, "masks": 0, "realignments": 0, "members": []}]})";
   auto m = parseMtsManifest(text, "mts.json");
@@ -48,7 +49,8 @@ TEST(MultitaskGroups, RoundTripAndErrors) {
   const std::string zooText = R"({"schema_version": 1, "name": "z", "processors": [{"name": "cpu", "kind": "cpu"}],
     "tasks": [{"name": "a", "variants": [{"id": "dense", "onnx": "a.onnx", "kind": "dense"}]},
               {"name": "b", "variants": [{"id": "dense", "onnx": "b.onnx", "kind": "dense"}]}],
-    "multitask_groups": [{"name": "g", "members": ["a", "b/dense"], "shared": ["w"], "memory_budget_bytes": 100}]})";
+    "multitask_groups": [{"name": "g", "members": ["a", "b/dense"], "shared": ["w"], "memory_budget_bytes": 100,
+                          "shared_input": true}]})";
   auto zoo = parseZoo(zooText, "zoo.json", false);
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   auto groups = parseMultitaskGroups(zooText, *zoo);
@@ -57,7 +59,7 @@ TEST(MultitaskGroups, RoundTripAndErrors) {
   EXPECT_EQ((*groups)[0].members[0].variant, "dense");
   EXPECT_EQ(*(*groups)[0].memoryBudgetBytes, 100);
   Json j = multitaskGroupsToJson(*groups);
-  EXPECT_EQ(j.dump(), R"([{"members":["a/dense","b/dense"],"memory_budget_bytes":100,"name":"g","shared":["w"]}])");
+  EXPECT_EQ(j.dump(), R"([{"members":["a/dense","b/dense"],"memory_budget_bytes":100,"name":"g","shared":["w"],"shared_input":true}])");
   Json doc = Json::parse(zooText);
   doc["multitask_groups"] = j;
   auto again = parseMultitaskGroups(doc.dump(), *zoo);

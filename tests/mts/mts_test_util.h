@@ -72,11 +72,11 @@ inline StitchedGroup expectEquivalent(const std::vector<onnx::ModelProto>& model
   for (size_t t = 0; t < models.size(); ++t) {
     auto member = runtime::Session::fromModel(models[t], tasks[t], options);
     EXPECT_TRUE(member.ok());
-    runtime::Tensor x = runtime::randomInput((*member)->inputs()[0], 100 + t);
-    auto out = (*member)->run({{(*member)->inputs()[0].name, x}});
+    const std::string& name = group->members[t].stitchedInput;  // members may share one
+    if (!feeds.count(name)) feeds[name] = runtime::randomInput((*member)->inputs()[0], 100 + t);
+    auto out = (*member)->run({{(*member)->inputs()[0].name, feeds[name]}});
     EXPECT_TRUE(out.ok());
     own.push_back(std::move(*out));
-    feeds[group->members[t].stitchedInput] = x;
   }
   auto got = (*stitched)->run(feeds);
   EXPECT_TRUE(got.ok()) << (got.ok() ? "" : got.error().message);
@@ -102,6 +102,23 @@ inline StitchedGroup expectEquivalent(const std::vector<onnx::ModelProto>& model
   for (int64_t b : group->stats.memberSharedBytes) covered += b;
   EXPECT_EQ(covered, group->stats.memberFoldedBytes);
   return std::move(*group);
+}
+
+// The same in every Mts variant: rows restricted (the default), the paper's
+// all-rows products, and one shared input; returns the default's group.
+inline StitchedGroup expectEquivalentAllModes(const std::vector<onnx::ModelProto>& models, double tol = 1e-5) {
+  StitchParams allRows, shared;
+  allRows.restrictRows = false;
+  shared.sharedInput = true;
+  {
+    SCOPED_TRACE("all rows");
+    expectEquivalent(models, allRows, tol);
+  }
+  {
+    SCOPED_TRACE("shared input");
+    expectEquivalent(models, shared, tol);
+  }
+  return expectEquivalent(models, StitchParams{}, tol);
 }
 
 }  // namespace zp::mts::testing

@@ -21,7 +21,7 @@ runtime::Tensor row(const runtime::Tensor& all, int64_t i) {
   return runtime::Tensor::fromFloats(v, shape);
 }
 
-class MtsZoo : public ::testing::TestWithParam<std::string> {};
+class MtsZoo : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(MtsZoo, StitchedGroupReproducesEveryMember) {
   auto zoo = zoo::loadZoo(kZoo);
@@ -30,8 +30,11 @@ TEST_P(MtsZoo, StitchedGroupReproducesEveryMember) {
   ASSERT_TRUE(groups.ok()) << groups.error().message;
   const zoo::MultitaskGroup* group = nullptr;
   for (const auto& g : *groups)
-    if (g.name == GetParam()) group = &g;
+    if (g.name == std::get<0>(GetParam())) group = &g;
   ASSERT_NE(group, nullptr);
+  zoo::MultitaskGroup chosen = *group;
+  chosen.sharedInput = std::get<1>(GetParam());  // the digit tasks read the same images
+  group = &chosen;
   auto stitched = stitchZooGroup(*zoo, *group, StitchMode::Mts, std::nullopt);
   ASSERT_TRUE(stitched.ok()) << stitched.error().message;
   EXPECT_EQ(stitched->stats.weightBytes(), stitched->stats.sharedBytes + stitched->stats.exclusiveBytes);
@@ -88,7 +91,9 @@ TEST_P(MtsZoo, StitchedGroupReproducesEveryMember) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Groups, MtsZoo, ::testing::Values("digits", "tabular"));
+INSTANTIATE_TEST_SUITE_P(Groups, MtsZoo,
+                         ::testing::Values(std::make_tuple("digits", false), std::make_tuple("tabular", false),
+                                           std::make_tuple("digits", true)));
 
 }  // namespace
 }  // namespace zp::mts::testing

@@ -22,6 +22,10 @@ PY
 "$BIN/zoo-mts" "$Z/zoo.json" -o "$WORK/again" >/dev/null
 cmp -s "$WORK/out/digits.onnx" "$WORK/again/digits.onnx" && cmp -s "$WORK/out/mts.json" "$WORK/again/mts.json" \
   && pass "re-run writes byte-identical files" || fail "re-run differs"
+"$BIN/zoo-mts" "$Z/zoo.json" -o "$WORK/shared" --shared-input >/dev/null && \
+  node "$SRC/tests/mts/ort_mts.js" "$WORK/shared" --samples 8 >/dev/null && \
+  [ "$($PY -c "import json; g=json.load(open('$WORK/shared/mts.json'))['groups'][0]; print(len({m['stitched_input'] for m in g['members']}))")" = 1 ] \
+  && pass "--shared-input: one input for the digit tasks, equivalent in ORT" || fail "--shared-input"
 "$BIN/zoo-mts" "$Z/zoo.json" -o "$WORK/netfuse" --netfuse --group digits >/dev/null && \
   node "$SRC/tests/mts/ort_mts.js" "$WORK/netfuse" --samples 4 >/dev/null && pass "NetFuse baseline equivalent in ORT" \
   || fail "NetFuse baseline"
