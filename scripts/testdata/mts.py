@@ -272,6 +272,45 @@ def finish_task(mt, out_dir, name, model, shape, xte, yte, x_rel, y_rel, use_ort
             "dataset": {"inputs": x_rel, "labels": y_rel, "metric": "top1"}}
 
 
+def readme(accs, use_ort):
+    rows = "\n".join(
+        f"| {a['task']} | {DESCRIPTIONS[a['task']]} | {a['trained'] if isinstance(a['trained'], str) else ', '.join(a['trained'])} "
+        f"| {', '.join(f'{k} +{v}' for k, v in a['widened'].items()) or '-'} | {a['params']} | {a['accuracy_torch']:.4f} "
+        f"| {a.get('accuracy_ort', float('nan')):.4f} |" for a in accs)
+    return f"""# testdata/mts: weight-shared task models (MTS input)
+
+Written by `scripts/make_testdata.py` (`--zoos mts` runs only this zoo; code in
+`scripts/testdata/mts.py`); do not edit by hand. Re-running it rewrites byte-identical files
+on the same machine and software.
+
+Two multitask groups (`multitask_groups` in zoo.json), each fine-tuned from one backbone so that
+frozen parameters are bit-identical across the members' ONNX files (found by content when
+stitching; `shared` names initializers that must be shared, as a check):
+
+* **digits** (8 members): a residual CNN (stem Conv+BN+ReLU 8 ch, residual blocks of widths 8,
+  16 (stride 2, 1x1 projection), 16, each Conv+BN+ReLU, Conv+BN, Add, ReLU; GAP, Flatten, Gemm)
+  trained on sklearn digits is the backbone (`digit10`). The other tasks relabel the same images
+  and fine-tune different depths; `prime` and `mod3` keep a block frozen but widen its inner
+  layer by 4 task channels (frozen shared channels U, trained X into the new channels and Y from
+  them). Inputs `data/digits_test_x.npy` (shared by all eight), labels `data/<task>_test_y.npy`.
+* **tabular** (3 members): an MLP (input layer with a zero, frozen bias; two 32-wide trunk
+  layers; head) trained on breast_cancer; wine and iris get their own input layer and head
+  around the frozen trunk (iris also fine-tunes the second trunk layer). Features are
+  standardized with train-split statistics in the .npy files.
+
+Fine-tuning: Adam without weight decay, BatchNormalization in eval mode, gradients of frozen
+elements masked to zero; the script asserts frozen elements are unchanged. Test split: sklearn's
+`train_test_split(test_size=0.25, random_state=0, stratify=y)`.
+
+| task | what | trained (rest frozen) | widened | params | top-1 torch | top-1 ORT |
+| --- | --- | --- | --- | --- | --- | --- |
+{rows}
+
+Accuracy on the test split, measured by the script with torch and{'' if use_ort else ' (not run)'} with ONNX Runtime
+(`tests/ort/eval_accuracy.js`); zoo.json records the torch value.
+"""
+
+
 def build(mt, out_root, use_ort, tmpdir):
     """Writes OUT_ROOT/mts: zoo.json (tasks + multitask_groups), models/, data/, accuracy_measured.json."""
     out_dir = os.path.join(out_root, "mts")
@@ -293,6 +332,8 @@ def build(mt, out_root, use_ort, tmpdir):
                 "shared": ["fc1.weight", "fc1.bias"]},
            ]}
     mt.write_json(os.path.join(out_dir, "zoo.json"), zoo)
+    with open(os.path.join(out_dir, "README.md"), "w") as f:
+        f.write(readme(digit_accs + tab_accs, use_ort))
     mt.write_json(os.path.join(out_dir, "accuracy_measured.json"),
                   {"zoo": "mts", "made_by": "scripts/make_testdata.py (scripts/testdata/mts.py)",
                    "ort": "onnxruntime-node, 1 thread, batch 1" if use_ort else None,
