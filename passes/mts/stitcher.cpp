@@ -1,7 +1,10 @@
 #include "passes/mts/stitcher.h"
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
+
+#include "libplan/util/hash.h"
 
 namespace zp::mts {
 
@@ -22,6 +25,37 @@ size_t Rows::classOf(int t) const {
 Stitcher::Stitcher(const std::vector<TaskNet>& nets, const StitchParams& params, onnx::GraphProto* graph)
     : nets_(nets), params_(params), em_(graph), graph_(graph) {
   stats_.memberSharedBytes.assign(nets.size(), 0);
+}
+
+// Members in an order that keeps members sharing more leading layers next to
+// each other (lexicographic by the content of each weighted layer, over the
+// channels every member has, so that widened layers still sort with the layer
+// they widen): then the members owning a block of columns tend to have
+// contiguous rows, which restricted products need.
+static std::vector<int> rowOrder(const std::vector<TaskNet>& nets) {
+  std::vector<std::vector<std::string>> keys(nets.size());
+  for (size_t i = 0; i < nets[0].ops.size(); ++i) {
+    if (nets[0].ops[i].kind != OpKind::Weighted) continue;
+    int64_t cout = nets[0].ops[i].cout, cin = nets[0].ops[i].cin;
+    for (const auto& net : nets) {
+      cout = std::min(cout, net.ops[i].cout);
+      cin = std::min(cin, net.ops[i].cin);
+    }
+    for (size_t t = 0; t < nets.size(); ++t) {
+      const TaskOp& op = nets[t].ops[i];
+      std::string bytes;
+      for (int64_t o = 0; o < cout; ++o) {
+        for (int64_t c = 0; c < cin; ++c)
+          bytes.append(reinterpret_cast<const char*>(op.row(o, c)), static_cast<size_t>(op.kernelSize()) * sizeof(float));
+        if (!op.bias.empty()) bytes.append(reinterpret_cast<const char*>(&op.bias[static_cast<size_t>(o)]), sizeof(float));
+      }
+      keys[t].push_back(sha256Hex(bytes));
+    }
+  }
+  std::vector<int> order(nets.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys[static_cast<size_t>(a)] < keys[static_cast<size_t>(b)]; });
+  return order;
 }
 
 static void setTensorType(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& shape) {
@@ -61,8 +95,11 @@ Status Stitcher::inputs() {
   }
   Rows rows;
   std::vector<std::string> parts;
+  const std::vector<int> order = rowOrder(nets_);
   for (size_t k = 0; k < classes.size(); ++k) {
-    const auto ms = membersOf(classOwners[k]);
+    std::vector<int> ms;
+    for (int t : order)
+      if (classOwners[k] & (Owners{1} << t)) ms.push_back(t);
     const bool shared = params_.sharedInput && !netFuse() && ms.size() > 1;
     for (int t : shared ? std::vector<int>{ms.front()} : ms) {
       const TaskNet& net = nets_[static_cast<size_t>(t)];
