@@ -81,7 +81,8 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
   Zoo zoo;
   zoo.file = path;
   zoo.sha256 = sha256Hex(text);
-  ZP_TRY(r.object(j, "$", {"schema_version", "name", "processors", "tasks"}, {"description"}));
+  ZP_TRY(r.object(j, "$", {"schema_version", "name", "processors", "tasks"},
+                  {"description", "multitask_groups"}));  // multitask_groups: multitask_group_json.h
   if (j["schema_version"] != 1) return r.error("$.schema_version", "unsupported version (expected 1)");
   ZP_ASSIGN_OR_RETURN(zoo.name, r.id(j, "$", "name"));
   if (j.contains("description")) { ZP_ASSIGN_OR_RETURN(zoo.description, r.string(j, "$", "description")); }

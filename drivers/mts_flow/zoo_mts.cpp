@@ -1,0 +1,124 @@
+#include "drivers/mts_flow/zoo_mts.h"
+
+#include "libplan/artifacts/mts_json.h"
+#include "libplan/artifacts/multitask_group_json.h"
+#include "libplan/graph/model_io.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/util/json.h"
+#include "libplan/util/output_dir.h"
+
+namespace zp::mts {
+namespace fs = std::filesystem;
+
+Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group) {
+  GroupModels out;
+  for (const auto& m : group.members) {
+    ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(zoo.resolve(m.onnx)));
+    out.models.push_back(std::move(model));
+    out.tasks.push_back(m.task);
+  }
+  return out;
+}
+
+Expected<StitchedGroup> stitchZooGroup(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group, StitchMode mode,
+                                       std::optional<int64_t> budget) {
+  ZP_ASSIGN_OR_RETURN(GroupModels members, loadGroupModels(zoo, group));
+  std::vector<const onnx::ModelProto*> ptrs;
+  for (const auto& m : members.models) ptrs.push_back(&m);
+  StitchParams params;
+  params.mode = mode;
+  params.graphName = group.name;
+  params.declaredShared = group.shared;
+  params.sharedInput = group.sharedInput;
+  auto stitched = stitchGroup(ptrs, members.tasks, params);
+  if (!stitched.ok())
+    return makeError("{}: group '{}': {}", zoo.file.string(), group.name, stitched.error().message);
+  const auto& s = stitched->stats;
+  if (!budget) budget = group.memoryBudgetBytes;
+  if (budget && s.weightBytes() + s.auxBytes > *budget)
+    return makeError("{}: group '{}' needs {} bytes (weights {} + auxiliary {}), over the memory budget of {} bytes",
+                     zoo.file.string(), group.name, s.weightBytes() + s.auxBytes, s.weightBytes(), s.auxBytes, *budget);
+  ZP_TRY(graph::checkModel(stitched->model, fmt::format("{}: group '{}'", zoo.file.string(), group.name)));
+  return stitched;
+}
+
+namespace {
+
+zoo::MtsGroupEntry entryFor(const zoo::MultitaskGroup& group, const StitchedGroup& g, StitchMode mode,
+                            const std::string& file, const std::string& bytes) {
+  zoo::MtsGroupEntry e;
+  e.name = group.name;
+  e.mode = mode == StitchMode::Mts ? "mts" : "netfuse";
+  e.sharedInput = group.sharedInput;
+  e.file = file;
+  e.sha256 = sha256Hex(bytes);
+  e.sharedBytes = g.stats.sharedBytes;
+  e.exclusiveBytes = g.stats.exclusiveBytes;
+  e.auxBytes = g.stats.auxBytes;
+  e.memberBytes = g.stats.memberBytes;
+  e.memberFoldedBytes = g.stats.memberFoldedBytes;
+  e.flops = g.stats.flops;
+  e.memberFlops = g.stats.memberFlops;
+  e.masks = g.stats.masks;
+  e.realignments = g.stats.realignments;
+  for (size_t t = 0; t < g.members.size(); ++t) {
+    const auto& io = g.members[t];
+    e.members.push_back(zoo::MtsMemberEntry{io.task, group.members[t].variant, io.input, io.stitchedInput, io.outputs,
+                                            io.stitchedOutputs});
+  }
+  return e;
+}
+
+}  // namespace
+
+Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options) {
+  ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo(options.zoo));
+  ZP_ASSIGN_OR_RETURN(auto groups, artifacts::loadMultitaskGroups(zoo));
+  if (groups.empty()) return makeError("{}: declares no multitask_groups", options.zoo.string());
+  std::vector<zoo::MultitaskGroup> selected;
+  for (const auto& name : options.groups) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
+    if (it == groups.end()) return makeError("--group: {} has no multitask group '{}'", options.zoo.string(), name);
+    selected.push_back(*it);
+  }
+  if (options.groups.empty()) selected = groups;
+  // Stitch everything before touching the output directory.
+  std::vector<StitchedGroup> stitched;
+  for (auto& g : selected) {
+    g.sharedInput = g.sharedInput || options.sharedInput;
+    ZP_ASSIGN_OR_RETURN(auto s, stitchZooGroup(zoo, g, options.mode, options.memoryBudgetBytes));
+    stitched.push_back(std::move(s));
+  }
+  std::vector<GuardedPath> inputs;
+  for (const auto& f : zoo.files()) inputs.push_back({f, "input"});
+  ZP_ASSIGN_OR_RETURN(auto staged, OutputDir::open(options.out, OutputDirOptions{options.tool, inputs, nullptr}));
+  zoo::MtsManifest manifest;
+  manifest.tool = options.tool;
+  fs::path zooAbs = fs::weakly_canonical(fs::absolute(options.zoo));
+  fs::path outAbs = fs::weakly_canonical(fs::absolute(options.out));
+  manifest.zooPath = zooAbs.lexically_relative(outAbs).generic_string();
+  manifest.zooSha256 = zoo.sha256;
+  for (size_t k = 0; k < selected.size(); ++k) {
+    const std::string file = selected[k].name + ".onnx";
+    const std::string bytes = graph::serializeModel(stitched[k].model);
+    ZP_TRY(writeFileAtomic(staged.path() / file, bytes));
+    manifest.groups.push_back(entryFor(selected[k], stitched[k], options.mode, file, bytes));
+  }
+  ZP_TRY(writeFileAtomic(staged.path() / "mts.json", canonicalJson(artifacts::mtsManifestToJson(manifest))));
+  ZP_TRY(staged.commit());
+  return manifest;
+}
+
+std::string mtsSummary(const zoo::MtsManifest& m) {
+  std::string out = fmt::format("{:<10} {:>7} {:>8} {:>12} {:>12} {:>15} {:>10} {:>14} {:>13}\n", "group", "mode",
+                                "members", "shared B", "exclusive B", "weights B", "aux B", "members' B",
+                                "MFLOPs s/m");
+  for (const auto& g : m.groups)
+    out += fmt::format("{:<10} {:>7} {:>8} {:>12} {:>12} {:>15} {:>10} {:>14} {:>13}\n", g.name, g.mode,
+                       g.members.size(), g.sharedBytes, g.exclusiveBytes, g.sharedBytes + g.exclusiveBytes, g.auxBytes,
+                       g.memberFoldedBytes, fmt::format("{:.2f}/{:.2f}", g.flops / 1e6, g.memberFlops / 1e6));
+  return out;
+}
+
+}  // namespace zp::mts
