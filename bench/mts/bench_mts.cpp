@@ -13,6 +13,7 @@
 #include <chrono>
 #include <random>
 
+#include "libplan/artifacts/zoo_json.h"
 #include "libplan/artifacts/multitask_group_json.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
@@ -291,7 +292,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     Bench b;
-    auto zoo = zoo::loadZoo(zooPath);
+    auto zoo = artifacts::loadZoo(zooPath);
     if (!zoo.ok()) throw std::runtime_error(zoo.error().message);
     b.zoo = *zoo;
     auto groups = artifacts::loadMultitaskGroups(b.zoo);

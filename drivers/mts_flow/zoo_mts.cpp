@@ -1,5 +1,6 @@
 #include "drivers/mts_flow/zoo_mts.h"
 
+#include "libplan/artifacts/zoo_json.h"
 #include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/multitask_group_json.h"
 #include "libplan/graph/model_io.h"
@@ -73,7 +74,7 @@ zoo::MtsGroupEntry entryFor(const zoo::MultitaskGroup& group, const StitchedGrou
 }  // namespace
 
 Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options) {
-  ZP_ASSIGN_OR_RETURN(auto zoo, zoo::loadZoo(options.zoo));
+  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo(options.zoo));
   ZP_ASSIGN_OR_RETURN(auto groups, artifacts::loadMultitaskGroups(zoo));
   if (groups.empty()) return makeError("{}: declares no multitask_groups", options.zoo.string());
   std::vector<zoo::MultitaskGroup> selected;

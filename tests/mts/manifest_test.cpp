@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "libplan/artifacts/mts_json.h"
+#include "libplan/artifacts/zoo_json.h"
 #include "libplan/artifacts/multitask_group_json.h"
 #include "libplan/util/json.h"
 #include "libplan/zoo/mts_manifest.h"
@@ -57,7 +58,7 @@ TEST(MultitaskGroups, RoundTripAndErrors) {
               {"name": "b", "variants": [{"id": "dense", "onnx": "b.onnx", "kind": "dense"}]}],
     "multitask_groups": [{"name": "g", "members": ["a", "b/dense"], "shared": ["w"], "memory_budget_bytes": 100,
                           "shared_input": true}]})";
-  auto zoo = parseZoo(zooText, "zoo.json", false);
+  auto zoo = artifacts::parseZoo(zooText, "zoo.json", false);
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   auto groups = parseMultitaskGroups(zooText, *zoo);
   ASSERT_TRUE(groups.ok()) << groups.error().message;

@@ -3,6 +3,7 @@
 // its top-1 accuracy through the stitched graph equals the one zoo.json records.
 #include <fstream>
 
+#include "libplan/artifacts/zoo_json.h"
 #include "libplan/artifacts/multitask_group_json.h"
 #include "libplan/runtime/npy.h"
 #include "drivers/mts_flow/zoo_mts.h"
@@ -25,7 +26,7 @@ runtime::Tensor row(const runtime::Tensor& all, int64_t i) {
 class MtsZoo : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(MtsZoo, StitchedGroupReproducesEveryMember) {
-  auto zoo = zoo::loadZoo(kZoo);
+  auto zoo = artifacts::loadZoo(kZoo);
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   auto groups = artifacts::loadMultitaskGroups(*zoo);
   ASSERT_TRUE(groups.ok()) << groups.error().message;
