@@ -3,13 +3,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/util/file.h"
+#include "libplan/util/hash.h"
 #include "libplan/util/json.h"
 #include "drivers/stitch_flow/zoo_stitch.h"
 #include "libplan/artifacts/stitch_json.h"
+#include "passes/stitch/stitch.h"
 
 namespace zp::stitch {
 namespace {
@@ -149,6 +153,70 @@ TEST_F(StitchTest, ManifestReadsBack) {
   EXPECT_EQ(back->zooPath, "../zoo.json");
   EXPECT_TRUE(fs::exists(dir_ / "out/stitched/t/dense+u50.onnx"));
   EXPECT_FALSE(fs::exists(dir_ / "out/stitched/t/dense+dense.onnx"));
+}
+
+}  // namespace
+}  // namespace zp::stitch
+
+namespace zp::stitch {
+namespace {
+
+// The pass alone: models in, manifest, subgraph bytes and models out; no file is read or written.
+TEST(StitchPass, ReturnsTheSubgraphsAndTheManifestFromModelsInMemory) {
+  zoo::Zoo z;
+  z.file = "/nonexistent/zoo.json";  // named in errors only
+  z.sha256 = "0";
+  for (const char* p : {"cpu", "gpu"}) z.processors.push_back({p, p, std::nullopt});
+  zoo::TaskSpec task;
+  task.name = "t";
+  std::vector<VariantModel> models;
+  for (auto [id, kind, hidden, zeroEvery] :
+       {std::tuple{"dense", "dense", 4, 0}, std::tuple{"u50", "unstructured", 4, 2}, std::tuple{"s50", "structured", 2, 0}}) {
+    task.variants.push_back({id, std::string("m/") + id + ".onnx", kind, std::nullopt, std::nullopt, std::nullopt});
+    auto m = graph::parseModelText(mlp(hidden, zeroEvery));
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    models.push_back({std::move(*m), std::string(64, 'a')});
+  }
+  z.tasks.push_back(task);
+  StitchParams params;
+  params.materialize = "all";
+  auto r = stitchZoo(z, {models}, params, "zoo.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& t = r->manifest.tasks.at(0);
+  ASSERT_EQ(t.positions(), 2);  // S = the zoo's two processors
+  EXPECT_EQ(t.variants[0].sha256, std::string(64, 'a'));
+  std::set<std::string> files;
+  for (const auto& row : t.subgraphs)
+    for (const auto& sg : row) {
+      files.insert(sg.file);
+      ASSERT_TRUE(r->subgraphBytes.count(sg.file)) << sg.file;
+      EXPECT_EQ(sha256Hex(r->subgraphBytes.at(sg.file)), sg.hash);
+      EXPECT_EQ(graph::serializeModel(r->subgraphModels.at(sg.file)), r->subgraphBytes.at(sg.file));
+    }
+  EXPECT_EQ(files.size(), r->subgraphBytes.size());
+  EXPECT_EQ(files.size(), 6u);  // 3 variants x 2 positions, all different (dedup: IdenticalSubgraphsAreWrittenOnce...)
+  for (const auto& c : t.combinations) EXPECT_TRUE(c.file.empty()) << "files are set when picked";
+
+  auto picked = materializedCombinations(r->manifest);
+  ASSERT_TRUE(picked.ok()) << picked.error().message;
+  EXPECT_EQ(picked->size(), 5u);
+  for (const auto& [ti, k] : *picked) {
+    const auto& c = r->manifest.tasks[ti].combinations[k];
+    EXPECT_TRUE(c.valid);
+    EXPECT_EQ(c.file, "stitched/t/" + c.id + ".onnx");
+    auto stitched = materializeCombination(r->manifest.tasks[ti], c, r->subgraphModels);
+    ASSERT_TRUE(stitched.ok()) << stitched.error().message;
+    EXPECT_EQ(stitched->graph().node_size(), 5) << c.id;
+  }
+  // A subgraph the caller did not give is an error, not a crash.
+  auto missing = materializeCombination(t, t.combinations[0], SubgraphModels{});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("was not loaded"), std::string::npos) << missing.error().message;
+  // An invalid --materialize pick fails the pass.
+  params.materialize = "dense+s50";
+  auto bad = stitchZoo(z, {models}, params, "zoo.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("is not a valid combination"), std::string::npos) << bad.error().message;
 }
 
 }  // namespace
