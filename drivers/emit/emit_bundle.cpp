@@ -85,6 +85,123 @@ Status addInput(Sources& s, const std::string& role, const std::string& key, con
   return {};
 }
 
+// In strict mode (emit), a plan subgraph must be the one stitch.json lists.
+Status checkAgainstManifest(const plan::PlannedSubgraph& g, const zoo::TaskStitch& ts, const std::string& where) {
+  if (g.position < 0 || g.position >= ts.positions()) return makeError("{}: stitch.json has {} positions", where, ts.positions());
+  bool known = std::any_of(ts.variants.begin(), ts.variants.end(), [&](const zoo::VariantInfo& v) { return v.id == g.variant; });
+  if (!known) return makeError("{}: variant not in stitch.json", where);
+  const auto& info = ts.subgraph(g.position, g.variant);
+  if (info.hash != g.hash)
+    return makeError("{}: hash {} differs from stitch.json's {} (plan made from another stitch run?)", where,
+                     short16(g.hash), short16(info.hash));
+  if (info.file != g.file) return makeError("{}: file '{}' differs from stitch.json's '{}'", where, g.file, info.file);
+  return {};
+}
+
+// stitch.json of the plan's stitch directory, checked against the hash the
+// plan recorded; nullopt when it cannot be read (check mode notes it).
+Expected<std::optional<zoo::StitchManifest>> readPlannedManifest(Sources& s, bool strict) {
+  std::string manifestBytes;
+  ZP_TRY(addInput(s, "stitch-manifest", "stitch.json", s.stitchDir / "stitch.json", strict, &manifestBytes));
+  // plan-solve records the stitch.json it planned on: a rewritten stitch
+  // directory may name the same files with other contents or meanings.
+  if (auto rec = s.plan.header.inputs.find(plan::kPlanStitchInput); strict && !manifestBytes.empty() &&
+                                                               rec != s.plan.header.inputs.end() &&
+                                                               rec->second != sha256Hex(manifestBytes))
+    return makeError("{}: does not match the hash {} recorded (stitch directory rewritten since planning?)",
+                     (s.stitchDir / "stitch.json").string(), s.planPath.string());
+  std::optional<zoo::StitchManifest> manifest;
+  if (manifestBytes.empty()) return manifest;
+  Json mj = Json::parse(manifestBytes, nullptr, false);
+  const std::string label = (s.stitchDir / "stitch.json").string();
+  if (mj.is_discarded()) {
+    if (strict) return makeError("{}: not valid JSON", label);
+  } else {
+    auto m = artifacts::stitchManifestFromJson(mj, label);
+    if (!m.ok() && strict) return m.error();
+    if (m.ok()) manifest = std::move(*m);
+  }
+  return manifest;
+}
+
+// The stitch section: stitch.json and every subgraph file the plan uses.
+Status collectStitchSources(Sources& s, bool strict) {
+  const fs::path& planPath = s.planPath;
+  const fs::path planDir = planPath.parent_path();
+  const auto& st = *s.plan.stitch;
+  s.stitchDir = (planDir / st.stitchDir).lexically_normal();
+  if (st.stitchDir.empty()) s.stitchDir = planDir.empty() ? fs::path(".") : planDir;
+  std::map<std::string, const plan::PlanProcessor*> procs;
+  for (const auto& p : st.processors) {
+    procs[p.name] = &p;
+    if (!runtime::isKnownPolicy(policyOf(p)))
+      return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
+  }
+  ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
+  for (const auto& t : st.tasks) {
+    const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
+    if (manifest && !ts && strict)
+      return makeError("{}: task '{}' is not in {}", planPath.string(), t.name, (s.stitchDir / "stitch.json").string());
+    for (const auto& g : t.subgraphs) {
+      const std::string where = fmt::format("{}: task '{}' position {} variant '{}'", planPath.string(), t.name,
+                                            g.position, g.variant);
+      if (!isSafeRelativePath(g.file))
+        return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, g.file);
+      auto proc = procs.find(g.processor);
+      if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g.processor);
+      if (ts && strict) ZP_TRY(checkAgainstManifest(g, *ts, where));
+      auto& use = s.subgraphs[g.file];
+      if (use.file.empty()) {
+        use.file = g.file;
+        use.hash = g.hash;
+        use.processor = g.processor;
+      } else if (use.hash != g.hash) {
+        return makeError("{}: file '{}' is named with two hashes ({} and {})", where, g.file, short16(use.hash),
+                         short16(g.hash));
+      }
+      use.policies.insert({policyOf(*proc->second), std::max(1, proc->second->threads)});
+    }
+  }
+  for (const auto& [file, use] : s.subgraphs) {
+    const fs::path src = s.stitchDir / file;
+    std::string bytes;
+    ZP_TRY(addInput(s, "subgraph", file, src, strict, &bytes));
+    if (strict && sha256Hex(bytes) != use.hash)
+      return makeError("{}: content hash {} does not match {} recorded in the plan and stitch.json (stitch directory changed since planning?)",
+                       src.string(), short16(sha256Hex(bytes)), short16(use.hash));
+  }
+  return {};
+}
+
+// The concurrent section: workload.json and the models its DNNs name.
+Status collectConcurrentSources(Sources& s, bool strict) {
+  const fs::path planDir = s.planPath.parent_path();
+  // The workload path is recorded as given to plan-solve: try it as is, then
+  // relative to the plan's folder.
+  const std::string& w = s.plan.concurrent->workload;
+  fs::path wp = w;
+  if (!w.empty() && !fs::exists(wp) && !planDir.empty() && fs::path(w).is_relative()) wp = planDir / w;
+  if (w.empty() || !fs::exists(wp)) {
+    s.notes.push_back(fmt::format("workload '{}' not found; the bundle holds no models", w));
+  } else {
+    std::string wbytes;
+    ZP_TRY(addInput(s, "workload", "workload", wp, strict, &wbytes));
+    Json wj = Json::parse(wbytes, nullptr, false);
+    if (wj.is_discarded()) {
+      if (strict) return makeError("{}: not valid JSON", wp.string());
+    } else if (wj.contains("dnns") && wj["dnns"].is_array()) {
+      std::set<std::string> models;
+      for (const auto& d : wj["dnns"])
+        if (d.is_object() && d.contains("model") && d["model"].is_string()) models.insert(d["model"].get<std::string>());
+      for (const auto& m : models) {
+        fs::path mp = fs::path(m).is_absolute() ? fs::path(m) : wp.parent_path() / m;
+        ZP_TRY(addInput(s, "model", m, mp.lexically_normal(), strict));
+      }
+    }
+  }
+  return {};
+}
+
 // Reads the plan and everything it points at. strict: any missing or
 // inconsistent input is an error (emit); otherwise problems become notes on
 // the inputs (check).
@@ -106,111 +223,8 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     c.found = true;
     s.inputs.push_back(std::move(c));
   }
-  const fs::path planDir = planPath.parent_path();
-
-  if (s.plan.stitch) {
-    const auto& st = *s.plan.stitch;
-    s.stitchDir = (planDir / st.stitchDir).lexically_normal();
-    if (st.stitchDir.empty()) s.stitchDir = planDir.empty() ? fs::path(".") : planDir;
-    std::map<std::string, const plan::PlanProcessor*> procs;
-    for (const auto& p : st.processors) {
-      procs[p.name] = &p;
-      if (!runtime::isKnownPolicy(policyOf(p)))
-        return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name,
-                         p.policy);
-    }
-    std::string manifestBytes;
-    ZP_TRY(addInput(s, "stitch-manifest", "stitch.json", s.stitchDir / "stitch.json", strict, &manifestBytes));
-    // plan-solve records the stitch.json it planned on: a rewritten stitch
-    // directory may name the same files with other contents or meanings.
-    if (auto rec = s.plan.header.inputs.find(plan::kPlanStitchInput); strict && !manifestBytes.empty() &&
-                                                                 rec != s.plan.header.inputs.end() &&
-                                                                 rec->second != sha256Hex(manifestBytes))
-      return makeError("{}: does not match the hash {} recorded (stitch directory rewritten since planning?)",
-                       (s.stitchDir / "stitch.json").string(), planPath.string());
-    std::optional<zoo::StitchManifest> manifest;
-    if (!manifestBytes.empty()) {
-      Json mj = Json::parse(manifestBytes, nullptr, false);
-      const std::string label = (s.stitchDir / "stitch.json").string();
-      if (mj.is_discarded()) {
-        if (strict) return makeError("{}: not valid JSON", label);
-      } else {
-        auto m = artifacts::stitchManifestFromJson(mj, label);
-        if (!m.ok() && strict) return m.error();
-        if (m.ok()) manifest = std::move(*m);
-      }
-    }
-    for (const auto& t : st.tasks) {
-      const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
-      if (manifest && !ts && strict)
-        return makeError("{}: task '{}' is not in {}", planPath.string(), t.name,
-                         (s.stitchDir / "stitch.json").string());
-      for (const auto& g : t.subgraphs) {
-        const std::string where = fmt::format("{}: task '{}' position {} variant '{}'", planPath.string(), t.name,
-                                              g.position, g.variant);
-        if (!isSafeRelativePath(g.file)) return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, g.file);
-        auto proc = procs.find(g.processor);
-        if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g.processor);
-        if (ts && strict) {
-          if (g.position < 0 || g.position >= ts->positions())
-            return makeError("{}: stitch.json has {} positions", where, ts->positions());
-          bool known = std::any_of(ts->variants.begin(), ts->variants.end(),
-                                   [&](const zoo::VariantInfo& v) { return v.id == g.variant; });
-          if (!known) return makeError("{}: variant not in stitch.json", where);
-          const auto& info = ts->subgraph(g.position, g.variant);
-          if (info.hash != g.hash)
-            return makeError("{}: hash {} differs from stitch.json's {} (plan made from another stitch run?)", where,
-                             short16(g.hash), short16(info.hash));
-          if (info.file != g.file)
-            return makeError("{}: file '{}' differs from stitch.json's '{}'", where, g.file, info.file);
-        }
-        auto& use = s.subgraphs[g.file];
-        if (use.file.empty()) {
-          use.file = g.file;
-          use.hash = g.hash;
-          use.processor = g.processor;
-        } else if (use.hash != g.hash) {
-          return makeError("{}: file '{}' is named with two hashes ({} and {})", where, g.file, short16(use.hash),
-                           short16(g.hash));
-        }
-        use.policies.insert({policyOf(*proc->second), std::max(1, proc->second->threads)});
-      }
-    }
-    for (const auto& [file, use] : s.subgraphs) {
-      const fs::path src = s.stitchDir / file;
-      std::string bytes;
-      ZP_TRY(addInput(s, "subgraph", file, src, strict, &bytes));
-      if (strict && sha256Hex(bytes) != use.hash)
-        return makeError("{}: content hash {} does not match {} recorded in the plan and stitch.json (stitch directory changed since planning?)",
-                         src.string(), short16(sha256Hex(bytes)), short16(use.hash));
-    }
-  }
-
-  if (s.plan.concurrent) {
-    // The workload path is recorded as given to plan-solve: try it as is, then
-    // relative to the plan's folder.
-    const std::string& w = s.plan.concurrent->workload;
-    fs::path wp = w;
-    if (!w.empty() && !fs::exists(wp) && !planDir.empty() && fs::path(w).is_relative()) wp = planDir / w;
-    if (w.empty() || !fs::exists(wp)) {
-      s.notes.push_back(fmt::format("workload '{}' not found; the bundle holds no models", w));
-    } else {
-      std::string wbytes;
-      ZP_TRY(addInput(s, "workload", "workload", wp, strict, &wbytes));
-      Json wj = Json::parse(wbytes, nullptr, false);
-      if (wj.is_discarded()) {
-        if (strict) return makeError("{}: not valid JSON", wp.string());
-      } else if (wj.contains("dnns") && wj["dnns"].is_array()) {
-        std::set<std::string> models;
-        for (const auto& d : wj["dnns"])
-          if (d.is_object() && d.contains("model") && d["model"].is_string()) models.insert(d["model"].get<std::string>());
-        for (const auto& m : models) {
-          fs::path mp = fs::path(m).is_absolute() ? fs::path(m) : wp.parent_path() / m;
-          ZP_TRY(addInput(s, "model", m, mp.lexically_normal(), strict));
-        }
-      }
-    }
-  }
+  if (s.plan.stitch) ZP_TRY(collectStitchSources(s, strict));
+  if (s.plan.concurrent) ZP_TRY(collectConcurrentSources(s, strict));
   std::sort(s.inputs.begin(), s.inputs.end(), [](const CurrentInput& a, const CurrentInput& b) {
     return std::tie(a.input.role, a.input.key) < std::tie(b.input.role, b.input.key);
   });

@@ -26,6 +26,18 @@ using zoo_profile::Reusable;
 using zoo_profile::Run;
 using zoo_profile::Sources;
 
+Expected<stitch::SubgraphModels> zoo_profile::readSubgraphModels(const Run& run, const zoo::TaskStitch& task,
+                                                                 const graph::LoadOptions& options) {
+  stitch::SubgraphModels models;
+  for (const auto& row : task.subgraphs)
+    for (const auto& sg : row) {
+      if (models.count(sg.file)) continue;
+      ZP_ASSIGN_OR_RETURN(auto m, graph::loadModel(run.src.stitchDir / sg.file, options));
+      models.emplace(sg.file, std::move(m));
+    }
+  return models;
+}
+
 namespace {
 
 // sha256 of every file in `dir` but report.json and the output marker: what

@@ -3,6 +3,7 @@
 // in two rounds, the accuracy estimator (SparseLoom §3.2) and its quality.
 #include <cmath>
 
+#include "drivers/stitch_flow/dataset_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/estimate/accuracy_estimator.h"
 #include "libplan/estimate/metrics.h"
@@ -30,8 +31,8 @@ Status originalAccuracy(Run& run, const zoo::TaskStitch& task, const zoo::TaskSp
   const auto& zoo = run.src.zoo;
   const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
   if (spec && spec->dataset) {
-    ZP_ASSIGN_OR_RETURN(auto d, measure::loadDataset(zoo.resolve(spec->dataset->inputs),
-                                                     zoo.resolve(spec->dataset->labels), shape));
+    ZP_ASSIGN_OR_RETURN(auto d, readDataset(zoo.resolve(spec->dataset->inputs), zoo.resolve(spec->dataset->labels),
+                                            shape));
     acc.data = std::move(d);
     for (const auto& v : spec->variants) {
       runtime::SessionOptions o;
@@ -68,13 +69,13 @@ Expected<estimate::FeatureMatrix> estimatorFeatures(Run& run, const zoo::TaskSti
     const auto& samples = acc.data->samples;
     std::vector<runtime::Tensor> calib;
     if (!spec->dataset->calibration.empty()) {
-      ZP_ASSIGN_OR_RETURN(calib, measure::loadSamples(run.src.zoo.resolve(spec->dataset->calibration), shape,
-                                                      run.params.calibrationSamples));
+      ZP_ASSIGN_OR_RETURN(calib, readSamples(run.src.zoo.resolve(spec->dataset->calibration), shape,
+                                             run.params.calibrationSamples));
     } else {
       calib.assign(samples.begin(),
                    samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), run.params.calibrationSamples)));
     }
-    ZP_ASSIGN_OR_RETURN(signals, measure::stitchSignals(task, run.src.stitchDir, calib));
+    ZP_ASSIGN_OR_RETURN(signals, measure::stitchSignals(task, acc.subgraphs, calib));
     signals.correct = acc.correctness;
     Json dj = Json::object();
     for (const auto& [k, v] : signals.drift) dj[fmt::format("{}/{}", k.first, k.second)] = v;
@@ -105,7 +106,7 @@ Status measureCombinations(Run& run, const zoo::TaskStitch& task, TaskAccuracy& 
   if (!acc.data || todo.empty()) return {};
   Progress progress("accuracy of stitched variants (" + task.name + ")", todo.size());
   measure::EvalStats stats;
-  ZP_ASSIGN_OR_RETURN(auto measured, measure::combinationAccuracy(task, run.src.stitchDir, *acc.data, todo,
+  ZP_ASSIGN_OR_RETURN(auto measured, measure::combinationAccuracy(task, acc.subgraphs, *acc.data, todo,
                                                                   run.params.jobs, &progress, run.params.stop, &stats));
   run.counts.accuracySubgraphRuns += stats.subgraphRuns;
   for (size_t i = 0; i < todo.size(); ++i) acc.measured[todo[i]] = measured[i];
@@ -192,6 +193,9 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
     if (isOriginal(c)) acc.uniform.push_back(acc.valid.size() - 1);
   }
   ZP_TRY(originalAccuracy(run, task, spec, acc, tj));
+  if (acc.data) {
+    ZP_ASSIGN_OR_RETURN(acc.subgraphs, readSubgraphModels(run, task, graph::LoadOptions{false, true}));
+  }
   // Features first: the sample is drawn in two rounds and the second round
   // looks at the first round's predictions.
   ZP_ASSIGN_OR_RETURN(auto feats, estimatorFeatures(run, task, spec, acc, tj));
@@ -225,6 +229,7 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
   ZP_TRY(estimator.save(stage / ("accuracy_estimator_" + task.name + ".json")));
   run.counts.estimatorSeconds += secondsSince(tEst);
   if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
+  acc.subgraphs.clear();  // every measurement of the task is done
   return acc;
 }
 

@@ -1,6 +1,7 @@
 // zoo-profile step 3: per-node features (SparOA §2.1, §3.1) of every
 // subgraph, on the first host processor, with each position fed the previous
 // position's outputs over the task's calibration inputs.
+#include "drivers/stitch_flow/dataset_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/measure.h"
@@ -16,7 +17,7 @@ Expected<std::vector<runtime::Tensor>> calibrationInputs(const Run& run, const z
   if (!spec || !spec->dataset) return std::vector<runtime::Tensor>{};
   const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
   std::string file = spec->dataset->calibration.empty() ? spec->dataset->inputs : spec->dataset->calibration;
-  return measure::loadSamples(run.src.zoo.resolve(file), shape, run.params.calibrationSamples);
+  return readSamples(run.src.zoo.resolve(file), shape, run.params.calibrationSamples);
 }
 
 // One variant's subgraphs, position after position.

@@ -16,21 +16,27 @@ namespace {
 // Each stitched model is built once and run under every processor's configuration.
 class StitchedModels {
  public:
-  StitchedModels(const zoo::TaskStitch& task, const TaskAccuracy& acc, const std::filesystem::path& stitchDir)
-      : task_(task), acc_(acc), stitchDir_(stitchDir) {}
+  StitchedModels(const Run& run, const zoo::TaskStitch& task, const TaskAccuracy& acc)
+      : run_(run), task_(task), acc_(acc) {}
   Expected<const onnx::ModelProto*> get(size_t validIndex) {
     auto it = models_.find(validIndex);
     if (it == models_.end()) {
-      ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], stitchDir_));
+      if (!subgraphsRead_) {
+        ZP_ASSIGN_OR_RETURN(subgraphs_, readSubgraphModels(run_, task_, graph::LoadOptions{false, false}));
+        subgraphsRead_ = true;
+      }
+      ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], subgraphs_));
       it = models_.emplace(validIndex, std::move(m)).first;
     }
     return &it->second;
   }
 
  private:
+  const Run& run_;
   const zoo::TaskStitch& task_;
   const TaskAccuracy& acc_;
-  const std::filesystem::path& stitchDir_;
+  bool subgraphsRead_ = false;
+  stitch::SubgraphModels subgraphs_;  // as written by zoo-stitch, no shape inference
   std::map<size_t, onnx::ModelProto> models_;  // valid index -> materialized model
 };
 
@@ -139,7 +145,7 @@ Expected<estimate::TaskLatencyModel> calibrateTaskLatency(Run& run, const zoo::T
   m.model = estimate::latencyFromProfile(run.db, task.name, task.positions(), profiled);
   for (int pos = 0; pos + 1 < task.positions(); ++pos)
     m.boundaryBytes.push_back(static_cast<double>(task.subgraph(pos, task.reference).outputs.at(0).bytes()));
-  StitchedModels models(task, acc, run.src.stitchDir);
+  StitchedModels models(run, task, acc);
   Json calibrated = Json::object();
   for (const auto& p : run.src.processors) {
     ZP_ASSIGN_OR_RETURN(double c0, calibratedOverhead(run, models, task, acc, p));

@@ -20,6 +20,7 @@
 #include "libplan/artifacts/accuracy_csv.h"
 #include "libplan/artifacts/features_csv.h"
 #include "libplan/estimate/latency_model.h"
+#include "libplan/graph/model_io.h"
 #include "libplan/profile/profile_db.h"
 #include "libplan/util/json.h"
 #include "libplan/util/stats.h"
@@ -27,6 +28,7 @@
 #include "libplan/zoo/zoo.h"
 #include "passes/measure/accuracy_eval.h"
 #include "passes/measure/host_measure.h"
+#include "passes/stitch/stitch.h"
 
 namespace zp::drivers::zoo_profile {
 
@@ -76,6 +78,10 @@ struct Run {
   void countTimedRuns() { counts.timedRuns += static_cast<size_t>(params.repeat + params.warmup + 1); }
 };
 
+// The task's subgraph models from the stitch directory, each file once.
+Expected<stitch::SubgraphModels> readSubgraphModels(const Run& run, const zoo::TaskStitch& task,
+                                                    const graph::LoadOptions& options);
+
 Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const ProfileParams& params);
 // The processor's rows from its imported profile; `imports` gets one entry for it.
 Expected<profile::ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo,
@@ -99,6 +105,7 @@ struct TaskAccuracy {
   std::map<std::string, double> originalAccuracy;
   std::map<size_t, double> measured;  // combination index -> measured accuracy
   std::optional<measure::Dataset> data;
+  stitch::SubgraphModels subgraphs;  // with a dataset: the models the accuracy is measured on
   std::map<std::string, std::vector<uint8_t>> correctness;  // per original variant, per test sample
   bool exhaustive = false;
   std::vector<size_t> trainRows;

@@ -2,15 +2,56 @@
 
 #include <set>
 
-#include "libplan/util/file.h"
-#include "libplan/util/json.h"
-#include "libplan/util/output_dir.h"
-#include "libplan/zoo/zoo.h"
 #include "libplan/artifacts/stitch_json.h"
 #include "libplan/artifacts/zoo_json.h"
+#include "libplan/graph/model_io.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/util/json.h"
+#include "libplan/util/output_dir.h"
+#include "libplan/util/progress.h"
+#include "libplan/zoo/zoo.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
+
+namespace {
+
+// Every variant of every task: the model (checked, shapes inferred) and the hash of its file.
+Expected<std::vector<std::vector<stitch::VariantModel>>> readVariants(const zoo::Zoo& zoo) {
+  std::vector<std::vector<stitch::VariantModel>> variants;
+  for (const auto& task : zoo.tasks) {
+    auto& models = variants.emplace_back();
+    for (const auto& v : task.variants) {
+      const fs::path file = zoo.resolve(v.onnx);
+      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
+      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(file));
+      models.push_back(stitch::VariantModel{std::move(model), sha256Hex(bytes)});
+    }
+  }
+  return variants;
+}
+
+// OUT/subgraphs/*.onnx, and the stitched variants --materialize asks for under OUT/stitched/.
+Status writeStitchDir(stitch::StitchResult& result, const fs::path& out) {
+  std::error_code ec;
+  fs::create_directories(out / "subgraphs", ec);
+  if (ec) return makeError("{}: cannot create: {}", (out / "subgraphs").string(), ec.message());
+  for (const auto& [file, bytes] : result.subgraphBytes) ZP_TRY(writeFileAtomic(out / file, bytes));
+  ZP_ASSIGN_OR_RETURN(auto picked, stitch::materializedCombinations(result.manifest));
+  Progress progress("materializing stitched variants", picked.size());
+  for (const auto& [t, k] : picked) {
+    const auto& task = result.manifest.tasks[t];
+    const auto& c = task.combinations[k];
+    ZP_ASSIGN_OR_RETURN(auto model, stitch::materializeCombination(task, c, result.subgraphModels));
+    fs::create_directories((out / c.file).parent_path(), ec);
+    ZP_TRY(graph::saveModel(model, out / c.file));
+    progress.advance();
+  }
+  return {};
+}
+
+}  // namespace
 
 Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
   ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo(options.zoo));
@@ -22,10 +63,12 @@ Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
   fs::path zooAbs = fs::weakly_canonical(fs::absolute(options.zoo));
   fs::path outAbs = fs::weakly_canonical(fs::absolute(options.out));
   std::string zooRel = zooAbs.lexically_relative(outAbs).generic_string();
-  ZP_ASSIGN_OR_RETURN(auto manifest, stitch::stitchZoo(zoo, options.params, staged.path(), zooRel));
-  ZP_TRY(writeFileAtomic(staged.path() / "stitch.json", canonicalJson(artifacts::toJson(manifest))));
+  ZP_ASSIGN_OR_RETURN(auto variants, readVariants(zoo));
+  ZP_ASSIGN_OR_RETURN(auto result, stitch::stitchZoo(zoo, variants, options.params, zooRel));
+  ZP_TRY(writeStitchDir(result, staged.path()));
+  ZP_TRY(writeFileAtomic(staged.path() / "stitch.json", canonicalJson(artifacts::toJson(result.manifest))));
   ZP_TRY(staged.commit());
-  return manifest;
+  return std::move(result.manifest);
 }
 
 std::string stitchSummary(const zoo::StitchManifest& m) {

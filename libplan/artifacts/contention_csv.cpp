@@ -1,6 +1,7 @@
 #include "libplan/artifacts/contention_csv.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -88,6 +89,19 @@ Expected<ContentionModel> parseContentionCsv(const std::string& text, const std:
     if (std::find(accelerators.begin(), accelerators.end(), name) == accelerators.end())
       return makeError("{}: rows for unknown accelerator '{}'", label, name);
   return ContentionModel::fromSurfaces(std::move(surfaces));
+}
+
+std::string formatContentionCsv(const ContentionModel& model, const std::vector<std::string>& accelerators) {
+  assert(!model.isNone() && model.surfaces().size() == accelerators.size());
+  std::string out = "accelerator,own_demand,external_demand,slowdown\n";
+  for (size_t a = 0; a < accelerators.size(); ++a) {
+    const auto& s = model.surfaces()[a];
+    for (size_t i = 0; i < s.own.size(); ++i)
+      for (size_t j = 0; j < s.external.size(); ++j)
+        out += csvLine({accelerators[a], formatNumber(s.own[i]), formatNumber(s.external[j]),
+                        formatNumber(s.slowdown[i * s.external.size() + j])});
+  }
+  return out;
 }
 
 }  // namespace zp::artifacts

@@ -16,5 +16,8 @@ Expected<sim::ContentionModel> readContentionCsv(const std::filesystem::path& pa
                                                  const std::vector<std::string>& accelerators);
 Expected<sim::ContentionModel> parseContentionCsv(const std::string& text, const std::string& label,
                                                   const std::vector<std::string>& accelerators);
+// Every grid point of every surface of `model` (one per accelerator, in order),
+// numbers in full. `model` must not be ContentionModel::none (that is no file).
+std::string formatContentionCsv(const sim::ContentionModel& model, const std::vector<std::string>& accelerators);
 
 }  // namespace zp::artifacts

@@ -84,4 +84,23 @@ Expected<std::vector<GroupCost>> parseGroupRowsCsv(const std::string& text, cons
   return groups;
 }
 
+Expected<std::vector<GroupCost>> readGroupRowsCsv(const std::filesystem::path& path,
+                                                  const std::vector<std::string>& accelerators) {
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  return parseGroupRowsCsv(text, path.string(), accelerators);
+}
+
+std::string formatGroupRowsCsv(const std::vector<GroupCost>& groups, const std::vector<std::string>& accs) {
+  std::string out = "group,accelerator,time_ms,transition_out_ms,transition_in_ms,mem_throughput\n";
+  for (const auto& g : groups)
+    for (size_t a = 0; a < accs.size(); ++a) {
+      if (!g.allowed(static_cast<int>(a))) continue;
+      // A leading '#' would read as a comment line: quoted, it is a name.
+      std::string name = !g.name.empty() && g.name[0] == '#' ? "\"" + g.name + "\"" : csvQuote(g.name);
+      out += name + "," + csvLine({accs[a], formatNumber(g.timeMs[a]), formatNumber(g.transitionOutMs[a]),
+                                   formatNumber(g.transitionInMs[a]), formatNumber(g.demand[a])});
+    }
+  return out;
+}
+
 }  // namespace zp::artifacts

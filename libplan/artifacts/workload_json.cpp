@@ -235,4 +235,77 @@ Expected<WorkloadSpec> readWorkloadJson(const fs::path& path) {
   return parseWorkloadJson(text, path.string(), base);
 }
 
+namespace {
+
+// `p` as the reader resolves it against `baseDir`: relative when that gives `p` back.
+std::string pathFrom(const fs::path& p, const fs::path& baseDir) {
+  const fs::path rel = p.lexically_relative(baseDir);
+  if (rel.empty() || baseDir / rel != p) return p.generic_string();
+  return rel.generic_string();
+}
+
+Json perAccJson(const std::vector<double>& v, const std::vector<std::string>& accs, bool onlyAllowed) {
+  Json j = Json::object();
+  for (size_t a = 0; a < accs.size(); ++a)
+    if (!onlyAllowed || v[a] >= 0) j[accs[a]] = v[a];
+  return j;
+}
+
+Json groupJson(const GroupCost& g, const std::vector<std::string>& accs) {
+  return Json{{"name", g.name},
+              {"timeMs", perAccJson(g.timeMs, accs, true)},
+              {"transitionOutMs", perAccJson(g.transitionOutMs, accs, false)},
+              {"transitionInMs", perAccJson(g.transitionInMs, accs, false)},
+              {"memThroughput", perAccJson(g.demand, accs, false)}};
+}
+
+void putGrouping(const GroupingOptions& o, Json& d) {
+  Json g = Json::object();
+  if (o.minTimeToTransition) g["minTimeToTransition"] = *o.minTimeToTransition;
+  if (o.maxGroups) g["maxGroups"] = *o.maxGroups;
+  if (o.transitionOverheadMs) g["transitionOverheadMs"] = *o.transitionOverheadMs;
+  if (o.transitionBandwidthGBs) g["transitionBandwidthGBs"] = *o.transitionBandwidthGBs;
+  if (o.peakBandwidthGBs) g["peakBandwidthGBs"] = *o.peakBandwidthGBs;
+  if (!g.empty()) d["grouping"] = g;
+}
+
+Json dnnJson(const WorkloadDnn& e, const std::vector<std::string>& accs, const fs::path& baseDir) {
+  Json d{{"name", e.name}};
+  if (e.instances != 1) d["instances"] = e.instances;
+  if (!e.dependsOn.empty()) d["dependsOn"] = e.dependsOn;
+  switch (e.source) {
+    case WorkloadDnn::Source::Groups: {
+      Json gs = Json::array();
+      for (const auto& g : e.groups) gs.push_back(groupJson(g, accs));
+      d["groups"] = gs;
+      break;
+    }
+    case WorkloadDnn::Source::GroupsCsv:
+      d["groupsCsv"] = pathFrom(e.groupsCsv, baseDir);
+      break;
+    case WorkloadDnn::Source::Model:
+      d["model"] = pathFrom(e.model, baseDir);
+      d["profile"] = pathFrom(e.profile, baseDir);
+      d["task"] = e.task;
+      d["variant"] = e.variant;
+      putGrouping(e.grouping, d);
+      break;
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string formatWorkloadJson(const WorkloadSpec& spec, const fs::path& baseDir) {
+  Json j{{"version", 1},
+         {"accelerators", spec.accelerators},
+         {"objective", spec.objective == sim::Objective::Throughput ? "throughput" : "latency"}};
+  if (!spec.name.empty()) j["name"] = spec.name;
+  if (spec.contention) j["contention"] = pathFrom(*spec.contention, baseDir);
+  Json dnns = Json::array();
+  for (const auto& d : spec.dnns) dnns.push_back(dnnJson(d, spec.accelerators, baseDir));
+  j["dnns"] = dnns;
+  return canonicalJsonExact(j);
+}
+
 }  // namespace zp::artifacts

@@ -49,4 +49,9 @@ Expected<WorkloadSpec> parseWorkloadJson(const std::string& text, const std::str
                                          const std::filesystem::path& baseDir);
 Expected<WorkloadSpec> readWorkloadJson(const std::filesystem::path& path);
 
+// workload.json for `spec`; paths are written relative to `baseDir` (the folder
+// the file goes to) when they lie under it, so parsing the text with the same
+// `baseDir` gives `spec` back. Numbers in full; keys sorted.
+std::string formatWorkloadJson(const WorkloadSpec& spec, const std::filesystem::path& baseDir);
+
 }  // namespace zp::artifacts

@@ -10,42 +10,8 @@
 #include <mutex>
 #include <thread>
 
-#include "libplan/runtime/npy.h"
 
 namespace zp::measure {
-namespace fs = std::filesystem;
-
-Expected<std::vector<runtime::Tensor>> loadSamples(const fs::path& inputs, const std::vector<int64_t>& sampleShape,
-                                                   size_t limit) {
-  ZP_ASSIGN_OR_RETURN(auto x, runtime::readNpy(inputs));
-  if (x.dtype != runtime::DType::F32) return makeError("{}: expected float32 samples, got {}", inputs.string(), runtime::dtypeName(x.dtype));
-  if (x.shape.empty()) return makeError("{}: expected an array with a sample axis", inputs.string());
-  const int64_t per = runtime::numel(sampleShape);
-  const int64_t n = x.shape[0];
-  if (n == 0 || x.size() != n * per)
-    return makeError("{}: {} values per sample ({}), but the model takes {} ({})", inputs.string(),
-                     n ? x.size() / n : 0, runtime::shapeString(x.shape), per, runtime::shapeString(sampleShape));
-  const size_t count = limit ? std::min<size_t>(limit, static_cast<size_t>(n)) : static_cast<size_t>(n);
-  std::vector<runtime::Tensor> out;
-  for (size_t i = 0; i < count; ++i) {
-    auto t = runtime::Tensor::empty(runtime::DType::F32, sampleShape);
-    std::memcpy(t.data, x.ptr<float>() + static_cast<int64_t>(i) * per, static_cast<size_t>(per) * sizeof(float));
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-Expected<Dataset> loadDataset(const fs::path& inputs, const fs::path& labels, const std::vector<int64_t>& sampleShape,
-                              size_t limit) {
-  Dataset d;
-  ZP_ASSIGN_OR_RETURN(d.samples, loadSamples(inputs, sampleShape, limit));
-  ZP_ASSIGN_OR_RETURN(auto y, runtime::readNpy(labels));
-  auto values = y.toI64();
-  if (values.size() < d.samples.size())
-    return makeError("{}: {} labels for {} samples in {}", labels.string(), values.size(), d.samples.size(), inputs.string());
-  d.labels.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(d.samples.size()));
-  return d;
-}
 
 namespace {
 
@@ -76,7 +42,7 @@ namespace {
 // Sessions of one worker: one per (position, variant index), loaded on first use.
 class Worker {
  public:
-  Worker(const zoo::TaskStitch& task, const fs::path& dir) : task_(task), dir_(dir) {}
+  Worker(const zoo::TaskStitch& task, const stitch::SubgraphModels& models) : task_(task), models_(models) {}
 
   Expected<runtime::Session*> session(size_t position, size_t variant) {
     auto key = std::make_pair(position, variant);
@@ -86,7 +52,9 @@ class Worker {
     runtime::SessionOptions o;
     o.threads = 1;
     o.checkModel = false;
-    ZP_ASSIGN_OR_RETURN(auto s, runtime::Session::load(dir_ / sg.file, o));
+    auto model = models_.find(sg.file);
+    if (model == models_.end()) return makeError("{}: subgraph model not loaded", sg.file);
+    ZP_ASSIGN_OR_RETURN(auto s, runtime::Session::fromModel(model->second, sg.file, o));
     auto* raw = s.get();
     sessions_.emplace(key, std::move(s));
     return raw;
@@ -94,7 +62,7 @@ class Worker {
 
  private:
   const zoo::TaskStitch& task_;
-  fs::path dir_;
+  const stitch::SubgraphModels& models_;
   std::map<std::pair<size_t, size_t>, std::unique_ptr<runtime::Session>> sessions_;
 };
 
@@ -105,7 +73,7 @@ struct Trie {
 
 }  // namespace
 
-Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const fs::path& stitchDir,
+Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
                                                   const Dataset& data, const std::vector<size_t>& combos, int jobs,
                                                   Progress* progress, const std::atomic<bool>* stop, EvalStats* stats) {
   std::map<std::string, size_t> variantIndex;
@@ -126,7 +94,7 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
   std::atomic<size_t> runs{0};
 
   auto workerMain = [&]() {
-    Worker w(task, stitchDir);
+    Worker w(task, subgraphs);
     // Depth-first: `inputs` holds the current prefix's boundary tensors for every sample.
     std::function<Status(size_t, size_t, const Trie&, const std::vector<runtime::Tensor>&)> walk =
         [&](size_t position, size_t variant, const Trie& node, const std::vector<runtime::Tensor>& inputs) -> Status {
@@ -185,13 +153,13 @@ double relativeDistance(const runtime::Tensor& a, const runtime::Tensor& b) {
 }
 }  // namespace
 
-Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const fs::path& stitchDir,
+Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
                                                 const std::vector<runtime::Tensor>& samples) {
   estimate::StitchSignals sig;
   size_t ref = 0;
   for (size_t v = 0; v < task.variants.size(); ++v)
     if (task.variants[v].id == task.reference) ref = v;
-  Worker w(task, stitchDir);
+  Worker w(task, subgraphs);
   auto runAll = [&](size_t position, size_t variant,
                     const std::vector<runtime::Tensor>& in) -> Expected<std::vector<runtime::Tensor>> {
     ZP_ASSIGN_OR_RETURN(auto* s, w.session(position, variant));

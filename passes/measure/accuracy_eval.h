@@ -2,9 +2,9 @@
 // run whole, stitched variants run subgraph by subgraph with shared prefixes
 // computed once (a depth-first walk over the positions), so measuring all
 // V^S combinations costs V + V^2 + ... + V^S subgraph passes, not S * V^S.
+// The caller reads the datasets and the subgraph models.
 #pragma once
 #include <atomic>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +14,7 @@
 #include "libplan/util/error.h"
 #include "libplan/util/progress.h"
 #include "libplan/zoo/stitch_manifest.h"
+#include "passes/stitch/stitch.h"
 
 namespace zp::measure {
 
@@ -21,14 +22,6 @@ struct Dataset {
   std::vector<runtime::Tensor> samples;  // one batch-1 tensor per sample
   std::vector<int64_t> labels;
 };
-
-// Reads INPUTS.npy (first axis = samples) and LABELS.npy, reshaping each
-// sample to `sampleShape` (the model input, batch 1). `limit` 0 = all.
-Expected<Dataset> loadDataset(const std::filesystem::path& inputs, const std::filesystem::path& labels,
-                              const std::vector<int64_t>& sampleShape, size_t limit = 0);
-// Inputs only (calibration sets have no labels).
-Expected<std::vector<runtime::Tensor>> loadSamples(const std::filesystem::path& inputs,
-                                                   const std::vector<int64_t>& sampleShape, size_t limit = 0);
 
 // Top-1 accuracy of a whole model; `correct` (optional) receives 1/0 per sample.
 Expected<double> modelAccuracy(runtime::Session& session, const Dataset& data, std::vector<uint8_t>* correct = nullptr);
@@ -39,12 +32,13 @@ struct EvalStats {
 
 // Accuracy of each combination in `combos` (indices into task.combinations),
 // in the same order. `jobs` threads split the first position's variants.
-Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const std::filesystem::path& stitchDir,
+// `subgraphs` holds the task's subgraph models (shapes inferred), by file.
+Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
                                                   const Dataset& data, const std::vector<size_t>& combos, int jobs,
                                                   Progress* progress, const std::atomic<bool>* stop, EvalStats* stats);
 
 // The signals of estimate::StitchSignals, measured on `samples`.
-Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const std::filesystem::path& stitchDir,
+Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
                                                 const std::vector<runtime::Tensor>& samples);
 
 }  // namespace zp::measure

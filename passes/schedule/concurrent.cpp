@@ -47,40 +47,162 @@ std::vector<plan::ConcurrentDnn> describeSchedule(const sim::Problem& p, const s
   return out;
 }
 
+namespace {
+
+// The anytime record: when the first feasible schedule was known, and each
+// improvement passed on to ConcurrentParams::onImprove.
+class Improvements {
+ public:
+  Improvements(Objective obj, const ConcurrentParams& prm)
+      : obj_(obj), prm_(prm), t0_(std::chrono::steady_clock::now()), best_(sim::worstValue(obj)) {}
+  double elapsedMs() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  void report(double v, const std::string& by) {
+    const double ms = elapsedMs();
+    if (firstFeasibleMs_ < 0) firstFeasibleMs_ = ms;
+    if (sim::better(obj_, v, best_) || best_ == sim::worstValue(obj_)) {
+      best_ = v;
+      if (prm_.onImprove) prm_.onImprove(ms, v, by);
+    }
+  }
+  double firstFeasibleMs() const { return firstFeasibleMs_; }
+
+ private:
+  Objective obj_;
+  const ConcurrentParams& prm_;
+  std::chrono::steady_clock::time_point t0_;
+  double firstFeasibleMs_ = -1;
+  double best_;
+};
+
+// The schedule a solver settled on and who found it.
+struct Choice {
+  sim::Schedule schedule;
+  std::string by;
+};
+
+struct JudgedBaselines {
+  std::vector<Baseline> all;
+  size_t best = 0;
+  double bestValue = 0;
+  std::string bestName() const { return "baseline:" + all[best].name; }
+};
+
+// Every baseline judged by the simulator, recorded in the plan section.
+JudgedBaselines judgeBaselines(const sim::Problem& p, Objective obj, sim::Simulator& simr, Improvements& log,
+                               plan::ConcurrentSchedule& sec) {
+  JudgedBaselines jb;
+  jb.all = makeBaselines(p, obj);
+  jb.bestValue = sim::worstValue(obj);
+  bool any = false;
+  for (size_t b = 0; b < jb.all.size(); ++b) {
+    const auto& r = simr.run(jb.all[b].schedule, {.recordSpans = false});
+    sec.baselines.push_back({jb.all[b].name, r.latencyMs, r.throughput, totalTransitions(jb.all[b].schedule)});
+    double v = r.value(obj);
+    log.report(v, "baseline:" + jb.all[b].name);
+    if (!any || sim::better(obj, v, jb.bestValue)) {
+      jb.best = b;
+      jb.bestValue = v;
+      any = true;
+    }
+  }
+  return jb;
+}
+
+Z3Params z3Params(Objective obj, const ConcurrentParams& prm) {
+  Z3Params zp;
+  zp.objective = obj;
+  zp.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
+  zp.timeLimitS = prm.timeLimitS;
+  zp.seed = prm.seed;
+  return zp;
+}
+
+// The exact branch and bound, started from the best baseline.
+Expected<Choice> solveExact(const sim::Problem& p, Objective obj, const ConcurrentParams& prm,
+                            const JudgedBaselines& jb, Improvements& log, plan::SolverReport& rep) {
+  ExactParams ep;
+  ep.objective = obj;
+  ep.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
+  ep.timeLimitS = prm.timeLimitS;
+  ep.initial = jb.all[jb.best].schedule;
+  ep.initialName = jb.bestName();
+  ep.onImprove = [&](double, double v, const std::string& by) { log.report(v, by); };
+  ZP_ASSIGN_OR_RETURN(ExactResult er, exactSearch(p, ep));
+  rep.solver = "exact-bnb";
+  rep.status = er.optimal ? "optimal" : "feasible";
+  rep.objective = er.value;
+  rep.bound = er.bound;
+  rep.nodes = er.nodes;
+  rep.simulations = er.simulations;
+  return Choice{er.best, er.bestBy};
+}
+
+// Z3, its schedule checked against the simulator; never worse than the best baseline.
+Expected<Choice> solveWithZ3(const sim::Problem& p, Objective obj, const ConcurrentParams& prm,
+                             const JudgedBaselines& jb, sim::Simulator& simr, Improvements& log,
+                             plan::SolverReport& rep, const std::string& label) {
+  Z3Params zp = z3Params(obj, prm);
+  zp.onImprove = [&](double, double v, const std::string& by) { log.report(v, by); };
+  ZP_ASSIGN_OR_RETURN(Z3Result zr, solveZ3(p, zp));
+  rep.solver = obj == Objective::Latency ? "z3-optimize" : "z3-pareto";
+  rep.status = zr.optimal ? "optimal" : "feasible";
+  rep.nodes = zr.checks;
+  rep.bound = zr.bound;
+  rep.searchSpace = prm.maxTransitionsPerDnn < 0
+                        ? std::string("all assignments")
+                        : fmt::format("assignments with at most {} transitions per DNN", prm.maxTransitionsPerDnn);
+  Choice choice;
+  if (zr.best) {
+    double v = simr.run(*zr.best, {.recordSpans = false}).value(obj);
+    ++rep.simulations;
+    if (std::fabs(v - zr.value) > 1e-6 * std::max(1.0, std::fabs(v)))
+      return makeError("{}: internal error: Z3 predicted {} but the simulator measured {} for its schedule", label,
+                       zr.value, v);
+    choice = Choice{*zr.best, rep.solver};
+    rep.objective = v;
+  }
+  // If a baseline wins (or Z3 found nothing), use it.
+  if (!zr.best || sim::better(obj, jb.bestValue, rep.objective)) {
+    choice = Choice{jb.all[jb.best].schedule, jb.bestName()};
+    if (!zr.best) rep.status = "feasible";
+    rep.objective = jb.bestValue;
+  }
+  return choice;
+}
+
+// Z3 on the same space: its optimum must equal the exact search's.
+Status crossCheckWithZ3(const sim::Problem& p, Objective obj, const ConcurrentParams& prm, sim::Simulator& simr,
+                        plan::SolverReport& rep, const std::string& label) {
+  ZP_ASSIGN_OR_RETURN(Z3Result zr, solveZ3(p, z3Params(obj, prm)));
+  if (!zr.best || !zr.optimal) {
+    rep.crossCheck = fmt::format("z3 did not prove an optimum within {} s (best {}, bound {})", prm.timeLimitS,
+                                 zr.best ? zr.value : 0.0, zr.bound);
+    return {};
+  }
+  double zv = simr.run(*zr.best, {.recordSpans = false}).value(obj);
+  // Within the space, Z3's optimum must equal the exact search's (the exact
+  // search may hold a better baseline from outside the space).
+  bool agree = std::fabs(zv - zr.value) <= 1e-6 * std::max(1.0, std::fabs(zv)) && !sim::better(obj, zv, rep.objective);
+  if (!agree)
+    return makeError("{}: internal error: Z3 cross-check disagrees (z3 {} simulated {}, {} {})", label, zr.value, zv,
+                     rep.solver, rep.objective);
+  rep.crossCheck = fmt::format("z3 optimum {:.9g} (simulated {:.9g})", zr.value, zv);
+  return {};
+}
+
+}  // namespace
+
 Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string& label, const ConcurrentParams& prm) {
   const auto& p = w.problem;
-  auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
   ConcurrentOutcome out;
   out.objective = prm.objective.value_or(w.objective);
   const Objective obj = out.objective;
-  double firstFeasible = -1;
-  double bestSeen = sim::worstValue(obj);
-  auto report = [&](double v, const std::string& by) {
-    double ms = elapsed();
-    if (firstFeasible < 0) firstFeasible = ms;
-    if (sim::better(obj, v, bestSeen) || bestSeen == sim::worstValue(obj)) {
-      bestSeen = v;
-      if (prm.onImprove) prm.onImprove(ms, v, by);
-    }
-  };
-
-  // Baselines, judged by the simulator.
+  Improvements log(obj, prm);
   sim::Simulator simr(p);
-  auto baselines = makeBaselines(p, obj);
-  int bestBase = -1;
-  double bestBaseV = sim::worstValue(obj);
   auto& sec = out.section;
-  for (size_t b = 0; b < baselines.size(); ++b) {
-    const auto& r = simr.run(baselines[b].schedule, {.recordSpans = false});
-    sec.baselines.push_back({baselines[b].name, r.latencyMs, r.throughput, totalTransitions(baselines[b].schedule)});
-    double v = r.value(obj);
-    report(v, "baseline:" + baselines[b].name);
-    if (bestBase < 0 || sim::better(obj, v, bestBaseV)) {
-      bestBase = static_cast<int>(b);
-      bestBaseV = v;
-    }
-  }
+  const JudgedBaselines jb = judgeBaselines(p, obj, simr, log, sec);
 
   auto& rep = sec.solver;
   rep.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
@@ -90,91 +212,23 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
                                       prm.maxTransitionsPerDnn);
   rep.timeLimitS = prm.timeLimitS;
   rep.seed = static_cast<int64_t>(prm.seed);
-  sim::Schedule chosen;
-  std::string chosenBy;
+  Choice chosen;
   if (prm.solver == SolverKind::Exact) {
-    ExactParams ep;
-    ep.objective = obj;
-    ep.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
-    ep.timeLimitS = prm.timeLimitS;
-    ep.initial = baselines[static_cast<size_t>(bestBase)].schedule;
-    ep.initialName = "baseline:" + baselines[static_cast<size_t>(bestBase)].name;
-    ep.onImprove = [&](double, double v, const std::string& by) { report(v, by); };
-    ZP_ASSIGN_OR_RETURN(ExactResult er, exactSearch(p, ep));
-    rep.solver = "exact-bnb";
-    rep.status = er.optimal ? "optimal" : "feasible";
-    rep.objective = er.value;
-    rep.bound = er.bound;
-    rep.nodes = er.nodes;
-    rep.simulations = er.simulations;
-    chosen = er.best;
-    chosenBy = er.bestBy;
+    ZP_ASSIGN_OR_RETURN(chosen, solveExact(p, obj, prm, jb, log, rep));
   } else {
-    Z3Params zp;
-    zp.objective = obj;
-    zp.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
-    zp.timeLimitS = prm.timeLimitS;
-    zp.seed = prm.seed;
-    zp.onImprove = [&](double, double v, const std::string& by) { report(v, by); };
-    ZP_ASSIGN_OR_RETURN(Z3Result zr, solveZ3(p, zp));
-    rep.solver = obj == Objective::Latency ? "z3-optimize" : "z3-pareto";
-    rep.status = zr.optimal ? "optimal" : "feasible";
-    rep.nodes = zr.checks;
-    rep.bound = zr.bound;
-    rep.searchSpace = prm.maxTransitionsPerDnn < 0
-                          ? std::string("all assignments")
-                          : fmt::format("assignments with at most {} transitions per DNN", prm.maxTransitionsPerDnn);
-    if (zr.best) {
-      double v = simr.run(*zr.best, {.recordSpans = false}).value(obj);
-      ++rep.simulations;
-      if (std::fabs(v - zr.value) > 1e-6 * std::max(1.0, std::fabs(v)))
-        return makeError("{}: internal error: Z3 predicted {} but the simulator measured {} for its schedule", label,
-                         zr.value, v);
-      chosen = *zr.best;
-      chosenBy = rep.solver;
-      rep.objective = v;
-    }
-    // Never worse than the best baseline: if one wins (or Z3 found nothing), use it.
-    if (!zr.best || sim::better(obj, bestBaseV, rep.objective)) {
-      chosen = baselines[static_cast<size_t>(bestBase)].schedule;
-      chosenBy = "baseline:" + baselines[static_cast<size_t>(bestBase)].name;
-      if (!zr.best) rep.status = "feasible";
-      rep.objective = bestBaseV;
-    }
+    ZP_ASSIGN_OR_RETURN(chosen, solveWithZ3(p, obj, prm, jb, simr, log, rep, label));
   }
-  out.solveMs = elapsed();  // baselines included
-  out.firstFeasibleMs = firstFeasible;
+  out.solveMs = log.elapsedMs();  // baselines included
+  out.firstFeasibleMs = log.firstFeasibleMs();
   rep.gap = relGap(rep.objective, rep.bound);
+  if (prm.crossCheckZ3) ZP_TRY(crossCheckWithZ3(p, obj, prm, simr, rep, label));
 
-  if (prm.crossCheckZ3) {
-    Z3Params zp;
-    zp.objective = obj;
-    zp.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
-    zp.timeLimitS = prm.timeLimitS;
-    zp.seed = prm.seed;
-    ZP_ASSIGN_OR_RETURN(Z3Result zr, solveZ3(p, zp));
-    if (!zr.best || !zr.optimal) {
-      rep.crossCheck = fmt::format("z3 did not prove an optimum within {} s (best {}, bound {})", prm.timeLimitS,
-                                   zr.best ? zr.value : 0.0, zr.bound);
-    } else {
-      double zv = simr.run(*zr.best, {.recordSpans = false}).value(obj);
-      // Within the space, Z3's optimum must equal the exact search's (the
-      // exact search may hold a better baseline from outside the space).
-      bool agree = std::fabs(zv - zr.value) <= 1e-6 * std::max(1.0, std::fabs(zv)) &&
-                   !sim::better(obj, zv, rep.objective);
-      if (!agree)
-        return makeError("{}: internal error: Z3 cross-check disagrees (z3 {} simulated {}, {} {})", label, zr.value,
-                         zv, rep.solver, rep.objective);
-      rep.crossCheck = fmt::format("z3 optimum {:.9g} (simulated {:.9g})", zr.value, zv);
-    }
-  }
-
-  out.schedule = chosen;
-  out.result = simr.run(chosen, {.recordSpans = true});
+  out.schedule = chosen.schedule;
+  out.result = simr.run(chosen.schedule, {.recordSpans = true});
   sec.workload = label;
   sec.objective = sim::objectiveName(obj);
   sec.accelerators = p.accelerators;
-  sec.source = chosenBy.rfind("baseline:", 0) == 0 ? chosenBy : std::string("zooplan");
+  sec.source = chosen.by.rfind("baseline:", 0) == 0 ? chosen.by : std::string("zooplan");
   sec.objectiveValue = out.result.value(obj);
   sec.latencyMs = out.result.latencyMs;
   sec.throughput = out.result.throughput;

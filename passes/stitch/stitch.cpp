@@ -1,6 +1,5 @@
 #include "passes/stitch/stitch.h"
 
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -8,13 +7,10 @@
 #include "libplan/graph/builder.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/graph/tensor.h"
-#include "libplan/util/file.h"
 #include "libplan/util/hash.h"
-#include "libplan/util/progress.h"
 #include "passes/partition/partition.h"
 
 namespace zp::stitch {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -65,159 +61,184 @@ Expected<std::set<std::string>> parseMaterialize(const std::string& spec, const 
   return wanted;
 }
 
+// One task's partition: the reference variant, the candidate and chosen cuts,
+// and the FLOPs share of each position.
+struct TaskPartition {
+  size_t reference = 0;
+  partition::Alignment alignment;
+  std::vector<int> cuts;  // indices into alignment.cuts
+};
+
+Expected<TaskPartition> partitionTask(const zoo::TaskSpec& task, const std::vector<graph::GraphView>& views,
+                                      int subgraphs, const std::vector<std::string>& cuts, zoo::TaskStitch& ts) {
+  std::vector<partition::VariantGraph> vg;
+  for (size_t i = 0; i < views.size(); ++i) {
+    vg.push_back({task.variants[i].id, &views[i]});
+    ts.variants[i].cost = costOf(views[i]);
+  }
+  TaskPartition tp;
+  // The reference for FLOPs balance: the first dense variant, else the first.
+  for (size_t i = 0; i < task.variants.size(); ++i)
+    if (task.variants[i].kind == "dense") { tp.reference = i; break; }
+  ts.reference = task.variants[tp.reference].id;
+  ZP_ASSIGN_OR_RETURN(tp.alignment, partition::alignVariants(vg, task.name));
+  partition::PartitionParams pp{subgraphs, cuts};
+  ZP_ASSIGN_OR_RETURN(auto part, partition::choosePartition(tp.alignment, vg, tp.reference, pp, task.name));
+  for (const auto& c : tp.alignment.cuts) {
+    const auto& cp = c.perVariant[tp.reference];
+    ts.candidateCuts.push_back({c.after, signature(views[tp.reference], cp.tensor), cp.producer});
+  }
+  for (int k : part.cuts) ts.cuts.push_back(ts.candidateCuts[static_cast<size_t>(k)]);
+  double total = 0;
+  for (double f : part.partFlops) total += f;
+  for (double f : part.partFlops) ts.partFlopsShare.push_back(total > 0 ? f / total : 0.0);
+  tp.cuts = part.cuts;
+  return tp;
+}
+
+// The subgraph of variant `v` at every position, each distinct one added to `out` once.
+Status extractSubgraphs(const zoo::Zoo& zoo, const zoo::TaskSpec& task, const graph::GraphView& view, size_t v,
+                        const TaskPartition& tp, zoo::TaskStitch& ts, StitchResult& out) {
+  const size_t positions = tp.cuts.size() + 1;
+  std::vector<std::string> boundary;  // crossing tensor of each chosen cut, in this variant
+  for (int k : tp.cuts) boundary.push_back(tp.alignment.cuts[static_cast<size_t>(k)].perVariant[v].tensor);
+  for (size_t p = 0; p < positions; ++p) {
+    std::vector<std::string> ins = p == 0 ? view.graphInputs() : std::vector<std::string>{boundary[p - 1]};
+    std::vector<std::string> outs = p + 1 == positions ? view.graphOutputs() : std::vector<std::string>{boundary[p]};
+    auto sub = graph::extractSubgraph(view, ins, outs, "zooplan_subgraph");
+    if (!sub.ok())
+      return makeError("{}: task '{}', variant '{}', position {}: {}", zoo.file.string(), task.name,
+                       task.variants[v].id, p, sub.error().message);
+    ZP_TRY(graph::checkModel(*sub, fmt::format("subgraph {}/{}/{}", task.name, task.variants[v].id, p)));
+    std::string bytes = graph::serializeModel(*sub);
+    zoo::SubgraphInfo info;
+    info.position = static_cast<int>(p);
+    info.variant = task.variants[v].id;
+    info.hash = sha256Hex(bytes);
+    info.file = "subgraphs/" + info.hash.substr(0, 16) + ".onnx";
+    graph::GraphView sv(*sub);
+    info.cost = costOf(sv);
+    for (const auto& n : ins) info.inputs.push_back(signature(view, n));
+    for (const auto& n : outs) info.outputs.push_back(signature(view, n));
+    if (out.subgraphBytes.emplace(info.file, std::move(bytes)).second)
+      out.subgraphModels.emplace(info.file, std::move(*sub));
+    ts.subgraphs[p].push_back(std::move(info));
+  }
+  return {};
+}
+
+// Every combination, lexicographic in variant order; valid when each boundary
+// agrees in shape and type on both sides.
+void enumerateCombinations(zoo::TaskStitch& ts, size_t count) {
+  const size_t nv = ts.variants.size();
+  const size_t positions = ts.subgraphs.size();
+  for (size_t k = 0; k < count; ++k) {
+    zoo::Combination c;
+    std::vector<size_t> digits(positions);
+    size_t rest = k;
+    for (size_t p = positions; p-- > 0;) { digits[p] = rest % nv; rest /= nv; }
+    for (size_t p = 0; p < positions; ++p) {
+      c.variants.push_back(ts.variants[digits[p]].id);
+      c.id += (p ? "+" : "") + ts.variants[digits[p]].id;
+    }
+    for (size_t p = 0; p + 1 < positions && c.valid; ++p) {
+      const auto& out = ts.subgraphs[p][digits[p]].outputs;
+      const auto& in = ts.subgraphs[p + 1][digits[p + 1]].inputs;
+      for (size_t i = 0; i < out.size() && i < in.size(); ++i)
+        if (!out[i].sameShapeAndType(in[i])) {
+          c.valid = false;
+          c.reason = fmt::format("boundary {}->{}: '{}' gives {} but '{}' takes {}", p, p + 1,
+                                 c.variants[p], out[i].str(), c.variants[p + 1], in[i].str());
+        }
+    }
+    ts.combinations.push_back(std::move(c));
+  }
+}
+
+Expected<zoo::TaskStitch> stitchTask(const zoo::Zoo& zoo, const zoo::TaskSpec& task,
+                                     const std::vector<VariantModel>& variants, int subgraphs,
+                                     const std::vector<std::string>& cuts, StitchResult& out) {
+  zoo::TaskStitch ts;
+  ts.name = task.name;
+  if (variants.size() != task.variants.size())
+    return makeError("{}: task '{}': {} variant models for {} variants", zoo.file.string(), task.name,
+                     variants.size(), task.variants.size());
+  for (size_t i = 0; i < task.variants.size(); ++i) {
+    const auto& v = task.variants[i];
+    ts.variants.push_back(zoo::VariantInfo{v.id, v.kind, v.onnx, variants[i].sha256, {}, v.accuracy});
+  }
+  std::vector<graph::GraphView> views;
+  views.reserve(variants.size());
+  for (const auto& m : variants) views.emplace_back(m.model);
+  ZP_ASSIGN_OR_RETURN(auto tp, partitionTask(task, views, subgraphs, cuts, ts));
+  const size_t positions = tp.cuts.size() + 1;
+  if (positions > static_cast<size_t>(zoo::kMaxPositions))
+    return makeError("{}: task '{}': {} positions; a task has 1 to {}", zoo.file.string(), task.name, positions,
+                     zoo::kMaxPositions);
+  const auto count = zoo::combinationCount(ts.variants.size(), positions);
+  if (!count)
+    return makeError("{}: task '{}': {} variants at {} positions make more than {} stitched variants, too many "
+                     "to enumerate; use fewer subgraphs or variants", zoo.file.string(), task.name,
+                     ts.variants.size(), positions, zoo::kMaxCombinations);
+  ts.subgraphs.resize(positions);
+  for (size_t v = 0; v < views.size(); ++v) ZP_TRY(extractSubgraphs(zoo, task, views[v], v, tp, ts, out));
+  enumerateCombinations(ts, *count);
+  return ts;
+}
+
 }  // namespace
 
 Expected<onnx::ModelProto> materializeCombination(const zoo::TaskStitch& task, const zoo::Combination& combination,
-                                                  const fs::path& stitchDir) {
-  std::vector<onnx::ModelProto> parts;
+                                                  const SubgraphModels& subgraphs) {
+  std::vector<const onnx::ModelProto*> parts;
   for (size_t p = 0; p < combination.variants.size(); ++p) {
     const auto& sg = task.subgraph(static_cast<int>(p), combination.variants[p]);
-    ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(stitchDir / sg.file, graph::LoadOptions{false, false}));
-    parts.push_back(std::move(model));
+    auto it = subgraphs.find(sg.file);
+    if (it == subgraphs.end())
+      return makeError("stitched {}/{}: subgraph {} was not loaded", task.name, combination.id, sg.file);
+    parts.push_back(&it->second);
   }
-  std::vector<const onnx::ModelProto*> ptrs;
-  for (const auto& m : parts) ptrs.push_back(&m);
-  ZP_ASSIGN_OR_RETURN(auto stitched, graph::chainModels(ptrs, task.name + "/" + combination.id));
+  ZP_ASSIGN_OR_RETURN(auto stitched, graph::chainModels(parts, task.name + "/" + combination.id));
   ZP_TRY(graph::checkModel(stitched, "stitched " + task.name + "/" + combination.id));
   return stitched;
 }
 
-Expected<zoo::StitchManifest> stitchZoo(const zoo::Zoo& zoo, const StitchParams& params, const fs::path& outDir,
-                                        const std::string& zooPathFromOut) {
-  zoo::StitchManifest manifest;
+Expected<StitchResult> stitchZoo(const zoo::Zoo& zoo, const std::vector<std::vector<VariantModel>>& variants,
+                                 const StitchParams& params, const std::string& zooPathFromOut) {
+  StitchResult out;
+  zoo::StitchManifest& manifest = out.manifest;
   manifest.tool = params.tool;
   manifest.zooPath = zooPathFromOut;
   manifest.zooSha256 = zoo.sha256;
   manifest.subgraphs = params.subgraphs > 0 ? params.subgraphs : static_cast<int>(zoo.processors.size());
   manifest.requestedCuts = params.cuts;
   manifest.materialize = params.materialize.empty() ? "none" : params.materialize;
-
-  std::error_code ec;
-  fs::create_directories(outDir / "subgraphs", ec);
-  if (ec) return makeError("{}: cannot create: {}", (outDir / "subgraphs").string(), ec.message());
-  std::set<std::string> writtenHashes;
-
-  for (const auto& task : zoo.tasks) {
-    zoo::TaskStitch ts;
-    ts.name = task.name;
-    std::vector<onnx::ModelProto> models;
-    models.reserve(task.variants.size());
-    for (const auto& v : task.variants) {
-      fs::path file = zoo.resolve(v.onnx);
-      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
-      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(file));
-      zoo::VariantInfo info{v.id, v.kind, v.onnx, sha256Hex(bytes), {}, v.accuracy};
-      models.push_back(std::move(model));
-      ts.variants.push_back(std::move(info));
-    }
-    std::vector<graph::GraphView> views;
-    views.reserve(models.size());
-    for (const auto& m : models) views.emplace_back(m);
-    std::vector<partition::VariantGraph> vg;
-    for (size_t i = 0; i < views.size(); ++i) {
-      vg.push_back({task.variants[i].id, &views[i]});
-      ts.variants[i].cost = costOf(views[i]);
-    }
-    // The reference for FLOPs balance: the first dense variant, else the first.
-    size_t ref = 0;
-    for (size_t i = 0; i < task.variants.size(); ++i)
-      if (task.variants[i].kind == "dense") { ref = i; break; }
-    ts.reference = task.variants[ref].id;
-
-    ZP_ASSIGN_OR_RETURN(auto alignment, partition::alignVariants(vg, task.name));
-    partition::PartitionParams pp{manifest.subgraphs, params.cuts};
-    ZP_ASSIGN_OR_RETURN(auto part, partition::choosePartition(alignment, vg, ref, pp, task.name));
-    for (const auto& c : alignment.cuts) {
-      const auto& cp = c.perVariant[ref];
-      ts.candidateCuts.push_back({c.after, signature(views[ref], cp.tensor), cp.producer});
-    }
-    for (int k : part.cuts) ts.cuts.push_back(ts.candidateCuts[static_cast<size_t>(k)]);
-    double total = 0;
-    for (double f : part.partFlops) total += f;
-    for (double f : part.partFlops) ts.partFlopsShare.push_back(total > 0 ? f / total : 0.0);
-
-    const size_t positions = part.cuts.size() + 1;
-    if (positions > static_cast<size_t>(zoo::kMaxPositions))
-      return makeError("{}: task '{}': {} positions; a task has 1 to {}", zoo.file.string(), task.name, positions,
-                       zoo::kMaxPositions);
-    const auto count = zoo::combinationCount(ts.variants.size(), positions);
-    if (!count)
-      return makeError("{}: task '{}': {} variants at {} positions make more than {} stitched variants, too many "
-                       "to enumerate; use fewer subgraphs or variants", zoo.file.string(), task.name,
-                       ts.variants.size(), positions, zoo::kMaxCombinations);
-    ts.subgraphs.resize(positions);
-    for (size_t v = 0; v < views.size(); ++v) {
-      const auto& view = views[v];
-      std::vector<std::string> boundary;  // crossing tensor of each chosen cut, in this variant
-      for (int k : part.cuts) boundary.push_back(alignment.cuts[static_cast<size_t>(k)].perVariant[v].tensor);
-      for (size_t p = 0; p < positions; ++p) {
-        std::vector<std::string> ins = p == 0 ? view.graphInputs() : std::vector<std::string>{boundary[p - 1]};
-        std::vector<std::string> outs = p + 1 == positions ? view.graphOutputs() : std::vector<std::string>{boundary[p]};
-        auto sub = graph::extractSubgraph(view, ins, outs, "zooplan_subgraph");
-        if (!sub.ok())
-          return makeError("{}: task '{}', variant '{}', position {}: {}", zoo.file.string(), task.name,
-                           task.variants[v].id, p, sub.error().message);
-        ZP_TRY(graph::checkModel(*sub, fmt::format("subgraph {}/{}/{}", task.name, task.variants[v].id, p)));
-        std::string bytes = graph::serializeModel(*sub);
-        zoo::SubgraphInfo info;
-        info.position = static_cast<int>(p);
-        info.variant = task.variants[v].id;
-        info.hash = sha256Hex(bytes);
-        info.file = "subgraphs/" + info.hash.substr(0, 16) + ".onnx";
-        graph::GraphView sv(*sub);
-        info.cost = costOf(sv);
-        for (const auto& n : ins) info.inputs.push_back(signature(view, n));
-        for (const auto& n : outs) info.outputs.push_back(signature(view, n));
-        if (writtenHashes.insert(info.hash).second) ZP_TRY(writeFileAtomic(outDir / info.file, bytes));
-        ts.subgraphs[p].push_back(std::move(info));
-      }
-    }
-
-    // Every combination, lexicographic in variant order; valid when each
-    // boundary agrees in shape and type on both sides.
-    const size_t nv = ts.variants.size();
-    const size_t total_combos = *count;
-    for (size_t k = 0; k < total_combos; ++k) {
-      zoo::Combination c;
-      std::vector<size_t> digits(positions);
-      size_t rest = k;
-      for (size_t p = positions; p-- > 0;) { digits[p] = rest % nv; rest /= nv; }
-      for (size_t p = 0; p < positions; ++p) {
-        c.variants.push_back(ts.variants[digits[p]].id);
-        c.id += (p ? "+" : "") + ts.variants[digits[p]].id;
-      }
-      for (size_t p = 0; p + 1 < positions && c.valid; ++p) {
-        const auto& out = ts.subgraphs[p][digits[p]].outputs;
-        const auto& in = ts.subgraphs[p + 1][digits[p + 1]].inputs;
-        for (size_t i = 0; i < out.size() && i < in.size(); ++i)
-          if (!out[i].sameShapeAndType(in[i])) {
-            c.valid = false;
-            c.reason = fmt::format("boundary {}->{}: '{}' gives {} but '{}' takes {}", p, p + 1,
-                                   c.variants[p], out[i].str(), c.variants[p + 1], in[i].str());
-          }
-      }
-      ts.combinations.push_back(std::move(c));
-    }
+  if (variants.size() != zoo.tasks.size())
+    return makeError("{}: {} tasks of variant models for {} tasks", zoo.file.string(), variants.size(), zoo.tasks.size());
+  for (size_t t = 0; t < zoo.tasks.size(); ++t) {
+    ZP_ASSIGN_OR_RETURN(auto ts, stitchTask(zoo, zoo.tasks[t], variants[t], manifest.subgraphs, params.cuts, out));
     manifest.tasks.push_back(std::move(ts));
   }
+  // A bad --materialize list is an error of the run, before anything is written.
+  bool all = false;
+  ZP_TRY(parseMaterialize(manifest.materialize, manifest.tasks, all));
+  return out;
+}
 
+Expected<std::vector<std::pair<size_t, size_t>>> materializedCombinations(zoo::StitchManifest& manifest) {
   bool all = false;
   ZP_ASSIGN_OR_RETURN(auto wanted, parseMaterialize(manifest.materialize, manifest.tasks, all));
-  size_t count = 0;
-  for (const auto& t : manifest.tasks)
-    for (const auto& c : t.combinations) count += c.valid && (all || wanted.count(t.name + "/" + c.id));
-  Progress progress("materializing stitched variants", count);
-  for (auto& t : manifest.tasks) {
-    for (auto& c : t.combinations) {
-      if (!c.valid || !(all || wanted.count(t.name + "/" + c.id))) continue;
-      ZP_ASSIGN_OR_RETURN(auto model, materializeCombination(t, c, outDir));
-      c.file = "stitched/" + t.name + "/" + c.id + ".onnx";
-      fs::create_directories((outDir / c.file).parent_path(), ec);
-      ZP_TRY(graph::saveModel(model, outDir / c.file));
-      progress.advance();
+  std::vector<std::pair<size_t, size_t>> picked;
+  for (size_t t = 0; t < manifest.tasks.size(); ++t) {
+    auto& task = manifest.tasks[t];
+    for (size_t k = 0; k < task.combinations.size(); ++k) {
+      auto& c = task.combinations[k];
+      if (!c.valid || !(all || wanted.count(task.name + "/" + c.id))) continue;
+      c.file = "stitched/" + task.name + "/" + c.id + ".onnx";
+      picked.emplace_back(t, k);
     }
   }
-  return manifest;
+  return picked;
 }
 
 }  // namespace zp::stitch

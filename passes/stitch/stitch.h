@@ -1,9 +1,11 @@
 // The stitch pass: partition every task's variants at common cut points,
 // extract each (position, variant) subgraph, check which combinations chain
-// (boundary shapes and types agree), and materialize stitched variants.
+// (boundary shapes and types agree), and build stitched variants. No file I/O:
+// the caller reads the variant models and writes what the pass returns.
 #pragma once
-#include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -21,14 +23,36 @@ struct StitchParams {
   std::string tool = "zoo-stitch";   // recorded in the manifest
 };
 
-// Runs the pass and writes subgraphs/ and stitched/ under `outDir` (normally a
-// staging directory). `zooPathFromOut` is how stitch.json names zoo.json.
-Expected<zoo::StitchManifest> stitchZoo(const zoo::Zoo& zoo, const StitchParams& params,
-                                        const std::filesystem::path& outDir, const std::string& zooPathFromOut);
+// One variant of a task as the caller read it: the checked, shape-inferred
+// model and the sha256 of its file's bytes.
+struct VariantModel {
+  onnx::ModelProto model;
+  std::string sha256;
+};
+
+// Subgraph models by their file in the stitch directory (SubgraphInfo::file).
+using SubgraphModels = std::map<std::string, onnx::ModelProto>;
+
+struct StitchResult {
+  zoo::StitchManifest manifest;  // combination files left empty (see materializedCombinations)
+  // Each distinct subgraph once, by file: the deterministic bytes to write and the model.
+  std::map<std::string, std::string> subgraphBytes;
+  SubgraphModels subgraphModels;
+};
+
+// `variants[t][v]` is variant v of zoo.tasks[t]. `zooPathFromOut` is how
+// stitch.json names zoo.json. Errors name zoo.file, the task and the variant.
+Expected<StitchResult> stitchZoo(const zoo::Zoo& zoo, const std::vector<std::vector<VariantModel>>& variants,
+                                 const StitchParams& params, const std::string& zooPathFromOut);
+
+// The (task, combination) indices --materialize asks for (manifest.materialize:
+// none, all, or a list of ids), each valid, and their files set in the manifest
+// ("stitched/<task>/<combination>.onnx").
+Expected<std::vector<std::pair<size_t, size_t>>> materializedCombinations(zoo::StitchManifest& manifest);
 
 // The stitched variant of `task` made of `combination` (one variant per
-// position) as one ONNX model, from the subgraph files under `stitchDir`.
+// position) as one checked ONNX model, from its subgraph models.
 Expected<onnx::ModelProto> materializeCombination(const zoo::TaskStitch& task, const zoo::Combination& combination,
-                                                  const std::filesystem::path& stitchDir);
+                                                  const SubgraphModels& subgraphs);
 
 }  // namespace zp::stitch

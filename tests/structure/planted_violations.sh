@@ -4,7 +4,9 @@
 #   - a backward #include (libplan/util including a driver) fails check_layers.py,
 #     naming the file and line;
 #   - a function of 160 lines fails longest_functions.sh, naming it;
-#   - a stage in ZOOPLAN_STAGES without its folder fails the CMake configure.
+#   - a stage in ZOOPLAN_STAGES without its folder fails the CMake configure;
+#   - a stage without its tests/<folder>, and a test folder no stage mirrors,
+#     fail check_test_layout.py, naming them.
 # The unmodified copy passes both scripts first, so a failure is the plant's.
 #   planted_violations.sh SOURCE_DIR PYTHON
 set -uo pipefail
@@ -19,6 +21,11 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 copy="$work/tree"
 mkdir -p "$copy"
 (cd "$src" && cp -r CMakeLists.txt libplan passes drivers tools schemas scripts "$copy/")
+# The test layout only: every test folder with its CMakeLists.txt.
+(cd "$src" && find tests -type d -name node_modules -prune -o -type d -print) | while read -r d; do
+  mkdir -p "$copy/$d"
+  [ -f "$src/$d/CMakeLists.txt" ] && cp "$src/$d/CMakeLists.txt" "$copy/$d/"
+done
 
 "$py" "$copy/scripts/check_layers.py" "$copy" >"$work/clean.txt" 2>&1 && pass "the unmodified copy follows the stage order" \
   || fail "the unmodified copy fails the include check: $(cat "$work/clean.txt")"
@@ -51,6 +58,19 @@ else
   fail "the length check failed without naming the planted function: $(tail -5 "$work/long.txt")"
 fi
 rm "$copy/passes/select/planted_long.cpp"
+
+# The tests of a stage folder moved away, and a test folder named after no stage.
+"$py" "$copy/scripts/check_test_layout.py" "$copy" >"$work/layout_clean.txt" 2>&1 && pass "the unmodified copy's tests mirror the stages" \
+  || fail "the unmodified copy fails the test layout check: $(cat "$work/layout_clean.txt")"
+mv "$copy/tests/preload" "$copy/tests/preloading"
+if "$py" "$copy/scripts/check_test_layout.py" "$copy" >"$work/layout.txt" 2>&1; then
+  fail "a stage without its test folder passed the layout check"
+elif grep -q "^passes/preload: no tests/preload/CMakeLists.txt" "$work/layout.txt" &&
+     grep -q "^tests/preloading: no stage folder of ZOOPLAN_STAGES mirrors it" "$work/layout.txt"; then
+  pass "a stage without its test folder and a stray test folder fail the layout check, named"
+else
+  fail "the layout check failed without naming both: $(cat "$work/layout.txt")"
+fi
 
 # A stage named in CMake whose folder does not exist: a configure error.
 sed -i 's#  tools)#  passes/no_such_stage\n  tools)#' "$copy/CMakeLists.txt"

@@ -8,7 +8,7 @@
 #include "libplan/util/hash.h"
 #include "drivers/emit/emit_bundle.h"
 #include "libplan/artifacts/plan_pb.h"
-#include "tests/emit/fixture.h"
+#include "tests/common/emit_fixture.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/stitch_json.h"
 

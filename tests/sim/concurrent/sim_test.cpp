@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "helpers.h"
+#include "tests/common/concurrent_brute_force.h"
 #include "libplan/artifacts/contention_csv.h"
 #include "libplan/sim/concurrent/contention.h"
 #include "libplan/sim/concurrent/simulator.h"

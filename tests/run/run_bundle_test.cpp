@@ -6,7 +6,7 @@
 #include "libplan/util/file.h"
 #include "drivers/emit/emit_bundle.h"
 #include "drivers/run/run_bundle.h"
-#include "tests/emit/fixture.h"
+#include "tests/common/emit_fixture.h"
 #include "libplan/artifacts/plan_json.h"
 
 namespace zp::drivers {

@@ -18,6 +18,7 @@
 #include "libplan/util/json.h"
 #include "passes/schedule/random_instance.h"
 #include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/workload_json.h"
 
 namespace fs = std::filesystem;
 
@@ -105,22 +106,16 @@ TEST(concurrentPlanSolveCli, TimeOutSaysNotProvenOptimalWithTheGap) {
   fs::path d = tmpDir("timeout");
   // 3 DNNs x 60 groups (seeded), far beyond what 50 ms can prove.
   auto p = zp::schedule::randomInstance({.dnns = 3, .groups = 60, .accelerators = 2, .seed = 5});
-  zp::Json w = {{"version", 1}, {"accelerators", p.accelerators}, {"objective", "latency"}, {"dnns", zp::Json::array()}};
+  zp::artifacts::WorkloadSpec w;
+  w.accelerators = p.accelerators;
+  w.objective = zp::sim::Objective::Latency;
   for (const auto& dnn : p.dnns) {
-    zp::Json groups = zp::Json::array();
-    for (const auto& g : dnn.groups) {
-      zp::Json row = {{"name", g.name}};
-      for (size_t a = 0; a < p.accelerators.size(); ++a) {
-        row["timeMs"][p.accelerators[a]] = g.timeMs[a];
-        row["transitionOutMs"][p.accelerators[a]] = g.transitionOutMs[a];
-        row["transitionInMs"][p.accelerators[a]] = g.transitionInMs[a];
-        row["memThroughput"][p.accelerators[a]] = g.demand[a];
-      }
-      groups.push_back(row);
-    }
-    w["dnns"].push_back({{"name", dnn.name}, {"groups", groups}});
+    zp::artifacts::WorkloadDnn e;
+    e.name = dnn.name;
+    e.groups = dnn.groups;
+    w.dnns.push_back(std::move(e));
   }
-  std::ofstream(d / "w.json") << w.dump();
+  std::ofstream(d / "w.json") << zp::artifacts::formatWorkloadJson(w, d);
   auto r = run("--mode concurrent " + (d / "w.json").string() + " -o " + (d / "p.json").string() + " --time-limit 0.05");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("feasible, not proven optimal"), std::string::npos) << r.out;

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "helpers.h"
+#include "tests/common/concurrent_brute_force.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/concurrent.h"
 #include "passes/schedule/exact.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "helpers.h"
+#include "tests/common/concurrent_brute_force.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/concurrent.h"
 #include "passes/schedule/exact.h"
@@ -92,10 +92,11 @@ TEST(concurrentExactSearch, TimeLimitRecordsAValidBound) {
   ep.initial = makeBaselines(p, Objective::Latency)[0].schedule;
   auto r = exactSearch(p, ep);
   ASSERT_TRUE(r.ok());
-  if (!r->optimal) {
-    EXPECT_LE(r->bound, r->value);
-    EXPECT_GT(r->bound, 0);
-  }
+  // 3 x 60 groups is far beyond what 50 ms proves (the CLI test relies on the same);
+  // the bound holds either way.
+  EXPECT_FALSE(r->optimal) << "proven in 50 ms: pick a larger instance";
+  EXPECT_LE(r->bound, r->value);
+  EXPECT_GT(r->bound, 0);
 }
 
 TEST(concurrentExactSearch, RefusesAnEnumerationThatIsTooLarge) {
