@@ -16,7 +16,8 @@ ELSEWHERE = {
     "tools": "the tools are tested end to end in tests/cli",
 }
 # Test folders that are not a stage's.
-NOT_STAGES = {"cli", "common", "ort", "ort_models", "structure", "sim"}
+# onnx_conformance: ONNX's backend node tests, run through the runtime.
+NOT_STAGES = {"cli", "common", "onnx_conformance", "ort", "ort_models", "structure", "sim"}
 
 
 def stages_of(root):

@@ -10,7 +10,7 @@ case "$out" in *digits*mts*8*tabular*mts*3*) pass "summary names both groups" ;;
 for f in digits.onnx tabular.onnx mts.json; do
   [ -s "$WORK/out/$f" ] && pass "wrote $f" || fail "missing $f"
 done
-res="$(node "$SRC/tests/mts/ort_mts.js" "$WORK/out" --samples 16)" && pass "ORT: stitched outputs equal each member's ($res)" \
+res="$(node "$SRC/tests/mts_flow/ort_mts.js" "$WORK/out" --samples 16)" && pass "ORT: stitched outputs equal each member's ($res)" \
   || fail "ORT equivalence: $res"
 $PY - "$WORK/out/mts.json" <<'PY' && pass "mts.json: weights = shared + exclusive < members' own" || fail "mts.json accounting"
 import json, sys
@@ -23,11 +23,11 @@ PY
 cmp -s "$WORK/out/digits.onnx" "$WORK/again/digits.onnx" && cmp -s "$WORK/out/mts.json" "$WORK/again/mts.json" \
   && pass "re-run writes byte-identical files" || fail "re-run differs"
 "$BIN/zoo-mts" "$Z/zoo.json" -o "$WORK/shared" --shared-input >/dev/null && \
-  node "$SRC/tests/mts/ort_mts.js" "$WORK/shared" --samples 8 >/dev/null && \
+  node "$SRC/tests/mts_flow/ort_mts.js" "$WORK/shared" --samples 8 >/dev/null && \
   [ "$($PY -c "import json; g=json.load(open('$WORK/shared/mts.json'))['groups'][0]; print(len({m['stitched_input'] for m in g['members']}))")" = 1 ] \
   && pass "--shared-input: one input for the digit tasks, equivalent in ORT" || fail "--shared-input"
 "$BIN/zoo-mts" "$Z/zoo.json" -o "$WORK/netfuse" --netfuse --group digits >/dev/null && \
-  node "$SRC/tests/mts/ort_mts.js" "$WORK/netfuse" --samples 4 >/dev/null && pass "NetFuse baseline equivalent in ORT" \
+  node "$SRC/tests/mts_flow/ort_mts.js" "$WORK/netfuse" --samples 4 >/dev/null && pass "NetFuse baseline equivalent in ORT" \
   || fail "NetFuse baseline"
 
 # Bad input, on an edited copy of the zoo.
