@@ -1,6 +1,7 @@
 #include "libplan/artifacts/plan_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "libplan/util/file.h"
@@ -29,6 +30,9 @@ struct Reader {
   Expected<double> num(const Json& obj, const std::string& path, const char* key) const {
     ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
     if (!v->is_number()) return makeError("{}: {}.{}: expected a number", label, path, key);
+    // JSON text cannot hold NaN or an infinity, but a plan.pb checked through
+    // this reader (plan_pb.cpp) can.
+    if (!std::isfinite(v->get<double>())) return makeError("{}: {}.{}: not a finite number", label, path, key);
     return v->get<double>();
   }
   Expected<int64_t> integer(const Json& obj, const std::string& path, const char* key, int64_t lo = 0,
