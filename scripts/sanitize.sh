@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sanitizer suite: builds zooplan with AddressSanitizer + UndefinedBehaviorSanitizer
-# (-DZP_SANITIZE=ON, RelWithDebInfo, assertions on) and runs every test under them:
+# (-DZP_SANITIZE=ON, -O1 with line tables, assertions on) and runs every test under them:
 #   scripts/sanitize.sh            GCC, into build-san/
 #   scripts/sanitize.sh --clang    clang++, into build-san-clang/
 # Extra arguments go to ctest (e.g. -R cli). Any ASan report or UBSan finding
@@ -20,7 +20,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 t0=$(date +%s)
-cmake -S . -B "$dir" "${generator[@]}" -DZP_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$dir" "${generator[@]}" -DZP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
   "${compiler[@]}" "${launcher[@]}" >/dev/null
 cmake --build "$dir" --parallel "$(nproc)"
 t1=$(date +%s)
