@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "drivers/emit/emit_bundle.h"
@@ -134,6 +136,20 @@ TEST_F(emitTest, GarbageProtoIsAnError) {
   auto r = artifacts::parsePlanPb("\xff\xff\xff garbage", "x.pb");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("x.pb: not a valid"), std::string::npos);
+}
+
+// JSON text cannot hold NaN, protobuf can: plan.pb's reader refuses it with the
+// field's JSON path, as plan.json's reader refuses any other bad number.
+TEST_F(emitTest, NonFiniteNumberInProtoIsAnError) {
+  auto solved = testing::solveConcurrent(*dir_);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    plan::Plan q = *solved;
+    q.concurrent->latencyMs = bad;
+    auto r = artifacts::parsePlanPb(artifacts::serializePlanPb(q), "x.pb");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "x.pb: $.concurrent.latencyMs: not a finite number");
+  }
 }
 
 TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
