@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds the libFuzzer harnesses into build-fuzz/ with clang
-# (ZP_FUZZ=ON: ASan + UBSan + libFuzzer; only the libraries, drivers and fuzz/
-# are built), at -O1 with line tables only: what fuzzing needs, and the
-# quickest sanitized build to compile.
+# (ZP_FUZZ=ON: ASan + UBSan + libFuzzer coverage; only the target `fuzzers`,
+# the harnesses and the libraries they link, is built), at -O1 with line tables
+# only: what fuzzing needs, and the quickest sanitized build to compile.
 # Exits 3 with a one-line notice when clang++ is not installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
