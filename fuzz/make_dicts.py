@@ -70,7 +70,7 @@ def main():
         tokens = set(EXTRA.get(harness, []))
         for name in sorted(os.listdir(os.path.join(CORPUS, harness))):
             seed_tokens(os.path.join(CORPUS, harness, name), tokens, harness.endswith("_csv") or "openvino" in harness)
-        if harness.endswith("_json") or harness in ("import_ort", "import_trtexec", "bundle_manifest"):
+        if harness.endswith("_json") or harness in ("import_ort", "import_trtexec", "bundle_manifest", "kernel_policy", "output_marker"):
             tokens.update(JSON_COMMON)
         tokens = sorted(t for t in tokens if 0 < len(t) <= 64)
         if harness in ("plan_pb",):
