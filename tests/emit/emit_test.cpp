@@ -152,6 +152,28 @@ TEST_F(emitTest, NonFiniteNumberInProtoIsAnError) {
   }
 }
 
+// A hand-written plan.json may carry more digits than plan.json holds: it reads
+// as the plan its canonical text describes, so writing it back (plan.json or
+// plan.pb) and reading again gives the same plan.
+TEST_F(emitTest, PlanJsonWithMoreDigitsReadsAsItsCanonicalText) {
+  auto solved = testing::solveConcurrent(*dir_);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  plan::Plan q = *solved;
+  q.concurrent->latencyMs = 1.044319286;  // 10 significant digits
+  const fs::path file = *dir_ / "ten_digits.json";
+  ASSERT_TRUE(writeFileAtomic(file, canonicalJsonExact(artifacts::toJson(q))).ok());
+  auto read = artifacts::readPlan(file);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->concurrent->latencyMs, roundSig(1.044319286));
+  ASSERT_TRUE(writeFileAtomic(file, artifacts::planToText(*read)).ok());
+  auto again = artifacts::readPlan(file);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*again, *read);
+  auto viaPb = artifacts::parsePlanPb(artifacts::serializePlanPb(*read), "x.pb");
+  ASSERT_TRUE(viaPb.ok()) << viaPb.error().message;
+  EXPECT_EQ(*viaPb, *read);
+}
+
 TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
   plan::Plan p = testing::stitchPlanFor(*manifest_);
   fs::path planPath = writePlan(p);
