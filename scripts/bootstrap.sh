@@ -11,6 +11,9 @@ packages=(
   libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev universal-ctags
   libxgboost-dev xgboost libgtest-dev libdnnl-dev libblis-serial-dev libssl-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+  # The fuzz harnesses (scripts/build_fuzz.sh): clang, its libFuzzer and
+  # sanitizer runtimes, and the OpenMP runtime the libraries link with under clang.
+  clang libclang-rt-14-dev libomp-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -19,9 +19,11 @@ namespace {
 
 // Each --input against the model's inputs: a mismatch names the .npy file it came from.
 Status checkInputFiles(const Session& s, const TensorMap& inputs, const RunModelOptions& o) {
-  for (const auto& [name, file] : o.inputs) {
+  for (const auto& input : o.inputs) {
+    const auto& [name, file] = input;
+    const std::string& inputName = name;  // clang 14 cannot capture a structured binding
     const std::string where = fmt::format("{}: --input {}", file.string(), name);
-    auto io = std::find_if(s.inputs().begin(), s.inputs().end(), [&](const IoInfo& i) { return i.name == name; });
+    auto io = std::find_if(s.inputs().begin(), s.inputs().end(), [&](const IoInfo& i) { return i.name == inputName; });
     if (io == s.inputs().end()) return makeError("{}: {} has no input '{}'", where, o.model.string(), name);
     const Tensor& t = inputs.at(name);
     if (t.dtype != io->dtype)

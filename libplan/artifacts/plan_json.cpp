@@ -1,6 +1,7 @@
 #include "libplan/artifacts/plan_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "libplan/util/file.h"
@@ -29,6 +30,9 @@ struct Reader {
   Expected<double> num(const Json& obj, const std::string& path, const char* key) const {
     ZP_ASSIGN_OR_RETURN(const Json* v, field(obj, path, key));
     if (!v->is_number()) return makeError("{}: {}.{}: expected a number", label, path, key);
+    // JSON text cannot hold NaN or an infinity, but a plan.pb checked through
+    // this reader (plan_pb.cpp) can.
+    if (!std::isfinite(v->get<double>())) return makeError("{}: {}.{}: not a finite number", label, path, key);
     return v->get<double>();
   }
   Expected<int64_t> integer(const Json& obj, const std::string& path, const char* key, int64_t lo = 0,
@@ -213,11 +217,27 @@ Status writePlan(const Plan& p, const std::filesystem::path& path) {
   return writeFileAtomic(path, planToText(p));
 }
 
+namespace {
+
+// `j` with every float rounded as canonicalJson prints it (roundSig).
+Json canonicalNumbers(const Json& j) {
+  if (j.is_number_float()) return roundSig(j.get<double>());
+  Json out = j;
+  if (j.is_structured())
+    for (auto it = out.begin(); it != out.end(); ++it) *it = canonicalNumbers(*it);
+  return out;
+}
+
+}  // namespace
+
 Expected<Plan> readPlan(const std::filesystem::path& path) {
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
-  return planFromJson(j, path.string());
+  // plan.json holds 9 significant digits (canonicalJson): a number written
+  // with more reads as what plan-emit would write for it, so the plan read,
+  // its rewritten plan.json and the plan.pb made from it all agree.
+  return planFromJson(canonicalNumbers(j), path.string());
 }
 
 }  // namespace zp::artifacts

@@ -237,9 +237,11 @@ Status Session::bindInputs(const TensorMap& inputs) {
                        shapeString(io.shape));
     m.values.vals[static_cast<size_t>(m.inputIds[i])] = t;
   }
-  for (const auto& [name, t] : inputs)
+  for (const auto& input : inputs) {
+    const auto& name = input.first;  // clang 14 cannot capture a structured binding
     if (std::none_of(inputs_.begin(), inputs_.end(), [&](const IoInfo& io) { return io.name == name; }))
       return makeError("{}: the model has no input '{}'", label_, name);
+  }
   return {};
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "drivers/emit/emit_bundle.h"
@@ -134,6 +136,42 @@ TEST_F(emitTest, GarbageProtoIsAnError) {
   auto r = artifacts::parsePlanPb("\xff\xff\xff garbage", "x.pb");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("x.pb: not a valid"), std::string::npos);
+}
+
+// JSON text cannot hold NaN, protobuf can: plan.pb's reader refuses it with the
+// field's JSON path, as plan.json's reader refuses any other bad number.
+TEST_F(emitTest, NonFiniteNumberInProtoIsAnError) {
+  auto solved = testing::solveConcurrent(*dir_);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    plan::Plan q = *solved;
+    q.concurrent->latencyMs = bad;
+    auto r = artifacts::parsePlanPb(artifacts::serializePlanPb(q), "x.pb");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "x.pb: $.concurrent.latencyMs: not a finite number");
+  }
+}
+
+// A hand-written plan.json may carry more digits than plan.json holds: it reads
+// as the plan its canonical text describes, so writing it back (plan.json or
+// plan.pb) and reading again gives the same plan.
+TEST_F(emitTest, PlanJsonWithMoreDigitsReadsAsItsCanonicalText) {
+  auto solved = testing::solveConcurrent(*dir_);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  plan::Plan q = *solved;
+  q.concurrent->latencyMs = 1.044319286;  // 10 significant digits
+  const fs::path file = *dir_ / "ten_digits.json";
+  ASSERT_TRUE(writeFileAtomic(file, canonicalJsonExact(artifacts::toJson(q))).ok());
+  auto read = artifacts::readPlan(file);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->concurrent->latencyMs, roundSig(1.044319286));
+  ASSERT_TRUE(writeFileAtomic(file, artifacts::planToText(*read)).ok());
+  auto again = artifacts::readPlan(file);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*again, *read);
+  auto viaPb = artifacts::parsePlanPb(artifacts::serializePlanPb(*read), "x.pb");
+  ASSERT_TRUE(viaPb.ok()) << viaPb.error().message;
+  EXPECT_EQ(*viaPb, *read);
 }
 
 TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
