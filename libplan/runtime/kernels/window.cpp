@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 namespace zp::runtime {
 
@@ -162,25 +162,23 @@ void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, 
   const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) {
-      const int64_t tid = omp_get_thread_num();
-      float* q = planes + tid * plane;
-      float* flat = flats + tid * flatLen;
-      windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
-      for (int64_t k = 0; k < mult; ++k) {
-        const int64_t m = c * mult + k;
+  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
+    const int64_t n = nc / C, c = nc % C;
+    float* q = planes + tid * plane;
+    float* flat = flats + tid * flatLen;
+    windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
+    for (int64_t k = 0; k < mult; ++k) {
+      const int64_t m = c * mult + k;
 #if defined(__x86_64__)
-        if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
-        else
+      if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
+      else
 #endif
-          depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
-        float* dst = y + (n * a.M + m) * g.OH * g.OW;
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
-      }
+        depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+      float* dst = y + (n * a.M + m) * g.OH * g.OW;
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
     }
+  });
 }
 
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
@@ -192,9 +190,7 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
   const int64_t* off = g.tapOffset.data();
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-  for (int64_t nc = 0; nc < N * C; ++nc) {
-    const int64_t tid = omp_get_thread_num();
+  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
     float* q = planes + tid * plane;
     float* flat = flats + tid * flatLen;
     windowPadPlane(a, g, x + nc * H * W, H, W, -INFINITY, q);
@@ -207,7 +203,7 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
     float* dst = y + nc * g.OH * g.OW;
     for (int64_t oh = 0; oh < g.OH; ++oh)
       std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
-  }
+  });
 }
 
 }  // namespace zp::runtime

@@ -3,8 +3,7 @@
 // with numpy broadcasting of the batch dimensions.
 #include <chrono>
 
-#include <omp.h>
-
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/factories.h"
@@ -159,13 +158,12 @@ Expected<Tensor*> matmulDynamic(ExecContext& ctx, const Tensor& A, const Tensor&
     });
   const int64_t nBatch = static_cast<int64_t>(offs.size());
   const bool batchParallel = ctx.threads > 1 && nBatch >= ctx.threads;
-#pragma omp parallel for num_threads(ctx.threads) if (batchParallel) schedule(static)
-  for (int64_t i = 0; i < nBatch; ++i) {
+  parallelForEach(batchParallel ? ctx.threads : 1, nBatch, [&](int64_t i, int) {
     const float* pa = A.ptr<float>() + offs[static_cast<size_t>(i)].first * M * K;
     const float* pb = B.ptr<float>() + offs[static_cast<size_t>(i)].second * K * N;
     sgemmRowMajor(transA, transB, M, N, K, alpha, pa, transA ? M : K, pb, transB ? K : N, 0.0f,
                   y.ptr<float>() + i * M * N, N, batchParallel ? 1 : ctx.threads, ctx.gemm);
-  }
+  });
   return &y;
 }
 

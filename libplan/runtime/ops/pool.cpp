@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <omp.h>
-
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
@@ -63,8 +62,7 @@ Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
       runMaxPool(a, px, N, C, H, W, py, *ctx.scratch, ctx.threads);
       return {};
     }
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1) schedule(static)
-    for (int64_t nc = 0; nc < N * C; ++nc) {
+    parallelForEach(ctx.threads, N * C, [&](int64_t nc, int) {
       const float* src = px + nc * H * W;
       float* dst = py + nc * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh)
@@ -82,7 +80,7 @@ Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
             dst[oh * OW + ow] = count > 0 ? s / static_cast<float>(count) : 0.0f;
           }
         }
-    }
+    });
     return {};
   });
 }

@@ -2,8 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <omp.h>
-
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
@@ -30,8 +29,7 @@ Expected<std::unique_ptr<Op>> softmaxOp(const BuildContext& bc, bool logSoftmax)
     Tensor& y = ctx.alloc(0, DType::F32, x.shape);
     const float* px = x.ptr<float>();
     float* py = y.ptr<float>();
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1 && outer * inner > 64) schedule(static)
-    for (int64_t oi = 0; oi < outer * inner; ++oi) {
+    parallelForEach(outer * inner > 64 ? ctx.threads : 1, outer * inner, [&](int64_t oi, int) {
       const int64_t o = oi / inner, i = oi % inner;
       const float* s = px + o * len * inner + i;
       float* d = py + o * len * inner + i;
@@ -50,7 +48,7 @@ Expected<std::unique_ptr<Op>> softmaxOp(const BuildContext& bc, bool logSoftmax)
         const float inv = static_cast<float>(1.0 / sum);
         for (int64_t k = 0; k < len; ++k) d[k * inner] *= inv;
       }
-    }
+    });
     return {};
   });
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
@@ -20,8 +21,9 @@ Expected<std::unique_ptr<Op>> unaryFloatOp(F f) {
     const float* px = x.ptr<float>();
     float* py = y.ptr<float>();
     const int64_t n = x.size();
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1 && n > 65536) schedule(static)
-    for (int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+    parallelFor(n > 65536 ? ctx.threads : 1, n, 0, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t i = lo; i < hi; ++i) py[i] = f(px[i]);
+    });
     return {};
   });
 }
