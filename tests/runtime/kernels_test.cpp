@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "libplan/runtime/kernels/kernels.h"
@@ -32,6 +33,7 @@ struct ConvCase {
   int64_t N, C, H, W, M, kh, kw, group, sh, sw, dh, dw, pt, pl, pb, pr;
   double zeros;
   Epilogue::Kind act;
+  ActFn fn = ActFn::Silu;  // with act == Function
 };
 
 std::string describe(const ConvCase& c) {
@@ -53,6 +55,8 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
   e.kind = c.act;
   e.lo = -0.25f;
   e.hi = 0.5f;
+  e.fn = c.fn;
+  e.params.alpha = 1.0f / 6;
   const size_t outN = static_cast<size_t>(c.N * a.M * OH * OW);
   std::vector<float> ref(outN, NAN);
   Scratch scratch;
@@ -72,6 +76,7 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
     float expect = static_cast<float>(s);
     if (e.kind == Epilogue::Relu) expect = std::max(expect, 0.0f);
     if (e.kind == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
+    if (e.kind == Epilogue::Function) expect = activationReference(e.fn, e.params, expect);
     EXPECT_NEAR(ref[static_cast<size_t>((m * OH + oh) * OW + ow)], expect, 1e-4) << describe(c);
   }
   for (ConvKernel k : kAllConvKernels) {
@@ -109,6 +114,13 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 5, 21, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // winograd: full and partial 8-tile blocks
       {1, 4, 33, 34, 5, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1, 0, 0, Epilogue::Relu},   // winograd, asymmetric pads, even width
       {1, 6, 40, 41, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // depthwise stride 2, several blocks
+      // Activation functions as epilogues: after the kernel's own bias, on every kernel.
+      {1, 8, 17, 15, 8, 5, 5, 8, 2, 2, 1, 1, 2, 2, 2, 2, 0, Epilogue::Function, ActFn::Silu},       // depthwise 5x5/2
+      {1, 7, 19, 13, 7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 0, Epilogue::Function, ActFn::Gelu},       // depthwise 7x7
+      {1, 9, 12, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Function, ActFn::HardSwish}, // winograd
+      {1, 16, 9, 7, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::Function, ActFn::Sigmoid},    // 1x1
+      {1, 6, 9, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 1, 0, Epilogue::Function, ActFn::Tanh},         // grouped im2col
+      {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Function, ActFn::HardSigmoid},  // sparse
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
@@ -186,7 +198,8 @@ TEST(GemmKernels, MatchNaive) {
                                          {5, 33, 7, true, 0.5f, 2, 0, Epilogue::Relu},
                                          {3, 64, 40, true, 1, 1, 0.9, Epilogue::None},
                                          {1, 128, 31, false, 1, 0, 0.95, Epilogue::Clip},
-                                         {65, 24, 48, true, 1, 1, 0.5, Epilogue::None}}) {
+                                         {65, 24, 48, true, 1, 1, 0.5, Epilogue::None},
+                                         {7, 40, 19, false, 1, 1, 0, Epilogue::Function}}) {
     auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
     auto b = randomVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
     auto bias = randomVec(static_cast<size_t>(c.N), rng);
@@ -194,6 +207,7 @@ TEST(GemmKernels, MatchNaive) {
     e.kind = c.act;
     e.lo = -0.1f;
     e.hi = 0.3f;
+    e.fn = ActFn::Gelu;
     std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
     PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
     runGemm(GemmKernel::Naive, c.K, c.N, pn, x.data(), c.rows, ref.data(), e, 1);
@@ -203,6 +217,7 @@ TEST(GemmKernels, MatchNaive) {
     float expect = static_cast<float>(s);
     if (c.act == Epilogue::Relu) expect = std::max(expect, 0.0f);
     if (c.act == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
+    if (c.act == Epilogue::Function) expect = activationReference(e.fn, e.params, expect);
     EXPECT_NEAR(ref[0], expect, 1e-4);
     for (GemmKernel k : {GemmKernel::Blas, GemmKernel::Sparse})
       for (GemmLibrary gemm : kAllGemmLibraries)
@@ -347,6 +362,43 @@ TEST(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
       runConv(ConvKernel::Sparse, a, sparse, x.data(), 1, H, W, y.data(), e, scratch, 1);
       EXPECT_LE(relErr(y, ref), 1e-5) << "k " << k << " act " << int(act);
     }
+  }
+}
+
+// The vectorized activation functions against the std:: ones, on random inputs and the
+// edges of each approximation's ranges; and the same bits for a value wherever it
+// sits in an array (tails go through the vector code too).
+TEST(Activation, MatchesTheStdFunctionsAndDoesNotDependOnPosition) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-12, 12);
+  std::vector<float> x = {0.0f, -0.0f, 1e-8f, -1e-8f, 0.49f, -0.49f, 0.5f, -0.5f, 0.51f, 3.0f, -3.0f,
+                          20.0f, -20.0f, 80.0f, -80.0f, 88.5f, -88.5f, 100.0f, -100.0f, 300.0f, -300.0f};
+  for (int i = 0; i < 2000; ++i) x.push_back(d(rng));
+  ActParams p;
+  p.alpha = 1.0f / 6;
+  for (ActFn f : {ActFn::Sigmoid, ActFn::Silu, ActFn::HardSigmoid, ActFn::HardSwish, ActFn::Gelu, ActFn::Tanh,
+                  ActFn::Erf, ActFn::Exp}) {
+    std::vector<float> y(x.size());
+    applyActivation(f, p, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float ref = activationReference(f, p, x[i]);
+      if (f == ActFn::Exp && (x[i] > 88.0f || x[i] < -87.0f)) continue;  // clamped to the normal range
+      const float tol = f == ActFn::Exp ? 1e-6f * std::fabs(ref) : 1e-6f * std::max(1.0f, std::fabs(ref));
+      ASSERT_NEAR(y[i], ref, tol) << "fn " << int(f) << " x " << x[i];
+    }
+    // Shifted by 1..17 positions and cut to odd lengths: the same bits.
+    for (size_t shift = 1; shift < 18; shift += 4) {
+      const int64_t n = static_cast<int64_t>(x.size() - shift) - 3;
+      std::vector<float> z(static_cast<size_t>(n));
+      applyActivation(f, p, x.data() + shift, z.data(), n);
+      ASSERT_EQ(std::memcmp(z.data(), y.data() + shift, z.size() * 4), 0) << "fn " << int(f) << " shift " << shift;
+    }
+    // With a bias: f(x + bias).
+    std::vector<float> yb(x.size()), xb(x.size());
+    for (size_t i = 0; i < x.size(); ++i) xb[i] = x[i] + 0.25f;
+    applyActivation(f, p, x.data(), yb.data(), static_cast<int64_t>(x.size()), 0.25f);
+    applyActivation(f, p, xb.data(), y.data(), static_cast<int64_t>(x.size()));
+    ASSERT_EQ(std::memcmp(yb.data(), y.data(), y.size() * 4), 0) << "fn " << int(f);
   }
 }
 

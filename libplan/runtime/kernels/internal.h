@@ -15,6 +15,7 @@ namespace zp::runtime {
 inline float actOne(float v, const Epilogue& e) {
   if (e.kind == Epilogue::Relu) return v > 0 ? v : 0;
   if (e.kind == Epilogue::Clip) return std::min(std::max(v, e.lo), e.hi);
+  if (e.kind == Epilogue::Function) return activationReference(e.fn, e.params, v);
   return v;
 }
 

@@ -84,6 +84,7 @@ void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* 
       case Epilogue::Clip:
         for (int64_t i = 0; i < perChannel; ++i) p[i] = std::min(std::max(p[i] + b, e.lo), e.hi);
         break;
+      case Epilogue::Function: applyActivation(e.fn, e.params, p, p, perChannel, b); break;
     }
   }
 }
@@ -274,14 +275,23 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   threads = std::max(1, threads);
+  // Winograd and sparse clamp in their own loops; an activation function runs over
+  // their output planes afterwards.
+  const Epilogue clamp = e.clampOnly() ? e : Epilogue{};
   switch (k) {
     case ConvKernel::Naive:
       convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, threads);
-      break;
-    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
-    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
-    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); break;
-    case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, e, scratch, threads); break;
+      return;
+    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); return;
+    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); return;
+    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm); break;
+    case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, clamp, scratch, threads); break;
+  }
+  if (!e.clampOnly()) {
+    const int64_t plane = a.outH(H) * a.outW(W);
+    parallelForEach(threads, N * a.M, [&](int64_t i, int) {
+      applyActivation(e.fn, e.params, y + i * plane, y + i * plane, plane);
+    });
   }
 }
 
@@ -372,7 +382,12 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
       }
       for (int64_t r = 0; r < rows; ++r) {
         float* yr = y + r * N;
-        for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
+        if (e.clampOnly()) {
+          for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
+        } else {
+          for (int64_t n = 0; n < N; ++n) yr[n] += bias[n];
+          applyActivation(e.fn, e.params, yr, yr, N);
+        }
       }
       return;
     }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/runtime/kernels/activation.h"
 #include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
@@ -49,10 +50,15 @@ struct PackedWeights {
   template <typename T> static WeightArray make(std::string name, const std::vector<T>& values, DType dtype);
 };
 
-// Fused elementwise tail of a Conv/Gemm: none, Relu, or Clip(lo, hi).
+// Fused elementwise tail of a Conv/Gemm: none, Relu, Clip(lo, hi), or an activation
+// function (activation.h: Sigmoid, SiLU, HardSigmoid, HardSwish, GELU, Tanh). Kernels
+// clamp in their own loops; a function runs over each output plane once written.
 struct Epilogue {
-  enum Kind : uint8_t { None, Relu, Clip } kind = None;
+  enum Kind : uint8_t { None, Relu, Clip, Function } kind = None;
   float lo = 0, hi = 0;
+  ActFn fn = ActFn::Sigmoid;
+  ActParams params;
+  bool clampOnly() const { return kind != Function; }
 };
 void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e);
 

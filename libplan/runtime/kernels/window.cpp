@@ -154,7 +154,9 @@ const bool kHaveAvx512 = false;
 }  // namespace
 
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                   int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+                   int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+  // The flat loops clamp; an activation function runs over each finished flat row.
+  const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t mult = a.M / a.group, C = a.C(), taps = a.kh * a.kw;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
@@ -174,6 +176,7 @@ void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, 
       else
 #endif
         depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+      if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, flat, flat, g.flatLen());
       float* dst = y + (n * a.M + m) * g.OH * g.OW;
       for (int64_t oh = 0; oh < g.OH; ++oh)
         std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);

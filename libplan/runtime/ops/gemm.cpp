@@ -31,6 +31,11 @@ class ConstGemmOp : public Op {
     op->K_ = transB ? b->shape[1] : b->shape[0];
     op->N_ = transB ? b->shape[0] : b->shape[1];
     const Tensor* c = nullptr;
+    if (!isGemm && n.input_size() > 2 && !n.input(2).empty()) {
+      // A fused MatMul's bias: a constant vector of N values.
+      c = bc.constInputs[2];
+      if (!c || c->dtype != DType::F32 || c->size() != op->N_) return makeError("a fused MatMul's bias must be a constant of {} floats", op->N_);
+    }
     if (isGemm && n.input_size() > 2 && !n.input(2).empty()) {
       c = bc.constInputs[2];
       if (c && !(c->size() == op->N_ && (c->rank() == 1 || (c->rank() == 2 && c->shape[0] == 1)))) c = nullptr;
