@@ -96,6 +96,12 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
                 Scratch& scratch, int threads);
 
+// Average pooling on the same window layout: the sum over the window (padding adds
+// zeros) divided by rowCount[oh] * colCount[ow] (what the caller counts: with or
+// without the padding); 0 where that is 0.
+void runAvgPool(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t N,
+                int64_t C, int64_t H, int64_t W, float* y, Scratch& scratch, int threads);
+
 // ---- Matrix product with a constant right-hand side ----------------------
 // Y[rows, N] = X[rows, K] * B[K, N] + bias[N]
 

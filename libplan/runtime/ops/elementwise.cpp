@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/factories.h"
@@ -12,9 +13,13 @@
 namespace zp::runtime::detail {
 namespace {
 
+// Large outputs are cut into pieces of rows (or of one long row) run on the
+// session's threads.
+constexpr int64_t kPiece = 16384;
+
 template <typename T, typename R, typename F>
-void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f) {
-  forEachRow(bc, [&](int64_t o, const int64_t* offs, int64_t len, const int64_t* s) {
+void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f, int threads = 1) {
+  auto body = [&](int64_t o, const int64_t* offs, int64_t len, const int64_t* s) {
     const T* pa = a + offs[0];
     const T* pb = b + offs[1];
     R* po = out + o;
@@ -29,34 +34,40 @@ void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f) {
     } else {
       for (int64_t i = 0; i < len; ++i) po[i] = f(pa[i * s[0]], pb[i * s[1]]);
     }
-  });
+  };
+  if (threads <= 1 || numel(bc.out) <= 4 * kPiece) {
+    forEachRow(bc, body);
+    return;
+  }
+  parallelFor(threads, pieceCount(bc, kPiece), 0,
+              [&](int64_t lo, int64_t hi, int) { forEachPiece(bc, kPiece, lo, hi, body); });
 }
 
 enum class Bin { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Mod };
 
 template <typename T>
-Status arith(Bin op, const Broadcast& bc, const T* a, const T* b, T* o) {
+Status arith(Bin op, const Broadcast& bc, const T* a, const T* b, T* o, int threads = 1) {
   switch (op) {
-    case Bin::Add: binaryLoop(bc, a, b, o, [](T x, T y) { return x + y; }); break;
-    case Bin::Sub: binaryLoop(bc, a, b, o, [](T x, T y) { return x - y; }); break;
-    case Bin::Mul: binaryLoop(bc, a, b, o, [](T x, T y) { return x * y; }); break;
+    case Bin::Add: binaryLoop(bc, a, b, o, [](T x, T y) { return x + y; }, threads); break;
+    case Bin::Sub: binaryLoop(bc, a, b, o, [](T x, T y) { return x - y; }, threads); break;
+    case Bin::Mul: binaryLoop(bc, a, b, o, [](T x, T y) { return x * y; }, threads); break;
     case Bin::Div:
-      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x / y); });
-      else binaryLoop(bc, a, b, o, [](T x, T y) { return x / y; });
+      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x / y); }, threads);
+      else binaryLoop(bc, a, b, o, [](T x, T y) { return x / y; }, threads);
       break;
     case Bin::Mod:
       if constexpr (std::is_integral_v<T>)
-        binaryLoop(bc, a, b, o, [](T x, T y) { if (y == 0) return T(0); T m = x % y; return (m != 0 && ((m < 0) != (y < 0))) ? T(m + y) : m; });
-      else binaryLoop(bc, a, b, o, [](T x, T y) { return std::fmod(x, y); });
+        binaryLoop(bc, a, b, o, [](T x, T y) { if (y == 0) return T(0); T m = x % y; return (m != 0 && ((m < 0) != (y < 0))) ? T(m + y) : m; }, threads);
+      else binaryLoop(bc, a, b, o, [](T x, T y) { return std::fmod(x, y); }, threads);
       break;
     case Bin::Pow:
       binaryLoop(bc, a, b, o, [](T x, T y) {
         if constexpr (std::is_floating_point_v<T>) { if (y == T(2)) return x * x; if (y == T(0.5)) return std::sqrt(x); }
         return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
-      });
+      }, threads);
       break;
-    case Bin::Max: binaryLoop(bc, a, b, o, [](T x, T y) { return x > y ? x : y; }); break;
-    case Bin::Min: binaryLoop(bc, a, b, o, [](T x, T y) { return x < y ? x : y; }); break;
+    case Bin::Max: binaryLoop(bc, a, b, o, [](T x, T y) { return x > y ? x : y; }, threads); break;
+    case Bin::Min: binaryLoop(bc, a, b, o, [](T x, T y) { return x < y ? x : y; }, threads); break;
     default: return makeError("not an arithmetic op");
   }
   return {};
@@ -97,7 +108,7 @@ Expected<std::unique_ptr<Op>> binaryOp(Bin op) {
       return {};
     }
     switch (a.dtype) {
-      case DType::F32: return arith(op, br, a.ptr<float>(), b.ptr<float>(), o.ptr<float>());
+      case DType::F32: return arith(op, br, a.ptr<float>(), b.ptr<float>(), o.ptr<float>(), ctx.threads);
       case DType::I64: return arith(op, br, a.ptr<int64_t>(), b.ptr<int64_t>(), o.ptr<int64_t>());
       case DType::I32: return arith(op, br, a.ptr<int32_t>(), b.ptr<int32_t>(), o.ptr<int32_t>());
       default: return makeError("arithmetic on {} is not supported", dtypeName(a.dtype));

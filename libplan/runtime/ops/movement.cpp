@@ -1,4 +1,5 @@
 // Data movement: copies of the input, or parts of it, in another order.
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -276,19 +277,35 @@ Expected<std::unique_ptr<Op>> makePad(const BuildContext& bc) {
     Shape s = x.shape;
     for (int64_t d = 0; d < r; ++d) s[static_cast<size_t>(d)] += pads[static_cast<size_t>(d)] + pads[static_cast<size_t>(d + r)];
     Tensor& y = ctx.alloc(0, DType::F32, s);
-    auto ost = contiguousStrides(s), ist = contiguousStrides(x.shape);
-    for (int64_t o = 0; o < y.size(); ++o) {
-      int64_t rem = o, off = 0;
+    if (y.size() == 0) return {};
+    if (r == 0) { y.ptr<float>()[0] = x.ptr<float>()[0]; return {}; }
+    // Row by row (the last axis): the padding filled, the inside copied.
+    const auto ist = contiguousStrides(x.shape);
+    const size_t last = static_cast<size_t>(r - 1);
+    const int64_t OW = s[last], IW = x.shape[last], padL = pads[last];
+    const int64_t cLo = std::clamp<int64_t>(padL, 0, OW), cHi = std::clamp<int64_t>(IW + padL, cLo, OW);
+    std::vector<int64_t> idx(last, 0);
+    for (int64_t row = 0; row < y.size() / OW; ++row) {
+      float* dst = y.ptr<float>() + row * OW;
+      int64_t off = 0;
       bool inside = true;
-      for (int64_t d = r; d-- > 0;) {
-        int64_t i = rem % s[static_cast<size_t>(d)] - pads[static_cast<size_t>(d)];
-        rem /= s[static_cast<size_t>(d)];
-        if (i < 0 || i >= x.shape[static_cast<size_t>(d)]) { inside = false; break; }
-        off += i * ist[static_cast<size_t>(d)];
+      for (size_t d = 0; d < last && inside; ++d) {
+        const int64_t i = idx[d] - pads[d];
+        inside = i >= 0 && i < x.shape[d];
+        off += i * ist[d];
       }
-      y.ptr<float>()[o] = inside ? x.ptr<float>()[off] : value;
+      if (inside && cHi > cLo) {
+        std::fill(dst, dst + cLo, value);
+        std::memcpy(dst + cLo, x.ptr<float>() + off + (cLo - padL), static_cast<size_t>(cHi - cLo) * 4);
+        std::fill(dst + cHi, dst + OW, value);
+      } else {
+        std::fill(dst, dst + OW, value);
+      }
+      for (size_t d = last; d-- > 0;) {
+        if (++idx[d] < s[d]) break;
+        idx[d] = 0;
+      }
     }
-    (void)ost;
     return {};
   });
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/sums.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
@@ -28,32 +29,6 @@ void scaleShift(const float* p, float* q, int64_t n, float s, float b, const Epi
       applyActivation(e.fn, e.params, q, q, n);
       break;
   }
-}
-
-// Sum of n floats in 16 interleaved partial sums (vectorizable without reassociation).
-float sum16(const float* p, int64_t n) {
-  float acc[16] = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int k = 0; k < 16; ++k) acc[k] += p[i + k];
-  for (; i < n; ++i) acc[i % 16] += p[i];
-  float s = 0;
-  for (float a : acc) s += a;
-  return s;
-}
-
-float sumSquaredDiff16(const float* p, int64_t n, float mean) {
-  float acc[16] = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int k = 0; k < 16; ++k) {
-      const float d = p[i + k] - mean;
-      acc[k] += d * d;
-    }
-  for (; i < n; ++i) acc[i % 16] += (p[i] - mean) * (p[i] - mean);
-  float s = 0;
-  for (float a : acc) s += a;
-  return s;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/factories.h"
@@ -39,6 +40,29 @@ Expected<std::unique_ptr<Op>> reduceOp(const BuildContext& bc, int kind) {
       else if (keep) s.push_back(1);
     }
     Tensor& y = ctx.alloc(0, DType::F32, s);
+    // Reduced axes that are the innermost ones: each output reduces one contiguous block.
+    int64_t firstRed = r;
+    while (firstRed > 0 && red[static_cast<size_t>(firstRed - 1)]) --firstRed;
+    if (std::count(red.begin(), red.end(), true) == r - firstRed && firstRed < r) {
+      const int64_t inner = y.size() ? x.size() / y.size() : 0;
+      const float* px = x.ptr<float>();
+      float* py = y.ptr<float>();
+      parallelForEach(x.size() > 65536 ? ctx.threads : 1, y.size(), [&](int64_t o, int) {
+        const float* p = px + o * inner;
+        double a = kind == 2 ? -INFINITY : (kind == 3 ? INFINITY : 0.0);
+        for (int64_t i = 0; i < inner; ++i) {
+          const double v = p[i];
+          switch (kind) {
+            case 0: case 1: a += v; break;
+            case 2: a = std::max(a, v); break;
+            case 3: a = std::min(a, v); break;
+            case 4: a += v * v; break;
+          }
+        }
+        py[o] = static_cast<float>(kind == 1 ? a / static_cast<double>(inner) : a);
+      });
+      return {};
+    }
     // Accumulate in double over a broadcast view of y onto x.
     Shape kept;
     for (int64_t d = 0; d < r; ++d) kept.push_back(red[static_cast<size_t>(d)] ? 1 : x.shape[static_cast<size_t>(d)]);

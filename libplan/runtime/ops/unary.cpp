@@ -28,6 +28,22 @@ Expected<std::unique_ptr<Op>> unaryFloatOp(F f) {
   });
 }
 
+// The functions activation.h vectorizes.
+Expected<std::unique_ptr<Op>> unaryActivationOp(ActFn fn, ActParams params = {}) {
+  return fnOp([fn, params](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.dtype != DType::F32) return makeError("input must be float32, got {}", dtypeName(x.dtype));
+    Tensor& y = ctx.alloc(0, DType::F32, x.shape);
+    const float* px = x.ptr<float>();
+    float* py = y.ptr<float>();
+    const int64_t n = x.size();
+    parallelFor(n > 32768 ? ctx.threads : 1, n, 0, [&](int64_t lo, int64_t hi, int) {
+      applyActivation(fn, params, px + lo, py + lo, hi - lo);
+    });
+    return {};
+  });
+}
+
 Expected<std::unique_ptr<Op>> unaryNumericOp(float (*ff)(float), int64_t (*fi)(int64_t)) {
   return fnOp([ff, fi](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
@@ -68,23 +84,18 @@ Expected<std::unique_ptr<Op>> makeRelu(const BuildContext& bc) {
   return unaryFloatOp([](float v) { return v > 0 ? v : 0.0f; });
 }
 
-Expected<std::unique_ptr<Op>> makeSigmoid(const BuildContext& bc) {
-  return unaryFloatOp([](float v) { return 1.0f / (1.0f + std::exp(-v)); });
-}
+Expected<std::unique_ptr<Op>> makeSigmoid(const BuildContext& bc) { return unaryActivationOp(ActFn::Sigmoid); }
 
-Expected<std::unique_ptr<Op>> makeTanh(const BuildContext& bc) {
-  return unaryFloatOp([](float v) { return std::tanh(v); });
-}
+Expected<std::unique_ptr<Op>> makeTanh(const BuildContext& bc) { return unaryActivationOp(ActFn::Tanh); }
 
-Expected<std::unique_ptr<Op>> makeErf(const BuildContext& bc) {
-  return unaryFloatOp([](float v) { return std::erf(v); });
-}
+Expected<std::unique_ptr<Op>> makeErf(const BuildContext& bc) { return unaryActivationOp(ActFn::Erf); }
 
 Expected<std::unique_ptr<Op>> makeSqrt(const BuildContext& bc) {
   return unaryFloatOp([](float v) { return std::sqrt(v); });
 }
 
 Expected<std::unique_ptr<Op>> makeExp(const BuildContext& bc) {
+  // exp overflows to inf above 88.7: activation.h clamps (to stay normal), so not used here.
   return unaryFloatOp([](float v) { return std::exp(v); });
 }
 
@@ -121,12 +132,16 @@ Expected<std::unique_ptr<Op>> makeAbs(const BuildContext& bc) {
 }
 
 Expected<std::unique_ptr<Op>> makeHardSwish(const BuildContext& bc) {
-  return unaryFloatOp([](float v) { return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f); });
+  ActParams p;
+  p.alpha = 1.0f / 6;
+  return unaryActivationOp(ActFn::HardSwish, p);
 }
 
 Expected<std::unique_ptr<Op>> makeHardSigmoid(const BuildContext& bc) {
-  float alpha = attrFloat(*bc.node, "alpha", 0.2f), beta = attrFloat(*bc.node, "beta", 0.5f);
-  return unaryFloatOp([alpha, beta](float v) { return std::min(std::max(alpha * v + beta, 0.0f), 1.0f); });
+  ActParams p;
+  p.alpha = attrFloat(*bc.node, "alpha", 0.2f);
+  p.beta = attrFloat(*bc.node, "beta", 0.5f);
+  return unaryActivationOp(ActFn::HardSigmoid, p);
 }
 
 Expected<std::unique_ptr<Op>> makeLeakyRelu(const BuildContext& bc) {
@@ -151,7 +166,11 @@ Expected<std::unique_ptr<Op>> makeClip(const BuildContext& bc) {
     const Tensor& x = *in[0];
     if (x.dtype != DType::F32) return makeError("input must be float32");
     Tensor& y = ctx.alloc(0, DType::F32, x.shape);
-    for (int64_t i = 0; i < x.size(); ++i) y.ptr<float>()[i] = std::min(std::max(x.ptr<float>()[i], lo), hi);
+    const float* px = x.ptr<float>();
+    float* py = y.ptr<float>();
+    parallelFor(x.size() > 65536 ? ctx.threads : 1, x.size(), 0, [&](int64_t b, int64_t e, int) {
+      for (int64_t i = b; i < e; ++i) py[i] = std::min(std::max(px[i], lo), hi);
+    });
     return {};
   });
 }
