@@ -191,6 +191,44 @@ TEST(PoolKernels, MaxPoolMatchesDefinition) {
   }
 }
 
+TEST(PoolKernels, AvgPoolMatchesDefinition) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  for (int t = 0; t < 80; ++t) {
+    ConvAttrs a;
+    a.kh = 1 + u(rng) % 5; a.kw = 1 + u(rng) % 5;
+    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+    a.padT = u(rng) % a.kh; a.padL = u(rng) % a.kw;
+    a.padB = u(rng) % (a.kh + a.sh); a.padR = u(rng) % (a.kw + a.sw);
+    const int64_t N = 1 + u(rng) % 2, C = 1 + u(rng) % 5;
+    const int64_t H = a.kh + u(rng) % 40, W = a.kw + u(rng) % 40;
+    const int64_t OH = a.outH(H), OW = a.outW(W);
+    auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
+    // Any divisors per row and column (zero allowed: the output is then 0).
+    std::vector<float> rowCount(static_cast<size_t>(OH)), colCount(static_cast<size_t>(OW));
+    for (auto& c : rowCount) c = static_cast<float>(u(rng) % 4);
+    for (auto& c : colCount) c = static_cast<float>(1 + u(rng) % 4);
+    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
+    Scratch scratch;
+    runAvgPool(a, rowCount.data(), colCount.data(), x.data(), N, C, H, W, y.data(), scratch, 1 + t % 2);
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = 0;
+          for (int64_t i = 0; i < a.kh; ++i)
+            for (int64_t j = 0; j < a.kw; ++j) {
+              const int64_t ih = oh * a.sh - a.padT + i, iw = ow * a.sw - a.padL + j;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W) s += x[static_cast<size_t>((nc * H + ih) * W + iw)];
+            }
+          const double count = rowCount[static_cast<size_t>(oh)] * colCount[static_cast<size_t>(ow)];
+          const double expect = count > 0 ? s / count : 0.0;
+          ASSERT_NEAR(y[static_cast<size_t>((nc * OH + oh) * OW + ow)], expect, 1e-5)
+              << "case " << t << " k" << a.kh << "x" << a.kw << " s" << a.sh << "x" << a.sw << " at " << nc << ","
+              << oh << "," << ow;
+        }
+  }
+}
+
 TEST(GemmKernels, MatchNaive) {
   std::mt19937 rng(3);
   struct Case { int64_t rows, K, N; bool bT; float alpha, beta; double zeros; Epilogue::Kind act; };
