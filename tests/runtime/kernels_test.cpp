@@ -114,6 +114,13 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 5, 21, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // winograd: full and partial 8-tile blocks
       {1, 4, 33, 34, 5, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1, 0, 0, Epilogue::Relu},   // winograd, asymmetric pads, even width
       {1, 6, 40, 41, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // depthwise stride 2, several blocks
+      // Depthwise on both of its paths: from the input with masks (small maps: flat for
+      // "same" stride 1, by rows for stride 2) and the padded window (wide maps).
+      {1, 5, 9, 9, 5, 3, 3, 5, 1, 1, 2, 2, 2, 2, 2, 2, 0, Epilogue::Relu},     // flat, dilated
+      {1, 4, 7, 7, 8, 5, 5, 4, 1, 1, 1, 1, 2, 2, 2, 2, 0, Epilogue::Clip},     // flat, multiplier 2, 5x5
+      {1, 3, 13, 35, 3, 3, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 0, Epilogue::None},   // rows, stride 2, 3 blocks per row
+      {1, 3, 20, 20, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},   // window: 400 outputs
+      {1, 4, 21, 70, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // window: stride 2 from 70 wide
       // Activation functions as epilogues: after the kernel's own bias, on every kernel.
       {1, 8, 17, 15, 8, 5, 5, 8, 2, 2, 1, 1, 2, 2, 2, 2, 0, Epilogue::Function, ActFn::Silu},       // depthwise 5x5/2
       {1, 7, 19, 13, 7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 0, Epilogue::Function, ActFn::Gelu},       // depthwise 7x7

@@ -46,4 +46,12 @@ void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, i
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                    float* y, const Epilogue& e, Scratch& scratch, int threads);
 
+// Depthwise conv from the input rows with masked 16-lane loads (depthwise_rows.cpp):
+// AVX-512 CPUs, column strides 1 and 2, kernels at most 16 wide. Pays (is faster than
+// the window kernel) on small maps, where that kernel's padded copy and its rounding
+// of short rows to whole blocks cost most.
+bool depthwiseRowsPay(const ConvAttrs& a, int64_t H, int64_t W);
+void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
+                       float* y, const Epilogue& e, int threads);
+
 }  // namespace zp::runtime
