@@ -105,6 +105,8 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {2, 16, 5, 5, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},   // 1x1
       {1, 16, 9, 7, 12, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Relu},   // strided 1x1
       {1, 12, 6, 6, 9, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},    // grouped 1x1
+      {2, 70, 7, 9, 45, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::Clip},   // 1x1: a partial panel and tile
+      {1, 33, 15, 13, 64, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Relu}, // 1x1 strided, whole panels
       {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Relu},  // pruned 3x3
       {1, 64, 8, 8, 48, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0.95, Epilogue::None},    // pruned 1x1
       {1, 3, 23, 17, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 0, Epilogue::Relu},   // stem-like 7x7/2
@@ -131,7 +133,7 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
-  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse"}) EXPECT_GT(covered[k], 0) << k;
+  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1"}) EXPECT_GT(covered[k], 0) << k;
 }
 
 TEST(ConvKernels, MatchNaiveOnRandomShapes) {

@@ -54,4 +54,9 @@ bool depthwiseRowsPay(const ConvAttrs& a, int64_t H, int64_t W);
 void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                        float* y, const Epilogue& e, int threads);
 
+// Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
+std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
+void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+
 }  // namespace zp::runtime

@@ -107,6 +107,7 @@ const char* convKernelName(ConvKernel k) {
     case ConvKernel::Winograd: return "winograd";
     case ConvKernel::Depthwise: return "depthwise";
     case ConvKernel::Sparse: return "sparse";
+    case ConvKernel::Packed1x1: return "packed1x1";
   }
   return "?";
 }
@@ -125,6 +126,7 @@ const char* convTransformName(ConvKernel k) {
     case ConvKernel::Winograd: return "winograd_f2x2_3x3";
     case ConvKernel::Depthwise: return "copy";
     case ConvKernel::Sparse: return kSparseConvTransform;
+    case ConvKernel::Packed1x1: return "pack_m32_k";
   }
   return "?";
 }
@@ -137,6 +139,7 @@ bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
     case ConvKernel::Winograd:
       return a.group == 1 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.dh == 1 && a.dw == 1;
     case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
+    case ConvKernel::Packed1x1: return a.group == 1 && convKernelApplies(ConvKernel::Gemm1x1, a);
   }
   return false;
 }
@@ -164,6 +167,9 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
       pw.arrays.push_back(PackedWeights::make("U", winogradWeights(a, w), DType::F32));
       break;
     case ConvKernel::Sparse: sparseConvWeights(a, w, &pw); break;
+    case ConvKernel::Packed1x1:
+      pw.arrays.push_back(PackedWeights::make("wp", packPointwiseWeights(a, w), DType::F32));
+      break;
   }
   return pw;
 }
@@ -286,6 +292,7 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
     case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); return;
     case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm); break;
     case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, clamp, scratch, threads); break;
+    case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads); return;
   }
   if (!e.clampOnly()) {
     const int64_t plane = a.outH(H) * a.outW(W);

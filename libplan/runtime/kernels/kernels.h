@@ -74,10 +74,14 @@ struct ConvAttrs {
   int64_t C() const { return Cg * group; }
 };
 
-enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse };
-inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive, ConvKernel::Im2col, ConvKernel::Gemm1x1,
-                                                 ConvKernel::Winograd, ConvKernel::Depthwise, ConvKernel::Sparse};
+// Packed1x1: a pointwise conv on weights packed at load in panels of 32 output channels.
+enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1 };
+inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col, ConvKernel::Gemm1x1,
+                                                 ConvKernel::Winograd,  ConvKernel::Depthwise, ConvKernel::Sparse,
+                                                 ConvKernel::Packed1x1};
 const char* convKernelName(ConvKernel k);
+// Packed1x1 runs its AVX-512 path on this CPU (else a portable loop the default policy avoids).
+bool pointwisePackedFast();
 bool parseConvKernel(const std::string& name, ConvKernel* out);
 bool convKernelApplies(ConvKernel k, const ConvAttrs& a);
 // The name of the weight transform each kernel performs (recorded in caches).
