@@ -24,9 +24,13 @@ constexpr int64_t kPixelGroup = 64;  // pixels per parallel work item
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w) {
   const int64_t M = a.M, K = a.Cg, panels = (M + kPanel - 1) / kPanel;
   std::vector<float> p(static_cast<size_t>(panels * K * kPanel), 0.0f);
-  for (int64_t m = 0; m < M; ++m)
+  // Written in order; the reads walk 32 rows of w side by side.
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    const int64_t m0 = panel * kPanel, rows = std::min(kPanel, M - m0);
+    float* dst = p.data() + panel * K * kPanel;
     for (int64_t k = 0; k < K; ++k)
-      p[static_cast<size_t>(((m / kPanel) * K + k) * kPanel + m % kPanel)] = w[m * K + k];
+      for (int64_t r = 0; r < rows; ++r) dst[k * kPanel + r] = w[(m0 + r) * K + k];
+  }
   return p;
 }
 
