@@ -9,6 +9,8 @@
 
 #include <omp.h>
 
+#include "libplan/util/signals.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -76,6 +78,7 @@ class Pool {
 
   void ensureHelpers(int count) {
     std::lock_guard<std::mutex> lock(spawnMu_);
+    const AsyncSignalsBlocked quiet;  // the helpers never take the process's signals
     while (static_cast<int>(helpers_.size()) < count) {
       const int worker = static_cast<int>(helpers_.size()) + 1;
       helpers_.emplace_back([this, worker] { helperLoop(worker); });
