@@ -79,16 +79,17 @@ class Pool {
   void ensureHelpers(int count) {
     std::lock_guard<std::mutex> lock(spawnMu_);
     const AsyncSignalsBlocked quiet;  // the helpers never take the process's signals
+    // The generation before the caller publishes its job: a new helper joins that job.
+    const uint64_t before = gen_.load(std::memory_order_acquire);
     while (static_cast<int>(helpers_.size()) < count) {
       const int worker = static_cast<int>(helpers_.size()) + 1;
-      helpers_.emplace_back([this, worker] { helperLoop(worker); });
+      helpers_.emplace_back([this, worker, before] { helperLoop(worker, before); });
       helpers_.back().detach();
     }
   }
 
-  void helperLoop(int worker) {
+  void helperLoop(int worker, uint64_t seen) {
     omp_set_num_threads(1);  // GEMM libraries called from here stay on this thread
-    uint64_t seen = gen_.load(std::memory_order_acquire);
     for (;;) {
       for (int i = 0; i < kSpinPolls && gen_.load(std::memory_order_acquire) == seen; ++i) cpuRelax();
       Job* job = nullptr;
