@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "drivers/stitch_flow/zoo_profile.h"
+#include "libplan/util/signals.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
 
@@ -60,8 +61,7 @@ int main(int argc, char** argv) {
     if (!s.ok()) return zp::cli::printError("zoo-profile", s.error().message), zp::cli::kOptionError;
     params.imports.push_back(*s);
   }
-  std::signal(SIGINT, onStop);
-  std::signal(SIGTERM, onStop);
+  zp::installStopHandler(onStop);
   params.stop = &g_stop;
 
   auto result = zp::drivers::runZooProfile(stitchDir, outDir, params);

@@ -1,9 +1,10 @@
 // Which kernel a heavy node runs: the decision of each kernel policy, apart from
 // the ops that carry it out, so that it can be checked on shapes and sparsity alone.
 //  default  - the measured heuristic (depthwise, sparse above a zero fraction, 1x1
-//             GEMM, Winograd for wide 3x3 stride-1 convs, else im2col)
+//             on packed weights up to 8x8 outputs, 1x1 GEMM, Winograd for wide 3x3
+//             stride-1 convs, else im2col)
 //  tune     - times every applicable kernel on the node's static shape at load
-//  naive|im2col|gemm1x1|winograd|depthwise|sparse|blas - forced wherever it applies,
+//  naive|im2col|gemm1x1|winograd|depthwise|sparse|blas|packed1x1 - forced wherever it applies,
 //             default elsewhere
 // plus per-node overrides, where a kernel that does not apply is an error.
 #pragma once

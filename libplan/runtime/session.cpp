@@ -12,6 +12,7 @@
 
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/session_impl.h"
+#include "libplan/util/signals.h"
 #include "libplan/util/stats.h"
 
 namespace zp::runtime {
@@ -26,6 +27,7 @@ std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
   auto w = std::make_shared<GemmWarmup>();
   GemmWarmup* raw = w.get();
   try {
+    const AsyncSignalsBlocked quiet;  // its JIT code must not take the process's signals
     w->thread = std::thread([raw, gemm] {
       const auto t0 = Clock::now();
       omp_set_num_threads(1);

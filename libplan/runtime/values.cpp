@@ -99,6 +99,7 @@ graph::ConstantLookup constantLookup(const ValueTable& values) {
     c.elemType = dtypeToOnnx(t->dtype);
     c.dims = t->shape;
     if (t->size() == 1 && t->data) c.scalar = t->toF32()[0];
+    if ((t->dtype == DType::I64 || t->dtype == DType::I32) && t->size() <= 16 && t->data) c.ints = t->toI64();
     return c;
   };
 }

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "libplan/util/signals.h"
 
 namespace zp::measure {
 
@@ -133,7 +134,10 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
   };
   const int n = std::max(1, std::min<int>(jobs, static_cast<int>(firstLevel.size())));
   std::vector<std::thread> threads;
-  for (int j = 1; j < n; ++j) threads.emplace_back(workerMain);
+  {
+    const AsyncSignalsBlocked quiet;  // the process's signals reach the calling thread only
+    for (int j = 1; j < n; ++j) threads.emplace_back(workerMain);
+  }
   workerMain();
   for (auto& t : threads) t.join();
   if (stats) stats->subgraphRuns += runs.load();

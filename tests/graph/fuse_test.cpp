@@ -117,18 +117,23 @@ TEST(Fuse, NothingFusesAcrossATensorWithAnotherUseOrThatIsAGraphOutput) {
 }
 
 TEST(Fuse, NothingFusesWhenWeightsOrParametersAreNotConstantsOfTheRightShape) {
-  // BatchNormalization's scale is a graph input.
-  auto inputScale = model("g (float[1,2,5,5] x, float[3] s2) => (float[1,3,5,5] y)", kConvInits, R"(
+  // BatchNormalization's scale is a graph input: it stays on its own (and takes the Relu).
+  const char* inputSig = "g (float[1,2,5,5] x, float[3] s2) => (float[1,3,5,5] y)";
+  auto inputScale = model(inputSig, kConvInits, R"(
     c = Conv <pads=[1,1,1,1]> (x, W)
     n = BatchNormalization (c, s2, b, m, v)
     y = Relu (n))");
-  EXPECT_EQ(fusedText(inputScale), nodesText(inputScale.graph()));
+  EXPECT_EQ(fusedText(inputScale), expected(inputSig, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    y = ai.zooplan.BatchNormalization <activation="Relu"> (c, s2, b, m, v))"));
   // Parameters of 2 values for 3 channels.
   auto wrongSize = model(kConvSig, std::string(kConvInits) + ", float[2] s3 = {1.0, 1.0}", R"(
     c = Conv <pads=[1,1,1,1]> (x, W)
     n = BatchNormalization (c, s3, b, m, v)
     y = Relu (n))");
-  EXPECT_EQ(fusedText(wrongSize), nodesText(wrongSize.graph()));
+  EXPECT_EQ(fusedText(wrongSize), expected(kConvSig, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    y = ai.zooplan.BatchNormalization <activation="Relu"> (c, s3, b, m, v))"));
   // The Conv's weight is a graph input.
   auto inputWeight = model("g (float[1,2,5,5] x, float[3,2,3,3] W2) => (float[1,3,5,5] y)", kConvInits, R"(
     c = Conv <pads=[1,1,1,1]> (x, W2)
@@ -150,6 +155,120 @@ TEST(Fuse, NothingFusesWhenWeightsOrParametersAreNotConstantsOfTheRightShape) {
   EXPECT_EQ(fusedText(clipInput), nodesText(clipInput.graph()));
 }
 
+TEST(Fuse, GatedActivationsSiluAndHardSwishAndSingleNodeActivations) {
+  const char* sig = "g (float[1,2,5,5] x) => (float[1,3,5,5] y, float[1,3,5,5] z, float[1,3,5,5] u, float[1,3,5,5] t)";
+  auto before = model(sig, kConvInits, R"(
+    c1 = Conv <pads=[1,1,1,1]> (x, W)
+    s1 = Sigmoid (c1)
+    y = Mul (c1, s1)
+    c2 = Conv <pads=[1,1,1,1]> (x, W, B)
+    h2 = HardSigmoid <alpha=0.1666667> (c2)
+    z = Mul (h2, c2)
+    c3 = Conv <pads=[1,1,1,1]> (x, W)
+    u = Sigmoid (c3)
+    c4 = Conv <pads=[1,1,1,1]> (x, W)
+    t = Tanh (c4))");
+  EXPECT_EQ(fusedText(before), expected(sig, R"(
+    y = ai.zooplan.Conv <pads=[1,1,1,1], activation="Silu"> (x, W)
+    z = ai.zooplan.Conv <pads=[1,1,1,1], activation="HardSwish", activation_alpha=0.1666667, activation_beta=0.5> (x, W, B)
+    u = ai.zooplan.Conv <pads=[1,1,1,1], activation="Sigmoid"> (x, W)
+    t = ai.zooplan.Conv <pads=[1,1,1,1], activation="Tanh"> (x, W))"));
+  // A gate on another tensor (squeeze-excitation) is no activation of the Conv: only the
+  // Sigmoid fuses.
+  const char* seSig = "g (float[1,2,5,5] x, float[1,3,5,5] g) => (float[1,3,5,5] y)";
+  auto gate = model(seSig, kConvInits, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    gs = Sigmoid (c)
+    y = Mul (g, gs))");
+  EXPECT_EQ(fusedText(gate), expected(seSig, R"(
+    gs = ai.zooplan.Conv <pads=[1,1,1,1], activation="Sigmoid"> (x, W)
+    y = Mul (g, gs))"));
+}
+
+TEST(Fuse, MatMulTakesAConstantBiasVectorAndGelu) {
+  const char* sig = "g (float[2,4] x) => (float[2,3] y, float[2,3] z)";
+  const char* inits = "float[4,3] K = {1,0,0,0,1,0,0,0,1,1,1,1}, float[3,4] Wt = {1,2,3,4,5,6,7,8,9,10,11,12}, "
+                      "float[3] b = {0.1, 0.2, 0.3}, float r2 = {1.4142135}, float one = {1.0}, float half = {0.5}";
+  auto before = model(sig, inits, R"(
+    m = MatMul (x, K)
+    a = Add (b, m)
+    d = Div (a, r2)
+    e = Erf (d)
+    p = Add (e, one)
+    q = Mul (a, p)
+    y = Mul (q, half)
+    g = Gemm <transB=1> (x, Wt)
+    z = Add (g, b))");
+  EXPECT_EQ(fusedText(before), expected(sig, R"(
+    y = ai.zooplan.MatMul <activation="Gelu"> (x, K, b)
+    z = ai.zooplan.Gemm <transB=1> (x, Wt, b))"));
+  // 0.4 instead of 0.5 is no Gelu (the bias still fuses), and a [1,3] bias is not a vector.
+  auto notGelu = model(sig, std::string(inits) + ", float[1,3] b2 = {1,2,3}, float fourTenths = {0.4}", R"(
+    m = MatMul (x, K)
+    a = Add (b, m)
+    d = Div (a, r2)
+    e = Erf (d)
+    p = Add (e, one)
+    q = Mul (a, p)
+    y = Mul (q, fourTenths)
+    g = MatMul (x, K)
+    z = Add (g, b2))");
+  EXPECT_EQ(fusedText(notGelu), expected(sig, R"(
+    a = ai.zooplan.MatMul (x, K, b)
+    d = Div (a, r2)
+    e = Erf (d)
+    p = Add (e, one)
+    q = Mul (a, p)
+    y = Mul (q, fourTenths)
+    g = MatMul (x, K)
+    z = Add (g, b2))"));
+}
+
+TEST(Fuse, DecomposedLayerNormalizationOverTheLastAxisBecomesOneNode) {
+  const char* sig = "g (float[1,4,3] x) => (float[1,4,3] y)";
+  const char* inits = "float two = {2.0}, float eps = {0.000001}, float[3] s = {1.0, 0.5, 2.0}, float[3] b = {0.0, 0.1, -0.1}";
+  const char* body = R"(
+    m = ReduceMean <axes=[-1]> (x)
+    d = Sub (x, m)
+    p = Pow (d, two)
+    v = ReduceMean <axes=[-1]> (p)
+    e = Add (v, eps)
+    r = Sqrt (e)
+    n = Div (d, r)
+    o = Mul (n, s)
+    y = Add (o, b))";
+  auto before = model(sig, inits, body);
+  EXPECT_EQ(fusedText(before), expected(sig, R"(
+    y = ai.zooplan.LayerNormalization <axis=-1, epsilon=0.000001> (x, s, b))"));
+  // Over axis 1 it is no LayerNormalization over the last axis.
+  std::string axis1 = body;
+  for (size_t at; (at = axis1.find("axes=[-1]")) != std::string::npos;) axis1.replace(at, 9, "axes=[1]");
+  auto other = model(sig, inits, axis1);
+  EXPECT_EQ(fusedText(other), nodesText(other.graph()));
+  FuseOptions off;
+  off.layerNorm = false;
+  EXPECT_EQ(fusedText(before, off), nodesText(before.graph()));
+}
+
+TEST(Fuse, ZeroPadBeforeAveragePoolBecomesThePoolsOwnPadding) {
+  const char* sig = "g (float[1,2,5,5] x) => (float[1,2,5,5] y)";
+  const char* inits = "int64[8] p = {0, 0, 1, 1, 0, 0, 1, 1}, int64[8] pc = {0, 1, 1, 1, 0, 0, 1, 1}, float nz = {1.0}";
+  auto before = model(sig, inits, R"(
+    q = Pad (x, p)
+    y = AveragePool <kernel_shape=[3,3]> (q))");
+  EXPECT_EQ(fusedText(before), expected(sig, R"(
+    y = AveragePool <kernel_shape=[3,3], pads=[1,1,1,1], count_include_pad=1> (x))"));
+  // Padding the channel axis, or with another value than zero, stays.
+  auto channel = model("g (float[1,2,5,5] x) => (float[1,3,5,5] y)", inits, R"(
+    q = Pad (x, pc)
+    y = AveragePool <kernel_shape=[3,3]> (q))");
+  EXPECT_EQ(fusedText(channel), nodesText(channel.graph()));
+  auto ones = model(sig, inits, R"(
+    q = Pad (x, p, nz)
+    y = AveragePool <kernel_shape=[3,3]> (q))");
+  EXPECT_EQ(fusedText(ones), nodesText(ones.graph()));
+}
+
 TEST(Fuse, OptionsTurnEachFusionOff) {
   auto before = model(kConvSig, kConvInits, R"(
     c = Conv <pads=[1,1,1,1]> (x, W)
@@ -157,7 +276,12 @@ TEST(Fuse, OptionsTurnEachFusionOff) {
     y = Relu (n))");
   FuseOptions noBn;
   noBn.batchNorm = false;
-  EXPECT_EQ(fusedText(before, noBn), nodesText(before.graph())) << "Relu follows the BatchNormalization, not the Conv";
+  EXPECT_EQ(fusedText(before, noBn), expected(kConvSig, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    y = ai.zooplan.BatchNormalization <activation="Relu"> (c, s, b, m, v))"))
+      << "Relu follows the BatchNormalization, not the Conv";
+  noBn.activations = false;
+  EXPECT_EQ(fusedText(before, noBn), nodesText(before.graph()));
   FuseOptions noActivation;
   noActivation.activations = false;
   EXPECT_EQ(fusedText(before, noActivation), expected(kConvSig, R"(

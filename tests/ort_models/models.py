@@ -10,16 +10,30 @@ TORCHVISION = ['resnet18', 'resnet50', 'mobilenet_v2', 'squeezenet1_1', 'googlen
 # Segmentation heads: bilinear Resize (pytorch_half_pixel, from sizes) of the head's output.
 SEGMENTATION = ['lraspp_mobilenet_v3_large']
 TRANSFORMERS = ['vit_small', 'bert_small']
-ALL = TORCHVISION + SEGMENTATION + TRANSFORMERS
+# The rest of torchvision's classification architectures that export at opset 13 and
+# run here (swin_t needs ScatterND, maxvit_t Einsum). With TORCHVISION and vit_b_16
+# they are the warm-speed sweep (bench/runtime/bench_sweep.py); CI checks them at
+# SMALL_RES (vit_b_16 through vit_small, the same VisionTransformer class scaled down).
+FAMILY = ['alexnet', 'convnext_tiny', 'densenet121', 'efficientnet_v2_s', 'inception_v3', 'mnasnet1_0',
+          'mobilenet_v3_small', 'mobilenet_v3_large', 'regnet_x_400mf', 'regnet_y_400mf', 'resnext50_32x4d',
+          'shufflenet_v2_x1_0', 'wide_resnet50_2']
+SWEEP = sorted(TORCHVISION + FAMILY + ['vit_b_16'])
+ALL = TORCHVISION + SEGMENTATION + FAMILY + TRANSFORMERS
 
-# VGG-11's AdaptiveAvgPool2d((7, 7)) exports only when the feature map is a multiple of 7.
-MIN_RES = {'vgg11': 224}
+# AdaptiveAvgPool2d((7, 7)) (VGG-11) and ((6, 6)) (AlexNet) export only when the
+# feature map is a multiple of the output; Inception-v3 needs 75x75 and is trained at 299.
+MIN_RES = {'vgg11': 224, 'alexnet': 224, 'inception_v3': 80}
+FULL_RES = {'inception_v3': 299}
+SMALL_RES = 96  # TORCHVISION in CI
+SMALL_RES_FAMILY = 64  # FAMILY in CI: smaller, to keep the check's time modest
 
 
 def resolution(name, small):
     if name in TRANSFORMERS:
         return 32 if name == 'vit_small' else 16  # image side / sequence length
-    return max(96 if small else 224, MIN_RES.get(name, 0))
+    if not small:
+        return FULL_RES.get(name, 224)
+    return max(SMALL_RES_FAMILY if name in FAMILY else SMALL_RES, MIN_RES.get(name, 0))
 
 
 def _bert_small():
@@ -85,7 +99,7 @@ def build(name, res):
         ids[0, -3:] = 0  # padding exercises the attention mask
         return _bert_small(), (ids,), ['input_ids']
     kwargs = {'weights': None}
-    if name == 'googlenet':
+    if name in ('googlenet', 'inception_v3'):
         kwargs.update(aux_logits=False, init_weights=True)
     if name in SEGMENTATION:
         kwargs['weights_backbone'] = None
@@ -99,6 +113,17 @@ def build(name, res):
             mod.running_var.uniform_(0.5, 1.5)
             mod.weight.data.uniform_(0.5, 1.5)
             mod.bias.data.uniform_(-0.1, 0.1)
+    # Non-trivial LayerNorm affine parameters and ConvNeXt layer scales (initialized to
+    # 1e-6, which would leave every block's branch out of the comparison).
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, torch.nn.LayerNorm) and mod.elementwise_affine:
+                mod.weight.uniform_(0.5, 1.5)
+                mod.bias.uniform_(-0.1, 0.1)
+            if hasattr(mod, 'layer_scale') and isinstance(mod.layer_scale, torch.nn.Parameter):
+                mod.layer_scale.uniform_(0.5, 1.0)
+        if name.startswith('vit_'):
+            torch.nn.init.normal_(m.heads.head.weight, std=0.05)  # torchvision zero-initializes the head
     return m, (torch.randn(1, 3, res, res),), ['input']
 
 

@@ -3,9 +3,11 @@
 // ONNX Runtime (onnxruntime-node) runner for the runtime's equivalence checks and benchmarks.
 //
 //   node ort_run.js --ort-prefix DIR MODEL.onnx [--input NAME=FILE.npy]... [--output-dir DIR]
-//                   [--threads N] [--repeat N]
+//                   [--threads N] [--repeat N] [--profile PREFIX]
 //
-// Prints one JSON line: {"create_ms", "first_run_ms", "warm_median_ms", "warm_p90_ms", "outputs"}.
+// Prints one JSON line: {"create_ms", "first_run_ms", "warm_median_ms", "warm_p90_ms", "warm_min_ms", "outputs"}.
+// --profile turns on ORT's profiler (which slows the runs: time without it) and adds
+// "profile": the JSON file it wrote (PREFIX_<date>.json), with per-node kernel times.
 // Outputs go to DIR/<name>.npy. ORT is loaded from DIR/node_modules/onnxruntime-node
 // (npm install --prefix DIR onnxruntime-node@1.30.0 --ignore-scripts).
 const fs = require('fs');
@@ -20,7 +22,7 @@ function readInput(file) {
 }
 
 async function main() {
-  const a = {model: null, inputs: {}, outputDir: null, threads: 1, repeat: 0, ortPrefix: null};
+  const a = {model: null, inputs: {}, outputDir: null, threads: 1, repeat: 0, ortPrefix: null, profile: null};
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -30,6 +32,7 @@ async function main() {
     else if (k === '--threads') a.threads = Number(val());
     else if (k === '--repeat') a.repeat = Number(val());
     else if (k === '--ort-prefix') a.ortPrefix = val();
+    else if (k === '--profile') a.profile = val();
     else if (k.startsWith('--')) die(`unknown option ${k}`);
     else a.model = k;
   }
@@ -41,7 +44,9 @@ async function main() {
   const t0 = process.hrtime.bigint();
   let session;
   try {
-    session = await ort.InferenceSession.create(a.model, {intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential'});
+    const opts = {intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential'};
+    if (a.profile) Object.assign(opts, {enableProfiling: true, profileFilePrefix: a.profile});
+    session = await ort.InferenceSession.create(a.model, opts);
   } catch (e) { die(`${a.model}: ORT cannot load the model: ${String(e.message).split('\n')[0]}`); }
   const t1 = process.hrtime.bigint();
   const feeds = {};
@@ -69,7 +74,18 @@ async function main() {
       outputs[name] = file;
     }
   }
-  process.stdout.write(JSON.stringify({create_ms: Number(t1 - t0) / 1e6, first_run_ms: Number(t2 - t1) / 1e6,
-    cold_total_ms: Number(t2 - t0) / 1e6, warm_median_ms: pct(0.5), warm_p90_ms: pct(0.9), outputs}) + '\n');
+  const report = {create_ms: Number(t1 - t0) / 1e6, first_run_ms: Number(t2 - t1) / 1e6,
+    cold_total_ms: Number(t2 - t0) / 1e6, warm_median_ms: pct(0.5), warm_p90_ms: pct(0.9),
+    warm_min_ms: times.length ? times[0] : null, outputs};
+  if (a.profile) {
+    // ORT names the file itself (PREFIX_<date>.json); the newest one with the prefix is it.
+    session.endProfiling();
+    const dir = path.dirname(path.resolve(a.profile)), base = path.basename(a.profile) + '_';
+    const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'))
+      .map((f) => path.join(dir, f)).sort((x, y) => fs.statSync(y).mtimeMs - fs.statSync(x).mtimeMs);
+    if (!files.length) die(`${a.profile}: ORT wrote no profile`);
+    report.profile = files[0];
+  }
+  process.stdout.write(JSON.stringify(report) + '\n');
 }
 main().catch((e) => die(String(e && e.message || e).split('\n')[0]));

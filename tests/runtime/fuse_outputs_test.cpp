@@ -99,6 +99,75 @@ TEST(FuseOutputs, TheFusedModelComputesWhatTheUnfusedOneDoes) {
   }
 }
 
+// SiLU and HardSwish after Convs, BatchNormalization+Relu on its own, Pad+AveragePool,
+// a decomposed LayerNormalization, and MatMul+bias+Gelu.
+onnx::ModelProto activationModel() {
+  auto m = graph::parseModelText(fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,3,9,9] x) => (float[1,9,9,6] y)
+    <float[8,3,3,3] W1 = {{{}}}, float[8,1,5,5] W2 = {{{}}}, float[8] s = {{{}}}, float[8] b = {{{}}}, float[8] m = {{{}}},
+     float[8] v = {{{}}}, int64[8] pads = {{0, 0, 1, 1, 0, 0, 1, 1}}, float two = {{2.0}}, float eps = {{0.00001}},
+     float[8] g = {{{}}}, float[8] beta = {{{}}}, float[8,6] Wm = {{{}}}, float[6] bm = {{{}}}, float r2 = {{1.4142135}},
+     float one = {{1.0}}, float half = {{0.5}}>
+    {{
+      c1 = Conv <pads=[1,1,1,1]> (x, W1)
+      s1 = Sigmoid (c1)
+      a1 = Mul (c1, s1)
+      c2 = Conv <pads=[2,2,2,2], group=8> (a1, W2)
+      h2 = HardSigmoid <alpha=0.1666667> (c2)
+      a2 = Mul (c2, h2)
+      n3 = BatchNormalization (a2, s, b, m, v)
+      r3 = Relu (n3)
+      q = Pad (r3, pads)
+      p = AveragePool <kernel_shape=[3,3]> (q)
+      t = Transpose <perm=[0,2,3,1]> (p)
+      mu = ReduceMean <axes=[-1]> (t)
+      d = Sub (t, mu)
+      dp = Pow (d, two)
+      var = ReduceMean <axes=[-1]> (dp)
+      ve = Add (var, eps)
+      sd = Sqrt (ve)
+      nd = Div (d, sd)
+      ng = Mul (nd, g)
+      ln = Add (ng, beta)
+      mm = MatMul (ln, Wm)
+      ab = Add (bm, mm)
+      gd = Div (ab, r2)
+      ge = Erf (gd)
+      gp = Add (ge, one)
+      gq = Mul (ab, gp)
+      y = Mul (gq, half)
+    }}
+  )",
+      values(216, 21), values(200, 22), values(8, 23, 0.5f, 1.5f), values(8, 24), values(8, 25), values(8, 26, 0.5f, 1.5f),
+      values(8, 27, 0.5f, 1.5f), values(8, 28), values(48, 29), values(6, 30)));
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return m.ok() ? *m : onnx::ModelProto{};
+}
+
+TEST(FuseOutputs, ActivationFunctionsLayerNormalizationAndPaddedPoolsComputeWhatTheUnfusedOnesDo) {
+  const onnx::ModelProto before = activationModel();
+  const onnx::ModelProto after = graph::fuseModel(before);
+  ASSERT_EQ(after.graph().node_size(), 7) << "Conv+Silu, Conv+HardSwish, BN+Relu, pool, transpose, LN, MatMul+bias+Gelu";
+  for (const std::string policy : {"default", "naive", "im2col", "sparse"}) {
+    auto reference = session(before, false, policy);
+    auto fusedModel = session(after, false, policy);
+    auto fusedBySession = session(before, true, policy);
+    ASSERT_TRUE(reference && fusedModel && fusedBySession);
+    EXPECT_EQ(fusedBySession->nodes().size(), 7u);
+    for (uint64_t seed : {1, 2}) {
+      TensorMap in = {{"x", randomInput(reference->inputs()[0], seed)}};
+      auto a = reference->run(in);
+      auto b = fusedModel->run(in);
+      auto c = fusedBySession->run(in);
+      ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+      EXPECT_LE(relErr(b->at("y"), a->at("y")), 1e-5) << policy;
+      ASSERT_EQ(b->at("y").bytes(), c->at("y").bytes());
+      EXPECT_EQ(std::memcmp(b->at("y").data, c->at("y").data, b->at("y").bytes()), 0) << policy;
+    }
+  }
+}
+
 TEST(FuseOutputs, AFusedNodeTheRuntimeCannotCarryOutIsAnErrorNamingIt) {
   auto m = graph::parseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>

@@ -39,6 +39,9 @@ struct FakeTuner {
   }
 };
 
+// What the default picks for an unpruned 1x1 with at most 8x8 outputs.
+ConvKernel small1x1() { return pointwisePackedFast() ? ConvKernel::Packed1x1 : ConvKernel::Gemm1x1; }
+
 ConvKernel choose(const KernelPolicy& p, const ConvNode& n) {
   FakeTuner never;
   auto k = chooseConvKernel(p, n, never.fn());
@@ -59,6 +62,11 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1OrIm2colFromTheShape) {
   EXPECT_EQ(choose(p, node(conv(128, 64, 1), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1);
   EXPECT_EQ(choose(p, node(conv(128, 64, 1, 2), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1) << "strided 1x1";
   EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})), ConvKernel::Im2col);
+  EXPECT_EQ(choose(p, node(conv(2048, 512, 1), Shape{1, 512, 7, 7})), small1x1()) << "7x7 1x1";
+  EXPECT_EQ(choose(p, node(conv(512, 1024, 1, 2), Shape{1, 1024, 14, 14})), small1x1()) << "to 7x7";
+  EXPECT_EQ(choose(p, node(conv(512, 1024, 1), Shape{1, 1024, 9, 9})), ConvKernel::Gemm1x1) << "9x9 1x1";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), std::nullopt)), ConvKernel::Gemm1x1) << "unknown map size";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 1, 2), Shape{1, 64, 7, 7})), ConvKernel::Gemm1x1) << "grouped 1x1";
 }
 
 TEST(KernelPolicy, DefaultPicksSparseForPrunedKxkConvsAndOnlyLargePrunedPointwiseOnes) {
@@ -68,9 +76,9 @@ TEST(KernelPolicy, DefaultPicksSparseForPrunedKxkConvsAndOnlyLargePrunedPointwis
   EXPECT_EQ(choose(p, node(conv(8, 8, 3, 2), Shape{1, 8, 8, 8}, 0.9)), ConvKernel::Sparse) << "any stride, small map";
   // 1x1: 90% zeros and at least 7x7 outputs per stride step.
   EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.9)), ConvKernel::Sparse);
-  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.85)), ConvKernel::Gemm1x1);
-  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 6, 6}, 0.97)), ConvKernel::Gemm1x1);
-  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 2), Shape{1, 64, 13, 13}, 0.97)), ConvKernel::Gemm1x1) << "strided: 14x14";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.85)), small1x1());
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1), Shape{1, 64, 6, 6}, 0.97)), small1x1());
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 2), Shape{1, 64, 13, 13}, 0.97)), small1x1()) << "strided: 14x14";
   EXPECT_EQ(choose(p, node(conv(64, 64, 1, 2), Shape{1, 64, 14, 14}, 0.97)), ConvKernel::Sparse);
   EXPECT_EQ(choose(p, node(conv(64, 64, 1), std::nullopt, 0.97)), ConvKernel::Sparse) << "unknown map size";
   // Depthwise convs stay depthwise however pruned.
@@ -78,7 +86,7 @@ TEST(KernelPolicy, DefaultPicksSparseForPrunedKxkConvsAndOnlyLargePrunedPointwis
   KernelPolicy strict;
   strict.sparseThreshold = 0.95;
   EXPECT_EQ(choose(strict, node(conv(64, 64, 3), Shape{1, 64, 56, 56}, 0.9)), ConvKernel::Winograd);
-  EXPECT_EQ(choose(strict, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.93)), ConvKernel::Gemm1x1);
+  EXPECT_EQ(choose(strict, node(conv(64, 64, 1), Shape{1, 64, 7, 7}, 0.93)), small1x1());
 }
 
 TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "libplan/runtime/kernels/kernels.h"
@@ -32,6 +33,7 @@ struct ConvCase {
   int64_t N, C, H, W, M, kh, kw, group, sh, sw, dh, dw, pt, pl, pb, pr;
   double zeros;
   Epilogue::Kind act;
+  ActFn fn = ActFn::Silu;  // with act == Function
 };
 
 std::string describe(const ConvCase& c) {
@@ -53,6 +55,8 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
   e.kind = c.act;
   e.lo = -0.25f;
   e.hi = 0.5f;
+  e.fn = c.fn;
+  e.params.alpha = 1.0f / 6;
   const size_t outN = static_cast<size_t>(c.N * a.M * OH * OW);
   std::vector<float> ref(outN, NAN);
   Scratch scratch;
@@ -72,6 +76,7 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
     float expect = static_cast<float>(s);
     if (e.kind == Epilogue::Relu) expect = std::max(expect, 0.0f);
     if (e.kind == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
+    if (e.kind == Epilogue::Function) expect = activationReference(e.fn, e.params, expect);
     EXPECT_NEAR(ref[static_cast<size_t>((m * OH + oh) * OW + ow)], expect, 1e-4) << describe(c);
   }
   for (ConvKernel k : kAllConvKernels) {
@@ -100,6 +105,8 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {2, 16, 5, 5, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},   // 1x1
       {1, 16, 9, 7, 12, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Relu},   // strided 1x1
       {1, 12, 6, 6, 9, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},    // grouped 1x1
+      {2, 70, 7, 9, 45, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::Clip},   // 1x1: a partial panel and tile
+      {1, 33, 15, 13, 64, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Relu}, // 1x1 strided, whole panels
       {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Relu},  // pruned 3x3
       {1, 64, 8, 8, 48, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0.95, Epilogue::None},    // pruned 1x1
       {1, 3, 23, 17, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 0, Epilogue::Relu},   // stem-like 7x7/2
@@ -109,10 +116,24 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 5, 21, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // winograd: full and partial 8-tile blocks
       {1, 4, 33, 34, 5, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1, 0, 0, Epilogue::Relu},   // winograd, asymmetric pads, even width
       {1, 6, 40, 41, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // depthwise stride 2, several blocks
+      // Depthwise on both of its paths: from the input with masks (small maps: flat for
+      // "same" stride 1, by rows for stride 2) and the padded window (wide maps).
+      {1, 5, 9, 9, 5, 3, 3, 5, 1, 1, 2, 2, 2, 2, 2, 2, 0, Epilogue::Relu},     // flat, dilated
+      {1, 4, 7, 7, 8, 5, 5, 4, 1, 1, 1, 1, 2, 2, 2, 2, 0, Epilogue::Clip},     // flat, multiplier 2, 5x5
+      {1, 3, 13, 35, 3, 3, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 0, Epilogue::None},   // rows, stride 2, 3 blocks per row
+      {1, 3, 20, 20, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},   // window: 400 outputs
+      {1, 4, 21, 70, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},   // window: stride 2 from 70 wide
+      // Activation functions as epilogues: after the kernel's own bias, on every kernel.
+      {1, 8, 17, 15, 8, 5, 5, 8, 2, 2, 1, 1, 2, 2, 2, 2, 0, Epilogue::Function, ActFn::Silu},       // depthwise 5x5/2
+      {1, 7, 19, 13, 7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 0, Epilogue::Function, ActFn::Gelu},       // depthwise 7x7
+      {1, 9, 12, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Function, ActFn::HardSwish}, // winograd
+      {1, 16, 9, 7, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::Function, ActFn::Sigmoid},    // 1x1
+      {1, 6, 9, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 1, 0, Epilogue::Function, ActFn::Tanh},         // grouped im2col
+      {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Function, ActFn::HardSigmoid},  // sparse
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
-  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse"}) EXPECT_GT(covered[k], 0) << k;
+  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1"}) EXPECT_GT(covered[k], 0) << k;
 }
 
 TEST(ConvKernels, MatchNaiveOnRandomShapes) {
@@ -179,6 +200,44 @@ TEST(PoolKernels, MaxPoolMatchesDefinition) {
   }
 }
 
+TEST(PoolKernels, AvgPoolMatchesDefinition) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  for (int t = 0; t < 80; ++t) {
+    ConvAttrs a;
+    a.kh = 1 + u(rng) % 5; a.kw = 1 + u(rng) % 5;
+    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+    a.padT = u(rng) % a.kh; a.padL = u(rng) % a.kw;
+    a.padB = u(rng) % (a.kh + a.sh); a.padR = u(rng) % (a.kw + a.sw);
+    const int64_t N = 1 + u(rng) % 2, C = 1 + u(rng) % 5;
+    const int64_t H = a.kh + u(rng) % 40, W = a.kw + u(rng) % 40;
+    const int64_t OH = a.outH(H), OW = a.outW(W);
+    auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
+    // Any divisors per row and column (zero allowed: the output is then 0).
+    std::vector<float> rowCount(static_cast<size_t>(OH)), colCount(static_cast<size_t>(OW));
+    for (auto& c : rowCount) c = static_cast<float>(u(rng) % 4);
+    for (auto& c : colCount) c = static_cast<float>(1 + u(rng) % 4);
+    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
+    Scratch scratch;
+    runAvgPool(a, rowCount.data(), colCount.data(), x.data(), N, C, H, W, y.data(), scratch, 1 + t % 2);
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = 0;
+          for (int64_t i = 0; i < a.kh; ++i)
+            for (int64_t j = 0; j < a.kw; ++j) {
+              const int64_t ih = oh * a.sh - a.padT + i, iw = ow * a.sw - a.padL + j;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W) s += x[static_cast<size_t>((nc * H + ih) * W + iw)];
+            }
+          const double count = rowCount[static_cast<size_t>(oh)] * colCount[static_cast<size_t>(ow)];
+          const double expect = count > 0 ? s / count : 0.0;
+          ASSERT_NEAR(y[static_cast<size_t>((nc * OH + oh) * OW + ow)], expect, 1e-5)
+              << "case " << t << " k" << a.kh << "x" << a.kw << " s" << a.sh << "x" << a.sw << " at " << nc << ","
+              << oh << "," << ow;
+        }
+  }
+}
+
 TEST(GemmKernels, MatchNaive) {
   std::mt19937 rng(3);
   struct Case { int64_t rows, K, N; bool bT; float alpha, beta; double zeros; Epilogue::Kind act; };
@@ -186,7 +245,8 @@ TEST(GemmKernels, MatchNaive) {
                                          {5, 33, 7, true, 0.5f, 2, 0, Epilogue::Relu},
                                          {3, 64, 40, true, 1, 1, 0.9, Epilogue::None},
                                          {1, 128, 31, false, 1, 0, 0.95, Epilogue::Clip},
-                                         {65, 24, 48, true, 1, 1, 0.5, Epilogue::None}}) {
+                                         {65, 24, 48, true, 1, 1, 0.5, Epilogue::None},
+                                         {7, 40, 19, false, 1, 1, 0, Epilogue::Function}}) {
     auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
     auto b = randomVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
     auto bias = randomVec(static_cast<size_t>(c.N), rng);
@@ -194,6 +254,7 @@ TEST(GemmKernels, MatchNaive) {
     e.kind = c.act;
     e.lo = -0.1f;
     e.hi = 0.3f;
+    e.fn = ActFn::Gelu;
     std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
     PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
     runGemm(GemmKernel::Naive, c.K, c.N, pn, x.data(), c.rows, ref.data(), e, 1);
@@ -203,6 +264,7 @@ TEST(GemmKernels, MatchNaive) {
     float expect = static_cast<float>(s);
     if (c.act == Epilogue::Relu) expect = std::max(expect, 0.0f);
     if (c.act == Epilogue::Clip) expect = std::min(std::max(expect, e.lo), e.hi);
+    if (c.act == Epilogue::Function) expect = activationReference(e.fn, e.params, expect);
     EXPECT_NEAR(ref[0], expect, 1e-4);
     for (GemmKernel k : {GemmKernel::Blas, GemmKernel::Sparse})
       for (GemmLibrary gemm : kAllGemmLibraries)
@@ -347,6 +409,43 @@ TEST(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
       runConv(ConvKernel::Sparse, a, sparse, x.data(), 1, H, W, y.data(), e, scratch, 1);
       EXPECT_LE(relErr(y, ref), 1e-5) << "k " << k << " act " << int(act);
     }
+  }
+}
+
+// The vectorized activation functions against the std:: ones, on random inputs and the
+// edges of each approximation's ranges; and the same bits for a value wherever it
+// sits in an array (tails go through the vector code too).
+TEST(Activation, MatchesTheStdFunctionsAndDoesNotDependOnPosition) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-12, 12);
+  std::vector<float> x = {0.0f, -0.0f, 1e-8f, -1e-8f, 0.49f, -0.49f, 0.5f, -0.5f, 0.51f, 3.0f, -3.0f,
+                          20.0f, -20.0f, 80.0f, -80.0f, 88.5f, -88.5f, 100.0f, -100.0f, 300.0f, -300.0f};
+  for (int i = 0; i < 2000; ++i) x.push_back(d(rng));
+  ActParams p;
+  p.alpha = 1.0f / 6;
+  for (ActFn f : {ActFn::Sigmoid, ActFn::Silu, ActFn::HardSigmoid, ActFn::HardSwish, ActFn::Gelu, ActFn::Tanh,
+                  ActFn::Erf, ActFn::Exp}) {
+    std::vector<float> y(x.size());
+    applyActivation(f, p, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float ref = activationReference(f, p, x[i]);
+      if (f == ActFn::Exp && (x[i] > 88.0f || x[i] < -87.0f)) continue;  // clamped to the normal range
+      const float tol = f == ActFn::Exp ? 1e-6f * std::fabs(ref) : 1e-6f * std::max(1.0f, std::fabs(ref));
+      ASSERT_NEAR(y[i], ref, tol) << "fn " << int(f) << " x " << x[i];
+    }
+    // Shifted by 1..17 positions and cut to odd lengths: the same bits.
+    for (size_t shift = 1; shift < 18; shift += 4) {
+      const int64_t n = static_cast<int64_t>(x.size() - shift) - 3;
+      std::vector<float> z(static_cast<size_t>(n));
+      applyActivation(f, p, x.data() + shift, z.data(), n);
+      ASSERT_EQ(std::memcmp(z.data(), y.data() + shift, z.size() * 4), 0) << "fn " << int(f) << " shift " << shift;
+    }
+    // With a bias: f(x + bias).
+    std::vector<float> yb(x.size()), xb(x.size());
+    for (size_t i = 0; i < x.size(); ++i) xb[i] = x[i] + 0.25f;
+    applyActivation(f, p, x.data(), yb.data(), static_cast<int64_t>(x.size()), 0.25f);
+    applyActivation(f, p, xb.data(), y.data(), static_cast<int64_t>(x.size()));
+    ASSERT_EQ(std::memcmp(yb.data(), y.data(), y.size() * 4), 0) << "fn " << int(f);
   }
 }
 

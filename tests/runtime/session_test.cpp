@@ -150,7 +150,8 @@ TEST(Session, DefaultPolicyPicksSparseForPrunedStridedAndSmallConvs) {
   std::map<std::string, std::string> k;
   for (const auto& n : (*s)->nodes()) k[n.name] = n.kernel;
   EXPECT_EQ(k["Conv_0"], "sparse");   // 3x3 stride 2 on 8x8, 90% zeros
-  EXPECT_EQ(k["Conv_1"], "gemm1x1");  // 1x1 with 2x2 outputs: too small for sparse
+  // 1x1 with 2x2 outputs: too small for sparse; dense on packed weights (AVX-512 hosts) or GEMM
+  EXPECT_EQ(k["Conv_1"], pointwisePackedFast() ? "packed1x1" : "gemm1x1");
 }
 
 TEST(Session, UnsupportedOperatorIsReportedAtLoadNamingNodeAndOp) {
@@ -412,7 +413,7 @@ TEST_F(WeightCacheTest, TheModelFileIsNotReadWhenTheCacheMatchesIt) {
 }
 
 TEST_F(WeightCacheTest, FromTheCacheAndFromTheModelGiveByteIdenticalOutputs) {
-  for (const std::string policy : {"default", "im2col", "winograd", "gemm1x1", "sparse", "naive", "blas"}) {
+  for (const std::string policy : {"default", "im2col", "winograd", "gemm1x1", "sparse", "naive", "blas", "packed1x1"}) {
     SessionOptions o;
     o.kernels.policy = policy;
     auto full = Session::load(dir / "cnn.onnx", o);

@@ -12,6 +12,8 @@ namespace {
 
 bool isStandardDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+bool isOp(const onnx::NodeProto& n, const char* type) { return isStandardDomain(n.domain()) && n.op_type() == type; }
+
 const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name) {
   for (const auto& a : n.attribute())
     if (a.name() == name) return &a;
@@ -23,6 +25,11 @@ float floatAttr(const onnx::NodeProto& n, const std::string& name, float dflt) {
   return a ? a->f() : dflt;
 }
 
+int64_t intAttr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
+  const auto* a = findAttr(n, name);
+  return a ? a->i() : dflt;
+}
+
 void addFloatAttr(onnx::NodeProto& n, const std::string& name, float v) {
   auto* a = n.add_attribute();
   a->set_name(name);
@@ -30,57 +37,24 @@ void addFloatAttr(onnx::NodeProto& n, const std::string& name, float v) {
   a->set_f(v);
 }
 
+void addStringAttr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 // What one fused group is made of.
 struct Group {
-  int batchNorm = -1, activation = -1;
+  std::string opType;          // the fused node's op type (the anchor's, or LayerNormalization)
+  int batchNorm = -1;
   float epsilon = 1e-5f;
-  std::string activationKind;  // "", "Relu" or "Clip"
-  float lo = -INFINITY, hi = INFINITY;
+  std::string bias;            // a constant vector added to a MatMul/Gemm's product
+  std::string activationKind;  // "" or the activation's name
+  float lo = -INFINITY, hi = INFINITY, alpha = 0.2f, beta = 0.5f;
+  std::optional<onnx::NodeProto> node;  // the whole fused node, when the pattern builds it itself
   std::string out;             // the group's last output
 };
-
-// Relu, or Clip with constant one-value bounds (attributes before opset 11).
-bool asActivation(const onnx::NodeProto& n, const ConstantLookup& constants, Group* g) {
-  if (!isStandardDomain(n.domain())) return false;
-  if (n.op_type() == "Relu") {
-    g->activationKind = "Relu";
-    return true;
-  }
-  if (n.op_type() != "Clip") return false;
-  float lo = floatAttr(n, "min", -INFINITY), hi = floatAttr(n, "max", INFINITY);
-  for (int i = 1; i < n.input_size() && i < 3; ++i) {
-    if (n.input(i).empty()) continue;
-    auto c = constants(n.input(i));
-    if (!c || c->numElements() != 1 || !c->scalar) return false;
-    (i == 1 ? lo : hi) = *c->scalar;
-  }
-  g->activationKind = "Clip";
-  g->lo = lo;
-  g->hi = hi;
-  return true;
-}
-
-// BatchNormalization (inference form) whose parameters are float32 constants of
-// `channels` values each.
-bool asBatchNorm(const onnx::NodeProto& n, int64_t channels, const ConstantLookup& constants) {
-  if (!isStandardDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.output_size() != 1 ||
-      n.input_size() != 5)
-    return false;
-  for (int k = 1; k < 5; ++k) {
-    auto c = constants(n.input(k));
-    if (!c || c->elemType != onnx::TensorProto::FLOAT || c->numElements() != channels) return false;
-  }
-  return true;
-}
-
-// A Gemm's C must be a constant of N values for an activation to follow the product.
-bool gemmBiasAllowsEpilogue(const onnx::NodeProto& n, const ConstantInfo& b, const ConstantLookup& constants) {
-  if (n.op_type() != "Gemm" || n.input_size() <= 2 || n.input(2).empty()) return true;
-  const auto* t = findAttr(n, "transB");
-  const int64_t N = (t && t->i()) ? b.dims[0] : b.dims[1];
-  auto c = constants(n.input(2));
-  return c && c->numElements() == N;
-}
 
 class Fuser {
  public:
@@ -96,44 +70,202 @@ class Fuser {
   // The group anchored at node i, if anything fuses into it.
   std::optional<Group> groupAt(int i, const FuseOptions& options) {
     const auto& n = g_.node(i);
+    if (options.layerNorm && isOp(n, "ReduceMean")) return layerNormAt(i);
+    if (options.padIntoPool && isOp(n, "Pad")) return padPoolAt(i);
+    if (options.activations && isOp(n, "BatchNormalization") && n.output_size() == 1) {
+      Group grp;
+      grp.opType = n.op_type();
+      grp.out = n.output(0);
+      if (!matchActivation(&grp)) return std::nullopt;
+      return grp;
+    }
     if (!isStandardDomain(n.domain()) || !isFusionAnchor(n.op_type()) || n.input_size() < 2) return std::nullopt;
     auto w = constants_(n.input(1));
     if (!w || (n.op_type() != "Conv" && w->dims.size() != 2)) return std::nullopt;
     Group grp;
+    grp.opType = n.op_type();
     grp.out = n.output(0);
     if (n.op_type() == "Conv" && options.batchNorm && !w->dims.empty()) {
       const int j = singleConsumer(grp.out);
-      if (j >= 0 && asBatchNorm(g_.node(j), w->dims[0], constants_)) {
+      if (j >= 0 && asBatchNorm(g_.node(j), w->dims[0])) {
         grp.batchNorm = j;
         grp.epsilon = floatAttr(g_.node(j), "epsilon", 1e-5f);
-        grp.out = g_.node(j).output(0);
-        removed_.insert(j);
+        take(j, &grp);
       }
     }
-    if (options.activations && gemmBiasAllowsEpilogue(n, *w, constants_)) {
-      const int j = singleConsumer(grp.out);
-      if (j >= 0 && asActivation(g_.node(j), constants_, &grp)) {
-        grp.activation = j;
-        grp.out = g_.node(j).output(0);
-        removed_.insert(j);
-      }
-    }
-    if (grp.batchNorm < 0 && grp.activation < 0) return std::nullopt;
+    if (options.bias && n.op_type() != "Conv") matchBias(n, *w, &grp);
+    if (options.activations && gemmBiasAllowsEpilogue(n, *w)) matchActivation(&grp);
+    if (grp.batchNorm < 0 && grp.bias.empty() && grp.activationKind.empty()) return std::nullopt;
     return grp;
   }
 
   bool removed(int i) const { return removed_.count(i) > 0; }
 
  private:
-  // The one node of `nodes` that reads t, when t has exactly one use.
-  int singleConsumer(const std::string& t) {
-    if (uses_[t] != 1) return -1;
+  // The nodes of `nodes` (not yet fused) that read t, one entry per read.
+  std::vector<int> consumers(const std::string& t) const {
+    std::vector<int> out;
     for (int j : nodes_)
       if (!removed_.count(j))
         for (const auto& in : g_.node(j).input())
-          if (in == t) return j;
-    return -1;
+          if (in == t) out.push_back(j);
+    return out;
   }
+
+  // The one node of `nodes` that reads t, when t has exactly one use.
+  int singleConsumer(const std::string& t) {
+    if (uses_[t] != 1) return -1;
+    auto c = consumers(t);
+    return c.size() == 1 ? c[0] : -1;
+  }
+
+  void take(int j, Group* grp) {
+    removed_.insert(j);
+    grp->out = g_.node(j).output(0);
+  }
+
+  std::optional<float> scalar(const std::string& name) const {
+    auto c = constants_(name);
+    if (!c || c->numElements() != 1 || !c->scalar) return std::nullopt;
+    return c->scalar;
+  }
+
+  // The other input of a two-input node, when one of them is t.
+  static std::optional<std::string> otherInput(const onnx::NodeProto& n, const std::string& t) {
+    if (n.input_size() != 2) return std::nullopt;
+    if (n.input(0) == t && n.input(1) != t) return n.input(1);
+    if (n.input(1) == t && n.input(0) != t) return n.input(0);
+    return std::nullopt;
+  }
+
+  // BatchNormalization (inference form) whose parameters are float32 constants of
+  // `channels` values each.
+  bool asBatchNorm(const onnx::NodeProto& n, int64_t channels) const {
+    if (!isOp(n, "BatchNormalization") || n.output_size() != 1 || n.input_size() != 5) return false;
+    for (int k = 1; k < 5; ++k) {
+      auto c = constants_(n.input(k));
+      if (!c || c->elemType != onnx::TensorProto::FLOAT || c->numElements() != channels) return false;
+    }
+    return true;
+  }
+
+  // A Gemm's C must be a constant of N values for an activation to follow the product.
+  bool gemmBiasAllowsEpilogue(const onnx::NodeProto& n, const ConstantInfo& b) const {
+    if (n.op_type() != "Gemm" || n.input_size() <= 2 || n.input(2).empty()) return true;
+    const int64_t N = intAttr(n, "transB", 0) ? b.dims[0] : b.dims[1];
+    auto c = constants_(n.input(2));
+    return c && c->numElements() == N;
+  }
+
+  // Add(product, c) with c a rank-1 float32 constant of N values, after a MatMul or a
+  // Gemm without C (whose beta is 1).
+  void matchBias(const onnx::NodeProto& n, const ConstantInfo& w, Group* grp) {
+    const bool gemm = n.op_type() == "Gemm";
+    if (gemm && ((n.input_size() > 2 && !n.input(2).empty()) || floatAttr(n, "beta", 1.0f) != 1.0f)) return;
+    const int64_t N = gemm && intAttr(n, "transB", 0) ? w.dims[0] : w.dims[1];
+    const int j = singleConsumer(grp->out);
+    if (j < 0 || !isOp(g_.node(j), "Add")) return;
+    auto c = otherInput(g_.node(j), grp->out);
+    if (!c) return;
+    auto info = constants_(*c);
+    if (!info || info->elemType != onnx::TensorProto::FLOAT || info->dims.size() != 1 || info->dims[0] != N) return;
+    grp->bias = *c;
+    take(j, grp);
+  }
+
+  // One node: Relu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid, HardSwish.
+  bool singleActivation(const onnx::NodeProto& n, Group* grp) const {
+    if (!isStandardDomain(n.domain())) return false;
+    const std::string& t = n.op_type();
+    if (t == "Relu" || t == "Sigmoid" || t == "Tanh") {
+      grp->activationKind = t;
+      return true;
+    }
+    if (t == "HardSigmoid" || t == "HardSwish") {
+      grp->activationKind = t;
+      grp->alpha = t == "HardSwish" ? 1.0f / 6 : floatAttr(n, "alpha", 0.2f);
+      grp->beta = t == "HardSwish" ? 0.5f : floatAttr(n, "beta", 0.5f);
+      return true;
+    }
+    if (t != "Clip") return false;
+    float lo = floatAttr(n, "min", -INFINITY), hi = floatAttr(n, "max", INFINITY);
+    for (int i = 1; i < n.input_size() && i < 3; ++i) {
+      if (n.input(i).empty()) continue;
+      auto v = scalar(n.input(i));
+      if (!v) return false;
+      (i == 1 ? lo : hi) = *v;
+    }
+    grp->activationKind = "Clip";
+    grp->lo = lo;
+    grp->hi = hi;
+    return true;
+  }
+
+  // x * f(x): t read by f's node and by a Mul of t and f's output (its one use).
+  std::optional<int> gatedBy(const std::string& t, int fNode, int mulNode) {
+    const auto& f = g_.node(fNode);
+    const auto& m = g_.node(mulNode);
+    if (!isOp(m, "Mul") || f.output_size() != 1 || uses_[f.output(0)] != 1) return std::nullopt;
+    auto other = otherInput(m, t);
+    if (!other || *other != f.output(0)) return std::nullopt;
+    return mulNode;
+  }
+
+  // Gelu as exporters write it: Mul(Mul(t, Add(Erf(Div(t, sqrt 2)), 1)), 0.5).
+  bool matchGelu(const std::string& t, int div, int mul, Group* grp) {
+    const auto& d = g_.node(div);
+    if (!isOp(d, "Div") || d.input_size() != 2 || d.input(0) != t) return false;
+    auto sqrt2 = scalar(d.input(1));
+    if (!sqrt2 || std::fabs(*sqrt2 - 1.41421356f) > 1e-6f) return false;
+    const int erf = singleConsumer(d.output(0));
+    if (erf < 0 || !isOp(g_.node(erf), "Erf")) return false;
+    const int add = singleConsumer(g_.node(erf).output(0));
+    if (add < 0 || !isOp(g_.node(add), "Add")) return false;
+    auto one = otherInput(g_.node(add), g_.node(erf).output(0));
+    if (!one || !scalar(*one) || std::fabs(*scalar(*one) - 1.0f) > 1e-6f) return false;
+    if (!gatedBy(t, add, mul)) return false;
+    const int half = singleConsumer(g_.node(mul).output(0));
+    if (half < 0 || !isOp(g_.node(half), "Mul")) return false;
+    auto h = otherInput(g_.node(half), g_.node(mul).output(0));
+    if (!h || !scalar(*h) || std::fabs(*scalar(*h) - 0.5f) > 1e-6f) return false;
+    for (int j : {div, erf, add, mul}) removed_.insert(j);
+    take(half, grp);
+    grp->activationKind = "Gelu";
+    return true;
+  }
+
+  // The activation reading grp->out: one node, or x * Sigmoid(x), x * HardSigmoid(x), Gelu.
+  bool matchActivation(Group* grp) {
+    const std::string t = grp->out;
+    if (uses_[t] == 1) {
+      const int j = singleConsumer(t);
+      if (j < 0 || !singleActivation(g_.node(j), grp)) return false;
+      take(j, grp);
+      return true;
+    }
+    auto c = consumers(t);
+    if (uses_[t] != 2 || c.size() != 2 || c[0] == c[1]) return false;
+    for (int k = 0; k < 2; ++k) {
+      const int f = c[static_cast<size_t>(k)], other = c[static_cast<size_t>(1 - k)];
+      const auto& fn = g_.node(f);
+      if (isOp(fn, "Sigmoid") || isOp(fn, "HardSigmoid")) {
+        if (!gatedBy(t, f, other)) continue;
+        grp->activationKind = isOp(fn, "Sigmoid") ? "Silu" : "HardSwish";
+        grp->alpha = floatAttr(fn, "alpha", 0.2f);
+        grp->beta = floatAttr(fn, "beta", 0.5f);
+        removed_.insert(f);
+        take(other, grp);
+        return true;
+      }
+      if (isOp(fn, "Div") && matchGelu(t, f, other, grp)) return true;
+    }
+    return false;
+  }
+
+  // ReduceMean(x) over axis -1 as the start of a decomposed LayerNormalization.
+  std::optional<Group> layerNormAt(int i);
+  // Pad of zeros on the spatial axes, then AveragePool without pads.
+  std::optional<Group> padPoolAt(int i);
 
   const onnx::GraphProto& g_;
   const std::vector<int>& nodes_;
@@ -142,32 +274,162 @@ class Fuser {
   std::set<int> removed_;
 };
 
+// m = ReduceMean(x), d = Sub(x, m), p = Pow(d, 2), v = ReduceMean(p), e = Add(v, eps),
+// s = Sqrt(e), n = Div(d, s), o = Mul(n, scale), y = Add(o, bias); every ReduceMean
+// over axes [-1] keeping dims, every intermediate used only by the next step (d twice).
+std::optional<Group> Fuser::layerNormAt(int i) {
+  auto lastAxisMean = [&](int j) {
+    const auto& n = g_.node(j);
+    const auto* axes = findAttr(n, "axes");
+    return isOp(n, "ReduceMean") && n.input_size() == 1 && intAttr(n, "keepdims", 1) == 1 && axes &&
+           axes->ints_size() == 1 && axes->ints(0) == -1;
+  };
+  auto next = [&](const std::string& t, const char* op) {
+    const int j = singleConsumer(t);
+    return j >= 0 && isOp(g_.node(j), op) ? j : -1;
+  };
+  if (!lastAxisMean(i)) return std::nullopt;
+  const std::string x = g_.node(i).input(0), m = g_.node(i).output(0);
+  const int sub = next(m, "Sub");
+  if (sub < 0 || g_.node(sub).input(0) != x || g_.node(sub).input(1) != m) return std::nullopt;
+  const std::string d = g_.node(sub).output(0);
+  auto dUse = consumers(d);
+  if (uses_[d] != 2 || dUse.size() != 2) return std::nullopt;
+  const int pow = isOp(g_.node(dUse[0]), "Pow") ? dUse[0] : dUse[1], div = pow == dUse[0] ? dUse[1] : dUse[0];
+  if (!isOp(g_.node(pow), "Pow") || g_.node(pow).input(0) != d || scalar(g_.node(pow).input(1)) != 2.0f ||
+      !isOp(g_.node(div), "Div") || g_.node(div).input(0) != d)
+    return std::nullopt;
+  const int var = singleConsumer(g_.node(pow).output(0));
+  if (var < 0 || !lastAxisMean(var)) return std::nullopt;
+  const int add = next(g_.node(var).output(0), "Add");
+  if (add < 0) return std::nullopt;
+  auto epsName = otherInput(g_.node(add), g_.node(var).output(0));
+  auto eps = epsName ? scalar(*epsName) : std::nullopt;
+  const int sqrt = next(g_.node(add).output(0), "Sqrt");
+  if (!eps || sqrt < 0 || g_.node(div).input(1) != g_.node(sqrt).output(0)) return std::nullopt;
+  const int mul = next(g_.node(div).output(0), "Mul");
+  const int badd = mul < 0 ? -1 : next(g_.node(mul).output(0), "Add");
+  if (badd < 0) return std::nullopt;
+  auto scale = otherInput(g_.node(mul), g_.node(div).output(0));
+  auto bias = otherInput(g_.node(badd), g_.node(mul).output(0));
+  auto sc = scale ? constants_(*scale) : std::nullopt;
+  auto bc = bias ? constants_(*bias) : std::nullopt;
+  if (!sc || !bc || sc->dims.size() != 1 || bc->dims != sc->dims || sc->elemType != onnx::TensorProto::FLOAT ||
+      bc->elemType != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  Group grp;
+  grp.opType = "LayerNormalization";
+  onnx::NodeProto ln;
+  ln.set_name(g_.node(i).name());
+  ln.set_op_type("LayerNormalization");
+  ln.set_domain(kFusedDomain);
+  for (const auto& in : {x, *scale, *bias}) ln.add_input(in);
+  ln.add_output(g_.node(badd).output(0));
+  auto* axis = ln.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(-1);
+  addFloatAttr(ln, "epsilon", *eps);
+  grp.node = ln;
+  for (int j : {sub, pow, var, add, sqrt, div, mul}) removed_.insert(j);
+  take(badd, &grp);
+  return grp;
+}
+
+std::optional<Group> Fuser::padPoolAt(int i) {
+  const auto& pad = g_.node(i);
+  const auto* mode = findAttr(pad, "mode");
+  if (mode && mode->s() != "constant") return std::nullopt;
+  std::vector<int64_t> pads;
+  float value = floatAttr(pad, "value", 0.0f);
+  if (const auto* a = findAttr(pad, "pads")) {
+    pads.assign(a->ints().begin(), a->ints().end());
+  } else {
+    auto c = pad.input_size() > 1 ? constants_(pad.input(1)) : std::nullopt;
+    if (!c) return std::nullopt;
+    pads = c->ints;
+    if (pad.input_size() > 2 && !pad.input(2).empty()) {
+      auto v = scalar(pad.input(2));
+      if (!v) return std::nullopt;
+      value = *v;
+    }
+  }
+  if (pads.size() != 8 || value != 0.0f || pads[0] || pads[1] || pads[4] || pads[5]) return std::nullopt;
+  for (int64_t p : pads)
+    if (p < 0) return std::nullopt;
+  const int j = singleConsumer(pad.output(0));
+  if (j < 0 || !isOp(g_.node(j), "AveragePool")) return std::nullopt;
+  onnx::NodeProto pool = g_.node(j);
+  const auto* poolPads = findAttr(pool, "pads");
+  const auto* autoPad = findAttr(pool, "auto_pad");
+  if (intAttr(pool, "ceil_mode", 0) != 0 || (autoPad && autoPad->s() != "NOTSET") || findAttr(pool, "dilations"))
+    return std::nullopt;
+  if (poolPads)
+    for (int64_t p : poolPads->ints())
+      if (p != 0) return std::nullopt;
+  onnx::NodeProto fused;
+  fused.set_name(pool.name());
+  fused.set_op_type("AveragePool");
+  fused.set_domain(pool.domain());
+  fused.add_input(pad.input(0));
+  fused.add_output(pool.output(0));
+  for (const auto& a : pool.attribute())
+    if (a.name() != "pads" && a.name() != "count_include_pad") *fused.add_attribute() = a;
+  auto* p = fused.add_attribute();
+  p->set_name("pads");
+  p->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : {pads[2], pads[3], pads[6], pads[7]}) p->add_ints(v);
+  auto* cip = fused.add_attribute();
+  cip->set_name("count_include_pad");
+  cip->set_type(onnx::AttributeProto::INT);
+  cip->set_i(1);
+  Group grp;
+  grp.opType = "AveragePool";
+  grp.node = fused;
+  take(j, &grp);
+  return grp;
+}
+
+void addActivationAttrs(onnx::NodeProto& n, const Group& grp) {
+  if (grp.activationKind.empty()) return;
+  addStringAttr(n, kFusedActivation, grp.activationKind);
+  if (grp.activationKind == "Clip") {
+    addFloatAttr(n, kFusedActivationMin, grp.lo);
+    addFloatAttr(n, kFusedActivationMax, grp.hi);
+  }
+  if (grp.activationKind == "HardSigmoid" || grp.activationKind == "HardSwish") {
+    addFloatAttr(n, kFusedActivationAlpha, grp.alpha);
+    addFloatAttr(n, kFusedActivationBeta, grp.beta);
+  }
+}
+
 onnx::NodeProto fusedNode(const onnx::GraphProto& g, int anchor, const Group& grp) {
+  if (grp.node) return *grp.node;
   onnx::NodeProto n = g.node(anchor);
-  n.set_domain(kFusedDomain);
   n.set_output(0, grp.out);
+  n.set_domain(kFusedDomain);
   if (grp.batchNorm >= 0) {
     while (n.input_size() < 3) n.add_input("");
     const auto& bn = g.node(grp.batchNorm);
     for (int k = 1; k < 5; ++k) n.add_input(bn.input(k));
     addFloatAttr(n, kFusedBnEpsilon, grp.epsilon);
   }
-  if (grp.activation >= 0) {
-    auto* a = n.add_attribute();
-    a->set_name(kFusedActivation);
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(grp.activationKind);
-    if (grp.activationKind == "Clip") {
-      addFloatAttr(n, kFusedActivationMin, grp.lo);
-      addFloatAttr(n, kFusedActivationMax, grp.hi);
-    }
+  if (!grp.bias.empty()) {
+    while (n.input_size() < 2) n.add_input("");
+    if (n.input_size() == 2) n.add_input(grp.bias);
+    else n.set_input(2, grp.bias);
   }
+  addActivationAttrs(n, grp);
   return n;
 }
 
 }  // namespace
 
 bool isFusionAnchor(const std::string& opType) { return opType == "Conv" || opType == "Gemm" || opType == "MatMul"; }
+
+bool isFusedOpType(const std::string& opType) {
+  return isFusionAnchor(opType) || opType == "BatchNormalization" || opType == "LayerNormalization";
+}
 
 int64_t ConstantInfo::numElements() const {
   int64_t n = 1;
@@ -183,6 +445,8 @@ ConstantLookup initializerConstants(const onnx::GraphProto& graph) {
       c.elemType = t.data_type();
       c.dims.assign(t.dims().begin(), t.dims().end());
       if (numElements(t) == 1) c.scalar = toFloats(t).at(0);
+      if ((c.elemType == onnx::TensorProto::INT64 || c.elemType == onnx::TensorProto::INT32) && numElements(t) <= 16)
+        c.ints = toInt64s(t);
       return c;
     }
     return std::nullopt;

@@ -1,13 +1,25 @@
-// Fusion of BatchNormalization and activations into the heavy node before them
-// (Conv, Gemm, MatMul), as a rewrite of a graph's nodes.
+// Fusion of BatchNormalization, bias additions and activations into the heavy node
+// before them (Conv, Gemm, MatMul), of activations into a standalone
+// BatchNormalization, and of LayerNormalization written out in primitive ops into
+// one node, as a rewrite of a graph's nodes.
 //
 // A fused group becomes one node: the anchor's op type, name and attributes, in
 // the domain kFusedDomain, writing the group's last output. BatchNormalization
 // folded into a Conv adds its scale, bias, mean and variance as inputs 3-6 (an
-// absent Conv bias becomes "") and its epsilon as kFusedBnEpsilon; an activation
-// adds kFusedActivation ("Relu" or "Clip") and, for Clip, its bounds. The weights
-// themselves are not touched: the runtime folds the numbers when it transforms a
-// node's weights, so that a weight cache can record what they were made from.
+// absent Conv bias becomes "") and its epsilon as kFusedBnEpsilon. An Add of a
+// constant vector of N values after a MatMul, or a Gemm without C, becomes input 2
+// (the bias). An activation adds kFusedActivation and its parameters:
+//   Relu, Clip (kFusedActivationMin/Max), Sigmoid, Tanh, HardSigmoid and HardSwish
+//   (kFusedActivationAlpha/Beta), and the two-input forms exporters write:
+//   Silu = x * Sigmoid(x), HardSwish = x * HardSigmoid(x), and
+//   Gelu = x * (Erf(x / sqrt(2)) + 1) * 0.5.
+// The decomposed LayerNormalization over the last axis (ReduceMean, Sub, Pow 2,
+// ReduceMean, Add epsilon, Sqrt, Div, Mul scale, Add bias) becomes
+// kFusedDomain.LayerNormalization(x, scale, bias) with axis -1 and its epsilon.
+// A Pad of zeros on the spatial axes before an AveragePool without pads becomes a
+// standard AveragePool with those pads, counting them (count_include_pad = 1).
+// The weights themselves are not touched: the runtime folds the numbers when it
+// transforms a node's weights, so that a weight cache can record what they were made from.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,12 +33,17 @@ namespace zp::graph {
 
 inline constexpr const char* kFusedDomain = "ai.zooplan";
 inline constexpr const char* kFusedBnEpsilon = "bn_epsilon";          // float
-inline constexpr const char* kFusedActivation = "activation";         // string: Relu or Clip
+inline constexpr const char* kFusedActivation = "activation";         // string: see above
 inline constexpr const char* kFusedActivationMin = "activation_min";  // float: Clip's lower bound
 inline constexpr const char* kFusedActivationMax = "activation_max";  // float: Clip's upper bound
+inline constexpr const char* kFusedActivationAlpha = "activation_alpha";  // float: HardSigmoid/HardSwish
+inline constexpr const char* kFusedActivationBeta = "activation_beta";    // float: HardSigmoid/HardSwish
 
-// The ops fusion builds on: Conv, Gemm and MatMul.
+// The heavy ops fusion builds on: Conv, Gemm and MatMul.
 bool isFusionAnchor(const std::string& opType);
+// Every op type a node of kFusedDomain may have: the anchors, BatchNormalization
+// (with an activation) and LayerNormalization.
+bool isFusedOpType(const std::string& opType);
 
 // What fusion needs to know of a constant tensor. The runtime knows more
 // constants than a model's initializers: those constant folding made.
@@ -34,6 +51,7 @@ struct ConstantInfo {
   int32_t elemType = 0;
   std::vector<int64_t> dims;
   std::optional<float> scalar;  // the value of a one-element tensor
+  std::vector<int64_t> ints;    // the values of an integer tensor of at most 16 elements
   int64_t numElements() const;
 };
 using ConstantLookup = std::function<std::optional<ConstantInfo>(const std::string& name)>;
@@ -42,7 +60,11 @@ ConstantLookup initializerConstants(const onnx::GraphProto& graph);
 
 struct FuseOptions {
   bool batchNorm = true;    // BatchNormalization into the Conv before it
-  bool activations = true;  // Relu/Clip into the Conv (after its BatchNormalization), Gemm or MatMul before it
+  bool bias = true;         // Add of a constant vector into the MatMul (or Gemm without C) before it
+  bool activations = true;  // activations into the Conv (after its BatchNormalization), Gemm, MatMul or
+                            // BatchNormalization before them
+  bool layerNorm = true;    // decomposed LayerNormalization into one node
+  bool padIntoPool = true;  // Pad of zeros into the AveragePool after it
 };
 
 struct FusedNodes {
@@ -52,10 +74,14 @@ struct FusedNodes {
 
 // `nodes`: indices into graph.node() in execution order (all of them, or those
 // constant folding left). A group is fused when the anchor's weight (input 1) is
-// constant — a matrix for Gemm/MatMul —, every tensor between its nodes has that
-// one consumer and is no graph output, BatchNormalization has one output and four
-// float32 constant parameters of one value per output channel, a Gemm's C (if any)
-// is a constant of N values, and Clip's bounds are one-value constants.
+// constant — a matrix for Gemm/MatMul —, every tensor between its nodes has only
+// the consumers the pattern names and is no graph output, BatchNormalization has
+// one output and four float32 constant parameters of one value per output
+// channel, a Gemm's C (if any) is a constant of N values, a fused bias is a rank-1
+// constant of N values, Clip's bounds and the constants of Gelu and LayerNormalization
+// are one-value constants (Gelu's 1/sqrt(2), 1 and 0.5 within 1e-6), and
+// LayerNormalization's ReduceMeans take axes [-1] and its scale and bias are
+// rank-1 float32 constants of one size.
 FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<int>& nodes,
                               const ConstantLookup& constants, const FuseOptions& options = {});
 

@@ -15,6 +15,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json.h"
+#include "libplan/util/signals.h"
 
 namespace zp::runtime {
 namespace fs = std::filesystem;
@@ -237,6 +238,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     std::atomic<bool>* stop = &c->stopReader_;
     const uint64_t bytes = payloadsEnd - payloadsBegin;
     try {
+      const AsyncSignalsBlocked quiet;
       c->reader_ = std::thread([p, payloadsBegin, bytes, stop] { readAhead(p, payloadsBegin, bytes, stop); });
     } catch (const std::system_error&) {
       readAhead(p, payloadsBegin, std::min<uint64_t>(bytes, uint64_t{8} << 20));

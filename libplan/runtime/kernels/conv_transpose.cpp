@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 namespace zp::runtime {
 namespace {
@@ -48,8 +48,7 @@ void validRange(int64_t in, int64_t out, int64_t stride, int64_t offset, int64_t
 // position) added into y [Mg, out]: one output channel per thread.
 void col2im(const ConvTransposeGeom& g, const float* cols, int64_t Mg, float* y, int threads) {
   const int64_t K = g.kernelSize(), L = g.inSize(), P = g.outSize();
-#pragma omp parallel for num_threads(threads) if (threads > 1 && Mg > 1) schedule(static)
-  for (int64_t m = 0; m < Mg; ++m) {
+  parallelForEach(threads, Mg, [&](int64_t m, int) {
     float* ym = y + m * P;
     for (int64_t k = 0; k < K; ++k) {
       const int64_t kd = k / (g.kernel[1] * g.kernel[2]), kh = (k / g.kernel[2]) % g.kernel[1], kw = k % g.kernel[2];
@@ -69,7 +68,7 @@ void col2im(const ConvTransposeGeom& g, const float* cols, int64_t Mg, float* y,
         }
       }
     }
-  }
+  });
 }
 
 void viaGemm(const ConvTransposeGeom& g, const float* x, const float* w, const float* bias, float* y, Scratch& scratch,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 #include "libplan/runtime/kernels/internal.h"
 
@@ -42,8 +42,7 @@ void naive(const ConvVolumetricGeom& g, const float* x, const float* w, float* y
 void vol2col(const ConvVolumetricGeom& g, const float* xg, int64_t Cg, int64_t p0, int64_t count, float* cols,
              int threads) {
   const int64_t K = g.kernelSize(), L = g.inSize();
-#pragma omp parallel for num_threads(threads) if (threads > 1 && Cg * K > 1) schedule(static)
-  for (int64_t row = 0; row < Cg * K; ++row) {
+  parallelForEach(threads, Cg * K, [&](int64_t row, int) {
     const int64_t c = row / K, k = row % K;
     const int64_t kd = k / (g.kernel[1] * g.kernel[2]), kh = (k / g.kernel[2]) % g.kernel[1], kw = k % g.kernel[2];
     const float* src = xg + c * L;
@@ -56,7 +55,7 @@ void vol2col(const ConvVolumetricGeom& g, const float* xg, int64_t Cg, int64_t p
       const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2];
       dst[j] = inside ? src[(id * g.in[1] + ih) * g.in[2] + iw] : 0.0f;
     }
-  }
+  });
 }
 
 void viaGemm(const ConvVolumetricGeom& g, const float* x, const float* w, float* y, Scratch& scratch, int threads,

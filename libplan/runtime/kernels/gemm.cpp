@@ -1,5 +1,7 @@
 #include "libplan/runtime/kernels/gemm.h"
 
+#include "libplan/runtime/kernels/parallel.h"
+
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <blis.h>
@@ -76,7 +78,7 @@ void startGemmLibrary(GemmLibrary gemm) {
 }
 
 // The GEMM library runs single-threaded; with threads > 1 the product is split into
-// column (or row) panels computed by the runtime's OpenMP threads, so only one
+// column (or row) panels computed by the runtime's threads (parallel.h), so only one
 // thread pool competes for the cores.
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads,
@@ -95,16 +97,15 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
   const bool splitN = N >= M || N >= 64 * threads;
   const int64_t total = splitN ? N : M;
   const int64_t chunk = ((total + threads - 1) / threads + 15) / 16 * 16;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
+  parallelForEach(threads, threads, [&](int64_t t, int) {
     const int64_t lo = t * chunk, hi = std::min(total, lo + chunk);
-    if (lo >= hi) continue;
+    if (lo >= hi) return;
     if (splitN)
       sgemmOne(gemm, transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
     else
       sgemmOne(gemm, transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc,
                ldc);
-  }
+  }, 1);
 }
 
 }  // namespace zp::runtime

@@ -15,6 +15,7 @@ namespace zp::runtime {
 inline float actOne(float v, const Epilogue& e) {
   if (e.kind == Epilogue::Relu) return v > 0 ? v : 0;
   if (e.kind == Epilogue::Clip) return std::min(std::max(v, e.lo), e.hi);
+  if (e.kind == Epilogue::Function) return activationReference(e.fn, e.params, v);
   return v;
 }
 
@@ -44,5 +45,18 @@ void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, i
 // Depthwise conv on the window layout shared with max pooling (window.cpp).
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                    float* y, const Epilogue& e, Scratch& scratch, int threads);
+
+// Depthwise conv from the input rows with masked 16-lane loads (depthwise_rows.cpp):
+// AVX-512 CPUs, column strides 1 and 2, kernels at most 16 wide. Pays (is faster than
+// the window kernel) on small maps, where that kernel's padded copy and its rounding
+// of short rows to whole blocks cost most.
+bool depthwiseRowsPay(const ConvAttrs& a, int64_t H, int64_t W);
+void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
+                       float* y, const Epilogue& e, int threads);
+
+// Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
+std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
+void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
 }  // namespace zp::runtime

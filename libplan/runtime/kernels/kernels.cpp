@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 namespace zp::runtime {
 
@@ -84,6 +84,7 @@ void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* 
       case Epilogue::Clip:
         for (int64_t i = 0; i < perChannel; ++i) p[i] = std::min(std::max(p[i] + b, e.lo), e.hi);
         break;
+      case Epilogue::Function: applyActivation(e.fn, e.params, p, p, perChannel, b); break;
     }
   }
 }
@@ -91,8 +92,9 @@ void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* 
 void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
                            int threads) {
   if (!bias && e.kind == Epilogue::None) return;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && channels * perChannel > 16384) schedule(static)
-  for (int64_t c = 0; c < channels; ++c) applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
+  parallelForEach(channels * perChannel > 16384 ? threads : 1, channels, [&](int64_t c, int) {
+    applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
+  });
 }
 
 // ---- Conv: names and applicability -------------------------------------
@@ -105,6 +107,7 @@ const char* convKernelName(ConvKernel k) {
     case ConvKernel::Winograd: return "winograd";
     case ConvKernel::Depthwise: return "depthwise";
     case ConvKernel::Sparse: return "sparse";
+    case ConvKernel::Packed1x1: return "packed1x1";
   }
   return "?";
 }
@@ -123,6 +126,7 @@ const char* convTransformName(ConvKernel k) {
     case ConvKernel::Winograd: return "winograd_f2x2_3x3";
     case ConvKernel::Depthwise: return "copy";
     case ConvKernel::Sparse: return kSparseConvTransform;
+    case ConvKernel::Packed1x1: return "pack_m32_k";
   }
   return "?";
 }
@@ -135,6 +139,7 @@ bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
     case ConvKernel::Winograd:
       return a.group == 1 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.dh == 1 && a.dw == 1;
     case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
+    case ConvKernel::Packed1x1: return a.group == 1 && convKernelApplies(ConvKernel::Gemm1x1, a);
   }
   return false;
 }
@@ -162,6 +167,9 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
       pw.arrays.push_back(PackedWeights::make("U", winogradWeights(a, w), DType::F32));
       break;
     case ConvKernel::Sparse: sparseConvWeights(a, w, &pw); break;
+    case ConvKernel::Packed1x1:
+      pw.arrays.push_back(PackedWeights::make("wp", packPointwiseWeights(a, w), DType::F32));
+      break;
   }
   return pw;
 }
@@ -171,9 +179,8 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
 static void convNaive(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
                       int64_t W, float* y, const Epilogue& e, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W), C = a.C(), Mg = a.M / a.group;
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t m = 0; m < a.M; ++m) {
+  parallelForEach(threads, N * a.M, [&](int64_t nm, int) {
+      const int64_t n = nm / a.M, m = nm % a.M;
       const int64_t g = m / Mg;
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
@@ -191,7 +198,7 @@ static void convNaive(const ConvAttrs& a, const float* w, const float* bias, con
             }
           y[((n * a.M + m) * OH + oh) * OW + ow] = actOne(static_cast<float>(s) + bias[m], e);
         }
-    }
+  });
 }
 
 // d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
@@ -211,8 +218,7 @@ void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
 // col[(c*kh + i)*kw + j][oh*OW + ow] for Cg channels starting at x.
 static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, float* col, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W), rows = a.Cg * a.kh * a.kw;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * OH * OW > 32768) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallelForEach(rows * OH * OW > 32768 ? threads : 1, rows, [&](int64_t r, int) {
     const int64_t c = r / (a.kh * a.kw), i = (r / a.kw) % a.kh, j = r % a.kw;
     float* dst = col + r * OH * OW;
     const float* src = x + c * H * W;
@@ -234,7 +240,7 @@ static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, flo
         for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * a.sw + off];
       for (int64_t ow = hi; ow < OW; ++ow) d[ow] = 0;
     }
-  }
+  });
 }
 
 // The B operand of group g's GEMM: the input itself for 1x1 stride 1 without
@@ -246,11 +252,11 @@ static const float* convColumns(const ConvAttrs& a, const float* xg, int64_t H, 
   if (pointwise && a.sh == 1 && a.sw == 1) return xg;
   float* col = scratch.floats(static_cast<size_t>(a.Cg * a.kh * a.kw * OH * OW));
   if (pointwise) {
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t c = 0; c < a.Cg; ++c)
+    parallelForEach(threads, a.Cg, [&](int64_t c, int) {
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow)
           col[(c * OH + oh) * OW + ow] = xg[(c * H + oh * a.sh) * W + ow * a.sw];
+    });
     return col;
   }
   im2col(a, xg, H, W, col, threads);
@@ -275,14 +281,24 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   threads = std::max(1, threads);
+  // Winograd and sparse clamp in their own loops; an activation function runs over
+  // their output planes afterwards.
+  const Epilogue clamp = e.clampOnly() ? e : Epilogue{};
   switch (k) {
     case ConvKernel::Naive:
       convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, threads);
-      break;
-    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
-    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm); break;
-    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); break;
-    case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, e, scratch, threads); break;
+      return;
+    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); return;
+    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); return;
+    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm); break;
+    case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, clamp, scratch, threads); break;
+    case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads); return;
+  }
+  if (!e.clampOnly()) {
+    const int64_t plane = a.outH(H) * a.outW(W);
+    parallelForEach(threads, N * a.M, [&](int64_t i, int) {
+      applyActivation(e.fn, e.params, y + i * plane, y + i * plane, plane);
+    });
   }
 }
 
@@ -350,13 +366,12 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
   switch (k) {
     case GemmKernel::Naive: {
       const float* w = pw.get("w").as<float>();
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t n = 0; n < N; ++n) {
-          double s = 0;
-          for (int64_t kk = 0; kk < K; ++kk) s += static_cast<double>(x[r * K + kk]) * w[n * K + kk];
-          y[r * N + n] = actOne(static_cast<float>(s) + bias[n], e);
-        }
+      parallelForEach(threads, rows * N, [&](int64_t rn, int) {
+        const int64_t r = rn / N, n = rn % N;
+        double s = 0;
+        for (int64_t kk = 0; kk < K; ++kk) s += static_cast<double>(x[r * K + kk]) * w[n * K + kk];
+        y[r * N + n] = actOne(static_cast<float>(s) + bias[n], e);
+      });
       return;
     }
     case GemmKernel::Blas: {
@@ -364,18 +379,22 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
       if (rows == 1 && K > 0) {
         const int64_t parts = (threads > 1 && N * K >= 262144) ? threads : 1;
         const int64_t chunk = (N + parts - 1) / parts;
-#pragma omp parallel for num_threads(static_cast<int>(parts)) if (parts > 1) schedule(static)
-        for (int64_t t = 0; t < parts; ++t) {
+        parallelForEach(static_cast<int>(parts), parts, [&](int64_t t, int) {
           const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
           if (lo < hi)
             sgemmRowMajor(false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N, 1, gemm);
-        }
+        }, 1);
       } else {
         sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads, gemm);
       }
       for (int64_t r = 0; r < rows; ++r) {
         float* yr = y + r * N;
-        for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
+        if (e.clampOnly()) {
+          for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
+        } else {
+          for (int64_t n = 0; n < N; ++n) yr[n] += bias[n];
+          applyActivation(e.fn, e.params, yr, yr, N);
+        }
       }
       return;
     }
@@ -383,14 +402,13 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
       const int32_t* rowptr = pw.get("rowptr").as<int32_t>();
       const int32_t* cols = pw.get("cols").as<int32_t>();
       const float* vals = pw.get("vals").as<float>();
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t n = 0; n < N; ++n) {
-          const float* xr = x + r * K;
-          float s = 0;
-          for (int32_t z = rowptr[n]; z < rowptr[n + 1]; ++z) s += vals[z] * xr[cols[z]];
-          y[r * N + n] = actOne(s + bias[n], e);
-        }
+      parallelForEach(threads, rows * N, [&](int64_t rn, int) {
+        const int64_t r = rn / N, n = rn % N;
+        const float* xr = x + r * K;
+        float s = 0;
+        for (int32_t z = rowptr[n]; z < rowptr[n + 1]; ++z) s += vals[z] * xr[cols[z]];
+        y[r * N + n] = actOne(s + bias[n], e);
+      });
       return;
     }
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/runtime/kernels/activation.h"
 #include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
@@ -49,10 +50,15 @@ struct PackedWeights {
   template <typename T> static WeightArray make(std::string name, const std::vector<T>& values, DType dtype);
 };
 
-// Fused elementwise tail of a Conv/Gemm: none, Relu, or Clip(lo, hi).
+// Fused elementwise tail of a Conv/Gemm: none, Relu, Clip(lo, hi), or an activation
+// function (activation.h: Sigmoid, SiLU, HardSigmoid, HardSwish, GELU, Tanh). Kernels
+// clamp in their own loops; a function runs over each output plane once written.
 struct Epilogue {
-  enum Kind : uint8_t { None, Relu, Clip } kind = None;
+  enum Kind : uint8_t { None, Relu, Clip, Function } kind = None;
   float lo = 0, hi = 0;
+  ActFn fn = ActFn::Sigmoid;
+  ActParams params;
+  bool clampOnly() const { return kind != Function; }
 };
 void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e);
 
@@ -68,10 +74,14 @@ struct ConvAttrs {
   int64_t C() const { return Cg * group; }
 };
 
-enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse };
-inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive, ConvKernel::Im2col, ConvKernel::Gemm1x1,
-                                                 ConvKernel::Winograd, ConvKernel::Depthwise, ConvKernel::Sparse};
+// Packed1x1: a pointwise conv on weights packed at load in panels of 32 output channels.
+enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1 };
+inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col, ConvKernel::Gemm1x1,
+                                                 ConvKernel::Winograd,  ConvKernel::Depthwise, ConvKernel::Sparse,
+                                                 ConvKernel::Packed1x1};
 const char* convKernelName(ConvKernel k);
+// Packed1x1 runs its AVX-512 path on this CPU (else a portable loop the default policy avoids).
+bool pointwisePackedFast();
 bool parseConvKernel(const std::string& name, ConvKernel* out);
 bool convKernelApplies(ConvKernel k, const ConvAttrs& a);
 // The name of the weight transform each kernel performs (recorded in caches).
@@ -89,6 +99,12 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
 // never wins (it is -inf); a window entirely in the padding gives -inf.
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
                 Scratch& scratch, int threads);
+
+// Average pooling on the same window layout: the sum over the window (padding adds
+// zeros) divided by rowCount[oh] * colCount[ow] (what the caller counts: with or
+// without the padding); 0 where that is 0.
+void runAvgPool(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t N,
+                int64_t C, int64_t H, int64_t W, float* y, Scratch& scratch, int threads);
 
 // ---- Matrix product with a constant right-hand side ----------------------
 // Y[rows, N] = X[rows, K] * B[K, N] + bias[N]

@@ -36,7 +36,7 @@
 #include <cstring>
 #include <limits>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -339,15 +339,10 @@ void storeActivated(float* d, const float* s, int64_t n, const Epilogue& e) {
   }
 }
 
-// Runs body(i) for i in [0, n), on `threads` OpenMP threads when more than one.
+// Runs body(i, worker) for i in [0, n), on `threads` threads when more than one.
 template <typename F>
 void forEach(int64_t n, int threads, F&& body) {
-  if (threads <= 1 || n <= 1) {
-    for (int64_t i = 0; i < n; ++i) body(i);
-    return;
-  }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int64_t i = 0; i < n; ++i) body(i);
+  parallelForEach(threads, n, body, 1);
 }
 
 }  // namespace
@@ -401,15 +396,13 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
 
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
-    forEach(C, threads, [&](int64_t c) {
-      const int t = threads > 1 ? omp_get_thread_num() : 0;
+    forEach(C, threads, [&](int64_t c, int t) {
       copyPhases(a, ph, g, xn + c * H * W, H, W, buf + c * g.chanStride, rows + t * (g.Wq * a.sw + 16));
     });
     float* yn = y + n * M * P;
-    forEach(g.tiles * mParts, threads, [&](int64_t task) {
+    forEach(g.tiles * mParts, threads, [&](int64_t task, int t) {
       const int64_t q0 = task / mParts * g.T, len = std::min(g.T, g.L - q0);
       const int64_t m0 = task % mParts * mStep, m1 = std::min(M, m0 + mStep);
-      const int t = threads > 1 ? omp_get_thread_num() : 0;
       float* acc = accAll + (t * mStep - m0) * g.T;  // output channel m at acc + m * T
       int32_t* __restrict offT = offAll + t * maxSeg;
       const auto rb = [&](int64_t m) { return buf + (a.group == 1 ? 0 : m / Mg * a.Cg * g.chanStride) + q0; };

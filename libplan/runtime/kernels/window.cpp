@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 namespace zp::runtime {
 
@@ -154,7 +154,10 @@ const bool kHaveAvx512 = false;
 }  // namespace
 
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                   int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads) {
+                   int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+  if (depthwiseRowsPay(a, H, W)) return convDepthwiseRows(a, pw, x, N, H, W, y, epilogue, threads);
+  // The flat loops clamp; an activation function runs over each finished flat row.
+  const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t mult = a.M / a.group, C = a.C(), taps = a.kh * a.kw;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
@@ -162,25 +165,24 @@ void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, 
   const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1) schedule(static)
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) {
-      const int64_t tid = omp_get_thread_num();
-      float* q = planes + tid * plane;
-      float* flat = flats + tid * flatLen;
-      windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
-      for (int64_t k = 0; k < mult; ++k) {
-        const int64_t m = c * mult + k;
+  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
+    const int64_t n = nc / C, c = nc % C;
+    float* q = planes + tid * plane;
+    float* flat = flats + tid * flatLen;
+    windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
+    for (int64_t k = 0; k < mult; ++k) {
+      const int64_t m = c * mult + k;
 #if defined(__x86_64__)
-        if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
-        else
+      if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
+      else
 #endif
-          depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
-        float* dst = y + (n * a.M + m) * g.OH * g.OW;
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
-      }
+        depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+      if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, flat, flat, g.flatLen());
+      float* dst = y + (n * a.M + m) * g.OH * g.OW;
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
     }
+  });
 }
 
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
@@ -192,9 +194,7 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
   const int64_t* off = g.tapOffset.data();
   float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-  for (int64_t nc = 0; nc < N * C; ++nc) {
-    const int64_t tid = omp_get_thread_num();
+  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
     float* q = planes + tid * plane;
     float* flat = flats + tid * flatLen;
     windowPadPlane(a, g, x + nc * H * W, H, W, -INFINITY, q);
@@ -207,7 +207,35 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
     float* dst = y + nc * g.OH * g.OW;
     for (int64_t oh = 0; oh < g.OH; ++oh)
       std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
-  }
+  });
+}
+
+void runAvgPool(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t N,
+                int64_t C, int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
+  threads = std::max(1, threads);
+  const WindowGeom g = windowGeom(a, H, W);
+  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
+  const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
+  const int64_t* off = g.tapOffset.data();
+  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
+    float* q = planes + tid * plane;
+    float* flat = flats + tid * flatLen;
+    windowPadPlane(a, g, x + nc * H * W, H, W, 0.0f, q);
+    const int64_t L = g.flatLen();
+    std::copy(q + off[0], q + off[0] + L, flat);
+    for (int64_t t = 1; t < taps; ++t) {
+      const float* s = q + off[t];
+      for (int64_t f = 0; f < L; ++f) flat[f] += s[f];
+    }
+    float* dst = y + nc * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        const float count = rowCount[oh] * colCount[ow];
+        dst[oh * g.OW + ow] = count > 0 ? flat[oh * g.Wq + ow] / count : 0.0f;
+      }
+  });
 }
 
 }  // namespace zp::runtime

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <omp.h>
+#include "libplan/runtime/kernels/parallel.h"
 
 namespace zp::runtime {
 
@@ -229,19 +229,19 @@ void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, i
   float* split = scratch.floats(static_cast<size_t>(threads * 2 * g.R * g.Wq), 2);
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t c = 0; c < C; ++c) {
-      float* even = split + static_cast<int64_t>(omp_get_thread_num()) * 2 * g.R * g.Wq;
+    parallelForEach(threads, C, [&](int64_t c, int worker) {
+      float* even = split + static_cast<int64_t>(worker) * 2 * g.R * g.Wq;
       float* odd = even + g.R * g.Wq;
       winogradSplitChannel(xn + c * H * W, H, W, a.padT, a.padL, g, even, odd);
       winogradInputChannel(even, odd, g, TH, TW, V + c * T, C * T);
-    }
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int xi = 0; xi < 16; ++xi)
+    });
+    parallelForEach(threads, 16, [&](int64_t xi, int) {
       sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1, gemm);
+    }, 1);
     float* yn = y + n * M * OH * OW;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t m = 0; m < M; ++m) winogradOutputChannel(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, yn + m * OH * OW);
+    parallelForEach(threads, M, [&](int64_t m, int) {
+      winogradOutputChannel(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, yn + m * OH * OW);
+    });
   }
 }
 

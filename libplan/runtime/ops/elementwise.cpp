@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/dispatch.h"
@@ -13,9 +14,13 @@
 namespace zp::runtime::detail {
 namespace {
 
+// Large outputs are cut into pieces of rows (or of one long row) run on the
+// session's threads.
+constexpr int64_t kPiece = 16384;
+
 template <typename T, typename R, typename F>
-void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f) {
-  forEachRow(bc, [&](int64_t o, const int64_t* offs, int64_t len, const int64_t* s) {
+void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f, int threads = 1) {
+  auto body = [&](int64_t o, const int64_t* offs, int64_t len, const int64_t* s) {
     const T* pa = a + offs[0];
     const T* pb = b + offs[1];
     R* po = out + o;
@@ -30,7 +35,13 @@ void binaryLoop(const Broadcast& bc, const T* a, const T* b, R* out, F f) {
     } else {
       for (int64_t i = 0; i < len; ++i) po[i] = f(pa[i * s[0]], pb[i * s[1]]);
     }
-  });
+  };
+  if (threads <= 1 || numel(bc.out) <= 4 * kPiece) {
+    forEachRow(bc, body);
+    return;
+  }
+  parallelFor(threads, pieceCount(bc, kPiece), 0,
+              [&](int64_t lo, int64_t hi, int) { forEachPiece(bc, kPiece, lo, hi, body); });
 }
 
 enum class Bin { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor,
@@ -53,37 +64,37 @@ T pythonMod(T x, T y) {
 }
 
 template <typename T>
-Status arith(Bin op, const Broadcast& bc, const T* a, const T* b, T* o) {
+Status arith(Bin op, const Broadcast& bc, const T* a, const T* b, T* o, int threads = 1) {
   switch (op) {
-    case Bin::Add: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x + y); }); break;
-    case Bin::Sub: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x - y); }); break;
-    case Bin::Mul: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x * y); }); break;
+    case Bin::Add: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x + y); }, threads); break;
+    case Bin::Sub: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x - y); }, threads); break;
+    case Bin::Mul: binaryLoop(bc, a, b, o, [](T x, T y) { return T(x * y); }, threads); break;
     case Bin::Div:
-      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x / y); });
-      else binaryLoop(bc, a, b, o, [](T x, T y) { return x / y; });
+      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x / y); }, threads);
+      else binaryLoop(bc, a, b, o, [](T x, T y) { return x / y; }, threads);
       break;
     case Bin::Mod:
       if constexpr (std::is_floating_point_v<T>) return makeError("Mod on floats needs fmod=1");
-      binaryLoop(bc, a, b, o, [](T x, T y) { return pythonMod(x, y); });
+      binaryLoop(bc, a, b, o, [](T x, T y) { return pythonMod(x, y); }, threads);
       break;
     case Bin::FMod:
-      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x % y); });
-      else binaryLoop(bc, a, b, o, [](T x, T y) { return T(std::fmod(x, y)); });
+      if constexpr (std::is_integral_v<T>) binaryLoop(bc, a, b, o, [](T x, T y) { return y == 0 ? T(0) : T(x % y); }, threads);
+      else binaryLoop(bc, a, b, o, [](T x, T y) { return T(std::fmod(x, y)); }, threads);
       break;
     case Bin::Pow:
       binaryLoop(bc, a, b, o, [](T x, T y) {
         if constexpr (std::is_floating_point_v<T>) { if (y == T(2)) return T(x * x); if (y == T(0.5)) return T(std::sqrt(x)); }
         return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
-      });
+      }, threads);
       break;
-    case Bin::Max: binaryLoop(bc, a, b, o, [](T x, T y) { return x > y || x != x ? x : y; }); break;
-    case Bin::Min: binaryLoop(bc, a, b, o, [](T x, T y) { return x < y || x != x ? x : y; }); break;
+    case Bin::Max: binaryLoop(bc, a, b, o, [](T x, T y) { return x > y || x != x ? x : y; }, threads); break;
+    case Bin::Min: binaryLoop(bc, a, b, o, [](T x, T y) { return x < y || x != x ? x : y; }, threads); break;
     case Bin::ShiftLeft:
     case Bin::ShiftRight:
       if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
         constexpr T bits = sizeof(T) * 8;
-        if (op == Bin::ShiftLeft) binaryLoop(bc, a, b, o, [](T x, T y) { return y >= bits ? T(0) : T(x << y); });
-        else binaryLoop(bc, a, b, o, [](T x, T y) { return y >= bits ? T(0) : T(x >> y); });
+        if (op == Bin::ShiftLeft) binaryLoop(bc, a, b, o, [](T x, T y) { return y >= bits ? T(0) : T(x << y); }, threads);
+        else binaryLoop(bc, a, b, o, [](T x, T y) { return y >= bits ? T(0) : T(x >> y); }, threads);
         break;
       }
       return makeError("BitShift needs unsigned integers");
@@ -152,7 +163,7 @@ Expected<std::unique_ptr<Op>> binaryOp(Bin op) {
           compare(op, br, a.ptr<T>(), b.ptr<T>(), o.ptr<uint8_t>());
           return {};
         }
-        return arith(op, br, a.ptr<T>(), b.ptr<T>(), o.ptr<T>());
+        return arith(op, br, a.ptr<T>(), b.ptr<T>(), o.ptr<T>(), ctx.threads);
       }
     });
   });

@@ -3,8 +3,7 @@
 // with numpy broadcasting of the batch dimensions.
 #include <chrono>
 
-#include <omp.h>
-
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/factories.h"
@@ -32,6 +31,11 @@ class ConstGemmOp : public Op {
     op->K_ = transB ? b->shape[1] : b->shape[0];
     op->N_ = transB ? b->shape[0] : b->shape[1];
     const Tensor* c = nullptr;
+    if (!isGemm && n.input_size() > 2 && !n.input(2).empty()) {
+      // A fused MatMul's bias: a constant vector of N values.
+      c = bc.constInputs[2];
+      if (!c || c->dtype != DType::F32 || c->size() != op->N_) return makeError("a fused MatMul's bias must be a constant of {} floats", op->N_);
+    }
     if (isGemm && n.input_size() > 2 && !n.input(2).empty()) {
       c = bc.constInputs[2];
       if (c && !(c->size() == op->N_ && (c->rank() == 1 || (c->rank() == 2 && c->shape[0] == 1)))) c = nullptr;
@@ -159,13 +163,12 @@ Expected<Tensor*> matmulDynamic(ExecContext& ctx, const Tensor& A, const Tensor&
     });
   const int64_t nBatch = static_cast<int64_t>(offs.size());
   const bool batchParallel = ctx.threads > 1 && nBatch >= ctx.threads;
-#pragma omp parallel for num_threads(ctx.threads) if (batchParallel) schedule(static)
-  for (int64_t i = 0; i < nBatch; ++i) {
+  parallelForEach(batchParallel ? ctx.threads : 1, nBatch, [&](int64_t i, int) {
     const float* pa = A.ptr<float>() + offs[static_cast<size_t>(i)].first * M * K;
     const float* pb = B.ptr<float>() + offs[static_cast<size_t>(i)].second * K * N;
     sgemmRowMajor(transA, transB, M, N, K, alpha, pa, transA ? M : K, pb, transB ? K : N, 0.0f,
                   y.ptr<float>() + i * M * N, N, batchParallel ? 1 : ctx.threads, ctx.gemm);
-  }
+  });
   return &y;
 }
 

@@ -1,6 +1,8 @@
 #include "libplan/runtime/ops/heavy_weights.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "libplan/runtime/ops/attributes.h"
 
@@ -53,20 +55,36 @@ Expected<double> weightZeroFraction(const BuildContext& bc, const Tensor& w) {
   return e->zeroFraction;
 }
 
+Expected<Epilogue> fusedEpilogue(const onnx::NodeProto& n) {
+  Epilogue e;
+  if (n.domain() != graph::kFusedDomain) return e;
+  const std::string activation = attrString(n, graph::kFusedActivation, "");
+  static const std::pair<const char*, ActFn> kFunctions[] = {
+      {"Sigmoid", ActFn::Sigmoid}, {"Silu", ActFn::Silu},  {"HardSigmoid", ActFn::HardSigmoid},
+      {"HardSwish", ActFn::HardSwish}, {"Gelu", ActFn::Gelu}, {"Tanh", ActFn::Tanh}};
+  if (activation == "Relu") {
+    e.kind = Epilogue::Relu;
+  } else if (activation == "Clip") {
+    e.kind = Epilogue::Clip;
+    e.lo = attrFloat(n, graph::kFusedActivationMin, -INFINITY);
+    e.hi = attrFloat(n, graph::kFusedActivationMax, INFINITY);
+  } else if (!activation.empty()) {
+    auto it = std::find_if(std::begin(kFunctions), std::end(kFunctions),
+                           [&](const auto& f) { return activation == f.first; });
+    if (it == std::end(kFunctions)) return makeError("fused activation '{}' is not supported", activation);
+    e.kind = Epilogue::Function;
+    e.fn = it->second;
+    e.params.alpha = attrFloat(n, graph::kFusedActivationAlpha, 0.2f);
+    e.params.beta = attrFloat(n, graph::kFusedActivationBeta, 0.5f);
+  }
+  return e;
+}
+
 Expected<FusedParts> fusedParts(const BuildContext& bc) {
   FusedParts f;
   const auto& n = *bc.node;
   if (n.domain() != graph::kFusedDomain) return f;
-  const std::string activation = attrString(n, graph::kFusedActivation, "");
-  if (activation == "Relu") {
-    f.epilogue.kind = Epilogue::Relu;
-  } else if (activation == "Clip") {
-    f.epilogue.kind = Epilogue::Clip;
-    f.epilogue.lo = attrFloat(n, graph::kFusedActivationMin, -INFINITY);
-    f.epilogue.hi = attrFloat(n, graph::kFusedActivationMax, INFINITY);
-  } else if (!activation.empty()) {
-    return makeError("fused activation '{}' is not supported", activation);
-  }
+  ZP_ASSIGN_OR_RETURN(f.epilogue, fusedEpilogue(n));
   if (n.input_size() <= 3) return f;
   if (n.op_type() != "Conv" || n.input_size() != 7)
     return makeError("a fused BatchNormalization takes a Conv with 7 inputs, not a {} with {}", n.op_type(),

@@ -77,6 +77,8 @@ struct FusedParts {
   float bnEpsilon = 1e-5f;
 };
 Expected<FusedParts> fusedParts(const BuildContext& bc);
+// The activation a node of the fused domain carries (none for the standard domain).
+Expected<Epilogue> fusedEpilogue(const onnx::NodeProto& n);
 
 // The zero fraction of a heavy node's weight matrix: recorded in the cache when
 // the weights are not at hand.

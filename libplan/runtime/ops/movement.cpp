@@ -274,6 +274,47 @@ static int64_t padSource(int64_t i, int64_t n, PadMode mode) {
   return m < n ? m : period - m;
 }
 
+// Constant Pad row by row along the last axis: the padding filled with the value's
+// bytes, the inside copied with one memcpy per row instead of element by element
+// (the zero pads in front of convolutions and pools are on the warm path).
+static void padConstantRows(const Tensor& x, Tensor& y, const std::vector<int64_t>& pads, const uint8_t* value) {
+  const size_t r = static_cast<size_t>(x.rank()), last = r - 1;
+  const size_t es = dtypeSize(x.dtype);
+  const auto ist = contiguousStrides(x.shape);
+  const int64_t OW = y.shape[last], IW = x.shape[last], padL = pads[last];
+  const int64_t cLo = std::clamp<int64_t>(padL, 0, OW), cHi = std::clamp<int64_t>(IW + padL, cLo, OW);
+  const bool zero = std::all_of(value, value + es, [](uint8_t b) { return b == 0; });
+  auto fill = [&](uint8_t* dst, int64_t n) {
+    if (zero) std::memset(dst, 0, static_cast<size_t>(n) * es);
+    else for (int64_t i = 0; i < n; ++i) std::memcpy(dst + static_cast<size_t>(i) * es, value, es);
+  };
+  const uint8_t* px = x.ptr<uint8_t>();
+  uint8_t* py = y.ptr<uint8_t>();
+  std::vector<int64_t> idx(last, 0);
+  for (int64_t row = 0; row < y.size() / OW; ++row) {
+    uint8_t* dst = py + static_cast<size_t>(row * OW) * es;
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t d = 0; d < last && inside; ++d) {
+      const int64_t i = idx[d] - pads[d];
+      inside = i >= 0 && i < x.shape[d];
+      off += i * ist[d];
+    }
+    if (inside && cHi > cLo) {
+      fill(dst, cLo);
+      std::memcpy(dst + static_cast<size_t>(cLo) * es, px + static_cast<size_t>(off + cLo - padL) * es,
+                  static_cast<size_t>(cHi - cLo) * es);
+      fill(dst + static_cast<size_t>(cHi) * es, OW - cHi);
+    } else {
+      fill(dst, OW);
+    }
+    for (size_t d = last; d-- > 0;) {
+      if (++idx[d] < y.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 Expected<std::unique_ptr<Op>> makePad(const BuildContext& bc) {
   const std::string modeName = attrString(*bc.node, "mode", "constant");
   PadMode mode;
@@ -308,6 +349,11 @@ Expected<std::unique_ptr<Op>> makePad(const BuildContext& bc) {
       std::memcpy(value.data(), &aValue, es);
     }
     Tensor& y = ctx.alloc(0, x.dtype, s);
+    if (y.size() == 0) return {};
+    if (mode == PadMode::Constant && r > 0) {
+      padConstantRows(x, y, pads, value.data());
+      return {};
+    }
     const auto ist = contiguousStrides(x.shape);
     const uint8_t* px = x.ptr<uint8_t>();
     uint8_t* py = y.ptr<uint8_t>();

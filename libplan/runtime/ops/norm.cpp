@@ -1,33 +1,77 @@
 // Normalizations: BatchNormalization (inference; the session folds it into a Conv
-// before it where it can), LayerNormalization, InstanceNormalization, LRN and
+// before it where it can, else it may carry a fused activation), LayerNormalization
+// (also the fused form of its decomposition), InstanceNormalization, LRN and
 // MeanVarianceNormalization.
 #include <algorithm>
 #include <cmath>
 
+#include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/sums.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
+#include "libplan/runtime/ops/heavy_weights.h"
 
 namespace zp::runtime::detail {
+namespace {
+
+// y = x * s + b, then the epilogue, over one plane.
+void scaleShift(const float* p, float* q, int64_t n, float s, float b, const Epilogue& e) {
+  switch (e.kind) {
+    case Epilogue::None: for (int64_t i = 0; i < n; ++i) q[i] = p[i] * s + b; break;
+    case Epilogue::Relu:
+      for (int64_t i = 0; i < n; ++i) { const float v = p[i] * s + b; q[i] = v > 0 ? v : 0; }
+      break;
+    case Epilogue::Clip:
+      for (int64_t i = 0; i < n; ++i) q[i] = std::min(std::max(p[i] * s + b, e.lo), e.hi);
+      break;
+    case Epilogue::Function:
+      for (int64_t i = 0; i < n; ++i) q[i] = p[i] * s + b;
+      applyActivation(e.fn, e.params, q, q, n);
+      break;
+  }
+}
+
+// Float32 rows: the sums in 16 partial lanes, rows split over the threads.
+void layerNormF32(int threads, const float* x, float* y, const float* sc, const float* bi, int64_t outer, int64_t len,
+                  float eps, float* meanP, float* invP) {
+  parallelFor(outer * len > 16384 ? threads : 1, outer, 0, [&](int64_t lo, int64_t hi, int) {
+    for (int64_t o = lo; o < hi; ++o) {
+      const float* p = x + o * len;
+      float* q = y + o * len;
+      const float mean = sum16(p, len) / static_cast<float>(len);
+      const float var = sumSquaredDiff16(p, len, mean) / static_cast<float>(len);
+      const float inv = 1.0f / std::sqrt(var + eps);
+      if (bi)
+        for (int64_t i = 0; i < len; ++i) q[i] = (p[i] - mean) * inv * sc[i] + bi[i];
+      else
+        for (int64_t i = 0; i < len; ++i) q[i] = (p[i] - mean) * inv * sc[i];
+      if (meanP) meanP[o] = mean;
+      if (invP) invP[o] = inv;
+    }
+  });
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<Op>> makeBatchNormalization(const BuildContext& bc) {
   if (bc.node->output_size() > 1) return makeError("training-mode BatchNormalization is not supported");
   const float eps = attrFloat(*bc.node, "epsilon", 1e-5f);
-  return fnOp([eps](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+  ZP_ASSIGN_OR_RETURN(Epilogue e, fusedEpilogue(*bc.node));
+  return fnOp([eps, e](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
     if (x.dtype != DType::F32 || x.rank() < 2) return makeError("input {} does not fit", shapeString(x.shape));
     auto scale = in[1]->toF32(), bias = in[2]->toF32(), mean = in[3]->toF32(), var = in[4]->toF32();
     const int64_t N = x.shape[0], C = x.shape[1], sp = x.size() / std::max<int64_t>(N * C, 1);
     if (static_cast<int64_t>(scale.size()) != C) return makeError("scale has {} entries for {} channels", scale.size(), C);
     Tensor& y = ctx.alloc(0, DType::F32, x.shape);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) {
-        const size_t ci = static_cast<size_t>(c);
-        const float s = scale[ci] / std::sqrt(var[ci] + eps), b = bias[ci] - mean[ci] * s;
-        const float* p = x.ptr<float>() + (n * C + c) * sp;
-        float* q = y.ptr<float>() + (n * C + c) * sp;
-        for (int64_t i = 0; i < sp; ++i) q[i] = p[i] * s + b;
-      }
+    const float* px = x.ptr<float>();
+    float* py = y.ptr<float>();
+    parallelForEach(N * C * sp > 16384 ? ctx.threads : 1, N * C, [&](int64_t nc, int) {
+      const size_t ci = static_cast<size_t>(nc % C);
+      const float s = scale[ci] / std::sqrt(var[ci] + eps), b = bias[ci] - mean[ci] * s;
+      scaleShift(px + nc * sp, py + nc * sp, sp, s, b, e);
+    });
     return {};
   });
 }
@@ -56,31 +100,23 @@ Expected<std::unique_ptr<Op>> makeLayerNormalization(const BuildContext& bc) {
     for (int64_t d = a; d < x.rank(); ++d) statShape[static_cast<size_t>(d)] = 1;
     float* meanP = meanOut ? ctx.alloc(1, DType::F32, statShape).ptr<float>() : nullptr;
     float* invP = invOut ? ctx.alloc(2, DType::F32, statShape).ptr<float>() : nullptr;
+    if (x.dtype == DType::F32) {
+      layerNormF32(ctx.threads, x.ptr<float>(), y.ptr<float>(), scale->ptr<float>(), bias ? bias->ptr<float>() : nullptr,
+                   outer, len, eps, meanP, invP);
+      return {};
+    }
     for (int64_t o = 0; o < outer; ++o) {
+      const double* p = x.ptr<double>() + o * len;
+      double* q = y.ptr<double>() + o * len;
       double mean = 0, var = 0;
-      if (x.dtype == DType::F32) {
-        const float* p = x.ptr<float>() + o * len;
-        float* q = y.ptr<float>() + o * len;
-        for (int64_t i = 0; i < len; ++i) mean += p[i];
-        mean /= static_cast<double>(len);
-        for (int64_t i = 0; i < len; ++i) var += (p[i] - mean) * (p[i] - mean);
-        var /= static_cast<double>(len);
-        const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
-        for (int64_t i = 0; i < len; ++i)
-          q[i] = (p[i] - static_cast<float>(mean)) * inv * scale->ptr<float>()[i] + (bias ? bias->ptr<float>()[i] : 0.0f);
-      } else {
-        const double* p = x.ptr<double>() + o * len;
-        double* q = y.ptr<double>() + o * len;
-        for (int64_t i = 0; i < len; ++i) mean += p[i];
-        mean /= static_cast<double>(len);
-        for (int64_t i = 0; i < len; ++i) var += (p[i] - mean) * (p[i] - mean);
-        var /= static_cast<double>(len);
-        const double inv = 1.0 / std::sqrt(var + eps);
-        for (int64_t i = 0; i < len; ++i)
-          q[i] = (p[i] - mean) * inv * scale->ptr<double>()[i] + (bias ? bias->ptr<double>()[i] : 0.0);
-      }
+      for (int64_t i = 0; i < len; ++i) mean += p[i];
+      mean /= static_cast<double>(len);
+      for (int64_t i = 0; i < len; ++i) var += (p[i] - mean) * (p[i] - mean);
+      var /= static_cast<double>(len);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t i = 0; i < len; ++i) q[i] = (p[i] - mean) * inv * scale->ptr<double>()[i] + (bias ? bias->ptr<double>()[i] : 0.0);
       if (meanP) meanP[o] = static_cast<float>(mean);
-      if (invP) invP[o] = static_cast<float>(1.0 / std::sqrt(var + eps));
+      if (invP) invP[o] = static_cast<float>(inv);
     }
     return {};
   });

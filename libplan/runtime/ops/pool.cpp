@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include <omp.h>
-
+#include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/sums.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
@@ -60,35 +60,26 @@ Expected<std::unique_ptr<Op>> poolOp(const BuildContext& bc, bool isMax) {
     const float* px = x.ptr<float>();
     float* py = y.ptr<float>();
     const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1], dh = g.dil[0], dw = g.dil[1];
+    ConvAttrs a;
+    a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.padT = pt; a.padL = pl;
+    if (isMax) { a.dh = dh; a.dw = dw; }
+    // ceil_mode windows may reach past the end padding: pad the end as far as they reach.
+    a.padB = (OH - 1) * sh + a.dh * (kh - 1) + 1 - H - pt;
+    a.padR = (OW - 1) * sw + a.dw * (kw - 1) + 1 - W - pl;
     if (isMax) {
-      ConvAttrs a;
-      a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.dh = dh; a.dw = dw; a.padT = pt; a.padL = pl;
-      // ceil_mode windows may reach past the end padding: pad the end as far as they reach.
-      a.padB = (OH - 1) * sh + dh * (kh - 1) + 1 - H - pt;
-      a.padR = (OW - 1) * sw + dw * (kw - 1) + 1 - W - pl;
       runMaxPool(a, px, N, C, H, W, py, *ctx.scratch, ctx.threads);
       return {};
     }
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1) schedule(static)
-    for (int64_t nc = 0; nc < N * C; ++nc) {
-      const float* src = px + nc * H * W;
-      float* dst = py + nc * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const int64_t h0 = oh * sh - pt, w0 = ow * sw - pl;
-          {
-            const int64_t h1 = std::min(h0 + kh, H + pb), w1 = std::min(w0 + kw, W + pr);
-            int64_t count = (h1 - h0) * (w1 - w0);
-            const int64_t hs = std::max<int64_t>(h0, 0), ws = std::max<int64_t>(w0, 0);
-            const int64_t he = std::min(h1, H), we = std::min(w1, W);
-            if (!includePad) count = (he - hs) * (we - ws);
-            float s = 0;
-            for (int64_t ih = hs; ih < he; ++ih)
-              for (int64_t iw = ws; iw < we; ++iw) s += src[ih * W + iw];
-            dst[oh * OW + ow] = count > 0 ? s / static_cast<float>(count) : 0.0f;
-          }
-        }
-    }
+    // Per output row and column: how many window positions count (windows are clipped
+    // to the padded input; without count_include_pad to the input itself).
+    std::vector<float> rowCount(static_cast<size_t>(OH)), colCount(static_cast<size_t>(OW));
+    auto count = [&](int64_t o, int64_t s, int64_t p, int64_t k, int64_t len, int64_t padEnd) {
+      const int64_t b = o * s - p, e = std::min(b + k, len + padEnd);
+      return includePad ? static_cast<float>(e - b) : static_cast<float>(std::min(e, len) - std::max<int64_t>(b, 0));
+    };
+    for (int64_t oh = 0; oh < OH; ++oh) rowCount[static_cast<size_t>(oh)] = count(oh, sh, pt, kh, H, pb);
+    for (int64_t ow = 0; ow < OW; ++ow) colCount[static_cast<size_t>(ow)] = count(ow, sw, pl, kw, W, pr);
+    runAvgPool(a, rowCount.data(), colCount.data(), px, N, C, H, W, py, *ctx.scratch, ctx.threads);
     return {};
   });
 }
@@ -102,12 +93,16 @@ Expected<std::unique_ptr<Op>> globalPoolOp(bool isMax) {
     for (int64_t d = 2; d < x.rank(); ++d) { s.push_back(1); sp *= x.shape[static_cast<size_t>(d)]; }
     Tensor& y = ctx.alloc(0, DType::F32, s);
     const int64_t nc = x.shape[0] * x.shape[1];
-    for (int64_t i = 0; i < nc; ++i) {
+    parallelForEach(nc * sp > 65536 ? ctx.threads : 1, nc, [&](int64_t i, int) {
       const float* p = x.ptr<float>() + i * sp;
-      float acc = isMax ? -INFINITY : 0.0f;
-      for (int64_t j = 0; j < sp; ++j) acc = isMax ? std::max(acc, p[j]) : acc + p[j];
-      y.ptr<float>()[i] = isMax ? acc : acc / static_cast<float>(sp);
-    }
+      if (isMax) {
+        float acc = -INFINITY;
+        for (int64_t j = 0; j < sp; ++j) acc = std::max(acc, p[j]);
+        y.ptr<float>()[i] = acc;
+      } else {
+        y.ptr<float>()[i] = sum16(p, sp) / static_cast<float>(sp);
+      }
+    });
     return {};
   });
 }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/dispatch.h"
@@ -74,6 +75,33 @@ Status reduceInto(Kind kind, const Tensor& x, const Shape& kept, Tensor& y) {
   return {};
 }
 
+// Float32 reductions over the innermost axes only (global pools, the mean over the
+// channels' last axis): each output reduces one contiguous block, outputs split over
+// the threads. False when the axes or the kind do not fit.
+bool innerReductionF32(Kind kind, const std::vector<bool>& red, const Tensor& x, Tensor& y, int threads) {
+  if (kind != Kind::Sum && kind != Kind::Mean && kind != Kind::Max && kind != Kind::Min && kind != Kind::SumSquare)
+    return false;
+  const int64_t r = x.rank();
+  int64_t firstRed = r;
+  while (firstRed > 0 && red[static_cast<size_t>(firstRed - 1)]) --firstRed;
+  if (firstRed == r || std::count(red.begin(), red.end(), true) != r - firstRed || y.size() == 0) return false;
+  const int64_t inner = x.size() / y.size();
+  const float* px = x.ptr<float>();
+  float* py = y.ptr<float>();
+  parallelForEach(x.size() > 65536 ? threads : 1, y.size(), [&](int64_t o, int) {
+    const float* p = px + o * inner;
+    double a = initial<double>(kind);
+    switch (kind) {
+      case Kind::Max: for (int64_t i = 0; i < inner; ++i) a = std::max(a, static_cast<double>(p[i])); break;
+      case Kind::Min: for (int64_t i = 0; i < inner; ++i) a = std::min(a, static_cast<double>(p[i])); break;
+      case Kind::SumSquare: for (int64_t i = 0; i < inner; ++i) a += static_cast<double>(p[i]) * p[i]; break;
+      default: for (int64_t i = 0; i < inner; ++i) a += p[i]; break;
+    }
+    py[o] = static_cast<float>(kind == Kind::Mean ? a / static_cast<double>(inner) : a);
+  });
+  return true;
+}
+
 // The axes are an attribute before opset 18, an input for ReduceSum from opset 13
 // and for all from 18.
 Expected<std::unique_ptr<Op>> reduceOp(const BuildContext& bc, Kind kind) {
@@ -102,6 +130,7 @@ Expected<std::unique_ptr<Op>> reduceOp(const BuildContext& bc, Kind kind) {
       kept.push_back(red[static_cast<size_t>(d)] ? 1 : x.shape[static_cast<size_t>(d)]);
     }
     Tensor& y = ctx.alloc(0, x.dtype, s);
+    if (x.dtype == DType::F32 && innerReductionF32(kind, red, x, y, ctx.threads)) return {};
     return visitDType(x.dtype, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_floating_point_v<T>) return reduceInto<T, double>(kind, x, kept, y);

@@ -45,7 +45,7 @@ bool computesHalvesInFloat(const OpEntry& e) {
 }  // namespace
 
 bool isSupportedOp(const onnx::NodeProto& node) {
-  if (node.domain() == graph::kFusedDomain) return graph::isFusionAnchor(node.op_type());
+  if (node.domain() == graph::kFusedDomain) return graph::isFusedOpType(node.op_type());
   return isStandardDomain(node.domain()) && findOp(node.op_type()) != nullptr;
 }
 
@@ -60,7 +60,7 @@ const std::vector<std::string>& supportedOpTypes() {
 
 Expected<std::unique_ptr<Op>> createOp(const BuildContext& bc) {
   const auto& n = *bc.node;
-  if (!isStandardDomain(n.domain()) && !(n.domain() == graph::kFusedDomain && graph::isFusionAnchor(n.op_type())))
+  if (!isStandardDomain(n.domain()) && !(n.domain() == graph::kFusedDomain && graph::isFusedOpType(n.op_type())))
     return makeError("{}: operator domain '{}' is not supported", detail::nodeLabel(n), n.domain());
   const OpEntry* e = findOp(n.op_type());
   if (!e) return makeError("{}: operator '{}' is not supported", detail::nodeLabel(n), n.op_type());

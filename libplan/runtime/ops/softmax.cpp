@@ -2,14 +2,36 @@
 #include <algorithm>
 #include <cmath>
 
-#include <omp.h>
-
+#include "libplan/runtime/kernels/activation.h"
+#include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/sums.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
 
 namespace zp::runtime::detail {
 namespace {
+
+// Softmax of one contiguous row (the last axis): max in 16 partial maxima, the
+// exponentials vectorized (activation.h), their sum in 16 partial sums.
+void softmaxRow(const float* s, float* d, int64_t len, bool logSoftmax) {
+  float part[16];
+  std::fill(part, part + 16, -INFINITY);
+  int64_t k = 0;
+  for (; k + 16 <= len; k += 16)
+    for (int j = 0; j < 16; ++j) part[j] = std::max(part[j], s[k + j]);
+  for (; k < len; ++k) part[k % 16] = std::max(part[k % 16], s[k]);
+  const float m = *std::max_element(part, part + 16);
+  applyActivation(ActFn::Exp, ActParams{}, s, d, len, -m);
+  const float sum = sum16(d, len);
+  if (logSoftmax) {
+    const float ls = std::log(sum);
+    for (int64_t i = 0; i < len; ++i) d[i] = s[i] - m - ls;
+  } else {
+    const float inv = 1.0f / sum;
+    for (int64_t i = 0; i < len; ++i) d[i] *= inv;
+  }
+}
 
 Expected<std::unique_ptr<Op>> softmaxOp(const BuildContext& bc, bool logSoftmax) {
   const int opset = bc.opset;
@@ -30,8 +52,13 @@ Expected<std::unique_ptr<Op>> softmaxOp(const BuildContext& bc, bool logSoftmax)
     Tensor& y = ctx.alloc(0, DType::F32, x.shape);
     const float* px = x.ptr<float>();
     float* py = y.ptr<float>();
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1 && outer * inner > 64) schedule(static)
-    for (int64_t oi = 0; oi < outer * inner; ++oi) {
+    if (inner == 1) {
+      parallelForEach(outer * len > 16384 ? ctx.threads : 1, outer, [&](int64_t o, int) {
+        softmaxRow(px + o * len, py + o * len, len, logSoftmax);
+      });
+      return {};
+    }
+    parallelForEach(outer * inner > 64 ? ctx.threads : 1, outer * inner, [&](int64_t oi, int) {
       const int64_t o = oi / inner, i = oi % inner;
       const float* s = px + o * len * inner + i;
       float* d = py + o * len * inner + i;
@@ -50,7 +77,7 @@ Expected<std::unique_ptr<Op>> softmaxOp(const BuildContext& bc, bool logSoftmax)
         const float inv = static_cast<float>(1.0 / sum);
         for (int64_t k = 0; k < len; ++k) d[k * inner] *= inv;
       }
-    }
+    });
     return {};
   });
 }

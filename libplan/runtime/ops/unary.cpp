@@ -7,6 +7,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/dispatch.h"
 #include "libplan/runtime/ops/factories.h"
@@ -30,8 +31,31 @@ Expected<std::unique_ptr<Op>> unaryFloatOp(F f) {
     const float* px = x.ptr<float>();
     float* py = y.ptr<float>();
     const int64_t n = x.size();
-#pragma omp parallel for num_threads(ctx.threads) if (ctx.threads > 1 && n > 65536) schedule(static)
-    for (int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+    parallelFor(n > 65536 ? ctx.threads : 1, n, 0, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t i = lo; i < hi; ++i) py[i] = f(px[i]);
+    });
+    return {};
+  });
+}
+
+// The functions activation.h vectorizes (float32); float64 through f64.
+template <typename F>
+Expected<std::unique_ptr<Op>> unaryActivationOp(ActFn fn, ActParams params, F f64) {
+  return fnOp([fn, params, f64](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& x = *in[0];
+    if (x.dtype == DType::F64) {
+      Tensor& y = ctx.alloc(0, DType::F64, x.shape);
+      for (int64_t i = 0; i < x.size(); ++i) y.ptr<double>()[i] = f64(x.ptr<double>()[i]);
+      return {};
+    }
+    if (x.dtype != DType::F32) return makeError("input must be float32 or float64, got {}", dtypeName(x.dtype));
+    Tensor& y = ctx.alloc(0, DType::F32, x.shape);
+    const float* px = x.ptr<float>();
+    float* py = y.ptr<float>();
+    const int64_t n = x.size();
+    parallelFor(n > 32768 ? ctx.threads : 1, n, 0, [&](int64_t lo, int64_t hi, int) {
+      applyActivation(fn, params, px + lo, py + lo, hi - lo);
+    });
     return {};
   });
 }
@@ -112,15 +136,15 @@ Expected<std::unique_ptr<Op>> makeRelu(const BuildContext& bc) {
 }
 
 Expected<std::unique_ptr<Op>> makeSigmoid(const BuildContext& bc) {
-  return unaryFloatOp([](auto v) { using T = decltype(v); return T(1) / (T(1) + std::exp(-v)); });
+  return unaryActivationOp(ActFn::Sigmoid, {}, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
 }
 
 Expected<std::unique_ptr<Op>> makeTanh(const BuildContext& bc) {
-  return unaryFloatOp([](auto v) { return std::tanh(v); });
+  return unaryActivationOp(ActFn::Tanh, {}, [](double v) { return std::tanh(v); });
 }
 
 Expected<std::unique_ptr<Op>> makeErf(const BuildContext& bc) {
-  return unaryFloatOp([](auto v) { return std::erf(v); });
+  return unaryActivationOp(ActFn::Erf, {}, [](double v) { return std::erf(v); });
 }
 
 Expected<std::unique_ptr<Op>> makeSqrt(const BuildContext& bc) {
@@ -128,6 +152,7 @@ Expected<std::unique_ptr<Op>> makeSqrt(const BuildContext& bc) {
 }
 
 Expected<std::unique_ptr<Op>> makeExp(const BuildContext& bc) {
+  // exp overflows to inf above 88.7: activation.h clamps (to stay normal), so not used here.
   return unaryFloatOp([](auto v) { return std::exp(v); });
 }
 
@@ -175,17 +200,17 @@ Expected<std::unique_ptr<Op>> makeSign(const BuildContext& bc) {
 }
 
 Expected<std::unique_ptr<Op>> makeHardSwish(const BuildContext& bc) {
-  return unaryFloatOp([](auto v) {
-    using T = decltype(v);
-    return v * std::min(std::max(v / T(6) + T(0.5), T(0)), T(1));
-  });
+  ActParams p;
+  p.alpha = 1.0f / 6;
+  return unaryActivationOp(ActFn::HardSwish, p, [](double v) { return v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0); });
 }
 
 Expected<std::unique_ptr<Op>> makeHardSigmoid(const BuildContext& bc) {
-  float alpha = attrFloat(*bc.node, "alpha", 0.2f), beta = attrFloat(*bc.node, "beta", 0.5f);
-  return unaryFloatOp([alpha, beta](auto v) {
-    using T = decltype(v);
-    return std::min(std::max(T(alpha) * v + T(beta), T(0)), T(1));
+  ActParams p;
+  p.alpha = attrFloat(*bc.node, "alpha", 0.2f);
+  p.beta = attrFloat(*bc.node, "beta", 0.5f);
+  return unaryActivationOp(ActFn::HardSigmoid, p, [alpha = double(p.alpha), beta = double(p.beta)](double v) {
+    return std::min(std::max(alpha * v + beta, 0.0), 1.0);
   });
 }
 
@@ -215,7 +240,11 @@ Expected<std::unique_ptr<Op>> makeClip(const BuildContext& bc) {
         hi = (in.size() > 2 && in[2]) ? in[2]->toF32()[0] : INFINITY;
       }
       Tensor& y = ctx.alloc(0, DType::F32, x.shape);
-      for (int64_t i = 0; i < x.size(); ++i) y.ptr<float>()[i] = std::min(std::max(x.ptr<float>()[i], lo), hi);
+      const float* px = x.ptr<float>();
+      float* py = y.ptr<float>();
+      parallelFor(x.size() > 65536 ? ctx.threads : 1, x.size(), 0, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) py[i] = std::min(std::max(px[i], lo), hi);
+      });
       return {};
     }
     Tensor& y = ctx.alloc(0, x.dtype, x.shape);

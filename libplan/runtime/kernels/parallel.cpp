@@ -1,0 +1,142 @@
+#include "libplan/runtime/kernels/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <omp.h>
+
+#include "libplan/util/signals.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace zp::runtime {
+namespace {
+
+inline void cpuRelax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+thread_local int tlsDepth = 0;  // > 0 inside a chunk: nested loops run serially
+
+struct Job {
+  const std::function<void(int64_t, int64_t, int)>* fn = nullptr;
+  int64_t n = 0, grain = 1;
+  int threads = 1;
+  std::atomic<int64_t> next{0};
+  std::atomic<int> inside{0};  // helpers working on this job
+
+  void work(int worker) {
+    ++tlsDepth;
+    for (;;) {
+      const int64_t lo = next.fetch_add(grain, std::memory_order_relaxed);
+      if (lo >= n) break;
+      (*fn)(lo, std::min(n, lo + grain), worker);
+    }
+    --tlsDepth;
+  }
+};
+
+class Pool {
+ public:
+  static Pool& instance() {
+    static Pool* pool = new Pool();  // never destroyed: helpers may outlive static destructors
+    return *pool;
+  }
+
+  void run(Job& job) {
+    ensureHelpers(job.threads - 1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &job;
+      gen_.fetch_add(1, std::memory_order_release);
+      if (sleepers_ > 0) cv_.notify_all();
+    }
+    job.work(0);
+    {
+      // Helpers join under the mutex: once the job is withdrawn none can join.
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = nullptr;
+    }
+    for (int spins = 0; job.inside.load(std::memory_order_acquire) > 0; ++spins) {
+      if (spins < 4096) cpuRelax();
+      else std::this_thread::yield();
+    }
+  }
+
+ private:
+  // Spinning keeps back-to-back loops (one per operator) off the futex; after
+  // about this many polls (tens of microseconds) a helper sleeps.
+  static constexpr int kSpinPolls = 20000;
+
+  void ensureHelpers(int count) {
+    std::lock_guard<std::mutex> lock(spawnMu_);
+    const AsyncSignalsBlocked quiet;  // the helpers never take the process's signals
+    // The generation before the caller publishes its job: a new helper joins that job.
+    const uint64_t before = gen_.load(std::memory_order_acquire);
+    while (static_cast<int>(helpers_.size()) < count) {
+      const int worker = static_cast<int>(helpers_.size()) + 1;
+      helpers_.emplace_back([this, worker, before] { helperLoop(worker, before); });
+      helpers_.back().detach();
+    }
+  }
+
+  void helperLoop(int worker, uint64_t seen) {
+    omp_set_num_threads(1);  // GEMM libraries called from here stay on this thread
+    for (;;) {
+      for (int i = 0; i < kSpinPolls && gen_.load(std::memory_order_acquire) == seen; ++i) cpuRelax();
+      Job* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (gen_.load(std::memory_order_relaxed) == seen) {
+          ++sleepers_;
+          cv_.wait(lock, [&] { return gen_.load(std::memory_order_relaxed) != seen; });
+          --sleepers_;
+        }
+        seen = gen_.load(std::memory_order_relaxed);
+        if (job_ && worker < job_->threads) {
+          job = job_;
+          job->inside.fetch_add(1, std::memory_order_acq_rel);
+        }
+      }
+      if (!job) continue;
+      job->work(worker);
+      job->inside.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  std::mutex mu_, spawnMu_;
+  std::condition_variable cv_;
+  Job* job_ = nullptr;  // guarded by mu_
+  int sleepers_ = 0;    // guarded by mu_
+  std::atomic<uint64_t> gen_{0};
+  std::vector<std::thread> helpers_;
+};
+
+}  // namespace
+
+void parallelFor(int threads, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn) {
+  if (n <= 0) return;
+  if (grain <= 0) grain = std::max<int64_t>(1, (n + 4 * threads - 1) / (4 * std::max(threads, 1)));
+  if (threads <= 1 || n <= grain || tlsDepth > 0) {
+    ++tlsDepth;
+    for (int64_t lo = 0; lo < n; lo += grain) fn(lo, std::min(n, lo + grain), 0);
+    --tlsDepth;
+    return;
+  }
+  Job job;
+  job.fn = &fn;
+  job.n = n;
+  job.grain = grain;
+  job.threads = threads;
+  Pool::instance().run(job);
+}
+
+}  // namespace zp::runtime

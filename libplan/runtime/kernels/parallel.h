@@ -1,0 +1,34 @@
+// The runtime's parallel loops. The calling thread works through a loop's chunks
+// itself; helper threads (one process-wide pool) take chunks from the same counter
+// when they get a core, and the caller waits only for chunks a helper has started.
+// On a machine shared with other processes a helper that is not running costs a
+// loop nothing, where a fork-join team (OpenMP's static schedule, or any barrier
+// at a region's end) waits for every member to be scheduled, once per loop.
+//
+// Chunks are fixed by (n, grain), not by which thread runs them, so results do not
+// depend on the thread count as long as each index's work does not.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace zp::runtime {
+
+// fn(begin, end, worker) over [0, n) in chunks of `grain` indices (0: about four
+// chunks per thread); worker in [0, threads) names the thread running the chunk
+// (for per-thread scratch). Called from inside a chunk, the loop runs serially on
+// the calling thread as worker 0.
+void parallelFor(int threads, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn);
+
+// body(i, worker) for every i in [0, n), in chunks of `grain` indices (0: about four per thread).
+template <typename F>
+void parallelForEach(int threads, int64_t n, F&& body, int64_t grain = 0) {
+  if (threads <= 1 || n <= 1) {
+    for (int64_t i = 0; i < n; ++i) body(i, 0);
+    return;
+  }
+  parallelFor(threads, n, grain, [&](int64_t lo, int64_t hi, int worker) {
+    for (int64_t i = lo; i < hi; ++i) body(i, worker);
+  });
+}
+
+}  // namespace zp::runtime
