@@ -14,6 +14,7 @@
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/workload_json.h"
 #include "libplan/artifacts/stitch_json.h"
 
 namespace zp::drivers {
@@ -186,17 +187,20 @@ Status collectConcurrentSources(Sources& s, bool strict) {
   } else {
     std::string wbytes;
     ZP_TRY(addInput(s, "workload", "workload", wp, strict, &wbytes));
-    Json wj = Json::parse(wbytes, nullptr, false);
-    if (wj.is_discarded()) {
-      if (strict) return makeError("{}: not valid JSON", wp.string());
-    } else if (wj.contains("dnns") && wj["dnns"].is_array()) {
-      std::set<std::string> models;
-      for (const auto& d : wj["dnns"])
-        if (d.is_object() && d.contains("model") && d["model"].is_string()) models.insert(d["model"].get<std::string>());
-      for (const auto& m : models) {
-        fs::path mp = fs::path(m).is_absolute() ? fs::path(m) : wp.parent_path() / m;
-        ZP_TRY(addInput(s, "model", m, mp.lexically_normal(), strict));
-      }
+    auto spec = artifacts::parseWorkloadJson(wbytes, wp.string(), wp.parent_path());
+    if (!spec.ok()) {
+      if (strict) return spec.error();
+      s.notes.push_back(spec.error().message);
+      return {};
+    }
+    // Each model once, keyed by its path as the workload names it (relative to its folder).
+    std::set<fs::path> models;
+    for (const auto& d : spec->dnns)
+      if (d.source == artifacts::WorkloadDnn::Source::Model) models.insert(d.model.lexically_normal());
+    for (const auto& mp : models) {
+      fs::path rel = mp.lexically_relative(wp.parent_path().lexically_normal());
+      const bool under = !rel.empty() && *rel.begin() != "..";
+      ZP_TRY(addInput(s, "model", (under ? rel : mp).generic_string(), mp, strict));
     }
   }
   return {};

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "drivers/stitch_flow/subgraph_models_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/artifacts/accuracy_csv.h"
 #include "libplan/artifacts/features_csv.h"
@@ -28,14 +29,10 @@ using zoo_profile::Sources;
 
 Expected<stitch::SubgraphModels> zoo_profile::readSubgraphModels(const Run& run, const zoo::TaskStitch& task,
                                                                  const graph::LoadOptions& options) {
-  stitch::SubgraphModels models;
+  std::vector<std::string> files;
   for (const auto& row : task.subgraphs)
-    for (const auto& sg : row) {
-      if (models.count(sg.file)) continue;
-      ZP_ASSIGN_OR_RETURN(auto m, graph::loadModel(run.src.stitchDir / sg.file, options));
-      models.emplace(sg.file, std::move(m));
-    }
-  return models;
+    for (const auto& sg : row) files.push_back(sg.file);
+  return drivers::readSubgraphModels(files, run.src.stitchDir, options);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // mapped onto the subgraphs.
 #include <algorithm>
 
+#include "drivers/stitch_flow/subgraph_models_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/graph/analysis.h"
@@ -102,7 +103,10 @@ Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, 
   Json j{{"processor", proc.name}, {"format", spec.format}, {"file", spec.file}, {"summary", rep.summary()},
          {"matched_share", rep.matchedShare()}, {"unmatched_names", rep.unmatchedNames}};
   if (!nodeRows.empty()) {
-    ZP_ASSIGN_OR_RETURN(auto mapping, profile::mapToSubgraphs(nodeRows, manifest, stitchDir));
+    ZP_ASSIGN_OR_RETURN(auto files, profile::subgraphFilesFor(nodeRows, manifest));
+    // Node names are all the mapping reads: no checker, no shape inference.
+    ZP_ASSIGN_OR_RETURN(auto models, drivers::readSubgraphModels(files, stitchDir, graph::LoadOptions{false, false}));
+    ZP_ASSIGN_OR_RETURN(auto mapping, profile::mapToSubgraphs(nodeRows, manifest, models));
     for (auto& r : mapping.rows) db.add(r);
     for (auto& r : nodeRows) db.add(r);
     j["subgraph_mapping"] = mapping.summary();

@@ -4,12 +4,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "libplan/graph/analysis.h"
-#include "libplan/graph/model_io.h"
 #include "libplan/profile/import.h"
 
 namespace zp::profile {
@@ -35,20 +35,33 @@ struct VariantNodes {
   std::vector<std::vector<std::string>> timedKeys;  // per position: non-constant node keys
 };
 
-Expected<VariantNodes> variantNodes(const zoo::TaskStitch& task, const std::string& variant,
-                                    const std::filesystem::path& stitchDir) {
-  VariantNodes vn;
-  vn.timedKeys.resize(static_cast<size_t>(task.positions()));
-  std::map<std::string, int> firstSeen;  // constant everywhere so far: first position
+// The subgraph of `variant` at each position of `task`.
+Expected<std::vector<const zoo::SubgraphInfo*>> variantSubgraphs(const zoo::TaskStitch& task,
+                                                                 const std::string& variant) {
+  std::vector<const zoo::SubgraphInfo*> out;
   for (int pos = 0; pos < task.positions(); ++pos) {
     const zoo::SubgraphInfo* info = nullptr;
     for (const auto& s : task.subgraphs[static_cast<size_t>(pos)])
       if (s.variant == variant) info = &s;
     if (!info) return makeError("stitch.json: task '{}' has no subgraph of variant '{}' at position {}", task.name,
                                 variant, pos);
-    ZP_ASSIGN_OR_RETURN(onnx::ModelProto model,
-                        graph::loadModel(stitchDir / info->file, graph::LoadOptions{.check = false, .inferShapes = false}));
-    graph::GraphView view(model);
+    out.push_back(info);
+  }
+  return out;
+}
+
+Expected<VariantNodes> variantNodes(const zoo::TaskStitch& task, const std::string& variant,
+                                    const SubgraphModels& models) {
+  VariantNodes vn;
+  vn.timedKeys.resize(static_cast<size_t>(task.positions()));
+  std::map<std::string, int> firstSeen;  // constant everywhere so far: first position
+  ZP_ASSIGN_OR_RETURN(auto infos, variantSubgraphs(task, variant));
+  for (int pos = 0; pos < task.positions(); ++pos) {
+    const zoo::SubgraphInfo* info = infos[static_cast<size_t>(pos)];
+    auto mit = models.find(info->file);
+    if (mit == models.end())
+      return makeError("stitch.json: subgraph '{}' of task '{}' was not loaded", info->file, task.name);
+    graph::GraphView view(mit->second);
     for (int i = 0; i < view.numNodes(); ++i) {
       std::string key = nodeKey(view.node(i));
       if (key.empty()) continue;
@@ -65,8 +78,23 @@ Expected<VariantNodes> variantNodes(const zoo::TaskStitch& task, const std::stri
 
 }  // namespace
 
+Expected<std::vector<std::string>> subgraphFilesFor(const std::vector<ProfileRow>& nodeRows,
+                                                    const zoo::StitchManifest& manifest) {
+  std::set<std::pair<std::string, std::string>> named;
+  for (const ProfileRow& r : nodeRows)
+    if (r.kind == RowKind::Node) named.emplace(r.task, r.variant);
+  std::set<std::string> files;
+  for (const auto& [taskName, variant] : named) {
+    const zoo::TaskStitch* task = manifest.task(taskName);
+    if (!task) return makeError("stitch.json: no task '{}' (node rows name it)", taskName);
+    ZP_ASSIGN_OR_RETURN(auto infos, variantSubgraphs(*task, variant));
+    for (const zoo::SubgraphInfo* info : infos) files.insert(info->file);
+  }
+  return std::vector<std::string>(files.begin(), files.end());
+}
+
 Expected<SubgraphMapping> mapToSubgraphs(const std::vector<ProfileRow>& nodeRows, const zoo::StitchManifest& manifest,
-                                         const std::filesystem::path& stitchDir, const SubgraphMapParams& params) {
+                                         const SubgraphModels& models, const SubgraphMapParams& params) {
   SubgraphMapping out;
   using GroupKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   std::map<GroupKey, std::vector<const ProfileRow*>> groups;
@@ -81,7 +109,7 @@ Expected<SubgraphMapping> mapToSubgraphs(const std::vector<ProfileRow>& nodeRows
     if (!task) return makeError("stitch.json: no task '{}' (node rows name it)", taskName);
     auto cit = cache.find({taskName, variant});
     if (cit == cache.end()) {
-      ZP_ASSIGN_OR_RETURN(VariantNodes vn, variantNodes(*task, variant, stitchDir));
+      ZP_ASSIGN_OR_RETURN(VariantNodes vn, variantNodes(*task, variant, models));
       cit = cache.emplace(std::make_pair(taskName, variant), std::move(vn)).first;
     }
     const VariantNodes& vn = cit->second;

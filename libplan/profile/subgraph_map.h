@@ -1,10 +1,13 @@
 // From node rows of a whole variant model to subgraph rows: the node times summed per
 // stitched subgraph (task, position, variant), using the node names of the subgraph
-// ONNX files that zoo-stitch wrote.
+// models that zoo-stitch wrote. The caller loads those models (subgraphFilesFor says
+// which); the mapping itself reads no files.
 #pragma once
-#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
+
+#include <onnx/onnx_pb.h>
 
 #include "libplan/profile/profile_db.h"
 #include "libplan/util/error.h"
@@ -29,6 +32,14 @@ struct SubgraphMapping {
   std::string summary() const;  // "29 node rows, 29 mapped (100.0% of time); 0 untimed subgraph nodes"
 };
 
+// Subgraph models by their file name in stitch.json (SubgraphInfo::file).
+using SubgraphModels = std::map<std::string, onnx::ModelProto>;
+
+// The subgraph files a mapping of these node rows needs: every position's subgraph
+// of each (task, variant) the rows name, sorted. Errors as mapToSubgraphs's.
+Expected<std::vector<std::string>> subgraphFilesFor(const std::vector<ProfileRow>& nodeRows,
+                                                    const zoo::StitchManifest& manifest);
+
 // Node rows are grouped by (task, variant, processor, policy, source); each group
 // becomes one subgraph row per position of that task. A node belongs to the subgraph
 // that contains it; a node present in several subgraphs (constants are duplicated
@@ -37,8 +48,8 @@ struct SubgraphMapping {
 // everywhere). Node rows match subgraph nodes by node key (name, or
 // "node_of_<output0>" for unnamed nodes). A subgraph row's median is the sum of its
 // nodes' medians; its p90 the sum of their p90s (an upper estimate), when all have one.
-// Errors: a task or variant not in the manifest, an unreadable subgraph file.
+// Errors: a task or variant not in the manifest, a subgraph model not in `models`.
 Expected<SubgraphMapping> mapToSubgraphs(const std::vector<ProfileRow>& nodeRows, const zoo::StitchManifest& manifest,
-                                         const std::filesystem::path& stitchDir, const SubgraphMapParams& params = {});
+                                         const SubgraphModels& models, const SubgraphMapParams& params = {});
 
 }  // namespace zp::profile

@@ -10,6 +10,7 @@
 #include "libplan/profile/import.h"
 #include "libplan/profile/subgraph_map.h"
 #include "libplan/artifacts/profile_csv.h"
+#include "drivers/stitch_flow/subgraph_models_read.h"
 #include "drivers/stitch_flow/zoo_stitch.h"
 
 namespace zp::profile {
@@ -36,7 +37,6 @@ ProfileRow nodeRow(const std::string& node, double ms, std::optional<double> p90
 // Two hand-made subgraph files: a constant-foldable node "dq" appears in both, constant
 // in the first (reads an initializer) and computed in the second (reads a graph input).
 TEST(profileSubgraphs, DuplicatedNodeCountsOnceWhereItIsNotConstant) {
-  fs::path dir = testing::scratchDir("zp_profile_sgmap");
   auto s0 = graph::parseModelText(R"(<ir_version: 8, opset_import: ["" : 13]>
     g0 (float[4] x) => (float[4] y) <float[4] w = {1,2,3,4}> {
       wq = Relu (w)
@@ -54,8 +54,7 @@ TEST(profileSubgraphs, DuplicatedNodeCountsOnceWhereItIsNotConstant) {
   name(*s0, 1, "add");
   name(*s1, 0, "dq");
   name(*s1, 1, "mul");
-  ASSERT_TRUE(graph::saveModel(*s0, dir / "s0.onnx").ok());
-  ASSERT_TRUE(graph::saveModel(*s1, dir / "s1.onnx").ok());
+  const SubgraphModels models{{"s0.onnx", *s0}, {"s1.onnx", *s1}};
   zoo::StitchManifest man;
   zoo::TaskStitch task;
   task.name = "t";
@@ -70,7 +69,10 @@ TEST(profileSubgraphs, DuplicatedNodeCountsOnceWhereItIsNotConstant) {
 
   std::vector<ProfileRow> rows = {nodeRow("dq", 1.0, 1.5), nodeRow("add", 2.0, 2.5), nodeRow("mul", 4.0, 4.5),
                                   nodeRow("gone", 0.5, 0.5)};
-  auto m = mapToSubgraphs(rows, man, dir);
+  auto files = subgraphFilesFor(rows, man);
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_EQ(*files, (std::vector<std::string>{"s0.onnx", "s1.onnx"}));
+  auto m = mapToSubgraphs(rows, man, models);
   ASSERT_TRUE(m.ok()) << m.error().message;
   ASSERT_EQ(m->rows.size(), 2u);
   EXPECT_EQ(m->rows[0].position, 0);
@@ -90,15 +92,20 @@ TEST(profileSubgraphs, DuplicatedNodeCountsOnceWhereItIsNotConstant) {
 
   // unknown task / variant are errors
   rows[0].task = "nope";
-  auto e = mapToSubgraphs(rows, man, dir);
+  auto e = mapToSubgraphs(rows, man, models);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().message, "stitch.json: no task 'nope' (node rows name it)");
   rows[0].task = "t";
   rows[0].variant = "w";
-  auto f = mapToSubgraphs(rows, man, dir);
+  auto f = mapToSubgraphs(rows, man, models);
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message, "stitch.json: task 't' has no subgraph of variant 'w' at position 0");
-  fs::remove_all(dir);
+  EXPECT_FALSE(subgraphFilesFor(rows, man).ok());
+  // a subgraph the caller did not load is an error, not a silent gap
+  rows[0].variant = "v";
+  auto g = mapToSubgraphs(rows, man, SubgraphModels{{"s0.onnx", *s0}});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().message, "stitch.json: subgraph 's1.onnx' of task 't' was not loaded");
 }
 
 // End to end on real ONNX Runtime traces (testdata/profiles/make_ort_profiles.js):
@@ -133,7 +140,11 @@ class profileEndToEnd : public ::testing::Test {
     auto imp = importOrtProfile(data("profiles/ort/" + trace), view, p);
     ASSERT_TRUE(imp.ok()) << imp.error().message;
     EXPECT_EQ(imp->report.unmatched, 0) << imp->report.summary();
-    auto m = mapToSubgraphs(imp->rows, *manifest_, *dir_);
+    auto files = subgraphFilesFor(imp->rows, *manifest_);
+    ASSERT_TRUE(files.ok()) << files.error().message;
+    auto models = drivers::readSubgraphModels(*files, *dir_, graph::LoadOptions{false, false});
+    ASSERT_TRUE(models.ok()) << models.error().message;
+    auto m = mapToSubgraphs(imp->rows, *manifest_, *models);
     ASSERT_TRUE(m.ok()) << m.error().message;
     SCOPED_TRACE(m->summary());
     std::cout << imp->report.summary() << "\n" << variant << ": " << m->summary() << "\n";
