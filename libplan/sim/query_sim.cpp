@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <limits>
+
+#include "libplan/sim/processor_queues.h"
 
 namespace zp::sim {
 
@@ -12,51 +13,39 @@ QuerySimResult simulateQueries(const std::vector<TaskQueries>& tasks, int proces
   assert(arrival.size() == n);
   std::vector<int> rank(n);
   for (size_t k = 0; k < n; ++k) rank[static_cast<size_t>(arrival[k])] = static_cast<int>(k);
-  std::vector<double> procFree(static_cast<size_t>(processors), 0.0);
   struct State {
-    int query = 0, stage = 0;
-    double ready = 0, issued = 0, latencySum = 0;
-    bool done = false;
+    int query = 0;
+    double issued = 0, latencySum = 0;
   };
   std::vector<State> st(n);
-  for (size_t t = 0; t < n; ++t) st[t].done = tasks[t].queries <= 0 || tasks[t].stages.empty();
+  ProcessorQueues queues(processors);
+  // A task's stage joins its processor's queue when the previous stage ends, after the transfer.
+  auto enqueue = [&](size_t t, int stage, double prevEnd) {
+    const auto& s = tasks[t].stages[static_cast<size_t>(stage)];
+    queues.push(s.processor, QueuedJob{prevEnd + s.transferMs, rank[t], static_cast<int>(t), stage});
+  };
+  for (size_t t = 0; t < n; ++t)
+    if (tasks[t].queries > 0 && !tasks[t].stages.empty()) enqueue(t, 0, 0.0);
   QuerySimResult r;
   r.meanLatencyMs.assign(n, 0.0);
   int completed = 0;
-  while (true) {
-    // The job that starts first; ties: earlier ready time, then earlier arrival.
-    int best = -1;
-    double bestStart = std::numeric_limits<double>::infinity(), bestReady = 0;
-    for (size_t t = 0; t < n; ++t) {
-      if (st[t].done) continue;
-      const auto& s = tasks[t].stages[static_cast<size_t>(st[t].stage)];
-      double ready = st[t].ready + s.transferMs;
-      double start = std::max(ready, procFree[static_cast<size_t>(s.processor)]);
-      // The first job is taken whatever its start (an infinite time is still a job
-      // that must run, and `best` an index before the tie-break reads rank[best]).
-      if (best < 0 || start < bestStart ||
-          (start == bestStart && (ready < bestReady || (ready == bestReady && rank[t] < rank[static_cast<size_t>(best)])))) {
-        best = static_cast<int>(t);
-        bestStart = start;
-        bestReady = ready;
-      }
+  while (auto next = queues.pop()) {
+    const auto t = static_cast<size_t>(next->job.id);
+    const int stage = next->job.stage;
+    auto& s = st[t];
+    const auto& task = tasks[t];
+    const double end = next->start + task.stages[static_cast<size_t>(stage)].ms;
+    queues.occupyUntil(next->processor, end);
+    if (recordSpans) r.spans.push_back(QuerySpan{static_cast<int>(t), s.query, stage, next->processor, next->start, end});
+    if (stage + 1 < static_cast<int>(task.stages.size())) {
+      enqueue(t, stage + 1, end);
+      continue;
     }
-    if (best < 0) break;
-    auto& s = st[static_cast<size_t>(best)];
-    const auto& task = tasks[static_cast<size_t>(best)];
-    const auto& stage = task.stages[static_cast<size_t>(s.stage)];
-    const double end = bestStart + stage.ms;
-    procFree[static_cast<size_t>(stage.processor)] = end;
-    if (recordSpans) r.spans.push_back(QuerySpan{best, s.query, s.stage, stage.processor, bestStart, end});
-    s.ready = end;
-    if (++s.stage == static_cast<int>(task.stages.size())) {
-      s.latencySum += end - s.issued;
-      ++completed;
-      r.makespanMs = std::max(r.makespanMs, end);
-      s.stage = 0;
-      s.issued = end;  // closed loop: the next query goes out when this one returns
-      if (++s.query == task.queries) s.done = true;
-    }
+    s.latencySum += end - s.issued;
+    ++completed;
+    r.makespanMs = std::max(r.makespanMs, end);
+    s.issued = end;  // closed loop: the next query goes out when this one returns
+    if (++s.query < task.queries) enqueue(t, 0, end);
   }
   for (size_t t = 0; t < n; ++t)
     r.meanLatencyMs[t] = tasks[t].queries > 0 ? st[t].latencySum / tasks[t].queries : 0.0;

@@ -2,21 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "libplan/util/chrome_trace.h"
+
 namespace zp::sim {
 
 Json chromeTrace(const Problem& p, const SimResult& r, const std::string& title) {
-  Json events = Json::array();
   const int A = p.numAccelerators();
-  events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", 0}, {"name", "process_name"},
-                    {"args", {{"name", title}}}});
-  for (int a = 0; a <= A; ++a) {
-    std::string name = a < A ? p.accelerators[static_cast<size_t>(a)] : std::string("transitions");
-    events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", a + 1}, {"name", "thread_name"},
-                      {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", a + 1}, {"name", "thread_sort_index"},
-                      {"args", {{"sort_index", a}}}});
-  }
-  auto us = [](double ms) { return ms * 1000.0; };
+  std::vector<std::string> tracks(p.accelerators.begin(), p.accelerators.end());
+  tracks.push_back("transitions");
+  std::vector<TraceSlice> slices;
   for (size_t n = 0; n < r.dnns.size(); ++n) {
     const auto& dnn = p.dnns[n];
     const auto& run = r.dnns[n];
@@ -26,30 +20,23 @@ Json chromeTrace(const Problem& p, const SimResult& r, const std::string& title)
       bool slowed = !g.slowed.empty();
       std::string name = fmt::format("{}/{}", dnn.name, dnn.groups[i].name);
       if (slowed) name += fmt::format(" [contention x{:.3f}]", slow);
-      Json ev = {{"ph", "X"}, {"pid", 1}, {"tid", g.accelerator + 1}, {"name", name},
-                 {"cat", slowed ? "group,contention" : "group"},
-                 {"ts", us(g.start)}, {"dur", us(g.end - g.start)},
-                 {"args", {{"dnn", dnn.name}, {"group", dnn.groups[i].name},
-                           {"standaloneMs", g.standaloneMs}, {"actualMs", g.end - g.start},
-                           {"slowdown", slow}}}};
-      if (slowed) ev["cname"] = "bad";
-      events.push_back(ev);
+      slices.push_back({g.accelerator, name, slowed ? "group,contention" : "group", g.start, g.end - g.start,
+                        {{"dnn", dnn.name}, {"group", dnn.groups[i].name}, {"standaloneMs", g.standaloneMs},
+                         {"actualMs", g.end - g.start}, {"slowdown", slow}},
+                        slowed ? "bad" : ""});
       for (const auto& s : g.slowed)
-        events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", g.accelerator + 1},
-                          {"name", fmt::format("contention x{:.3f}", s.slowdown)}, {"cat", "contention"},
-                          {"cname", "terrible"}, {"ts", us(s.start)}, {"dur", us(s.end - s.start)},
-                          {"args", {{"slowdown", s.slowdown}}}});
+        slices.push_back({g.accelerator, fmt::format("contention x{:.3f}", s.slowdown), "contention", s.start,
+                          s.end - s.start, {{"slowdown", s.slowdown}}, "terrible"});
     }
     for (const auto& t : run.transitions) {
       if (t.end <= t.start) continue;
-      events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", A + 1},
-                        {"name", fmt::format("{} {}->{}", dnn.name, p.accelerators[static_cast<size_t>(t.from)],
-                                             p.accelerators[static_cast<size_t>(t.to)])},
-                        {"cat", "transition"}, {"ts", us(t.start)}, {"dur", us(t.end - t.start)},
-                        {"args", {{"afterGroup", t.afterGroup}}}});
+      slices.push_back({A,
+                        fmt::format("{} {}->{}", dnn.name, p.accelerators[static_cast<size_t>(t.from)],
+                                    p.accelerators[static_cast<size_t>(t.to)]),
+                        "transition", t.start, t.end - t.start, {{"afterGroup", t.afterGroup}}, ""});
     }
   }
-  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  return chromeTraceJson(title, tracks, slices);
 }
 
 }  // namespace zp::sim
