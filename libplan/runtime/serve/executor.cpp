@@ -1,5 +1,7 @@
 #include "libplan/runtime/serve/executor.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -19,6 +21,12 @@ namespace zp::runtime::serve {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
 
 int64_t argmax(const Tensor& t) {
   const auto v = t.toF32();
@@ -133,12 +141,13 @@ Status Server::runPositionOrFail(int query, int position) {
   const int slot = task.slots[static_cast<size_t>(position)];
   const int proc = setup_.slots[static_cast<size_t>(slot)].processor;
   auto& slices = slices_[static_cast<size_t>(proc)];
-  const double picked = nowMs();
+  const double picked = nowMs(), pickedCpu = threadCpuMs();
   if (position == 0) q.record.startMs = picked;
   ZP_ASSIGN_OR_RETURN(auto lease, residency_->acquire(slot, [&] { return loadSlot(slot); }));
   if (lease.loaded) {
     const double end = nowMs();
-    slices.push_back({ExecSlice::Kind::Load, proc, query, q.record.task, position, slot, end - lease.loadMs, end});
+    slices.push_back({ExecSlice::Kind::Load, proc, query, q.record.task, position, slot, end - lease.loadMs, end,
+                      threadCpuMs() - pickedCpu});
     q.record.loadMs += lease.loadMs;
   }
   TensorMap inputs;
@@ -151,14 +160,14 @@ Status Server::runPositionOrFail(int query, int position) {
     }
     inputs.emplace(io.name, it->second);
   }
-  const double runStart = nowMs();
+  const double runStart = nowMs(), runStartCpu = threadCpuMs();
   auto outputs = lease.session->run(inputs);
-  const double runEnd = nowMs();
+  const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
   const std::string firstOutput = lease.session->outputs().empty() ? "" : lease.session->outputs()[0].name;
   residency_->release(slot);
   if (!outputs.ok()) return makeError("subgraph '{}': {}", setup_.slots[static_cast<size_t>(slot)].name,
                                       outputs.error().message);
-  slices.push_back({ExecSlice::Kind::Run, proc, query, q.record.task, position, slot, runStart, runEnd});
+  slices.push_back({ExecSlice::Kind::Run, proc, query, q.record.task, position, slot, runStart, runEnd, runCpu});
   for (auto& [name, t] : *outputs) q.values[name] = std::move(t);
   if (position + 1 < static_cast<int>(task.slots.size())) {
     const int next = setup_.slots[static_cast<size_t>(task.slots[static_cast<size_t>(position + 1)])].processor;

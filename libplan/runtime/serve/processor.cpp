@@ -69,8 +69,11 @@ Status pinCurrentThread(const ProcessorConfig& p) {
     CPU_SET(c, &set);
   }
   const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  if (rc != 0)
-    return makeError("processor '{}': cannot pin to cores {}: {}", p.name, coreList(p.cores), std::strerror(rc));
+  if (rc != 0) {
+    auto sorted = p.cores;
+    std::sort(sorted.begin(), sorted.end());
+    return makeError("processor '{}': cannot pin to cores {}: {}", p.name, coreList(sorted), std::strerror(rc));
+  }
   return {};
 }
 

@@ -45,7 +45,7 @@ Json serveTrace(const ServeResult& r, const std::string& title) {
     const bool load = e.kind == ExecSlice::Kind::Load;
     slices.push_back({e.processor, load ? "load " + slot : fmt::format("{}/p{}", task, e.position),
                       load ? "load" : "run", e.startMs, e.endMs - e.startMs,
-                      {{"query", e.query}, {"task", task}, {"position", e.position}, {"subgraph", slot}},
+                      {{"query", e.query}, {"task", task}, {"position", e.position}, {"subgraph", slot}, {"cpu_ms", e.cpuMs}},
                       load ? "bad" : ""});
   }
   return chromeTraceJson(title, r.processors, slices);

@@ -29,6 +29,9 @@ struct ExecSlice {
   Kind kind = Kind::Run;
   int processor = 0, query = 0, task = 0, position = 0, slot = 0;
   double startMs = 0, endMs = 0;
+  // CPU time of the worker thread over the slice: below endMs - startMs when the
+  // thread was descheduled (other processes on its cores), at it when it ran throughout.
+  double cpuMs = 0;
 };
 
 struct ServeResult {
