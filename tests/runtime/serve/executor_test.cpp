@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/executor.h"
@@ -136,6 +137,16 @@ TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
     int loadSlices = 0;
     for (const auto& s : r->slices) loadSlices += s.kind == ExecSlice::Kind::Load;
     EXPECT_EQ(loadSlices, 10);
+    // The trace names runs by task/position and loads by subgraph, all on the one track.
+    std::map<std::string, int> names;
+    const Json traceJson = serveTrace(*r, "serve");
+    for (const auto& ev : traceJson["traceEvents"])
+      if (ev["ph"] == "X") {
+        ++names[ev["name"].get<std::string>()];
+        EXPECT_EQ(ev["tid"], 1);
+      }
+    EXPECT_EQ(names, (std::map<std::string, int>{{"a/p0", 5}, {"a/p1", 5}, {"a/p2", 5}, {"load a/p1", 5},
+                                                 {"load a/p2", 5}}));
     for (const auto& q : r->queries) {
       EXPECT_GT(q.loadMs, 0);
       EXPECT_GE(q.latencyMs, q.loadMs);
