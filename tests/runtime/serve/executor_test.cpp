@@ -16,11 +16,11 @@ struct TwoTasks {
   ServeSetup setup;
 };
 
-std::vector<TensorMap> samplesFor(const std::string& input, int count) {
+std::vector<TensorMap> samplesFor(const std::string& input, int count, int rows) {
   std::vector<TensorMap> samples;
   for (int i = 0; i < count; ++i) {
     TensorMap m;
-    m[input] = randomInput({input, DType::F32, {16, 128}}, static_cast<uint64_t>(100 + i));
+    m[input] = randomInput({input, DType::F32, {rows, 128}}, static_cast<uint64_t>(100 + i));
     samples.push_back(std::move(m));
   }
   return samples;
@@ -41,15 +41,18 @@ std::vector<int64_t> referenceLabels(const std::vector<std::string>& texts, cons
   return labels;
 }
 
-TwoTasks twoTasks(int depth) {
+// Each position: `depth` MatMuls of [rows, 128] x [128, 128].
+TwoTasks twoTasks(int depth, int rows = 16) {
   TwoTasks t;
-  t.texts = {testing::chainText("xa", "ha", 16, 128, depth, 0.01f), testing::chainText("ha", "ya", 16, 128, depth, 0.02f),
-             testing::chainText("xb", "hb", 16, 128, depth, 0.03f), testing::chainText("hb", "yb", 16, 128, depth, 0.01f)};
+  t.texts = {testing::chainText("xa", "ha", rows, 128, depth, 0.01f),
+             testing::chainText("ha", "ya", rows, 128, depth, 0.02f),
+             testing::chainText("xb", "hb", rows, 128, depth, 0.03f),
+             testing::chainText("hb", "yb", rows, 128, depth, 0.01f)};
   const int c0 = availableCores().front(), c1 = availableCores().back();
   t.setup.processors = {{"p0", {c0}}, {"p1", {c1}}};
   t.setup.slots = {{"a/p0", 0, 1000, true}, {"a/p1", 1, 1000, true}, {"b/p0", 1, 1000, true}, {"b/p1", 0, 1000, true}};
-  ServeTask a{"a", {0, 1}, 1000, true, samplesFor("xa", 4), {}};
-  ServeTask b{"b", {2, 3}, 1000, true, samplesFor("xb", 3), {}};
+  ServeTask a{"a", {0, 1}, 1000, true, samplesFor("xa", 4, rows), {}};
+  ServeTask b{"b", {2, 3}, 1000, true, samplesFor("xb", 3, rows), {}};
   a.labels = referenceLabels({t.texts[0], t.texts[1]}, a.samples, "ya");
   b.labels = referenceLabels({t.texts[2], t.texts[3]}, b.samples, "yb");
   t.setup.tasks = {a, b};
@@ -66,9 +69,12 @@ ArrivalTrace periodic(int count, double rateQps, std::vector<int> samples) {
 
 TEST(Executor, TwoProcessorsRunDifferentTasksAtTheSameTime) {
   if (availableCores().size() < 2) GTEST_SKIP() << "needs two cores";
-  auto t = twoTasks(12);
+  // Positions of about 1 ms and a burst (one query of each task every 0.2 ms), so that both
+  // workers have work queued for tens of milliseconds: long enough to overlap even when other
+  // processes hand this one's threads the cores in turns.
+  auto t = twoTasks(24, 64);
   testing::InMemoryLoader loader(t.texts);
-  auto trace = periodic(20, 200, {4, 3});
+  auto trace = periodic(20, 5000, {4, 3});
   auto r = serve(t.setup, loader, trace);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->queries.size(), 40u);
@@ -110,7 +116,7 @@ TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
   auto t = twoTasks(2);
   const int core = availableCores().front();
   // One processor, task a only; a/p0 preloaded, a/p1 and a third position loaded on demand.
-  t.texts.push_back(testing::chainText("ya", "za", 16, 128, 2, 0.01f));
+  t.texts.push_back(testing::chainText("ya", "za", 16, 128, 2, 0.01f));  // rows as twoTasks' default
   t.setup.processors = {{"p0", {core}}};
   t.setup.slots = {{"a/p0", 0, 1000, true}, {"a/p1", 0, 1000, false}, {"b/p0", 0, 1000, false},
                    {"b/p1", 0, 1000, false}, {"a/p2", 0, 1000, false}};
@@ -118,25 +124,38 @@ TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
   t.setup.tasks[0].slots = {0, 1, 4};
   t.setup.tasks[0].labels.clear();
   t.setup.memoryBudgetBytes = 2000;  // preload + one more: p1 and p2 evict each other
+  // One query every 100 ms: on a machine that is not overloaded each finishes before the
+  // next arrives, and then loads and evictions follow from the LRU rule alone. When queries
+  // do overlap, the order in which the worker sees the positions of two queries depends on
+  // timing, and only the invariants are checked.
   ArrivalParams p;
-  p.tasks = {{"a", ArrivalProcess::Periodic, 50, 4}};
+  p.tasks = {{"a", ArrivalProcess::Periodic, 10, 4}};
   p.count = 5;
   auto trace = *generateArrivals(p);
-  std::vector<ServeResult> runs;
+  std::vector<ServeResult> sequential;
   for (int rep = 0; rep < 2; ++rep) {
     testing::InMemoryLoader loader(t.texts);
     auto r = serve(t.setup, loader, trace);
     ASSERT_TRUE(r.ok()) << r.error().message;
-    EXPECT_EQ(loader.loads(0), 1);  // preloaded once, never evicted
-    EXPECT_EQ(loader.loads(1), 5);
-    EXPECT_EQ(loader.loads(4), 5);
-    EXPECT_EQ(r->loads, 10);
-    EXPECT_EQ(r->evictions, 9);
+    bool overlapped = false;
+    for (size_t i = 1; i < r->queries.size(); ++i) overlapped |= r->queries[i].arrivalMs < r->queries[i - 1].finishMs;
+    // Invariants: the preloaded slot is loaded once and never evicted; the budget holds
+    // one on-demand slot, so every load after the first evicts exactly one.
+    EXPECT_EQ(loader.loads(0), 1);
+    EXPECT_EQ(loader.loads(2) + loader.loads(3), 0);
+    EXPECT_EQ(r->loads, loader.loads(1) + loader.loads(4));
+    EXPECT_EQ(r->evictions, r->loads - 1);
     EXPECT_EQ(r->overBudgetLoads, 0);
     EXPECT_EQ(r->peakResidentBytes, 2000);
     int loadSlices = 0;
+    double loadMs = 0;
     for (const auto& s : r->slices) loadSlices += s.kind == ExecSlice::Kind::Load;
-    EXPECT_EQ(loadSlices, 10);
+    for (const auto& q : r->queries) {
+      EXPECT_GE(q.latencyMs, q.loadMs);
+      loadMs += q.loadMs;
+    }
+    EXPECT_EQ(loadSlices, r->loads);
+    EXPECT_GT(loadMs, 0);
     // The trace names runs by task/position and loads by subgraph, all on the one track.
     std::map<std::string, int> names;
     const Json traceJson = serveTrace(*r, "serve");
@@ -145,24 +164,25 @@ TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
         ++names[ev["name"].get<std::string>()];
         EXPECT_EQ(ev["tid"], 1);
       }
-    EXPECT_EQ(names, (std::map<std::string, int>{{"a/p0", 5}, {"a/p1", 5}, {"a/p2", 5}, {"load a/p1", 5},
-                                                 {"load a/p2", 5}}));
-    for (const auto& q : r->queries) {
-      EXPECT_GT(q.loadMs, 0);
-      EXPECT_GE(q.latencyMs, q.loadMs);
-    }
-    runs.push_back(std::move(r).value());
+    EXPECT_EQ(names["a/p0"] + names["a/p1"] + names["a/p2"], 15);
+    EXPECT_EQ(names["load a/p1"] + names["load a/p2"], r->loads);
+    if (overlapped) continue;
+    // Sequential queries: p1 and p2 evict each other, so each query loads both.
+    EXPECT_EQ(r->loads, 10);
+    for (const auto& q : r->queries) EXPECT_GT(q.loadMs, 0);
+    sequential.push_back(std::move(r).value());
   }
-  // Everything that is not a time is the same in both runs.
-  for (size_t i = 0; i < runs[0].queries.size(); ++i) {
-    EXPECT_EQ(runs[0].queries[i].predicted, runs[1].queries[i].predicted);
-    EXPECT_EQ(runs[0].queries[i].sample, runs[1].queries[i].sample);
+  // Everything that is not a time is the same in two sequential runs.
+  if (sequential.size() < 2) return;
+  for (size_t i = 0; i < sequential[0].queries.size(); ++i) {
+    EXPECT_EQ(sequential[0].queries[i].predicted, sequential[1].queries[i].predicted);
+    EXPECT_EQ(sequential[0].queries[i].sample, sequential[1].queries[i].sample);
   }
-  ASSERT_EQ(runs[0].slices.size(), runs[1].slices.size());
-  for (size_t i = 0; i < runs[0].slices.size(); ++i) {
-    EXPECT_EQ(runs[0].slices[i].kind, runs[1].slices[i].kind);
-    EXPECT_EQ(runs[0].slices[i].slot, runs[1].slices[i].slot);
-    EXPECT_EQ(runs[0].slices[i].query, runs[1].slices[i].query);
+  ASSERT_EQ(sequential[0].slices.size(), sequential[1].slices.size());
+  for (size_t i = 0; i < sequential[0].slices.size(); ++i) {
+    EXPECT_EQ(sequential[0].slices[i].kind, sequential[1].slices[i].kind);
+    EXPECT_EQ(sequential[0].slices[i].slot, sequential[1].slices[i].slot);
+    EXPECT_EQ(sequential[0].slices[i].query, sequential[1].slices[i].query);
   }
 }
 
