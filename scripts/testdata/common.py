@@ -88,7 +88,9 @@ def prunable_modules(model):
 # training / evaluation
 
 
-def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None):
+def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None, name=None):
+    """Adam with a cosine schedule; `masks` are re-applied after every step.
+    With `name`, logs the mean training loss every 10 epochs."""
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
@@ -96,9 +98,10 @@ def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None):
     steps = epochs * ((n + batch - 1) // batch)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=wd)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
-    for _ in range(epochs):
+    for epoch in range(epochs):
         model.train()
         perm = torch.randperm(n, generator=g)
+        total = 0.0
         for i in range(0, n, batch):
             idx = perm[i:i + batch]
             if len(idx) < 2:
@@ -108,8 +111,11 @@ def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None):
             loss.backward()
             opt.step()
             sched.step()
+            total += float(loss) * len(idx)
             if masks is not None:
                 apply_masks(model, masks)
+        if name and (epoch + 1) % 10 == 0:
+            log(f"  {name}: epoch {epoch + 1}/{epochs}, mean training loss {total / n:.4f}")
     model.eval()
     return model
 
@@ -143,6 +149,37 @@ def global_magnitude_masks(model, fraction):
         masks[name] = torch.from_numpy(keep[off:off + n].reshape(tuple(m.weight.shape)).astype(np.float32))
         off += n
     threshold = float(np.abs(flat[order[k - 1]])) if k > 0 else 0.0
+    return masks, threshold
+
+
+def global_lamp_masks(model, fraction):
+    """LAMP (layer-adaptive magnitude pruning, Lee et al. 2021): within each
+    Conv/Gemm weight, sorted by |w| ascending, a weight's score is w^2 over the
+    sum of w'^2 of the layer's weights not smaller than it; ONE global threshold
+    on the scores masks the `fraction` of all weights with the lowest scores
+    (ties broken by position). Unlike a global threshold on |w|, it does not
+    empty layers whose weights are small only because a BatchNormalization
+    after them rescales. Returns (masks, threshold on the score)."""
+    mods = prunable_modules(model)
+    scores = []
+    for _, m in mods:
+        w2 = m.weight.detach().numpy().ravel().astype(np.float64) ** 2
+        order = np.argsort(w2, kind="stable")
+        suffix = np.cumsum(w2[order][::-1])[::-1]
+        s = np.empty_like(w2)
+        s[order] = w2[order] / np.maximum(suffix, np.finfo(np.float64).tiny)
+        scores.append(s)
+    flat = np.concatenate(scores)
+    k = int(round(fraction * flat.size))
+    order = np.argsort(flat, kind="stable")
+    keep = np.ones(flat.size, dtype=bool)
+    keep[order[:k]] = False
+    masks, off = {}, 0
+    for name, m in mods:
+        n = m.weight.numel()
+        masks[name] = torch.from_numpy(keep[off:off + n].reshape(tuple(m.weight.shape)).astype(np.float32))
+        off += n
+    threshold = float(flat[order[k - 1]]) if k > 0 else 0.0
     return masks, threshold
 
 
