@@ -4,7 +4,7 @@
 Run from the repository root with Debian's interpreter (it has torch, onnx,
 sklearn and numpy as apt packages):
 
-    /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip] [--zoos Z1,Z2]
+    /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip] [--zoos Z1,Z2] [--readme-only]
 
 What it does, per task:
   * loads a dataset that ships inside scikit-learn (no download), makes a fixed
@@ -502,7 +502,8 @@ def readme_text(results, ort_used, ir_versions, out):
              "repository root)\n")
     L.append("```\nnpm install --prefix tests/ort --ignore-scripts   # optional: ORT cross-check\n"
              "/usr/bin/python3 scripts/make_testdata.py [--zoos digits,multitask,realistic]\n"
-             "/usr/bin/python3 scripts/measure_zoo_latency.py testdata/realistic --plan-run build/bin/plan-run\n```\n")
+             "/usr/bin/python3 scripts/measure_zoo_latency.py testdata/realistic --plan-run build/bin/plan-run\n"
+             "/usr/bin/python3 scripts/make_testdata.py --readme-only   # README with the new latencies\n```\n")
     L.append("`--zoos` rebuilds only the zoos named (the README takes the others' figures from their\n"
              "`accuracy_measured.json`). The realistic zoo takes about an hour of single-threaded training;\n"
              "the small ones a few minutes.\n")
@@ -654,13 +655,16 @@ def main():
     ap.add_argument("--zoos", default=",".join(all_zoos),
                     help=f"zoos to (re)build, comma-separated (default: all = {','.join(all_zoos)}); the README "
                          "takes the others' figures from their accuracy_measured.json")
+    ap.add_argument("--readme-only", action="store_true",
+                    help="rebuild no zoo, only README.md from the recorded accuracy_measured.json and "
+                         "latency_measured.json files (e.g. after scripts/measure_zoo_latency.py)")
     args = ap.parse_args()
-    build = args.zoos.split(",")
+    build = [] if args.readme_only else args.zoos.split(",")
     for z in build:
         if z not in all_zoos:
             ap.error(f"--zoos: unknown zoo '{z}' (known: {', '.join(all_zoos)})")
     setup_determinism()
-    use_ort = ort_available(args.ort)
+    use_ort = ort_available("skip" if args.readme_only else args.ort)
     log(f"torch {torch.__version__}, onnx {onnx.__version__}, numpy {np.__version__}; ORT cross-check: {use_ort}")
     results, ort_used = {}, {}
     tmpdir = tempfile.mkdtemp(prefix="make_testdata.")
