@@ -195,7 +195,7 @@ def policy_runs(label, policies):
 
 def collect_models(args):
     out = []
-    for name in (args.models or models.ALL):
+    for name in ([] if args.zoos else args.models or models.ALL):
         if name not in models.ALL:
             raise SystemExit(f'--models: unknown model {name}')
         res = models.resolution(name, args.small)
@@ -211,6 +211,8 @@ def collect_models(args):
         for root in roots:
             for p in sorted(glob.glob(os.path.join(root, 'testdata', '*', 'models', '**', '*.onnx'), recursive=True)):
                 rel = os.path.relpath(p, os.path.join(root, 'testdata'))
+                if args.zoos and rel.split(os.sep)[0] not in args.zoos:
+                    continue
                 out.append((rel.replace('/models/', '/').replace('.onnx', ''), p))
     return out
 
@@ -224,6 +226,7 @@ def main():
     ap.add_argument('--extra-testdata', action='append', help='another checkout whose testdata/ to include')
     ap.add_argument('--small', action='store_true', help='96x96 inputs for the big CNNs (CI)')
     ap.add_argument('--models', nargs='*', help=f'subset of {models.ALL} (testdata models are then skipped)')
+    ap.add_argument('--zoos', nargs='*', help='only the models of these testdata zoos (no exported models)')
     ap.add_argument('--policies', nargs='*', default=POLICIES)
     ap.add_argument('--tolerance', type=float, default=1e-4)
     args = ap.parse_args()
