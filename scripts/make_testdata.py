@@ -605,7 +605,8 @@ def readme_text(results, ort_used, ir_versions, out):
              "  one-shot numbers show that 80-90% one-shot global pruning of these tiny models collapses.\n"
              "* Activation quantization (`int8a`) exists only in the digits zoo.\n"
              "* Byte-identical re-runs hold for one machine and software stack; torch on another CPU may\n"
-             "  round differently during training and so write other weights (and accuracies).\n")
+             "  round differently during training and so write other weights (and accuracies).\n"
+             + realistic.README_LIMITS)
     L.append("## ORT reference runner (tests/ort)\n")
     L.append("`npm install --prefix tests/ort --ignore-scripts` installs onnxruntime-node (its CPU library ships\n"
              "inside the package). Then:\n\n"

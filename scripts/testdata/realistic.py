@@ -665,6 +665,20 @@ README_VARIANTS = (
     "  untouched). Scores and re-fit use 256 training samples, the least squares 32768 random\n"
     "  (sample, position) rows. Block and layer input/output widths do not change.\n")
 
+README_LIMITS = (
+    "* realistic zoo: the three tasks share one test split (450 digits; one sample is 0.22 points), and\n"
+    "  the digits are 8x8 images upsampled in the model: the networks are realistic in size and cost,\n"
+    "  not in the information their inputs carry, so every dense model is close to 100%.\n"
+    "* realistic zoo: its processors `cpu` and `npu` are two kernel policies of zooplan's runtime on\n"
+    "  the host CPU (dense GEMM-based `default`, CSR `sparse`), one thread each; `npu` stands in for a\n"
+    "  sparsity-exploiting accelerator and is no device. Under `sparse`, dense weights run slower than\n"
+    "  with `default` (most of all for the ViT's Gemms), so that processor pays off only for highly\n"
+    "  sparse variants. Latencies were measured on a 2-core machine shared with other work; the\n"
+    "  latency file records the load average before and after.\n"
+    "* realistic zoo: MobileNet's structured variants thin only the 6 inverted residuals with a skip\n"
+    "  (cut points lie inside the other 5), so they remove fewer weights than the level suggests\n"
+    "  (`weights_removed_fraction`).\n")
+
 
 def _sha256(path):
     import hashlib
