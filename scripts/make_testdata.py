@@ -4,7 +4,7 @@
 Run from the repository root with Debian's interpreter (it has torch, onnx,
 sklearn and numpy as apt packages):
 
-    /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip] [--zoos Z1,Z2] [--readme-only]
+    /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip] [--zoos Z1,Z2] [--jobs N] [--readme-only]
 
 What it does, per task:
   * loads a dataset that ships inside scikit-learn (no download), makes a fixed
@@ -659,6 +659,8 @@ def main():
     ap.add_argument("--readme-only", action="store_true",
                     help="rebuild no zoo, only README.md from the recorded accuracy_measured.json and "
                          "latency_measured.json files (e.g. after scripts/measure_zoo_latency.py)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="realistic zoo: tasks trained at once, one process each (the files do not depend on it)")
     args = ap.parse_args()
     build = [] if args.readme_only else args.zoos.split(",")
     for z in build:
@@ -685,7 +687,7 @@ def main():
             write_zoo(zoo_dir, z, accs, use_ort)
             results[zoo], ort_used[zoo] = accs, use_ort
         if realistic.ZOO in build:
-            z, accs = realistic.build_zoo(args.out, use_ort, tmpdir)
+            z, accs = realistic.build_zoo(args.out, use_ort, tmpdir, jobs=args.jobs)
             write_zoo(os.path.join(args.out, realistic.ZOO), z, accs, use_ort)
             results[realistic.ZOO], ort_used[realistic.ZOO] = accs, use_ort
         present = [z for z in all_zoos if z in results or os.path.isfile(os.path.join(args.out, z, "accuracy_measured.json"))]

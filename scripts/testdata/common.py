@@ -88,9 +88,9 @@ def prunable_modules(model):
 # training / evaluation
 
 
-def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None, name=None):
+def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None, name=None, log_every=10):
     """Adam with a cosine schedule; `masks` are re-applied after every step.
-    With `name`, logs the mean training loss every 10 epochs."""
+    With `name`, logs the mean training loss every `log_every` epochs."""
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
@@ -114,7 +114,7 @@ def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None, name=Non
             total += float(loss) * len(idx)
             if masks is not None:
                 apply_masks(model, masks)
-        if name and (epoch + 1) % 10 == 0:
+        if name and ((epoch + 1) % log_every == 0 or epoch + 1 == epochs):
             log(f"  {name}: epoch {epoch + 1}/{epochs}, mean training loss {total / n:.4f}")
     model.eval()
     return model

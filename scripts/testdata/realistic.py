@@ -439,7 +439,7 @@ def make_variants(task, cfg, xtr, ytr, xte, yte):
     log(f"{zoo}/{task}: training dense {dense.arch} "
         f"({sum(p.numel() for p in dense.parameters())} parameters) on {len(xtr)} samples")
     tr = cfg["train"]
-    train(dense, xtr, ytr, **tr, seed=cfg["seed"], name=f"{task}/dense")
+    train(dense, xtr, ytr, **tr, seed=cfg["seed"], name=f"{task}/dense", log_every=1)
     variants = []
 
     def add(vid, kind, precision, m, logits, how, extra=None):
@@ -464,7 +464,8 @@ def make_variants(task, cfg, xtr, ytr, xte, yte):
         apply_masks(pm, masks)
         before_ft = top1(torch_logits(pm, xte), yte)
         ft = cfg["finetune"]
-        train(pm, xtr, ytr, **ft, seed=cfg["seed"] + 1000 + int(round(frac * 100)), masks=masks, name=f"{task}/{vid}")
+        train(pm, xtr, ytr, **ft, seed=cfg["seed"] + 1000 + int(round(frac * 100)), masks=masks, name=f"{task}/{vid}",
+              log_every=1)
         apply_masks(pm, masks)
         how = (f"gradual global LAMP pruning from {prev_id}: one threshold ({thr:.6g}) on the layer-adaptive "
                f"magnitude scores w^2/sum(w'^2 >= w^2 in its layer) of all {n_weights} Conv/Gemm weights zeroes "
@@ -570,39 +571,50 @@ LEVELS = {"unstructured": [0.5, 0.75, 0.9], "structured": [0.25, 0.5]}
 TASKS = {
     "resnet": dict(
         seed=21, arch={"kind": "resnet", "size": 64, "stem": 16, "stages": [[16, 3], [32, 3], [64, 3]]},
-        train={"epochs": 12, "lr": 2e-3, "batch": 32}, finetune={"epochs": 4, "lr": 5e-4, "batch": 32},
+        train={"epochs": 5, "lr": 2e-3, "batch": 32}, finetune={"epochs": 2, "lr": 5e-4, "batch": 32},
         description="handwritten digits, input [1,1,8,8] in [0,1] resized in the model to 64x64; ResNet-20 style "
                     "CNN (stem + 9 basic blocks, 16/32/64 channels, GAP, Gemm)", **LEVELS),
     "mobilenet": dict(
         seed=22, arch={"kind": "mobilenet", "size": 80, "stem": 32,
                        "blocks": [[16, 1, 1, 1], [24, 6, 2, 2], [32, 6, 3, 2], [64, 6, 3, 2], [96, 6, 2, 1]],
                        "head": 256},
-        train={"epochs": 12, "lr": 2e-3, "batch": 32}, finetune={"epochs": 5, "lr": 5e-4, "batch": 32},
+        train={"epochs": 5, "lr": 2e-3, "batch": 32}, finetune={"epochs": 2, "lr": 5e-4, "batch": 32},
         description="handwritten digits, input [1,1,8,8] in [0,1] resized in the model to 80x80; MobileNetV2 style "
                     "CNN (11 inverted residual blocks with depthwise 3x3 convs, ReLU6, 1x1 head, GAP, Gemm)",
         **LEVELS),
     "vit": dict(
         seed=23, arch={"kind": "vit", "size": 48, "stem": 32, "d": 96, "heads": 4, "mlp": 192, "layers": 4},
-        train={"epochs": 30, "lr": 1e-3, "batch": 32}, finetune={"epochs": 6, "lr": 3e-4, "batch": 32},
+        train={"epochs": 14, "lr": 1e-3, "batch": 32}, finetune={"epochs": 3, "lr": 3e-4, "batch": 32},
         description="handwritten digits, input [1,1,8,8] in [0,1] resized in the model to 48x48; vision "
                     "transformer encoder (convolutional patch embedding to 144 tokens of width 96, 4 pre-LN layers "
                     "with 4 heads and a GELU MLP of 192, mean pooling, Gemm)", **LEVELS),
 }
 
 
-def build_zoo(out_dir, use_ort, tmpdir, tasks=None):
+def _build_task_job(args):
+    zoo_dir, task, data, use_ort, tmpdir = args
+    task_tmp = os.path.join(tmpdir, task)
+    os.makedirs(task_tmp, exist_ok=True)
+    return build_task(zoo_dir, task, TASKS[task], data, use_ort, task_tmp)
+
+
+def build_zoo(out_dir, use_ort, tmpdir, tasks=None, jobs=1):
     """Writes testdata/realistic (models, data, zoo.json, accuracy_measured.json).
-    Returns (zoo.json object, accuracy records)."""
+    With jobs > 1 the tasks train in that many processes at once (each single-
+    threaded and seeded from its own configuration alone, so the files do not
+    depend on jobs). Returns (zoo.json object, accuracy records)."""
     zoo_dir = os.path.join(out_dir, ZOO)
     os.makedirs(zoo_dir, exist_ok=True)
     data = write_data(zoo_dir)
-    entries, recs = [], []
-    for task, cfg in TASKS.items():
-        if tasks and task not in tasks:
-            continue
-        e, r = build_task(zoo_dir, task, cfg, data, use_ort, tmpdir)
-        entries.append(e)
-        recs.append(r)
+    work = [(zoo_dir, task, data, use_ort, tmpdir) for task in TASKS if not tasks or task in tasks]
+    if jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(work))) as pool:
+            results = pool.map(_build_task_job, work, chunksize=1)
+    else:
+        results = [_build_task_job(w) for w in work]
+    entries = [e for e, _ in results]
+    recs = [r for _, r in results]
     z = {"schema_version": 1, "name": ZOO, "description": DESCRIPTION,
          "processors": copy.deepcopy(PROCESSORS), "tasks": entries}
     return z, recs
