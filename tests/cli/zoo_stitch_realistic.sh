@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # zoo-stitch on the realistic-scale zoo: every task has the variant kinds the
 # planner needs, every combination of its variants stitches (all variants share
-# node names and cut points) at two and at three positions, and stitched
-# variants mixing pruning kinds equal their subgraphs in ONNX Runtime.
+# node names and cut points) at two and at three positions, stitched variants
+# mixing pruning kinds equal their subgraphs in ONNX Runtime, and a quick
+# accuracy sanity: ONNX Runtime reproduces the recorded accuracy of every dense
+# model and of one variant per task, and a stitched mix of pruned and quantized
+# subgraphs still classifies the test digits.
 source "$(dirname "$0")/lib.sh"
 Z="$SRC/testdata/realistic/zoo.json"
 for s in 2 3; do
@@ -31,4 +34,39 @@ PYEOF
     fail "$s positions: ONNX Runtime equivalence"
   fi
 done
+
+# Accuracy sanity on the first 150 test digits (a third of the split, to stay quick).
+if $PY - "$SRC" "$WORK" <<'PYEOF'
+import json, os, subprocess, sys
+import numpy as np
+src, work = sys.argv[1], sys.argv[2]
+zoo = os.path.join(src, "testdata", "realistic")
+z = json.load(open(os.path.join(zoo, "zoo.json")))
+acc = {t["task"]: {v["id"]: v for v in t["variants"]} for t in json.load(open(os.path.join(zoo, "accuracy_measured.json")))["tasks"]}
+N = 150
+def top1(model, x, y):
+    out = subprocess.run(["node", os.path.join(src, "tests", "ort", "eval_accuracy.js"), model, x, y, "--limit", str(N)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["top1"]
+lines = []
+for t in z["tasks"]:
+    ds = t["dataset"]
+    x, y = (os.path.join(zoo, ds[k]) for k in ("inputs", "labels"))
+    labels = np.load(y)[:N]
+    recorded = acc[t["name"]]
+    for vid in ("dense", "u75"):
+        rec = recorded[vid]["top1_ort"]
+        got = top1(os.path.join(zoo, "models", t["name"], vid + ".onnx"), x, y)
+        # The recorded figure is over all 450 test digits; on the first 150 the model
+        # must do as well as that minus 5 points (7 samples), and be far above chance.
+        assert got >= 0.9 and got >= rec - 0.05, (t["name"], vid, got, rec)
+        lines.append(f"{t['name']}/{vid} {got:.3f}")
+    stitched = os.path.join(work, "s3", "stitched", t["name"])
+    for f in sorted(os.listdir(stitched)):
+        got = top1(os.path.join(stitched, f), x, y)
+        assert got >= 0.85, (t["name"], f, got)
+        lines.append(f"{t['name']}/{f[:-5]} (stitched) {got:.3f}")
+print("; ".join(lines))
+PYEOF
+then pass "accuracy sanity"; else fail "accuracy sanity"; fi
 finish

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The whole pipeline on the realistic-scale zoo, with zoo-profile's knobs set so
+# it stays a few minutes on two cores (few timed runs, the accuracy estimator
+# trained on a sample of the stitched variants instead of all of them):
+# zoo-stitch -> zoo-profile -> plan-solve -> plan-emit -> plan-run BUNDLE.
+# Checks that every stage writes its artifacts, that the subgraph latencies
+# lie in the milliseconds range the zoo is sized for, and that the bundle's
+# chosen variants run with its weight caches, match the uncached subgraphs and
+# classify dataset digits.
+source "$(dirname "$0")/lib.sh"
+Z="$SRC/testdata/realistic/zoo.json"
+"$BIN/zoo-stitch" "$Z" -o "$WORK/stitch" >/dev/null && pass "zoo-stitch" || fail "zoo-stitch"
+"$BIN/zoo-profile" "$WORK/stitch" -o "$WORK/profile" --repeat 5 --warmup 1 --latency-validation 4 \
+  --exhaustive-limit 0 --training-fraction 0.15 --jobs 2 >"$WORK/profile.txt" && pass "zoo-profile" || fail "zoo-profile"
+if $PY - "$WORK/profile" <<'PYEOF'
+import csv, json, os, sys
+d = sys.argv[1]
+r = json.load(open(os.path.join(d, "report.json")))
+assert [t["name"] for t in r["tasks"]] == ["resnet", "mobilenet", "vit"], r["tasks"]
+rows = [x for x in csv.DictReader(open(os.path.join(d, "profile.csv"))) if x["kind"] == "subgraph"]
+assert len(rows) == 3 * 2 * 7 * 2, len(rows)  # tasks x positions x variants x processors
+# Per task and processor, the dense variant's two positions add up to one inference.
+by = {}
+for x in rows:
+    if x["variant"] == "dense":
+        by.setdefault((x["task"], x["processor"]), 0.0)
+        by[(x["task"], x["processor"])] += float(x["median_ms"])
+assert all(0.5 < v < 100 for v in by.values()), by
+print(", ".join(f"{t}@{p} {v:.2f} ms" for (t, p), v in sorted(by.items())))
+PYEOF
+then pass "profile rows"; else fail "profile rows"; fi
+"$BIN/plan-solve" "$WORK/profile" -o "$WORK/plan.json" --slo grid >/dev/null && pass "plan-solve" || fail "plan-solve"
+"$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/bundle" >/dev/null && pass "plan-emit" || fail "plan-emit"
+if "$BIN/plan-run" "$WORK/bundle" --samples 40 --repeat 3 --json >"$WORK/run.json"; then
+  pass "plan-run bundle"
+else
+  fail "plan-run bundle (exit code)"
+fi
+if $PY - "$WORK/run.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ran = [t for t in r["tasks"] if t["ran"]]
+assert {t["task"] for t in ran} == {"resnet", "mobilenet", "vit"}, [(t["task"], t.get("skipped")) for t in r["tasks"]]
+for t in ran:
+    assert t["match"] and t["inputs"] == "dataset" and t["samples"] == 40, t
+    # 40 dataset digits: the planned stitched variants are accurate classifiers.
+    assert t["accuracy"] >= 0.8, (t["task"], t["combination"], t["accuracy"])
+    assert 0.5 < t["measured_ms"] < 100, t
+print(", ".join(f"{t['task']} {t['combination']} acc {t['accuracy']:.3f} {t['measured_ms']:.2f} ms" for t in ran))
+PYEOF
+then pass "bundle runs the plan on dataset digits"; else fail "bundle run report"; fi
+finish
