@@ -571,20 +571,21 @@ LEVELS = {"unstructured": [0.5, 0.75, 0.9], "structured": [0.25, 0.5]}
 TASKS = {
     "resnet": dict(
         seed=21, arch={"kind": "resnet", "size": 64, "stem": 16, "stages": [[16, 3], [32, 3], [64, 3]]},
-        train={"epochs": 5, "lr": 2e-3, "batch": 32}, finetune={"epochs": 2, "lr": 5e-4, "batch": 32},
+        train={"epochs": 4, "lr": 2e-3, "batch": 32}, finetune={"epochs": 1, "lr": 5e-4, "batch": 32},
         description="handwritten digits, input [1,1,8,8] in [0,1] resized in the model to 64x64; ResNet-20 style "
                     "CNN (stem + 9 basic blocks, 16/32/64 channels, GAP, Gemm)", **LEVELS),
     "mobilenet": dict(
         seed=22, arch={"kind": "mobilenet", "size": 80, "stem": 32,
                        "blocks": [[16, 1, 1, 1], [24, 6, 2, 2], [32, 6, 3, 2], [64, 6, 3, 2], [96, 6, 2, 1]],
                        "head": 256},
-        train={"epochs": 5, "lr": 2e-3, "batch": 32}, finetune={"epochs": 2, "lr": 5e-4, "batch": 32},
+        train={"epochs": 3, "lr": 2e-3, "batch": 32, "channels_last": True},
+        finetune={"epochs": 1, "lr": 5e-4, "batch": 32, "channels_last": True},
         description="handwritten digits, input [1,1,8,8] in [0,1] resized in the model to 80x80; MobileNetV2 style "
                     "CNN (11 inverted residual blocks with depthwise 3x3 convs, ReLU6, 1x1 head, GAP, Gemm)",
         **LEVELS),
     "vit": dict(
         seed=23, arch={"kind": "vit", "size": 48, "stem": 32, "d": 96, "heads": 4, "mlp": 192, "layers": 4},
-        train={"epochs": 14, "lr": 1e-3, "batch": 32}, finetune={"epochs": 3, "lr": 3e-4, "batch": 32},
+        train={"epochs": 12, "lr": 1e-3, "batch": 32}, finetune={"epochs": 2, "lr": 3e-4, "batch": 32},
         description="handwritten digits, input [1,1,8,8] in [0,1] resized in the model to 48x48; vision "
                     "transformer encoder (convolutional patch embedding to 144 tokens of width 96, 4 pre-LN layers "
                     "with 4 heads and a GELU MLP of 192, mean pooling, Gemm)", **LEVELS),
