@@ -501,12 +501,13 @@ def readme_text(results, ort_used, ir_versions, out):
              "figures by `scripts/measure_zoo_latency.py`); do not edit by hand. Re-create with (from the\n"
              "repository root)\n")
     L.append("```\nnpm install --prefix tests/ort --ignore-scripts   # optional: ORT cross-check\n"
-             "/usr/bin/python3 scripts/make_testdata.py [--zoos digits,multitask,realistic]\n"
+             "/usr/bin/python3 scripts/make_testdata.py [--zoos digits,multitask,realistic] [--jobs 3]\n"
              "/usr/bin/python3 scripts/measure_zoo_latency.py testdata/realistic --plan-run build/bin/plan-run\n"
              "/usr/bin/python3 scripts/make_testdata.py --readme-only   # README with the new latencies\n```\n")
     L.append("`--zoos` rebuilds only the zoos named (the README takes the others' figures from their\n"
-             "`accuracy_measured.json`). The realistic zoo takes about an hour of single-threaded training;\n"
-             "the small ones a few minutes.\n")
+             "`accuracy_measured.json`). `--jobs 3` trains the realistic zoo's three tasks in three processes\n"
+             "(each single-threaded and seeded from its own configuration alone, so the number of processes\n"
+             "does not enter the files). The realistic zoo takes " + realistic.README_TRAINING_TIME + "; the small ones a few minutes.\n")
     L.append("Debian's `/usr/bin/python3` with the apt packages python3-torch, python3-onnx, python3-sklearn\n"
              "and python3-numpy. The datasets ship inside scikit-learn (nothing is downloaded). Training runs\n"
              "single-threaded with deterministic algorithms and fixed seeds, so a re-run rewrites byte-identical\n"
@@ -595,6 +596,7 @@ def readme_text(results, ort_used, ir_versions, out):
                          f"{v['top1_torch']:.4f} | {v['top1_onnx_numpy']:.4f} | {ort} | {'; '.join(notes)} |")
             L.append("")
     L += realistic.readme_latency(out, dict(results).get(realistic.ZOO, []))
+    L.append(realistic.README_PIPELINE)
     L.append("## Limits\n")
     L.append("* The tabular test splits are tiny (wine 45, iris 38, breast_cancer 143 samples): one sample is\n"
              "  2-3 accuracy points there, and a pruned variant scoring above dense is noise, not a gain.\n"

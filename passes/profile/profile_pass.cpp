@@ -783,6 +783,11 @@ Expected<ProfileResult> profileInto(OutputDir& out, const ProfileSources& src, c
           std::sort(samples.begin(), samples.end());
           c0 = std::max(0.0, samples[samples.size() / 2]);
         }
+        // Every subgraph run pays the overhead once, so it cannot exceed the
+        // fastest subgraph on this processor; on a busy machine the difference
+        // of noisy medians can, and would make some estimates negative.
+        for (const auto* r : db.select(RowKind::Subgraph, task.name, {}, p.name))
+          if (r->policy == p.config.policy) c0 = std::min(c0, r->medianMs);
       }
       calibrated[p.name] = c0;
       lm.setOverhead(p.name, c0);

@@ -10,8 +10,10 @@
 source "$(dirname "$0")/lib.sh"
 Z="$SRC/testdata/realistic/zoo.json"
 "$BIN/zoo-stitch" "$Z" -o "$WORK/stitch" >/dev/null && pass "zoo-stitch" || fail "zoo-stitch"
+t0=$SECONDS
 "$BIN/zoo-profile" "$WORK/stitch" -o "$WORK/profile" --repeat 5 --warmup 1 --latency-validation 4 \
-  --exhaustive-limit 0 --training-fraction 0.15 --jobs 2 >"$WORK/profile.txt" && pass "zoo-profile" || fail "zoo-profile"
+  --exhaustive-limit 0 --training-fraction 0.15 --jobs 2 >"$WORK/profile.txt" \
+  && pass "zoo-profile ($((SECONDS - t0)) s)" || fail "zoo-profile"
 if $PY - "$WORK/profile" <<'PYEOF'
 import csv, json, os, sys
 d = sys.argv[1]
@@ -19,18 +21,29 @@ r = json.load(open(os.path.join(d, "report.json")))
 assert [t["name"] for t in r["tasks"]] == ["resnet", "mobilenet", "vit"], r["tasks"]
 rows = [x for x in csv.DictReader(open(os.path.join(d, "profile.csv"))) if x["kind"] == "subgraph"]
 assert len(rows) == 3 * 2 * 7 * 2, len(rows)  # tasks x positions x variants x processors
-# Per task and processor, the dense variant's two positions add up to one inference.
+# Per task and processor, the dense variant's two positions add up to one inference:
+# milliseconds under the dense kernels of cpu; under npu's sparse kernels dense
+# weights run slower (the ViT's Gemms several times), so only a floor there.
 by = {}
 for x in rows:
     if x["variant"] == "dense":
         by.setdefault((x["task"], x["processor"]), 0.0)
         by[(x["task"], x["processor"])] += float(x["median_ms"])
-assert all(0.5 < v < 100 for v in by.values()), by
+assert all(v > 0.5 and (p != "cpu" or v < 100) for (t, p), v in by.items()), by
 print(", ".join(f"{t}@{p} {v:.2f} ms" for (t, p), v in sorted(by.items())))
 PYEOF
 then pass "profile rows"; else fail "profile rows"; fi
 "$BIN/plan-solve" "$WORK/profile" -o "$WORK/plan.json" --slo grid >/dev/null && pass "plan-solve" || fail "plan-solve"
 "$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/bundle" >/dev/null && pass "plan-emit" || fail "plan-emit"
+if $PY - "$WORK/plan.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+slos = p["stitch"]["slo_configurations"]
+assert len(slos) == 25, len(slos)
+bad = [(c["id"], t, s) for c in slos for t, s in c["tasks"].items() if not (s["latency_ms"] > 0 and 0 < s["accuracy"] <= 1)]
+assert not bad, bad[:3]
+PYEOF
+then pass "plan: 25 SLO configurations with positive latency and accuracy in (0, 1]"; else fail "plan SLO configurations"; fi
 if "$BIN/plan-run" "$WORK/bundle" --samples 40 --repeat 3 --json >"$WORK/run.json"; then
   pass "plan-run bundle"
 else
@@ -45,7 +58,7 @@ for t in ran:
     assert t["match"] and t["inputs"] == "dataset" and t["samples"] == 40, t
     # 40 dataset digits: the planned stitched variants are accurate classifiers.
     assert t["accuracy"] >= 0.8, (t["task"], t["combination"], t["accuracy"])
-    assert 0.5 < t["measured_ms"] < 100, t
+    assert t["measured_ms"] > 0.5, t
 print(", ".join(f"{t['task']} {t['combination']} acc {t['accuracy']:.3f} {t['measured_ms']:.2f} ms" for t in ran))
 PYEOF
 then pass "bundle runs the plan on dataset digits"; else fail "bundle run report"; fi
