@@ -507,7 +507,7 @@ def readme_text(results, ort_used, ir_versions, out):
     L.append("`--zoos` rebuilds only the zoos named (the README takes the others' figures from their\n"
              "`accuracy_measured.json`). `--jobs 3` trains the realistic zoo's three tasks in three processes\n"
              "(each single-threaded and seeded from its own configuration alone, so the number of processes\n"
-             "does not enter the files). The realistic zoo takes " + realistic.README_TRAINING_TIME + "; the small ones a few minutes.\n")
+             "does not enter the files).\nThe realistic zoo takes " + realistic.README_TRAINING_TIME + ";\nthe small ones a few minutes.\n")
     L.append("Debian's `/usr/bin/python3` with the apt packages python3-torch, python3-onnx, python3-sklearn\n"
              "and python3-numpy. The datasets ship inside scikit-learn (nothing is downloaded). Training runs\n"
              "single-threaded with deterministic algorithms and fixed seeds, so a re-run rewrites byte-identical\n"
