@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The README's main command: bootstrap, build, then the whole pipeline on the
-# bundled multi-task zoo — zoo-stitch -> zoo-profile -> plan-solve -> plan-emit
-# -> plan-run — ending with the SLO-violation and throughput table of zooplan
-# against the six baselines. Outputs go to out/ (or the directory given).
+# The README's main command: bootstrap, build, then the whole pipeline on a zoo
+# — zoo-stitch -> zoo-profile -> plan-solve -> plan-emit -> plan-run — ending
+# with the measured table: every system the plan carries (zooplan, Algorithm-1,
+# the six SparseLoom baselines) served by the executor on one arrival trace,
+# measured beside predicted.
+#   scripts/demo.sh [OUT_DIR] [ZOO_JSON] [RATE_QPS_PER_TASK]
+# The zoo defaults to the largest bundled one (testdata/multitask: four tasks);
+# the rate to 100 queries per second per task. Outputs go to OUT_DIR (out/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-out}"
+zoo="${2:-testdata/multitask/zoo.json}"
+rate="${3:-100}"
 bash scripts/bootstrap.sh
-bash scripts/build.sh >/dev/null
+echo "== building (first build takes minutes on 2 cores; progress below)"
+bash scripts/build.sh
 bin=build/bin
-zoo=testdata/multitask/zoo.json
 
 step() { echo; echo "== $*"; }
 step "zoo-stitch $zoo -> $out/stitch"
@@ -30,4 +36,10 @@ echo "plan:       $out/plan.json"
 echo "bundle:     $out/bundle"
 echo "evaluation: $out/evaluation.json"
 echo "trace:      $out/schedule.trace.json (open in ui.perfetto.dev or chrome://tracing)"
+echo "serving:    $out/serve.json (measured and predicted per system), $out/serve.trace.json (measured timeline, one track per processor)"
 echo "plots:      $out/svg/<task>.svg (accuracy-latency space, Pareto front, chosen variant)"
+if [ -x "$bin/plan-emit" ]; then
+  step "plan-run $out/bundle --serve: every system on one Poisson trace ($rate q/s per task), SLO configurations C07, C13, C19 in turn"
+  "$bin/plan-run" "$out/bundle" --serve --slo C07,C13,C19 --rate "$rate" --duration-ms 6000 --seed 1 \
+    --json "$out/serve.json" --trace "$out/serve.trace.json"
+fi

@@ -1,26 +1,29 @@
 #!/usr/bin/python3
-"""Generate zooplan's test model zoos (testdata/digits and testdata/multitask).
+"""Generate zooplan's test model zoos (testdata/digits, testdata/multitask, testdata/realistic, testdata/mts).
 
 Run from the repository root with Debian's interpreter (it has torch, onnx,
 sklearn and numpy as apt packages):
 
-    /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip]
+    /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip] [--zoos Z1,Z2] [--jobs N] [--readme-only]
+
+(testdata/mts, the weight-shared multitask zoo, is scripts/testdata/mts.py's.)
 
 What it does, per task:
   * loads a dataset that ships inside scikit-learn (no download), makes a fixed
     stratified 75/25 train/test split (random_state=0);
-  * trains a small base model with torch (single thread, deterministic
-    algorithms, fixed seeds);
+  * trains a base model with torch (single thread, deterministic algorithms,
+    fixed seeds): small CNNs and MLPs here, and in testdata/realistic.py
+    ResNet-20, MobileNetV2 and ViT style models of milliseconds per inference;
   * derives variants: unstructured global magnitude pruning (one threshold over
     all Conv/Gemm weights, then a short fine-tune with the mask fixed),
     structured pruning of block-internal channels/units (no retraining; the
-    removed units' mean activation is folded into the next layer), INT8 weight
+    next layer is re-fitted by least squares on the kept units), INT8 weight
     quantization in QDQ form (edited ONNX graph), and for the digits zoo also
     INT8 weights + activations (QDQ);
   * exports each variant to ONNX (opset 13, ir_version 7, batch 1, input
     "input", output "logits", node names identical across variants);
   * checks every model with onnx.checker, checks that a small numpy ONNX
-    interpreter in this file reproduces the torch outputs, and (when
+    interpreter (testdata/common.py) reproduces the torch outputs, and (when
     tests/ort/node_modules holds onnxruntime-node) measures accuracy with ONNX
     Runtime too;
   * writes zoo.json (schemas/zoo.schema.json), the data as .npy,
@@ -31,86 +34,36 @@ Re-running it rewrites byte-identical files on the same machine and software.
 
 import argparse
 import copy
-import io
+import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
-from sklearn import datasets
-from sklearn.model_selection import train_test_split
 
-OPSET = 13
-IR_VERSION_MAX = 8
-IR_VERSIONS = set()  # seen while writing, for the README
-SPLIT_SEED = 0
-TEST_FRACTION = 0.25
-CALIB_SAMPLES = 64
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from testdata import realistic
+from testdata.common import (CALIB_SAMPLES, IR_VERSION_MAX, IR_VERSIONS, OPSET,
+                             FakeQuantInputs, _lstsq_refit, apply_masks, check_zoo_json, export_onnx,
+                             global_magnitude_masks, load_task_data, log, metadata_for, node_signature, onnx_weight_sparsity,
+                             ort_available, ort_eval, prunable_modules, quantize_activations_qdq,
+                             quantize_weights_qdq, run_onnx_numpy, setup_determinism, top1, torch_logits, train,
+                             with_weights, write_json)
 
 PROCESSORS = [
-    # No accelerators here: each processor is a host execution configuration
-    # measured for real (the runtime's kernel policy, one thread each so that
-    # measurements do not fight over the cores), standing in for a device with
-    # that character: the best kernel per node ("cpu"), dense im2col+GEMM
-    # convolutions ("gpu"), sparse kernels wherever they apply ("npu").
-    {"name": "cpu", "kind": "cpu", "profile": {"source": "host", "policy": "default", "threads": 1}},
-    {"name": "gpu", "kind": "gpu", "profile": {"source": "host", "policy": "im2col", "threads": 1}},
-    {"name": "npu", "kind": "npu", "profile": {"source": "host", "policy": "sparse", "threads": 1}},
+    # Two processors on the two cores of a 2-core host, distinct in engine:
+    # dense kernels with oneDNN's GEMM on core 0 ("cpu"), sparse kernels
+    # wherever they apply with BLIS on core 1 ("npu"). Each is measured, and
+    # served, pinned to its own core, so the two really run at the same time
+    # and share the caches and memory bandwidth, as an SoC's processors share DRAM.
+    {"name": "cpu", "kind": "cpu", "cores": [0], "profile": {"source": "host", "policy": "default", "gemm": "onednn", "threads": 1}},
+    {"name": "npu", "kind": "npu", "cores": [1], "profile": {"source": "host", "policy": "sparse", "gemm": "blis", "threads": 1}},
 ]
-
-T0 = time.time()
-
-
-def log(msg):
-    print(f"[{time.time() - T0:6.1f}s] {msg}", flush=True)
-
-
-def setup_determinism():
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    torch.manual_seed(0)
-    np.random.seed(0)
-
-
-# --------------------------------------------------------------------------
-# datasets
-
-
-def load_task_data(name):
-    """Return (x_train, x_test, y_train, y_test) as float32 / int64 arrays.
-
-    digits: 8x8 images scaled from 0..16 to [0,1], shape [N,1,8,8].
-    tabular sets: raw features (standardization is baked into the model).
-    """
-    if name == "digits":
-        d = datasets.load_digits()
-        x = (d.data.astype(np.float32) / np.float32(16.0)).reshape(-1, 1, 8, 8)
-    elif name == "wine":
-        d = datasets.load_wine()
-        x = d.data.astype(np.float32)
-    elif name == "breast_cancer":
-        d = datasets.load_breast_cancer()
-        x = d.data.astype(np.float32)
-    elif name == "iris":
-        d = datasets.load_iris()
-        x = d.data.astype(np.float32)
-    else:
-        raise ValueError(name)
-    y = d.target.astype(np.int64)
-    xtr, xte, ytr, yte = train_test_split(
-        x, y, test_size=TEST_FRACTION, random_state=SPLIT_SEED, stratify=y)
-    return (np.ascontiguousarray(xtr, dtype=np.float32), np.ascontiguousarray(xte, dtype=np.float32),
-            ytr.astype(np.int64), yte.astype(np.int64))
 
 
 # --------------------------------------------------------------------------
@@ -241,80 +194,6 @@ def clone_with_inner(model, inner):
     return TabularMLP(a["features"], a["classes"], a["width"], inner)
 
 
-def prunable_modules(model):
-    """(name, module) of every Conv/Gemm, in module order."""
-    return [(n, m) for n, m in model.named_modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
-
-
-# --------------------------------------------------------------------------
-# training / evaluation
-
-
-def train(model, x, y, *, epochs, lr, batch, seed, wd=1e-4, masks=None):
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    n = len(xt)
-    steps = epochs * ((n + batch - 1) // batch)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=wd)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
-    for _ in range(epochs):
-        model.train()
-        perm = torch.randperm(n, generator=g)
-        for i in range(0, n, batch):
-            idx = perm[i:i + batch]
-            if len(idx) < 2:
-                continue
-            loss = F.cross_entropy(model(xt[idx]), yt[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            if masks is not None:
-                apply_masks(model, masks)
-    model.eval()
-    return model
-
-
-@torch.no_grad()
-def torch_logits(model, x):
-    model.eval()
-    return model(torch.from_numpy(x)).numpy()
-
-
-def top1(logits, y):
-    return float(np.mean(np.argmax(logits, axis=1) == y))
-
-
-# --------------------------------------------------------------------------
-# pruning
-
-
-def global_magnitude_masks(model, fraction):
-    """One global threshold over all Conv/Gemm weights: the `fraction` of
-    weights with the smallest |w| (ties broken by position) are masked."""
-    mods = prunable_modules(model)
-    flat = np.concatenate([m.weight.detach().numpy().ravel() for _, m in mods])
-    k = int(round(fraction * flat.size))
-    order = np.argsort(np.abs(flat), kind="stable")
-    keep = np.ones(flat.size, dtype=bool)
-    keep[order[:k]] = False
-    masks, off = {}, 0
-    for name, m in mods:
-        n = m.weight.numel()
-        masks[name] = torch.from_numpy(keep[off:off + n].reshape(tuple(m.weight.shape)).astype(np.float32))
-        off += n
-    threshold = float(np.abs(flat[order[k - 1]])) if k > 0 else 0.0
-    return masks, threshold
-
-
-@torch.no_grad()
-def apply_masks(model, masks):
-    for name, m in prunable_modules(model):
-        if name in masks:
-            m.weight.mul_(masks[name])
-
-
 @torch.no_grad()
 def block_inner_activations(model, x, block):
     """Post-ReLU activations of block.relu1 over x (eval mode)."""
@@ -324,21 +203,6 @@ def block_inner_activations(model, x, block):
     model(torch.from_numpy(x))
     h.remove()
     return acts[0]
-
-
-@torch.no_grad()
-def _lstsq_refit(x, y, ridge):
-    """Least squares [W; b] minimizing ||x W + b - y||^2 + ridge * mean(diag(x'x)) * ||W||^2
-    (float64; the bias is not regularized)."""
-    x = x.double()
-    y = y.double()
-    xa = torch.cat([x, torch.ones(x.shape[0], 1, dtype=torch.float64)], dim=1)
-    g = xa.T @ xa
-    reg = ridge * torch.diagonal(g)[:-1].mean()
-    idx = torch.arange(x.shape[1])
-    g[idx, idx] += reg
-    theta = torch.linalg.solve(g, xa.T @ y)
-    return theta[:-1].float(), theta[-1].float()
 
 
 @torch.no_grad()
@@ -419,327 +283,6 @@ def structured_prune(model, fraction, x_train, refit=True, ridge=1e-3):
         info.append({"block": f"block{bi + 1}", "inner_before": int(e), "inner_after": int(len(keep)),
                      "removed": [int(r) for r in removed]})
     return model, info
-
-
-# --------------------------------------------------------------------------
-# ONNX export and editing
-
-
-def export_onnx(model, input_shape, graph_name, metadata):
-    """torch.onnx.export in eval mode with BatchNormalization kept as separate
-    nodes (TrainingMode.PRESERVE on an eval-mode model; TrainingMode.EVAL would
-    fold BN into the Conv weights), then clean up:
-      * torch de-duplicates equal initializers and re-creates them with
-        Identity nodes: replace those by plain initializers;
-      * drop doc strings, set a stable graph name and metadata."""
-    model.eval()
-    f = io.BytesIO()
-    torch.onnx.export(model, torch.zeros(*input_shape), f, opset_version=OPSET,
-                      input_names=["input"], output_names=["logits"],
-                      do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE,
-                      export_params=True, keep_initializers_as_inputs=False)
-    m = onnx.load_from_string(f.getvalue())
-    g = m.graph
-    inits = {i.name: i for i in g.initializer}
-    keep_nodes = []
-    for node in g.node:
-        if node.op_type == "Identity" and node.input[0] in inits:
-            t = copy.deepcopy(inits[node.input[0]])
-            t.name = node.output[0]
-            g.initializer.append(t)
-            inits[t.name] = t
-        else:
-            keep_nodes.append(copy.deepcopy(node))
-    del g.node[:]
-    g.node.extend(keep_nodes)
-    used = {i for n in g.node for i in n.input}
-    kept_inits = [copy.deepcopy(i) for i in g.initializer if i.name in used]
-    del g.initializer[:]
-    g.initializer.extend(kept_inits)
-    return finalize(m, graph_name, metadata)
-
-
-def finalize(m, graph_name, metadata):
-    g = m.graph
-    g.name = graph_name
-    g.doc_string = ""
-    for n in g.node:
-        n.doc_string = ""
-    if m.ir_version > IR_VERSION_MAX:
-        m.ir_version = IR_VERSION_MAX
-    del m.metadata_props[:]
-    for k in sorted(metadata):
-        p = m.metadata_props.add()
-        p.key, p.value = k, str(metadata[k])
-    onnx.checker.check_model(m, full_check=True)
-    return m
-
-
-def weight_inputs(m):
-    """(node, weight initializer name) of every Conv/Gemm whose weight is an initializer."""
-    inits = {i.name for i in m.graph.initializer}
-    return [(n, n.input[1]) for n in m.graph.node if n.op_type in ("Conv", "Gemm") and n.input[1] in inits]
-
-
-def quantize_weights_qdq(dense, graph_name, metadata):
-    """Copy of `dense` where every Conv/Gemm weight W becomes
-        W_quantized (int8) , W_scale (fp32 [O]), W_zero_point (int8 [O] zeros)
-          -> DequantizeLinear (axis 0, node "<W>_DequantizeLinear") -> W_dequantized
-    consumed by the unchanged Conv/Gemm node (same name, same attributes).
-    Symmetric per-output-channel scale = max|W| / 127, values in [-127, 127].
-    Returns (model, {W: dequantized float32 array})."""
-    m = copy.deepcopy(dense)
-    g = m.graph
-    inits = {i.name: i for i in g.initializer}
-    deq = {}
-    new_nodes = []
-    replaced = set()
-    for node in g.node:
-        if node.op_type in ("Conv", "Gemm") and node.input[1] in inits:
-            wname = node.input[1]
-            w = numpy_helper.to_array(inits[wname])
-            axis = 0
-            if node.op_type == "Gemm":
-                tb = [a.i for a in node.attribute if a.name == "transB"]
-                assert tb and tb[0] == 1, "Gemm weight expected as [out, in] (transB=1)"
-            amax = np.abs(w.reshape(w.shape[axis], -1)).max(axis=1).astype(np.float32)
-            scale = np.where(amax > 0, amax / np.float32(127.0), np.float32(1.0)).astype(np.float32)
-            bshape = (-1,) + (1,) * (w.ndim - 1)
-            q = np.clip(np.round(w / scale.reshape(bshape)), -127, 127).astype(np.int8)
-            zp = np.zeros(w.shape[axis], dtype=np.int8)
-            deq[wname] = (q.astype(np.float32) * scale.reshape(bshape)).astype(np.float32)
-            g.initializer.append(numpy_helper.from_array(q, wname + "_quantized"))
-            g.initializer.append(numpy_helper.from_array(scale, wname + "_scale"))
-            g.initializer.append(numpy_helper.from_array(zp, wname + "_zero_point"))
-            new_nodes.append(helper.make_node(
-                "DequantizeLinear", [wname + "_quantized", wname + "_scale", wname + "_zero_point"],
-                [wname + "_dequantized"], name=wname + "_DequantizeLinear", axis=axis))
-            node = copy.deepcopy(node)
-            node.input[1] = wname + "_dequantized"
-            replaced.add(wname)
-        new_nodes.append(node)
-    del g.node[:]
-    g.node.extend(new_nodes)
-    kept = [copy.deepcopy(i) for i in g.initializer if i.name not in replaced]
-    del g.initializer[:]
-    g.initializer.extend(kept)
-    return finalize(m, graph_name, metadata), deq
-
-
-def quantize_activations_qdq(m_in, ranges, graph_name, metadata):
-    """Insert QuantizeLinear -> DequantizeLinear (uint8, per-tensor, asymmetric)
-    on the data input of every Conv/Gemm. `ranges` maps tensor -> (min, max)
-    from calibration. Returns (model, {tensor: (scale, zero_point)})."""
-    m = copy.deepcopy(m_in)
-    g = m.graph
-    qparams = {}
-    for node in g.node:
-        if node.op_type in ("Conv", "Gemm"):
-            t = node.input[0]
-            if t in qparams:
-                continue
-            lo, hi = ranges[t]
-            lo, hi = min(0.0, float(lo)), max(0.0, float(hi))
-            scale = np.float32((hi - lo) / 255.0 if hi > lo else 1.0)
-            zp = np.uint8(np.clip(np.round(-lo / scale), 0, 255))
-            qparams[t] = (scale, zp)
-    new_nodes = []
-    for node in g.node:
-        if node.op_type in ("Conv", "Gemm") and node.input[0] in qparams:
-            t = node.input[0]
-            if not any(n.name == t + "_QuantizeLinear" for n in new_nodes):
-                scale, zp = qparams[t]
-                g.initializer.append(numpy_helper.from_array(np.array(scale, np.float32), t + "_scale"))
-                g.initializer.append(numpy_helper.from_array(np.array(zp, np.uint8), t + "_zero_point"))
-                new_nodes.append(helper.make_node("QuantizeLinear", [t, t + "_scale", t + "_zero_point"],
-                                                  [t + "_quantized"], name=t + "_QuantizeLinear"))
-                new_nodes.append(helper.make_node("DequantizeLinear",
-                                                  [t + "_quantized", t + "_scale", t + "_zero_point"],
-                                                  [t + "_dequantized"], name=t + "_DequantizeLinear"))
-            node = copy.deepcopy(node)
-            node.input[0] = t + "_dequantized"
-        new_nodes.append(node)
-    del g.node[:]
-    g.node.extend(new_nodes)
-    return finalize(m, graph_name, metadata), qparams
-
-
-def onnx_weight_sparsity(m):
-    """Fraction of exact zeros over all Conv/Gemm weights (int8 weights of QDQ
-    models are counted on their quantized values; zero point is 0)."""
-    inits = {i.name: i for i in m.graph.initializer}
-    producers = {o: n for n in m.graph.node for o in n.output}
-    zeros = total = 0
-    for n in m.graph.node:
-        if n.op_type not in ("Conv", "Gemm"):
-            continue
-        w = n.input[1]
-        if w in producers and producers[w].op_type == "DequantizeLinear":
-            w = producers[w].input[0]
-        if w not in inits:
-            continue
-        a = numpy_helper.to_array(inits[w])
-        zeros += int(np.count_nonzero(a == 0))
-        total += a.size
-    return zeros / total
-
-
-def node_signature(m, skip_qdq=True):
-    return [(n.name, n.op_type) for n in m.graph.node
-            if not (skip_qdq and n.op_type in ("QuantizeLinear", "DequantizeLinear"))]
-
-
-# --------------------------------------------------------------------------
-# a small numpy ONNX interpreter (reference for the ops these zoos use)
-
-
-def _attrs(node):
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
-def np_conv(x, w, b, at):
-    assert at.get("group", 1) == 1 and list(at.get("dilations", [1, 1])) == [1, 1]
-    sh, sw = at.get("strides", [1, 1])
-    pt, pl, pb, pr = at.get("pads", [0, 0, 0, 0])
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    ho = (h + pt + pb - kh) // sh + 1
-    wo = (wd + pl + pr - kw) // sw + 1
-    cols = np.empty((n, c, kh, kw, ho, wo), dtype=np.float32)
-    for i in range(kh):
-        for j in range(kw):
-            cols[:, :, i, j] = xp[:, :, i:i + sh * ho:sh, j:j + sw * wo:sw]
-    y = np.matmul(w.reshape(o, -1), cols.reshape(n, c * kh * kw, ho * wo)).reshape(n, o, ho, wo)
-    if b is not None:
-        y = y + b.reshape(1, -1, 1, 1)
-    return y.astype(np.float32)
-
-
-def run_onnx_numpy(m, feeds, want=None):
-    """Evaluate `m` on `feeds` (batch may exceed the declared batch of 1).
-    Returns the graph outputs, or all tensors named in `want`."""
-    env = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
-    env.update(feeds)
-    for node in m.graph.node:
-        at = _attrs(node)
-        x = [env[i] if i else None for i in node.input]
-        op = node.op_type
-        if op == "Conv":
-            y = np_conv(x[0], x[1], x[2] if len(x) > 2 else None, at)
-        elif op == "BatchNormalization":
-            s = (x[1] / np.sqrt(x[4] + np.float32(at.get("epsilon", 1e-5)))).astype(np.float32)
-            shp = (1, -1) + (1,) * (x[0].ndim - 2)
-            y = (x[0] - x[3].reshape(shp)) * s.reshape(shp) + x[2].reshape(shp)
-        elif op == "Relu":
-            y = np.maximum(x[0], 0)
-        elif op == "Add":
-            y = x[0] + x[1]
-        elif op == "Sub":
-            y = x[0] - x[1]
-        elif op == "Mul":
-            y = x[0] * x[1]
-        elif op == "Div":
-            y = x[0] / x[1]
-        elif op == "GlobalAveragePool":
-            y = x[0].mean(axis=(2, 3), keepdims=True)
-        elif op == "Flatten":
-            ax = at.get("axis", 1)
-            y = x[0].reshape(int(np.prod(x[0].shape[:ax])), -1)
-        elif op == "Gemm":
-            a = x[0].T if at.get("transA", 0) else x[0]
-            bm = x[1].T if at.get("transB", 0) else x[1]
-            y = np.float32(at.get("alpha", 1.0)) * (a @ bm)
-            if len(x) > 2 and x[2] is not None:
-                y = y + np.float32(at.get("beta", 1.0)) * x[2]
-        elif op == "MatMul":
-            y = x[0] @ x[1]
-        elif op == "Identity":
-            y = x[0]
-        elif op == "DequantizeLinear":
-            ax = at.get("axis", 1)
-            sc, zp = x[1], x[2]
-            if sc.ndim == 1 and x[0].ndim > 1:
-                shp = [1] * x[0].ndim
-                shp[ax] = -1
-                sc, zp = sc.reshape(shp), zp.reshape(shp)
-            y = (x[0].astype(np.int32) - zp.astype(np.int32)).astype(np.float32) * sc
-        elif op == "QuantizeLinear":
-            sc, zp = x[1], x[2]
-            assert sc.ndim == 0
-            lo, hi = (0, 255) if zp.dtype == np.uint8 else (-128, 127)
-            y = np.clip(np.round(x[0] / sc) + zp.astype(np.float32), lo, hi).astype(zp.dtype)
-        else:
-            raise NotImplementedError(f"numpy reference: op {op}")
-        env[node.output[0]] = y.astype(np.float32) if y.dtype == np.float64 else y
-    names = want if want is not None else [o.name for o in m.graph.output]
-    return [env[n] for n in names]
-
-
-# --------------------------------------------------------------------------
-# torch equivalents of the quantized variants
-
-
-def with_weights(model, new_weights):
-    """Deep copy of `model` with Conv/Gemm weights replaced, keyed by parameter name."""
-    mm = copy.deepcopy(model).eval()
-    with torch.no_grad():
-        for name, mod in prunable_modules(mm):
-            key = name + ".weight"
-            if key in new_weights:
-                mod.weight.copy_(torch.from_numpy(new_weights[key]))
-    return mm
-
-
-class FakeQuantInputs:
-    """Forward pre-hooks that apply uint8 per-tensor quantize-dequantize to the
-    input of each Conv/Linear (the torch equivalent of the activation QDQ)."""
-
-    def __init__(self, model, per_module):
-        self.handles = []
-        for name, mod in prunable_modules(model):
-            scale, zp = per_module[name]
-            s = torch.tensor(float(scale))
-            z = float(zp)
-
-            def hook(mod, inp, s=s, z=z):
-                x = inp[0]
-                q = torch.clamp(torch.round(x / s) + z, 0, 255)
-                return ((q - z) * s,)
-            self.handles.append(mod.register_forward_pre_hook(hook))
-
-
-# --------------------------------------------------------------------------
-# ORT cross-check through tests/ort/eval_accuracy.js
-
-
-def ort_available(mode):
-    if mode == "skip":
-        return False
-    ok = shutil.which("node") is not None and os.path.isdir(
-        os.path.join(REPO_ROOT, "tests", "ort", "node_modules", "onnxruntime-node"))
-    if not ok and mode == "require":
-        sys.exit("make_testdata: --ort require, but node or tests/ort/node_modules/onnxruntime-node is missing "
-                 "(npm install --prefix tests/ort --ignore-scripts)")
-    return ok
-
-
-def ort_eval(model_path, x_path, y_path, tmpdir):
-    logits_path = os.path.join(tmpdir, "ort_logits.npy")
-    out = subprocess.run(["node", os.path.join(REPO_ROOT, "tests", "ort", "eval_accuracy.js"),
-                          model_path, x_path, y_path, "--logits", logits_path],
-                         check=True, capture_output=True, text=True)
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    return res, np.load(logits_path)
-
-
-# --------------------------------------------------------------------------
-# building one task
-
-
-def metadata_for(zoo, task, vid, kind, how):
-    return {"zooplan.zoo": zoo, "zooplan.task": task, "zooplan.variant": vid, "zooplan.kind": kind,
-            "zooplan.made_by": "scripts/make_testdata.py", "zooplan.how": how}
 
 
 def build_task(zoo_dir, zoo, task, cfg, use_ort, tmpdir):
@@ -899,43 +442,6 @@ def build_task(zoo_dir, zoo, task, cfg, use_ort, tmpdir):
 
 
 # --------------------------------------------------------------------------
-# zoo.json check (hand-written subset of schemas/zoo.schema.json)
-
-
-def check_zoo_json(z, zoo_dir):
-    import re
-    name_re = re.compile(r"^[A-Za-z0-9_.-]+$")
-    assert set(z) <= {"schema_version", "name", "description", "processors", "tasks"}
-    assert z["schema_version"] == 1 and name_re.match(z["name"])
-    assert z["processors"]
-    for p in z["processors"]:
-        assert set(p) <= {"name", "kind", "profile"} and name_re.match(p["name"])
-        assert p["kind"] in ("cpu", "gpu", "npu", "dla", "dsp")
-        assert set(p["profile"]) <= {"source", "file", "threads", "policy"}
-        assert p["profile"]["source"] in ("host", "ort-json", "trtexec", "openvino-csv", "csv")
-    assert z["tasks"]
-    for t in z["tasks"]:
-        assert set(t) <= {"name", "description", "variants", "dataset"} and name_re.match(t["name"])
-        assert t["variants"] and t["variants"][0]["kind"] == "dense"
-        for v in t["variants"]:
-            assert set(v) <= {"id", "onnx", "kind", "sparsity", "precision", "accuracy"}
-            assert name_re.match(v["id"]) and isinstance(v["onnx"], str)
-            assert v["kind"] in ("dense", "unstructured", "structured", "quantized")
-            assert 0 <= v["sparsity"] <= 1 and v["precision"] in ("fp32", "fp16", "int8")
-            assert os.path.isfile(os.path.join(zoo_dir, v["onnx"])), v["onnx"]
-        d = t["dataset"]
-        assert set(d) <= {"inputs", "labels", "calibration", "metric"} and d["metric"] == "top1"
-        for k in ("inputs", "labels", "calibration"):
-            assert os.path.isfile(os.path.join(zoo_dir, d[k])), d[k]
-
-
-def write_json(path, obj):
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=2, sort_keys=False)
-        f.write("\n")
-
-
-# --------------------------------------------------------------------------
 # configurations
 
 CNN_TRAIN = {"epochs": 40, "lr": 2e-3, "batch": 32}
@@ -988,20 +494,29 @@ ZOOS = {
 # README
 
 
-def readme_text(results, ort_used, ir_versions):
+def readme_text(results, ort_used, ir_versions, out):
     L = []
     L.append("# testdata\n")
-    L.append("Small real model zoos for zooplan's tests and demo. Everything here is written by\n"
-             "`scripts/make_testdata.py`; do not edit by hand. Re-create with (from the repository root)\n")
+    L.append("Real model zoos for zooplan's tests and demo: two small ones (`digits`, `multitask`; models of\n"
+             "0.01-0.04 ms) for fast tests, and a realistic-scale one (`realistic`; models of milliseconds) for\n"
+             "the demo. Everything here is written by `scripts/make_testdata.py` (the realistic zoo's latency\n"
+             "figures by `scripts/measure_zoo_latency.py`); do not edit by hand. Re-create with (from the\n"
+             "repository root)\n")
     L.append("```\nnpm install --prefix tests/ort --ignore-scripts   # optional: ORT cross-check\n"
-             "/usr/bin/python3 scripts/make_testdata.py\n```\n")
+             "/usr/bin/python3 scripts/make_testdata.py [--zoos digits,multitask,realistic] [--jobs 3]\n"
+             "/usr/bin/python3 scripts/measure_zoo_latency.py testdata/realistic --plan-run build/bin/plan-run\n"
+             "/usr/bin/python3 scripts/make_testdata.py --readme-only   # README with the new latencies\n```\n")
+    L.append("`--zoos` rebuilds only the zoos named (the README takes the others' figures from their\n"
+             "`accuracy_measured.json`). `--jobs 3` trains the realistic zoo's three tasks in three processes\n"
+             "(each single-threaded and seeded from its own configuration alone, so the number of processes\n"
+             "does not enter the files).\nThe realistic zoo takes " + realistic.README_TRAINING_TIME + ";\nthe small ones a few minutes.\n")
     L.append("Debian's `/usr/bin/python3` with the apt packages python3-torch, python3-onnx, python3-sklearn\n"
              "and python3-numpy. The datasets ship inside scikit-learn (nothing is downloaded). Training runs\n"
              "single-threaded with deterministic algorithms and fixed seeds, so a re-run rewrites byte-identical\n"
              "files on the same machine and software (another CPU or torch build may round differently).\n")
     L.append("## Layout\n")
     L.append("| path | what |\n| --- | --- |\n"
-             "| `digits/zoo.json` | manifest (schemas/zoo.schema.json): processors cpu/gpu/npu (profile source `host`: kernel policy default/im2col/sparse, one thread each), task `digits` |\n"
+             "| `digits/zoo.json` | manifest (schemas/zoo.schema.json): processors cpu/npu (profile source `host`: kernel policy default/sparse, GEMM oneDNN/BLIS, one thread each, pinned to cores 0/1), task `digits` |\n"
              "| `digits/models/<id>.onnx` | the variants of the digits residual CNN |\n"
              "| `digits/data/test_x.npy`, `test_y.npy` | held-out test split: float32 [N,1,8,8] in [0,1], int64 [N] |\n"
              "| `digits/data/calib_x.npy` | calibration inputs: the first 64 training samples, float32 |\n"
@@ -1009,7 +524,7 @@ def readme_text(results, ort_used, ir_versions):
              "| `multitask/zoo.json` | manifest with tasks digits, wine, breast_cancer, iris |\n"
              "| `multitask/models/<task>/<id>.onnx` | the variants of each task's base model |\n"
              "| `multitask/data/<task>_test_x.npy`, `<task>_test_y.npy`, `<task>_calib_x.npy` | per task test split and calibration inputs |\n"
-             "| `multitask/accuracy_measured.json` | as for digits |\n")
+             "| `multitask/accuracy_measured.json` | as for digits |\n" + realistic.README_LAYOUT)
     L.append("## Models\n")
     L.append(f"All models: ONNX opset {OPSET}, ir_version {'/'.join(str(v) for v in ir_versions)}, static batch 1, one input `input` (float32) and one\n"
              "output `logits` (float32 [1, classes]). Exported with `torch.onnx.export` from an eval-mode model\n"
@@ -1028,6 +543,7 @@ def readme_text(results, ort_used, ir_versions):
              "  std, baked into the model; the .npy files hold raw features), stem Gemm(->32)+Relu, three\n"
              "  bottleneck blocks Gemm(32->64)+Relu, Gemm(64->32)+Relu (no residual), head Gemm(->classes).\n"
              "  Cut points: `/stem_relu/Relu_output_0`, `/block{1,2,3}/relu2/Relu_output_0`.\n")
+    L.append(realistic.README_MODELS)
     L.append("## Variants\n")
     L.append("* `dense`: the trained base model (Adam, cosine schedule, weight decay 1e-4).\n"
              "* `uNN` (kind unstructured): gradual global magnitude pruning. For each level in increasing\n"
@@ -1057,6 +573,7 @@ def readme_text(results, ort_used, ir_versions):
              "* `int8a` (digits zoo only, kind quantized): `int8` plus uint8 per-tensor\n"
              "  `QuantizeLinear`/`DequantizeLinear` (nodes `<tensor>_QuantizeLinear`/`_DequantizeLinear`) on the\n"
              "  data input of every Conv/Gemm, asymmetric ranges from min/max over `calib_x.npy`.\n")
+    L.append(realistic.README_VARIANTS)
     L.append("## Accuracy (top-1 on the held-out test split, measured by the script)\n")
     L.append("`torch` is the torch model (for int8/int8a: with the dequantized weights / fake-quantized inputs),\n"
              "`onnx` is the exported file run by the numpy ONNX interpreter in the script (whole test set at once),\n"
@@ -1080,6 +597,8 @@ def readme_text(results, ort_used, ir_versions):
                 L.append(f"| {v['id']} | {v['kind']} | {v['precision']} | {v['sparsity']:.4f} | "
                          f"{v['top1_torch']:.4f} | {v['top1_onnx_numpy']:.4f} | {ort} | {'; '.join(notes)} |")
             L.append("")
+    L += realistic.readme_latency(out, dict(results).get(realistic.ZOO, []))
+    L.append(realistic.README_PIPELINE)
     L.append("## Limits\n")
     L.append("* The tabular test splits are tiny (wine 45, iris 38, breast_cancer 143 samples): one sample is\n"
              "  2-3 accuracy points there, and a pruned variant scoring above dense is noise, not a gain.\n"
@@ -1090,7 +609,8 @@ def readme_text(results, ort_used, ir_versions):
              "  one-shot numbers show that 80-90% one-shot global pruning of these tiny models collapses.\n"
              "* Activation quantization (`int8a`) exists only in the digits zoo.\n"
              "* Byte-identical re-runs hold for one machine and software stack; torch on another CPU may\n"
-             "  round differently during training and so write other weights (and accuracies).\n")
+             "  round differently during training and so write other weights (and accuracies).\n"
+             + realistic.README_LIMITS)
     L.append("## ORT reference runner (tests/ort)\n")
     L.append("`npm install --prefix tests/ort --ignore-scripts` installs onnxruntime-node (its CPU library ships\n"
              "inside the package). Then:\n\n"
@@ -1109,21 +629,59 @@ def readme_text(results, ort_used, ir_versions):
 # --------------------------------------------------------------------------
 
 
+def write_zoo(zoo_dir, z, accs, use_ort):
+    check_zoo_json(z, zoo_dir)
+    write_json(os.path.join(zoo_dir, "zoo.json"), z)
+    write_json(os.path.join(zoo_dir, "accuracy_measured.json"),
+               {"zoo": z["name"], "made_by": "scripts/make_testdata.py",
+                "ort": "onnxruntime-node 1.30.0, 1 thread, graph optimization basic, batch 1" if use_ort else None,
+                "tasks": accs})
+
+
+def recorded_results(out, zoo):
+    """(accuracy records, whether ORT was used) of a zoo written by an earlier run."""
+    with open(os.path.join(out, zoo, "accuracy_measured.json")) as f:
+        rec = json.load(f)
+    return rec["tasks"], rec["ort"] is not None
+
+
+def ir_versions_on_disk(out, zoos):
+    paths = sorted(glob.glob(os.path.join(out, "*", "models", "**", "*.onnx"), recursive=True))
+    return sorted({onnx.load(p, load_external_data=False).ir_version for p in paths
+                   if os.path.relpath(p, out).split(os.sep)[0] in zoos})
+
+
+MTS_ZOO = "mts"  # scripts/testdata/mts.py
+
+
 def main():
+    all_zoos = list(ZOOS) + [realistic.ZOO, MTS_ZOO]
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="testdata", help="output folder (default: testdata)")
     ap.add_argument("--ort", choices=["auto", "require", "skip"], default="auto",
                     help="cross-check with onnxruntime-node via tests/ort (default: auto = when installed)")
-    ap.add_argument("--zoos", default="all", choices=["all", "mts"],
-                    help="all zoos (default), or only the weight-shared multitask zoo testdata/mts")
+    ap.add_argument("--zoos", default=",".join(all_zoos),
+                    help=f"zoos to (re)build, comma-separated (default: all = {','.join(all_zoos)}); the README "
+                         "takes the others' figures from their accuracy_measured.json")
+    ap.add_argument("--readme-only", action="store_true",
+                    help="rebuild no zoo, only README.md from the recorded accuracy_measured.json and "
+                         "latency_measured.json files (e.g. after scripts/measure_zoo_latency.py)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="realistic zoo: tasks trained at once, one process each (the files do not depend on it)")
     args = ap.parse_args()
+    build = [] if args.readme_only else args.zoos.split(",")
+    for z in build:
+        if z not in all_zoos:
+            ap.error(f"--zoos: unknown zoo '{z}' (known: {', '.join(all_zoos)})")
     setup_determinism()
-    use_ort = ort_available(args.ort)
+    use_ort = ort_available("skip" if args.readme_only else args.ort)
     log(f"torch {torch.__version__}, onnx {onnx.__version__}, numpy {np.__version__}; ORT cross-check: {use_ort}")
-    results = []
+    results, ort_used = {}, {}
     tmpdir = tempfile.mkdtemp(prefix="make_testdata.")
     try:
-        for zoo, zcfg in (ZOOS.items() if args.zoos == "all" else []):
+        for zoo, zcfg in ZOOS.items():
+            if zoo not in build:
+                continue
             zoo_dir = os.path.join(args.out, zoo)
             os.makedirs(zoo_dir, exist_ok=True)
             tasks, accs = [], []
@@ -1133,20 +691,25 @@ def main():
                 accs.append(ar)
             z = {"schema_version": 1, "name": zoo, "description": zcfg["description"],
                  "processors": copy.deepcopy(PROCESSORS), "tasks": tasks}
-            check_zoo_json(z, zoo_dir)
-            write_json(os.path.join(zoo_dir, "zoo.json"), z)
-            write_json(os.path.join(zoo_dir, "accuracy_measured.json"),
-                       {"zoo": zoo, "made_by": "scripts/make_testdata.py",
-                        "ort": "onnxruntime-node 1.30.0, 1 thread, graph optimization basic, batch 1"
-                        if use_ort else None,
-                        "tasks": accs})
-            results.append((zoo, accs))
-        # After the others: it re-seeds the global generators for itself.
-        from testdata import mts  # scripts/testdata/mts.py: the weight-shared zoo
-        mts.build(sys.modules[__name__], args.out, use_ort, tmpdir)
-        if args.zoos == "all":
-            with open(os.path.join(args.out, "README.md"), "w") as f:
-                f.write(readme_text(results, use_ort, sorted(IR_VERSIONS)))
+            write_zoo(zoo_dir, z, accs, use_ort)
+            results[zoo], ort_used[zoo] = accs, use_ort
+        if realistic.ZOO in build:
+            z, accs = realistic.build_zoo(args.out, use_ort, tmpdir, jobs=args.jobs)
+            write_zoo(os.path.join(args.out, realistic.ZOO), z, accs, use_ort)
+            results[realistic.ZOO], ort_used[realistic.ZOO] = accs, use_ort
+        if MTS_ZOO in build:
+            # After the others: it re-seeds the global generators for itself.
+            from testdata import mts  # scripts/testdata/mts.py: the weight-shared zoo
+            mts.build(sys.modules[__name__], args.out, use_ort, tmpdir)
+        # The weight-shared zoo has its own README section, not a table here.
+        present = [z for z in all_zoos if z != MTS_ZOO and (z in results or os.path.isfile(os.path.join(args.out, z, "accuracy_measured.json")))]
+        for zoo in present:
+            if zoo not in results:
+                results[zoo], ort_used[zoo] = recorded_results(args.out, zoo)
+        text = readme_text([(z, results[z]) for z in present], all(ort_used.values()),
+                           ir_versions_on_disk(args.out, present), args.out)
+        with open(os.path.join(args.out, "README.md"), "w") as f:
+            f.write(text)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     log("done")

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -66,6 +67,19 @@ inline CLI::Validator threadCount() {
 
 // Parses the command line. --help prints the help and gives 0; any option error
 // prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
+// "a,b,c" -> {a, b, c}; "" -> {} (empty items dropped).
+inline std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv, std::string_view tool) {
   try {
     app.parse(argc, argv);

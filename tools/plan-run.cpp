@@ -9,6 +9,7 @@
 
 #include "drivers/run/run_model.h"
 #include "drivers/run/run_bundle.h"
+#include "drivers/run/serve_bundle.h"
 #include "tools/cli.h"
 
 namespace {
@@ -25,6 +26,17 @@ int runBundle(const zp::drivers::BundleRunParams& p, bool json) {
   return r->ok() ? 0 : 1;
 }
 
+int serveFromBundle(const zp::drivers::ServeBundleParams& p) {
+  auto r = zp::drivers::serveBundle(p);
+  if (!r.ok()) {
+    zp::cli::printError("plan-run", r.error().message);
+    return zp::cli::kInputError;
+  }
+  for (const auto& n : r->notes) std::cerr << "note: " << n << "\n";
+  std::cout << r->table;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -32,8 +44,10 @@ int main(int argc, char** argv) {
   zp::drivers::RunModelOptions o;
   std::string model, saveOutputs, cache, writeCache, trace;
   std::vector<std::string> inputs;
-  bool json = false;
+  bool json = false, serve = false;
+  std::string jsonOut, sloList, systemList;
   zp::drivers::BundleRunParams bundle;
+  zp::drivers::ServeBundleParams sp;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -50,11 +64,49 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")
       ->check(zp::cli::integerIn(0, 1000000));
   app.add_option("--threads", o.threads, "threads")->check(zp::cli::threadCount());
-  app.add_flag("--json", json, "print the report as JSON");
+  app.add_option("--json", jsonOut, "print the report as JSON; with --serve: write it to this file")->expected(0, 1);
+  app.add_flag("--serve", serve, "bundle: serve an arrival trace with every system the plan carries, measured beside predicted");
+  app.add_option("--arrivals", sp.arrivals, "--serve: arrivals CSV (time_ms,task,sample); default: generated");
+  app.add_option("--process", sp.process, "--serve: generated arrivals, periodic or poisson")
+      ->check(CLI::IsMember({"periodic", "poisson"}));
+  app.add_option("--rate", sp.rateQps, "--serve: generated arrivals per task per second")->check(CLI::Range(1e-3, 1e6));
+  app.add_option("--duration-ms", sp.durationMs, "--serve: generated arrivals in [0, MS)")->check(CLI::Range(1e-3, 1e9));
+  app.add_option("--count", sp.count, "--serve: generated arrivals per task (default 60)")->check(zp::cli::integerIn(1, 10000000));
+  app.add_option("--systems", systemList, "--serve: comma-separated systems to serve (default: all the plan carries)");
+  app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
+  app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
   if (auto rc = zp::cli::parse(app, argc, argv, "plan-run")) return *rc;
+  json = app.count("--json") > 0;
   const bool isBundle = std::filesystem::is_directory(model);
+  if (serve) {
+    if (!isBundle) {
+      zp::cli::printError("plan-run", fmt::format("--serve: '{}' is not a bundle directory", model));
+      return zp::cli::kOptionError;
+    }
+    if (app.count("--duration-ms") && app.count("--count")) {
+      zp::cli::printError("plan-run", "--duration-ms and --count: give one of the two");
+      return zp::cli::kOptionError;
+    }
+    sp.bundle = model;
+    sp.json = jsonOut;
+    sp.trace = trace;
+    sp.seed = o.seed;
+    sp.samples = bundle.samples;
+    sp.slos = zp::cli::splitList(bundle.slo);
+    sp.systems = zp::cli::splitList(systemList);
+    return serveFromBundle(sp);
+  }
+  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system"})
+    if (app.count(opt)) {
+      zp::cli::printError("plan-run", fmt::format("{} applies only with --serve", opt));
+      return zp::cli::kOptionError;
+    }
+  if (!jsonOut.empty()) {
+    zp::cli::printError("plan-run", "--json takes a file only with --serve");
+    return zp::cli::kOptionError;
+  }
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
                                                              "--write-cache", "--cold", "--threads", "--trace", "--gemm"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples"}) {

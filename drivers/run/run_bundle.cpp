@@ -1,4 +1,5 @@
 #include "drivers/run/run_bundle.h"
+#include "drivers/run/bundle_inputs.h"
 
 #include <algorithm>
 #include <chrono>
@@ -31,12 +32,6 @@ using runtime::TensorMap;
 
 namespace {
 
-struct Dataset {
-  std::vector<Tensor> samples;
-  std::vector<int64_t> labels;  // empty: none
-  std::string source;           // "dataset" | "random"
-};
-
 // A task's chained sessions: one per position.
 struct Chain {
   std::vector<std::unique_ptr<Session>> sessions;
@@ -68,70 +63,6 @@ struct Chain {
     return owned;
   }
 };
-
-runtime::Shape staticShape(const runtime::IoInfo& io) {
-  runtime::Shape s = io.shape;
-  for (auto& d : s)
-    if (d < 0) d = 1;
-  return s;
-}
-
-// The first `limit` samples of the task's dataset, each reshaped to the
-// chain's input (batch 1); empty when there is none (then `why` says so).
-Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, const runtime::IoInfo& input,
-                                 int limit, std::string* why) {
-  Dataset d;
-  const zoo::TaskSpec* spec = nullptr;
-  for (const auto& t : zoo.tasks)
-    if (t.name == task) spec = &t;
-  if (!spec) {
-    *why = fmt::format("task '{}' not in {}", task, zoo.file.string());
-    return d;
-  }
-  if (!spec->dataset || spec->dataset->inputs.empty()) {
-    *why = fmt::format("task '{}' has no dataset in {}", task, zoo.file.string());
-    return d;
-  }
-  const fs::path xs = zoo.resolve(spec->dataset->inputs);
-  ZP_ASSIGN_OR_RETURN(Tensor x, runtime::readNpy(xs));
-  const runtime::Shape shape = staticShape(input);
-  const int64_t per = runtime::numel(shape);
-  if (x.dtype != runtime::DType::F32 || x.shape.empty() || x.shape[0] == 0 || x.size() != x.shape[0] * per)
-    return makeError("{}: {} {} does not hold samples of {}", xs.string(), runtime::dtypeName(x.dtype),
-                     runtime::shapeString(x.shape), runtime::shapeString(shape));
-  const int64_t n = std::min<int64_t>(limit, x.shape[0]);
-  for (int64_t i = 0; i < n; ++i) {
-    Tensor t = Tensor::empty(runtime::DType::F32, shape);
-    std::memcpy(t.data, x.ptr<float>() + i * per, static_cast<size_t>(per) * sizeof(float));
-    d.samples.push_back(std::move(t));
-  }
-  if (!spec->dataset->labels.empty()) {
-    const fs::path ys = zoo.resolve(spec->dataset->labels);
-    ZP_ASSIGN_OR_RETURN(Tensor y, runtime::readNpy(ys));
-    auto v = y.toI64();
-    if (static_cast<int64_t>(v.size()) < n)
-      return makeError("{}: {} labels for {} samples", ys.string(), v.size(), n);
-    d.labels.assign(v.begin(), v.begin() + n);
-  }
-  d.source = "dataset";
-  return d;
-}
-
-int64_t argmax(const Tensor& t) {
-  auto v = t.toF32();
-  return static_cast<int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-std::vector<std::string> splitPlus(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find('+', start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) return out;
-    start = p + 1;
-  }
-}
 
 }  // namespace
 
@@ -190,15 +121,7 @@ namespace {
 // plan.pb, checked against plan.json beside it and against --slo and --task.
 Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
   const fs::path& b = params.bundle;
-  ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
-  {
-    ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::readPlan(b / "plan.json"));
-    if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
-  }
-  if (!plan.stitch)
-    return makeError("{}: the plan has no stitch section; plan-run runs the SparseLoom section of a bundle",
-                     (b / "plan.pb").string());
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundleStitchPlan(b));
   const plan::StitchPlan& st = *plan.stitch;
   if (!params.slo.empty() &&
       std::none_of(st.slos.begin(), st.slos.end(), [&](const auto& c) { return c.id == params.slo; }))
@@ -209,29 +132,12 @@ Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
   return plan;
 }
 
-// The zoo (for datasets), through the stitch directory the bundle was made from.
-std::optional<zoo::Zoo> bundleZoo(const fs::path& b, const BundleManifest& manifest, std::vector<std::string>& notes) {
-  std::optional<zoo::Zoo> zoo;
-  for (const auto& in : manifest.inputs) {
-    if (in.role != "stitch-manifest") continue;
-    const fs::path dir = artifacts::inputPath(b, in).parent_path();
-    auto sm = artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
-    if (!sm.ok()) {
-      notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
-      break;
-    }
-    auto z = artifacts::loadZoo((dir / sm->zooPath).lexically_normal());
-    if (!z.ok()) notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
-    else zoo = std::move(*z);
-  }
-  return zoo;
-}
-
 // What a bundle run shares between its tasks.
 struct BundleContext {
   const BundleRunParams& params;
   std::map<std::string, std::string> artifactSha;           // manifest: path -> sha256
   std::map<std::string, const plan::PlanProcessor*> procs;  // by name
+  const std::vector<std::string>* order = nullptr;          // the plan's placement order
   std::optional<zoo::Zoo> zoo;
   std::set<std::string> warned;
   BundleRunResult res;
@@ -254,8 +160,10 @@ const plan::Selection* selectionToRun(const BundleRunParams& params, const plan:
 Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
                     const std::string& where, Chain& cached, Chain& reference, TaskRunReport& r) {
   const fs::path& b = ctx.params.bundle;
-  auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(),
-                        [&](const plan::PlannedSubgraph& s) { return s.position == pos && s.variant == v; });
+  const std::string& onProc = ctx.order->at(static_cast<size_t>(pos));
+  auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
+    return s.position == pos && s.variant == v && s.processor == onProc;
+  });
   if (g == task.subgraphs.end()) return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
   auto proc = ctx.procs.find(g->processor);
   if (proc == ctx.procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
@@ -389,7 +297,7 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params));
-  BundleContext ctx{params, {}, {}, {}, {}, {}};
+  BundleContext ctx{params, {}, {}, &plan.stitch->placementOrder, {}, {}, {}};
   for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
   ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;

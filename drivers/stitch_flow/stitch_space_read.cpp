@@ -112,7 +112,9 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
   // Processors, with the host configuration the profile measured them under.
   for (const auto& p : zoo.processors) {
     plan::PlanProcessor pp{p.name, p.kind, "host", "default", 1};
+    pp.cores = p.cores;
     if (p.profile) {
+      pp.gemm = p.profile->gemm;
       pp.source = p.profile->source;
       if (!p.profile->policy.empty()) pp.policy = p.profile->policy;
       if (p.profile->threads) pp.threads = p.profile->threads;

@@ -11,6 +11,7 @@
 #include "libplan/profile/import.h"
 #include "libplan/profile/subgraph_map.h"
 #include "libplan/runtime/kernel_policy.h"
+#include "libplan/runtime/serve/processor.h"
 
 namespace zp::drivers::zoo_profile {
 namespace fs = std::filesystem;
@@ -22,6 +23,8 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
   std::vector<Processor> out;
   for (const auto& p : zoo.processors) {
     Processor proc{p.name, true, {}, std::nullopt};
+    proc.config.cores = p.cores;
+    ZP_TRY(runtime::serve::checkCores(fmt::format("{}: processor '{}'", zoo.file.string(), p.name), p.cores));
     if (p.profile) {
       if (!p.profile->policy.empty()) {
         if (!runtime::isKnownPolicy(p.profile->policy))
@@ -29,6 +32,7 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
         proc.config.policy = p.profile->policy;
       }
       if (p.profile->threads) proc.config.threads = p.profile->threads;
+      if (p.profile->gemm == "blis") proc.config.gemm = runtime::GemmLibrary::Blis;
       if (p.profile->source != "host") {
         proc.host = false;
         proc.import = ImportSpec{p.name, p.profile->source, zoo.resolve(p.profile->file).string(), "", "", ""};

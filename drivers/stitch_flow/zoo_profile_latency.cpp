@@ -5,6 +5,7 @@
 
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/processor.h"
 #include "libplan/util/progress.h"
 #include "libplan/util/validate.h"
 
@@ -30,6 +31,7 @@ Status measureOverheads(Run& run, const std::set<HostConfig>& configs) {
       run.overheadMs[c.label()] = earlier->get<double>();
       continue;
     }
+    ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor config " + c.label(), c.cores));
     ZP_ASSIGN_OR_RETURN(run.overheadMs[c.label()], measure::measureRunOverhead(c, run.mp));
   }
   return {};
@@ -84,6 +86,8 @@ Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo
   auto key = std::make_pair(sg.hash, config.label());
   auto it = byHash.find(key);
   if (it == byHash.end()) {
+    // Measured on the processor's own cores, as plan-run --serve runs it.
+    ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + procs.front()->name, config.cores));
     ZP_ASSIGN_OR_RETURN(auto session,
                         runtime::Session::load(run.src.stitchDir / sg.file, measure::sessionOptions(config)));
     auto in = runtime::randomInputs(*session, run.params.seed);

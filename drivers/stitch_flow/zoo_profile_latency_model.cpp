@@ -2,6 +2,7 @@
 // with a per-run overhead and hand-over costs) from the profile rows, the
 // overhead calibrated on the original variants measured whole, and the
 // model scored against stitched variants measured end to end.
+#include <algorithm>
 #include <set>
 
 #include "drivers/stitch_flow/zoo_profile_steps.h"
@@ -73,7 +74,13 @@ Expected<double> calibratedOverhead(Run& run, StitchedModels& models, const zoo:
       }
       if (complete) pairs.push_back({sum, whole});
     }
-  return estimate::calibrateOverhead(pairs, task.positions(), probe);
+  double c0 = estimate::calibrateOverhead(pairs, task.positions(), probe);
+  // Every subgraph run pays the overhead once, so it cannot exceed the fastest
+  // subgraph on this processor; on a busy machine the difference of noisy
+  // medians can, and would make some estimates negative.
+  for (const auto* r : run.db.select(profile::RowKind::Subgraph, task.name, {}, p.name))
+    if (r->policy == p.config.policy) c0 = std::min(c0, r->medianMs);
+  return c0;
 }
 
 // Every valid variant under every placement order the search considers; the

@@ -17,6 +17,38 @@ void put(const PlanProcessor& p, planpb::Processor* m) {
   m->set_source(p.source);
   m->set_policy(p.policy);
   m->set_threads(p.threads);
+  for (int c : p.cores) m->add_cores(c);
+  m->set_gemm(p.gemm);
+}
+
+void put(const ServedSystem& s, planpb::ServedSystem* m) {
+  m->set_name(s.name);
+  m->set_description(s.description);
+  for (const auto& sel : s.selections) {
+    auto* sm = m->add_selections();
+    sm->set_slo(sel.slo);
+    for (const auto& c : sel.tasks) {
+      auto* cm = sm->add_tasks();
+      cm->set_task(c.task);
+      cm->set_combination(c.combination);
+      for (const auto& p : c.placement) cm->add_placement(p);
+      cm->set_feasible(c.feasible);
+      cm->set_accuracy(c.accuracy);
+    }
+  }
+}
+
+ServedSystem get(const planpb::ServedSystem& m) {
+  ServedSystem s{m.name(), m.description(), {}};
+  for (const auto& sm : m.selections()) {
+    SystemSelection sel{sm.slo(), {}};
+    for (const auto& cm : sm.tasks())
+      sel.tasks.push_back(SystemTaskChoice{cm.task(), cm.combination(),
+                                           std::vector<std::string>(cm.placement().begin(), cm.placement().end()),
+                                           cm.feasible(), cm.accuracy()});
+    s.selections.push_back(std::move(sel));
+  }
+  return s;
 }
 
 void put(const StitchPlan& s, planpb::StitchPlan* m) {
@@ -62,8 +94,10 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
       gm->set_file(g.file);
       gm->set_processor(g.processor);
       gm->set_memory_bytes(g.memoryBytes);
+      gm->set_latency_ms(g.latencyMs);
     }
   }
+  for (const auto& sys : s.systems) put(sys, m->add_systems());
   for (const auto& p : s.preload) {
     auto* pm = m->add_preload();
     pm->set_budget(p.budget);
@@ -138,7 +172,8 @@ StitchPlan get(const planpb::StitchPlan& m) {
   s.stitchDir = m.stitch_dir();
   s.accuracySource = m.accuracy_source();
   for (const auto& p : m.processors())
-    s.processors.push_back(PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads()});
+    s.processors.push_back(PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads(),
+                                         std::vector<int>(p.cores().begin(), p.cores().end()), p.gemm()});
   s.placementOrder.assign(m.placement_order().begin(), m.placement_order().end());
   s.ordersEvaluated = m.orders_evaluated();
   s.meanLatencyMs = m.mean_latency_ms();
@@ -165,7 +200,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
     }
     for (const auto& g : tm.subgraphs())
       t.subgraphs.push_back(
-          PlannedSubgraph{g.position(), g.variant(), g.hash(), g.file(), g.processor(), g.memory_bytes()});
+          PlannedSubgraph{g.position(), g.variant(), g.hash(), g.file(), g.processor(), g.memory_bytes(), g.latency_ms()});
     s.tasks.push_back(std::move(t));
   }
   for (const auto& pm : m.preload()) {
@@ -182,6 +217,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
     p.gap = pm.gap();
     s.preload.push_back(std::move(p));
   }
+  for (const auto& sm : m.systems()) s.systems.push_back(get(sm));
   return s;
 }
 

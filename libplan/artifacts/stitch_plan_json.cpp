@@ -14,9 +14,12 @@ Json toJson(const StitchPlan& s) {
   j["stitch_dir"] = s.stitchDir;
   j["accuracy_source"] = s.accuracySource;
   j["processors"] = Json::array();
-  for (const auto& p : s.processors)
-    j["processors"].push_back(Json{{"name", p.name}, {"kind", p.kind}, {"source", p.source}, {"policy", p.policy},
-                                   {"threads", p.threads}});
+  for (const auto& p : s.processors) {
+    Json pj{{"name", p.name}, {"kind", p.kind}, {"source", p.source}, {"policy", p.policy}, {"threads", p.threads}};
+    if (!p.cores.empty()) pj["cores"] = p.cores;
+    if (!p.gemm.empty()) pj["gemm"] = p.gemm;
+    j["processors"].push_back(pj);
+  }
   j["placement_order"] = s.placementOrder;
   j["orders_evaluated"] = s.ordersEvaluated;
   j["mean_latency_ms"] = s.meanLatencyMs;
@@ -39,7 +42,8 @@ Json toJson(const StitchPlan& s) {
     }
     for (const auto& g : t.subgraphs)
       tj["subgraphs"].push_back(Json{{"position", g.position}, {"variant", g.variant}, {"hash", g.hash},
-                                     {"file", g.file}, {"processor", g.processor}, {"memory_bytes", g.memoryBytes}});
+                                     {"file", g.file}, {"processor", g.processor}, {"memory_bytes", g.memoryBytes},
+                                     {"latency_ms", g.latencyMs}});
     j["tasks"].push_back(tj);
   }
   j["preload"] = Json::array();
@@ -49,6 +53,20 @@ Json toJson(const StitchPlan& s) {
                                 {"exact", Json{{"subgraphs", p.exact}, {"bytes", p.exactBytes}, {"hotness", p.exactHotness},
                                                {"optimal", p.exactOptimal}}},
                                 {"gap", p.gap}});
+  if (!s.systems.empty()) {
+    j["systems"] = Json::array();
+    for (const auto& sys : s.systems) {
+      Json sj{{"name", sys.name}, {"description", sys.description}, {"selections", Json::array()}};
+      for (const auto& sel : sys.selections) {
+        Json tasks = Json::array();
+        for (const auto& c : sel.tasks)
+          tasks.push_back(Json{{"task", c.task}, {"combination", c.combination}, {"placement", c.placement},
+                               {"feasible", c.feasible}, {"accuracy", c.accuracy}});
+        sj["selections"].push_back(Json{{"slo", sel.slo}, {"tasks", tasks}});
+      }
+      j["systems"].push_back(sj);
+    }
+  }
   return j;
 }
 
@@ -79,6 +97,18 @@ Expected<PlanProcessor> processorFrom(const JsonAt& p) {
   ZP_ASSIGN_OR_RETURN(int64_t n, threads.integer());
   if (auto problem = threadCountProblem(n)) return threads.error(*problem);
   out.threads = static_cast<int>(n);
+  if (p.has("cores")) {
+    ZP_ASSIGN_OR_RETURN(auto cores, p.array("cores"));
+    for (const auto& c : cores) {
+      ZP_ASSIGN_OR_RETURN(int64_t id, c.integer(0, 4095));
+      out.cores.push_back(static_cast<int>(id));
+    }
+  }
+  if (p.has("gemm")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt gemm, p.at("gemm"));
+    ZP_ASSIGN_OR_RETURN(out.gemm, gemm.string());
+    if (out.gemm != "onednn" && out.gemm != "blis") return gemm.error("expected \"onednn\" or \"blis\"");
+  }
   return out;
 }
 
@@ -139,6 +169,7 @@ Expected<TaskPlan> taskFrom(const JsonAt& tj) {
     if (!isSafeRelativePath(sg.file)) return file.error(fmt::format("'{}' is not a relative path inside the stitch directory", sg.file));
     ZP_ASSIGN_OR_RETURN(sg.processor, g.id("processor"));
     ZP_ASSIGN_OR_RETURN(sg.memoryBytes, g.integer("memory_bytes", 0, kMaxBytes));
+    if (g.has("latency_ms")) { ZP_ASSIGN_OR_RETURN(sg.latencyMs, g.number("latency_ms", 0)); }
     t.subgraphs.push_back(std::move(sg));
   }
   return t;
@@ -159,6 +190,30 @@ Expected<PreloadSet> preloadFrom(const JsonAt& p) {
   ZP_ASSIGN_OR_RETURN(ps.exactOptimal, exact.boolean("optimal"));
   ZP_ASSIGN_OR_RETURN(ps.gap, p.number("gap"));
   return ps;
+}
+
+Expected<ServedSystem> systemFrom(const JsonAt& sj) {
+  ServedSystem sys;
+  ZP_ASSIGN_OR_RETURN(sys.name, sj.string("name"));
+  ZP_ASSIGN_OR_RETURN(sys.description, sj.string("description"));
+  ZP_ASSIGN_OR_RETURN(auto selections, sj.array("selections"));
+  for (const auto& selj : selections) {
+    SystemSelection sel;
+    ZP_ASSIGN_OR_RETURN(sel.slo, selj.string("slo"));
+    ZP_ASSIGN_OR_RETURN(auto tasks, selj.array("tasks"));
+    for (const auto& cj : tasks) {
+      SystemTaskChoice c;
+      ZP_ASSIGN_OR_RETURN(c.task, cj.id("task"));
+      ZP_ASSIGN_OR_RETURN(JsonAt combination, cj.at("combination"));
+      ZP_ASSIGN_OR_RETURN(c.combination, combinationId(combination));
+      ZP_ASSIGN_OR_RETURN(c.placement, cj.strings("placement"));
+      ZP_ASSIGN_OR_RETURN(c.feasible, cj.boolean("feasible"));
+      ZP_ASSIGN_OR_RETURN(c.accuracy, cj.number("accuracy", 0, 1));
+      sel.tasks.push_back(std::move(c));
+    }
+    sys.selections.push_back(std::move(sel));
+  }
+  return sys;
 }
 
 }  // namespace
@@ -191,6 +246,13 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
   for (const auto& p : preload) {
     ZP_ASSIGN_OR_RETURN(auto ps, preloadFrom(p));
     s.preload.push_back(std::move(ps));
+  }
+  if (root.has("systems")) {
+    ZP_ASSIGN_OR_RETURN(auto systems, root.array("systems"));
+    for (const auto& sj : systems) {
+      ZP_ASSIGN_OR_RETURN(auto sys, systemFrom(sj));
+      s.systems.push_back(std::move(sys));
+    }
   }
   return s;
 }

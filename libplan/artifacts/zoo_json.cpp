@@ -93,19 +93,32 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
   for (size_t i = 0; i < j["processors"].size(); ++i) {
     const Json& pj = j["processors"][i];
     std::string p = fmt::format("$.processors[{}]", i);
-    ZP_TRY(r.object(pj, p, {"name", "kind"}, {"profile"}));
+    ZP_TRY(r.object(pj, p, {"name", "kind"}, {"cores", "profile"}));
     ProcessorSpec proc;
     ZP_ASSIGN_OR_RETURN(proc.name, r.id(pj, p, "name"));
     ZP_ASSIGN_OR_RETURN(proc.kind, r.oneOf(pj, p, "kind", {"cpu", "gpu", "npu", "dla", "dsp"}));
     if (!procNames.insert(proc.name).second) return r.error(p + ".name", fmt::format("duplicate processor '{}'", proc.name));
+    if (pj.contains("cores")) {
+      const Json& cj = pj["cores"];
+      if (!cj.is_array() || cj.empty()) return r.error(p + ".cores", "expected a non-empty array of core ids");
+      std::set<int64_t> seen;
+      for (size_t c = 0; c < cj.size(); ++c) {
+        const std::string cp = fmt::format("{}.cores[{}]", p, c);
+        if (!cj[c].is_number_integer() || cj[c].get<int64_t>() < 0 || cj[c].get<int64_t>() > 4095)
+          return r.error(cp, "expected a core id in [0, 4095]");
+        if (!seen.insert(cj[c].get<int64_t>()).second) return r.error(cp, fmt::format("core {} is listed twice", cj[c].get<int64_t>()));
+        proc.cores.push_back(static_cast<int>(cj[c].get<int64_t>()));
+      }
+    }
     if (pj.contains("profile")) {
       const Json& sj = pj["profile"];
       std::string sp = p + ".profile";
-      ZP_TRY(r.object(sj, sp, {"source"}, {"file", "threads", "policy"}));
+      ZP_TRY(r.object(sj, sp, {"source"}, {"file", "threads", "policy", "gemm"}));
       ProfileSource src;
       ZP_ASSIGN_OR_RETURN(src.source, r.oneOf(sj, sp, "source", {"host", "ort-json", "trtexec", "openvino-csv", "csv"}));
       if (sj.contains("file")) { ZP_ASSIGN_OR_RETURN(src.file, r.string(sj, sp, "file")); }
       if (sj.contains("policy")) { ZP_ASSIGN_OR_RETURN(src.policy, r.string(sj, sp, "policy")); }
+      if (sj.contains("gemm")) { ZP_ASSIGN_OR_RETURN(src.gemm, r.oneOf(sj, sp, "gemm", {"onednn", "blis"})); }
       if (src.source != "host" && src.file.empty())
         return r.error(sp, fmt::format("source '{}' needs a 'file'", src.source));
       if (sj.contains("threads")) {
@@ -187,11 +200,13 @@ Json zooToJson(const Zoo& zoo) {
   j["processors"] = Json::array();
   for (const auto& p : zoo.processors) {
     Json pj{{"name", p.name}, {"kind", p.kind}};
+    if (!p.cores.empty()) pj["cores"] = p.cores;
     if (p.profile) {
       Json sj{{"source", p.profile->source}};
       if (!p.profile->file.empty()) sj["file"] = p.profile->file;
       if (p.profile->threads) sj["threads"] = p.profile->threads;
       if (!p.profile->policy.empty()) sj["policy"] = p.profile->policy;
+      if (!p.profile->gemm.empty()) sj["gemm"] = p.profile->gemm;
       pj["profile"] = sj;
     }
     j["processors"].push_back(pj);

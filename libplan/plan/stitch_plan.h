@@ -17,6 +17,8 @@ struct PlanProcessor {
   std::string source;   // host | ort-json | trtexec | openvino-csv | csv
   std::string policy;   // the runtime's kernel policy when the processor is the host
   int threads = 1;
+  std::vector<int> cores;  // host CPU cores it owns (empty: not pinned)
+  std::string gemm;        // host GEMM library: "onednn" | "blis" (empty: the runtime's default)
   bool operator==(const PlanProcessor&) const = default;
 };
 
@@ -56,6 +58,7 @@ struct PlannedSubgraph {
   std::string file;         // relative to the stitch directory
   std::string processor;    // placement_order[position]
   int64_t memoryBytes = 0;  // resident size on its processor (profile memory_bytes)
+  double latencyMs = 0;     // one run on its processor (the latency model's figure)
   bool operator==(const PlannedSubgraph&) const = default;
 };
 
@@ -63,7 +66,9 @@ struct TaskPlan {
   std::string name;
   int positions = 0;
   std::vector<Selection> selections;       // one per SLO configuration, in configuration order
-  std::vector<PlannedSubgraph> subgraphs;  // every subgraph some selection uses, by (position, variant)
+  // Every subgraph some selection (or some served system's choice) uses on the
+  // processor it runs on, by (position, variant, processor).
+  std::vector<PlannedSubgraph> subgraphs;
   bool operator==(const TaskPlan&) const = default;
 };
 
@@ -81,6 +86,32 @@ struct PreloadSet {
   bool operator==(const PreloadSet&) const = default;
 };
 
+// What one system (zooplan, Algorithm 1, a SparseLoom §5.1 baseline) runs for
+// one task under one SLO configuration: the stitched variant and the processor
+// of each position.
+struct SystemTaskChoice {
+  std::string task;
+  std::string combination;
+  std::vector<std::string> placement;  // position -> processor
+  bool feasible = false;               // the system believed it meets the SLO
+  double accuracy = 0;                 // measured where zoo-profile measured it, else estimated
+  bool operator==(const SystemTaskChoice&) const = default;
+};
+
+struct SystemSelection {
+  std::string slo;                       // configuration id
+  std::vector<SystemTaskChoice> tasks;   // in plan task order
+  bool operator==(const SystemSelection&) const = default;
+};
+
+// A system plan-run --serve executes beside the plan: its choices per configuration.
+struct ServedSystem {
+  std::string name;                       // "zooplan", "Algorithm-1", "SV-AO-P", ...
+  std::string description;
+  std::vector<SystemSelection> selections;  // one per SLO configuration, in configuration order
+  bool operator==(const ServedSystem&) const = default;
+};
+
 struct StitchPlan {
   std::string stitchDir;       // relative to the plan file's directory
   std::string accuracySource;  // "predicted" | "measured-where-available"
@@ -91,6 +122,7 @@ struct StitchPlan {
   std::vector<SloConfiguration> slos;
   std::vector<TaskPlan> tasks;
   std::vector<PreloadSet> preload;
+  std::vector<ServedSystem> systems;  // zooplan, Algorithm-1 and the six baselines
   bool operator==(const StitchPlan&) const = default;
 };
 

@@ -15,11 +15,15 @@ struct ProfileSource {
   std::string file;             // as written in zoo.json (relative to its folder)
   int threads = 0;              // 0: not given
   std::string policy;           // host: kernel policy of the runtime (empty: not given)
+  std::string gemm;             // host: GEMM library, "onednn" or "blis" (empty: not given)
 };
 
 struct ProcessorSpec {
   std::string name;
   std::string kind;  // cpu | gpu | npu | dla | dsp
+  // The host CPU cores the processor owns (its work is pinned to them); empty:
+  // not given (the processor runs wherever the process may).
+  std::vector<int> cores;
   std::optional<ProfileSource> profile;
 };
 

@@ -18,6 +18,7 @@ runtime::SessionOptions sessionOptions(const HostConfig& config) {
   runtime::SessionOptions o;
   o.threads = config.threads;
   o.kernels.policy = config.policy;
+  o.gemm = config.gemm;
   o.checkModel = false;  // zoo-stitch checked every subgraph it wrote
   return o;
 }

@@ -16,6 +16,8 @@ namespace zp::measure {
 struct HostConfig {
   std::string policy = "default";
   int threads = 1;
+  runtime::GemmLibrary gemm = runtime::GemmLibrary::OneDnn;
+  std::vector<int> cores;  // measured pinned to these (empty: wherever the process runs)
   std::string label() const { return policy + "@" + std::to_string(threads); }
   auto operator<=>(const HostConfig&) const = default;
 };

@@ -1,12 +1,15 @@
 #include "passes/select/plan_stitch.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "passes/preload/preload.h"
+#include "passes/select/served_systems.h"
 
 namespace zp::select {
 namespace {
@@ -40,6 +43,18 @@ plan::Selection closestMiss(const TaskSpace& ts, const std::vector<std::string>&
   sel.miss = plan::SloMiss{cand.id, std::max(0.0, s.accuracy - acc), std::max(0.0, lat - s.latencyMs)};
   *pick = closest;
   return sel;
+}
+
+// Adds (position, variant) on `proc` to the task's subgraphs unless there,
+// keeping them sorted by (position, variant, processor).
+void addSubgraph(const TaskSpace& ts, int pos, const std::string& variant, const std::string& proc, plan::TaskPlan& tp) {
+  auto key = [](const plan::PlannedSubgraph& g) { return std::tie(g.position, g.variant, g.processor); };
+  const auto& sg = ts.stitch->subgraph(pos, variant);
+  plan::PlannedSubgraph g{pos, variant, sg.hash, sg.file, proc, ts.memoryBytes(pos, variant, proc),
+                          ts.latency.subgraph(pos, variant, proc).value_or(0.0)};
+  auto at = std::lower_bound(tp.subgraphs.begin(), tp.subgraphs.end(), g,
+                             [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  if (at == tp.subgraphs.end() || key(*at) != key(g)) tp.subgraphs.insert(at, std::move(g));
 }
 
 // One task under the global order: per configuration the fastest feasible
@@ -79,12 +94,22 @@ plan::TaskPlan taskPlan(const StitchSpace& space, size_t t, const std::vector<st
     for (int p = 0; p < ts.positions; ++p) used.insert({p, cand.variants[static_cast<size_t>(p)]});
     tp.selections.push_back(std::move(sel));
   }
-  for (const auto& [pos, variant] : used) {
-    const auto& sg = ts.stitch->subgraph(pos, variant);
-    const std::string& proc = order[static_cast<size_t>(pos)];
-    tp.subgraphs.push_back(plan::PlannedSubgraph{pos, variant, sg.hash, sg.file, proc, ts.memoryBytes(pos, variant, proc)});
-  }
+  for (const auto& [pos, variant] : used) addSubgraph(ts, pos, variant, order[static_cast<size_t>(pos)], tp);
   return tp;
+}
+
+// Every subgraph the served systems run, on the processor each runs it on.
+void addSystemsSubgraphs(const StitchSpace& space, const std::vector<plan::ServedSystem>& systems, plan::StitchPlan& sp) {
+  for (const auto& sys : systems)
+    for (const auto& sel : sys.selections)
+      for (size_t t = 0; t < sel.tasks.size(); ++t) {
+        const auto& c = sel.tasks[t];
+        const auto& cand = *std::find_if(space.tasks[t].candidates.begin(), space.tasks[t].candidates.end(),
+                                         [&](const Candidate& k) { return k.id == c.combination; });
+        for (int p = 0; p < space.tasks[t].positions; ++p)
+          addSubgraph(space.tasks[t], p, cand.variants[static_cast<size_t>(p)], c.placement[static_cast<size_t>(p)],
+                      sp.tasks[t]);
+      }
 }
 
 // Every subgraph with its hotness (Eq. 7) over the configurations.
@@ -197,6 +222,9 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   s.firstChosen.assign(space.tasks.size(), -1);
   for (size_t t = 0; t < space.tasks.size(); ++t)
     sp.tasks.push_back(taskPlan(space, t, g.order, slos, theta, params, &s.firstChosen[t]));
+
+  sp.systems = servedSystems(space, slos, params);
+  addSystemsSubgraphs(space, sp.systems, sp);
 
   const auto items = preloadItems(space, g.order, theta);
   int64_t totalBytes = 0;

@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 "$BIN/zoo-stitch" "$SRC/testdata/multitask/zoo.json" -o "$WORK/stitch" >/dev/null
 
 # A SparseLoom plan over that stitch output (what plan-solve writes): placement
-# cpu/gpu/npu, two SLO configurations, mixed combinations; C02 infeasible for the first task.
+# cpu/gpu/npu, two SLO configurations, mixed valid combinations; C02 infeasible for the first task.
 make_plan() {  # make_plan OUT [MEAN_LATENCY]
   $PY - "$WORK/stitch/stitch.json" "$1" "${2:-0.125}" <<'PYEOF'
 import json, sys
@@ -18,7 +18,9 @@ for ti, t in enumerate(m["tasks"]):
     slos[1]["tasks"][t["name"]] = {"accuracy": 0.99, "latency_ms": 0.001}
     vids = [v["id"] for v in t["variants"]]
     S = len(t["positions"])
-    combo = lambda k: [vids[(p + k) % len(vids)] for p in range(S)]
+    valid = t["combinations"]["valid"]  # the stitch's compatible combinations, mixed ones first
+    mixed = [c.split("+") for c in valid if len(set(c.split("+"))) > 1] + [c.split("+") for c in valid]
+    combo = lambda k: mixed[(k * 7) % len(mixed)]
     a, b = combo(ti + 1), combo(ti + 2)
     sels = [{"slo": "C01", "feasible": True, "combination": "+".join(a), "accuracy": 0.875, "latency_ms": 0.5 + 0.25 * ti}]
     used = [a]

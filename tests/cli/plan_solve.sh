@@ -15,7 +15,7 @@ import json, os, sys
 d = sys.argv[1]
 plan = json.load(open(os.path.join(d, "plan.json")))
 st = plan["stitch"]
-assert len(st["placement_order"]) == 3 and st["orders_evaluated"] == 6
+assert len(st["placement_order"]) == 2 and st["orders_evaluated"] == 2
 assert len(st["slo_configurations"]) == 25
 for t in st["tasks"]:
     assert len(t["selections"]) == 25

@@ -17,7 +17,7 @@ want = ["/stem/relu/Relu_output_0"] + [f"/block{i}/relu2/Relu_output_0" for i in
 assert all(w in cands for w in want), f"block boundaries {want} not all in {cands}"
 # nothing inside a block: every candidate is a block output, the pool or the flatten
 assert all(c in want or "pool" in c.lower() or "flatten" in c.lower() for c in cands), cands
-assert len(t["positions"]) >= 3, len(t["positions"])
+assert len(t["positions"]) == 2, len(t["positions"])  # one per processor of the zoo
 assert len(t["variants"]) >= 7, len(t["variants"])
 c = t["combinations"]
 assert c["total"] == len(t["variants"]) ** len(t["positions"])

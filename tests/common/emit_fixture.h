@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -45,7 +47,9 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
   plan::StitchPlan s;
   s.stitchDir = stitchDir;
   s.accuracySource = "predicted";
-  s.processors = {{"cpu", "cpu", "host", "default", 1}, {"gpu", "gpu", "host", "im2col", 1}, {"npu", "npu", "host", "sparse", 2}};
+  s.processors = {{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
+                  {"gpu", "gpu", "host", "im2col", 1, {1}, "onednn"},
+                  {"npu", "npu", "host", "sparse", 2, {1}, "blis"}};
   s.placementOrder = {"cpu", "gpu", "npu"};
   s.ordersEvaluated = 6;
   s.meanLatencyMs = 0.125;
@@ -60,11 +64,11 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     plan::TaskPlan tp;
     tp.name = t.name;
     tp.positions = t.positions();
-    auto combo = [&](size_t shift) {
-      std::vector<std::string> vs;
-      for (int pos = 0; pos < t.positions(); ++pos) vs.push_back(t.variants[(pos + shift) % t.variants.size()].id);
-      return vs;
-    };
+    // Valid mixed combinations (positions from different variants) of the stitch.
+    std::vector<std::vector<std::string>> mixed;
+    for (const auto& c : t.combinations)
+      if (c.valid && std::set<std::string>(c.variants.begin(), c.variants.end()).size() > 1) mixed.push_back(c.variants);
+    auto combo = [&](size_t shift) { return mixed[(shift * 7) % mixed.size()]; };
     auto join = [](const std::vector<std::string>& vs) {
       std::string s;
       for (const auto& v : vs) s += (s.empty() ? "" : "+") + v;
@@ -85,11 +89,22 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
       for (int pos = 0; pos < t.positions(); ++pos) {
         const auto& info = t.subgraph(pos, vs[static_cast<size_t>(pos)]);
         subs[{pos, info.variant}] = {pos, info.variant, info.hash, info.file, s.placementOrder[static_cast<size_t>(pos)],
-                                     1000 + pos};
+                                     1000 + pos, 0.25 + 0.125 * pos};
       }
     for (auto& [k, g] : subs) tp.subgraphs.push_back(g);
     s.tasks.push_back(std::move(tp));
   }
+  plan::ServedSystem sys{"AV-P", "a baseline", {}};
+  for (const auto& c : s.slos) {
+    plan::SystemSelection sel{c.id, {}};
+    for (const auto& tp : s.tasks) {
+      const auto& combination = tp.selections.front().combination;
+      std::vector<std::string> placement(s.placementOrder.begin(), s.placementOrder.begin() + tp.positions);
+      sel.tasks.push_back({tp.name, combination, placement, true, 0.875});
+    }
+    sys.selections.push_back(std::move(sel));
+  }
+  s.systems.push_back(std::move(sys));
   s.preload.push_back({"15%", 4096, {"digits/0/dense"}, 2048, 1.5, {"digits/0/dense", "wine/1/u50"}, 4000, 2.25, true, 0.333333333});
   p.stitch = std::move(s);
   return p;

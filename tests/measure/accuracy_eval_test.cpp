@@ -39,7 +39,7 @@ std::string mlp(unsigned seed) {
 TEST(measureAccuracy, StitchedVariantsMeasuredByPartsEqualTheWholeModels) {
   zoo::Zoo z;
   z.file = "mem/zoo.json";
-  z.processors = {{"cpu", "cpu", std::nullopt}, {"gpu", "gpu", std::nullopt}};
+  z.processors = {{"cpu", "cpu", {}, std::nullopt}, {"gpu", "gpu", {}, std::nullopt}};
   zoo::TaskSpec task;
   task.name = "t";
   std::vector<stitch::VariantModel> models;

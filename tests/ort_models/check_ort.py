@@ -171,9 +171,31 @@ def flip_byte(path, offset):
         f.write(bytes([b[0] ^ 0x5A]))
 
 
+# The realistic zoo's other variants share their layers' shapes with its dense variants
+# (INT8 weights are dequantized at load), which go through every kernel: the others only
+# need the two policies the zoo's processors use (default and sparse), which keeps their
+# CI time small.
+REDUCED_POLICIES = ('default', 'sparse')
+
+
+def policy_runs(label, policies):
+    """(policy, threads, GEMM library) runs for one model: every policy single-threaded with
+    oneDNN, the default and sparse policies on 2 threads, and the policies whose products
+    all go through GEMM with BLIS; the realistic zoo's variants other than dense only the
+    two single-threaded oneDNN runs of REDUCED_POLICIES."""
+    zoo, _, variant = label.partition('/')
+    variant = variant.rsplit('/', 1)[-1]
+    if zoo == 'realistic' and variant != 'dense':
+        return [(p, 1, 'onednn') for p in REDUCED_POLICIES if p in policies]
+    return ([(p, 1, 'onednn') for p in policies] +
+            [(p, 2, 'onednn') for p in ('default', 'sparse') if p in policies] +
+            [(p, t, 'blis') for p, t in (('default', 1), ('im2col', 1), ('winograd', 1), ('default', 2))
+             if p in policies])
+
+
 def collect_models(args):
     out = []
-    for name in (args.models or models.ALL):
+    for name in ([] if args.zoos else args.models or models.ALL):
         if name not in models.ALL:
             raise SystemExit(f'--models: unknown model {name}')
         res = models.resolution(name, args.small)
@@ -189,6 +211,8 @@ def collect_models(args):
         for root in roots:
             for p in sorted(glob.glob(os.path.join(root, 'testdata', '*', 'models', '**', '*.onnx'), recursive=True)):
                 rel = os.path.relpath(p, os.path.join(root, 'testdata'))
+                if args.zoos and rel.split(os.sep)[0] not in args.zoos:
+                    continue
                 out.append((rel.replace('/models/', '/').replace('.onnx', ''), p))
     return out
 
@@ -202,6 +226,7 @@ def main():
     ap.add_argument('--extra-testdata', action='append', help='another checkout whose testdata/ to include')
     ap.add_argument('--small', action='store_true', help='96x96 inputs for the big CNNs (CI)')
     ap.add_argument('--models', nargs='*', help=f'subset of {models.ALL} (testdata models are then skipped)')
+    ap.add_argument('--zoos', nargs='*', help='only the models of these testdata zoos (no exported models)')
     ap.add_argument('--policies', nargs='*', default=POLICIES)
     ap.add_argument('--tolerance', type=float, default=1e-4)
     args = ap.parse_args()
@@ -221,12 +246,7 @@ def main():
             print(f'FAIL {label}: ORT: {e}', flush=True)
             failed += 1
             continue
-        # Every policy single-threaded with oneDNN, the default and sparse policies on 2
-        # threads, and the policies whose products all go through GEMM with BLIS.
-        runs = ([(p, 1, 'onednn') for p in args.policies] +
-                [(p, 2, 'onednn') for p in ('default', 'sparse') if p in args.policies] +
-                [(p, t, 'blis') for p, t in (('default', 1), ('im2col', 1), ('winograd', 1), ('default', 2))
-                 if p in args.policies])
+        runs = policy_runs(label, args.policies)
         for policy, threads, gemm in runs:
             t0 = time.time()
             tag = policy + ('' if threads == 1 else f'@{threads}t') + ('' if gemm == 'onednn' else f'+{gemm}')

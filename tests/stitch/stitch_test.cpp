@@ -45,7 +45,7 @@ TEST(StitchPass, ReturnsTheSubgraphsAndTheManifestFromModelsInMemory) {
   zoo::Zoo z;
   z.file = "/nonexistent/zoo.json";  // named in errors only
   z.sha256 = "0";
-  for (const char* p : {"cpu", "gpu"}) z.processors.push_back({p, p, std::nullopt});
+  for (const char* p : {"cpu", "gpu"}) z.processors.push_back({p, p, {}, std::nullopt});
   zoo::TaskSpec task;
   task.name = "t";
   std::vector<VariantModel> models;

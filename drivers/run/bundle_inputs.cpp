@@ -1,0 +1,110 @@
+#include "drivers/run/bundle_inputs.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/plan_pb.h"
+#include "libplan/artifacts/stitch_json.h"
+#include "libplan/artifacts/zoo_json.h"
+#include "libplan/runtime/npy.h"
+#include "libplan/util/file.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using artifacts::BundleManifest;
+using runtime::Tensor;
+
+Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
+  ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
+  {
+    ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::readPlan(b / "plan.json"));
+    if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
+  }
+  if (!plan.stitch)
+    return makeError("{}: the plan has no stitch section; plan-run runs the SparseLoom section of a bundle",
+                     (b / "plan.pb").string());
+  return plan;
+}
+
+std::optional<zoo::Zoo> bundleZoo(const fs::path& b, const BundleManifest& manifest, std::vector<std::string>& notes) {
+  std::optional<zoo::Zoo> zoo;
+  for (const auto& in : manifest.inputs) {
+    if (in.role != "stitch-manifest") continue;
+    const fs::path dir = artifacts::inputPath(b, in).parent_path();
+    auto sm = artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
+    if (!sm.ok()) {
+      notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
+      break;
+    }
+    auto z = artifacts::loadZoo((dir / sm->zooPath).lexically_normal());
+    if (!z.ok()) notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
+    else zoo = std::move(*z);
+  }
+  return zoo;
+}
+
+runtime::Shape staticShape(const runtime::IoInfo& io) {
+  runtime::Shape s = io.shape;
+  for (auto& d : s)
+    if (d < 0) d = 1;
+  return s;
+}
+
+Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, const runtime::IoInfo& input,
+                                 int limit, std::string* why) {
+  Dataset d;
+  const zoo::TaskSpec* spec = nullptr;
+  for (const auto& t : zoo.tasks)
+    if (t.name == task) spec = &t;
+  if (!spec) {
+    *why = fmt::format("task '{}' not in {}", task, zoo.file.string());
+    return d;
+  }
+  if (!spec->dataset || spec->dataset->inputs.empty()) {
+    *why = fmt::format("task '{}' has no dataset in {}", task, zoo.file.string());
+    return d;
+  }
+  const fs::path xs = zoo.resolve(spec->dataset->inputs);
+  ZP_ASSIGN_OR_RETURN(Tensor x, runtime::readNpy(xs));
+  const runtime::Shape shape = staticShape(input);
+  const int64_t per = runtime::numel(shape);
+  if (x.dtype != runtime::DType::F32 || x.shape.empty() || x.shape[0] == 0 || x.size() != x.shape[0] * per)
+    return makeError("{}: {} {} does not hold samples of {}", xs.string(), runtime::dtypeName(x.dtype),
+                     runtime::shapeString(x.shape), runtime::shapeString(shape));
+  const int64_t n = std::min<int64_t>(limit, x.shape[0]);
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor t = Tensor::empty(runtime::DType::F32, shape);
+    std::memcpy(t.data, x.ptr<float>() + i * per, static_cast<size_t>(per) * sizeof(float));
+    d.samples.push_back(std::move(t));
+  }
+  if (!spec->dataset->labels.empty()) {
+    const fs::path ys = zoo.resolve(spec->dataset->labels);
+    ZP_ASSIGN_OR_RETURN(Tensor y, runtime::readNpy(ys));
+    auto v = y.toI64();
+    if (static_cast<int64_t>(v.size()) < n)
+      return makeError("{}: {} labels for {} samples", ys.string(), v.size(), n);
+    d.labels.assign(v.begin(), v.begin() + n);
+  }
+  d.source = "dataset";
+  return d;
+}
+
+int64_t argmax(const Tensor& t) {
+  auto v = t.toF32();
+  return static_cast<int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+std::vector<std::string> splitPlus(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find('+', start);
+    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) return out;
+    start = p + 1;
+  }
+}
+
+}  // namespace zp::drivers

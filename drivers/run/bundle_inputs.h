@@ -1,0 +1,45 @@
+// What plan-run reads from a bundle besides the subgraphs: the plan (plan.pb,
+// checked against plan.json), the zoo it was made from (for datasets) and a
+// task's dataset samples.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libplan/artifacts/bundle_manifest.h"
+#include "libplan/plan/plan.h"
+#include "libplan/runtime/session.h"
+#include "libplan/zoo/zoo.h"
+
+namespace zp::drivers {
+
+// plan.pb, equal to plan.json beside it, with a stitch section.
+Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
+
+// The zoo (for datasets), through the stitch directory the bundle was made
+// from; nothing (and a note) when it cannot be read.
+std::optional<zoo::Zoo> bundleZoo(const std::filesystem::path& bundle, const artifacts::BundleManifest& manifest,
+                                  std::vector<std::string>& notes);
+
+struct Dataset {
+  std::vector<runtime::Tensor> samples;
+  std::vector<int64_t> labels;  // empty: none
+  std::string source;           // "dataset" | "random"
+};
+
+// The input's shape with dynamic dimensions set to 1.
+runtime::Shape staticShape(const runtime::IoInfo& io);
+
+// The first `limit` samples of the task's dataset, each reshaped to the
+// chain's input (batch 1); empty when there is none (then `why` says so).
+Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, const runtime::IoInfo& input,
+                                 int limit, std::string* why);
+
+// Index of the largest element.
+int64_t argmax(const runtime::Tensor& t);
+
+// "a+b+c" -> {a, b, c}: the variants of a combination, per position.
+std::vector<std::string> splitPlus(const std::string& s);
+
+}  // namespace zp::drivers

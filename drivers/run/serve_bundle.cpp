@@ -1,0 +1,355 @@
+#include "drivers/run/serve_bundle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "drivers/run/bundle_inputs.h"
+#include "libplan/artifacts/arrivals_csv.h"
+#include "libplan/runtime/serve/executor.h"
+#include "libplan/runtime/serve/model_file_loader.h"
+#include "libplan/runtime/serve/pinned_worker.h"
+#include "libplan/sim/queries/serve_sim.h"
+#include "libplan/util/file.h"
+#include "libplan/util/stats.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using namespace runtime::serve;
+
+namespace {
+
+// What every system's run shares: the plan, the processors, the trace, the samples.
+struct Context {
+  const ServeBundleParams& params;
+  plan::Plan plan;
+  const plan::StitchPlan* st = nullptr;
+  std::vector<ProcessorConfig> processors;
+  std::vector<size_t> slos;                   // active configurations in turn (indices into st->slos)
+  double phaseMs = 0;                         // each configuration is active this long
+  ArrivalTrace trace;                         // tasks: the plan's, in plan order
+  std::vector<std::vector<runtime::TensorMap>> samples;  // per task
+  std::vector<std::vector<int64_t>> labels;   // per task (empty: none)
+  std::vector<std::string> preload;           // "task/position/variant", the plan's greedy set
+  int64_t budgetBytes = 0;
+  std::map<std::string, double> loadMs;       // slot key -> measured median load
+  std::vector<std::string> notes;
+};
+
+runtime::GemmLibrary gemmOf(const plan::PlanProcessor& p) {
+  return p.gemm == "blis" ? runtime::GemmLibrary::Blis : runtime::GemmLibrary::OneDnn;
+}
+
+Status readProcessors(Context& c) {
+  for (const auto& p : c.st->processors) {
+    if (p.cores.empty())
+      return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to be served)",
+                       (c.params.bundle / "plan.pb").string(), p.name);
+    ProcessorConfig pc{p.name, p.cores, p.policy.empty() ? "default" : p.policy, gemmOf(p), std::max(1, p.threads)};
+    ZP_TRY(checkProcessor(pc));
+    c.processors.push_back(std::move(pc));
+  }
+  return {};
+}
+
+Status chooseConfigurations(Context& c) {
+  const auto& slos = c.st->slos;
+  if (c.params.slos.empty())
+    for (size_t i = 0; i < slos.size(); ++i) c.slos.push_back(i);
+  for (const auto& id : c.params.slos) {
+    auto it = std::find_if(slos.begin(), slos.end(), [&](const auto& s) { return s.id == id; });
+    if (it == slos.end()) return makeError("--slo {}: no such SLO configuration in {}", id, (c.params.bundle / "plan.pb").string());
+    c.slos.push_back(static_cast<size_t>(it - slos.begin()));
+  }
+  if (c.slos.empty()) return makeError("{}: the plan has no SLO configurations", (c.params.bundle / "plan.pb").string());
+  auto budget = std::find_if(c.st->preload.begin(), c.st->preload.end(),
+                             [&](const auto& p) { return c.params.budget.empty() || p.budget == c.params.budget; });
+  if (!c.params.budget.empty() && budget == c.st->preload.end())
+    return makeError("--budget {}: the plan has no preload set for this budget", c.params.budget);
+  if (budget != c.st->preload.end()) {
+    c.preload = budget->greedy;
+    c.budgetBytes = budget->budgetBytes;
+  } else {
+    c.budgetBytes = INT64_MAX;  // no budget planned: everything may stay resident
+  }
+  return {};
+}
+
+const plan::PlannedSubgraph* findSubgraph(const plan::TaskPlan& t, int pos, const std::string& v, const std::string& proc) {
+  for (const auto& g : t.subgraphs)
+    if (g.position == pos && g.variant == v && g.processor == proc) return &g;
+  return nullptr;
+}
+
+// Dataset samples of every task (seeded random inputs when the zoo has none).
+Status readSamples(Context& c, const artifacts::BundleManifest& manifest) {
+  auto zoo = bundleZoo(c.params.bundle, manifest, c.notes);
+  for (const auto& t : c.st->tasks) {
+    const auto& g = t.subgraphs.front();  // position 0 (sorted by position)
+    runtime::SessionOptions so;
+    so.checkModel = false;
+    ZP_ASSIGN_OR_RETURN(auto first, runtime::Session::load(c.params.bundle / g.file, so));
+    const runtime::IoInfo in = first->inputs().at(0);
+    Dataset d;
+    std::string why = "no zoo";
+    if (zoo) { ZP_ASSIGN_OR_RETURN(d, datasetSamples(*zoo, t.name, in, c.params.samples, &why)); }
+    if (d.samples.empty()) {
+      c.notes.push_back(fmt::format("{}: {}; serving seeded random inputs", t.name, why));
+      for (int k = 0; k < c.params.samples; ++k)
+        d.samples.push_back(runtime::randomInput({in.name, in.dtype, staticShape(in)}, c.params.seed + static_cast<uint64_t>(k)));
+    }
+    std::vector<runtime::TensorMap> maps;
+    for (auto& x : d.samples) maps.push_back(runtime::TensorMap{{in.name, std::move(x)}});
+    c.samples.push_back(std::move(maps));
+    c.labels.push_back(d.labels);
+  }
+  return {};
+}
+
+Status makeTrace(Context& c) {
+  std::vector<artifacts::KnownTask> known;
+  for (size_t t = 0; t < c.st->tasks.size(); ++t)
+    known.push_back({c.st->tasks[t].name, static_cast<int>(c.samples[t].size())});
+  if (!c.params.arrivals.empty()) {
+    ZP_ASSIGN_OR_RETURN(c.trace, artifacts::readArrivalsCsv(c.params.arrivals, known));
+  } else {
+    ArrivalParams ap;
+    for (const auto& k : known)
+      ap.tasks.push_back({k.name, c.params.process == "periodic" ? ArrivalProcess::Periodic : ArrivalProcess::Poisson,
+                          c.params.rateQps, k.samples});
+    ap.seed = c.params.seed;
+    ap.durationMs = c.params.durationMs;
+    ap.count = c.params.durationMs > 0 ? 0 : (c.params.count > 0 ? c.params.count : 60);
+    ZP_ASSIGN_OR_RETURN(c.trace, generateArrivals(ap));
+  }
+  const double last = c.trace.arrivals.empty() ? 0.0 : c.trace.arrivals.back().timeMs;
+  c.phaseMs = std::max(last, 1e-9) * (1 + 1e-12) / static_cast<double>(c.slos.size());
+  return {};
+}
+
+// One system's run as the executor and the simulator take it.
+struct SystemRun {
+  ServeSetup setup;
+  std::vector<SubgraphFiles> files;        // per slot
+  std::vector<std::string> slotKeys;       // per slot: "file@processor" (load times are measured per key)
+  std::vector<sim::ServeSimSlot> simSlots;
+  std::vector<sim::ServeSimTask> simTasks;
+  ArrivalTrace trace;                      // tasks: the setup's (task x active configuration)
+};
+
+int processorIndex(const Context& c, const std::string& name) {
+  for (size_t p = 0; p < c.processors.size(); ++p)
+    if (c.processors[p].name == name) return static_cast<int>(p);
+  return -1;
+}
+
+// The slot of a subgraph on a processor, made on first use.
+Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
+                      int pos, const std::string& variant, const std::string& proc) {
+  const std::string id = fmt::format("{}/{}/{}", t.name, pos, variant);
+  const std::string key = id + "@" + proc;
+  if (auto it = slots.find(key); it != slots.end()) return it->second;
+  const auto* g = findSubgraph(t, pos, variant, proc);
+  const int p = processorIndex(c, proc);
+  if (!g || p < 0)
+    return makeError("{}: no planned subgraph {} on processor '{}'", (c.params.bundle / "plan.pb").string(), id, proc);
+  const fs::path model = c.params.bundle / g->file;
+  const fs::path cache = c.params.bundle / artifacts::cacheFileName(g->hash, c.processors[static_cast<size_t>(p)].policy);
+  for (const auto& f : {model, cache})
+    if (!fs::is_regular_file(f)) return makeError("{}: missing from the bundle (needed by {} on '{}')", f.string(), id, proc);
+  const int slot = static_cast<int>(r.setup.slots.size());
+  r.setup.slots.push_back({key, p, g->memoryBytes, false});
+  r.files.push_back({model, cache});
+  r.slotKeys.push_back(g->file + "@" + proc);
+  r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false});
+  slots[key] = slot;
+  return slot;
+}
+
+// Marks the plan's preload set resident, in its order, as far as the budget allows.
+void markPreload(const Context& c, SystemRun& r) {
+  int64_t used = 0;
+  for (const auto& id : c.preload)
+    for (size_t s = 0; s < r.setup.slots.size(); ++s) {
+      auto& slot = r.setup.slots[s];
+      if (slot.preload || slot.name.rfind(id + "@", 0) != 0 || used + slot.bytes > c.budgetBytes) continue;
+      slot.preload = r.simSlots[s].preload = true;
+      used += slot.bytes;
+    }
+}
+
+Expected<SystemRun> buildRun(const Context& c, const plan::ServedSystem& sys) {
+  SystemRun r;
+  r.setup.processors = c.processors;
+  r.setup.memoryBudgetBytes = c.budgetBytes;
+  std::map<std::string, int> slots;
+  const size_t K = c.slos.size();
+  for (size_t t = 0; t < c.st->tasks.size(); ++t) {
+    const auto& task = c.st->tasks[t];
+    for (size_t k = 0; k < K; ++k) {
+      const auto& cfg = c.st->slos[c.slos[k]];
+      const auto sel = std::find_if(sys.selections.begin(), sys.selections.end(), [&](const auto& s) { return s.slo == cfg.id; });
+      if (sel == sys.selections.end() || sel->tasks.size() <= t || sel->tasks[t].task != task.name)
+        return makeError("{}: system '{}' has no choice for task '{}' under {}", (c.params.bundle / "plan.pb").string(),
+                         sys.name, task.name, cfg.id);
+      const auto& choice = sel->tasks[t];
+      const auto variants = splitPlus(choice.combination);
+      ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
+                   choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t]};
+      for (int pos = 0; pos < task.positions; ++pos) {
+        ZP_ASSIGN_OR_RETURN(int slot, slotFor(c, r, slots, task, pos, variants.at(static_cast<size_t>(pos)),
+                                              choice.placement.at(static_cast<size_t>(pos))));
+        st.slots.push_back(slot);
+      }
+      r.simTasks.push_back({st.name, st.slots, st.sloMs, st.accuracySloMet});
+      r.trace.tasks.push_back(st.name);
+      r.setup.tasks.push_back(std::move(st));
+    }
+  }
+  for (const auto& a : c.trace.arrivals) {
+    const size_t k = std::min(K - 1, static_cast<size_t>(a.timeMs / c.phaseMs));
+    r.trace.arrivals.push_back({a.timeMs, static_cast<int>(static_cast<size_t>(a.task) * K + k), a.sample});
+  }
+  markPreload(c, r);
+  return r;
+}
+
+// Median of three loads of every slot not measured yet, on its processor's pinned worker.
+Status measureLoads(Context& c, SystemRun& r) {
+  for (size_t s = 0; s < r.setup.slots.size(); ++s) {
+    if (!c.loadMs.count(r.slotKeys[s])) {
+      const auto& slot = r.setup.slots[s];
+      const auto& proc = c.processors[static_cast<size_t>(slot.processor)];
+      ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(proc));
+      ModelFileLoader loader({r.files[s]});
+      std::promise<Expected<double>> done;
+      worker->post([&] {
+        std::vector<double> ms;
+        for (int i = 0; i < 3; ++i) {
+          const auto t0 = SteadyClock::now();
+          auto l = loader.load(0, slot, sessionOptions(proc));
+          if (!l.ok()) return done.set_value(l.error());
+          ms.push_back(msSince(t0));
+        }
+        done.set_value(median(ms));
+      });
+      ZP_ASSIGN_OR_RETURN(c.loadMs[r.slotKeys[s]], done.get_future().get());
+    }
+    r.simSlots[s].loadMs = c.loadMs[r.slotKeys[s]];
+  }
+  return {};
+}
+
+Json summaryJson(const QuerySummary& s) {
+  return Json{{"queries", s.queries},         {"completed", s.completed}, {"violations", s.violations},
+              {"violation_rate", s.violationRate}, {"p50_ms", s.p50Ms},   {"p99_ms", s.p99Ms},
+              {"throughput_qps", s.throughputQps}};
+}
+
+struct SystemOutcome {
+  std::string name, description;
+  ServeResult measured;
+  sim::ServeSimResult predicted;
+};
+
+Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys) {
+  ZP_ASSIGN_OR_RETURN(SystemRun r, buildRun(c, sys));
+  ZP_TRY(measureLoads(c, r));
+  std::vector<sim::ServeSimArrival> arrivals;
+  for (const auto& a : r.trace.arrivals) arrivals.push_back({a.timeMs, a.task});
+  SystemOutcome o{sys.name, sys.description, {}, {}};
+  o.predicted = sim::simulateServing(r.simSlots, r.simTasks, arrivals,
+                                     {static_cast<int>(c.processors.size()), c.budgetBytes, 0.0});
+  ModelFileLoader loader(r.files);
+  ZP_ASSIGN_OR_RETURN(o.measured, serve(r.setup, loader, r.trace));
+  return o;
+}
+
+Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
+  Json systems = Json::object();
+  for (const auto& o : outcomes) {
+    Json measured = summaryJson(o.measured.summary);
+    measured["peak_rss_bytes"] = o.measured.peakRssBytes;
+    measured["peak_resident_bytes"] = o.measured.peakResidentBytes;
+    measured["loads"] = o.measured.loads;
+    measured["evictions"] = o.measured.evictions;
+    measured["accuracy"] = o.measured.labelled > 0 ? Json(static_cast<double>(o.measured.correct) / o.measured.labelled)
+                                                   : Json(nullptr);
+    Json predicted = summaryJson(o.predicted.summary);
+    predicted["loads"] = o.predicted.loads;
+    predicted["peak_resident_bytes"] = o.predicted.peakResidentBytes;
+    systems[o.name] = Json{{"description", o.description}, {"measured", measured}, {"predicted", predicted}};
+  }
+  Json slos = Json::array();
+  for (size_t k : c.slos) slos.push_back(c.st->slos[k].id);
+  Json procs = Json::array();
+  for (const auto& p : c.processors)
+    procs.push_back(Json{{"name", p.name}, {"cores", p.cores}, {"policy", p.policy},
+                         {"gemm", p.gemm == runtime::GemmLibrary::Blis ? "blis" : "onednn"}, {"threads", p.threads}});
+  return Json{{"systems", systems},
+              {"slo_configurations", slos},
+              {"phase_ms", c.phaseMs},
+              {"queries", c.trace.arrivals.size()},
+              {"arrivals", c.params.arrivals.empty() ? Json{{"process", c.params.process}, {"rate_qps", c.params.rateQps},
+                                                            {"seed", c.params.seed}}
+                                                     : Json(c.params.arrivals.string())},
+              {"memory_budget_bytes", c.budgetBytes},
+              {"processors", procs},
+              {"notes", c.notes}};
+}
+
+std::string reportTable(const std::vector<SystemOutcome>& outcomes) {
+  std::string s = fmt::format("{:<12} {:>17} {:>19} {:>19} {:>19} {:>10}\n", "system", "violation m / p",
+                              "p50 ms m / p", "p99 ms m / p", "q/s m / p", "peak RSS");
+  for (const auto& o : outcomes) {
+    const auto& m = o.measured.summary;
+    const auto& p = o.predicted.summary;
+    s += fmt::format("{:<12} {:>7.1f}% / {:>5.1f}% {:>9.2f} / {:>7.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB\n",
+                     o.name, 100 * m.violationRate, 100 * p.violationRate, m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms,
+                     m.throughputQps, p.throughputQps, static_cast<double>(o.measured.peakRssBytes) / 1e6);
+  }
+  s += "m: measured by the executor on this host; p: predicted by the open-loop simulator (plan's per-position latencies, "
+       "measured load times)\n";
+  return s;
+}
+
+}  // namespace
+
+Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
+  ZP_ASSIGN_OR_RETURN(artifacts::BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
+  Context c{params, {}, nullptr, {}, {}, 0, {}, {}, {}, {}, 0, {}, {}};
+  ZP_ASSIGN_OR_RETURN(c.plan, readBundleStitchPlan(params.bundle));
+  c.st = &*c.plan.stitch;
+  if (c.st->systems.empty())
+    return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", (params.bundle / "plan.pb").string());
+  ZP_TRY(readProcessors(c));
+  ZP_TRY(chooseConfigurations(c));
+  ZP_TRY(readSamples(c, manifest));
+  ZP_TRY(makeTrace(c));
+  std::vector<const plan::ServedSystem*> systems;
+  for (const auto& s : c.st->systems)
+    if (params.systems.empty() || std::count(params.systems.begin(), params.systems.end(), s.name)) systems.push_back(&s);
+  for (const auto& name : params.systems)
+    if (std::none_of(systems.begin(), systems.end(), [&](const auto* s) { return s->name == name; }))
+      return makeError("--systems {}: the plan carries no such system", name);
+  // Every system's setup is built (caches checked) before anything is served.
+  for (const auto* s : systems) ZP_TRY(buildRun(c, *s));
+  std::vector<SystemOutcome> outcomes;
+  for (const auto* s : systems) {
+    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *s));
+    outcomes.push_back(std::move(o));
+  }
+  ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes), c.notes};
+  if (!params.trace.empty()) {
+    auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.name == params.traceSystem; });
+    if (traced == outcomes.end()) traced = outcomes.begin();
+    ZP_TRY(writeFileAtomic(params.trace, canonicalJson(serveTrace(traced->measured, "plan-run --serve " + traced->name))));
+  }
+  if (!params.json.empty()) ZP_TRY(writeFileAtomic(params.json, canonicalJson(res.report)));
+  return res;
+}
+
+}  // namespace zp::drivers

@@ -1,0 +1,52 @@
+// plan-run BUNDLE --serve: executes the plan for real (SparseLoom §3.3-3.4
+// runtime phase). Queries of every task arrive from a trace (a file, or
+// generated periodic / Poisson from a seed), each carrying a sample of the
+// task's dataset; the SLO configurations given are active one after another
+// (equal phases of the trace). For each system the plan carries (zooplan,
+// Algorithm-1, the six SparseLoom §5.1 baselines), the same trace is served by
+// the executor (libplan/runtime/serve): the system's stitched variant for the
+// active configuration runs position by position on the processors it places
+// them on, each processor a worker pinned to its cores; the plan's preload set
+// is resident, other subgraphs are loaded from the bundle's weight caches on
+// demand and evicted under the memory budget. Beside each measurement, the
+// open-loop simulator's prediction (libplan/sim/queries/serve_sim.h) from the
+// plan's per-position latencies and the load times measured here.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::drivers {
+
+struct ServeBundleParams {
+  std::filesystem::path bundle;
+  std::filesystem::path arrivals;   // arrivals CSV; empty: generated
+  std::string process = "poisson";  // generated: periodic | poisson
+  double rateQps = 20;              // generated: per task
+  double durationMs = 0;            // generated: arrivals in [0, duration) ...
+  int count = 0;                    // ... or this many per task (neither: 60 per task)
+  uint64_t seed = 0;
+  std::vector<std::string> slos;    // configurations active in turn; empty: every one in the plan
+  std::vector<std::string> systems; // empty: every system the plan carries
+  std::string budget;               // the plan's preload set (as written, "15%"); empty: the first
+  int samples = 64;                 // dataset samples per task the queries cycle through
+  std::filesystem::path json;       // --json OUT.json (empty: none)
+  std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)
+  std::string traceSystem = "zooplan";
+};
+
+struct ServeBundleResult {
+  Json report;        // what --json writes
+  std::string table;  // measured beside predicted, per system
+  std::vector<std::string> notes;
+};
+
+// Everything is checked (bundle, caches, cores, arrivals) before anything runs;
+// outputs are written (atomically) only after every system was served.
+Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params);
+
+}  // namespace zp::drivers

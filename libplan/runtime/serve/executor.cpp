@@ -1,0 +1,313 @@
+#include "libplan/runtime/serve/executor.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <optional>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/pinned_worker.h"
+#include "libplan/runtime/serve/residency.h"
+#include "libplan/util/process_memory.h"
+
+namespace zp::runtime::serve {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+int64_t argmax(const Tensor& t) {
+  const auto v = t.toF32();
+  if (v.empty()) return -1;
+  return static_cast<int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// One serving run: the workers, the residency manager and every query's state.
+class Server {
+ public:
+  Server(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace, std::vector<int> taskOf)
+      : setup_(setup), loader_(loader), trace_(trace), taskOf_(std::move(taskOf)) {}
+  ~Server() { workers_.clear(); }  // joins the workers before the state their jobs use goes
+
+  Status start();
+  Status preload(bool warm);
+  Expected<ServeResult> run(const ServeParams& params);
+
+ private:
+  struct QueryState {
+    TensorMap values;  // the sample's inputs and every output so far
+    QueryRecord record;
+  };
+  double nowMs() const { return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count(); }
+  Expected<LoadedSubgraph> loadSlot(int slot);
+  void runPosition(int query, int position);
+  Status runPositionOrFail(int query, int position);
+  void finish(int query, bool completed);
+  ServeResult collect();
+
+  const ServeSetup& setup_;
+  SubgraphLoader& loader_;
+  const ArrivalTrace& trace_;
+  std::vector<int> taskOf_;  // trace task -> setup task
+  std::vector<std::unique_ptr<PinnedWorker>> workers_;
+  std::unique_ptr<ResidencyManager> residency_;
+  std::vector<QueryState> queries_;
+  std::vector<std::vector<ExecSlice>> slices_;  // per processor, appended by its worker only
+  Clock::time_point t0_;
+  double preloadMs_ = 0;
+  std::mutex doneMutex_;
+  std::condition_variable doneCv_;
+  size_t done_ = 0;
+  std::optional<Error> error_;  // the first failure (under doneMutex_)
+  std::atomic<bool> failed_{false};
+};
+
+Status Server::start() {
+  ZP_ASSIGN_OR_RETURN(residency_, ResidencyManager::create(setup_.slots, setup_.memoryBudgetBytes));
+  for (const auto& p : setup_.processors) {
+    ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(p));
+    workers_.push_back(std::move(worker));
+  }
+  slices_.resize(setup_.processors.size());
+  return {};
+}
+
+Expected<LoadedSubgraph> Server::loadSlot(int slot) {
+  const auto& info = setup_.slots[static_cast<size_t>(slot)];
+  auto loaded = loader_.load(slot, info, sessionOptions(setup_.processors[static_cast<size_t>(info.processor)]));
+  if (!loaded.ok()) return makeError("subgraph '{}': {}", info.name, loaded.error().message);
+  if (!loaded->session) return makeError("subgraph '{}': the loader returned no session", info.name);
+  return loaded;
+}
+
+// Each processor loads its own preloaded slots on its pinned worker.
+Status Server::preload(bool warm) {
+  const auto t = Clock::now();
+  std::vector<std::future<Status>> done;
+  for (size_t p = 0; p < workers_.size(); ++p) {
+    auto promise = std::make_shared<std::promise<Status>>();
+    done.push_back(promise->get_future());
+    workers_[p]->post([this, p, warm, promise] {
+      for (size_t s = 0; s < setup_.slots.size(); ++s) {
+        if (!setup_.slots[s].preload || setup_.slots[s].processor != static_cast<int>(p)) continue;
+        auto loaded = loadSlot(static_cast<int>(s));
+        if (!loaded.ok()) return promise->set_value(loaded.error());
+        if (warm) {
+          auto out = loaded->session->run(randomInputs(*loaded->session, 0));
+          if (!out.ok()) return promise->set_value(makeError("subgraph '{}': {}", setup_.slots[s].name,
+                                                             out.error().message));
+        }
+        residency_->installPreloaded(static_cast<int>(s), std::move(loaded).value());
+      }
+      promise->set_value(Status{});
+    });
+  }
+  Status first;
+  for (auto& f : done) {
+    Status s = f.get();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  preloadMs_ = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  return first;
+}
+
+void Server::runPosition(int query, int position) {
+  if (failed_) return finish(query, false);
+  Status s = runPositionOrFail(query, position);
+  if (s.ok()) return;
+  {
+    std::lock_guard lock(doneMutex_);
+    if (!error_) error_ = s.error();
+    failed_ = true;
+  }
+  finish(query, false);
+}
+
+Status Server::runPositionOrFail(int query, int position) {
+  auto& q = queries_[static_cast<size_t>(query)];
+  const auto& task = setup_.tasks[static_cast<size_t>(q.record.task)];
+  const int slot = task.slots[static_cast<size_t>(position)];
+  const int proc = setup_.slots[static_cast<size_t>(slot)].processor;
+  auto& slices = slices_[static_cast<size_t>(proc)];
+  const double picked = nowMs(), pickedCpu = threadCpuMs();
+  if (position == 0) q.record.startMs = picked;
+  ZP_ASSIGN_OR_RETURN(auto lease, residency_->acquire(slot, [&] { return loadSlot(slot); }));
+  if (lease.loaded) {
+    const double end = nowMs();
+    slices.push_back({ExecSlice::Kind::Load, proc, query, q.record.task, position, slot, end - lease.loadMs, end,
+                      threadCpuMs() - pickedCpu});
+    q.record.loadMs += lease.loadMs;
+  }
+  TensorMap inputs;
+  for (const auto& io : lease.session->inputs()) {
+    auto it = q.values.find(io.name);
+    if (it == q.values.end()) {
+      residency_->release(slot);
+      return makeError("subgraph '{}': input '{}' is not produced by an earlier position",
+                       setup_.slots[static_cast<size_t>(slot)].name, io.name);
+    }
+    inputs.emplace(io.name, it->second);
+  }
+  const double runStart = nowMs(), runStartCpu = threadCpuMs();
+  auto outputs = lease.session->run(inputs);
+  const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
+  const std::string firstOutput = lease.session->outputs().empty() ? "" : lease.session->outputs()[0].name;
+  residency_->release(slot);
+  if (!outputs.ok()) return makeError("subgraph '{}': {}", setup_.slots[static_cast<size_t>(slot)].name,
+                                      outputs.error().message);
+  slices.push_back({ExecSlice::Kind::Run, proc, query, q.record.task, position, slot, runStart, runEnd, runCpu});
+  for (auto& [name, t] : *outputs) q.values[name] = std::move(t);
+  if (position + 1 < static_cast<int>(task.slots.size())) {
+    const int next = setup_.slots[static_cast<size_t>(task.slots[static_cast<size_t>(position + 1)])].processor;
+    workers_[static_cast<size_t>(next)]->post([this, query, position] { runPosition(query, position + 1); });
+    return {};
+  }
+  q.record.finishMs = runEnd;
+  q.record.predicted = firstOutput.empty() ? -1 : argmax(q.values.at(firstOutput));
+  finish(query, true);
+  return {};
+}
+
+void Server::finish(int query, bool completed) {
+  auto& q = queries_[static_cast<size_t>(query)];
+  q.record.completed = completed;
+  q.values.clear();
+  std::lock_guard lock(doneMutex_);
+  ++done_;
+  doneCv_.notify_all();
+}
+
+Expected<ServeResult> Server::run(const ServeParams& params) {
+  queries_.resize(trace_.arrivals.size());
+  for (size_t i = 0; i < trace_.arrivals.size(); ++i) {
+    const auto& a = trace_.arrivals[i];
+    auto& q = queries_[i];
+    q.record.query = static_cast<int>(i);
+    q.record.task = taskOf_[static_cast<size_t>(a.task)];
+    q.record.sample = a.sample;
+    q.record.arrivalMs = a.timeMs;
+    const auto& task = setup_.tasks[static_cast<size_t>(q.record.task)];
+    q.values = task.samples[static_cast<size_t>(a.sample)];
+    if (!task.labels.empty()) q.record.label = task.labels[static_cast<size_t>(a.sample)];
+  }
+  t0_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(params.startLeadMs * 1000));
+  size_t dispatched = 0;
+  for (; dispatched < queries_.size() && !failed_; ++dispatched) {
+    const size_t i = dispatched;
+    std::this_thread::sleep_until(t0_ + std::chrono::nanoseconds(static_cast<int64_t>(trace_.arrivals[i].timeMs * 1e6)));
+    const auto& task = setup_.tasks[static_cast<size_t>(queries_[i].record.task)];
+    const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
+    workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); });
+  }
+  {
+    // After a failure the queries not dispatched never finish; every dispatched one does.
+    std::unique_lock lock(doneMutex_);
+    doneCv_.wait(lock, [&] { return done_ == dispatched; });
+    if (error_) return *error_;
+  }
+  return collect();
+}
+
+ServeResult Server::collect() {
+  ServeResult r;
+  for (const auto& p : setup_.processors) r.processors.push_back(p.name);
+  for (const auto& t : setup_.tasks) r.tasks.push_back(t.name);
+  for (const auto& s : setup_.slots) r.slots.push_back(s.name);
+  std::vector<double> sloMs;
+  std::vector<bool> accuracyMet;
+  for (const auto& t : setup_.tasks) {
+    sloMs.push_back(t.sloMs);
+    accuracyMet.push_back(t.accuracySloMet);
+  }
+  for (auto& q : queries_) {
+    auto& rec = q.record;
+    rec.latencyMs = rec.completed ? rec.finishMs - rec.arrivalMs : 0;
+    rec.sloMet = sloMet({rec.arrivalMs, rec.finishMs, rec.completed, sloMs[static_cast<size_t>(rec.task)],
+                         accuracyMet[static_cast<size_t>(rec.task)]});
+    rec.correct = rec.label >= 0 && rec.predicted == rec.label;
+    if (rec.label >= 0) ++r.labelled;
+    if (rec.correct) ++r.correct;
+    r.queries.push_back(rec);
+  }
+  for (const auto& per : slices_) r.slices.insert(r.slices.end(), per.begin(), per.end());
+  std::stable_sort(r.slices.begin(), r.slices.end(), [](const ExecSlice& a, const ExecSlice& b) {
+    return a.startMs != b.startMs ? a.startMs < b.startMs : a.processor < b.processor;
+  });
+  r.summary = summarize(r.queries, sloMs, accuracyMet);
+  r.peakRssBytes = peakRssBytes();
+  r.peakResidentBytes = residency_->peakResidentBytes();
+  r.loads = residency_->loads();
+  r.evictions = residency_->evictions();
+  r.overBudgetLoads = residency_->overBudgetLoads();
+  r.preloadMs = preloadMs_;
+  return r;
+}
+
+}  // namespace
+
+Status checkSetup(const ServeSetup& setup) {
+  if (setup.processors.empty()) return makeError("serve: no processors");
+  for (size_t p = 0; p < setup.processors.size(); ++p) {
+    ZP_TRY(checkProcessor(setup.processors[p]));
+    for (size_t o = 0; o < p; ++o)
+      if (setup.processors[o].name == setup.processors[p].name)
+        return makeError("serve: processor '{}' is named twice", setup.processors[p].name);
+  }
+  const int P = static_cast<int>(setup.processors.size()), S = static_cast<int>(setup.slots.size());
+  for (const auto& s : setup.slots) {
+    if (s.processor < 0 || s.processor >= P)
+      return makeError("serve: subgraph '{}' is on processor {}, of {}", s.name, s.processor, P);
+    if (s.bytes < 0) return makeError("serve: subgraph '{}' has negative size {}", s.name, s.bytes);
+  }
+  if (setup.memoryBudgetBytes < 0) return makeError("serve: negative memory budget {}", setup.memoryBudgetBytes);
+  for (const auto& t : setup.tasks) {
+    if (t.slots.empty()) return makeError("serve: task '{}' has no positions", t.name);
+    for (int s : t.slots)
+      if (s < 0 || s >= S) return makeError("serve: task '{}' names subgraph {}, of {}", t.name, s, S);
+    if (t.samples.empty()) return makeError("serve: task '{}' has no dataset samples", t.name);
+    if (!t.labels.empty() && t.labels.size() != t.samples.size())
+      return makeError("serve: task '{}' has {} labels for {} samples", t.name, t.labels.size(), t.samples.size());
+    if (!(t.sloMs > 0) || !std::isfinite(t.sloMs))
+      return makeError("serve: task '{}': latency SLO {} ms is not a positive finite number", t.name, t.sloMs);
+  }
+  return {};
+}
+
+Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace,
+                            const ServeParams& params) {
+  ZP_TRY(checkSetup(setup));
+  std::vector<int> taskOf;
+  for (const auto& name : trace.tasks) {
+    auto it = std::find_if(setup.tasks.begin(), setup.tasks.end(), [&](const ServeTask& t) { return t.name == name; });
+    if (it == setup.tasks.end()) return makeError("arrivals: task '{}' is not served", name);
+    taskOf.push_back(static_cast<int>(it - setup.tasks.begin()));
+  }
+  for (const auto& a : trace.arrivals) {
+    if (a.task < 0 || a.task >= static_cast<int>(taskOf.size()))
+      return makeError("arrivals: task index {} is out of range", a.task);
+    const auto& t = setup.tasks[static_cast<size_t>(taskOf[static_cast<size_t>(a.task)])];
+    if (a.sample < 0 || a.sample >= static_cast<int>(t.samples.size()))
+      return makeError("arrivals: sample {} is outside the {} samples of task '{}'", a.sample, t.samples.size(),
+                       t.name);
+    if (!(a.timeMs >= 0) || !std::isfinite(a.timeMs)) return makeError("arrivals: time {} is not valid", a.timeMs);
+  }
+  resetPeakRss();
+  Server server(setup, loader, trace, std::move(taskOf));
+  ZP_TRY(server.start());
+  ZP_TRY(server.preload(params.warmPreloaded));
+  return server.run(params);
+}
+
+}  // namespace zp::runtime::serve

@@ -1,0 +1,50 @@
+// The multi-DNN executor (SparseLoom §3.3-3.4 runtime phase, measured): queries
+// arrive in real time from a trace (open loop, steady_clock); each runs its
+// task's stitched variant position by position, each position on the processor
+// the plan places it on. One pinned worker per processor serves its own FIFO
+// queue; a position's outputs are handed to the next position's worker. A
+// residency manager keeps the preload set resident and loads, and evicts, the
+// other subgraphs under the memory budget, the load time counted in the query
+// that needed it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "libplan/runtime/serve/arrivals.h"
+#include "libplan/runtime/serve/processor.h"
+#include "libplan/runtime/serve/serve_records.h"
+#include "libplan/runtime/serve/subgraph_loader.h"
+
+namespace zp::runtime::serve {
+
+struct ServeTask {
+  std::string name;
+  std::vector<int> slots;           // per position: the slot that runs it (index into ServeSetup::slots)
+  double sloMs = 0;                 // latency SLO of one query
+  bool accuracySloMet = true;       // the chosen variant meets the task's accuracy SLO
+  std::vector<TensorMap> samples;   // the first position's inputs, per dataset sample
+  std::vector<int64_t> labels;      // true label per sample (empty: not known)
+};
+
+struct ServeSetup {
+  std::vector<ProcessorConfig> processors;
+  std::vector<ServeSlot> slots;
+  std::vector<ServeTask> tasks;
+  int64_t memoryBudgetBytes = 0;
+};
+
+struct ServeParams {
+  double startLeadMs = 2;      // serving's clock starts this long after the workers are ready
+  bool warmPreloaded = true;   // run each preloaded session once on random inputs before serving
+};
+
+// Indices, processors, cores and the preload budget; a one-line error otherwise.
+Status checkSetup(const ServeSetup& setup);
+
+// Serves every arrival of `trace` (its task names must be setup tasks, its sample
+// indices within their samples) and returns what was measured. An error in any
+// load or run stops serving and is returned.
+Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace,
+                            const ServeParams& params = {});
+
+}  // namespace zp::runtime::serve

@@ -1,0 +1,111 @@
+#include "libplan/runtime/serve/processor.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "libplan/util/validate.h"
+
+namespace zp::runtime::serve {
+
+namespace {
+// "0-1,4": compact ranges for messages.
+std::string coreList(const std::vector<int>& cores) {
+  std::string s;
+  for (size_t i = 0; i < cores.size();) {
+    size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    if (!s.empty()) s += ",";
+    s += j == i ? fmt::format("{}", cores[i]) : fmt::format("{}-{}", cores[i], cores[j]);
+    i = j + 1;
+  }
+  return s;
+}
+}  // namespace
+
+SessionOptions sessionOptions(const ProcessorConfig& processor) {
+  SessionOptions o;
+  o.threads = processor.threads;
+  o.kernels.policy = processor.policy;
+  o.gemm = processor.gemm;
+  return o;
+}
+
+std::vector<int> availableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+
+Status checkCores(const std::string& who, const std::vector<int>& cores) {
+  const auto available = availableCores();
+  std::set<int> seen;
+  for (int c : cores) {
+    if (!seen.insert(c).second) return makeError("{}: core {} is listed twice", who, c);
+    if (!std::binary_search(available.begin(), available.end(), c))
+      return makeError("{}: core {} is not on this machine (cores {} available)", who, c, coreList(available));
+  }
+  return {};
+}
+
+namespace {
+Status setAffinity(const std::string& who, const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores) {
+    if (c < 0 || c >= CPU_SETSIZE) return makeError("{}: core {} is not on this machine", who, c);
+    CPU_SET(c, &set);
+  }
+  const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (rc != 0) {
+    auto sorted = cores;
+    std::sort(sorted.begin(), sorted.end());
+    return makeError("{}: cannot pin to cores {}: {}", who, coreList(sorted), std::strerror(rc));
+  }
+  return {};
+}
+
+std::vector<int> threadCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+}  // namespace
+
+Expected<std::unique_ptr<ScopedCorePin>> ScopedCorePin::pin(const std::string& who, const std::vector<int>& cores) {
+  std::unique_ptr<ScopedCorePin> p(new ScopedCorePin());
+  if (cores.empty()) return p;
+  ZP_TRY(checkCores(who, cores));
+  p->previous_ = threadCores();
+  ZP_TRY(setAffinity(who, cores));
+  return p;
+}
+
+ScopedCorePin::~ScopedCorePin() {
+  if (!previous_.empty()) (void)setAffinity("", previous_);
+}
+
+Status checkProcessor(const ProcessorConfig& p) {
+  if (p.cores.empty()) return makeError("processor '{}': no cores given", p.name);
+  ZP_TRY(checkCores(fmt::format("processor '{}'", p.name), p.cores));
+  if (!isKnownPolicy(p.policy)) return makeError("processor '{}': unknown kernel policy '{}'", p.name, p.policy);
+  if (auto problem = threadCountProblem(p.threads)) return makeError("processor '{}': {}", p.name, *problem);
+  return {};
+}
+
+Status pinCurrentThread(const ProcessorConfig& p) { return setAffinity(fmt::format("processor '{}'", p.name), p.cores); }
+
+}  // namespace zp::runtime::serve

@@ -1,0 +1,59 @@
+#include "libplan/runtime/serve/serve_records.h"
+
+#include <fmt/format.h>
+
+#include "libplan/util/trace.h"
+
+namespace zp::runtime::serve {
+
+QuerySummary summarize(const std::vector<QueryRecord>& queries, const std::vector<double>& sloMsOfTask,
+                       const std::vector<bool>& accuracySloMetOfTask) {
+  std::vector<QueryOutcome> outcomes;
+  outcomes.reserve(queries.size());
+  for (const auto& q : queries) {
+    const auto t = static_cast<size_t>(q.task);
+    outcomes.push_back({q.arrivalMs, q.finishMs, q.completed, sloMsOfTask[t], accuracySloMetOfTask[t]});
+  }
+  return summarizeQueries(outcomes);
+}
+
+Json toJson(const ServeResult& r) {
+  Json queries = Json::array();
+  for (const auto& q : r.queries)
+    queries.push_back({{"query", q.query}, {"task", r.tasks[static_cast<size_t>(q.task)]}, {"sample", q.sample},
+                       {"arrival_ms", q.arrivalMs}, {"start_ms", q.startMs}, {"finish_ms", q.finishMs},
+                       {"latency_ms", q.latencyMs}, {"load_ms", q.loadMs}, {"completed", q.completed},
+                       {"slo_met", q.sloMet}, {"predicted", q.predicted}, {"label", q.label},
+                       {"correct", q.correct}});
+  const auto& s = r.summary;
+  return Json{{"queries", queries},
+              {"summary",
+               {{"queries", s.queries}, {"completed", s.completed}, {"violations", s.violations},
+                {"violation_rate", s.violationRate}, {"p50_ms", s.p50Ms}, {"p99_ms", s.p99Ms},
+                {"span_ms", s.spanMs}, {"throughput_qps", s.throughputQps},
+                {"accuracy", r.labelled > 0 ? Json(static_cast<double>(r.correct) / r.labelled) : Json(nullptr)},
+                {"peak_rss_bytes", r.peakRssBytes}, {"peak_resident_bytes", r.peakResidentBytes},
+                {"loads", r.loads}, {"evictions", r.evictions}, {"over_budget_loads", r.overBudgetLoads},
+                {"preload_ms", r.preloadMs}}}};
+}
+
+Json serveTrace(const ServeResult& r, const std::string& title) {
+  ChromeTrace trace;
+  trace.processName(1, title, 0);
+  for (size_t p = 0; p < r.processors.size(); ++p) {
+    trace.threadName(1, static_cast<int>(p) + 1, r.processors[p]);
+    trace.threadSortIndex(1, static_cast<int>(p) + 1, static_cast<int>(p));
+  }
+  for (const auto& e : r.slices) {
+    const std::string& task = r.tasks[static_cast<size_t>(e.task)];
+    const std::string& slot = r.slots[static_cast<size_t>(e.slot)];
+    const bool load = e.kind == ExecSlice::Kind::Load;
+    trace.span({load ? "load " + slot : fmt::format("{}/p{}", task, e.position), load ? "load" : "run", 1,
+                e.processor + 1, e.startMs, e.endMs - e.startMs,
+                Json{{"query", e.query}, {"task", task}, {"position", e.position}, {"subgraph", slot}, {"cpu_ms", e.cpuMs}},
+                load ? "bad" : ""});
+  }
+  return trace.json();
+}
+
+}  // namespace zp::runtime::serve

@@ -1,0 +1,48 @@
+// The queueing discipline shared by the query simulators: each processor runs
+// one job at a time, without preemption, taking its ready jobs first come first
+// served (ties: the smaller key). Taking, over all processors, the job that can
+// start first (then the earliest ready, then the smallest key) processes jobs in
+// start-time order, so a job's successors are only ever pushed with ready times
+// after that start: the order a real per-processor FIFO worker would see.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <queue>
+#include <vector>
+
+namespace zp::sim {
+
+struct QueuedJob {
+  double ready = 0;  // when it joins its processor's queue
+  int64_t key = 0;   // tie-break among equal ready times (e.g. arrival rank)
+  int id = 0;        // the caller's (task or query)
+  int stage = 0;     // the caller's (position)
+};
+
+class ProcessorQueues {
+ public:
+  explicit ProcessorQueues(int processors);
+  void push(int processor, const QueuedJob& job);
+
+  struct Next {
+    int processor = 0;
+    QueuedJob job;
+    double start = 0;  // max(ready, when the processor is free)
+  };
+  // Removes and returns the job that starts first; nothing when all queues are empty.
+  std::optional<Next> pop();
+  // The processor runs the popped job until `end`.
+  void occupyUntil(int processor, double end) { free_[static_cast<size_t>(processor)] = end; }
+  double freeAt(int processor) const { return free_[static_cast<size_t>(processor)]; }
+
+ private:
+  struct Later {
+    bool operator()(const QueuedJob& a, const QueuedJob& b) const {
+      return a.ready != b.ready ? a.ready > b.ready : a.key > b.key;
+    }
+  };
+  std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, Later>> queues_;
+  std::vector<double> free_;
+};
+
+}  // namespace zp::sim

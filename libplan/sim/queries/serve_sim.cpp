@@ -1,0 +1,86 @@
+#include "libplan/sim/queries/serve_sim.h"
+
+#include <cassert>
+
+#include "libplan/sim/queries/processor_queues.h"
+#include "libplan/util/budgeted_lru.h"
+
+namespace zp::sim {
+
+namespace {
+struct Running {
+  int slot = -1;
+  double until = 0;
+};
+
+// Makes `slot` resident at `start` on `processor`; returns its load time (0 when resident).
+double acquire(int slot, int processor, double start, const std::vector<ServeSimSlot>& slots,
+               const std::vector<Running>& running, BudgetedLru& lru, ServeSimResult& r) {
+  if (lru.contains(slot)) {
+    lru.touch(slot);
+    return 0;
+  }
+  const auto& s = slots[static_cast<size_t>(slot)];
+  auto inUse = [&](int id) {
+    for (size_t p = 0; p < running.size(); ++p)
+      if (static_cast<int>(p) != processor && running[p].slot == id && running[p].until > start) return true;
+    return false;
+  };
+  r.evictions += static_cast<int>(lru.makeRoom(s.bytes, [&](int id) { return !inUse(id); }).size());
+  if (!lru.fits(s.bytes)) ++r.overBudgetLoads;
+  lru.insert(slot, s.bytes);
+  ++r.loads;
+  return s.loadMs;
+}
+}  // namespace
+
+ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std::vector<ServeSimTask>& tasks,
+                               const std::vector<ServeSimArrival>& arrivals, const ServeSimParams& params) {
+  ServeSimResult r;
+  BudgetedLru lru(params.memoryBudgetBytes);
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].preload) lru.addPinned(static_cast<int>(s), slots[s].bytes);
+  ProcessorQueues queues(params.processors);
+  std::vector<Running> running(static_cast<size_t>(params.processors));
+  auto processorOf = [&](int task, int position) {
+    return slots[static_cast<size_t>(tasks[static_cast<size_t>(task)].slots[static_cast<size_t>(position)])].processor;
+  };
+  for (size_t q = 0; q < arrivals.size(); ++q) {
+    assert(q == 0 || arrivals[q - 1].timeMs <= arrivals[q].timeMs);
+    const auto& a = arrivals[q];
+    r.queries.push_back({a.task, a.timeMs, 0, 0, 0});
+    queues.push(processorOf(a.task, 0), QueuedJob{a.timeMs, static_cast<int64_t>(q), static_cast<int>(q), 0});
+  }
+  while (auto next = queues.pop()) {
+    auto& query = r.queries[static_cast<size_t>(next->job.id)];
+    const auto& task = tasks[static_cast<size_t>(query.task)];
+    const int position = next->job.stage, p = next->processor;
+    const int slot = task.slots[static_cast<size_t>(position)];
+    if (position == 0) query.startMs = next->start;
+    const double loadMs = acquire(slot, p, next->start, slots, running, lru, r);
+    const double runStart = next->start + loadMs;
+    const double end = runStart + slots[static_cast<size_t>(slot)].runMs;
+    queues.occupyUntil(p, end);
+    running[static_cast<size_t>(p)] = {slot, end};
+    query.loadMs += loadMs;
+    if (loadMs > 0) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
+    r.spans.push_back({next->job.id, query.task, position, slot, p, false, runStart, end});
+    if (position + 1 < static_cast<int>(task.slots.size())) {
+      const int to = processorOf(query.task, position + 1);
+      const double ready = end + (to != p ? params.handoffMs : 0.0);
+      queues.push(to, QueuedJob{ready, next->job.key, next->job.id, position + 1});
+    } else {
+      query.finishMs = end;
+    }
+  }
+  std::vector<QueryOutcome> outcomes;
+  for (const auto& q : r.queries) {
+    const auto& t = tasks[static_cast<size_t>(q.task)];
+    outcomes.push_back({q.arrivalMs, q.finishMs, true, t.sloMs, t.accuracySloMet});
+  }
+  r.summary = summarizeQueries(outcomes);
+  r.peakResidentBytes = lru.peakBytes();
+  return r;
+}
+
+}  // namespace zp::sim

@@ -1,0 +1,20 @@
+// The systems plan-run --serve executes beside each other on the same arrival
+// trace (SparseLoom §5.1): per SLO configuration, what each runs for every task.
+//   zooplan      the best, in the query simulator, of Algorithm 1, Algorithm 1
+//                under each single order, stitched variants run whole, and the
+//                baselines' own choices (zooplanChoice)
+//   Algorithm-1  Algorithm 1 alone (§3.3): the order minimising the mean latency
+//                of the best feasible variants, then the fastest per task
+//   SV-AO-P, SV-AO-NP, SV-LO-P, SV-LO-NP, AV-P, AV-NP   the six baselines
+#pragma once
+#include <vector>
+
+#include "libplan/plan/stitch_plan.h"
+#include "passes/select/select.h"
+
+namespace zp::select {
+
+std::vector<plan::ServedSystem> servedSystems(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                                              const SelectParams& params);
+
+}  // namespace zp::select

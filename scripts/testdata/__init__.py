@@ -1,0 +1,1 @@
+"""Builders of the test model zoos written by scripts/make_testdata.py."""

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# plan-run BUNDLE --serve: every system the plan carries served on one arrival
+# trace, --json with measured and predicted figures per system, --trace with one
+# track per processor and slices of different tasks overlapping in time; bad
+# input (arrivals with an unknown task or a negative time, a bundle missing a
+# weight cache, a processor's cores not on this machine) is one line, a non-zero
+# exit and nothing written.
+source "$(dirname "$0")/lib.sh"
+"$BIN/zoo-stitch" "$SRC/testdata/multitask/zoo.json" -o "$WORK/stitch" >/dev/null
+"$BIN/zoo-profile" "$WORK/stitch" -o "$WORK/profile" --repeat 5 >/dev/null
+"$BIN/plan-solve" "$WORK/profile" -o "$WORK/plan.json" --slo grid --memory-budget 50% >/dev/null
+"$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/bundle" >/dev/null
+
+mkdir "$WORK/out"
+if "$BIN/plan-run" "$WORK/bundle" --serve --slo C07,C19 --rate 4000 --count 200 --seed 3 \
+     --json "$WORK/out/serve.json" --trace "$WORK/out/serve.trace.json" >"$WORK/table.txt" 2>/dev/null; then
+  pass "--serve ran"
+else
+  fail "--serve failed: $(cat "$WORK/table.txt")"
+fi
+if $PY - "$WORK/out/serve.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = ["zooplan", "Algorithm-1", "SV-AO-P", "SV-AO-NP", "SV-LO-P", "SV-LO-NP", "AV-P", "AV-NP"]
+assert sorted(r["systems"]) == sorted(want), sorted(r["systems"])
+for name, s in r["systems"].items():
+    for side in ("measured", "predicted"):
+        for k in ("violation_rate", "p50_ms", "p99_ms", "throughput_qps"):
+            v = s[side][k]
+            assert isinstance(v, (int, float)) and v >= 0, (name, side, k, v)
+        assert s[side]["queries"] == r["queries"] == 800, (name, side, s[side]["queries"])
+    assert s["measured"]["peak_rss_bytes"] > 1 << 20, name
+    assert s["measured"]["completed"] == 800, name
+assert r["slo_configurations"] == ["C07", "C19"]
+PYEOF
+then pass "--json: measured and predicted per system"; else fail "--json content"; fi
+if $PY - "$WORK/out/serve.trace.json" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {e["tid"]: e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+assert sorted(tracks.values()) == ["cpu", "npu"], tracks
+runs = [e for e in ev if e["ph"] == "X" and e["cat"] == "run"]
+assert {e["tid"] for e in runs} == set(tracks), "a processor ran nothing"
+runs.sort(key=lambda e: e["ts"])
+overlap = 0
+for i, a in enumerate(runs):
+    for b in runs[i + 1:]:
+        if b["ts"] >= a["ts"] + a["dur"]: break
+        if b["tid"] != a["tid"] and b["args"]["task"].split("@")[0] != a["args"]["task"].split("@")[0]: overlap += 1
+assert overlap > 0, "no two tasks ran at the same time on the two processors"
+PYEOF
+then pass "--trace: one track per processor, tasks overlapping"; else fail "--trace content"; fi
+
+# --- bad input ---
+printf 'time_ms,task,sample\n0,digits,0\n1,nosuchtask,0\n' > "$WORK/unknown.csv"
+rejected "arrivals with an unknown task" 1 "unknown.csv:3: task 'nosuchtask' is not known" -- \
+  "$BIN/plan-run" "$WORK/bundle" --serve --arrivals "$WORK/unknown.csv" --json "$WORK/out/x.json"
+printf 'time_ms,task,sample\n-2,digits,0\n' > "$WORK/negative.csv"
+rejected "arrivals with a negative time" 1 "negative.csv:2: time -2 is negative" -- \
+  "$BIN/plan-run" "$WORK/bundle" --serve --arrivals "$WORK/negative.csv" --json "$WORK/out/x.json"
+cp -r "$WORK/bundle" "$WORK/nocache"
+rm "$(ls "$WORK"/nocache/caches/*.zwc | head -1)"
+rejected "a bundle missing a weight cache" 1 "missing from the bundle" -- \
+  "$BIN/plan-run" "$WORK/nocache" --serve --json "$WORK/out/x.json" --trace "$WORK/out/x.trace.json"
+$PY - "$SRC/testdata/multitask/zoo.json" "$WORK/bigzoo.json" "$SRC/testdata/multitask" <<'PYEOF'
+import json, os, sys
+z = json.load(open(sys.argv[1]))
+z["processors"][1]["cores"] = [4095]
+root = os.path.abspath(sys.argv[3])
+for t in z["tasks"]:
+    for v in t["variants"]: v["onnx"] = os.path.join(root, v["onnx"])
+    if "dataset" in t:
+        for k in ("inputs", "labels", "calibration"):
+            if k in t["dataset"]: t["dataset"][k] = os.path.join(root, t["dataset"][k])
+json.dump(z, open(sys.argv[2], "w"))
+PYEOF
+"$BIN/zoo-stitch" "$WORK/bigzoo.json" -o "$WORK/bigstitch" >/dev/null
+rejected "a processor's cores not on this machine" 1 "processor 'npu': core 4095 is not on this machine" -- \
+  "$BIN/zoo-profile" "$WORK/bigstitch" -o "$WORK/bigprofile"
+finish

@@ -1,0 +1,241 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/executor.h"
+#include "tests/runtime/serve/test_models.h"
+
+namespace zp::runtime::serve {
+namespace {
+
+// Two-position tasks "a" and "b": a runs p0 then p1, b runs p1 then p0.
+struct TwoTasks {
+  std::vector<std::string> texts;
+  ServeSetup setup;
+};
+
+std::vector<TensorMap> samplesFor(const std::string& input, int count, int rows) {
+  std::vector<TensorMap> samples;
+  for (int i = 0; i < count; ++i) {
+    TensorMap m;
+    m[input] = randomInput({input, DType::F32, {rows, 128}}, static_cast<uint64_t>(100 + i));
+    samples.push_back(std::move(m));
+  }
+  return samples;
+}
+
+// The labels a plain, sequential run of the positions predicts (argmax of the last output).
+std::vector<int64_t> referenceLabels(const std::vector<std::string>& texts, const std::vector<TensorMap>& samples,
+                                     const std::string& out) {
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (const auto& t : texts) sessions.push_back(std::move(Session::fromModel(*graph::parseModelText(t), "ref", {})).value());
+  std::vector<int64_t> labels;
+  for (const auto& s : samples) {
+    TensorMap x = s;
+    for (auto& session : sessions) x = *session->run(x);
+    const auto v = x.at(out).toF32();
+    labels.push_back(std::max_element(v.begin(), v.end()) - v.begin());
+  }
+  return labels;
+}
+
+// Each position: `depth` MatMuls of [rows, 128] x [128, 128].
+TwoTasks twoTasks(int depth, int rows = 16) {
+  TwoTasks t;
+  t.texts = {testing::chainText("xa", "ha", rows, 128, depth, 0.01f),
+             testing::chainText("ha", "ya", rows, 128, depth, 0.02f),
+             testing::chainText("xb", "hb", rows, 128, depth, 0.03f),
+             testing::chainText("hb", "yb", rows, 128, depth, 0.01f)};
+  const int c0 = availableCores().front(), c1 = availableCores().back();
+  t.setup.processors = {{"p0", {c0}}, {"p1", {c1}}};
+  t.setup.slots = {{"a/p0", 0, 1000, true}, {"a/p1", 1, 1000, true}, {"b/p0", 1, 1000, true}, {"b/p1", 0, 1000, true}};
+  ServeTask a{"a", {0, 1}, 1000, true, samplesFor("xa", 4, rows), {}};
+  ServeTask b{"b", {2, 3}, 1000, true, samplesFor("xb", 3, rows), {}};
+  a.labels = referenceLabels({t.texts[0], t.texts[1]}, a.samples, "ya");
+  b.labels = referenceLabels({t.texts[2], t.texts[3]}, b.samples, "yb");
+  t.setup.tasks = {a, b};
+  t.setup.memoryBudgetBytes = 4000;
+  return t;
+}
+
+ArrivalTrace periodic(int count, double rateQps, std::vector<int> samples) {
+  ArrivalParams p;
+  p.tasks = {{"a", ArrivalProcess::Periodic, rateQps, samples[0]}, {"b", ArrivalProcess::Periodic, rateQps, samples[1]}};
+  p.count = count;
+  return *generateArrivals(p);
+}
+
+TEST(Executor, TwoProcessorsRunDifferentTasksAtTheSameTime) {
+  if (availableCores().size() < 2) GTEST_SKIP() << "needs two cores";
+  // Positions of about 1 ms and a burst (one query of each task every 0.2 ms), so that both
+  // workers have work queued for tens of milliseconds: long enough to overlap even when other
+  // processes hand this one's threads the cores in turns.
+  auto t = twoTasks(24, 64);
+  testing::InMemoryLoader loader(t.texts);
+  auto trace = periodic(20, 5000, {4, 3});
+  auto r = serve(t.setup, loader, trace);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->queries.size(), 40u);
+  for (const auto& q : r->queries) {
+    EXPECT_TRUE(q.completed);
+    EXPECT_TRUE(q.correct) << "query " << q.query << " predicted " << q.predicted << " label " << q.label;
+    EXPECT_GE(q.startMs, q.arrivalMs);
+    EXPECT_GT(q.finishMs, q.startMs);
+    EXPECT_DOUBLE_EQ(q.latencyMs, q.finishMs - q.arrivalMs);
+    EXPECT_EQ(q.loadMs, 0);  // all preloaded
+  }
+  EXPECT_EQ(r->correct, 40);
+  EXPECT_EQ(r->loads, 0);
+  // One run slice per position per query; each processor runs one slice at a time.
+  ASSERT_EQ(r->slices.size(), 80u);
+  int overlapping = 0;
+  for (size_t i = 0; i < r->slices.size(); ++i)
+    for (size_t j = i + 1; j < r->slices.size(); ++j) {
+      const auto &x = r->slices[i], &y = r->slices[j];
+      const bool overlap = x.startMs < y.endMs && y.startMs < x.endMs;
+      if (x.processor == y.processor) EXPECT_FALSE(overlap) << i << " " << j;
+      else if (overlap && x.task != y.task) ++overlapping;
+    }
+  EXPECT_GT(overlapping, 0) << "no two slices of different tasks ran at the same time";
+  // Positions of a query run in order, each on its slot's processor.
+  for (const auto& s : r->slices) EXPECT_EQ(s.processor, t.setup.slots[static_cast<size_t>(s.slot)].processor);
+  EXPECT_EQ(r->summary.completed, 40);
+  EXPECT_GT(r->summary.throughputQps, 0);
+  EXPECT_GT(r->peakRssBytes, 0);
+  EXPECT_EQ(r->peakResidentBytes, 4000);
+  // The trace: one track per processor.
+  auto trace_json = serveTrace(*r, "serve");
+  int tracks = 0;
+  for (const auto& ev : trace_json["traceEvents"]) tracks += ev["name"] == "thread_name";
+  EXPECT_EQ(tracks, 2);
+}
+
+TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
+  auto t = twoTasks(2);
+  const int core = availableCores().front();
+  // One processor, task a only; a/p0 preloaded, a/p1 and a third position loaded on demand.
+  t.texts.push_back(testing::chainText("ya", "za", 16, 128, 2, 0.01f));  // rows as twoTasks' default
+  t.setup.processors = {{"p0", {core}}};
+  t.setup.slots = {{"a/p0", 0, 1000, true}, {"a/p1", 0, 1000, false}, {"b/p0", 0, 1000, false},
+                   {"b/p1", 0, 1000, false}, {"a/p2", 0, 1000, false}};
+  t.setup.tasks.resize(1);
+  t.setup.tasks[0].slots = {0, 1, 4};
+  t.setup.tasks[0].labels.clear();
+  t.setup.memoryBudgetBytes = 2000;  // preload + one more: p1 and p2 evict each other
+  // One query every 100 ms: on a machine that is not overloaded each finishes before the
+  // next arrives, and then loads and evictions follow from the LRU rule alone. When queries
+  // do overlap, the order in which the worker sees the positions of two queries depends on
+  // timing, and only the invariants are checked.
+  ArrivalParams p;
+  p.tasks = {{"a", ArrivalProcess::Periodic, 10, 4}};
+  p.count = 5;
+  auto trace = *generateArrivals(p);
+  std::vector<ServeResult> sequential;
+  for (int rep = 0; rep < 2; ++rep) {
+    testing::InMemoryLoader loader(t.texts);
+    auto r = serve(t.setup, loader, trace);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    bool overlapped = false;
+    for (size_t i = 1; i < r->queries.size(); ++i) overlapped |= r->queries[i].arrivalMs < r->queries[i - 1].finishMs;
+    // Invariants: the preloaded slot is loaded once and never evicted; the budget holds
+    // one on-demand slot, so every load after the first evicts exactly one.
+    EXPECT_EQ(loader.loads(0), 1);
+    EXPECT_EQ(loader.loads(2) + loader.loads(3), 0);
+    EXPECT_EQ(r->loads, loader.loads(1) + loader.loads(4));
+    EXPECT_EQ(r->evictions, r->loads - 1);
+    EXPECT_EQ(r->overBudgetLoads, 0);
+    EXPECT_EQ(r->peakResidentBytes, 2000);
+    int loadSlices = 0;
+    double loadMs = 0;
+    for (const auto& s : r->slices) loadSlices += s.kind == ExecSlice::Kind::Load;
+    for (const auto& q : r->queries) {
+      EXPECT_GE(q.latencyMs, q.loadMs);
+      loadMs += q.loadMs;
+    }
+    EXPECT_EQ(loadSlices, r->loads);
+    EXPECT_GT(loadMs, 0);
+    // The trace names runs by task/position and loads by subgraph, all on the one track.
+    std::map<std::string, int> names;
+    const Json traceJson = serveTrace(*r, "serve");
+    for (const auto& ev : traceJson["traceEvents"])
+      if (ev["ph"] == "X") {
+        ++names[ev["name"].get<std::string>()];
+        EXPECT_EQ(ev["tid"], 1);
+      }
+    EXPECT_EQ(names["a/p0"] + names["a/p1"] + names["a/p2"], 15);
+    EXPECT_EQ(names["load a/p1"] + names["load a/p2"], r->loads);
+    if (overlapped) continue;
+    // Sequential queries: p1 and p2 evict each other, so each query loads both.
+    EXPECT_EQ(r->loads, 10);
+    for (const auto& q : r->queries) EXPECT_GT(q.loadMs, 0);
+    sequential.push_back(std::move(r).value());
+  }
+  // Everything that is not a time is the same in two sequential runs.
+  if (sequential.size() < 2) return;
+  for (size_t i = 0; i < sequential[0].queries.size(); ++i) {
+    EXPECT_EQ(sequential[0].queries[i].predicted, sequential[1].queries[i].predicted);
+    EXPECT_EQ(sequential[0].queries[i].sample, sequential[1].queries[i].sample);
+  }
+  ASSERT_EQ(sequential[0].slices.size(), sequential[1].slices.size());
+  for (size_t i = 0; i < sequential[0].slices.size(); ++i) {
+    EXPECT_EQ(sequential[0].slices[i].kind, sequential[1].slices[i].kind);
+    EXPECT_EQ(sequential[0].slices[i].slot, sequential[1].slices[i].slot);
+    EXPECT_EQ(sequential[0].slices[i].query, sequential[1].slices[i].query);
+  }
+}
+
+TEST(Executor, SloViolationsFollowTheLatencies) {
+  auto t = twoTasks(2);
+  const int core = availableCores().front();
+  t.setup.processors = {{"p0", {core}}};
+  for (auto& s : t.setup.slots) s.processor = 0;
+  t.setup.tasks[0].sloMs = 1e6;              // always met
+  t.setup.tasks[1].accuracySloMet = false;   // never met, whatever the latency
+  auto r = serve(t.setup, *std::make_unique<testing::InMemoryLoader>(t.texts), periodic(3, 100, {4, 3}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (const auto& q : r->queries) EXPECT_EQ(q.sloMet, q.task == 0);
+  EXPECT_DOUBLE_EQ(r->summary.violationRate, 0.5);
+}
+
+TEST(Executor, BadSetupsAreRefusedBeforeServing) {
+  auto t = twoTasks(1);
+  testing::InMemoryLoader loader(t.texts);
+  auto trace = periodic(1, 100, {4, 3});
+  auto bad = t.setup;
+  bad.processors[1].cores = {availableCores().back() + 1};
+  auto r = serve(bad, loader, trace);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("processor 'p1': core"), std::string::npos) << r.error().message;
+  bad = t.setup;
+  bad.memoryBudgetBytes = 3999;
+  r = serve(bad, loader, trace);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("preload set needs 4000 bytes"), std::string::npos) << r.error().message;
+  auto badTrace = trace;
+  badTrace.tasks[1] = "c";
+  r = serve(t.setup, loader, badTrace);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "arrivals: task 'c' is not served");
+  badTrace = trace;
+  badTrace.arrivals[0].sample = 9;
+  EXPECT_FALSE(serve(t.setup, loader, badTrace).ok());
+  bad = t.setup;
+  bad.tasks[0].slots = {0, 7};
+  EXPECT_FALSE(serve(bad, loader, trace).ok());
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(loader.loads(s), 0);  // nothing loaded for a refused setup
+}
+
+TEST(Executor, ALoadFailureStopsServingWithItsError) {
+  auto t = twoTasks(1);
+  t.setup.slots[3].preload = false;
+  t.texts[3] = "not onnx";
+  testing::InMemoryLoader loader(t.texts);
+  auto r = serve(t.setup, loader, periodic(4, 100, {4, 3}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("subgraph 'b/p1': ", 0), 0u) << r.error().message;
+}
+
+}  // namespace
+}  // namespace zp::runtime::serve

@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <future>
+
+#include "libplan/runtime/serve/pinned_worker.h"
+#include "libplan/runtime/serve/processor.h"
+
+namespace zp::runtime::serve {
+namespace {
+
+std::vector<int> threadCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cores;  // 0: the calling thread
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+
+TEST(Processor, WorkerRunsOnExactlyItsCoresInPostOrder) {
+  const auto available = availableCores();
+  ASSERT_FALSE(available.empty());
+  for (int core : available) {
+    auto w = PinnedWorker::start({"p", {core}});
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    std::vector<int> order;
+    std::promise<std::vector<int>> seen;
+    for (int i = 0; i < 5; ++i) (*w)->post([&order, i] { order.push_back(i); });
+    (*w)->post([&seen] { seen.set_value(threadCores()); });
+    EXPECT_EQ(seen.get_future().get(), std::vector<int>{core});
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+  }
+}
+
+TEST(Processor, CoresNotOnThisMachineAreRefused) {
+  const auto available = availableCores();
+  const int missing = available.back() + 1;
+  auto w = PinnedWorker::start({"npu", {available.front(), missing}});
+  ASSERT_FALSE(w.ok());
+  const std::string& m = w.error().message;
+  EXPECT_EQ(m.rfind("processor 'npu': core " + std::to_string(missing) + " is not on this machine", 0), 0u) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+  EXPECT_FALSE(checkProcessor({"x", {100000}}).ok());
+  EXPECT_FALSE(checkProcessor({"x", {-1}}).ok());
+  EXPECT_FALSE(checkProcessor({"x", {}}).ok());
+  EXPECT_FALSE(checkProcessor({"x", {available.front(), available.front()}}).ok());
+}
+
+TEST(Processor, EngineOptionsAreChecked) {
+  const int core = availableCores().front();
+  ProcessorConfig p{"gpu", {core}, "im2col", GemmLibrary::Blis, 2};
+  ASSERT_TRUE(checkProcessor(p).ok());
+  const auto o = sessionOptions(p);
+  EXPECT_EQ(o.kernels.policy, "im2col");
+  EXPECT_EQ(o.gemm, GemmLibrary::Blis);
+  EXPECT_EQ(o.threads, 2);
+  p.policy = "fastest";
+  auto s = checkProcessor(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("unknown kernel policy 'fastest'"), std::string::npos);
+  p.policy = "default";
+  p.threads = 0;
+  EXPECT_FALSE(checkProcessor(p).ok());
+}
+
+}  // namespace
+}  // namespace zp::runtime::serve

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include "libplan/sim/queries/serve_sim.h"
+
+namespace zp::sim {
+namespace {
+
+TEST(ServeSim, OneProcessorOneStageIsLindleysRecursion) {
+  // finish_i = max(arrival_i, finish_{i-1}) + s
+  std::vector<ServeSimSlot> slots = {{0, 3.0, 0, 10, true}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 5.0, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 0}, {1, 0}, {2, 0}, {10, 0}};
+  auto r = simulateServing(slots, tasks, arrivals, {1, 100, 0});
+  const std::vector<double> finish = {3, 6, 9, 13};
+  for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(r.queries[i].finishMs, finish[i]) << i;
+  // Latencies 3, 5, 7, 3: SLO 5 ms violated once.
+  EXPECT_EQ(r.summary.violations, 1);
+  EXPECT_DOUBLE_EQ(r.summary.violationRate, 0.25);
+  EXPECT_DOUBLE_EQ(r.summary.p50Ms, 4.0);
+  EXPECT_DOUBLE_EQ(r.summary.spanMs, 13.0);
+  EXPECT_DOUBLE_EQ(r.summary.throughputQps, 4 / 0.013);
+}
+
+TEST(ServeSim, TwoStageTandemPipelinesAcrossProcessors) {
+  // Stage 0 on p0 (2 ms), stage 1 on p1 (3 ms), handoff 0.5 ms, arrivals every 1 ms.
+  // Stage 0 ends at 2, 4, 6; stage 1 starts max(end0 + 0.5, previous end1): 2.5, 5.5, 8.5.
+  std::vector<ServeSimSlot> slots = {{0, 2.0, 0, 0, true}, {1, 3.0, 0, 0, true}};
+  std::vector<ServeSimTask> tasks = {{"a", {0, 1}, 100, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 0}, {1, 0}, {2, 0}};
+  auto r = simulateServing(slots, tasks, arrivals, {2, 0, 0.5});
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 5.5);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs, 8.5);
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 11.5);
+  EXPECT_DOUBLE_EQ(r.queries[2].startMs, 4.0);
+}
+
+TEST(ServeSim, LoadsAreCountedInTheQueryAndEvictLeastRecentlyUsed) {
+  // Slot 0 preloaded; slots 1 and 2 (load 4 ms) share one more unit of budget.
+  std::vector<ServeSimSlot> slots = {{0, 1, 0, 10, true}, {0, 1, 4, 10, false}, {0, 1, 4, 10, false}};
+  std::vector<ServeSimTask> tasks = {{"a", {0, 1}, 5, true}, {"b", {0, 2}, 5, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 0}, {20, 0}, {40, 1}, {60, 0}};
+  auto r = simulateServing(slots, tasks, arrivals, {1, 20, 0});
+  // a: 1 + 4 + 1 = 6 (load); a again: 2 (resident); b: 6 (evicts 1); a: 6 (evicts 2).
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs - r.queries[0].arrivalMs, 6);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs - r.queries[1].arrivalMs, 2);
+  EXPECT_DOUBLE_EQ(r.queries[2].loadMs, 4);
+  EXPECT_DOUBLE_EQ(r.queries[3].loadMs, 4);
+  EXPECT_EQ(r.loads, 3);
+  EXPECT_EQ(r.evictions, 2);
+  EXPECT_EQ(r.overBudgetLoads, 0);
+  EXPECT_EQ(r.peakResidentBytes, 20);
+  EXPECT_EQ(r.summary.violations, 3);  // 6 > 5 three times
+  int loadSpans = 0;
+  for (const auto& s : r.spans) loadSpans += s.load;
+  EXPECT_EQ(loadSpans, 3);
+}
+
+TEST(ServeSim, ASlotRunningElsewhereIsNotEvicted) {
+  // p1 runs slot 1 for 10 ms from t=0; p0 needs slot 2 at t=1 with room for one:
+  // slot 1 is in use, so the load goes over the budget.
+  std::vector<ServeSimSlot> slots = {{1, 10, 1, 10, false}, {0, 1, 1, 10, false}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}, {"b", {1}, 100, true}};
+  auto r = simulateServing(slots, tasks, {{0, 0}, {1, 1}}, {2, 10, 0});
+  EXPECT_EQ(r.evictions, 0);
+  EXPECT_EQ(r.overBudgetLoads, 1);
+  EXPECT_EQ(r.peakResidentBytes, 20);
+}
+
+// Brute force: repeatedly take, over every pending (query, position) whose
+// previous position has finished, the one that starts first (then earliest
+// ready, then earliest arrival). No loads (everything preloaded).
+std::vector<double> bruteForceFinish(const std::vector<ServeSimSlot>& slots, const std::vector<ServeSimTask>& tasks,
+                                     const std::vector<ServeSimArrival>& arrivals, int processors, double handoff) {
+  const size_t n = arrivals.size();
+  std::vector<int> next(n, 0);
+  std::vector<double> ready(n), finish(n, -1), freeAt(static_cast<size_t>(processors), 0);
+  for (size_t q = 0; q < n; ++q) ready[q] = arrivals[q].timeMs;
+  while (true) {
+    int best = -1;
+    double bestStart = std::numeric_limits<double>::infinity();
+    for (size_t q = 0; q < n; ++q) {
+      const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
+      if (next[q] == static_cast<int>(t.slots.size())) continue;
+      const int p = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])].processor;
+      const double start = std::max(ready[q], freeAt[static_cast<size_t>(p)]);
+      if (best < 0 || start < bestStart || (start == bestStart && ready[q] < ready[static_cast<size_t>(best)])) {
+        best = static_cast<int>(q);
+        bestStart = start;
+      }
+    }
+    if (best < 0) break;
+    const auto q = static_cast<size_t>(best);
+    const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
+    const auto& slot = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])];
+    const double end = bestStart + slot.runMs;
+    freeAt[static_cast<size_t>(slot.processor)] = end;
+    if (++next[q] == static_cast<int>(t.slots.size())) {
+      finish[q] = end;
+    } else {
+      const int to = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])].processor;
+      ready[q] = end + (to != slot.processor ? handoff : 0);
+    }
+  }
+  return finish;
+}
+
+TEST(ServeSim, MatchesBruteForceOnRandomSmallInstances) {
+  std::mt19937 rng(42);
+  for (int instance = 0; instance < 200; ++instance) {
+    const int P = 1 + static_cast<int>(rng() % 3), T = 1 + static_cast<int>(rng() % 3);
+    std::vector<ServeSimSlot> slots;
+    std::vector<ServeSimTask> tasks;
+    for (int t = 0; t < T; ++t) {
+      ServeSimTask task{"t" + std::to_string(t), {}, 10, true};
+      for (int pos = 0, n = 1 + static_cast<int>(rng() % 3); pos < n; ++pos) {
+        task.slots.push_back(static_cast<int>(slots.size()));
+        // Integer times make ties common, so the tie rules are exercised.
+        slots.push_back({static_cast<int>(rng() % P), static_cast<double>(1 + rng() % 4), 0, 1, true});
+      }
+      tasks.push_back(task);
+    }
+    std::vector<ServeSimArrival> arrivals;
+    double time = 0;
+    for (int q = 0, n = 1 + static_cast<int>(rng() % 8); q < n; ++q) {
+      time += static_cast<double>(rng() % 3);
+      arrivals.push_back({time, static_cast<int>(rng() % T)});
+    }
+    const double handoff = (rng() % 2) * 0.5;
+    auto r = simulateServing(slots, tasks, arrivals, {P, 1000, handoff});
+    auto expect = bruteForceFinish(slots, tasks, arrivals, P, handoff);
+    for (size_t q = 0; q < arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
+    EXPECT_EQ(r.loads, 0);
+  }
+}
+
+TEST(ServeSim, IsDeterministic) {
+  std::vector<ServeSimSlot> slots = {{0, 1.5, 2, 10, false}, {1, 2.5, 3, 10, false}, {0, 0.5, 1, 10, true}};
+  std::vector<ServeSimTask> tasks = {{"a", {0, 1}, 4, true}, {"b", {2, 1}, 4, true}};
+  std::vector<ServeSimArrival> arrivals;
+  for (int i = 0; i < 50; ++i) arrivals.push_back({i * 0.7, i % 2});
+  auto a = simulateServing(slots, tasks, arrivals, {2, 20, 0.1});
+  auto b = simulateServing(slots, tasks, arrivals, {2, 20, 0.1});
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    EXPECT_EQ(a.spans[i].startMs, b.spans[i].startMs);
+    EXPECT_EQ(a.spans[i].slot, b.spans[i].slot);
+  }
+  EXPECT_EQ(a.summary.p99Ms, b.summary.p99Ms);
+  EXPECT_EQ(a.loads, b.loads);
+}
+
+}  // namespace
+}  // namespace zp::sim
