@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ctrl-C soak for zoo-profile: scripts/interrupt_loop.sh BIN_DIR [RUNS] [MAX_DELAY_S]
+# Ctrl-C soak for zoo-profile: scripts/interrupt_loop.sh [--storm] BIN_DIR [RUNS] [MAX_DELAY_S]
 #
 # Profiles the multitask zoo once into prof/, then RUNS times (default 30)
 # starts `zoo-profile --force` over it and sends SIGINT after a random delay in
@@ -12,7 +12,11 @@
 # uninterrupted run must then succeed and leave no staging tree behind.
 # Prints one line per run and a summary; exits 1 on any failure. Works on any
 # build (Release, build-san, build-fuzz); not part of ctest (it takes minutes).
+# --storm: instead of one SIGINT, one every 2 ms until the run exits (a signal
+# landing inside a matrix product is then all but certain).
 set -euo pipefail
+storm=0
+if [ "${1:-}" = "--storm" ]; then storm=1; shift; fi
 BIN="$(cd "$1" && pwd)"
 runs="${2:-30}"
 SRC="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,6 +59,11 @@ for i in $(seq 1 "$runs"); do
   ls "$W"/.prof.staging.*/profile.csv >/dev/null 2>&1 && phase=features
   ls "$W"/.prof.staging.*/features.csv >/dev/null 2>&1 && phase=accuracy
   kill -INT "$pid" 2>/dev/null || true
+  if [ "$storm" -eq 1 ]; then
+    sent=1
+    while kill -INT "$pid" 2>/dev/null; do sent=$((sent + 1)); sleep 0.002; done
+    when="$when, $sent signals"
+  fi
   rc=0; wait "$pid" || rc=$?
   counts[$phase]=$(( ${counts[$phase]:-0} + 1 ))
   msg="run $i: SIGINT at ${when} ($phase phase), exit $rc"
