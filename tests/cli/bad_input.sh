@@ -189,6 +189,17 @@ for tool in zoo-stitch zoo-profile plan-solve plan-emit plan-run; do
 done
 rejected "plan-run --repeat abc" 2 "plan-run: error: --repeat: 'abc' is not an integer" -- "$BIN/plan-run" "$MODEL" --repeat abc
 rejected "zoo-profile missing -o" 2 "zoo-profile: error: --out is required" -- "$BIN/zoo-profile" "$WORK/st"
+# Range and type checks of CLI11 validators: one line naming the option, exit 2.
+rejected "zoo-profile --training-fraction 2" 2 "zoo-profile: error: --training-fraction: 2 is above 1" -- \
+  "$BIN/zoo-profile" "$WORK/st" -o "$WORK/out" --training-fraction 2
+rejected "zoo-profile --training-fraction nan" 2 "zoo-profile: error: --training-fraction: 'nan' is not a finite number" -- \
+  "$BIN/zoo-profile" "$WORK/st" -o "$WORK/out" --training-fraction nan
+rejected "plan-run --repeat beyond int64" 2 "plan-run: error: --repeat: '99999999999999999999' is not an integer" -- \
+  "$BIN/plan-run" "$MODEL" --repeat 99999999999999999999
+rejected "plan-run --threads -1" 2 "plan-run: error: --threads: -1 threads: at least 1 is needed" -- \
+  "$BIN/plan-run" "$MODEL" --threads -1
+rejected "plan-solve --mode bogus" 2 "plan-solve: error: --mode: bogus not in {stitch,concurrent}" -- \
+  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/out/plan.json" --mode bogus
 
 # --- the bundle manifest records paths relative to the bundle -------------------------
 if $PY - "$WORK/bundle/manifest.json" <<'PYEOF'
