@@ -1,7 +1,8 @@
 // plan-solve: thin CLI. Parses options and calls the driver of the flow --mode
 // names: "stitch" (drivers/stitch_flow: SparseLoom selection, placement,
-// preloading; the default) or "concurrent" (drivers/concurrent_flow:
-// contention-aware schedules).
+// preloading; the default), "concurrent" (drivers/concurrent_flow:
+// contention-aware schedules) or "opplace" (drivers/opplace_flow: per-operator
+// placement of one model).
 #include <iostream>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "drivers/concurrent_flow/solve_concurrent.h"
+#include "drivers/opplace_flow/solve_opplace.h"
 #include "drivers/stitch_flow/solve_stitch.h"
 #include "passes/select/plan_stitch.h"
 #include "libplan/util/version.h"
@@ -19,13 +21,15 @@ int main(int argc, char** argv) {
   std::string mode = "stitch";
   zp::drivers::SolveConcurrentOptions cc;
   zp::drivers::SolveStitchOptions sp;
+  zp::drivers::SolveOpplaceOptions op;
   std::string objective, solver = "exact";
   bool anytime = false;
   std::string input, output, trace, stats, svgDir, evaluate;
   std::vector<std::string> budgets;
-  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json)")
-      ->check(CLI::IsMember({"stitch", "concurrent"}));
-  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json")->required();
+  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | opplace (MODEL.onnx)")
+      ->check(CLI::IsMember({"stitch", "concurrent", "opplace"}));
+  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace: MODEL.onnx")
+      ->required();
   app.add_option("-o,--output", output, "plan JSON to write")->required();
   // stitch mode
   app.add_option("--slo", sp.slo, "stitch: SLO.json, or grid | accuracy-guaranteed | latency-guaranteed")->default_val("grid");
@@ -47,7 +51,12 @@ int main(int argc, char** argv) {
       ->check(zp::cli::numberIn(1e-3, 1e6));
   app.add_flag("--anytime", anytime, "concurrent: print each improving schedule with its timestamp");
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
-  // both
+  // opplace mode
+  app.add_option("--profile", op.profileDir, "opplace: directory with node_profile.csv and latency_model.json");
+  app.add_option("--zoo", op.zoo, "opplace: zoo.json whose host processors the operators go to");
+  app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds")
+      ->check(zp::cli::numberIn(1e-3, 1e6));
+  // all
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
   app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)")->check(zp::cli::integerIn(0, INT64_MAX));
@@ -56,6 +65,22 @@ int main(int argc, char** argv) {
     if (auto r = zp::select::parseBudget(b, 0); !r.ok())
       return zp::cli::printError("plan-solve", r.error().message), zp::cli::kOptionError;
 
+  if (mode == "opplace") {
+    if (op.profileDir.empty() || op.zoo.empty())
+      return zp::cli::printError("plan-solve", "--mode opplace needs --profile DIR and --zoo zoo.json"),
+             zp::cli::kOptionError;
+    op.model = input;
+    op.output = output;
+    op.seed = static_cast<uint64_t>(cc.solve.seed);
+    op.version = zp::zooplanVersion();
+    auto r = zp::drivers::solveOpplace(op);
+    if (!r.ok()) {
+      zp::cli::printError("plan-solve", r.error().message);
+      return zp::cli::kInputError;
+    }
+    std::cout << r->summary;
+    return 0;
+  }
   if (mode == "stitch") {
     sp.profileDir = input;
     sp.output = output;

@@ -4,8 +4,8 @@
 //   task,position,variant,node,op_type,kernel,flops,weight_sparsity,activation_sparsity,intensity,ms
 // Sparsities are fractions in [0, 1]; flops, intensity (FLOPs per byte moved)
 // and ms (median per-node time) are finite and non-negative.
-// No stage reads it yet: it is the measured input of per-operator placement
-// (SparOA's predictor and placement pass), which plan-solve does not do yet.
+// No stage reads it: per-operator placement (plan-solve --mode opplace) reads
+// node_profile.csv instead, which profiles whole models under every processor.
 #pragma once
 #include <filesystem>
 #include <string>

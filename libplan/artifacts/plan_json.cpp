@@ -67,7 +67,86 @@ Expected<ScheduleResult> resultFromJson(const Reader& rd, const Json& j, const s
   return r;
 }
 
+Json solverJson(const SolverReport& s) {
+  return Json{{"solver", s.solver},       {"status", s.status},
+              {"searchSpace", s.searchSpace}, {"maxTransitionsPerDnn", s.maxTransitionsPerDnn},
+              {"objective", s.objective}, {"bound", s.bound},
+              {"gap", s.gap},             {"timeLimitS", s.timeLimitS},
+              {"seed", s.seed},           {"nodes", s.nodes},
+              {"simulations", s.simulations}, {"crossCheck", s.crossCheck}};
+}
+
+// The "solver" field of the object `j` at `path`.
+Expected<SolverReport> solverFromJson(const Reader& rd, const Json& j, const std::string& path) {
+  ZP_ASSIGN_OR_RETURN(const Json* sj, rd.field(j, path, "solver"));
+  std::string sp = path + ".solver";
+  SolverReport s;
+  ZP_ASSIGN_OR_RETURN(s.solver, rd.str(*sj, sp, "solver"));
+  ZP_ASSIGN_OR_RETURN(s.status, rd.str(*sj, sp, "status"));
+  ZP_ASSIGN_OR_RETURN(s.searchSpace, rd.str(*sj, sp, "searchSpace"));
+  ZP_ASSIGN_OR_RETURN(int64_t k, rd.integer(*sj, sp, "maxTransitionsPerDnn", -1));
+  s.maxTransitionsPerDnn = static_cast<int>(k);
+  ZP_ASSIGN_OR_RETURN(s.objective, rd.num(*sj, sp, "objective"));
+  ZP_ASSIGN_OR_RETURN(s.bound, rd.num(*sj, sp, "bound"));
+  ZP_ASSIGN_OR_RETURN(s.gap, rd.num(*sj, sp, "gap"));
+  ZP_ASSIGN_OR_RETURN(s.timeLimitS, rd.num(*sj, sp, "timeLimitS"));
+  ZP_ASSIGN_OR_RETURN(s.seed, rd.integer(*sj, sp, "seed", std::numeric_limits<int64_t>::min(),
+                                          std::numeric_limits<int64_t>::max()));
+  ZP_ASSIGN_OR_RETURN(int64_t nodes, rd.integer(*sj, sp, "nodes", 0, std::numeric_limits<int64_t>::max()));
+  ZP_ASSIGN_OR_RETURN(int64_t sims, rd.integer(*sj, sp, "simulations", 0, std::numeric_limits<int64_t>::max()));
+  s.nodes = static_cast<uint64_t>(nodes);
+  s.simulations = static_cast<uint64_t>(sims);
+  ZP_ASSIGN_OR_RETURN(s.crossCheck, rd.str(*sj, sp, "crossCheck"));
+  return s;
+}
+
 }  // namespace
+
+Json toJson(const OpPlacement& o) {
+  Json nodes = Json::array();
+  for (const auto& n : o.nodes)
+    nodes.push_back({{"node", n.node}, {"processor", n.processor}, {"startMs", n.startMs}, {"endMs", n.endMs}});
+  Json baselines = Json::array();
+  for (const auto& b : o.baselines) baselines.push_back(resultJson(b));
+  return Json{{"model", o.model},           {"costSource", o.costSource}, {"processors", o.processors},
+              {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"nodes", nodes},
+              {"baselines", baselines}};
+}
+
+Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path) {
+  Reader rd{label};
+  OpPlacement o;
+  ZP_ASSIGN_OR_RETURN(o.model, rd.str(j, path, "model"));
+  ZP_ASSIGN_OR_RETURN(o.costSource, rd.str(j, path, "costSource"));
+  if (o.costSource != "predicted" && o.costSource != "measured")
+    return makeError("{}: {}.costSource: must be 'predicted' or 'measured'", label, path);
+  ZP_ASSIGN_OR_RETURN(const Json* procs, rd.arr(j, path, "processors"));
+  for (size_t i = 0; i < procs->size(); ++i) {
+    if (!(*procs)[i].is_string()) return makeError("{}: {}.processors[{}]: expected a string", label, path, i);
+    o.processors.push_back((*procs)[i].get<std::string>());
+  }
+  ZP_ASSIGN_OR_RETURN(o.latencyMs, rd.num(j, path, "latencyMs"));
+  ZP_ASSIGN_OR_RETURN(o.solver, solverFromJson(rd, j, path));
+  ZP_ASSIGN_OR_RETURN(const Json* ns, rd.arr(j, path, "nodes"));
+  for (size_t i = 0; i < ns->size(); ++i) {
+    std::string np = fmt::format("{}.nodes[{}]", path, i);
+    OpPlacementNode n;
+    ZP_ASSIGN_OR_RETURN(n.node, rd.str((*ns)[i], np, "node"));
+    ZP_ASSIGN_OR_RETURN(n.processor, rd.str((*ns)[i], np, "processor"));
+    ZP_ASSIGN_OR_RETURN(n.startMs, rd.num((*ns)[i], np, "startMs"));
+    ZP_ASSIGN_OR_RETURN(n.endMs, rd.num((*ns)[i], np, "endMs"));
+    if (std::find(o.processors.begin(), o.processors.end(), n.processor) == o.processors.end())
+      return makeError("{}: {}.processor: unknown processor '{}'", label, np, n.processor);
+    if (n.endMs < n.startMs) return makeError("{}: {}: ends before it starts", label, np);
+    o.nodes.push_back(std::move(n));
+  }
+  ZP_ASSIGN_OR_RETURN(const Json* bs, rd.arr(j, path, "baselines"));
+  for (size_t i = 0; i < bs->size(); ++i) {
+    ZP_ASSIGN_OR_RETURN(auto r, resultFromJson(rd, (*bs)[i], fmt::format("{}.baselines[{}]", path, i)));
+    o.baselines.push_back(std::move(r));
+  }
+  return o;
+}
 
 Json toJson(const ConcurrentSchedule& c) {
   Json dnns = Json::array();
@@ -85,13 +164,7 @@ Json toJson(const ConcurrentSchedule& c) {
   }
   Json baselines = Json::array();
   for (const auto& b : c.baselines) baselines.push_back(resultJson(b));
-  const auto& s = c.solver;
-  Json solver = {{"solver", s.solver},       {"status", s.status},
-                 {"searchSpace", s.searchSpace}, {"maxTransitionsPerDnn", s.maxTransitionsPerDnn},
-                 {"objective", s.objective}, {"bound", s.bound},
-                 {"gap", s.gap},             {"timeLimitS", s.timeLimitS},
-                 {"seed", s.seed},           {"nodes", s.nodes},
-                 {"simulations", s.simulations}, {"crossCheck", s.crossCheck}};
+  Json solver = solverJson(c.solver);
   return Json{{"workload", c.workload},   {"objective", c.objective},
               {"accelerators", c.accelerators}, {"source", c.source},
               {"objectiveValue", c.objectiveValue}, {"latencyMs", c.latencyMs},
@@ -117,25 +190,7 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
   ZP_ASSIGN_OR_RETURN(c.objectiveValue, rd.num(j, path, "objectiveValue"));
   ZP_ASSIGN_OR_RETURN(c.latencyMs, rd.num(j, path, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(c.throughput, rd.num(j, path, "throughput"));
-  ZP_ASSIGN_OR_RETURN(const Json* sj, rd.field(j, path, "solver"));
-  std::string sp = path + ".solver";
-  auto& s = c.solver;
-  ZP_ASSIGN_OR_RETURN(s.solver, rd.str(*sj, sp, "solver"));
-  ZP_ASSIGN_OR_RETURN(s.status, rd.str(*sj, sp, "status"));
-  ZP_ASSIGN_OR_RETURN(s.searchSpace, rd.str(*sj, sp, "searchSpace"));
-  ZP_ASSIGN_OR_RETURN(int64_t k, rd.integer(*sj, sp, "maxTransitionsPerDnn", -1));
-  s.maxTransitionsPerDnn = static_cast<int>(k);
-  ZP_ASSIGN_OR_RETURN(s.objective, rd.num(*sj, sp, "objective"));
-  ZP_ASSIGN_OR_RETURN(s.bound, rd.num(*sj, sp, "bound"));
-  ZP_ASSIGN_OR_RETURN(s.gap, rd.num(*sj, sp, "gap"));
-  ZP_ASSIGN_OR_RETURN(s.timeLimitS, rd.num(*sj, sp, "timeLimitS"));
-  ZP_ASSIGN_OR_RETURN(s.seed, rd.integer(*sj, sp, "seed", std::numeric_limits<int64_t>::min(),
-                                          std::numeric_limits<int64_t>::max()));
-  ZP_ASSIGN_OR_RETURN(int64_t nodes, rd.integer(*sj, sp, "nodes", 0, std::numeric_limits<int64_t>::max()));
-  ZP_ASSIGN_OR_RETURN(int64_t sims, rd.integer(*sj, sp, "simulations", 0, std::numeric_limits<int64_t>::max()));
-  s.nodes = static_cast<uint64_t>(nodes);
-  s.simulations = static_cast<uint64_t>(sims);
-  ZP_ASSIGN_OR_RETURN(s.crossCheck, rd.str(*sj, sp, "crossCheck"));
+  ZP_ASSIGN_OR_RETURN(c.solver, solverFromJson(rd, j, path));
   ZP_ASSIGN_OR_RETURN(const Json* dnns, rd.arr(j, path, "dnns"));
   for (size_t n = 0; n < dnns->size(); ++n) {
     const Json& dj = (*dnns)[n];
@@ -184,6 +239,7 @@ Json toJson(const Plan& p) {
                         {"inputs", p.header.inputs}}}};
   if (p.stitch) j["stitch"] = toJson(*p.stitch);
   if (p.concurrent) j["concurrent"] = toJson(*p.concurrent);
+  if (p.opplace) j["opplace"] = toJson(*p.opplace);
   return j;
 }
 
@@ -207,6 +263,10 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
   if (j.contains("concurrent")) {
     ZP_ASSIGN_OR_RETURN(auto c, concurrentFromJson(j["concurrent"], label, "$.concurrent"));
     p.concurrent = std::move(c);
+  }
+  if (j.contains("opplace")) {
+    ZP_ASSIGN_OR_RETURN(auto o, opPlacementFromJson(j["opplace"], label, "$.opplace"));
+    p.opplace = std::move(o);
   }
   return p;
 }

@@ -15,6 +15,8 @@ Json toJson(const plan::StitchPlan& s);
 Expected<plan::StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
 Json toJson(const plan::ConcurrentSchedule& c);
 Expected<plan::ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label, const std::string& path);
+Json toJson(const plan::OpPlacement& o);
+Expected<plan::OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path);
 Json toJson(const plan::Plan& p);
 Expected<plan::Plan> planFromJson(const Json& j, const std::string& label);
 

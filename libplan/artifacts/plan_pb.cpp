@@ -115,6 +115,63 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
   }
 }
 
+void put(const SolverReport& r, planpb::SolverReport* s) {
+  s->set_solver(r.solver);
+  s->set_status(r.status);
+  s->set_search_space(r.searchSpace);
+  s->set_max_transitions_per_dnn(r.maxTransitionsPerDnn);
+  s->set_objective(r.objective);
+  s->set_bound(r.bound);
+  s->set_gap(r.gap);
+  s->set_time_limit_s(r.timeLimitS);
+  s->set_seed(r.seed);
+  s->set_nodes(r.nodes);
+  s->set_simulations(r.simulations);
+  s->set_cross_check(r.crossCheck);
+}
+
+SolverReport get(const planpb::SolverReport& s) {
+  return SolverReport{s.solver(), s.status(), s.search_space(), s.max_transitions_per_dnn(),
+                      s.objective(), s.bound(), s.gap(), s.time_limit_s(), s.seed(), s.nodes(),
+                      s.simulations(), s.cross_check()};
+}
+
+void put(const ScheduleResult& b, planpb::ScheduleResult* bm) {
+  bm->set_name(b.name);
+  bm->set_latency_ms(b.latencyMs);
+  bm->set_throughput(b.throughput);
+  bm->set_transitions(b.transitions);
+}
+
+void put(const OpPlacement& o, planpb::OpPlacement* m) {
+  m->set_model(o.model);
+  m->set_cost_source(o.costSource);
+  for (const auto& p : o.processors) m->add_processors(p);
+  m->set_latency_ms(o.latencyMs);
+  put(o.solver, m->mutable_solver());
+  for (const auto& n : o.nodes) {
+    auto* nm = m->add_nodes();
+    nm->set_node(n.node);
+    nm->set_processor(n.processor);
+    nm->set_start_ms(n.startMs);
+    nm->set_end_ms(n.endMs);
+  }
+  for (const auto& b : o.baselines) put(b, m->add_baselines());
+}
+
+OpPlacement get(const planpb::OpPlacement& m) {
+  OpPlacement o;
+  o.model = m.model();
+  o.costSource = m.cost_source();
+  o.processors.assign(m.processors().begin(), m.processors().end());
+  o.latencyMs = m.latency_ms();
+  o.solver = get(m.solver());
+  for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
+  for (const auto& b : m.baselines())
+    o.baselines.push_back(ScheduleResult{b.name(), b.latency_ms(), b.throughput(), b.transitions()});
+  return o;
+}
+
 void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
   m->set_workload(c.workload);
   m->set_objective(c.objective);
@@ -264,6 +321,7 @@ planpb::Plan toProto(const plan::Plan& p) {
   }
   if (p.stitch) put(*p.stitch, m.mutable_stitch());
   if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
+  if (p.opplace) put(*p.opplace, m.mutable_opplace());
   return m;
 }
 
@@ -278,6 +336,7 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
   }
   if (m.has_stitch()) p.stitch = get(m.stitch());
   if (m.has_concurrent()) p.concurrent = get(m.concurrent());
+  if (m.has_opplace()) p.opplace = get(m.opplace());
   if (m.has_stitch()) {
     for (const auto& c : m.stitch().slo_configurations()) {
       std::map<std::string, int> seen;

@@ -1,4 +1,4 @@
-// The plan model: the header and the concurrent-schedule section here, the
+// The plan model: the header, the concurrent-schedule and the operator-placement sections here, the
 // SparseLoom section in stitch_plan.h. Its files, plan.json (the canonical
 // JSON rendering) and plan.pb, are read and written by libplan/artifacts.
 #pragma once
@@ -86,10 +86,31 @@ struct ConcurrentSchedule {
   bool operator==(const ConcurrentSchedule&) const = default;
 };
 
+// --- per-operator placement of one DNN (SparOA-style, papers/sparoa-operator-scheduling.txt) ---
+
+struct OpPlacementNode {
+  std::string node;       // executed node, in dispatch order
+  std::string processor;
+  double startMs = 0, endMs = 0;  // under the list-schedule cost model
+  bool operator==(const OpPlacementNode&) const = default;
+};
+
+struct OpPlacement {
+  std::string model;       // ONNX file as given
+  std::string costSource;  // "predicted" | "measured"
+  std::vector<std::string> processors;
+  double latencyMs = 0;    // one inference under the cost model
+  SolverReport solver;     // "chain-dp" or "branch-and-bound"; searchSpace "all assignments"
+  std::vector<OpPlacementNode> nodes;
+  std::vector<ScheduleResult> baselines;  // transitions = hand-offs between processors
+  bool operator==(const OpPlacement&) const = default;
+};
+
 struct Plan {
   PlanHeader header;
   std::optional<StitchPlan> stitch;
   std::optional<ConcurrentSchedule> concurrent;
+  std::optional<OpPlacement> opplace;
   bool operator==(const Plan&) const = default;
 };
 

@@ -1,0 +1,47 @@
+// Placing one model's operators on a zoo's host processors: the graph of
+// executed nodes (with fused nodes' outputs followed) and the bytes on each
+// edge from ONNX shape inference, per-node costs per processor from the
+// per-node profile (measured when the model is in it, else predicted by the
+// processor's latency predictor trained on the profile's other models),
+// hand-off costs per processor pair, then passes/opplace and the plan section.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "libplan/artifacts/node_profile_csv.h"
+#include "libplan/estimate/op_latency.h"
+#include "libplan/plan/plan.h"
+#include "passes/measure/host_measure.h"
+#include "passes/opplace/opplace.h"
+
+namespace zp::drivers::opplace_flow {
+
+struct PlaceProcessor {
+  std::string name;
+  measure::HostConfig config;
+};
+
+struct PlaceInputs {
+  std::string modelKey;  // the model's name in the profile
+  std::vector<PlaceProcessor> processors;
+  std::vector<artifacts::NodeProfileRow> profile;
+  std::vector<std::vector<opplace::HandOff>> handoff;  // [from][to] over processors
+  // Configurations that only run the whole model (baselines), e.g. default@2: costs as for processors.
+  std::vector<measure::HostConfig> alone;
+  estimate::XgbParams predictor = estimate::defaultOpLatencyParams();
+  uint64_t seed = 0;  // random inputs of the feature run of a model not in the profile
+};
+
+struct PlaceProblem {
+  opplace::Problem problem;
+  std::string costSource;  // "measured" when every cost was, else "predicted"
+};
+
+// `model` is shape-inferred.
+Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const PlaceInputs& inputs);
+
+plan::OpPlacement placementSection(const opplace::Problem& problem, const opplace::PlacementResult& result,
+                                   const std::string& modelFile, const std::string& costSource,
+                                   const opplace::SolveParams& params);
+
+}  // namespace zp::drivers::opplace_flow

@@ -1,0 +1,96 @@
+#include "drivers/opplace_flow/solve_opplace.h"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "drivers/opplace_flow/node_profiles.h"
+#include "drivers/opplace_flow/place_model.h"
+#include "libplan/artifacts/latency_model_json.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/zoo_json.h"
+#include "libplan/graph/model_io.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+
+namespace zp::drivers {
+namespace {
+
+using opplace_flow::PlaceInputs;
+
+// Hand-off costs between the processors: zoo-profile's measured transitions.
+Expected<std::vector<std::vector<opplace::HandOff>>> handOffs(const std::filesystem::path& file,
+                                                            const std::vector<std::string>& names) {
+  ZP_ASSIGN_OR_RETURN(auto tasks, artifacts::readLatencyModel(file));
+  if (tasks.empty()) return makeError("{}: no tasks, so no measured hand-off costs", file.string());
+  const auto& model = tasks.front().model;
+  std::vector<std::vector<opplace::HandOff>> h(names.size(), std::vector<opplace::HandOff>(names.size()));
+  for (size_t a = 0; a < names.size(); ++a)
+    for (size_t b = 0; b < names.size(); ++b) {
+      if (a == b) continue;
+      auto it = model.transitions().find({names[a], names[b]});
+      if (it == model.transitions().end())
+        return makeError("{}: no transition cost from '{}' to '{}'", file.string(), names[a], names[b]);
+      h[a][b] = opplace::HandOff{it->second.fixedMs, it->second.msPerByte};
+    }
+  return h;
+}
+
+}  // namespace
+
+Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
+  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo(o.zoo));
+  PlaceInputs in;
+  for (const auto& p : zoo.processors) {
+    if (!p.profile || p.profile->source != "host") continue;
+    measure::HostConfig c;
+    if (!p.profile->policy.empty()) c.policy = p.profile->policy;
+    if (p.profile->threads > 0) c.threads = p.profile->threads;
+    in.processors.push_back({p.name, c});
+  }
+  if (in.processors.empty()) return makeError("{}: no host processors to place operators on", o.zoo);
+  const std::filesystem::path dir(o.profileDir);
+  ZP_ASSIGN_OR_RETURN(in.profile, artifacts::readNodeProfileCsv(dir / "node_profile.csv"));
+  std::vector<std::string> names;
+  for (const auto& p : in.processors) names.push_back(p.name);
+  ZP_ASSIGN_OR_RETURN(in.handoff, handOffs(dir / "latency_model.json", names));
+  // Multi-threaded configurations in the profile: whole-model baselines.
+  std::set<measure::HostConfig> alone;
+  for (const auto& r : in.profile)
+    if (r.threads > 1) alone.insert(measure::HostConfig{r.policy, r.threads});
+  in.alone.assign(alone.begin(), alone.end());
+  // The model's key in the profile: a zoo variant's, else the file's stem (bench_opplace_predictor's keys).
+  in.modelKey = std::filesystem::path(o.model).stem().string();
+  std::error_code ec;
+  for (const auto& m : opplace_flow::zooModels(zoo))
+    if (std::filesystem::equivalent(m.file, o.model, ec)) in.modelKey = m.name;
+  in.seed = o.seed;
+  ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(o.model));
+  ZP_ASSIGN_OR_RETURN(auto pp, opplace_flow::buildPlaceProblem(model, in));
+  ZP_ASSIGN_OR_RETURN(auto result, opplace::placeOperators(pp.problem, o.solve));
+
+  plan::Plan plan;
+  plan.header.tool = o.tool;
+  plan.header.version = o.version;
+  for (const auto& f : {o.model, o.zoo, (dir / "node_profile.csv").string(), (dir / "latency_model.json").string()}) {
+    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
+    plan.header.inputs[f] = sha256Hex(bytes);
+  }
+  plan.opplace = opplace_flow::placementSection(pp.problem, result, o.model, pp.costSource, o.solve);
+  ZP_TRY(artifacts::writePlan(plan, o.output));
+
+  const auto& s = result.solution;
+  std::string out = fmt::format("{}: {} nodes, {} edges on {}; costs {}\n", o.model, pp.problem.nodes.size(),
+                                pp.problem.edges.size(), fmt::join(names, ", "), pp.costSource);
+  out += fmt::format("{:<20} {:>12} {:>9}\n", "schedule", "latency ms", "hand-offs");
+  out += fmt::format("{:<20} {:>12.4f} {:>9}  ({} {}, gap {:.3g})\n", "opplace", s.latencyMs, result.timeline.handoffs,
+                     s.solver, s.optimal ? "optimal" : "not proven optimal", s.gap);
+  for (const auto& b : result.baselines)
+    out += fmt::format("{:<20} {:>12.4f} {:>9}{}\n", b.name, b.latencyMs, b.handoffs,
+                       b.detail.empty() ? "" : "  (" + b.detail + ")");
+  out += fmt::format("wrote {}\n", o.output);
+  return SolveOpplaceResult{out};
+}
+
+}  // namespace zp::drivers

@@ -1,0 +1,128 @@
+#include "libplan/estimate/op_latency.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace zp::estimate {
+namespace {
+
+// Latencies below this are clamped before the log: the timer's resolution.
+constexpr double kFloorMs = 1e-5;
+
+std::vector<std::string> sortedUnique(std::set<std::string> s) { return {s.begin(), s.end()}; }
+
+double log1pSafe(double x) { return std::log1p(std::max(0.0, x)); }
+
+}  // namespace
+
+OpVocabulary OpVocabulary::of(const std::vector<OpSample>& samples) {
+  std::set<std::string> ops, kernels;
+  for (const auto& s : samples) {
+    ops.insert(s.features.opType);
+    kernels.insert(s.features.kernel);
+  }
+  return OpVocabulary{sortedUnique(std::move(ops)), sortedUnique(std::move(kernels))};
+}
+
+FeatureMatrix OpVocabulary::encode(const std::vector<OpFeatures>& rows) const {
+  FeatureMatrix m;
+  for (const auto& o : opTypes) m.names.push_back("op_" + o);
+  for (const auto& k : kernels) m.names.push_back("kernel_" + k);
+  for (const char* n : {"log_batch", "log_in_channels", "log_in_h", "log_in_w", "log_out_channels", "kernel_h",
+                        "kernel_w", "stride", "log_groups", "log_flops", "log_intensity", "log_bytes",
+                        "flops_per_byte", "weight_sparsity", "input_sparsity", "output_sparsity",
+                        "log_dense_flops"})
+    m.names.push_back(n);
+  m.monotone.assign(m.names.size(), 0);
+  for (const auto& r : rows) {
+    for (const auto& o : opTypes) m.values.push_back(r.opType == o ? 1.f : 0.f);
+    for (const auto& k : kernels) m.values.push_back(r.kernel == k ? 1.f : 0.f);
+    const double flopsPerByte = r.bytes > 0 ? r.flops / r.bytes : 0.0;
+    // FLOPs left once the weights' zeros are skipped (what a sparse kernel does).
+    const double denseFlops = r.flops * (1.0 - r.weightSparsity);
+    for (double x : {log1pSafe(static_cast<double>(r.batch)), log1pSafe(static_cast<double>(r.inChannels)),
+                     log1pSafe(static_cast<double>(r.inH)), log1pSafe(static_cast<double>(r.inW)),
+                     log1pSafe(static_cast<double>(r.outChannels)), static_cast<double>(r.kernelH),
+                     static_cast<double>(r.kernelW), static_cast<double>(r.stride),
+                     log1pSafe(static_cast<double>(r.groups)), log1pSafe(r.flops), log1pSafe(r.intensity),
+                     log1pSafe(r.bytes), flopsPerByte, r.weightSparsity, r.inputSparsity, r.outputSparsity,
+                     log1pSafe(denseFlops)})
+      m.values.push_back(static_cast<float>(x));
+  }
+  return m;
+}
+
+XgbParams defaultOpLatencyParams() {
+  XgbParams p;
+  p.rounds = 400;
+  p.maxDepth = 6;
+  p.eta = 0.05;
+  p.minChildWeight = 1.0;
+  return p;
+}
+
+Expected<OpLatencyPredictor> OpLatencyPredictor::train(const std::vector<OpSample>& samples, const XgbParams& params) {
+  if (samples.empty()) return makeError("operator latency predictor: no samples");
+  auto vocab = OpVocabulary::of(samples);
+  std::vector<OpFeatures> rows;
+  std::vector<double> y;
+  for (const auto& s : samples) {
+    rows.push_back(s.features);
+    y.push_back(std::log(std::max(s.ms, kFloorMs)));
+  }
+  ZP_ASSIGN_OR_RETURN(auto reg, XgbRegressor::train(vocab.encode(rows), y, params));
+  return OpLatencyPredictor(std::move(vocab), std::move(reg));
+}
+
+std::vector<double> OpLatencyPredictor::predict(const std::vector<OpFeatures>& rows) const {
+  auto logMs = booster_.predict(vocab_.encode(rows));
+  for (double& v : logMs) v = std::exp(v);
+  return logMs;
+}
+
+size_t OpLatencyPredictor::modelBytes() const { return booster_.serialized().size(); }
+
+Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, const XgbParams& params, double tolerance) {
+  std::map<std::string, std::vector<size_t>> byModel;
+  for (size_t i = 0; i < samples.size(); ++i) byModel[samples[i].model].push_back(i);
+  if (byModel.size() < 2) return makeError("leave-one-model-out: needs samples of at least two models");
+  LomoReport rep;
+  rep.tolerance = tolerance;
+  size_t within = 0, modelsWithin = 0;
+  double trainS = 0;
+  auto close = [&](double pred, double meas) { return std::abs(pred - meas) <= tolerance * meas; };
+  for (const auto& [model, idx] : byModel) {
+    std::vector<OpSample> train;
+    std::vector<OpFeatures> test;
+    for (size_t i = 0; i < samples.size(); ++i)
+      if (samples[i].model != model) train.push_back(samples[i]);
+    for (size_t i : idx) test.push_back(samples[i].features);
+    const auto t0 = std::chrono::steady_clock::now();
+    ZP_ASSIGN_OR_RETURN(auto pred, OpLatencyPredictor::train(train, params));
+    trainS += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto ms = pred.predict(test);
+    LomoModelResult r{model, idx.size(), 0, 0, 0};
+    size_t w = 0;
+    for (size_t j = 0; j < idx.size(); ++j) {
+      w += close(ms[j], samples[idx[j]].ms);
+      r.measuredMs += samples[idx[j]].ms;
+      r.predictedMs += ms[j];
+    }
+    r.withinShare = static_cast<double>(w) / static_cast<double>(idx.size());
+    within += w;
+    modelsWithin += close(r.predictedMs, r.measuredMs);
+    rep.nodes += idx.size();
+    rep.models.push_back(r);
+  }
+  rep.nodeWithinShare = static_cast<double>(within) / static_cast<double>(rep.nodes);
+  rep.modelWithinShare = static_cast<double>(modelsWithin) / static_cast<double>(byModel.size());
+  rep.trainSeconds = trainS / static_cast<double>(byModel.size());
+  ZP_ASSIGN_OR_RETURN(auto all, OpLatencyPredictor::train(samples, params));
+  rep.modelBytes = all.modelBytes();
+  return rep;
+}
+
+}  // namespace zp::estimate

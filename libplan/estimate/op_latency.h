@@ -1,0 +1,64 @@
+// Per-operator latency predictor, one per processor (kernel policy): an
+// XGBoost regressor from OpFeatures to log(ms), trained on per-node host
+// profiles, with leave-one-model-out validation in nn-Meter's metric (the
+// share of predictions within +-10% of the measurement).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "libplan/estimate/accuracy_estimator.h"
+#include "libplan/estimate/xgb_regressor.h"
+#include "libplan/estimate/op_features.h"
+#include "libplan/util/error.h"
+
+namespace zp::estimate {
+
+struct OpSample {
+  std::string model;  // the graph the node belongs to (the unit left out)
+  OpFeatures features;
+  double ms = 0;
+};
+
+// The op types and kernels one-hot encoded, the numeric features after them.
+struct OpVocabulary {
+  std::vector<std::string> opTypes, kernels;  // sorted
+  static OpVocabulary of(const std::vector<OpSample>& samples);
+  FeatureMatrix encode(const std::vector<OpFeatures>& rows) const;
+};
+
+XgbParams defaultOpLatencyParams();
+
+class OpLatencyPredictor {
+ public:
+  static Expected<OpLatencyPredictor> train(const std::vector<OpSample>& samples, const XgbParams& params);
+  std::vector<double> predict(const std::vector<OpFeatures>& rows) const;
+  // Bytes of the XGBoost JSON model (the trees).
+  size_t modelBytes() const;
+
+ private:
+  OpLatencyPredictor(OpVocabulary vocab, XgbRegressor booster) : vocab_(std::move(vocab)), booster_(std::move(booster)) {}
+  OpVocabulary vocab_;
+  XgbRegressor booster_;  // predicts log(ms)
+};
+
+struct LomoModelResult {
+  std::string model;
+  size_t nodes = 0;
+  double withinShare = 0;       // nodes predicted within the tolerance
+  double measuredMs = 0, predictedMs = 0;  // sums over the model's nodes
+};
+
+struct LomoReport {
+  double tolerance = 0.1;
+  size_t nodes = 0;
+  double nodeWithinShare = 0;   // over every node of every left-out model
+  double modelWithinShare = 0;  // models whose summed prediction is within the tolerance
+  double trainSeconds = 0;      // mean wall time of one training
+  size_t modelBytes = 0;        // of the predictor trained on all samples
+  std::vector<LomoModelResult> models;
+};
+
+// Trains once per model on the other models' samples and predicts the left-out one.
+Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, const XgbParams& params, double tolerance = 0.1);
+
+}  // namespace zp::estimate

@@ -1,0 +1,70 @@
+// Per-node host profile of a small model: one row per executed node, keyed by
+// the kernel policy, with shapes, kernel, stride, groups and sparsities.
+#include <gtest/gtest.h>
+
+#include "libplan/graph/model_io.h"
+#include "libplan/runtime/measure.h"
+#include "passes/measure/node_profile.h"
+#include "tests/common/onnx_text.h"
+
+namespace zp::measure {
+namespace {
+
+// x -> Conv(3x3, stride 2, 4 -> 8) -> Relu -> depthwise Conv(3x3, group 8) -> Add(relu) -> y
+std::string model() {
+  return R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4,16,16] x) => (float[1,8,8,8] y)
+    <)" + testing::floatInitializer("w1", {8, 4, 3, 3}) + ", " + testing::floatInitializer("w2", {8, 1, 3, 3}) + R"(> {
+      c1 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]> (x, w1)
+      r = Relu (c1)
+      c2 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1], group = 8> (r, w2)
+      y = Add (c2, r)
+    })";
+}
+
+TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
+  auto m = graph::parseModelText(model());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  for (const char* policy : {"default", "im2col"}) {
+    HostConfig config{policy, 1};
+    auto session = runtime::Session::fromModel(*m, "g", sessionOptions(config));
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    auto inputs = runtime::randomInputs(**session, 3);
+    auto rows = profileNodes(*m, "g", config, inputs, MeasureParams{5, 1});
+    ASSERT_TRUE(rows.ok()) << rows.error().message;
+    ASSERT_EQ(rows->size(), (*session)->nodes().size());
+    ASSERT_GE(rows->size(), 2u);
+    for (const auto& r : *rows) {
+      EXPECT_EQ(r.model, "g");
+      EXPECT_EQ(r.policy, policy);
+      EXPECT_GE(r.ms, 0);
+      EXPECT_FALSE(r.features.opType.empty());
+    }
+    const auto& c1 = rows->front();
+    EXPECT_EQ(c1.features.opType, "Conv");
+    EXPECT_EQ(c1.features.inChannels, 4);
+    EXPECT_EQ(c1.features.inH, 16);
+    EXPECT_EQ(c1.features.outChannels, 8);
+    EXPECT_EQ(c1.features.kernelH, 3);
+    EXPECT_EQ(c1.features.stride, 2);
+    EXPECT_EQ(c1.features.groups, 1);
+    EXPECT_DOUBLE_EQ(c1.features.intensity, 3.0 * 3 * 4 * 8 * 8 * 8);  // SparOA Eq. 2
+    EXPECT_DOUBLE_EQ(c1.features.flops, 2.0 * 3 * 3 * 4 * 8 * 8 * 8);
+    EXPECT_EQ(c1.features.inputSparsity, 0);
+    // With the Relu fused into it, the conv writes the Relu's output.
+    if (rows->size() == 3) EXPECT_GT(c1.features.outputSparsity, 0.2);
+    // The depthwise conv reads the Relu's output: about half zeros.
+    bool sawDepthwise = false;
+    for (const auto& r : *rows)
+      if (r.features.opType == "Conv" && r.features.groups == 8) {
+        sawDepthwise = true;
+        EXPECT_GT(r.features.inputSparsity, 0.2);
+        EXPECT_LT(r.features.inputSparsity, 0.8);
+        EXPECT_EQ(r.features.inH, 8);
+      }
+    EXPECT_TRUE(sawDepthwise);
+  }
+}
+
+}  // namespace
+}  // namespace zp::measure

@@ -1,0 +1,70 @@
+// The exact solvers against brute force on seeded random chains and DAGs.
+#include <gtest/gtest.h>
+
+#include "passes/opplace/opplace.h"
+#include "tests/opplace/random_problem.h"
+
+namespace zp::opplace {
+namespace {
+
+using testing::bruteForce;
+using testing::randomProblem;
+
+TEST(OpPlaceSolver, ChainDpMatchesBruteForce) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const int n = 2 + static_cast<int>(seed % 7), k = 2 + static_cast<int>(seed % 2);
+    auto p = randomProblem(n, k, seed, true);
+    ASSERT_TRUE(isChain(p));
+    auto dp = solveChainDp(p);
+    auto bf = bruteForce(p);
+    EXPECT_NEAR(dp.latencyMs, bf.latencyMs, 1e-9) << "seed " << seed;
+    EXPECT_TRUE(dp.optimal);
+  }
+}
+
+TEST(OpPlaceSolver, BranchAndBoundMatchesBruteForceOnDags) {
+  int beatGreedy = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const int n = 3 + static_cast<int>(seed % 7), k = 2 + static_cast<int>(seed % 2);
+    auto p = randomProblem(n, k, 1000 + seed, false);
+    ASSERT_TRUE(validate(p).ok());
+    auto bb = solveBranchAndBound(p, {}, SolveParams{});
+    auto bf = bruteForce(p);
+    EXPECT_TRUE(bb.optimal) << "seed " << seed;
+    EXPECT_NEAR(bb.latencyMs, bf.latencyMs, 1e-9) << "seed " << seed;
+    EXPECT_NEAR(latencyOf(p, bb.assignment), bb.latencyMs, 1e-9);
+    EXPECT_NEAR(bb.gap, 0, 1e-12);
+    beatGreedy += bf.latencyMs < latencyOf(p, greedyAssignment(p)) - 1e-9;
+  }
+  // The instances are not trivial: greedy misses the optimum on some.
+  EXPECT_GT(beatGreedy, 5);
+}
+
+TEST(OpPlaceSolver, PlacementIsNoWorseThanAnyBaseline) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    auto p = randomProblem(8, 3, 5000 + seed, seed % 3 == 0);
+    p.alone.push_back(AloneConfig{"cpu@2", std::vector<double>(p.nodes.size(), 0.5)});
+    auto r = placeOperators(p, SolveParams{});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    for (const auto& b : r->baselines) {
+      if (b.assignment.empty()) continue;
+      EXPECT_LE(r->solution.latencyMs, b.latencyMs + 1e-9) << b.name;
+    }
+    EXPECT_EQ(r->baselines.size(), 3u + 1 + 2);
+    EXPECT_DOUBLE_EQ(r->timeline.latencyMs, r->solution.latencyMs);
+  }
+}
+
+TEST(OpPlaceSolver, NodeLimitReportsNotProvenWithAValidBound) {
+  auto p = randomProblem(40, 3, 77, false);
+  auto bf = solveBranchAndBound(p, {}, SolveParams{60, 0});
+  auto cut = solveBranchAndBound(p, greedyAssignment(p), SolveParams{60, 50});
+  ASSERT_TRUE(bf.optimal);
+  EXPECT_FALSE(cut.optimal);
+  EXPECT_LE(cut.bound, bf.latencyMs + 1e-9);  // the bound holds
+  EXPECT_GE(cut.latencyMs, bf.latencyMs - 1e-9);
+  EXPECT_GT(cut.gap, 0);
+}
+
+}  // namespace
+}  // namespace zp::opplace

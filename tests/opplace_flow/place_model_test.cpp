@@ -1,0 +1,104 @@
+// Placing the digits model's operators on the zoo's three host processors from
+// a measured per-node profile and from predictions; the plan section it gives
+// reads back from plan.json and plan.pb unchanged, and plan.pb is deterministic.
+#include <gtest/gtest.h>
+
+#include "drivers/opplace_flow/node_profiles.h"
+#include "drivers/opplace_flow/place_model.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/plan_pb.h"
+#include "libplan/artifacts/zoo_json.h"
+#include "libplan/graph/model_io.h"
+
+namespace zp::drivers::opplace_flow {
+namespace {
+
+struct Fixture {
+  zoo::Zoo zoo;
+  std::vector<ModelSource> models;
+  PlaceInputs inputs;
+};
+
+Fixture digits() {
+  Fixture f;
+  auto zoo = artifacts::loadZoo(std::string(ZP_SOURCE_DIR) + "/testdata/digits/zoo.json");
+  EXPECT_TRUE(zoo.ok());
+  f.zoo = *zoo;
+  f.models = zooModels(f.zoo);
+  auto configs = hostConfigs(f.zoo);
+  for (size_t i = 0; i < configs.size(); ++i) f.inputs.processors.push_back({f.zoo.processors[i].name, configs[i]});
+  const size_t k = configs.size();
+  f.inputs.handoff.assign(k, std::vector<opplace::HandOff>(k, opplace::HandOff{0.002, 1e-7}));
+  f.inputs.predictor.rounds = 60;
+  return f;
+}
+
+TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTrips) {
+  auto f = digits();
+  std::vector<ModelSource> profiled = {f.models[0], f.models[3]};  // dense, u90
+  auto configs = hostConfigs(f.zoo);
+  configs.push_back(measure::HostConfig{"default", 2});
+  auto rows = profileModels(profiled, configs, ProfileParams{{3, 1}, 0});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  f.inputs.profile = *rows;
+  f.inputs.modelKey = f.models[0].name;
+  f.inputs.alone = {measure::HostConfig{"default", 2}};
+  auto model = graph::loadModel(f.models[0].file);
+  ASSERT_TRUE(model.ok());
+  auto pp = buildPlaceProblem(*model, f.inputs);
+  ASSERT_TRUE(pp.ok()) << pp.error().message;
+  EXPECT_EQ(pp->costSource, "measured");
+  EXPECT_EQ(pp->problem.processors.size(), 3u);
+  EXPECT_GE(pp->problem.nodes.size(), 2u);
+  EXPECT_GE(pp->problem.edges.size(), pp->problem.nodes.size() - 1);
+  auto r = opplace::placeOperators(pp->problem, opplace::SolveParams{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->solution.optimal);
+  for (const auto& b : r->baselines)
+    if (!b.assignment.empty()) EXPECT_LE(r->solution.latencyMs, b.latencyMs + 1e-12) << b.name;
+  EXPECT_EQ(r->baselines[3].name, "default@2-alone");
+
+  plan::Plan p;
+  p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
+  p.opplace = placementSection(pp->problem, *r, "dense.onnx", pp->costSource, opplace::SolveParams{});
+  EXPECT_EQ(p.opplace->nodes.size(), pp->problem.nodes.size());
+  const std::string text = artifacts::planToText(p);
+  auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(artifacts::planToText(*back), text);
+  const std::string pb = artifacts::serializePlanPb(p);
+  EXPECT_EQ(artifacts::serializePlanPb(p), pb);
+  auto fromPb = artifacts::parsePlanPb(pb, "plan.pb");
+  ASSERT_TRUE(fromPb.ok()) << fromPb.error().message;
+  EXPECT_EQ(*fromPb, p);
+}
+
+TEST(opplaceFlowPlaceModel, ModelOutsideTheProfileIsPlacedOnPredictions) {
+  auto f = digits();
+  auto rows = profileModels({f.models[0], f.models[3]}, hostConfigs(f.zoo), ProfileParams{{3, 1}, 0});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  f.inputs.profile = *rows;
+  f.inputs.modelKey = f.models[1].name;  // u50: not profiled
+  auto model = graph::loadModel(f.models[1].file);
+  ASSERT_TRUE(model.ok());
+  auto pp = buildPlaceProblem(*model, f.inputs);
+  ASSERT_TRUE(pp.ok()) << pp.error().message;
+  EXPECT_EQ(pp->costSource, "predicted");
+  for (const auto& row : pp->problem.ms)
+    for (double ms : row) EXPECT_GT(ms, 0);
+}
+
+TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
+  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
+    "opplace": {"model": "m", "costSource": "measured", "processors": ["cpu"], "latencyMs": 1,
+      "solver": {"solver": "chain-dp", "status": "optimal", "searchSpace": "all assignments",
+                 "maxTransitionsPerDnn": -1, "objective": 1, "bound": 1, "gap": 0, "timeLimitS": 10,
+                 "seed": 0, "nodes": 1, "simulations": 0, "crossCheck": ""},
+      "nodes": [{"node": "a", "processor": "gpu", "startMs": 0, "endMs": 1}], "baselines": []}})");
+  auto r = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "plan.json: $.opplace.nodes[0].processor: unknown processor 'gpu'");
+}
+
+}  // namespace
+}  // namespace zp::drivers::opplace_flow
