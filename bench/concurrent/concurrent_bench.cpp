@@ -44,6 +44,10 @@ struct Options {
   uint64_t seed = 1;
   double limit = 5, z3Limit = 10;
   bool full = false, ablation = false;
+  std::vector<std::string> only;  // parts to run (empty: all)
+  bool selected(const std::string& part) const {
+    return only.empty() || std::find(only.begin(), only.end(), part) != only.end();
+  }
 };
 
 struct Row {
@@ -319,6 +323,8 @@ int main(int argc, char** argv) {
   app.add_option("--time-limit", opt.limit, "time limit of the 3x40 target, the scaling curve and the scenarios (s)");
   app.add_option("--z3-time-limit", opt.z3Limit, "Z3 time limit (s)");
   app.add_option("--out", out, "JSON output");
+  app.add_option("--only", opt.only, "run only these parts: 2x40, 3x40, scaling, scenarios")
+      ->check(CLI::IsMember({"2x40", "3x40", "scaling", "scenarios"}));
   CLI11_PARSE(app, argc, argv);
   if (opt.full) {
     opt.limit = 60;
@@ -327,16 +333,16 @@ int main(int argc, char** argv) {
   Json before = machineState();
   printHeader();
   std::vector<Row> rows;
-  Json t2 = target2x40(opt, rows);
-  Json t3 = target3x40(opt, rows);
-  scalingCurve(opt, rows);
-  scenarios(opt, rows);
+  Json t2 = opt.selected("2x40") ? target2x40(opt, rows) : Json::object();
+  Json t3 = opt.selected("3x40") ? target3x40(opt, rows) : Json::object();
+  if (opt.selected("scaling")) scalingCurve(opt, rows);
+  if (opt.selected("scenarios")) scenarios(opt, rows);
   std::cout << "(solve ms: median wall time of baselines + solver over the runs; first ms: first feasible schedule; "
                "gap: remaining optimality gap, the largest over the runs; vs best: simulated improvement over the "
                "best baseline; z3: the Z3 formulation on the same instance and space)\n";
   Json j = {{"params", {{"full", opt.full}, {"reps", opt.reps}, {"seeds3", opt.seeds3}, {"runs", opt.runs},
                         {"maxTransitionsPerDnn", opt.k}, {"seed", opt.seed}, {"timeLimitS", opt.limit},
-                        {"z3TimeLimitS", opt.z3Limit}}},
+                        {"z3TimeLimitS", opt.z3Limit}, {"only", opt.only}}},
             {"machine_before", before}, {"targets2x40", t2}, {"target3x40", t3}, {"instances", Json::array()}};
   for (const auto& r : rows) j["instances"].push_back(rowJson(r));
   if (opt.ablation) j["ablation"] = ablation(opt);
