@@ -16,21 +16,28 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Cheapest completions of every DNN from the end of each group: standalone
 // time (with transitions) and weighted work per weighting, indexed by group,
-// accelerator and transitions left.
+// accelerator and transitions left; and prefix sums over runs of groups on
+// one accelerator. Weighting k is innermost, so a node's bound reads
+// contiguous rows.
 struct CompletionTables {
   int A = 0, L = 1;  // L: transition budgets 0..k (1 when unrestricted)
+  size_t K = 0;      // weightings
   bool unlimited = false;
   // per DNN: [(i * A + a) * L + l]
   std::vector<std::vector<double>> after;
-  // per weighting, per DNN: same layout
-  std::vector<std::vector<std::vector<double>>> wafter;
-  // per weighting, per DNN: [i * A + a] = w * t
-  std::vector<std::vector<std::vector<double>>> wwork;
+  // per DNN: [((i * A + a) * L + l) * K + k]
+  std::vector<std::vector<double>> wafter;
+  // per DNN: [(i * A + a) * K + k] = w_k(i, a) * t(i, a)
+  std::vector<std::vector<double>> wwork;
+  // per DNN: [i * A + a] = sum of t(g, a) over g < i; and per weighting
+  // [(i * A + a) * K + k] = sum of w_k(g, a) t(g, a) over g < i.
+  std::vector<std::vector<double>> cumT, cumW;
 
   size_t at(int i, int a, int l) const {
     return (static_cast<size_t>(i) * static_cast<size_t>(A) + static_cast<size_t>(a)) * static_cast<size_t>(L) +
            static_cast<size_t>(l);
   }
+  size_t ia(int i, int a) const { return static_cast<size_t>(i) * static_cast<size_t>(A) + static_cast<size_t>(a); }
 };
 
 double transitionMs(const sim::Dnn& d, int i, int a, int b) {
@@ -64,30 +71,47 @@ std::vector<double> completionTable(const sim::Dnn& d, const CompletionTables& t
   return out;
 }
 
+// The weighted tables of one DNN (global group numbers from `off`).
+void addWeightedTables(const sim::Dnn& d, size_t off, const std::vector<WorkWeighting>& ws, CompletionTables& t) {
+  const int G = static_cast<int>(d.groups.size());
+  const size_t K = t.K, A = static_cast<size_t>(t.A);
+  std::vector<double> work(static_cast<size_t>(G) * A * K, 0.0), after(static_cast<size_t>(G * t.A * t.L) * K, 0.0);
+  std::vector<double> cum((static_cast<size_t>(G) + 1) * A * K, 0.0);
+  for (size_t k = 0; k < K; ++k) {
+    std::vector<double> ww(static_cast<size_t>(G) * A, 0.0);
+    for (size_t i = 0; i < static_cast<size_t>(G); ++i)
+      for (size_t a = 0; a < A; ++a)
+        if (d.groups[i].allowed(static_cast<int>(a))) ww[i * A + a] = ws[k][(off + i) * 2 + a] * d.groups[i].timeMs[a];
+    auto table = completionTable(d, t, [&](int i, int a) { return ww[t.ia(i, a)]; }, [](int, int, int) { return 0.0; });
+    for (size_t x = 0; x < table.size(); ++x) after[x * K + k] = table[x];
+    for (size_t x = 0; x < ww.size(); ++x) work[x * K + k] = ww[x];
+    for (size_t i = 0; i < static_cast<size_t>(G); ++i)
+      for (size_t a = 0; a < A; ++a) cum[((i + 1) * A + a) * K + k] = cum[(i * A + a) * K + k] + ww[i * A + a];
+  }
+  t.wwork.push_back(std::move(work));
+  t.wafter.push_back(std::move(after));
+  t.cumW.push_back(std::move(cum));
+}
+
 CompletionTables buildTables(const sim::Problem& p, int k, const std::vector<WorkWeighting>& ws) {
   CompletionTables t;
   t.A = p.numAccelerators();
   t.unlimited = k < 0;
   t.L = k < 0 ? 1 : k + 1;
-  for (const auto& d : p.dnns)
+  t.K = ws.size();
+  size_t off = 0;
+  for (const auto& d : p.dnns) {
     t.after.push_back(completionTable(
         d, t, [&](int i, int a) { return d.groups[static_cast<size_t>(i)].timeMs[static_cast<size_t>(a)]; },
         [&](int i, int a, int b) { return transitionMs(d, i, a, b); }));
-  for (const auto& w : ws) {
-    std::vector<std::vector<double>> perDnn, work;
-    size_t off = 0;
-    for (const auto& d : p.dnns) {
-      std::vector<double> ww(d.groups.size() * static_cast<size_t>(t.A), 0.0);
-      for (size_t i = 0; i < d.groups.size(); ++i)
-        for (size_t a = 0; a < static_cast<size_t>(t.A); ++a)
-          if (d.groups[i].allowed(static_cast<int>(a))) ww[i * static_cast<size_t>(t.A) + a] = w[(off + i) * 2 + a] * d.groups[i].timeMs[a];
-      perDnn.push_back(completionTable(
-          d, t, [&](int i, int a) { return ww[static_cast<size_t>(i * t.A + a)]; }, [](int, int, int) { return 0.0; }));
-      work.push_back(std::move(ww));
-      off += d.groups.size();
-    }
-    t.wafter.push_back(std::move(perDnn));
-    t.wwork.push_back(std::move(work));
+    std::vector<double> cum((d.groups.size() + 1) * static_cast<size_t>(t.A), 0.0);
+    for (size_t i = 0; i < d.groups.size(); ++i)
+      for (size_t a = 0; a < static_cast<size_t>(t.A); ++a)
+        cum[(i + 1) * static_cast<size_t>(t.A) + a] =
+            cum[i * static_cast<size_t>(t.A) + a] + (d.groups[i].allowed(static_cast<int>(a)) ? d.groups[i].timeMs[a] : 0.0);
+    t.cumT.push_back(std::move(cum));
+    addWeightedTables(d, off, ws, t);
+    off += d.groups.size();
   }
   return t;
 }
@@ -102,7 +126,8 @@ class Timeline {
     for (size_t n = 0; n < N; ++n) partial_.assign[n].assign(p.dnns[n].groups.size(), -1);
     used_.assign(N, 0);
     endLb_.assign(N, 0);
-    wsum_.assign(tab_.wafter.size(), 0);
+    wsum_.assign(tab_.K, 0);
+    wmin_.assign(tab_.K, 0);
     res_.unexploredBound = p_objLatency() ? kInf : -kInf;
     if (prm.incumbentValue) incumbent_ = *prm.incumbentValue;
   }
@@ -128,50 +153,56 @@ class Timeline {
     return timedOut_;
   }
 
-  // Lower bound on DNN n's standalone time from `from` (the end of its first
-  // unfinished group) to its end, and its weighted remaining work per
-  // weighting added into wsum_, given the decided prefix of its assignment.
-  // i0 is its first unfinished group; `own` that group's remaining standalone
-  // ms (its whole time when not started).
+  // Lower bound on DNN n's standalone time from the start of its first
+  // unfinished group i0 to its end, and its weighted remaining work per
+  // weighting added into wsum_, given the decided prefix of its assignment;
+  // `own` is group i0's remaining standalone ms (its whole time when not started).
   double restOf(int n, int i0, double own) {
     const auto& d = p_.dnns[static_cast<size_t>(n)];
     const auto& as = partial_.assign[static_cast<size_t>(n)];
     const int G = static_cast<int>(d.groups.size());
     const int left = tab_.unlimited ? 0 : prm_.maxTransitionsPerDnn - used_[static_cast<size_t>(n)];
-    const size_t K = tab_.wafter.size();
+    const size_t K = tab_.K, un = static_cast<size_t>(n);
+    double* ws = wsum_.data();
     if (as[static_cast<size_t>(i0)] < 0) {
       // Not started and not decided (only a DNN's first group): its cheapest start.
       double best = kInf;
-      for (int a = 0; a < tab_.A; ++a)
-        if (d.groups[static_cast<size_t>(i0)].allowed(a))
-          best = std::min(best, d.groups[static_cast<size_t>(i0)].timeMs[static_cast<size_t>(a)] +
-                                    tab_.after[static_cast<size_t>(n)][tab_.at(i0, a, left)]);
-      for (size_t k = 0; k < K; ++k) {
-        double wb = kInf;
-        for (int a = 0; a < tab_.A; ++a)
-          if (d.groups[static_cast<size_t>(i0)].allowed(a))
-            wb = std::min(wb, tab_.wwork[k][static_cast<size_t>(n)][static_cast<size_t>(i0 * tab_.A + a)] +
-                                  tab_.wafter[k][static_cast<size_t>(n)][tab_.at(i0, a, left)]);
-        wsum_[k] += wb;
+      for (size_t k = 0; k < K; ++k) wmin_[k] = kInf;
+      for (int a = 0; a < tab_.A; ++a) {
+        if (!d.groups[static_cast<size_t>(i0)].allowed(a)) continue;
+        best = std::min(best, d.groups[static_cast<size_t>(i0)].timeMs[static_cast<size_t>(a)] + tab_.after[un][tab_.at(i0, a, left)]);
+        const double* w = &tab_.wwork[un][tab_.ia(i0, a) * K];
+        const double* f = &tab_.wafter[un][tab_.at(i0, a, left) * K];
+        for (size_t k = 0; k < K; ++k) wmin_[k] = std::min(wmin_[k], w[k] + f[k]);
       }
+      for (size_t k = 0; k < K; ++k) ws[k] += wmin_[k];
       return best;
     }
     int a = as[static_cast<size_t>(i0)];
     double time = own;
     const double full = d.groups[static_cast<size_t>(i0)].timeMs[static_cast<size_t>(a)];
     const double frac = full > 0 ? own / full : 0.0;
-    for (size_t k = 0; k < K; ++k) wsum_[k] += frac * tab_.wwork[k][static_cast<size_t>(n)][static_cast<size_t>(i0 * tab_.A + a)];
+    {
+      const double* w = &tab_.wwork[un][tab_.ia(i0, a) * K];
+      for (size_t k = 0; k < K; ++k) ws[k] += frac * w[k];
+    }
+    // The decided groups after i0, run by run (prefix sums per accelerator).
     int j = i0;
     while (j + 1 < G && as[static_cast<size_t>(j) + 1] >= 0) {
-      int b = as[static_cast<size_t>(j) + 1];
+      const int b = as[static_cast<size_t>(j) + 1];
       if (b != a) time += transitionMs(d, j, a, b);
-      time += d.groups[static_cast<size_t>(j) + 1].timeMs[static_cast<size_t>(b)];
-      for (size_t k = 0; k < K; ++k) wsum_[k] += tab_.wwork[k][static_cast<size_t>(n)][static_cast<size_t>((j + 1) * tab_.A + b)];
-      ++j;
+      int r = j + 1;
+      while (r + 1 < G && as[static_cast<size_t>(r) + 1] == b) ++r;
+      time += tab_.cumT[un][tab_.ia(r + 1, b)] - tab_.cumT[un][tab_.ia(j + 1, b)];
+      const double* hi = &tab_.cumW[un][tab_.ia(r + 1, b) * K];
+      const double* lo = &tab_.cumW[un][tab_.ia(j + 1, b) * K];
+      for (size_t k = 0; k < K; ++k) ws[k] += hi[k] - lo[k];
+      j = r;
       a = b;
     }
-    for (size_t k = 0; k < K; ++k) wsum_[k] += tab_.wafter[k][static_cast<size_t>(n)][tab_.at(j, a, left)];
-    return time + tab_.after[static_cast<size_t>(n)][tab_.at(j, a, left)];
+    const double* f = &tab_.wafter[un][tab_.at(j, a, left) * K];
+    for (size_t k = 0; k < K; ++k) ws[k] += f[k];
+    return time + tab_.after[un][tab_.at(j, a, left)];
   }
 
   // Bound on the objective of every completion of the current partial
@@ -215,9 +246,11 @@ class Timeline {
       lat = std::max(lat, end);
       rate += 1000.0 / (end - release);
     }
-    if (!p_objLatency()) return rate;
+    // A hair towards the weak side: the prefix sums above differ from the
+    // simulator's own sums by rounding.
+    if (!p_objLatency()) return rate * (1 + 1e-12);
     for (double w : wsum_) lat = std::max(lat, t + w);
-    return lat;
+    return lat * (1 - 1e-12);
   }
 
   void leaf() {
@@ -310,7 +343,7 @@ class Timeline {
   CompletionTables tab_;
   Schedule partial_;
   std::vector<int> used_;
-  std::vector<double> endLb_, wsum_;
+  std::vector<double> endLb_, wsum_, wmin_;
   std::vector<sim::Simulator::StepState> saved_;
   std::optional<double> incumbent_;
   TimelineResult res_;
