@@ -253,17 +253,18 @@ void scenarios(const Options& opt, std::vector<Row>& rows) {
 
 // The exact search with some of its ideas turned off, on the 3x40 seeds.
 Json ablation(const Options& opt) {
-  struct Config { const char* name; int steps, rounds; bool target, deepen; };
-  const Config configs[] = {{"none (load and chain bounds only)", 0, 0, false, false},
-                            {"+ contention weightings", 10, 0, false, false},
-                            {"+ Lagrangian cutting planes", 10, 6, false, false},
-                            {"+ weighting aimed at the incumbent", 10, 6, true, false},
-                            {"+ k-1 space first (all)", 10, 6, true, true}};
+  struct Config { const char* name; bool timeline; int steps, rounds; bool target, deepen; };
+  const Config configs[] = {{"assignment tree, every idea (before)", false, 10, 6, true, true},
+                            {"timeline tree, chain bounds only", true, 0, 0, false, false},
+                            {"+ contention weightings (2 steps)", true, 2, 0, false, false},
+                            {"+ Lagrangian cutting planes", true, 2, 6, false, false},
+                            {"+ weighting aimed at the incumbent", true, 2, 6, true, false},
+                            {"+ k-1 space first (all, default)", true, 2, 6, true, true}};
   Json out = Json::array();
   std::cout << fmt::format("\nablation: 3x40x2 latency, <= {} transitions, {} s; value / bound / gap per seed\n", opt.k,
                            opt.limit);
   for (const auto& c : configs) {
-    std::string line = fmt::format("  {:<36}", c.name);
+    std::string line = fmt::format("  {:<40}", c.name);
     std::vector<double> gaps;
     for (int i = 0; i < opt.seeds3; ++i) {
       uint64_t s = seed3x40(opt, i);
@@ -275,6 +276,7 @@ Json ablation(const Options& opt) {
       ExactParams ep;
       ep.maxTransitionsPerDnn = opt.k;
       ep.timeLimitS = opt.limit;
+      ep.timelineTree = c.timeline;
       ep.contentionBoundSteps = c.steps;
       ep.relaxationRounds = c.rounds;
       ep.targetIncumbent = c.target;
