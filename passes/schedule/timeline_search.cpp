@@ -130,6 +130,7 @@ class Timeline {
     wmin_.assign(tab_.K, 0);
     res_.unexploredBound = p_objLatency() ? kInf : -kInf;
     if (prm.incumbentValue) incumbent_ = *prm.incumbentValue;
+    for (const auto& d : p.dnns) noDeps_ = noDeps_ && d.deps.empty();
   }
 
   TimelineResult run() {
@@ -205,52 +206,76 @@ class Timeline {
     return time + tab_.after[un][tab_.at(j, a, left)];
   }
 
+  // Adds DNN n's part of the bound at the current pause: its end bound to
+  // lat (max), its rate bound to rate, its weighted rest to wsum_.
+  void addDnn(int n, double& lat, double& rate) {
+    const double t = sim_.stepTime();
+    const auto& res = sim_.partialResult().dnns[static_cast<size_t>(n)];
+    const auto& s = sim_.dnnState(n);
+    const auto& d = p_.dnns[static_cast<size_t>(n)];
+    double start = t, release = 0;
+    switch (s.phase) {
+      case 3:
+        endLb_[static_cast<size_t>(n)] = res.end;
+        lat = std::max(lat, res.end);
+        rate += 1000.0 / (res.end - res.release);
+        return;
+      case 0:
+        start = 0;
+        for (int dep : d.deps) start = std::max(start, endLb_[static_cast<size_t>(dep)]);
+        release = start;
+        break;
+      case 1:
+        start = std::max(t, s.readyTime);
+        release = s.next == 0 ? s.readyTime : res.release;
+        break;
+      default:
+        release = res.release;
+        break;
+    }
+    const int a = partial_.assign[static_cast<size_t>(n)][static_cast<size_t>(s.next)];
+    const double own = s.phase == 2 ? s.remaining : a >= 0 ? d.groups[static_cast<size_t>(s.next)].timeMs[static_cast<size_t>(a)] : 0.0;
+    const double end = start + restOf(n, s.next, own);
+    endLb_[static_cast<size_t>(n)] = end;
+    lat = std::max(lat, end);
+    rate += 1000.0 / (end - release);
+  }
+
   // Bound on the objective of every completion of the current partial
   // schedule from the current pause (latency: lower; throughput: upper).
-  double bound() {
-    const int N = p_.numDnns();
-    const double t = sim_.stepTime();
-    std::fill(wsum_.begin(), wsum_.end(), 0.0);
+  // With `only` >= 0, the other DNNs' parts are taken from `base` (setBase(only)).
+  struct Base {
     double lat = 0, rate = 0;
-    const auto& res = sim_.partialResult();
-    for (int n = 0; n < N; ++n) {
-      const auto& s = sim_.dnnState(n);
-      const auto& d = p_.dnns[static_cast<size_t>(n)];
-      double start = t, release = 0;
-      switch (s.phase) {
-        case 3:
-          endLb_[static_cast<size_t>(n)] = res.dnns[static_cast<size_t>(n)].end;
-          lat = std::max(lat, endLb_[static_cast<size_t>(n)]);
-          rate += 1000.0 / (res.dnns[static_cast<size_t>(n)].end - res.dnns[static_cast<size_t>(n)].release);
-          continue;
-        case 0:
-          start = 0;
-          for (int dep : d.deps) start = std::max(start, endLb_[static_cast<size_t>(dep)]);
-          release = start;
-          break;
-        case 1:
-          start = std::max(t, s.readyTime);
-          release = s.next == 0 ? s.readyTime : res.dnns[static_cast<size_t>(n)].release;
-          break;
-        default:
-          release = res.dnns[static_cast<size_t>(n)].release;
-          break;
-      }
-      const auto& g = d.groups[static_cast<size_t>(s.next)];
-      double own = s.phase == 2 ? s.remaining
-                   : partial_.assign[static_cast<size_t>(n)][static_cast<size_t>(s.next)] >= 0
-                       ? g.timeMs[static_cast<size_t>(partial_.assign[static_cast<size_t>(n)][static_cast<size_t>(s.next)])]
-                       : 0.0;
-      double end = start + restOf(n, s.next, own);
-      endLb_[static_cast<size_t>(n)] = end;
-      lat = std::max(lat, end);
-      rate += 1000.0 / (end - release);
+    std::vector<double> w;
+  };
+  double bound(int only = -1, const Base* base = nullptr) {
+    double lat = 0, rate = 0;
+    if (only >= 0) {
+      lat = base->lat;
+      rate = base->rate;
+      std::copy(base->w.begin(), base->w.end(), wsum_.begin());
+      addDnn(only, lat, rate);
+    } else {
+      std::fill(wsum_.begin(), wsum_.end(), 0.0);
+      for (int n = 0; n < p_.numDnns(); ++n) addDnn(n, lat, rate);
     }
     // A hair towards the weak side: the prefix sums above differ from the
     // simulator's own sums by rounding.
     if (!p_objLatency()) return rate * (1 + 1e-12);
+    const double t = sim_.stepTime();
     for (double w : wsum_) lat = std::max(lat, t + w);
     return lat * (1 - 1e-12);
+  }
+
+  // The parts of every DNN but n, which a decision on n leaves unchanged
+  // when no DNN depends on another.
+  void setBase(int n, Base& base) {
+    base.lat = 0;
+    base.rate = 0;
+    std::fill(wsum_.begin(), wsum_.end(), 0.0);
+    for (int m = 0; m < p_.numDnns(); ++m)
+      if (m != n) addDnn(m, base.lat, base.rate);
+    base.w = wsum_;
   }
 
   void leaf() {
@@ -314,8 +339,12 @@ class Timeline {
     const int i = sim_.neededGroup(partial_, n);
     int opts[16];
     const int cnt = options(n, i, opts);
-    if (saved_.size() <= depth) saved_.resize(depth + 1);
+    if (saved_.size() <= depth) {
+      saved_.resize(depth + 1);
+      bases_.resize(depth + 1);
+    }
     sim_.saveSteps(saved_[depth]);
+    if (noDeps_) setBase(n, bases_[depth]);
     bool first = true;
     for (int o = 0; o < cnt; ++o) {
       const int a = opts[o];
@@ -324,7 +353,7 @@ class Timeline {
       if (last >= 0) {
         if (!first) sim_.restoreSteps(saved_[depth]);
         first = false;
-        double b = bound();
+        double b = noDeps_ ? bound(n, &bases_[depth]) : bound();
         if (!pruned(b)) {
           if (timedOut_ || timeUp()) noteUnexplored(b);
           else node(depth + 1);
@@ -344,6 +373,8 @@ class Timeline {
   Schedule partial_;
   std::vector<int> used_;
   std::vector<double> endLb_, wsum_, wmin_;
+  std::vector<Base> bases_;  // per depth
+  bool noDeps_ = true;
   std::vector<sim::Simulator::StepState> saved_;
   std::optional<double> incumbent_;
   TimelineResult res_;
