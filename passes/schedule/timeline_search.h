@@ -28,7 +28,7 @@ namespace zp::schedule {
 struct TimelineParams {
   sim::Objective objective = sim::Objective::Latency;
   int maxTransitionsPerDnn = 2;  // -1: unrestricted
-  std::chrono::steady_clock::time_point deadline;
+  std::chrono::steady_clock::time_point deadline;  // required: the search stops there
   // Valid weightings (latency, two accelerators); may be empty.
   const std::vector<WorkWeighting>* weightings = nullptr;
   // The incumbent to beat (its value); the search returns only better schedules.
