@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "passes/schedule/timeline_search.h"
 #include "passes/schedule/work_weights.h"
 
 namespace zp::schedule {
@@ -133,7 +134,11 @@ class Search {
       if (prm_.targetIncumbent && !res_.best.assign.empty()) addWeighting(builder_->targeted(res_.best, 200));
       strengthenRelaxation();
     }
-    dfs(0, 0.0, 0.0, 0.0);  // notes the bound of what it leaves unexplored, even on entry after a time-out
+    if (prm_.timelineTree) {
+      timeline();
+    } else {
+      dfs(0, 0.0, 0.0, 0.0);  // notes the bound of what it leaves unexplored, even on entry after a time-out
+    }
     res_.optimal = !timedOut_;
     if (res_.optimal) {
       res_.bound = res_.value;
@@ -157,6 +162,31 @@ class Search {
  private:
   double elapsedMs() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  // The proof: branch and bound over the simulated timeline (timeline_search.h)
+  // from the incumbent, with the weightings found above.
+  void timeline() {
+    TimelineParams tp;
+    tp.objective = obj_;
+    tp.maxTransitionsPerDnn = prm_.maxTransitionsPerDnn;
+    tp.deadline = start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(prm_.timeLimitS));
+    tp.weightings = &weightings_;
+    if (!res_.best.assign.empty()) {
+      tp.incumbentValue = res_.value;
+      tp.guide = &res_.best;
+    }
+    Schedule guide = res_.best;
+    if (tp.guide) tp.guide = &guide;
+    tp.onImprove = [&](const Schedule& s, double v) { improve(s, v, "exact-bnb"); };
+    TimelineResult r = timelineSearch(p_, tp);
+    res_.nodes += r.nodes;
+    res_.simulations += r.leaves;
+    if (!r.complete) {
+      timedOut_ = true;
+      noteUnexplored(r.unexploredBound);
+    }
   }
 
   // Weighted work of every candidate under weightings from..weightings_.size()-1

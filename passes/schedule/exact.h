@@ -1,17 +1,22 @@
 // Exact branch-and-bound search for the concurrent schedule in the common
 // structure HaX-CoNN's optimal schedules have (few transitions per DNN; every
-// schedule in the paper's Table 6 has one transition per DNN). Candidates per
-// DNN are all assignments with at most K transitions; combinations are pruned
-// with lower bounds that hold under the simulator's cost model (chain time,
-// accelerator load, total work / #accelerators, and with two accelerators the
-// contention-aware work weightings of work_weights.h, including cutting planes
-// on their Lagrangian relaxation) and the survivors are measured by the
-// simulator itself, so the search is exact for any number of accelerators and
-// any contention model. The incumbent comes first: the best of the initial
-// schedule, the optimum of the space with one transition fewer, and a
-// best-response descent. K = -1 enumerates all assignments (small instances
-// only). Proven optimal means the tree was exhausted; on a time-out the bound
-// is the least bound of what was left unexplored (and of the relaxations).
+// schedule in the paper's Table 6 has one transition per DNN): all
+// assignments with at most K transitions per DNN. The incumbent comes first:
+// the best of the initial schedule, the optimum of the space with one
+// transition fewer, and a best-response descent over each DNN's candidate
+// assignments. Then, for latency with two accelerators, contention-aware
+// work weightings (work_weights.h) with cutting planes on their Lagrangian
+// relaxation, and one aimed at the incumbent. The proof is a branch and bound
+// over the simulated timeline (timeline_search.h: each DNN's next group is
+// decided when the simulation needs it, every node bounded by its exact time
+// so far plus the chain and weighted relaxation of the rest) or, with
+// timelineTree off, over combinations of whole candidate assignments (chain
+// time, accelerator load, total work / #accelerators, the weightings); both
+// measure every leaf with the simulator itself, so the search is exact for
+// any number of accelerators and any contention model. K = -1 searches all
+// assignments (small instances only). Proven optimal means the tree was
+// exhausted; on a time-out the bound is the least bound of what was left
+// unexplored (and of the relaxations).
 //
 // Not used, because they are not valid under the simulator: symmetry between
 // identical DNNs (waiting segments that became ready at the same time start
@@ -41,8 +46,11 @@ struct ExactParams {
   // Refuse to enumerate more candidate assignments than this for one DNN.
   uint64_t maxCandidatesPerDnn = 4'000'000;
   // Latency with two accelerators: contention-aware bounds from 2 (steps + 1)
-  // weightings (work_weights.h); 0 turns them off.
-  int contentionBoundSteps = 10;
+  // weightings (work_weights.h); 0 turns them off. The timeline tree bounds
+  // every node with every weighting, so few (the cutting planes below add the
+  // ones that matter): on the bench's 3 x 40 seeds, 2 steps take 0.9-3.2 s
+  // (CPU) to the proof against 1.6-6.5 s with 4.
+  int contentionBoundSteps = 2;
   // Rounds of cutting planes on the Lagrangian relaxation of the whole space
   // (each adds two weightings); 0 turns them off.
   int relaxationRounds = 6;
@@ -54,6 +62,9 @@ struct ExactParams {
   // With k >= 2 transitions per DNN, first solve the space with k - 1 (a
   // quarter of the time limit) and start from its best schedule.
   bool deepenTransitions = true;
+  // Prove by branch and bound over the simulated timeline (timeline_search.h)
+  // rather than over combinations of whole assignments.
+  bool timelineTree = true;
   std::optional<sim::Schedule> initial;  // starting incumbent (any schedule)
   std::string initialName = "initial";
   ImproveCallback onImprove;

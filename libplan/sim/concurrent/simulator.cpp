@@ -271,6 +271,12 @@ const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
     t += dt;
     done += completeGroups(sched, t);
   }
+  finish();
+  return result_;
+}
+
+void Simulator::finish() {
+  const int N = p_.numDnns();
   result_.latencyMs = 0;
   result_.throughput = 0;
   for (int n = 0; n < N; ++n) {
@@ -278,7 +284,70 @@ const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
     result_.latencyMs = std::max(result_.latencyMs, run.end);
     result_.throughput += 1000.0 / (run.end - run.release);
   }
-  return result_;
+}
+
+void Simulator::beginSteps() {
+  reset();
+  stepT_ = 0;
+  stepDone_ = 0;
+}
+
+int Simulator::neededGroup(const Schedule& partial, int n) const {
+  const auto& s = st_[static_cast<size_t>(n)];
+  if (s.phase == 3) return -1;
+  const auto& a = partial.assign[static_cast<size_t>(n)];
+  if (a[static_cast<size_t>(s.next)] < 0) return s.next;
+  if (s.phase == 0) return -1;
+  if (static_cast<size_t>(s.next) + 1 < a.size() && a[static_cast<size_t>(s.next) + 1] < 0) return s.next + 1;
+  return -1;
+}
+
+// The loop of run() (without bounding), pausing at the top of an iteration
+// when a decision is due: every read of the schedule in an iteration is of a
+// DNN's current or following group (a blocked DNN's first group).
+int Simulator::advanceToDecision(const Schedule& partial) {
+  const int N = p_.numDnns();
+  for (;;) {
+    for (int n = 0; n < N; ++n)
+      if (neededGroup(partial, n) >= 0) return n;
+    startReadyGroups(partial, stepT_);
+    if (stepDone_ == N) break;
+    const double dt = contentionStep(partial, stepT_);
+    assert(std::isfinite(dt) && "simulation deadlock");
+    advance(stepT_, dt, false);
+    stepT_ += dt;
+    stepDone_ += completeGroups(partial, stepT_);
+  }
+  finish();
+  return -1;
+}
+
+void Simulator::saveSteps(StepState& s) const {
+  s.dnns = st_;
+  s.running = running_;
+  s.t = stepT_;
+  s.done = stepDone_;
+  const size_t N = result_.dnns.size();
+  s.release.resize(N);
+  s.end.resize(N);
+  s.transitions.resize(N);
+  for (size_t n = 0; n < N; ++n) {
+    s.release[n] = result_.dnns[n].release;
+    s.end[n] = result_.dnns[n].end;
+    s.transitions[n] = result_.dnns[n].transitions.size();
+  }
+}
+
+void Simulator::restoreSteps(const StepState& s) {
+  st_ = s.dnns;
+  running_ = s.running;
+  stepT_ = s.t;
+  stepDone_ = s.done;
+  for (size_t n = 0; n < result_.dnns.size(); ++n) {
+    result_.dnns[n].release = s.release[n];
+    result_.dnns[n].end = s.end[n];
+    result_.dnns[n].transitions.resize(s.transitions[n]);
+  }
 }
 
 }  // namespace zp::sim

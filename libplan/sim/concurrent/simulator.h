@@ -73,6 +73,40 @@ class Simulator {
   // The schedule must be valid for the problem (asserted).
   const SimResult& run(const Schedule& schedule, const SimOptions& options = {});
 
+  // Progress of one DNN during a run.
+  struct DnnState {
+    int next = 0;   // the group running or waiting (phase 1, 2), or the next one
+    int phase = 0;  // 0 blocked, 1 pending (readyTime), 2 running, 3 done
+    double readyTime = 0;
+    double remaining = 0;  // standalone ms left of the running group
+    double slow = 1;
+  };
+  // Step-wise runs, for a search that decides the schedule while the
+  // simulation goes: in `partial`, assignments not decided yet are -1.
+  // beginSteps() starts a run; advanceToDecision() simulates (the same events
+  // and arithmetic as run(), without bounding or spans) until every DNN has
+  // ended (returns -1), or until some DNN's next needed assignment is
+  // undecided (returns that DNN; the group is neededGroup(n)): a blocked DNN
+  // needs its first group, any other its current and following group. A
+  // decision only ever changes what happens after the pause, so snapshots
+  // (saveSteps / restoreSteps) let a search branch there.
+  struct StepState {
+    std::vector<DnnState> dnns;
+    std::vector<int> running;
+    std::vector<double> release, end;
+    std::vector<size_t> transitions;
+    double t = 0;
+    int done = 0;
+  };
+  void beginSteps();
+  int advanceToDecision(const Schedule& partial);
+  int neededGroup(const Schedule& partial, int n) const;  // -1 if none is undecided
+  void saveSteps(StepState& s) const;
+  void restoreSteps(const StepState& s);
+  double stepTime() const { return stepT_; }
+  const DnnState& dnnState(int n) const { return st_[static_cast<size_t>(n)]; }
+  const SimResult& partialResult() const { return result_; }
+
  private:
   // The steps of run(), one per section of the event loop.
   void reset();
@@ -84,17 +118,13 @@ class Simulator {
   void advance(double t, double dt, bool recordSpans);
   int completeGroups(const Schedule& sched, double t);      // returns the DNNs that ended
   void releaseDependents(const Schedule& sched, int n);
+  void finish();  // latency and throughput from the DNNs' ends
 
   const Problem& p_;
   SimResult result_;
-  struct DnnState {
-    int next = 0;
-    int phase = 0;  // 0 blocked, 1 pending (readyTime), 2 running, 3 done
-    double readyTime = 0;
-    double remaining = 0;
-    double slow = 1;
-  };
   std::vector<DnnState> st_;
+  double stepT_ = 0;
+  int stepDone_ = 0;
   std::vector<int> running_;  // per accelerator: DNN index or -1
   std::vector<int> offset_;   // first global group index of each DNN
   size_t numGroups_ = 0;
