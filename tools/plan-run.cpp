@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print the report as JSON");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
+  app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
+      ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
   if (auto rc = zp::cli::parse(app, argc, argv, "plan-run")) return *rc;
   const bool isBundle = std::filesystem::is_directory(model);
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",

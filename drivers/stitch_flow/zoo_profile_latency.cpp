@@ -86,7 +86,7 @@ Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo
   if (it == byHash.end()) {
     ZP_ASSIGN_OR_RETURN(auto session,
                         runtime::Session::load(run.src.stitchDir / sg.file, measure::sessionOptions(config)));
-    auto in = runtime::randomInputs(*session, run.params.seed);
+    auto in = randomInputsAt(*session, sg.inputs, run.batch, run.params.seed);
     ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
     it = byHash.emplace(key, m).first;
     ++run.counts.measuredSubgraphs;
@@ -97,12 +97,11 @@ Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo
 }
 
 // Boundary hand-over between every two processors: a copy through shared memory.
-void measureTransitions(Run& run, const zoo::TaskStitch& task) {
+Status measureTransitions(Run& run, const zoo::TaskStitch& task) {
   std::vector<std::string> processorNames;
   for (const auto& p : run.src.processors) processorNames.push_back(p.name);
   for (int pos = 0; pos + 1 < task.positions(); ++pos) {
-    const auto& out = task.subgraph(pos, task.reference).outputs.at(0);
-    const int64_t bytes = out.bytes();
+    ZP_ASSIGN_OR_RETURN(int64_t bytes, boundaryBytes(run, task, pos));
     double ms = measure::measureCopyMs(bytes, run.mp);
     for (const auto& from : processorNames)
       for (const auto& to : processorNames) {
@@ -119,6 +118,7 @@ void measureTransitions(Run& run, const zoo::TaskStitch& task) {
         run.db.add(r);
       }
   }
+  return {};
 }
 
 }  // namespace
@@ -145,7 +145,7 @@ Expected<bool> measureHostLatency(Run& run) {
           ZP_TRY(measureSubgraph(run, task, pos, sg, config, byHash));
           progress.advance();
         }
-    measureTransitions(run, task);
+    ZP_TRY(measureTransitions(run, task));
   }
   return interrupted;
 }
