@@ -10,6 +10,7 @@
 #include "drivers/run/run_model.h"
 #include "drivers/run/run_bundle.h"
 #include "tools/cli.h"
+#include "libplan/util/dim_limits.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include "libplan/util/signals.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
+#include "libplan/util/dim_limits.h"
 
 namespace {
 std::atomic<bool> g_stop{false};

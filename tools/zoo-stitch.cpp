@@ -7,6 +7,7 @@
 #include "libplan/graph/dims.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
+#include "libplan/util/dim_limits.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zoo-stitch: partition each task's variants at common cut points and stitch them"};

@@ -16,6 +16,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json_reader.h"
+#include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/zoo.h"
 

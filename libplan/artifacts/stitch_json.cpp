@@ -8,6 +8,7 @@
 
 #include "libplan/util/file.h"
 #include "libplan/util/json_reader.h"
+#include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 
 namespace zp::artifacts {

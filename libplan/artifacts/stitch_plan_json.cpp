@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "libplan/util/json_reader.h"
+#include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "libplan/graph/model_io.h"
+#include "libplan/graph/shape_data.h"
 
 namespace zp::graph {
 
@@ -98,12 +99,17 @@ Expected<onnx::ModelProto> bindInputShapes(const onnx::ModelProto& model,
   }
   g->clear_value_info();
   ZP_TRY(inferShapes(bound, label));
+  ZP_TRY(completeReshapeShapes(bound, label));
   return bound;
 }
 
 Expected<onnx::ModelProto> bindDims(const onnx::ModelProto& model, const DimBinding& binding, const std::string& label,
                                     std::map<std::string, int64_t>* applied) {
-  if (!hasSymbolicInputs(model)) return model;
+  if (!hasSymbolicInputs(model)) {
+    onnx::ModelProto copy = model;
+    ZP_TRY(completeReshapeShapes(copy, label));
+    return copy;
+  }
   const auto& g = model.graph();
   const auto inits = initializerNames(g);
   const auto batch = batchNames(g, inits);

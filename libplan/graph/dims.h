@@ -10,7 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "libplan/util/error.h"
-#include "libplan/util/validate.h"
+#include "libplan/util/dim_limits.h"
 
 namespace zp::graph {
 
@@ -27,11 +27,12 @@ struct DimBinding {
 bool hasSymbolicInputs(const onnx::ModelProto& model);
 
 // A copy of `model` whose graph inputs carry fixed dims only, with shapes
-// re-inferred (value_info recomputed, graph outputs' symbolic dims filled in).
+// re-inferred (value_info recomputed, graph outputs' symbolic dims filled in,
+// Reshape targets computed from shapes followed: completeReshapeShapes).
 // `applied` (optional) receives each dim bound through `binding.named` and its value.
 // A symbolic dim that is neither the batch nor in `binding.named` is a
 // one-line error naming `label` (the model), the input and the dim. A model
-// without symbolic inputs comes back unchanged.
+// without symbolic inputs comes back as it was, with completeReshapeShapes run.
 Expected<onnx::ModelProto> bindDims(const onnx::ModelProto& model, const DimBinding& binding, const std::string& label,
                                     std::map<std::string, int64_t>* applied = nullptr);
 

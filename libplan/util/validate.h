@@ -18,9 +18,6 @@ inline constexpr double kMaxLatencyMs = 1e7;  // about 2.8 hours for one run
 inline constexpr int64_t kMaxBytes = int64_t{1} << 40;
 // Repetition counts recorded in profiles and asked for on the command line.
 inline constexpr int64_t kMaxRuns = 1'000'000'000;
-// A bound symbolic dim (--batch, --dim): far above any real batch, small enough
-// that element counts of real tensors stay within int64.
-inline constexpr int64_t kMaxDimValue = int64_t{1} << 20;
 // Threads per core a thread-count option may ask for.
 inline constexpr int kThreadsPerCore = 4;
 // Longest id (task, variant, processor): ids become parts of file names.

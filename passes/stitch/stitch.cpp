@@ -161,17 +161,20 @@ void enumerateCombinations(zoo::TaskStitch& ts, size_t count) {
   }
 }
 
-// Each variant's model with its symbolic dims bound (the model itself when it has none).
+// Each variant's model with its symbolic dims bound and the shapes behind computed
+// Reshape targets filled in; empty models where that changes nothing.
 Expected<std::vector<onnx::ModelProto>> bindVariants(const zoo::Zoo& zoo, const zoo::TaskSpec& task,
                                                      const std::vector<VariantModel>& variants,
                                                      const graph::DimBinding& dims,
                                                      std::map<std::string, int64_t>& applied) {
   std::vector<onnx::ModelProto> bound;
   for (size_t i = 0; i < variants.size(); ++i) {
-    if (!graph::hasSymbolicInputs(variants[i].model)) continue;
+    const std::string label = zoo.resolve(task.variants[i].onnx).string();
+    ZP_ASSIGN_OR_RETURN(auto b, graph::bindDims(variants[i].model, dims, label, &applied));
+    if (!graph::hasSymbolicInputs(variants[i].model) && graph::serializeModel(b) == graph::serializeModel(variants[i].model))
+      continue;
     if (bound.empty()) bound.resize(variants.size());
-    ZP_ASSIGN_OR_RETURN(bound[i], graph::bindDims(variants[i].model, dims, zoo.resolve(task.variants[i].onnx).string(),
-                                                  &applied));
+    bound[i] = std::move(b);
   }
   return bound;
 }
