@@ -46,17 +46,13 @@ Status variantFeatures(const Run& run, const Processor& proc, const zoo::TaskSti
         m.emplace(session->inputs().at(0).name, std::move(t));
       }
     }
-    // FLOPs and bytes need fixed shapes: the model bound to the shapes it runs at here.
-    onnx::ModelProto bound;
-    const onnx::ModelProto* analysed = &model;
-    if (graph::hasSymbolicInputs(model)) {
-      std::map<std::string, std::vector<int64_t>> shapes;
-      for (const auto& [name, t] : current.front()) shapes[name] = t.shape;
-      ZP_ASSIGN_OR_RETURN(bound, graph::bindInputShapes(model, shapes, (run.src.stitchDir / sg.file).string()));
-      analysed = &bound;
-    }
+    // FLOPs and bytes need fixed shapes: the model bound to the shapes it runs at
+    // here, with computed Reshape targets followed (graph::bindInputShapes).
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto& [name, t] : current.front()) shapes[name] = t.shape;
+    ZP_ASSIGN_OR_RETURN(auto bound, graph::bindInputShapes(model, shapes, (run.src.stitchDir / sg.file).string()));
     std::vector<runtime::TensorMap> outputs;
-    ZP_ASSIGN_OR_RETURN(auto nf, measure::nodeFeatures(*session, *analysed, current, &outputs));
+    ZP_ASSIGN_OR_RETURN(auto nf, measure::nodeFeatures(*session, bound, current, &outputs));
     current = std::move(outputs);
     for (const auto& f : nf)
       rows.push_back(artifacts::FeatureRow{task.name, pos, v.id, f.node, f.opType, f.kernel, f.flops,

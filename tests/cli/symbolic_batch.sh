@@ -79,13 +79,19 @@ if [ "$(cuts_line "$WORK/st_dyn4.txt")" = "$(cuts_line "$WORK/st_fixed.txt")" ] 
 import json, sys
 one, four = (json.load(open(p)) for p in sys.argv[1:3])
 assert four["params"]["batch"] == 4
+# Every node's work scales with the batch, except the int8 variant's weight
+# DequantizeLinear nodes (constants, counted once): fp32 variants scale exactly.
 for v1, v4 in zip(one["tasks"][0]["variants"], four["tasks"][0]["variants"]):
-    assert abs(v4["cost"]["flops"] - 4 * v1["cost"]["flops"]) <= 1e-9 * v4["cost"]["flops"], (v1["cost"], v4["cost"])
+    f1, f4 = v1["cost"]["flops"], v4["cost"]["flops"]
+    if v1["cost"]["precision"] == "fp32":
+        assert abs(f4 - 4 * f1) <= 1e-9 * f4, (v1["id"], f1, f4)
+    else:
+        assert 3 * f1 < f4 < 4 * f1, (v1["id"], f1, f4)
 for p in four["tasks"][0]["positions"]:
     for s in p["subgraphs"]:
         assert all(t["shape"][0] == 4 for t in s["inputs"] + s["outputs"]), s["inputs"]
 PYEOF
-then pass "--batch 4: same cuts, 4x FLOPs, signatures at batch 4"; else fail "--batch 4"; fi
+then pass "--batch 4: same cuts, 4x FLOPs (fp32 variants), signatures at batch 4"; else fail "--batch 4"; fi
 
 # --- a symbolic dim that is not the batch ---
 expect_error "symbolic height without --dim" \
