@@ -72,6 +72,14 @@ else
   fail "subgraph $first does not run at batch 3"
 fi
 
+# plan-run --batch: random inputs of a dynamic-batch model at batch 5.
+if "$BIN/plan-run" "$WORK/dynamic/models/dense.onnx" --batch 5 --save-outputs "$WORK/out5" --repeat 1 >/dev/null &&
+   $PY -c 'import numpy as np, sys; a = np.load(sys.argv[1] + "/logits.npy"); assert a.shape == (5, 10), a.shape' "$WORK/out5"; then
+  pass "plan-run --batch 5 runs the dynamic model at batch 5"
+else
+  fail "plan-run --batch 5"
+fi
+
 # --- --batch 4: the same cuts and shares, FLOPs and signatures at batch 4 ---
 "$BIN/zoo-stitch" "$WORK/dynamic/zoo.json" -o "$WORK/st_dyn4" --batch 4 > "$WORK/st_dyn4.txt"
 if [ "$(cuts_line "$WORK/st_dyn4.txt")" = "$(cuts_line "$WORK/st_fixed.txt")" ] &&
