@@ -11,6 +11,7 @@
 #include "drivers/run/run_bundle.h"
 #include "drivers/run/serve_bundle.h"
 #include "tools/cli.h"
+#include "libplan/util/dim_limits.h"
 
 namespace {
 
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
   app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
+  app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
+      ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
   if (auto rc = zp::cli::parse(app, argc, argv, "plan-run")) return *rc;
   json = app.count("--json") > 0;
   const bool isBundle = std::filesystem::is_directory(model);

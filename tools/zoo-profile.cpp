@@ -10,6 +10,7 @@
 #include "libplan/util/signals.h"
 #include "libplan/util/version.h"
 #include "tools/cli.h"
+#include "libplan/util/dim_limits.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
   app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")
       ->default_val(24)->check(zp::cli::integerIn(0, 1000000));
   app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0)->check(zp::cli::integerIn(0, INT64_MAX));
+  app.add_option("--batch", params.batch,
+                 "batch a symbolic (dynamic) batch dim runs at when measuring latency (default: the one zoo-stitch bound)")
+      ->check(zp::cli::integerIn(1, zp::kMaxDimValue));
   app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
   app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds)
       ->check(zp::cli::integerIn(1, 100000));

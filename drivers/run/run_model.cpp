@@ -182,7 +182,14 @@ Expected<RunModelResult> runModel(const RunModelOptions& o) {
   m.report["threads"] = m.so.threads;
   m.report["kernels"] = o.kernels;
   ZP_TRY(load(m));
-  if (m.inputs.empty()) m.inputs = randomInputs(*m.session, o.seed);
+  if (m.inputs.empty()) {
+    uint64_t k = 0;
+    for (const auto& io : m.session->inputs()) {
+      IoInfo at = io;
+      if (!at.shape.empty() && at.shape[0] < 0) at.shape[0] = o.batch;
+      m.inputs[io.name] = randomInput(at, o.seed + k++);  // as randomInputs seeds them
+    }
+  }
   if (!o.cold) {
     const LoadStats& ls = m.session->loadStats();
     m.text += fmt::format("load{}: read {:.2f} ms, fold {:.2f} ms, transform {:.2f} ms, cache {:.2f} ms, total {:.2f} ms\n",

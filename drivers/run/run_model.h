@@ -25,6 +25,7 @@ struct RunModelOptions {
   int threads = 1;
   std::filesystem::path trace;       // Chrome trace of a profiled run (with `cold`: of the cold run)
   uint64_t seed = 0;
+  int64_t batch = 1;   // random inputs: the size of a symbolic leading dim (other symbolic dims get 1)
 };
 
 struct RunModelResult {

@@ -14,15 +14,22 @@ Expected<std::vector<runtime::Tensor>> readSamples(const fs::path& inputs, const
   if (x.dtype != runtime::DType::F32)
     return makeError("{}: expected float32 samples, got {}", inputs.string(), runtime::dtypeName(x.dtype));
   if (x.shape.empty()) return makeError("{}: expected an array with a sample axis", inputs.string());
-  const int64_t per = runtime::numel(sampleShape);
+  // A symbolic leading dim is the model's batch: one sample per tensor.
+  runtime::Shape shape = sampleShape;
+  if (!shape.empty() && shape[0] < 0) shape[0] = 1;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0)
+      return makeError("{}: the model's input {} has symbolic dimension {}; bind it (zoo-stitch --dim) to read samples",
+                       inputs.string(), runtime::shapeString(sampleShape), i);
+  const int64_t per = runtime::numel(shape);
   const int64_t n = x.shape[0];
   if (n == 0 || x.size() != n * per)
     return makeError("{}: {} values per sample ({}), but the model takes {} ({})", inputs.string(),
-                     n ? x.size() / n : 0, runtime::shapeString(x.shape), per, runtime::shapeString(sampleShape));
+                     n ? x.size() / n : 0, runtime::shapeString(x.shape), per, runtime::shapeString(shape));
   const size_t count = limit ? std::min<size_t>(limit, static_cast<size_t>(n)) : static_cast<size_t>(n);
   std::vector<runtime::Tensor> out;
   for (size_t i = 0; i < count; ++i) {
-    auto t = runtime::Tensor::empty(runtime::DType::F32, sampleShape);
+    auto t = runtime::Tensor::empty(runtime::DType::F32, shape);
     std::memcpy(t.data, x.ptr<float>() + static_cast<int64_t>(i) * per, static_cast<size_t>(per) * sizeof(float));
     out.push_back(std::move(t));
   }

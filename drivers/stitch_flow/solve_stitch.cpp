@@ -110,6 +110,8 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan::Plan& plan = result.plan;
   ZP_ASSIGN_OR_RETURN(plan.header, planHeader(o, space));
   plan.stitch = solution.plan;
+  plan.stitch->batch = space.batch;
+  plan.stitch->dims = space.manifest.dims;
   const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
   plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))
                                .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 
 #include "libplan/artifacts/accuracy_csv.h"
 #include "libplan/artifacts/latency_model_json.h"
@@ -15,6 +16,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json_reader.h"
+#include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/zoo.h"
 
@@ -30,6 +32,7 @@ struct ProfileReport {
   std::string stitchDir;                          // relative to the profile directory
   std::map<std::string, std::string> hostConfig;  // processor -> "policy@threads" it was measured under
   std::map<std::string, std::string> importFormat;  // processor -> format of its imported profile
+  std::optional<int64_t> batch;                     // absent in reports written before symbolic dims
 };
 
 Expected<ProfileReport> readProfileReport(const fs::path& path) {
@@ -48,6 +51,7 @@ Expected<ProfileReport> readProfileReport(const fs::path& path) {
   r.text = text;
   r.json = j;
   ZP_ASSIGN_OR_RETURN(r.stitchDir, root.string("stitch_dir"));
+  if (root.has("batch")) { ZP_ASSIGN_OR_RETURN(r.batch, root.integer("batch", 1, kMaxDimValue)); }
   ZP_ASSIGN_OR_RETURN(JsonAt inputs, root.at("inputs"));
   ZP_ASSIGN_OR_RETURN(auto procs, inputs.array("processors"));
   for (const auto& p : procs) {
@@ -89,6 +93,7 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
   ZP_ASSIGN_OR_RETURN(ProfileReport report, readProfileReport(reportPath));
   sp.stitchDir = (profileDir / report.stitchDir).lexically_normal();
   ZP_ASSIGN_OR_RETURN(sp.manifest, artifacts::loadStitchManifest(sp.stitchDir));
+  sp.batch = report.batch.value_or(sp.manifest.batch);
   ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo((sp.stitchDir / sp.manifest.zooPath).lexically_normal()));
   // Each file is read once, checked against the hash report.json recorded
   // (files of two runs are never planned on together) and parsed from those bytes.

@@ -75,6 +75,11 @@ std::optional<Reusable> reusableRows(const fs::path& dir, const Json& inputs) {
   return Reusable{std::move(*db), std::move(report)};
 }
 
+// The batch latency is measured at: --batch, else the one zoo-stitch bound.
+int64_t measuredBatch(const Sources& src, const ProfileParams& params) {
+  return params.batch > 0 ? params.batch : src.manifest.batch;
+}
+
 // What this run's output depends on: an earlier output with the same inputs
 // may give its measured rows.
 Expected<Json> runInputs(const Sources& src, const ProfileParams& params) {
@@ -83,7 +88,7 @@ Expected<Json> runInputs(const Sources& src, const ProfileParams& params) {
   if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
   Json inputs{{artifacts::kReportStitchKey, sha256Hex(src.stitchBytes)}, {"zoo_json_sha256", src.zoo.sha256},
               {"tool_sha256", toolSha}, {"repeat", params.repeat}, {"warmup", params.warmup},
-              {"processors", Json::array()}};
+              {"batch", measuredBatch(src, params)}, {"processors", Json::array()}};
   for (const auto& p : src.processors) {
     Json pj{{"name", p.name}, {"host", p.host}};
     if (p.host) pj["config"] = p.config.label();
@@ -106,6 +111,7 @@ Expected<Json> reportHead(const OutputDir& out, const Sources& src, const Profil
                              .generic_string();
   report["imports"] = src.imports;
   ZP_ASSIGN_OR_RETURN(report["inputs"], runInputs(src, params));
+  report["batch"] = measuredBatch(src, params);
   report["params"] = Json{{"training_fraction", params.trainingFraction}, {"seed", params.seed},
                           {"exhaustive_limit", params.exhaustiveLimit}, {"latency_validation", params.latencyValidation},
                           {"xgboost", Json{{"rounds", params.xgb.rounds}, {"max_depth", params.xgb.maxDepth},
@@ -229,6 +235,7 @@ Expected<ProfileResult> profileInto(OutputDir& out, const Sources& src, const Pr
   ZP_ASSIGN_OR_RETURN(Json report, reportHead(out, src, params));
   Run run{src, params, measure::MeasureParams{params.repeat, params.warmup}, {}, {}, {}, {}};
   run.previous = earlierRuns(out, report["inputs"], params.force);
+  run.batch = measuredBatch(src, params);
 
   const auto tLatency = SteadyClock::now();
   ZP_ASSIGN_OR_RETURN(bool interrupted, zoo_profile::measureHostLatency(run));

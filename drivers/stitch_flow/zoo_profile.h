@@ -41,6 +41,7 @@ struct ProfileParams {
   size_t latencyValidation = 24;      // stitched variants per task measured end to end to score the latency estimator
   size_t calibrationSamples = 16;     // inputs for activation sparsity
   uint64_t seed = 0;
+  int64_t batch = 0;                  // latency measured at this batch; 0: the one stitch.json records
   bool force = false;                 // re-measure even when inputs are unchanged
   estimate::XgbParams xgb;
   std::string tool = "zoo-profile";

@@ -29,8 +29,8 @@ const zoo::TaskSpec* taskSpec(const zoo::Zoo& zoo, const std::string& name) {
 Status originalAccuracy(Run& run, const zoo::TaskStitch& task, const zoo::TaskSpec* spec, TaskAccuracy& acc,
                         Json& tj) {
   const auto& zoo = run.src.zoo;
-  const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
   if (spec && spec->dataset) {
+    ZP_ASSIGN_OR_RETURN(auto shape, sampleShape(run, task));
     ZP_ASSIGN_OR_RETURN(auto d, readDataset(zoo.resolve(spec->dataset->inputs), zoo.resolve(spec->dataset->labels),
                                             shape));
     acc.data = std::move(d);
@@ -65,7 +65,7 @@ Expected<estimate::FeatureMatrix> estimatorFeatures(Run& run, const zoo::TaskSti
   const auto tEst = SteadyClock::now();
   estimate::StitchSignals signals;
   if (acc.data) {
-    const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
+    ZP_ASSIGN_OR_RETURN(auto shape, sampleShape(run, task));
     const auto& samples = acc.data->samples;
     std::vector<runtime::Tensor> calib;
     if (!spec->dataset->calibration.empty()) {

@@ -3,6 +3,7 @@
 // position's outputs over the task's calibration inputs.
 #include "drivers/stitch_flow/dataset_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
+#include "libplan/graph/dims.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/measure.h"
 
@@ -15,7 +16,7 @@ Expected<std::vector<runtime::Tensor>> calibrationInputs(const Run& run, const z
   for (const auto& t : run.src.zoo.tasks)
     if (t.name == task.name) spec = &t;
   if (!spec || !spec->dataset) return std::vector<runtime::Tensor>{};
-  const auto& shape = task.subgraph(0, task.reference).inputs.at(0).shape;
+  ZP_ASSIGN_OR_RETURN(auto shape, sampleShape(run, task));
   std::string file = spec->dataset->calibration.empty() ? spec->dataset->inputs : spec->dataset->calibration;
   return readSamples(run.src.zoo.resolve(file), shape, run.params.calibrationSamples);
 }
@@ -31,7 +32,7 @@ Status variantFeatures(const Run& run, const Processor& proc, const zoo::TaskSti
                         runtime::Session::fromModel(model, sg.file, measure::sessionOptions(proc.config)));
     if (pos == 0) {
       current.clear();
-      if (calib.empty()) current.push_back(runtime::randomInputs(*session, run.params.seed));
+      if (calib.empty()) current.push_back(randomInputsAt(*session, sg.inputs, 1, run.params.seed));
       for (const auto& x : calib) {
         runtime::TensorMap m;
         m.emplace(session->inputs().at(0).name, x);
@@ -45,8 +46,13 @@ Status variantFeatures(const Run& run, const Processor& proc, const zoo::TaskSti
         m.emplace(session->inputs().at(0).name, std::move(t));
       }
     }
+    // FLOPs and bytes need fixed shapes: the model bound to the shapes it runs at
+    // here, with computed Reshape targets followed (graph::bindInputShapes).
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto& [name, t] : current.front()) shapes[name] = t.shape;
+    ZP_ASSIGN_OR_RETURN(auto bound, graph::bindInputShapes(model, shapes, (run.src.stitchDir / sg.file).string()));
     std::vector<runtime::TensorMap> outputs;
-    ZP_ASSIGN_OR_RETURN(auto nf, measure::nodeFeatures(*session, model, current, &outputs));
+    ZP_ASSIGN_OR_RETURN(auto nf, measure::nodeFeatures(*session, bound, current, &outputs));
     current = std::move(outputs);
     for (const auto& f : nf)
       rows.push_back(artifacts::FeatureRow{task.name, pos, v.id, f.node, f.opType, f.kernel, f.flops,

@@ -90,7 +90,7 @@ Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo
     ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + procs.front()->name, config.cores));
     ZP_ASSIGN_OR_RETURN(auto session,
                         runtime::Session::load(run.src.stitchDir / sg.file, measure::sessionOptions(config)));
-    auto in = runtime::randomInputs(*session, run.params.seed);
+    auto in = randomInputsAt(*session, sg.inputs, run.batch, run.params.seed);
     ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
     it = byHash.emplace(key, m).first;
     ++run.counts.measuredSubgraphs;
@@ -101,12 +101,11 @@ Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo
 }
 
 // Boundary hand-over between every two processors: a copy through shared memory.
-void measureTransitions(Run& run, const zoo::TaskStitch& task) {
+Status measureTransitions(Run& run, const zoo::TaskStitch& task) {
   std::vector<std::string> processorNames;
   for (const auto& p : run.src.processors) processorNames.push_back(p.name);
   for (int pos = 0; pos + 1 < task.positions(); ++pos) {
-    const auto& out = task.subgraph(pos, task.reference).outputs.at(0);
-    const int64_t bytes = out.bytes();
+    ZP_ASSIGN_OR_RETURN(int64_t bytes, boundaryBytes(run, task, pos));
     double ms = measure::measureCopyMs(bytes, run.mp);
     for (const auto& from : processorNames)
       for (const auto& to : processorNames) {
@@ -123,6 +122,7 @@ void measureTransitions(Run& run, const zoo::TaskStitch& task) {
         run.db.add(r);
       }
   }
+  return {};
 }
 
 }  // namespace
@@ -149,7 +149,7 @@ Expected<bool> measureHostLatency(Run& run) {
           ZP_TRY(measureSubgraph(run, task, pos, sg, config, byHash));
           progress.advance();
         }
-    measureTransitions(run, task);
+    ZP_TRY(measureTransitions(run, task));
   }
   return interrupted;
 }

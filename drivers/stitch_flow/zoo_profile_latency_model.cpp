@@ -47,7 +47,7 @@ Expected<double> measureWhole(Run& run, StitchedModels& models, const zoo::TaskS
   const auto& c = task.combinations[acc.valid[validIndex]];
   ZP_ASSIGN_OR_RETURN(const auto* model, models.get(validIndex));
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, measure::sessionOptions(p.config)));
-  auto in = runtime::randomInputs(*session, run.params.seed);
+  auto in = randomInputsAt(*session, task.subgraph(0, c.variants[0]).inputs, run.batch, run.params.seed);
   ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
   run.countTimedRuns();
   return m.medianMs;
@@ -150,8 +150,10 @@ Expected<estimate::TaskLatencyModel> calibrateTaskLatency(Run& run, const zoo::T
   m.task = task.name;
   m.positions = task.positions();
   m.model = estimate::latencyFromProfile(run.db, task.name, task.positions(), profiled);
-  for (int pos = 0; pos + 1 < task.positions(); ++pos)
-    m.boundaryBytes.push_back(static_cast<double>(task.subgraph(pos, task.reference).outputs.at(0).bytes()));
+  for (int pos = 0; pos + 1 < task.positions(); ++pos) {
+    ZP_ASSIGN_OR_RETURN(int64_t bytes, boundaryBytes(run, task, pos));
+    m.boundaryBytes.push_back(static_cast<double>(bytes));
+  }
   StitchedModels models(run, task, acc);
   Json calibrated = Json::object();
   for (const auto& p : run.src.processors) {

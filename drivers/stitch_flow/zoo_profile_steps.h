@@ -74,9 +74,27 @@ struct Run {
   profile::ProfileDb db;                      // rows measured and imported so far
   std::map<std::string, double> overheadMs;   // host config label -> one-node probe, ms
   Counters counts;
+  int64_t batch = 1;                          // latency is measured at this batch (--batch, else stitch.json's)
   bool stopRequested() const { return params.stop && params.stop->load(); }
   void countTimedRuns() { counts.timedRuns += static_cast<size_t>(params.repeat + params.warmup + 1); }
 };
+
+// The shape an input of a subgraph or stitched variant runs at: a symbolic
+// leading dim takes `batch`, another symbolic dim the value stitch.json's
+// signature `sig` gives it (zoo-stitch bound it).
+runtime::Shape runShape(const runtime::IoInfo& io, const zoo::TensorSig* sig, int64_t batch);
+// Seeded random inputs of `session` at those shapes; `sigs` are the
+// signatures of its inputs (matched by name, else by order).
+runtime::TensorMap randomInputsAt(const runtime::Session& session, const std::vector<zoo::TensorSig>& sigs,
+                                  int64_t batch, uint64_t seed);
+// Whether subgraph `sg`'s file takes its first input at any batch.
+Expected<bool> batchSymbolic(const Run& run, const zoo::SubgraphInfo& sg);
+// Bytes of the boundary tensor after position `pos` at this run's batch
+// (stitch.json's signature is at the batch zoo-stitch bound).
+Expected<int64_t> boundaryBytes(const Run& run, const zoo::TaskStitch& task, int pos);
+// The shape of one dataset sample of `task` (its first input at batch 1 when
+// the batch is symbolic; as stitch.json gives it otherwise).
+Expected<runtime::Shape> sampleShape(const Run& run, const zoo::TaskStitch& task);
 
 // The task's subgraph models from the stitch directory, each file once.
 Expected<stitch::SubgraphModels> readSubgraphModels(const Run& run, const zoo::TaskStitch& task,

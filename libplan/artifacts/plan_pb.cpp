@@ -58,6 +58,8 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
   for (const auto& o : s.placementOrder) m->add_placement_order(o);
   m->set_orders_evaluated(s.ordersEvaluated);
   m->set_mean_latency_ms(s.meanLatencyMs);
+  m->set_batch(s.batch);
+  for (const auto& [name, value] : s.dims) (*m->mutable_dims())[name] = value;
   for (const auto& c : s.slos) {
     auto* cm = m->add_slo_configurations();
     cm->set_id(c.id);
@@ -234,6 +236,8 @@ StitchPlan get(const planpb::StitchPlan& m) {
   s.placementOrder.assign(m.placement_order().begin(), m.placement_order().end());
   s.ordersEvaluated = m.orders_evaluated();
   s.meanLatencyMs = m.mean_latency_ms();
+  s.batch = m.batch() > 0 ? m.batch() : 1;
+  for (const auto& [name, value] : m.dims()) s.dims[name] = value;
   for (const auto& cm : m.slo_configurations()) {
     SloConfiguration c;
     c.id = cm.id();

@@ -8,6 +8,7 @@
 
 #include "libplan/util/file.h"
 #include "libplan/util/json_reader.h"
+#include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 
 namespace zp::artifacts {
@@ -215,7 +216,9 @@ Json toJson(const StitchManifest& m) {
   j["schema_version"] = 1;
   j["tool"] = m.tool;
   j["zoo"] = Json{{"path", m.zooPath}, {"sha256", m.zooSha256}};
-  j["params"] = Json{{"subgraphs", m.subgraphs}, {"cuts", m.requestedCuts}, {"materialize", m.materialize}};
+  j["params"] = Json{{"subgraphs", m.subgraphs}, {"cuts", m.requestedCuts}, {"materialize", m.materialize},
+                     {"batch", m.batch}, {"dims", Json::object()}};
+  for (const auto& [name, value] : m.dims) j["params"]["dims"][name] = value;
   j["tasks"] = Json::array();
   for (const auto& t : m.tasks) {
     Json tj;
@@ -269,6 +272,15 @@ Expected<StitchManifest> stitchManifestFromJson(const Json& j, const std::string
   m.subgraphs = static_cast<int>(subgraphs);
   ZP_ASSIGN_OR_RETURN(m.requestedCuts, params.strings("cuts"));
   ZP_ASSIGN_OR_RETURN(m.materialize, params.string("materialize"));
+  // Files written before symbolic dims were bound have neither: batch 1, no dims.
+  if (params.has("batch")) { ZP_ASSIGN_OR_RETURN(m.batch, params.integer("batch", 1, kMaxDimValue)); }
+  if (params.has("dims")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt dims, params.at("dims"));
+    ZP_ASSIGN_OR_RETURN(auto members, dims.members());
+    for (const auto& [name, value] : members) {
+      ZP_ASSIGN_OR_RETURN(m.dims[name], value.integer(1, kMaxDimValue));
+    }
+  }
   ZP_ASSIGN_OR_RETURN(auto tasks, root.array("tasks"));
   if (tasks.empty()) return root.error("'tasks' must not be empty");
   for (const auto& tj : tasks) {

@@ -3,6 +3,8 @@
 #include <limits>
 
 #include "libplan/util/json_reader.h"
+#include "libplan/util/dim_limits.h"
+#include "libplan/util/validate.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/stitch_manifest.h"
 
@@ -23,6 +25,9 @@ Json toJson(const StitchPlan& s) {
   j["placement_order"] = s.placementOrder;
   j["orders_evaluated"] = s.ordersEvaluated;
   j["mean_latency_ms"] = s.meanLatencyMs;
+  j["batch"] = s.batch;
+  j["dims"] = Json::object();
+  for (const auto& [name, value] : s.dims) j["dims"][name] = value;
   j["slo_configurations"] = Json::array();
   for (const auto& c : s.slos) {
     Json tj = Json::object();
@@ -232,6 +237,15 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
   ZP_ASSIGN_OR_RETURN(int64_t orders, root.integer("orders_evaluated", 0, kMaxInt));
   s.ordersEvaluated = static_cast<int>(orders);
   ZP_ASSIGN_OR_RETURN(s.meanLatencyMs, root.number("mean_latency_ms"));
+  // Plans written before symbolic dims were bound have neither: batch 1, no dims.
+  if (root.has("batch")) { ZP_ASSIGN_OR_RETURN(s.batch, root.integer("batch", 1, kMaxDimValue)); }
+  if (root.has("dims")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt dims, root.at("dims"));
+    ZP_ASSIGN_OR_RETURN(auto members, dims.members());
+    for (const auto& [name, value] : members) {
+      ZP_ASSIGN_OR_RETURN(s.dims[name], value.integer(1, kMaxDimValue));
+    }
+  }
   ZP_ASSIGN_OR_RETURN(auto slos, root.array("slo_configurations"));
   for (const auto& c : slos) {
     ZP_ASSIGN_OR_RETURN(auto cfg, sloFrom(c));

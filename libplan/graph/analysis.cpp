@@ -37,8 +37,10 @@ TensorInfo infoFromType(const onnx::TypeProto& type) {
   info.elemType = type.tensor_type().elem_type();
   if (type.tensor_type().has_shape()) {
     info.hasShape = true;
-    for (const auto& d : type.tensor_type().shape().dim())
+    for (const auto& d : type.tensor_type().shape().dim()) {
       info.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      info.dimParams.push_back(d.has_dim_value() ? std::string() : d.dim_param());
+    }
   }
   return info;
 }

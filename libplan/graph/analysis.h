@@ -15,6 +15,7 @@ namespace zp::graph {
 struct TensorInfo {
   int32_t elemType = 0;
   std::vector<int64_t> shape;  // -1 for a dimension that is not a fixed number
+  std::vector<std::string> dimParams;  // per dimension: its symbolic name ("" when fixed or unnamed)
   bool hasShape = false;
   int64_t numElements() const;  // -1 when not fully known
 };

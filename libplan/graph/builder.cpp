@@ -17,9 +17,11 @@ onnx::ValueInfoProto valueInfo(const std::string& name, const TensorInfo& info) 
   tt->set_elem_type(info.elemType);
   if (info.hasShape) {
     auto* shape = tt->mutable_shape();
-    for (auto d : info.shape) {
+    for (size_t i = 0; i < info.shape.size(); ++i) {
       auto* dim = shape->add_dim();
-      if (d >= 0) dim->set_dim_value(d);
+      // A symbolic dim keeps its name, so a subgraph of a dynamic-batch model runs at any batch.
+      if (info.shape[i] >= 0) dim->set_dim_value(info.shape[i]);
+      else if (i < info.dimParams.size() && !info.dimParams[i].empty()) dim->set_dim_param(info.dimParams[i]);
     }
   }
   return vi;

@@ -123,6 +123,11 @@ struct StitchPlan {
   std::vector<TaskPlan> tasks;
   std::vector<PreloadSet> preload;
   std::vector<ServedSystem> systems;  // zooplan, Algorithm-1 and the six baselines
+  // The batch the profile's latencies were measured at (symbolic batch dims
+  // bound to it) and the other symbolic dims zoo-stitch bound, by name.
+  // Plans written before these existed read as 1 and none.
+  int64_t batch = 1;
+  std::map<std::string, int64_t> dims;
   bool operator==(const StitchPlan&) const = default;
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,6 +93,11 @@ struct StitchManifest {
   int subgraphs = 0;
   std::vector<std::string> requestedCuts;
   std::string materialize;   // none | all | list
+  // The batch the analysis bound symbolic leading dims to (FLOPs, signatures
+  // and the profile are at this batch), and every named symbolic dim the
+  // variants carry with the value it was bound to. Files without them: 1, none.
+  int64_t batch = 1;
+  std::map<std::string, int64_t> dims;
   std::vector<TaskStitch> tasks;
 
   const TaskStitch* task(const std::string& name) const;

@@ -62,6 +62,7 @@ struct StitchSpace {
   std::vector<plan::PlanProcessor> processors;
   std::vector<TaskSpace> tasks;
   std::map<std::string, std::string> inputHashes;  // file -> sha256 (for the plan header)
+  int64_t batch = 1;  // the batch the profile measured latency at (report.json; else stitch.json's)
 };
 
 

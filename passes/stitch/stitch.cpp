@@ -96,9 +96,12 @@ Expected<TaskPartition> partitionTask(const zoo::TaskSpec& task, const std::vect
   return tp;
 }
 
-// The subgraph of variant `v` at every position, each distinct one added to `out` once.
-Status extractSubgraphs(const zoo::Zoo& zoo, const zoo::TaskSpec& task, const graph::GraphView& view, size_t v,
-                        const TaskPartition& tp, zoo::TaskStitch& ts, StitchResult& out) {
+// The subgraph of variant `v` at every position, each distinct one added to `out` once:
+// the file from the model as read (`view`, symbolic dims kept), costs and
+// signatures from the bound model (`bound`).
+Status extractSubgraphs(const zoo::Zoo& zoo, const zoo::TaskSpec& task, const graph::GraphView& view,
+                        const graph::GraphView& bound, size_t v, const TaskPartition& tp, zoo::TaskStitch& ts,
+                        StitchResult& out) {
   const size_t positions = tp.cuts.size() + 1;
   std::vector<std::string> boundary;  // crossing tensor of each chosen cut, in this variant
   for (int k : tp.cuts) boundary.push_back(tp.alignment.cuts[static_cast<size_t>(k)].perVariant[v].tensor);
@@ -106,9 +109,12 @@ Status extractSubgraphs(const zoo::Zoo& zoo, const zoo::TaskSpec& task, const gr
     std::vector<std::string> ins = p == 0 ? view.graphInputs() : std::vector<std::string>{boundary[p - 1]};
     std::vector<std::string> outs = p + 1 == positions ? view.graphOutputs() : std::vector<std::string>{boundary[p]};
     auto sub = graph::extractSubgraph(view, ins, outs, "zooplan_subgraph");
-    if (!sub.ok())
-      return makeError("{}: task '{}', variant '{}', position {}: {}", zoo.file.string(), task.name,
-                       task.variants[v].id, p, sub.error().message);
+    const bool symbolic = &view.model() != &bound.model();
+    auto boundSub = symbolic ? graph::extractSubgraph(bound, ins, outs, "zooplan_subgraph") : Expected(onnx::ModelProto());
+    for (const auto* e : {&sub, &boundSub})
+      if (!e->ok())
+        return makeError("{}: task '{}', variant '{}', position {}: {}", zoo.file.string(), task.name,
+                         task.variants[v].id, p, e->error().message);
     ZP_TRY(graph::checkModel(*sub, fmt::format("subgraph {}/{}/{}", task.name, task.variants[v].id, p)));
     std::string bytes = graph::serializeModel(*sub);
     zoo::SubgraphInfo info;
@@ -116,10 +122,10 @@ Status extractSubgraphs(const zoo::Zoo& zoo, const zoo::TaskSpec& task, const gr
     info.variant = task.variants[v].id;
     info.hash = sha256Hex(bytes);
     info.file = "subgraphs/" + info.hash.substr(0, 16) + ".onnx";
-    graph::GraphView sv(*sub);
+    graph::GraphView sv(symbolic ? *boundSub : *sub);
     info.cost = costOf(sv);
-    for (const auto& n : ins) info.inputs.push_back(signature(view, n));
-    for (const auto& n : outs) info.outputs.push_back(signature(view, n));
+    for (const auto& n : ins) info.inputs.push_back(signature(bound, n));
+    for (const auto& n : outs) info.outputs.push_back(signature(bound, n));
     if (out.subgraphBytes.emplace(info.file, std::move(bytes)).second)
       out.subgraphModels.emplace(info.file, std::move(*sub));
     ts.subgraphs[p].push_back(std::move(info));
@@ -155,9 +161,27 @@ void enumerateCombinations(zoo::TaskStitch& ts, size_t count) {
   }
 }
 
+// Each variant's model with its symbolic dims bound and the shapes behind computed
+// Reshape targets filled in; empty models where that changes nothing.
+Expected<std::vector<onnx::ModelProto>> bindVariants(const zoo::Zoo& zoo, const zoo::TaskSpec& task,
+                                                     const std::vector<VariantModel>& variants,
+                                                     const graph::DimBinding& dims,
+                                                     std::map<std::string, int64_t>& applied) {
+  std::vector<onnx::ModelProto> bound;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const std::string label = zoo.resolve(task.variants[i].onnx).string();
+    ZP_ASSIGN_OR_RETURN(auto b, graph::bindDims(variants[i].model, dims, label, &applied));
+    if (!graph::hasSymbolicInputs(variants[i].model) && graph::serializeModel(b) == graph::serializeModel(variants[i].model))
+      continue;
+    if (bound.empty()) bound.resize(variants.size());
+    bound[i] = std::move(b);
+  }
+  return bound;
+}
+
 Expected<zoo::TaskStitch> stitchTask(const zoo::Zoo& zoo, const zoo::TaskSpec& task,
-                                     const std::vector<VariantModel>& variants, int subgraphs,
-                                     const std::vector<std::string>& cuts, StitchResult& out) {
+                                     const std::vector<VariantModel>& variants, const StitchParams& params,
+                                     int subgraphs, StitchResult& out) {
   zoo::TaskStitch ts;
   ts.name = task.name;
   if (variants.size() != task.variants.size())
@@ -167,10 +191,16 @@ Expected<zoo::TaskStitch> stitchTask(const zoo::Zoo& zoo, const zoo::TaskSpec& t
     const auto& v = task.variants[i];
     ts.variants.push_back(zoo::VariantInfo{v.id, v.kind, v.onnx, variants[i].sha256, {}, v.accuracy});
   }
-  std::vector<graph::GraphView> views;
+  ZP_ASSIGN_OR_RETURN(auto boundModels, bindVariants(zoo, task, variants, params.dims, out.manifest.dims));
+  std::vector<graph::GraphView> views, bound;  // as read; bound (the same model when nothing was symbolic)
   views.reserve(variants.size());
-  for (const auto& m : variants) views.emplace_back(m.model);
-  ZP_ASSIGN_OR_RETURN(auto tp, partitionTask(task, views, subgraphs, cuts, ts));
+  bound.reserve(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    views.emplace_back(variants[i].model);
+    const bool symbolic = !boundModels.empty() && boundModels[i].has_graph();
+    bound.emplace_back(symbolic ? boundModels[i] : variants[i].model);
+  }
+  ZP_ASSIGN_OR_RETURN(auto tp, partitionTask(task, bound, subgraphs, params.cuts, ts));
   const size_t positions = tp.cuts.size() + 1;
   if (positions > static_cast<size_t>(zoo::kMaxPositions))
     return makeError("{}: task '{}': {} positions; a task has 1 to {}", zoo.file.string(), task.name, positions,
@@ -181,7 +211,7 @@ Expected<zoo::TaskStitch> stitchTask(const zoo::Zoo& zoo, const zoo::TaskSpec& t
                      "to enumerate; use fewer subgraphs or variants", zoo.file.string(), task.name,
                      ts.variants.size(), positions, zoo::kMaxCombinations);
   ts.subgraphs.resize(positions);
-  for (size_t v = 0; v < views.size(); ++v) ZP_TRY(extractSubgraphs(zoo, task, views[v], v, tp, ts, out));
+  for (size_t v = 0; v < views.size(); ++v) ZP_TRY(extractSubgraphs(zoo, task, views[v], bound[v], v, tp, ts, out));
   enumerateCombinations(ts, *count);
   return ts;
 }
@@ -213,10 +243,11 @@ Expected<StitchResult> stitchZoo(const zoo::Zoo& zoo, const std::vector<std::vec
   manifest.subgraphs = params.subgraphs > 0 ? params.subgraphs : static_cast<int>(zoo.processors.size());
   manifest.requestedCuts = params.cuts;
   manifest.materialize = params.materialize.empty() ? "none" : params.materialize;
+  manifest.batch = params.dims.batch;
   if (variants.size() != zoo.tasks.size())
     return makeError("{}: {} tasks of variant models for {} tasks", zoo.file.string(), variants.size(), zoo.tasks.size());
   for (size_t t = 0; t < zoo.tasks.size(); ++t) {
-    ZP_ASSIGN_OR_RETURN(auto ts, stitchTask(zoo, zoo.tasks[t], variants[t], manifest.subgraphs, params.cuts, out));
+    ZP_ASSIGN_OR_RETURN(auto ts, stitchTask(zoo, zoo.tasks[t], variants[t], params, manifest.subgraphs, out));
     manifest.tasks.push_back(std::move(ts));
   }
   // A bad --materialize list is an error of the run, before anything is written.

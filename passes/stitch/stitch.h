@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "libplan/graph/dims.h"
 #include "libplan/util/error.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
@@ -21,6 +22,10 @@ struct StitchParams {
   std::vector<std::string> cuts;     // explicit cut tensors (reference variant names); overrides S
   std::string materialize = "none";  // none | all | comma-separated ids ("combo" or "task/combo")
   std::string tool = "zoo-stitch";   // recorded in the manifest
+  // Symbolic dims (a dynamic batch, named dims) are bound to these numbers for
+  // the analysis: FLOPs, the partition and the boundary signatures. The
+  // subgraph files keep them symbolic, so they run at any batch.
+  graph::DimBinding dims;
 };
 
 // One variant of a task as the caller read it: the checked, shape-inferred

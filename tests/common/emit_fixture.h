@@ -53,6 +53,8 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
   s.placementOrder = {"cpu", "gpu", "npu"};
   s.ordersEvaluated = 6;
   s.meanLatencyMs = 0.125;
+  s.batch = 4;
+  s.dims = {{"height", 32}};
   plan::SloConfiguration c1{"C01", {}}, c2{"C02", {}};
   for (const auto& t : m.tasks) {
     c1.tasks[t.name] = {0.75, 2.5};

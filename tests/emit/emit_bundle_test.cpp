@@ -116,6 +116,32 @@ TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
 }
 
+TEST_F(emitTest, PlanWithoutBoundDimsReadsAsBatchOne) {
+  // Plans written before symbolic dims were bound have no batch and dims: they read as batch 1, none.
+  plan::Plan p = testing::stitchPlanFor(*manifest_);
+  Json j = artifacts::toJson(p);
+  j["stitch"].erase("batch");
+  j["stitch"].erase("dims");
+  auto old = artifacts::planFromJson(j, "old.json");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->stitch->batch, 1);
+  EXPECT_TRUE(old->stitch->dims.empty());
+  plan::Plan q = p;
+  q.stitch->batch = 1;
+  q.stitch->dims.clear();
+  EXPECT_EQ(*old, q);
+  // plan.pb of such a plan: proto3 leaves batch 0, which reads as 1.
+  auto pb = artifacts::toProto(q);
+  pb.mutable_stitch()->clear_batch();
+  auto viaProto = artifacts::fromProto(pb, "old.pb");
+  ASSERT_TRUE(viaProto.ok());
+  EXPECT_EQ(*viaProto, q);
+  j["stitch"]["batch"] = 0;
+  auto bad = artifacts::planFromJson(j, "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("batch"), std::string::npos) << bad.error().message;
+}
+
 TEST_F(emitTest, ConcurrentPlanRoundTripsThroughProtoAndJson) {
   auto solved = testing::solveConcurrent(*dir_);
   ASSERT_TRUE(solved.ok()) << solved.error().message;

@@ -147,6 +147,31 @@ TEST_F(StitchTest, FailureLeavesNothingBehind) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+TEST_F(StitchTest, BoundDimsReadBackAndOldManifestsReadAsBatchOne) {
+  auto m = run(dir_ / "out", 2, "none");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->batch, 1);
+  zoo::StitchManifest bound = *m;
+  bound.batch = 8;
+  bound.dims = {{"height", 32}, {"width", 24}};
+  auto back = artifacts::stitchManifestFromJson(artifacts::toJson(bound), "stitch.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->batch, 8);
+  EXPECT_EQ(back->dims, bound.dims);
+  EXPECT_EQ(canonicalJson(artifacts::toJson(*back)), canonicalJson(artifacts::toJson(bound)));
+  // A stitch.json written before symbolic dims were bound.
+  Json old = artifacts::toJson(bound);
+  old["params"].erase("batch");
+  old["params"].erase("dims");
+  auto oldBack = artifacts::stitchManifestFromJson(old, "old/stitch.json");
+  ASSERT_TRUE(oldBack.ok()) << oldBack.error().message;
+  EXPECT_EQ(oldBack->batch, 1);
+  EXPECT_TRUE(oldBack->dims.empty());
+  Json bad = artifacts::toJson(bound);
+  bad["params"]["dims"]["height"] = -3;
+  EXPECT_FALSE(artifacts::stitchManifestFromJson(bad, "bad/stitch.json").ok());
+}
+
 TEST_F(StitchTest, ManifestReadsBack) {
   auto m = run(dir_ / "out", 2, "dense+u50");
   ASSERT_TRUE(m.ok());
