@@ -1,13 +1,15 @@
 // plan-solve: thin CLI. Parses options and calls the driver of the flow --mode
 // names: "stitch" (drivers/stitch_flow: SparseLoom selection, placement,
-// preloading; the default) or "concurrent" (drivers/concurrent_flow:
-// contention-aware schedules).
+// preloading; the default), "concurrent" (drivers/concurrent_flow:
+// contention-aware schedules) or "cold" (drivers/cold_flow: one model's
+// cold-start plan, NNV12).
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "drivers/cold_flow/solve_cold.h"
 #include "drivers/concurrent_flow/solve_concurrent.h"
 #include "drivers/stitch_flow/solve_stitch.h"
 #include "passes/select/plan_stitch.h"
@@ -19,13 +21,15 @@ int main(int argc, char** argv) {
   std::string mode = "stitch";
   zp::drivers::SolveConcurrentOptions cc;
   zp::drivers::SolveStitchOptions sp;
+  zp::drivers::SolveColdOptions co;
   std::string objective, solver = "exact";
   bool anytime = false;
   std::string input, output, trace, stats, svgDir, evaluate;
   std::vector<std::string> budgets;
-  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json)")
-      ->check(CLI::IsMember({"stitch", "concurrent"}));
-  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json")->required();
+  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | cold (MODEL.onnx)")
+      ->check(CLI::IsMember({"stitch", "concurrent", "cold"}));
+  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; cold: MODEL.onnx")
+      ->required();
   app.add_option("-o,--output", output, "plan JSON to write")->required();
   // stitch mode
   app.add_option("--slo", sp.slo, "stitch: SLO.json, or grid | accuracy-guaranteed | latency-guaranteed")->default_val("grid");
@@ -47,7 +51,15 @@ int main(int argc, char** argv) {
       ->check(zp::cli::numberIn(1e-3, 1e6));
   app.add_flag("--anytime", anytime, "concurrent: print each improving schedule with its timestamp");
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
-  // both
+  // cold mode
+  app.add_option("--cold-profile", co.coldProfile, "cold: plan from this cold_profile.csv (default: measure now)");
+  app.add_option("--profile-model", co.profileModel, "cold: the model's label in --cold-profile (default: file stem)");
+  app.add_option("--write-cold-profile", co.writeProfile, "cold: write the measured cold_profile.csv here");
+  app.add_option("--cores", co.solve.cores, "cold: cores the schedule may use (default: the profiled host's)")
+      ->check(zp::cli::integerIn(1, 4096));
+  app.add_option("--warm-repeat", co.measure.warmRepeat, "cold: warm runs per kernel when measuring")
+      ->default_val(5)->check(zp::cli::integerIn(1, 100000));
+  // all
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
   app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)")->check(zp::cli::integerIn(0, INT64_MAX));
@@ -56,6 +68,18 @@ int main(int argc, char** argv) {
     if (auto r = zp::select::parseBudget(b, 0); !r.ok())
       return zp::cli::printError("plan-solve", r.error().message), zp::cli::kOptionError;
 
+  if (mode == "cold") {
+    co.model = input;
+    co.output = output;
+    co.version = zp::zooplanVersion();
+    auto r = zp::drivers::solveCold(co);
+    if (!r.ok()) {
+      zp::cli::printError("plan-solve", r.error().message);
+      return zp::cli::kInputError;
+    }
+    fmt::print("{}wrote {}\n", r->summary, output);
+    return 0;
+  }
   if (mode == "stitch") {
     sp.profileDir = input;
     sp.output = output;
