@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
       ->default_val(24)->check(zp::cli::integerIn(0, 1000000));
   app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0)->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
+  app.add_flag("--cold-profile", params.coldProfile,
+               "also write cold_profile.csv: every subgraph under every kernel and GEMM library (cold costs)");
+  app.add_option("--cold-warm-repeat", params.coldWarmRepeat, "cold profile: warm runs per kernel")
+      ->default_val(3)->check(zp::cli::integerIn(1, 1000000));
   app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds)
       ->check(zp::cli::integerIn(1, 100000));
   app.add_option("--xgb-depth", params.xgb.maxDepth, "accuracy estimator: tree depth")->default_val(params.xgb.maxDepth)

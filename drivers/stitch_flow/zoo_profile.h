@@ -42,6 +42,9 @@ struct ProfileParams {
   size_t calibrationSamples = 16;     // inputs for activation sparsity
   uint64_t seed = 0;
   bool force = false;                 // re-measure even when inputs are unchanged
+  bool coldProfile = false;           // also measure cold_profile.csv for every subgraph (before anything else:
+                                      // GEMM start-up is timed once per process)
+  int coldWarmRepeat = 3;             // warm runs per kernel policy in the cold profile
   estimate::XgbParams xgb;
   std::string tool = "zoo-profile";
   const std::atomic<bool>* stop = nullptr;  // set by the caller (Ctrl-C): stop, keep measured rows for the next run

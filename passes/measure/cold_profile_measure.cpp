@@ -178,7 +178,8 @@ Status measureColdModel(const fs::path& model, const std::string& label, const C
       ZP_ASSIGN_OR_RETURN(PolicyRun r, runPolicy(model, policy, g, params, initBytes));
       for (size_t i = 0; i < r.nodes.size(); ++i) {
         const auto& info = r.nodes[i];
-        profile::ColdNodeCost c{label, static_cast<int>(i), info.name, info.opType};
+        profile::ColdNodeCost c;
+        c.model = label, c.step = static_cast<int>(i), c.node = info.name, c.opType = info.opType;
         if (info.hasWeights) {
           c.kernel = info.kernel;
           c.gemm = kernelUsesGemm(info.kernel) ? params.gemmLibraries[li] : "";
