@@ -145,7 +145,7 @@ Expected<ColdProfile> parseColdProfileCsv(std::string_view text, const std::stri
     const auto& f = rec.fields;
     if (f.size() != kColumns) return fail(fmt::format("{} cells, the header has {}", f.size(), kColumns));
     if (f[Kind] == "host") {
-      if (auto e = hostRow(f, p, hostKeys)) return fail(*e);
+      if (auto e = hostRow(f, p, hostKeys)) return fail(fmt::format("host row '{}': {}", f[Node], *e));
     } else if (f[Kind] == "model") {
       if (auto e = onlyColumns(f, {Model, Value})) return fail(*e);
       ColdModelCost m{f[Model]};

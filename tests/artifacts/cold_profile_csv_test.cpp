@@ -41,7 +41,7 @@ TEST(ColdProfileCsv, RejectsBadRowsNamingFileAndLine) {
     EXPECT_NE(r.error().message.find(expect), std::string::npos) << r.error().message;
     EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
   };
-  bad("0.125,6.5", "-1,6.5", "cold_profile.csv:8: column 'transform_ms'");
+  bad("0.125,6.5", "-1,6.5", "cold_profile.csv:9: column 'transform_ms'");
   bad("host,,,cores", "host,,,kores", "unknown host key 'kores'");
   bad("node,resnet,1,", "node,resnet,2,", "step 1 is missing");
   bad("model,resnet,", "model,other,", "which has no model row");
