@@ -12,19 +12,40 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The outermost directory of `dir` that does not exist yet (empty: it exists).
+fs::path firstMissingDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path d = fs::absolute(dir, ec); !d.empty() && !fs::exists(d, ec); d = d.parent_path()) {
+    missing = d;
+    if (d == d.parent_path()) break;
+  }
+  return missing;
+}
+
 Expected<profile::ColdProfile> measureProfile(const SolveColdOptions& o, const std::string& label) {
   measure::ColdProfileParams mp = o.measure;
+  fs::path created;  // directories the scratch space creates: removed again, the plan creates its own
   if (mp.workDir.empty()) {
     fs::path dir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
     mp.workDir = dir / fmt::format(".{}.cold-profile", o.output.filename().string());
+    created = firstMissingDir(dir);
   }
   profile::ColdProfile p;
   Status st = measure::measureColdHost(mp, p);
   if (st.ok()) st = measure::measureColdModel(o.model, label, mp, p);
   std::error_code ec;
-  fs::remove_all(mp.workDir, ec);
+  fs::remove_all(created.empty() ? mp.workDir : created, ec);
   if (!st.ok()) return st.error();
   return p;
+}
+
+Status makeParentDir(const fs::path& file) {
+  if (file.parent_path().empty()) return {};
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return makeError("{}: cannot create its directory: {}", file.string(), ec.message());
+  return {};
 }
 
 }  // namespace
@@ -61,12 +82,15 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
     ZP_ASSIGN_OR_RETURN(profile, artifacts::readColdProfileCsv(o.coldProfile));
   } else {
     ZP_ASSIGN_OR_RETURN(profile, measureProfile(o, label));
-    if (!o.writeProfile.empty()) ZP_TRY(artifacts::writeColdProfileCsv(profile, o.writeProfile));
   }
   auto cold = coldstart::planColdStart(profile, label, o.solve);
   if (!cold.ok()) {
     const std::string source = o.coldProfile.empty() ? o.model.string() : o.coldProfile.string();
     return makeError("{}: {}", source, cold.error().message);
+  }
+  if (o.coldProfile.empty() && !o.writeProfile.empty()) {
+    ZP_TRY(makeParentDir(o.writeProfile));
+    ZP_TRY(artifacts::writeColdProfileCsv(profile, o.writeProfile));
   }
   plan::Plan p;
   p.header.tool = o.tool;
@@ -77,6 +101,7 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
     p.header.inputs[o.coldProfile.string()] = sha256Hex(profileBytes);
   }
   p.cold.push_back(*cold);
+  ZP_TRY(makeParentDir(o.output));
   ZP_TRY(artifacts::writePlan(p, o.output));
   return SolveColdResult{coldSummary(*cold)};
 }
