@@ -1,14 +1,16 @@
 // plan-solve: thin CLI. Parses options and calls the driver of the flow --mode
 // names: "stitch" (drivers/stitch_flow: SparseLoom selection, placement,
 // preloading; the default), "concurrent" (drivers/concurrent_flow:
-// contention-aware schedules) or "opplace" (drivers/opplace_flow: per-operator
-// placement of one model).
+// contention-aware schedules), "opplace" (drivers/opplace_flow: per-operator
+// placement of one model) or "cold" (drivers/cold_flow: one model's
+// cold-start plan, NNV12).
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "drivers/cold_flow/solve_cold.h"
 #include "drivers/concurrent_flow/solve_concurrent.h"
 #include "drivers/opplace_flow/solve_opplace.h"
 #include "drivers/stitch_flow/solve_stitch.h"
@@ -22,13 +24,14 @@ int main(int argc, char** argv) {
   zp::drivers::SolveConcurrentOptions cc;
   zp::drivers::SolveStitchOptions sp;
   zp::drivers::SolveOpplaceOptions op;
+  zp::drivers::SolveColdOptions co;
   std::string objective, solver = "exact";
   bool anytime = false;
   std::string input, output, trace, stats, svgDir, evaluate;
   std::vector<std::string> budgets;
-  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | opplace (MODEL.onnx)")
-      ->check(CLI::IsMember({"stitch", "concurrent", "opplace"}));
-  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace: MODEL.onnx")
+  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | opplace (MODEL.onnx) | cold (MODEL.onnx)")
+      ->check(CLI::IsMember({"stitch", "concurrent", "opplace", "cold"}));
+  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace, cold: MODEL.onnx")
       ->required();
   app.add_option("-o,--output", output, "plan JSON to write")->required();
   // stitch mode
@@ -56,6 +59,14 @@ int main(int argc, char** argv) {
   app.add_option("--zoo", op.zoo, "opplace: zoo.json whose host processors the operators go to");
   app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds")
       ->check(zp::cli::numberIn(1e-3, 1e6));
+  // cold mode
+  app.add_option("--cold-profile", co.coldProfile, "cold: plan from this cold_profile.csv (default: measure now)");
+  app.add_option("--profile-model", co.profileModel, "cold: the model's label in --cold-profile (default: file stem)");
+  app.add_option("--write-cold-profile", co.writeProfile, "cold: write the measured cold_profile.csv here");
+  app.add_option("--cores", co.solve.cores, "cold: cores the schedule may use (default: the profiled host's)")
+      ->check(zp::cli::integerIn(1, 4096));
+  app.add_option("--warm-repeat", co.measure.warmRepeat, "cold: warm runs per kernel when measuring")
+      ->default_val(5)->check(zp::cli::integerIn(1, 100000));
   // all
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
@@ -79,6 +90,18 @@ int main(int argc, char** argv) {
       return zp::cli::kInputError;
     }
     std::cout << r->summary;
+    return 0;
+  }
+  if (mode == "cold") {
+    co.model = input;
+    co.output = output;
+    co.version = zp::zooplanVersion();
+    auto r = zp::drivers::solveCold(co);
+    if (!r.ok()) {
+      zp::cli::printError("plan-solve", r.error().message);
+      return zp::cli::kInputError;
+    }
+    fmt::print("{}wrote {}\n", r->summary, output);
     return 0;
   }
   if (mode == "stitch") {

@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
                  "batch a symbolic (dynamic) batch dim runs at when measuring latency (default: the one zoo-stitch bound)")
       ->check(zp::cli::integerIn(1, zp::kMaxDimValue));
   app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
+  app.add_flag("--cold-profile", params.coldProfile,
+               "also write cold_profile.csv: every subgraph under every kernel and GEMM library (cold costs)");
+  app.add_option("--cold-warm-repeat", params.coldWarmRepeat, "cold profile: warm runs per kernel")
+      ->default_val(3)->check(zp::cli::integerIn(1, 1000000));
   app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds)
       ->check(zp::cli::integerIn(1, 100000));
   app.add_option("--xgb-depth", params.xgb.maxDepth, "accuracy estimator: tree depth")->default_val(params.xgb.maxDepth)
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("{}", result->summary);
   if (result->interrupted) return 128 + g_signal;
-  fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, latency_model.json, report.json}}\n", outDir);
+  fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, latency_model.json, report.json{}}}\n", outDir,
+             params.coldProfile ? ", cold_profile.csv" : "");
   return 0;
 }

@@ -9,7 +9,9 @@
 #include "drivers/stitch_flow/subgraph_models_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/artifacts/accuracy_csv.h"
+#include "libplan/artifacts/cold_profile_csv.h"
 #include "libplan/artifacts/features_csv.h"
+#include "passes/measure/cold_profile_measure.h"
 #include "libplan/artifacts/latency_model_json.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/artifacts/profile_report.h"
@@ -229,6 +231,32 @@ Expected<TaskResults> profileTasks(Run& run, const fs::path& stage, Json& report
   return out;
 }
 
+// cold_profile.csv: the host's cold costs and every subgraph (label task/position/variant)
+// under every kernel; first, while no GEMM library has run in this process.
+Status measureColdProfiles(const Sources& src, const ProfileParams& params, const fs::path& stage, Json& report) {
+  const auto t0 = SteadyClock::now();
+  measure::ColdProfileParams cp;
+  cp.warmRepeat = params.coldWarmRepeat;
+  cp.workDir = stage / ".cold-profile-scratch";
+  profile::ColdProfile profile;
+  Status st = measure::measureColdHost(cp, profile);
+  size_t subgraphs = 0;
+  for (const auto& task : src.manifest.tasks)
+    for (const auto& position : task.subgraphs)
+      for (const auto& g : position) {
+        if (!st.ok()) break;
+        st = measure::measureColdModel(src.stitchDir / g.file,
+                                       fmt::format("{}/{}/{}", task.name, g.position, g.variant), cp, profile);
+        ++subgraphs;
+      }
+  std::error_code ec;
+  fs::remove_all(cp.workDir, ec);
+  if (!st.ok()) return st.error();
+  ZP_TRY(artifacts::writeColdProfileCsv(profile, stage / "cold_profile.csv"));
+  report["cold_profile"] = Json{{"subgraphs", subgraphs}, {"seconds", secondsSince(t0)}};
+  return {};
+}
+
 Expected<ProfileResult> profileInto(OutputDir& out, const Sources& src, const ProfileParams& params,
                                     SteadyClock::time_point tStart) {
   const fs::path stage = out.path();
@@ -237,6 +265,7 @@ Expected<ProfileResult> profileInto(OutputDir& out, const Sources& src, const Pr
   run.previous = earlierRuns(out, report["inputs"], params.force);
   run.batch = measuredBatch(src, params);
 
+  if (params.coldProfile) ZP_TRY(measureColdProfiles(src, params, stage, report));
   const auto tLatency = SteadyClock::now();
   ZP_ASSIGN_OR_RETURN(bool interrupted, zoo_profile::measureHostLatency(run));
   const double latencySeconds = secondsSince(tLatency);

@@ -43,6 +43,9 @@ struct ProfileParams {
   uint64_t seed = 0;
   int64_t batch = 0;                  // latency measured at this batch; 0: the one stitch.json records
   bool force = false;                 // re-measure even when inputs are unchanged
+  bool coldProfile = false;           // also measure cold_profile.csv for every subgraph (before anything else:
+                                      // GEMM start-up is timed once per process)
+  int coldWarmRepeat = 3;             // warm runs per kernel policy in the cold profile
   estimate::XgbParams xgb;
   std::string tool = "zoo-profile";
   const std::atomic<bool>* stop = nullptr;  // set by the caller (Ctrl-C): stop, keep measured rows for the next run

@@ -240,6 +240,10 @@ Json toJson(const Plan& p) {
   if (p.stitch) j["stitch"] = toJson(*p.stitch);
   if (p.concurrent) j["concurrent"] = toJson(*p.concurrent);
   if (p.opplace) j["opplace"] = toJson(*p.opplace);
+  if (!p.cold.empty()) {
+    j["cold"] = Json::array();
+    for (const auto& c : p.cold) j["cold"].push_back(toJson(c));
+  }
   return j;
 }
 
@@ -267,6 +271,15 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
   if (j.contains("opplace")) {
     ZP_ASSIGN_OR_RETURN(auto o, opPlacementFromJson(j["opplace"], label, "$.opplace"));
     p.opplace = std::move(o);
+  }
+  if (j.contains("cold")) {
+    JsonAt root(j, label);
+    ZP_ASSIGN_OR_RETURN(auto colds, root.array("cold"));
+    if (colds.empty()) return makeError("{}: $.cold: empty (leave the section out)", label);
+    for (const auto& cj : colds) {
+      ZP_ASSIGN_OR_RETURN(auto c, coldPlanFromJson(cj));
+      p.cold.push_back(std::move(c));
+    }
   }
   return p;
 }

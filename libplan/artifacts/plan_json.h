@@ -8,6 +8,7 @@
 #include "libplan/plan/plan.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::artifacts {
 
@@ -17,6 +18,8 @@ Json toJson(const plan::ConcurrentSchedule& c);
 Expected<plan::ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label, const std::string& path);
 Json toJson(const plan::OpPlacement& o);
 Expected<plan::OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path);
+Json toJson(const plan::ColdPlan& c);
+Expected<plan::ColdPlan> coldPlanFromJson(const JsonAt& j);
 Json toJson(const plan::Plan& p);
 Expected<plan::Plan> planFromJson(const Json& j, const std::string& label);
 

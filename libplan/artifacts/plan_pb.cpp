@@ -313,6 +313,82 @@ ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
 
 }  // namespace
 
+namespace {
+
+void put(const ColdPlan& c, planpb::ColdPlan* m) {
+  m->set_model(c.model);
+  m->set_gemm(c.gemm);
+  m->set_gemm_startup(c.gemmStartup);
+  m->set_cores(c.cores);
+  m->set_storage_mb_per_s(c.storageMBps);
+  m->set_setup_ms(c.setupMs);
+  m->set_predicted_cold_ms(c.predictedColdMs);
+  m->set_predicted_warm_ready_ms(c.predictedWarmReadyMs);
+  m->set_predicted_warm_ms(c.predictedWarmMs);
+  m->set_solver(c.solver);
+  m->set_status(c.status);
+  m->set_search_space(c.searchSpace);
+  m->set_lower_bound_ms(c.lowerBoundMs);
+  m->set_states(c.states);
+  for (const auto& n : c.nodes) {
+    auto* o = m->add_nodes();
+    o->set_step(n.step);
+    o->set_node(n.node);
+    o->set_kernel(n.kernel);
+    o->set_weights(n.weights);
+    o->set_transform_core(n.transformCore);
+    o->set_read_start_ms(n.readStartMs);
+    o->set_read_end_ms(n.readEndMs);
+    o->set_transform_start_ms(n.transformStartMs);
+    o->set_transform_end_ms(n.transformEndMs);
+    o->set_exec_start_ms(n.execStartMs);
+    o->set_exec_end_ms(n.execEndMs);
+    o->set_warm_kernel(n.warmKernel);
+    o->set_warm_weights(n.warmWeights);
+    o->set_warm_core(n.warmCore);
+    o->set_warm_ready_ms(n.warmReadyMs);
+  }
+  for (const auto& k : c.configurations) {
+    auto* o = m->add_configurations();
+    o->set_name(k.name);
+    o->set_kernel_selection(k.kernelSelection);
+    o->set_caching(k.caching);
+    o->set_pipelining(k.pipelining);
+    o->set_gemm(k.gemm);
+    o->set_predicted_ms(k.predictedMs);
+    o->set_status(k.status);
+  }
+}
+
+ColdPlan get(const planpb::ColdPlan& m) {
+  ColdPlan c;
+  c.model = m.model();
+  c.gemm = m.gemm();
+  c.gemmStartup = m.gemm_startup();
+  c.cores = m.cores();
+  c.storageMBps = m.storage_mb_per_s();
+  c.setupMs = m.setup_ms();
+  c.predictedColdMs = m.predicted_cold_ms();
+  c.predictedWarmReadyMs = m.predicted_warm_ready_ms();
+  c.predictedWarmMs = m.predicted_warm_ms();
+  c.solver = m.solver();
+  c.status = m.status();
+  c.searchSpace = m.search_space();
+  c.lowerBoundMs = m.lower_bound_ms();
+  c.states = m.states();
+  for (const auto& o : m.nodes())
+    c.nodes.push_back(ColdNodePlan{o.step(), o.node(), o.kernel(), o.weights(), o.transform_core(),
+                                   o.read_start_ms(), o.read_end_ms(), o.transform_start_ms(), o.transform_end_ms(),
+                                   o.exec_start_ms(), o.exec_end_ms(), o.warm_kernel(), o.warm_weights(),
+                                   o.warm_core(), o.warm_ready_ms()});
+  for (const auto& o : m.configurations())
+    c.configurations.push_back(ColdConfiguration{o.name(), o.kernel_selection(), o.caching(), o.pipelining(),
+                                                 o.gemm(), o.predicted_ms(), o.status()});
+  return c;
+}
+
+}  // namespace
+
 planpb::Plan toProto(const plan::Plan& p) {
   planpb::Plan m;
   auto* h = m.mutable_header();
@@ -326,6 +402,7 @@ planpb::Plan toProto(const plan::Plan& p) {
   if (p.stitch) put(*p.stitch, m.mutable_stitch());
   if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
   if (p.opplace) put(*p.opplace, m.mutable_opplace());
+  for (const auto& c : p.cold) put(c, m.add_cold());
   return m;
 }
 
@@ -341,6 +418,7 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
   if (m.has_stitch()) p.stitch = get(m.stitch());
   if (m.has_concurrent()) p.concurrent = get(m.concurrent());
   if (m.has_opplace()) p.opplace = get(m.opplace());
+  for (const auto& c : m.cold()) p.cold.push_back(get(c));
   if (m.has_stitch()) {
     for (const auto& c : m.stitch().slo_configurations()) {
       std::map<std::string, int> seen;

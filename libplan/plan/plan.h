@@ -1,5 +1,5 @@
 // The plan model: the header, the concurrent-schedule and the operator-placement sections here, the
-// SparseLoom section in stitch_plan.h. Its files, plan.json (the canonical
+// SparseLoom section in stitch_plan.h, the cold-start section in cold_plan.h. Its files, plan.json (the canonical
 // JSON rendering) and plan.pb, are read and written by libplan/artifacts.
 #pragma once
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/cold_plan.h"
 #include "libplan/plan/stitch_plan.h"
 
 namespace zp::plan {
@@ -111,6 +112,7 @@ struct Plan {
   std::optional<StitchPlan> stitch;
   std::optional<ConcurrentSchedule> concurrent;
   std::optional<OpPlacement> opplace;
+  std::vector<ColdPlan> cold;  // cold-start plans, one per model (none: no section)
   bool operator==(const Plan&) const = default;
 };
 

@@ -26,6 +26,9 @@ void useSingleThreadedGemm();
 // Runs one tiny product so that `gemm` has started up in this process (oneDNN
 // generates its kernels, BLIS sets up its contexts and pools).
 void startGemmLibrary(GemmLibrary gemm);
+// Whether this process has run a product with `gemm` (its start-up is behind it:
+// a cold profile cannot time it any more).
+bool gemmLibraryStarted(GemmLibrary gemm);
 // The GEMM library, its version and the kernels it runs here, for reports.
 std::string gemmLibraryName(GemmLibrary gemm = GemmLibrary::OneDnn);
 

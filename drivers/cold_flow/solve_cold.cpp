@@ -1,0 +1,109 @@
+#include "drivers/cold_flow/solve_cold.h"
+
+#include <fmt/format.h>
+
+#include "libplan/artifacts/cold_profile_csv.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The outermost directory of `dir` that does not exist yet (empty: it exists).
+fs::path firstMissingDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path d = fs::absolute(dir, ec); !d.empty() && !fs::exists(d, ec); d = d.parent_path()) {
+    missing = d;
+    if (d == d.parent_path()) break;
+  }
+  return missing;
+}
+
+Expected<profile::ColdProfile> measureProfile(const SolveColdOptions& o, const std::string& label) {
+  measure::ColdProfileParams mp = o.measure;
+  fs::path created;  // directories the scratch space creates: removed again, the plan creates its own
+  if (mp.workDir.empty()) {
+    fs::path dir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
+    mp.workDir = dir / fmt::format(".{}.cold-profile", o.output.filename().string());
+    created = firstMissingDir(dir);
+  }
+  profile::ColdProfile p;
+  Status st = measure::measureColdHost(mp, p);
+  if (st.ok()) st = measure::measureColdModel(o.model, label, mp, p);
+  std::error_code ec;
+  fs::remove_all(created.empty() ? mp.workDir : created, ec);
+  if (!st.ok()) return st.error();
+  return p;
+}
+
+Status makeParentDir(const fs::path& file) {
+  if (file.parent_path().empty()) return {};
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return makeError("{}: cannot create its directory: {}", file.string(), ec.message());
+  return {};
+}
+
+}  // namespace
+
+std::string coldSummary(const plan::ColdPlan& c) {
+  std::string s = fmt::format("cold start of {} on {} core(s), storage {:.0f} MB/s — PREDICTED by the cost model "
+                              "from the measured cold profile, not measured runs\n",
+                              c.model, c.cores, c.storageMBps);
+  s += fmt::format("  {:<7} {:>6} {:>6} {:>6} {:>8} {:>16} {}\n", "config", "kernel", "cache", "pipe", "gemm",
+                   "predicted ms", "solved");
+  for (const auto& k : c.configurations)
+    s += fmt::format("  {:<7} {:>6} {:>6} {:>6} {:>8} {:>16.2f} {}\n", k.name, k.kernelSelection ? "yes" : "-",
+                     k.caching ? "yes" : "-", k.pipelining ? "yes" : "-", k.gemm.empty() ? "none" : k.gemm,
+                     k.predictedMs, k.status);
+  int cached = 0, transformed = 0, switches = 0;
+  for (const auto& n : c.nodes) {
+    cached += n.weights == "cache";
+    transformed += n.weights == "transform";
+    switches += n.warmKernel != n.kernel;
+  }
+  s += fmt::format("plan (K+C+P): predicted cold {:.2f} ms ({}, {}; lower bound {:.2f} ms), {} node(s) from the cache, "
+                   "{} transformed at load, {} switch kernel for warm runs (warm weights ready at {:.2f} ms, "
+                   "predicted warm run {:.2f} ms)\n",
+                   c.predictedColdMs, c.status, c.solver, c.lowerBoundMs, cached, transformed, switches,
+                   c.predictedWarmReadyMs, c.predictedWarmMs);
+  return s;
+}
+
+Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
+  ZP_ASSIGN_OR_RETURN(std::string modelBytes, readFile(o.model));
+  const std::string label = o.profileModel.empty() ? o.model.stem().string() : o.profileModel;
+  profile::ColdProfile profile;
+  if (!o.coldProfile.empty()) {
+    ZP_ASSIGN_OR_RETURN(profile, artifacts::readColdProfileCsv(o.coldProfile));
+  } else {
+    ZP_ASSIGN_OR_RETURN(profile, measureProfile(o, label));
+  }
+  auto cold = coldstart::planColdStart(profile, label, o.solve);
+  if (!cold.ok()) {
+    const std::string source = o.coldProfile.empty() ? o.model.string() : o.coldProfile.string();
+    return makeError("{}: {}", source, cold.error().message);
+  }
+  if (o.coldProfile.empty() && !o.writeProfile.empty()) {
+    ZP_TRY(makeParentDir(o.writeProfile));
+    ZP_TRY(artifacts::writeColdProfileCsv(profile, o.writeProfile));
+  }
+  plan::Plan p;
+  p.header.tool = o.tool;
+  p.header.version = o.version;
+  p.header.inputs[o.model.string()] = sha256Hex(modelBytes);
+  if (!o.coldProfile.empty()) {
+    ZP_ASSIGN_OR_RETURN(std::string profileBytes, readFile(o.coldProfile));
+    p.header.inputs[o.coldProfile.string()] = sha256Hex(profileBytes);
+  }
+  p.cold.push_back(*cold);
+  ZP_TRY(makeParentDir(o.output));
+  ZP_TRY(artifacts::writePlan(p, o.output));
+  return SolveColdResult{coldSummary(*cold)};
+}
+
+}  // namespace zp::drivers

@@ -1,0 +1,147 @@
+// plan.json's cold-start section (libplan/plan/cold_plan.h).
+#include <limits>
+
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/util/json_reader.h"
+#include "libplan/util/validate.h"
+
+namespace zp::artifacts {
+using namespace plan;
+
+namespace {
+
+Json nodeJson(const ColdNodePlan& n) {
+  return Json{{"step", n.step},
+              {"node", n.node},
+              {"kernel", n.kernel},
+              {"weights", n.weights},
+              {"transform_core", n.transformCore},
+              {"read_ms", Json::array({n.readStartMs, n.readEndMs})},
+              {"transform_ms", Json::array({n.transformStartMs, n.transformEndMs})},
+              {"exec_ms", Json::array({n.execStartMs, n.execEndMs})},
+              {"warm_kernel", n.warmKernel},
+              {"warm_weights", n.warmWeights},
+              {"warm_core", n.warmCore},
+              {"warm_ready_ms", n.warmReadyMs}};
+}
+
+Expected<std::pair<double, double>> interval(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(auto a, j.array(key));
+  if (a.size() != 2) return j.error(fmt::format("{}: expected [start, end]", key));
+  ZP_ASSIGN_OR_RETURN(double s, a[0].number(0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(double e, a[1].number(s, kMaxLatencyMs));
+  return std::make_pair(s, e);
+}
+
+Expected<std::string> weightsKind(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(std::string w, j.string(key));
+  if (w != "cache" && w != "transform" && w != "none")
+    return j.error(fmt::format("{}: '{}' is not cache, transform or none", key, w));
+  return w;
+}
+
+Expected<ColdNodePlan> nodeFrom(const JsonAt& j, int cores) {
+  ColdNodePlan n;
+  ZP_ASSIGN_OR_RETURN(int64_t step, j.integer("step", 0, 10'000'000));
+  n.step = static_cast<int>(step);
+  ZP_ASSIGN_OR_RETURN(n.node, j.string("node"));
+  ZP_ASSIGN_OR_RETURN(n.kernel, j.string("kernel"));
+  ZP_ASSIGN_OR_RETURN(n.weights, weightsKind(j, "weights"));
+  ZP_ASSIGN_OR_RETURN(int64_t core, j.integer("transform_core", -1, cores - 1));
+  n.transformCore = static_cast<int>(core);
+  ZP_ASSIGN_OR_RETURN(auto r, interval(j, "read_ms"));
+  ZP_ASSIGN_OR_RETURN(auto t, interval(j, "transform_ms"));
+  ZP_ASSIGN_OR_RETURN(auto e, interval(j, "exec_ms"));
+  std::tie(n.readStartMs, n.readEndMs) = r;
+  std::tie(n.transformStartMs, n.transformEndMs) = t;
+  std::tie(n.execStartMs, n.execEndMs) = e;
+  ZP_ASSIGN_OR_RETURN(n.warmKernel, j.string("warm_kernel"));
+  ZP_ASSIGN_OR_RETURN(n.warmWeights, weightsKind(j, "warm_weights"));
+  ZP_ASSIGN_OR_RETURN(int64_t warmCore, j.integer("warm_core", -1, cores - 1));
+  n.warmCore = static_cast<int>(warmCore);
+  ZP_ASSIGN_OR_RETURN(n.warmReadyMs, j.number("warm_ready_ms", 0, kMaxLatencyMs));
+  if (n.kernel.empty() != (n.weights == "none"))
+    return j.error("a node has weights ('cache' or 'transform') exactly when it has a kernel");
+  if (n.weights != "transform" && n.transformCore >= 0)
+    return j.error("transform_core is set only for weights transformed at load");
+  return n;
+}
+
+Expected<ColdConfiguration> configurationFrom(const JsonAt& j) {
+  ColdConfiguration c;
+  ZP_ASSIGN_OR_RETURN(c.name, j.string("name"));
+  ZP_ASSIGN_OR_RETURN(c.kernelSelection, j.boolean("kernel_selection"));
+  ZP_ASSIGN_OR_RETURN(c.caching, j.boolean("caching"));
+  ZP_ASSIGN_OR_RETURN(c.pipelining, j.boolean("pipelining"));
+  ZP_ASSIGN_OR_RETURN(c.gemm, j.string("gemm"));
+  ZP_ASSIGN_OR_RETURN(c.predictedMs, j.number("predicted_ms", 0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(c.status, j.string("status"));
+  if (c.status != "optimal" && c.status != "heuristic")
+    return j.error(fmt::format("status: '{}' is not optimal or heuristic", c.status));
+  return c;
+}
+
+}  // namespace
+
+Json toJson(const ColdPlan& c) {
+  Json nodes = Json::array();
+  for (const auto& n : c.nodes) nodes.push_back(nodeJson(n));
+  Json configs = Json::array();
+  for (const auto& k : c.configurations)
+    configs.push_back(Json{{"name", k.name}, {"kernel_selection", k.kernelSelection}, {"caching", k.caching},
+                           {"pipelining", k.pipelining}, {"gemm", k.gemm}, {"predicted_ms", k.predictedMs},
+                           {"status", k.status}});
+  return Json{{"model", c.model},
+              {"gemm", c.gemm},
+              {"gemm_startup", c.gemmStartup},
+              {"cores", c.cores},
+              {"storage_mb_per_s", c.storageMBps},
+              {"setup_ms", c.setupMs},
+              {"predicted_cold_ms", c.predictedColdMs},
+              {"predicted_warm_ready_ms", c.predictedWarmReadyMs},
+              {"predicted_warm_ms", c.predictedWarmMs},
+              {"solver", c.solver},
+              {"status", c.status},
+              {"search_space", c.searchSpace},
+              {"lower_bound_ms", c.lowerBoundMs},
+              {"states", c.states},
+              {"nodes", nodes},
+              {"configurations", configs}};
+}
+
+Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
+  ColdPlan c;
+  ZP_ASSIGN_OR_RETURN(c.model, j.string("model"));
+  if (c.model.empty()) return j.error("model: empty");
+  ZP_ASSIGN_OR_RETURN(c.gemm, j.string("gemm"));
+  ZP_ASSIGN_OR_RETURN(c.gemmStartup, j.boolean("gemm_startup"));
+  ZP_ASSIGN_OR_RETURN(int64_t cores, j.integer("cores", 1, 4096));
+  c.cores = static_cast<int>(cores);
+  ZP_ASSIGN_OR_RETURN(c.storageMBps, j.number("storage_mb_per_s", 1e-6, 1e9));
+  ZP_ASSIGN_OR_RETURN(c.setupMs, j.number("setup_ms", 0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(c.predictedColdMs, j.number("predicted_cold_ms", 0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(c.predictedWarmReadyMs, j.number("predicted_warm_ready_ms", 0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(c.predictedWarmMs, j.number("predicted_warm_ms", 0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(c.solver, j.string("solver"));
+  ZP_ASSIGN_OR_RETURN(c.status, j.string("status"));
+  if (c.status != "optimal" && c.status != "heuristic")
+    return j.error(fmt::format("status: '{}' is not optimal or heuristic", c.status));
+  ZP_ASSIGN_OR_RETURN(c.searchSpace, j.string("search_space"));
+  ZP_ASSIGN_OR_RETURN(c.lowerBoundMs, j.number("lower_bound_ms", 0, kMaxLatencyMs));
+  ZP_ASSIGN_OR_RETURN(int64_t states, j.integer("states", 0));
+  c.states = static_cast<uint64_t>(states);
+  ZP_ASSIGN_OR_RETURN(auto nodes, j.array("nodes"));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ZP_ASSIGN_OR_RETURN(auto n, nodeFrom(nodes[i], c.cores));
+    if (n.step != static_cast<int>(i)) return nodes[i].error(fmt::format("step: expected {}", i));
+    c.nodes.push_back(std::move(n));
+  }
+  ZP_ASSIGN_OR_RETURN(auto configs, j.array("configurations"));
+  for (const auto& k : configs) {
+    ZP_ASSIGN_OR_RETURN(auto cfg, configurationFrom(k));
+    c.configurations.push_back(std::move(cfg));
+  }
+  return c;
+}
+
+}  // namespace zp::artifacts
