@@ -1,4 +1,4 @@
-// Placing the digits model's operators on the zoo's three host processors from
+// Placing the digits model's operators on the zoo's two host processors from
 // a measured per-node profile and from predictions; the plan section it gives
 // reads back from plan.json and plan.pb unchanged, and plan.pb is deterministic.
 #include <gtest/gtest.h>
@@ -48,7 +48,8 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   auto pp = buildPlaceProblem(*model, f.inputs);
   ASSERT_TRUE(pp.ok()) << pp.error().message;
   EXPECT_EQ(pp->costSource, "measured");
-  EXPECT_EQ(pp->problem.processors.size(), 3u);
+  const size_t k = f.zoo.processors.size();
+  EXPECT_EQ(pp->problem.processors.size(), k);
   EXPECT_GE(pp->problem.nodes.size(), 2u);
   EXPECT_GE(pp->problem.edges.size(), pp->problem.nodes.size() - 1);
   auto r = opplace::placeOperators(pp->problem, opplace::SolveParams{});
@@ -56,7 +57,9 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   EXPECT_TRUE(r->solution.optimal);
   for (const auto& b : r->baselines)
     if (!b.assignment.empty()) EXPECT_LE(r->solution.latencyMs, b.latencyMs + 1e-12) << b.name;
-  EXPECT_EQ(r->baselines[3].name, "default@2-alone");
+  // after each processor alone: the whole model on the two-thread configuration
+  ASSERT_GT(r->baselines.size(), k);
+  EXPECT_EQ(r->baselines[k].name, "default@2-alone");
 
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
