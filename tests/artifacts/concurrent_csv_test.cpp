@@ -46,7 +46,7 @@ TEST(artifactsContentionCsv, SurfacesRoundTripAndRewriteToTheSameBytes) {
   std::vector<sim::ContentionModel::Surface> surfaces;
   for (size_t a = 0; a < accs.size(); ++a) {
     sim::ContentionModel::Surface s;
-    s.own = {0, 12.5, 50 + a, 100};
+    s.own = {0, 12.5, 50.0 + static_cast<double>(a), 100};
     s.external = {0, 1.0 / 3, 90, 120, 200};
     for (size_t k = 0; k < s.own.size() * s.external.size(); ++k) s.slowdown.push_back(1 + 2 * u(rng));
     surfaces.push_back(s);

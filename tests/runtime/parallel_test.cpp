@@ -1,11 +1,16 @@
 // The runtime's parallel loops: every index runs exactly once, on a worker index
 // below the thread count, nested loops run serially, and the pool survives many
-// back-to-back loops of varying thread counts.
+// back-to-back loops of varying thread counts; one OpenMP runtime in the process.
+#include <link.h>
+
 #include <atomic>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/kernels/parallel.h"
 
 namespace zp::runtime {
@@ -49,6 +54,24 @@ TEST(ParallelFor, ManyBackToBackLoops) {
     sum += s.load();
   }
   EXPECT_EQ(sum, 20000 * 10);
+}
+
+// The thread count the runtime sets must reach the OpenMP runtime oneDNN runs on;
+// with a second one loaded (LLVM's libomp next to GNU's libgomp) it goes to the
+// wrong one, and libomp aborts at exit over the threads that called it.
+TEST(ParallelFor, OneOpenMpRuntimeIsLoaded) {
+  useSingleThreadedGemm();
+  std::set<std::string> runtimes;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string path = info->dlpi_name ? info->dlpi_name : "";
+        const std::string file = path.substr(path.find_last_of('/') + 1);
+        for (const char* lib : {"libgomp.so", "libomp.so", "libiomp5.so"})
+          if (file.rfind(lib, 0) == 0) static_cast<std::set<std::string>*>(out)->insert(lib);
+        return 0;
+      },
+      &runtimes);
+  EXPECT_EQ(runtimes.size(), 1u) << "OpenMP runtimes: " << testing::PrintToString(runtimes);
 }
 
 }  // namespace
