@@ -197,9 +197,13 @@ interrupt "SIGKILL" KILL latency 137
 interrupt "SIGKILL" KILL accuracy 137
 
 # A Ctrl-C run's measured rows are kept beside the output, then reused and removed.
+# The signal goes once the latency rows are measured (features.csv is staged,
+# the accuracy phase has begun): a fixed delay is too long on an idle machine.
 rm -rf "$T/prof_resume"
 "$BIN/zoo-profile" "$T/st_full" -o "$T/prof_resume" "${FAST[@]}" >"$LOG/r1.out" 2>&1 &
-pid=$!; sleep 1.5; kill -INT "$pid"; rc=0; wait "$pid" || rc=$?
+pid=$!; waited=0
+until ls "$T"/.prof_resume.staging.*/features.csv >/dev/null 2>&1 || [ "$waited" -ge 600 ]; do sleep 0.05; waited=$((waited + 1)); done
+kill -INT "$pid" 2>/dev/null || true; rc=0; wait "$pid" || rc=$?
 kept="$(ls -d "$T"/.prof_resume.staging.* 2>/dev/null | head -1)"
 if [ "$rc" -eq 130 ] && [ ! -e "$T/prof_resume" ] && [ -f "$kept/profile.csv" ] && grep -q "is unchanged" "$LOG/r1.out"; then
   kept_rows=$(grep -c "^subgraph," "$kept/profile.csv" || true)
