@@ -193,14 +193,16 @@ Status collectConcurrentSources(Sources& s, bool strict) {
       s.notes.push_back(spec.error().message);
       return {};
     }
-    // Each model once, keyed by its path as the workload names it (relative to its folder).
+    // Each model once, keyed by its path from the workload's folder (also when
+    // that climbs out of it: the key must not depend on the working directory),
+    // or by its absolute path when there is no such relative path.
     std::set<fs::path> models;
     for (const auto& d : spec->dnns)
       if (d.source == artifacts::WorkloadDnn::Source::Model) models.insert(d.model.lexically_normal());
+    const fs::path base = wp.parent_path().lexically_normal();
     for (const auto& mp : models) {
-      fs::path rel = mp.lexically_relative(wp.parent_path().lexically_normal());
-      const bool under = !rel.empty() && *rel.begin() != "..";
-      ZP_TRY(addInput(s, "model", (under ? rel : mp).generic_string(), mp, strict));
+      const fs::path rel = mp.lexically_relative(base);
+      ZP_TRY(addInput(s, "model", (rel.empty() ? mp : rel).generic_string(), mp, strict));
     }
   }
   return {};

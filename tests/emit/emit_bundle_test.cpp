@@ -332,6 +332,49 @@ TEST_F(emitTest, ConcurrentOnlyPlanGivesPlanAndManifest) {
   EXPECT_TRUE(check("bundle_conc").upToDate());
 }
 
+TEST_F(emitTest, WorkloadModelsAreKeyedByTheirPathFromTheWorkload) {
+  auto solved = testing::solveConcurrent(*dir_);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  // One model under the workload's folder (named two ways), one beside it.
+  fs::create_directories(*dir_ / "wl/m");
+  ASSERT_TRUE(writeFileAtomic(*dir_ / "wl/m/a.onnx", "model a").ok());
+  ASSERT_TRUE(writeFileAtomic(*dir_ / "b.onnx", "model b").ok());
+  const std::string dnn = R"({"name": "%", "model": "@", "profile": "p.csv", "task": "t", "variant": "v"})";
+  auto dnnJson = [&](const std::string& name, const std::string& model) {
+    std::string d = dnn;
+    d.replace(d.find('%'), 1, name);
+    d.replace(d.find('@'), 1, model);
+    return d;
+  };
+  ASSERT_TRUE(writeFileAtomic(*dir_ / "wl/workload.json",
+                              R"({"version": 1, "accelerators": ["GPU"], "dnns": [)" + dnnJson("a", "./m/a.onnx") +
+                                  ", " + dnnJson("b", "../b.onnx") + ", " + dnnJson("c", "m/a.onnx") + "]}")
+                  .ok());
+  auto modelKeys = [](const EmitResult& r) {
+    std::vector<std::string> keys;
+    for (const auto& in : r.manifest.inputs)
+      if (in.role == "model") keys.push_back(in.key);
+    return keys;
+  };
+  const std::vector<std::string> want{"../b.onnx", "m/a.onnx"};
+  // The workload named by an absolute path.
+  plan::Plan p = *solved;
+  p.concurrent->workload = (*dir_ / "wl/workload.json").string();
+  auto absolute = emitBundle(params(writePlan(p, "plan_wl_abs.json"), "bundle_wl_abs"));
+  ASSERT_TRUE(absolute.ok()) << absolute.error().message;
+  EXPECT_EQ(modelKeys(*absolute), want);
+  // By a path relative to the plan's folder, with the plan named relative to the
+  // working directory: the keys do not depend on where the tool runs.
+  p.concurrent->workload = "wl/workload.json";
+  writePlan(p, "plan_wl_rel.json");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(*dir_);
+  auto relative = emitBundle(params("plan_wl_rel.json", "bundle_wl_rel"));
+  fs::current_path(cwd);
+  ASSERT_TRUE(relative.ok()) << relative.error().message;
+  EXPECT_EQ(modelKeys(*relative), want);
+}
+
 TEST_F(emitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
   auto expectError = [&](const EmitParams& e, const std::string& want) {
     auto r = emitBundle(e);
