@@ -6,6 +6,7 @@
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/builder.h"
 #include "libplan/graph/model_io.h"
+#include "libplan/graph/shape_data.h"
 #include "libplan/graph/tensor.h"
 #include "libplan/util/hash.h"
 #include "passes/partition/partition.h"
@@ -170,9 +171,14 @@ Expected<std::vector<onnx::ModelProto>> bindVariants(const zoo::Zoo& zoo, const 
   std::vector<onnx::ModelProto> bound;
   for (size_t i = 0; i < variants.size(); ++i) {
     const std::string label = zoo.resolve(task.variants[i].onnx).string();
-    ZP_ASSIGN_OR_RETURN(auto b, graph::bindDims(variants[i].model, dims, label, &applied));
-    if (!graph::hasSymbolicInputs(variants[i].model) && graph::serializeModel(b) == graph::serializeModel(variants[i].model))
-      continue;
+    onnx::ModelProto b;
+    if (graph::hasSymbolicInputs(variants[i].model)) {
+      ZP_ASSIGN_OR_RETURN(b, graph::bindDims(variants[i].model, dims, label, &applied));
+    } else {
+      b = variants[i].model;  // fixed dims: only the Reshape targets may add shapes
+      ZP_ASSIGN_OR_RETURN(bool filled, graph::completeReshapeShapes(b, label));
+      if (!filled) continue;
+    }
     if (bound.empty()) bound.resize(variants.size());
     bound[i] = std::move(b);
   }
