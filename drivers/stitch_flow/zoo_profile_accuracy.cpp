@@ -194,7 +194,7 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
   }
   ZP_TRY(originalAccuracy(run, task, spec, acc, tj));
   if (acc.data) {
-    ZP_ASSIGN_OR_RETURN(acc.subgraphs, readSubgraphModels(run, task, graph::LoadOptions{false, true}));
+    ZP_ASSIGN_OR_RETURN(acc.subgraphs, readSubgraphModels(run, task, kSubgraphLoad));
   }
   // Features first: the sample is drawn in two rounds and the second round
   // looks at the first round's predictions.
@@ -229,7 +229,6 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
   ZP_TRY(estimator.save(stage / ("accuracy_estimator_" + task.name + ".json")));
   run.counts.estimatorSeconds += secondsSince(tEst);
   if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
-  acc.subgraphs.clear();  // every measurement of the task is done
   return acc;
 }
 

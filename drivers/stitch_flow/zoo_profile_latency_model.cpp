@@ -3,18 +3,21 @@
 // overhead calibrated on the original variants measured whole, and the
 // model scored against stitched variants measured end to end.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/estimate/calibrate.h"
 #include "libplan/estimate/metrics.h"
 #include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/processor.h"
 #include "passes/stitch/stitch.h"
 
 namespace zp::drivers::zoo_profile {
 namespace {
 
-// Each stitched model is built once and run under every processor's configuration.
+// Each stitched model is built once and run under every processor's configuration,
+// from the subgraph models the accuracy step read (else read here, the same way).
 class StitchedModels {
  public:
   StitchedModels(const Run& run, const zoo::TaskStitch& task, const TaskAccuracy& acc)
@@ -22,11 +25,15 @@ class StitchedModels {
   Expected<const onnx::ModelProto*> get(size_t validIndex) {
     auto it = models_.find(validIndex);
     if (it == models_.end()) {
-      if (!subgraphsRead_) {
-        ZP_ASSIGN_OR_RETURN(subgraphs_, readSubgraphModels(run_, task_, graph::LoadOptions{false, false}));
-        subgraphsRead_ = true;
+      if (!subgraphs_) {
+        if (acc_.subgraphs.empty()) {
+          ZP_ASSIGN_OR_RETURN(read_, readSubgraphModels(run_, task_, kSubgraphLoad));
+          subgraphs_ = &read_;
+        } else {
+          subgraphs_ = &acc_.subgraphs;
+        }
       }
-      ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], subgraphs_));
+      ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], *subgraphs_));
       it = models_.emplace(validIndex, std::move(m)).first;
     }
     return &it->second;
@@ -36,16 +43,19 @@ class StitchedModels {
   const Run& run_;
   const zoo::TaskStitch& task_;
   const TaskAccuracy& acc_;
-  bool subgraphsRead_ = false;
-  stitch::SubgraphModels subgraphs_;  // as written by zoo-stitch, no shape inference
+  const stitch::SubgraphModels* subgraphs_ = nullptr;  // acc_.subgraphs or read_
+  stitch::SubgraphModels read_;
   std::map<size_t, onnx::ModelProto> models_;  // valid index -> materialized model
 };
 
-// Warm median of the stitched variant `validIndex` run whole on processor `p`.
+// Warm median of the stitched variant `validIndex` run whole on processor `p`, on
+// the processor's own cores as its subgraphs were measured (the calibration
+// compares the two).
 Expected<double> measureWhole(Run& run, StitchedModels& models, const zoo::TaskStitch& task, const TaskAccuracy& acc,
                               size_t validIndex, const Processor& p) {
   const auto& c = task.combinations[acc.valid[validIndex]];
   ZP_ASSIGN_OR_RETURN(const auto* model, models.get(validIndex));
+  ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + p.name, p.config.cores));
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, measure::sessionOptions(p.config)));
   auto in = randomInputsAt(*session, task.subgraph(0, c.variants[0]).inputs, run.batch, run.params.seed);
   ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
@@ -74,13 +84,10 @@ Expected<double> calibratedOverhead(Run& run, StitchedModels& models, const zoo:
       }
       if (complete) pairs.push_back({sum, whole});
     }
-  double c0 = estimate::calibrateOverhead(pairs, task.positions(), probe);
-  // Every subgraph run pays the overhead once, so it cannot exceed the fastest
-  // subgraph on this processor; on a busy machine the difference of noisy
-  // medians can, and would make some estimates negative.
+  double fastest = std::numeric_limits<double>::infinity();
   for (const auto* r : run.db.select(profile::RowKind::Subgraph, task.name, {}, p.name))
-    if (r->policy == p.config.policy) c0 = std::min(c0, r->medianMs);
-  return c0;
+    if (r->policy == p.config.policy) fastest = std::min(fastest, r->medianMs);
+  return estimate::calibrateOverhead(pairs, task.positions(), probe, fastest);
 }
 
 // Every valid variant under every placement order the search considers; the

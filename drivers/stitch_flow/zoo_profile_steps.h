@@ -96,6 +96,10 @@ Expected<int64_t> boundaryBytes(const Run& run, const zoo::TaskStitch& task, int
 // the batch is symbolic; as stitch.json gives it otherwise).
 Expected<runtime::Shape> sampleShape(const Run& run, const zoo::TaskStitch& task);
 
+// How the accuracy and latency-model steps load subgraph models: unchecked (zoo-stitch
+// checked them), shapes inferred as Session::load infers them for the subgraph
+// latencies, so a stitched variant runs with the static shapes its parts ran with.
+inline constexpr graph::LoadOptions kSubgraphLoad{false, true};
 // The task's subgraph models from the stitch directory, each file once.
 Expected<stitch::SubgraphModels> readSubgraphModels(const Run& run, const zoo::TaskStitch& task,
                                                     const graph::LoadOptions& options);
@@ -123,7 +127,8 @@ struct TaskAccuracy {
   std::map<std::string, double> originalAccuracy;
   std::map<size_t, double> measured;  // combination index -> measured accuracy
   std::optional<measure::Dataset> data;
-  stitch::SubgraphModels subgraphs;  // with a dataset: the models the accuracy is measured on
+  stitch::SubgraphModels subgraphs;  // with a dataset: the models the accuracy is measured on (and the
+                                     // latency-model step stitches)
   std::map<std::string, std::vector<uint8_t>> correctness;  // per original variant, per test sample
   bool exhaustive = false;
   std::vector<size_t> trainRows;

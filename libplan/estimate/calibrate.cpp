@@ -24,12 +24,12 @@ LatencyModel latencyFromProfile(const profile::ProfileDb& db, const std::string&
 }
 
 double calibrateOverhead(const std::vector<std::pair<double, double>>& sumOfSubgraphsAndWholeMs, int positions,
-                         double fallbackMs) {
-  if (positions <= 1 || sumOfSubgraphsAndWholeMs.empty()) return fallbackMs;
+                         double fallbackMs, double fastestSubgraphMs) {
+  if (positions <= 1 || sumOfSubgraphsAndWholeMs.empty()) return std::min(fallbackMs, fastestSubgraphMs);
   std::vector<double> samples;
   for (const auto& [sum, whole] : sumOfSubgraphsAndWholeMs) samples.push_back((sum - whole) / (positions - 1));
   std::sort(samples.begin(), samples.end());
-  return std::max(0.0, samples[samples.size() / 2]);
+  return std::clamp(samples[samples.size() / 2], 0.0, std::max(0.0, fastestSubgraphMs));
 }
 
 }  // namespace zp::estimate

@@ -31,8 +31,11 @@ LatencyModel latencyFromProfile(const profile::ProfileDb& db, const std::string&
 // original variants measured whole (`wholeMs`) and as the sum of their
 // subgraphs (`sumOfSubgraphsMs`), one pair per original: the median over the
 // originals of (sum - whole) / (positions - 1), at least 0. `fallbackMs` (the
-// one-node probe) when there is no pair or a single position.
+// one-node probe) when there is no pair or a single position. Either way at
+// most `fastestSubgraphMs`: every subgraph run pays the overhead once, so it
+// cannot exceed the fastest one (on a busy machine the difference of noisy
+// medians can, and would make some estimates negative).
 double calibrateOverhead(const std::vector<std::pair<double, double>>& sumOfSubgraphsAndWholeMs, int positions,
-                         double fallbackMs);
+                         double fallbackMs, double fastestSubgraphMs);
 
 }  // namespace zp::estimate

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "libplan/estimate/accuracy_estimator.h"
+#include "libplan/estimate/calibrate.h"
 #include "libplan/estimate/latency_model.h"
 #include "libplan/estimate/metrics.h"
 
@@ -45,6 +47,20 @@ TEST(LatencyModel, OverheadIsPaidOncePerRunOfOneProcessor) {
   EXPECT_EQ(placementOrders({"c", "g", "n"}, 3).size(), 6u);
   EXPECT_EQ(placementOrders({"c", "g", "n"}, 2).size(), 6u);
   EXPECT_EQ(placementOrders({"c", "g", "n"}, 3)[1], (std::vector<std::string>{"c", "n", "g"}));
+}
+
+TEST(CalibrateOverhead, MedianPerExtraRunWithinZeroAndTheFastestSubgraph) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // Three positions: (sum - whole) / 2 per original is 1, 2, 4; the median is 2.
+  const std::vector<std::pair<double, double>> pairs{{12, 10}, {14, 10}, {18, 10}};
+  EXPECT_DOUBLE_EQ(calibrateOverhead(pairs, 3, 0.5, inf), 2.0);
+  EXPECT_DOUBLE_EQ(calibrateOverhead(pairs, 3, 0.5, 1.5), 1.5);  // no more than the fastest subgraph
+  // Whole slower than its parts (noise): not below 0.
+  EXPECT_DOUBLE_EQ(calibrateOverhead({{10, 12}}, 2, 0.5, inf), 0.0);
+  // One position, or no originals measured: the probe, also capped.
+  EXPECT_DOUBLE_EQ(calibrateOverhead(pairs, 1, 0.5, inf), 0.5);
+  EXPECT_DOUBLE_EQ(calibrateOverhead({}, 3, 0.5, inf), 0.5);
+  EXPECT_DOUBLE_EQ(calibrateOverhead({}, 3, 0.5, 0.25), 0.25);
 }
 
 TEST(AccuracyEstimator, LearnsASmoothFunctionAndRoundTrips) {
