@@ -4,59 +4,24 @@
 
 #include <filesystem>
 #include <set>
-#include <tuple>
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/util/hash.h"
 #include "passes/stitch/stitch.h"
+#include "tests/common/mlp_zoo.h"
 
 namespace zp::stitch {
 namespace {
 
-std::string init(const std::string& name, int rows, int cols, int zeroEvery = 0) {
-  std::string v;
-  for (int i = 0; i < rows * cols; ++i) {
-    // Never exactly zero unless pruned; the name salts the values so layers differ.
-    float x = zeroEvery && i % zeroEvery == 0 ? 0.0f
-                                              : 0.05f * static_cast<float>((i * 5 + static_cast<int>(name[1])) % 9) + 0.01f;
-    v += (i ? "," : "") + std::to_string(x);
-  }
-  return fmt::format("float[{},{}] {} = {{{}}}", rows, cols, name, v);
-}
-
-// A 3-layer MLP; `hidden` is the width after the first layer (structured
-// pruning changes it), `zeroEvery` zeroes weights (unstructured pruning).
-std::string mlp(int hidden, int zeroEvery) {
-  return R"(<ir_version: 8, opset_import: ["" : 13]>
-    g (float[1,4] input) => (float[1,3] logits)
-    <)" + init("w1", 4, hidden, zeroEvery) + ", " + init("w2", hidden, 4, zeroEvery) + ", " + init("w3", 4, 3) + R"(>
-    {
-      m1 = MatMul (input, w1)
-      r1 = Relu (m1)
-      m2 = MatMul (r1, w2)
-      r2 = Relu (m2)
-      logits = MatMul (r2, w3)
-    })";
-}
-
 // The pass alone: models in, manifest, subgraph bytes and models out; no file is read or written.
 TEST(StitchPass, ReturnsTheSubgraphsAndTheManifestFromModelsInMemory) {
-  zoo::Zoo z;
-  z.file = "/nonexistent/zoo.json";  // named in errors only
-  z.sha256 = "0";
-  for (const char* p : {"cpu", "gpu"}) z.processors.push_back({p, p, {}, std::nullopt});
-  zoo::TaskSpec task;
-  task.name = "t";
-  std::vector<VariantModel> models;
-  for (auto [id, kind, hidden, zeroEvery] :
-       {std::tuple{"dense", "dense", 4, 0}, std::tuple{"u50", "unstructured", 4, 2}, std::tuple{"s50", "structured", 2, 0}}) {
-    task.variants.push_back({id, std::string("m/") + id + ".onnx", kind, std::nullopt, std::nullopt, std::nullopt});
-    auto m = graph::parseModelText(mlp(hidden, zeroEvery));
-    ASSERT_TRUE(m.ok()) << m.error().message;
-    models.push_back({std::move(*m), std::string(64, 'a')});
-  }
-  z.tasks.push_back(task);
+  auto zoo = zp::testing::oneTaskZoo({{"dense", "dense", zp::testing::prunedMlp(4, 0), std::string(64, 'a')},
+                                      {"u50", "unstructured", zp::testing::prunedMlp(4, 2), std::string(64, 'a')},
+                                      {"s50", "structured", zp::testing::prunedMlp(2, 0), std::string(64, 'a')}});
+  ASSERT_TRUE(zoo.ok()) << zoo.error().message;
+  const auto& z = zoo->zoo;
+  const auto& models = zoo->models;
   StitchParams params;
   params.materialize = "all";
   auto r = stitchZoo(z, {models}, params, "zoo.json");

@@ -1,6 +1,7 @@
 // zoo-stitch's driver: the stitch directory it writes (subgraphs once by
 // content, stitched models that load), byte-identical reruns, failures that
 // leave nothing behind, and stitch.json read back.
+#include "tests/common/mlp_zoo.h"
 #include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
@@ -22,40 +23,14 @@ namespace zp::stitch {
 namespace {
 namespace fs = std::filesystem;
 
-std::string init(const std::string& name, int rows, int cols, int zeroEvery = 0) {
-  std::string v;
-  for (int i = 0; i < rows * cols; ++i) {
-    // Never exactly zero unless pruned; the name salts the values so layers differ.
-    float x = zeroEvery && i % zeroEvery == 0 ? 0.0f
-                                              : 0.05f * static_cast<float>((i * 5 + static_cast<int>(name[1])) % 9) + 0.01f;
-    v += (i ? "," : "") + std::to_string(x);
-  }
-  return fmt::format("float[{},{}] {} = {{{}}}", rows, cols, name, v);
-}
-
-// A 3-layer MLP; `hidden` is the width after the first layer (structured
-// pruning changes it), `zeroEvery` zeroes weights (unstructured pruning).
-std::string mlp(int hidden, int zeroEvery) {
-  return R"(<ir_version: 8, opset_import: ["" : 13]>
-    g (float[1,4] input) => (float[1,3] logits)
-    <)" + init("w1", 4, hidden, zeroEvery) + ", " + init("w2", hidden, 4, zeroEvery) + ", " + init("w3", 4, 3) + R"(>
-    {
-      m1 = MatMul (input, w1)
-      r1 = Relu (m1)
-      m2 = MatMul (r1, w2)
-      r2 = Relu (m2)
-      logits = MatMul (r2, w3)
-    })";
-}
-
 class StitchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = zp::testing::uniqueTempDir("stitch_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_ / "m");
-    write("dense", mlp(4, 0));
-    write("u50", mlp(4, 2));
-    write("s50", mlp(2, 0));
+    write("dense", zp::testing::prunedMlp(4, 0));
+    write("u50", zp::testing::prunedMlp(4, 2));
+    write("s50", zp::testing::prunedMlp(2, 0));
     std::ofstream(dir_ / "zoo.json") << R"({"schema_version": 1, "name": "mlp",
       "processors": [{"name": "cpu", "kind": "cpu"}, {"name": "gpu", "kind": "gpu"}, {"name": "npu", "kind": "npu"}],
       "tasks": [{"name": "t", "variants": [
@@ -116,7 +91,7 @@ TEST_F(StitchTest, WritesSubgraphsCombinationsAndStitchedModels) {
 }
 
 TEST_F(StitchTest, IdenticalSubgraphsAreWrittenOnceAndRunsAreByteIdentical) {
-  write("u50", mlp(4, 0));  // now identical to dense
+  write("u50", zp::testing::prunedMlp(4, 0));  // now identical to dense
   auto a = run(dir_ / "a", 2);
   auto b = run(dir_ / "b", 2);
   ASSERT_TRUE(a.ok() && b.ok());
