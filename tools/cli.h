@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "libplan/util/error.h"
 #include "libplan/util/validate.h"
 
 namespace zp::cli {
@@ -26,6 +27,12 @@ inline void printError(std::string_view tool, std::string message) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
   fmt::print(stderr, "{}: error: {}\n", tool, message);
+}
+
+// A driver's error: printed as printError prints it; gives kInputError.
+inline int inputError(std::string_view tool, const Error& error) {
+  printError(tool, error.message);
+  return kInputError;
 }
 
 // An option that must be an integer in [lo, hi]: "--threads: 0 is below 1".
@@ -65,8 +72,6 @@ inline CLI::Validator threadCount() {
       fmt::format("INT in [1, {}]", maxThreads()));
 }
 
-// Parses the command line. --help prints the help and gives 0; any option error
-// prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
 // "a,b,c" -> {a, b, c}; "" -> {} (empty items dropped).
 inline std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;
@@ -80,6 +85,8 @@ inline std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
+// Parses the command line. --help prints the help and gives 0; any option error
+// prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv, std::string_view tool) {
   try {
     app.parse(argc, argv);

@@ -44,10 +44,7 @@ int main(int argc, char** argv) {
   ep.toolVersion = zp::zooplanVersion();
   ep.writeCaches = !noCaches;
   auto r = zp::drivers::emitBundle(ep);
-  if (!r.ok()) {
-    zp::cli::printError("plan-emit", r.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!r.ok()) return zp::cli::inputError("plan-emit", r.error());
   std::cout << zp::drivers::emitSummary(ep, *r);
   return 0;
 }

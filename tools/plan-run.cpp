@@ -17,10 +17,7 @@ namespace {
 
 int runBundle(const zp::drivers::BundleRunParams& p, bool json) {
   auto r = zp::drivers::runBundle(p);
-  if (!r.ok()) {
-    zp::cli::printError("plan-run", r.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
   for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
   if (json) std::cout << zp::canonicalJson(r->json());
   else std::cout << r->table();
@@ -29,10 +26,7 @@ int runBundle(const zp::drivers::BundleRunParams& p, bool json) {
 
 int serveFromBundle(const zp::drivers::ServeBundleParams& p) {
   auto r = zp::drivers::serveBundle(p);
-  if (!r.ok()) {
-    zp::cli::printError("plan-run", r.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
   for (const auto& n : r->notes) std::cerr << "note: " << n << "\n";
   std::cout << r->table;
   return 0;
@@ -138,10 +132,7 @@ int main(int argc, char** argv) {
     o.inputs.push_back({s.substr(0, eq), s.substr(eq + 1)});
   }
   auto r = zp::drivers::runModel(o);
-  if (!r.ok()) {
-    zp::cli::printError("plan-run", r.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
   for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
   if (json) std::cout << zp::canonicalJson(r->report);
   else std::cout << r->text;

@@ -85,10 +85,7 @@ int main(int argc, char** argv) {
     op.seed = static_cast<uint64_t>(cc.solve.seed);
     op.version = zp::zooplanVersion();
     auto r = zp::drivers::solveOpplace(op);
-    if (!r.ok()) {
-      zp::cli::printError("plan-solve", r.error().message);
-      return zp::cli::kInputError;
-    }
+    if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
     std::cout << r->summary;
     return 0;
   }
@@ -97,10 +94,7 @@ int main(int argc, char** argv) {
     co.output = output;
     co.version = zp::zooplanVersion();
     auto r = zp::drivers::solveCold(co);
-    if (!r.ok()) {
-      zp::cli::printError("plan-solve", r.error().message);
-      return zp::cli::kInputError;
-    }
+    if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
     fmt::print("{}wrote {}\n", r->summary, output);
     return 0;
   }
@@ -116,10 +110,7 @@ int main(int argc, char** argv) {
     sp.tool = "plan-solve";
     sp.version = zp::zooplanVersion();
     auto r = zp::drivers::solveStitch(sp);
-    if (!r.ok()) {
-      zp::cli::printError("plan-solve", r.error().message);
-      return zp::cli::kInputError;
-    }
+    if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
     fmt::print("{}wrote {} ({:.0f} ms)\n", r->summary, output, r->solveMs);
     return 0;
   }
@@ -132,10 +123,7 @@ int main(int argc, char** argv) {
   cc.solve.solver = solver == "z3" ? zp::schedule::SolverKind::Z3 : zp::schedule::SolverKind::Exact;
   if (anytime) cc.onImprovement = [](const std::string& line) { std::cout << line << std::endl; };
   auto r = zp::drivers::solveConcurrent(cc);
-  if (!r.ok()) {
-    zp::cli::printError("plan-solve", r.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
   std::cout << r->summary;
   return 0;
 }

@@ -27,10 +27,7 @@ int main(int argc, char** argv) {
   options.tool = "zoo-mts";
 
   auto manifest = zp::mts::runZooMts(options);
-  if (!manifest.ok()) {
-    zp::cli::printError("zoo-mts", manifest.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!manifest.ok()) return zp::cli::inputError("zoo-mts", manifest.error());
   fmt::print("{}", zp::mts::mtsSummary(*manifest));
   fmt::print("wrote {}\n", (options.out / "mts.json").string());
   return 0;

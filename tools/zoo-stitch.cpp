@@ -40,10 +40,7 @@ int main(int argc, char** argv) {
   options.params.tool = "zoo-stitch " + zp::zooplanVersion();
 
   auto manifest = zp::drivers::runZooStitch(options);
-  if (!manifest.ok()) {
-    zp::cli::printError("zoo-stitch", manifest.error().message);
-    return zp::cli::kInputError;
-  }
+  if (!manifest.ok()) return zp::cli::inputError("zoo-stitch", manifest.error());
   fmt::print("{}", zp::drivers::stitchSummary(*manifest));
   fmt::print("wrote {}\n", (options.out / "stitch.json").string());
   return 0;

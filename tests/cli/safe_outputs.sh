@@ -11,22 +11,10 @@ LOG="$WORK/logs"   # the tests' own captures live outside it
 mkdir -p "$T" "$LOG"
 FAST=(--repeat 1 --warmup 0 --latency-validation 1)
 
-# Every file with its hash, every other entry by name: "nothing changed" compares these.
-snap() { (cd "$T" && find . -type f -exec sha256sum {} + | sort && find . ! -type f | sort); }
+SNAPSHOT_ROOT="$T"  # what "nothing changed" compares (lib.sh snapshot)
 
 # refused NAME WANT -- command...: exit 1, one line on stderr containing WANT, $T unchanged.
-refused() {
-  local name="$1" want="$2"; shift 3
-  local before after err rc=0
-  before="$(snap)"
-  err="$("$@" 2>&1 >/dev/null)" || rc=$?
-  after="$(snap)"
-  if [ "$rc" -ne 1 ]; then fail "$name: exit code $rc, expected 1 ($err)"; return; fi
-  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then fail "$name: expected one line on stderr, got: $err"; return; fi
-  case "$err" in *"$want"*) ;; *) fail "$name: stderr '$err' lacks '$want'"; return ;; esac
-  if [ "$before" != "$after" ]; then fail "$name: files changed: $(diff <(echo "$before") <(echo "$after") | head -5)"; return; fi
-  pass "$name: $err"
-}
+refused() { local name="$1" want="$2"; shift 3; rejected "$name" 1 "$want" -- "$@"; }
 
 # no_debris NAME DIR: nothing a run leaves beside DIR (staging trees, old trees, lock file).
 no_debris() {

@@ -1,4 +1,7 @@
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "libplan/sim/concurrent/simulator.h"

@@ -11,6 +11,7 @@
 #include "libplan/runtime/session.h"
 #include "passes/measure/accuracy_eval.h"
 #include "passes/stitch/stitch.h"
+#include "tests/common/mlp_zoo.h"
 
 namespace zp::measure {
 namespace {
@@ -24,34 +25,20 @@ std::string mlp(unsigned seed) {
     for (int i = 0; i < rows * cols; ++i) v += (i ? "," : "") + std::to_string(u(rng));
     return fmt::format("float[{},{}] {} = {{{}}}", rows, cols, name, v);
   };
-  return R"(<ir_version: 8, opset_import: ["" : 13]>
-    g (float[1,4] input) => (float[1,3] logits)
-    <)" + init("w1", 4, 6) + ", " + init("w2", 6, 6) + ", " + init("w3", 6, 3) + R"(>
-    {
-      m1 = MatMul (input, w1)
-      r1 = Relu (m1)
-      m2 = MatMul (r1, w2)
-      r2 = Relu (m2)
-      logits = MatMul (r2, w3)
-    })";
+  // One after the other: in one expression the order of the draws would be the compiler's.
+  const std::string w1 = init("w1", 4, 6), w2 = init("w2", 6, 6), w3 = init("w3", 6, 3);
+  return zp::testing::mlpText(w1, w2, w3);
 }
 
 TEST(measureAccuracy, StitchedVariantsMeasuredByPartsEqualTheWholeModels) {
-  zoo::Zoo z;
-  z.file = "mem/zoo.json";
-  z.processors = {{"cpu", "cpu", {}, std::nullopt}, {"gpu", "gpu", {}, std::nullopt}};
-  zoo::TaskSpec task;
-  task.name = "t";
-  std::vector<stitch::VariantModel> models;
+  std::vector<zp::testing::VariantText> variants;
   for (unsigned v = 0; v < 3; ++v) {
     const std::string id = "v" + std::to_string(v);
-    task.variants.push_back({id, id + ".onnx", v == 0 ? "dense" : "unstructured", std::nullopt, std::nullopt, std::nullopt});
-    auto m = graph::parseModelText(mlp(v + 1));
-    ASSERT_TRUE(m.ok()) << m.error().message;
-    models.push_back({std::move(*m), id});
+    variants.push_back({id, v == 0 ? "dense" : "unstructured", mlp(v + 1), id});
   }
-  z.tasks.push_back(task);
-  auto st = stitch::stitchZoo(z, {models}, stitch::StitchParams{}, "zoo.json");
+  auto zoo = zp::testing::oneTaskZoo(variants);
+  ASSERT_TRUE(zoo.ok()) << zoo.error().message;
+  auto st = stitch::stitchZoo(zoo->zoo, {zoo->models}, stitch::StitchParams{}, "zoo.json");
   ASSERT_TRUE(st.ok()) << st.error().message;
   const auto& ts = st->manifest.tasks.at(0);
   ASSERT_EQ(ts.positions(), 2);

@@ -4,36 +4,24 @@
 
 #include <filesystem>
 #include <set>
-#include <tuple>
 
 #include "libplan/graph/analysis.h"
-#include "tests/common/onnx_text.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/util/hash.h"
 #include "passes/stitch/stitch.h"
+#include "tests/common/mlp_zoo.h"
 
 namespace zp::stitch {
 namespace {
 
-using testing::prunableMlp;
-
 // The pass alone: models in, manifest, subgraph bytes and models out; no file is read or written.
 TEST(StitchPass, ReturnsTheSubgraphsAndTheManifestFromModelsInMemory) {
-  zoo::Zoo z;
-  z.file = "/nonexistent/zoo.json";  // named in errors only
-  z.sha256 = "0";
-  for (const char* p : {"cpu", "gpu"}) z.processors.push_back({p, p, {}, std::nullopt});
-  zoo::TaskSpec task;
-  task.name = "t";
-  std::vector<VariantModel> models;
-  for (auto [id, kind, hidden, zeroEvery] :
-       {std::tuple{"dense", "dense", 4, 0}, std::tuple{"u50", "unstructured", 4, 2}, std::tuple{"s50", "structured", 2, 0}}) {
-    task.variants.push_back({id, std::string("m/") + id + ".onnx", kind, std::nullopt, std::nullopt, std::nullopt});
-    auto m = graph::parseModelText(prunableMlp(hidden, zeroEvery));
-    ASSERT_TRUE(m.ok()) << m.error().message;
-    models.push_back({std::move(*m), std::string(64, 'a')});
-  }
-  z.tasks.push_back(task);
+  auto zoo = zp::testing::oneTaskZoo({{"dense", "dense", zp::testing::prunedMlp(4, 0), std::string(64, 'a')},
+                                      {"u50", "unstructured", zp::testing::prunedMlp(4, 2), std::string(64, 'a')},
+                                      {"s50", "structured", zp::testing::prunedMlp(2, 0), std::string(64, 'a')}});
+  ASSERT_TRUE(zoo.ok()) << zoo.error().message;
+  const auto& z = zoo->zoo;
+  const auto& models = zoo->models;
   StitchParams params;
   params.materialize = "all";
   auto r = stitchZoo(z, {models}, params, "zoo.json");

@@ -1,6 +1,7 @@
 // zoo-stitch's driver: the stitch directory it writes (subgraphs once by
 // content, stitched models that load), byte-identical reruns, failures that
 // leave nothing behind, and stitch.json read back.
+#include "tests/common/mlp_zoo.h"
 #include "tests/common/temp_dir.h"
 #include <gtest/gtest.h>
 
@@ -10,7 +11,6 @@
 #include <tuple>
 
 #include "libplan/graph/analysis.h"
-#include "tests/common/onnx_text.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
@@ -23,16 +23,14 @@ namespace zp::stitch {
 namespace {
 namespace fs = std::filesystem;
 
-using testing::prunableMlp;
-
 class StitchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = zp::testing::uniqueTempDir("stitch_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_ / "m");
-    write("dense", prunableMlp(4, 0));
-    write("u50", prunableMlp(4, 2));
-    write("s50", prunableMlp(2, 0));
+    write("dense", zp::testing::prunedMlp(4, 0));
+    write("u50", zp::testing::prunedMlp(4, 2));
+    write("s50", zp::testing::prunedMlp(2, 0));
     std::ofstream(dir_ / "zoo.json") << R"({"schema_version": 1, "name": "mlp",
       "processors": [{"name": "cpu", "kind": "cpu"}, {"name": "gpu", "kind": "gpu"}, {"name": "npu", "kind": "npu"}],
       "tasks": [{"name": "t", "variants": [
@@ -93,7 +91,7 @@ TEST_F(StitchTest, WritesSubgraphsCombinationsAndStitchedModels) {
 }
 
 TEST_F(StitchTest, IdenticalSubgraphsAreWrittenOnceAndRunsAreByteIdentical) {
-  write("u50", prunableMlp(4, 0));  // now identical to dense
+  write("u50", zp::testing::prunedMlp(4, 0));  // now identical to dense
   auto a = run(dir_ / "a", 2);
   auto b = run(dir_ / "b", 2);
   ASSERT_TRUE(a.ok() && b.ok());
