@@ -167,18 +167,34 @@ TEST(ConvKernels, MatchNaiveOnRandomShapes) {
 
 // Max pooling against the definition (max over the window's in-bounds inputs) on random
 // windows, strides, dilations and pads, including end pads as large as ceil_mode makes them.
+// A random pooling window and input: kernels of 1..maxKernel, strides 1..3, dilations 1..2
+// when `dilate`, begin pads below the kernel, end pads up to kernel + stride - 1 (as
+// large as ceil_mode makes them), inputs at least one window and up to 39 more.
+struct PoolCase {
+  ConvAttrs a;
+  int64_t N = 0, C = 0, H = 0, W = 0;
+};
+
+PoolCase randomPoolCase(std::mt19937& rng, int maxKernel, bool dilate) {
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  PoolCase c;
+  ConvAttrs& a = c.a;
+  a.kh = 1 + u(rng) % maxKernel; a.kw = 1 + u(rng) % maxKernel;
+  a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+  if (dilate) { a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2; }
+  a.padT = u(rng) % a.kh; a.padL = u(rng) % a.kw;
+  a.padB = u(rng) % (a.kh + a.sh); a.padR = u(rng) % (a.kw + a.sw);
+  c.N = 1 + u(rng) % 2;
+  c.C = 1 + u(rng) % 5;
+  c.H = a.dh * (a.kh - 1) + 1 + u(rng) % 40;
+  c.W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
+  return c;
+}
+
 TEST(PoolKernels, MaxPoolMatchesDefinition) {
   std::mt19937 rng(4);
-  std::uniform_int_distribution<int> u(0, 1 << 30);
   for (int t = 0; t < 80; ++t) {
-    ConvAttrs a;
-    a.kh = 1 + u(rng) % 4; a.kw = 1 + u(rng) % 4;
-    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
-    a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
-    a.padT = u(rng) % a.kh; a.padL = u(rng) % a.kw;
-    a.padB = u(rng) % (a.kh + a.sh); a.padR = u(rng) % (a.kw + a.sw);
-    const int64_t N = 1 + u(rng) % 2, C = 1 + u(rng) % 5;
-    const int64_t H = a.dh * (a.kh - 1) + 1 + u(rng) % 40, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
+    const auto [a, N, C, H, W] = randomPoolCase(rng, 4, true);
     const int64_t OH = a.outH(H), OW = a.outW(W);
     auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
     std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
@@ -204,13 +220,7 @@ TEST(PoolKernels, AvgPoolMatchesDefinition) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> u(0, 1 << 30);
   for (int t = 0; t < 80; ++t) {
-    ConvAttrs a;
-    a.kh = 1 + u(rng) % 5; a.kw = 1 + u(rng) % 5;
-    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
-    a.padT = u(rng) % a.kh; a.padL = u(rng) % a.kw;
-    a.padB = u(rng) % (a.kh + a.sh); a.padR = u(rng) % (a.kw + a.sw);
-    const int64_t N = 1 + u(rng) % 2, C = 1 + u(rng) % 5;
-    const int64_t H = a.kh + u(rng) % 40, W = a.kw + u(rng) % 40;
+    const auto [a, N, C, H, W] = randomPoolCase(rng, 5, false);
     const int64_t OH = a.outH(H), OW = a.outW(W);
     auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
     // Any divisors per row and column (zero allowed: the output is then 0).

@@ -44,6 +44,20 @@ void addStringAttr(onnx::NodeProto& n, const std::string& name, const std::strin
   a->set_s(v);
 }
 
+void addIntAttr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void addIntsAttr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
 // What one fused group is made of.
 struct Group {
   std::string opType;          // the fused node's op type (the anchor's, or LayerNormalization)
@@ -325,10 +339,7 @@ std::optional<Group> Fuser::layerNormAt(int i) {
   ln.set_domain(kFusedDomain);
   for (const auto& in : {x, *scale, *bias}) ln.add_input(in);
   ln.add_output(g_.node(badd).output(0));
-  auto* axis = ln.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(-1);
+  addIntAttr(ln, "axis", -1);
   addFloatAttr(ln, "epsilon", *eps);
   grp.node = ln;
   for (int j : {sub, pow, var, add, sqrt, div, mul}) removed_.insert(j);
@@ -375,14 +386,8 @@ std::optional<Group> Fuser::padPoolAt(int i) {
   fused.add_output(pool.output(0));
   for (const auto& a : pool.attribute())
     if (a.name() != "pads" && a.name() != "count_include_pad") *fused.add_attribute() = a;
-  auto* p = fused.add_attribute();
-  p->set_name("pads");
-  p->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : {pads[2], pads[3], pads[6], pads[7]}) p->add_ints(v);
-  auto* cip = fused.add_attribute();
-  cip->set_name("count_include_pad");
-  cip->set_type(onnx::AttributeProto::INT);
-  cip->set_i(1);
+  addIntsAttr(fused, "pads", {pads[2], pads[3], pads[6], pads[7]});
+  addIntAttr(fused, "count_include_pad", 1);
   Group grp;
   grp.opType = "AveragePool";
   grp.node = fused;

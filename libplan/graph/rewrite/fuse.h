@@ -79,7 +79,7 @@ struct FusedNodes {
 // one output and four float32 constant parameters of one value per output
 // channel, a Gemm's C (if any) is a constant of N values, a fused bias is a rank-1
 // constant of N values, Clip's bounds and the constants of Gelu and LayerNormalization
-// are one-value constants (Gelu's 1/sqrt(2), 1 and 0.5 within 1e-6), and
+// are one-value constants (Gelu's divisor sqrt(2), 1 and 0.5 within 1e-6), and
 // LayerNormalization's ReduceMeans take axes [-1] and its scale and bias are
 // rank-1 float32 constants of one size.
 FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<int>& nodes,

@@ -185,57 +185,58 @@ void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, 
   });
 }
 
-void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
-                Scratch& scratch, int threads) {
+namespace {
+
+// Pools each of the `planes` planes of x: the plane padded with `pad`, its taps folded
+// into one flat row by combine(acc, tap) (the first tap copied), and emit(flat, dst)
+// writing the OH x OW outputs from the row (output (oh, ow) at flat[oh * Wq + ow]).
+template <typename Combine, typename Emit>
+void poolPlanes(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float pad, float* y,
+                Scratch& scratch, int threads, Combine combine, Emit emit) {
   threads = std::max(1, threads);
   const WindowGeom g = windowGeom(a, H, W);
   const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
   const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
   const int64_t* off = g.tapOffset.data();
-  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
+  float* padded = scratch.floats(static_cast<size_t>(threads * plane), 0);
   float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
-  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
-    float* q = planes + tid * plane;
+  parallelForEach(threads, planes, [&](int64_t nc, int tid) {
+    float* q = padded + tid * plane;
     float* flat = flats + tid * flatLen;
-    windowPadPlane(a, g, x + nc * H * W, H, W, -INFINITY, q);
+    windowPadPlane(a, g, x + nc * H * W, H, W, pad, q);
     const int64_t L = g.flatLen();
     std::copy(q + off[0], q + off[0] + L, flat);
     for (int64_t t = 1; t < taps; ++t) {
       const float* s = q + off[t];
-      for (int64_t f = 0; f < L; ++f) flat[f] = std::max(flat[f], s[f]);
+      for (int64_t f = 0; f < L; ++f) flat[f] = combine(flat[f], s[f]);
     }
-    float* dst = y + nc * g.OH * g.OW;
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
+    emit(g, flat, y + nc * g.OH * g.OW);
   });
+}
+
+}  // namespace
+
+void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
+                Scratch& scratch, int threads) {
+  poolPlanes(
+      a, x, N * C, H, W, -INFINITY, y, scratch, threads, [](float acc, float v) { return std::max(acc, v); },
+      [](const WindowGeom& g, const float* flat, float* dst) {
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          std::memcpy(dst + oh * g.OW, flat + oh * g.Wq, static_cast<size_t>(g.OW) * 4);
+      });
 }
 
 void runAvgPool(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t N,
                 int64_t C, int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
-  threads = std::max(1, threads);
-  const WindowGeom g = windowGeom(a, H, W);
-  const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
-  const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
-  const int64_t* off = g.tapOffset.data();
-  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
-  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
-  parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
-    float* q = planes + tid * plane;
-    float* flat = flats + tid * flatLen;
-    windowPadPlane(a, g, x + nc * H * W, H, W, 0.0f, q);
-    const int64_t L = g.flatLen();
-    std::copy(q + off[0], q + off[0] + L, flat);
-    for (int64_t t = 1; t < taps; ++t) {
-      const float* s = q + off[t];
-      for (int64_t f = 0; f < L; ++f) flat[f] += s[f];
-    }
-    float* dst = y + nc * g.OH * g.OW;
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        const float count = rowCount[oh] * colCount[ow];
-        dst[oh * g.OW + ow] = count > 0 ? flat[oh * g.Wq + ow] / count : 0.0f;
-      }
-  });
+  poolPlanes(
+      a, x, N * C, H, W, 0.0f, y, scratch, threads, [](float acc, float v) { return acc + v; },
+      [&](const WindowGeom& g, const float* flat, float* dst) {
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const float count = rowCount[oh] * colCount[ow];
+            dst[oh * g.OW + ow] = count > 0 ? flat[oh * g.Wq + ow] / count : 0.0f;
+          }
+      });
 }
 
 }  // namespace zp::runtime

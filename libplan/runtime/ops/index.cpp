@@ -72,6 +72,26 @@ Status combine(Reduction r, DType dtype, uint8_t* dst, const uint8_t* src) {
   });
 }
 
+// GatherElements' and ScatterElements' walk: f(flat, off) for every element of the
+// index tensor, off the flat position in data (of shape `data`) its index names: the
+// element's own position with the index along axis a. Stops at the first index out
+// of range or error from f.
+template <typename F>
+Status forEachElementTarget(const Tensor& ind, const Shape& data, int64_t a, F&& f) {
+  const auto idx = ind.toI64();
+  const auto st = stridesOf(data);
+  Status status;
+  forEachIndex(ind.shape, [&](int64_t flat, const std::vector<int64_t>& p) {
+    if (!status.ok()) return;
+    auto k = wrapIndex(idx[static_cast<size_t>(flat)], data[static_cast<size_t>(a)]);
+    if (!k.ok()) { status = k.error(); return; }
+    int64_t off = 0;
+    for (size_t d = 0; d < p.size(); ++d) off += (static_cast<int64_t>(d) == a ? *k : p[d]) * st[d];
+    status = f(flat, off);
+  });
+  return status;
+}
+
 Expected<std::unique_ptr<Op>> gatherElementsOp(int64_t axis) {
   return fnOp([axis](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
@@ -79,20 +99,12 @@ Expected<std::unique_ptr<Op>> gatherElementsOp(int64_t axis) {
     if (ind.rank() != x.rank()) return makeError("indices {} and data {} differ in rank", shapeString(ind.shape), shapeString(x.shape));
     const int64_t a = normAxis(axis, x.rank());
     if (a < 0 || a >= x.rank()) return makeError("axis {} out of range", axis);
-    const auto idx = ind.toI64();
-    const auto st = stridesOf(x.shape);
     const size_t es = dtypeSize(x.dtype);
     Tensor& y = ctx.alloc(0, x.dtype, ind.shape);
-    Status status;
-    forEachIndex(ind.shape, [&](int64_t flat, const std::vector<int64_t>& p) {
-      if (!status.ok()) return;
-      auto k = wrapIndex(idx[static_cast<size_t>(flat)], x.shape[static_cast<size_t>(a)]);
-      if (!k.ok()) { status = k.error(); return; }
-      int64_t off = 0;
-      for (size_t d = 0; d < p.size(); ++d) off += (static_cast<int64_t>(d) == a ? *k : p[d]) * st[d];
+    return forEachElementTarget(ind, x.shape, a, [&](int64_t flat, int64_t off) -> Status {
       std::memcpy(y.ptr<uint8_t>() + flat * static_cast<int64_t>(es), x.ptr<uint8_t>() + off * static_cast<int64_t>(es), es);
+      return {};
     });
-    return status;
   });
 }
 
@@ -107,22 +119,13 @@ Expected<std::unique_ptr<Op>> scatterElementsOp(int64_t axis, Reduction red) {
     if (upd.dtype != x.dtype) return makeError("updates are {}, data {}", dtypeName(upd.dtype), dtypeName(x.dtype));
     const int64_t a = normAxis(axis, x.rank());
     if (a < 0 || a >= x.rank()) return makeError("axis {} out of range", axis);
-    const auto idx = ind.toI64();
-    const auto st = stridesOf(x.shape);
     const size_t es = dtypeSize(x.dtype);
     Tensor& y = ctx.alloc(0, x.dtype, x.shape);
     std::memcpy(y.data, x.data, x.bytes());
-    Status status;
-    forEachIndex(ind.shape, [&](int64_t flat, const std::vector<int64_t>& p) {
-      if (!status.ok()) return;
-      auto k = wrapIndex(idx[static_cast<size_t>(flat)], x.shape[static_cast<size_t>(a)]);
-      if (!k.ok()) { status = k.error(); return; }
-      int64_t off = 0;
-      for (size_t d = 0; d < p.size(); ++d) off += (static_cast<int64_t>(d) == a ? *k : p[d]) * st[d];
-      status = combine(red, x.dtype, y.ptr<uint8_t>() + off * static_cast<int64_t>(es),
-                       upd.ptr<uint8_t>() + flat * static_cast<int64_t>(es));
+    return forEachElementTarget(ind, x.shape, a, [&](int64_t flat, int64_t off) {
+      return combine(red, x.dtype, y.ptr<uint8_t>() + off * static_cast<int64_t>(es),
+                     upd.ptr<uint8_t>() + flat * static_cast<int64_t>(es));
     });
-    return status;
   });
 }
 

@@ -16,14 +16,18 @@
 namespace zp::runtime::detail {
 namespace {
 
-// f on every element of a float32 or float64 tensor; f is generic over the two.
-template <typename F>
-Expected<std::unique_ptr<Op>> unaryFloatOp(F f) {
-  return fnOp([f](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+// A float32 or float64 tensor element by element: f64 on each float64 element,
+// f32(x, y, n) on pieces of a float32 tensor, run on the session's threads when the
+// tensor has more than `parallelAbove` elements.
+template <typename F64, typename F32>
+Expected<std::unique_ptr<Op>> unaryFloatPiecesOp(F64 f64, F32 f32, int64_t parallelAbove) {
+  return fnOp([f64, f32, parallelAbove](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
     if (x.dtype == DType::F64) {
       Tensor& y = ctx.alloc(0, DType::F64, x.shape);
-      for (int64_t i = 0; i < x.size(); ++i) y.ptr<double>()[i] = f(x.ptr<double>()[i]);
+      const double* px = x.ptr<double>();
+      double* py = y.ptr<double>();
+      for (int64_t i = 0; i < x.size(); ++i) py[i] = f64(px[i]);
       return {};
     }
     if (x.dtype != DType::F32) return makeError("input must be float32 or float64, got {}", dtypeName(x.dtype));
@@ -31,33 +35,24 @@ Expected<std::unique_ptr<Op>> unaryFloatOp(F f) {
     const float* px = x.ptr<float>();
     float* py = y.ptr<float>();
     const int64_t n = x.size();
-    parallelFor(n > 65536 ? ctx.threads : 1, n, 0, [&](int64_t lo, int64_t hi, int) {
-      for (int64_t i = lo; i < hi; ++i) py[i] = f(px[i]);
-    });
+    parallelFor(n > parallelAbove ? ctx.threads : 1, n, 0,
+                [&](int64_t lo, int64_t hi, int) { f32(px + lo, py + lo, hi - lo); });
     return {};
   });
+}
+
+// f on every element of a float32 or float64 tensor; f is generic over the two.
+template <typename F>
+Expected<std::unique_ptr<Op>> unaryFloatOp(F f) {
+  return unaryFloatPiecesOp(
+      f, [f](const float* x, float* y, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]); }, 65536);
 }
 
 // The functions activation.h vectorizes (float32); float64 through f64.
 template <typename F>
 Expected<std::unique_ptr<Op>> unaryActivationOp(ActFn fn, ActParams params, F f64) {
-  return fnOp([fn, params, f64](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
-    const Tensor& x = *in[0];
-    if (x.dtype == DType::F64) {
-      Tensor& y = ctx.alloc(0, DType::F64, x.shape);
-      for (int64_t i = 0; i < x.size(); ++i) y.ptr<double>()[i] = f64(x.ptr<double>()[i]);
-      return {};
-    }
-    if (x.dtype != DType::F32) return makeError("input must be float32 or float64, got {}", dtypeName(x.dtype));
-    Tensor& y = ctx.alloc(0, DType::F32, x.shape);
-    const float* px = x.ptr<float>();
-    float* py = y.ptr<float>();
-    const int64_t n = x.size();
-    parallelFor(n > 32768 ? ctx.threads : 1, n, 0, [&](int64_t lo, int64_t hi, int) {
-      applyActivation(fn, params, px + lo, py + lo, hi - lo);
-    });
-    return {};
-  });
+  return unaryFloatPiecesOp(
+      f64, [fn, params](const float* x, float* y, int64_t n) { applyActivation(fn, params, x, y, n); }, 32768);
 }
 
 // f on every element of a tensor of any arithmetic type (bool and the halves aside),
