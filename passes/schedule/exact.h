@@ -63,7 +63,10 @@ struct ExactParams {
   // quarter of the time limit) and start from its best schedule.
   bool deepenTransitions = true;
   // Prove by branch and bound over the simulated timeline (timeline_search.h)
-  // rather than over combinations of whole assignments.
+  // rather than over combinations of whole assignments. The combination tree
+  // is not used by plan-solve; it stays as the "before" row of
+  // concurrent_bench --ablation and as a second exact method the tests check
+  // the timeline tree against.
   bool timelineTree = true;
   std::optional<sim::Schedule> initial;  // starting incumbent (any schedule)
   std::string initialName = "initial";
