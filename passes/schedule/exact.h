@@ -48,8 +48,8 @@ struct ExactParams {
   // Latency with two accelerators: contention-aware bounds from 2 (steps + 1)
   // weightings (work_weights.h); 0 turns them off. The timeline tree bounds
   // every node with every weighting, so few (the cutting planes below add the
-  // ones that matter): on the bench's 3 x 40 seeds, 2 steps take 0.9-3.2 s
-  // (CPU) to the proof against 1.6-6.5 s with 4.
+  // ones that matter): on the bench's 3 x 40 seeds 2 steps reached the proofs
+  // in less CPU time than 10 (a one-off comparison, bench/concurrent/README.md).
   int contentionBoundSteps = 2;
   // Rounds of cutting planes on the Lagrangian relaxation of the whole space
   // (each adds two weightings); 0 turns them off.
