@@ -1,10 +1,10 @@
 #include "passes/schedule/concurrent.h"
 
-#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "libplan/util/stats.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/z3_solver.h"
 
@@ -54,10 +54,8 @@ namespace {
 class Improvements {
  public:
   Improvements(Objective obj, const ConcurrentParams& prm)
-      : obj_(obj), prm_(prm), t0_(std::chrono::steady_clock::now()), best_(sim::worstValue(obj)) {}
-  double elapsedMs() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
-  }
+      : obj_(obj), prm_(prm), t0_(SteadyClock::now()), best_(sim::worstValue(obj)) {}
+  double elapsedMs() const { return msSince(t0_); }
   void report(double v, const std::string& by) {
     const double ms = elapsedMs();
     if (firstFeasibleMs_ < 0) firstFeasibleMs_ = ms;
@@ -71,7 +69,7 @@ class Improvements {
  private:
   Objective obj_;
   const ConcurrentParams& prm_;
-  std::chrono::steady_clock::time_point t0_;
+  SteadyClock::time_point t0_;
   double firstFeasibleMs_ = -1;
   double best_;
 };

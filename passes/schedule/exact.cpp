@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "libplan/util/stats.h"
 #include "passes/schedule/timeline_search.h"
 #include "passes/schedule/work_weights.h"
 
@@ -160,9 +161,7 @@ class Search {
   }
 
  private:
-  double elapsedMs() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-  }
+  double elapsedMs() const { return msSince(start_); }
 
   // The proof: branch and bound over the simulated timeline (timeline_search.h)
   // from the incumbent, with the weightings found above.
@@ -173,12 +172,12 @@ class Search {
     tp.deadline = start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                std::chrono::duration<double>(prm_.timeLimitS));
     tp.weightings = &weightings_;
-    if (!res_.best.assign.empty()) {
+    // A copy: improve() replaces res_.best while the search still reads the guide.
+    const Schedule guide = res_.best;
+    if (!guide.assign.empty()) {
       tp.incumbentValue = res_.value;
-      tp.guide = &res_.best;
+      tp.guide = &guide;
     }
-    Schedule guide = res_.best;
-    if (tp.guide) tp.guide = &guide;
     tp.onImprove = [&](const Schedule& s, double v) { improve(s, v, "exact-bnb"); };
     TimelineResult r = timelineSearch(p_, tp);
     res_.nodes += r.nodes;

@@ -48,8 +48,8 @@ struct ExactParams {
   // Latency with two accelerators: contention-aware bounds from 2 (steps + 1)
   // weightings (work_weights.h); 0 turns them off. The timeline tree bounds
   // every node with every weighting, so few (the cutting planes below add the
-  // ones that matter): on the bench's 3 x 40 seeds, 2 steps take 0.9-3.2 s
-  // (CPU) to the proof against 1.6-6.5 s with 4.
+  // ones that matter): on the bench's 3 x 40 seeds 2 steps reached the proofs
+  // in less CPU time than 10 (a one-off comparison, bench/concurrent/README.md).
   int contentionBoundSteps = 2;
   // Rounds of cutting planes on the Lagrangian relaxation of the whole space
   // (each adds two weightings); 0 turns them off.
@@ -63,7 +63,10 @@ struct ExactParams {
   // quarter of the time limit) and start from its best schedule.
   bool deepenTransitions = true;
   // Prove by branch and bound over the simulated timeline (timeline_search.h)
-  // rather than over combinations of whole assignments.
+  // rather than over combinations of whole assignments. The combination tree
+  // is not used by plan-solve; it stays as the "before" row of
+  // concurrent_bench --ablation and as a second exact method the tests check
+  // the timeline tree against.
   bool timelineTree = true;
   std::optional<sim::Schedule> initial;  // starting incumbent (any schedule)
   std::string initialName = "initial";

@@ -128,8 +128,7 @@ class Timeline {
     endLb_.assign(N, 0);
     wsum_.assign(tab_.K, 0);
     wmin_.assign(tab_.K, 0);
-    res_.unexploredBound = p_objLatency() ? kInf : -kInf;
-    if (prm.incumbentValue) incumbent_ = *prm.incumbentValue;
+    res_.unexploredBound = latency() ? kInf : -kInf;
     for (const auto& d : p.dnns) noDeps_ = noDeps_ && d.deps.empty();
   }
 
@@ -141,12 +140,18 @@ class Timeline {
   }
 
  private:
-  bool p_objLatency() const { return prm_.objective == Objective::Latency; }
+  bool latency() const { return prm_.objective == Objective::Latency; }
 
-  bool pruned(double b) const { return incumbent_ && !sim::better(prm_.objective, b, *incumbent_); }
+  // The value to beat: the best schedule found, else the caller's incumbent.
+  std::optional<double> incumbent() const { return res_.best ? std::optional<double>(res_.value) : prm_.incumbentValue; }
+
+  bool pruned(double b) const {
+    const auto inc = incumbent();
+    return inc && !sim::better(prm_.objective, b, *inc);
+  }
 
   void noteUnexplored(double b) {
-    res_.unexploredBound = p_objLatency() ? std::min(res_.unexploredBound, b) : std::max(res_.unexploredBound, b);
+    res_.unexploredBound = latency() ? std::min(res_.unexploredBound, b) : std::max(res_.unexploredBound, b);
   }
 
   bool timeUp() {
@@ -261,7 +266,7 @@ class Timeline {
     }
     // A hair towards the weak side: the prefix sums above differ from the
     // simulator's own sums by rounding.
-    if (!p_objLatency()) return rate * (1 + 1e-12);
+    if (!latency()) return rate * (1 + 1e-12);
     const double t = sim_.stepTime();
     for (double w : wsum_) lat = std::max(lat, t + w);
     return lat * (1 - 1e-12);
@@ -281,11 +286,10 @@ class Timeline {
   void leaf() {
     ++res_.leaves;
     double v = sim_.partialResult().value(prm_.objective);
-    if (incumbent_ && !sim::better(prm_.objective, v, *incumbent_)) return;
+    if (pruned(v)) return;
     // The value is the simulator's own (same event loop); a full run confirms it.
     double full = check_.run(partial_, {.recordSpans = false}).value(prm_.objective);
     assert(std::fabs(full - v) <= 1e-9 * std::max(1.0, std::fabs(v)));
-    incumbent_ = full;
     res_.best = partial_;
     res_.value = full;
     if (prm_.onImprove) prm_.onImprove(partial_, full);
@@ -376,7 +380,6 @@ class Timeline {
   std::vector<Base> bases_;  // per depth
   bool noDeps_ = true;
   std::vector<sim::Simulator::StepState> saved_;
-  std::optional<double> incumbent_;
   TimelineResult res_;
   bool timedOut_ = false;
 };

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "tests/common/concurrent_brute_force.h"
+#include "tests/common/random_schedule.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/concurrent.h"
 #include "passes/schedule/exact.h"
@@ -21,23 +22,9 @@ using namespace zp::schedule;
 using sim::Objective;
 using zp::testing::bruteForce;
 using zp::testing::near;
+using zp::testing::randomSchedule;
 
 namespace {
-
-sim::Schedule randomSchedule(const sim::Problem& p, std::mt19937_64& rng) {
-  sim::Schedule s;
-  for (const auto& d : p.dnns) {
-    std::vector<int> a;
-    for (const auto& g : d.groups) {
-      int acc;
-      do acc = static_cast<int>(rng() % static_cast<uint64_t>(p.numAccelerators()));
-      while (!g.allowed(acc));
-      a.push_back(acc);
-    }
-    s.assign.push_back(a);
-  }
-  return s;
-}
 
 // Every weighting (the family and a combination) is valid and below the
 // simulated makespan of random schedules.

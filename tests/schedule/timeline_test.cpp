@@ -12,6 +12,7 @@
 #include <random>
 
 #include "tests/common/concurrent_brute_force.h"
+#include "tests/common/random_schedule.h"
 #include "passes/schedule/exact.h"
 #include "passes/schedule/random_instance.h"
 #include "passes/schedule/timeline_search.h"
@@ -22,18 +23,9 @@ using namespace zp::schedule;
 using sim::Objective;
 using zp::testing::bruteForce;
 using zp::testing::near;
+using zp::testing::randomSchedule;
 
 namespace {
-
-sim::Schedule randomSchedule(const sim::Problem& p, std::mt19937_64& rng) {
-  sim::Schedule s;
-  for (const auto& d : p.dnns) {
-    std::vector<int> a;
-    for (size_t i = 0; i < d.groups.size(); ++i) a.push_back(static_cast<int>(rng() % static_cast<uint64_t>(p.numAccelerators())));
-    s.assign.push_back(a);
-  }
-  return s;
-}
 
 TimelineResult search(const sim::Problem& p, Objective obj, int k, const std::vector<WorkWeighting>& ws,
                       std::optional<double> incumbent) {

@@ -250,29 +250,37 @@ void Simulator::releaseDependents(const Schedule& sched, int n) {
 
 const SimResult& Simulator::run(const Schedule& sched, const SimOptions& opt) {
   assert(isValidSchedule(p_, sched));
-  const int N = p_.numDnns();
-  reset();
+  beginSteps();
   const bool bounding = std::isfinite(opt.abortAfterMs) || opt.abortThroughputAtMost >= 0;
   if (bounding) computeSuffixes(sched);
-  double t = 0;
-  int done = 0;
-  for (;;) {
-    startReadyGroups(sched, t);
-    if (done == N) break;
-    const double dt = contentionStep(sched, t);
-    assert(std::isfinite(dt) && "simulation deadlock");
-    if (bounding && boundExceeded(t, opt)) {
-      result_.aborted = true;
-      result_.latencyMs = std::numeric_limits<double>::infinity();
-      result_.throughput = 0;
-      return result_;
-    }
-    advance(t, dt, opt.recordSpans);
-    t += dt;
-    done += completeGroups(sched, t);
+  while (step(sched, opt, bounding)) {
   }
-  finish();
+  if (result_.aborted) {
+    result_.latencyMs = std::numeric_limits<double>::infinity();
+    result_.throughput = 0;
+  } else {
+    finish();
+  }
   return result_;
+}
+
+// One iteration of the event loop (shared by run() and the step-wise runs):
+// start the groups that are ready, then simulate up to the next event. False
+// once every DNN has ended, or when bounding, once the bound is exceeded
+// (result_.aborted).
+bool Simulator::step(const Schedule& sched, const SimOptions& opt, bool bounding) {
+  startReadyGroups(sched, t_);
+  if (done_ == p_.numDnns()) return false;
+  const double dt = contentionStep(sched, t_);
+  assert(std::isfinite(dt) && "simulation deadlock");
+  if (bounding && boundExceeded(t_, opt)) {
+    result_.aborted = true;
+    return false;
+  }
+  advance(t_, dt, opt.recordSpans);
+  t_ += dt;
+  done_ += completeGroups(sched, t_);
+  return true;
 }
 
 void Simulator::finish() {
@@ -288,8 +296,8 @@ void Simulator::finish() {
 
 void Simulator::beginSteps() {
   reset();
-  stepT_ = 0;
-  stepDone_ = 0;
+  t_ = 0;
+  done_ = 0;
 }
 
 int Simulator::neededGroup(const Schedule& partial, int n) const {
@@ -302,21 +310,16 @@ int Simulator::neededGroup(const Schedule& partial, int n) const {
   return -1;
 }
 
-// The loop of run() (without bounding), pausing at the top of an iteration
-// when a decision is due: every read of the schedule in an iteration is of a
-// DNN's current or following group (a blocked DNN's first group).
+// run()'s event loop (without bounding or spans), pausing at the top of an
+// iteration when a decision is due: every read of the schedule in an
+// iteration is of a DNN's current or following group (a blocked DNN's first
+// group).
 int Simulator::advanceToDecision(const Schedule& partial) {
   const int N = p_.numDnns();
   for (;;) {
     for (int n = 0; n < N; ++n)
       if (neededGroup(partial, n) >= 0) return n;
-    startReadyGroups(partial, stepT_);
-    if (stepDone_ == N) break;
-    const double dt = contentionStep(partial, stepT_);
-    assert(std::isfinite(dt) && "simulation deadlock");
-    advance(stepT_, dt, false);
-    stepT_ += dt;
-    stepDone_ += completeGroups(partial, stepT_);
+    if (!step(partial, {.recordSpans = false}, false)) break;
   }
   finish();
   return -1;
@@ -325,8 +328,8 @@ int Simulator::advanceToDecision(const Schedule& partial) {
 void Simulator::saveSteps(StepState& s) const {
   s.dnns = st_;
   s.running = running_;
-  s.t = stepT_;
-  s.done = stepDone_;
+  s.t = t_;
+  s.done = done_;
   const size_t N = result_.dnns.size();
   s.release.resize(N);
   s.end.resize(N);
@@ -341,8 +344,8 @@ void Simulator::saveSteps(StepState& s) const {
 void Simulator::restoreSteps(const StepState& s) {
   st_ = s.dnns;
   running_ = s.running;
-  stepT_ = s.t;
-  stepDone_ = s.done;
+  t_ = s.t;
+  done_ = s.done;
   for (size_t n = 0; n < result_.dnns.size(); ++n) {
     result_.dnns[n].release = s.release[n];
     result_.dnns[n].end = s.end[n];

@@ -83,8 +83,8 @@ class Simulator {
   };
   // Step-wise runs, for a search that decides the schedule while the
   // simulation goes: in `partial`, assignments not decided yet are -1.
-  // beginSteps() starts a run; advanceToDecision() simulates (the same events
-  // and arithmetic as run(), without bounding or spans) until every DNN has
+  // beginSteps() starts a run; advanceToDecision() simulates (run()'s own
+  // event loop, without bounding or spans) until every DNN has
   // ended (returns -1), or until some DNN's next needed assignment is
   // undecided (returns that DNN; the group is neededGroup(n)): a blocked DNN
   // needs its first group, any other its current and following group. A
@@ -103,13 +103,14 @@ class Simulator {
   int neededGroup(const Schedule& partial, int n) const;  // -1 if none is undecided
   void saveSteps(StepState& s) const;
   void restoreSteps(const StepState& s);
-  double stepTime() const { return stepT_; }
+  double stepTime() const { return t_; }
   const DnnState& dnnState(int n) const { return st_[static_cast<size_t>(n)]; }
   const SimResult& partialResult() const { return result_; }
 
  private:
   // The steps of run(), one per section of the event loop.
   void reset();
+  bool step(const Schedule& sched, const SimOptions& opt, bool bounding);  // one iteration; false when over
   void startGroup(const Schedule& sched, int n, double t);
   void startReadyGroups(const Schedule& sched, double t);
   void computeSuffixes(const Schedule& sched);
@@ -123,13 +124,13 @@ class Simulator {
   const Problem& p_;
   SimResult result_;
   std::vector<DnnState> st_;
-  double stepT_ = 0;
-  int stepDone_ = 0;
+  double t_ = 0;   // simulated time of the run in progress
+  int done_ = 0;   // DNNs that have ended
   std::vector<int> running_;  // per accelerator: DNN index or -1
   std::vector<int> offset_;   // first global group index of each DNN
   size_t numGroups_ = 0;
-  std::vector<double> pairSlow_;
-  std::vector<std::vector<double>> suffix_;  // standalone time from group i's start to the DNN's end  // [group][acc][other group] -> slowdown (2 accelerators)
+  std::vector<double> pairSlow_;  // [group][acc][other group] -> slowdown (2 accelerators)
+  std::vector<std::vector<double>> suffix_;  // standalone time from group i's start to the DNN's end
 };
 
 SimResult simulate(const Problem& problem, const Schedule& schedule, const SimOptions& options = {});
