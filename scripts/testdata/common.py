@@ -600,10 +600,13 @@ def check_zoo_json(z, zoo_dir):
     assert z["schema_version"] == 1 and name_re.match(z["name"])
     assert z["processors"]
     for p in z["processors"]:
-        assert set(p) <= {"name", "kind", "profile"} and name_re.match(p["name"])
+        assert set(p) <= {"name", "kind", "cores", "profile"} and name_re.match(p["name"])
         assert p["kind"] in ("cpu", "gpu", "npu", "dla", "dsp")
-        assert set(p["profile"]) <= {"source", "file", "threads", "policy"}
+        cores = p.get("cores", [0])
+        assert cores and len(set(cores)) == len(cores) and all(isinstance(c, int) and 0 <= c <= 4095 for c in cores)
+        assert set(p["profile"]) <= {"source", "file", "threads", "policy", "gemm"}
         assert p["profile"]["source"] in ("host", "ort-json", "trtexec", "openvino-csv", "csv")
+        assert p["profile"].get("gemm", "onednn") in ("onednn", "blis")
     assert z["tasks"]
     for t in z["tasks"]:
         assert set(t) <= {"name", "description", "variants", "dataset"} and name_re.match(t["name"])
