@@ -48,23 +48,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from testdata import realistic
-from testdata.common import (CALIB_SAMPLES, IR_VERSION_MAX, IR_VERSIONS, OPSET,
-                             FakeQuantInputs, _lstsq_refit, apply_masks, check_zoo_json, export_onnx,
+from testdata.common import (CALIB_SAMPLES, IR_VERSION_MAX, IR_VERSIONS, OPSET, PROCESSORS,
+                             BasicBlock, FakeQuantInputs, _lstsq_refit, apply_masks, check_zoo_json, export_onnx,
                              global_magnitude_masks, load_task_data, log, metadata_for, node_signature, onnx_weight_sparsity,
                              ort_available, ort_eval, prunable_modules, quantize_activations_qdq,
                              quantize_weights_qdq, run_onnx_numpy, setup_determinism, top1, torch_logits, train,
                              with_weights, write_json)
-
-PROCESSORS = [
-    # Two processors on the two cores of a 2-core host, distinct in engine:
-    # dense kernels with oneDNN's GEMM on core 0 ("cpu"), sparse kernels
-    # wherever they apply with BLIS on core 1 ("npu"). Each is measured, and
-    # served, pinned to its own core, so the two really run at the same time
-    # and share the caches and memory bandwidth, as an SoC's processors share DRAM.
-    {"name": "cpu", "kind": "cpu", "cores": [0], "profile": {"source": "host", "policy": "default", "gemm": "onednn", "threads": 1}},
-    {"name": "npu", "kind": "npu", "cores": [1], "profile": {"source": "host", "policy": "sparse", "gemm": "blis", "threads": 1}},
-]
-
 
 # --------------------------------------------------------------------------
 # models
@@ -81,33 +70,6 @@ class Stem(nn.Module):
         return self.relu(self.bn(self.conv(x)))
 
 
-class ResBlock(nn.Module):
-    """conv1(3x3, cin->inner, stride) BN ReLU, conv2(3x3, inner->cout) BN, + skip, ReLU.
-
-    The skip is the identity, or a 1x1 conv + BN projection when the shape
-    changes. Structured pruning changes only `inner`."""
-
-    def __init__(self, cin, inner, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, inner, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(inner)
-        self.relu1 = nn.ReLU()
-        self.conv2 = nn.Conv2d(inner, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        if stride != 1 or cin != cout:
-            self.proj_conv = nn.Conv2d(cin, cout, 1, stride, 0, bias=False)
-            self.proj_bn = nn.BatchNorm2d(cout)
-        else:
-            self.proj_conv = None
-        self.relu2 = nn.ReLU()
-
-    def forward(self, x):
-        h = self.relu1(self.bn1(self.conv1(x)))
-        h = self.bn2(self.conv2(h))
-        s = x if self.proj_conv is None else self.proj_bn(self.proj_conv(x))
-        return self.relu2(h + s)
-
-
 class DigitsCNN(nn.Module):
     def __init__(self, stem=16, widths=(16, 32, 32), inner=None, classes=10):
         super().__init__()
@@ -117,7 +79,7 @@ class DigitsCNN(nn.Module):
         cin = stem
         for i, (w, e) in enumerate(zip(widths, inner)):
             stride = 2 if (i > 0 and w != cin) else 1
-            setattr(self, f"block{i + 1}", ResBlock(cin, e, w, stride))
+            setattr(self, f"block{i + 1}", BasicBlock(cin, e, w, stride))
             cin = w
         self.nblocks = len(widths)
         self.pool = nn.AdaptiveAvgPool2d(1)

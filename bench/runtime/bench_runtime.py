@@ -11,7 +11,6 @@ time of the heaviest nodes. For pruned models: sparse vs the best dense kernel o
 every pruned convolution. Prints Markdown tables and writes results.json beside them.
 """
 import argparse
-import glob
 import json
 import os
 import statistics
@@ -224,16 +223,22 @@ def main():
             label = f'{m} {res}'
         print(f'bench {label} ...', file=sys.stderr, flush=True)
         bench_model(a, label, path, rows)
-    os.makedirs(a.out_dir, exist_ok=True)
     text = tables(rows, a.threads)
     text += (f'\nMeasured on this host in {time.time() - t0:.0f} s; warm = median over {a.warm_rounds} alternating rounds '
              f'of the median of {a.repeat} runs, cold = median of {a.cold_runs} fresh processes.\n')
-    for name, content in [('results.json', json.dumps({'rows': rows}, indent=1, sort_keys=True) + '\n'), ('table.md', text)]:
-        tmp = os.path.join(a.out_dir, f'.{name}.tmp')
+    write_outputs(a.out_dir, {'rows': rows}, text)
+    print(text)
+
+
+def write_outputs(out_dir, doc, table):
+    """results.json (`doc`) and table.md into out_dir, each through a temporary
+    file renamed into place, so an interrupted run leaves no half-written file."""
+    os.makedirs(out_dir, exist_ok=True)
+    for name, content in [('results.json', json.dumps(doc, indent=1, sort_keys=True) + '\n'), ('table.md', table)]:
+        tmp = os.path.join(out_dir, f'.{name}.tmp')
         with open(tmp, 'w') as f:
             f.write(content)
-        os.replace(tmp, os.path.join(a.out_dir, name))
-    print(text)
+        os.replace(tmp, os.path.join(out_dir, name))
 
 
 if __name__ == '__main__':

@@ -14,7 +14,6 @@ from its profiler, both summed by operator type. Geometric means over the family
 Writes table.md and results.json into --out-dir and prints the table.
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -28,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'tests', 'ort_models'))
 import check_ort  # noqa: E402
 import models  # noqa: E402
+from bench_runtime import write_outputs  # noqa: E402
 
 
 def pinned(cpus, cmd):
@@ -230,13 +230,7 @@ def main():
              f'runs; ratio = median of the per-round ratios; min ratio = our fastest run over ORT\'s fastest. '
              f'Load average at the start: {", ".join(f"{x:.2f}" for x in load0)}, at the end: '
              f'{", ".join(f"{x:.2f}" for x in load) if load else "unknown"}.\n')
-    os.makedirs(a.out_dir, exist_ok=True)
-    doc = {'rows': rows, 'summary': summary, 'meta': meta}
-    for name, content in [('results.json', json.dumps(doc, indent=1, sort_keys=True) + '\n'), ('table.md', text)]:
-        tmp = os.path.join(a.out_dir, f'.{name}.tmp')
-        with open(tmp, 'w') as f:
-            f.write(content)
-        os.replace(tmp, os.path.join(a.out_dir, name))
+    write_outputs(a.out_dir, {'rows': rows, 'summary': summary, 'meta': meta}, text)
     print(text)
 
 

@@ -78,6 +78,43 @@ def load_task_data(name):
 # --------------------------------------------------------------------------
 # models
 
+PROCESSORS = [
+    # Two processors on the two cores of a 2-core host, distinct in engine:
+    # dense kernels with oneDNN's GEMM on core 0 ("cpu"), sparse kernels
+    # wherever they apply with BLIS on core 1 ("npu"). Each is measured, and
+    # served, pinned to its own core, so the two really run at the same time
+    # and share the caches and memory bandwidth, as an SoC's processors share DRAM.
+    {"name": "cpu", "kind": "cpu", "cores": [0], "profile": {"source": "host", "policy": "default", "gemm": "onednn", "threads": 1}},
+    {"name": "npu", "kind": "npu", "cores": [1], "profile": {"source": "host", "policy": "sparse", "gemm": "blis", "threads": 1}},
+]
+
+
+class BasicBlock(nn.Module):
+    """conv1(3x3, cin->inner, stride) BN ReLU, conv2(3x3, inner->cout) BN, + skip, ReLU.
+
+    The skip is the identity, or a 1x1 conv + BN projection when the shape
+    changes. Structured pruning changes only `inner`."""
+
+    def __init__(self, cin, inner, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, inner, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(inner)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(inner, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        if stride != 1 or cin != cout:
+            self.proj_conv = nn.Conv2d(cin, cout, 1, stride, 0, bias=False)
+            self.proj_bn = nn.BatchNorm2d(cout)
+        else:
+            self.proj_conv = None
+        self.relu2 = nn.ReLU()
+
+    def forward(self, x):
+        h = self.relu1(self.bn1(self.conv1(x)))
+        h = self.bn2(self.conv2(h))
+        s = x if self.proj_conv is None else self.proj_bn(self.proj_conv(x))
+        return self.relu2(h + s)
+
 
 def prunable_modules(model):
     """(name, module) of every Conv/Gemm, in module order."""
@@ -145,18 +182,8 @@ def global_magnitude_masks(model, fraction):
     """One global threshold over all Conv/Gemm weights: the `fraction` of
     weights with the smallest |w| (ties broken by position) are masked."""
     mods = prunable_modules(model)
-    flat = np.concatenate([m.weight.detach().numpy().ravel() for _, m in mods])
-    k = int(round(fraction * flat.size))
-    order = np.argsort(np.abs(flat), kind="stable")
-    keep = np.ones(flat.size, dtype=bool)
-    keep[order[:k]] = False
-    masks, off = {}, 0
-    for name, m in mods:
-        n = m.weight.numel()
-        masks[name] = torch.from_numpy(keep[off:off + n].reshape(tuple(m.weight.shape)).astype(np.float32))
-        off += n
-    threshold = float(np.abs(flat[order[k - 1]])) if k > 0 else 0.0
-    return masks, threshold
+    return _masks_below_global_threshold(
+        mods, np.abs(np.concatenate([m.weight.detach().numpy().ravel() for _, m in mods])), fraction)
 
 
 def global_lamp_masks(model, fraction):
@@ -176,17 +203,23 @@ def global_lamp_masks(model, fraction):
         s = np.empty_like(w2)
         s[order] = w2[order] / np.maximum(suffix, np.finfo(np.float64).tiny)
         scores.append(s)
-    flat = np.concatenate(scores)
-    k = int(round(fraction * flat.size))
-    order = np.argsort(flat, kind="stable")
-    keep = np.ones(flat.size, dtype=bool)
+    return _masks_below_global_threshold(mods, np.concatenate(scores), fraction)
+
+
+def _masks_below_global_threshold(mods, scores, fraction):
+    """Masks over the weights of `mods` (concatenated in order, one score per
+    weight in `scores`) that drop the `fraction` with the lowest scores, ties
+    broken by position. Returns (masks, the highest score dropped)."""
+    k = int(round(fraction * scores.size))
+    order = np.argsort(scores, kind="stable")
+    keep = np.ones(scores.size, dtype=bool)
     keep[order[:k]] = False
     masks, off = {}, 0
     for name, m in mods:
         n = m.weight.numel()
         masks[name] = torch.from_numpy(keep[off:off + n].reshape(tuple(m.weight.shape)).astype(np.float32))
         off += n
-    threshold = float(flat[order[k - 1]]) if k > 0 else 0.0
+    threshold = float(scores[order[k - 1]]) if k > 0 else 0.0
     return masks, threshold
 
 
@@ -567,10 +600,13 @@ def check_zoo_json(z, zoo_dir):
     assert z["schema_version"] == 1 and name_re.match(z["name"])
     assert z["processors"]
     for p in z["processors"]:
-        assert set(p) <= {"name", "kind", "profile"} and name_re.match(p["name"])
+        assert set(p) <= {"name", "kind", "cores", "profile"} and name_re.match(p["name"])
         assert p["kind"] in ("cpu", "gpu", "npu", "dla", "dsp")
-        assert set(p["profile"]) <= {"source", "file", "threads", "policy"}
+        cores = p.get("cores", [0])
+        assert cores and len(set(cores)) == len(cores) and all(isinstance(c, int) and 0 <= c <= 4095 for c in cores)
+        assert set(p["profile"]) <= {"source", "file", "threads", "policy", "gemm"}
         assert p["profile"]["source"] in ("host", "ort-json", "trtexec", "openvino-csv", "csv")
+        assert p["profile"].get("gemm", "onednn") in ("onednn", "blis")
     assert z["tasks"]
     for t in z["tasks"]:
         assert set(t) <= {"name", "description", "variants", "dataset"} and name_re.match(t["name"])

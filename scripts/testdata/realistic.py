@@ -31,7 +31,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from testdata.common import (CALIB_SAMPLES, IR_VERSIONS, _lstsq_refit, apply_masks, export_onnx,
+from testdata.common import (CALIB_SAMPLES, IR_VERSIONS, PROCESSORS, BasicBlock, _lstsq_refit, apply_masks, export_onnx,
                              global_lamp_masks, load_task_data, log, metadata_for, node_signature,
                              onnx_weight_sparsity, ort_eval, prunable_modules, quantize_weights_qdq,
                              run_onnx_numpy, setup_determinism, top1, torch_logits, train, with_weights)
@@ -41,15 +41,6 @@ DESCRIPTION = ("Realistic-scale zoo: sklearn digits classified by a ResNet-20 st
                "CNN (80x80) and a small vision transformer (48x48), each resized in the model from 8x8; "
                "dense, global unstructured LAMP pruning (50/75/90%), structured pruning of "
                "block-internal channels/units (25/50%) and INT8 QDQ variants.")
-
-PROCESSORS = [
-    # The bundled zoos' two processors (scripts/make_testdata.py): dense kernels
-    # with oneDNN's GEMM on core 0 ("cpu"), sparse kernels wherever they apply
-    # with BLIS on core 1 ("npu", a stand-in for a sparsity-exploiting
-    # accelerator), one thread each, measured and served pinned to their cores.
-    {"name": "cpu", "kind": "cpu", "cores": [0], "profile": {"source": "host", "policy": "default", "gemm": "onednn", "threads": 1}},
-    {"name": "npu", "kind": "npu", "cores": [1], "profile": {"source": "host", "policy": "sparse", "gemm": "blis", "threads": 1}},
-]
 
 STRUCT_RIDGE = 1e-3
 REFIT_SAMPLES = 256      # training samples whose activations drive structured pruning
@@ -79,31 +70,6 @@ class Upsample(nn.Module):
 
     def forward(self, x):
         return torch.matmul(torch.matmul(self.rows, x), self.cols)
-
-
-class BasicBlock(nn.Module):
-    """conv1 3x3 (cin->inner, stride) BN ReLU, conv2 3x3 (inner->cout) BN, + skip
-    (identity or 1x1 conv + BN projection), ReLU. Structured pruning changes inner."""
-
-    def __init__(self, cin, inner, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, inner, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(inner)
-        self.relu1 = nn.ReLU()
-        self.conv2 = nn.Conv2d(inner, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        if stride != 1 or cin != cout:
-            self.proj_conv = nn.Conv2d(cin, cout, 1, stride, 0, bias=False)
-            self.proj_bn = nn.BatchNorm2d(cout)
-        else:
-            self.proj_conv = None
-        self.relu2 = nn.ReLU()
-
-    def forward(self, x):
-        h = self.relu1(self.bn1(self.conv1(x)))
-        h = self.bn2(self.conv2(h))
-        s = x if self.proj_conv is None else self.proj_bn(self.proj_conv(x))
-        return self.relu2(h + s)
 
 
 class ResNet(nn.Module):

@@ -6,47 +6,16 @@
 //    exactly (bit for bit) that variant's outputs.
 // Relative difference = max |a - b| / max(max |b|, 1e-12) over an output.
 //   node tests/stitch/ort_equivalence.js STITCH_DIR [--samples N] [--tol T]
-const fs = require('fs');
 const path = require('path');
 const {readNpy} = require('../ort/npy.js');
+const {setup, relDiff} = require('../ort/output_dir_check.js');
 
-function die(msg) {
-  process.stderr.write(`ort_equivalence: ${msg}\n`);
-  process.exit(2);
-}
-
-const args = process.argv.slice(2);
-if (args.length < 1) die('usage: ort_equivalence.js STITCH_DIR [--samples N] [--tol T]');
-const dir = args[0];
-let samples = 4, tol = 1e-5;
-for (let i = 1; i < args.length; i++) {
-  if (args[i] === '--samples') samples = Number(args[++i]);
-  else if (args[i] === '--tol') tol = Number(args[++i]);
-  else die(`unknown option ${args[i]}`);
-}
-
-let ort;
-try { ort = require(path.join(__dirname, '..', 'ort', 'node_modules', 'onnxruntime-node')); }
-catch (e) { die(`cannot load onnxruntime-node (run scripts/bootstrap.sh): ${e.message.split('\n')[0]}`); }
-
-const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'stitch.json'), 'utf8'));
-const zooPath = path.resolve(dir, manifest.zoo.path);
-const zoo = JSON.parse(fs.readFileSync(zooPath, 'utf8'));
-const zooDir = path.dirname(zooPath);
-const options = {intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled'};
+const {die, dir, samples, tol, ort, manifest, zoo, zooDir, options} =
+    setup({tool: 'ort_equivalence', dirName: 'STITCH_DIR', manifestName: 'stitch.json', samples: 4});
 const sessions = new Map();
 async function session(file) {
   if (!sessions.has(file)) sessions.set(file, await ort.InferenceSession.create(file, options));
   return sessions.get(file);
-}
-
-function relDiff(a, b) {
-  let num = 0, den = 1e-12;
-  for (let i = 0; i < a.length; i++) {
-    num = Math.max(num, Math.abs(a[i] - b[i]));
-    den = Math.max(den, Math.abs(b[i]));
-  }
-  return num / den;
 }
 
 function bitEqual(a, b) {
@@ -107,7 +76,7 @@ async function main() {
         const want = await runChain(subFiles, first.name, x, first.shape);
         const outName = stitched.outputNames[0];
         const wantOut = Object.values(want)[0].data;
-        const d = relDiff(got[outName].data, wantOut);
+        const d = relDiff(got[outName].data, wantOut, 1e-12);
         worst = Math.max(worst, d);
         if (!(d <= tol)) failures.push(`${task.name}/${m.id}: stitched vs subgraphs rel diff ${d}`);
         if (uniform) {
