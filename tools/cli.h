@@ -65,8 +65,6 @@ inline CLI::Validator threadCount() {
       fmt::format("INT in [1, {}]", maxThreads()));
 }
 
-// Parses the command line. --help prints the help and gives 0; any option error
-// prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
 // "a,b,c" -> {a, b, c}; "" -> {} (empty items dropped).
 inline std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;
@@ -80,6 +78,8 @@ inline std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
+// Parses the command line. --help prints the help and gives 0; any option error
+// prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv, std::string_view tool) {
   try {
     app.parse(argc, argv);
