@@ -28,6 +28,11 @@ Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
   return plan;
 }
 
+runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p) {
+  return {p.name, p.cores, p.policy.empty() ? "default" : p.policy,
+          p.gemm == "blis" ? runtime::GemmLibrary::Blis : runtime::GemmLibrary::OneDnn, std::max(1, p.threads)};
+}
+
 std::optional<zoo::Zoo> bundleZoo(const fs::path& b, const BundleManifest& manifest, std::vector<std::string>& notes) {
   std::optional<zoo::Zoo> zoo;
   for (const auto& in : manifest.inputs) {

@@ -1,6 +1,6 @@
 // What plan-run reads from a bundle besides the subgraphs: the plan (plan.pb,
-// checked against plan.json), the zoo it was made from (for datasets) and a
-// task's dataset samples.
+// checked against plan.json), its processors as the runtime runs them, the zoo
+// it was made from (for datasets) and a task's dataset samples.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -9,6 +9,7 @@
 
 #include "libplan/artifacts/bundle_manifest.h"
 #include "libplan/plan/plan.h"
+#include "libplan/runtime/serve/processor.h"
 #include "libplan/runtime/session.h"
 #include "libplan/zoo/zoo.h"
 
@@ -16,6 +17,11 @@ namespace zp::drivers {
 
 // plan.pb, equal to plan.json beside it, with a stitch section.
 Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
+
+// A plan processor as the runtime runs it, for plan-run's check runs and its
+// serving alike: cores, kernel policy ("default" when the plan names none), GEMM
+// library (oneDNN unless "blis") and threads (at least 1).
+runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p);
 
 // The zoo (for datasets), through the stitch directory the bundle was made
 // from; nothing (and a note) when it cannot be read.

@@ -172,12 +172,10 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   if (sha256Hex(bytes) != g->hash)
     return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
                      g->hash.substr(0, 16));
-  const std::string policy = proc->second->policy.empty() ? "default" : proc->second->policy;
-  runtime::SessionOptions so;
-  so.threads = std::max(1, proc->second->threads);
-  so.kernels.policy = policy;
+  const auto config = processorConfig(*proc->second);
+  runtime::SessionOptions so = runtime::serve::sessionOptions(config);
   ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
-  const std::string cacheRel = artifacts::cacheFileName(g->hash, policy);
+  const std::string cacheRel = artifacts::cacheFileName(g->hash, config.policy);
   if (fs::exists(b / cacheRel)) {
     so.cache = b / cacheRel;
     auto sha = ctx.artifactSha.find(cacheRel);

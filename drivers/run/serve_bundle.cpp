@@ -39,16 +39,12 @@ struct Context {
   std::vector<std::string> notes;
 };
 
-runtime::GemmLibrary gemmOf(const plan::PlanProcessor& p) {
-  return p.gemm == "blis" ? runtime::GemmLibrary::Blis : runtime::GemmLibrary::OneDnn;
-}
-
 Status readProcessors(Context& c) {
   for (const auto& p : c.st->processors) {
     if (p.cores.empty())
       return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to be served)",
                        (c.params.bundle / "plan.pb").string(), p.name);
-    ProcessorConfig pc{p.name, p.cores, p.policy.empty() ? "default" : p.policy, gemmOf(p), std::max(1, p.threads)};
+    ProcessorConfig pc = processorConfig(p);
     ZP_TRY(checkProcessor(pc));
     c.processors.push_back(std::move(pc));
   }
@@ -255,8 +251,7 @@ struct SystemOutcome {
   sim::ServeSimResult predicted;
 };
 
-Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys) {
-  ZP_ASSIGN_OR_RETURN(SystemRun r, buildRun(c, sys));
+Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, SystemRun& r) {
   ZP_TRY(measureLoads(c, r));
   std::vector<sim::ServeSimArrival> arrivals;
   for (const auto& a : r.trace.arrivals) arrivals.push_back({a.timeMs, a.task});
@@ -336,10 +331,14 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     if (std::none_of(systems.begin(), systems.end(), [&](const auto* s) { return s->name == name; }))
       return makeError("--systems {}: the plan carries no such system", name);
   // Every system's setup is built (caches checked) before anything is served.
-  for (const auto* s : systems) ZP_TRY(buildRun(c, *s));
-  std::vector<SystemOutcome> outcomes;
+  std::vector<SystemRun> runs;
   for (const auto* s : systems) {
-    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *s));
+    ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
+    runs.push_back(std::move(r));
+  }
+  std::vector<SystemOutcome> outcomes;
+  for (size_t i = 0; i < systems.size(); ++i) {
+    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i]));
     outcomes.push_back(std::move(o));
   }
   ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes), c.notes};

@@ -45,7 +45,9 @@ Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const Pr
     if (it == out.end()) return makeError("--processor: the zoo has no processor '{}'", o.processor);
     it->host = true;
     it->import.reset();
-    it->config = measure::HostConfig{o.policy, o.threads};
+    // The override names the policy and threads; the zoo's cores and GEMM library stay.
+    it->config.policy = o.policy;
+    it->config.threads = o.threads;
   }
   for (const auto& imp : params.imports) {
     auto it = std::find_if(out.begin(), out.end(), [&](const Processor& p) { return p.name == imp.processor; });

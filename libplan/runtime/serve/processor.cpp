@@ -36,14 +36,21 @@ SessionOptions sessionOptions(const ProcessorConfig& processor) {
   return o;
 }
 
-std::vector<int> availableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
+namespace {
+// The CPU ids in `set`, ascending.
+std::vector<int> coresIn(const cpu_set_t& set) {
   std::vector<int> cores;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cores;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cores.push_back(c);
   return cores;
+}
+}  // namespace
+
+std::vector<int> availableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
+  return coresIn(set);
 }
 
 Status checkCores(const std::string& who, const std::vector<int>& cores) {
@@ -77,11 +84,8 @@ Status setAffinity(const std::string& who, const std::vector<int>& cores) {
 std::vector<int> threadCores() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  std::vector<int> cores;
-  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return cores;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cores.push_back(c);
-  return cores;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return {};
+  return coresIn(set);
 }
 }  // namespace
 

@@ -1,7 +1,8 @@
 // A discrete-event simulator of concurrent tasks issuing queries to the
 // processors of an SoC (SparseLoom §5.1 evaluation). Each processor runs one
 // subgraph at a time, without preemption, serving ready work first-come
-// first-served (ties: the task that arrived first). Each task runs its queries
+// first-served (ties: the task that arrived first): the queueing of
+// processor_queues.h, shared with the open-loop serving predictor. Each task runs its queries
 // back to back at batch 1 (closed loop): a query's positions run in order,
 // possibly on different processors (partitioned variants pipeline across
 // tasks), with a transfer before a position that changes processor.
