@@ -181,7 +181,9 @@ std::vector<Knobs> ablationKnobs() {
 std::string knobsName(const Knobs& k) {
   std::string n;
   auto add = [&](bool on, const char* letter) {
-    if (on) n += (n.empty() ? "" : "+") + std::string(letter);
+    if (!on) return;
+    if (!n.empty()) n += '+';
+    n += letter;
   };
   add(k.kernelSelection, "K");
   add(k.caching, "C");
