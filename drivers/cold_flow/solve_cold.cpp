@@ -78,8 +78,10 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
   ZP_ASSIGN_OR_RETURN(std::string modelBytes, readFile(o.model));
   const std::string label = o.profileModel.empty() ? o.model.stem().string() : o.profileModel;
   profile::ColdProfile profile;
+  std::string profileBytes;  // hashed into the header: the bytes that were parsed
   if (!o.coldProfile.empty()) {
-    ZP_ASSIGN_OR_RETURN(profile, artifacts::readColdProfileCsv(o.coldProfile));
+    ZP_ASSIGN_OR_RETURN(profileBytes, readFile(o.coldProfile));
+    ZP_ASSIGN_OR_RETURN(profile, artifacts::parseColdProfileCsv(profileBytes, o.coldProfile.string()));
   } else {
     ZP_ASSIGN_OR_RETURN(profile, measureProfile(o, label));
   }
@@ -96,10 +98,7 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
   p.header.tool = o.tool;
   p.header.version = o.version;
   p.header.inputs[o.model.string()] = sha256Hex(modelBytes);
-  if (!o.coldProfile.empty()) {
-    ZP_ASSIGN_OR_RETURN(std::string profileBytes, readFile(o.coldProfile));
-    p.header.inputs[o.coldProfile.string()] = sha256Hex(profileBytes);
-  }
+  if (!o.coldProfile.empty()) p.header.inputs[o.coldProfile.string()] = sha256Hex(profileBytes);
   p.cold.push_back(*cold);
   ZP_TRY(makeParentDir(o.output));
   ZP_TRY(artifacts::writePlan(p, o.output));

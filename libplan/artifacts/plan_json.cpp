@@ -50,6 +50,15 @@ struct Reader {
     if (!v->is_array()) return makeError("{}: {}.{}: expected an array", label, path, key);
     return v;
   }
+  Expected<std::vector<std::string>> strs(const Json& obj, const std::string& path, const char* key) const {
+    ZP_ASSIGN_OR_RETURN(const Json* a, arr(obj, path, key));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < a->size(); ++i) {
+      if (!(*a)[i].is_string()) return makeError("{}: {}.{}[{}]: expected a string", label, path, key, i);
+      out.push_back((*a)[i].get<std::string>());
+    }
+    return out;
+  }
 };
 
 Json resultJson(const ScheduleResult& r) {
@@ -120,11 +129,7 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
   ZP_ASSIGN_OR_RETURN(o.costSource, rd.str(j, path, "costSource"));
   if (o.costSource != "predicted" && o.costSource != "measured")
     return makeError("{}: {}.costSource: must be 'predicted' or 'measured'", label, path);
-  ZP_ASSIGN_OR_RETURN(const Json* procs, rd.arr(j, path, "processors"));
-  for (size_t i = 0; i < procs->size(); ++i) {
-    if (!(*procs)[i].is_string()) return makeError("{}: {}.processors[{}]: expected a string", label, path, i);
-    o.processors.push_back((*procs)[i].get<std::string>());
-  }
+  ZP_ASSIGN_OR_RETURN(o.processors, rd.strs(j, path, "processors"));
   ZP_ASSIGN_OR_RETURN(o.latencyMs, rd.num(j, path, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(o.solver, solverFromJson(rd, j, path));
   ZP_ASSIGN_OR_RETURN(const Json* ns, rd.arr(j, path, "nodes"));
@@ -180,12 +185,7 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
   ZP_ASSIGN_OR_RETURN(c.objective, rd.str(j, path, "objective"));
   if (c.objective != "latency" && c.objective != "throughput")
     return makeError("{}: {}.objective: must be 'latency' or 'throughput'", label, path);
-  ZP_ASSIGN_OR_RETURN(const Json* accs, rd.arr(j, path, "accelerators"));
-  for (size_t i = 0; i < accs->size(); ++i) {
-    if (!(*accs)[i].is_string())
-      return makeError("{}: {}.accelerators[{}]: expected a string", label, path, i);
-    c.accelerators.push_back((*accs)[i].get<std::string>());
-  }
+  ZP_ASSIGN_OR_RETURN(c.accelerators, rd.strs(j, path, "accelerators"));
   ZP_ASSIGN_OR_RETURN(c.source, rd.str(j, path, "source"));
   ZP_ASSIGN_OR_RETURN(c.objectiveValue, rd.num(j, path, "objectiveValue"));
   ZP_ASSIGN_OR_RETURN(c.latencyMs, rd.num(j, path, "latencyMs"));

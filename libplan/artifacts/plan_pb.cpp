@@ -145,6 +145,10 @@ void put(const ScheduleResult& b, planpb::ScheduleResult* bm) {
   bm->set_transitions(b.transitions);
 }
 
+ScheduleResult get(const planpb::ScheduleResult& b) {
+  return ScheduleResult{b.name(), b.latency_ms(), b.throughput(), b.transitions()};
+}
+
 void put(const OpPlacement& o, planpb::OpPlacement* m) {
   m->set_model(o.model);
   m->set_cost_source(o.costSource);
@@ -169,8 +173,7 @@ OpPlacement get(const planpb::OpPlacement& m) {
   o.latencyMs = m.latency_ms();
   o.solver = get(m.solver());
   for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
-  for (const auto& b : m.baselines())
-    o.baselines.push_back(ScheduleResult{b.name(), b.latency_ms(), b.throughput(), b.transitions()});
+  for (const auto& b : m.baselines()) o.baselines.push_back(get(b));
   return o;
 }
 
@@ -182,19 +185,7 @@ void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
   m->set_objective_value(c.objectiveValue);
   m->set_latency_ms(c.latencyMs);
   m->set_throughput(c.throughput);
-  auto* s = m->mutable_solver();
-  s->set_solver(c.solver.solver);
-  s->set_status(c.solver.status);
-  s->set_search_space(c.solver.searchSpace);
-  s->set_max_transitions_per_dnn(c.solver.maxTransitionsPerDnn);
-  s->set_objective(c.solver.objective);
-  s->set_bound(c.solver.bound);
-  s->set_gap(c.solver.gap);
-  s->set_time_limit_s(c.solver.timeLimitS);
-  s->set_seed(c.solver.seed);
-  s->set_nodes(c.solver.nodes);
-  s->set_simulations(c.solver.simulations);
-  s->set_cross_check(c.solver.crossCheck);
+  put(c.solver, m->mutable_solver());
   for (const auto& d : c.dnns) {
     auto* dm = m->add_dnns();
     dm->set_name(d.name);
@@ -217,13 +208,7 @@ void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
       tm->set_end_ms(t.endMs);
     }
   }
-  for (const auto& b : c.baselines) {
-    auto* bm = m->add_baselines();
-    bm->set_name(b.name);
-    bm->set_latency_ms(b.latencyMs);
-    bm->set_throughput(b.throughput);
-    bm->set_transitions(b.transitions);
-  }
+  for (const auto& b : c.baselines) put(b, m->add_baselines());
 }
 
 StitchPlan get(const planpb::StitchPlan& m) {
@@ -291,10 +276,7 @@ ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
   c.objectiveValue = m.objective_value();
   c.latencyMs = m.latency_ms();
   c.throughput = m.throughput();
-  const auto& s = m.solver();
-  c.solver = SolverReport{s.solver(), s.status(), s.search_space(), s.max_transitions_per_dnn(),
-                          s.objective(), s.bound(), s.gap(), s.time_limit_s(), s.seed(), s.nodes(),
-                          s.simulations(), s.cross_check()};
+  c.solver = get(m.solver());
   for (const auto& dm : m.dnns()) {
     ConcurrentDnn d;
     d.name = dm.name();
@@ -306,8 +288,7 @@ ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
       d.transitions.push_back(ConcurrentTransition{t.after_group(), t.from(), t.to(), t.start_ms(), t.end_ms()});
     c.dnns.push_back(std::move(d));
   }
-  for (const auto& b : m.baselines())
-    c.baselines.push_back(ScheduleResult{b.name(), b.latency_ms(), b.throughput(), b.transitions()});
+  for (const auto& b : m.baselines()) c.baselines.push_back(get(b));
   return c;
 }
 

@@ -20,7 +20,8 @@ std::vector<const profile::ColdNodeCost*> usableRows(const std::vector<const pro
 
 Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::string& model, const std::string& gemm,
                                int cores, const Knobs& knobs, bool allowGemm) {
-  Problem p{model, gemm, std::max(1, cores)};
+  Problem p;
+  p.model = model, p.gemm = gemm, p.cores = std::max(1, cores);
   auto m = std::find_if(profile.models.begin(), profile.models.end(), [&](const auto& c) { return c.model == model; });
   if (m == profile.models.end()) return makeError("cold profile: no model '{}'", model);
   p.setupMs = m->setupMs;
@@ -34,7 +35,8 @@ Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::s
     if (n.model == model) bySteps[n.step].push_back(&n);
   const double bytesPerMs = profile.storageMBps * 1e3;
   for (const auto& [step, rows] : bySteps) {
-    Step s{rows.front()->node};
+    Step s;
+    s.node = rows.front()->node;
     auto usable = usableRows(rows, gemm, allowGemm);
     if (usable.empty())
       return makeError("cold profile: model '{}' node '{}' has no kernel without GEMM library '{}'", model, s.node, gemm);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 
 namespace zp::coldstart {
 
@@ -33,7 +34,8 @@ std::vector<std::string> libraries(const profile::ColdProfile& p, bool kernelSel
 
 std::optional<Solved> solveOne(Problem p, const Knobs& k, const ColdStartParams& params) {
   dropDominated(p);
-  Solved s{std::move(p)};
+  Solved s;
+  s.problem = std::move(p);
   if (!k.pipelining) {
     auto r = solveSerial(s.problem);
     s.choice = r.choice, s.optimal = true, s.states = r.states;
@@ -58,10 +60,14 @@ Expected<Solved> solveKnobs(const profile::ColdProfile& profile, const std::stri
   std::optional<Solved> best;
   std::optional<Error> firstError;
   bool allOptimal = true;  // the best of several solves is proven only when each is
+  bool solvedWithoutGemm = false;
   for (const auto& g : libraries(profile, k.kernelSelection)) {
     for (bool allowGemm : {true, false}) {
       if (g.empty() && allowGemm) continue;
       if (!k.kernelSelection && !g.empty() && !allowGemm) continue;  // that would be choosing kernels
+      // Without GEMM kernels the problem is the same whatever the library: solved
+      // once (a later library's equal latency would not replace it anyway).
+      if (!allowGemm && std::exchange(solvedWithoutGemm, true)) continue;
       auto p = buildProblem(profile, model, g, cores, k, allowGemm);
       if (!p.ok()) {
         if (!firstError) firstError = p.error();
@@ -175,7 +181,9 @@ std::vector<Knobs> ablationKnobs() {
 std::string knobsName(const Knobs& k) {
   std::string n;
   auto add = [&](bool on, const char* letter) {
-    if (on) n += (n.empty() ? "" : "+") + std::string(letter);
+    if (!on) return;
+    if (!n.empty()) n += '+';
+    n += letter;
   };
   add(k.kernelSelection, "K");
   add(k.caching, "C");

@@ -59,7 +59,9 @@ void expand(const Problem& p, size_t i, const State& s, int parent, double gemmR
 }
 
 // Keeps the states no other state beats everywhere (the first of equal ones).
-std::vector<State> paretoFront(std::vector<State> all) {
+// Stops once the front holds more than `limit` states: the DP gives up then, and
+// finishing the quadratic filter would be thrown away.
+std::vector<State> paretoFront(std::vector<State> all, size_t limit) {
   std::stable_sort(all.begin(), all.end(), [](const State& a, const State& b) {
     return a.exec != b.exec ? a.exec < b.exec : a.disk < b.disk;
   });
@@ -68,16 +70,23 @@ std::vector<State> paretoFront(std::vector<State> all) {
     bool dominated = false;
     for (const auto& f : front)
       if (noLater(f, s)) { dominated = true; break; }
-    if (!dominated) front.push_back(std::move(s));
+    if (dominated) continue;
+    front.push_back(std::move(s));
+    if (front.size() > limit) break;
   }
   return front;
 }
 
+bool anyUsesGemm(const Problem& p) {
+  for (const auto& s : p.steps)
+    for (const auto& o : s.options)
+      if (o.usesGemm) return true;
+  return false;
+}
+
 // The DP with the GEMM library's start-up paid when any option may use it.
 std::optional<ExactResult> solvePaid(const Problem& p, const ExactParams& params) {
-  bool anyGemm = false;
-  for (const auto& s : p.steps)
-    for (const auto& o : s.options) anyGemm |= o.usesGemm;
+  const bool anyGemm = anyUsesGemm(p);
   State start;
   start.disk = start.exec = p.setupMs;
   start.others.assign(p.cores - 1, p.setupMs);
@@ -92,7 +101,7 @@ std::optional<ExactResult> solvePaid(const Problem& p, const ExactParams& params
   for (size_t i = 0; i < p.steps.size(); ++i) {
     std::vector<State> next;
     for (size_t j = 0; j < fronts.back().size(); ++j) expand(p, i, fronts.back()[j], static_cast<int>(j), gemmReady, next);
-    fronts.push_back(paretoFront(std::move(next)));
+    fronts.push_back(paretoFront(std::move(next), params.maxFrontStates));
     r.states += fronts.back().size();
     if (fronts.back().size() > params.maxFrontStates) return std::nullopt;
   }
@@ -141,7 +150,7 @@ std::optional<ExactResult> solvePaid(const Problem& p, const ExactParams& params
 // options that use no GEMM library.
 std::optional<ExactResult> solveExact(const Problem& p, const ExactParams& params) {
   auto paid = solvePaid(p, params);
-  if (!paid) return std::nullopt;
+  if (!paid || !anyUsesGemm(p)) return paid;  // no library in `p`: the DP without it is the same one
   Problem free = p;
   std::vector<std::vector<int>> index(p.steps.size());
   for (size_t i = 0; i < p.steps.size(); ++i) {

@@ -57,16 +57,19 @@ std::string gemmLibraryName(GemmLibrary gemm) {
   return fmt::format("oneDNN {}.{}.{} sgemm ({})", v->major, v->minor, v->patch, isa);
 }
 
-// oneDNN picks its kernels from the CPU it finds (JIT), where Debian's OpenBLAS
-// 0.3.21 falls back to SSE3 on cores it does not know. BLIS picks among its
-// compiled kernels (its own CPU detection).
 static std::atomic<bool> gemmStarted[std::size(kAllGemmLibraries)];
 
 bool gemmLibraryStarted(GemmLibrary gemm) { return gemmStarted[static_cast<size_t>(gemm)].load(std::memory_order_relaxed); }
 
+// oneDNN picks its kernels from the CPU it finds (JIT), where Debian's OpenBLAS
+// 0.3.21 falls back to SSE3 on cores it does not know. BLIS picks among its
+// compiled kernels (its own CPU detection).
 static void sgemmOne(GemmLibrary gemm, bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                      const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  gemmStarted[static_cast<size_t>(gemm)].store(true, std::memory_order_relaxed);
+  // Written once: the panels of one product run on several threads, which would
+  // otherwise all write the flag's cache line on every call.
+  auto& started = gemmStarted[static_cast<size_t>(gemm)];
+  if (!started.load(std::memory_order_relaxed)) started.store(true, std::memory_order_relaxed);
   if (gemm == GemmLibrary::Blis) {
     // BLIS takes row and column strides; its API is not const-correct.
     bli_sgemm(transA ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, transB ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
