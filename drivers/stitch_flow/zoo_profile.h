@@ -57,7 +57,7 @@ struct ProfileResult {
   bool interrupted = false;
 };
 
-// STITCH_DIR -> PROFILE_DIR/{profile.csv, features.csv, accuracy.csv, latency_model.json,
+// STITCH_DIR -> PROFILE_DIR/{profile.csv, node_profile.csv, accuracy.csv, latency_model.json,
 // accuracy_estimator_<task>.json, report.json}. PROFILE_DIR is staged and
 // replaced as a whole (OutputDir: only an earlier zoo-profile output is
 // replaced); report.json records the hashes of the files beside it. Rows an
