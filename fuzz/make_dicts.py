@@ -26,7 +26,7 @@ EXTRA = {
     "accuracy_csv": ["original", "stitched", "nan", "inf", "1e308", "-1"],
     "cold_profile_csv": ["host", "model", "node", "cores", "threads", "storage_read_mb_per_s",
                          "storage_probe_bytes", "gemm_startup_ms", "onednn", "blis", "nan", "inf", "1e308", "-1"],
-    "features_csv": ["nan", "inf", "1e308", "-1", "Conv", "Gemm", "default", "sparse", "winograd"],
+    "node_profile_csv": ["nan", "inf", "1e308", "-1", "Conv", "Gemm", "default", "sparse", "winograd"],
     "contention_csv": ["GPU", "DLA", "nan", "inf", "1e308", "-1", "0.5", "#"],
     "group_rows_csv": ["GPU", "DLA", "nan", "inf", "1e308", "-1", "#"],
     "import_openvino": ["EXECUTED", "NOT_RUN", "OPTIMIZED_OUT", "layerName", "execStatus", "realTime (ms)",

@@ -52,12 +52,12 @@ for i in $(seq 1 "$runs"); do
     when="${delay} s"
   fi
   sleep "$delay"
-  # The phase, from what is staged: latency (staging tree only), features
-  # (profile.csv checkpointed), accuracy (features.csv staged).
+  # The phase, from what is staged: latency (staging tree only), node_profile
+  # (profile.csv checkpointed), accuracy (node_profile.csv staged).
   phase=startup
   ls -d "$W"/.prof.staging.* >/dev/null 2>&1 && phase=latency
-  ls "$W"/.prof.staging.*/profile.csv >/dev/null 2>&1 && phase=features
-  ls "$W"/.prof.staging.*/features.csv >/dev/null 2>&1 && phase=accuracy
+  ls "$W"/.prof.staging.*/profile.csv >/dev/null 2>&1 && phase=node_profile
+  ls "$W"/.prof.staging.*/node_profile.csv >/dev/null 2>&1 && phase=accuracy
   kill -INT "$pid" 2>/dev/null || true
   if [ "$storm" -eq 1 ]; then
     sent=1
@@ -83,5 +83,5 @@ if "$BIN/zoo-profile" "$W/st" -o "$W/prof" "${FAST[@]}" >"$W/out" 2>"$W/err" \
 else
   echo "FAIL final run: $(head -c 300 "$W/err") $(ls -a "$W")"; failures=$((failures + 1))
 fi
-echo "interrupt_loop: $runs runs (signal sent in phase: startup ${counts[startup]:-0}, latency ${counts[latency]:-0}, features ${counts[features]:-0}, accuracy ${counts[accuracy]:-0}), $interrupted interrupted, $finished finished first, $failures failed"
+echo "interrupt_loop: $runs runs (signal sent in phase: startup ${counts[startup]:-0}, latency ${counts[latency]:-0}, node_profile ${counts[node_profile]:-0}, accuracy ${counts[accuracy]:-0}), $interrupted interrupted, $finished finished first, $failures failed"
 [ "$failures" -eq 0 ]

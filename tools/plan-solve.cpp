@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   app.add_flag("--anytime", anytime, "concurrent: print each improving schedule with its timestamp");
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
   // opplace mode
-  app.add_option("--profile", op.profileDir, "opplace: directory with node_profile.csv and latency_model.json");
+  app.add_option("--profile", op.profileDir, "opplace: zoo-profile's output directory (node_profile.csv, latency_model.json)");
   app.add_option("--zoo", op.zoo, "opplace: zoo.json whose host processors the operators go to");
   app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds")
       ->check(zp::cli::numberIn(1e-3, 1e6));

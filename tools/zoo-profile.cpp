@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("{}", result->summary);
   if (result->interrupted) return 128 + g_signal;
-  fmt::print("wrote {}/{{profile.csv, features.csv, accuracy.csv, latency_model.json, report.json{}}}\n", outDir,
+  fmt::print("wrote {}/{{profile.csv, node_profile.csv, accuracy.csv, latency_model.json, report.json{}}}\n", outDir,
              params.coldProfile ? ", cold_profile.csv" : "");
   return 0;
 }

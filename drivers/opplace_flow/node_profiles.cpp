@@ -25,7 +25,7 @@ std::vector<measure::HostConfig> hostConfigs(const zoo::Zoo& zoo) {
 std::vector<ModelSource> zooModels(const zoo::Zoo& zoo) {
   std::vector<ModelSource> out;
   for (const auto& t : zoo.tasks)
-    for (const auto& v : t.variants) out.push_back(ModelSource{zoo.name + "/" + t.name + "/" + v.id, zoo.resolve(v.onnx)});
+    for (const auto& v : t.variants) out.push_back(ModelSource{artifacts::zooModelKey(zoo.name, t.name, v.id), zoo.resolve(v.onnx)});
   return out;
 }
 

@@ -20,7 +20,7 @@ struct ModelSource {
 
 // The host processors of a zoo, one per distinct (policy, threads), in zoo order.
 std::vector<measure::HostConfig> hostConfigs(const zoo::Zoo& zoo);
-// Every variant model of a zoo, named "<zoo name>/<task>/<variant>".
+// Every variant model of a zoo, named by artifacts::zooModelKey.
 std::vector<ModelSource> zooModels(const zoo::Zoo& zoo);
 
 struct ProfileParams {

@@ -1,6 +1,7 @@
 // plan-solve --mode opplace: MODEL.onnx, the zoo's host processors, the
 // per-node profile (PROFILE_DIR/node_profile.csv) and the measured hand-off
-// costs between processors (PROFILE_DIR/latency_model.json, zoo-profile's) ->
+// costs between processors (PROFILE_DIR/latency_model.json), both written by
+// zoo-profile ->
 // plan.json with the operator-placement section, and a table of the predicted
 // latency of the placement and of each baseline.
 #pragma once

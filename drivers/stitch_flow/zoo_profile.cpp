@@ -1,6 +1,6 @@
 // zoo-profile's driver: reads the stitch directory and the zoo, opens the
 // staged output, runs the steps of zoo_profile_steps.h in order and writes
-// profile.csv, features.csv, accuracy.csv, latency_model.json, the accuracy
+// profile.csv, node_profile.csv, accuracy.csv, latency_model.json, the accuracy
 // estimators and report.json (last, with the hashes of the files beside it).
 #include "drivers/stitch_flow/zoo_profile.h"
 
@@ -10,7 +10,7 @@
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/artifacts/accuracy_csv.h"
 #include "libplan/artifacts/cold_profile_csv.h"
-#include "libplan/artifacts/features_csv.h"
+#include "libplan/artifacts/node_profile_csv.h"
 #include "passes/measure/cold_profile_measure.h"
 #include "libplan/artifacts/latency_model_json.h"
 #include "libplan/artifacts/profile_csv.h"
@@ -161,10 +161,12 @@ CostSummary profilingCost(const Run& run, Json& report, double latencySeconds, d
       {"runs_made", Json{{"subgraph_latency_measurements", n.measuredSubgraphs},
                          {"reused_rows", n.reused},
                          {"timed_model_runs", n.timedRuns},
+                         {"node_profile_rows", n.nodeProfileRows},
                          {"accuracy_subgraph_runs", n.accuracySubgraphRuns},
                          {"accuracy_model_runs", n.accuracyModelRuns},
                          {"stitched_variants_with_measured_accuracy", n.measuredCombinations}}},
-      {"seconds", Json{{"latency", latencySeconds}, {"accuracy_and_estimators", accuracySeconds},
+      {"seconds", Json{{"latency", latencySeconds}, {"node_profile", n.nodeProfileSeconds},
+                       {"accuracy_and_estimators", accuracySeconds},
                        {"estimator_training", n.estimatorSeconds}, {"total", secondsSince(tStart)}}}};
   if (n.reused)
     report["reused_rows_note"] =
@@ -274,8 +276,11 @@ Expected<ProfileResult> profileInto(OutputDir& out, const Sources& src, const Pr
   ZP_TRY(checkpoint(run, stage, report));
   if (interrupted) return interruptedResult(out, run, report);
 
-  ZP_ASSIGN_OR_RETURN(auto features, zoo_profile::measureFeatures(run));
-  ZP_TRY(writeFileAtomic(stage / "features.csv", artifacts::formatFeaturesCsv(features)));
+  const auto tNodes = SteadyClock::now();
+  ZP_ASSIGN_OR_RETURN(auto nodeRows, zoo_profile::measureNodeProfiles(run));
+  ZP_TRY(writeFileAtomic(stage / "node_profile.csv", artifacts::formatNodeProfileCsv(nodeRows)));
+  run.counts.nodeProfileRows = nodeRows.size();
+  run.counts.nodeProfileSeconds = secondsSince(tNodes);
 
   const auto tAccuracy = SteadyClock::now();
   ZP_ASSIGN_OR_RETURN(TaskResults tasks, profileTasks(run, stage, report));

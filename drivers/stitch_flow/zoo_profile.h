@@ -39,7 +39,7 @@ struct ProfileParams {
   double trainingFraction = 0.15;     // of each task's valid stitched variants, originals included
   size_t exhaustiveLimit = 4'000'000; // measure every stitched variant's accuracy when the subgraph runs stay below this
   size_t latencyValidation = 24;      // stitched variants per task measured end to end to score the latency estimator
-  size_t calibrationSamples = 16;     // inputs for activation sparsity
+  size_t calibrationSamples = 16;     // inputs for the accuracy estimator's stitching signals
   uint64_t seed = 0;
   int64_t batch = 0;                  // latency measured at this batch; 0: the one stitch.json records
   bool force = false;                 // re-measure even when inputs are unchanged
@@ -57,7 +57,7 @@ struct ProfileResult {
   bool interrupted = false;
 };
 
-// STITCH_DIR -> PROFILE_DIR/{profile.csv, features.csv, accuracy.csv, latency_model.json,
+// STITCH_DIR -> PROFILE_DIR/{profile.csv, node_profile.csv, accuracy.csv, latency_model.json,
 // accuracy_estimator_<task>.json, report.json}. PROFILE_DIR is staged and
 // replaced as a whole (OutputDir: only an earlier zoo-profile output is
 // replaced); report.json records the hashes of the files beside it. Rows an

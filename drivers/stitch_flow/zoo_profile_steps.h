@@ -3,7 +3,7 @@
 // opens the output; the steps then run in this order:
 //   1. host latency per subgraph and configuration, hand-over costs  (zoo_profile_latency.cpp)
 //   2. imported device profiles merged; profile.csv checkpoint        (zoo_profile.cpp)
-//   3. per-node features                                              (zoo_profile_features.cpp)
+//   3. per-node profiles of the variant models, node_profile.csv      (zoo_profile_node_profile.cpp)
 //   4. per task: accuracy, the accuracy estimator                     (zoo_profile_accuracy.cpp)
 //      and the calibrated, validated latency model                    (zoo_profile_latency_model.cpp)
 //   5. profiling cost (SparseLoom Table 1, Eq. 6), report.json        (zoo_profile.cpp)
@@ -18,7 +18,7 @@
 
 #include "drivers/stitch_flow/zoo_profile.h"
 #include "libplan/artifacts/accuracy_csv.h"
-#include "libplan/artifacts/features_csv.h"
+#include "libplan/artifacts/node_profile_csv.h"
 #include "libplan/estimate/latency_model.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/profile/profile_db.h"
@@ -62,7 +62,8 @@ struct Reusable {
 struct Counters {
   size_t reused = 0, measuredSubgraphs = 0, timedRuns = 0;
   size_t accuracySubgraphRuns = 0, accuracyModelRuns = 0, measuredCombinations = 0;
-  double estimatorSeconds = 0;
+  size_t nodeProfileRows = 0;
+  double estimatorSeconds = 0, nodeProfileSeconds = 0;
 };
 
 // The state the steps share.
@@ -115,9 +116,10 @@ Expected<profile::ProfileDb> importProcessor(const Processor& proc, const zoo::Z
 // two processors. Returns whether the run was stopped on the way.
 Expected<bool> measureHostLatency(Run& run);
 
-// Step 3: per executed node of every subgraph, on the first host processor
-// (none when there is no host processor).
-Expected<std::vector<artifacts::FeatureRow>> measureFeatures(const Run& run);
+// Step 3: per executed node of every variant model of the zoo, under every host
+// processor (one per policy and thread count), on seeded random inputs at the
+// measured batch; none when there is no host processor.
+Expected<std::vector<artifacts::NodeProfileRow>> measureNodeProfiles(const Run& run);
 
 // Step 4, accuracy: the original variants' accuracy, the measured stitched
 // variants, the training sample and the estimator's predictions of one task.

@@ -1,6 +1,7 @@
 // node_profile.csv, its reader and writer: per-node warm latency of whole ONNX
-// models executed node by node by the runtime on this host, one block of rows
-// per processor, keyed by the processor's kernel policy and thread count,
+// models executed node by node by the runtime on this host (zoo-profile: every
+// variant model of the zoo; plan-solve --mode opplace reads it), one block of
+// rows per processor, keyed by the processor's kernel policy and thread count,
 // with the operator features the latency predictor reads (estimate/op_features.h):
 //   model,policy,threads,node,op_type,kernel,batch,in_channels,in_h,in_w,
 //   out_channels,kernel_h,kernel_w,stride,groups,flops,intensity,bytes,
@@ -35,5 +36,11 @@ struct NodeProfileRow {
 Expected<std::vector<NodeProfileRow>> parseNodeProfileCsv(std::string_view text, const std::string& label);
 Expected<std::vector<NodeProfileRow>> readNodeProfileCsv(const std::filesystem::path& path);
 std::string formatNodeProfileCsv(const std::vector<NodeProfileRow>& rows);
+
+// The model key of a zoo's variant: "<zoo>/<task>/<variant>" (zoo-profile writes
+// its rows under it; plan-solve --mode opplace looks a zoo model up by it).
+inline std::string zooModelKey(std::string_view zoo, std::string_view task, std::string_view variant) {
+  return std::string(zoo) + "/" + std::string(task) + "/" + std::string(variant);
+}
 
 }  // namespace zp::artifacts

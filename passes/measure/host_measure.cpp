@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <map>
 
-#include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
-#include "libplan/graph/tensor.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/util/stats.h"
 
@@ -58,65 +55,6 @@ double measureCopyMs(int64_t bytes, const MeasureParams& params) {
     if (i >= params.warmup) t.push_back(msSince(t0));
   }
   return median(std::move(t));
-}
-
-Expected<std::vector<NodeFeatures>> nodeFeatures(runtime::Session& session, const onnx::ModelProto& model,
-                                                 const std::vector<runtime::TensorMap>& calibration,
-                                                 std::vector<runtime::TensorMap>* outputs) {
-  graph::GraphView view(model);
-  std::map<std::string, int> byName;
-  for (int i = 0; i < view.numNodes(); ++i) byName[view.node(i).name()] = i;
-
-  struct Acc {
-    int64_t zeros = 0, elems = 0;
-    std::vector<double> ms;
-  };
-  std::vector<Acc> acc(session.nodes().size());
-  runtime::RunOptions ro;
-  ro.onNode = [&](const runtime::NodeEvent& e) {
-    auto& a = acc[static_cast<size_t>(e.step)];
-    a.ms.push_back(e.durMs);
-    for (const auto* t : e.outputs) {
-      if (!t || t->dtype != runtime::DType::F32) continue;
-      const float* p = t->ptr<float>();
-      const int64_t n = t->size();
-      for (int64_t i = 0; i < n; ++i) a.zeros += p[i] == 0.0f;
-      a.elems += n;
-    }
-  };
-  for (const auto& in : calibration) {
-    ZP_ASSIGN_OR_RETURN(auto out, session.run(in, ro));
-    if (outputs) outputs->push_back(std::move(out));
-  }
-
-  std::vector<NodeFeatures> features;
-  for (size_t s = 0; s < session.nodes().size(); ++s) {
-    const auto& info = session.nodes()[s];
-    NodeFeatures f;
-    f.node = info.name;
-    f.opType = info.opType;
-    f.kernel = info.kernel;
-    f.activationSparsity = acc[s].elems ? static_cast<double>(acc[s].zeros) / static_cast<double>(acc[s].elems) : 0.0;
-    f.ms = median(acc[s].ms);
-    auto it = byName.find(info.name);
-    if (it != byName.end()) {
-      const int i = it->second;
-      auto stats = view.nodeStats(i);
-      f.flops = stats.flops;
-      f.weightSparsity = stats.weightElems ? static_cast<double>(stats.weightZeros) / static_cast<double>(stats.weightElems) : 0.0;
-      double bytes = static_cast<double>(stats.weightBytes);
-      for (const auto& in : view.node(i).input())
-        if (!in.empty() && !view.isConstantTensor(in))
-          if (auto ti = view.tensorInfo(in); ti && ti->numElements() > 0)
-            bytes += static_cast<double>(ti->numElements() * graph::elementSize(ti->elemType));
-      for (const auto& out : view.node(i).output())
-        if (auto ti = view.tensorInfo(out); ti && ti->numElements() > 0)
-          bytes += static_cast<double>(ti->numElements() * graph::elementSize(ti->elemType));
-      f.intensity = bytes > 0 ? f.flops / bytes : 0.0;
-    }
-    features.push_back(std::move(f));
-  }
-  return features;
 }
 
 }  // namespace zp::measure

@@ -1,7 +1,6 @@
 // Measuring on the host with the runtime: subgraph latency per execution
-// configuration (kernel policy x threads), the fixed cost of one run, the cost
-// of handing a boundary tensor over, and per-node features (FLOPs, weight and
-// activation sparsity, computational intensity — SparOA §2.1, §3.1).
+// configuration (kernel policy x threads), the fixed cost of one run and the
+// cost of handing a boundary tensor over. Per-node profiles: node_profile.h.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -46,21 +45,5 @@ Expected<double> measureRunOverhead(const HostConfig& config, const MeasureParam
 // Median time to copy `bytes` between two buffers: a boundary tensor handed
 // from one processor to another through shared memory.
 double measureCopyMs(int64_t bytes, const MeasureParams& params);
-
-struct NodeFeatures {
-  std::string node, opType, kernel;
-  double flops = 0;
-  double weightSparsity = 0;
-  double activationSparsity = 0;  // fraction of zeros in the node's output over the calibration inputs
-  double intensity = 0;           // FLOPs per byte moved (inputs + outputs + weights)
-  double ms = 0;                  // median per-node time over the calibration runs
-};
-
-// Runs `session` on each input of `calibration`, collecting per executed node
-// its output's zero fraction and time; FLOPs and bytes come from the subgraph's
-// ONNX model (`model`). Returns the outputs of every run (the next position's inputs).
-Expected<std::vector<NodeFeatures>> nodeFeatures(runtime::Session& session, const onnx::ModelProto& model,
-                                                 const std::vector<runtime::TensorMap>& calibration,
-                                                 std::vector<runtime::TensorMap>* outputs);
 
 }  // namespace zp::measure

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "libplan/graph/analysis.h"
+#include "libplan/graph/dims.h"
 #include "libplan/graph/tensor.h"
 #include "libplan/util/stats.h"
 
@@ -109,7 +110,12 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelP
                                                               const HostConfig& config, const runtime::TensorMap& inputs,
                                                               const MeasureParams& params) {
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, modelName, sessionOptions(config)));
-  graph::GraphView view(model);
+  // FLOPs and bytes need fixed shapes: the model bound to the shapes it runs at
+  // here (a symbolic batch or dim takes the inputs' size).
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [name, t] : inputs) shapes[name] = t.shape;
+  ZP_ASSIGN_OR_RETURN(const auto bound, graph::bindInputShapes(model, shapes, modelName));
+  graph::GraphView view(bound);
   std::map<std::string, int> byName;
   for (int i = 0; i < view.numNodes(); ++i) byName.emplace(view.node(i).name(), i);
   std::set<std::string> executed;

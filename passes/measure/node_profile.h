@@ -2,7 +2,9 @@
 // node under one processor's execution configuration (kernel policy x
 // threads); each executed node gets its warm latency and the operator
 // features of SparOA (estimate/op_features.h), shapes from ONNX shape
-// inference, activation sparsity from one run on the given inputs.
+// inference, activation sparsity from one run on the given inputs. The one
+// per-node measurement: zoo-profile's node_profile.csv and the operator
+// placement flow's both come from here.
 #pragma once
 #include <map>
 #include <set>
@@ -16,7 +18,8 @@
 
 namespace zp::measure {
 
-// `model` is shape-inferred (graph::loadModel does it). `warmup` untimed runs,
+// `model` is shape-inferred (graph::loadModel does it); its symbolic dims take
+// the sizes of `inputs` for the features. `warmup` untimed runs,
 // then `repeat` timed ones (medians per node). Rows in execution order, named
 // `modelName`, keyed by the config's policy and threads.
 Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelProto& model, const std::string& modelName,

@@ -150,14 +150,14 @@ refused "zoo-profile failing into a new nested directory leaves no directories" 
 
 # Interrupted runs into an existing output: the old output stays, the next run cleans up.
 # The signal is sent once the run has got as far as WHEN: "latency" (its staging tree
-# exists: the latency phase) or "accuracy" (features.csv is staged: the accuracy phase).
+# exists: the latency phase) or "accuracy" (node_profile.csv is staged: the accuracy phase).
 staged_file() { ls "$T"/.prof_full.staging.*/"$1" >/dev/null 2>&1; }
 interrupt() {  # interrupt NAME SIGNAL WHEN WANT_RC
   local name="$1" sig="$2" when="$3" want_rc="$4" after rc=0 pid waited=0 debris
   "$BIN/zoo-profile" "$T/st_full" -o "$T/prof_full" "${FAST[@]}" --force >"$LOG/int.out" 2>"$LOG/int.err" &
   pid=$!
   if [ "$when" = accuracy ]; then
-    until staged_file features.csv || [ "$waited" -ge 600 ]; do sleep 0.1; waited=$((waited + 1)); done
+    until staged_file node_profile.csv || [ "$waited" -ge 600 ]; do sleep 0.1; waited=$((waited + 1)); done
   else
     until staged_file . || [ "$waited" -ge 600 ]; do sleep 0.1; waited=$((waited + 1)); done
   fi
@@ -185,12 +185,12 @@ interrupt "SIGKILL" KILL latency 137
 interrupt "SIGKILL" KILL accuracy 137
 
 # A Ctrl-C run's measured rows are kept beside the output, then reused and removed.
-# The signal goes once the latency rows are measured (features.csv is staged,
+# The signal goes once the latency rows are measured (node_profile.csv is staged,
 # the accuracy phase has begun): a fixed delay is too long on an idle machine.
 rm -rf "$T/prof_resume"
 "$BIN/zoo-profile" "$T/st_full" -o "$T/prof_resume" "${FAST[@]}" >"$LOG/r1.out" 2>&1 &
 pid=$!; waited=0
-until ls "$T"/.prof_resume.staging.*/features.csv >/dev/null 2>&1 || [ "$waited" -ge 600 ]; do sleep 0.05; waited=$((waited + 1)); done
+until ls "$T"/.prof_resume.staging.*/node_profile.csv >/dev/null 2>&1 || [ "$waited" -ge 600 ]; do sleep 0.05; waited=$((waited + 1)); done
 kill -INT "$pid" 2>/dev/null || true; rc=0; wait "$pid" || rc=$?
 kept="$(ls -d "$T"/.prof_resume.staging.* 2>/dev/null | head -1)"
 if [ "$rc" -eq 130 ] && [ ! -e "$T/prof_resume" ] && [ -f "$kept/profile.csv" ] && grep -q "is unchanged" "$LOG/r1.out"; then

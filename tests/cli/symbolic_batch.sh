@@ -131,21 +131,26 @@ assert rd["batch"] == 1 and rd["inputs"]["batch"] == 1, rd["batch"]
 # The same accuracy on the same dataset: the models compute the same function.
 assert rf["tasks"][0]["original_accuracy"] == rd["tasks"][0]["original_accuracy"], (rf["tasks"][0]["original_accuracy"], rd["tasks"][0]["original_accuracy"])
 assert rd["tasks"][0]["original_vs_chained_subgraph_mismatches"] == 0
+# node_profile.csv's measured FLOPs, per variant model and processor, and per
+# Conv/Gemm node: the dynamic twin's symbolic batch is bound to the batch it ran at.
 def flops(p):
-    out = {}
-    for r in csv.DictReader(open(os.path.join(p, "features.csv"))):
-        k = (r["position"], r["variant"])
+    out, heavy = {}, {}
+    for r in csv.DictReader(open(os.path.join(p, "node_profile.csv"))):
+        k = (r["model"], r["policy"], r["threads"])
         out[k] = out.get(k, 0.0) + float(r["flops"])
-    return out
-ff, fd = flops(f), flops(d)
+        if r["op_type"] in ("Conv", "Gemm"): heavy[k + (r["node"],)] = float(r["flops"])
+    return out, heavy
+(ff, hf), (fd, hd) = flops(f), flops(d)
+assert len(ff) == 4 * 2, ff.keys()  # variants x host processors
 assert ff.keys() == fd.keys() and all(abs(ff[k] - fd[k]) <= 1e-9 * max(1.0, ff[k]) and ff[k] > 0 for k in ff), (ff, fd)
+assert hf and hf.keys() == hd.keys() and all(hf[k] == hd[k] > 0 for k in hf), (hf, hd)
 rows = [r for r in csv.DictReader(open(os.path.join(d, "profile.csv"))) if r["kind"] == "subgraph"]
 task = json.load(open(os.path.join(os.path.dirname(d), "st_dyn", "stitch.json")))["tasks"][0]
 processors = {r["processor"] for r in rows}
 assert len(processors) >= 2, processors
 assert len(rows) == len(task["positions"]) * len(task["variants"]) * len(processors) and all(float(r["median_ms"]) > 0 for r in rows), len(rows)
 PYEOF
-then pass "profile: batch recorded, accuracy and per-subgraph FLOPs equal the fixed twin's"; else fail "profile figures"; fi
+then pass "profile: batch recorded, accuracy and per-model, per-node FLOPs equal the fixed twin's"; else fail "profile figures"; fi
 
 "$BIN/plan-solve" "$WORK/prof_dyn" -o "$WORK/plan/plan.json" >/dev/null 2> "$WORK/solve.err" \
   && pass "plan-solve plans the dynamic-batch zoo" || fail "plan-solve: $(cat "$WORK/solve.err")"

@@ -7,10 +7,10 @@ source "$(dirname "$0")/lib.sh"
 FAST=(--repeat 5 --warmup 1 --latency-validation 6)
 
 "$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out1.txt"
-for f in profile.csv features.csv accuracy.csv latency_model.json report.json accuracy_estimator_digits.json; do
+for f in profile.csv node_profile.csv accuracy.csv latency_model.json report.json accuracy_estimator_digits.json; do
   [ -s "$WORK/prof/$f" ] && pass "digits: $f written" || fail "digits: $f missing"
 done
-if $PY - "$WORK/prof" <<'PYEOF'
+if $PY - "$WORK/prof" "$SRC/testdata/digits/zoo.json" <<'PYEOF'
 import csv, json, os, sys
 d = sys.argv[1]
 r = json.load(open(os.path.join(d, "report.json")))
@@ -42,11 +42,32 @@ cal = t["latency_estimator"]["run_overhead_ms_calibrated_on_originals"]  # repor
 assert sorted(lm["overhead_ms"]) == sorted(cal) and all(abs(lm["overhead_ms"][k] - cal[k]) <= 1e-8 * max(1e-3, cal[k]) for k in cal), (lm["overhead_ms"], cal)
 assert len(lm["transitions"]) == 2 and all(x["ms_per_byte"] > 0 for x in lm["transitions"]), lm["transitions"]
 assert t["placements"] == 2 and t["variant_placements_without_estimate"] == 0, t
-feats = list(csv.DictReader(open(os.path.join(d, "features.csv"))))
-assert any(float(x["activation_sparsity"]) > 0.2 for x in feats)  # ReLU outputs are sparse
+# node_profile.csv: every variant model of the zoo under every host processor
+# (one per policy and thread count), keyed as plan-solve --mode opplace looks it up.
+nodes = list(csv.DictReader(open(os.path.join(d, "node_profile.csv"))))
+zoo = json.load(open(sys.argv[2]))
+want = {(f"{zoo['name']}/{t['name']}/{v['id']}", p["profile"].get("policy", "default"), str(p["profile"].get("threads", 1)))
+        for t in zoo["tasks"] for v in t["variants"] for p in zoo["processors"] if p.get("profile", {}).get("source") == "host"}
+assert {(x["model"], x["policy"], x["threads"]) for x in nodes} == want, sorted({(x["model"], x["policy"]) for x in nodes})
+assert all(float(x["ms"]) > 0 and float(x["flops"]) >= 0 for x in nodes)
+assert any(float(x["flops"]) > 0 for x in nodes) and any(x["op_type"] == "Conv" for x in nodes)
+assert any(float(x["output_sparsity"]) > 0.2 for x in nodes)  # ReLU outputs are sparse
 print(f"top10 {q['top10_recall']}, spearman {q['spearman']:.3f}, latency MAPE {lat['mape']:.3f}")
 PYEOF
 then pass "digits report figures"; else fail "digits report figures"; fi
+
+# plan-solve --mode opplace places a zoo variant's operators from zoo-profile's
+# directory alone: node_profile.csv (measured per-node costs) and latency_model.json.
+if "$BIN/plan-solve" --mode opplace "$SRC/testdata/digits/models/dense.onnx" --zoo "$SRC/testdata/digits/zoo.json" \
+     --profile "$WORK/prof" -o "$WORK/opplace_plan.json" > "$WORK/opplace.txt" 2> "$WORK/opplace.err" &&
+   $PY - "$WORK/opplace_plan.json" "$WORK/prof/node_profile.csv" <<'PYEOF'
+import csv, json, sys
+o = json.load(open(sys.argv[1]))["opplace"]
+assert o["costSource"] == "measured" and o["processors"] == ["cpu", "npu"], (o["costSource"], o["processors"])
+rows = {r["node"] for r in csv.DictReader(open(sys.argv[2])) if r["model"] == "digits/digits/dense"}
+assert o["nodes"] and {n["node"] for n in o["nodes"]} <= rows and o["latencyMs"] > 0, o["nodes"]
+PYEOF
+then pass "plan-solve --mode opplace reads zoo-profile's node_profile.csv"; else fail "opplace from zoo-profile: $(cat "$WORK/opplace.err")"; fi
 
 # Unchanged inputs: measured rows are reused and the tool says so.
 "$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out2.txt"

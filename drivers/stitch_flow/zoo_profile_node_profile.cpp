@@ -1,0 +1,50 @@
+// zoo-profile step 3: node_profile.csv, the per-node profile of every variant
+// model of the zoo under every host processor (measure::profileNodes), keyed
+// as plan-solve --mode opplace looks the model up (artifacts::zooModelKey).
+#include <set>
+#include <utility>
+
+#include "drivers/stitch_flow/zoo_profile_steps.h"
+#include "libplan/graph/model_io.h"
+#include "passes/measure/node_profile.h"
+
+namespace zp::drivers::zoo_profile {
+namespace {
+
+// The host processors' configurations, one per (policy, threads): the key of node_profile.csv's rows.
+std::vector<measure::HostConfig> hostConfigs(const Run& run) {
+  std::vector<measure::HostConfig> out;
+  std::set<std::pair<std::string, int>> seen;
+  for (const auto& p : run.src.processors)
+    if (p.host && seen.insert({p.config.policy, p.config.threads}).second) out.push_back(p.config);
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<artifacts::NodeProfileRow>> measureNodeProfiles(const Run& run) {
+  std::vector<artifacts::NodeProfileRow> rows;
+  const auto configs = hostConfigs(run);
+  if (configs.empty()) return rows;
+  for (const auto& task : run.src.manifest.tasks)
+    for (const auto& v : task.variants) {
+      if (run.stopRequested()) return makeError("zoo-profile: stopped while profiling nodes");
+      const auto file = run.src.zoo.resolve(v.onnx);
+      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
+      // The variant's inputs are its first subgraph's: random, at the shapes it is measured at.
+      runtime::TensorMap inputs;
+      {
+        ZP_ASSIGN_OR_RETURN(auto session,
+                            runtime::Session::fromModel(model, file.string(), measure::sessionOptions(configs[0])));
+        inputs = randomInputsAt(*session, task.subgraph(0, v.id).inputs, run.batch, run.params.seed);
+      }
+      const std::string key = artifacts::zooModelKey(run.src.zoo.name, task.name, v.id);
+      for (const auto& c : configs) {
+        ZP_ASSIGN_OR_RETURN(auto r, measure::profileNodes(model, key, c, inputs, run.mp));
+        rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+      }
+    }
+  return rows;
+}
+
+}  // namespace zp::drivers::zoo_profile
