@@ -20,7 +20,7 @@ select::StitchSpace generate(int T, int V, int S, int P, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   select::StitchSpace sp;
-  for (int p = 0; p < P; ++p) sp.processors.push_back(plan::PlanProcessor{fmt::format("p{}", p), "cpu", "host", "default", 1});
+  for (int p = 0; p < P; ++p) sp.processors.push_back(plan::PlanProcessor{fmt::format("p{}", p), "cpu", "host", "default", 1, {}, {}});
   for (int t = 0; t < T; ++t) {
     select::TaskSpace ts;
     ts.name = fmt::format("t{}", t);

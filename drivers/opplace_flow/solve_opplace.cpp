@@ -58,7 +58,12 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   // Multi-threaded configurations in the profile: whole-model baselines.
   std::set<measure::HostConfig> alone;
   for (const auto& r : in.profile)
-    if (r.threads > 1) alone.insert(measure::HostConfig{r.policy, r.threads});
+    if (r.threads > 1) {
+      measure::HostConfig config;
+      config.policy = r.policy;
+      config.threads = r.threads;
+      alone.insert(config);
+    }
   in.alone.assign(alone.begin(), alone.end());
   // The model's key in the profile: a zoo variant's, else the file's stem (bench_opplace_predictor's keys).
   in.modelKey = std::filesystem::path(o.model).stem().string();

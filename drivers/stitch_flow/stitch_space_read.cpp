@@ -116,8 +116,7 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
 
   // Processors, with the host configuration the profile measured them under.
   for (const auto& p : zoo.processors) {
-    plan::PlanProcessor pp{p.name, p.kind, "host", "default", 1};
-    pp.cores = p.cores;
+    plan::PlanProcessor pp{p.name, p.kind, "host", "default", 1, p.cores, {}};
     if (p.profile) {
       pp.gemm = p.profile->gemm;
       pp.source = p.profile->source;

@@ -18,7 +18,7 @@ Problem randomProblem(std::mt19937_64& rng, int steps, int cores) {
   p.setupMs = ms(rng) / 5;
   p.gemmStartupMs = ms(rng);
   for (int i = 0; i < steps; ++i) {
-    Step s{"n" + std::to_string(i)};
+    Step s{"n" + std::to_string(i), {}};
     if (coin(rng) == 0) {
       s.options.push_back(Option{"", false, false, 0, 0, ms(rng) / 3, 0});
     } else {

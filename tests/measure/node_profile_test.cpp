@@ -26,7 +26,8 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
   auto m = graph::parseModelText(model());
   ASSERT_TRUE(m.ok()) << m.error().message;
   for (const char* policy : {"default", "im2col"}) {
-    HostConfig config{policy, 1};
+    HostConfig config;
+    config.policy = policy;
     auto session = runtime::Session::fromModel(*m, "g", sessionOptions(config));
     ASSERT_TRUE(session.ok()) << session.error().message;
     auto inputs = runtime::randomInputs(**session, 3);
@@ -52,7 +53,9 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
     EXPECT_DOUBLE_EQ(c1.features.flops, 2.0 * 3 * 3 * 4 * 8 * 8 * 8);
     EXPECT_EQ(c1.features.inputSparsity, 0);
     // With the Relu fused into it, the conv writes the Relu's output.
-    if (rows->size() == 3) EXPECT_GT(c1.features.outputSparsity, 0.2);
+    if (rows->size() == 3) {
+      EXPECT_GT(c1.features.outputSparsity, 0.2);
+    }
     // The depthwise conv reads the Relu's output: about half zeros.
     bool sawDepthwise = false;
     for (const auto& r : *rows)

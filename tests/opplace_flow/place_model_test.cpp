@@ -37,12 +37,12 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   auto f = digits();
   std::vector<ModelSource> profiled = {f.models[0], f.models[3]};  // dense, u90
   auto configs = hostConfigs(f.zoo);
-  configs.push_back(measure::HostConfig{"default", 2});
+  configs.push_back(measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {}});
   auto rows = profileModels(profiled, configs, ProfileParams{{3, 1}, 0});
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   f.inputs.profile = *rows;
   f.inputs.modelKey = f.models[0].name;
-  f.inputs.alone = {measure::HostConfig{"default", 2}};
+  f.inputs.alone = {measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {}}};
   auto model = graph::loadModel(f.models[0].file);
   ASSERT_TRUE(model.ok());
   auto pp = buildPlaceProblem(*model, f.inputs);
@@ -55,8 +55,11 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   auto r = opplace::placeOperators(pp->problem, opplace::SolveParams{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->solution.optimal);
-  for (const auto& b : r->baselines)
-    if (!b.assignment.empty()) EXPECT_LE(r->solution.latencyMs, b.latencyMs + 1e-12) << b.name;
+  for (const auto& b : r->baselines) {
+    if (!b.assignment.empty()) {
+      EXPECT_LE(r->solution.latencyMs, b.latencyMs + 1e-12) << b.name;
+    }
+  }
   // after each processor alone: the whole model on the two-thread configuration
   ASSERT_GT(r->baselines.size(), k);
   EXPECT_EQ(r->baselines[k].name, "default@2-alone");

@@ -333,7 +333,10 @@ void copyPhases(const ConvAttrs& a, const Phases& ph, const Geometry& g, const f
 
 void storeActivated(float* d, const float* s, int64_t n, const Epilogue& e) {
   switch (e.kind) {
-    case Epilogue::None: std::memcpy(d, s, static_cast<size_t>(n) * 4); break;
+    case Epilogue::None:
+    case Epilogue::Function:  // not passed in (asserted in convSparse): the caller applies it afterwards
+      std::memcpy(d, s, static_cast<size_t>(n) * 4);
+      break;
     case Epilogue::Relu: for (int64_t i = 0; i < n; ++i) d[i] = s[i] > 0 ? s[i] : 0; break;
     case Epilogue::Clip: for (int64_t i = 0; i < n; ++i) d[i] = std::min(std::max(s[i], e.lo), e.hi); break;
   }
@@ -365,6 +368,7 @@ void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int
   const int32_t maskI = (1 << ph.bitsI) - 1, maskJ = (1 << ph.bitsJ) - 1;
   const int32_t planeSize = static_cast<int32_t>(g.plane), Wq = static_cast<int32_t>(g.Wq);
   assert(a.Cg * g.chanStride + g.Wq + rk.block < INT32_MAX);
+  assert(e.clampOnly());
 
   // Without extra plane columns (Wq == OW) flat positions are output positions: the
   // accumulators are y itself, no copy out.
