@@ -18,6 +18,7 @@
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/json.h"
 
 namespace zp::runtime {
 namespace {
@@ -392,6 +393,45 @@ TEST_F(WeightCacheTest, Version2CachesAreStillReadFromTheCacheAlone) {
   auto bad = WeightCache::open(opts.cache);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("skeleton checksum mismatch"), std::string::npos) << bad.error().message;
+}
+
+// A table whose checksums and sizes are consistent but whose numbers are not
+// integers in range (a float where a CRC belongs, a negative count) is a
+// one-line error naming the field, not a silent conversion.
+TEST_F(WeightCacheTest, TableNumbersOutOfRangeAreAnErrorNamingTheField) {
+  std::string original;
+  {
+    auto b = readFile(dir / "cnn.zpwc");
+    ASSERT_TRUE(b.ok());
+    original = *b;
+  }
+  auto u64 = [&](size_t off) { uint64_t v; std::memcpy(&v, original.data() + off, 8); return v; };
+  const uint64_t tableOffset = u64(16), tableBytes = u64(24);
+  ASSERT_EQ(tableOffset + tableBytes, original.size()) << "the table ends the file";
+  const Json table = Json::parse(original.substr(tableOffset));
+  struct Case { std::string field; Json value; std::string want; };
+  for (const auto& c : {Case{"source_crc", 1.10297e12, "source_crc"}, Case{"source_crc", 4294967296LL, "source_crc"},
+                        Case{"source_crc", 1.5, "source_crc"}, Case{"count", -1, "count"}}) {
+    Json t = table;
+    if (c.field == "count") t[0]["arrays"][0]["count"] = c.value;
+    else t[0][c.field] = c.value;
+    const std::string text = t.dump();
+    std::string bytes = original.substr(0, tableOffset) + text;
+    const uint64_t n = text.size();
+    std::memcpy(bytes.data() + 24, &n, 8);
+    const uint32_t tcrc = crc32c(text.data(), text.size());
+    std::memcpy(bytes.data() + 32, &tcrc, 4);
+    std::memset(bytes.data() + 36, 0, 4);
+    const uint32_t hcrc = crc32c(bytes.data(), 128);
+    std::memcpy(bytes.data() + 36, &hcrc, 4);
+    ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", bytes).ok());
+    auto bad = WeightCache::open(opts.cache);
+    ASSERT_FALSE(bad.ok()) << c.field << " = " << c.value.dump();
+    EXPECT_NE(bad.error().message.find(c.want), std::string::npos) << bad.error().message;
+    EXPECT_EQ(bad.error().message.find('\n'), std::string::npos) << bad.error().message;
+  }
+  ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", original).ok());
+  EXPECT_TRUE(WeightCache::open(opts.cache).ok()) << "the unmodified file still opens";
 }
 
 TEST_F(WeightCacheTest, TheModelFileIsNotReadWhenTheCacheMatchesIt) {

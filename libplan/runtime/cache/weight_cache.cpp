@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <cstring>
 #include <set>
 #include <system_error>
@@ -15,6 +16,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json.h"
+#include "libplan/util/json_reader.h"
 #include "libplan/util/signals.h"
 
 namespace zp::runtime {
@@ -135,6 +137,57 @@ WeightCache::~WeightCache() {
   if (reader_.joinable()) reader_.join();
 }
 
+// The table: one entry per node, each array's extent inside the payload area
+// [headerBytes, tableOffset). Numbers are checked as integers in range (a float
+// such as 1e12 where a CRC belongs is an error, not a conversion).
+Expected<std::map<std::string, WeightCache::Stored>> WeightCache::readTable(std::string_view tableText,
+                                                                           const std::string& label,
+                                                                           uint64_t headerBytes, uint64_t tableOffset) {
+  ZP_ASSIGN_OR_RETURN(const Json table, parseJson(tableText, label + ": weight cache table"));
+  const std::string file = label + ": weight cache table";
+  ZP_ASSIGN_OR_RETURN(auto rows, JsonAt(table, file).array());
+  constexpr int64_t kMaxCrc = std::numeric_limits<uint32_t>::max();
+  std::map<std::string, Stored> entries;
+  for (const auto& e : rows) {
+    Stored entry;
+    ZP_ASSIGN_OR_RETURN(entry.info.kernel, e.string("kernel"));
+    ZP_ASSIGN_OR_RETURN(entry.info.transform, e.string("transform"));
+    ZP_ASSIGN_OR_RETURN(const int64_t sourceCrc, e.integer("source_crc", 0, kMaxCrc));
+    entry.info.sourceCrc = static_cast<uint32_t>(sourceCrc);
+    if (e.has("zero_fraction")) {
+      ZP_ASSIGN_OR_RETURN(entry.info.zeroFraction, e.number("zero_fraction"));
+      entry.info.hasZeroFraction = true;
+    }
+    if (e.has("sources")) {
+      ZP_ASSIGN_OR_RETURN(entry.info.sources, e.strings("sources"));
+    }
+    ZP_ASSIGN_OR_RETURN(auto arrays, e.array("arrays"));
+    for (const auto& a : arrays) {
+      Array arr;
+      ZP_ASSIGN_OR_RETURN(arr.name, a.string("name"));
+      ZP_ASSIGN_OR_RETURN(const std::string dtype, a.string("dtype"));
+      if (!dtypeFromName(dtype, &arr.dtype)) return a.error(fmt::format("unknown dtype '{}'", dtype));
+      ZP_ASSIGN_OR_RETURN(arr.count, a.integer("count", 0));
+      ZP_ASSIGN_OR_RETURN(const int64_t offset, a.integer("offset", 0));
+      ZP_ASSIGN_OR_RETURN(const int64_t bytes, a.integer("bytes", 0));
+      ZP_ASSIGN_OR_RETURN(const int64_t crc, a.integer("crc", 0, kMaxCrc));
+      arr.offset = static_cast<uint64_t>(offset);
+      arr.bytes = static_cast<uint64_t>(bytes);
+      arr.crc = static_cast<uint32_t>(crc);
+      // Written so that no sum or product can wrap around.
+      if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.bytes > tableOffset ||
+          arr.offset > tableOffset - arr.bytes || static_cast<uint64_t>(arr.count) > arr.bytes ||
+          arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
+        return a.error("the array's extent lies outside the payloads or does not match its count");
+      entry.arrays.push_back(arr);
+    }
+    ZP_ASSIGN_OR_RETURN(const std::string node, e.string("node"));
+    if (entries.count(node)) return e.error(fmt::format("a second entry for node '{}'", node));
+    entries[node] = std::move(entry);
+  }
+  return entries;
+}
+
 Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, const ModelIdentity* readAheadFor) {
   const std::string label = path.string();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -195,42 +248,9 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   std::string_view tableText(base + h.tableOffset, h.tableBytes);
   if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
     return makeError("{}: weight cache table checksum mismatch", label);
-  try {
-    const Json table = Json::parse(tableText);
-    if (!table.is_array()) return makeError("{}: weight cache table is not an array", label);
-    for (const auto& e : table) {
-      Stored entry;
-      entry.info.kernel = e.at("kernel").get<std::string>();
-      entry.info.transform = e.at("transform").get<std::string>();
-      entry.info.sourceCrc = e.at("source_crc").get<uint32_t>();
-      if (e.contains("zero_fraction")) {
-        entry.info.zeroFraction = e.at("zero_fraction").get<double>();
-        entry.info.hasZeroFraction = true;
-      }
-      if (e.contains("sources")) entry.info.sources = e.at("sources").get<std::vector<std::string>>();
-      for (const auto& a : e.at("arrays")) {
-        Array arr;
-        arr.name = a.at("name").get<std::string>();
-        if (!dtypeFromName(a.at("dtype").get<std::string>(), &arr.dtype))
-          return makeError("{}: weight cache array has unknown dtype", label);
-        arr.count = a.at("count").get<int64_t>();
-        arr.offset = a.at("offset").get<uint64_t>();
-        arr.bytes = a.at("bytes").get<uint64_t>();
-        arr.crc = a.at("crc").get<uint32_t>();
-        if (arr.offset % kWeightCacheAlign != 0 || arr.offset < headerBytes || arr.bytes > h.tableOffset ||
-            arr.offset > h.tableOffset - arr.bytes || arr.count < 0 ||
-            static_cast<uint64_t>(arr.count) > arr.bytes ||  // then count x size cannot wrap
-            arr.bytes != static_cast<uint64_t>(arr.count) * dtypeSize(arr.dtype))
-          return makeError("{}: weight cache array '{}' has a bad extent", label, arr.name);
-        entry.arrays.push_back(arr);
-      }
-      const std::string node = e.at("node").get<std::string>();
-      if (c->entries_.count(node)) return makeError("{}: weight cache has two entries for node '{}'", label, node);
-      c->entries_[node] = std::move(entry);
-    }
-  } catch (const std::exception& ex) {
-    return makeError("{}: weight cache table is malformed: {}", label, ex.what());
-  }
+  auto entries = readTable(tableText, label, headerBytes, h.tableOffset);
+  if (!entries.ok()) return entries.error();
+  c->entries_ = std::move(*entries);
   if (c->entries_.size() != h.entries) return makeError("{}: weight cache entry count mismatch", label);
   if (payloadsEnd > payloadsBegin) {
     // Submitting blocks once the device queue is full: a helper thread keeps it full

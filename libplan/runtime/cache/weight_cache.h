@@ -135,6 +135,8 @@ class WeightCache {
  private:
   struct Array { std::string name; DType dtype; int64_t count; uint64_t offset, bytes; uint32_t crc; };
   struct Stored { Entry info; std::vector<Array> arrays; };
+  static Expected<std::map<std::string, Stored>> readTable(std::string_view tableText, const std::string& label,
+                                                           uint64_t headerBytes, uint64_t tableOffset);
   WeightCache() = default;
   void view(const Stored& e, PackedWeights* out) const;
   std::filesystem::path path_;
