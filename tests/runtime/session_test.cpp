@@ -311,6 +311,25 @@ class WeightCacheTest : public ::testing::Test {
     f.write(&c, 1);
   }
 
+  std::string cacheBytes() {
+    auto b = readFile(dir / "cnn.zpwc");
+    EXPECT_TRUE(b.ok());
+    return b.ok() ? *b : std::string();
+  }
+  template <typename T>
+  static T field(const std::string& bytes, size_t offset) {
+    T v;
+    std::memcpy(&v, bytes.data() + offset, sizeof v);
+    return v;
+  }
+  // The header checksum (bytes 36-39: CRC-32C of the header with that field zero),
+  // after a test has edited the header.
+  static void resealHeader(std::string& bytes) {
+    std::memset(bytes.data() + 36, 0, 4);
+    const uint32_t crc = crc32c(bytes.data(), 128);
+    std::memcpy(bytes.data() + 36, &crc, 4);
+  }
+
   fs::path dir;
   SessionOptions opts;
   TensorMap in;
@@ -356,23 +375,14 @@ TEST_F(WeightCacheTest, SessionIsBuiltFromTheCacheAloneAndGivesTheSameOutputs) {
 // Version 2 (skeleton checked with SHA-256) is still read: rewrite the version-3
 // header as version 2 would have it, and the session is still built from the cache alone.
 TEST_F(WeightCacheTest, Version2CachesAreStillReadFromTheCacheAlone) {
-  std::string bytes;
-  {
-    auto b = readFile(dir / "cnn.zpwc");
-    ASSERT_TRUE(b.ok());
-    bytes = *b;
-  }
-  auto u32 = [&](size_t off) { uint32_t v; std::memcpy(&v, bytes.data() + off, 4); return v; };
-  auto u64 = [&](size_t off) { uint64_t v; std::memcpy(&v, bytes.data() + off, 8); return v; };
-  ASSERT_EQ(u32(8), 3u);
-  const uint64_t skOff = u64(56), skBytes = u64(64);
+  std::string bytes = cacheBytes();
+  ASSERT_EQ(field<uint32_t>(bytes, 8), 3u);
+  const uint64_t skOff = field<uint64_t>(bytes, 56), skBytes = field<uint64_t>(bytes, 64);
   const uint32_t version = 2;
   std::memcpy(bytes.data() + 8, &version, 4);
   const Digest d = sha256(std::string_view(bytes.data() + skOff, skBytes));
   std::memcpy(bytes.data() + 72, d.data(), d.size());
-  std::memset(bytes.data() + 36, 0, 4);  // header CRC-32C over the header with this field zero
-  const uint32_t hcrc = crc32c(bytes.data(), 128);
-  std::memcpy(bytes.data() + 36, &hcrc, 4);
+  resealHeader(bytes);
   ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", bytes).ok());
   auto c = WeightCache::open(opts.cache);
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -386,9 +396,7 @@ TEST_F(WeightCacheTest, Version2CachesAreStillReadFromTheCacheAlone) {
   EXPECT_EQ(relErr(r->at("y"), expect), 0.0);
   // A version-3 check in a version-2 header is a mismatch.
   std::memcpy(bytes.data() + 72, std::string(32, '\0').data(), 32);
-  std::memset(bytes.data() + 36, 0, 4);
-  const uint32_t hcrc2 = crc32c(bytes.data(), 128);
-  std::memcpy(bytes.data() + 36, &hcrc2, 4);
+  resealHeader(bytes);
   ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", bytes).ok());
   auto bad = WeightCache::open(opts.cache);
   ASSERT_FALSE(bad.ok());
@@ -399,14 +407,8 @@ TEST_F(WeightCacheTest, Version2CachesAreStillReadFromTheCacheAlone) {
 // integers in range (a float where a CRC belongs, a negative count) is a
 // one-line error naming the field, not a silent conversion.
 TEST_F(WeightCacheTest, TableNumbersOutOfRangeAreAnErrorNamingTheField) {
-  std::string original;
-  {
-    auto b = readFile(dir / "cnn.zpwc");
-    ASSERT_TRUE(b.ok());
-    original = *b;
-  }
-  auto u64 = [&](size_t off) { uint64_t v; std::memcpy(&v, original.data() + off, 8); return v; };
-  const uint64_t tableOffset = u64(16), tableBytes = u64(24);
+  const std::string original = cacheBytes();
+  const uint64_t tableOffset = field<uint64_t>(original, 16), tableBytes = field<uint64_t>(original, 24);
   ASSERT_EQ(tableOffset + tableBytes, original.size()) << "the table ends the file";
   const Json table = Json::parse(original.substr(tableOffset));
   struct Case { std::string field; Json value; std::string want; };
@@ -421,9 +423,7 @@ TEST_F(WeightCacheTest, TableNumbersOutOfRangeAreAnErrorNamingTheField) {
     std::memcpy(bytes.data() + 24, &n, 8);
     const uint32_t tcrc = crc32c(text.data(), text.size());
     std::memcpy(bytes.data() + 32, &tcrc, 4);
-    std::memset(bytes.data() + 36, 0, 4);
-    const uint32_t hcrc = crc32c(bytes.data(), 128);
-    std::memcpy(bytes.data() + 36, &hcrc, 4);
+    resealHeader(bytes);
     ASSERT_TRUE(writeFileAtomic(dir / "cnn.zpwc", bytes).ok());
     auto bad = WeightCache::open(opts.cache);
     ASSERT_FALSE(bad.ok()) << c.field << " = " << c.value.dump();
