@@ -1,12 +1,8 @@
 #include "libplan/estimate/accuracy_estimator.h"
 
-#include <xgboost/c_api.h>
-
 #include <algorithm>
 #include <random>
 #include <set>
-
-#include "libplan/util/file.h"
 
 namespace zp::estimate {
 
@@ -101,106 +97,30 @@ FeatureMatrix accuracyFeatures(const zoo::TaskStitch& task, const std::map<std::
   return m;
 }
 
-namespace {
-
-Error xgbError(const std::string& what) { return makeError("xgboost: {}: {}", what, XGBGetLastError()); }
-
-struct DMatrix {
-  DMatrixHandle h = nullptr;
-  ~DMatrix() {
-    if (h) XGDMatrixFree(h);
-  }
-};
-
-}  // namespace
-
-AccuracyEstimator::AccuracyEstimator(AccuracyEstimator&& o) noexcept : booster_(o.booster_), columns_(o.columns_) {
-  o.booster_ = nullptr;
-}
-AccuracyEstimator& AccuracyEstimator::operator=(AccuracyEstimator&& o) noexcept {
-  std::swap(booster_, o.booster_);
-  std::swap(columns_, o.columns_);
-  return *this;
-}
-AccuracyEstimator::~AccuracyEstimator() {
-  if (booster_) XGBoosterFree(booster_);
-}
-
 Expected<AccuracyEstimator> AccuracyEstimator::train(const FeatureMatrix& features, const std::vector<size_t>& rows,
                                                      const std::vector<double>& accuracy, const XgbParams& params) {
   assert(rows.size() == accuracy.size());
   if (rows.empty()) return makeError("accuracy estimator: no training rows");
   const size_t cols = features.names.size();
-  std::vector<float> x, y;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const float* r = features.row(rows[i]);
-    x.insert(x.end(), r, r + cols);
-    y.push_back(static_cast<float>(accuracy[i]));
-  }
-  DMatrix train;
-  if (XGDMatrixCreateFromMat(x.data(), rows.size(), cols, NAN, &train.h) != 0) return xgbError("creating the training matrix");
-  if (XGDMatrixSetFloatInfo(train.h, "label", y.data(), y.size()) != 0) return xgbError("setting labels");
-  BoosterHandle booster = nullptr;
-  if (XGBoosterCreate(&train.h, 1, &booster) != 0) return xgbError("creating the booster");
-  std::string monotone = "(";
-  for (size_t c = 0; c < cols; ++c)
-    monotone += (c ? "," : "") + std::to_string(c < features.monotone.size() ? features.monotone[c] : 0);
-  monotone += ")";
-  AccuracyEstimator est(booster, cols);
-  const std::vector<std::pair<std::string, std::string>> settings = {
-      {"objective", params.objective},
-      {"max_depth", std::to_string(params.maxDepth)},
-      {"eta", fmt::format("{}", params.eta)},
-      {"subsample", fmt::format("{}", params.subsample)},
-      {"lambda", fmt::format("{}", params.lambda)},
-      {"min_child_weight", fmt::format("{}", params.minChildWeight)},
-      {"seed", std::to_string(params.seed)},
-      {"nthread", std::to_string(params.threads)},
-      {"tree_method", "exact"},
-      {"monotone_constraints", monotone},
-      {"verbosity", "0"},
-  };
-  for (const auto& [k, v] : settings)
-    if (XGBoosterSetParam(booster, k.c_str(), v.c_str()) != 0) return xgbError("setting " + k);
-  for (int it = 0; it < params.rounds; ++it)
-    if (XGBoosterUpdateOneIter(booster, it, train.h) != 0) return xgbError("training");
-  return est;
-}
-
-std::vector<double> AccuracyEstimator::predict(const FeatureMatrix& features) const {
-  assert(features.names.size() == columns_);
-  DMatrix m;
-  [[maybe_unused]] int rc = XGDMatrixCreateFromMat(features.values.data(), features.rows(), columns_, NAN, &m.h);
-  assert(rc == 0);
-  bst_ulong len = 0;
-  const float* out = nullptr;
-  rc = XGBoosterPredict(booster_, m.h, 0, 0, 0, &len, &out);
-  assert(rc == 0 && len == features.rows());
-  // Accuracy is a fraction: clamp what the trees extrapolate beyond it.
-  std::vector<double> result(out, out + len);
-  for (double& v : result) v = std::clamp(v, 0.0, 1.0);
-  return result;
-}
-
-Status AccuracyEstimator::save(const std::filesystem::path& path) const {
-  bst_ulong len = 0;
-  const char* buf = nullptr;
-  if (XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf) != 0)
-    return xgbError("saving " + path.string());
-  return writeFileAtomic(path, std::string_view(buf, len));
+  FeatureMatrix sample{features.names, features.monotone, {}};
+  // Constraints are always passed, all free if none given: that is how every
+  // saved estimator was trained, and an unconstrained run writes other bytes.
+  sample.monotone.resize(cols, 0);
+  for (size_t r : rows) sample.values.insert(sample.values.end(), features.row(r), features.row(r) + cols);
+  ZP_ASSIGN_OR_RETURN(auto booster, XgbRegressor::train(sample, accuracy, params));
+  return AccuracyEstimator(std::move(booster));
 }
 
 Expected<AccuracyEstimator> AccuracyEstimator::load(const std::filesystem::path& path) {
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
-  BoosterHandle booster = nullptr;
-  if (XGBoosterCreate(nullptr, 0, &booster) != 0) return xgbError("creating a booster");
-  AccuracyEstimator est(booster, 0);
-  if (XGBoosterLoadModelFromBuffer(booster, bytes.data(), bytes.size()) != 0)
-    return makeError("{}: not an XGBoost model: {}", path.string(), XGBGetLastError());
-  bst_ulong features = 0;
-  if (XGBoosterGetNumFeature(booster, &features) != 0) return xgbError("reading " + path.string());
-  est.columns_ = features;
-  return est;
+  ZP_ASSIGN_OR_RETURN(auto booster, XgbRegressor::load(path));
+  return AccuracyEstimator(std::move(booster));
+}
+
+std::vector<double> AccuracyEstimator::predict(const FeatureMatrix& features) const {
+  // Accuracy is a fraction: clamp what the trees extrapolate beyond it.
+  auto result = booster_.predict(features);
+  for (double& v : result) v = std::clamp(v, 0.0, 1.0);
+  return result;
 }
 
 std::vector<size_t> sampleIndices(size_t total, size_t count, uint64_t seed, const std::vector<size_t>& always) {

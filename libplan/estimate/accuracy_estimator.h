@@ -6,39 +6,17 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "libplan/estimate/feature_matrix.h"
+#include "libplan/estimate/xgb_regressor.h"
 #include "libplan/util/error.h"
 #include "libplan/zoo/stitch_manifest.h"
 
 namespace zp::estimate {
-
-struct XgbParams {
-  int rounds = 300;
-  int maxDepth = 3;
-  double eta = 0.05;
-  double subsample = 1.0;
-  double lambda = 1.0;
-  double minChildWeight = 1.0;
-  uint64_t seed = 0;
-  int threads = 1;  // one thread: training is deterministic
-  std::string objective = "reg:squarederror";
-};
-
-// Row-major feature matrix with named columns.
-struct FeatureMatrix {
-  std::vector<std::string> names;
-  // Per column: +1 the prediction may only rise with it, -1 only fall, 0 free.
-  // Accuracy rises with the sources' accuracies and falls with drift; saying so
-  // keeps a small training sample from learning the opposite in sparse corners.
-  std::vector<int> monotone;
-  std::vector<float> values;  // rows x names.size()
-  size_t rows() const { return names.empty() ? 0 : values.size() / names.size(); }
-  const float* row(size_t r) const { return values.data() + r * names.size(); }
-};
 
 // Cheap measured signals of how well subgraphs fit together, taken on a few
 // calibration samples (V * S subgraph runs):
@@ -62,16 +40,16 @@ struct StitchSignals {
 
 // Features of every combination of a task, in the manifest's order.
 // `variantAccuracy` maps each original variant id to its accuracy; `signals`
-// (optional) adds per-position drift and per-boundary mismatch.
+// (optional) adds per-position drift and per-boundary mismatch. Accuracy rises
+// with the sources' accuracies and falls with mismatch and with the sources'
+// shared errors; the columns' monotone constraints say so, which keeps a small
+// training sample from learning the opposite in sparse corners.
 FeatureMatrix accuracyFeatures(const zoo::TaskStitch& task, const std::map<std::string, double>& variantAccuracy,
                                const StitchSignals& signals = {});
 
+// An XgbRegressor whose predictions are clamped to [0, 1].
 class AccuracyEstimator {
  public:
-  AccuracyEstimator(AccuracyEstimator&&) noexcept;
-  AccuracyEstimator& operator=(AccuracyEstimator&&) noexcept;
-  ~AccuracyEstimator();
-
   // Trains on the given rows of `features` with their measured accuracies.
   static Expected<AccuracyEstimator> train(const FeatureMatrix& features, const std::vector<size_t>& rows,
                                            const std::vector<double>& accuracy, const XgbParams& params);
@@ -79,12 +57,11 @@ class AccuracyEstimator {
 
   std::vector<double> predict(const FeatureMatrix& features) const;
   // XGBoost's JSON model, written atomically.
-  Status save(const std::filesystem::path& path) const;
+  Status save(const std::filesystem::path& path) const { return booster_.save(path); }
 
  private:
-  explicit AccuracyEstimator(void* booster, size_t columns) : booster_(booster), columns_(columns) {}
-  void* booster_ = nullptr;
-  size_t columns_ = 0;
+  explicit AccuracyEstimator(XgbRegressor booster) : booster_(std::move(booster)) {}
+  XgbRegressor booster_;
 };
 
 // `count` distinct indices from [0, total) drawn with a seeded generator;

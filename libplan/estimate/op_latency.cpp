@@ -36,7 +36,6 @@ FeatureMatrix OpVocabulary::encode(const std::vector<OpFeatures>& rows) const {
                         "flops_per_byte", "weight_sparsity", "input_sparsity", "output_sparsity",
                         "log_dense_flops"})
     m.names.push_back(n);
-  m.monotone.assign(m.names.size(), 0);
   for (const auto& r : rows) {
     for (const auto& o : opTypes) m.values.push_back(r.opType == o ? 1.f : 0.f);
     for (const auto& k : kernels) m.values.push_back(r.kernel == k ? 1.f : 0.f);

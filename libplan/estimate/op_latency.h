@@ -6,9 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "libplan/estimate/accuracy_estimator.h"
-#include "libplan/estimate/xgb_regressor.h"
 #include "libplan/estimate/op_features.h"
+#include "libplan/estimate/xgb_regressor.h"
 #include "libplan/util/error.h"
 
 namespace zp::estimate {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "libplan/util/file.h"
+
 namespace zp::estimate {
 namespace {
 
@@ -16,6 +18,43 @@ struct DMatrix {
     if (h) XGDMatrixFree(h);
   }
 };
+
+// XGBoost's tuple syntax, "(1,0,-1)", padded with free columns.
+std::string monotoneConstraints(const std::vector<int>& monotone, size_t columns) {
+  std::string s = "(";
+  for (size_t c = 0; c < columns; ++c) {
+    if (c) s += ',';
+    s += std::to_string(c < monotone.size() ? monotone[c] : 0);
+  }
+  return s + ")";
+}
+
+std::vector<std::pair<std::string, std::string>> boosterSettings(const XgbParams& params, const FeatureMatrix& features) {
+  std::vector<std::pair<std::string, std::string>> settings = {
+      {"objective", params.objective},
+      {"max_depth", std::to_string(params.maxDepth)},
+      {"eta", fmt::format("{}", params.eta)},
+      {"subsample", fmt::format("{}", params.subsample)},
+      {"lambda", fmt::format("{}", params.lambda)},
+      {"min_child_weight", fmt::format("{}", params.minChildWeight)},
+      {"seed", std::to_string(params.seed)},
+      {"nthread", std::to_string(params.threads)},
+      {"tree_method", "exact"},
+  };
+  if (!features.monotone.empty())
+    settings.emplace_back("monotone_constraints", monotoneConstraints(features.monotone, features.names.size()));
+  settings.emplace_back("verbosity", "0");
+  return settings;
+}
+
+// The JSON model in a buffer the booster owns until its next call.
+bool modelJson(BoosterHandle booster, std::string_view& json) {
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  if (XGBoosterSaveModelToBuffer(booster, R"({"format": "json"})", &len, &buf) != 0) return false;
+  json = std::string_view(buf, len);
+  return true;
+}
 
 }  // namespace
 
@@ -42,23 +81,28 @@ Expected<XgbRegressor> XgbRegressor::train(const FeatureMatrix& features, const 
   BoosterHandle booster = nullptr;
   if (XGBoosterCreate(&train.h, 1, &booster) != 0) return xgbError("creating the booster");
   XgbRegressor reg(booster, cols);
-  const std::vector<std::pair<std::string, std::string>> settings = {
-      {"objective", params.objective},
-      {"max_depth", std::to_string(params.maxDepth)},
-      {"eta", fmt::format("{}", params.eta)},
-      {"subsample", fmt::format("{}", params.subsample)},
-      {"lambda", fmt::format("{}", params.lambda)},
-      {"min_child_weight", fmt::format("{}", params.minChildWeight)},
-      {"seed", std::to_string(params.seed)},
-      {"nthread", std::to_string(params.threads)},
-      {"tree_method", "exact"},
-      {"verbosity", "0"},
-  };
-  for (const auto& [k, v] : settings)
+  for (const auto& [k, v] : boosterSettings(params, features))
     if (XGBoosterSetParam(booster, k.c_str(), v.c_str()) != 0) return xgbError("setting " + k);
   for (int it = 0; it < params.rounds; ++it)
     if (XGBoosterUpdateOneIter(booster, it, train.h) != 0) return xgbError("training");
   return reg;
+}
+
+Expected<XgbRegressor> XgbRegressor::fromJson(std::string_view json, const std::string& origin) {
+  BoosterHandle booster = nullptr;
+  if (XGBoosterCreate(nullptr, 0, &booster) != 0) return xgbError("creating a booster");
+  XgbRegressor reg(booster, 0);
+  if (XGBoosterLoadModelFromBuffer(booster, json.data(), json.size()) != 0)
+    return makeError("{}: not an XGBoost model: {}", origin, XGBGetLastError());
+  bst_ulong features = 0;
+  if (XGBoosterGetNumFeature(booster, &features) != 0) return xgbError("reading " + origin);
+  reg.columns_ = features;
+  return reg;
+}
+
+Expected<XgbRegressor> XgbRegressor::load(const std::filesystem::path& path) {
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  return fromJson(bytes, path.string());
 }
 
 std::vector<double> XgbRegressor::predict(const FeatureMatrix& features) const {
@@ -75,11 +119,16 @@ std::vector<double> XgbRegressor::predict(const FeatureMatrix& features) const {
 }
 
 std::string XgbRegressor::serialized() const {
-  bst_ulong len = 0;
-  const char* buf = nullptr;
-  [[maybe_unused]] int rc = XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf);
-  assert(rc == 0);
-  return std::string(buf, len);
+  std::string_view json;
+  [[maybe_unused]] bool ok = modelJson(booster_, json);
+  assert(ok);
+  return std::string(json);
+}
+
+Status XgbRegressor::save(const std::filesystem::path& path) const {
+  std::string_view json;
+  if (!modelJson(booster_, json)) return xgbError("saving " + path.string());
+  return writeFileAtomic(path, json);
 }
 
 }  // namespace zp::estimate
