@@ -10,7 +10,13 @@
 namespace zp::estimate {
 namespace {
 
-Error xgbError(const std::string& what) { return makeError("xgboost: {}: {}", what, XGBGetLastError()); }
+// XGBoost's last error without the stack trace it appends: errors are one line.
+std::string lastXgbError() {
+  const std::string text = XGBGetLastError();
+  return text.substr(0, text.find('\n'));
+}
+
+Error xgbError(const std::string& what) { return makeError("xgboost: {}: {}", what, lastXgbError()); }
 
 struct DMatrix {
   DMatrixHandle h = nullptr;
@@ -93,7 +99,7 @@ Expected<XgbRegressor> XgbRegressor::fromJson(std::string_view json, const std::
   if (XGBoosterCreate(nullptr, 0, &booster) != 0) return xgbError("creating a booster");
   XgbRegressor reg(booster, 0);
   if (XGBoosterLoadModelFromBuffer(booster, json.data(), json.size()) != 0)
-    return makeError("{}: not an XGBoost model: {}", origin, XGBGetLastError());
+    return makeError("{}: not an XGBoost model: {}", origin, lastXgbError());
   bst_ulong features = 0;
   if (XGBoosterGetNumFeature(booster, &features) != 0) return xgbError("reading " + origin);
   reg.columns_ = features;

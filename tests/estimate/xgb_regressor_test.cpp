@@ -62,6 +62,7 @@ TEST(XgbRegressor, RoundTripsThroughJsonBytesAndFiles) {
   auto bad = XgbRegressor::fromJson(R"({"not": "a model"})", "m.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message.rfind("m.json: not an XGBoost model: ", 0), 0u) << bad.error().message;
+  EXPECT_EQ(bad.error().message.find('\n'), std::string::npos) << bad.error().message;
   EXPECT_FALSE(XgbRegressor::load(dir / "missing.json").ok());
   EXPECT_FALSE(XgbRegressor::train(FeatureMatrix{{"a"}, {}, {}}, {}, params).ok());
 }
