@@ -290,27 +290,17 @@ Status writePlan(const Plan& p, const std::filesystem::path& path) {
   return writeFileAtomic(path, planToText(p));
 }
 
-namespace {
-
-// `j` with every float rounded as canonicalJson prints it (roundSig).
-Json canonicalNumbers(const Json& j) {
-  if (j.is_number_float()) return roundSig(j.get<double>());
-  Json out = j;
-  if (j.is_structured())
-    for (auto it = out.begin(); it != out.end(); ++it) *it = canonicalNumbers(*it);
-  return out;
-}
-
-}  // namespace
-
 Expected<Plan> readPlan(const std::filesystem::path& path) {
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
-  // plan.json holds 9 significant digits (canonicalJson): a number written
-  // with more reads as what plan-emit would write for it, so the plan read,
-  // its rewritten plan.json and the plan.pb made from it all agree.
-  return planFromJson(canonicalNumbers(j), path.string());
+  // plan.json holds 9 significant digits (canonicalJson). The plan returned is
+  // the one its own canonical text reads as, so a number written with more
+  // digits (a float, or an integer in a number field) reads as what plan-emit
+  // would write for it, and the plan read, its rewritten plan.json and the
+  // plan.pb made from it all agree.
+  ZP_ASSIGN_OR_RETURN(const Plan asWritten, planFromJson(j, path.string()));
+  return planFromJson(Json::parse(planToText(asWritten)), path.string());
 }
 
 }  // namespace zp::artifacts
