@@ -163,6 +163,8 @@ class Timeline {
   // unfinished group i0 to its end, and its weighted remaining work per
   // weighting added into wsum_, given the decided prefix of its assignment;
   // `own` is group i0's remaining standalone ms (its whole time when not started).
+  // Rows of the weighting tables through data() + offset: with no weightings
+  // (K = 0) the tables are empty and indexing them would bind a null reference.
   double restOf(int n, int i0, double own) {
     const auto& d = p_.dnns[static_cast<size_t>(n)];
     const auto& as = partial_.assign[static_cast<size_t>(n)];
@@ -177,8 +179,8 @@ class Timeline {
       for (int a = 0; a < tab_.A; ++a) {
         if (!d.groups[static_cast<size_t>(i0)].allowed(a)) continue;
         best = std::min(best, d.groups[static_cast<size_t>(i0)].timeMs[static_cast<size_t>(a)] + tab_.after[un][tab_.at(i0, a, left)]);
-        const double* w = &tab_.wwork[un][tab_.ia(i0, a) * K];
-        const double* f = &tab_.wafter[un][tab_.at(i0, a, left) * K];
+        const double* w = tab_.wwork[un].data() + tab_.ia(i0, a) * K;
+        const double* f = tab_.wafter[un].data() + tab_.at(i0, a, left) * K;
         for (size_t k = 0; k < K; ++k) wmin_[k] = std::min(wmin_[k], w[k] + f[k]);
       }
       for (size_t k = 0; k < K; ++k) ws[k] += wmin_[k];
@@ -189,7 +191,7 @@ class Timeline {
     const double full = d.groups[static_cast<size_t>(i0)].timeMs[static_cast<size_t>(a)];
     const double frac = full > 0 ? own / full : 0.0;
     {
-      const double* w = &tab_.wwork[un][tab_.ia(i0, a) * K];
+      const double* w = tab_.wwork[un].data() + tab_.ia(i0, a) * K;
       for (size_t k = 0; k < K; ++k) ws[k] += frac * w[k];
     }
     // The decided groups after i0, run by run (prefix sums per accelerator).
@@ -200,13 +202,13 @@ class Timeline {
       int r = j + 1;
       while (r + 1 < G && as[static_cast<size_t>(r) + 1] == b) ++r;
       time += tab_.cumT[un][tab_.ia(r + 1, b)] - tab_.cumT[un][tab_.ia(j + 1, b)];
-      const double* hi = &tab_.cumW[un][tab_.ia(r + 1, b) * K];
-      const double* lo = &tab_.cumW[un][tab_.ia(j + 1, b) * K];
+      const double* hi = tab_.cumW[un].data() + tab_.ia(r + 1, b) * K;
+      const double* lo = tab_.cumW[un].data() + tab_.ia(j + 1, b) * K;
       for (size_t k = 0; k < K; ++k) ws[k] += hi[k] - lo[k];
       j = r;
       a = b;
     }
-    const double* f = &tab_.wafter[un][tab_.at(j, a, left) * K];
+    const double* f = tab_.wafter[un].data() + tab_.at(j, a, left) * K;
     for (size_t k = 0; k < K; ++k) ws[k] += f[k];
     return time + tab_.after[un][tab_.at(j, a, left)];
   }
