@@ -143,8 +143,8 @@ WeightCache::~WeightCache() {
 Expected<std::map<std::string, WeightCache::Stored>> WeightCache::readTable(std::string_view tableText,
                                                                            const std::string& label,
                                                                            uint64_t headerBytes, uint64_t tableOffset) {
-  ZP_ASSIGN_OR_RETURN(const Json table, parseJson(tableText, label + ": weight cache table"));
   const std::string file = label + ": weight cache table";
+  ZP_ASSIGN_OR_RETURN(const Json table, parseJson(tableText, file));
   ZP_ASSIGN_OR_RETURN(auto rows, JsonAt(table, file).array());
   constexpr int64_t kMaxCrc = std::numeric_limits<uint32_t>::max();
   std::map<std::string, Stored> entries;
