@@ -2,7 +2,9 @@
 """Checks that the tests mirror the tree: every stage folder of ZOOPLAN_STAGES
 (CMakeLists.txt) has its tests in tests/<folder without libplan/, passes/ or
 drivers/> (libplan/sim/queries -> tests/sim/queries), with a CMakeLists.txt that
-builds them; and no test folder is named after a stage that does not exist.
+builds them; no test folder is named after a stage that does not exist; and the
+README's layout section names every stage folder (as FOLDER/, without libplan/,
+passes/ or drivers/), so the map a newcomer reads first matches the tree.
 
   scripts/check_test_layout.py [SOURCE_ROOT]
 """
@@ -35,6 +37,15 @@ def mirrored(stage):
     return stage
 
 
+def readme_layout(root):
+    """The code block under '## Layout' in README.md ('' when there is none)."""
+    path = os.path.join(root, "README.md")
+    if not os.path.isfile(path):
+        return ""
+    m = re.search(r"^## Layout\n.*?```\n(.*?)```", open(path).read(), re.S | re.M)
+    return m.group(1) if m else ""
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     stages = stages_of(root)
@@ -51,11 +62,15 @@ def main():
         path = os.path.join(root, "tests", entry)
         if os.path.isdir(path) and entry not in NOT_STAGES and entry not in expected:
             problems.append(f"tests/{entry}: no stage folder of ZOOPLAN_STAGES mirrors it")
+    layout = readme_layout(root)
+    for stage in stages:
+        if not re.search(r"(^|[\s(/])" + re.escape(mirrored(stage)) + "/", layout):
+            problems.append(f"{stage}: README.md's layout section does not name {mirrored(stage)}/")
     for p in problems:
         print(p)
     if problems:
         return 1
-    print(f"{len(expected)} stage folders, each with its tests in tests/<folder>")
+    print(f"{len(expected)} stage folders, each with its tests in tests/<folder>; README.md's layout names all {len(stages)} stages")
     return 0
 
 
