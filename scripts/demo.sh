@@ -5,13 +5,16 @@
 # the six SparseLoom baselines) served by the executor on one arrival trace,
 # measured beside predicted.
 #   scripts/demo.sh [OUT_DIR] [ZOO_JSON] [RATE_QPS_PER_TASK]
-# The zoo defaults to the largest bundled one (testdata/multitask: four tasks);
-# the rate to 100 queries per second per task. Outputs go to OUT_DIR (out/).
+# The zoo defaults to the realistic-scale one (testdata/realistic: a ResNet-20,
+# a MobileNetV2 and a small vision transformer on digits, seven variants each,
+# on two processors pinned to cores 0 and 1); the rate to 50 queries per second
+# per task. Outputs go to OUT_DIR (out/). On two idle cores the whole job takes
+# about 10 minutes after the build (zoo-profile about 3 of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-out}"
-zoo="${2:-testdata/multitask/zoo.json}"
-rate="${3:-100}"
+zoo="${2:-testdata/realistic/zoo.json}"
+rate="${3:-50}"
 bash scripts/bootstrap.sh
 echo "== building (first build takes minutes on 2 cores; progress below)"
 bash scripts/build.sh
@@ -40,6 +43,6 @@ echo "serving:    $out/serve.json (measured and predicted per system), $out/serv
 echo "plots:      $out/svg/<task>.svg (accuracy-latency space, Pareto front, chosen variant)"
 if [ -x "$bin/plan-emit" ]; then
   step "plan-run $out/bundle --serve: every system on one Poisson trace ($rate q/s per task), SLO configurations C07, C13, C19 in turn"
-  "$bin/plan-run" "$out/bundle" --serve --slo C07,C13,C19 --rate "$rate" --duration-ms 6000 --seed 1 \
+  "$bin/plan-run" "$out/bundle" --serve --slo C07,C13,C19 --rate "$rate" --duration-ms 10000 --seed 1 \
     --json "$out/serve.json" --trace "$out/serve.trace.json"
 fi

@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   app.add_option("--count", sp.count, "--serve: generated arrivals per task (default 60)")->check(zp::cli::integerIn(1, 10000000));
   app.add_option("--systems", systemList, "--serve: comma-separated systems to serve (default: all the plan carries)");
   app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
+  app.add_option("--calibration-rounds", sp.calibrationRounds,
+                 "--serve: timed runs per subgraph to calibrate the prediction as serving runs it (0: the plan's latencies)")
+      ->check(zp::cli::integerIn(0, 100000));
   app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
     sp.systems = zp::cli::splitList(systemList);
     return serveFromBundle(sp);
   }
-  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system"})
+  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system", "--calibration-rounds"})
     if (app.count(opt)) {
       zp::cli::printError("plan-run", fmt::format("{} applies only with --serve", opt));
       return zp::cli::kOptionError;

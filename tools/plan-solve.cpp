@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   app.add_option("--evaluate", evaluate, "stitch: evaluate against the six baselines, write JSON here");
   app.add_flag("--measured-accuracy", sp.select.measuredAccuracyForDecisions,
                "stitch: decide with measured accuracy where available (default: the estimator's)");
+  std::string processorList;
+  app.add_option("--processors", processorList, "stitch: plan on these processors only (comma-separated; default: every one)");
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
       ->check(zp::cli::integerIn(1, 1000000));
   // concurrent mode
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
     sp.stats = stats;
     sp.seed = cc.solve.seed;
     if (!budgets.empty()) sp.budgets = budgets;
+    sp.processors = zp::cli::splitList(processorList);
     sp.tool = "plan-solve";
     sp.version = zp::zooplanVersion();
     auto r = zp::drivers::solveStitch(sp);

@@ -122,7 +122,7 @@ Expected<std::vector<sim::ServeSimSlot>> profileSlots(const ServeSetup& setup, T
       }
       auto warm = measureWarm(*session, randomInputs(*session, 0), 20);
       if (!warm.ok()) return done.set_value(warm.error());
-      done.set_value(sim::ServeSimSlot{slot.processor, warm->medianMs, percentile(loads, 0.5), slot.bytes, slot.preload});
+      done.set_value(sim::ServeSimSlot{slot.processor, warm->medianMs, percentile(loads, 0.5), slot.bytes, slot.preload, {}, {}});
     });
     ZP_ASSIGN_OR_RETURN(auto row, done.get_future().get());
     out.push_back(row);

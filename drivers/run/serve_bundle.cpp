@@ -12,6 +12,7 @@
 #include "libplan/runtime/serve/executor.h"
 #include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/pinned_worker.h"
+#include "libplan/runtime/serve/run_calibration.h"
 #include "libplan/sim/queries/serve_sim.h"
 #include "libplan/util/file.h"
 #include "libplan/util/stats.h"
@@ -160,7 +161,7 @@ Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>
   r.setup.slots.push_back({key, p, g->memoryBytes, false});
   r.files.push_back({model, cache});
   r.slotKeys.push_back(g->file + "@" + proc);
-  r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false});
+  r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false, {}, {}});
   slots[key] = slot;
   return slot;
 }
@@ -248,17 +249,55 @@ Json summaryJson(const QuerySummary& s) {
 struct SystemOutcome {
   std::string name, description;
   ServeResult measured;
-  sim::ServeSimResult predicted;
+  sim::ServeSimResult predicted;          // calibrated on this host (the plan's latencies when not calibrated)
+  sim::ServeSimResult predictedFromPlan;  // the plan's per-position latencies, no wake-up delays
+  Json calibration = Json::object();
 };
+
+// What the calibration found, per processor: calibrated medians over the plan's
+// latencies (geometric mean over the processor's slots), and the wake-up delays.
+Json calibrationJson(const Context& c, const SystemRun& r, const RunCalibration& cal) {
+  Json procs = Json::object();
+  for (size_t p = 0; p < c.processors.size(); ++p) {
+    double hot = 0, idle = 0;
+    int n = 0;
+    for (size_t s = 0; s < r.simSlots.size(); ++s)
+      if (r.simSlots[s].processor == static_cast<int>(p) && r.simSlots[s].runMs > 0) {
+        hot += std::log(median(cal.hotMs[s]) / r.simSlots[s].runMs);
+        idle += std::log(median(cal.idleMs[s]) / r.simSlots[s].runMs);
+        ++n;
+      }
+    if (n > 0)
+      procs[c.processors[p].name] = Json{{"slots", n}, {"back_to_back_over_planned", std::exp(hot / n)},
+                                         {"after_idle_over_planned", std::exp(idle / n)}};
+  }
+  return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs}};
+}
 
 Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, SystemRun& r) {
   ZP_TRY(measureLoads(c, r));
   std::vector<sim::ServeSimArrival> arrivals;
   for (const auto& a : r.trace.arrivals) arrivals.push_back({a.timeMs, a.task});
-  SystemOutcome o{sys.name, sys.description, {}, {}};
-  o.predicted = sim::simulateServing(r.simSlots, r.simTasks, arrivals,
-                                     {static_cast<int>(c.processors.size()), c.budgetBytes, 0.0});
+  SystemOutcome o{sys.name, sys.description, {}, {}, {}};
+  sim::ServeSimParams sp{static_cast<int>(c.processors.size()), c.budgetBytes, 0.0};
+  sp.seed = c.params.seed;
+  o.predictedFromPlan = sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp);
+  o.predicted = o.predictedFromPlan;
   ModelFileLoader loader(r.files);
+  if (c.params.calibrationRounds > 0) {
+    RunCalibrationParams cp;
+    cp.rounds = c.params.calibrationRounds;
+    cp.seed = c.params.seed;
+    ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(r.setup, loader, cp));
+    for (size_t s = 0; s < r.simSlots.size(); ++s) {
+      r.simSlots[s].runSamplesMs = cal.hotMs[s];
+      r.simSlots[s].idleRunSamplesMs = cal.idleMs[s];
+    }
+    sp.dispatchMs = cal.dispatchMs;
+    sp.handoffMs = cal.handoffMs;
+    o.predicted = sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp);
+    o.calibration = calibrationJson(c, r, cal);
+  }
   ZP_ASSIGN_OR_RETURN(o.measured, serve(r.setup, loader, r.trace));
   return o;
 }
@@ -276,7 +315,11 @@ Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
     Json predicted = summaryJson(o.predicted.summary);
     predicted["loads"] = o.predicted.loads;
     predicted["peak_resident_bytes"] = o.predicted.peakResidentBytes;
-    systems[o.name] = Json{{"description", o.description}, {"measured", measured}, {"predicted", predicted}};
+    systems[o.name] = Json{{"description", o.description},
+                           {"measured", measured},
+                           {"predicted", predicted},
+                           {"predicted_from_plan_latencies", summaryJson(o.predictedFromPlan.summary)},
+                           {"calibration", o.calibration}};
   }
   Json slos = Json::array();
   for (size_t k : c.slos) slos.push_back(c.st->slos[k].id);
@@ -292,22 +335,26 @@ Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
                                                             {"seed", c.params.seed}}
                                                      : Json(c.params.arrivals.string())},
               {"memory_budget_bytes", c.budgetBytes},
+              {"calibration_rounds", c.params.calibrationRounds},
               {"processors", procs},
               {"notes", c.notes}};
 }
 
-std::string reportTable(const std::vector<SystemOutcome>& outcomes) {
-  std::string s = fmt::format("{:<12} {:>17} {:>19} {:>19} {:>19} {:>10}\n", "system", "violation m / p",
-                              "p50 ms m / p", "p99 ms m / p", "q/s m / p", "peak RSS");
+std::string reportTable(const std::vector<SystemOutcome>& outcomes, bool calibrated) {
+  std::string s = fmt::format("{:<12} {:>17} {:>8} {:>19} {:>19} {:>19} {:>10}\n", "system", "violation m / p",
+                              "p(plan)", "p50 ms m / p", "p99 ms m / p", "q/s m / p", "peak RSS");
   for (const auto& o : outcomes) {
     const auto& m = o.measured.summary;
     const auto& p = o.predicted.summary;
-    s += fmt::format("{:<12} {:>7.1f}% / {:>5.1f}% {:>9.2f} / {:>7.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB\n",
-                     o.name, 100 * m.violationRate, 100 * p.violationRate, m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms,
-                     m.throughputQps, p.throughputQps, static_cast<double>(o.measured.peakRssBytes) / 1e6);
+    s += fmt::format("{:<12} {:>7.1f}% / {:>5.1f}% {:>7.1f}% {:>9.2f} / {:>7.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB\n",
+                     o.name, 100 * m.violationRate, 100 * p.violationRate, 100 * o.predictedFromPlan.summary.violationRate,
+                     m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps, p.throughputQps,
+                     static_cast<double>(o.measured.peakRssBytes) / 1e6);
   }
-  s += "m: measured by the executor on this host; p: predicted by the open-loop simulator (plan's per-position latencies, "
-       "measured load times)\n";
+  s += "m: measured by the executor on this host; p: predicted by the open-loop simulator from ";
+  s += calibrated ? "run times and wake-up delays calibrated on the pinned processors (back to back and after idle), "
+                    "and measured load times; p(plan): from the plan's per-position latencies instead\n"
+                  : "the plan's per-position latencies and measured load times\n";
   return s;
 }
 
@@ -341,7 +388,7 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i]));
     outcomes.push_back(std::move(o));
   }
-  ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes), c.notes};
+  ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes, params.calibrationRounds > 0), c.notes};
   if (!params.trace.empty()) {
     auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.name == params.traceSystem; });
     if (traced == outcomes.end()) traced = outcomes.begin();

@@ -9,8 +9,10 @@
 // them on, each processor a worker pinned to its cores; the plan's preload set
 // is resident, other subgraphs are loaded from the bundle's weight caches on
 // demand and evicted under the memory budget. Beside each measurement, the
-// open-loop simulator's prediction (libplan/sim/queries/serve_sim.h) from the
-// plan's per-position latencies and the load times measured here.
+// open-loop simulator's prediction (libplan/sim/queries/serve_sim.h): from run
+// times and wake-up delays calibrated as serving sees them
+// (libplan/runtime/serve/run_calibration.h) and the load times measured here;
+// and, for comparison, from the plan's per-position latencies alone.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -34,6 +36,7 @@ struct ServeBundleParams {
   std::vector<std::string> systems; // empty: every system the plan carries
   std::string budget;               // the plan's preload set (as written, "15%"); empty: the first
   int samples = 64;                 // dataset samples per task the queries cycle through
+  int calibrationRounds = 15;       // timed runs per slot for the prediction (0: plan latencies only)
   std::filesystem::path json;       // --json OUT.json (empty: none)
   std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)
   std::string traceSystem = "zooplan";

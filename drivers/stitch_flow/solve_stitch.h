@@ -22,6 +22,7 @@ struct SolveStitchOptions {
   std::filesystem::path evaluation;         // evaluation JSON (runs the evaluation when set)
   std::filesystem::path stats;              // {"solve_ms": ...} (not deterministic)
   std::vector<std::string> budgets = {"15%", "55%", "100%"};
+  std::vector<std::string> processors;      // plan on these processors only (empty: every one profiled)
   select::SelectParams select;
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
   std::string tool = "plan-solve";

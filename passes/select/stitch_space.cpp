@@ -1,5 +1,6 @@
 #include "passes/select/stitch_space.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -62,6 +63,34 @@ double TaskSpace::latencyMs(size_t candidate, const std::vector<int>& placement)
 int64_t TaskSpace::memoryBytes(int position, const std::string& variant, const std::string& processor) const {
   if (auto it = memory.find({position, variant, processor}); it != memory.end()) return it->second;
   return stitch->subgraph(position, variant).cost.weightBytes;
+}
+
+Status restrictProcessors(StitchSpace& space, const std::vector<std::string>& names) {
+  std::vector<plan::PlanProcessor> kept;
+  for (const auto& name : names) {
+    auto it = std::find_if(space.processors.begin(), space.processors.end(), [&](const auto& p) { return p.name == name; });
+    if (it == space.processors.end()) {
+      std::string known;
+      for (const auto& p : space.processors) {
+        if (!known.empty()) known += ", ";
+        known += p.name;
+      }
+      return makeError("--processors: '{}' is not a processor of the profile ({})", name, known);
+    }
+    if (std::any_of(kept.begin(), kept.end(), [&](const auto& p) { return p.name == name; }))
+      return makeError("--processors: '{}' is named twice", name);
+    kept.push_back(*it);
+  }
+  if (kept.empty()) return makeError("--processors: no processor named");
+  // The profile's order, so that a restriction to every processor changes nothing.
+  std::vector<plan::PlanProcessor> ordered;
+  for (const auto& p : space.processors)
+    if (std::any_of(kept.begin(), kept.end(), [&](const auto& k) { return k.name == p.name; })) ordered.push_back(p);
+  space.processors = std::move(ordered);
+  std::vector<std::string> order;
+  for (const auto& p : space.processors) order.push_back(p.name);
+  for (auto& t : space.tasks) t.buildDense(order);
+  return {};
 }
 
 }  // namespace zp::select

@@ -65,5 +65,10 @@ struct StitchSpace {
   int64_t batch = 1;  // the batch the profile measured latency at (report.json; else stitch.json's)
 };
 
+// Plans on the named processors only (e.g. the best plan confined to one
+// processor, to compare with one that uses every processor); the rest of the
+// profile is left as it was. Unknown or repeated names are errors.
+Status restrictProcessors(StitchSpace& space, const std::vector<std::string>& names);
+
 
 }  // namespace zp::select

@@ -30,8 +30,16 @@ for name, s in r["systems"].items():
             assert isinstance(v, (int, float)) and v >= 0, (name, side, k, v)
         assert s[side]["queries"] == r["queries"] == 800, (name, side, s[side]["queries"])
     assert s["measured"]["peak_rss_bytes"] > 1 << 20, name
+    # The prediction is calibrated on the pinned processors; the plan-only one is kept beside it.
+    assert s["predicted_from_plan_latencies"]["queries"] == 800, name
+    cal = s["calibration"]
+    assert 0 < cal["dispatch_ms"] < 1000 and cal["handoff_ms"] >= 0, (name, cal)
+    for proc, c in cal["processors"].items():
+        assert proc in ("cpu", "npu") and c["slots"] > 0, (name, cal)
+        assert c["back_to_back_over_planned"] > 0 and c["after_idle_over_planned"] > 0, (name, cal)
     assert s["measured"]["completed"] == 800, name
 assert r["slo_configurations"] == ["C07", "C19"]
+assert r["calibration_rounds"] == 15
 PYEOF
 then pass "--json: measured and predicted per system"; else fail "--json content"; fi
 if $PY - "$WORK/out/serve.trace.json" <<'PYEOF'

@@ -56,6 +56,26 @@ expect_error "SLO without a task" "no SLO for task 'iris'" "$WORK/d/plan.json" -
   "$BIN/plan-solve" "$WORK/prof" -o "$WORK/d/plan.json" --slo "$WORK/bad_slo.json"
 expect_error "not a profile directory" "report.json: cannot open" "$WORK/e/plan.json" -- \
   "$BIN/plan-solve" "$WORK/nope" -o "$WORK/e/plan.json"
+# Confined to one processor: every position of every choice on it; naming all
+# processors (in any order) plans as without the option.
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/one/plan.json" --processors cpu >/dev/null
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/b2/plan.json" --processors "$(python3 -c "
+import json; print(','.join(reversed([p['name'] for p in json.load(open('$WORK/b/plan.json'))['stitch']['processors']])))")" >/dev/null
+cmp -s "$WORK/b/plan.json" "$WORK/b2/plan.json" && pass "--processors naming every processor plans as without it" \
+  || fail "--processors with every processor changed the plan"
+if $PY - "$WORK/one/plan.json" <<'PYEOF'
+import json, sys
+st = json.load(open(sys.argv[1]))["stitch"]
+assert [p["name"] for p in st["processors"]] == ["cpu"], st["processors"]
+assert set(st["placement_order"]) == {"cpu"}, st["placement_order"]
+for s in st["systems"]:
+    for sel in s["selections"]:
+        for t in sel["tasks"]:
+            assert set(t["placement"]) == {"cpu"}, (s["name"], t)
+PYEOF
+then pass "--processors cpu: every choice on cpu"; else fail "--processors cpu plan"; fi
+expect_error "unknown --processors" "--processors: 'gpu' is not a processor of the profile" "$WORK/g/plan.json" -- \
+  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/g/plan.json" --processors gpu
 expect_error "bad budget" "--memory-budget 'lots'" "$WORK/f/plan.json" -- \
   "$BIN/plan-solve" "$WORK/prof" -o "$WORK/f/plan.json" --memory-budget lots
 finish

@@ -1,6 +1,7 @@
 #include "libplan/sim/queries/serve_sim.h"
 
 #include <cassert>
+#include <random>
 
 #include "libplan/sim/queries/processor_queues.h"
 #include "libplan/util/budgeted_lru.h"
@@ -40,6 +41,15 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   BudgetedLru lru(params.memoryBudgetBytes);
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].preload) lru.addPinned(static_cast<int>(s), slots[s].bytes);
+  std::mt19937_64 rng(params.seed);
+  std::vector<double> busyUntil(static_cast<size_t>(params.processors), -1e300);  // never ran: idle
+  auto runMs = [&](int slot, int processor, double start) {
+    const auto& s = slots[static_cast<size_t>(slot)];
+    const bool idle = start - busyUntil[static_cast<size_t>(processor)] >= params.idleThresholdMs;
+    const auto& samples = idle && !s.idleRunSamplesMs.empty() ? s.idleRunSamplesMs : s.runSamplesMs;
+    if (samples.empty()) return s.runMs;
+    return samples[static_cast<size_t>(rng() % samples.size())];
+  };
   ProcessorQueues queues(params.processors);
   std::vector<Running> running(static_cast<size_t>(params.processors));
   auto processorOf = [&](int task, int position) {
@@ -49,7 +59,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     assert(q == 0 || arrivals[q - 1].timeMs <= arrivals[q].timeMs);
     const auto& a = arrivals[q];
     r.queries.push_back({a.task, a.timeMs, 0, 0, 0});
-    queues.push(processorOf(a.task, 0), QueuedJob{a.timeMs, static_cast<int64_t>(q), static_cast<int>(q), 0});
+    queues.push(processorOf(a.task, 0), QueuedJob{a.timeMs + params.dispatchMs, static_cast<int64_t>(q), static_cast<int>(q), 0});
   }
   while (auto next = queues.pop()) {
     auto& query = r.queries[static_cast<size_t>(next->job.id)];
@@ -59,9 +69,10 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     if (position == 0) query.startMs = next->start;
     const double loadMs = acquire(slot, p, next->start, slots, running, lru, r);
     const double runStart = next->start + loadMs;
-    const double end = runStart + slots[static_cast<size_t>(slot)].runMs;
+    const double end = runStart + runMs(slot, p, next->start);
     queues.occupyUntil(p, end);
     running[static_cast<size_t>(p)] = {slot, end};
+    busyUntil[static_cast<size_t>(p)] = end;
     query.loadMs += loadMs;
     if (loadMs > 0) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
     r.spans.push_back({next->job.id, query.task, position, slot, p, false, runStart, end});

@@ -5,8 +5,13 @@
 // is loaded when a query first needs it (its load time counted in that query),
 // evicting least recently used non-preloaded slots that no processor is running,
 // under the memory budget (the executor's residency rule, util/budgeted_lru.h).
-// Without interference between processors: a position takes its profiled time
-// whatever else runs.
+// A position takes its profiled time (runMs) or, when the slot carries run
+// samples measured as serving runs it (runtime/serve/run_calibration.h), a time
+// drawn from them with the params' seed: from the after-idle samples when its
+// processor was idle for idleThresholdMs or more before the run, else from the
+// back-to-back ones. The draw models the spread that decides tight SLOs. A
+// query becomes ready dispatchMs after its arrival, and each hand-over to
+// another processor takes handoffMs.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +27,8 @@ struct ServeSimSlot {
   double loadMs = 0;   // loading it when it is not resident
   int64_t bytes = 0;   // counted against the memory budget
   bool preload = false;
+  std::vector<double> runSamplesMs = {};  // when not empty: a run right after another draws one of these
+  std::vector<double> idleRunSamplesMs = {};  // when not empty: a run after its processor idled draws one of these
 };
 
 struct ServeSimTask {
@@ -40,6 +47,10 @@ struct ServeSimParams {
   int processors = 1;
   int64_t memoryBudgetBytes = 0;
   double handoffMs = 0;  // handing a query's tensors to another processor's worker
+  double dispatchMs = 0;  // an arrival's timer and its worker's wake-up
+  double idleThresholdMs = 2;  // idle time after which a run counts as after-idle (measured: the slowdown
+                               // of an idle core sets in between 1 and 5 ms of idle here)
+  uint64_t seed = 0;     // draws from the slots' run samples
 };
 
 struct ServeSimQuery {

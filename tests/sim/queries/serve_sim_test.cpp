@@ -38,6 +38,44 @@ TEST(ServeSim, TwoStageTandemPipelinesAcrossProcessors) {
   EXPECT_DOUBLE_EQ(r.queries[2].startMs, 4.0);
 }
 
+TEST(ServeSim, RunsAfterIdleDrawTheirOwnSamplesAndQueriesWaitForDispatch) {
+  // One processor, one stage: back to back runs take 1 ms, runs after at least
+  // 2 ms of idle take 5 ms (a single sample each, so the draws are known).
+  std::vector<ServeSimSlot> slots = {{0, 3.0, 0, 10, true, {1.0}, {5.0}}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 0}, {0, 0}, {6.5, 0}, {20, 0}};
+  ServeSimParams params{1, 100, 0};
+  params.dispatchMs = 0.5;
+  auto r = simulateServing(slots, tasks, arrivals, params);
+  // Ready at 0.5 (never ran: idle) -> 5.5; then back to back -> 6.5; ready at 7.0,
+  // 0.5 ms after the last end (under the threshold) -> 8.0; ready at 20.5 -> 25.5.
+  const std::vector<double> finish = {5.5, 6.5, 8.0, 25.5};
+  for (size_t i = 0; i < finish.size(); ++i) EXPECT_DOUBLE_EQ(r.queries[i].finishMs, finish[i]) << i;
+  // Without samples the profiled time (3 ms) is taken whatever the idle time.
+  slots[0].runSamplesMs.clear();
+  slots[0].idleRunSamplesMs.clear();
+  r = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(r.queries[3].finishMs, 23.5);
+}
+
+TEST(ServeSim, DrawsFromRunSamplesAreSeeded) {
+  std::vector<ServeSimSlot> slots = {{0, 3.0, 0, 10, true, {1.0, 2.0, 3.0, 4.0}, {}}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}};
+  std::vector<ServeSimArrival> arrivals;
+  for (int i = 0; i < 200; ++i) arrivals.push_back({0, 0});
+  ServeSimParams params{1, 100, 0};
+  params.seed = 7;
+  const auto a = simulateServing(slots, tasks, arrivals, params);
+  const auto b = simulateServing(slots, tasks, arrivals, params);
+  params.seed = 8;
+  const auto c = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_EQ(a.queries.back().finishMs, b.queries.back().finishMs);
+  EXPECT_NE(a.queries.back().finishMs, c.queries.back().finishMs);
+  // 200 draws from {1, 2, 3, 4}: the total lies well inside [200, 800].
+  EXPECT_GT(a.queries.back().finishMs, 400);
+  EXPECT_LT(a.queries.back().finishMs, 600);
+}
+
 TEST(ServeSim, LoadsAreCountedInTheQueryAndEvictLeastRecentlyUsed) {
   // Slot 0 preloaded; slots 1 and 2 (load 4 ms) share one more unit of budget.
   std::vector<ServeSimSlot> slots = {{0, 1, 0, 10, true}, {0, 1, 4, 10, false}, {0, 1, 4, 10, false}};

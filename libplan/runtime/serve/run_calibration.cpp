@@ -1,0 +1,142 @@
+#include "libplan/runtime/serve/run_calibration.h"
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/pinned_worker.h"
+#include "libplan/util/stats.h"
+
+namespace zp::runtime::serve {
+
+namespace {
+
+struct Loaded {
+  int slot = 0;
+  std::unique_ptr<Session> session;
+  TensorMap inputs;
+};
+
+using Workers = std::vector<std::unique_ptr<PinnedWorker>>;
+
+Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, SubgraphLoader& loader, int p, uint64_t seed) {
+  std::vector<Loaded> mine;
+  for (size_t s = 0; s < setup.slots.size(); ++s) {
+    if (setup.slots[s].processor != p) continue;
+    auto l = loader.load(static_cast<int>(s), setup.slots[s], sessionOptions(setup.processors[static_cast<size_t>(p)]));
+    if (!l.ok()) return makeError("subgraph '{}': {}", setup.slots[s].name, l.error().message);
+    if (!l->session) return makeError("subgraph '{}': the loader returned no session", setup.slots[s].name);
+    TensorMap in = randomInputs(*l->session, seed + s);
+    mine.push_back({static_cast<int>(s), std::move(l->session), std::move(in)});
+  }
+  return mine;
+}
+
+// One processor's share: load its slots, then the timed rounds (back to back,
+// then after idle gaps), then keep the processor busy until every processor is
+// done timing, so that every timed run has company.
+Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params, int p,
+                          std::atomic<int>& timing, RunCalibration& out) {
+  struct DoneTiming {  // however this processor ends, the others must not wait for it
+    std::atomic<int>& timing;
+    bool counted = false;
+    void now() {
+      if (!counted) timing.fetch_sub(1);
+      counted = true;
+    }
+    ~DoneTiming() { now(); }
+  } doneTiming{timing};
+  ZP_ASSIGN_OR_RETURN(auto mine, loadProcessorSlots(setup, loader, p, params.seed));
+  auto runOnce = [&](Loaded& l, std::vector<double>* record, double idleMs) -> Status {
+    if (idleMs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(idleMs * 1000)));
+    const auto t0 = SteadyClock::now();
+    auto r = l.session->run(l.inputs);
+    if (!r.ok()) return makeError("subgraph '{}': {}", setup.slots[static_cast<size_t>(l.slot)].name, r.error().message);
+    if (record) record->push_back(msSince(t0));
+    return {};
+  };
+  for (int round = 0; round < params.warmup + 2 * params.rounds; ++round) {
+    const bool timed = round >= params.warmup, idle = round >= params.warmup + params.rounds;
+    for (auto& l : mine) {
+      auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
+      ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? params.idleGapMs : 0.0));
+    }
+  }
+  doneTiming.now();
+  while (timing.load() > 0 && !mine.empty())
+    for (auto& l : mine) ZP_TRY(runOnce(l, nullptr, 0.0));
+  return {};
+}
+
+Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params,
+                     Workers& workers, RunCalibration& out) {
+  std::atomic<int> timing{static_cast<int>(workers.size())};
+  std::vector<std::future<Status>> done;
+  for (size_t p = 0; p < workers.size(); ++p) {
+    auto promise = std::make_shared<std::promise<Status>>();
+    done.push_back(promise->get_future());
+    workers[p]->post([&, p, promise] {
+      promise->set_value(calibrateProcessor(setup, loader, params, static_cast<int>(p), timing, out));
+    });
+  }
+  Status first;
+  for (auto& f : done) {
+    Status s = f.get();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+// As the executor dispatches: the timer fires at the arrival, the job is posted
+// to an idle worker, the delay ends when the worker runs it.
+double timeDispatch(PinnedWorker& worker, int samples) {
+  std::vector<double> ms;
+  for (int i = 0; i < samples; ++i) {
+    const auto due = SteadyClock::now() + std::chrono::milliseconds(2);
+    std::this_thread::sleep_until(due);
+    std::promise<double> ran;
+    worker.post([&] { ran.set_value(std::chrono::duration<double, std::milli>(SteadyClock::now() - due).count()); });
+    ms.push_back(ran.get_future().get());
+  }
+  return median(ms);
+}
+
+// As a position hands its query to the next processor: `from` posts to `to`, idle.
+double timeHandoff(PinnedWorker& from, PinnedWorker& to, int samples) {
+  std::vector<double> ms;
+  for (int i = 0; i < samples; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // `to` goes idle
+    std::promise<double> ran;
+    from.post([&] {
+      const auto posted = SteadyClock::now();
+      to.post([&, posted] { ran.set_value(msSince(posted)); });
+    });
+    ms.push_back(ran.get_future().get());
+  }
+  return median(ms);
+}
+
+}  // namespace
+
+Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoader& loader,
+                                          const RunCalibrationParams& params) {
+  ZP_TRY(checkSetup(setup));
+  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || !(params.idleGapMs >= 0))
+    return makeError("serving calibration: rounds {}, warmup {}, wake samples {}, idle gap {} ms", params.rounds,
+                     params.warmup, params.wakeSamples, params.idleGapMs);
+  RunCalibration out;
+  out.hotMs.resize(setup.slots.size());
+  out.idleMs.resize(setup.slots.size());
+  Workers workers;
+  for (const auto& p : setup.processors) {
+    ZP_ASSIGN_OR_RETURN(auto w, PinnedWorker::start(p));
+    workers.push_back(std::move(w));
+  }
+  ZP_TRY(calibrateRuns(setup, loader, params, workers, out));
+  out.dispatchMs = timeDispatch(*workers[0], params.wakeSamples);
+  if (workers.size() > 1) out.handoffMs = timeHandoff(*workers[0], *workers[1], params.wakeSamples);
+  return out;
+}
+
+}  // namespace zp::runtime::serve

@@ -1,0 +1,40 @@
+// What the serving predictor needs to know about this host, measured on the
+// processors' pinned workers. A subgraph profiled alone runs back to back with
+// its weights hot in the caches; served, a run often starts after its
+// processor idled between queries (caches and predictors gone cold, the core
+// asleep: measured here at about +8% for 20 ms of idle), and a query waits for
+// the dispatcher's timer and a worker's wake-up before its first run and at
+// each hand-over to another processor. So each slot is timed twice, back to
+// back and after an idle gap, each processor's worker running its slots
+// round-robin while the other processors run theirs (shared caches and
+// memory, as in serving); and the wake-up delays are timed the way the
+// executor dispatches and hands over.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "libplan/runtime/serve/executor.h"
+
+namespace zp::runtime::serve {
+
+struct RunCalibrationParams {
+  int warmup = 2;          // untimed rounds before timing
+  int rounds = 15;         // timed runs per slot, per kind (back to back, after idle)
+  double idleGapMs = 20;   // the worker sleeps this long before each after-idle run
+  int wakeSamples = 20;    // timed dispatches and hand-overs
+  uint64_t seed = 0;       // random inputs of each slot
+};
+
+struct RunCalibration {
+  std::vector<std::vector<double>> hotMs;   // per slot: runs back to back, in the order they ran
+  std::vector<std::vector<double>> idleMs;  // per slot: runs after idleGapMs of sleep
+  double dispatchMs = 0;  // median: an arrival's timer fires -> its first position starts on an idle worker
+  double handoffMs = 0;   // median: one worker posts -> another, idle, worker runs it (0: one processor)
+};
+
+// Loads every slot of `setup` (whatever the memory budget: calibration holds all
+// at once) on its processor's worker and times it as described above.
+Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoader& loader,
+                                          const RunCalibrationParams& params = {});
+
+}  // namespace zp::runtime::serve

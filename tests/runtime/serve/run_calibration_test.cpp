@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include "libplan/runtime/serve/run_calibration.h"
+#include "libplan/util/stats.h"
+#include "tests/runtime/serve/test_models.h"
+
+namespace zp::runtime::serve {
+namespace {
+
+// Slot 0: one MatMul on p0; slot 1: twelve on p0; slot 2: four on p1.
+struct Calibrated {
+  std::vector<std::string> texts = {testing::chainText("x", "y", 32, 128, 1, 0.01f),
+                                    testing::chainText("x", "y", 32, 128, 12, 0.01f),
+                                    testing::chainText("x", "y", 32, 128, 4, 0.01f)};
+  ServeSetup setup;
+  Calibrated() {
+    const int c0 = availableCores().front(), c1 = availableCores().back();
+    setup.processors = {{"p0", {c0}}, {"p1", {c1}}};
+    setup.slots = {{"shallow", 0, 1000, true}, {"deep", 0, 1000, true}, {"other", 1, 1000, true}};
+    setup.tasks = {{"a", {0, 1}, 100, true, {TensorMap{}}, {}}, {"b", {2}, 100, true, {TensorMap{}}, {}}};
+    setup.memoryBudgetBytes = 3000;
+  }
+};
+
+TEST(RunCalibration, EverySlotIsTimedBackToBackAndAfterIdleAndTheWakeUpsAreTimed) {
+  Calibrated c;
+  testing::InMemoryLoader loader(c.texts);
+  RunCalibrationParams params;
+  params.rounds = 6;
+  params.idleGapMs = 3;
+  params.wakeSamples = 5;
+  auto r = calibrateServing(c.setup, loader, params);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->hotMs.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(r->hotMs[s].size(), 6u) << s;
+    EXPECT_EQ(r->idleMs[s].size(), 6u) << s;
+    for (double ms : r->hotMs[s]) EXPECT_GT(ms, 0) << s;
+    EXPECT_EQ(loader.loads(static_cast<int>(s)), 1) << s;
+  }
+  // Twelve MatMuls take longer than one, however noisy the host.
+  EXPECT_GT(median(r->hotMs[1]), median(r->hotMs[0]));
+  EXPECT_GT(r->dispatchMs, 0);
+  EXPECT_GT(r->handoffMs, 0);
+}
+
+// A loader that fails for one slot.
+class FailingLoader : public SubgraphLoader {
+ public:
+  FailingLoader(std::vector<std::string> texts, int failing) : inner_(std::move(texts)), failing_(failing) {}
+  Expected<LoadedSubgraph> load(int slot, const ServeSlot& info, const SessionOptions& options) override {
+    if (slot == failing_) return makeError("cache corrupt");
+    return inner_.load(slot, info, options);
+  }
+
+ private:
+  testing::InMemoryLoader inner_;
+  int failing_;
+};
+
+TEST(RunCalibration, ALoadFailureOnOneProcessorIsReturnedAndTheOthersStop) {
+  Calibrated c;
+  for (int failing : {0, 2}) {
+    FailingLoader loader(c.texts, failing);
+    auto r = calibrateServing(c.setup, loader, {});
+    ASSERT_FALSE(r.ok()) << failing;
+    EXPECT_NE(r.error().message.find("cache corrupt"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.setup.slots[static_cast<size_t>(failing)].name), std::string::npos);
+  }
+}
+
+TEST(RunCalibration, BadParametersAreRefused) {
+  Calibrated c;
+  testing::InMemoryLoader loader(c.texts);
+  RunCalibrationParams params;
+  params.rounds = 0;
+  EXPECT_FALSE(calibrateServing(c.setup, loader, params).ok());
+}
+
+}  // namespace
+}  // namespace zp::runtime::serve
