@@ -16,8 +16,8 @@ void probeStitchSpace(const std::filesystem::path& profileDir) {
     for (size_t p = 0; p < space->processors.size(); ++p) {
       const std::vector<std::string> byName(task.positions, space->processors[p].name);
       const std::vector<int> byIndex(task.positions, static_cast<int>(p));
-      for (size_t c = 0; c < task.candidates.size(); ++c) {
-        const double named = task.latencyMs(task.candidates[c], byName);
+      for (uint64_t c : task.validCombinations()) {
+        const double named = task.latencyMs(task.candidate(c), byName);
         const double dense = task.latencyMs(c, byIndex);
         require(!std::isnan(named) && !std::isnan(dense), "stitch space: a latency is NaN");
         require(named == dense || std::fabs(named - dense) <= 1e-9 * std::fabs(named),

@@ -14,6 +14,9 @@ packages=(
   # The fuzz harnesses (scripts/build_fuzz.sh): clang, its libFuzzer and
   # sanitizer runtimes, and the OpenMP runtime the libraries link with under clang.
   clang libclang-rt-14-dev libomp-dev
+  # Profiling on a cluster (scripts/slurm_profile.sh and its test): a one-node
+  # Slurm with MUNGE authentication, and GNU parallel for the same shards.
+  slurm-wlm munge parallel
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -27,7 +27,12 @@ int main(int argc, char** argv) {
   std::string stitchDir, outDir;
   std::vector<std::string> processors, imports;
   zp::drivers::ProfileParams params;
-  app.add_option("stitch_dir", stitchDir, "output directory of zoo-stitch")->required();
+  std::string shard;
+  std::vector<std::string> mergeDirs;
+  app.add_option("stitch_dir", stitchDir, "output directory of zoo-stitch (not with --merge)");
+  app.add_option("--shard", shard, "K/N: measure only shard K (from 0) of N of the run; -o gets shard.json");
+  app.add_option("--merge", mergeDirs, "SHARD_DIR...: merge every shard of one run into the profile a single run writes")
+      ->expected(1, -1);
   app.add_option("-o,--out", outDir, "profile directory: absent, empty or an earlier zoo-profile output, replaced atomically")
       ->required();
   app.add_option("--processor", processors, "NAME=host[:POLICY[@THREADS]]: measure NAME on the host");
@@ -69,10 +74,34 @@ int main(int argc, char** argv) {
     if (!s.ok()) return zp::cli::printError("zoo-profile", s.error().message), zp::cli::kOptionError;
     params.imports.push_back(*s);
   }
+  if (mergeDirs.empty() == stitchDir.empty())
+    return zp::cli::printError("zoo-profile", "give a stitch directory, or --merge with shard directories"),
+           zp::cli::kOptionError;
+  if (!mergeDirs.empty()) {
+    // A merge runs with the shards' parameters: measurement options would be ignored.
+    for (const char* o : {"--shard", "--processor", "--import", "--repeat", "--warmup", "--training-fraction",
+                          "--exhaustive-limit", "--latency-validation", "--seed", "--batch", "--cold-profile",
+                          "--xgb-rounds", "--xgb-depth", "--xgb-objective", "--xgb-eta"})
+      if (app.count(o))
+        return zp::cli::printError("zoo-profile", fmt::format("{}: not with --merge (the shards' parameters are used)", o)),
+               zp::cli::kOptionError;
+  }
   zp::installStopHandler(onStop);
   params.stop = &g_stop;
-
-  auto result = zp::drivers::runZooProfile(stitchDir, outDir, params);
+  if (!shard.empty()) {
+    auto spec = zp::drivers::parseShardSpec(shard);
+    if (!spec.ok()) return zp::cli::printError("zoo-profile", spec.error().message), zp::cli::kOptionError;
+    auto line = zp::drivers::runZooProfileShard(stitchDir, outDir, params, *spec);
+    if (!line.ok()) {
+      zp::cli::printError("zoo-profile", line.error().message);
+      return g_stop ? 128 + g_signal : zp::cli::kInputError;
+    }
+    fmt::print("{}wrote {}/shard.json\n", *line, outDir);
+    return 0;
+  }
+  std::vector<std::filesystem::path> shardDirs(mergeDirs.begin(), mergeDirs.end());
+  auto result = mergeDirs.empty() ? zp::drivers::runZooProfile(stitchDir, outDir, params)
+                                  : zp::drivers::mergeZooProfileShards(shardDirs, outDir, params);
   if (!result.ok()) {
     zp::cli::printError("zoo-profile", result.error().message);
     return g_stop ? 128 + g_signal : zp::cli::kInputError;

@@ -38,15 +38,15 @@ Json queryScheduleTrace(const StitchSpace& space, const sim::QuerySimResult& r, 
   return trace.json();
 }
 
-std::string accuracyLatencySvg(const TaskSpace& ts, const std::vector<std::string>& order, int chosen) {
+std::string accuracyLatencySvg(const TaskSpace& ts, const std::vector<std::string>& order, int64_t chosen) {
   struct Pt { double x, y; bool original, chosen, pareto; std::string id; };
   std::vector<Pt> pts;
   std::vector<std::string> pl(order.begin(), order.begin() + ts.positions);
-  for (size_t k = 0; k < ts.candidates.size(); ++k) {
-    const auto& c = ts.candidates[k];
+  for (uint64_t k : ts.validCombinations()) {  // a plot of every combination: the one list plan-solve makes
+    const select::Candidate c = ts.candidate(k);
     double x = ts.latencyMs(c, pl);
     if (!std::isfinite(x)) continue;
-    pts.push_back(Pt{x, c.accuracy(true), c.original, static_cast<int>(k) == chosen, false, c.id});
+    pts.push_back(Pt{x, c.accuracy(true), c.original, static_cast<int64_t>(k) == chosen, false, c.id});
   }
   // Pareto front: no other point is at least as fast and at least as accurate, and better in one.
   std::vector<size_t> idx(pts.size());

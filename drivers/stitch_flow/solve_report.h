@@ -16,6 +16,6 @@ Json queryScheduleTrace(const select::StitchSpace& space, const sim::QuerySimRes
 
 // The task's stitched variants under `order` (latency, accuracy) with the
 // Pareto front, the originals and the `chosen` candidate marked.
-std::string accuracyLatencySvg(const select::TaskSpace& ts, const std::vector<std::string>& order, int chosen);
+std::string accuracyLatencySvg(const select::TaskSpace& ts, const std::vector<std::string>& order, int64_t chosen);
 
 }  // namespace zp::drivers

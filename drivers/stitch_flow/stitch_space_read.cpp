@@ -19,6 +19,7 @@
 #include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 #include "libplan/zoo/zoo.h"
+#include "passes/select/select.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -138,7 +139,11 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
     ts.name = task.name;
     ts.positions = task.positions();
     ts.stitch = &task;
-    for (const auto& c : task.combinations) {
+    for (const auto& v : task.variants) ts.variants.push_back(v.id);
+    // stitch.json lists every combination in number order (its reader checked how many).
+    std::vector<AccuracyEntry> entries;
+    for (size_t k = 0; k < task.combinations.size(); ++k) {
+      const auto& c = task.combinations[k];
       const bool original = std::all_of(c.variants.begin(), c.variants.end(), [&](const auto& v) { return v == c.variants[0]; });
       // A variant's own subgraphs always chain; the baselines choose among the originals.
       if (!c.valid && original)
@@ -148,11 +153,10 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
       auto it = acc.find({task.name, c.id});
       if (it == acc.end())
         return makeError("{}: no accuracy for {}/{}", (profileDir / "accuracy.csv").string(), task.name, c.id);
-      Candidate cand{c.id, c.variants, it->second.predicted, it->second.measured.value_or(-1.0), original};
-      ts.candidates.push_back(std::move(cand));
+      entries.push_back(AccuracyEntry{k, it->second.predicted, it->second.measured.value_or(-1.0)});
     }
-    ZP_TRY(estimate::checkPlacementSearch((sp.stitchDir / "stitch.json").string(), task.name, ts.candidates.size(),
-                                          sp.processors.size(), ts.positions));
+    ts.accuracy = std::make_shared<AccuracyTable>(
+        Combinations(static_cast<int>(task.variants.size()), ts.positions), entries);
     // The latency model zoo-profile calibrated and validated.
     auto lm = std::find_if(latency.begin(), latency.end(), [&](const auto& m) { return m.task == task.name; });
     if (lm == latency.end()) return makeError("{}: no model for task '{}'", latencyLabel, task.name);
@@ -172,6 +176,12 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
     ts.buildDense(names);
     sp.tasks.push_back(std::move(ts));
   }
+  int positions = 0;
+  for (const auto& t : sp.tasks) positions = std::max(positions, t.positions);
+  if (!estimate::searchOrderCount(sp.processors.size(), positions, select::kMaxPlacementOrders))
+    return makeError("{}: {} positions on {} processors make more than the {} placement orders plan-solve searches; "
+                     "use fewer subgraphs or processors",
+                     (sp.stitchDir / "stitch.json").string(), positions, sp.processors.size(), select::kMaxPlacementOrders);
   return sp;
 }
 

@@ -77,14 +77,13 @@ std::optional<Reusable> reusableRows(const fs::path& dir, const Json& inputs) {
   return Reusable{std::move(*db), std::move(report)};
 }
 
-// The batch latency is measured at: --batch, else the one zoo-stitch bound.
-int64_t measuredBatch(const Sources& src, const ProfileParams& params) {
+}  // namespace
+
+int64_t zoo_profile::measuredBatch(const Sources& src, const ProfileParams& params) {
   return params.batch > 0 ? params.batch : src.manifest.batch;
 }
 
-// What this run's output depends on: an earlier output with the same inputs
-// may give its measured rows.
-Expected<Json> runInputs(const Sources& src, const ProfileParams& params) {
+Expected<Json> zoo_profile::runInputs(const Sources& src, const ProfileParams& params) {
   // The measuring program is an input too: a rebuilt runtime must re-measure.
   std::string toolSha = "unknown";
   if (auto exe = readFile("/proc/self/exe"); exe.ok()) toolSha = sha256Hex(*exe);
@@ -103,6 +102,10 @@ Expected<Json> runInputs(const Sources& src, const ProfileParams& params) {
   }
   return inputs;
 }
+
+namespace {
+using zoo_profile::measuredBatch;
+using zoo_profile::runInputs;
 
 Expected<Json> reportHead(const OutputDir& out, const Sources& src, const ProfileParams& params) {
   Json report;
@@ -260,12 +263,19 @@ Status measureColdProfiles(const Sources& src, const ProfileParams& params, cons
 }
 
 Expected<ProfileResult> profileInto(OutputDir& out, const Sources& src, const ProfileParams& params,
-                                    SteadyClock::time_point tStart) {
+                                    const zoo_profile::Given* given, SteadyClock::time_point tStart) {
   const fs::path stage = out.path();
   ZP_ASSIGN_OR_RETURN(Json report, reportHead(out, src, params));
   Run run{src, params, measure::MeasureParams{params.repeat, params.warmup}, {}, {}, {}, {}};
   run.previous = earlierRuns(out, report["inputs"], params.force);
   run.batch = measuredBatch(src, params);
+  if (given) {
+    run.given = &given->measurements;
+    if (report["inputs"] != given->inputs)
+      return makeError("{}: the shards were measured from other inputs than this merge sees ({} differs); merge "
+                       "with the zoo-profile and the files the shards were made with",
+                       given->label, zoo_profile::firstDifference(given->inputs, report["inputs"]));
+  }
 
   if (params.coldProfile) ZP_TRY(measureColdProfiles(src, params, stage, report));
   const auto tLatency = SteadyClock::now();
@@ -303,9 +313,9 @@ Expected<ProfileResult> profileInto(OutputDir& out, const Sources& src, const Pr
 
 }  // namespace
 
-Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path& outDir, const ProfileParams& params) {
-  const auto tStart = SteadyClock::now();
-  Sources src;
+Expected<zoo_profile::SourcesRead> zoo_profile::readSources(const fs::path& stitchDir, const ProfileParams& params) {
+  SourcesRead r;
+  Sources& src = r.sources;
   src.stitchDir = stitchDir;
   ZP_ASSIGN_OR_RETURN(src.manifest, artifacts::loadStitchManifest(stitchDir));
   ZP_ASSIGN_OR_RETURN(src.stitchBytes, readFile(stitchDir / "stitch.json"));
@@ -327,17 +337,30 @@ Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path&
     ZP_ASSIGN_OR_RETURN(auto rows, zoo_profile::importProcessor(p, src.zoo, src.manifest, stitchDir, src.imports));
     src.imported.push_back(std::move(rows));
   }
-
   // Everything read is an input the output must keep clear of.
-  std::vector<GuardedPath> inputs{{stitchDir, "input"}};
-  for (const auto& f : src.zoo.files()) inputs.push_back({f, "input"});
+  r.inputs = {{stitchDir, "input"}};
+  for (const auto& f : src.zoo.files()) r.inputs.push_back({f, "input"});
   for (const auto& p : src.processors)
     if (p.import) {
-      inputs.push_back({p.import->file, "input"});
-      if (!p.import->layerInfo.empty()) inputs.push_back({p.import->layerInfo, "input"});
+      r.inputs.push_back({p.import->file, "input"});
+      if (!p.import->layerInfo.empty()) r.inputs.push_back({p.import->layerInfo, "input"});
     }
+  return r;
+}
+
+Expected<ProfileResult> runZooProfile(const fs::path& stitchDir, const fs::path& outDir, const ProfileParams& params) {
+  return zoo_profile::runProfile(stitchDir, outDir, params, nullptr);
+}
+
+Expected<ProfileResult> zoo_profile::runProfile(const fs::path& stitchDir, const fs::path& outDir,
+                                                const ProfileParams& params, const Given* given) {
+  const auto tStart = SteadyClock::now();
+  ZP_ASSIGN_OR_RETURN(SourcesRead read, readSources(stitchDir, params));
+  const Sources& src = read.sources;
+  auto inputs = read.inputs;
+  if (given) inputs.insert(inputs.end(), given->guarded.begin(), given->guarded.end());
   ZP_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(outDir, OutputDirOptions{"zoo-profile", inputs, params.stop}));
-  auto result = profileInto(out, src, params, tStart);
+  auto result = profileInto(out, src, params, given, tStart);
   if (!result.ok() && params.stop && params.stop->load()) {
     // Interrupted in a later phase: the staged tree holds the measured rows
     // (profile.csv and a report marked interrupted) for the next run.

@@ -51,6 +51,14 @@ struct ProfileParams {
   const std::atomic<bool>* stop = nullptr;  // set by the caller (Ctrl-C): stop, keep measured rows for the next run
 };
 
+// The parameters a shard records and its merge runs with (every ProfileParams
+// field that changes what is measured or computed), as JSON and back; the
+// reader checks each value as the options are checked.
+Json profileParamsJson(const ProfileParams& params);
+Expected<ProfileParams> profileParamsFromJson(const Json& j, const std::string& label);
+std::string formatHostOverride(const HostOverride& o);
+std::string formatImportSpec(const ImportSpec& s);
+
 struct ProfileResult {
   Json report;           // what report.json holds
   std::string summary;   // a short table for the terminal
@@ -66,5 +74,27 @@ struct ProfileResult {
 // beside PROFILE_DIR (result.interrupted) and leaves PROFILE_DIR as it was.
 Expected<ProfileResult> runZooProfile(const std::filesystem::path& stitchDir, const std::filesystem::path& outDir,
                                       const ProfileParams& params);
+
+// --shard K/N: shard K (from 0) of N.
+struct ShardSpec {
+  int index = 0, count = 1;
+};
+Expected<ShardSpec> parseShardSpec(const std::string& arg);
+
+// STITCH_DIR -> SHARD_DIR/shard.json (artifacts/profile_shard.h): the
+// measurements of shard K of N of the run runZooProfile would make with these
+// parameters (zoo_profile_shard.cpp says which). SHARD_DIR is a guarded output
+// like PROFILE_DIR. Returns a line for the terminal.
+Expected<std::string> runZooProfileShard(const std::filesystem::path& stitchDir, const std::filesystem::path& outDir,
+                                         const ProfileParams& params, ShardSpec shard);
+
+// SHARD_DIR... -> PROFILE_DIR: the shards of one run (all N of them, of the
+// same stitch directory, inputs and parameters, else an error naming two of
+// the files) merged into the directory a single run writes — the run is made
+// again with the shards' measurements instead of measuring, so every file is
+// the single run's but for measured times. Parameters come from the shards;
+// `params` gives only jobs, the tool's name and the stop flag.
+Expected<ProfileResult> mergeZooProfileShards(const std::vector<std::filesystem::path>& shardDirs,
+                                              const std::filesystem::path& outDir, const ProfileParams& params);
 
 }  // namespace zp::drivers

@@ -25,21 +25,18 @@ const zoo::TaskSpec* taskSpec(const zoo::Zoo& zoo, const std::string& name) {
 }
 
 // The original variants' accuracy: measured with the runtime on the task's
-// dataset, or as zoo.json gives it when the task has none.
+// dataset (or taken from the shards being merged), or as zoo.json gives it
+// when the task has none.
 Status originalAccuracy(Run& run, const zoo::TaskStitch& task, const zoo::TaskSpec* spec, TaskAccuracy& acc,
                         Json& tj) {
   const auto& zoo = run.src.zoo;
-  if (spec && spec->dataset) {
-    ZP_ASSIGN_OR_RETURN(auto shape, sampleShape(run, task));
-    ZP_ASSIGN_OR_RETURN(auto d, readDataset(zoo.resolve(spec->dataset->inputs), zoo.resolve(spec->dataset->labels),
-                                            shape));
-    acc.data = std::move(d);
+  if (acc.data) {
     for (const auto& v : spec->variants) {
-      runtime::SessionOptions o;
-      o.checkModel = false;
-      ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(zoo.resolve(v.onnx), o));
-      ZP_ASSIGN_OR_RETURN(acc.originalAccuracy[v.id],
-                          measure::modelAccuracy(*session, *acc.data, &acc.correctness[v.id]));
+      std::pair<double, std::vector<uint8_t>> m;
+      if (const auto* given = run.given ? findIn(run.given->originals, std::make_pair(task.name, v.id)) : nullptr) m = *given;
+      else { ZP_ASSIGN_OR_RETURN(m, measureVariantAccuracy(run, acc, v)); }
+      acc.originalAccuracy[v.id] = m.first;
+      acc.correctness[v.id] = std::move(m.second);
       run.counts.accuracyModelRuns += acc.data->samples.size();
     }
     tj["accuracy_source"] = "measured with the runtime on " + spec->dataset->inputs;
@@ -86,8 +83,8 @@ Expected<estimate::FeatureMatrix> estimatorFeatures(Run& run, const zoo::TaskSti
   return feats;
 }
 
-// Measuring every combination is affordable when the subgraph runs of the
-// depth-first walk stay under the limit.
+}  // namespace
+
 bool affordsExhaustive(const zoo::TaskStitch& task, const TaskAccuracy& acc, size_t limit) {
   if (!acc.data) return false;
   double runs = 0, level = 1;
@@ -98,18 +95,25 @@ bool affordsExhaustive(const zoo::TaskStitch& task, const TaskAccuracy& acc, siz
   return runs <= static_cast<double>(limit);
 }
 
+namespace {
+
 // Measures the combinations of `combos` not measured yet (with a dataset only).
 Status measureCombinations(Run& run, const zoo::TaskStitch& task, TaskAccuracy& acc, const std::vector<size_t>& combos) {
   std::vector<size_t> todo;
   for (size_t k : combos)
     if (!acc.measured.count(k)) todo.push_back(k);
   if (!acc.data || todo.empty()) return {};
-  Progress progress("accuracy of stitched variants (" + task.name + ")", todo.size());
+  std::vector<size_t> missing;
+  for (size_t k : todo) {
+    const double* given = run.given ? findIn(run.given->combinations, std::make_pair(task.name, task.combinations[k].id)) : nullptr;
+    if (given) acc.measured[k] = *given;
+    else missing.push_back(k);
+  }
   measure::EvalStats stats;
-  ZP_ASSIGN_OR_RETURN(auto measured, measure::combinationAccuracy(task, acc.subgraphs, *acc.data, todo,
-                                                                  run.params.jobs, &progress, run.params.stop, &stats));
-  run.counts.accuracySubgraphRuns += stats.subgraphRuns;
-  for (size_t i = 0; i < todo.size(); ++i) acc.measured[todo[i]] = measured[i];
+  ZP_ASSIGN_OR_RETURN(auto measured, measureCombinationAccuracy(run, task, acc, missing, &stats));
+  for (size_t i = 0; i < missing.size(); ++i) acc.measured[missing[i]] = measured[i];
+  // Merged from shards: counted as the one walk over `todo` a single run makes.
+  run.counts.accuracySubgraphRuns += run.given ? measure::walkRuns(task, todo, acc.data->samples.size()) : stats.subgraphRuns;
   run.counts.measuredCombinations += todo.size();
   return {};
 }
@@ -127,12 +131,9 @@ std::vector<double> labelsOf(const zoo::TaskStitch& task, TaskAccuracy& acc, con
 Status drawTrainingSample(Run& run, const zoo::TaskStitch& task, const estimate::FeatureMatrix& feats,
                           TaskAccuracy& acc) {
   const auto& params = run.params;
-  const size_t trainCount = std::max(
-      acc.uniform.size(), static_cast<size_t>(std::floor(params.trainingFraction * static_cast<double>(acc.valid.size()))));
-  std::vector<size_t> firstValid = estimate::sampleIndices(
-      acc.valid.size(), std::max(acc.uniform.size(), trainCount / 2), params.seed, acc.uniform);
-  acc.firstRoundRows = firstValid.size();
-  for (size_t i : firstValid) acc.trainRows.push_back(acc.valid[i]);
+  const size_t trainCount = trainingCount(run, acc);
+  acc.trainRows = firstRoundRows(run, acc);
+  acc.firstRoundRows = acc.trainRows.size();
   ZP_TRY(measureCombinations(run, task, acc, acc.trainRows));
   if (acc.trainRows.size() >= trainCount) return {};
   const auto tEst = SteadyClock::now();
@@ -182,20 +183,60 @@ Json estimatorQuality(const zoo::TaskStitch& task, TaskAccuracy& acc) {
 
 }  // namespace
 
-Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, const std::filesystem::path& stage,
-                                           Json& tj) {
-  const zoo::TaskSpec* spec = taskSpec(run.src.zoo, task.name);
-  TaskAccuracy acc;
+Status prepareTaskAccuracy(const Run& run, const zoo::TaskStitch& task, TaskAccuracy& acc) {
   for (size_t k = 0; k < task.combinations.size(); ++k) {
     const auto& c = task.combinations[k];
     if (!c.valid) continue;
     acc.valid.push_back(k);
     if (isOriginal(c)) acc.uniform.push_back(acc.valid.size() - 1);
   }
+  const zoo::TaskSpec* spec = taskSpec(run.src.zoo, task.name);
+  if (!spec || !spec->dataset) return {};
+  const auto& zoo = run.src.zoo;
+  ZP_ASSIGN_OR_RETURN(auto shape, sampleShape(run, task));
+  ZP_ASSIGN_OR_RETURN(acc.data, readDataset(zoo.resolve(spec->dataset->inputs), zoo.resolve(spec->dataset->labels), shape));
+  ZP_ASSIGN_OR_RETURN(acc.subgraphs, readSubgraphModels(run, task, kSubgraphLoad));
+  return {};
+}
+
+Expected<std::pair<double, std::vector<uint8_t>>> measureVariantAccuracy(const Run& run, const TaskAccuracy& acc,
+                                                                         const zoo::VariantSpec& v) {
+  runtime::SessionOptions o;
+  o.checkModel = false;
+  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(run.src.zoo.resolve(v.onnx), o));
+  std::vector<uint8_t> correct;
+  ZP_ASSIGN_OR_RETURN(double a, measure::modelAccuracy(*session, *acc.data, &correct));
+  return std::make_pair(a, std::move(correct));
+}
+
+Expected<std::vector<double>> measureCombinationAccuracy(const Run& run, const zoo::TaskStitch& task,
+                                                         const TaskAccuracy& acc, const std::vector<size_t>& combos,
+                                                         measure::EvalStats* stats) {
+  if (combos.empty()) return std::vector<double>{};
+  Progress progress("accuracy of stitched variants (" + task.name + ")", combos.size());
+  return measure::combinationAccuracy(task, acc.subgraphs, *acc.data, combos, run.params.jobs, &progress,
+                                      run.params.stop, stats);
+}
+
+size_t trainingCount(const Run& run, const TaskAccuracy& acc) {
+  return std::max(acc.uniform.size(), static_cast<size_t>(std::floor(run.params.trainingFraction *
+                                                                     static_cast<double>(acc.valid.size()))));
+}
+
+std::vector<size_t> firstRoundRows(const Run& run, const TaskAccuracy& acc) {
+  std::vector<size_t> rows;
+  for (size_t i : estimate::sampleIndices(acc.valid.size(), std::max(acc.uniform.size(), trainingCount(run, acc) / 2),
+                                          run.params.seed, acc.uniform))
+    rows.push_back(acc.valid[i]);
+  return rows;
+}
+
+Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, const std::filesystem::path& stage,
+                                           Json& tj) {
+  const zoo::TaskSpec* spec = taskSpec(run.src.zoo, task.name);
+  TaskAccuracy acc;
+  ZP_TRY(prepareTaskAccuracy(run, task, acc));
   ZP_TRY(originalAccuracy(run, task, spec, acc, tj));
-  if (acc.data) {
-    ZP_ASSIGN_OR_RETURN(acc.subgraphs, readSubgraphModels(run, task, kSubgraphLoad));
-  }
   // Features first: the sample is drawn in two rounds and the second round
   // looks at the first round's predictions.
   ZP_ASSIGN_OR_RETURN(auto feats, estimatorFeatures(run, task, spec, acc, tj));

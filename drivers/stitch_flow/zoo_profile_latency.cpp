@@ -17,10 +17,14 @@ using profile::RowKind;
 using measure::HostConfig;
 using measure::LatencyMeasurement;
 
-// The one-node probe of each host configuration, from an earlier run when it
-// recorded a usable one.
+// The one-node probe of each host configuration, from the shards being merged
+// or from an earlier run when it recorded a usable one.
 Status measureOverheads(Run& run, const std::set<HostConfig>& configs) {
   for (const auto& c : configs) {
+    if (const double* given = run.given ? findIn(run.given->overheadMs, c.label()) : nullptr) {
+      run.overheadMs[c.label()] = *given;
+      continue;
+    }
     const Json* earlier = nullptr;
     for (const auto& p : run.previous)
       if (!earlier && p.report.contains("run_overhead_ms") && p.report["run_overhead_ms"].is_object() &&
@@ -31,8 +35,7 @@ Status measureOverheads(Run& run, const std::set<HostConfig>& configs) {
       run.overheadMs[c.label()] = earlier->get<double>();
       continue;
     }
-    ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor config " + c.label(), c.cores));
-    ZP_ASSIGN_OR_RETURN(run.overheadMs[c.label()], measure::measureRunOverhead(c, run.mp));
+    ZP_ASSIGN_OR_RETURN(run.overheadMs[c.label()], measureOverhead(run, c));
   }
   return {};
 }
@@ -86,12 +89,9 @@ Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo
   auto key = std::make_pair(sg.hash, config.label());
   auto it = byHash.find(key);
   if (it == byHash.end()) {
-    // Measured on the processor's own cores, as plan-run --serve runs it.
-    ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + procs.front()->name, config.cores));
-    ZP_ASSIGN_OR_RETURN(auto session,
-                        runtime::Session::load(run.src.stitchDir / sg.file, measure::sessionOptions(config)));
-    auto in = randomInputsAt(*session, sg.inputs, run.batch, run.params.seed);
-    ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
+    LatencyMeasurement m;
+    if (const auto* given = run.given ? findIn(run.given->subgraphs, key) : nullptr) m = *given;
+    else { ZP_ASSIGN_OR_RETURN(m, measureSubgraphLatency(run, sg, config, procs.front()->name)); }
     it = byHash.emplace(key, m).first;
     ++run.counts.measuredSubgraphs;
     run.countTimedRuns();
@@ -106,7 +106,8 @@ Status measureTransitions(Run& run, const zoo::TaskStitch& task) {
   for (const auto& p : run.src.processors) processorNames.push_back(p.name);
   for (int pos = 0; pos + 1 < task.positions(); ++pos) {
     ZP_ASSIGN_OR_RETURN(int64_t bytes, boundaryBytes(run, task, pos));
-    double ms = measure::measureCopyMs(bytes, run.mp);
+    const double* given = run.given ? findIn(run.given->transitionMs, std::make_pair(task.name, pos)) : nullptr;
+    const double ms = given ? *given : measure::measureCopyMs(bytes, run.mp);
     for (const auto& from : processorNames)
       for (const auto& to : processorNames) {
         if (from == to) continue;
@@ -126,6 +127,25 @@ Status measureTransitions(Run& run, const zoo::TaskStitch& task) {
 }
 
 }  // namespace
+
+Expected<double> measureOverhead(const Run& run, const HostConfig& config) {
+  ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor config " + config.label(), config.cores));
+  return measure::measureRunOverhead(config, run.mp);
+}
+
+Expected<LatencyMeasurement> measureSubgraphLatency(const Run& run, const zoo::SubgraphInfo& sg, const HostConfig& config,
+                                                    const std::string& processor) {
+  // Measured on the processor's own cores, as plan-run --serve runs it.
+  ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + processor, config.cores));
+  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(run.src.stitchDir / sg.file, measure::sessionOptions(config)));
+  auto in = randomInputsAt(*session, sg.inputs, run.batch, run.params.seed);
+  return measure::measureLatency(*session, in, run.mp);
+}
+
+Expected<double> measureTransitionMs(const Run& run, const zoo::TaskStitch& task, int boundary) {
+  ZP_ASSIGN_OR_RETURN(int64_t bytes, boundaryBytes(run, task, boundary));
+  return measure::measureCopyMs(bytes, run.mp);
+}
 
 Expected<bool> measureHostLatency(Run& run) {
   std::set<HostConfig> configs;

@@ -14,53 +14,56 @@
 #include "passes/stitch/stitch.h"
 
 namespace zp::drivers::zoo_profile {
-namespace {
 
-// Each stitched model is built once and run under every processor's configuration,
-// from the subgraph models the accuracy step read (else read here, the same way).
-class StitchedModels {
- public:
-  StitchedModels(const Run& run, const zoo::TaskStitch& task, const TaskAccuracy& acc)
-      : run_(run), task_(task), acc_(acc) {}
-  Expected<const onnx::ModelProto*> get(size_t validIndex) {
-    auto it = models_.find(validIndex);
-    if (it == models_.end()) {
-      if (!subgraphs_) {
-        if (acc_.subgraphs.empty()) {
-          ZP_ASSIGN_OR_RETURN(read_, readSubgraphModels(run_, task_, kSubgraphLoad));
-          subgraphs_ = &read_;
-        } else {
-          subgraphs_ = &acc_.subgraphs;
-        }
+Expected<const onnx::ModelProto*> StitchedModels::get(size_t validIndex) {
+  auto it = models_.find(validIndex);
+  if (it == models_.end()) {
+    if (!subgraphs_) {
+      if (acc_.subgraphs.empty()) {
+        ZP_ASSIGN_OR_RETURN(read_, readSubgraphModels(run_, task_, kSubgraphLoad));
+        subgraphs_ = &read_;
+      } else {
+        subgraphs_ = &acc_.subgraphs;
       }
-      ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], *subgraphs_));
-      it = models_.emplace(validIndex, std::move(m)).first;
     }
-    return &it->second;
+    ZP_ASSIGN_OR_RETURN(auto m, stitch::materializeCombination(task_, task_.combinations[acc_.valid[validIndex]], *subgraphs_));
+    it = models_.emplace(validIndex, std::move(m)).first;
   }
+  return &it->second;
+}
 
- private:
-  const Run& run_;
-  const zoo::TaskStitch& task_;
-  const TaskAccuracy& acc_;
-  const stitch::SubgraphModels* subgraphs_ = nullptr;  // acc_.subgraphs or read_
-  stitch::SubgraphModels read_;
-  std::map<size_t, onnx::ModelProto> models_;  // valid index -> materialized model
-};
-
-// Warm median of the stitched variant `validIndex` run whole on processor `p`, on
-// the processor's own cores as its subgraphs were measured (the calibration
-// compares the two).
-Expected<double> measureWhole(Run& run, StitchedModels& models, const zoo::TaskStitch& task, const TaskAccuracy& acc,
-                              size_t validIndex, const Processor& p) {
+Expected<double> measureWholeMs(const Run& run, StitchedModels& models, const zoo::TaskStitch& task,
+                                const TaskAccuracy& acc, size_t validIndex, const Processor& p) {
   const auto& c = task.combinations[acc.valid[validIndex]];
   ZP_ASSIGN_OR_RETURN(const auto* model, models.get(validIndex));
   ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + p.name, p.config.cores));
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, measure::sessionOptions(p.config)));
   auto in = randomInputsAt(*session, task.subgraph(0, c.variants[0]).inputs, run.batch, run.params.seed);
   ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
-  run.countTimedRuns();
   return m.medianMs;
+}
+
+std::vector<size_t> validationSample(const Run& run, const TaskAccuracy& acc) {
+  std::vector<size_t> candidates;
+  std::set<size_t> u(acc.uniform.begin(), acc.uniform.end());
+  for (size_t i = 0; i < acc.valid.size(); ++i)
+    if (!u.count(i)) candidates.push_back(i);
+  std::vector<size_t> sample;
+  for (size_t i : estimate::sampleIndices(candidates.size(), run.params.latencyValidation, run.params.seed + 1, {}))
+    sample.push_back(candidates[i]);
+  return sample;
+}
+
+namespace {
+
+// Warm median of the stitched variant `validIndex` run whole on processor `p`
+// (or the shards' measurement of it), counted as one measurement.
+Expected<double> measureWhole(Run& run, StitchedModels& models, const zoo::TaskStitch& task, const TaskAccuracy& acc,
+                              size_t validIndex, const Processor& p) {
+  run.countTimedRuns();
+  const auto key = std::make_tuple(task.name, task.combinations[acc.valid[validIndex]].id, p.name);
+  if (const double* given = run.given ? findIn(run.given->wholeMs, key) : nullptr) return *given;
+  return measureWholeMs(run, models, task, acc, validIndex, p);
 }
 
 // The per-run overhead of processor `p`: the originals, measured whole and as
@@ -105,13 +108,7 @@ size_t unestimated(const estimate::TaskLatencyModel& m, const zoo::TaskStitch& t
 // overhead) measured end to end on each host processor alone.
 Expected<Json> validateLatency(Run& run, StitchedModels& models, const zoo::TaskStitch& task, const TaskAccuracy& acc,
                                const estimate::TaskLatencyModel& m) {
-  std::vector<size_t> candidates;
-  std::set<size_t> u(acc.uniform.begin(), acc.uniform.end());
-  for (size_t i = 0; i < acc.valid.size(); ++i)
-    if (!u.count(i)) candidates.push_back(i);
-  std::vector<size_t> sample;
-  for (size_t i : estimate::sampleIndices(candidates.size(), run.params.latencyValidation, run.params.seed + 1, {}))
-    sample.push_back(candidates[i]);
+  const std::vector<size_t> sample = validationSample(run, acc);
   std::vector<double> est, naive, meas;
   Json perProc = Json::object();
   for (const auto& p : run.src.processors) {

@@ -9,10 +9,8 @@
 #include "passes/measure/node_profile.h"
 
 namespace zp::drivers::zoo_profile {
-namespace {
 
-// The host processors' configurations, one per (policy, threads): the key of node_profile.csv's rows.
-std::vector<measure::HostConfig> hostConfigs(const Run& run) {
+std::vector<measure::HostConfig> nodeProfileConfigs(const Run& run) {
   std::vector<measure::HostConfig> out;
   std::set<std::pair<std::string, int>> seen;
   for (const auto& p : run.src.processors)
@@ -20,27 +18,34 @@ std::vector<measure::HostConfig> hostConfigs(const Run& run) {
   return out;
 }
 
-}  // namespace
+Expected<std::vector<artifacts::NodeProfileRow>> profileVariantNodes(const Run& run, const zoo::TaskStitch& task,
+                                                                      const zoo::VariantInfo& v,
+                                                                      const measure::HostConfig& config) {
+  const auto file = run.src.zoo.resolve(v.onnx);
+  ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
+  // The variant's inputs are its first subgraph's: random, at the shapes it is
+  // measured at (from a session under the first configuration, whichever is measured).
+  runtime::TensorMap inputs;
+  {
+    ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, file.string(),
+                                                                  measure::sessionOptions(nodeProfileConfigs(run).at(0))));
+    inputs = randomInputsAt(*session, task.subgraph(0, v.id).inputs, run.batch, run.params.seed);
+  }
+  const std::string key = artifacts::zooModelKey(run.src.zoo.name, task.name, v.id);
+  return measure::profileNodes(model, key, config, inputs, run.mp);
+}
 
 Expected<std::vector<artifacts::NodeProfileRow>> measureNodeProfiles(const Run& run) {
   std::vector<artifacts::NodeProfileRow> rows;
-  const auto configs = hostConfigs(run);
-  if (configs.empty()) return rows;
+  const auto configs = nodeProfileConfigs(run);
   for (const auto& task : run.src.manifest.tasks)
     for (const auto& v : task.variants) {
       if (run.stopRequested()) return makeError("zoo-profile: stopped while profiling nodes");
-      const auto file = run.src.zoo.resolve(v.onnx);
-      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
-      // The variant's inputs are its first subgraph's: random, at the shapes it is measured at.
-      runtime::TensorMap inputs;
-      {
-        ZP_ASSIGN_OR_RETURN(auto session,
-                            runtime::Session::fromModel(model, file.string(), measure::sessionOptions(configs[0])));
-        inputs = randomInputsAt(*session, task.subgraph(0, v.id).inputs, run.batch, run.params.seed);
-      }
-      const std::string key = artifacts::zooModelKey(run.src.zoo.name, task.name, v.id);
       for (const auto& c : configs) {
-        ZP_ASSIGN_OR_RETURN(auto r, measure::profileNodes(model, key, c, inputs, run.mp));
+        std::vector<artifacts::NodeProfileRow> r;
+        if (const auto* given = run.given ? findIn(run.given->nodes, std::make_tuple(task.name, v.id, c.label())) : nullptr)
+          r = *given;
+        else { ZP_ASSIGN_OR_RETURN(r, profileVariantNodes(run, task, v, c)); }
         rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
       }
     }

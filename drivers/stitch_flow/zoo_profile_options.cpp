@@ -1,10 +1,12 @@
 // zoo-profile's option forms: --import NAME=FORMAT:FILE[@TASK/VARIANT] and
-// --processor NAME=host[:POLICY[@THREADS]].
+// --processor NAME=host[:POLICY[@THREADS]]; the parameters a shard records, as JSON.
 #include <charconv>
 #include <set>
 
 #include "drivers/stitch_flow/zoo_profile.h"
 #include "libplan/runtime/kernel_policy.h"
+#include "libplan/util/dim_limits.h"
+#include "libplan/util/json_reader.h"
 #include "libplan/util/validate.h"
 
 namespace zp::drivers {
@@ -67,6 +69,82 @@ Expected<HostOverride> parseHostOverride(const std::string& arg) {
   if (!runtime::isKnownPolicy(h.policy)) return makeError("--processor '{}': unknown kernel policy '{}'", arg, h.policy);
   if (h.threads < 1) return makeError("--processor '{}': threads must be >= 1", arg);
   return h;
+}
+
+}  // namespace zp::drivers
+
+namespace zp::drivers {
+
+std::string formatHostOverride(const HostOverride& o) {
+  return fmt::format("{}=host:{}@{}", o.processor, o.policy, o.threads);
+}
+
+std::string formatImportSpec(const ImportSpec& s) {
+  std::string out = s.processor + "=" + s.format + ":" + s.file;
+  if (!s.layerInfo.empty()) out += "," + s.layerInfo;
+  if (!s.task.empty()) out += "@" + s.task + "/" + s.variant;
+  return out;
+}
+
+Json profileParamsJson(const ProfileParams& p) {
+  Json j{{"repeat", p.repeat}, {"warmup", p.warmup}, {"seed", p.seed}, {"batch", p.batch},
+         {"training_fraction", p.trainingFraction}, {"exhaustive_limit", p.exhaustiveLimit},
+         {"latency_validation", p.latencyValidation}, {"calibration_samples", p.calibrationSamples},
+         {"xgboost", Json{{"rounds", p.xgb.rounds}, {"max_depth", p.xgb.maxDepth}, {"eta", p.xgb.eta},
+                          {"subsample", p.xgb.subsample}, {"lambda", p.xgb.lambda},
+                          {"min_child_weight", p.xgb.minChildWeight}, {"seed", p.xgb.seed},
+                          {"objective", p.xgb.objective}}},
+         {"processors", Json::array()}, {"imports", Json::array()}};
+  for (const auto& o : p.hostOverrides) j["processors"].push_back(formatHostOverride(o));
+  for (const auto& i : p.imports) j["imports"].push_back(formatImportSpec(i));
+  return j;
+}
+
+Expected<ProfileParams> profileParamsFromJson(const Json& j, const std::string& label) {
+  JsonAt root(j, label, "$.params");
+  ZP_TRY(root.onlyKeys({"repeat", "warmup", "seed", "batch", "training_fraction", "exhaustive_limit",
+                        "latency_validation", "calibration_samples", "xgboost", "processors", "imports"}));
+  ProfileParams p;
+  ZP_ASSIGN_OR_RETURN(int64_t repeat, root.integer("repeat", 1, 1000000));
+  ZP_ASSIGN_OR_RETURN(int64_t warmup, root.integer("warmup", 0, 1000000));
+  ZP_ASSIGN_OR_RETURN(int64_t seed, root.integer("seed", 0, INT64_MAX));
+  ZP_ASSIGN_OR_RETURN(p.batch, root.integer("batch", 0, kMaxDimValue));
+  ZP_ASSIGN_OR_RETURN(p.trainingFraction, root.number("training_fraction", 0.0, 1.0));
+  ZP_ASSIGN_OR_RETURN(int64_t exhaustive, root.integer("exhaustive_limit", 0, INT64_MAX));
+  ZP_ASSIGN_OR_RETURN(int64_t validation, root.integer("latency_validation", 0, 1000000));
+  ZP_ASSIGN_OR_RETURN(int64_t calibration, root.integer("calibration_samples", 0, 1000000));
+  p.repeat = static_cast<int>(repeat);
+  p.warmup = static_cast<int>(warmup);
+  p.seed = static_cast<uint64_t>(seed);
+  p.exhaustiveLimit = static_cast<size_t>(exhaustive);
+  p.latencyValidation = static_cast<size_t>(validation);
+  p.calibrationSamples = static_cast<size_t>(calibration);
+  ZP_ASSIGN_OR_RETURN(JsonAt x, root.at("xgboost"));
+  ZP_TRY(x.onlyKeys({"rounds", "max_depth", "eta", "subsample", "lambda", "min_child_weight", "seed", "objective"}));
+  ZP_ASSIGN_OR_RETURN(int64_t rounds, x.integer("rounds", 1, 100000));
+  ZP_ASSIGN_OR_RETURN(int64_t depth, x.integer("max_depth", 1, 64));
+  ZP_ASSIGN_OR_RETURN(int64_t xseed, x.integer("seed", 0, INT64_MAX));
+  p.xgb.rounds = static_cast<int>(rounds);
+  p.xgb.maxDepth = static_cast<int>(depth);
+  p.xgb.seed = static_cast<uint64_t>(xseed);
+  ZP_ASSIGN_OR_RETURN(p.xgb.eta, x.number("eta", 1e-6, 1.0));
+  ZP_ASSIGN_OR_RETURN(p.xgb.subsample, x.number("subsample", 1e-6, 1.0));
+  ZP_ASSIGN_OR_RETURN(p.xgb.lambda, x.number("lambda", 0.0, 1e6));
+  ZP_ASSIGN_OR_RETURN(p.xgb.minChildWeight, x.number("min_child_weight", 0.0, 1e6));
+  ZP_ASSIGN_OR_RETURN(p.xgb.objective, x.string("objective"));
+  ZP_ASSIGN_OR_RETURN(auto processors, root.strings("processors"));
+  for (const auto& s : processors) {
+    auto o = parseHostOverride(s);
+    if (!o.ok()) return root.error("processors: " + o.error().message);
+    p.hostOverrides.push_back(*o);
+  }
+  ZP_ASSIGN_OR_RETURN(auto imports, root.strings("imports"));
+  for (const auto& s : imports) {
+    auto i = parseImportSpec(s);
+    if (!i.ok()) return root.error("imports: " + i.error().message);
+    p.imports.push_back(*i);
+  }
+  return p;
 }
 
 }  // namespace zp::drivers

@@ -157,7 +157,7 @@ Status combinationsFrom(const JsonAt& tj, TaskStitch& t) {
   const size_t s = t.subgraphs.size(), v = t.variants.size();
   auto total = combinationCount(v, s);
   if (!total)
-    return tj.error(fmt::format("{} variants at {} positions make more than {} combinations, too many to enumerate",
+    return tj.error(fmt::format("{} variants at {} positions make more than {} combinations, too many to list one by one",
                                 v, s, kMaxCombinations));
   ZP_ASSIGN_OR_RETURN(int64_t recorded, cj.integer("total", 0, std::numeric_limits<int64_t>::max()));
   if (static_cast<uint64_t>(recorded) != *total)

@@ -75,8 +75,8 @@ std::vector<std::vector<std::string>> searchOrders(const std::vector<std::string
 std::optional<uint64_t> searchOrderCount(size_t processors, int positions, uint64_t limit);
 
 // The most (stitched variant, placement order) pairs of one task zoo-profile's
-// lookup table and plan-solve's search evaluate: with kMaxCombinations
-// variants, about 10 placement orders each.
+// lookup table evaluates: with kMaxCombinations variants, about 10 placement
+// orders each. (plan-solve searches without listing the pairs.)
 inline constexpr uint64_t kMaxPlacementSearch = 1'000'000;
 // An error naming `label` when `combinations` x the orders of `positions` over
 // `processors` exceeds kMaxPlacementSearch.

@@ -13,11 +13,12 @@
 
 namespace zp::zoo {
 
-// The largest stitching space a task may have. zoo-stitch, zoo-profile and
-// plan-solve hold every combination in memory and zoo-profile and plan-solve
-// evaluate each under every placement order. Near this bound (97336
-// combinations, 6 orders) plan-solve took 4 s and 85 MB on one core (9 s with
-// --evaluate); ten times more is minutes and most of a small machine's memory.
+// The largest stitching space a task may have. What still lists every
+// combination: stitch.json (one entry each), zoo-profile (the estimator's
+// features and prediction of each, accuracy.csv's row of each, and its
+// lookup-table check of each under every placement order) and plan-solve's
+// accuracy table read from accuracy.csv. plan-solve's selection itself
+// searches without listing them (passes/select/README.md).
 inline constexpr int kMaxPositions = 32;
 inline constexpr uint64_t kMaxCombinations = 100'000;
 // variants^positions, or nothing when that exceeds kMaxCombinations.

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -143,6 +144,15 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
   if (stats) stats->subgraphRuns += runs.load();
   if (firstError) return *firstError;
   return result;
+}
+
+size_t walkRuns(const zoo::TaskStitch& task, const std::vector<size_t>& combos, size_t samples) {
+  std::set<std::vector<std::string>> prefixes;
+  for (size_t k : combos) {
+    const auto& vs = task.combinations[k].variants;
+    for (size_t p = 1; p <= vs.size(); ++p) prefixes.insert(std::vector<std::string>(vs.begin(), vs.begin() + static_cast<std::ptrdiff_t>(p)));
+  }
+  return prefixes.size() * samples;
 }
 
 namespace {

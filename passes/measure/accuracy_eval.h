@@ -37,6 +37,10 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
                                                   const Dataset& data, const std::vector<size_t>& combos, int jobs,
                                                   Progress* progress, const std::atomic<bool>* stop, EvalStats* stats);
 
+// The subgraph runs combinationAccuracy makes for `combos` on `samples`
+// samples: one per distinct prefix of the combinations, per sample.
+size_t walkRuns(const zoo::TaskStitch& task, const std::vector<size_t>& combos, size_t samples);
+
 // The signals of estimate::StitchSignals, measured on `samples`.
 Expected<estimate::StitchSignals> stitchSignals(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
                                                 const std::vector<runtime::Tensor>& samples);

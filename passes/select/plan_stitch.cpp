@@ -21,18 +21,11 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
-// The variant closest to missing the SLO `s` under placement `pl`, and by how much it misses.
-plan::Selection closestMiss(const TaskSpace& ts, const std::vector<std::string>& pl, const plan::TaskSlo& s,
-                            const SelectParams& params, int* pick) {
-  double bestMiss = kInf;
-  int closest = -1;
-  for (size_t k = 0; k < ts.candidates.size(); ++k) {
-    const auto& cand = ts.candidates[k];
-    double m = missScore(decisionAccuracy(cand, params), ts.latencyMs(cand, pl), s);
-    // The first candidate when no score compares (infinite or NaN): always an index.
-    if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); }
-  }
-  const auto& cand = ts.candidates[static_cast<size_t>(closest)];
+// The combination closest to missing the SLO `s` under placement `pl`, and by how much it misses.
+plan::Selection closestMiss(const TaskSpace& ts, const std::vector<std::string>& pl, const std::vector<int>& order,
+                            const plan::TaskSlo& s, TaskSearch& search, const SelectParams& params, int64_t* pick) {
+  *pick = search.closestMiss(order).combination;
+  const Candidate cand = ts.candidate(static_cast<uint64_t>(*pick));
   double acc = decisionAccuracy(cand, params);
   double lat = ts.latencyMs(cand, pl);
   plan::Selection sel;
@@ -41,7 +34,6 @@ plan::Selection closestMiss(const TaskSpace& ts, const std::vector<std::string>&
   sel.accuracy = acc;
   sel.latencyMs = lat;
   sel.miss = plan::SloMiss{cand.id, std::max(0.0, s.accuracy - acc), std::max(0.0, lat - s.latencyMs)};
-  *pick = closest;
   return sel;
 }
 
@@ -58,40 +50,39 @@ void addSubgraph(const TaskSpace& ts, int pos, const std::string& variant, const
 }
 
 // One task under the global order: per configuration the fastest feasible
-// variant (or the closest miss), and the subgraphs those selections use.
+// variant (or the closest miss), and the subgraphs those selections use. The
+// fastest of Θ^t under p* meets the latency SLO exactly when the fastest
+// accurate combination q(p*) does (Θ^t holds q(p*) then, and only slower ones otherwise).
 plan::TaskPlan taskPlan(const StitchSpace& space, size_t t, const std::vector<std::string>& order,
                         const std::vector<plan::SloConfiguration>& slos,
-                        const std::vector<std::vector<std::vector<int>>>& theta, const SelectParams& params,
-                        int* firstChosen) {
+                        std::vector<std::vector<TaskSearch>>& searches, const SelectParams& params, int64_t* firstChosen) {
   const auto& ts = space.tasks[t];
   plan::TaskPlan tp;
   tp.name = ts.name;
   tp.positions = ts.positions;
   std::vector<std::string> pl(order.begin(), order.begin() + ts.positions);
+  const std::vector<int> orderIdx = orderIndices(space, {order}).front();
   std::set<std::pair<int, std::string>> used;
   for (size_t c = 0; c < slos.size(); ++c) {
     const auto& s = slos[c].tasks.at(ts.name);
-    int pick = -1;
-    double bestLat = kInf;
-    for (int k : theta[c][t]) {
-      double l = ts.latencyMs(ts.candidates[static_cast<size_t>(k)], pl);
-      if (l < bestLat) { bestLat = l; pick = k; }
-    }
+    const Pick& q = searches[c][t].fastestAccurate(orderIdx);
+    int64_t pick = -1;
     plan::Selection sel;
     // Infeasible under p* although feasible under another order counts as infeasible here.
-    if (pick >= 0 && bestLat <= s.latencyMs) {
+    if (q.found() && q.value <= s.latencyMs) {
+      pick = q.combination;
       sel.feasible = true;
-      const auto& cand = ts.candidates[static_cast<size_t>(pick)];
+      const Candidate cand = ts.candidate(static_cast<uint64_t>(pick));
       sel.combination = cand.id;
       sel.accuracy = decisionAccuracy(cand, params);
-      sel.latencyMs = bestLat;
+      sel.latencyMs = q.value;
       if (*firstChosen < 0) *firstChosen = pick;
     } else {
-      sel = closestMiss(ts, pl, s, params, &pick);
+      sel = closestMiss(ts, pl, orderIdx, s, searches[c][t], params, &pick);
     }
     sel.slo = slos[c].id;
-    const auto& cand = ts.candidates[static_cast<size_t>(pick)];
-    for (int p = 0; p < ts.positions; ++p) used.insert({p, cand.variants[static_cast<size_t>(p)]});
+    for (int p = 0; p < ts.positions; ++p)
+      used.insert({p, ts.variants[static_cast<size_t>(ts.combinations().digit(static_cast<uint64_t>(pick), p))]});
     tp.selections.push_back(std::move(sel));
   }
   for (const auto& [pos, variant] : used) addSubgraph(ts, pos, variant, order[static_cast<size_t>(pos)], tp);
@@ -99,38 +90,36 @@ plan::TaskPlan taskPlan(const StitchSpace& space, size_t t, const std::vector<st
 }
 
 // Every subgraph the served systems run, on the processor each runs it on.
-void addSystemsSubgraphs(const StitchSpace& space, const std::vector<plan::ServedSystem>& systems, plan::StitchPlan& sp) {
-  for (const auto& sys : systems)
-    for (const auto& sel : sys.selections)
-      for (size_t t = 0; t < sel.tasks.size(); ++t) {
-        const auto& c = sel.tasks[t];
-        const auto& cand = *std::find_if(space.tasks[t].candidates.begin(), space.tasks[t].candidates.end(),
-                                         [&](const Candidate& k) { return k.id == c.combination; });
-        for (int p = 0; p < space.tasks[t].positions; ++p)
-          addSubgraph(space.tasks[t], p, cand.variants[static_cast<size_t>(p)], c.placement[static_cast<size_t>(p)],
-                      sp.tasks[t]);
+void addSystemsSubgraphs(const StitchSpace& space, const ServedSystems& served, plan::StitchPlan& sp) {
+  for (const auto& perSlo : served.choices)
+    for (const auto& choice : perSlo)
+      for (size_t t = 0; t < space.tasks.size(); ++t) {
+        const auto& ts = space.tasks[t];
+        const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
+        for (int p = 0; p < ts.positions; ++p)
+          addSubgraph(ts, p, variants[static_cast<size_t>(p)], choice.placement[t][static_cast<size_t>(p)], sp.tasks[t]);
       }
 }
 
-// Every subgraph with its hotness (Eq. 7) over the configurations.
+// Every subgraph with its hotness (Eq. 7) over the configurations: per
+// configuration the share of Θ^t that uses it, from counts of Θ^t.
 std::vector<preload::Item> preloadItems(const StitchSpace& space, const std::vector<std::string>& order,
-                                        const std::vector<std::vector<std::vector<int>>>& theta) {
+                                        std::vector<std::vector<TaskSearch>>& searches) {
   std::vector<preload::Item> items;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
     const auto& ts = space.tasks[t];
     for (int pos = 0; pos < ts.positions; ++pos)
-      for (const auto& v : ts.stitch->variants) {
+      for (size_t vi = 0; vi < ts.variants.size(); ++vi) {
+        const std::string& v = ts.variants[vi];
         preload::Item it;
-        it.id = fmt::format("{}/{}/{}", ts.name, pos, v.id);
+        it.id = fmt::format("{}/{}/{}", ts.name, pos, v);
         it.task = static_cast<int>(t);
         it.position = pos;
-        it.bytes = ts.memoryBytes(pos, v.id, order[static_cast<size_t>(pos)]);
-        for (const auto& perTask : theta) {
-          const auto& set = perTask[t];
-          if (set.empty()) continue;
-          int occur = 0;
-          for (int k : set) occur += ts.candidates[static_cast<size_t>(k)].variants[static_cast<size_t>(pos)] == v.id;
-          it.hotness += static_cast<double>(occur) / static_cast<double>(set.size());
+        it.bytes = ts.memoryBytes(pos, v, order[static_cast<size_t>(pos)]);
+        for (auto& perTask : searches) {
+          const PassCount& n = perTask[t].thetaCount();
+          if (n.total == 0) continue;
+          it.hotness += static_cast<double>(n.byPosition[static_cast<size_t>(pos)][vi]) / static_cast<double>(n.total);
         }
         items.push_back(it);
       }
@@ -164,6 +153,36 @@ Expected<plan::PreloadSet> preloadSet(const std::vector<preload::Item>& items, c
   return ps;
 }
 
+// A lower bound on multiConfigurationOrder's mean under `order` without the
+// searches within Θ^t; returns whether every term was known (then the bound is
+// not needed). Unknown terms are at least q(p) — or infinite, and then left
+// out of the mean — so the least mean over which of them count is a bound;
+// computed in another order than the mean, it is lowered by a margin far above
+// rounding.
+bool meanBound(const std::vector<int>& order, std::vector<std::vector<TaskSearch>>& searches, double* bound) {
+  double sum = 0;
+  int n = 0;
+  std::vector<double> unknown;
+  for (auto& perTask : searches)
+    for (auto& task : perTask) {
+      if (task.thetaEmpty()) continue;
+      const Pick& q = task.fastestAccurate(order);
+      if (!q.found()) continue;  // m(p) infinite: not counted
+      if (q.value <= task.slo().latencyMs) { sum += q.value; ++n; }
+      else unknown.push_back(q.value);
+    }
+  if (unknown.empty()) return true;
+  std::sort(unknown.begin(), unknown.end());
+  double least = n ? sum / n : 0.0;
+  for (double u : unknown) {
+    sum += u;
+    ++n;
+    least = std::min(least, sum / n);
+  }
+  *bound = least - 1e-9 * std::abs(least) - 1e-12;
+  return false;
+}
+
 }  // namespace
 
 Expected<int64_t> parseBudget(const std::string& text, int64_t total) {
@@ -183,22 +202,25 @@ Expected<int64_t> parseBudget(const std::string& text, int64_t total) {
 }
 
 GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders,
-                                    const std::vector<std::vector<std::vector<int>>>& theta) {
+                                    std::vector<std::vector<TaskSearch>>& searches) {
+  const auto orderIdx = orderIndices(space, orders);
   GlobalOrder g{orders.front(), kInf};
-  for (const auto& o : orders) {
+  for (size_t oi = 0; oi < orders.size(); ++oi) {
+    // The mean over (configuration, task) of the finite m(p), summed in that
+    // order. A term whose q(p) misses the latency SLO needs a search within
+    // Θ^t; first the bound says whether this order can improve at all.
+    double bound = 0;
+    if (!meanBound(orderIdx[oi], searches, &bound) && !(bound < g.meanLatencyMs - 1e-12)) continue;
     double sum = 0;
     int n = 0;
-    for (const auto& perTask : theta)
-      for (size_t t = 0; t < space.tasks.size(); ++t) {
-        const auto& ts = space.tasks[t];
-        double m = kInf;
-        for (int k : perTask[t])
-          m = std::min(m, ts.latencyMs(ts.candidates[static_cast<size_t>(k)],
-                                       std::vector<std::string>(o.begin(), o.begin() + ts.positions)));
+    for (auto& perTask : searches)
+      for (auto& task : perTask) {
+        if (task.thetaEmpty()) continue;
+        const double m = task.fastestInTheta(orderIdx[oi]).value;
         if (std::isfinite(m)) { sum += m; ++n; }
       }
     double mean = n ? sum / n : 0.0;
-    if (mean < g.meanLatencyMs - 1e-12) { g.meanLatencyMs = mean; g.order = o; }
+    if (mean < g.meanLatencyMs - 1e-12) { g.meanLatencyMs = mean; g.order = orders[oi]; }
   }
   return g;
 }
@@ -206,9 +228,10 @@ GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<
 Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                                     const std::vector<std::string>& budgets, const SelectParams& params) {
   const auto orders = globalOrders(space);
-  std::vector<std::vector<std::vector<int>>> theta;  // [config][task]: Algorithm 1 line 2
-  for (const auto& slo : slos) theta.push_back(feasibleSets(space, slo, orders, params));
-  const GlobalOrder g = multiConfigurationOrder(space, orders, theta);
+  const auto orderIdx = orderIndices(space, orders);
+  std::vector<std::vector<TaskSearch>> searches;  // [config][task]: Algorithm 1's questions, Θ^t over every order
+  for (const auto& slo : slos) searches.push_back(taskSearches(space, slo, orderIdx, params, false));
+  const GlobalOrder g = multiConfigurationOrder(space, orders, searches);
 
   StitchSolution s;
   s.ordersEvaluated = orders.size();
@@ -221,12 +244,13 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   sp.slos = slos;
   s.firstChosen.assign(space.tasks.size(), -1);
   for (size_t t = 0; t < space.tasks.size(); ++t)
-    sp.tasks.push_back(taskPlan(space, t, g.order, slos, theta, params, &s.firstChosen[t]));
+    sp.tasks.push_back(taskPlan(space, t, g.order, slos, searches, params, &s.firstChosen[t]));
 
-  sp.systems = servedSystems(space, slos, params);
-  addSystemsSubgraphs(space, sp.systems, sp);
+  const ServedSystems served = servedSystems(space, slos, params, searches);
+  sp.systems = served.systems;
+  addSystemsSubgraphs(space, served, sp);
 
-  const auto items = preloadItems(space, g.order, theta);
+  const auto items = preloadItems(space, g.order, searches);
   int64_t totalBytes = 0;
   for (const auto& it : items) totalBytes += it.bytes;
   for (const auto& b : budgets) {

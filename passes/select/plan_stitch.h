@@ -2,7 +2,8 @@
 // configurations to the stitch section of a plan — Algorithm 1 with one
 // global placement order over every configuration (SparseLoom §3.3), the
 // selection per task and configuration, and the preload sets per memory
-// budget (Eq. 7). No file is read or written here.
+// budget (Eq. 7, hotness from counts of Θ^t, not from a list of it). No file
+// is read or written here.
 #pragma once
 #include <string>
 #include <vector>
@@ -14,17 +15,18 @@
 namespace zp::select {
 
 // The global order minimising the mean over configurations and tasks of the
-// best feasible variant's latency (`theta`: feasibleSets per configuration).
+// best feasible variant's latency (the first order that improves on the best
+// so far by more than 1e-12; `searches`: [configuration][task], Θ^t over `orders`).
 struct GlobalOrder {
   std::vector<std::string> order;
   double meanLatencyMs = 0;  // infinite when no task is feasible anywhere
 };
 GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders,
-                                    const std::vector<std::vector<std::vector<int>>>& theta);
+                                    std::vector<std::vector<TaskSearch>>& searches);
 
 struct StitchSolution {
   plan::StitchPlan plan;              // processors, order, selections, subgraphs, preload sets (no stitch_dir)
-  std::vector<int> firstChosen;       // per task: the candidate chosen for the first feasible configuration (-1: none)
+  std::vector<int64_t> firstChosen;   // per task: the candidate chosen for the first feasible configuration (-1: none)
   std::string preloadSummary;         // one line per budget
   size_t ordersEvaluated = 0;
 };

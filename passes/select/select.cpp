@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "libplan/estimate/latency_model.h"
@@ -45,6 +46,137 @@ std::vector<std::string> baselineOrder(const StitchSpace& space, int positions, 
   return out;
 }
 
+// The original variants of a task as combinations, in order.
+std::vector<uint64_t> originals(const TaskSpace& ts) {
+  std::vector<uint64_t> out;
+  for (int v = 0; v < static_cast<int>(ts.variants.size()); ++v) {
+    const uint64_t k = ts.combinations().originalNumber(v);
+    if (ts.valid(k)) out.push_back(k);
+  }
+  return out;
+}
+
+// Algorithm 1 line 4: the first order with the least mean over tasks with a
+// non-empty Θ^t of m_t(p). m_t(p) >= q_t(p), so the mean with q in place of
+// the m still unknown bounds an order's mean from below (rounding is
+// monotone); only the orders that bound cannot rule out get their exact mean.
+struct BestOrder {
+  size_t order = 0;
+  double mean = kInf;
+};
+BestOrder leastMeanOrder(const std::vector<std::vector<int>>& orders, std::vector<TaskSearch>& tasks) {
+  std::vector<bool> counted;
+  for (auto& t : tasks) counted.push_back(!t.thetaEmpty());
+  auto mean = [&](size_t oi, bool exact, bool* allExact) {
+    double sum = 0;
+    int n = 0;
+    *allExact = true;
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      if (!counted[t]) continue;
+      const Pick& q = tasks[t].fastestAccurate(orders[oi]);
+      double m = q.value;
+      if (exact || !q.found() || q.value <= tasks[t].slo().latencyMs) m = tasks[t].fastestInTheta(orders[oi]).value;
+      else *allExact = false;
+      sum += m;
+      ++n;
+    }
+    return n ? sum / n : 0.0;
+  };
+  BestOrder best;
+  std::vector<double> bound(orders.size());
+  std::vector<bool> exact(orders.size());
+  for (size_t oi = 0; oi < orders.size(); ++oi) {
+    bool e = false;
+    bound[oi] = mean(oi, false, &e);
+    exact[oi] = e;
+    if (e && bound[oi] < best.mean) best = {oi, bound[oi]};
+  }
+  for (size_t oi = 0; oi < orders.size(); ++oi) {
+    if (exact[oi] || bound[oi] > best.mean || (bound[oi] == best.mean && oi > best.order)) continue;
+    bool e = false;
+    const double m = mean(oi, true, &e);
+    if (m < best.mean || (m == best.mean && oi < best.order)) best = {oi, m};
+  }
+  return best;
+}
+
+Algorithm1Result algorithm1With(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders,
+                                const std::vector<std::vector<int>>& orderIdx, std::vector<TaskSearch>& tasks,
+                                const std::string& system) {
+  Algorithm1Result r;
+  r.choice.system = system;
+  r.ordersEvaluated = static_cast<int>(orders.size());
+  const BestOrder best = leastMeanOrder(orderIdx, tasks);
+  r.choice.order = orders[best.order];
+  r.meanLatencyMs = std::isfinite(best.mean) ? best.mean : 0.0;
+  // Lines 5-7: per task the fastest of Θ^t under p*; an infeasible task runs the
+  // combination closest to its SLO.
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const auto& ts = space.tasks[t];
+    const Pick& m = tasks[t].fastestInTheta(orderIdx[best.order]);
+    const Pick& pick = m.found() ? m : tasks[t].closestMiss(orderIdx[best.order]);
+    assert(pick.found() && "a task without candidates (the stitch manifest reader rejects those)");
+    r.choice.candidate.push_back(pick.combination);
+    r.choice.placement.push_back(std::vector<std::string>(r.choice.order.begin(), r.choice.order.begin() + ts.positions));
+    r.choice.feasible.push_back(m.found());
+  }
+  return r;
+}
+
+// What Algorithm 1 over the single order `order` chooses: per task the fastest
+// of F if it meets the latency SLO under that order, else the closest miss.
+Choice singleOrderChoice(const StitchSpace& space, const std::vector<std::string>& order,
+                         const std::vector<int>& orderIdx, std::vector<TaskSearch>& tasks) {
+  Choice c;
+  c.system = "zooplan";
+  c.order = order;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const Pick& q = tasks[t].fastestAccurate(orderIdx);
+    const bool feasible = q.found() && q.value <= tasks[t].slo().latencyMs;
+    c.candidate.push_back(feasible ? q.combination : tasks[t].closestMiss(orderIdx).combination);
+    c.placement.push_back(std::vector<std::string>(order.begin(), order.begin() + space.tasks[t].positions));
+    c.feasible.push_back(feasible);
+  }
+  return c;
+}
+
+// Stitched variants run whole, each on the processor where it is fastest alone:
+// per task the least (latency, combination, processor) meeting both SLOs, else
+// the least (miss, combination, processor).
+Choice wholeOnFastestChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params) {
+  Choice np;
+  np.system = "zooplan";
+  const int P = static_cast<int>(space.processors.size());
+  for (const auto& ts : space.tasks) {
+    const auto& s = slo.tasks.at(ts.name);
+    auto whole = [&](int p) { return PlacementSet::single(std::vector<int>(static_cast<size_t>(ts.positions), p), P); };
+    Pick best;
+    int bestP = -1;
+    auto keep = [&](const Pick& x, int p) {
+      if (bestP < 0 || x.value < best.value || (x.value == best.value && x.combination < best.combination)) {
+        best = x;
+        bestP = p;
+      }
+    };
+    CombinationFilter accurate;
+    accurate.accuracyFloor = s.accuracy;
+    accurate.measuredForDecisions = params.measuredAccuracyForDecisions;
+    for (int p = 0; p < P && !std::isnan(s.accuracy); ++p) {
+      const Pick f = fastest(ts, whole(p), accurate);
+      if (f.found() && f.value <= s.latencyMs) keep(f, p);
+    }
+    np.feasible.push_back(bestP >= 0);
+    if (bestP < 0) {
+      const bool nan = std::isnan(s.accuracy) || std::isnan(s.latencyMs);  // every score NaN: the first is kept
+      for (int p = 0; p < (nan ? 1 : P); ++p)
+        keep(closestMiss(ts, whole(p), s, params.measuredAccuracyForDecisions, false), p);
+    }
+    np.candidate.push_back(best.combination);
+    np.placement.push_back(std::vector<std::string>(static_cast<size_t>(ts.positions), space.processors[static_cast<size_t>(bestP)].name));
+  }
+  return np;
+}
+
 }  // namespace
 
 double decisionAccuracy(const Candidate& c, const SelectParams& params) {
@@ -52,36 +184,23 @@ double decisionAccuracy(const Candidate& c, const SelectParams& params) {
   return c.predictedAccuracy;
 }
 
-double missScore(double acc, double lat, const plan::TaskSlo& slo) {
-  double a = std::max(0.0, slo.accuracy - acc) / std::max(slo.accuracy, 1e-9);
-  double l = std::max(0.0, lat - slo.latencyMs) / std::max(slo.latencyMs, 1e-9);
-  return a + l;
+std::vector<std::vector<int>> orderIndices(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders) {
+  std::vector<std::vector<int>> out;
+  for (const auto& o : orders) {
+    std::vector<int> idx;
+    for (const auto& p : o) idx.push_back(processorIndex(space, p));
+    out.push_back(std::move(idx));
+  }
+  return out;
 }
 
-namespace {
-std::vector<std::vector<int>> orderIndices(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders);
-}  // namespace
-
-std::vector<std::vector<int>> feasibleSets(const StitchSpace& space, const plan::SloConfiguration& slo,
-                                           const std::vector<std::vector<std::string>>& orders,
-                                           const SelectParams& params, bool originalsOnly) {
-  const auto orderIdx = orderIndices(space, orders);
-  std::vector<std::vector<int>> theta(space.tasks.size());
-  for (size_t t = 0; t < space.tasks.size(); ++t) {
-    const auto& ts = space.tasks[t];
-    const auto& s = slo.tasks.at(ts.name);
-    for (size_t k = 0; k < ts.candidates.size(); ++k) {
-      const auto& c = ts.candidates[k];
-      if (originalsOnly && !c.original) continue;
-      if (decisionAccuracy(c, params) < s.accuracy) continue;
-      for (const auto& o : orderIdx)
-        if (ts.latencyMs(k, o) <= s.latencyMs) {
-          theta[t].push_back(static_cast<int>(k));
-          break;
-        }
-    }
-  }
-  return theta;
+std::vector<TaskSearch> taskSearches(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                     const std::vector<std::vector<int>>& orders, const SelectParams& params,
+                                     bool originalsOnly) {
+  std::vector<TaskSearch> out;
+  for (const auto& ts : space.tasks)
+    out.emplace_back(ts, slo.tasks.at(ts.name), params.measuredAccuracyForDecisions, originalsOnly, orders);
+  return out;
 }
 
 int processorIndex(const StitchSpace& space, const std::string& name) {
@@ -104,8 +223,8 @@ std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSe
                                                     : fmt::format("LAT{}", k + 1);
   for (const auto& t : space.tasks) {
     double amin = kInf, amax = -kInf, lmin = kInf, lmax = -kInf;
-    for (const auto& c : t.candidates) {
-      if (!c.original) continue;
+    for (uint64_t k : originals(t)) {
+      const Candidate c = t.candidate(k);
       amin = std::min(amin, c.accuracy(true));
       amax = std::max(amax, c.accuracy(true));
       for (const auto& pl : allPlacements(space, t.positions)) {
@@ -138,70 +257,16 @@ std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSe
 Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfiguration& slo,
                             const std::vector<std::vector<std::string>>& orders, const SelectParams& params,
                             bool originalsOnly, const std::string& system) {
-  const size_t T = space.tasks.size();
   const auto orderIdx = orderIndices(space, orders);
-  // Line 2: Θ^t, the variants meeting both SLOs under some order.
-  const auto theta = feasibleSets(space, slo, orders, params, originalsOnly);
-  // Line 4: the order minimising the mean over tasks of the best variant's latency.
-  Algorithm1Result r;
-  r.choice.system = system;
-  double best = kInf;
-  size_t bestOrder = 0;
-  for (size_t oi = 0; oi < orderIdx.size(); ++oi) {
-    ++r.ordersEvaluated;
-    double sum = 0;
-    int counted = 0;
-    for (size_t t = 0; t < T; ++t) {
-      if (theta[t].empty()) continue;
-      double m = kInf;
-      for (int k : theta[t]) m = std::min(m, space.tasks[t].latencyMs(static_cast<size_t>(k), orderIdx[oi]));
-      sum += m;
-      ++counted;
-    }
-    double mean = counted ? sum / counted : 0.0;
-    if (mean < best) {
-      best = mean;
-      bestOrder = oi;
-    }
-  }
-  r.choice.order = orders[bestOrder];
-  r.meanLatencyMs = std::isfinite(best) ? best : 0.0;
-  // Lines 5-7: per task the fastest variant of Θ^t under p*; an infeasible task
-  // runs the variant closest to its SLO.
-  for (size_t t = 0; t < T; ++t) {
-    const auto& ts = space.tasks[t];
-    std::vector<std::string> pl(r.choice.order.begin(), r.choice.order.begin() + ts.positions);
-    const auto& oidx = orderIdx[bestOrder];
-    int pick = -1;
-    double bestLat = kInf;
-    for (int k : theta[t]) {
-      double l = ts.latencyMs(static_cast<size_t>(k), oidx);
-      if (l < bestLat) { bestLat = l; pick = k; }
-    }
-    bool feasible = pick >= 0;
-    if (!feasible) {
-      double bestMiss = kInf;
-      for (size_t k = 0; k < ts.candidates.size(); ++k) {
-        const auto& c = ts.candidates[k];
-        if (originalsOnly && !c.original) continue;
-        double m = missScore(decisionAccuracy(c, params), ts.latencyMs(k, oidx), slo.tasks.at(ts.name));
-        // The first candidate when no score compares (all infinite or NaN): always an index.
-        if (pick < 0 || m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
-      }
-    }
-    assert(pick >= 0 && "a task without candidates (the stitch manifest reader rejects those)");
-    r.choice.candidate.push_back(pick);
-    r.choice.placement.push_back(pl);
-    r.choice.feasible.push_back(feasible);
-  }
-  return r;
+  auto tasks = taskSearches(space, slo, orderIdx, params, originalsOnly);
+  return algorithm1With(space, orders, orderIdx, tasks, system);
 }
 
 std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& choice, int queries) {
   std::vector<sim::TaskQueries> out;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
     const auto& ts = space.tasks[t];
-    const auto& c = ts.candidates[static_cast<size_t>(choice.candidate[t])];
+    const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
     const auto& pl = choice.placement[t];
     sim::TaskQueries q;
     q.name = ts.name;
@@ -211,10 +276,9 @@ std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& 
     for (int p = 0; p < ts.positions;) {
       int e = p;
       while (e + 1 < ts.positions && pl[static_cast<size_t>(e + 1)] == pl[static_cast<size_t>(p)]) ++e;
-      std::vector<std::string> vs(c.variants.begin() + p, c.variants.begin() + e + 1);
       double ms = ts.latency.overhead(pl[static_cast<size_t>(p)]);
       for (int j = p; j <= e; ++j)  // unprofiled: never finishes in time
-        ms += ts.latency.subgraph(j, c.variants[static_cast<size_t>(j)], pl[static_cast<size_t>(j)]).value_or(kInf) -
+        ms += ts.latency.subgraph(j, variants[static_cast<size_t>(j)], pl[static_cast<size_t>(j)]).value_or(kInf) -
               ts.latency.overhead(pl[static_cast<size_t>(j)]);
       double transfer = p == 0 ? 0.0
                                : ts.latency.transition(pl[static_cast<size_t>(p - 1)], pl[static_cast<size_t>(p)],
@@ -241,10 +305,10 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
     auto r = sim::simulateQueries(queries, static_cast<int>(space.processors.size()), arrival);
     for (size_t t = 0; t < T; ++t) {
       const auto& ts = space.tasks[t];
-      const auto& c = ts.candidates[static_cast<size_t>(choice.candidate[t])];
+      const double accuracy = ts.accuracy->judged(static_cast<uint64_t>(choice.candidate[t]));
       const auto& s = slo.tasks.at(ts.name);
       // Written so that a NaN (an unprofiled placement, an SLO no number meets) is a violation.
-      bool violated = !(c.accuracy(true) >= s.accuracy) || !(r.meanLatencyMs[t] <= s.latencyMs);
+      bool violated = !(accuracy >= s.accuracy) || !(r.meanLatencyMs[t] <= s.latencyMs);
       violations += violated;
       o.taskLatencyMs[t] += r.meanLatencyMs[t];
       if (orders == 0) o.taskViolated.push_back(violated);
@@ -261,12 +325,6 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
 std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloConfiguration& slo,
                                     const SelectParams& params) {
   std::vector<Choice> out;
-  auto originals = [&](const TaskSpace& ts) {
-    std::vector<int> v;
-    for (size_t k = 0; k < ts.candidates.size(); ++k)
-      if (ts.candidates[k].original) v.push_back(static_cast<int>(k));
-    return v;
-  };
   // Non-partitioned: each task's variant whole on the processor where it runs fastest alone.
   auto npPlacement = [&](const TaskSpace& ts, const Candidate& c) {
     std::vector<std::string> best;
@@ -284,40 +342,41 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
     ch.system = system;
     for (const auto& ts : space.tasks) {
       const auto& s = slo.tasks.at(ts.name);
-      auto orig = originals(ts);
+      std::vector<Candidate> orig;
+      std::vector<uint64_t> numbers = originals(ts);
+      for (uint64_t k : numbers) orig.push_back(ts.candidate(k));
       auto placementFor = [&](const Candidate& c) {
         return partitioned ? baselineOrder(space, ts.positions, params) : npPlacement(ts, c);
       };
-      int pick = -1;
+      int pick = -1;  // index into orig
       bool feasible = false;
       if (system.rfind("SV-AO", 0) == 0) {
-        for (int k : orig)
-          if (pick < 0 || ts.candidates[static_cast<size_t>(k)].accuracy(true) > ts.candidates[static_cast<size_t>(pick)].accuracy(true))
-            pick = k;
+        for (size_t i = 0; i < orig.size(); ++i)
+          if (pick < 0 || orig[i].accuracy(true) > orig[static_cast<size_t>(pick)].accuracy(true)) pick = static_cast<int>(i);
       } else if (system.rfind("SV-LO", 0) == 0) {
         double best = kInf;
-        for (int k : orig) {
-          double l = ts.latencyMs(ts.candidates[static_cast<size_t>(k)], placementFor(ts.candidates[static_cast<size_t>(k)]));
-          if (pick < 0 || l < best) { best = l; pick = k; }
+        for (size_t i = 0; i < orig.size(); ++i) {
+          double l = ts.latencyMs(orig[i], placementFor(orig[i]));
+          if (pick < 0 || l < best) { best = l; pick = static_cast<int>(i); }
         }
       } else {  // AV: the fastest original meeting both SLOs, else the closest
         double best = kInf, bestMiss = kInf;
         int closest = -1;
-        for (int k : orig) {
-          const auto& c = ts.candidates[static_cast<size_t>(k)];
+        for (size_t i = 0; i < orig.size(); ++i) {
+          const auto& c = orig[i];
           double l = ts.latencyMs(c, placementFor(c));
           double acc = c.accuracy(true);
-          if (acc >= s.accuracy && l <= s.latencyMs && l < best) { best = l; pick = k; }
+          if (acc >= s.accuracy && l <= s.latencyMs && l < best) { best = l; pick = static_cast<int>(i); }
           double m = missScore(acc, l, s);
-          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = k; }
+          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(i); }
         }
         feasible = pick >= 0;
         if (!feasible) pick = closest;
       }
-      const auto& c = ts.candidates[static_cast<size_t>(pick)];
+      const auto& c = orig[static_cast<size_t>(pick)];
       auto pl = placementFor(c);
       if (system.rfind("SV", 0) == 0) feasible = c.accuracy(true) >= s.accuracy && ts.latencyMs(c, pl) <= s.latencyMs;
-      ch.candidate.push_back(pick);
+      ch.candidate.push_back(static_cast<int64_t>(numbers[static_cast<size_t>(pick)]));
       ch.placement.push_back(pl);
       ch.feasible.push_back(feasible);
     }
@@ -329,14 +388,29 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
 
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
                      Algorithm1Result* algorithm1Out, std::string* note) {
-  auto orders = globalOrders(space);
-  Algorithm1Result a1 = algorithm1(space, slo, orders, params, false, "zooplan");
+  auto tasks = taskSearches(space, slo, orderIndices(space, globalOrders(space)), params, false);
+  return zooplanChoice(space, slo, params, tasks, algorithm1Out, note);
+}
+
+Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
+                     std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, std::string* note) {
+  const auto orders = globalOrders(space);
+  const auto orderIdx = orderIndices(space, orders);
+  Algorithm1Result a1 = algorithm1With(space, orders, orderIdx, tasks, "zooplan");
   if (algorithm1Out) *algorithm1Out = a1;
+  // Many orders lead to the same choice: each distinct one is simulated once.
+  std::map<std::pair<std::vector<int64_t>, std::vector<std::vector<std::string>>>, Outcome> simulated;
+  auto outcome = [&](const Choice& c) -> const Outcome& {
+    auto key = std::make_pair(c.candidate, c.placement);
+    auto it = simulated.find(key);
+    if (it == simulated.end()) it = simulated.emplace(key, evaluate(space, slo, c, params)).first;
+    return it->second;
+  };
   Choice best = a1.choice;
-  Outcome bestOutcome = evaluate(space, slo, best, params);
+  Outcome bestOutcome = outcome(best);
   std::string winner = "Algorithm 1";
   auto consider = [&](const Choice& c, const std::string& label) {
-    Outcome o = evaluate(space, slo, c, params);
+    const Outcome& o = outcome(c);
     if (o.violationRate < bestOutcome.violationRate - 1e-12 ||
         (std::abs(o.violationRate - bestOutcome.violationRate) <= 1e-12 && o.throughputQps > bestOutcome.throughputQps * (1 + 1e-9))) {
       best = c;
@@ -345,53 +419,16 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
       winner = label;
     }
   };
-  for (const auto& o : orders) {
-    auto r = algorithm1(space, slo, {o}, params, false, "zooplan");
+  for (size_t oi = 0; oi < orders.size(); ++oi) {
     std::string label;
-    for (const auto& p : o) label += (label.empty() ? "" : ">") + p;
-    consider(r.choice, "Algorithm 1 with order " + label);
+    for (const auto& p : orders[oi]) label += (label.empty() ? "" : ">") + p;
+    consider(singleOrderChoice(space, orders[oi], orderIdx[oi], tasks), "Algorithm 1 with order " + label);
   }
-  // Stitched variants run whole, each on the processor where it is fastest alone:
-  // for light tasks, one processor per task can beat a shared pipeline.
-  {
-    Choice np;
-    np.system = "zooplan";
-    for (const auto& ts : space.tasks) {
-      const auto& s = slo.tasks.at(ts.name);
-      int pick = -1, closest = -1;
-      double bestLat = kInf, bestMiss = kInf;
-      std::vector<std::string> pickPl, closestPl;
-      for (size_t k = 0; k < ts.candidates.size(); ++k) {
-        const auto& c = ts.candidates[k];
-        for (const auto& p : space.processors) {
-          std::vector<std::string> pl(static_cast<size_t>(ts.positions), p.name);
-          double l = ts.latencyMs(c, pl), acc = decisionAccuracy(c, params);
-          if (acc >= s.accuracy && l <= s.latencyMs && l < bestLat) { bestLat = l; pick = static_cast<int>(k); pickPl = pl; }
-          double m = missScore(acc, l, s);
-          if (closest < 0 || m < bestMiss) { bestMiss = m; closest = static_cast<int>(k); closestPl = pl; }
-        }
-      }
-      np.feasible.push_back(pick >= 0);
-      np.candidate.push_back(pick >= 0 ? pick : closest);
-      np.placement.push_back(pick >= 0 ? pickPl : closestPl);
-    }
-    consider(np, "stitched variants run whole on their fastest processor");
-  }
+  // For light tasks, one processor per task can beat a shared pipeline.
+  consider(wholeOnFastestChoice(space, slo, params), "stitched variants run whole on their fastest processor");
   for (const auto& b : baselineChoices(space, slo, params)) consider(b, "the " + b.system + " choice");
   if (note) *note = winner;
   return best;
 }
-
-namespace {
-std::vector<std::vector<int>> orderIndices(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders) {
-  std::vector<std::vector<int>> out;
-  for (const auto& o : orders) {
-    std::vector<int> idx;
-    for (const auto& p : o) idx.push_back(processorIndex(space, p));
-    out.push_back(std::move(idx));
-  }
-  return out;
-}
-}  // namespace
 
 }  // namespace zp::select

@@ -1,7 +1,10 @@
 // SparseLoom's optimizer (§3.3, Algorithm 1), the SLO configurations of §5.1
 // and Appendix D, the six baselines of §5.1, and their evaluation in the
-// query simulator (libplan/sim/queries/query_sim.h).
+// query simulator (libplan/sim/queries/query_sim.h). Algorithm 1's sets are
+// never listed: each task's questions go to searches over its combinations
+// (task_search.h), which give what a scan of every combination gives.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -9,6 +12,7 @@
 #include "libplan/plan/stitch_plan.h"
 #include "libplan/sim/queries/query_sim.h"
 #include "passes/select/stitch_space.h"
+#include "passes/select/task_search.h"
 
 namespace zp::select {
 
@@ -25,26 +29,25 @@ struct SelectParams {
   std::vector<std::string> fixedOrder;        // baselines' placement order; empty: processors reversed (N-G-C)
 };
 
-// One system's decision for one configuration: a candidate and a placement per task.
+// One system's decision for one configuration: a combination and a placement per task.
 struct Choice {
   std::string system;
-  std::vector<int> candidate;                        // index into TaskSpace::candidates
+  std::vector<int64_t> candidate;                    // combination number (TaskSpace::combinations)
   std::vector<std::vector<std::string>> placement;   // per task, position -> processor
   std::vector<bool> feasible;                        // the system believed the task meets its SLO
   std::vector<std::string> order;                    // the global order, when the system has one
 };
 
-// Algorithm 1 line 2: per task the candidates (indices) meeting both SLOs under
-// some order of `orders`, optionally only original variants.
-std::vector<std::vector<int>> feasibleSets(const StitchSpace& space, const plan::SloConfiguration& slo,
-                                           const std::vector<std::vector<std::string>>& orders,
-                                           const SelectParams& params, bool originalsOnly = false);
-
 // The accuracy a decision uses: measured for originals (zoo-profile measured
 // them), the estimate for stitched variants unless measured ones are asked for.
 double decisionAccuracy(const Candidate& c, const SelectParams& params);
-// How far a candidate misses an SLO, normalised (0 when it meets it).
-double missScore(double accuracy, double latencyMs, const plan::TaskSlo& slo);
+
+// Orders as processor indices into space.processors.
+std::vector<std::vector<int>> orderIndices(const StitchSpace& space, const std::vector<std::vector<std::string>>& orders);
+// Per task, Algorithm 1's questions under `slo` with Θ^t over `orders` (indices).
+std::vector<TaskSearch> taskSearches(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                     const std::vector<std::vector<int>>& orders, const SelectParams& params,
+                                     bool originalsOnly);
 
 // Algorithm 1 over `orders`, optionally restricted to original variants.
 struct Algorithm1Result {
@@ -56,7 +59,11 @@ Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfigurati
                             const std::vector<std::vector<std::string>>& orders, const SelectParams& params,
                             bool originalsOnly, const std::string& system);
 
+// Every placement order of the most positions any task has (estimate::searchOrders).
 std::vector<std::vector<std::string>> globalOrders(const StitchSpace& space);
+// The most orders plan-solve searches: every search runs per order, task and
+// SLO configuration, while the combinations are never listed.
+inline constexpr uint64_t kMaxPlacementOrders = 10'000;
 
 struct Outcome {
   double violationRate = 0;     // over tasks and arrival orders
@@ -78,6 +85,10 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
 // says which candidate won.
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
                      Algorithm1Result* algorithm1Out, std::string* note);
+// The same with the tasks' searches under `slo` (taskSearches over every
+// global order, not originals only) made by the caller: what they found is reused.
+Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
+                     std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, std::string* note);
 
 // The simulated schedule of a choice (first arrival order) as sim inputs.
 std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& choice, int queries);

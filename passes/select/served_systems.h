@@ -14,7 +14,12 @@
 
 namespace zp::select {
 
-std::vector<plan::ServedSystem> servedSystems(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
-                                              const SelectParams& params);
+struct ServedSystems {
+  std::vector<plan::ServedSystem> systems;
+  std::vector<std::vector<Choice>> choices;  // [system][configuration]: what the selections say, as combinations
+};
+// `searches` ([configuration][task], as planStitch makes them) are reused.
+ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                            const SelectParams& params, std::vector<std::vector<TaskSearch>>& searches);
 
 }  // namespace zp::select

@@ -1,13 +1,32 @@
 #include "passes/select/stitch_space.h"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
-#include <map>
-
 
 namespace zp::select {
-namespace fs = std::filesystem;
+
+std::vector<std::string> TaskSpace::variantsOf(uint64_t k) const {
+  std::vector<std::string> out;
+  for (int d : combinations().digits(k)) out.push_back(variants[static_cast<size_t>(d)]);
+  return out;
+}
+
+std::string TaskSpace::idOf(uint64_t k) const {
+  std::string id;
+  for (const auto& v : variantsOf(k)) id += (id.empty() ? "" : "+") + v;
+  return id;
+}
+
+Candidate TaskSpace::candidate(uint64_t k) const {
+  return Candidate{idOf(k), variantsOf(k), accuracy->predicted(k), accuracy->measured(k), combinations().original(k)};
+}
+
+std::vector<uint64_t> TaskSpace::validCombinations() const {
+  std::vector<uint64_t> out;
+  for (uint64_t k = 0; k < combinations().size(); ++k)
+    if (valid(k)) out.push_back(k);
+  return out;
+}
 
 double TaskSpace::latencyMs(const Candidate& c, const std::vector<std::string>& placement) const {
   auto v = latency.estimate(c.variants, placement, boundaryBytes);
@@ -15,27 +34,16 @@ double TaskSpace::latencyMs(const Candidate& c, const std::vector<std::string>& 
 }
 
 void TaskSpace::buildDense(const std::vector<std::string>& processors) {
-  std::map<std::string, int> vIndex;
-  for (const auto& c : candidates)
-    for (const auto& v : c.variants) vIndex.emplace(v, 0);
-  int k = 0;
-  for (auto& [v, i] : vIndex) i = k++;
-  variants_ = vIndex.size();
+  variants_ = variants.size();
   processors_ = processors.size();
-  candidateVariants_.clear();
-  for (const auto& c : candidates) {
-    std::vector<int> idx;
-    for (const auto& v : c.variants) idx.push_back(vIndex[v]);
-    candidateVariants_.push_back(std::move(idx));
-  }
   overhead_.assign(processors_, 0.0);
   for (size_t p = 0; p < processors_; ++p) overhead_[p] = latency.overhead(processors[p]);
   work_.assign(static_cast<size_t>(positions) * variants_ * processors_, std::numeric_limits<double>::infinity());
-  for (const auto& [v, vi] : vIndex)
+  for (size_t vi = 0; vi < variants_; ++vi)
     for (int pos = 0; pos < positions; ++pos)
       for (size_t p = 0; p < processors_; ++p)
-        if (auto ms = latency.subgraph(pos, v, processors[p]))
-          work_[(static_cast<size_t>(pos) * variants_ + static_cast<size_t>(vi)) * processors_ + p] = *ms - overhead_[p];
+        if (auto ms = latency.subgraph(pos, variants[vi], processors[p]))
+          work_[(static_cast<size_t>(pos) * variants_ + vi) * processors_ + p] = *ms - overhead_[p];
   transfer_.assign(static_cast<size_t>(std::max(positions - 1, 0)) * processors_ * processors_, 0.0);
   for (int pos = 0; pos + 1 < positions; ++pos)
     for (size_t a = 0; a < processors_; ++a)
@@ -44,21 +52,19 @@ void TaskSpace::buildDense(const std::vector<std::string>& processors) {
             latency.transition(processors[a], processors[b], boundaryBytes[static_cast<size_t>(pos)]);
 }
 
-double TaskSpace::latencyMs(size_t candidate, const std::vector<int>& placement) const {
-  const auto& vs = candidateVariants_[candidate];
+double TaskSpace::latencyMs(uint64_t k, const std::vector<int>& placement) const {
+  const auto& c = combinations();
   double total = 0;
   for (int pos = 0; pos < positions; ++pos) {
-    const size_t p = static_cast<size_t>(placement[static_cast<size_t>(pos)]);
-    total += work_[(static_cast<size_t>(pos) * variants_ + static_cast<size_t>(vs[static_cast<size_t>(pos)])) * processors_ + p];
-    if (pos == 0 || placement[static_cast<size_t>(pos - 1)] != placement[static_cast<size_t>(pos)]) {
-      total += overhead_[p];
-      if (pos > 0)
-        total += transfer_[(static_cast<size_t>(pos - 1) * processors_ + static_cast<size_t>(placement[static_cast<size_t>(pos - 1)])) * processors_ + p];
+    const int p = placement[static_cast<size_t>(pos)];
+    total += works(pos, c.digit(k, pos))[p];
+    if (pos == 0 || placement[static_cast<size_t>(pos - 1)] != p) {
+      total += runOverhead(p);
+      if (pos > 0) total += transfer(pos - 1, placement[static_cast<size_t>(pos - 1)], p);
     }
   }
   return total;
 }
-
 
 int64_t TaskSpace::memoryBytes(int position, const std::string& variant, const std::string& processor) const {
   if (auto it = memory.find({position, variant, processor}); it != memory.end()) return it->second;

@@ -1,11 +1,15 @@
-// What plan-solve chooses from: per task every valid stitched variant with its
-// accuracy (estimated, and measured where zoo-profile measured it), the
-// latency model zoo-profile calibrated (so latency is known for any placement
-// of positions onto processors) and each subgraph's memory. The stitch flow's
+// What plan-solve chooses from: per task every valid stitched variant — not as
+// a list but as combination numbers (combinations.h) with an accuracy model
+// that gives each one's accuracy (estimated, and measured where zoo-profile
+// measured it) and bounds over prefixes (accuracy_model.h) — the latency
+// model zoo-profile calibrated (so latency is known for any placement of
+// positions onto processors) and each subgraph's memory. The stitch flow's
 // driver reads it from a profile directory (drivers/stitch_flow/stitch_space_read.h).
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,9 +18,11 @@
 #include "libplan/plan/stitch_plan.h"
 #include "libplan/util/error.h"
 #include "libplan/zoo/stitch_manifest.h"
+#include "passes/select/accuracy_model.h"
 
 namespace zp::select {
 
+// One combination spelled out (for what is written or drawn).
 struct Candidate {
   std::string id;
   std::vector<std::string> variants;  // per position
@@ -31,17 +37,39 @@ struct Candidate {
 struct TaskSpace {
   std::string name;
   int positions = 0;
-  std::vector<Candidate> candidates;  // valid stitched variants, manifest order
+  std::vector<std::string> variants;              // a combination's digits index these (stitch.json's order)
+  std::shared_ptr<const AccuracyModel> accuracy;  // which combinations are valid, and their accuracy
   estimate::LatencyModel latency;
   std::vector<double> boundaryBytes;
   const zoo::TaskStitch* stitch = nullptr;
+
+  const Combinations& combinations() const { return accuracy->combinations(); }
+  bool valid(uint64_t k) const { return accuracy->valid(k); }
+  std::vector<std::string> variantsOf(uint64_t k) const;
+  std::string idOf(uint64_t k) const;  // variant ids joined by '+'
+  Candidate candidate(uint64_t k) const;
+  // Every valid combination in order: a scan, for what needs them all (plots).
+  std::vector<uint64_t> validCombinations() const;
+
   // Latency of `c` with position j on processor placement[j].
   double latencyMs(const Candidate& c, const std::vector<std::string>& placement) const;
 
-  // The same latency from dense tables (built by buildDense): the optimizer
-  // evaluates candidates x orders, and string-keyed lookups dominate otherwise.
+  // The same latency from dense tables (built by buildDense): the searches
+  // evaluate combinations under many placements, and string-keyed lookups
+  // dominate otherwise. Processors are indices into `processors`.
   void buildDense(const std::vector<std::string>& processors);
-  double latencyMs(size_t candidate, const std::vector<int>& placement) const;
+  double latencyMs(uint64_t k, const std::vector<int>& placement) const;
+  int processorCount() const { return static_cast<int>(processors_); }
+  // Per processor: the subgraph (position, variant)'s latency less the
+  // per-run overhead (infinite: not profiled there).
+  const double* works(int position, int variant) const {
+    return work_.data() + (static_cast<size_t>(position) * variants_ + static_cast<size_t>(variant)) * processors_;
+  }
+  double runOverhead(int processor) const { return overhead_[static_cast<size_t>(processor)]; }
+  double transfer(int boundary, int from, int to) const {
+    return transfer_[(static_cast<size_t>(boundary) * processors_ + static_cast<size_t>(from)) * processors_ +
+                     static_cast<size_t>(to)];
+  }
 
   // Memory of the subgraph (position, variant) on `processor`, as profiled;
   // the subgraph's weights when the profile has no figure (imported rows).
@@ -49,10 +77,9 @@ struct TaskSpace {
   int64_t memoryBytes(int position, const std::string& variant, const std::string& processor) const;
 
  private:
-  std::vector<std::vector<int>> candidateVariants_;  // per candidate, per position: variant index
-  std::vector<double> work_;                         // [position][variant][processor]: ms minus overhead (inf: unknown)
-  std::vector<double> overhead_;                     // per processor
-  std::vector<double> transfer_;                     // [position][from][to]
+  std::vector<double> work_;      // [position][variant][processor]: ms minus overhead (inf: unknown)
+  std::vector<double> overhead_;  // per processor
+  std::vector<double> transfer_;  // [boundary][from][to]
   size_t variants_ = 0, processors_ = 0;
 };
 

@@ -214,7 +214,7 @@ Expected<zoo::TaskStitch> stitchTask(const zoo::Zoo& zoo, const zoo::TaskSpec& t
   const auto count = zoo::combinationCount(ts.variants.size(), positions);
   if (!count)
     return makeError("{}: task '{}': {} variants at {} positions make more than {} stitched variants, too many "
-                     "to enumerate; use fewer subgraphs or variants", zoo.file.string(), task.name,
+                     "to list one by one (stitch.json lists them, zoo-profile estimates each); use fewer subgraphs or variants", zoo.file.string(), task.name,
                      ts.variants.size(), positions, zoo::kMaxCombinations);
   ts.subgraphs.resize(positions);
   for (size_t v = 0; v < views.size(); ++v) ZP_TRY(extractSubgraphs(zoo, task, views[v], bound[v], v, tp, ts, out));

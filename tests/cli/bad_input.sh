@@ -212,6 +212,17 @@ PYEOF
 then pass "manifest input paths are relative to the bundle"; else fail "manifest input paths: $(grep '"path"' "$WORK/bundle/manifest.json" | head -3)"; fi
 out="$("$BIN/plan-emit" --check "$WORK/bundle")" && [ "$out" = "bundle is up to date" ] \
   && pass "plan-emit --check reads the relative paths" || fail "plan-emit --check: $out"
+# plan-solve never lists combinations but does list placement orders: a zoo
+# that grew to 102 processors after profiling has more than it searches.
+mkdir -p "$WORK/many"
+cp -r "$Z/models" "$Z/data" "$Z/zoo.json" "$WORK/many/"
+"$BIN/zoo-stitch" "$WORK/many/zoo.json" -o "$WORK/many/st" >/dev/null
+"$BIN/zoo-profile" "$WORK/many/st" -o "$WORK/many/prof" --repeat 2 --warmup 0 --latency-validation 2 >/dev/null
+edit_json "$WORK/many/zoo.json" "j['processors'] += [dict(j['processors'][0], name='extra%d' % i) for i in range(100)]"
+rejected "102 processors: too many placement orders" 1 \
+  "many/st/stitch.json: 2 positions on 102 processors make more than the 10000 placement orders plan-solve searches" -- \
+  "$BIN/plan-solve" "$WORK/many/prof" -o "$WORK/out/plan.json"
+
 mkdir -p "$WORK/moved"
 mv "$WORK/st" "$WORK/prof" "$WORK/plan" "$WORK/bundle" "$WORK/moved/"
 out="$("$BIN/plan-emit" --check "$WORK/moved/bundle")" && [ "$out" = "bundle is up to date" ] \

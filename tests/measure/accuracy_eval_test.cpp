@@ -59,6 +59,12 @@ TEST(measureAccuracy, StitchedVariantsMeasuredByPartsEqualTheWholeModels) {
   auto byParts = combinationAccuracy(ts, st->subgraphModels, data, all, 2, nullptr, nullptr, &stats);
   ASSERT_TRUE(byParts.ok()) << byParts.error().message;
   EXPECT_EQ(stats.subgraphRuns, (3u + 9u) * data.samples.size());
+  EXPECT_EQ(walkRuns(ts, all, data.samples.size()), stats.subgraphRuns);
+  for (const std::vector<size_t> some : {std::vector<size_t>{0, 4, 5}, std::vector<size_t>{8}, std::vector<size_t>{}}) {
+    EvalStats part;
+    ASSERT_TRUE(combinationAccuracy(ts, st->subgraphModels, data, some, 1, nullptr, nullptr, &part).ok());
+    EXPECT_EQ(walkRuns(ts, some, data.samples.size()), part.subgraphRuns);
+  }
   std::set<double> distinct;
   for (size_t k = 0; k < all.size(); ++k) {
     auto whole = stitch::materializeCombination(ts, ts.combinations[k], st->subgraphModels);

@@ -165,7 +165,7 @@ TEST(StitchManifest, ReaderChecksTypesRangesAndShapeBeforeEnumerating) {
   }
   j["tasks"][0]["combinations"]["total"] = 131072;
   EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0]: 2 variants at 17 positions make more than 100000 combinations, "
-                              "too many to enumerate");
+                              "too many to list one by one");
   j = good;
   j["tasks"][0]["combinations"]["total"] = 5;
   EXPECT_EQ(manifestError(j), "stitch.json: $.tasks[0].combinations: total 5 does not match 2 variants at 2 positions (4)");
