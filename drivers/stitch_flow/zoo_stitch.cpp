@@ -93,7 +93,10 @@ std::string stitchSummary(const zoo::StitchManifest& m) {
     for (size_t p = 0; p < t.partFlopsShare.size(); ++p)
       shares += fmt::format("{}{:.1f}%", p ? " | " : "", 100.0 * t.partFlopsShare[p]);
     std::string cuts;
-    for (const auto& c : t.cuts) cuts += (cuts.empty() ? "" : ", ") + c.tensor.name;
+    for (const auto& c : t.cuts) {
+      if (!cuts.empty()) cuts += ", ";
+      cuts += c.tensor.name;
+    }
     out += fmt::format("  cuts at {}; {} FLOPs per position: {}\n", cuts.empty() ? "(none)" : cuts, t.reference, shares);
   }
   return out;

@@ -421,7 +421,10 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   };
   for (size_t oi = 0; oi < orders.size(); ++oi) {
     std::string label;
-    for (const auto& p : orders[oi]) label += (label.empty() ? "" : ">") + p;
+    for (const auto& p : orders[oi]) {
+      if (!label.empty()) label += ">";
+      label += p;
+    }
     consider(singleOrderChoice(space, orders[oi], orderIdx[oi], tasks), "Algorithm 1 with order " + label);
   }
   // For light tasks, one processor per task can beat a shared pipeline.

@@ -13,7 +13,10 @@ std::vector<std::string> TaskSpace::variantsOf(uint64_t k) const {
 
 std::string TaskSpace::idOf(uint64_t k) const {
   std::string id;
-  for (const auto& v : variantsOf(k)) id += (id.empty() ? "" : "+") + v;
+  for (const auto& v : variantsOf(k)) {
+    if (!id.empty()) id += "+";
+    id += v;
+  }
   return id;
 }
 

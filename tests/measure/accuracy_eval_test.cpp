@@ -22,7 +22,10 @@ std::string mlp(unsigned seed) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   auto init = [&](const char* name, int rows, int cols) {
     std::string v;
-    for (int i = 0; i < rows * cols; ++i) v += (i ? "," : "") + std::to_string(u(rng));
+    for (int i = 0; i < rows * cols; ++i) {
+      if (i) v += ",";
+      v += std::to_string(u(rng));
+    }
     return fmt::format("float[{},{}] {} = {{{}}}", rows, cols, name, v);
   };
   // One after the other: in one expression the order of the draws would be the compiler's.
@@ -60,7 +63,7 @@ TEST(measureAccuracy, StitchedVariantsMeasuredByPartsEqualTheWholeModels) {
   ASSERT_TRUE(byParts.ok()) << byParts.error().message;
   EXPECT_EQ(stats.subgraphRuns, (3u + 9u) * data.samples.size());
   EXPECT_EQ(walkRuns(ts, all, data.samples.size()), stats.subgraphRuns);
-  for (const std::vector<size_t> some : {std::vector<size_t>{0, 4, 5}, std::vector<size_t>{8}, std::vector<size_t>{}}) {
+  for (const std::vector<size_t>& some : {std::vector<size_t>{0, 4, 5}, std::vector<size_t>{8}, std::vector<size_t>{}}) {
     EvalStats part;
     ASSERT_TRUE(combinationAccuracy(ts, st->subgraphModels, data, some, 1, nullptr, nullptr, &part).ok());
     EXPECT_EQ(walkRuns(ts, some, data.samples.size()), part.subgraphRuns);

@@ -225,7 +225,10 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   for (const auto& o : orders) {
     auto r = reference::algorithm1(space, slo, {o}, params, false, "zooplan");
     std::string label;
-    for (const auto& p : o) label += (label.empty() ? "" : ">") + p;
+    for (const auto& p : o) {
+      if (!label.empty()) label += ">";
+      label += p;
+    }
     consider(r.choice, "Algorithm 1 with order " + label);
   }
   {

@@ -15,7 +15,7 @@ namespace {
 // `ms` is every subgraph's latency, or nothing for "not profiled".
 StitchSpace space(std::optional<double> ms) {
   StitchSpace sp;
-  sp.processors = {{"cpu", "cpu", "host", "default", 1}, {"gpu", "gpu", "host", "default", 1}};
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, {}}, {"gpu", "gpu", "host", "default", 1, {}, {}}};
   TaskSpace ts;
   ts.name = "t";
   ts.positions = 2;
@@ -65,7 +65,9 @@ TEST(Select, EverySystemPicksACandidateWhateverTheLatencies) {
       Choice z = zooplanChoice(sp, cfg, params, nullptr, nullptr);
       expectIndices(z, sp, what);
       Outcome o = evaluate(sp, cfg, z, params);
-      if (!ms) EXPECT_EQ(o.violationRate, 1.0) << what;  // nothing profiled: nothing meets an SLO
+      if (!ms) {
+        EXPECT_EQ(o.violationRate, 1.0) << what;  // nothing profiled: nothing meets an SLO
+      }
     }
   }
 }

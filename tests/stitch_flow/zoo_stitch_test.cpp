@@ -68,7 +68,9 @@ TEST_F(StitchTest, WritesSubgraphsCombinationsAndStitchedModels) {
     bool mixed = (c.variants[0] == "s50") != (c.variants[1] == "s50");
     EXPECT_EQ(c.valid, !mixed) << c.id;
     valid += c.valid;
-    if (!c.valid) EXPECT_NE(c.reason.find("float32[1,2]"), std::string::npos) << c.reason;
+    if (!c.valid) {
+      EXPECT_NE(c.reason.find("float32[1,2]"), std::string::npos) << c.reason;
+    }
     if (c.valid) {
       ASSERT_FALSE(c.file.empty());
       auto model = graph::loadModel(dir_ / "out" / c.file);
