@@ -24,7 +24,7 @@ struct PlanHeader {
   bool operator==(const PlanHeader&) const = default;
 };
 
-// --- concurrent schedule (HaX-CoNN-style, papers/haxconn-contention-aware-scheduling.txt) ---
+// --- concurrent schedule (HaX-CoNN-style) ---
 
 struct ConcurrentGroup {
   std::string name;
@@ -87,7 +87,7 @@ struct ConcurrentSchedule {
   bool operator==(const ConcurrentSchedule&) const = default;
 };
 
-// --- per-operator placement of one DNN (SparOA-style, papers/sparoa-operator-scheduling.txt) ---
+// --- per-operator placement of one DNN (SparOA-style) ---
 
 struct OpPlacementNode {
   std::string node;       // executed node, in dispatch order

@@ -1,4 +1,4 @@
-// The SparseLoom section of the plan (papers/sparseloom-model-stitching.txt
+// The SparseLoom section of the plan (SparseLoom
 // §3.3-3.4): one global placement order of positions onto processors, the
 // stitched variant chosen per task and SLO configuration, the subgraphs those
 // choices use, and the preload sets under memory budgets.

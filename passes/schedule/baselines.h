@@ -1,4 +1,4 @@
-// Baselines of HaX-CoNN §5 (papers/haxconn-contention-aware-scheduling.txt),
+// Baselines of HaX-CoNN §5 (the HaX-CoNN paper),
 // each producing an assignment that the simulator then judges:
 //  - "<ACC>-only": every group on the accelerator with the least total
 //    standalone time (the paper's GPU-only), DNNs serialised on it;

@@ -2,7 +2,7 @@
 """Writes the concurrent-scheduling test inputs in this folder.
 
 googlenet-table2-*.json: the ten GoogleNet layer groups of HaX-CoNN Table 2
-(papers/haxconn-contention-aware-scheduling.txt, "Table 2. Execution (E) and
+(the HaX-CoNN paper, "Table 2. Execution (E) and
 transition (T) time of layer groups in GoogleNet"), values AS PRINTED:
 GPU ms, DLA ms, transition G->D ms (taken as the GPU group's transition-out),
 transition D->G ms (the DLA group's transition-out), memory throughput % (GPU).

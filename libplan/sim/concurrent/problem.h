@@ -1,7 +1,7 @@
 // The in-memory scheduling problem the simulator and the concurrent scheduler
 // share: accelerators, DNNs as chains of layer groups with per-accelerator
 // costs, dependencies between DNNs, and the shared-memory contention model.
-// Terms follow HaX-CoNN (papers/haxconn-contention-aware-scheduling.txt §3.4,
+// Terms follow HaX-CoNN (§3.4,
 // Table 3): t(L,a) = timeMs, tau(L,a,OUT|IN) = transitionOutMs/InMs.
 #pragma once
 #include <string>
