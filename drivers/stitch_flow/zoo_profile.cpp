@@ -226,7 +226,7 @@ Expected<TaskResults> profileTasks(Run& run, const fs::path& stage, Json& report
   report["tasks"] = Json::array();
   for (const auto& task : run.src.manifest.tasks) {
     Json tj{{"name", task.name}};
-    ZP_ASSIGN_OR_RETURN(auto acc, zoo_profile::profileTaskAccuracy(run, task, stage, tj));
+    ZP_ASSIGN_OR_RETURN(auto acc, zoo_profile::profileTaskAccuracy(run, task, tj));
     for (auto& r : zoo_profile::accuracyRows(task, acc)) out.accuracy.push_back(std::move(r));
     ZP_ASSIGN_OR_RETURN(auto model, zoo_profile::calibrateTaskLatency(run, task, acc, tj));
     out.latency.push_back(std::move(model));

@@ -66,7 +66,7 @@ struct ProfileResult {
 };
 
 // STITCH_DIR -> PROFILE_DIR/{profile.csv, node_profile.csv, accuracy.csv, latency_model.json,
-// accuracy_estimator_<task>.json, report.json}. PROFILE_DIR is staged and
+// report.json}. PROFILE_DIR is staged and
 // replaced as a whole (OutputDir: only an earlier zoo-profile output is
 // replaced); report.json records the hashes of the files beside it. Rows an
 // earlier run measured from the same inputs are reused, from the output being

@@ -231,8 +231,7 @@ std::vector<size_t> firstRoundRows(const Run& run, const TaskAccuracy& acc) {
   return rows;
 }
 
-Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, const std::filesystem::path& stage,
-                                           Json& tj) {
+Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, Json& tj) {
   const zoo::TaskSpec* spec = taskSpec(run.src.zoo, task.name);
   TaskAccuracy acc;
   ZP_TRY(prepareTaskAccuracy(run, task, acc));
@@ -267,7 +266,6 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
   ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, acc.trainRows,
                                                                          labelsOf(task, acc, acc.trainRows), run.params.xgb));
   acc.predicted = estimator.predict(feats);
-  ZP_TRY(estimator.save(stage / ("accuracy_estimator_" + task.name + ".json")));
   run.counts.estimatorSeconds += secondsSince(tEst);
   if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
   return acc;

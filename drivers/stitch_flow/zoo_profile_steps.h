@@ -222,8 +222,7 @@ Expected<std::pair<double, std::vector<uint8_t>>> measureVariantAccuracy(const R
 Expected<std::vector<double>> measureCombinationAccuracy(const Run& run, const zoo::TaskStitch& task,
                                                          const TaskAccuracy& acc, const std::vector<size_t>& combos,
                                                          measure::EvalStats* stats);
-Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, const std::filesystem::path& stage,
-                                           Json& taskReport);
+Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task, Json& taskReport);
 // accuracy.csv's rows of the task.
 std::vector<artifacts::AccuracyCsvRow> accuracyRows(const zoo::TaskStitch& task, const TaskAccuracy& acc);
 
