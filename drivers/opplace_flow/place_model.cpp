@@ -110,13 +110,33 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
   return out;
 }
 
+std::vector<PlaceProcessor> placeProcessors(const zoo::Zoo& zoo) {
+  std::vector<PlaceProcessor> out;
+  for (const auto& p : zoo.processors) {
+    if (!p.profile || p.profile->source != "host") continue;
+    measure::HostConfig c;
+    if (!p.profile->policy.empty()) c.policy = p.profile->policy;
+    if (p.profile->threads > 0) c.threads = p.profile->threads;
+    if (p.profile->gemm == "blis") c.gemm = runtime::GemmLibrary::Blis;
+    c.cores = p.cores;
+    out.push_back({p.name, c});
+  }
+  return out;
+}
+
+plan::PlanProcessor planProcessor(const PlaceProcessor& p, const std::string& kind) {
+  return plan::PlanProcessor{p.name, kind, "host", p.config.policy, p.config.threads, p.config.cores,
+                             runtime::gemmLibraryKey(p.config.gemm)};
+}
+
 plan::OpPlacement placementSection(const opplace::Problem& p, const opplace::PlacementResult& r,
-                                   const std::string& modelFile, const std::string& costSource,
-                                   const opplace::SolveParams& params) {
+                                   const std::vector<plan::PlanProcessor>& processors, const std::string& modelFile,
+                                   const std::string& costSource, const opplace::SolveParams& params) {
+  assert(processors.size() == p.processors.size());
   plan::OpPlacement o;
   o.model = modelFile;
   o.costSource = costSource;
-  o.processors = p.processors;
+  o.processors = processors;
   o.latencyMs = r.solution.latencyMs;
   const auto& s = r.solution;
   o.solver = plan::SolverReport{s.solver, s.optimal ? "optimal" : "feasible", "all assignments", -1, s.latencyMs,

@@ -25,9 +25,8 @@ Fixture digits() {
   EXPECT_TRUE(zoo.ok());
   f.zoo = *zoo;
   f.models = zooModels(f.zoo);
-  auto configs = hostConfigs(f.zoo);
-  for (size_t i = 0; i < configs.size(); ++i) f.inputs.processors.push_back({f.zoo.processors[i].name, configs[i]});
-  const size_t k = configs.size();
+  f.inputs.processors = placeProcessors(f.zoo);
+  const size_t k = f.inputs.processors.size();
   f.inputs.handoff.assign(k, std::vector<opplace::HandOff>(k, opplace::HandOff{0.002, 1e-7}));
   f.inputs.predictor.rounds = 60;
   return f;
@@ -66,8 +65,16 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
 
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
-  p.opplace = placementSection(pp->problem, *r, "dense.onnx", pp->costSource, opplace::SolveParams{});
+  std::vector<plan::PlanProcessor> procs;
+  for (size_t i = 0; i < k; ++i) procs.push_back(planProcessor(f.inputs.processors[i], f.zoo.processors[i].kind));
+  p.opplace = placementSection(pp->problem, *r, procs, "dense.onnx", pp->costSource, opplace::SolveParams{});
   EXPECT_EQ(p.opplace->nodes.size(), pp->problem.nodes.size());
+  // Each processor as plan-run will pin and run it: the zoo's cores, policy and GEMM library.
+  ASSERT_EQ(p.opplace->processors.size(), k);
+  EXPECT_EQ(p.opplace->processors[1].name, "npu");
+  EXPECT_EQ(p.opplace->processors[1].cores, std::vector<int>{1});
+  EXPECT_EQ(p.opplace->processors[1].policy, "sparse");
+  EXPECT_EQ(p.opplace->processors[1].gemm, "blis");
   const std::string text = artifacts::planToText(p);
   auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -96,7 +103,7 @@ TEST(opplaceFlowPlaceModel, ModelOutsideTheProfileIsPlacedOnPredictions) {
 
 TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
   Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
-    "opplace": {"model": "m", "costSource": "measured", "processors": ["cpu"], "latencyMs": 1,
+    "opplace": {"model": "m", "costSource": "measured", "processors": [{"name": "cpu", "kind": "cpu", "source": "host", "policy": "default", "threads": 1, "cores": [0]}], "latencyMs": 1,
       "solver": {"solver": "chain-dp", "status": "optimal", "searchSpace": "all assignments",
                  "maxTransitionsPerDnn": -1, "objective": 1, "bound": 1, "gap": 0, "timeLimitS": 10,
                  "seed": 0, "nodes": 1, "simulations": 0, "crossCheck": ""},
@@ -104,6 +111,14 @@ TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
   auto r = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "plan.json: $.opplace.nodes[0].processor: unknown processor 'gpu'");
+  j["opplace"]["processors"][0]["threads"] = 0;
+  r = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("plan.json: $.opplace.processors[0].threads: ", 0), 0u) << r.error().message;
+  j["opplace"]["processors"] = Json::array({"cpu"});
+  r = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "plan.json: $.opplace.processors[0]: expected an object") << r.error().message;
 }
 
 }  // namespace
