@@ -1,5 +1,6 @@
 #include "drivers/opplace_flow/place_model.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -105,6 +106,9 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
     p.alone.push_back(opplace::AloneConfig{c.label(), costs});
   }
   p.handoff = in.handoff;
+  // Processors that name their cores occupy them (one with all cores shares them with the others).
+  if (std::all_of(in.processors.begin(), in.processors.end(), [](const PlaceProcessor& q) { return !q.config.cores.empty(); }))
+    for (const auto& q : in.processors) p.cores.push_back(q.config.cores);
   out.costSource = predicted ? "predicted" : "measured";
   ZP_TRY(opplace::validate(p));
   return out;

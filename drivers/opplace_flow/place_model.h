@@ -19,7 +19,10 @@ namespace zp::drivers::opplace_flow {
 
 struct PlaceProcessor {
   std::string name;
-  measure::HostConfig config;  // how its per-node costs were measured (policy, threads, GEMM, cores)
+  // How its per-node costs were measured (policy, threads, GEMM library) and the
+  // cores it runs on: when every processor names its cores, processors sharing a
+  // core take turns in the cost model (e.g. one with all cores beside single-core ones).
+  measure::HostConfig config;
 };
 
 // The zoo's host processors, in zoo order, each with its kernel policy, threads,

@@ -133,7 +133,9 @@ Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const a
   }
   ZP_ASSIGN_OR_RETURN(auto placement, stepPlacement(*sessions.front(), o, pb));
   const TensorMap inputs = runtime::randomInputs(*sessions.front(), params.seed);
-  ZP_ASSIGN_OR_RETURN(auto program, runtime::PlacedProgram::create(std::move(sessions), placement));
+  runtime::PlacedProgramParams pp;
+  pp.exclusive = runtime::serve::sharedCorePairs(processors);  // e.g. a processor with all cores beside single-core ones
+  ZP_ASSIGN_OR_RETURN(auto program, runtime::PlacedProgram::create(std::move(sessions), placement, pp));
   r.nodes = static_cast<int>(program->steps());
   r.handoffs = program->handoffs();
   ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::PlacedExecutor::start(std::move(program), processors));

@@ -88,6 +88,10 @@ Expected<std::unique_ptr<PlacedProgram>> PlacedProgram::create(std::vector<std::
   for (size_t p = 1; p < sessions.size(); ++p) ZP_TRY(sameSteps(ref, *sessions[p]->impl_, label));
   if (placement.size() != ref.steps.size())
     return makeError("{}: the placement names {} steps, the model runs {}", label, placement.size(), ref.steps.size());
+  for (const auto& [a, b] : params.exclusive)
+    if (a < 0 || b < 0 || a >= static_cast<int>(sessions.size()) || b >= static_cast<int>(sessions.size()) || a == b)
+      return makeError("{}: processors {} and {} cannot be exclusive of each other ({} processors)", label, a, b,
+                       sessions.size());
   for (size_t s = 0; s < placement.size(); ++s)
     if (placement[s] < 0 || placement[s] >= static_cast<int>(sessions.size()))
       return makeError("{}: step {} ('{}') is placed on processor {}, there are {}", label, s,
@@ -122,6 +126,11 @@ Status PlacedProgram::build() {
   plan_.assign(n, {});
   std::vector<int> producer(nv, -1);
   std::vector<std::vector<int>> after(n);
+  std::vector<std::vector<int>> exclusiveOf(sessions_.size());
+  for (const auto& [a, b] : params_.exclusive) {
+    exclusiveOf[static_cast<size_t>(a)].push_back(b);
+    exclusiveOf[static_cast<size_t>(b)].push_back(a);
+  }
   std::vector<int> lastOn(sessions_.size(), -1);
   for (size_t s = 0; s < n; ++s) {
     const int p = placement_[s];
@@ -153,6 +162,14 @@ Status PlacedProgram::build() {
       if (v >= 0 && v != sink) producer[static_cast<size_t>(v)] = static_cast<int>(s);
     }
     if (lastOn[static_cast<size_t>(p)] >= 0) after[s].push_back(lastOn[static_cast<size_t>(p)]);
+    for (int q : exclusiveOf[static_cast<size_t>(p)]) {
+      const int t = lastOn[static_cast<size_t>(q)];
+      if (t < 0) continue;
+      after[s].push_back(t);
+      std::erase(sp.waitFor, t);  // it runs on these cores: wait without spinning
+      sp.waitForCores.push_back(t);
+      plan_[static_cast<size_t>(t)].remoteConsumers = true;
+    }
     lastOn[static_cast<size_t>(p)] = static_cast<int>(s);
     order_[static_cast<size_t>(p)].push_back(static_cast<int>(s));
   }
@@ -197,10 +214,10 @@ double PlacedProgram::sinceStartMs(Clock::time_point t) const {
   return std::chrono::duration<double, std::milli>(t - t0_).count();
 }
 
-bool PlacedProgram::waitDone(int step) const {
+bool PlacedProgram::waitDone(int step, bool spinFirst) const {
   const auto& d = done_[static_cast<size_t>(step)];
   const auto t0 = Clock::now();
-  const auto spin = std::chrono::duration<double, std::micro>(params_.spinUs);
+  const auto spin = std::chrono::duration<double, std::micro>(spinFirst ? params_.spinUs : 0.0);
   for (;;) {
     const uint32_t v = d.load(std::memory_order_acquire);
     if (v == epoch_) return true;
@@ -239,8 +256,10 @@ void PlacedProgram::runProcessor(int p) {
     const size_t si = static_cast<size_t>(s);
     const StepPlan& sp = plan_[si];
     const auto tWait = profile_ ? Clock::now() : Clock::time_point{};
+    for (int t : sp.waitForCores)
+      if (!waitDone(t, false)) return;
     for (int t : sp.waitFor)
-      if (!waitDone(t)) return;
+      if (!waitDone(t, true)) return;
     if (failed_.load(std::memory_order_relaxed)) return;
     ins.clear();
     for (const auto& in : sp.in)

@@ -11,7 +11,8 @@
 // shared memory: the consumer reads the producer's buffer once the producer has
 // published it (release/acquire), without a copy. A waiting processor spins for
 // a short while (a hand-off is then a cache line's round trip) and then sleeps on
-// the step's futex.
+// the step's futex. Processors that share cores (PlacedProgramParams::exclusive)
+// take turns in step order.
 //
 // Activations live in one arena. A slot is reused only by a value written by a
 // step ordered after every step touching the slot's previous value in every
@@ -32,6 +33,10 @@ namespace zp::runtime {
 
 struct PlacedProgramParams {
   double spinUs = 200;  // how long a waiting processor spins before it sleeps
+  // Processors that share hardware (one on cores {0}, another on cores {0, 1}) and
+  // so never run at the same time: a step on one waits for the steps placed
+  // before it on the other, without spinning (the core it would spin on is busy).
+  std::vector<std::pair<int, int>> exclusive;
 };
 
 struct PlacedStepTiming {
@@ -56,6 +61,7 @@ class PlacedProgram {
   int processors() const { return static_cast<int>(sessions_.size()); }
   size_t steps() const { return placement_.size(); }
   const std::vector<int>& placement() const { return placement_; }
+  const PlacedProgramParams& params() const { return params_; }
   // The node of step s as its processor's session built it (name, op type, kernel).
   const NodeInfo& node(size_t s) const;
   const Session& session(int p) const { return *sessions_[static_cast<size_t>(p)]; }
@@ -84,12 +90,13 @@ class PlacedProgram {
     std::vector<InputRef> in;
     std::vector<int> out;            // shared value ids; -1: an unnamed output nobody reads
     std::vector<int> waitFor;        // steps on other processors it reads from
+    std::vector<int> waitForCores;   // steps before it on processors sharing its cores
     bool remoteConsumers = false;    // another processor waits for it
   };
   PlacedProgram() = default;
   Status build();
   void planArena(const std::vector<size_t>& bytes);
-  bool waitDone(int step) const;
+  bool waitDone(int step, bool spin) const;
   void fail(Status error);
   double sinceStartMs(std::chrono::steady_clock::time_point t) const;
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <thread>
 
 #include "libplan/graph/model_io.h"
@@ -133,6 +134,41 @@ TEST(PlacedProgram, SameKernelsOnBothProcessorsGiveBitIdenticalOutputs) {
     }
     EXPECT_GE(timings[3].startMs, timings[0].startMs + timings[0].durMs) << "Add reads the first Conv";
   }
+}
+
+TEST(PlacedProgram, ExclusiveProcessorsTakeTurnsUnderRandomPlacements) {
+  // Processor 2 shares the hardware of 0 and 1 (one processor with all cores).
+  const std::string text = branchyText();
+  auto single = load(text, "default");
+  const auto inputs = randomInputs(*single, 9);
+  auto ref = single->run(inputs);
+  ASSERT_TRUE(ref.ok());
+  std::mt19937 rng(4);
+  for (int iter = 0; iter < 100; ++iter) {
+    std::vector<int> placement;
+    for (int s = 0; s < 8; ++s) placement.push_back(static_cast<int>(rng() % 3));
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (const char* p : {"default", "naive", "default"}) sessions.push_back(load(text, p));
+    PlacedProgramParams params;
+    params.exclusive = {{0, 2}, {2, 1}};
+    auto prog = PlacedProgram::create(std::move(sessions), placement, params);
+    ASSERT_TRUE(prog.ok()) << prog.error().message;
+    auto out = runOnThreads(**prog, inputs, true);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    for (const auto& [name, t] : *ref)
+      EXPECT_LE(maxAbsDiff(out->at(name), t), 1e-5 * std::max(1.0, maxAbs(t))) << "iteration " << iter;
+    const auto& tm = (*prog)->lastProfile();
+    for (const auto& a : tm)
+      for (const auto& b : tm)
+        if (a.processor == 2 && b.processor != 2)
+          EXPECT_TRUE(a.startMs + a.durMs <= b.startMs || b.startMs + b.durMs <= a.startMs)
+              << "iteration " << iter << ": steps " << a.step << " and " << b.step << " overlap";
+  }
+  std::vector<std::unique_ptr<Session>> sessions;
+  sessions.push_back(load(text, "default"));
+  PlacedProgramParams params;
+  params.exclusive = {{0, 0}};
+  EXPECT_FALSE(PlacedProgram::create(std::move(sessions), std::vector<int>(8, 0), params).ok());
 }
 
 TEST(PlacedProgram, AFailingStepStopsEveryProcessorAndTheNextRunWorks) {

@@ -23,6 +23,18 @@ WarmStats statsOf(const std::vector<double>& t) {
 }
 }  // namespace
 
+std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<ProcessorConfig>& processors) {
+  std::vector<std::pair<int, int>> out;
+  for (size_t a = 0; a < processors.size(); ++a)
+    for (size_t b = a + 1; b < processors.size(); ++b) {
+      const auto& ca = processors[a].cores;
+      const bool overlap = std::any_of(processors[b].cores.begin(), processors[b].cores.end(),
+                                       [&](int c) { return std::find(ca.begin(), ca.end(), c) != ca.end(); });
+      if (overlap) out.push_back({static_cast<int>(a), static_cast<int>(b)});
+    }
+  return out;
+}
+
 Expected<std::unique_ptr<PlacedExecutor>> PlacedExecutor::start(std::unique_ptr<PlacedProgram> program,
                                                                 std::vector<ProcessorConfig> processors) {
   assert(program);
@@ -30,6 +42,13 @@ Expected<std::unique_ptr<PlacedExecutor>> PlacedExecutor::start(std::unique_ptr<
     return makeError("placed run: {} processors described for a program on {}", processors.size(),
                      program->processors());
   for (const auto& p : processors) ZP_TRY(checkProcessor(p));
+  const auto& exclusive = program->params().exclusive;
+  for (const auto& [a, b] : sharedCorePairs(processors))
+    if (std::none_of(exclusive.begin(), exclusive.end(), [&, a = a, b = b](const auto& e) {
+          return (e.first == a && e.second == b) || (e.first == b && e.second == a);
+        }))
+      return makeError("processors '{}' and '{}' share cores, but the placed program would run them at the same time",
+                       processors[static_cast<size_t>(a)].name, processors[static_cast<size_t>(b)].name);
   std::unique_ptr<PlacedExecutor> e(new PlacedExecutor());
   std::vector<bool> used(processors.size(), false);
   for (int p : program->placement()) used[static_cast<size_t>(p)] = true;

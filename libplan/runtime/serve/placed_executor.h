@@ -17,11 +17,16 @@
 
 namespace zp::runtime::serve {
 
+// Pairs of processors (indices, first < second) whose cores overlap: they must
+// take turns (PlacedProgramParams::exclusive).
+std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<ProcessorConfig>& processors);
+
 class PlacedExecutor {
  public:
   // processors[p] describes the program's processor p; each is checked (cores on
   // this machine, known policy, sane threads) and its worker pinned, also for a
-  // processor with no steps. Errors leave no thread behind.
+  // processor with no steps; processors whose cores overlap must be exclusive in
+  // the program. Errors leave no thread behind.
   static Expected<std::unique_ptr<PlacedExecutor>> start(std::unique_ptr<PlacedProgram> program,
                                                          std::vector<ProcessorConfig> processors);
   ~PlacedExecutor();

@@ -117,6 +117,52 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   EXPECT_EQ(alone->runs, 3);
 }
 
+TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
+  const auto cores = availableCores();
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  const std::string text = twoBranchText();
+  auto procs = hostProcessors();
+  procs.push_back(ProcessorConfig{"all", {cores[0], cores[1]}, "default", GemmLibrary::OneDnn, 2});
+  auto single = load(text, procs[0]);
+  const auto inputs = randomInputs(*single, 2);
+  auto ref = single->run(inputs);
+  ASSERT_TRUE(ref.ok());
+  // Branch A's first half on cpu, its second on all; branch B on npu then all; the Add on all.
+  const std::vector<int> placement = {0, 0, 2, 2, 1, 1, 2, 2, 2};
+  auto program = [&](std::vector<std::pair<int, int>> exclusive) {
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (const auto& p : procs) sessions.push_back(load(text, p));
+    PlacedProgramParams params;
+    params.exclusive = std::move(exclusive);
+    return std::move(PlacedProgram::create(std::move(sessions), placement, params)).value();
+  };
+  auto refused = PlacedExecutor::start(program({}), procs);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("processors 'cpu' and 'all' share cores"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(sharedCorePairs(procs), (std::vector<std::pair<int, int>>{{0, 2}, {1, 2}}));
+  auto exec = PlacedExecutor::start(program(sharedCorePairs(procs)), procs);
+  ASSERT_TRUE(exec.ok()) << exec.error().message;
+  for (int run = 0; run < 5; ++run) {
+    auto out = (*exec)->run(inputs, true);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    const auto y = out->at("y").toF32(), r = ref->at("y").toF32();
+    double scale = 1, diff = 0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      scale = std::max(scale, double(std::abs(r[i])));
+      diff = std::max(diff, double(std::abs(y[i] - r[i])));
+    }
+    EXPECT_LE(diff, 1e-5 * scale);
+    // No step on "all" overlaps a step on cpu or npu.
+    const auto& t = (*exec)->program().lastProfile();
+    for (const auto& a : t)
+      for (const auto& b : t)
+        if (a.processor == 2 && b.processor != 2)
+          EXPECT_TRUE(a.startMs + a.durMs <= b.startMs + 1e-6 || b.startMs + b.durMs <= a.startMs + 1e-6)
+              << "steps " << a.step << " and " << b.step;
+  }
+}
+
 TEST(PlacedExecutor, ProcessorsNotOnThisMachineAreRefused) {
   const std::string text = twoBranchText();
   auto procs = hostProcessors();
