@@ -123,7 +123,7 @@ Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, cons
   LomoReport rep;
   rep.tolerance = tolerance;
   size_t within = 0, modelsWithin = 0;
-  double trainS = 0;
+  double trainS = 0, timeWithin = 0, timeAll = 0;
   auto close = [&](double pred, double meas) { return std::abs(pred - meas) <= tolerance * meas; };
   for (const auto& [model, idx] : byModel) {
     std::vector<OpSample> train;
@@ -138,7 +138,10 @@ Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, cons
     LomoModelResult r{model, idx.size(), 0, 0, 0};
     size_t w = 0;
     for (size_t j = 0; j < idx.size(); ++j) {
-      w += close(ms[j], samples[idx[j]].ms);
+      const bool ok = close(ms[j], samples[idx[j]].ms);
+      w += ok;
+      timeWithin += ok ? samples[idx[j]].ms : 0.0;
+      timeAll += samples[idx[j]].ms;
       r.measuredMs += samples[idx[j]].ms;
       r.predictedMs += ms[j];
     }
@@ -149,6 +152,7 @@ Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, cons
     rep.models.push_back(r);
   }
   rep.nodeWithinShare = static_cast<double>(within) / static_cast<double>(rep.nodes);
+  rep.timeWithinShare = timeAll > 0 ? timeWithin / timeAll : 0.0;
   rep.modelWithinShare = static_cast<double>(modelsWithin) / static_cast<double>(byModel.size());
   rep.trainSeconds = trainS / static_cast<double>(byModel.size());
   ZP_ASSIGN_OR_RETURN(auto all, OpLatencyPredictor::train(samples, params));

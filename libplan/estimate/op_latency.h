@@ -59,6 +59,7 @@ struct LomoReport {
   double tolerance = 0.1;
   size_t nodes = 0;
   double nodeWithinShare = 0;   // over every node of every left-out model
+  double timeWithinShare = 0;   // the same weighted by measured time (the nodes that matter for latency)
   double modelWithinShare = 0;  // models whose summed prediction is within the tolerance
   double trainSeconds = 0;      // mean wall time of one training
   size_t modelBytes = 0;        // of the predictor trained on all samples

@@ -61,6 +61,8 @@ TEST(estimateOpLatency, LeaveOneModelOutLearnsTheCostLaw) {
   EXPECT_EQ(rep->models.size(), 4u);
   EXPECT_EQ(rep->nodes, samples.size());
   EXPECT_GT(rep->nodeWithinShare, 0.8);
+  EXPECT_GT(rep->timeWithinShare, 0.8);
+  EXPECT_LE(rep->timeWithinShare, 1.0);
   EXPECT_EQ(rep->modelWithinShare, 1.0);
   EXPECT_GT(rep->modelBytes, 1000u);
 }
