@@ -110,6 +110,23 @@ else fail "plan-run placed bundle: $(cat "$WORK/run.err")"; fi
   grep -q "^npu-only " "$WORK/run.txt" && grep -q "match" "$WORK/run.txt" &&
   pass "plan-run prints the placed table" || fail "placed table: $(cat "$WORK/run.txt")"
 
+# A plan with a third processor on both cores (2 threads) beside cpu and npu: the
+# processors sharing a core take turns, the outputs still match.
+$PY - "$WORK/plan.json" "$WORK/plan_all.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+o = p["opplace"]
+o["processors"].append({"name": "all", "kind": "cpu", "source": "host", "policy": "default", "threads": 2, "cores": [0, 1]})
+for i, n in enumerate(o["nodes"]):
+    if i % 3 == 2: n["processor"] = "all"
+json.dump(p, open(sys.argv[2], "w"))
+PYEOF
+"$BIN/plan-emit" "$WORK/plan_all.json" -o "$WORK/bundle_all" > /dev/null
+if "$BIN/plan-run" "$WORK/bundle_all" --repeat 3 --json > "$WORK/run_all.json" 2> "$WORK/run_all.err" &&
+   $PY -c 'import json,sys; p=json.load(open(sys.argv[1]))["placed"]; assert p["match"] and p["processors"] == ["cpu", "npu", "all"], p' "$WORK/run_all.json"
+then pass "plan-run: a processor on both cores takes turns with the single-core ones"
+else fail "plan-run with an all-cores processor: $(cat "$WORK/run_all.err")"; fi
+
 # --- bad input ---
 rejected "placed bundle: --task" 1 "has no tasks or SLO configurations" -- "$BIN/plan-run" "$WORK/bundle" --task x
 # A processor on a core this machine does not have.
