@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
                  "--serve: timed runs per subgraph to calibrate the prediction as serving runs it (0: the plan's latencies)")
       ->check(zp::cli::integerIn(0, 100000));
   app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
-  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
+  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run; "
+                                  "an operator-placement bundle: one track per processor)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
       ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
     return zp::cli::kOptionError;
   }
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
-                                                             "--write-cache", "--cold", "--threads", "--trace", "--gemm"}
+                                                             "--write-cache", "--cold", "--threads", "--gemm"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples"}) {
     if (app.count(opt)) {
       zp::cli::printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
     bundle.bundle = model;
     bundle.repeat = o.repeat;
     bundle.seed = o.seed;
+    bundle.trace = trace;
     return runBundle(bundle, json);
   }
   o.model = model;

@@ -208,6 +208,26 @@ Status collectConcurrentSources(Sources& s, bool strict) {
   return {};
 }
 
+// The operator-placement section: the model it places, checked against the hash
+// plan-solve recorded for it.
+Status collectOpplaceSources(Sources& s, bool strict) {
+  const fs::path planDir = s.planPath.parent_path();
+  // The model path is recorded as given to plan-solve: as is, then relative to the plan's folder.
+  const std::string& m = s.plan.opplace->model;
+  fs::path mp = m;
+  if (!m.empty() && !fs::exists(mp) && !planDir.empty() && fs::path(m).is_relative()) mp = planDir / m;
+  std::string bytes;
+  ZP_TRY(addInput(s, "model", m, mp, strict, &bytes));
+  if (auto rec = s.plan.header.inputs.find(m);
+      strict && !bytes.empty() && rec != s.plan.header.inputs.end() && rec->second != sha256Hex(bytes))
+    return makeError("{}: does not match the hash {} records for it (model changed since planning?)", mp.string(),
+                     s.planPath.string());
+  for (const auto& p : s.plan.opplace->processors)
+    if (!runtime::isKnownPolicy(policyOf(p)))
+      return makeError("{}: $.opplace.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
+  return {};
+}
+
 // Reads the plan and everything it points at. strict: any missing or
 // inconsistent input is an error (emit); otherwise problems become notes on
 // the inputs (check).
@@ -220,8 +240,8 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     if (j.is_discarded()) return makeError("{}: not valid JSON", planPath.string());
     ZP_ASSIGN_OR_RETURN(s.plan, artifacts::planFromJson(j, planPath.string()));
   }
-  if (!s.plan.stitch && !s.plan.concurrent)
-    return makeError("{}: the plan has neither a 'stitch' nor a 'concurrent' section; nothing to emit",
+  if (!s.plan.stitch && !s.plan.concurrent && !s.plan.opplace)
+    return makeError("{}: the plan has no 'stitch', 'concurrent' or 'opplace' section; nothing to emit",
                      planPath.string());
   {
     CurrentInput c;
@@ -231,6 +251,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
   }
   if (s.plan.stitch) ZP_TRY(collectStitchSources(s, strict));
   if (s.plan.concurrent) ZP_TRY(collectConcurrentSources(s, strict));
+  if (s.plan.opplace) ZP_TRY(collectOpplaceSources(s, strict));
   std::sort(s.inputs.begin(), s.inputs.end(), [](const CurrentInput& a, const CurrentInput& b) {
     return std::tie(a.input.role, a.input.key) < std::tie(b.input.role, b.input.key);
   });
@@ -258,6 +279,29 @@ Status writeUnder(const fs::path& root, const std::string& rel, std::string_view
   fs::create_directories(p.parent_path(), ec);
   if (ec) return makeError("{}: cannot create directory: {}", p.parent_path().string(), ec.message());
   return writeFileAtomic(p, bytes);
+}
+
+// The weight caches of the placed model for the kernel policy of every
+// processor it is placed on (runtime weight caches, as for stitch subgraphs).
+Status writePlacedModelCaches(const fs::path& root, const std::string& modelRel, const std::string& sha,
+                              const std::vector<plan::PlanProcessor>& processors, EmitResult& res) {
+  for (const auto& p : processors) {
+    const std::string cacheRel = artifacts::cacheFileName(sha, policyOf(p));
+    if (fs::exists(root / cacheRel)) continue;  // same policy on another processor: same weights
+    runtime::SessionOptions so;
+    so.threads = std::max(1, p.threads);
+    so.kernels.policy = policyOf(p);
+    so.computeSourceChecksums = true;
+    auto session = runtime::Session::load(root / modelRel, so);
+    if (!session.ok())
+      return makeError("{}: cannot load for its weight cache ({}): {}", modelRel, so.kernels.policy,
+                       session.error().message);
+    std::error_code ec;
+    fs::create_directories((root / cacheRel).parent_path(), ec);
+    ZP_TRY((*session)->writeCache(root / cacheRel));
+    ++res.caches;
+  }
+  return {};
 }
 
 }  // namespace
@@ -297,8 +341,12 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
         ++res.caches;
       }
     } else if (in.input.role == "model") {
-      ZP_TRY(writeUnder(root, "models/" + short16(in.input.sha256) + ".onnx", in.bytes));
+      const std::string rel = "models/" + short16(in.input.sha256) + ".onnx";
+      if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy
+      ZP_TRY(writeUnder(root, rel, in.bytes));
       ++res.models;
+      if (src.plan.opplace && in.input.key == src.plan.opplace->model && params.writeCaches)
+        ZP_TRY(writePlacedModelCaches(root, rel, in.input.sha256, src.plan.opplace->processors, res));
     }
   }
 

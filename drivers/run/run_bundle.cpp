@@ -67,7 +67,8 @@ struct Chain {
 }  // namespace
 
 bool BundleRunResult::ok() const {
-  return std::all_of(tasks.begin(), tasks.end(), [](const TaskRunReport& t) { return !t.feasible || t.match; });
+  return std::all_of(tasks.begin(), tasks.end(), [](const TaskRunReport& t) { return !t.feasible || t.match; }) &&
+         (!placed || placed->match);
 }
 
 Json BundleRunResult::json() const {
@@ -93,10 +94,17 @@ Json BundleRunResult::json() const {
     }
     ts.push_back(std::move(j));
   }
-  return Json{{"tasks", ts}, {"warnings", warnings}, {"notes", notes}, {"ok", ok()}};
+  Json j{{"tasks", ts}, {"warnings", warnings}, {"notes", notes}, {"ok", ok()}};
+  if (placed) j["placed"] = placed->json();
+  return j;
 }
 
 std::string BundleRunResult::table() const {
+  if (placed) {
+    std::string s = placed->table();
+    for (const auto& n : notes) s += "note: " + n + "\n";
+    return s;
+  }
   std::string s = fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11} {:>6} {:>12} {:>13} {:>8} {:>9}\n", "task", "slo",
                               "combination", "samples", "max|diff|", "match", "measured ms", "predicted ms",
                               "accuracy", "planned");
@@ -118,10 +126,9 @@ std::string BundleRunResult::table() const {
 
 namespace {
 
-// plan.pb, checked against plan.json beside it and against --slo and --task.
-Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
+// A stitch plan, checked against --slo and --task.
+Status checkStitchOptions(const BundleRunParams& params, const plan::Plan& plan) {
   const fs::path& b = params.bundle;
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundleStitchPlan(b));
   const plan::StitchPlan& st = *plan.stitch;
   if (!params.slo.empty() &&
       std::none_of(st.slos.begin(), st.slos.end(), [&](const auto& c) { return c.id == params.slo; }))
@@ -129,7 +136,29 @@ Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
   if (!params.task.empty() &&
       std::none_of(st.tasks.begin(), st.tasks.end(), [&](const auto& t) { return t.name == params.task; }))
     return makeError("--task {}: no such task in {}", params.task, (b / "plan.pb").string());
-  return plan;
+  if (!params.trace.empty())
+    return makeError("--trace: {} is a stitch plan's bundle; --trace traces an operator-placement bundle's run",
+                     b.string());
+  return {};
+}
+
+// The bundle of an operator-placement plan.
+Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleManifest& manifest,
+                                    const plan::Plan& plan) {
+  if (!params.slo.empty() || !params.task.empty())
+    return makeError("--slo/--task: {} places one model's operators; it has no tasks or SLO configurations",
+                     params.bundle.string());
+  PlacedRunParams pp;
+  pp.bundle = params.bundle;
+  pp.repeat = params.repeat;
+  pp.seed = params.seed;
+  pp.tolerance = params.tolerance;
+  pp.trace = params.trace;
+  BundleRunResult res;
+  ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, manifest, plan));
+  res.warnings = r.warnings;
+  res.placed = std::move(r);
+  return res;
 }
 
 // What a bundle run shares between its tasks.
@@ -294,7 +323,10 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) 
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params));
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
+  if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
+  ZP_ASSIGN_OR_RETURN(plan, readBundleStitchPlan(params.bundle));
+  ZP_TRY(checkStitchOptions(params, plan));
   BundleContext ctx{params, {}, {}, &plan.stitch->placementOrder, {}, {}, {}};
   for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
   ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);

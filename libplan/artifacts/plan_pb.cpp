@@ -21,6 +21,11 @@ void put(const PlanProcessor& p, planpb::Processor* m) {
   m->set_gemm(p.gemm);
 }
 
+PlanProcessor get(const planpb::Processor& p) {
+  return PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads(),
+                       std::vector<int>(p.cores().begin(), p.cores().end()), p.gemm()};
+}
+
 void put(const ServedSystem& s, planpb::ServedSystem* m) {
   m->set_name(s.name);
   m->set_description(s.description);
@@ -152,7 +157,7 @@ ScheduleResult get(const planpb::ScheduleResult& b) {
 void put(const OpPlacement& o, planpb::OpPlacement* m) {
   m->set_model(o.model);
   m->set_cost_source(o.costSource);
-  for (const auto& p : o.processors) m->add_processors(p);
+  for (const auto& p : o.processors) put(p, m->add_processors());
   m->set_latency_ms(o.latencyMs);
   put(o.solver, m->mutable_solver());
   for (const auto& n : o.nodes) {
@@ -169,7 +174,7 @@ OpPlacement get(const planpb::OpPlacement& m) {
   OpPlacement o;
   o.model = m.model();
   o.costSource = m.cost_source();
-  o.processors.assign(m.processors().begin(), m.processors().end());
+  for (const auto& p : m.processors()) o.processors.push_back(get(p));
   o.latencyMs = m.latency_ms();
   o.solver = get(m.solver());
   for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
@@ -216,8 +221,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
   s.stitchDir = m.stitch_dir();
   s.accuracySource = m.accuracy_source();
   for (const auto& p : m.processors())
-    s.processors.push_back(PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads(),
-                                         std::vector<int>(p.cores().begin(), p.cores().end()), p.gemm()});
+    s.processors.push_back(get(p));
   s.placementOrder.assign(m.placement_order().begin(), m.placement_order().end());
   s.ordersEvaluated = m.orders_evaluated();
   s.meanLatencyMs = m.mean_latency_ms();

@@ -223,27 +223,32 @@ Status Session::rebuildFromModel() {
   return {};
 }
 
-Status Session::bindInputs(const TensorMap& inputs) {
-  Impl& m = *impl_;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const IoInfo& io = inputs_[i];
+Status checkRunInputs(const std::string& label, const std::vector<IoInfo>& expected, const TensorMap& inputs) {
+  for (const IoInfo& io : expected) {
     auto it = inputs.find(io.name);
-    if (it == inputs.end()) return makeError("{}: input '{}' was not given", label_, io.name);
+    if (it == inputs.end()) return makeError("{}: input '{}' was not given", label, io.name);
     const Tensor& t = it->second;
     if (t.dtype != io.dtype)
-      return makeError("{}: input '{}' is {}, the model expects {}", label_, io.name, dtypeName(t.dtype), dtypeName(io.dtype));
+      return makeError("{}: input '{}' is {}, the model expects {}", label, io.name, dtypeName(t.dtype), dtypeName(io.dtype));
     bool match = t.shape.size() == io.shape.size();
     for (size_t d = 0; match && d < io.shape.size(); ++d) match = io.shape[d] < 0 || io.shape[d] == t.shape[d];
     if (!match)
-      return makeError("{}: input '{}' has shape {}, the model expects {}", label_, io.name, shapeString(t.shape),
+      return makeError("{}: input '{}' has shape {}, the model expects {}", label, io.name, shapeString(t.shape),
                        shapeString(io.shape));
-    m.values.vals[static_cast<size_t>(m.inputIds[i])] = t;
   }
   for (const auto& input : inputs) {
     const auto& name = input.first;  // clang 14 cannot capture a structured binding
-    if (std::none_of(inputs_.begin(), inputs_.end(), [&](const IoInfo& io) { return io.name == name; }))
-      return makeError("{}: the model has no input '{}'", label_, name);
+    if (std::none_of(expected.begin(), expected.end(), [&](const IoInfo& io) { return io.name == name; }))
+      return makeError("{}: the model has no input '{}'", label, name);
   }
+  return {};
+}
+
+Status Session::bindInputs(const TensorMap& inputs) {
+  ZP_TRY(checkRunInputs(label_, inputs_, inputs));
+  Impl& m = *impl_;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    m.values.vals[static_cast<size_t>(m.inputIds[i])] = inputs.at(inputs_[i].name);
   return {};
 }
 

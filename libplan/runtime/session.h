@@ -138,6 +138,7 @@ class Session {
   struct Impl;          // session_impl.h
   struct WeightSource;  // where heavy weights come from: a cache, alone or checked, or the model (session_impl.h)
   class Builder;        // builds a session section by section (session_build.cpp)
+  friend class PlacedProgram;  // runs the steps of several sessions on their processors (placed_program.h)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);

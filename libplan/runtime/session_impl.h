@@ -69,4 +69,8 @@ struct Session::WeightSource {
   const std::map<std::string, std::string>* corruptNodes = nullptr;
 };
 
+// The inputs of one run against the model's: every input given, with its dtype
+// and a shape that fits; no input the model does not have.
+Status checkRunInputs(const std::string& label, const std::vector<IoInfo>& expected, const TensorMap& inputs);
+
 }  // namespace zp::runtime
