@@ -137,17 +137,16 @@ WeightCache::~WeightCache() {
   if (reader_.joinable()) reader_.join();
 }
 
-// The table: one entry per node, each array's extent inside the payload area
+// The table: one entry per (node, kernel) (per node before version 4), each array's extent inside the payload area
 // [headerBytes, tableOffset). Numbers are checked as integers in range (a float
 // such as 1e12 where a CRC belongs is an error, not a conversion).
-Expected<std::map<std::string, WeightCache::Stored>> WeightCache::readTable(std::string_view tableText,
-                                                                           const std::string& label,
-                                                                           uint64_t headerBytes, uint64_t tableOffset) {
+Expected<WeightCache::Table> WeightCache::readTable(std::string_view tableText, const std::string& label,
+                                                   uint64_t headerBytes, uint64_t tableOffset, uint32_t version) {
   const std::string file = label + ": weight cache table";
   ZP_ASSIGN_OR_RETURN(const Json table, parseJson(tableText, file));
   ZP_ASSIGN_OR_RETURN(auto rows, JsonAt(table, file).array());
   constexpr int64_t kMaxCrc = std::numeric_limits<uint32_t>::max();
-  std::map<std::string, Stored> entries;
+  Table entries;
   for (const auto& e : rows) {
     Stored entry;
     ZP_ASSIGN_OR_RETURN(entry.info.kernel, e.string("kernel"));
@@ -182,13 +181,18 @@ Expected<std::map<std::string, WeightCache::Stored>> WeightCache::readTable(std:
       entry.arrays.push_back(arr);
     }
     ZP_ASSIGN_OR_RETURN(const std::string node, e.string("node"));
-    if (entries.count(node)) return e.error(fmt::format("a second entry for node '{}'", node));
-    entries[node] = std::move(entry);
+    auto& same = entries[node];
+    if (!same.empty() && version < 4) return e.error(fmt::format("a second entry for node '{}'", node));
+    for (const auto& other : same)
+      if (other.info.kernel == entry.info.kernel)
+        return e.error(fmt::format("a second entry for node '{}' and kernel '{}'", node, entry.info.kernel));
+    same.push_back(std::move(entry));
   }
   return entries;
 }
 
-Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, const ModelIdentity* readAheadFor) {
+Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, const ModelIdentity* readAheadFor,
+                                                         bool readAheadAlways) {
   const std::string label = path.string();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return makeError("{}: cannot open weight cache: {}", label, std::strerror(errno));
@@ -233,7 +237,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     // once they are checked.
     readAhead(p, h.skeletonOffset, h.skeletonBytes);
     readAhead(p, h.tableOffset, h.tableBytes);
-    if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
+    if (readAheadAlways || (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs})) {
       payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
       payloadsEnd = std::max(payloadsBegin, h.tableOffset);
     }
@@ -248,10 +252,11 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   std::string_view tableText(base + h.tableOffset, h.tableBytes);
   if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
     return makeError("{}: weight cache table checksum mismatch", label);
-  auto entries = readTable(tableText, label, headerBytes, h.tableOffset);
+  auto entries = readTable(tableText, label, headerBytes, h.tableOffset, h.version);
   if (!entries.ok()) return entries.error();
   c->entries_ = std::move(*entries);
-  if (c->entries_.size() != h.entries) return makeError("{}: weight cache entry count mismatch", label);
+  for (const auto& [node, list] : c->entries_) c->entryCount_ += list.size();
+  if (c->entryCount_ != h.entries) return makeError("{}: weight cache entry count mismatch", label);
   if (payloadsEnd > payloadsBegin) {
     // Submitting blocks once the device queue is full: a helper thread keeps it full
     // while the session is built and run.
@@ -282,33 +287,41 @@ void WeightCache::view(const Stored& e, PackedWeights* out) const {
   *out = std::move(pw);
 }
 
+const WeightCache::Stored* WeightCache::find(const std::string& node, const std::string& kernel) const {
+  auto it = entries_.find(node);
+  if (it == entries_.end() || it->second.empty()) return nullptr;
+  if (kernel.empty()) return &it->second.front();
+  for (const auto& e : it->second)
+    if (e.info.kernel == kernel) return &e;
+  return nullptr;
+}
+
 WeightCache::Result WeightCache::lookup(const std::string& node, const std::string& kernel, uint32_t sourceCrc,
                                         PackedWeights* out, std::string* why) {
-  auto it = entries_.find(node);
-  if (it == entries_.end() || it->second.info.kernel != kernel) return Result::Miss;
-  const Stored& e = it->second;
-  if (e.info.sourceCrc != sourceCrc) {
+  const Stored* e = kernel.empty() ? nullptr : find(node, kernel);
+  if (!e) return Result::Miss;
+  if (e->info.sourceCrc != sourceCrc) {
     *why = "cache entry was made from different weights (source checksum mismatch)";
     return Result::Corrupt;
   }
-  if (!verify(node, why)) return Result::Corrupt;
-  view(e, out);
+  if (!verify(node, kernel, why)) return Result::Corrupt;
+  view(*e, out);
   return Result::Hit;
 }
 
 bool WeightCache::mapped(const std::string& node, const std::string& kernel, const std::vector<std::string>& sources,
                          PackedWeights* out) const {
-  auto it = entries_.find(node);
-  if (it == entries_.end() || it->second.info.kernel != kernel || it->second.info.sources != sources) return false;
-  view(it->second, out);
+  const Stored* e = kernel.empty() ? nullptr : find(node, kernel);
+  if (!e || e->info.sources != sources) return false;
+  view(*e, out);
   return true;
 }
 
-bool WeightCache::verify(const std::string& node, std::string* why) const {
-  auto it = entries_.find(node);
-  assert(it != entries_.end());
+bool WeightCache::verify(const std::string& node, const std::string& kernel, std::string* why) const {
+  const Stored* e = find(node, kernel);
+  assert(e);
   const char* base = static_cast<const char*>(map_.get());
-  for (const auto& a : it->second.arrays)
+  for (const auto& a : e->arrays)
     if (crc32c(base + a.offset, a.bytes) != a.crc) {
       *why = fmt::format("payload '{}' checksum mismatch", a.name);
       return false;
@@ -316,15 +329,26 @@ bool WeightCache::verify(const std::string& node, std::string* why) const {
   return true;
 }
 
-const WeightCache::Entry* WeightCache::entry(const std::string& node) const {
-  auto it = entries_.find(node);
-  return it == entries_.end() ? nullptr : &it->second.info;
+const WeightCache::Entry* WeightCache::entry(const std::string& node, const std::string& kernel) const {
+  const Stored* e = find(node, kernel);
+  return e ? &e->info : nullptr;
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> WeightCache::payloadExtents(const std::string& node) const {
-  std::vector<std::pair<uint64_t, uint64_t>> r;
+std::vector<std::string> WeightCache::kernels(const std::string& node) const {
+  std::vector<std::string> out;
   if (auto it = entries_.find(node); it != entries_.end())
-    for (const auto& a : it->second.arrays) r.push_back({a.offset, a.bytes});
+    for (const auto& e : it->second) out.push_back(e.info.kernel);
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> WeightCache::payloadExtents(const std::string& node,
+                                                                      const std::string& kernel) const {
+  std::vector<std::pair<uint64_t, uint64_t>> r;
+  auto it = entries_.find(node);
+  if (it == entries_.end()) return r;
+  for (const auto& e : it->second)
+    if (kernel.empty() || e.info.kernel == kernel)
+      for (const auto& a : e.arrays) r.push_back({a.offset, a.bytes});
   return r;
 }
 
