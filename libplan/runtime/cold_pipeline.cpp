@@ -14,6 +14,7 @@ const char* coldTaskKindName(ColdTask::Kind k) {
     case ColdTask::Kind::Read: return "read";
     case ColdTask::Kind::Transform: return "transform";
     case ColdTask::Kind::GemmStart: return "gemm-start";
+    case ColdTask::Kind::Prefault: return "prefault";
     case ColdTask::Kind::WarmRead: return "warm-read";
     case ColdTask::Kind::WarmTransform: return "warm-transform";
     case ColdTask::Kind::WarmGemmStart: return "warm-gemm-start";
@@ -48,6 +49,7 @@ ColdPipeline::ColdPipeline(std::vector<ColdTask> tasks, const ColdPipelineParams
   for (auto& d : done_) d.store(false);
   records_.resize(tasks_.size());
   remaining_ = static_cast<int>(tasks_.size());
+  coldUnclaimed_ = static_cast<int>(std::count_if(tasks_.begin(), tasks_.end(), [](const ColdTask& k) { return !k.warm(); }));
 }
 
 ColdPipeline::~ColdPipeline() {
@@ -79,11 +81,12 @@ bool ColdPipeline::runnable(int t) const {
 }
 
 // Own queue first, then the first runnable task of another core's queue, then the
-// next pending read: cold work before warm work, and warm work only after the
-// cold run when the worker is the background thread of a single-core plan.
+// next pending read: cold work before warm work, and warm work only once every
+// cold task has been taken (it would delay the cold run) — for the background
+// thread of a single-core plan, after the cold run.
 int ColdPipeline::pickForWorker(int core) {
   for (bool warm : {false, true}) {
-    if (warm && params_.cores == 1 && !coldOver_) break;
+    if (warm && (coldUnclaimed_ > 0 || (params_.cores == 1 && !coldOver_))) break;
     auto inClass = [&](int t) { return tasks_[static_cast<size_t>(t)].warm() == warm; };
     for (int t : queues_[static_cast<size_t>(core)])
       if (inClass(t) && runnable(t)) return t;
@@ -101,6 +104,7 @@ int ColdPipeline::pickForWorker(int core) {
 void ColdPipeline::run(std::unique_lock<std::mutex>& lock, int t, int core) {
   const size_t i = static_cast<size_t>(t);
   claimed_[i] = 1;
+  if (!tasks_[i].warm()) --coldUnclaimed_;
   ColdTaskRecord& r = records_[i];
   r.core = core;
   r.stolen = core != tasks_[i].plannedCore;
@@ -134,10 +138,12 @@ void ColdPipeline::workerLoop(int core) {
   }
 }
 
+// The cold run's reads only: the warm kernels' reads are the workers' (they check
+// payloads on a core the cold run does not need).
 void ColdPipeline::readerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (int t : readQueue_) {
-    if (stopping_) return;
+    if (stopping_ || tasks_[static_cast<size_t>(t)].warm()) return;
     if (!claimed_[static_cast<size_t>(t)]) run(lock, t, -1);
   }
 }

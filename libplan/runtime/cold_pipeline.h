@@ -4,9 +4,9 @@
 // steals work planned for another (NNV12's work stealing): a worker with nothing
 // runnable takes the first runnable transform of another core's queue, else the
 // next pending read; the executor, while its next node waits, runs that node's
-// own pending read, transform or GEMM start-up itself. After the cold run the
-// workers go on with the warm tasks (§3.5: the weights of the kernels later runs
-// switch to), in the background.
+// own pending read, transform or GEMM start-up itself. Once every cold task is
+// taken the workers go on with the warm tasks (§3.5: reading and transforming the
+// weights of the kernels later runs switch to), in the background.
 //
 // The pipeline knows tasks and their dependencies only; what a task does is the
 // caller's (Session's) `Work`.
@@ -27,7 +27,8 @@
 namespace zp::runtime {
 
 struct ColdTask {
-  enum class Kind { Read, Transform, GemmStart, WarmRead, WarmTransform, WarmGemmStart };
+  // Prefault: the pages of the activation arena and scratch, before the executor first writes them.
+  enum class Kind { Read, Transform, GemmStart, Prefault, WarmRead, WarmTransform, WarmGemmStart };
   Kind kind = Kind::Read;
   int step = -1;                           // the node's step (-1 for a GEMM start-up)
   GemmLibrary gemm = GemmLibrary::OneDnn;  // the GEMM start-ups' library
@@ -100,6 +101,7 @@ class ColdPipeline {
   std::deque<std::atomic<bool>> done_;
   std::vector<ColdTaskRecord> records_;
   int remaining_ = 0;
+  int coldUnclaimed_ = 0;  // cold tasks no thread has taken yet
   bool stopping_ = false, coldOver_ = false;
   std::vector<std::thread> threads_;
 };

@@ -52,7 +52,8 @@ Expected<CacheEntry> entryOf(const Session::Impl& m, size_t i) {
 // made from them lose their data, and those in `refs` point at the model file.
 // `covered`: the model's nodes (by index) with the sources of their entries.
 std::string skeletonOf(const Session::Impl& m, const std::map<int, std::set<std::string>>& covered,
-                       const std::map<std::string, ModelFileRef>& refs) {
+                       const std::map<std::string, ModelFileRef>& refs,
+                       const std::map<std::string, std::string>& metadata = {}) {
   const auto& g = m.model.graph();
   std::set<std::string> keep;
   for (int i = 0; i < g.node_size(); ++i) {
@@ -65,7 +66,7 @@ std::string skeletonOf(const Session::Impl& m, const std::map<int, std::set<std:
   std::map<std::string, ModelFileRef> usable;
   for (const auto& [name, ref] : refs)
     if (!keep.count(name)) usable.emplace(name, ref);
-  return serializeSkeleton(m.model, [&](const std::string& name) { return keep.count(name) > 0; }, usable);
+  return serializeSkeleton(m.model, [&](const std::string& name) { return keep.count(name) > 0; }, usable, metadata);
 }
 
 }  // namespace
@@ -110,6 +111,14 @@ Expected<std::map<std::string, ModelFileRef>> modelRefsFor(const std::filesystem
   return refs;
 }
 
+// Seeded random inputs (dynamic dims 1), as measure.h's randomInputs makes them.
+TensorMap randomInputsOf(const Session& s) {
+  TensorMap m;
+  uint64_t k = 0;
+  for (const auto& io : s.inputs()) m[io.name] = randomInput(io, k++);
+  return m;
+}
+
 SessionOptions optionsWith(const SessionOptions& base, const ColdSchedule& schedule, bool warm) {
   SessionOptions o = base;
   o.cache.clear();
@@ -129,6 +138,10 @@ Status Session::writeColdCache(const std::filesystem::path& model, const ColdSch
                                const SessionOptions& options, const std::filesystem::path& path,
                                bool identifyModelFile) {
   ZP_ASSIGN_OR_RETURN(auto cold, load(model, optionsWith(options, schedule, false)));
+  // One run: the scratch memory the cold kernels need, allocated at load from now on.
+  ZP_TRY(cold->run(randomInputsOf(*cold)));
+  std::string scratch;
+  for (size_t b : cold->impl_->scratch.sizes()) scratch += (scratch.empty() ? "" : ",") + std::to_string(b);
   const Impl& m = *cold->impl_;
   ZP_TRY(checkScheduleMatches(schedule, m.steps, cold->nodeInfos_, cold->label_));
   std::unique_ptr<Session> warm;
@@ -164,7 +177,7 @@ Status Session::writeColdCache(const std::filesystem::path& model, const ColdSch
   }
   CacheModel cm;
   if (identifyModelFile) cm.identity = cold->identity_;
-  cm.skeleton = skeletonOf(m, covered, refs);
+  cm.skeleton = skeletonOf(m, covered, refs, {{kSkeletonScratchKey, scratch}});
   return writeWeightCache(path, entries, cm);
 }
 

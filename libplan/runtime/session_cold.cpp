@@ -3,6 +3,7 @@
 // after them), the cold run waiting for each step's tasks, and later runs
 // switching node by node to the warm kernels.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/cache/crc32c.h"
+#include "libplan/runtime/cache/skeleton.h"
 #include "libplan/runtime/session_impl.h"
 
 namespace zp::runtime {
@@ -97,6 +99,11 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   ZP_ASSIGN_OR_RETURN(onnx::ModelProto model, graph::parseModelBytes(fast.cache->skeleton(), cp + " (model skeleton)"));
   const double parseMs = msSince(tRead);
   ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), path.string(), o, fast));
+  // The scratch the cold run needs, allocated now (its pages are faulted in by a task).
+  constexpr size_t kMaxScratchBytes = size_t{1} << 36;
+  auto scratch = skeletonScratchBytes(s->impl_->model, kMaxScratchBytes);
+  if (!scratch.ok()) return makeError("{} (model skeleton): {}", cp, scratch.error().message);
+  s->impl_->scratch.reserve(*scratch);
   s->stats_.readMs += fast.cacheOpenMs + parseMs;
   s->stats_.fromCache = true;
   s->modelPath_ = path;
@@ -156,6 +163,8 @@ Status Session::startColdPipeline(const ColdSchedule& sc, SteadyClock::time_poin
   std::map<GemmLibrary, int> startTask;
   for (GemmLibrary g : sc.startups)
     if (!startTask.count(g)) startTask[g] = add({ColdTask::Kind::GemmStart, -1, g, last, {}});
+  // Memory the executor writes first in the cold run, faulted in on a worker (no step waits for it).
+  if (sc.pipelined && sc.cores > 1) add({ColdTask::Kind::Prefault, -1, GemmLibrary::OneDnn, last, {}});
   c.needs.assign(n, {});
   std::vector<int> readTask(n, -1);
   for (size_t i = 0; i < n; ++i) {
@@ -208,6 +217,19 @@ Status Session::runColdTask(int t, int) {
   Impl& m = *impl_;
   ColdState& c = *m.cold;
   const ColdTask& k = c.pipeline->tasks()[static_cast<size_t>(t)];
+  if (k.kind == ColdTask::Kind::Prefault) {
+    // MADV_POPULATE_WRITE maps the pages without writing them: the executor may be
+    // writing some of them already. Without it (older kernels) nothing happens.
+    std::vector<std::pair<void*, size_t>> extents = m.scratch.blocks();
+    if (m.arena) extents.push_back({m.arena.get(), arenaBytes_});
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    for (const auto& [p, bytes] : extents) {
+      const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+      const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / page * page;
+      if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+    }
+    return {};
+  }
   if (k.kind == ColdTask::Kind::GemmStart || k.kind == ColdTask::Kind::WarmGemmStart) {
     if (claimGemmStartup(k.gemm)) {
       omp_set_num_threads(1);
@@ -234,6 +256,7 @@ Status Session::runColdTask(int t, int) {
   };
   switch (k.kind) {
     case ColdTask::Kind::GemmStart:
+    case ColdTask::Kind::Prefault:
     case ColdTask::Kind::WarmGemmStart: return {};
     case ColdTask::Kind::Read: return readWeights(cs.weights, cs.kernel);
     case ColdTask::Kind::WarmRead: return readWeights(cs.warmWeights, cs.warmKernel);

@@ -1,5 +1,6 @@
 #include "libplan/runtime/cache/skeleton.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -63,10 +64,35 @@ Expected<std::optional<ModelFileRef>> modelFileRef(const onnx::TensorProto& t) {
   return std::optional<ModelFileRef>(r);
 }
 
+Expected<std::vector<size_t>> skeletonScratchBytes(const onnx::ModelProto& model, size_t maxBytes) {
+  std::vector<size_t> out;
+  for (const auto& kv : model.metadata_props()) {
+    if (kv.key() != kSkeletonScratchKey) continue;
+    const std::string& s = kv.value();
+    for (size_t at = 0; at < s.size();) {
+      const size_t comma = std::min(s.find(',', at), s.size());
+      uint64_t v = 0;
+      auto [end, ec] = std::from_chars(s.data() + at, s.data() + comma, v);
+      if (ec != std::errc() || end != s.data() + comma || comma == at || v > maxBytes)
+        return makeError("skeleton metadata '{}': not a list of byte counts up to {}: '{}'", kSkeletonScratchKey,
+                         maxBytes, s);
+      out.push_back(static_cast<size_t>(v));
+      at = comma + 1;
+    }
+  }
+  return out;
+}
+
 std::string serializeSkeleton(const onnx::ModelProto& model, const std::function<bool(const std::string&)>& keep,
-                              const std::map<std::string, ModelFileRef>& refs) {
+                              const std::map<std::string, ModelFileRef>& refs,
+                              const std::map<std::string, std::string>& metadata) {
   onnx::ModelProto skeleton;
   skeleton.CopyFrom(model);
+  for (const auto& [k, v] : metadata) {
+    auto* p = skeleton.add_metadata_props();
+    p->set_key(k);
+    p->set_value(v);
+  }
   for (auto& init : *skeleton.mutable_graph()->mutable_initializer()) {
     if (isStrippedInitializer(init) || externalAt(init, kSkeletonModelFileLocation)) continue;
     if (auto r = refs.find(init.name()); r != refs.end()) {

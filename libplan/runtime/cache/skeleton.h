@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -36,7 +37,16 @@ Expected<std::optional<ModelFileRef>> modelFileRef(const onnx::TensorProto& t);
 // The serialized skeleton of `model`: every initializer that `refs` names points
 // at the model file; every other initializer larger than kSkeletonStripBytes that
 // `keep` does not name loses its data.
+// `metadata`: entries added to the skeleton's metadata_props (what a cold start
+// prepares, such as kSkeletonScratchKey).
 std::string serializeSkeleton(const onnx::ModelProto& model, const std::function<bool(const std::string&)>& keep,
-                              const std::map<std::string, ModelFileRef>& refs = {});
+                              const std::map<std::string, ModelFileRef>& refs = {},
+                              const std::map<std::string, std::string>& metadata = {});
+
+// metadata_props key of a cold plan's skeleton: the scratch bytes per slot its cold
+// run needs ("b0,b1,..."), allocated at load so the run allocates none.
+inline constexpr const char* kSkeletonScratchKey = "zooplan.cold_scratch_bytes";
+// The value of that key in `model`, each at most `maxBytes`; none when absent.
+Expected<std::vector<size_t>> skeletonScratchBytes(const onnx::ModelProto& model, size_t maxBytes);
 
 }  // namespace zp::runtime
