@@ -193,6 +193,7 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   runtime::SessionOptions so = runtime::serve::sessionOptions(config);
   ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
   reference.sessions.push_back(std::move(ref));
+  r.processors.push_back(g->processor);
   if (referenceOnly) return {};
   std::string cacheRel = artifacts::cacheFileName(g->hash, config.policy);
   // A subgraph with a cold section has its cold cache only: its entries that fit are used.
@@ -213,7 +214,6 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   for (const auto& w : s->warnings()) ctx.warn(w);
   r.cacheHits += s->loadStats().cacheHits;
   r.cacheFallbacks += s->loadStats().cacheFallbacks;
-  r.processors.push_back(g->processor);
   cached.sessions.push_back(std::move(s));
   return {};
 }
@@ -261,6 +261,7 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
     ms += msSince(tRun);
     r.coldMs += ms;
     r.predictedColdMs += cp->predictedColdMs;
+    r.cacheHits += session.loadStats().cacheHits;
     const auto report = session.coldReport();
     Json pj = coldRunJson(*report, session, *cp);
     pj["subgraph"] = label;

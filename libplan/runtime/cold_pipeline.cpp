@@ -1,5 +1,8 @@
 #include "libplan/runtime/cold_pipeline.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
 #include <chrono>
@@ -21,6 +24,15 @@ const char* coldTaskKindName(ColdTask::Kind k) {
   }
   return "?";
 }
+
+namespace {
+
+// Lowers the calling thread's priority (Linux: nice is per thread); best effort.
+void beNicer(int nice) {
+  if (nice > 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice);
+}
+
+}  // namespace
 
 ColdPipeline::ColdPipeline(std::vector<ColdTask> tasks, const ColdPipelineParams& params, Work work,
                            SteadyClock::time_point t0)
@@ -49,7 +61,8 @@ ColdPipeline::ColdPipeline(std::vector<ColdTask> tasks, const ColdPipelineParams
   for (auto& d : done_) d.store(false);
   records_.resize(tasks_.size());
   remaining_ = static_cast<int>(tasks_.size());
-  coldUnclaimed_ = static_cast<int>(std::count_if(tasks_.begin(), tasks_.end(), [](const ColdTask& k) { return !k.warm(); }));
+  coldCoreTasks_ = static_cast<int>(
+      std::count_if(tasks_.begin(), tasks_.end(), [](const ColdTask& k) { return !k.warm() && !k.read(); }));
 }
 
 ColdPipeline::~ColdPipeline() {
@@ -66,8 +79,12 @@ void ColdPipeline::start() {
   if (!params_.pipelined) return;
   const AsyncSignalsBlocked quiet;  // helper threads leave the process's signals to the main thread
   try {
-    threads_.emplace_back([this] { readerLoop(); });
-    for (int c = 1; c < params_.cores; ++c) threads_.emplace_back([this, c] { workerLoop(c); });
+    threads_.emplace_back([this] { readerLoop(); });  // waits on the storage mostly: the executor's peer
+    for (int c = 1; c < params_.cores; ++c)
+      threads_.emplace_back([this, c] {
+        beNicer(params_.helperNice);
+        workerLoop(c);
+      });
   } catch (const std::system_error&) {
     // Fewer threads: the executor steals what they would have done.
   }
@@ -80,13 +97,13 @@ bool ColdPipeline::runnable(int t) const {
   return true;
 }
 
-// Own queue first, then the first runnable task of another core's queue, then the
-// next pending read: cold work before warm work, and warm work only once every
-// cold task has been taken (it would delay the cold run) — for the background
-// thread of a single-core plan, after the cold run.
+// Cold work first: the worker's own queue, then the first runnable task of another
+// core's queue. Warm work (§3.5) once no cold task planned on a core is left
+// untaken, as the plan has it (reads are the storage's, not a core's) — for the
+// background thread of a single-core plan, after the cold run. Then the next
+// pending cold read, then the warm reads.
 int ColdPipeline::pickForWorker(int core) {
-  for (bool warm : {false, true}) {
-    if (warm && (coldUnclaimed_ > 0 || (params_.cores == 1 && !coldOver_))) break;
+  auto fromQueues = [&](bool warm) {
     auto inClass = [&](int t) { return tasks_[static_cast<size_t>(t)].warm() == warm; };
     for (int t : queues_[static_cast<size_t>(core)])
       if (inClass(t) && runnable(t)) return t;
@@ -95,16 +112,24 @@ int ColdPipeline::pickForWorker(int core) {
       for (int t : queues_[c])
         if (inClass(t) && runnable(t)) return t;
     }
+    return -1;
+  };
+  auto fromReads = [&](bool warm) {
     for (int t : readQueue_)
-      if (inClass(t) && runnable(t)) return t;
-  }
+      if (tasks_[static_cast<size_t>(t)].warm() == warm && runnable(t)) return t;
+    return -1;
+  };
+  const bool warmAllowed = coldCoreTasks_ == 0 && (params_.cores > 1 || coldOver_);
+  for (int t : {fromQueues(false), warmAllowed ? fromQueues(true) : -1, fromReads(false),
+                warmAllowed ? fromReads(true) : -1})
+    if (t >= 0) return t;
   return -1;
 }
 
 void ColdPipeline::run(std::unique_lock<std::mutex>& lock, int t, int core) {
   const size_t i = static_cast<size_t>(t);
   claimed_[i] = 1;
-  if (!tasks_[i].warm()) --coldUnclaimed_;
+  if (!tasks_[i].warm() && !tasks_[i].read()) --coldCoreTasks_;
   ColdTaskRecord& r = records_[i];
   r.core = core;
   r.stolen = core != tasks_[i].plannedCore;
@@ -177,7 +202,10 @@ void ColdPipeline::coldRunDone() {
   if (!warmLeft) return;
   const AsyncSignalsBlocked quiet;
   try {
-    threads_.emplace_back([this] { workerLoop(1); });
+    threads_.emplace_back([this] {
+      beNicer(params_.helperNice);
+      workerLoop(1);
+    });
   } catch (const std::system_error&) {
     // No background thread: the warm kernels are never switched to.
   }

@@ -55,6 +55,12 @@ struct ColdPipelineParams {
   // Workers begin this long after start(): a core busy with other work (NNV12 §4.2);
   // what was planned on them is stolen meanwhile. 0 in normal runs.
   double workerDelayMs = 0;
+  // The workers run this much nicer than the executor and the reader (setpriority
+  // on their thread): where a transform competes with execution for a CPU, execution
+  // gets most of the time — NNV12 gives it the big cores — while every thread may
+  // still move to an idle CPU (pinning would keep the executor on a CPU other work
+  // loads). The reader mostly waits on the storage and is not lowered.
+  int helperNice = 5;
 };
 
 class ColdPipeline {
@@ -101,7 +107,7 @@ class ColdPipeline {
   std::deque<std::atomic<bool>> done_;
   std::vector<ColdTaskRecord> records_;
   int remaining_ = 0;
-  int coldUnclaimed_ = 0;  // cold tasks no thread has taken yet
+  int coldCoreTasks_ = 0;  // cold tasks planned on a core (not reads) no thread has taken yet
   bool stopping_ = false, coldOver_ = false;
   std::vector<std::thread> threads_;
 };

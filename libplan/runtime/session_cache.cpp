@@ -138,10 +138,6 @@ Status Session::writeColdCache(const std::filesystem::path& model, const ColdSch
                                const SessionOptions& options, const std::filesystem::path& path,
                                bool identifyModelFile) {
   ZP_ASSIGN_OR_RETURN(auto cold, load(model, optionsWith(options, schedule, false)));
-  // One run: the scratch memory the cold kernels need, allocated at load from now on.
-  ZP_TRY(cold->run(randomInputsOf(*cold)));
-  std::string scratch;
-  for (size_t b : cold->impl_->scratch.sizes()) scratch += (scratch.empty() ? "" : ",") + std::to_string(b);
   const Impl& m = *cold->impl_;
   ZP_TRY(checkScheduleMatches(schedule, m.steps, cold->nodeInfos_, cold->label_));
   std::unique_ptr<Session> warm;
@@ -149,6 +145,18 @@ Status Session::writeColdCache(const std::filesystem::path& model, const ColdSch
   if (std::any_of(steps.begin(), steps.end(), [](const ColdStep& s) { return s.switchesKernel(); })) {
     ZP_ASSIGN_OR_RETURN(warm, load(model, optionsWith(options, schedule, true)));
   }
+  // One run of each: the scratch memory the cold and the warm kernels need, per slot
+  // the larger, allocated at load from now on (runs after the switch allocate none either).
+  std::vector<size_t> need;
+  for (Session* s : {cold.get(), warm.get()}) {
+    if (!s) continue;
+    ZP_TRY(s->run(randomInputsOf(*s)));
+    const auto sizes = s->impl_->scratch.sizes();
+    need.resize(std::max(need.size(), sizes.size()), 0);
+    for (size_t k = 0; k < sizes.size(); ++k) need[k] = std::max(need[k], sizes[k]);
+  }
+  std::string scratch;
+  for (size_t b : need) scratch += (scratch.empty() ? "" : ",") + std::to_string(b);
   std::vector<CacheEntry> entries;
   std::map<int, std::set<std::string>> covered;
   std::set<std::string> transformed;  // sources of weights transformed at load, cold or warm

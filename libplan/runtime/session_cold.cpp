@@ -84,7 +84,9 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   for (const auto& s : options.coldSchedule->steps)
     if (!s.kernel.empty()) o.kernels.perNode[s.node] = s.kernel;
   ZP_ASSIGN_OR_RETURN(ModelIdentity identity, modelIdentity(path));
-  ZP_ASSIGN_OR_RETURN(auto cache, WeightCache::open(options.cache, &identity, options.cacheIsForModel));
+  // No read-ahead thread: the pipeline's reader reads in order itself, and on this
+  // storage madvise(WILLNEED) ahead of it halved the bandwidth (see README.md).
+  ZP_ASSIGN_OR_RETURN(auto cache, WeightCache::open(options.cache));
   if (!cache->hasSkeleton()) return makeError("{}: holds no model skeleton: not a cache for a cold schedule", cp);
   const bool forModel = cache->modelIdentity().known() ? cache->modelIdentity() == identity : options.cacheIsForModel;
   if (!forModel)

@@ -75,11 +75,11 @@ TEST(ColdPipeline, EveryTaskRunsOnceAfterItsDependenciesWhateverTheCores) {
       const auto rec = p.records();
       double lastColdStart = 0;
       for (size_t t = 0; t < tasks.size(); ++t)
-        if (!tasks[t].warm()) lastColdStart = std::max(lastColdStart, rec[t].startMs);
+        if (!tasks[t].warm() && !tasks[t].read()) lastColdStart = std::max(lastColdStart, rec[t].startMs);
       for (size_t t = 0; t < tasks.size(); ++t) {
         EXPECT_EQ(c.runs[t], 1) << t;
         if (tasks[t].warm()) {
-          EXPECT_GE(rec[t].startMs, lastColdStart) << "warm work waits until every cold task is taken";
+          EXPECT_GE(rec[t].startMs, lastColdStart) << "warm work waits until every cold task of a core is taken";
         }
         EXPECT_TRUE(rec[t].done);
         for (int d : tasks[t].deps) EXPECT_LE(rec[static_cast<size_t>(d)].endMs, rec[t].startMs);
