@@ -150,13 +150,15 @@ def bench_stitched(a):
     run([os.path.join(bin_dir, 'plan-emit'), plan, '-o', bundle])
     with open(plan) as f:
         cold_sections = {c['model']: c for c in json.load(f)['cold']}
-    runs = [json.loads(run([a.plan_run, bundle, '--cold', '--json', '--repeat', str(a.repeat), '--samples', '1']))
-            for _ in range(a.cold_runs)]
+    tasks = [t['name'] for t in json.load(open(plan))['stitch']['tasks']]
     rows = []
-    for t in runs[0]['tasks']:
+    for task in tasks:
+        # A fresh process per task and run: each cold start pays its own GEMM start-ups.
+        per = [json.loads(run([a.plan_run, bundle, '--cold', '--json', '--repeat', str(a.repeat), '--samples', '1',
+                               '--task', task]))['tasks'][0] for _ in range(a.cold_runs)]
+        t = per[0]
         if not t['ran']:
             continue
-        per = [next(x for x in r['tasks'] if x['task'] == t['task']) for r in runs]
         row = {'model': f"realistic/{t['task']} stitched {t['combination']}", 'combination': t['combination'],
                'cold_ms': median_of(per, lambda x: x['cold']['cold_ms']),
                'warm_ms': median_of(per, lambda x: x['measured_ms']),
