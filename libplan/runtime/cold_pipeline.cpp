@@ -1,5 +1,7 @@
 #include "libplan/runtime/cold_pipeline.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,6 +32,12 @@ namespace {
 // Lowers the calling thread's priority (Linux: nice is per thread); best effort.
 void beNicer(int nice) {
   if (nice > 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice);
+}
+
+// SCHED_IDLE: the thread runs only on a CPU nothing else wants. Best effort.
+void setIdlePolicy(pthread_t thread, bool idle) {
+  sched_param p{};
+  pthread_setschedparam(thread, idle ? SCHED_IDLE : SCHED_OTHER, &p);
 }
 
 }  // namespace
@@ -159,7 +167,15 @@ void ColdPipeline::workerLoop(int core) {
       cv_.wait(lock);
       continue;
     }
+    // Warm work during the cold run takes idle CPU time only (NNV12 §3.5: the little
+    // cores' idle time); coldRunDone() lifts that for a warm task still running.
+    const bool idle = tasks_[static_cast<size_t>(t)].warm() && !coldOver_;
+    if (idle) setIdlePolicy(pthread_self(), true);
     run(lock, t, core);
+    if (idle) {
+      setIdlePolicy(pthread_self(), false);
+      beNicer(params_.helperNice);
+    }
   }
 }
 
@@ -195,6 +211,7 @@ Status ColdPipeline::await(const std::vector<int>& needs) {
 void ColdPipeline::coldRunDone() {
   std::lock_guard<std::mutex> lock(mu_);
   coldOver_ = true;
+  for (size_t k = 1; k < threads_.size(); ++k) setIdlePolicy(threads_[k].native_handle(), false);  // workers
   cv_.notify_all();
   if (params_.pipelined && params_.cores > 1) return;
   bool warmLeft = false;

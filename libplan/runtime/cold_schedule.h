@@ -20,7 +20,8 @@ const char* coldWeightsName(ColdWeights w);  // "none", "cache", "transform"
 struct ColdStep {
   std::string node;
   std::string kernel;                // empty: no heavy weights
-  std::optional<GemmLibrary> gemm;   // the library its products go through (none: the kernel has none)
+  std::optional<GemmLibrary> gemm;   // the library its products go through (none: the kernel has none;
+                                     // products of activations then run on BLIS, which starts at once)
   ColdWeights weights = ColdWeights::None;
   int transformCore = -1;            // Transform: the core that runs it
   // Later runs (§3.5). A kernel equal to `kernel` keeps the weights; a library

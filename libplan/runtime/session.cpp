@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -19,9 +21,44 @@ namespace zp::runtime {
 namespace fs = std::filesystem;
 using Clock = SteadyClock;
 
-bool claimGemmStartup(GemmLibrary gemm) {
-  static std::atomic<bool> started[std::size(kAllGemmLibraries)];
-  return !started[static_cast<size_t>(gemm)].exchange(true);
+namespace {
+
+// Per library: whether some thread of the process has claimed its start-up, and
+// whether that start-up has ended.
+struct GemmStartState {
+  std::atomic<bool> claimed{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;
+};
+GemmStartState& startState(GemmLibrary gemm) {
+  static GemmStartState states[std::size(kAllGemmLibraries)];
+  return states[static_cast<size_t>(gemm)];
+}
+
+}  // namespace
+
+bool claimGemmStartup(GemmLibrary gemm) { return !startState(gemm).claimed.exchange(true); }
+
+void markGemmReady(GemmLibrary gemm) {
+  GemmStartState& s = startState(gemm);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.ready = true;
+  }
+  s.cv.notify_all();
+}
+
+void awaitGemmReady(GemmLibrary gemm) {
+  GemmStartState& s = startState(gemm);
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.cv.wait(lock, [&] { return s.ready; });
+}
+
+bool gemmReady(GemmLibrary gemm) {
+  GemmStartState& s = startState(gemm);
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.ready;
 }
 
 namespace {
@@ -38,9 +75,11 @@ std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
       startGemmLibrary(gemm);
       raw->ms = msSince(t0);
       raw->done = true;
+      markGemmReady(gemm);
     });
   } catch (const std::system_error&) {
-    return nullptr;  // no thread: the first product starts the library itself
+    markGemmReady(gemm);  // no thread: the first product starts the library itself
+    return nullptr;
   }
   return w;
 }

@@ -299,8 +299,11 @@ Status Session::Builder::buildStep(size_t index) {
   GemmLibrary gemm = options_.gemm;
   if (m_.cold) {
     if (auto it = m_.cold->stepOf.find(n.name()); it != m_.cold->stepOf.end()) {
+      // A node the plan gives no library (no heavy weights, or a kernel without
+      // products) may still multiply activations: on BLIS, which has no kernels to
+      // generate, so that no node starts oneDNN inside a run.
       const ColdStep& cs = m_.cold->schedule.steps[it->second];
-      gemm = cs.gemm.value_or(gemm);
+      gemm = cs.gemm.value_or(GemmLibrary::Blis);
       if (deferred) {
         info.hasWeights = true;
         info.transform = "pending";

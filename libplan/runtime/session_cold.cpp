@@ -84,9 +84,11 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   for (const auto& s : options.coldSchedule->steps)
     if (!s.kernel.empty()) o.kernels.perNode[s.node] = s.kernel;
   ZP_ASSIGN_OR_RETURN(ModelIdentity identity, modelIdentity(path));
-  // No read-ahead thread: the pipeline's reader reads in order itself, and on this
-  // storage madvise(WILLNEED) ahead of it halved the bandwidth (see README.md).
+  // Not open's read-ahead (madvise WILLNEED ahead halved the bandwidth on this host,
+  // see README.md): one sequential stream populating the payloads in file order,
+  // which is the order the reader checks them in.
   ZP_ASSIGN_OR_RETURN(auto cache, WeightCache::open(options.cache));
+  cache->populateAhead();
   if (!cache->hasSkeleton()) return makeError("{}: holds no model skeleton: not a cache for a cold schedule", cp);
   const bool forModel = cache->modelIdentity().known() ? cache->modelIdentity() == identity : options.cacheIsForModel;
   if (!forModel)
@@ -188,7 +190,7 @@ Status Session::startColdPipeline(const ColdSchedule& sc, SteadyClock::time_poin
   c.warmGemmTask.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const ColdStep& cs = sc.steps[i];
-    if (cs.warmGemm && !warmStart.count(*cs.warmGemm) && !gemmLibraryStarted(*cs.warmGemm))
+    if (cs.warmGemm && !warmStart.count(*cs.warmGemm) && !gemmReady(*cs.warmGemm))
       warmStart[*cs.warmGemm] = add({ColdTask::Kind::WarmGemmStart, -1, *cs.warmGemm, warmLast, {}});
     if (cs.warmGemm && warmStart.count(*cs.warmGemm)) c.warmGemmTask[i] = warmStart[*cs.warmGemm];
     if (!cs.switchesKernel()) continue;
@@ -236,6 +238,9 @@ Status Session::runColdTask(int t, int) {
     if (claimGemmStartup(k.gemm)) {
       omp_set_num_threads(1);
       startGemmLibrary(k.gemm);
+      markGemmReady(k.gemm);
+    } else {
+      awaitGemmReady(k.gemm);  // another session of the process is starting it
     }
     return {};
   }

@@ -42,8 +42,13 @@ struct Step {
 };
 
 // Whether this process may start `gemm` now: true once, for the first caller (a
-// session's helper thread, or a cold start's task that starts it on its core).
+// session's helper thread, or a cold start's task that starts it on its core),
+// which calls markGemmReady when the start-up has ended. Others wait for that with
+// awaitGemmReady (a product meanwhile would generate the kernels a second time).
 bool claimGemmStartup(GemmLibrary gemm);
+void markGemmReady(GemmLibrary gemm);
+void awaitGemmReady(GemmLibrary gemm);
+bool gemmReady(GemmLibrary gemm);
 
 // An initializer a weight cache's skeleton points at the model file: read (and
 // checked) into its own aligned buffer before a transform uses it.
