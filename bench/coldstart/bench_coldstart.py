@@ -150,7 +150,8 @@ def bench_stitched(a):
     run([os.path.join(bin_dir, 'plan-emit'), plan, '-o', bundle])
     with open(plan) as f:
         cold_sections = {c['model']: c for c in json.load(f)['cold']}
-    tasks = [t['name'] for t in json.load(open(plan))['stitch']['tasks']]
+    with open(plan) as f:
+        tasks = [t['name'] for t in json.load(f)['stitch']['tasks']]
     rows = []
     for task in tasks:
         # A fresh process per task and run: each cold start pays its own GEMM start-ups.

@@ -84,11 +84,10 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   for (const auto& s : options.coldSchedule->steps)
     if (!s.kernel.empty()) o.kernels.perNode[s.node] = s.kernel;
   ZP_ASSIGN_OR_RETURN(ModelIdentity identity, modelIdentity(path));
-  // Not open's read-ahead (madvise WILLNEED ahead halved the bandwidth on this host,
-  // see README.md): one sequential stream populating the payloads in file order,
-  // which is the order the reader checks them in.
+  // Without open's read-ahead: the reader reads in file order itself (madvise WILLNEED
+  // ahead of it halved the bandwidth on this host, and a thread populating ahead
+  // made cold starts slower, see README.md).
   ZP_ASSIGN_OR_RETURN(auto cache, WeightCache::open(options.cache));
-  cache->populateAhead();
   if (!cache->hasSkeleton()) return makeError("{}: holds no model skeleton: not a cache for a cold schedule", cp);
   const bool forModel = cache->modelIdentity().known() ? cache->modelIdentity() == identity : options.cacheIsForModel;
   if (!forModel)

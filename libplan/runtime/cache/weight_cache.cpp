@@ -236,11 +236,9 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     // once they are checked.
     readAhead(p, h.skeletonOffset, h.skeletonBytes);
     readAhead(p, h.tableOffset, h.tableBytes);
-    c->payloadsBegin_ = alignUp(h.skeletonOffset + h.skeletonBytes);
-    c->payloadsEnd_ = std::max(c->payloadsBegin_, h.tableOffset);
     if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
-      payloadsBegin = c->payloadsBegin_;
-      payloadsEnd = c->payloadsEnd_;
+      payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
+      payloadsEnd = std::max(payloadsBegin, h.tableOffset);
     }
     c->identity_ = {h.modelBytes, h.modelMtimeNs};
     c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
@@ -271,29 +269,6 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     }
   }
   return c;
-}
-
-void WeightCache::populateAhead() {
-  if (reader_.joinable() || payloadsEnd_ <= payloadsBegin_) return;
-  const char* p = static_cast<const char*>(map_.get());
-  const uint64_t begin = payloadsBegin_, end = payloadsEnd_;
-  std::atomic<bool>* stop = &stopReader_;
-  auto populate = [p, begin, end, stop] {
-    static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    constexpr uint64_t kPiece = uint64_t{4} << 20;
-    for (uint64_t at = begin / page * page; at < end && !*stop; at += kPiece) {
-      const uint64_t n = std::min(kPiece, end - at);
-      if (::madvise(const_cast<char*>(p + at), n, MADV_POPULATE_READ) == 0) continue;
-      volatile char sink = 0;
-      for (uint64_t q = 0; q < n; q += page) sink = sink + p[at + q];
-    }
-  };
-  try {
-    const AsyncSignalsBlocked quiet;
-    reader_ = std::thread(populate);
-  } catch (const std::system_error&) {
-    // No thread: each payload is read when its node's read checks it.
-  }
 }
 
 void WeightCache::view(const Stored& e, PackedWeights* out) const {

@@ -115,12 +115,6 @@ class WeightCache {
   static Expected<std::unique_ptr<WeightCache>> open(const std::filesystem::path& path,
                                                      const ModelIdentity* readAheadFor = nullptr);
 
-  // Reads every payload into memory on a helper thread, in file order, one
-  // sequential stream of 4 MiB pieces (MADV_POPULATE_READ; touching a byte per page
-  // on kernels without it): what a cold start's reader checks next is then mostly
-  // in memory already. Instead of open's read-ahead, which it must not follow.
-  void populateAhead();
-
   // Hit: `out` views the mapped payloads (checked now). Miss: no entry for (node, kernel).
   // Corrupt: entry present but its source or a payload checksum does not match; `why` says which.
   Result lookup(const std::string& node, const std::string& kernel, uint32_t sourceCrc, PackedWeights* out,
@@ -168,8 +162,7 @@ class WeightCache {
   std::string_view skeleton_;
   Table entries_;
   size_t entryCount_ = 0;
-  std::thread reader_;                     // asks for the payloads ahead (see open, populateAhead)
-  uint64_t payloadsBegin_ = 0, payloadsEnd_ = 0;
+  std::thread reader_;                     // asks for the payloads ahead (see open)
   std::atomic<bool> stopReader_{false};
 };
 
