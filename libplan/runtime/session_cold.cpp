@@ -152,7 +152,8 @@ Status Session::startColdPipeline(const ColdSchedule& sc, SteadyClock::time_poin
     for (int v : m.flow[i].in) {
       if (v < 0) continue;
       if (auto it = refOfValue.find(v); it != refOfValue.end()) c.stepRefs[i].push_back(it->second);
-      else if (c.deferred[i] && m.values.stripped[static_cast<size_t>(v)] && !m.values.vals[static_cast<size_t>(v)].data)
+      else if ((c.deferred[i] || (c.warm[i] && !c.warm[i]->fromCacheOnly)) && m.values.stripped[static_cast<size_t>(v)] &&
+               !m.values.vals[static_cast<size_t>(v)].data)
         return makeError("{}: node '{}' reads '{}', which the weight cache neither holds nor points at in the model file "
                          "(a cache written for another cold plan?)", label_, sc.steps[i].node, m.values.names[static_cast<size_t>(v)]);
     }
