@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
+  std::string coldPlan;
+  app.add_option("--cold-plan", coldPlan, "plan.json with a cold section for the model (plan-solve --mode cold): "
+                                          "--write-cache writes the cache it runs from; with --cache (and --cold) "
+                                          "the load follows it, reported per node");
   app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")
       ->check(zp::cli::integerIn(0, 1000000));
   app.add_option("--threads", o.threads, "threads")->check(zp::cli::threadCount());
@@ -109,7 +113,7 @@ int main(int argc, char** argv) {
     return zp::cli::kOptionError;
   }
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
-                                                             "--write-cache", "--cold", "--threads", "--gemm"}
+                                                             "--write-cache", "--threads", "--gemm", "--cold-plan"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples"}) {
     if (app.count(opt)) {
       zp::cli::printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
@@ -118,11 +122,22 @@ int main(int argc, char** argv) {
   }
   if (isBundle) {
     bundle.bundle = model;
+    bundle.cold = o.cold;
     bundle.repeat = o.repeat;
     bundle.seed = o.seed;
     bundle.trace = trace;
     return runBundle(bundle, json);
   }
+  if (!coldPlan.empty() && (app.count("--kernels") || app.count("--gemm"))) {
+    zp::cli::printError("plan-run", "--cold-plan names every node's kernel and GEMM library: not with --kernels or --gemm");
+    return zp::cli::kOptionError;
+  }
+  if (!coldPlan.empty() && o.cold && cache.empty()) {
+    zp::cli::printError("plan-run", "--cold-plan with --cold runs from the plan's weight cache: give --cache "
+                                    "(written with --cold-plan and --write-cache)");
+    return zp::cli::kOptionError;
+  }
+  o.coldPlan = coldPlan;
   o.model = model;
   o.saveOutputs = saveOutputs;
   o.cache = cache;

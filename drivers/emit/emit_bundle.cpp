@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "drivers/cold_flow/cold_schedule.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
@@ -48,6 +49,8 @@ struct SubgraphUse {
   std::string hash;       // expected content hash
   std::string processor;  // first processor it is placed on (for messages)
   std::set<std::pair<std::string, int>> policies;  // (kernel policy, threads) it needs a cache for
+  const plan::ColdPlan* cold = nullptr;  // its cold-start section: the one cache it gets
+  std::string coldLabel;
 };
 
 // Everything the bundle is made from, read from disk now.
@@ -139,6 +142,8 @@ Status collectStitchSources(Sources& s, bool strict) {
       return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
   }
   ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
+  std::map<std::string, const plan::ColdPlan*> coldByLabel;
+  for (const auto& c : s.plan.cold) coldByLabel[c.model] = &c;
   for (const auto& t : st.tasks) {
     const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
     if (manifest && !ts && strict)
@@ -161,6 +166,12 @@ Status collectStitchSources(Sources& s, bool strict) {
                          short16(g.hash));
       }
       use.policies.insert({policyOf(*proc->second), std::max(1, proc->second->threads)});
+      // One cold section per file: subgraphs of equal content share the first label's.
+      auto cold = coldByLabel.find(fmt::format("{}/{}/{}", t.name, g.position, g.variant));
+      if (cold != coldByLabel.end() && (!use.cold || cold->first < use.coldLabel)) {
+        use.cold = cold->second;
+        use.coldLabel = cold->first;
+      }
     }
   }
   for (const auto& [file, use] : s.subgraphs) {
@@ -304,6 +315,21 @@ Status writePlacedModelCaches(const fs::path& root, const std::string& modelRel,
   return {};
 }
 
+// caches/<hash16>.cold.zwc: the cache the subgraph's cold section runs from.
+Status writeColdCacheFor(const Sources& src, const SubgraphUse& use, const fs::path& root) {
+  const std::string where = fmt::format("{}: cold section '{}'", src.planPath.string(), use.coldLabel);
+  ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule schedule, coldScheduleOf(*use.cold, where));
+  const std::string rel = artifacts::cacheFileName(use.hash, kColdCachePolicy);
+  std::error_code ec;
+  fs::create_directories((root / rel).parent_path(), ec);
+  Status st = runtime::Session::writeColdCache(root / use.file, schedule, runtime::SessionOptions{}, root / rel,
+                                               /*identifyModelFile=*/false);
+  if (!st.ok())
+    return makeError("{}: cannot write its cold-start cache ({}): {}", (src.stitchDir / use.file).string(), where,
+                     st.error().message);
+  return {};
+}
+
 }  // namespace
 
 Expected<EmitResult> emitBundle(const EmitParams& params) {
@@ -325,6 +351,13 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       ZP_TRY(writeUnder(root, use.file, in.bytes));
       ++res.subgraphs;
       if (!params.writeCaches) continue;
+      if (use.cold) {
+        // The cold section decides what is cached: its nodes' payloads only (NNV12 §3.2).
+        ZP_TRY(writeColdCacheFor(src, use, root));
+        ++res.caches;
+        ++res.coldCaches;
+        continue;
+      }
       for (const auto& [policy, threads] : use.policies) {
         const std::string cacheRel = artifacts::cacheFileName(use.hash, policy);
         if (fs::exists(root / cacheRel)) continue;  // same policy at another thread count: same weights
@@ -371,6 +404,8 @@ std::string emitSummary(const EmitParams& params, const EmitResult& r) {
   for (const auto& a : r.manifest.artifacts) bytes += a.size;
   std::string s = fmt::format("wrote {}: {} artifacts ({} bytes): plan.json, plan.pb, {} subgraphs, {} weight caches",
                               params.out.string(), r.manifest.artifacts.size(), bytes, r.subgraphs, r.caches);
+  if (r.coldCaches)
+    s += fmt::format(" ({} of them for cold sections: payloads only of the nodes each caches)", r.coldCaches);
   if (r.models) s += fmt::format(", {} models", r.models);
   s += "\n";
   for (const auto& n : r.notes) s += "note: " + n + "\n";

@@ -28,6 +28,11 @@ struct BundleRunParams {
   uint64_t seed = 0;         // random inputs when there is no dataset
   double tolerance = 1e-5;   // max |cached - reference| <= tolerance * max(1, max |reference|)
   std::filesystem::path trace;  // operator-placement bundles: Perfetto trace of one placed run
+  // Cold start first (plan-run BUNDLE --cold): each position's subgraph evicted from the
+  // page cache with its cold cache, loaded following its cold section and run on the first
+  // sample, one position after the other; then the run after it (second run). The
+  // sessions then serve the checks and warm timing below (on their warm kernels).
+  bool cold = false;
 };
 
 struct TaskRunReport {
@@ -43,6 +48,12 @@ struct TaskRunReport {
   double measuredMs = 0, predictedMs = 0;
   double accuracy = -1;            // measured top-1 on the samples; -1: no labels
   double plannedAccuracy = 0;
+  // With `cold`: load + first run of every position, summed; the plan's predicted
+  // cold latency summed the same way; the chain's next run; per position what the
+  // cold run did (drivers/run/cold_run.h).
+  double coldMs = 0, predictedColdMs = 0, secondRunMs = 0;
+  Json coldPositions;
+  std::string coldTable;
 };
 
 struct BundleRunResult {

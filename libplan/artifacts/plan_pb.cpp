@@ -302,6 +302,8 @@ namespace {
 
 void put(const ColdPlan& c, planpb::ColdPlan* m) {
   m->set_model(c.model);
+  m->set_configuration(c.configuration);
+  m->set_pipelined(c.pipelined);
   m->set_gemm(c.gemm);
   m->set_gemm_startup(c.gemmStartup);
   m->set_cores(c.cores);
@@ -320,6 +322,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     o->set_step(n.step);
     o->set_node(n.node);
     o->set_kernel(n.kernel);
+    o->set_gemm(n.gemm);
     o->set_weights(n.weights);
     o->set_transform_core(n.transformCore);
     o->set_read_start_ms(n.readStartMs);
@@ -329,6 +332,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     o->set_exec_start_ms(n.execStartMs);
     o->set_exec_end_ms(n.execEndMs);
     o->set_warm_kernel(n.warmKernel);
+    o->set_warm_gemm(n.warmGemm);
     o->set_warm_weights(n.warmWeights);
     o->set_warm_core(n.warmCore);
     o->set_warm_ready_ms(n.warmReadyMs);
@@ -348,6 +352,8 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
 ColdPlan get(const planpb::ColdPlan& m) {
   ColdPlan c;
   c.model = m.model();
+  c.configuration = m.configuration();
+  c.pipelined = m.pipelined();
   c.gemm = m.gemm();
   c.gemmStartup = m.gemm_startup();
   c.cores = m.cores();
@@ -362,10 +368,10 @@ ColdPlan get(const planpb::ColdPlan& m) {
   c.lowerBoundMs = m.lower_bound_ms();
   c.states = m.states();
   for (const auto& o : m.nodes())
-    c.nodes.push_back(ColdNodePlan{o.step(), o.node(), o.kernel(), o.weights(), o.transform_core(),
+    c.nodes.push_back(ColdNodePlan{o.step(), o.node(), o.kernel(), o.gemm(), o.weights(), o.transform_core(),
                                    o.read_start_ms(), o.read_end_ms(), o.transform_start_ms(), o.transform_end_ms(),
-                                   o.exec_start_ms(), o.exec_end_ms(), o.warm_kernel(), o.warm_weights(),
-                                   o.warm_core(), o.warm_ready_ms()});
+                                   o.exec_start_ms(), o.exec_end_ms(), o.warm_kernel(), o.warm_gemm(),
+                                   o.warm_weights(), o.warm_core(), o.warm_ready_ms()});
   for (const auto& o : m.configurations())
     c.configurations.push_back(ColdConfiguration{o.name(), o.kernel_selection(), o.caching(), o.pipelining(),
                                                  o.gemm(), o.predicted_ms(), o.status()});
