@@ -1,5 +1,5 @@
 // Weight cache files as plan-run --cache and bundle runs open them
-// (WeightCache::open), then every entry as a kernel gets it (lookup), whose
+// (WeightCache::open), then every (node, kernel) entry as a kernel gets it (lookup), whose
 // arrays must lie within their extents in the file.
 //
 // Header, table and skeleton are guarded by checksums, which random bytes
@@ -70,14 +70,15 @@ ZP_FUZZ_TARGET(weight_cache) {
   const Json table = Json::parse(std::string_view(bytes).substr(tableOffset, tableBytes));
   for (const auto& e : table) {
     const std::string node = e.at("node").get<std::string>();
-    fuzz::require((*cache)->entry(node) != nullptr, "weight cache: an entry of the table is not found");
+    const std::string kernel = e.at("kernel").get<std::string>();
+    fuzz::require((*cache)->entry(node, kernel) != nullptr, "weight cache: an entry of the table is not found");
     runtime::PackedWeights weights;
     std::string why;
-    if ((*cache)->lookup(node, e.at("kernel").get<std::string>(), e.at("source_crc").get<uint32_t>(), &weights,
-                         &why) != runtime::WeightCache::Result::Hit)
+    if ((*cache)->lookup(node, kernel, e.at("source_crc").get<uint32_t>(), &weights, &why) !=
+        runtime::WeightCache::Result::Hit)
       continue;
     // What a kernel reads: every element of every array, which must be the array's extent in the file.
-    const auto extents = (*cache)->payloadExtents(node);
+    const auto extents = (*cache)->payloadExtents(node, kernel);
     fuzz::require(extents.size() == weights.arrays.size(), "weight cache: arrays and extents differ in number");
     uint8_t sum = 0;
     for (size_t i = 0; i < extents.size(); ++i) {

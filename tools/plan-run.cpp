@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
+  std::string coldPlan;
+  app.add_option("--cold-plan", coldPlan, "plan.json with a cold section for the model (plan-solve --mode cold): "
+                                          "--write-cache writes the cache it runs from; with --cache (and --cold) "
+                                          "the load follows it, reported per node");
   app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")
       ->check(zp::cli::integerIn(0, 1000000));
   app.add_option("--threads", o.threads, "threads")->check(zp::cli::threadCount());
@@ -73,7 +77,8 @@ int main(int argc, char** argv) {
                  "--serve: timed runs per subgraph to calibrate the prediction as serving runs it (0: the plan's latencies)")
       ->check(zp::cli::integerIn(0, 100000));
   app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
-  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run)");
+  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run; "
+                                  "an operator-placement bundle: one track per processor)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
       ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
@@ -108,7 +113,7 @@ int main(int argc, char** argv) {
     return zp::cli::kOptionError;
   }
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
-                                                             "--write-cache", "--cold", "--threads", "--trace", "--gemm"}
+                                                             "--write-cache", "--threads", "--gemm", "--cold-plan"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples"}) {
     if (app.count(opt)) {
       zp::cli::printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
@@ -117,10 +122,22 @@ int main(int argc, char** argv) {
   }
   if (isBundle) {
     bundle.bundle = model;
+    bundle.cold = o.cold;
     bundle.repeat = o.repeat;
     bundle.seed = o.seed;
+    bundle.trace = trace;
     return runBundle(bundle, json);
   }
+  if (!coldPlan.empty() && (app.count("--kernels") || app.count("--gemm"))) {
+    zp::cli::printError("plan-run", "--cold-plan names every node's kernel and GEMM library: not with --kernels or --gemm");
+    return zp::cli::kOptionError;
+  }
+  if (!coldPlan.empty() && o.cold && cache.empty()) {
+    zp::cli::printError("plan-run", "--cold-plan with --cold runs from the plan's weight cache: give --cache "
+                                    "(written with --cold-plan and --write-cache)");
+    return zp::cli::kOptionError;
+  }
+  o.coldPlan = coldPlan;
   o.model = model;
   o.saveOutputs = saveOutputs;
   o.cache = cache;

@@ -69,6 +69,11 @@ int main(int argc, char** argv) {
       ->check(zp::cli::integerIn(1, 4096));
   app.add_option("--warm-repeat", co.measure.warmRepeat, "cold: warm runs per kernel when measuring")
       ->default_val(5)->check(zp::cli::integerIn(1, 100000));
+  std::string knobs = "K+C+P";
+  app.add_option("--knobs", knobs, "cold: the knob combination whose plan is written (K kernel selection, "
+                                   "C caching, P pipelining; the ablation is predicted for all)")
+      ->default_val("K+C+P")
+      ->check(CLI::IsMember({"none", "K", "C", "P", "K+C", "K+P", "C+P", "K+C+P"}));
   // all
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
@@ -92,6 +97,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "cold") {
+    co.solve.knobs = *zp::coldstart::parseKnobs(knobs);
     co.model = input;
     co.output = output;
     co.version = zp::zooplanVersion();

@@ -64,12 +64,12 @@ std::string coldSummary(const plan::ColdPlan& c) {
   for (const auto& n : c.nodes) {
     cached += n.weights == "cache";
     transformed += n.weights == "transform";
-    switches += n.warmKernel != n.kernel;
+    switches += n.warmKernel != n.kernel || n.warmGemm != n.gemm;
   }
-  s += fmt::format("plan (K+C+P): predicted cold {:.2f} ms ({}, {}; lower bound {:.2f} ms), {} node(s) from the cache, "
-                   "{} transformed at load, {} switch kernel for warm runs (warm weights ready at {:.2f} ms, "
+  s += fmt::format("plan ({}): predicted cold {:.2f} ms ({}, {}; lower bound {:.2f} ms), {} node(s) from the cache, "
+                   "{} transformed at load, {} switch kernel or GEMM library for warm runs (warm weights ready at {:.2f} ms, "
                    "predicted warm run {:.2f} ms)\n",
-                   c.predictedColdMs, c.status, c.solver, c.lowerBoundMs, cached, transformed, switches,
+                   c.configuration, c.predictedColdMs, c.status, c.solver, c.lowerBoundMs, cached, transformed, switches,
                    c.predictedWarmReadyMs, c.predictedWarmMs);
   return s;
 }

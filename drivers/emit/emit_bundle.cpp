@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "drivers/cold_flow/cold_schedule.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
@@ -48,6 +49,8 @@ struct SubgraphUse {
   std::string hash;       // expected content hash
   std::string processor;  // first processor it is placed on (for messages)
   std::set<std::pair<std::string, int>> policies;  // (kernel policy, threads) it needs a cache for
+  const plan::ColdPlan* cold = nullptr;  // its cold-start section: the one cache it gets
+  std::string coldLabel;
 };
 
 // Everything the bundle is made from, read from disk now.
@@ -139,6 +142,8 @@ Status collectStitchSources(Sources& s, bool strict) {
       return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
   }
   ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
+  std::map<std::string, const plan::ColdPlan*> coldByLabel;
+  for (const auto& c : s.plan.cold) coldByLabel[c.model] = &c;
   for (const auto& t : st.tasks) {
     const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
     if (manifest && !ts && strict)
@@ -161,6 +166,12 @@ Status collectStitchSources(Sources& s, bool strict) {
                          short16(g.hash));
       }
       use.policies.insert({policyOf(*proc->second), std::max(1, proc->second->threads)});
+      // One cold section per file: subgraphs of equal content share the first label's.
+      auto cold = coldByLabel.find(fmt::format("{}/{}/{}", t.name, g.position, g.variant));
+      if (cold != coldByLabel.end() && (!use.cold || cold->first < use.coldLabel)) {
+        use.cold = cold->second;
+        use.coldLabel = cold->first;
+      }
     }
   }
   for (const auto& [file, use] : s.subgraphs) {
@@ -208,6 +219,26 @@ Status collectConcurrentSources(Sources& s, bool strict) {
   return {};
 }
 
+// The operator-placement section: the model it places, checked against the hash
+// plan-solve recorded for it.
+Status collectOpplaceSources(Sources& s, bool strict) {
+  const fs::path planDir = s.planPath.parent_path();
+  // The model path is recorded as given to plan-solve: as is, then relative to the plan's folder.
+  const std::string& m = s.plan.opplace->model;
+  fs::path mp = m;
+  if (!m.empty() && !fs::exists(mp) && !planDir.empty() && fs::path(m).is_relative()) mp = planDir / m;
+  std::string bytes;
+  ZP_TRY(addInput(s, "model", m, mp, strict, &bytes));
+  if (auto rec = s.plan.header.inputs.find(m);
+      strict && !bytes.empty() && rec != s.plan.header.inputs.end() && rec->second != sha256Hex(bytes))
+    return makeError("{}: does not match the hash {} records for it (model changed since planning?)", mp.string(),
+                     s.planPath.string());
+  for (const auto& p : s.plan.opplace->processors)
+    if (!runtime::isKnownPolicy(policyOf(p)))
+      return makeError("{}: $.opplace.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
+  return {};
+}
+
 // Reads the plan and everything it points at. strict: any missing or
 // inconsistent input is an error (emit); otherwise problems become notes on
 // the inputs (check).
@@ -220,8 +251,8 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     if (j.is_discarded()) return makeError("{}: not valid JSON", planPath.string());
     ZP_ASSIGN_OR_RETURN(s.plan, artifacts::planFromJson(j, planPath.string()));
   }
-  if (!s.plan.stitch && !s.plan.concurrent)
-    return makeError("{}: the plan has neither a 'stitch' nor a 'concurrent' section; nothing to emit",
+  if (!s.plan.stitch && !s.plan.concurrent && !s.plan.opplace)
+    return makeError("{}: the plan has no 'stitch', 'concurrent' or 'opplace' section; nothing to emit",
                      planPath.string());
   {
     CurrentInput c;
@@ -231,6 +262,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
   }
   if (s.plan.stitch) ZP_TRY(collectStitchSources(s, strict));
   if (s.plan.concurrent) ZP_TRY(collectConcurrentSources(s, strict));
+  if (s.plan.opplace) ZP_TRY(collectOpplaceSources(s, strict));
   std::sort(s.inputs.begin(), s.inputs.end(), [](const CurrentInput& a, const CurrentInput& b) {
     return std::tie(a.input.role, a.input.key) < std::tie(b.input.role, b.input.key);
   });
@@ -260,6 +292,44 @@ Status writeUnder(const fs::path& root, const std::string& rel, std::string_view
   return writeFileAtomic(p, bytes);
 }
 
+// The weight caches of the placed model for the kernel policy of every
+// processor it is placed on (runtime weight caches, as for stitch subgraphs).
+Status writePlacedModelCaches(const fs::path& root, const std::string& modelRel, const std::string& sha,
+                              const std::vector<plan::PlanProcessor>& processors, EmitResult& res) {
+  for (const auto& p : processors) {
+    const std::string cacheRel = artifacts::cacheFileName(sha, policyOf(p));
+    if (fs::exists(root / cacheRel)) continue;  // same policy on another processor: same weights
+    runtime::SessionOptions so;
+    so.threads = std::max(1, p.threads);
+    so.kernels.policy = policyOf(p);
+    so.computeSourceChecksums = true;
+    auto session = runtime::Session::load(root / modelRel, so);
+    if (!session.ok())
+      return makeError("{}: cannot load for its weight cache ({}): {}", modelRel, so.kernels.policy,
+                       session.error().message);
+    std::error_code ec;
+    fs::create_directories((root / cacheRel).parent_path(), ec);
+    ZP_TRY((*session)->writeCache(root / cacheRel));
+    ++res.caches;
+  }
+  return {};
+}
+
+// caches/<hash16>.cold.zwc: the cache the subgraph's cold section runs from.
+Status writeColdCacheFor(const Sources& src, const SubgraphUse& use, const fs::path& root) {
+  const std::string where = fmt::format("{}: cold section '{}'", src.planPath.string(), use.coldLabel);
+  ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule schedule, coldScheduleOf(*use.cold, where));
+  const std::string rel = artifacts::cacheFileName(use.hash, kColdCachePolicy);
+  std::error_code ec;
+  fs::create_directories((root / rel).parent_path(), ec);
+  Status st = runtime::Session::writeColdCache(root / use.file, schedule, runtime::SessionOptions{}, root / rel,
+                                               /*identifyModelFile=*/false);
+  if (!st.ok())
+    return makeError("{}: cannot write its cold-start cache ({}): {}", (src.stitchDir / use.file).string(), where,
+                     st.error().message);
+  return {};
+}
+
 }  // namespace
 
 Expected<EmitResult> emitBundle(const EmitParams& params) {
@@ -281,6 +351,13 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       ZP_TRY(writeUnder(root, use.file, in.bytes));
       ++res.subgraphs;
       if (!params.writeCaches) continue;
+      if (use.cold) {
+        // The cold section decides what is cached: its nodes' payloads only (NNV12 §3.2).
+        ZP_TRY(writeColdCacheFor(src, use, root));
+        ++res.caches;
+        ++res.coldCaches;
+        continue;
+      }
       for (const auto& [policy, threads] : use.policies) {
         const std::string cacheRel = artifacts::cacheFileName(use.hash, policy);
         if (fs::exists(root / cacheRel)) continue;  // same policy at another thread count: same weights
@@ -297,8 +374,12 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
         ++res.caches;
       }
     } else if (in.input.role == "model") {
-      ZP_TRY(writeUnder(root, "models/" + short16(in.input.sha256) + ".onnx", in.bytes));
+      const std::string rel = "models/" + short16(in.input.sha256) + ".onnx";
+      if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy
+      ZP_TRY(writeUnder(root, rel, in.bytes));
       ++res.models;
+      if (src.plan.opplace && in.input.key == src.plan.opplace->model && params.writeCaches)
+        ZP_TRY(writePlacedModelCaches(root, rel, in.input.sha256, src.plan.opplace->processors, res));
     }
   }
 
@@ -323,6 +404,8 @@ std::string emitSummary(const EmitParams& params, const EmitResult& r) {
   for (const auto& a : r.manifest.artifacts) bytes += a.size;
   std::string s = fmt::format("wrote {}: {} artifacts ({} bytes): plan.json, plan.pb, {} subgraphs, {} weight caches",
                               params.out.string(), r.manifest.artifacts.size(), bytes, r.subgraphs, r.caches);
+  if (r.coldCaches)
+    s += fmt::format(" ({} of them for cold sections: payloads only of the nodes each caches)", r.coldCaches);
   if (r.models) s += fmt::format(", {} models", r.models);
   s += "\n";
   for (const auto& n : r.notes) s += "note: " + n + "\n";

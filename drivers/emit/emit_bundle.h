@@ -7,8 +7,14 @@
 //   subgraphs/<hash16>.onnx   every subgraph the stitch section names (copied, hash-checked)
 //   caches/<hash16>.<policy>.zwc
 //                             post-transformed weights for the kernel policy of the
-//                             processor the subgraph is placed on (runtime weight cache)
-//   models/<sha16>.onnx       concurrent plans: ONNX models the workload names, when found
+//                             processor the subgraph (or the placed model) is placed on
+//                             (runtime weight cache)
+//   caches/<hash16>.cold.zwc  instead, for a subgraph the plan has a cold section for:
+//                             the payloads of the nodes that section caches, and
+//                             references into the subgraph file for the weights it
+//                             transforms at load (Session::writeColdCache)
+//   models/<sha16>.onnx       concurrent plans: ONNX models the workload names, when found;
+//                             operator-placement plans: the model they place
 //   manifest.json             every artifact (path, size, sha256), the tool, the inputs
 //   .zooplan-output           the output marker: a later plan-emit may replace this
 //                             directory, no other tool may
@@ -35,12 +41,16 @@ struct EmitParams {
   std::filesystem::path plan;    // PLAN.json
   std::filesystem::path out;     // BUNDLE_DIR: absent, empty or an earlier bundle (replaced atomically)
   std::string toolVersion;       // recorded in the manifest ("plan-emit <version>")
-  bool writeCaches = true;       // weight caches for every stitch subgraph
+  bool writeCaches = true;       // weight caches for every stitch subgraph (the cold cache where it has a cold section)
 };
+
+// The policy part of a cold section's cache name (no kernel policy is called so).
+inline constexpr const char* kColdCachePolicy = "cold";
 
 struct EmitResult {
   BundleManifest manifest;
   int subgraphs = 0, caches = 0, models = 0;
+  int coldCaches = 0;  // of `caches`: written for cold sections
   std::vector<std::string> notes;  // e.g. a workload that was not found
 };
 

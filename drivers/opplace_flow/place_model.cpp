@@ -1,5 +1,6 @@
 #include "drivers/opplace_flow/place_model.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -105,18 +106,41 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
     p.alone.push_back(opplace::AloneConfig{c.label(), costs});
   }
   p.handoff = in.handoff;
+  // Processors that name their cores occupy them (one with all cores shares them with the others).
+  if (std::all_of(in.processors.begin(), in.processors.end(), [](const PlaceProcessor& q) { return !q.config.cores.empty(); }))
+    for (const auto& q : in.processors) p.cores.push_back(q.config.cores);
   out.costSource = predicted ? "predicted" : "measured";
   ZP_TRY(opplace::validate(p));
   return out;
 }
 
+std::vector<PlaceProcessor> placeProcessors(const zoo::Zoo& zoo) {
+  std::vector<PlaceProcessor> out;
+  for (const auto& p : zoo.processors) {
+    if (!p.profile || p.profile->source != "host") continue;
+    measure::HostConfig c;
+    if (!p.profile->policy.empty()) c.policy = p.profile->policy;
+    if (p.profile->threads > 0) c.threads = p.profile->threads;
+    if (p.profile->gemm == "blis") c.gemm = runtime::GemmLibrary::Blis;
+    c.cores = p.cores;
+    out.push_back({p.name, c});
+  }
+  return out;
+}
+
+plan::PlanProcessor planProcessor(const PlaceProcessor& p, const std::string& kind) {
+  return plan::PlanProcessor{p.name, kind, "host", p.config.policy, p.config.threads, p.config.cores,
+                             runtime::gemmLibraryKey(p.config.gemm)};
+}
+
 plan::OpPlacement placementSection(const opplace::Problem& p, const opplace::PlacementResult& r,
-                                   const std::string& modelFile, const std::string& costSource,
-                                   const opplace::SolveParams& params) {
+                                   const std::vector<plan::PlanProcessor>& processors, const std::string& modelFile,
+                                   const std::string& costSource, const opplace::SolveParams& params) {
+  assert(processors.size() == p.processors.size());
   plan::OpPlacement o;
   o.model = modelFile;
   o.costSource = costSource;
-  o.processors = p.processors;
+  o.processors = processors;
   o.latencyMs = r.solution.latencyMs;
   const auto& s = r.solution;
   o.solver = plan::SolverReport{s.solver, s.optimal ? "optimal" : "feasible", "all assignments", -1, s.latencyMs,

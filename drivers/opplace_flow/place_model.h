@@ -11,6 +11,7 @@
 #include "libplan/artifacts/node_profile_csv.h"
 #include "libplan/estimate/op_latency.h"
 #include "libplan/plan/plan.h"
+#include "libplan/zoo/zoo.h"
 #include "passes/measure/host_measure.h"
 #include "passes/opplace/opplace.h"
 
@@ -18,8 +19,17 @@ namespace zp::drivers::opplace_flow {
 
 struct PlaceProcessor {
   std::string name;
+  // How its per-node costs were measured (policy, threads, GEMM library) and the
+  // cores it runs on: when every processor names its cores, processors sharing a
+  // core take turns in the cost model (e.g. one with all cores beside single-core ones).
   measure::HostConfig config;
 };
+
+// The zoo's host processors, in zoo order, each with its kernel policy, threads,
+// GEMM library and cores.
+std::vector<PlaceProcessor> placeProcessors(const zoo::Zoo& zoo);
+// A processor as the plan records it (plan-run pins and runs it from this).
+plan::PlanProcessor planProcessor(const PlaceProcessor& p, const std::string& kind);
 
 struct PlaceInputs {
   std::string modelKey;  // the model's name in the profile
@@ -40,8 +50,9 @@ struct PlaceProblem {
 // `model` is shape-inferred.
 Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const PlaceInputs& inputs);
 
+// `processors`: as problem.processors, in its order.
 plan::OpPlacement placementSection(const opplace::Problem& problem, const opplace::PlacementResult& result,
-                                   const std::string& modelFile, const std::string& costSource,
-                                   const opplace::SolveParams& params);
+                                   const std::vector<plan::PlanProcessor>& processors, const std::string& modelFile,
+                                   const std::string& costSource, const opplace::SolveParams& params);
 
 }  // namespace zp::drivers::opplace_flow

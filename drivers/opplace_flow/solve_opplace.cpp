@@ -1,5 +1,6 @@
 #include "drivers/opplace_flow/solve_opplace.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -42,13 +43,7 @@ Expected<std::vector<std::vector<opplace::HandOff>>> handOffs(const std::filesys
 Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo(o.zoo));
   PlaceInputs in;
-  for (const auto& p : zoo.processors) {
-    if (!p.profile || p.profile->source != "host") continue;
-    measure::HostConfig c;
-    if (!p.profile->policy.empty()) c.policy = p.profile->policy;
-    if (p.profile->threads > 0) c.threads = p.profile->threads;
-    in.processors.push_back({p.name, c});
-  }
+  in.processors = opplace_flow::placeProcessors(zoo);
   if (in.processors.empty()) return makeError("{}: no host processors to place operators on", o.zoo);
   const std::filesystem::path dir(o.profileDir);
   ZP_ASSIGN_OR_RETURN(in.profile, artifacts::readNodeProfileCsv(dir / "node_profile.csv"));
@@ -82,7 +77,12 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
     plan.header.inputs[f] = sha256Hex(bytes);
   }
-  plan.opplace = opplace_flow::placementSection(pp.problem, result, o.model, pp.costSource, o.solve);
+  std::vector<plan::PlanProcessor> recorded;
+  for (const auto& p : in.processors) {
+    auto spec = std::find_if(zoo.processors.begin(), zoo.processors.end(), [&](const auto& z) { return z.name == p.name; });
+    recorded.push_back(opplace_flow::planProcessor(p, spec->kind));
+  }
+  plan.opplace = opplace_flow::placementSection(pp.problem, result, recorded, o.model, pp.costSource, o.solve);
   ZP_TRY(artifacts::writePlan(plan, o.output));
 
   const auto& s = result.solution;

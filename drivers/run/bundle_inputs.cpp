@@ -15,13 +15,16 @@ namespace fs = std::filesystem;
 using artifacts::BundleManifest;
 using runtime::Tensor;
 
-Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
+Expected<plan::Plan> readBundlePlan(const fs::path& b) {
   ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
-  {
-    ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::readPlan(b / "plan.json"));
-    if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
-  }
+  ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::readPlan(b / "plan.json"));
+  if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
+  return plan;
+}
+
+Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(b));
   if (!plan.stitch)
     return makeError("{}: the plan has no stitch section; plan-run runs the SparseLoom section of a bundle",
                      (b / "plan.pb").string());

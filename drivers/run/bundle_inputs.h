@@ -15,7 +15,9 @@
 
 namespace zp::drivers {
 
-// plan.pb, equal to plan.json beside it, with a stitch section.
+// plan.pb, equal to plan.json beside it.
+Expected<plan::Plan> readBundlePlan(const std::filesystem::path& bundle);
+// The same, with a stitch section.
 Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
 
 // A plan processor as the runtime runs it, for plan-run's check runs and its

@@ -1,5 +1,8 @@
 #include "drivers/run/run_bundle.h"
 #include "drivers/run/bundle_inputs.h"
+#include "drivers/emit/emit_bundle.h"
+#include "drivers/run/cold_run.h"
+#include "libplan/runtime/measure.h"
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +39,24 @@ namespace {
 struct Chain {
   std::vector<std::unique_ptr<Session>> sessions;
 
+  // The feeds of session i + 1 from the outputs of session i: by name, else in order.
+  Expected<TensorMap> feedsAfter(size_t i, const TensorMap& out) const {
+    const Session& next = *sessions[i + 1];
+    TensorMap nextFeeds;
+    bool byName = std::all_of(next.inputs().begin(), next.inputs().end(),
+                              [&](const runtime::IoInfo& io) { return out.count(io.name) > 0; });
+    if (byName) {
+      for (const auto& io : next.inputs()) nextFeeds.emplace(io.name, out.at(io.name));
+    } else if (next.inputs().size() == sessions[i]->outputs().size()) {
+      for (size_t k = 0; k < next.inputs().size(); ++k)
+        nextFeeds.emplace(next.inputs()[k].name, out.at(sessions[i]->outputs()[k].name));
+    } else {
+      return makeError("{}: its {} inputs do not match the {} outputs of {}", next.label(), next.inputs().size(),
+                       sessions[i]->outputs().size(), sessions[i]->label());
+    }
+    return nextFeeds;
+  }
+
   Expected<TensorMap> run(const Tensor& x) const {
     TensorMap feeds;
     feeds.emplace(sessions.front()->inputs().at(0).name, x);
@@ -43,20 +64,7 @@ struct Chain {
     for (size_t i = 0; i < sessions.size(); ++i) {
       ZP_ASSIGN_OR_RETURN(out, sessions[i]->run(feeds));
       if (i + 1 == sessions.size()) break;
-      const Session& next = *sessions[i + 1];
-      TensorMap nextFeeds;
-      bool byName = std::all_of(next.inputs().begin(), next.inputs().end(),
-                                [&](const runtime::IoInfo& io) { return out.count(io.name) > 0; });
-      if (byName) {
-        for (const auto& io : next.inputs()) nextFeeds.emplace(io.name, out.at(io.name));
-      } else if (next.inputs().size() == sessions[i]->outputs().size()) {
-        for (size_t k = 0; k < next.inputs().size(); ++k)
-          nextFeeds.emplace(next.inputs()[k].name, out.at(sessions[i]->outputs()[k].name));
-      } else {
-        return makeError("{}: its {} inputs do not match the {} outputs of {}", next.label(), next.inputs().size(),
-                         sessions[i]->outputs().size(), sessions[i]->label());
-      }
-      feeds = std::move(nextFeeds);
+      ZP_ASSIGN_OR_RETURN(feeds, feedsAfter(i, out));
     }
     TensorMap owned;
     for (const auto& [name, t] : out) owned.emplace(name, t.clone());
@@ -67,7 +75,8 @@ struct Chain {
 }  // namespace
 
 bool BundleRunResult::ok() const {
-  return std::all_of(tasks.begin(), tasks.end(), [](const TaskRunReport& t) { return !t.feasible || t.match; });
+  return std::all_of(tasks.begin(), tasks.end(), [](const TaskRunReport& t) { return !t.feasible || t.match; }) &&
+         (!placed || placed->match);
 }
 
 Json BundleRunResult::json() const {
@@ -90,13 +99,23 @@ Json BundleRunResult::json() const {
       j["predicted_ms"] = t.predictedMs;
       j["planned_accuracy"] = t.plannedAccuracy;
       j["accuracy"] = t.accuracy < 0 ? Json(nullptr) : Json(t.accuracy);
+      if (!t.coldPositions.is_null())
+        j["cold"] = {{"cold_ms", t.coldMs}, {"predicted_cold_ms", t.predictedColdMs},
+                     {"second_run_ms", t.secondRunMs}, {"positions", t.coldPositions}};
     }
     ts.push_back(std::move(j));
   }
-  return Json{{"tasks", ts}, {"warnings", warnings}, {"notes", notes}, {"ok", ok()}};
+  Json j{{"tasks", ts}, {"warnings", warnings}, {"notes", notes}, {"ok", ok()}};
+  if (placed) j["placed"] = placed->json();
+  return j;
 }
 
 std::string BundleRunResult::table() const {
+  if (placed) {
+    std::string s = placed->table();
+    for (const auto& n : notes) s += "note: " + n + "\n";
+    return s;
+  }
   std::string s = fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11} {:>6} {:>12} {:>13} {:>8} {:>9}\n", "task", "slo",
                               "combination", "samples", "max|diff|", "match", "measured ms", "predicted ms",
                               "accuracy", "planned");
@@ -110,6 +129,11 @@ std::string BundleRunResult::table() const {
                      t.match ? "yes" : "NO", t.measuredMs, t.predictedMs,
                      t.accuracy < 0 ? std::string("-") : fmt::format("{:.4f}", t.accuracy), t.plannedAccuracy);
   }
+  for (const auto& t : tasks)
+    if (!t.coldPositions.is_null())
+      s += fmt::format("{} cold start: {:.2f} ms measured (load + first run of each position, files evicted), "
+                       "{:.2f} ms predicted; second run {:.3f} ms\n{}",
+                       t.task, t.coldMs, t.predictedColdMs, t.secondRunMs, t.coldTable);
   s += "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its processors";
   s += "\nmatch: outputs with the bundle's weight caches equal the same subgraphs run without caches\n";
   for (const auto& n : notes) s += "note: " + n + "\n";
@@ -118,10 +142,9 @@ std::string BundleRunResult::table() const {
 
 namespace {
 
-// plan.pb, checked against plan.json beside it and against --slo and --task.
-Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
+// A stitch plan, checked against --slo and --task.
+Status checkStitchOptions(const BundleRunParams& params, const plan::Plan& plan) {
   const fs::path& b = params.bundle;
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundleStitchPlan(b));
   const plan::StitchPlan& st = *plan.stitch;
   if (!params.slo.empty() &&
       std::none_of(st.slos.begin(), st.slos.end(), [&](const auto& c) { return c.id == params.slo; }))
@@ -129,7 +152,31 @@ Expected<plan::Plan> readBundlePlan(const BundleRunParams& params) {
   if (!params.task.empty() &&
       std::none_of(st.tasks.begin(), st.tasks.end(), [&](const auto& t) { return t.name == params.task; }))
     return makeError("--task {}: no such task in {}", params.task, (b / "plan.pb").string());
-  return plan;
+  if (!params.trace.empty())
+    return makeError("--trace: {} is a stitch plan's bundle; --trace traces an operator-placement bundle's run",
+                     b.string());
+  return {};
+}
+
+// The bundle of an operator-placement plan.
+Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleManifest& manifest,
+                                    const plan::Plan& plan) {
+  if (!params.slo.empty() || !params.task.empty())
+    return makeError("--slo/--task: {} places one model's operators; it has no tasks or SLO configurations",
+                     params.bundle.string());
+  if (params.cold)
+    return makeError("--cold: {} places one model's operators; it has no cold sections", params.bundle.string());
+  PlacedRunParams pp;
+  pp.bundle = params.bundle;
+  pp.repeat = params.repeat;
+  pp.seed = params.seed;
+  pp.tolerance = params.tolerance;
+  pp.trace = params.trace;
+  BundleRunResult res;
+  ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, manifest, plan));
+  res.warnings = r.warnings;
+  res.placed = std::move(r);
+  return res;
 }
 
 // What a bundle run shares between its tasks.
@@ -138,6 +185,7 @@ struct BundleContext {
   std::map<std::string, std::string> artifactSha;           // manifest: path -> sha256
   std::map<std::string, const plan::PlanProcessor*> procs;  // by name
   const std::vector<std::string>* order = nullptr;          // the plan's placement order
+  const plan::Plan* plan = nullptr;
   std::optional<zoo::Zoo> zoo;
   std::set<std::string> warned;
   BundleRunResult res;
@@ -158,7 +206,7 @@ const plan::Selection* selectionToRun(const BundleRunParams& params, const plan:
 // One position's subgraph: a session with the bundle's weight cache and a
 // reference session without it.
 Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
-                    const std::string& where, Chain& cached, Chain& reference, TaskRunReport& r) {
+                    const std::string& where, Chain& cached, Chain& reference, TaskRunReport& r, bool referenceOnly) {
   const fs::path& b = ctx.params.bundle;
   const std::string& onProc = ctx.order->at(static_cast<size_t>(pos));
   auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
@@ -175,7 +223,13 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   const auto config = processorConfig(*proc->second);
   runtime::SessionOptions so = runtime::serve::sessionOptions(config);
   ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
-  const std::string cacheRel = artifacts::cacheFileName(g->hash, config.policy);
+  reference.sessions.push_back(std::move(ref));
+  r.processors.push_back(g->processor);
+  if (referenceOnly) return {};
+  std::string cacheRel = artifacts::cacheFileName(g->hash, config.policy);
+  // A subgraph with a cold section has its cold cache only: its entries that fit are used.
+  if (!fs::exists(b / cacheRel) && fs::exists(b / artifacts::cacheFileName(g->hash, kColdCachePolicy)))
+    cacheRel = artifacts::cacheFileName(g->hash, kColdCachePolicy);
   if (fs::exists(b / cacheRel)) {
     so.cache = b / cacheRel;
     auto sha = ctx.artifactSha.find(cacheRel);
@@ -191,9 +245,67 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   for (const auto& w : s->warnings()) ctx.warn(w);
   r.cacheHits += s->loadStats().cacheHits;
   r.cacheFallbacks += s->loadStats().cacheFallbacks;
-  r.processors.push_back(g->processor);
   cached.sessions.push_back(std::move(s));
-  reference.sessions.push_back(std::move(ref));
+  return {};
+}
+
+// The task's cold start: position by position, its subgraph and cold cache evicted,
+// loaded following its cold section and run on what the position before gave it.
+Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::TaskPlan& task,
+                      const std::vector<std::string>& variants, const std::string& where, Chain& cold,
+                      TaskRunReport& r) {
+  const fs::path& b = ctx.params.bundle;
+  r.coldPositions = Json::array();
+  TensorMap feeds, out;
+  Tensor x;  // the chain's input
+  for (int pos = 0; pos < task.positions; ++pos) {
+    const std::string label = fmt::format("{}/{}/{}", task.name, pos, variants[static_cast<size_t>(pos)]);
+    auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.model == label; });
+    auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
+      return s.position == pos && s.variant == variants[static_cast<size_t>(pos)] &&
+             s.processor == ctx.order->at(static_cast<size_t>(pos));
+    });
+    if (cp == plan.cold.end() || g == task.subgraphs.end())
+      return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
+    const fs::path model = b / g->file, cache = b / artifacts::cacheFileName(g->hash, kColdCachePolicy);
+    ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule sc, coldScheduleOf(*cp, where + ": cold section " + label));
+    runtime::SessionOptions so = runtime::serve::sessionOptions(processorConfig(*ctx.procs.at(g->processor)));
+    so.cache = cache;
+    so.cacheIsForModel = true;  // plan-emit wrote it from this subgraph
+    so.coldSchedule = std::make_shared<const runtime::ColdSchedule>(std::move(sc));
+    ZP_TRY(runtime::evictFromPageCache(model));
+    ZP_TRY(runtime::evictFromPageCache(cache));
+    const auto t0 = SteadyClock::now();
+    ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
+    double ms = msSince(t0);
+    Session& session = *s;
+    cold.sessions.push_back(std::move(s));
+    if (pos == 0) {  // the input is made outside the timed span
+      const runtime::IoInfo& in0 = session.inputs().at(0);
+      x = runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)}, ctx.params.seed);
+      feeds.emplace(in0.name, x);
+    } else {
+      ZP_ASSIGN_OR_RETURN(feeds, cold.feedsAfter(static_cast<size_t>(pos) - 1, out));
+    }
+    const auto tRun = SteadyClock::now();
+    ZP_ASSIGN_OR_RETURN(out, session.run(feeds));
+    ms += msSince(tRun);
+    r.coldMs += ms;
+    r.predictedColdMs += cp->predictedColdMs;
+    r.cacheHits += session.loadStats().cacheHits;
+    const auto report = session.coldReport();
+    Json pj = coldRunJson(*report, session, *cp);
+    pj["subgraph"] = label;
+    pj["cold_ms"] = ms;
+    r.coldPositions.push_back(std::move(pj));
+    r.coldTable += fmt::format("position {} ({}): {:.2f} ms\n", pos, label, ms) + coldRunTable(*report, session, *cp);
+    for (const auto& w : session.warnings()) ctx.warn(w);
+  }
+  // The next run at once (warm kernels where ready), then the whole warm switch.
+  const auto t1 = SteadyClock::now();
+  ZP_TRY(cold.run(x));
+  r.secondRunMs = msSince(t1);
+  for (auto& s : cold.sessions) s->waitForWarmSwitch();
   return {};
 }
 
@@ -278,8 +390,11 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) 
     return makeError("{}: combination '{}' has {} parts for {} positions", where, sel->combination, variants.size(),
                      task.positions);
   Chain cached, reference;
+  // A cold start first, before any other load reads these files.
+  if (ctx.params.cold) ZP_TRY(coldStartChain(ctx, *ctx.plan, task, variants, where, cached, r));
   for (int pos = 0; pos < task.positions; ++pos)
-    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], where, cached, reference, r));
+    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], where, cached, reference, r,
+                        ctx.params.cold));
   ZP_ASSIGN_OR_RETURN(Dataset data, chainInputs(ctx, task, cached));
   r.inputs = data.source;
   r.samples = static_cast<int>(data.samples.size());
@@ -294,8 +409,11 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) 
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params));
-  BundleContext ctx{params, {}, {}, &plan.stitch->placementOrder, {}, {}, {}};
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
+  if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
+  ZP_ASSIGN_OR_RETURN(plan, readBundleStitchPlan(params.bundle));
+  ZP_TRY(checkStitchOptions(params, plan));
+  BundleContext ctx{params, {}, {}, &plan.stitch->placementOrder, &plan, {}, {}, {}};
   for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
   ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;

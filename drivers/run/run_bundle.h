@@ -1,5 +1,5 @@
 // plan-run BUNDLE_DIR: runs a bundle's stitch section on the host through the
-// runtime. For each task, the stitched variant chosen for an SLO configuration
+// runtime (a bundle of an operator-placement plan: run_placed.h). For each task, the stitched variant chosen for an SLO configuration
 // runs as a chain of sessions, one per position, each with the kernel policy
 // and threads of the processor the position is placed on and its weight cache
 // from the bundle (mapped; a cache that fails its checks falls back to the raw
@@ -9,9 +9,11 @@
 // the task's dataset samples when the zoo (found through stitch.json) has one.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "drivers/run/run_placed.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
@@ -25,6 +27,12 @@ struct BundleRunParams {
   int samples = 8;           // dataset (or random) inputs to check and score
   uint64_t seed = 0;         // random inputs when there is no dataset
   double tolerance = 1e-5;   // max |cached - reference| <= tolerance * max(1, max |reference|)
+  std::filesystem::path trace;  // operator-placement bundles: Perfetto trace of one placed run
+  // Cold start first (plan-run BUNDLE --cold): each position's subgraph evicted from the
+  // page cache with its cold cache, loaded following its cold section and run on the first
+  // sample, one position after the other; then the run after it (second run). The
+  // sessions then serve the checks and warm timing below (on their warm kernels).
+  bool cold = false;
 };
 
 struct TaskRunReport {
@@ -40,13 +48,20 @@ struct TaskRunReport {
   double measuredMs = 0, predictedMs = 0;
   double accuracy = -1;            // measured top-1 on the samples; -1: no labels
   double plannedAccuracy = 0;
+  // With `cold`: load + first run of every position, summed; the plan's predicted
+  // cold latency summed the same way; the chain's next run; per position what the
+  // cold run did (drivers/run/cold_run.h).
+  double coldMs = 0, predictedColdMs = 0, secondRunMs = 0;
+  Json coldPositions;
+  std::string coldTable;
 };
 
 struct BundleRunResult {
   std::vector<TaskRunReport> tasks;
+  std::optional<PlacedRunReport> placed;  // the bundle of an operator-placement plan
   std::vector<std::string> warnings;  // from the runtime (cache fallbacks) and the bundle
   std::vector<std::string> notes;     // e.g. why inputs are random
-  bool ok() const;                    // every run task matched its reference
+  bool ok() const;                    // every run task (and the placed run) matched its reference
   Json json() const;
   std::string table() const;
 };

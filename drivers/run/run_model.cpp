@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "drivers/run/cold_run.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/npy.h"
 #include "libplan/util/file.h"
 #include "libplan/util/output_dir.h"
+#include "libplan/util/stats.h"
 #include "libplan/util/validate.h"
 
 namespace zp::drivers {
@@ -50,7 +52,7 @@ Expected<SessionOptions> sessionOptions(const RunModelOptions& o) {
 // Outputs keep clear of the inputs and of each other; checked before any work.
 // --save-outputs is staged and moved into place at the end.
 Expected<std::optional<OutputDir>> checkOutputs(const RunModelOptions& o) {
-  std::vector<GuardedPath> read{{o.model, "input"}, {o.cache, "input"}};
+  std::vector<GuardedPath> read{{o.model, "input"}, {o.cache, "input"}, {o.coldPlan, "input"}};
   for (const auto& in : o.inputs) read.push_back({in.second, "input"});
   if (fs::is_regular_file(o.kernels)) read.push_back({o.kernels, "input"});
   ZP_TRY(checkOutputFiles({o.writeCache, o.trace}, read));
@@ -68,9 +70,12 @@ Expected<std::optional<OutputDir>> checkOutputs(const RunModelOptions& o) {
 struct ModelRun {
   const RunModelOptions& o;
   SessionOptions so;
+  std::optional<plan::ColdPlan> coldPlan;  // --cold-plan's section for this model
+  std::shared_ptr<const ColdSchedule> schedule;
   TensorMap inputs, outputs;
   std::unique_ptr<Session> session;
   std::vector<NodeTiming> coldProfile;
+  Json coldTrace;  // of a cold run following a plan: per thread
   Json report;
   std::string text;
 };
@@ -90,6 +95,12 @@ Status load(ModelRun& m) {
   auto& [c, s] = cs;
   m.session = std::move(s);
   m.coldProfile = m.session->lastProfile();
+  if (auto report = m.session->coldReport()) {
+    // Right after the cold run, before a later run switches kernels.
+    m.report["cold_plan_run"] = coldRunJson(*report, *m.session, *m.coldPlan);
+    m.text += coldRunTable(*report, *m.session, *m.coldPlan);
+    if (!o.trace.empty()) m.coldTrace = coldRunTrace(*report, *m.session, o.model.filename().string() + " (cold run)");
+  }
   m.report["cold"] = {{"read_ms", c.readMs},     {"transform_ms", c.transformMs}, {"execute_ms", c.executeMs},
                       {"verify_ms", c.verifyMs}, {"total_ms", c.totalMs},         {"from_cache", c.load.fromCache},
                       {"gemm_init_ms", c.load.gemmInitMs}};
@@ -104,19 +115,37 @@ Status load(ModelRun& m) {
 Status runAndTime(ModelRun& m) {
   const auto& o = m.o;
   if (!o.writeCache.empty()) {
-    ZP_TRY(m.session->writeCache(o.writeCache, /*identifyModelFile=*/true));
+    if (m.schedule) ZP_TRY(Session::writeColdCache(o.model, *m.schedule, m.so, o.writeCache, /*identifyModelFile=*/true));
+    else ZP_TRY(m.session->writeCache(o.writeCache, /*identifyModelFile=*/true));
     m.report["cache_written"] = {{"path", o.writeCache.string()}, {"bytes", fs::file_size(o.writeCache)}};
     m.text += fmt::format("wrote weight cache {} ({} bytes)\n", o.writeCache.string(), fs::file_size(o.writeCache));
   }
+  if (o.cold && m.so.coldSchedule && o.repeat > 0) {
+    // The run after the cold one, at once: nodes whose warm weights are not ready yet
+    // keep their cold kernels (§3.5: switching delays no run). Then the rest of the
+    // warm switch is waited for before the warm runs are timed.
+    const auto t0 = SteadyClock::now();
+    ZP_TRY(m.session->run(m.inputs));
+    const double second = msSince(t0);
+    const int switched = m.session->coldReport()->warmSwitched;
+    const auto tw = SteadyClock::now();
+    m.session->waitForWarmSwitch();
+    const double waited = msSince(tw);
+    m.report["second_run"] = {{"ms", second}, {"warm_switched_before", switched}, {"warm_switch_wait_ms", waited}};
+    m.text += fmt::format("second run: {:.3f} ms ({} node(s) on their warm kernel or library); waited {:.2f} ms for "
+                          "the rest of the warm switch\n", second, switched, waited);
+  }
   if (o.repeat > 0) {
-    ZP_ASSIGN_OR_RETURN(WarmStats w, measureWarm(*m.session, m.inputs, o.repeat, !o.cold));
+    ZP_ASSIGN_OR_RETURN(WarmStats w, measureWarm(*m.session, m.inputs, o.repeat, !o.cold || m.so.coldSchedule));
     m.report["warm"] = {{"runs", w.runs}, {"median_ms", w.medianMs}, {"p90_ms", w.p90Ms}, {"min_ms", w.minMs},
                         {"mean_ms", w.meanMs}};
     m.text += fmt::format("warm: median {:.3f} ms, p90 {:.3f} ms over {} runs ({} thread{})\n", w.medianMs, w.p90Ms,
                           w.runs, m.so.threads, m.so.threads == 1 ? "" : "s");
   }
   if (o.cold && !o.trace.empty()) {
-    ZP_TRY(writeFileAtomic(o.trace, canonicalJson(chromeTrace(m.coldProfile, o.model.filename().string() + " (cold run)"))));
+    const Json trace = m.coldTrace.is_null() ? chromeTrace(m.coldProfile, o.model.filename().string() + " (cold run)")
+                                             : m.coldTrace;
+    ZP_TRY(writeFileAtomic(o.trace, canonicalJson(trace)));
     m.text += fmt::format("trace of the cold run: {}\n", o.trace.string());
   } else if (m.outputs.empty() || !o.trace.empty()) {
     RunOptions ro;
@@ -171,8 +200,16 @@ Status saveOutputs(OutputDir& saved, const TensorMap& outputs) {
 }  // namespace
 
 Expected<RunModelResult> runModel(const RunModelOptions& o) {
-  ModelRun m{o, {}, {}, {}, {}, {}, {}, {}};
+  ModelRun m{o, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ZP_ASSIGN_OR_RETURN(m.so, sessionOptions(o));
+  if (!o.coldPlan.empty()) {
+    ZP_ASSIGN_OR_RETURN(plan::ColdPlan cp, readColdPlan(o.coldPlan, o.model.stem().string()));
+    ZP_ASSIGN_OR_RETURN(ColdSchedule sc, coldScheduleOf(cp, o.coldPlan.string()));
+    m.coldPlan = std::move(cp);
+    m.schedule = std::make_shared<const ColdSchedule>(std::move(sc));
+    // With the plan's cache the session follows the plan; without it, it only writes that cache.
+    if (!o.cache.empty()) m.so.coldSchedule = m.schedule;
+  }
   ZP_ASSIGN_OR_RETURN(auto saved, checkOutputs(o));
   for (const auto& [name, file] : o.inputs) {
     ZP_ASSIGN_OR_RETURN(Tensor t, readNpy(file));

@@ -20,6 +20,10 @@ struct RunModelOptions {
   std::string gemm = "onednn";       // GEMM library: onednn (fastest warm) or blis (no start-up)
   std::filesystem::path cache;       // read (mmap) transformed weights from here
   std::filesystem::path writeCache;  // write transformed weights here after loading
+  // A plan with a cold section for this model (plan-solve --mode cold): --write-cache
+  // writes the cache it runs from, and a load with --cache follows it (with --cold:
+  // the pipelined cold run, reported per node; later runs switch to the warm kernels).
+  std::filesystem::path coldPlan;
   bool cold = false;
   int repeat = 10;
   int threads = 1;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "drivers/stitch_flow/solve_report.h"
+#include "drivers/stitch_flow/solve_stitch_cold.h"
 #include "drivers/stitch_flow/stitch_space_read.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/slo_json.h"
@@ -32,7 +33,8 @@ Expected<std::vector<plan::SloConfiguration>> slosFor(const std::string& spec, c
 // directory, not one of the files it reads, no two of them the same.
 Status checkOutputs(const SolveStitchOptions& params, const StitchSpace& space) {
   std::vector<GuardedPath> guarded;
-  for (const char* f : {"report.json", "profile.csv", "accuracy.csv", "latency_model.json"}) guarded.push_back({params.profileDir / f, "input"});
+  for (const char* f : {"report.json", "profile.csv", "accuracy.csv", "latency_model.json", "cold_profile.csv"})
+    guarded.push_back({params.profileDir / f, "input"});
   guarded.push_back({space.stitchDir / "stitch.json", "input"});
   guarded.push_back({(space.stitchDir / space.manifest.zooPath).lexically_normal(), "input"});
   if (fs::is_regular_file(params.slo)) guarded.push_back({params.slo, "input"});
@@ -118,6 +120,10 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
                                .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
                                .generic_string();
   result.summary = select::stitchSummary(solution);
+  ZP_ASSIGN_OR_RETURN(StitchColdPlans cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
+  plan.cold = std::move(cold.plans);
+  if (cold.profiled) plan.header.inputs["profile/cold_profile.csv"] = cold.profileSha256;
+  result.summary += cold.summary;
 
   // Outputs from here on: their folders are made only now, so a run refused
   // above (bad SLOs, budgets) leaves nothing behind.

@@ -9,6 +9,7 @@
 
 #include "libplan/plan/plan.h"
 #include "libplan/util/json.h"
+#include "passes/coldstart/coldstart.h"
 #include "passes/select/select.h"
 
 namespace zp::drivers {
@@ -24,6 +25,7 @@ struct SolveStitchOptions {
   std::vector<std::string> budgets = {"15%", "55%", "100%"};
   std::vector<std::string> processors;      // plan on these processors only (empty: every one profiled)
   select::SelectParams select;
+  coldstart::ColdStartParams cold;          // the cold-start section of each chosen subgraph
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
   std::string tool = "plan-solve";
   std::string version;

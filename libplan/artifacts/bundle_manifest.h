@@ -7,8 +7,10 @@
 //   subgraphs/<hash16>.onnx   every subgraph the stitch section names (copied, hash-checked)
 //   caches/<hash16>.<policy>.zwc
 //                             post-transformed weights for the kernel policy of the
-//                             processor the subgraph is placed on (runtime weight cache)
-//   models/<sha16>.onnx       concurrent plans: ONNX models the workload names, when found
+//                             processor the subgraph (or the placed model) is placed on
+//                             (runtime weight cache)
+//   models/<sha16>.onnx       concurrent plans: ONNX models the workload names, when found;
+//                             operator-placement plans: the model they place
 //   manifest.json             every artifact (path, size, sha256), the tool, the inputs
 //   .zooplan-output           the output marker: a later plan-emit may replace this
 //                             directory, no other tool may

@@ -1,5 +1,8 @@
 // plan.json's cold-start section (libplan/plan/cold_plan.h).
 #include <limits>
+#include <set>
+
+#include "libplan/runtime/kernels/gemm.h"
 
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/util/json_reader.h"
@@ -14,12 +17,14 @@ Json nodeJson(const ColdNodePlan& n) {
   return Json{{"step", n.step},
               {"node", n.node},
               {"kernel", n.kernel},
+              {"gemm", n.gemm},
               {"weights", n.weights},
               {"transform_core", n.transformCore},
               {"read_ms", Json::array({n.readStartMs, n.readEndMs})},
               {"transform_ms", Json::array({n.transformStartMs, n.transformEndMs})},
               {"exec_ms", Json::array({n.execStartMs, n.execEndMs})},
               {"warm_kernel", n.warmKernel},
+              {"warm_gemm", n.warmGemm},
               {"warm_weights", n.warmWeights},
               {"warm_core", n.warmCore},
               {"warm_ready_ms", n.warmReadyMs}};
@@ -31,6 +36,30 @@ Expected<std::pair<double, double>> interval(const JsonAt& j, std::string_view k
   ZP_ASSIGN_OR_RETURN(double s, a[0].number(0, kMaxLatencyMs));
   ZP_ASSIGN_OR_RETURN(double e, a[1].number(s, kMaxLatencyMs));
   return std::make_pair(s, e);
+}
+
+// A GEMM library's key, or "" for none.
+Expected<std::string> gemmLibrary(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(std::string g, j.string(key));
+  runtime::GemmLibrary lib;
+  if (!g.empty() && !runtime::parseGemmLibrary(g, &lib))
+    return j.error(fmt::format("{}: '{}' is not a GEMM library (onednn, blis) or empty", key, g));
+  return g;
+}
+
+// GEMM library keys '+'-joined, each at most once.
+Expected<std::string> gemmLibraries(const JsonAt& j, std::string_view key) {
+  ZP_ASSIGN_OR_RETURN(std::string all, j.string(key));
+  std::set<std::string> seen;
+  for (size_t at = 0; !all.empty() && at <= all.size();) {
+    const size_t plus = std::min(all.find('+', at), all.size());
+    const std::string g = all.substr(at, plus - at);
+    runtime::GemmLibrary lib;
+    if (!runtime::parseGemmLibrary(g, &lib) || !seen.insert(g).second)
+      return j.error(fmt::format("{}: '{}' is not a '+'-joined list of distinct GEMM libraries (onednn, blis)", key, all));
+    at = plus + 1;
+  }
+  return all;
 }
 
 Expected<std::string> weightsKind(const JsonAt& j, std::string_view key) {
@@ -46,6 +75,7 @@ Expected<ColdNodePlan> nodeFrom(const JsonAt& j, int cores) {
   n.step = static_cast<int>(step);
   ZP_ASSIGN_OR_RETURN(n.node, j.string("node"));
   ZP_ASSIGN_OR_RETURN(n.kernel, j.string("kernel"));
+  ZP_ASSIGN_OR_RETURN(n.gemm, gemmLibrary(j, "gemm"));
   ZP_ASSIGN_OR_RETURN(n.weights, weightsKind(j, "weights"));
   ZP_ASSIGN_OR_RETURN(int64_t core, j.integer("transform_core", -1, cores - 1));
   n.transformCore = static_cast<int>(core);
@@ -56,6 +86,7 @@ Expected<ColdNodePlan> nodeFrom(const JsonAt& j, int cores) {
   std::tie(n.transformStartMs, n.transformEndMs) = t;
   std::tie(n.execStartMs, n.execEndMs) = e;
   ZP_ASSIGN_OR_RETURN(n.warmKernel, j.string("warm_kernel"));
+  ZP_ASSIGN_OR_RETURN(n.warmGemm, gemmLibrary(j, "warm_gemm"));
   ZP_ASSIGN_OR_RETURN(n.warmWeights, weightsKind(j, "warm_weights"));
   ZP_ASSIGN_OR_RETURN(int64_t warmCore, j.integer("warm_core", -1, cores - 1));
   n.warmCore = static_cast<int>(warmCore);
@@ -64,6 +95,11 @@ Expected<ColdNodePlan> nodeFrom(const JsonAt& j, int cores) {
     return j.error("a node has weights ('cache' or 'transform') exactly when it has a kernel");
   if (n.weights != "transform" && n.transformCore >= 0)
     return j.error("transform_core is set only for weights transformed at load");
+  if (n.kernel.empty() && (!n.gemm.empty() || !n.warmKernel.empty() || !n.warmGemm.empty()))
+    return j.error("a node without a kernel has no GEMM library and no warm kernel");
+  if (!n.kernel.empty() && n.warmKernel.empty()) return j.error("warm_kernel: empty for a node with a kernel");
+  if ((n.warmKernel != n.kernel) == (n.warmWeights == "none"))
+    return j.error("warm_weights is 'cache' or 'transform' exactly when warm_kernel differs from kernel");
   return n;
 }
 
@@ -73,7 +109,7 @@ Expected<ColdConfiguration> configurationFrom(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(c.kernelSelection, j.boolean("kernel_selection"));
   ZP_ASSIGN_OR_RETURN(c.caching, j.boolean("caching"));
   ZP_ASSIGN_OR_RETURN(c.pipelining, j.boolean("pipelining"));
-  ZP_ASSIGN_OR_RETURN(c.gemm, j.string("gemm"));
+  ZP_ASSIGN_OR_RETURN(c.gemm, gemmLibraries(j, "gemm"));
   ZP_ASSIGN_OR_RETURN(c.predictedMs, j.number("predicted_ms", 0, kMaxLatencyMs));
   ZP_ASSIGN_OR_RETURN(c.status, j.string("status"));
   if (c.status != "optimal" && c.status != "heuristic")
@@ -92,6 +128,8 @@ Json toJson(const ColdPlan& c) {
                            {"pipelining", k.pipelining}, {"gemm", k.gemm}, {"predicted_ms", k.predictedMs},
                            {"status", k.status}});
   return Json{{"model", c.model},
+              {"configuration", c.configuration},
+              {"pipelined", c.pipelined},
               {"gemm", c.gemm},
               {"gemm_startup", c.gemmStartup},
               {"cores", c.cores},
@@ -113,7 +151,15 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
   ColdPlan c;
   ZP_ASSIGN_OR_RETURN(c.model, j.string("model"));
   if (c.model.empty()) return j.error("model: empty");
-  ZP_ASSIGN_OR_RETURN(c.gemm, j.string("gemm"));
+  ZP_ASSIGN_OR_RETURN(c.configuration, j.string("configuration"));
+  static const std::set<std::string> kConfigurations = {"none", "K", "C", "P", "K+C", "K+P", "C+P", "K+C+P"};
+  if (!kConfigurations.count(c.configuration))
+    return j.error(fmt::format("configuration: '{}' is not a knob combination (none, K, C, P, K+C, K+P, C+P, K+C+P)",
+                               c.configuration));
+  ZP_ASSIGN_OR_RETURN(c.pipelined, j.boolean("pipelined"));
+  if (c.pipelined != (c.configuration.find('P') != std::string::npos))
+    return j.error(fmt::format("pipelined: {} for configuration {}", c.pipelined, c.configuration));
+  ZP_ASSIGN_OR_RETURN(c.gemm, gemmLibraries(j, "gemm"));
   ZP_ASSIGN_OR_RETURN(c.gemmStartup, j.boolean("gemm_startup"));
   ZP_ASSIGN_OR_RETURN(int64_t cores, j.integer("cores", 1, 4096));
   c.cores = static_cast<int>(cores);

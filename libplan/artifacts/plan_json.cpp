@@ -117,7 +117,9 @@ Json toJson(const OpPlacement& o) {
     nodes.push_back({{"node", n.node}, {"processor", n.processor}, {"startMs", n.startMs}, {"endMs", n.endMs}});
   Json baselines = Json::array();
   for (const auto& b : o.baselines) baselines.push_back(resultJson(b));
-  return Json{{"model", o.model},           {"costSource", o.costSource}, {"processors", o.processors},
+  Json processors = Json::array();
+  for (const auto& p : o.processors) processors.push_back(toJson(p));
+  return Json{{"model", o.model},           {"costSource", o.costSource}, {"processors", processors},
               {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"nodes", nodes},
               {"baselines", baselines}};
 }
@@ -129,7 +131,17 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
   ZP_ASSIGN_OR_RETURN(o.costSource, rd.str(j, path, "costSource"));
   if (o.costSource != "predicted" && o.costSource != "measured")
     return makeError("{}: {}.costSource: must be 'predicted' or 'measured'", label, path);
-  ZP_ASSIGN_OR_RETURN(o.processors, rd.strs(j, path, "processors"));
+  {
+    JsonAt at(j, label, path);
+    ZP_ASSIGN_OR_RETURN(auto processors, at.array("processors"));
+    if (processors.empty()) return at.error("processors: empty");
+    for (const auto& pj : processors) {
+      ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(pj));
+      for (const auto& q : o.processors)
+        if (q.name == proc.name) return pj.error(fmt::format("processor '{}' is listed twice", proc.name));
+      o.processors.push_back(std::move(proc));
+    }
+  }
   ZP_ASSIGN_OR_RETURN(o.latencyMs, rd.num(j, path, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(o.solver, solverFromJson(rd, j, path));
   ZP_ASSIGN_OR_RETURN(const Json* ns, rd.arr(j, path, "nodes"));
@@ -140,7 +152,7 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
     ZP_ASSIGN_OR_RETURN(n.processor, rd.str((*ns)[i], np, "processor"));
     ZP_ASSIGN_OR_RETURN(n.startMs, rd.num((*ns)[i], np, "startMs"));
     ZP_ASSIGN_OR_RETURN(n.endMs, rd.num((*ns)[i], np, "endMs"));
-    if (std::find(o.processors.begin(), o.processors.end(), n.processor) == o.processors.end())
+    if (std::none_of(o.processors.begin(), o.processors.end(), [&](const PlanProcessor& p) { return p.name == n.processor; }))
       return makeError("{}: {}.processor: unknown processor '{}'", label, np, n.processor);
     if (n.endMs < n.startMs) return makeError("{}: {}: ends before it starts", label, np);
     o.nodes.push_back(std::move(n));

@@ -21,6 +21,11 @@ void put(const PlanProcessor& p, planpb::Processor* m) {
   m->set_gemm(p.gemm);
 }
 
+PlanProcessor get(const planpb::Processor& p) {
+  return PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads(),
+                       std::vector<int>(p.cores().begin(), p.cores().end()), p.gemm()};
+}
+
 void put(const ServedSystem& s, planpb::ServedSystem* m) {
   m->set_name(s.name);
   m->set_description(s.description);
@@ -152,7 +157,7 @@ ScheduleResult get(const planpb::ScheduleResult& b) {
 void put(const OpPlacement& o, planpb::OpPlacement* m) {
   m->set_model(o.model);
   m->set_cost_source(o.costSource);
-  for (const auto& p : o.processors) m->add_processors(p);
+  for (const auto& p : o.processors) put(p, m->add_processors());
   m->set_latency_ms(o.latencyMs);
   put(o.solver, m->mutable_solver());
   for (const auto& n : o.nodes) {
@@ -169,7 +174,7 @@ OpPlacement get(const planpb::OpPlacement& m) {
   OpPlacement o;
   o.model = m.model();
   o.costSource = m.cost_source();
-  o.processors.assign(m.processors().begin(), m.processors().end());
+  for (const auto& p : m.processors()) o.processors.push_back(get(p));
   o.latencyMs = m.latency_ms();
   o.solver = get(m.solver());
   for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
@@ -216,8 +221,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
   s.stitchDir = m.stitch_dir();
   s.accuracySource = m.accuracy_source();
   for (const auto& p : m.processors())
-    s.processors.push_back(PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads(),
-                                         std::vector<int>(p.cores().begin(), p.cores().end()), p.gemm()});
+    s.processors.push_back(get(p));
   s.placementOrder.assign(m.placement_order().begin(), m.placement_order().end());
   s.ordersEvaluated = m.orders_evaluated();
   s.meanLatencyMs = m.mean_latency_ms();
@@ -298,6 +302,8 @@ namespace {
 
 void put(const ColdPlan& c, planpb::ColdPlan* m) {
   m->set_model(c.model);
+  m->set_configuration(c.configuration);
+  m->set_pipelined(c.pipelined);
   m->set_gemm(c.gemm);
   m->set_gemm_startup(c.gemmStartup);
   m->set_cores(c.cores);
@@ -316,6 +322,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     o->set_step(n.step);
     o->set_node(n.node);
     o->set_kernel(n.kernel);
+    o->set_gemm(n.gemm);
     o->set_weights(n.weights);
     o->set_transform_core(n.transformCore);
     o->set_read_start_ms(n.readStartMs);
@@ -325,6 +332,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     o->set_exec_start_ms(n.execStartMs);
     o->set_exec_end_ms(n.execEndMs);
     o->set_warm_kernel(n.warmKernel);
+    o->set_warm_gemm(n.warmGemm);
     o->set_warm_weights(n.warmWeights);
     o->set_warm_core(n.warmCore);
     o->set_warm_ready_ms(n.warmReadyMs);
@@ -344,6 +352,8 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
 ColdPlan get(const planpb::ColdPlan& m) {
   ColdPlan c;
   c.model = m.model();
+  c.configuration = m.configuration();
+  c.pipelined = m.pipelined();
   c.gemm = m.gemm();
   c.gemmStartup = m.gemm_startup();
   c.cores = m.cores();
@@ -358,10 +368,10 @@ ColdPlan get(const planpb::ColdPlan& m) {
   c.lowerBoundMs = m.lower_bound_ms();
   c.states = m.states();
   for (const auto& o : m.nodes())
-    c.nodes.push_back(ColdNodePlan{o.step(), o.node(), o.kernel(), o.weights(), o.transform_core(),
+    c.nodes.push_back(ColdNodePlan{o.step(), o.node(), o.kernel(), o.gemm(), o.weights(), o.transform_core(),
                                    o.read_start_ms(), o.read_end_ms(), o.transform_start_ms(), o.transform_end_ms(),
-                                   o.exec_start_ms(), o.exec_end_ms(), o.warm_kernel(), o.warm_weights(),
-                                   o.warm_core(), o.warm_ready_ms()});
+                                   o.exec_start_ms(), o.exec_end_ms(), o.warm_kernel(), o.warm_gemm(),
+                                   o.warm_weights(), o.warm_core(), o.warm_ready_ms()});
   for (const auto& o : m.configurations())
     c.configurations.push_back(ColdConfiguration{o.name(), o.kernel_selection(), o.caching(), o.pipelining(),
                                                  o.gemm(), o.predicted_ms(), o.status()});

@@ -11,17 +11,19 @@
 namespace zp::artifacts {
 using namespace plan;
 
+Json toJson(const PlanProcessor& p) {
+  Json pj{{"name", p.name}, {"kind", p.kind}, {"source", p.source}, {"policy", p.policy}, {"threads", p.threads}};
+  if (!p.cores.empty()) pj["cores"] = p.cores;
+  if (!p.gemm.empty()) pj["gemm"] = p.gemm;
+  return pj;
+}
+
 Json toJson(const StitchPlan& s) {
   Json j;
   j["stitch_dir"] = s.stitchDir;
   j["accuracy_source"] = s.accuracySource;
   j["processors"] = Json::array();
-  for (const auto& p : s.processors) {
-    Json pj{{"name", p.name}, {"kind", p.kind}, {"source", p.source}, {"policy", p.policy}, {"threads", p.threads}};
-    if (!p.cores.empty()) pj["cores"] = p.cores;
-    if (!p.gemm.empty()) pj["gemm"] = p.gemm;
-    j["processors"].push_back(pj);
-  }
+  for (const auto& p : s.processors) j["processors"].push_back(toJson(p));
   j["placement_order"] = s.placementOrder;
   j["orders_evaluated"] = s.ordersEvaluated;
   j["mean_latency_ms"] = s.meanLatencyMs;
@@ -75,24 +77,7 @@ Json toJson(const StitchPlan& s) {
   return j;
 }
 
-namespace {
-
-constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-
-// A combination id: safe variant ids joined by '+'.
-Expected<std::string> combinationId(const JsonAt& j) {
-  ZP_ASSIGN_OR_RETURN(std::string id, j.string());
-  if (id.empty()) return id;  // an infeasible selection names none
-  for (size_t start = 0;;) {
-    size_t plus = id.find('+', start);
-    if (auto p = idProblem(std::string_view(id).substr(start, plus == std::string::npos ? std::string::npos : plus - start)))
-      return j.error(*p);
-    if (plus == std::string::npos) return id;
-    start = plus + 1;
-  }
-}
-
-Expected<PlanProcessor> processorFrom(const JsonAt& p) {
+Expected<PlanProcessor> processorFromJson(const JsonAt& p) {
   PlanProcessor out;
   ZP_ASSIGN_OR_RETURN(out.name, p.id("name"));
   ZP_ASSIGN_OR_RETURN(out.kind, p.string("kind"));
@@ -115,6 +100,23 @@ Expected<PlanProcessor> processorFrom(const JsonAt& p) {
     if (out.gemm != "onednn" && out.gemm != "blis") return gemm.error("expected \"onednn\" or \"blis\"");
   }
   return out;
+}
+
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// A combination id: safe variant ids joined by '+'.
+Expected<std::string> combinationId(const JsonAt& j) {
+  ZP_ASSIGN_OR_RETURN(std::string id, j.string());
+  if (id.empty()) return id;  // an infeasible selection names none
+  for (size_t start = 0;;) {
+    size_t plus = id.find('+', start);
+    if (auto p = idProblem(std::string_view(id).substr(start, plus == std::string::npos ? std::string::npos : plus - start)))
+      return j.error(*p);
+    if (plus == std::string::npos) return id;
+    start = plus + 1;
+  }
 }
 
 Expected<SloConfiguration> sloFrom(const JsonAt& c) {
@@ -230,7 +232,7 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
   ZP_ASSIGN_OR_RETURN(s.accuracySource, root.string("accuracy_source"));
   ZP_ASSIGN_OR_RETURN(auto processors, root.array("processors"));
   for (const auto& p : processors) {
-    ZP_ASSIGN_OR_RETURN(auto proc, processorFrom(p));
+    ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(p));
     s.processors.push_back(std::move(proc));
   }
   ZP_ASSIGN_OR_RETURN(s.placementOrder, root.strings("placement_order"));

@@ -14,6 +14,7 @@ struct ColdNodePlan {
   int step = 0;
   std::string node;
   std::string kernel;        // cold kernel; empty: a node without heavy weights
+  std::string gemm;          // GEMM library of the cold kernel's products ("onednn", "blis"); empty: none
   std::string weights;       // "cache" | "transform" | "none"
   int transformCore = -1;    // core of the transform (-1: none)
   double readStartMs = 0, readEndMs = 0;
@@ -21,6 +22,7 @@ struct ColdNodePlan {
   double execStartMs = 0, execEndMs = 0;
   // Warm switching (§3.5): the kernel later runs use; equal to `kernel` when there is no switch.
   std::string warmKernel;
+  std::string warmGemm;      // GEMM library later runs use (may differ from `gemm` with the same kernel)
   std::string warmWeights;   // of the warm kernel when it differs: "cache" | "transform"; else "none"
   int warmCore = -1;         // core preparing the warm kernel's weights (-1: none or read only)
   double warmReadyMs = 0;    // when the warm kernel's weights are ready (0: no switch)
@@ -31,7 +33,7 @@ struct ColdNodePlan {
 struct ColdConfiguration {
   std::string name;               // "none", "K", "C", "P", "K+C", "K+P", "C+P", "K+C+P"
   bool kernelSelection = false, caching = false, pipelining = false;
-  std::string gemm;               // GEMM library of its best plan
+  std::string gemm;               // GEMM libraries its best plan starts, '+'-joined
   double predictedMs = 0;
   std::string status;             // "optimal" (proven within the cost model) | "heuristic"
   bool operator==(const ColdConfiguration&) const = default;
@@ -39,15 +41,17 @@ struct ColdConfiguration {
 
 struct ColdPlan {
   std::string model;
-  std::string gemm;               // the session's GEMM library
-  bool gemmStartup = false;       // some cold kernel uses it: its start-up is in the schedule
+  std::string configuration = "K+C+P";  // the knob combination of the plan's nodes (a name of `configurations`)
+  bool pipelined = true;          // P: read, transform and execute overlap; else one after another
+  std::string gemm;               // the GEMM libraries the cold run starts, '+'-joined in start order
+  bool gemmStartup = false;       // some cold kernel uses one: its start-up is in the schedule
   int cores = 1;                  // cores the schedule uses (core 0 executes)
   double storageMBps = 0;
   double setupMs = 0;
   double predictedColdMs = 0;     // end of the last execute
   double predictedWarmReadyMs = 0;  // every warm kernel's weights ready (the cold latency when none switches)
   double predictedWarmMs = 0;     // one warm run with the warm kernels (sum of warm execute times)
-  std::string solver;             // "pareto-dp" | "nnv12-heuristic"
+  std::string solver;             // "pareto-dp" | "nnv12-heuristic" | "serial" (not pipelined)
   std::string status;             // "optimal" (proven within the cost model) | "heuristic"
   std::string searchSpace;        // what "optimal" is proven over
   double lowerBoundMs = 0;        // proven bound on the optimum

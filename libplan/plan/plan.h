@@ -99,7 +99,7 @@ struct OpPlacementNode {
 struct OpPlacement {
   std::string model;       // ONNX file as given
   std::string costSource;  // "predicted" | "measured"
-  std::vector<std::string> processors;
+  std::vector<PlanProcessor> processors;  // what plan-run pins and runs each on (cores, policy, GEMM, threads)
   double latencyMs = 0;    // one inference under the cost model
   SolverReport solver;     // "chain-dp" or "branch-and-bound"; searchSpace "all assignments"
   std::vector<OpPlacementNode> nodes;

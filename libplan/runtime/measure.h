@@ -33,7 +33,7 @@ struct ColdStats {
   double transformMs = 0;  // constant folding + weight transforms
   double executeMs = 0;    // first run (from the cache: includes verifyMs)
   double verifyMs = 0;     // from the cache: payload CRC-32C checks done in the first run
-  double totalMs = 0;      // load + first run (random inputs, when made, are not timed)
+  double totalMs = 0;      // load + first run (random inputs, when made, are not timed, but for a cold schedule)
   LoadStats load;
 };
 // Evicts `model` and options.cache, loads, runs once with `inputs` (random

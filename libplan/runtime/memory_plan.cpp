@@ -1,6 +1,7 @@
 #include "libplan/runtime/memory_plan.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 namespace zp::runtime {
@@ -33,6 +34,42 @@ Liveness computeLiveness(const std::vector<StepValues>& steps, const ValueKinds&
     if (lu >= 0 && lu < static_cast<int>(steps.size())) l.releaseAfter[static_cast<size_t>(lu)].push_back(static_cast<int>(v));
   }
   return l;
+}
+
+std::vector<int> orderedLastUse(const std::vector<StepValues>& steps, const ValueKinds& kinds,
+                                const std::vector<std::vector<int>>& after) {
+  const size_t n = steps.size(), nv = kinds.aliasRoot.size();
+  assert(after.size() == n);
+  // before[s][t]: step t finishes before step s starts (transitive closure; `after`
+  // points to earlier steps only, so one pass in step order closes it).
+  std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
+  for (size_t s = 0; s < n; ++s)
+    for (int t : after[s]) {
+      assert(t >= 0 && static_cast<size_t>(t) < s);
+      before[s][static_cast<size_t>(t)] = true;
+      for (size_t u = 0; u < n; ++u)
+        if (before[static_cast<size_t>(t)][u]) before[s][u] = true;
+    }
+  std::vector<std::vector<int>> touching(nv);  // per root: the steps reading or writing it or an alias
+  for (size_t s = 0; s < n; ++s) {
+    for (int v : steps[s].in)
+      if (v >= 0) touching[static_cast<size_t>(kinds.root(v))].push_back(static_cast<int>(s));
+    for (int v : steps[s].out)
+      if (v >= 0) touching[static_cast<size_t>(kinds.root(v))].push_back(static_cast<int>(s));
+  }
+  std::vector<int> last(nv, -1);
+  for (size_t v = 0; v < nv; ++v) {
+    const auto& uses = touching[v];
+    if (uses.empty()) continue;
+    int j = static_cast<int>(n) - 1;
+    for (; j >= 0; --j) {
+      const auto& b = before[static_cast<size_t>(j)];
+      if (!std::all_of(uses.begin(), uses.end(), [&](int u) { return b[static_cast<size_t>(u)]; })) break;
+    }
+    last[v] = j;
+  }
+  for (int v : kinds.graphOutputs) last[static_cast<size_t>(kinds.root(v))] = static_cast<int>(n);
+  return last;
 }
 
 ArenaLayout layoutArena(const std::vector<StepValues>& steps, const ValueKinds& kinds, const std::vector<int>& lastUse,

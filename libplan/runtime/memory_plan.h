@@ -30,6 +30,15 @@ struct Liveness {
 };
 Liveness computeLiveness(const std::vector<StepValues>& steps, const ValueKinds& kinds);
 
+// Liveness when steps run concurrently (one model placed on several processors):
+// `after[s]` lists steps that finish before step s starts in every execution
+// (the producers of its inputs, the step before it on its processor). Per value
+// (at alias roots) the last step that is NOT ordered after every step touching
+// it; a slot reused only by values written after that step is never shared by
+// two values that may be alive at once. Graph outputs keep steps.size().
+std::vector<int> orderedLastUse(const std::vector<StepValues>& steps, const ValueKinds& kinds,
+                                const std::vector<std::vector<int>>& after);
+
 struct ArenaLayout {
   std::vector<size_t> offset;  // per value, where it lies in the arena (when inArena)
   std::vector<bool> inArena;

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -21,9 +23,48 @@ using Clock = SteadyClock;
 
 namespace {
 
+// Per library: whether some thread of the process has claimed its start-up, and
+// whether that start-up has ended.
+struct GemmStartState {
+  std::atomic<bool> claimed{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;
+};
+GemmStartState& startState(GemmLibrary gemm) {
+  static GemmStartState states[std::size(kAllGemmLibraries)];
+  return states[static_cast<size_t>(gemm)];
+}
+
+}  // namespace
+
+bool claimGemmStartup(GemmLibrary gemm) { return !startState(gemm).claimed.exchange(true); }
+
+void markGemmReady(GemmLibrary gemm) {
+  GemmStartState& s = startState(gemm);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.ready = true;
+  }
+  s.cv.notify_all();
+}
+
+void awaitGemmReady(GemmLibrary gemm) {
+  GemmStartState& s = startState(gemm);
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.cv.wait(lock, [&] { return s.ready; });
+}
+
+bool gemmReady(GemmLibrary gemm) {
+  GemmStartState& s = startState(gemm);
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.ready;
+}
+
+namespace {
+
 std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
-  static std::atomic<bool> started[std::size(kAllGemmLibraries)];
-  if (started[static_cast<size_t>(gemm)].exchange(true)) return nullptr;
+  if (!claimGemmStartup(gemm)) return nullptr;
   auto w = std::make_shared<GemmWarmup>();
   GemmWarmup* raw = w.get();
   try {
@@ -34,9 +75,11 @@ std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
       startGemmLibrary(gemm);
       raw->ms = msSince(t0);
       raw->done = true;
+      markGemmReady(gemm);
     });
   } catch (const std::system_error&) {
-    return nullptr;  // no thread: the first product starts the library itself
+    markGemmReady(gemm);  // no thread: the first product starts the library itself
+    return nullptr;
   }
   return w;
 }
@@ -108,6 +151,7 @@ Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, 
 }
 
 Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const SessionOptions& options) {
+  if (options.coldSchedule) return loadCold(path, options);
   const auto t0 = Clock::now();
   auto warmup = startGemmWarmup(options.gemm);
   auto identity = modelIdentity(path);
@@ -137,6 +181,7 @@ Expected<std::unique_ptr<Session>> Session::load(const fs::path& path, const Ses
       fast.cache = std::move(*c);
       fast.fromCacheOnly = true;
       fast.cacheOpenMs = weights.cacheOpenMs;
+      fast.modelPath = path;
       const auto tRead = Clock::now();
       auto model = graph::parseModelBytes(fast.cache->skeleton(), cp + " (model skeleton)");
       const double parseMs = msSince(tRead);
@@ -223,27 +268,32 @@ Status Session::rebuildFromModel() {
   return {};
 }
 
-Status Session::bindInputs(const TensorMap& inputs) {
-  Impl& m = *impl_;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const IoInfo& io = inputs_[i];
+Status checkRunInputs(const std::string& label, const std::vector<IoInfo>& expected, const TensorMap& inputs) {
+  for (const IoInfo& io : expected) {
     auto it = inputs.find(io.name);
-    if (it == inputs.end()) return makeError("{}: input '{}' was not given", label_, io.name);
+    if (it == inputs.end()) return makeError("{}: input '{}' was not given", label, io.name);
     const Tensor& t = it->second;
     if (t.dtype != io.dtype)
-      return makeError("{}: input '{}' is {}, the model expects {}", label_, io.name, dtypeName(t.dtype), dtypeName(io.dtype));
+      return makeError("{}: input '{}' is {}, the model expects {}", label, io.name, dtypeName(t.dtype), dtypeName(io.dtype));
     bool match = t.shape.size() == io.shape.size();
     for (size_t d = 0; match && d < io.shape.size(); ++d) match = io.shape[d] < 0 || io.shape[d] == t.shape[d];
     if (!match)
-      return makeError("{}: input '{}' has shape {}, the model expects {}", label_, io.name, shapeString(t.shape),
+      return makeError("{}: input '{}' has shape {}, the model expects {}", label, io.name, shapeString(t.shape),
                        shapeString(io.shape));
-    m.values.vals[static_cast<size_t>(m.inputIds[i])] = t;
   }
   for (const auto& input : inputs) {
     const auto& name = input.first;  // clang 14 cannot capture a structured binding
-    if (std::none_of(inputs_.begin(), inputs_.end(), [&](const IoInfo& io) { return io.name == name; }))
-      return makeError("{}: the model has no input '{}'", label_, name);
+    if (std::none_of(expected.begin(), expected.end(), [&](const IoInfo& io) { return io.name == name; }))
+      return makeError("{}: the model has no input '{}'", label, name);
   }
+  return {};
+}
+
+Status Session::bindInputs(const TensorMap& inputs) {
+  ZP_TRY(checkRunInputs(label_, inputs_, inputs));
+  Impl& m = *impl_;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    m.values.vals[static_cast<size_t>(m.inputIds[i])] = inputs.at(inputs_[i].name);
   return {};
 }
 
@@ -252,7 +302,7 @@ Status Session::verifyPayloads(size_t i, std::string* corruptNode, std::string* 
   Impl& m = *impl_;
   if (!m.pending || !m.pendingVerify[i]) return {};
   const auto tv = Clock::now();
-  const bool good = m.cache->verify(m.steps[i].node->name(), why);
+  const bool good = m.cache->verify(m.steps[i].node->name(), m.steps[i].op->weights()->kernel, why);
   stats_.verifyMs += msSince(tv);
   if (!good) {
     *corruptNode = m.steps[i].node->name();
@@ -288,11 +338,13 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   ZP_TRY(bindInputs(inputs));
   SessionExecContext ctx(m);
   ctx.threads = threads_;
-  ctx.gemm = options_.gemm;
   ctx.scratch = &m.scratch;
   const bool timing = options.profile || static_cast<bool>(options.onNode);
   if (options.profile) profile_.clear();
   const auto tRun = Clock::now();
+  ColdState* cold = m.cold.get();
+  const bool coldRun = cold && !cold->ran;  // the first run of a cold schedule: the pipeline's
+  if (coldRun) cold->runStartMs = std::chrono::duration<double, std::milli>(tRun - cold->t0).count();
   std::vector<const Tensor*> ins, outs;
   Status failure;
   if (m.pending && m.warmup && !m.warmup->done) {
@@ -309,11 +361,15 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
     const Step& step = m.steps[sIdx];
     ins.clear();
     for (int v : m.flow[sIdx].in) ins.push_back(v >= 0 ? &m.values.vals[static_cast<size_t>(v)] : nullptr);
-    failure = verifyPayloads(sIdx, corruptNode, why);
+    failure = coldRun ? beforeColdStep(sIdx, corruptNode, why) : verifyPayloads(sIdx, corruptNode, why);
     if (!failure.ok()) break;
+    if (cold && !coldRun) switchToWarm(sIdx);
     ctx.setStep(sIdx);
-    const auto t0 = timing ? Clock::now() : Clock::time_point{};
+    ctx.gemm = step.gemm;
+    const auto t0 = timing || coldRun ? Clock::now() : Clock::time_point{};
     Status r = step.op->run(ctx, ins);
+    if (coldRun)
+      cold->executeMs[sIdx] = {std::chrono::duration<double, std::milli>(t0 - cold->t0).count(), msSince(cold->t0)};
     if (!r.ok()) {
       failure = makeError("{}: node '{}' ({}): {}", label_, step.node->name(), step.node->op_type(), r.error().message);
       break;
@@ -333,6 +389,11 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   }
   TensorMap result = takeOutputs(!failure.ok());
   if (!failure.ok()) return failure.error();
+  if (coldRun) {
+    cold->ran = true;
+    cold->runEndMs = msSince(cold->t0);
+    cold->pipeline->coldRunDone();
+  }
   if (m.warmup && m.warmup->done) stats_.gemmInitMs = m.warmup->ms;
   if (m.planDirty) {
     // Sizes seen in this run become the plan.

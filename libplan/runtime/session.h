@@ -19,13 +19,17 @@
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
+#include "libplan/runtime/cold_pipeline.h"
+#include "libplan/runtime/cold_schedule.h"
 #include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/tensor.h"
@@ -43,6 +47,15 @@ struct SessionOptions {
   bool checkModel = true;               // onnx::checker on load
   bool foldBatchNorm = true;
   bool fuseActivations = true;
+  // Follow a cold-start plan (cold_schedule.h): `cache` must be a cache written for
+  // it (Session::writeColdCache) from this model file. The session is built from
+  // the cache alone; the first run is the pipelined cold run, and later runs switch
+  // node by node to the warm kernels as their weights become ready.
+  std::shared_ptr<const ColdSchedule> coldSchedule;
+  // The caller vouches that `cache` was written from this model's content (a
+  // bundle's pairing, checked by plan-emit): build from it alone although it names
+  // no model file. Payload and model-file checksums are still checked.
+  bool cacheIsForModel = false;
 };
 
 struct LoadStats {
@@ -101,6 +114,21 @@ struct IoInfo {
 
 using TensorMap = std::map<std::string, Tensor>;
 
+// What a session following a cold schedule did: every task of the pipeline with
+// who ran it and when, and the cold run's execution of each step; times in ms
+// since the load began.
+struct ColdRunReport {
+  int cores = 1;
+  bool pipelined = true;
+  double setupMs = 0;                  // the pipeline started (load done)
+  double runStartMs = 0, runEndMs = 0; // the cold run (0: not run yet)
+  std::vector<ColdTask> tasks;
+  std::vector<ColdTaskRecord> records; // one per task; warm tasks may still be running
+  std::vector<std::pair<double, double>> executeMs;  // per step, in the cold run
+  int steals = 0;
+  int warmSwitched = 0;                // steps that run their warm kernel or library now
+};
+
 class Session {
  public:
   ~Session();
@@ -135,9 +163,25 @@ class Session {
   // and loads read the model and use the entries whose checksums match, silently.
   Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
+  // Writes the weight cache a cold schedule runs from: post-transformed payloads
+  // only of the nodes it caches (cold kernels in execution order, then the warm
+  // kernels' entries it reads for later runs), and a skeleton that points at the
+  // model file's bytes for the weights it transforms at load. `options` gives the
+  // threads and GEMM library to load with; its kernels and cache are ignored.
+  static Status writeColdCache(const std::filesystem::path& model, const ColdSchedule& schedule,
+                               const SessionOptions& options, const std::filesystem::path& path,
+                               bool identifyModelFile);
+
+  // Sessions following a cold schedule: what the pipeline did (nothing otherwise).
+  std::optional<ColdRunReport> coldReport() const;
+  // Blocks until every warm task has ended (tests, benchmarks): later runs then
+  // use every warm kernel.
+  void waitForWarmSwitch();
+
   struct Impl;          // session_impl.h
   struct WeightSource;  // where heavy weights come from: a cache, alone or checked, or the model (session_impl.h)
   class Builder;        // builds a session section by section (session_build.cpp)
+  friend class PlacedProgram;  // runs the steps of several sessions on their processors (placed_program.h)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
@@ -145,10 +189,15 @@ class Session {
                                                   const SessionOptions& options, WeightSource& weights);
   static Expected<std::unique_ptr<Session>> loadModelFile(const std::filesystem::path& path,
                                                           const SessionOptions& options, WeightSource& weights);
+  static Expected<std::unique_ptr<Session>> loadCold(const std::filesystem::path& path, const SessionOptions& options);
   Expected<TensorMap> runOnce(const TensorMap& inputs, const RunOptions& options, std::string* corruptNode,
                               std::string* why);
   Status bindInputs(const TensorMap& inputs);
   Status verifyPayloads(size_t step, std::string* corruptNode, std::string* why);
+  Status startColdPipeline(const ColdSchedule& schedule, std::chrono::steady_clock::time_point t0);
+  Status beforeColdStep(size_t step, std::string* corruptNode, std::string* why);
+  Status runColdTask(int task, int core);
+  void switchToWarm(size_t step);
   TensorMap takeOutputs(bool failed);
   Status rebuildFromModel();
   std::unique_ptr<Impl> impl_;

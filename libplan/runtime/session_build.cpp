@@ -36,6 +36,8 @@ IoInfo ioInfoOf(const onnx::ValueInfoProto& vi) {
   return io;
 }
 
+}  // namespace
+
 NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
   NodeInfo info;
   info.name = n.name();
@@ -51,6 +53,22 @@ NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
   }
   return info;
 }
+
+namespace {
+
+// A heavy node a cold schedule transforms on a worker: nothing to run until its
+// task has built the real op (the cold run installs it before the step runs).
+class PendingOp : public Op {
+ public:
+  explicit PendingOp(std::string kernel) : kernel_(std::move(kernel)) {}
+  Status run(ExecContext&, const std::vector<const Tensor*>&) override {
+    return makeError("its weights have not been transformed yet");
+  }
+  std::string kernel() const override { return kernel_; }
+
+ private:
+  std::string kernel_;
+};
 
 }  // namespace
 
@@ -70,6 +88,7 @@ class Session::Builder {
 
  private:
   Status buildStep(size_t index);
+  bool deferStep(size_t index, const onnx::NodeProto& n);
   BuildContext buildContext(const onnx::NodeProto& n) const;
   void accountWeights(const WeightInfo& w, double opMs);
   Status checkSkeletonReads(const onnx::NodeProto& n, const Op& op) const;
@@ -86,7 +105,22 @@ class Session::Builder {
 
 Status Session::Builder::readInitializers() {
   const auto t0 = Clock::now();
-  ZP_TRY(loadInitializers(m_.model.graph(), weights_.fromCacheOnly, s_.label_, m_.values));
+  std::vector<std::pair<int, ModelFileRef>> refs;
+  ZP_TRY(loadInitializers(m_.model.graph(), weights_.fromCacheOnly, s_.label_, m_.values, &refs));
+  if (!refs.empty() && weights_.modelPath.empty())
+    return makeError("{}: the weight cache's skeleton refers to the model file, and there is none", s_.label_);
+  m_.modelPath = weights_.modelPath;
+  for (const auto& [v, where] : refs) {
+    ModelRead& r = m_.modelReads.emplace_back();
+    r.value = v;
+    r.where = where;
+  }
+  // A cold schedule reads them in its pipeline; any other session now.
+  if (!m_.cold)
+    for (size_t i = 0; i < m_.modelReads.size(); ++i) {
+      std::string why;
+      if (!m_.readModelRef(i, &why).ok()) return makeError("{}: {}", s_.label_, why);
+    }
   s_.stats_.readMs = msSince(t0);
   return {};
 }
@@ -154,7 +188,14 @@ void Session::Builder::fuse() {
 }
 
 Status Session::Builder::buildSteps() {
-  for (size_t i = 0; i < static_cast<size_t>(m_.program.graph.node_size()); ++i) ZP_TRY(buildStep(i));
+  const size_t n = static_cast<size_t>(m_.program.graph.node_size());
+  if (m_.cold) {  // sized once: the tasks' build contexts point into them
+    m_.cold->deferred.resize(n);
+    m_.cold->warm.resize(n);
+    m_.cold->warnings.resize(n);
+    m_.cold->warmWarnings.resize(n);
+  }
+  for (size_t i = 0; i < n; ++i) ZP_TRY(buildStep(i));
   return {};
 }
 
@@ -201,7 +242,8 @@ Status Session::Builder::checkSkeletonReads(const onnx::NodeProto& n, const Op& 
   const WeightInfo* w = op.weights();
   for (const auto& in : n.input()) {
     const int v = in.empty() ? -1 : m_.values.find(in);
-    if (v < 0 || !m_.values.stripped[static_cast<size_t>(v)]) continue;
+    // Read from the model file (a cold plan's cache points there) or left to the cache.
+    if (v < 0 || !m_.values.stripped[static_cast<size_t>(v)] || m_.values.vals[static_cast<size_t>(v)].data) continue;
     if (!w || !w->fromCache || std::find(w->sources.begin(), w->sources.end(), in) == w->sources.end())
       return makeError("{}: node '{}' reads initializer '{}', which the skeleton leaves to the cache", s_.label_,
                        n.name(), in);
@@ -209,21 +251,67 @@ Status Session::Builder::checkSkeletonReads(const onnx::NodeProto& n, const Op& 
   return {};
 }
 
+// Sessions following a cold schedule: a node it transforms at load gets its real
+// op from a task (the build context kept for it), and a node that switches kernel
+// for later runs keeps the build context of its warm op.
+bool Session::Builder::deferStep(size_t index, const onnx::NodeProto& n) {
+  ColdState& c = *m_.cold;
+  auto it = c.stepOf.find(n.name());
+  if (it == c.stepOf.end()) return false;  // buildStep refuses it
+  const ColdStep& cs = c.schedule.steps[it->second];
+  auto taskContext = [&](const KernelPolicy& policy, bool fromCache, std::vector<std::string>& warnings) {
+    BuildContext bc = buildContext(n);
+    bc.policy = &policy;
+    bc.fromCacheOnly = fromCache;
+    bc.cache = fromCache ? m_.cache.get() : nullptr;
+    bc.cacheRejected.clear();
+    bc.corruptNodes = nullptr;
+    bc.warnings = &warnings;
+    bc.threads = 1;
+    return bc;
+  };
+  if (cs.switchesKernel())
+    c.warm[index] = taskContext(c.warmPolicy, cs.warmWeights == ColdWeights::Cache, c.warmWarnings[index]);
+  if (cs.weights != ColdWeights::Transform) return false;
+  c.deferred[index] = taskContext(c.coldPolicy, false, c.warnings[index]);
+  return true;
+}
+
 Status Session::Builder::buildStep(size_t index) {
   const auto& n = m_.program.graph.node(static_cast<int>(index));
+  if (m_.cold && !m_.cold->stepOf.count(n.name()))
+    return makeError("{}: node '{}' is not in the cold plan (a plan of another model?)", s_.label_, n.name());
+  const bool deferred = m_.cold && deferStep(index, n);
   const auto t0 = Clock::now();
-  auto op = createOp(buildContext(n));
+  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::make_unique<PendingOp>(
+                           m_.cold->schedule.steps[m_.cold->stepOf.at(n.name())].kernel))
+                     : createOp(buildContext(n));
   const double opMs = msSince(t0);
   if (!op.ok()) return makeError("{}: {}", s_.label_, op.error().message);
   if (const WeightInfo* w = (*op)->weights()) accountWeights(*w, opMs);
-  if (weights_.fromCacheOnly) ZP_TRY(checkSkeletonReads(n, **op));
+  if (weights_.fromCacheOnly && !deferred) ZP_TRY(checkSkeletonReads(n, **op));
   StepValues io;
   for (const auto& in : n.input()) io.in.push_back(in.empty() ? -1 : m_.values.id(in));
   for (const auto& o : n.output()) io.out.push_back(o.empty() ? -1 : m_.values.id(o));
   if ((*op)->isView() && io.in[0] >= 0 && io.out[0] >= 0)
     m_.values.aliasRoot[static_cast<size_t>(io.out[0])] = m_.values.root(io.in[0]);
-  s_.nodeInfos_.push_back(nodeInfoOf(n, **op));
-  m_.steps.push_back(Step{std::move(*op), &n, m_.program.source[index]});
+  NodeInfo info = nodeInfoOf(n, **op);
+  GemmLibrary gemm = options_.gemm;
+  if (m_.cold) {
+    if (auto it = m_.cold->stepOf.find(n.name()); it != m_.cold->stepOf.end()) {
+      // A node the plan gives no library (no heavy weights, or a kernel without
+      // products) may still multiply activations: on BLIS, which has no kernels to
+      // generate, so that no node starts oneDNN inside a run.
+      const ColdStep& cs = m_.cold->schedule.steps[it->second];
+      gemm = cs.gemm.value_or(GemmLibrary::Blis);
+      if (deferred) {
+        info.hasWeights = true;
+        info.transform = "pending";
+      }
+    }
+  }
+  s_.nodeInfos_.push_back(std::move(info));
+  m_.steps.push_back(Step{std::move(*op), &n, m_.program.source[index], gemm});
   m_.flow.push_back(std::move(io));
   return {};
 }
@@ -231,7 +319,7 @@ Status Session::Builder::buildStep(size_t index) {
 Status Session::Builder::checkSteps() {
   // Payload checksums of sessions from the cache are checked as each node first runs.
   m_.pendingVerify.assign(m_.steps.size(), 0);
-  if (weights_.fromCacheOnly)
+  if (weights_.fromCacheOnly && !m_.cold)  // a cold schedule's reads check them
     for (size_t i = 0; i < m_.steps.size(); ++i) {
       const WeightInfo* w = m_.steps[i].op->weights();
       if (w && w->fromCache) { m_.pendingVerify[i] = 1; ++m_.pending; }
@@ -294,6 +382,7 @@ Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto model, const 
   s->threads_ = std::max(1, options.threads);
   s->impl_->cache = std::move(weights.cache);
   if (weights.fromCacheOnly) assert(s->impl_->cache);
+  if (options.coldSchedule && weights.fromCacheOnly) s->impl_->cold = makeColdState(*options.coldSchedule);
   else s->stats_.cacheReadMs += weights.cacheOpenMs;
 
   Builder b(*s, options, weights);

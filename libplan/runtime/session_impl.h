@@ -2,6 +2,9 @@
 // (building a session section by section) and session_cache.cpp (writing a cache).
 #pragma once
 #include <atomic>
+#include <deque>
+#include <filesystem>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <thread>
@@ -12,6 +15,7 @@
 #include "libplan/runtime/memory_plan.h"
 #include "libplan/runtime/ops/op.h"
 #include "libplan/runtime/session.h"
+#include "libplan/runtime/session_cold.h"
 #include "libplan/runtime/values.h"
 
 namespace zp::runtime {
@@ -34,7 +38,32 @@ struct Step {
   std::unique_ptr<Op> op;
   const onnx::NodeProto* node = nullptr;  // in Impl::program
   int source = -1;                        // the model's node it stands for (a fused group's anchor)
+  GemmLibrary gemm = GemmLibrary::OneDnn; // the library its products go through
 };
+
+// Whether this process may start `gemm` now: true once, for the first caller (a
+// session's helper thread, or a cold start's task that starts it on its core),
+// which calls markGemmReady when the start-up has ended. Others wait for that with
+// awaitGemmReady (a product meanwhile would generate the kernels a second time).
+bool claimGemmStartup(GemmLibrary gemm);
+void markGemmReady(GemmLibrary gemm);
+void awaitGemmReady(GemmLibrary gemm);
+bool gemmReady(GemmLibrary gemm);
+
+// An initializer a weight cache's skeleton points at the model file: read (and
+// checked) into its own aligned buffer before a transform uses it.
+struct ModelRead {
+  int value = -1;
+  ModelFileRef where;
+  std::mutex mu;
+  bool read = false;
+};
+
+NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op);
+
+// A cold schedule names the session's steps in order, with the kernels they were built with.
+Status checkScheduleMatches(const ColdSchedule& schedule, const std::vector<Step>& steps,
+                            const std::vector<NodeInfo>& infos, const std::string& label);
 
 struct Session::Impl {
   onnx::ModelProto model;          // keeps alive the initializers the constants view
@@ -53,8 +82,14 @@ struct Session::Impl {
   std::vector<char> pendingVerify; // per step: payloads not yet checked (sessions from the cache)
   size_t pending = 0;
   std::shared_ptr<GemmWarmup> warmup;  // held by the session that started it
+  std::filesystem::path modelPath;     // where model-file references point
+  std::deque<ModelRead> modelReads;
+  std::unique_ptr<ColdState> cold;     // following a cold schedule; last: its threads stop first
 
   ValueKinds valueKinds() const;
+  // Reads modelReads[i] from the model file into its value (once; its checksum
+  // checked); `why` says what did not match.
+  Status readModelRef(size_t i, std::string* why);
   // Lays out the arena for these value sizes and allocates it; returns its size.
   size_t plan(const std::vector<size_t>& bytes);
 };
@@ -67,6 +102,11 @@ struct Session::WeightSource {
   double cacheOpenMs = 0;
   bool fromCacheOnly = false;  // building from the cache's model skeleton
   const std::map<std::string, std::string>* corruptNodes = nullptr;
+  std::filesystem::path modelPath;  // the model file the skeleton's references point at
 };
+
+// The inputs of one run against the model's: every input given, with its dtype
+// and a shape that fits; no input the model does not have.
+Status checkRunInputs(const std::string& label, const std::vector<IoInfo>& expected, const TensorMap& inputs);
 
 }  // namespace zp::runtime

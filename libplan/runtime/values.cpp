@@ -42,11 +42,32 @@ bool ValueTable::pinned(int v) const {
   return isConst[i] || isInput[i] || isOutput[i];
 }
 
-Status loadInitializers(const onnx::GraphProto& g, bool fromSkeleton, const std::string& label, ValueTable& values) {
+Status loadInitializers(const onnx::GraphProto& g, bool fromSkeleton, const std::string& label, ValueTable& values,
+                        std::vector<std::pair<int, ModelFileRef>>* modelRefs) {
   for (const auto& init : g.initializer()) {
     const size_t v = static_cast<size_t>(values.id(init.name()));
     values.isConst[v] = true;
     auto dt = dtypeFromOnnx(init.data_type());
+    auto ref = modelFileRef(init);
+    if (!ref.ok()) return makeError("{}: {}", label, ref.error().message);
+    if (*ref) {
+      // The skeleton points at the model file: shape and type now, the bytes when
+      // the session reads them (Session::readModelRefs, or a cold start's reads).
+      if (!fromSkeleton || !modelRefs)
+        return makeError("{}: initializer '{}' refers to the model file's bytes (the model is a weight cache's skeleton)",
+                         label, init.name());
+      if (!dt.ok()) return makeError("{}: initializer '{}': {}", label, init.name(), dt.error().message);
+      Tensor t;
+      t.dtype = *dt;
+      t.shape.assign(init.dims().begin(), init.dims().end());
+      if ((*ref)->bytes != t.bytes())
+        return makeError("{}: initializer '{}' refers to {} bytes of the model file, its shape needs {}", label,
+                         init.name(), (*ref)->bytes, t.bytes());
+      values.vals[v] = std::move(t);
+      values.stripped[v] = true;
+      modelRefs->push_back({static_cast<int>(v), **ref});
+      continue;
+    }
     if (isStrippedInitializer(init)) {
       // The skeleton left these weights to the cache: shape and type only.
       if (!fromSkeleton)

@@ -11,6 +11,7 @@
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/rewrite/fuse.h"
+#include "libplan/runtime/cache/skeleton.h"
 #include "libplan/runtime/tensor.h"
 #include "libplan/util/error.h"
 
@@ -37,8 +38,11 @@ struct ValueTable {
 
 // The initializers of `g` as constants, viewed in place where they hold raw data
 // (the model must outlive the table). `fromSkeleton`: initializers the skeleton
-// left to the weight cache get their shape and type only; otherwise they are an error.
-Status loadInitializers(const onnx::GraphProto& g, bool fromSkeleton, const std::string& label, ValueTable& values);
+// left to the weight cache get their shape and type only, and so do those it
+// points at the model file (listed in `modelRefs`, marked stripped until read);
+// otherwise they are an error.
+Status loadInitializers(const onnx::GraphProto& g, bool fromSkeleton, const std::string& label, ValueTable& values,
+                        std::vector<std::pair<int, ModelFileRef>>* modelRefs = nullptr);
 
 // Shapes known before running: those of shape inference when every graph input
 // has a fixed shape, otherwise only those of constants.

@@ -5,31 +5,25 @@
 
 namespace zp::coldstart {
 
-namespace {
-
-// Rows of one step usable with `gemm`: measured with it, or using no GEMM library.
-std::vector<const profile::ColdNodeCost*> usableRows(const std::vector<const profile::ColdNodeCost*>& rows,
-                                                     const std::string& gemm, bool allowGemm) {
-  std::vector<const profile::ColdNodeCost*> out;
-  for (const auto* r : rows)
-    if (r->gemm.empty() || (allowGemm && r->gemm == gemm)) out.push_back(r);
-  return out;
-}
-
-}  // namespace
-
-Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::string& model, const std::string& gemm,
-                               int cores, const Knobs& knobs, bool allowGemm) {
+Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::string& model,
+                               const std::vector<std::string>& libraries, int cores, const Knobs& knobs) {
   Problem p;
-  p.model = model, p.gemm = gemm, p.cores = std::max(1, cores);
+  p.model = model, p.cores = std::max(1, cores);
   auto m = std::find_if(profile.models.begin(), profile.models.end(), [&](const auto& c) { return c.model == model; });
   if (m == profile.models.end()) return makeError("cold profile: no model '{}'", model);
   p.setupMs = m->setupMs;
-  if (allowGemm) {
-    auto s = profile.gemmStartupMs.find(gemm);
-    if (s == profile.gemmStartupMs.end()) return makeError("cold profile: no start-up time of GEMM library '{}'", gemm);
-    p.gemmStartupMs = s->second;
+  for (const auto& g : libraries) {
+    auto s = profile.gemmStartupMs.find(g);
+    if (s == profile.gemmStartupMs.end()) return makeError("cold profile: no start-up time of GEMM library '{}'", g);
+    p.libraries.push_back({g, s->second});
   }
+  std::stable_sort(p.libraries.begin(), p.libraries.end(),
+                   [](const Library& a, const Library& b) { return a.startupMs < b.startupMs; });
+  auto libraryIndex = [&](const std::string& g) {
+    for (size_t l = 0; l < p.libraries.size(); ++l)
+      if (p.libraries[l].name == g) return static_cast<int>(l);
+    return -2;  // not usable
+  };
   std::map<int, std::vector<const profile::ColdNodeCost*>> bySteps;
   for (const auto& n : profile.nodes)
     if (n.model == model) bySteps[n.step].push_back(&n);
@@ -37,9 +31,11 @@ Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::s
   for (const auto& [step, rows] : bySteps) {
     Step s;
     s.node = rows.front()->node;
-    auto usable = usableRows(rows, gemm, allowGemm);
+    std::vector<const profile::ColdNodeCost*> usable;
+    for (const auto* r : rows)
+      if (r->gemm.empty() || libraryIndex(r->gemm) >= 0) usable.push_back(r);
     if (usable.empty())
-      return makeError("cold profile: model '{}' node '{}' has no kernel without GEMM library '{}'", model, s.node, gemm);
+      return makeError("cold profile: model '{}' node '{}' has no kernel on the GEMM libraries allowed", model, s.node);
     if (!knobs.kernelSelection) {
       auto best = std::min_element(usable.begin(), usable.end(), [](const auto* a, const auto* b) {
         return a->warmExecMs < b->warmExecMs;  // ties: the first (profile order)
@@ -47,7 +43,7 @@ Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::s
       usable = {*best};
     }
     for (const auto* r : usable) {
-      Option o{r->kernel, false, !r->gemm.empty(), 0, 0, r->firstExecMs, r->warmExecMs};
+      Option o{r->kernel, false, r->gemm.empty() ? -1 : libraryIndex(r->gemm), 0, 0, r->firstExecMs, r->warmExecMs};
       if (!r->heavy()) {
         s.options.push_back(o);
         continue;
@@ -69,9 +65,26 @@ Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::s
   return p;
 }
 
+std::optional<Problem> restrictLibraries(const Problem& p, unsigned libraries, std::vector<std::vector<int>>* index) {
+  Problem r = p;
+  if (index) index->assign(p.steps.size(), {});
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    r.steps[i].options.clear();
+    for (size_t o = 0; o < p.steps[i].options.size(); ++o) {
+      const Option& opt = p.steps[i].options[o];
+      if (opt.usesGemm() && !(libraries >> opt.gemm & 1u)) continue;
+      r.steps[i].options.push_back(opt);
+      if (index) (*index)[i].push_back(static_cast<int>(o));
+    }
+    if (r.steps[i].options.empty()) return std::nullopt;
+  }
+  return r;
+}
+
 void dropDominated(Problem& p) {
   auto noWorse = [](const Option& a, const Option& b) {  // a is at least as good as b everywhere
-    return a.readMs <= b.readMs && a.transformMs <= b.transformMs && a.execMs <= b.execMs && a.usesGemm <= b.usesGemm;
+    return a.readMs <= b.readMs && a.transformMs <= b.transformMs && a.execMs <= b.execMs &&
+           (!a.usesGemm() || a.gemm == b.gemm);
   };
   for (auto& s : p.steps) {
     std::vector<Option> kept;

@@ -11,9 +11,13 @@
 //     occupies no core; cached weights read cacheBytes, others rawBytes;
 //   - a transform runs on one core after its node's read; execution runs on core
 //     0, node after node, each after its weights are ready (read, or transformed);
-//   - the GEMM library's start-up, when some chosen kernel uses it, runs at setup
-//     on the last core and every execute of a GEMM kernel waits for it.
+//   - each GEMM library some chosen kernel uses starts up at setup on the last
+//     core, one after another in the problem's library order (cheapest first), and
+//     every execute of a kernel on that library waits for its start-up; kernels
+//     of different nodes may use different libraries (BLIS, with nothing to
+//     generate, where start-up matters; oneDNN where warm speed does).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,9 +35,15 @@ struct Knobs {
 struct Option {
   std::string kernel;   // empty: a node without heavy weights
   bool cached = false;  // read the post-transformed weights from the cache
-  bool usesGemm = false;
+  int gemm = -1;        // index into Problem::libraries of the library its products use; -1: none
   double readMs = 0, transformMs = 0, execMs = 0, warmExecMs = 0;
   bool transforms() const { return !kernel.empty() && !cached; }
+  bool usesGemm() const { return gemm >= 0; }
+};
+
+struct Library {
+  std::string name;       // "onednn", "blis"
+  double startupMs = 0;   // its first product in a process
 };
 
 struct Step {
@@ -42,24 +52,29 @@ struct Step {
 };
 
 struct Problem {
-  std::string model, gemm;
+  std::string model;
+  std::vector<Library> libraries;  // start-up order; a start-up is paid when some chosen option uses it
   int cores = 1;
   double setupMs = 0;
-  double gemmStartupMs = 0;  // paid when some chosen option uses the GEMM library
   std::vector<Step> steps;
 };
 
-// Options of `model` under `gemm` (rows measured with it, and rows of kernels that
-// use no GEMM library) that `knobs` allow. Without kernel selection a node keeps
-// the kernel with the fastest warm execute time. `allowGemm` false drops every
-// kernel that uses the library (a plan without its start-up); a node left with no
-// option is an error.
-Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::string& model, const std::string& gemm,
-                               int cores, const Knobs& knobs, bool allowGemm);
+// Options of `model` on `libraries` (rows measured with one of them, and rows of
+// kernels that use no GEMM library) that `knobs` allow; the libraries are ordered
+// by start-up time. Without kernel selection a node keeps the kernel with the
+// fastest warm execute time. A node left with no option is an error.
+Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::string& model,
+                               const std::vector<std::string>& libraries, int cores, const Knobs& knobs);
+
+// `p` with only the options whose library is in `libraries` (a bit set over
+// p.libraries) or that use none; `index[i][k]` is the k-th kept option's index in
+// `p`. Nothing when some step keeps no option.
+std::optional<Problem> restrictLibraries(const Problem& p, unsigned libraries, std::vector<std::vector<int>>* index);
 
 // Drops options that are no faster than another one in read, transform and
-// execute (NNV12 Alg. 1, line 1); keeps the first of equal options. Exact: a
-// dropped option never beats the one that dominates it in the cost model.
+// execute (NNV12 Alg. 1, line 1) and use no other library than it; keeps the first
+// of equal options. Exact: a dropped option never beats the one that dominates it
+// in the cost model.
 void dropDominated(Problem& p);
 
 }  // namespace zp::coldstart

@@ -12,7 +12,10 @@ namespace {
 
 const char* kSearchSpace =
     "kernel x cache-or-transform per node and the core of each transform, transforms started in execution order "
-    "on each core, execution in order on core 0, reads in order on the storage";
+    "on each core, execution in order on core 0, reads in order on the storage, GEMM libraries per node";
+const char* kSerialSearchSpace =
+    "kernel x cache-or-transform per node and the GEMM libraries started; every read and transform, then every "
+    "execute";
 
 struct Solved {
   Problem problem;
@@ -22,17 +25,16 @@ struct Solved {
   uint64_t states = 0;
 };
 
-// The GEMM libraries a plan may use: every library the profile timed the start-up of.
+// The GEMM libraries a plan may use: every library the profile timed the start-up
+// of; without kernel selection the session keeps the runtime's default library.
 std::vector<std::string> libraries(const profile::ColdProfile& p, bool kernelSelection) {
   std::vector<std::string> out;
   for (const auto& [g, ms] : p.gemmStartupMs) out.push_back(g);
-  // Without kernel selection the session keeps the runtime's default library.
   if (!kernelSelection && p.gemmStartupMs.count("onednn")) out = {"onednn"};
-  if (out.empty()) out.push_back("");  // no library timed: plans use no GEMM kernel
   return out;
 }
 
-std::optional<Solved> solveOne(Problem p, const Knobs& k, const ColdStartParams& params) {
+Solved solveOne(Problem p, const Knobs& k, const ColdStartParams& params) {
   dropDominated(p);
   Solved s;
   s.problem = std::move(p);
@@ -54,34 +56,19 @@ std::optional<Solved> solveOne(Problem p, const Knobs& k, const ColdStartParams&
   return s;
 }
 
-// The best plan under `k` over the GEMM libraries, with and without GEMM kernels.
+// The best plan under `k`: one problem over the libraries, whose solvers choose the
+// subset of libraries to start and each node's library.
 Expected<Solved> solveKnobs(const profile::ColdProfile& profile, const std::string& model, int cores, const Knobs& k,
                             const ColdStartParams& params) {
-  std::optional<Solved> best;
-  std::optional<Error> firstError;
-  bool allOptimal = true;  // the best of several solves is proven only when each is
-  bool solvedWithoutGemm = false;
-  for (const auto& g : libraries(profile, k.kernelSelection)) {
-    for (bool allowGemm : {true, false}) {
-      if (g.empty() && allowGemm) continue;
-      if (!k.kernelSelection && !g.empty() && !allowGemm) continue;  // that would be choosing kernels
-      // Without GEMM kernels the problem is the same whatever the library: solved
-      // once (a later library's equal latency would not replace it anyway).
-      if (!allowGemm && std::exchange(solvedWithoutGemm, true)) continue;
-      auto p = buildProblem(profile, model, g, cores, k, allowGemm);
-      if (!p.ok()) {
-        if (!firstError) firstError = p.error();
-        continue;
-      }
-      auto s = solveOne(std::move(*p), k, params);
-      if (!s) continue;
-      allOptimal &= s->optimal;
-      if (!best || s->timeline.latencyMs < best->timeline.latencyMs - 1e-12) best = std::move(s);
-    }
-  }
-  if (!best) return *firstError;
-  best->optimal = allOptimal;
-  return *best;
+  ZP_ASSIGN_OR_RETURN(Problem p, buildProblem(profile, model, libraries(profile, k.kernelSelection), cores, k));
+  return solveOne(std::move(p), k, params);
+}
+
+// The libraries a timeline starts, '+'-joined in start order ("" for none).
+std::string startedLibraries(const Problem& p, const Timeline& t) {
+  std::string s;
+  for (int l : t.startups) s += (s.empty() ? "" : "+") + p.libraries[static_cast<size_t>(l)].name;
+  return s;
 }
 
 // A lower bound on any plan with every knob: setup, then the least execute of every step.
@@ -99,41 +86,53 @@ double lowerBound(const profile::ColdProfile& profile, const std::string& model)
   return lb;
 }
 
-// §3.5: each node's fastest warm kernel on the session's library; when it is not the
-// cold kernel its weights are read from the cache or transformed (whichever is ready
-// first) after the cold start's own reads, on the core free first.
+// §3.5: each node's fastest warm kernel on any library; when it is not the cold
+// kernel its weights are read from the cache or transformed (whichever is ready
+// first) after the cold start's own reads, on the core free first; a library the
+// cold start did not start starts on that core first. A node keeping its kernel
+// may still move to a library with faster warm products once that has started.
 void planWarmSwitch(const profile::ColdProfile& profile, const Solved& s, plan::ColdPlan& out) {
-  auto warm = buildProblem(profile, s.problem.model, s.problem.gemm, s.problem.cores,
-                           Knobs{true, true, true}, !s.problem.gemm.empty());
+  auto warm = buildProblem(profile, s.problem.model, libraries(profile, true), s.problem.cores, Knobs{true, true, true});
   std::vector<double> free = s.timeline.coreFree;
   double disk = s.timeline.diskFree;
-  double startupEnd = s.timeline.gemmStartup ? 0 : -1;  // -1: not started by the cold start
+  std::map<std::string, double> started;  // library -> when its start-up ends
+  for (int l : s.timeline.startups)
+    started[s.problem.libraries[static_cast<size_t>(l)].name] = s.timeline.libraryReady[static_cast<size_t>(l)];
+  auto startOn = [&](const std::string& lib, size_t core) {
+    if (started.count(lib)) return started[lib];
+    return started[lib] = free[core] = free[core] + profile.gemmStartupMs.at(lib);
+  };
   out.predictedWarmReadyMs = s.timeline.latencyMs;
   out.predictedWarmMs = 0;
   for (size_t i = 0; i < s.problem.steps.size(); ++i) {
     const Option& cold = s.problem.steps[i].options[s.choice[i].option];
     auto& node = out.nodes[i];
     node.warmKernel = cold.kernel;
+    node.warmGemm = node.gemm;
     node.warmWeights = "none";
     double warmExec = cold.warmExecMs;
-    if (warm.ok() && !cold.kernel.empty()) {
-      const Option* best = nullptr;
-      for (const auto& o : warm->steps[i].options)
-        if (!best || o.warmExecMs < best->warmExecMs) best = &o;
-      if (best && best->kernel != cold.kernel && best->warmExecMs < cold.warmExecMs) {
+    if (!warm.ok() || cold.kernel.empty()) {
+      out.predictedWarmMs += warmExec;
+      continue;
+    }
+    const std::vector<Option>& opts = warm->steps[i].options;
+    const Option* best = nullptr;
+    for (const auto& o : opts)
+      if (!best || o.warmExecMs < best->warmExecMs) best = &o;
+    auto libOf = [&](const Option& o) { return o.usesGemm() ? warm->libraries[static_cast<size_t>(o.gemm)].name : ""; };
+    if (best && best->warmExecMs < cold.warmExecMs) {
+      const size_t core = static_cast<size_t>(std::min_element(free.begin(), free.end()) - free.begin());
+      double ready = 0;
+      if (best->kernel == cold.kernel) {
+        ready = best->usesGemm() ? startOn(libOf(*best), core) : 0;  // same weights, other library
+      } else {
         const Option* cached = nullptr;
         const Option* raw = nullptr;
-        for (const auto& o : warm->steps[i].options)
-          if (o.kernel == best->kernel) (o.cached ? cached : raw) = &o;
-        size_t core = static_cast<size_t>(std::min_element(free.begin(), free.end()) - free.begin());
-        double viaCache = cached ? disk + cached->readMs : std::numeric_limits<double>::infinity();
-        double viaRaw = std::max(disk + raw->readMs, free[core]) + raw->transformMs;
-        if (best->usesGemm && startupEnd < 0) {  // the library starts on that core first
-          startupEnd = free[core] + s.problem.gemmStartupMs;
-          free[core] = startupEnd;
-          viaRaw = std::max(disk + raw->readMs, free[core]) + raw->transformMs;
-        }
-        double ready = std::min(viaCache, viaRaw);
+        for (const auto& o : opts)
+          if (o.kernel == best->kernel && o.gemm == best->gemm) (o.cached ? cached : raw) = &o;
+        const double libReady = best->usesGemm() ? startOn(libOf(*best), core) : 0;
+        const double viaCache = cached ? disk + cached->readMs : std::numeric_limits<double>::infinity();
+        const double viaRaw = std::max(disk + raw->readMs, free[core]) + raw->transformMs;
         if (viaCache <= viaRaw) {
           disk = viaCache;
           node.warmWeights = "cache";
@@ -143,12 +142,13 @@ void planWarmSwitch(const profile::ColdProfile& profile, const Solved& s, plan::
           node.warmWeights = "transform";
           node.warmCore = static_cast<int>(core);
         }
-        if (best->usesGemm) ready = std::max(ready, startupEnd);
-        node.warmKernel = best->kernel;
-        node.warmReadyMs = ready;
-        warmExec = best->warmExecMs;
-        out.predictedWarmReadyMs = std::max(out.predictedWarmReadyMs, ready);
+        ready = std::max(std::min(viaCache, viaRaw), libReady);
       }
+      node.warmKernel = best->kernel;
+      node.warmGemm = libOf(*best);
+      node.warmReadyMs = ready;
+      warmExec = best->warmExecMs;
+      out.predictedWarmReadyMs = std::max(out.predictedWarmReadyMs, ready);
     }
     out.predictedWarmMs += warmExec;
   }
@@ -162,6 +162,7 @@ void fillNodes(const Solved& s, bool pipelined, plan::ColdPlan& out) {
     n.step = static_cast<int>(i);
     n.node = s.problem.steps[i].node;
     n.kernel = o.kernel;
+    n.gemm = o.usesGemm() ? s.problem.libraries[static_cast<size_t>(o.gemm)].name : "";
     n.weights = o.kernel.empty() ? "none" : o.cached ? "cache" : "transform";
     n.transformCore = !needsCore(o) ? -1 : pipelined ? s.choice[i].core : 0;
     n.readStartMs = t.readStart, n.readEndMs = t.readEnd;
@@ -191,6 +192,12 @@ std::string knobsName(const Knobs& k) {
   return n.empty() ? "none" : n;
 }
 
+std::optional<Knobs> parseKnobs(const std::string& name) {
+  for (const auto& k : ablationKnobs())
+    if (knobsName(k) == name) return k;
+  return std::nullopt;
+}
+
 Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, const std::string& model,
                                        const ColdStartParams& params) {
   const int cores = params.cores > 0 ? params.cores : profile.cores;
@@ -198,22 +205,25 @@ Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, cons
   out.model = model;
   out.cores = cores;
   out.storageMBps = profile.storageMBps;
+  const Knobs& chosen = params.knobs;
   for (const auto& k : ablationKnobs()) {
     ZP_ASSIGN_OR_RETURN(Solved s, solveKnobs(profile, model, cores, k, params));
     out.configurations.push_back(plan::ColdConfiguration{knobsName(k), k.kernelSelection, k.caching, k.pipelining,
-                                                         s.problem.gemm, s.timeline.latencyMs,
+                                                         startedLibraries(s.problem, s.timeline), s.timeline.latencyMs,
                                                          s.optimal ? "optimal" : "heuristic"});
-    if (!(k.kernelSelection && k.caching && k.pipelining)) continue;
-    out.gemm = s.problem.gemm;
-    out.gemmStartup = s.timeline.gemmStartup;
+    if (knobsName(k) != knobsName(chosen)) continue;
+    out.configuration = knobsName(k);
+    out.pipelined = k.pipelining;
+    out.gemm = startedLibraries(s.problem, s.timeline);
+    out.gemmStartup = !s.timeline.startups.empty();
     out.setupMs = s.problem.setupMs;
     out.predictedColdMs = s.timeline.latencyMs;
-    out.solver = s.optimal ? "pareto-dp" : "nnv12-heuristic";
+    out.solver = !k.pipelining ? "serial" : s.optimal ? "pareto-dp" : "nnv12-heuristic";
     out.status = s.optimal ? "optimal" : "heuristic";
-    out.searchSpace = kSearchSpace;
+    out.searchSpace = k.pipelining ? kSearchSpace : kSerialSearchSpace;
     out.lowerBoundMs = s.optimal ? s.timeline.latencyMs : std::min(s.timeline.latencyMs, lowerBound(profile, model));
     out.states = s.states;
-    fillNodes(s, true, out);
+    fillNodes(s, k.pipelining, out);
     planWarmSwitch(profile, s, out);
   }
   return out;

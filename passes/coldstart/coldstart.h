@@ -10,6 +10,7 @@
 // All latencies are predictions of the cost model in cold_problem.h from
 // measured costs; none is measured here.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "libplan/plan/cold_plan.h"
@@ -22,6 +23,9 @@ namespace zp::coldstart {
 
 struct ColdStartParams {
   int cores = 0;  // cores the schedule may use; 0: the profile's host's
+  // The knob combination whose plan is written (the ablation predicts every one;
+  // a measured ablation runs each combination's plan).
+  Knobs knobs{true, true, true};
   ExactParams exact;
   HeuristicParams heuristic;
   bool forceHeuristic = false;  // skip the DP (tests compare the two)
@@ -33,5 +37,7 @@ Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, cons
 // The knob combinations of the ablation, in table order: none, K, C, P, K+C, K+P, C+P, K+C+P.
 std::vector<Knobs> ablationKnobs();
 std::string knobsName(const Knobs& k);
+// The combination a name ("none", "K", "C+P", ...) stands for; nothing for another name.
+std::optional<Knobs> parseKnobs(const std::string& name);
 
 }  // namespace zp::coldstart

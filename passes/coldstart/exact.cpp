@@ -24,13 +24,14 @@ bool noLater(const State& a, const State& b) {
 }
 
 // The successors of `s` at step `i` (core indices: 0 = execute core, 1.. = sorted others).
-void expand(const Problem& p, size_t i, const State& s, int parent, double gemmReady, std::vector<State>& out) {
+void expand(const Problem& p, size_t i, const State& s, int parent, const std::vector<double>& libraryReady,
+            std::vector<State>& out) {
   const Step& step = p.steps[i];
   for (size_t o = 0; o < step.options.size(); ++o) {
     const Option& opt = step.options[o];
     const double readEnd = s.disk + opt.readMs;
     auto finish = [&](State n, double ready) {
-      n.exec = std::max({n.exec, ready, opt.usesGemm ? gemmReady : 0.0}) + opt.execMs;
+      n.exec = std::max({n.exec, ready, opt.usesGemm() ? libraryReady[opt.gemm] : 0.0}) + opt.execMs;
       n.parent = parent;
       out.push_back(std::move(n));
     };
@@ -77,30 +78,33 @@ std::vector<State> paretoFront(std::vector<State> all, size_t limit) {
   return front;
 }
 
-bool anyUsesGemm(const Problem& p) {
+unsigned librariesPresent(const Problem& p) {
+  unsigned present = 0;
   for (const auto& s : p.steps)
     for (const auto& o : s.options)
-      if (o.usesGemm) return true;
-  return false;
+      if (o.usesGemm()) present |= 1u << o.gemm;
+  return present;
 }
 
-// The DP with the GEMM library's start-up paid when any option may use it.
+// The DP with the start-up of every library some option may use paid.
 std::optional<ExactResult> solvePaid(const Problem& p, const ExactParams& params) {
-  const bool anyGemm = anyUsesGemm(p);
+  const unsigned present = librariesPresent(p);
   State start;
   start.disk = start.exec = p.setupMs;
   start.others.assign(p.cores - 1, p.setupMs);
-  double gemmReady = p.setupMs;
-  if (anyGemm) {
-    gemmReady += p.gemmStartupMs;
-    if (p.cores == 1) start.exec = gemmReady;
-    else start.others.back() = gemmReady;
+  std::vector<double> ready(p.libraries.size(), p.setupMs);
+  double startupsEnd = p.setupMs;
+  for (size_t l = 0; l < p.libraries.size(); ++l)
+    if (present >> l & 1u) ready[l] = startupsEnd += p.libraries[l].startupMs;
+  if (present) {
+    if (p.cores == 1) start.exec = startupsEnd;
+    else start.others.back() = startupsEnd;
   }
   std::vector<std::vector<State>> fronts{{start}};
   ExactResult r;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     std::vector<State> next;
-    for (size_t j = 0; j < fronts.back().size(); ++j) expand(p, i, fronts.back()[j], static_cast<int>(j), gemmReady, next);
+    for (size_t j = 0; j < fronts.back().size(); ++j) expand(p, i, fronts.back()[j], static_cast<int>(j), ready, next);
     fronts.push_back(paretoFront(std::move(next), params.maxFrontStates));
     r.states += fronts.back().size();
     if (fronts.back().size() > params.maxFrontStates) return std::nullopt;
@@ -117,7 +121,7 @@ std::optional<ExactResult> solvePaid(const Problem& p, const ExactParams& params
     j = fronts[i][j].parent;
   }
   std::vector<double> free(p.cores, p.setupMs);  // real cores' free times
-  if (anyGemm) free[p.cores - 1] = gemmReady;
+  if (present) free[p.cores - 1] = startupsEnd;
   r.choice.resize(p.steps.size());
   double disk = p.setupMs;
   for (size_t i = 0; i < p.steps.size(); ++i) {
@@ -136,41 +140,35 @@ std::optional<ExactResult> solvePaid(const Problem& p, const ExactParams& params
       r.choice[i].core = 0;
     }
   }
-  // The replay must reproduce the state's latency unless no option uses the
-  // library after all (then the plan simulates without the start-up: no later).
-  assert(!usesGemm(p, r.choice) || std::abs(simulate(p, r.choice).latencyMs - r.latencyMs) < 1e-6);
+  // The replay reproduces the state's latency, or less when the choice uses fewer
+  // libraries than the problem offers (fewer start-ups: nothing later).
+  assert(simulate(p, r.choice).latencyMs <= r.latencyMs + 1e-6);
   r.latencyMs = simulate(p, r.choice).latencyMs;
   return r;
 }
 
 }  // namespace
 
-// A plan either uses the GEMM library somewhere (and pays its start-up) or
-// not at all: the best of the DP with the start-up paid and the DP over the
-// options that use no GEMM library.
+// A plan starts some subset of the libraries its options use: the best over the
+// subsets of the DP with exactly those start-ups paid (options of other libraries dropped).
 std::optional<ExactResult> solveExact(const Problem& p, const ExactParams& params) {
-  auto paid = solvePaid(p, params);
-  if (!paid || !anyUsesGemm(p)) return paid;  // no library in `p`: the DP without it is the same one
-  Problem free = p;
-  std::vector<std::vector<int>> index(p.steps.size());
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    free.steps[i].options.clear();
-    for (size_t o = 0; o < p.steps[i].options.size(); ++o)
-      if (!p.steps[i].options[o].usesGemm) {
-        free.steps[i].options.push_back(p.steps[i].options[o]);
-        index[i].push_back(static_cast<int>(o));
-      }
-    if (free.steps[i].options.empty()) return paid;
+  const unsigned present = librariesPresent(p);
+  std::optional<ExactResult> best;
+  uint64_t states = 0;
+  for (unsigned set = present;; set = (set - 1) & present) {  // every subset of `present`, itself first
+    std::vector<std::vector<int>> index;
+    if (auto sub = restrictLibraries(p, set, &index)) {
+      auto r = solvePaid(*sub, params);
+      if (!r) return std::nullopt;
+      states += r->states;
+      for (size_t i = 0; i < p.steps.size(); ++i) r->choice[i].option = index[i][r->choice[i].option];
+      if (!best || r->latencyMs < best->latencyMs) best = std::move(r);
+    }
+    if (set == 0) break;
   }
-  auto without = solvePaid(free, params);
-  if (!without) return std::nullopt;
-  without->states += paid->states;
-  if (without->latencyMs >= paid->latencyMs) {
-    paid->states = without->states;
-    return paid;
-  }
-  for (size_t i = 0; i < p.steps.size(); ++i) without->choice[i].option = index[i][without->choice[i].option];
-  return without;
+  assert(best);
+  best->states = states;
+  return best;
 }
 
 ExactResult solveBruteForce(const Problem& p) {
@@ -201,17 +199,30 @@ ExactResult solveBruteForce(const Problem& p) {
 }
 
 ExactResult solveSerial(const Problem& p) {
-  ExactResult r;
-  for (const auto& s : p.steps) {
-    size_t best = 0;
-    auto cost = [](const Option& o) { return o.readMs + (o.transforms() ? o.transformMs : 0) + o.execMs; };
-    for (size_t o = 1; o < s.options.size(); ++o)
-      if (cost(s.options[o]) < cost(s.options[best])) best = o;
-    r.choice.push_back({static_cast<int>(best), needsCore(s.options[best]) ? 0 : -1});
+  // Each step at its least read + transform + execute, for every subset of
+  // libraries started (their start-ups come first).
+  const unsigned present = librariesPresent(p);
+  ExactResult best;
+  best.latencyMs = std::numeric_limits<double>::infinity();
+  for (unsigned set = present;; set = (set - 1) & present) {
+    std::vector<std::vector<int>> index;
+    if (auto sub = restrictLibraries(p, set, &index)) {
+      Choice c;
+      for (size_t i = 0; i < sub->steps.size(); ++i) {
+        const auto& s = sub->steps[i];
+        size_t k = 0;
+        auto cost = [](const Option& o) { return o.readMs + (o.transforms() ? o.transformMs : 0) + o.execMs; };
+        for (size_t o = 1; o < s.options.size(); ++o)
+          if (cost(s.options[o]) < cost(s.options[k])) k = o;
+        c.push_back({index[i][k], needsCore(s.options[k]) ? 0 : -1});
+      }
+      const double l = simulateSerial(p, c).latencyMs;
+      if (l < best.latencyMs) best.latencyMs = l, best.choice = c;
+      best.states += p.steps.size();
+    }
+    if (set == 0) break;
   }
-  r.latencyMs = simulateSerial(p, r.choice).latencyMs;
-  r.states = p.steps.size();
-  return r;
+  return best;
 }
 
 }  // namespace zp::coldstart

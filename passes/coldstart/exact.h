@@ -30,8 +30,8 @@ std::optional<ExactResult> solveExact(const Problem& p, const ExactParams& param
 // Every option and core of every step, simulated: for tests, on small problems.
 ExactResult solveBruteForce(const Problem& p);
 
-// Not pipelined, each step independently at its least read + transform + execute
-// (optimal for simulateSerial; the GEMM library's start-up is the caller's choice of problem).
+// Not pipelined: for each subset of libraries started, each step independently at
+// its least read + transform + execute; the best (optimal for simulateSerial).
 ExactResult solveSerial(const Problem& p);
 
 }  // namespace zp::coldstart

@@ -92,7 +92,9 @@ void assignCores(const Problem& p, Choice& c, const HeuristicParams& params) {
   }
 }
 
-HeuristicResult solveHeuristic(const Problem& p, const HeuristicParams& params) {
+namespace {
+
+HeuristicResult solveWithLibraries(const Problem& p, const HeuristicParams& params) {
   HeuristicResult r;
   auto evaluate = [&](Choice& c) {
     assignCores(p, c, params);
@@ -125,6 +127,35 @@ HeuristicResult solveHeuristic(const Problem& p, const HeuristicParams& params) 
   r.choice = c;
   r.latencyMs = best;
   return r;
+}
+
+}  // namespace
+
+// A local search cannot drop a library that several steps use (each move changes
+// one step): the search runs once per subset of the libraries the options use.
+HeuristicResult solveHeuristic(const Problem& p, const HeuristicParams& params) {
+  unsigned present = 0;
+  for (const auto& s : p.steps)
+    for (const auto& o : s.options)
+      if (o.usesGemm()) present |= 1u << o.gemm;
+  HeuristicResult best;
+  bool found = false;
+  for (unsigned set = present;; set = (set - 1) & present) {
+    std::vector<std::vector<int>> index;
+    if (auto sub = restrictLibraries(p, set, &index)) {
+      HeuristicResult r = solveWithLibraries(*sub, params);
+      for (size_t i = 0; i < p.steps.size(); ++i) r.choice[i].option = index[i][r.choice[i].option];
+      r.evaluations += best.evaluations;
+      if (!found || r.latencyMs < best.latencyMs) {
+        best = std::move(r);
+        found = true;
+      } else {
+        best.evaluations = r.evaluations;
+      }
+    }
+    if (set == 0) break;
+  }
+  return best;
 }
 
 }  // namespace zp::coldstart

@@ -9,7 +9,8 @@
 // Outer layer: the paper enumerates the combinations left after line 1's filter;
 // here that is a local search over them (each step's option in turn, while the
 // simulated latency improves), started from every step at its least
-// read + transform + execute — enumeration is exponential in the steps.
+// read + transform + execute — enumeration is exponential in the steps — once
+// per subset of GEMM libraries the plan may start.
 #pragma once
 #include <cstdint>
 

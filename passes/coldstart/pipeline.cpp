@@ -7,22 +7,38 @@ namespace zp::coldstart {
 
 bool needsCore(const Option& o) { return o.transforms() && o.transformMs > 0; }
 
-bool usesGemm(const Problem& p, const Choice& c) {
-  for (size_t i = 0; i < p.steps.size(); ++i)
-    if (p.steps[i].options[c[i].option].usesGemm) return true;
-  return false;
+unsigned librariesUsed(const Problem& p, const Choice& c) {
+  unsigned used = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const Option& o = p.steps[i].options[c[i].option];
+    if (o.usesGemm()) used |= 1u << o.gemm;
+  }
+  return used;
 }
+
+namespace {
+
+// The used libraries' start-ups one after another from `from`; returns when the last ends.
+double startLibraries(const Problem& p, unsigned used, double from, Timeline& t) {
+  t.libraryReady.assign(p.libraries.size(), p.setupMs);
+  double at = from;
+  for (size_t l = 0; l < p.libraries.size(); ++l) {
+    if (!(used >> l & 1u)) continue;
+    at += p.libraries[l].startupMs;
+    t.libraryReady[l] = at;
+    t.startups.push_back(static_cast<int>(l));
+  }
+  return at;
+}
+
+}  // namespace
 
 Timeline simulate(const Problem& p, const Choice& c) {
   assert(c.size() == p.steps.size());
   Timeline t;
-  t.gemmStartup = usesGemm(p, c);
   t.coreFree.assign(p.cores, p.setupMs);
-  double gemmReady = p.setupMs;
-  if (t.gemmStartup) {
-    gemmReady += p.gemmStartupMs;
-    t.coreFree[p.cores - 1] = gemmReady;
-  }
+  const double startupsEnd = startLibraries(p, librariesUsed(p, c), p.setupMs, t);
+  if (!t.startups.empty()) t.coreFree[p.cores - 1] = startupsEnd;
   double disk = p.setupMs, execEnd = p.setupMs;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const Option& o = p.steps[i].options[c[i].option];
@@ -38,7 +54,7 @@ Timeline simulate(const Problem& p, const Choice& c) {
       s.transformEnd = free = s.transformStart + o.transformMs;
       ready = s.transformEnd;
     }
-    s.execStart = std::max({execEnd, ready, t.coreFree[0], o.usesGemm ? gemmReady : 0.0});
+    s.execStart = std::max({execEnd, ready, t.coreFree[0], o.usesGemm() ? t.libraryReady[o.gemm] : 0.0});
     s.execEnd = execEnd = t.coreFree[0] = s.execStart + o.execMs;
     t.steps.push_back(s);
   }
@@ -49,8 +65,7 @@ Timeline simulate(const Problem& p, const Choice& c) {
 
 Timeline simulateSerial(const Problem& p, const Choice& c) {
   Timeline t;
-  t.gemmStartup = usesGemm(p, c);
-  double now = p.setupMs + (t.gemmStartup ? p.gemmStartupMs : 0);
+  double now = startLibraries(p, librariesUsed(p, c), p.setupMs, t);
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const Option& o = p.steps[i].options[c[i].option];
     StepTimes s;

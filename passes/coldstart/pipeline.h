@@ -21,7 +21,8 @@ struct StepTimes {
 
 struct Timeline {
   double latencyMs = 0;  // end of the last execute
-  bool gemmStartup = false;
+  std::vector<int> startups;          // libraries started (indices into Problem::libraries), in order
+  std::vector<double> libraryReady;   // per library: when its start-up ends (setup when not started)
   std::vector<StepTimes> steps;
   std::vector<double> coreFree;  // when each core is done with the cold start's work
   double diskFree = 0;
@@ -29,8 +30,8 @@ struct Timeline {
 
 // Whether the step's option occupies a core (a transform of more than 0 ms).
 bool needsCore(const Option& o);
-// Whether some chosen option uses the GEMM library (its start-up is paid).
-bool usesGemm(const Problem& p, const Choice& c);
+// The libraries some chosen option uses (their start-ups are paid), as a bit set.
+unsigned librariesUsed(const Problem& p, const Choice& c);
 
 // Pipelined: reads stream in order, transforms on their cores in step order,
 // execution on core 0 (a transform on core 0 runs right before its step's execute).

@@ -11,12 +11,14 @@ namespace zp::opplace {
 Assignment greedyAssignment(const Problem& p) {
   const auto in = inEdges(p);
   const size_t k = p.processors.size();
+  const CoreMap cores = coreMap(p);
   Assignment a(p.nodes.size(), 0);
-  std::vector<double> finish(p.nodes.size(), 0), freeAt(k, 0);
+  std::vector<double> finish(p.nodes.size(), 0), freeAt(static_cast<size_t>(cores.count), 0);
   for (size_t v = 0; v < p.nodes.size(); ++v) {
     double bestFinish = std::numeric_limits<double>::infinity();
     for (size_t q = 0; q < k; ++q) {
-      double ready = freeAt[q];
+      double ready = 0;
+      for (int c : cores.of[q]) ready = std::max(ready, freeAt[static_cast<size_t>(c)]);
       for (int ei : in[v]) {
         const auto& e = p.edges[static_cast<size_t>(ei)];
         const auto u = static_cast<size_t>(e.from);
@@ -27,7 +29,7 @@ Assignment greedyAssignment(const Problem& p) {
       if (ready + p.ms[v][q] < bestFinish) bestFinish = ready + p.ms[v][q], a[v] = static_cast<int>(q);
     }
     finish[v] = bestFinish;
-    freeAt[static_cast<size_t>(a[v])] = bestFinish;
+    for (int c : cores.of[static_cast<size_t>(a[v])]) freeAt[static_cast<size_t>(c)] = bestFinish;
   }
   return a;
 }

@@ -26,7 +26,28 @@ Status validate(const Problem& p) {
   }
   for (const auto& a : p.alone)
     if (a.ms.size() != n) return makeError("operator placement: configuration '{}' has {} costs for {} nodes", a.name, a.ms.size(), n);
+  if (!p.cores.empty()) {
+    if (p.cores.size() != k) return makeError("operator placement: cores of {} processors for {} processors", p.cores.size(), k);
+    for (size_t q = 0; q < k; ++q) {
+      if (p.cores[q].empty()) return makeError("operator placement: processor '{}' occupies no cores", p.processors[q]);
+      for (int c : p.cores[q])
+        if (c < 0 || c > 4095) return makeError("operator placement: processor '{}': core {} out of range", p.processors[q], c);
+    }
+  }
   return {};
+}
+
+CoreMap coreMap(const Problem& p) {
+  CoreMap m;
+  if (p.cores.empty()) {
+    for (size_t q = 0; q < p.processors.size(); ++q) m.of.push_back({static_cast<int>(q)});
+    m.count = static_cast<int>(p.processors.size());
+    return m;
+  }
+  m.of = p.cores;
+  for (const auto& cs : m.of)
+    for (int c : cs) m.count = std::max(m.count, c + 1);
+  return m;
 }
 
 std::vector<std::vector<int>> inEdges(const Problem& p) {
@@ -38,10 +59,11 @@ std::vector<std::vector<int>> inEdges(const Problem& p) {
 Timeline listSchedule(const Problem& p, const Assignment& a) {
   assert(a.size() == p.nodes.size());
   const auto in = inEdges(p);
+  const CoreMap cores = coreMap(p);
   Timeline t;
   t.startMs.assign(p.nodes.size(), 0);
   t.finishMs.assign(p.nodes.size(), 0);
-  std::vector<double> freeAt(p.processors.size(), 0);
+  std::vector<double> freeAt(static_cast<size_t>(cores.count), 0);  // per core
   for (size_t v = 0; v < p.nodes.size(); ++v) {
     const int q = a[v];
     double ready = 0;
@@ -55,9 +77,11 @@ Timeline listSchedule(const Problem& p, const Assignment& a) {
       }
       ready = std::max(ready, r);
     }
-    t.startMs[v] = std::max(ready, freeAt[static_cast<size_t>(q)]);
+    const auto& on = cores.of[static_cast<size_t>(q)];
+    t.startMs[v] = ready;
+    for (int c : on) t.startMs[v] = std::max(t.startMs[v], freeAt[static_cast<size_t>(c)]);
     t.finishMs[v] = t.startMs[v] + p.ms[v][static_cast<size_t>(q)];
-    freeAt[static_cast<size_t>(q)] = t.finishMs[v];
+    for (int c : on) freeAt[static_cast<size_t>(c)] = t.finishMs[v];
     t.latencyMs = std::max(t.latencyMs, t.finishMs[v]);
   }
   return t;

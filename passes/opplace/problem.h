@@ -10,6 +10,12 @@
 // concurrently, so independent branches placed apart overlap. A hand-off is a
 // delay (a copy through shared memory), not a resource. The latency is the
 // last finish. Graph inputs are on every processor at time 0.
+//
+// Processors may share hardware: with `cores` given, processor p occupies the
+// cores cores[p], free(p) is the latest finish on any of them, and an operator
+// on p makes all of them busy until it finishes. "One processor with all
+// cores" (intra-operator threads over both cores) is then a processor beside
+// the two single-core ones, and a placement may use it for some operators only.
 #pragma once
 #include <string>
 #include <vector>
@@ -48,7 +54,17 @@ struct Problem {
   std::vector<std::vector<double>> ms;         // [node][processor], finite, >= 0
   std::vector<std::vector<HandOff>> handoff;   // [from][to]; the diagonal is unused
   std::vector<AloneConfig> alone;
+  // Per processor the cores (ids >= 0) it occupies; empty: every processor is its own.
+  std::vector<std::vector<int>> cores;
 };
+
+// Per processor the cores it occupies, ids 0..coreCount-1 (problem.cores, or
+// processor q alone on core q when none are given).
+struct CoreMap {
+  std::vector<std::vector<int>> of;
+  int count = 0;
+};
+CoreMap coreMap(const Problem& problem);
 
 // Errors name the problem: mismatched sizes, edges not going forward, negative costs.
 Status validate(const Problem& problem);

@@ -15,14 +15,17 @@ double gapOf(double value, double bound) { return value > 0 ? std::max(0.0, (val
 class BranchAndBound {
  public:
   BranchAndBound(const Problem& p, const SolveParams& params)
-      : p_(p), params_(params), in_(inEdges(p)), n_(p.nodes.size()), k_(p.processors.size()) {
-    minMs_.resize(n_);
-    for (size_t v = 0; v < n_; ++v) minMs_[v] = *std::min_element(p.ms[v].begin(), p.ms[v].end());
+      : p_(p), params_(params), in_(inEdges(p)), n_(p.nodes.size()), k_(p.processors.size()), cores_(coreMap(p)) {
+    // Least core time each node takes (an operator on q keeps all of q's cores busy).
     suffixMinWork_.assign(n_ + 1, 0);
-    for (size_t v = n_; v-- > 0;) suffixMinWork_[v] = suffixMinWork_[v + 1] + minMs_[v];
+    for (size_t v = n_; v-- > 0;) {
+      double w = kInf;
+      for (size_t q = 0; q < k_; ++q) w = std::min(w, p.ms[v][q] * static_cast<double>(cores_.of[q].size()));
+      suffixMinWork_[v] = suffixMinWork_[v + 1] + w;
+    }
     assign_.assign(n_, -1);
     finish_.assign(n_, 0);
-    free_.assign(k_, 0);
+    free_.assign(static_cast<size_t>(cores_.count), 0);
     lb_.assign(n_, 0);
     start_ = std::chrono::steady_clock::now();
   }
@@ -57,7 +60,7 @@ class BranchAndBound {
   double lowerBound(size_t depth, double makespan) {
     double lb = makespan;
     double freeSum = std::accumulate(free_.begin(), free_.end(), 0.0);
-    lb = std::max(lb, (freeSum + suffixMinWork_[depth]) / static_cast<double>(k_));
+    lb = std::max(lb, (freeSum + suffixMinWork_[depth]) / static_cast<double>(cores_.count));
     for (size_t v = depth; v < n_; ++v) {
       double best = kInf;
       for (size_t q = 0; q < k_; ++q) {
@@ -71,7 +74,7 @@ class BranchAndBound {
                                : lb_[u];
           ready = std::max(ready, r);
         }
-        best = std::min(best, std::max(ready, free_[q]) + p_.ms[v][q]);
+        best = std::min(best, std::max(ready, freeOf(q)) + p_.ms[v][q]);
       }
       lb_[v] = best;
       lb = std::max(lb, best);
@@ -109,18 +112,25 @@ class BranchAndBound {
         openBound_ = std::min(openBound_, lb);
         return;
       }
-      const double savedFree = free_[q];
+      const std::vector<double> savedFree = free_;
       assign_[depth] = static_cast<int>(q);
       finish_[depth] = fin;
-      free_[q] = fin;
+      for (int c : cores_.of[q]) free_[static_cast<size_t>(c)] = fin;
       search(depth + 1, std::max(makespan, fin));
-      free_[q] = savedFree;
+      free_ = savedFree;
       assign_[depth] = -1;
     }
   }
 
+  // When all of q's cores are free.
+  double freeOf(size_t q) const {
+    double f = 0;
+    for (int c : cores_.of[q]) f = std::max(f, free_[static_cast<size_t>(c)]);
+    return f;
+  }
+
   double finishOn(size_t v, size_t q) const {
-    double ready = free_[q];
+    double ready = freeOf(q);
     for (int ei : in_[v]) {
       const auto& e = p_.edges[static_cast<size_t>(ei)];
       const auto u = static_cast<size_t>(e.from);
@@ -135,7 +145,8 @@ class BranchAndBound {
   SolveParams params_;
   std::vector<std::vector<int>> in_;
   size_t n_, k_;
-  std::vector<double> minMs_, suffixMinWork_, finish_, free_, lb_;
+  CoreMap cores_;
+  std::vector<double> suffixMinWork_, finish_, free_, lb_;  // free_: per core
   Assignment assign_, bestAssign_;
   double best_ = kInf, openBound_ = kInf;
   uint64_t visited_ = 0;

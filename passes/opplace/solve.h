@@ -7,7 +7,7 @@
 //    min over p of (max(free(p), ready_p(v)) + ms[v][p]), with ready_p from
 //    assigned predecessors' finish (+ hand-off) and unassigned predecessors'
 //    own bounds; a second bound spreads the remaining minimum work over the
-//    processors. The incumbent starts as the best baseline (baselines.h).
+//    cores. The incumbent starts as the best baseline (baselines.h).
 // Proven optimal means the tree was exhausted; on a time-out (or node limit)
 // the bound is the least bound of what was left unexplored.
 #pragma once

@@ -55,7 +55,9 @@ plan::Plan coldPlan() {
   p.header = {"plan-solve", "0.1.0", {{"m.onnx", "ab"}}};
   plan::ColdPlan c;
   c.model = "m";
-  c.gemm = "blis";
+  c.configuration = "K+C+P";
+  c.pipelined = true;
+  c.gemm = "blis+onednn";
   c.gemmStartup = true;
   c.cores = 2;
   c.storageMBps = 800;
@@ -68,8 +70,9 @@ plan::Plan coldPlan() {
   c.searchSpace = "all";
   c.lowerBoundMs = 11.5;
   c.states = 9;
-  c.nodes = {{0, "c1", "winograd", "transform", 1, 2, 3, 3, 7, 7, 11, "winograd", "none", -1, 0},
-             {1, "relu", "", "none", -1, 3, 3, 3, 3, 11, 11.5, "", "none", -1, 0}};
+  c.nodes = {{0, "c1", "winograd", "blis", "transform", 1, 2, 3, 3, 7, 7, 11, "winograd", "onednn", "none", -1, 40},
+             {1, "c2", "sparse", "", "cache", -1, 3, 4, 4, 4, 11, 11.2, "im2col", "onednn", "cache", -1, 41},
+             {2, "relu", "", "", "none", -1, 4, 4, 4, 4, 11.2, 11.5, "", "", "none", -1, 0}};
   c.configurations = {{"none", false, false, false, "onednn", 77.5, "optimal"},
                       {"K+C+P", true, true, true, "blis", 11.5, "optimal"}};
   p.cold.push_back(c);
@@ -90,13 +93,28 @@ TEST(ColdPlanJson, RoundTripThroughJsonAndProtobuf) {
 
 TEST(ColdPlanJson, RejectsInconsistentNodes) {
   Json j = toJson(coldPlan());
-  j["cold"][0]["nodes"][1]["weights"] = "cache";  // a node without a kernel has no weights
+  j["cold"][0]["nodes"][2]["weights"] = "cache";  // a node without a kernel has no weights
   auto r = planFromJson(j, "plan.json");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("$.cold[0].nodes[1]"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("$.cold[0].nodes[2]"), std::string::npos) << r.error().message;
   Json k = toJson(coldPlan());
   k["cold"][0]["nodes"][0]["exec_ms"] = Json::array({7.0, 6.0});  // ends before it starts
   EXPECT_FALSE(planFromJson(k, "plan.json").ok());
+  auto rejects = [](const char* what, auto edit) {
+    Json e = toJson(coldPlan());
+    edit(e["cold"][0]);
+    auto r = planFromJson(e, "plan.json");
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_NE(r.error().message.find(what), std::string::npos) << r.error().message;
+  };
+  rejects("'openblas' is not a GEMM library", [](Json& c) { c["nodes"][0]["gemm"] = "openblas"; });
+  rejects("warm_gemm", [](Json& c) { c["nodes"][0]["warm_gemm"] = "mkl"; });
+  rejects("distinct GEMM libraries", [](Json& c) { c["gemm"] = "blis+blis"; });
+  rejects("not a knob combination", [](Json& c) { c["configuration"] = "P+K"; });
+  rejects("pipelined: false for configuration K+C+P", [](Json& c) { c["pipelined"] = false; });
+  rejects("warm_weights is 'cache' or 'transform' exactly when",
+          [](Json& c) { c["nodes"][1]["warm_weights"] = "none"; });
+  rejects("no GEMM library and no warm kernel", [](Json& c) { c["nodes"][2]["gemm"] = "blis"; });
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Cold-start planning from the command line: plan-solve --mode cold measuring a
-# model's cold profile or reading one, zoo-profile --cold-profile on the digits
-# zoo feeding plan-solve, and bad input (one line, non-zero exit, nothing written).
+# model's cold profile or reading one, plan-run following the plan (per knob
+# combination), zoo-profile --cold-profile on the digits zoo feeding plan-solve in
+# both modes, plan-emit's cold caches and plan-run BUNDLE --cold, and bad input
+# (one line, non-zero exit, nothing written).
 source "$(dirname "$0")/lib.sh"
 MODEL="$SRC/testdata/digits/models/dense.onnx"
 
@@ -79,6 +81,101 @@ read -r LABEL SUBGRAPH < "$WORK/subgraph.txt" || true
 check_plan "$WORK/z/plan.json" "$LABEL" && pass "plan-solve plans a subgraph from zoo-profile's profile" \
   || fail "plan from zoo-profile's profile"
 
+# plan-run follows a cold plan: the cache it runs from, then the cold run reported per
+# node (read / transform / execute and the core of each), its outputs those of a plain
+# run, and the trace of the cold run with one track per thread.
+"$BIN/plan-run" "$MODEL" --cold-plan "$WORK/b/plan.json" --write-cache "$WORK/b/cold.zwc" --repeat 0 >/dev/null \
+  && pass "plan-run --cold-plan --write-cache" || fail "plan-run --cold-plan --write-cache"
+"$BIN/plan-run" "$MODEL" --save-outputs "$WORK/plain" --repeat 0 >/dev/null
+"$BIN/plan-run" "$MODEL" --cold --cold-plan "$WORK/b/plan.json" --cache "$WORK/b/cold.zwc" --repeat 3 --json \
+  --save-outputs "$WORK/coldout" --trace "$WORK/b/trace.json" > "$WORK/b/run.json"
+if $PY - "$WORK/b/plan.json" "$WORK/b/run.json" "$WORK/plain" "$WORK/coldout" "$WORK/b/trace.json" <<'PYEOF'
+import glob, json, os, sys
+import numpy as np
+plan = json.load(open(sys.argv[1]))["cold"][0]
+run = json.load(open(sys.argv[2]))
+c = run["cold_plan_run"]
+assert c["configuration"] == "K+C+P" and c["cores"] == plan["cores"], c["configuration"]
+assert len(c["nodes"]) == len(plan["nodes"])
+for n, p in zip(c["nodes"], plan["nodes"]):
+    assert n["node"] == p["node"] and n["kernel"] == p["kernel"] and n["weights"] == p["weights"], (n, p)
+    assert (n["read"] is None) == (p["weights"] == "none"), n
+    assert (n["transform"] is None) == (p["weights"] != "transform"), n
+    if n["transform"]:
+        assert n["read"]["end_ms"] <= n["transform"]["start_ms"] <= n["transform"]["end_ms"] <= n["execute"]["start_ms"]
+        assert n["transform"]["core"] >= 0 and n["transform"]["stolen"] == (n["transform"]["core"] != n["transform"]["planned_core"])
+    if n["read"]:
+        assert n["read"]["end_ms"] <= n["execute"]["start_ms"] and n["read"]["core"] >= -1
+ex = [n["execute"] for n in c["nodes"]]
+assert all(a["end_ms"] <= b["start_ms"] for a, b in zip(ex, ex[1:]))
+assert run["cold"]["from_cache"] and run["second_run"]["ms"] > 0 and run["warm"]["runs"] == 3
+for f in glob.glob(os.path.join(sys.argv[3], "*.npy")):
+    want, got = np.load(f), np.load(os.path.join(sys.argv[4], os.path.basename(f)))
+    assert np.abs(got - want).max() <= 1e-5 * max(1.0, np.abs(want).max()), f
+events = json.load(open(sys.argv[5]))["traceEvents"]
+threads = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+assert {"reader", "core 0 (executes)"} <= threads, threads
+assert any(e.get("cat") == "execute" for e in events) and any(e.get("cat") == "read" for e in events)
+PYEOF
+then pass "cold run follows the plan, reported per node, outputs equal a plain run's, trace per thread"
+else fail "cold run following the plan"; fi
+
+# Each knob combination's plan runs: not pipelined, kernels not chosen, nothing cached.
+for k in none K C P; do
+  "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/k$k/plan.json" --cold-profile "$WORK/a/cold_profile.csv" \
+    --knobs "$k" >/dev/null
+  "$BIN/plan-run" "$MODEL" --cold-plan "$WORK/k$k/plan.json" --write-cache "$WORK/k$k/cold.zwc" --repeat 0 >/dev/null
+  if "$BIN/plan-run" "$MODEL" --cold --cold-plan "$WORK/k$k/plan.json" --cache "$WORK/k$k/cold.zwc" --repeat 0 \
+       --json > "$WORK/k$k/run.json" && $PY -c "
+import json, sys
+p = json.load(open('$WORK/k$k/plan.json'))['cold'][0]
+r = json.load(open('$WORK/k$k/run.json'))['cold_plan_run']
+assert p['configuration'] == '$k' and r['pipelined'] == ('P' in '$k'), (p['configuration'], r['pipelined'])
+if 'C' not in '$k':
+    assert all(n['weights'] != 'cache' for n in p['nodes']), 'a plan without caching caches'
+"; then pass "plan of --knobs $k runs"; else fail "plan of --knobs $k"; fi
+done
+
+# The stitch flow: plan-solve gives every subgraph of the feasible selections a cold
+# section (the profile above has cold_profile.csv), plan-emit writes their cold
+# caches only, plan-run BUNDLE --cold starts each chain cold and checks it.
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/sp/plan.json" --slo grid > "$WORK/sp.txt" \
+  && grep -q "cold-start sections:" "$WORK/sp.txt" && pass "plan-solve stitch: cold sections" \
+  || fail "plan-solve stitch: cold sections"
+"$BIN/plan-emit" "$WORK/sp/plan.json" -o "$WORK/bundle" > "$WORK/emit.txt" && pass "plan-emit" || fail "plan-emit"
+if $PY - "$WORK/sp/plan.json" "$WORK/bundle" <<'PYEOF'
+import json, os, sys
+plan = json.load(open(sys.argv[1]))
+labels = set()
+for t in plan["stitch"]["tasks"]:
+    for sel in t["selections"]:
+        if sel["feasible"]:
+            for pos, v in enumerate(sel["combination"].split("+")):
+                labels.add(f"{t['name']}/{pos}/{v}")
+assert labels and labels == {c["model"] for c in plan["cold"]}, (labels, [c["model"] for c in plan["cold"]])
+assert "profile/cold_profile.csv" in plan["header"]["inputs"]
+caches = os.listdir(os.path.join(sys.argv[2], "caches"))
+files = {}
+for t in plan["stitch"]["tasks"]:
+    for g in t["subgraphs"]:
+        files[f"{t['name']}/{g['position']}/{g['variant']}"] = g["hash"][:16]
+for label in labels:
+    assert files[label] + ".cold.zwc" in caches, label
+    assert not any(c.startswith(files[label]) and not c.endswith(".cold.zwc") for c in caches), label
+PYEOF
+then pass "a cold section per chosen subgraph; plan-emit wrote their cold caches only"
+else fail "cold sections / cold caches"; fi
+"$BIN/plan-run" "$WORK/bundle" --cold --json --repeat 2 --samples 2 > "$WORK/bundle_run.json" \
+  && $PY -c "
+import json
+r = json.load(open('$WORK/bundle_run.json'))
+ran = [t for t in r['tasks'] if t['ran']]
+assert ran and r['ok'], r
+for t in ran:
+    assert t['match'] and t['cold']['cold_ms'] > 0 and t['cold']['predicted_cold_ms'] > 0, t
+    assert len(t['cold']['positions']) == len(t['processors'])
+" && pass "plan-run BUNDLE --cold: cold chains checked against the reference" || fail "plan-run BUNDLE --cold"
+
 # Bad input: one line naming the file, exit 1, nothing written (not even the profile).
 sed '0,/^node,/s/^\(node,.*\),$/\1,abc/' "$WORK/a/cold_profile.csv" > "$WORK/bad.csv"
 grep -q ",abc$" "$WORK/bad.csv" || fail "could not plant the malformed row"
@@ -98,4 +195,14 @@ rejected "profile without the model" 1 "no model 'dense'" -- \
   "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/prof/cold_profile.csv"
 rejected "zero cores" 2 "--cores" -- \
   "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/a/cold_profile.csv" --cores 0
+rejected "unknown knobs" 2 "--knobs" -- \
+  "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/a/cold_profile.csv" --knobs P+K
+rejected "cold plan run without its cache" 2 "give --cache" -- \
+  "$BIN/plan-run" "$MODEL" --cold --cold-plan "$WORK/b/plan.json"
+rejected "cold plan with --kernels" 2 "not with --kernels" -- \
+  "$BIN/plan-run" "$MODEL" --cold-plan "$WORK/b/plan.json" --kernels im2col
+rejected "cold plan's cache of another model" 1 "was not written for" -- \
+  "$BIN/plan-run" "$SRC/testdata/digits/models/u95.onnx" --cold --cold-plan "$WORK/b/plan.json" --cache "$WORK/b/cold.zwc"
+rejected "plan without a cold section for the model" 1 "no cold section for 'dense'" -- \
+  "$BIN/plan-run" "$MODEL" --cold-plan "$WORK/sp/plan.json" --write-cache "$WORK/e/x.zwc"
 finish

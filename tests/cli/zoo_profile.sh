@@ -67,7 +67,9 @@ if "$BIN/plan-solve" --mode opplace "$SRC/testdata/digits/models/dense.onnx" --z
    $PY - "$WORK/opplace_plan.json" "$WORK/prof/node_profile.csv" <<'PYEOF'
 import csv, json, sys
 o = json.load(open(sys.argv[1]))["opplace"]
-assert o["costSource"] == "measured" and o["processors"] == ["cpu", "npu"], (o["costSource"], o["processors"])
+names = [p["name"] for p in o["processors"]]
+assert o["costSource"] == "measured" and names == ["cpu", "npu"], (o["costSource"], o["processors"])
+assert o["processors"][1]["cores"] == [1] and o["processors"][1]["gemm"] == "blis", o["processors"]
 rows = {r["node"] for r in csv.DictReader(open(sys.argv[2])) if r["model"] == "digits/digits/dense"}
 assert o["nodes"] and {n["node"] for n in o["nodes"]} <= rows and o["latencyMs"] > 0, o["nodes"]
 PYEOF

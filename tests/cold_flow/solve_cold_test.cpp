@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include "drivers/cold_flow/cold_schedule.h"
 #include "drivers/cold_flow/solve_cold.h"
 #include "libplan/artifacts/cold_profile_csv.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/graph/model_io.h"
+#include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "tests/common/onnx_text.h"
 #include "tests/common/temp_dir.h"
@@ -74,6 +76,86 @@ TEST(SolveCold, MeasuresPlansAndWritesAPlanThatReadsBack) {
   auto plan2 = artifacts::readPlan(again.output);
   ASSERT_TRUE(plan2.ok());
   EXPECT_EQ(plan2->cold, plan->cold);
+  fs::remove_all(dir);
+}
+
+// The plan as the runtime's schedule, followed by a cold start whose outputs are
+// a plain session's; an unknown library in a plan is an error naming it.
+// (A profile made up for the model's nodes: a process measures the GEMM libraries'
+// start-up once, and another test here did.)
+TEST(SolveCold, ThePlanIsTheRuntimesScheduleAndRuns) {
+  fs::path dir = testing::uniqueTempDir("cold_flow_run");
+  SolveColdOptions o;
+  o.model = writeModel(dir);
+  o.output = dir / "plan.json";
+  o.coldProfile = dir / "cold_profile.csv";
+  {
+    auto s = runtime::Session::load(o.model, {});
+    ASSERT_TRUE(s.ok());
+    profile::ColdProfile p;
+    p.cores = 2;
+    p.storageMBps = 1000;
+    p.gemmStartupMs = {{"blis", 0.3}, {"onednn", 30}};
+    p.models = {{"tiny", 1.0}};
+    const std::vector<std::vector<std::pair<std::string, std::string>>> kernels = {
+        {{"im2col", "blis"}, {"im2col", "onednn"}, {"winograd", "onednn"}, {"sparse", ""}},
+        {},
+        {{"gemm1x1", "blis"}, {"im2col", "onednn"}, {"sparse", ""}}};
+    ASSERT_EQ((*s)->nodes().size(), 2u);  // the Relu is fused into the first Conv
+    for (int step = 0; step < 2; ++step)
+      for (const auto& [k, g] : kernels[static_cast<size_t>(step) * 2]) {
+        const auto& n = (*s)->nodes()[static_cast<size_t>(step)];
+        const double slow = g == "blis" ? 1.3 : 1.0;
+        p.nodes.push_back({"tiny", step, n.name, n.opType, k, g, 4608, k == "winograd" ? 8192 : 4608,
+                           k == "im2col" ? 0.01 : 0.2, 0.3 * slow, 0.2 * slow});
+      }
+    ASSERT_TRUE(artifacts::writeColdProfileCsv(p, o.coldProfile).ok());
+  }
+  auto solved = solveCold(o);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  auto plan = artifacts::readPlan(o.output);
+  ASSERT_TRUE(plan.ok());
+  const plan::ColdPlan& cp = plan->cold[0];
+  auto sc = coldScheduleOf(cp, "plan.json");
+  ASSERT_TRUE(sc.ok()) << sc.error().message;
+  ASSERT_EQ(sc->steps.size(), cp.nodes.size());
+  EXPECT_EQ(sc->cores, cp.cores);
+  EXPECT_EQ(sc->pipelined, cp.pipelined);
+  for (size_t i = 0; i < cp.nodes.size(); ++i) {
+    const auto& n = cp.nodes[i];
+    const auto& s = sc->steps[i];
+    EXPECT_EQ(s.node, n.node);
+    EXPECT_EQ(s.kernel, n.kernel);
+    EXPECT_EQ(s.gemm.has_value(), !n.gemm.empty());
+    if (s.gemm) {
+      EXPECT_EQ(runtime::gemmLibraryKey(*s.gemm), n.gemm);
+    }
+    EXPECT_EQ(runtime::coldWeightsName(s.weights), n.weights);
+    EXPECT_EQ(s.warmKernel, n.warmKernel);
+  }
+  ASSERT_TRUE(runtime::Session::writeColdCache(o.model, *sc, {}, dir / "cold.zwc", true).ok());
+  runtime::SessionOptions so;
+  so.cache = dir / "cold.zwc";
+  so.coldSchedule = std::make_shared<runtime::ColdSchedule>(*sc);
+  auto cold = runtime::Session::load(o.model, so);
+  ASSERT_TRUE(cold.ok()) << cold.error().message;
+  auto plain = runtime::Session::load(o.model, {});
+  ASSERT_TRUE(plain.ok());
+  runtime::TensorMap in{{"x", runtime::randomInput({"x", runtime::DType::F32, {1, 8, 12, 12}}, 3)}};
+  auto got = (*cold)->run(in);
+  auto want = (*plain)->run(in);
+  ASSERT_TRUE(got.ok() && want.ok());
+  const auto& g = got->at("y");
+  const auto& w = want->at("y");
+  for (int64_t k = 0; k < w.size(); ++k) EXPECT_NEAR(g.ptr<float>()[k], w.ptr<float>()[k], 1e-5) << k;
+  plan::ColdPlan bad = cp;
+  for (auto& n : bad.nodes)
+    if (!n.gemm.empty()) n.gemm = "mkl";
+  if (std::any_of(cp.nodes.begin(), cp.nodes.end(), [](const auto& n) { return !n.gemm.empty(); })) {
+    auto e = coldScheduleOf(bad, "plan.json");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("plan.json: unknown GEMM library 'mkl'"), std::string::npos);
+  }
   fs::remove_all(dir);
 }
 

@@ -13,17 +13,18 @@ Problem randomProblem(std::mt19937_64& rng, int steps, int cores) {
   std::uniform_int_distribution<int> options(1, 3), coin(0, 3);
   Problem p;
   p.model = "random";
-  p.gemm = "onednn";
+  p.libraries = {{"blis", ms(rng) / 10}, {"onednn", ms(rng)}};
   p.cores = cores;
   p.setupMs = ms(rng) / 5;
-  p.gemmStartupMs = ms(rng);
+  // Each option uses no library (half of them), BLIS or oneDNN.
+  auto library = [&] { return coin(rng) < 2 ? -1 : coin(rng) % 2; };
   for (int i = 0; i < steps; ++i) {
     Step s{"n" + std::to_string(i), {}};
     if (coin(rng) == 0) {
-      s.options.push_back(Option{"", false, false, 0, 0, ms(rng) / 3, 0});
+      s.options.push_back(Option{"", false, -1, 0, 0, ms(rng) / 3, 0});
     } else {
       for (int o = options(rng); o > 0; --o) {
-        Option opt{"k" + std::to_string(o), coin(rng) == 0, coin(rng) == 0, ms(rng), coin(rng) == 0 ? 0 : ms(rng),
+        Option opt{"k" + std::to_string(o), coin(rng) == 0, library(), ms(rng), coin(rng) == 0 ? 0 : ms(rng),
                    ms(rng), ms(rng)};
         if (opt.cached) opt.transformMs = 0;
         s.options.push_back(opt);
@@ -73,8 +74,8 @@ TEST(ColdStartExact, GivesUpWhenFrontsOutgrowTheLimit) {
 TEST(ColdStartPipeline, TimelineOfAHandMadeChoice) {
   // Two cores, setup 1 ms, no GEMM. Step 0 cached (read 2, exec 3); step 1 transformed
   // on core 1 (read 1, transform 4, exec 2).
-  Problem p{"m", "", 2, 1.0, 0.0,
-            {Step{"a", {Option{"k", true, false, 2, 0, 3, 3}}}, Step{"b", {Option{"k", false, false, 1, 4, 2, 2}}}}};
+  Problem p{"m", {}, 2, 1.0,
+            {Step{"a", {Option{"k", true, -1, 2, 0, 3, 3}}}, Step{"b", {Option{"k", false, -1, 1, 4, 2, 2}}}}};
   Timeline t = simulate(p, Choice{{0, -1}, {0, 1}});
   EXPECT_DOUBLE_EQ(t.steps[0].readEnd, 3);
   EXPECT_DOUBLE_EQ(t.steps[0].execEnd, 6);
@@ -85,6 +86,21 @@ TEST(ColdStartPipeline, TimelineOfAHandMadeChoice) {
   EXPECT_DOUBLE_EQ(simulate(p, Choice{{0, -1}, {0, 0}}).latencyMs, 12);
   // Not pipelined: 1 + 2 + 1 + 4 + 3 + 2.
   EXPECT_DOUBLE_EQ(simulateSerial(p, Choice{{0, -1}, {0, 0}}).latencyMs, 13);
+}
+
+TEST(ColdStartPipeline, EachLibraryStartsOnTheLastCoreAndItsNodesWaitForIt) {
+  // BLIS (1 ms) then oneDNN (10 ms) on core 1 from setup 1 ms: BLIS ready at 2, oneDNN at 12.
+  Problem p{"m", {{"blis", 1.0}, {"onednn", 10.0}}, 2, 1.0,
+            {Step{"a", {Option{"k", true, 0, 0, 0, 3, 3}}}, Step{"b", {Option{"k", true, 1, 0, 0, 2, 1}}}}};
+  Timeline t = simulate(p, Choice{{0, -1}, {0, -1}});
+  EXPECT_EQ(t.startups, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(t.steps[0].execStart, 2);
+  EXPECT_DOUBLE_EQ(t.steps[1].execStart, 12);
+  EXPECT_DOUBLE_EQ(t.latencyMs, 14);
+  EXPECT_DOUBLE_EQ(t.coreFree[1], 12);
+  // Only oneDNN used: it starts at setup.
+  p.steps[0].options[0].gemm = 1;
+  EXPECT_DOUBLE_EQ(simulate(p, Choice{{0, -1}, {0, -1}}).latencyMs, 11 + 3 + 2);
 }
 
 // A profile of one model: conv "c1" with a fast-warm kernel whose transform is
@@ -111,15 +127,24 @@ TEST(ColdStartPlan, PicksCacheAndLibraryAndSwitchesToTheWarmKernel) {
   // Best: winograd on BLIS from the cache: setup 2 + start-up 1 on core 1 (parallel
   // to the 4 ms read), read 4, execute 5 -> 11; im2col/blis cached: 2 + 1 + 9 = 12;
   // oneDNN's 40 ms start-up loses.
+  EXPECT_EQ(plan->configuration, "K+C+P");
+  EXPECT_TRUE(plan->pipelined);
   EXPECT_EQ(plan->gemm, "blis");
   ASSERT_EQ(plan->nodes.size(), 2u);
   EXPECT_EQ(plan->nodes[0].kernel, "winograd");
+  EXPECT_EQ(plan->nodes[0].gemm, "blis");
   EXPECT_EQ(plan->nodes[0].weights, "cache");
   EXPECT_DOUBLE_EQ(plan->predictedColdMs, 11.5);
   EXPECT_EQ(plan->nodes[1].weights, "none");
-  // Warm: winograd is also the fastest warm kernel on BLIS: no switch.
+  EXPECT_EQ(plan->nodes[1].gemm, "");
+  // Warm: winograd on oneDNN (3 ms) beats it on BLIS (4 ms): the same weights, so later
+  // runs switch library once oneDNN has started on the core free first (core 1 at 3:
+  // ready at 43).
   EXPECT_EQ(plan->nodes[0].warmKernel, "winograd");
+  EXPECT_EQ(plan->nodes[0].warmGemm, "onednn");
   EXPECT_EQ(plan->nodes[0].warmWeights, "none");
+  EXPECT_DOUBLE_EQ(plan->nodes[0].warmReadyMs, 43);
+  EXPECT_DOUBLE_EQ(plan->predictedWarmMs, 3.4);
   // Ablation: "none" keeps oneDNN and the fastest warm kernel, transformed:
   // 2 + 40 + 1 + 30 + 4 + 0.5 = 77.5; every knob together is the best.
   ASSERT_EQ(plan->configurations.size(), 8u);
@@ -138,6 +163,20 @@ TEST(ColdStartPlan, HeuristicIsLabelledAndNotBelowTheOptimum) {
   EXPECT_EQ(h->solver, "nnv12-heuristic");
   EXPECT_GE(h->predictedColdMs, e->predictedColdMs - 1e-9);
   EXPECT_LE(h->lowerBoundMs, e->predictedColdMs + 1e-9);
+}
+
+TEST(ColdStartPlan, WritesThePlanOfTheKnobsAsked) {
+  ColdStartParams params;
+  params.knobs = Knobs{true, true, false};  // K+C: not pipelined
+  auto plan = planColdStart(handProfile(), "m", params);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->configuration, "K+C");
+  EXPECT_FALSE(plan->pipelined);
+  EXPECT_EQ(plan->solver, "serial");
+  for (const auto& c : plan->configurations)
+    if (c.name == "K+C") EXPECT_DOUBLE_EQ(c.predictedMs, plan->predictedColdMs);
+  EXPECT_EQ(parseKnobs("C+P")->caching, true);
+  EXPECT_FALSE(parseKnobs("P+C"));
 }
 
 TEST(ColdStartPlan, UnknownModelIsAnError) {

@@ -61,6 +61,8 @@ TEST(estimateOpLatency, LeaveOneModelOutLearnsTheCostLaw) {
   EXPECT_EQ(rep->models.size(), 4u);
   EXPECT_EQ(rep->nodes, samples.size());
   EXPECT_GT(rep->nodeWithinShare, 0.8);
+  EXPECT_GT(rep->timeWithinShare, 0.8);
+  EXPECT_LE(rep->timeWithinShare, 1.0);
   EXPECT_EQ(rep->modelWithinShare, 1.0);
   EXPECT_GT(rep->modelBytes, 1000u);
 }
@@ -88,6 +90,36 @@ TEST(estimateOpLatency, PredictionsFollowFlopsAndWeightSparsity) {
   auto ms = p->predict({small, big, sparser});
   EXPECT_GT(ms[1], 4 * ms[0]);
   EXPECT_LT(ms[2], ms[0]);
+}
+
+TEST(estimateOpLatency, ExtrapolatesToOperatorsLargerThanAnySeen) {
+  // Trained on convs up to 128 channels at up to 128x128, asked about 512
+  // channels at 256x256: 32x more FLOPs than the largest seen. The time is
+  // learnt relative to workPriorMs, so it scales; a tree on log(ms) would stop
+  // at the largest time it saw.
+  auto samples = synthetic(3, 300, 21);
+  auto params = defaultOpLatencyParams();
+  params.rounds = 200;
+  params.eta = 0.1;
+  auto p = OpLatencyPredictor::train(samples, params);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  OpFeatures f;
+  f.opType = "Conv";
+  f.kernel = "im2col";
+  f.batch = 1;
+  f.inChannels = f.outChannels = 512;
+  f.inH = f.inW = 256;
+  f.kernelH = f.kernelW = 3;
+  f.stride = f.groups = 1;
+  f.flops = 2.0 * 9 * 512 * 512 * 256 * 256;
+  f.intensity = f.flops / 2;
+  f.bytes = 4.0 * 1024 * 256 * 256;
+  const double truth = 1e-6 * f.flops + 0.005;
+  const double got = p->predict({f})[0];
+  EXPECT_NEAR(got, truth, 0.1 * truth);
+  double largest = 0;
+  for (const auto& s : samples) largest = std::max(largest, s.ms);
+  EXPECT_GT(got, 10 * largest);
 }
 
 TEST(estimateOpLatency, OneModelIsNotEnoughToValidate) {

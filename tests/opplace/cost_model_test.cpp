@@ -46,6 +46,33 @@ TEST(OpPlaceCostModel, AProcessorRunsOneOperatorAtATime) {
   EXPECT_DOUBLE_EQ(t.latencyMs, 12);
 }
 
+TEST(OpPlaceCostModel, AProcessorOnSharedCoresWaitsForAllOfThem) {
+  // A third processor "all" on both cores: each of its operators needs cpu and gpu free.
+  auto p = diamond();
+  p.processors.push_back("all");
+  for (auto& row : p.ms) row.push_back(0.5);
+  for (auto& row : p.handoff) row.push_back(HandOff{1, 0});
+  p.handoff.push_back({HandOff{1, 0}, HandOff{1, 0}, HandOff{}});
+  p.cores = {{0}, {1}, {0, 1}};
+  ASSERT_TRUE(validate(p).ok());
+  // a on cpu [0,1]; b on gpu: 1 + 2 = 3 -> [3,6]; c on all: ready 1 + 1 = 2, but the gpu
+  // is busy until 6 -> [6,6.5]; d on all: ready max(6 + 1, 6.5 + 0) = 7 -> [7,7.5].
+  auto t = listSchedule(p, {0, 1, 2, 2});
+  EXPECT_DOUBLE_EQ(t.startMs[2], 6);
+  EXPECT_DOUBLE_EQ(t.startMs[3], 7);
+  EXPECT_DOUBLE_EQ(t.latencyMs, 7.5);
+  // Everything on all: the sum, as one processor with all cores.
+  EXPECT_DOUBLE_EQ(latencyOf(p, {2, 2, 2, 2}), 2);
+  // Greedy sees the cores too: it never starts an operator on a busy core.
+  const auto g = greedyAssignment(p);
+  const auto tg = listSchedule(p, g);
+  EXPECT_LE(tg.latencyMs, 2 + 1e-12);
+  p.cores = {{0}, {1}};
+  EXPECT_FALSE(validate(p).ok());
+  p.cores = {{0}, {1}, {}};
+  EXPECT_FALSE(validate(p).ok());
+}
+
 TEST(OpPlaceCostModel, ChainsAreRecognised) {
   auto p = diamond();
   EXPECT_FALSE(isChain(p));

@@ -10,8 +10,9 @@
 namespace zp::opplace::testing {
 
 // n nodes, k processors; chain: edges i -> i+1 only; otherwise each node gets
-// 0-2 predecessors (branches and joins).
-inline Problem randomProblem(int n, int k, uint64_t seed, bool chain) {
+// 0-2 predecessors (branches and joins). sharedCores (k >= 3): the last
+// processor occupies the cores of processors 0 and 1 (one processor with all cores).
+inline Problem randomProblem(int n, int k, uint64_t seed, bool chain, bool sharedCores = false) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> cost(0.1, 5.0), bytes(0, 4e5), unit(0, 1);
   Problem p;
@@ -39,6 +40,10 @@ inline Problem randomProblem(int n, int k, uint64_t seed, bool chain) {
   p.handoff.assign(static_cast<size_t>(k), std::vector<HandOff>(static_cast<size_t>(k)));
   for (auto& row : p.handoff)
     for (auto& h : row) h = HandOff{unit(rng) * 0.5, unit(rng) * 5e-6};
+  if (sharedCores && k >= 3) {
+    for (int q = 0; q + 1 < k; ++q) p.cores.push_back({q});
+    p.cores.push_back({0, 1});
+  }
   return p;
 }
 

@@ -1,6 +1,8 @@
 // The exact solvers against brute force on seeded random chains and DAGs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "passes/opplace/opplace.h"
 #include "tests/opplace/random_problem.h"
 
@@ -38,6 +40,25 @@ TEST(OpPlaceSolver, BranchAndBoundMatchesBruteForceOnDags) {
   }
   // The instances are not trivial: greedy misses the optimum on some.
   EXPECT_GT(beatGreedy, 5);
+}
+
+TEST(OpPlaceSolver, BranchAndBoundMatchesBruteForceWithAProcessorOnSharedCores) {
+  int usesShared = 0, mixes = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const int n = 3 + static_cast<int>(seed % 6), k = 3;
+    auto p = randomProblem(n, k, 3000 + seed, seed % 5 == 0, /*sharedCores=*/true);
+    ASSERT_TRUE(validate(p).ok());
+    auto r = solvePlacement(p, {}, SolveParams{});
+    auto bf = bruteForce(p);
+    EXPECT_TRUE(r.optimal) << "seed " << seed;
+    EXPECT_NEAR(r.latencyMs, bf.latencyMs, 1e-9) << "seed " << seed;
+    EXPECT_NEAR(latencyOf(p, r.assignment), r.latencyMs, 1e-9);
+    const auto shared = std::count(r.assignment.begin(), r.assignment.end(), 2);
+    usesShared += shared > 0;
+    mixes += shared > 0 && shared < n;
+  }
+  EXPECT_GT(usesShared, 5);
+  EXPECT_GT(mixes, 3) << "some optima use the shared processor for some operators only";
 }
 
 TEST(OpPlaceSolver, PlacementIsNoWorseThanAnyBaseline) {

@@ -25,9 +25,8 @@ Fixture digits() {
   EXPECT_TRUE(zoo.ok());
   f.zoo = *zoo;
   f.models = zooModels(f.zoo);
-  auto configs = hostConfigs(f.zoo);
-  for (size_t i = 0; i < configs.size(); ++i) f.inputs.processors.push_back({f.zoo.processors[i].name, configs[i]});
-  const size_t k = configs.size();
+  f.inputs.processors = placeProcessors(f.zoo);
+  const size_t k = f.inputs.processors.size();
   f.inputs.handoff.assign(k, std::vector<opplace::HandOff>(k, opplace::HandOff{0.002, 1e-7}));
   f.inputs.predictor.rounds = 60;
   return f;
@@ -66,8 +65,16 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
 
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
-  p.opplace = placementSection(pp->problem, *r, "dense.onnx", pp->costSource, opplace::SolveParams{});
+  std::vector<plan::PlanProcessor> procs;
+  for (size_t i = 0; i < k; ++i) procs.push_back(planProcessor(f.inputs.processors[i], f.zoo.processors[i].kind));
+  p.opplace = placementSection(pp->problem, *r, procs, "dense.onnx", pp->costSource, opplace::SolveParams{});
   EXPECT_EQ(p.opplace->nodes.size(), pp->problem.nodes.size());
+  // Each processor as plan-run will pin and run it: the zoo's cores, policy and GEMM library.
+  ASSERT_EQ(p.opplace->processors.size(), k);
+  EXPECT_EQ(p.opplace->processors[1].name, "npu");
+  EXPECT_EQ(p.opplace->processors[1].cores, std::vector<int>{1});
+  EXPECT_EQ(p.opplace->processors[1].policy, "sparse");
+  EXPECT_EQ(p.opplace->processors[1].gemm, "blis");
   const std::string text = artifacts::planToText(p);
   auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -94,9 +101,48 @@ TEST(opplaceFlowPlaceModel, ModelOutsideTheProfileIsPlacedOnPredictions) {
     for (double ms : row) EXPECT_GT(ms, 0);
 }
 
+TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes) {
+  // Beside cpu (core 0) and npu (core 1), one processor with both cores and two
+  // intra-operator threads: it occupies both cores, so none of its operators
+  // overlaps an operator on cpu or npu in the placement's timeline.
+  auto f = digits();
+  PlaceProcessor all{"all-cores", measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {0, 1}}};
+  f.inputs.processors.push_back(all);
+  const size_t k = f.inputs.processors.size();
+  f.inputs.handoff.assign(k, std::vector<opplace::HandOff>(k, opplace::HandOff{0.002, 1e-7}));
+  auto configs = hostConfigs(f.zoo);
+  configs.push_back(all.config);
+  auto rows = profileModels({f.models[0]}, configs, ProfileParams{{3, 1}, 0});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  f.inputs.profile = *rows;
+  f.inputs.modelKey = f.models[0].name;
+  auto model = graph::loadModel(f.models[0].file);
+  ASSERT_TRUE(model.ok());
+  auto pp = buildPlaceProblem(*model, f.inputs);
+  ASSERT_TRUE(pp.ok()) << pp.error().message;
+  EXPECT_EQ(pp->problem.cores, (std::vector<std::vector<int>>{{0}, {1}, {0, 1}}));
+  auto r = opplace::placeOperators(pp->problem, opplace::SolveParams{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->solution.optimal);
+  const auto& a = r->solution.assignment;
+  const auto& t = r->timeline;
+  for (size_t u = 0; u < a.size(); ++u)
+    for (size_t v = u + 1; v < a.size(); ++v) {
+      const bool shareCores = a[u] == a[v] || a[u] == 2 || a[v] == 2;
+      if (!shareCores) continue;
+      EXPECT_TRUE(t.finishMs[u] <= t.startMs[v] + 1e-12 || t.finishMs[v] <= t.startMs[u] + 1e-12)
+          << "nodes " << u << " and " << v << " overlap on shared cores";
+    }
+  // With one processor naming no cores, none is known to share: each is its own.
+  f.inputs.processors[1].config.cores.clear();
+  auto unpinned = buildPlaceProblem(*model, f.inputs);
+  ASSERT_TRUE(unpinned.ok()) << unpinned.error().message;
+  EXPECT_TRUE(unpinned->problem.cores.empty());
+}
+
 TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
   Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
-    "opplace": {"model": "m", "costSource": "measured", "processors": ["cpu"], "latencyMs": 1,
+    "opplace": {"model": "m", "costSource": "measured", "processors": [{"name": "cpu", "kind": "cpu", "source": "host", "policy": "default", "threads": 1, "cores": [0]}], "latencyMs": 1,
       "solver": {"solver": "chain-dp", "status": "optimal", "searchSpace": "all assignments",
                  "maxTransitionsPerDnn": -1, "objective": 1, "bound": 1, "gap": 0, "timeLimitS": 10,
                  "seed": 0, "nodes": 1, "simulations": 0, "crossCheck": ""},
@@ -104,6 +150,14 @@ TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
   auto r = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "plan.json: $.opplace.nodes[0].processor: unknown processor 'gpu'");
+  j["opplace"]["processors"][0]["threads"] = 0;
+  r = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("plan.json: $.opplace.processors[0].threads: ", 0), 0u) << r.error().message;
+  j["opplace"]["processors"] = Json::array({"cpu"});
+  r = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "plan.json: $.opplace.processors[0]: expected an object") << r.error().message;
 }
 
 }  // namespace

@@ -137,17 +137,16 @@ WeightCache::~WeightCache() {
   if (reader_.joinable()) reader_.join();
 }
 
-// The table: one entry per node, each array's extent inside the payload area
+// The table: one entry per (node, kernel) (per node before version 4), each array's extent inside the payload area
 // [headerBytes, tableOffset). Numbers are checked as integers in range (a float
 // such as 1e12 where a CRC belongs is an error, not a conversion).
-Expected<std::map<std::string, WeightCache::Stored>> WeightCache::readTable(std::string_view tableText,
-                                                                           const std::string& label,
-                                                                           uint64_t headerBytes, uint64_t tableOffset) {
+Expected<WeightCache::Table> WeightCache::readTable(std::string_view tableText, const std::string& label,
+                                                   uint64_t headerBytes, uint64_t tableOffset, uint32_t version) {
   const std::string file = label + ": weight cache table";
   ZP_ASSIGN_OR_RETURN(const Json table, parseJson(tableText, file));
   ZP_ASSIGN_OR_RETURN(auto rows, JsonAt(table, file).array());
   constexpr int64_t kMaxCrc = std::numeric_limits<uint32_t>::max();
-  std::map<std::string, Stored> entries;
+  Table entries;
   for (const auto& e : rows) {
     Stored entry;
     ZP_ASSIGN_OR_RETURN(entry.info.kernel, e.string("kernel"));
@@ -182,8 +181,12 @@ Expected<std::map<std::string, WeightCache::Stored>> WeightCache::readTable(std:
       entry.arrays.push_back(arr);
     }
     ZP_ASSIGN_OR_RETURN(const std::string node, e.string("node"));
-    if (entries.count(node)) return e.error(fmt::format("a second entry for node '{}'", node));
-    entries[node] = std::move(entry);
+    auto& same = entries[node];
+    if (!same.empty() && version < 4) return e.error(fmt::format("a second entry for node '{}'", node));
+    for (const auto& other : same)
+      if (other.info.kernel == entry.info.kernel)
+        return e.error(fmt::format("a second entry for node '{}' and kernel '{}'", node, entry.info.kernel));
+    same.push_back(std::move(entry));
   }
   return entries;
 }
@@ -248,10 +251,11 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   std::string_view tableText(base + h.tableOffset, h.tableBytes);
   if (crc32c(tableText.data(), tableText.size()) != h.tableCrc)
     return makeError("{}: weight cache table checksum mismatch", label);
-  auto entries = readTable(tableText, label, headerBytes, h.tableOffset);
+  auto entries = readTable(tableText, label, headerBytes, h.tableOffset, h.version);
   if (!entries.ok()) return entries.error();
   c->entries_ = std::move(*entries);
-  if (c->entries_.size() != h.entries) return makeError("{}: weight cache entry count mismatch", label);
+  for (const auto& [node, list] : c->entries_) c->entryCount_ += list.size();
+  if (c->entryCount_ != h.entries) return makeError("{}: weight cache entry count mismatch", label);
   if (payloadsEnd > payloadsBegin) {
     // Submitting blocks once the device queue is full: a helper thread keeps it full
     // while the session is built and run.
@@ -282,49 +286,75 @@ void WeightCache::view(const Stored& e, PackedWeights* out) const {
   *out = std::move(pw);
 }
 
+const WeightCache::Stored* WeightCache::find(const std::string& node, const std::string& kernel) const {
+  auto it = entries_.find(node);
+  if (it == entries_.end() || it->second.empty()) return nullptr;
+  if (kernel.empty()) return &it->second.front();
+  for (const auto& e : it->second)
+    if (e.info.kernel == kernel) return &e;
+  return nullptr;
+}
+
 WeightCache::Result WeightCache::lookup(const std::string& node, const std::string& kernel, uint32_t sourceCrc,
                                         PackedWeights* out, std::string* why) {
-  auto it = entries_.find(node);
-  if (it == entries_.end() || it->second.info.kernel != kernel) return Result::Miss;
-  const Stored& e = it->second;
-  if (e.info.sourceCrc != sourceCrc) {
+  const Stored* e = kernel.empty() ? nullptr : find(node, kernel);
+  if (!e) return Result::Miss;
+  if (e->info.sourceCrc != sourceCrc) {
     *why = "cache entry was made from different weights (source checksum mismatch)";
     return Result::Corrupt;
   }
-  if (!verify(node, why)) return Result::Corrupt;
-  view(e, out);
+  if (!verify(node, kernel, why)) return Result::Corrupt;
+  view(*e, out);
   return Result::Hit;
 }
 
 bool WeightCache::mapped(const std::string& node, const std::string& kernel, const std::vector<std::string>& sources,
                          PackedWeights* out) const {
-  auto it = entries_.find(node);
-  if (it == entries_.end() || it->second.info.kernel != kernel || it->second.info.sources != sources) return false;
-  view(it->second, out);
+  const Stored* e = kernel.empty() ? nullptr : find(node, kernel);
+  if (!e || e->info.sources != sources) return false;
+  view(*e, out);
   return true;
 }
 
-bool WeightCache::verify(const std::string& node, std::string* why) const {
-  auto it = entries_.find(node);
-  assert(it != entries_.end());
+bool WeightCache::verify(const std::string& node, const std::string& kernel, std::string* why) const {
+  const Stored* e = find(node, kernel);
+  assert(e);
   const char* base = static_cast<const char*>(map_.get());
-  for (const auto& a : it->second.arrays)
+  for (const auto& a : e->arrays) {
+    // The pages in one call (MADV_POPULATE_READ: read and mapped by the kernel)
+    // rather than a fault per page as the checksum reaches it; nothing on kernels without it.
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(base + a.offset) / page * page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(base + a.offset + a.bytes);
+    if (a.bytes >= (uint64_t{64} << 10)) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
     if (crc32c(base + a.offset, a.bytes) != a.crc) {
       *why = fmt::format("payload '{}' checksum mismatch", a.name);
       return false;
     }
+  }
   return true;
 }
 
-const WeightCache::Entry* WeightCache::entry(const std::string& node) const {
-  auto it = entries_.find(node);
-  return it == entries_.end() ? nullptr : &it->second.info;
+const WeightCache::Entry* WeightCache::entry(const std::string& node, const std::string& kernel) const {
+  const Stored* e = find(node, kernel);
+  return e ? &e->info : nullptr;
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> WeightCache::payloadExtents(const std::string& node) const {
-  std::vector<std::pair<uint64_t, uint64_t>> r;
+std::vector<std::string> WeightCache::kernels(const std::string& node) const {
+  std::vector<std::string> out;
   if (auto it = entries_.find(node); it != entries_.end())
-    for (const auto& a : it->second.arrays) r.push_back({a.offset, a.bytes});
+    for (const auto& e : it->second) out.push_back(e.info.kernel);
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> WeightCache::payloadExtents(const std::string& node,
+                                                                      const std::string& kernel) const {
+  std::vector<std::pair<uint64_t, uint64_t>> r;
+  auto it = entries_.find(node);
+  if (it == entries_.end()) return r;
+  for (const auto& e : it->second)
+    if (kernel.empty() || e.info.kernel == kernel)
+      for (const auto& a : e.arrays) r.push_back({a.offset, a.bytes});
   return r;
 }
 

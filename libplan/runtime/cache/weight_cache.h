@@ -5,8 +5,8 @@
 // so that a session can be built from the cache alone without reading the ONNX
 // file. Payloads are mapped with mmap and used in place.
 //
-// Layout of version 3 (little-endian):
-//   [0, 128)  header: magic "ZPWCACHE", u32 version (3), u32 entry count,
+// Layout of version 4 (little-endian):
+//   [0, 128)  header: magic "ZPWCACHE", u32 version (4), u32 entry count,
 //             u64 table offset, u64 table bytes, u32 table CRC-32C,
 //             u32 header CRC-32C (of the 128 header bytes with this field zero),
 //             u64 model file bytes, i64 model file mtime (ns since the epoch) —
@@ -19,13 +19,20 @@
 //             shape-inferred, in which every initializer larger than 4 KiB whose
 //             consumers are all heavy nodes with an entry has no data: its
 //             data_location is EXTERNAL with location "zooplan-weight-cache"
-//             (name, dims and data_type are kept)
-//   payloads  each array 64-byte aligned, nodes in execution order
-//   table     JSON array, one object per node in execution order: node, kernel,
+//             (name, dims and data_type are kept). A cache written for a cold-start
+//             plan may instead point such an initializer at its bytes in the model
+//             file (location "zooplan-model-file", see skeleton.h): the weights of
+//             nodes the plan transforms at load are read from the model, not cached.
+//   payloads  each array 64-byte aligned, entries in table order (execution order;
+//             a cold-start plan's cache lists the warm kernels' entries after the
+//             cold run's)
+//   table     JSON array, one object per entry: node, kernel,
 //             transform, sources (the initializer names the payload was made
 //             from, in order), source_crc (CRC-32C chained over those tensors),
 //             zero_fraction (of the ONNX weight, for kernel choice), arrays: per
 //             array name, dtype, count, offset, bytes, crc (CRC-32C of the payload)
+// A node may have several entries, for distinct kernels (version 4; versions 1-3
+// have at most one per node and no model-file references, and are still read).
 // The first 36 header bytes are laid out as in version 1 (64-byte header, no
 // skeleton, no zero_fraction/sources, entries only for transformed weights),
 // which this runtime still reads for its entries.
@@ -49,7 +56,7 @@
 
 namespace zp::runtime {
 
-inline constexpr uint32_t kWeightCacheVersion = 3;
+inline constexpr uint32_t kWeightCacheVersion = 4;
 inline constexpr size_t kWeightCacheAlign = 64;
 // Initializers above this size are left out of the skeleton when the cache holds
 // the weights of every node that reads them.
@@ -117,12 +124,18 @@ class WeightCache {
   // viewed without reading the payloads, which verify() checks later.
   bool mapped(const std::string& node, const std::string& kernel, const std::vector<std::string>& sources,
               PackedWeights* out) const;
-  // CRC-32C of the node's payloads; false with `why` on a mismatch.
-  bool verify(const std::string& node, std::string* why) const;
+  // CRC-32C of the payloads of the (node, kernel) entry; false with `why` on a mismatch.
+  bool verify(const std::string& node, const std::string& kernel, std::string* why) const;
 
-  const Entry* entry(const std::string& node) const;
-  // Where a node's payload arrays lie in the file (tests flip bytes there).
-  std::vector<std::pair<uint64_t, uint64_t>> payloadExtents(const std::string& node) const;
+  // The (node, kernel) entry; with an empty kernel the node's first entry (every
+  // entry of a node records the same sources' zero fraction). Null when absent.
+  const Entry* entry(const std::string& node, const std::string& kernel = {}) const;
+  // The kernels the node has entries for, in table order.
+  std::vector<std::string> kernels(const std::string& node) const;
+  // Where the payload arrays of the (node, kernel) entry lie in the file (empty
+  // kernel: of every entry of the node). Tests flip bytes there.
+  std::vector<std::pair<uint64_t, uint64_t>> payloadExtents(const std::string& node,
+                                                            const std::string& kernel = {}) const;
 
   uint32_t version() const { return version_; }
   bool hasSkeleton() const { return !skeleton_.empty(); }
@@ -130,22 +143,25 @@ class WeightCache {
   const ModelIdentity& modelIdentity() const { return identity_; }
   const std::filesystem::path& path() const { return path_; }
   size_t fileBytes() const { return size_; }
-  size_t entryCount() const { return entries_.size(); }
+  size_t entryCount() const { return entryCount_; }
 
  private:
   struct Array { std::string name; DType dtype; int64_t count; uint64_t offset, bytes; uint32_t crc; };
   struct Stored { Entry info; std::vector<Array> arrays; };
-  static Expected<std::map<std::string, Stored>> readTable(std::string_view tableText, const std::string& label,
-                                                           uint64_t headerBytes, uint64_t tableOffset);
+  using Table = std::map<std::string, std::vector<Stored>>;  // by node, entries in table order
+  static Expected<Table> readTable(std::string_view tableText, const std::string& label, uint64_t headerBytes,
+                                   uint64_t tableOffset, uint32_t version);
   WeightCache() = default;
   void view(const Stored& e, PackedWeights* out) const;
+  const Stored* find(const std::string& node, const std::string& kernel) const;
   std::filesystem::path path_;
   std::shared_ptr<void> map_;
   size_t size_ = 0;
   uint32_t version_ = 0;
   ModelIdentity identity_;
   std::string_view skeleton_;
-  std::map<std::string, Stored> entries_;  // by node name
+  Table entries_;
+  size_t entryCount_ = 0;
   std::thread reader_;                     // asks for the payloads ahead (see open)
   std::atomic<bool> stopReader_{false};
 };

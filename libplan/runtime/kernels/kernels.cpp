@@ -26,6 +26,28 @@ float* Scratch::floats(size_t count, size_t slot) {
   return static_cast<float*>(b.mem.get());
 }
 
+std::vector<size_t> Scratch::sizes() const {
+  std::vector<size_t> out;
+  for (const auto& b : blocks_) out.push_back(b.bytes);
+  return out;
+}
+
+void Scratch::reserve(const std::vector<size_t>& bytes) {
+  if (blocks_.size() < bytes.size()) blocks_.resize(bytes.size());
+  for (size_t s = 0; s < bytes.size(); ++s)
+    if (blocks_[s].bytes < bytes[s]) {
+      blocks_[s].mem = allocAligned(bytes[s]);
+      blocks_[s].bytes = bytes[s];
+    }
+}
+
+std::vector<std::pair<void*, size_t>> Scratch::blocks() const {
+  std::vector<std::pair<void*, size_t>> out;
+  for (const auto& b : blocks_)
+    if (b.mem) out.push_back({b.mem.get(), b.bytes});
+  return out;
+}
+
 size_t Scratch::bytes() const {
   size_t s = 0;
   for (const auto& b : blocks_) s += b.bytes;

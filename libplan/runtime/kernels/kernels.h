@@ -24,6 +24,12 @@ class Scratch {
  public:
   float* floats(size_t count, size_t slot = 0);
   size_t bytes() const;
+  // Per slot, the bytes held (what a run needed at most).
+  std::vector<size_t> sizes() const;
+  // Allocates each slot's block of at least `bytes[slot]` now (not touching it), so
+  // that a run needing no more allocates nothing; `blocks` lists them.
+  void reserve(const std::vector<size_t>& bytes);
+  std::vector<std::pair<void*, size_t>> blocks() const;
 
  private:
   struct Block { std::shared_ptr<void> mem; size_t bytes = 0; };

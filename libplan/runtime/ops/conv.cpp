@@ -148,7 +148,7 @@ class ConvOp : public Op {
     ZP_ASSIGN_OR_RETURN(op->kernel_, op->chooseKernel(bc, effective));
     std::string kname = convKernelName(op->kernel_);
     op->info_.packed = &op->packed_;
-    if (bc.fromCacheOnly) {
+    if (takeFromCache(bc, kname, *w)) {
       ZP_TRY(weightsFromCache(bc, kname, &op->packed_, &op->info_));
       return std::unique_ptr<Op>(std::move(op));
     }

@@ -53,7 +53,7 @@ class ConstGemmOp : public Op {
     ZP_ASSIGN_OR_RETURN(GemmKernel k, chooseGemmKernel(*bc.policy, n.name(), op->info_.zeroFraction));
     op->kernel_ = k;
     op->info_.packed = &op->packed_;
-    if (bc.fromCacheOnly) {
+    if (takeFromCache(bc, gemmKernelName(k), *b)) {
       ZP_TRY(weightsFromCache(bc, gemmKernelName(k), &op->packed_, &op->info_));
       return std::unique_ptr<Op>(std::move(op));
     }

@@ -32,12 +32,13 @@ bool rejectedEarlier(const BuildContext& bc, WeightInfo* info) {
 
 Status weightsFromCache(const BuildContext& bc, const std::string& kernel, PackedWeights* packed, WeightInfo* info) {
   const std::string& name = bc.node->name();
-  const WeightCache::Entry* e = bc.cache->entry(name);
+  const WeightCache::Entry* e = bc.cache->entry(name, kernel);
   if (!e || !bc.cache->mapped(name, kernel, info->sources, packed)) {
     std::string srcs;
     for (const auto& s : info->sources) srcs += (srcs.empty() ? "" : ", ") + s;
-    if (!e) return makeError("the weight cache has no entry for this node");
-    if (e->kernel != kernel) return makeError("the weight cache holds kernel {} for this node, not {}", e->kernel, kernel);
+    const WeightCache::Entry* any = bc.cache->entry(name);
+    if (!any) return makeError("the weight cache has no entry for this node");
+    if (!e) return makeError("the weight cache holds kernel {} for this node, not {}", any->kernel, kernel);
     return makeError("the weight cache holds this node's weights made from other inputs than {}", srcs);
   }
   info->kernel = kernel;
@@ -48,11 +49,17 @@ Status weightsFromCache(const BuildContext& bc, const std::string& kernel, Packe
   return {};
 }
 
+bool takeFromCache(const BuildContext& bc, const std::string& kernel, const Tensor& w) {
+  return bc.fromCacheOnly && (bc.cache->entry(bc.node->name(), kernel) || !w.data);
+}
+
 Expected<double> weightZeroFraction(const BuildContext& bc, const Tensor& w) {
-  if (!bc.fromCacheOnly) return zeroFraction(w.ptr<float>(), w.size());
-  const WeightCache::Entry* e = bc.cache->entry(bc.node->name());
-  if (!e || !e->hasZeroFraction) return makeError("the weight cache has no entry for this node");
-  return e->zeroFraction;
+  if (bc.fromCacheOnly) {
+    const WeightCache::Entry* e = bc.cache->entry(bc.node->name());
+    if (e && e->hasZeroFraction) return e->zeroFraction;
+  }
+  if (w.data) return zeroFraction(w.ptr<float>(), w.size());
+  return makeError("the weight cache has no entry for this node");
 }
 
 Expected<Epilogue> fusedEpilogue(const onnx::NodeProto& n) {

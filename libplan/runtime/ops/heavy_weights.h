@@ -67,6 +67,10 @@ void resolveWeights(const BuildContext& bc, const std::string& kernel, const std
 // the cache holds them, viewed in place; their checksums are verified before the
 // node first runs.
 Status weightsFromCache(const BuildContext& bc, const std::string& kernel, PackedWeights* packed, WeightInfo* info);
+// Sessions built from a skeleton take a node's weights from the cache when it
+// holds them for `kernel`, or when the ONNX weights `w` are not at hand; otherwise
+// (a cold plan's cache points at the model file for them) they are transformed.
+bool takeFromCache(const BuildContext& bc, const std::string& kernel, const Tensor& w);
 
 // What graph::fuseIntoHeavyNodes folded into a node of the fused domain (nothing
 // for a node of the standard domain).

@@ -1,0 +1,470 @@
+// Operator placement on this host's two real processors, predicted and measured.
+//
+// Processors: "cpu" (core A: default kernels, oneDNN, 1 thread), "npu" (core B:
+// sparse kernels, BLIS, 1 thread) and "all-cores" (both cores: default kernels,
+// oneDNN, 2 intra-operator threads), which shares the other two's cores: the
+// placement may run some operators with intra-operator threads and independent
+// branches apart on cpu and npu (passes/opplace/problem.h: processors on shared
+// cores take turns). Per model: per-node profiles under the three (each pinned
+// to its cores, right before the model is measured), the hand-off cost between
+// processors measured with the placed executor itself, the placement (exact
+// search under the list-schedule cost model) and its baselines (each processor
+// alone, greedy, SparOA's threshold rule); the same again on cpu and npu only
+// ("-2p"). Then every schedule MEASURED: a processor alone as one session on a
+// worker pinned to its cores, the placed ones on the placed executor (one pinned
+// worker per processor), in interleaved rounds (median of the rounds' medians).
+// The per-operator latency predictor is validated leave one model out (and one
+// architecture out) on every profiled model (the placed ones and --train-models).
+//
+// Writes OUT/results.json, OUT/node_profile.csv (reused unless --remeasure) and
+// OUT/trace_<model>.json (the placement's run, one track per processor); prints tables.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "drivers/opplace_flow/node_profiles.h"
+#include "drivers/opplace_flow/place_model.h"
+#include "libplan/artifacts/node_profile_csv.h"
+#include "libplan/graph/model_io.h"
+#include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/placed_executor.h"
+#include "libplan/util/file.h"
+#include "libplan/util/stats.h"
+#include "passes/measure/node_profile.h"
+#include "passes/measure/placed_handoff.h"
+
+using namespace zp;
+namespace fs = std::filesystem;
+namespace of = zp::drivers::opplace_flow;
+using runtime::serve::ProcessorConfig;
+using nlohmann::json;
+
+namespace {
+
+struct Options {
+  std::vector<std::string> models, trainModels;
+  std::string out = "bench_opplace";
+  int coreA = 0, coreB = 1;
+  int repeat = 3, rounds = 10, warmup = 2;
+  measure::MeasureParams profile{10, 2};
+  double timeLimitS = 30;
+  bool remeasure = false;
+  uint64_t seed = 0;
+  estimate::XgbParams xgb = estimate::defaultOpLatencyParams();
+};
+
+struct Config {
+  ProcessorConfig proc;
+  measure::HostConfig host;  // the node profile's key and how it was measured
+};
+
+Config config(const std::string& name, std::vector<int> cores, const std::string& policy, runtime::GemmLibrary gemm,
+              int threads) {
+  Config c{ProcessorConfig{name, cores, policy, gemm, threads}, {}};
+  c.host.policy = policy;
+  c.host.threads = threads;
+  c.host.gemm = gemm;
+  c.host.cores = std::move(cores);
+  return c;
+}
+
+std::string loadAverage() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+[[noreturn]] void die(const std::string& what) {
+  fmt::print(stderr, "error: {}\n", what);
+  std::exit(1);
+}
+
+template <typename T>
+T must(Expected<T> e) {
+  if (!e.ok()) die(e.error().message);
+  return std::move(*e);
+}
+
+void must(const Status& s) {
+  if (!s.ok()) die(s.error().message);
+}
+
+// Per-node rows of `model` under `c`, measured on c's cores.
+std::vector<artifacts::NodeProfileRow> profileOne(const of::ModelSource& m, const Config& c, const Options& o) {
+  auto pin = must(runtime::serve::ScopedCorePin::pin(c.proc.name, c.proc.cores));
+  auto model = must(graph::loadModel(m.file));
+  runtime::TensorMap inputs;
+  {
+    auto s = must(runtime::Session::fromModel(model, m.file.string(), measure::sessionOptions(c.host)));
+    inputs = runtime::randomInputs(*s, o.seed);
+  }
+  return must(measure::profileNodes(model, m.name, c.host, inputs, o.profile));
+}
+
+// The node profile of every model under the configurations it needs, reusing OUT/node_profile.csv.
+// OUT/node_profile.csv: rows reused from an earlier run (unless --remeasure),
+// the missing ones measured when first needed and saved at once.
+struct ProfileStore {
+  fs::path file;
+  std::vector<artifacts::NodeProfileRow> rows;
+  std::set<std::tuple<std::string, std::string, int>> have;
+
+  ProfileStore(const Options& o) : file(fs::path(o.out) / "node_profile.csv") {
+    if (!o.remeasure && fs::exists(file)) rows = must(artifacts::readNodeProfileCsv(file));
+    for (const auto& r : rows) have.insert({r.model, r.policy, r.threads});
+  }
+  void ensure(const of::ModelSource& m, const std::vector<Config>& configs, const Options& o) {
+    bool added = false;
+    for (const auto& c : configs) {
+      if (!have.insert({m.name, c.host.policy, c.host.threads}).second) continue;
+      fmt::print(stderr, "profiling {} on {}\n", m.name, c.proc.name);
+      auto r = profileOne(m, c, o);
+      rows.insert(rows.end(), r.begin(), r.end());
+      added = true;
+    }
+    if (added) must(writeFileAtomic(file, artifacts::formatNodeProfileCsv(rows)));
+  }
+};
+
+// A model's architecture family: the name without its input size and pruning
+// suffixes (googlenet_112 and googlenet_224 are one family).
+std::string family(std::string name) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    const auto us = name.rfind('_');
+    if (us == std::string::npos) break;
+    const std::string tail = name.substr(us + 1);
+    if (tail == "p90" || (!tail.empty() && std::all_of(tail.begin(), tail.end(), ::isdigit))) {
+      name.resize(us);
+      changed = true;
+    }
+  }
+  return name;
+}
+
+// Leave-one-model-out per processor over every profiled model, and the stricter
+// leave-one-family-out; the pooled shares of nodes within 10%.
+json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const std::vector<Config>& procs,
+                     const Options& o, double* pooled, double* pooledFamily) {
+  json per = json::array();
+  double within = 0, withinFamily = 0;
+  size_t nodes = 0;
+  fmt::print("\n| processor | models | nodes | self-agreement | LOMO nodes within 10% | LOMO time within 10% | "
+             "leave-family-out nodes within 10% | LOMO models within 10% | train s |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& c : procs) {
+    auto samples = of::samplesOf(rows, c.host);
+    auto rep = must(estimate::leaveOneModelOut(samples, o.xgb, 0.1));
+    for (auto& s : samples) s.model = family(s.model);
+    auto fam = must(estimate::leaveOneModelOut(samples, o.xgb, 0.1));
+    const double self = of::selfAgreement(rows, c.host, 0.1);
+    within += rep.nodeWithinShare * static_cast<double>(rep.nodes);
+    withinFamily += fam.nodeWithinShare * static_cast<double>(fam.nodes);
+    nodes += rep.nodes;
+    fmt::print("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n", c.proc.name, rep.models.size(),
+               rep.nodes, self, rep.nodeWithinShare, rep.timeWithinShare, fam.nodeWithinShare, rep.modelWithinShare,
+               rep.trainSeconds);
+    json models = json::array();
+    for (const auto& m : rep.models)
+      models.push_back({{"model", m.model}, {"nodes", m.nodes}, {"within_10pct", m.withinShare},
+                        {"measured_ms", m.measuredMs}, {"predicted_ms", m.predictedMs}});
+    per.push_back({{"processor", c.proc.name}, {"config", c.host.label()}, {"nodes", rep.nodes},
+                   {"within_10pct", rep.nodeWithinShare}, {"time_within_10pct", rep.timeWithinShare},
+                   {"within_10pct_leave_family_out", fam.nodeWithinShare},
+                   {"models_within_10pct", rep.modelWithinShare}, {"self_agreement", self},
+                   {"train_seconds_mean", rep.trainSeconds}, {"model_bytes", rep.modelBytes}, {"models", models}});
+  }
+  *pooled = nodes ? within / static_cast<double>(nodes) : 0.0;
+  *pooledFamily = nodes ? withinFamily / static_cast<double>(nodes) : 0.0;
+  return per;
+}
+
+// One schedule to measure: its prediction and how to time it.
+struct Schedule {
+  std::string name;
+  double predictedMs = 0;
+  int handoffs = 0;
+  std::function<Expected<runtime::WarmStats>(int warmup, int repeat)> measure;
+  std::vector<double> roundMedians;
+  double measuredMs = 0;
+  double maxAbsDiff = 0;  // placed schedules: outputs against the cpu-only run
+};
+
+double maxRelDiff(const runtime::TensorMap& got, const runtime::TensorMap& want) {
+  double d = 0, scale = 1;
+  for (const auto& [name, w] : want) {
+    const auto gv = got.at(name).toF32(), wv = w.toF32();
+    for (size_t i = 0; i < wv.size(); ++i) {
+      d = std::max(d, std::abs(double(gv[i]) - double(wv[i])));
+      scale = std::max(scale, std::abs(double(wv[i])));
+    }
+  }
+  return d / scale;
+}
+
+// A placed executor for `assignment` (problem node order = the sessions' step order).
+std::unique_ptr<runtime::serve::PlacedExecutor> placedExecutor(const onnx::ModelProto& model, const std::string& label,
+                                                               const std::vector<Config>& procs,
+                                                               const opplace::Assignment& assignment) {
+  std::vector<std::unique_ptr<runtime::Session>> sessions;
+  std::vector<ProcessorConfig> pcs;
+  for (const auto& c : procs) {
+    sessions.push_back(must(runtime::Session::fromModel(model, label, runtime::serve::sessionOptions(c.proc))));
+    pcs.push_back(c.proc);
+  }
+  runtime::PlacedProgramParams params;
+  params.exclusive = runtime::serve::sharedCorePairs(pcs);
+  auto prog = must(runtime::PlacedProgram::create(std::move(sessions), assignment, params));
+  return must(runtime::serve::PlacedExecutor::start(std::move(prog), pcs));
+}
+
+struct ModelRun {
+  of::ModelSource source;
+  // On cpu, npu and all-cores (which shares both cores), and on cpu and npu alone ("-2p").
+  opplace::PlacementResult placement, placement2;
+  size_t nodes = 0, edges = 0;
+  // cpu-only, npu-only, all-cores-only, greedy, sparoa-threshold, opplace, then the "-2p" ones
+  std::vector<Schedule> schedules;
+};
+
+}  // namespace
+
+namespace {
+
+// The schedules of a placement result on `procs`, each with the runner that
+// measures it; "-only" baselines run as one plain session (with `singles`),
+// every other schedule on the placed executor; names get `suffix`.
+void addSchedules(ModelRun& r, const onnx::ModelProto& model, const std::vector<Config>& procs,
+                  const opplace::PlacementResult& result, const std::string& suffix, bool singles,
+                  const runtime::TensorMap& inputs, const runtime::TensorMap& reference) {
+  auto plain = [&](const Config& c, const std::string& name, double predicted) {
+    auto session = std::shared_ptr<runtime::Session>(
+        must(runtime::Session::fromModel(model, r.source.name, runtime::serve::sessionOptions(c.proc))));
+    Schedule s{name, predicted, 0, {}, {}, 0, 0};
+    s.maxAbsDiff = maxRelDiff(must(session->run(inputs)), reference);
+    const ProcessorConfig proc = c.proc;
+    s.measure = [session, proc, inputs](int warmup, int repeat) {
+      return runtime::serve::measureOnProcessor(*session, proc, inputs, warmup, repeat);
+    };
+    r.schedules.push_back(std::move(s));
+  };
+  auto placed = [&](const std::string& name, double predicted, int handoffs, const opplace::Assignment& a) {
+    auto exec = std::shared_ptr<runtime::serve::PlacedExecutor>(placedExecutor(model, r.source.name, procs, a));
+    Schedule s{name + suffix, predicted, handoffs, {}, {}, 0, 0};
+    s.maxAbsDiff = maxRelDiff(must(exec->run(inputs)), reference);
+    s.measure = [exec, inputs](int warmup, int repeat) { return exec->measure(inputs, warmup, repeat); };
+    r.schedules.push_back(std::move(s));
+  };
+  for (const auto& b : result.baselines) {
+    const auto proc = std::find_if(procs.begin(), procs.end(), [&](const Config& c) { return b.name == c.proc.name + "-only"; });
+    if (proc != procs.end()) {
+      if (singles) plain(*proc, b.name, b.latencyMs);
+    } else if (!b.assignment.empty()) {
+      placed(b.name, b.latencyMs, b.handoffs, b.assignment);
+    }
+  }
+  placed("opplace", result.solution.latencyMs, result.timeline.handoffs, result.solution.assignment);
+}
+
+}  // namespace
+
+namespace {
+
+const Schedule* find(const ModelRun& r, const std::string& name) {
+  for (const auto& s : r.schedules)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// The placement problem of `m` on `procs` and its solution.
+opplace::PlacementResult place(const onnx::ModelProto& model, const of::ModelSource& m,
+                               const std::vector<artifacts::NodeProfileRow>& rows, const std::vector<Config>& procs,
+                               const opplace::HandOff& handoff, const Options& o, ModelRun* run) {
+  of::PlaceInputs in;
+  in.modelKey = m.name;
+  for (const auto& c : procs) in.processors.push_back({c.proc.name, c.host});
+  in.profile = rows;
+  in.handoff.assign(procs.size(), std::vector<opplace::HandOff>(procs.size(), handoff));
+  in.seed = o.seed;
+  auto pp = must(of::buildPlaceProblem(model, in));
+  run->nodes = pp.problem.nodes.size();
+  run->edges = pp.problem.edges.size();
+  return must(opplace::placeOperators(pp.problem, opplace::SolveParams{o.timeLimitS, 0}));
+}
+
+// Places one model and measures every schedule in interleaved rounds.
+ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::NodeProfileRow>& rows,
+                         const std::vector<Config>& procs, const opplace::HandOff& handoff, const Options& o) {
+  auto model = must(graph::loadModel(m.file));
+  ModelRun r;
+  r.source = m;
+  const std::vector<Config> two(procs.begin(), procs.begin() + 2);
+  r.placement = place(model, m, rows, procs, handoff, o, &r);
+  r.placement2 = place(model, m, rows, two, handoff, o, &r);
+
+  auto ref = must(runtime::Session::fromModel(model, m.name, runtime::serve::sessionOptions(procs[0].proc)));
+  const auto inputs = runtime::randomInputs(*ref, o.seed);
+  const auto reference = must(ref->run(inputs));
+  ref.reset();
+  addSchedules(r, model, procs, r.placement, "", true, inputs, reference);
+  addSchedules(r, model, two, r.placement2, "-2p", false, inputs, reference);
+  for (int round = 0; round < o.rounds; ++round)
+    for (auto& s : r.schedules) {
+      auto stats = must(s.measure(round == 0 ? o.warmup : 1, o.repeat));
+      s.roundMedians.push_back(stats.medianMs);
+    }
+  for (auto& s : r.schedules) s.measuredMs = median(s.roundMedians);
+  return r;
+}
+
+// The placement's run, profiled: one track per processor.
+void writeTrace(const ModelRun& r, const std::vector<Config>& procs, const Options& o) {
+  auto model = must(graph::loadModel(r.source.file));
+  auto exec = placedExecutor(model, r.source.name, procs, r.placement.solution.assignment);
+  std::vector<ProcessorConfig> pcs;
+  for (const auto& c : procs) pcs.push_back(c.proc);
+  auto s = must(runtime::Session::fromModel(model, r.source.name, runtime::serve::sessionOptions(procs[0].proc)));
+  const auto inputs = runtime::randomInputs(*s, o.seed);
+  for (int i = 0; i < 2; ++i) must(exec->run(inputs));
+  must(exec->run(inputs, true));
+  const auto trace = runtime::serve::placedRunTrace(exec->program(), pcs, "opplace " + r.source.name);
+  must(writeFileAtomic(fs::path(o.out) / ("trace_" + r.source.name + ".json"), trace.dump(1) + "\n"));
+}
+
+// One placement's figures against the single processors and all cores, measured and predicted.
+json placementFigures(const ModelRun& r, const std::string& name, const opplace::PlacementResult& result) {
+  const Schedule* placed = find(r, name);
+  const Schedule *cpu = find(r, "cpu-only"), *npu = find(r, "npu-only"), *all = find(r, "all-cores-only");
+  const double bestSingle = std::min(cpu->measuredMs, npu->measuredMs);
+  const double bestSinglePredicted = std::min(cpu->predictedMs, npu->predictedMs);
+  std::map<std::string, int> on;
+  const std::vector<std::string> names = {"cpu", "npu", "all-cores"};
+  for (int p : result.solution.assignment) ++on[names[static_cast<size_t>(p)]];
+  const auto& sol = result.solution;
+  return {{"solver", sol.solver}, {"optimal", sol.optimal}, {"gap", sol.gap}, {"nodes_on", on},
+          {"predicted_ms", placed->predictedMs}, {"measured_ms", placed->measuredMs},
+          {"measured_over_predicted", placed->measuredMs / placed->predictedMs},
+          {"speedup_vs_best_single", bestSingle / placed->measuredMs},
+          {"speedup_vs_all_cores", all->measuredMs / placed->measuredMs},
+          {"predicted_speedup_vs_best_single", bestSinglePredicted / placed->predictedMs},
+          {"predicted_speedup_vs_all_cores", all->predictedMs / placed->predictedMs},
+          {"outputs_match", placed->maxAbsDiff <= 1e-5}, {"max_rel_diff_vs_cpu_only", placed->maxAbsDiff},
+          {"handoffs", placed->handoffs}};
+}
+
+// The model's row: the placement on cpu, npu and all-cores at the top level, the
+// placement on cpu and npu alone under "two_processors", every schedule under "schedules".
+json modelRow(const ModelRun& r) {
+  json row = placementFigures(r, "opplace", r.placement);
+  row["model"] = r.source.name;
+  row["nodes"] = r.nodes;
+  row["edges"] = r.edges;
+  row["two_processors"] = placementFigures(r, "opplace-2p", r.placement2);
+  json schedules = json::array();
+  for (const auto& s : r.schedules)
+    schedules.push_back({{"name", s.name}, {"predicted_ms", s.predictedMs}, {"measured_ms", s.measuredMs},
+                         {"round_medians_ms", s.roundMedians}, {"handoffs", s.handoffs},
+                         {"max_rel_diff_vs_cpu_only", s.maxAbsDiff}});
+  row["schedules"] = schedules;
+  return row;
+}
+
+void printModel(const ModelRun& r, const json& row) {
+  fmt::print("\n{}: {} nodes, {} edges; {} {} (gap {:.3g})\n", r.source.name, r.nodes, r.edges,
+             r.placement.solution.solver, r.placement.solution.optimal ? "optimal" : "not proven optimal",
+             r.placement.solution.gap);
+  fmt::print("| schedule | predicted ms | measured ms | measured/predicted | hand-offs | max rel diff |\n|---|---|---|---|---|---|\n");
+  for (const auto& s : r.schedules)
+    fmt::print("| {} | {:.3f} | {:.3f} | {:.3f} | {} | {:.2g} |\n", s.name, s.predictedMs, s.measuredMs,
+               s.measuredMs / s.predictedMs, s.handoffs, s.maxAbsDiff);
+  for (const auto& [label, f] : {std::pair<std::string, json>{"opplace (cpu, npu, all-cores)", row},
+                                 {"opplace-2p (cpu, npu)", row["two_processors"]}})
+    fmt::print("{}: measured {:.3f}x vs the best single processor, {:.3f}x vs all cores (predicted {:.3f}x, {:.3f}x)\n",
+               label, f["speedup_vs_best_single"].get<double>(), f["speedup_vs_all_cores"].get<double>(),
+               f["predicted_speedup_vs_best_single"].get<double>(), f["predicted_speedup_vs_all_cores"].get<double>());
+}
+
+std::vector<of::ModelSource> sources(const std::vector<std::string>& files) {
+  std::vector<of::ModelSource> out;
+  for (const auto& f : files) out.push_back(of::ModelSource{fs::path(f).stem().string(), f});
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Operator placement on this host's two processors: predicted and measured latency of every schedule"};
+  Options o;
+  app.add_option("--models", o.models, "ONNX models to place (named by file stem)")->required();
+  app.add_option("--train-models", o.trainModels, "more ONNX models, for the latency predictor only");
+  app.add_option("--out", o.out, "output directory (results.json, node_profile.csv, traces)");
+  app.add_option("--core-a", o.coreA, "core of processor cpu");
+  app.add_option("--core-b", o.coreB, "core of processor npu");
+  app.add_option("--repeat", o.repeat, "timed runs per schedule and round");
+  app.add_option("--rounds", o.rounds, "interleaved rounds (median of the rounds' medians)");
+  app.add_option("--profile-repeat", o.profile.repeat, "timed runs of the per-node profile");
+  app.add_option("--time-limit", o.timeLimitS, "branch-and-bound time limit per model, seconds");
+  app.add_option("--rounds-xgb", o.xgb.rounds, "boosting rounds of the latency predictor");
+  app.add_flag("--remeasure", o.remeasure, "profile again even when OUT/node_profile.csv has the rows");
+  CLI11_PARSE(app, argc, argv);
+  fs::create_directories(o.out);
+  const std::string loadStart = loadAverage();
+  // cpu and npu, then one processor with all cores (it shares theirs).
+  const std::vector<Config> procs = {config("cpu", {o.coreA}, "default", runtime::GemmLibrary::OneDnn, 1),
+                                     config("npu", {o.coreB}, "sparse", runtime::GemmLibrary::Blis, 1),
+                                     config("all-cores", {o.coreA, o.coreB}, "default", runtime::GemmLibrary::OneDnn, 2)};
+  for (const auto& c : procs) must(runtime::serve::checkProcessor(c.proc));
+  const std::vector<Config> two(procs.begin(), procs.begin() + 2);
+
+  const auto placedModels = sources(o.models), trainModels = sources(o.trainModels);
+  ProfileStore profile(o);
+  for (const auto& m : trainModels) profile.ensure(m, two, o);
+
+  const auto fit = must(measure::measurePlacedHandOff(procs[0].proc, procs[1].proc, measure::HandOffParams{}));
+  const opplace::HandOff handoff{fit.fixedMs, fit.msPerByte};  // between any two processors
+  json points = json::array();
+  for (const auto& p : fit.points)
+    points.push_back({{"bytes", p.bytes}, {"alternating_ms", p.alternatingMs}, {"same_ms", p.sameMs},
+                      {"per_edge_ms", p.perEdgeMs}});
+  fmt::print("\nhand-off cpu <-> npu: {:.4f} ms + {:.3g} ms/byte\n", fit.fixedMs, fit.msPerByte);
+
+  json models = json::array();
+  for (const auto& m : placedModels) {
+    // Profiled right before it is measured: both under the same load, as far as a shared host allows.
+    profile.ensure(m, procs, o);
+    const std::string loadBefore = loadAverage();
+    const ModelRun r = placeAndMeasure(m, profile.rows, procs, handoff, o);
+    writeTrace(r, procs, o);
+    json row = modelRow(r);
+    row["load_average"] = {loadBefore, loadAverage()};
+    printModel(r, row);
+    std::fflush(stdout);
+    models.push_back(std::move(row));
+  }
+  double pooled = 0, pooledFamily = 0;
+  const json predictor = predictorReport(profile.rows, two, o, &pooled, &pooledFamily);
+  json out = {{"host", {{"load_average_start", loadStart}, {"load_average_end", loadAverage()},
+                        {"cores", {o.coreA, o.coreB}}}},
+              {"params", {{"repeat", o.repeat}, {"rounds", o.rounds}, {"profile_repeat", o.profile.repeat},
+                          {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"seed", o.seed}}},
+              {"handoff", {{"fixed_ms", fit.fixedMs}, {"ms_per_byte", fit.msPerByte}, {"points", points}}},
+              {"predictor", {{"within_10pct", pooled}, {"within_10pct_leave_family_out", pooledFamily},
+                             {"processors", predictor}}},
+              {"models", models}};
+  must(writeFileAtomic(fs::path(o.out) / "results.json", out.dump(2) + "\n"));
+  fmt::print("\npredictor: {:.3f} of nodes within 10% leaving one model out, {:.3f} leaving one architecture out\n"
+             "load average {} -> {}\nwrote {}\n", pooled, pooledFamily, loadStart, loadAverage(),
+             (fs::path(o.out) / "results.json").string());
+  return 0;
+}

@@ -1,0 +1,148 @@
+#include "drivers/run/cold_run.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/util/trace.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using runtime::ColdTask;
+using runtime::ColdWeights;
+
+namespace {
+
+// Per step, its tasks by kind.
+std::map<std::pair<int, ColdTask::Kind>, size_t> taskIndex(const runtime::ColdRunReport& r) {
+  std::map<std::pair<int, ColdTask::Kind>, size_t> idx;
+  for (size_t t = 0; t < r.tasks.size(); ++t) idx[{r.tasks[t].step, r.tasks[t].kind}] = t;
+  return idx;
+}
+
+std::string coreName(int core) { return core < 0 ? "reader" : fmt::format("core {}", core); }
+
+Json taskJson(const runtime::ColdRunReport& r, size_t t) {
+  const auto& rec = r.records[t];
+  Json j{{"start_ms", rec.startMs}, {"end_ms", rec.endMs}, {"core", rec.core},
+         {"planned_core", r.tasks[t].plannedCore}, {"stolen", rec.stolen}, {"done", rec.done}};
+  if (!rec.error.empty()) j["error"] = rec.error;
+  return j;
+}
+
+}  // namespace
+
+Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const std::string& label) {
+  ZP_ASSIGN_OR_RETURN(plan::Plan p, artifacts::readPlan(planFile));
+  if (p.cold.empty()) return makeError("{}: the plan has no cold section", planFile.string());
+  for (const auto& c : p.cold)
+    if (c.model == label) return c;
+  if (p.cold.size() == 1) return p.cold.front();
+  std::string names;
+  for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.model;
+  return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
+}
+
+Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& session, const plan::ColdPlan& plan) {
+  const auto idx = taskIndex(r);
+  Json nodes = Json::array();
+  for (size_t i = 0; i < r.executeMs.size(); ++i) {
+    const int step = static_cast<int>(i);
+    const plan::ColdNodePlan* pn = i < plan.nodes.size() ? &plan.nodes[i] : nullptr;
+    Json n{{"step", step}, {"node", session.nodes()[i].name}};
+    if (pn)
+      n.update(Json{{"kernel", pn->kernel}, {"gemm", pn->gemm}, {"weights", pn->weights},
+                    {"predicted", Json{{"read_ms", {pn->readStartMs, pn->readEndMs}},
+                                       {"transform_ms", {pn->transformStartMs, pn->transformEndMs}},
+                                       {"exec_ms", {pn->execStartMs, pn->execEndMs}}}},
+                    {"warm_kernel", pn->warmKernel}, {"warm_gemm", pn->warmGemm}});
+    for (auto [kind, key] : {std::pair{ColdTask::Kind::Read, "read"}, {ColdTask::Kind::Transform, "transform"},
+                             {ColdTask::Kind::WarmRead, "warm_read"}, {ColdTask::Kind::WarmTransform, "warm_transform"}}) {
+      auto it = idx.find({step, kind});
+      n[key] = it == idx.end() ? Json(nullptr) : taskJson(r, it->second);
+    }
+    n["execute"] = Json{{"start_ms", r.executeMs[i].first}, {"end_ms", r.executeMs[i].second}, {"core", 0}};
+    n["kernel_now"] = session.nodes()[i].kernel;
+    nodes.push_back(std::move(n));
+  }
+  Json startups = Json::array();
+  for (size_t t = 0; t < r.tasks.size(); ++t)
+    if (r.tasks[t].kind == ColdTask::Kind::GemmStart || r.tasks[t].kind == ColdTask::Kind::WarmGemmStart) {
+      Json s = taskJson(r, t);
+      s["library"] = runtime::gemmLibraryKey(r.tasks[t].gemm);
+      s["warm"] = r.tasks[t].warm();
+      startups.push_back(std::move(s));
+    }
+  return Json{{"configuration", plan.configuration}, {"cores", r.cores},          {"pipelined", r.pipelined},
+              {"setup_ms", r.setupMs},               {"run_start_ms", r.runStartMs}, {"run_end_ms", r.runEndMs},
+              {"predicted_cold_ms", plan.predictedColdMs}, {"predicted_setup_ms", plan.setupMs},
+              {"steals", r.steals},                  {"warm_switched", r.warmSwitched},
+              {"gemm_startups", startups},           {"nodes", nodes}};
+}
+
+std::string coldRunTable(const runtime::ColdRunReport& r, const runtime::Session& session,
+                         const plan::ColdPlan& plan) {
+  const auto idx = taskIndex(r);
+  auto span = [&](int step, ColdTask::Kind kind) -> std::string {
+    auto it = idx.find({step, kind});
+    if (it == idx.end()) return "-";
+    const auto& rec = r.records[it->second];
+    std::string who = coreName(rec.core);
+    if (rec.stolen) who += ", stolen from " + coreName(r.tasks[it->second].plannedCore);
+    return fmt::format("{:.2f}-{:.2f} ({})", rec.startMs, rec.endMs, who);
+  };
+  std::string s = fmt::format(
+      "cold run following plan {} ({} core{}, {}): setup {:.2f} ms, cold run ended at {:.2f} ms (predicted {:.2f} ms), "
+      "{} steal{}; times in ms since the load began\n",
+      plan.configuration, r.cores, r.cores == 1 ? "" : "s", r.pipelined ? "pipelined" : "not pipelined", r.setupMs,
+      r.runEndMs, plan.predictedColdMs, r.steals, r.steals == 1 ? "" : "s");
+  s += fmt::format("{:>4} {:<32} {:<16} {:<9} {:<36} {:<44} {}\n", "step", "node", "kernel (gemm)", "weights",
+                   "read (by)", "transform (on)", "execute");
+  for (size_t i = 0; i < r.executeMs.size(); ++i) {
+    const int step = static_cast<int>(i);
+    const plan::ColdNodePlan* pn = i < plan.nodes.size() ? &plan.nodes[i] : nullptr;
+    std::string kernel = pn && !pn->kernel.empty() ? pn->kernel + (pn->gemm.empty() ? "" : " (" + pn->gemm + ")") : "-";
+    s += fmt::format("{:>4} {:<32} {:<16} {:<9} {:<36} {:<44} {:.2f}-{:.2f}\n", step, session.nodes()[i].name, kernel,
+                     pn ? pn->weights : "", span(step, ColdTask::Kind::Read), span(step, ColdTask::Kind::Transform),
+                     r.executeMs[i].first, r.executeMs[i].second);
+  }
+  for (size_t t = 0; t < r.tasks.size(); ++t)
+    if (r.tasks[t].kind == ColdTask::Kind::GemmStart)
+      s += fmt::format("GEMM start-up {}: {:.2f}-{:.2f} ({}{})\n", runtime::gemmLibraryKey(r.tasks[t].gemm),
+                       r.records[t].startMs, r.records[t].endMs, coreName(r.records[t].core),
+                       r.records[t].stolen ? ", stolen" : "");
+  return s;
+}
+
+Json coldRunTrace(const runtime::ColdRunReport& r, const runtime::Session& session, const std::string& title) {
+  ChromeTrace trace;
+  trace.processName(0, title);
+  constexpr int kReaderTid = 1000;
+  trace.threadName(0, kReaderTid, "reader");
+  trace.threadSortIndex(0, kReaderTid, -1);
+  const int threads = std::max(2, r.cores);
+  for (int c = 0; c < threads; ++c) {
+    trace.threadName(0, c, c == 0 ? "core 0 (executes)" : fmt::format("core {}", c));
+    trace.threadSortIndex(0, c, c);
+  }
+  const auto& nodes = session.nodes();
+  for (size_t t = 0; t < r.tasks.size(); ++t) {
+    const auto& k = r.tasks[t];
+    const auto& rec = r.records[t];
+    if (!rec.done) continue;
+    const std::string what = k.step >= 0 ? nodes[static_cast<size_t>(k.step)].name
+                                         : std::string(runtime::gemmLibraryKey(k.gemm));
+    Json args{{"step", k.step}, {"planned", coreName(k.plannedCore)}, {"stolen", rec.stolen}};
+    if (!rec.error.empty()) args["error"] = rec.error;
+    trace.span({fmt::format("{}{} {}", rec.stolen ? "stolen " : "", runtime::coldTaskKindName(k.kind), what),
+                runtime::coldTaskKindName(k.kind), 0, rec.core < 0 ? kReaderTid : rec.core, rec.startMs,
+                rec.endMs - rec.startMs, args, rec.stolen ? "bad" : ""});
+  }
+  for (size_t i = 0; i < r.executeMs.size(); ++i)
+    trace.span({"execute " + nodes[i].name, "execute", 0, 0, r.executeMs[i].first,
+                r.executeMs[i].second - r.executeMs[i].first, Json{{"step", i}, {"kernel", nodes[i].kernel}}, ""});
+  return trace.json();
+}
+
+}  // namespace zp::drivers

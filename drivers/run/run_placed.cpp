@@ -1,0 +1,199 @@
+#include "drivers/run/run_placed.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "drivers/run/bundle_inputs.h"
+#include "libplan/runtime/measure.h"
+#include "libplan/runtime/placed_program.h"
+#include "libplan/runtime/serve/placed_executor.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using runtime::Session;
+using runtime::TensorMap;
+using runtime::serve::ProcessorConfig;
+
+namespace {
+
+// The placed model inside the bundle, checked against the hash the plan recorded.
+Expected<fs::path> placedModel(const PlacedRunParams& params, const artifacts::BundleManifest& manifest,
+                               const plan::Plan& plan, std::string* sha) {
+  const std::string pb = (params.bundle / "plan.pb").string();
+  const auto& o = *plan.opplace;
+  if (auto rec = plan.header.inputs.find(o.model); rec != plan.header.inputs.end()) *sha = rec->second;
+  for (const auto& in : manifest.inputs)
+    if (sha->empty() && in.role == "model" && in.key == o.model) *sha = in.sha256;
+  if (sha->empty()) return makeError("{}: no hash recorded for the placed model '{}'", pb, o.model);
+  const std::string rel = "models/" + sha->substr(0, 16) + ".onnx";
+  const fs::path path = params.bundle / rel;
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  if (sha256Hex(bytes) != *sha)
+    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", path.string(), sha->substr(0, 16));
+  return path;
+}
+
+// The plan's processors as the runtime runs them: each must name cores of this machine.
+Expected<std::vector<ProcessorConfig>> placedProcessors(const PlacedRunParams& params, const plan::OpPlacement& o) {
+  const std::string pb = (params.bundle / "plan.pb").string();
+  std::vector<ProcessorConfig> out;
+  for (const auto& p : o.processors) {
+    if (p.cores.empty())
+      return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to run a placement)", pb,
+                       p.name);
+    ProcessorConfig pc = processorConfig(p);
+    if (auto st = runtime::serve::checkProcessor(pc); !st.ok()) return makeError("{}: {}", pb, st.error().message);
+    out.push_back(std::move(pc));
+  }
+  return out;
+}
+
+// The model for one processor, with the bundle's weight cache for its kernel policy when there is one.
+Expected<std::unique_ptr<Session>> loadFor(const PlacedRunParams& params, const fs::path& model, const std::string& sha,
+                                           const ProcessorConfig& processor, PlacedRunReport& r) {
+  runtime::SessionOptions so = runtime::serve::sessionOptions(processor);
+  const std::string cacheRel = artifacts::cacheFileName(sha, processor.policy);
+  if (fs::exists(params.bundle / cacheRel)) {
+    so.cache = params.bundle / cacheRel;
+  } else {
+    const std::string w = fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
+                                      (params.bundle / cacheRel).string());
+    if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) r.warnings.push_back(w);
+  }
+  ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
+  for (const auto& w : s->warnings())
+    if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) r.warnings.push_back(w);
+  return s;
+}
+
+// Per executed step, the index of the processor the plan places its node on.
+Expected<std::vector<int>> stepPlacement(const Session& session, const plan::OpPlacement& o, const std::string& pb) {
+  std::map<std::string, int> procIndex, nodeProc;
+  for (size_t p = 0; p < o.processors.size(); ++p) procIndex[o.processors[p].name] = static_cast<int>(p);
+  for (const auto& n : o.nodes) nodeProc[n.node] = procIndex.at(n.processor);  // the reader checked the names
+  std::vector<int> placement;
+  for (const auto& n : session.nodes()) {
+    auto it = nodeProc.find(n.name);
+    if (it == nodeProc.end())
+      return makeError("{}: $.opplace.nodes: the runtime runs node '{}', which the plan does not place "
+                       "(plan made for another model?)", pb, n.name);
+    placement.push_back(it->second);
+  }
+  if (placement.size() != o.nodes.size())
+    return makeError("{}: $.opplace.nodes: the plan places {} nodes, the runtime runs {} (plan made for another model?)",
+                     pb, o.nodes.size(), placement.size());
+  return placement;
+}
+
+void compareOutputs(const TensorMap& got, const TensorMap& want, double tolerance, PlacedRunReport& r) {
+  for (const auto& [name, w] : want) {
+    auto it = got.find(name);
+    if (it == got.end() || it->second.shape != w.shape) {
+      r.maxAbsDiff = INFINITY;
+      continue;
+    }
+    const auto gv = it->second.toF32(), wv = w.toF32();
+    for (size_t k = 0; k < wv.size(); ++k) {
+      const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
+      r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
+      r.refScale = std::max(r.refScale, std::abs(static_cast<double>(wv[k])));
+    }
+  }
+  r.match = r.maxAbsDiff <= tolerance * std::max(1.0, r.refScale);
+}
+
+double plannedBaseline(const plan::OpPlacement& o, const std::string& name) {
+  for (const auto& b : o.baselines)
+    if (b.name == name) return b.latencyMs;
+  return -1;
+}
+
+}  // namespace
+
+Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const artifacts::BundleManifest& manifest,
+                                          const plan::Plan& plan) {
+  assert(plan.opplace);
+  const plan::OpPlacement& o = *plan.opplace;
+  const std::string pb = (params.bundle / "plan.pb").string();
+  PlacedRunReport r;
+  std::string sha;
+  ZP_ASSIGN_OR_RETURN(fs::path model, placedModel(params, manifest, plan, &sha));
+  r.model = fs::relative(model, params.bundle).generic_string();
+  ZP_ASSIGN_OR_RETURN(auto processors, placedProcessors(params, o));
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (const auto& p : processors) {
+    ZP_ASSIGN_OR_RETURN(auto s, loadFor(params, model, sha, p, r));
+    r.cacheHits += s->loadStats().cacheHits;
+    r.cacheFallbacks += s->loadStats().cacheFallbacks;
+    sessions.push_back(std::move(s));
+    r.processors.push_back(p.name);
+  }
+  ZP_ASSIGN_OR_RETURN(auto placement, stepPlacement(*sessions.front(), o, pb));
+  const TensorMap inputs = runtime::randomInputs(*sessions.front(), params.seed);
+  runtime::PlacedProgramParams pp;
+  pp.exclusive = runtime::serve::sharedCorePairs(processors);  // e.g. a processor with all cores beside single-core ones
+  ZP_ASSIGN_OR_RETURN(auto program, runtime::PlacedProgram::create(std::move(sessions), placement, pp));
+  r.nodes = static_cast<int>(program->steps());
+  r.handoffs = program->handoffs();
+  ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::PlacedExecutor::start(std::move(program), processors));
+
+  // The single-processor run: the whole model on the first processor alone.
+  r.reference = processors.front().name;
+  ZP_ASSIGN_OR_RETURN(auto single, loadFor(params, model, sha, processors.front(), r));
+  ZP_ASSIGN_OR_RETURN(TensorMap want, single->run(inputs));
+  ZP_ASSIGN_OR_RETURN(TensorMap got, exec->run(inputs));
+  compareOutputs(got, want, params.tolerance, r);
+  r.predictedMs = o.latencyMs;
+  if (params.repeat > 0) {
+    ZP_ASSIGN_OR_RETURN(auto placed, exec->measure(inputs, params.warmup, params.repeat));
+    r.measuredMs = placed.medianMs;
+    r.measuredP90Ms = placed.p90Ms;
+    r.runs = placed.runs;
+    for (size_t p = 0; p < processors.size(); ++p) {
+      std::unique_ptr<Session> alone;
+      if (p == 0) alone = std::move(single);
+      else { ZP_ASSIGN_OR_RETURN(alone, loadFor(params, model, sha, processors[p], r)); }
+      ZP_ASSIGN_OR_RETURN(auto m, runtime::serve::measureOnProcessor(*alone, processors[p], inputs, params.warmup,
+                                                                     params.repeat));
+      r.alone.push_back({processors[p].name, plannedBaseline(o, processors[p].name + "-only"), m.medianMs});
+    }
+  }
+  if (!params.trace.empty()) {
+    ZP_TRY(exec->run(inputs, true));
+    const Json trace = runtime::serve::placedRunTrace(exec->program(), processors, "plan-run " + r.model);
+    ZP_TRY(writeFileAtomic(params.trace, trace.dump(1) + "\n"));
+  }
+  return r;
+}
+
+Json PlacedRunReport::json() const {
+  Json a = Json::array();
+  for (const auto& x : alone)
+    a.push_back({{"processor", x.processor}, {"measured_ms", x.measuredMs},
+                 {"predicted_ms", x.predictedMs < 0 ? Json(nullptr) : Json(x.predictedMs)}});
+  return Json{{"model", model},           {"processors", processors},   {"reference", reference},
+              {"nodes", nodes},           {"handoffs", handoffs},       {"cache_hits", cacheHits},
+              {"cache_fallbacks", cacheFallbacks}, {"max_abs_diff", maxAbsDiff}, {"reference_scale", refScale},
+              {"match", match},           {"predicted_ms", predictedMs}, {"measured_ms", measuredMs},
+              {"measured_p90_ms", measuredP90Ms}, {"runs", runs},        {"alone", a}};
+}
+
+std::string PlacedRunReport::table() const {
+  std::string s = fmt::format("{}: {} nodes on {} ({} hand-offs between processors)\n", model, nodes,
+                              fmt::join(processors, ", "), handoffs);
+  s += fmt::format("{:<20} {:>12} {:>13}\n", "schedule", "measured ms", "predicted ms");
+  s += fmt::format("{:<20} {:>12.4f} {:>13.4f}\n", "opplace", measuredMs, predictedMs);
+  for (const auto& a : alone)
+    s += fmt::format("{:<20} {:>12.4f} {:>13}\n", a.processor + "-only", a.measuredMs,
+                     a.predictedMs < 0 ? std::string("-") : fmt::format("{:.4f}", a.predictedMs));
+  s += fmt::format("outputs against {} alone: max|diff| {:.3g} (scale {:.3g}): {}\n", reference, maxAbsDiff, refScale,
+                   match ? "match" : "MISMATCH");
+  s += fmt::format("measured: median of {} warm runs on this host, each processor on its pinned worker; "
+                   "predicted: the plan's cost model\n", runs);
+  return s;
+}
+
+}  // namespace zp::drivers

@@ -1,0 +1,67 @@
+#include "drivers/stitch_flow/solve_stitch_cold.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "libplan/artifacts/cold_profile_csv.h"
+#include "libplan/artifacts/profile_report.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+
+namespace {
+
+// "task/position/variant" of every subgraph a feasible selection runs.
+std::set<std::string> chosenSubgraphs(const plan::StitchPlan& stitch) {
+  std::set<std::string> labels;
+  for (const auto& t : stitch.tasks)
+    for (const auto& sel : t.selections) {
+      if (!sel.feasible) continue;
+      size_t at = 0;
+      for (int pos = 0; at <= sel.combination.size(); ++pos) {
+        const size_t plus = std::min(sel.combination.find('+', at), sel.combination.size());
+        labels.insert(fmt::format("{}/{}/{}", t.name, pos, sel.combination.substr(at, plus - at)));
+        at = plus + 1;
+      }
+    }
+  return labels;
+}
+
+}  // namespace
+
+Expected<StitchColdPlans> planStitchColdStarts(const fs::path& profileDir, const plan::StitchPlan& stitch,
+                                               const coldstart::ColdStartParams& params) {
+  StitchColdPlans out;
+  const fs::path csv = profileDir / "cold_profile.csv";
+  std::error_code ec;
+  if (!fs::exists(csv, ec)) {
+    out.summary = fmt::format("no cold-start sections: {} has no cold_profile.csv (zoo-profile --cold-profile)\n",
+                              profileDir.string());
+    return out;
+  }
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(csv));
+  const fs::path reportPath = profileDir / "report.json";
+  ZP_ASSIGN_OR_RETURN(std::string reportText, readFile(reportPath));
+  const Json report = Json::parse(reportText, nullptr, false);
+  if (report.is_discarded()) return makeError("{}: not valid JSON", reportPath.string());
+  ZP_TRY(artifacts::checkRecordedFile(report, reportPath, csv, bytes));
+  ZP_ASSIGN_OR_RETURN(profile::ColdProfile profile, artifacts::parseColdProfileCsv(bytes, csv.string()));
+  out.profiled = true;
+  out.profileSha256 = sha256Hex(bytes);
+  double predicted = 0;
+  for (const auto& label : chosenSubgraphs(stitch)) {
+    auto p = coldstart::planColdStart(profile, label, params);
+    if (!p.ok()) return makeError("{}: {}", csv.string(), p.error().message);
+    predicted += p->predictedColdMs;
+    out.plans.push_back(std::move(*p));
+  }
+  out.summary = fmt::format("cold-start sections: {} subgraph(s) of the feasible selections, predicted cold "
+                            "{:.2f} ms in total (PREDICTED from {}, not measured)\n",
+                            out.plans.size(), predicted, csv.string());
+  return out;
+}
+
+}  // namespace zp::drivers
