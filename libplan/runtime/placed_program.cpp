@@ -82,7 +82,7 @@ Expected<std::unique_ptr<PlacedProgram>> PlacedProgram::create(std::vector<std::
                                                                std::vector<int> placement,
                                                                const PlacedProgramParams& params) {
   if (sessions.empty()) return makeError("placed run: no sessions");
-  for (const auto& s : sessions) assert(s);
+  assert(std::all_of(sessions.begin(), sessions.end(), [](const auto& s) { return s != nullptr; }));
   const std::string& label = sessions.front()->label();
   const Session::Impl& ref = *sessions.front()->impl_;
   for (size_t p = 1; p < sessions.size(); ++p) ZP_TRY(sameSteps(ref, *sessions[p]->impl_, label));
@@ -111,7 +111,7 @@ Status PlacedProgram::build() {
     for (size_t s = 0; m.pending && s < m.steps.size(); ++s) {
       if (!m.pendingVerify[s]) continue;
       std::string why;
-      if (!m.cache->verify(m.steps[s].node->name(), &why))
+      if (!m.cache->verify(m.steps[s].node->name(), m.steps[s].op->weights()->kernel, &why))
         return makeError("{}: node '{}': {}", m.cache->path().string(), m.steps[s].node->name(), why);
       m.pendingVerify[s] = 0;
       --m.pending;

@@ -156,7 +156,10 @@ Status Session::writeColdCache(const std::filesystem::path& model, const ColdSch
     for (size_t k = 0; k < sizes.size(); ++k) need[k] = std::max(need[k], sizes[k]);
   }
   std::string scratch;
-  for (size_t b : need) scratch += (scratch.empty() ? "" : ",") + std::to_string(b);
+  for (size_t b : need) {
+    if (!scratch.empty()) scratch += ',';
+    scratch += std::to_string(b);
+  }
   std::vector<CacheEntry> entries;
   std::map<int, std::set<std::string>> covered;
   std::set<std::string> transformed;  // sources of weights transformed at load, cold or warm

@@ -1,5 +1,7 @@
 #include "passes/measure/placed_handoff.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "libplan/graph/model_io.h"
@@ -12,10 +14,10 @@ namespace {
 using runtime::serve::ProcessorConfig;
 
 std::string chainText(int64_t floats, int chain) {
-  const std::string shape = "[" + std::to_string(floats) + "]";
+  const std::string shape = fmt::format("[{}]", floats);
   std::string body, prev = "x";
   for (int i = 0; i < chain; ++i) {
-    const std::string out = i + 1 == chain ? "y" : "h" + std::to_string(i);
+    const std::string out = i + 1 == chain ? "y" : fmt::format("h{}", i);
     body += "  " + out + " = Relu (" + prev + ")\n";
     prev = out;
   }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <random>
 
 #include "passes/coldstart/coldstart.h"
@@ -19,12 +21,12 @@ Problem randomProblem(std::mt19937_64& rng, int steps, int cores) {
   // Each option uses no library (half of them), BLIS or oneDNN.
   auto library = [&] { return coin(rng) < 2 ? -1 : coin(rng) % 2; };
   for (int i = 0; i < steps; ++i) {
-    Step s{"n" + std::to_string(i), {}};
+    Step s{fmt::format("n{}", i), {}};
     if (coin(rng) == 0) {
       s.options.push_back(Option{"", false, -1, 0, 0, ms(rng) / 3, 0});
     } else {
       for (int o = options(rng); o > 0; --o) {
-        Option opt{"k" + std::to_string(o), coin(rng) == 0, library(), ms(rng), coin(rng) == 0 ? 0 : ms(rng),
+        Option opt{fmt::format("k{}", o), coin(rng) == 0, library(), ms(rng), coin(rng) == 0 ? 0 : ms(rng),
                    ms(rng), ms(rng)};
         if (opt.cached) opt.transformMs = 0;
         s.options.push_back(opt);
@@ -173,8 +175,11 @@ TEST(ColdStartPlan, WritesThePlanOfTheKnobsAsked) {
   EXPECT_EQ(plan->configuration, "K+C");
   EXPECT_FALSE(plan->pipelined);
   EXPECT_EQ(plan->solver, "serial");
-  for (const auto& c : plan->configurations)
-    if (c.name == "K+C") EXPECT_DOUBLE_EQ(c.predictedMs, plan->predictedColdMs);
+  for (const auto& c : plan->configurations) {
+    if (c.name == "K+C") {
+      EXPECT_DOUBLE_EQ(c.predictedMs, plan->predictedColdMs);
+    }
+  }
   EXPECT_EQ(parseKnobs("C+P")->caching, true);
   EXPECT_FALSE(parseKnobs("P+C"));
 }

@@ -12,10 +12,14 @@ inline std::string floatInitializer(const std::string& name, const std::vector<i
   std::string d;
   for (size_t i = 0; i < dims.size(); ++i) {
     n *= dims[i];
-    d += (i ? "," : "") + std::to_string(dims[i]);
+    if (i) d += ',';
+    d += std::to_string(dims[i]);
   }
   std::string v;
-  for (int i = 0; i < n; ++i) v += (i ? "," : "") + std::to_string(scale * static_cast<float>((i * 7) % 11 - 5));
+  for (int i = 0; i < n; ++i) {
+    if (i) v += ',';
+    v += std::to_string(scale * static_cast<float>((i * 7) % 11 - 5));
+  }
   return "float[" + d + "] " + name + " = {" + v + "}";
 }
 

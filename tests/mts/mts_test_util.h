@@ -25,13 +25,18 @@ inline float value(int seed, int64_t o, int64_t i, int64_t k) {
 inline std::string tensor(const std::string& name, std::vector<int64_t> dims, int seed, float offset = 0.f) {
   std::string d, v;
   int64_t inner = 1;
-  for (size_t j = 0; j < dims.size(); ++j) d += (j ? "," : "") + std::to_string(dims[j]);
+  for (size_t j = 0; j < dims.size(); ++j) {
+    if (j) d += ',';
+    d += std::to_string(dims[j]);
+  }
   for (size_t j = 2; j < dims.size(); ++j) inner *= dims[j];
   const int64_t o = dims[0], i = dims.size() > 1 ? dims[1] : 1;
   for (int64_t a = 0; a < o; ++a)
     for (int64_t b = 0; b < i; ++b)
-      for (int64_t k = 0; k < inner; ++k)
-        v += (v.empty() ? "" : ",") + std::to_string(value(seed, a, b, k) + offset);
+      for (int64_t k = 0; k < inner; ++k) {
+        if (!v.empty()) v += ',';
+        v += std::to_string(value(seed, a, b, k) + offset);
+      }
   return "float[" + d + "] " + name + " = {" + v + "}";
 }
 

@@ -160,9 +160,10 @@ TEST(PlacedProgram, ExclusiveProcessorsTakeTurnsUnderRandomPlacements) {
     const auto& tm = (*prog)->lastProfile();
     for (const auto& a : tm)
       for (const auto& b : tm)
-        if (a.processor == 2 && b.processor != 2)
+        if (a.processor == 2 && b.processor != 2) {
           EXPECT_TRUE(a.startMs + a.durMs <= b.startMs || b.startMs + b.durMs <= a.startMs)
               << "iteration " << iter << ": steps " << a.step << " and " << b.step << " overlap";
+        }
   }
   std::vector<std::unique_ptr<Session>> sessions;
   sessions.push_back(load(text, "default"));

@@ -157,9 +157,10 @@ TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
     const auto& t = (*exec)->program().lastProfile();
     for (const auto& a : t)
       for (const auto& b : t)
-        if (a.processor == 2 && b.processor != 2)
+        if (a.processor == 2 && b.processor != 2) {
           EXPECT_TRUE(a.startMs + a.durMs <= b.startMs + 1e-6 || b.startMs + b.durMs <= a.startMs + 1e-6)
               << "steps " << a.step << " and " << b.step;
+        }
   }
 }
 
