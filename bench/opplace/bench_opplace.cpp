@@ -287,15 +287,40 @@ const Schedule* find(const ModelRun& r, const std::string& name) {
   return nullptr;
 }
 
+using HandOffMatrix = std::vector<std::vector<opplace::HandOff>>;
+
+// The hand-off cost of every pair of processors, measured (a chain alternating
+// between the two, in both directions): handing over to or from the processor on
+// both cores also wakes its second thread, which one cpu <-> npu fit would miss.
+HandOffMatrix measureHandOffs(const std::vector<Config>& procs, json& report) {
+  HandOffMatrix m(procs.size(), std::vector<opplace::HandOff>(procs.size()));
+  for (size_t a = 0; a < procs.size(); ++a)
+    for (size_t b = a + 1; b < procs.size(); ++b) {
+      const auto fit = must(measure::measurePlacedHandOff(procs[a].proc, procs[b].proc, measure::HandOffParams{}));
+      m[a][b] = m[b][a] = opplace::HandOff{fit.fixedMs, fit.msPerByte};
+      json points = json::array();
+      for (const auto& p : fit.points)
+        points.push_back({{"bytes", p.bytes}, {"alternating_ms", p.alternatingMs}, {"same_ms", p.sameMs},
+                          {"per_edge_ms", p.perEdgeMs}});
+      report.push_back({{"between", {procs[a].proc.name, procs[b].proc.name}}, {"fixed_ms", fit.fixedMs},
+                        {"ms_per_byte", fit.msPerByte}, {"points", points}});
+      fmt::print("hand-off {} <-> {}: {:.4f} ms + {:.3g} ms/byte\n", procs[a].proc.name, procs[b].proc.name,
+                 fit.fixedMs, fit.msPerByte);
+    }
+  return m;
+}
+
 // The placement problem of `m` on `procs` and its solution.
 opplace::PlacementResult place(const onnx::ModelProto& model, const of::ModelSource& m,
                                const std::vector<artifacts::NodeProfileRow>& rows, const std::vector<Config>& procs,
-                               const opplace::HandOff& handoff, const Options& o, ModelRun* run) {
+                               const HandOffMatrix& handoff, const Options& o, ModelRun* run) {
   of::PlaceInputs in;
   in.modelKey = m.name;
   for (const auto& c : procs) in.processors.push_back({c.proc.name, c.host});
   in.profile = rows;
-  in.handoff.assign(procs.size(), std::vector<opplace::HandOff>(procs.size(), handoff));
+  in.handoff = handoff;
+  in.handoff.resize(procs.size());
+  for (auto& row : in.handoff) row.resize(procs.size());
   in.seed = o.seed;
   auto pp = must(of::buildPlaceProblem(model, in));
   run->nodes = pp.problem.nodes.size();
@@ -305,7 +330,7 @@ opplace::PlacementResult place(const onnx::ModelProto& model, const of::ModelSou
 
 // Places one model and measures every schedule in interleaved rounds.
 ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::NodeProfileRow>& rows,
-                         const std::vector<Config>& procs, const opplace::HandOff& handoff, const Options& o) {
+                         const std::vector<Config>& procs, const HandOffMatrix& handoff, const Options& o) {
   auto model = must(graph::loadModel(m.file));
   ModelRun r;
   r.source = m;
@@ -431,13 +456,8 @@ int main(int argc, char** argv) {
   ProfileStore profile(o);
   for (const auto& m : trainModels) profile.ensure(m, two, o);
 
-  const auto fit = must(measure::measurePlacedHandOff(procs[0].proc, procs[1].proc, measure::HandOffParams{}));
-  const opplace::HandOff handoff{fit.fixedMs, fit.msPerByte};  // between any two processors
-  json points = json::array();
-  for (const auto& p : fit.points)
-    points.push_back({{"bytes", p.bytes}, {"alternating_ms", p.alternatingMs}, {"same_ms", p.sameMs},
-                      {"per_edge_ms", p.perEdgeMs}});
-  fmt::print("\nhand-off cpu <-> npu: {:.4f} ms + {:.3g} ms/byte\n", fit.fixedMs, fit.msPerByte);
+  json handoffJson = json::array();
+  const HandOffMatrix handoff = measureHandOffs(procs, handoffJson);
 
   json models = json::array();
   for (const auto& m : placedModels) {
@@ -458,7 +478,7 @@ int main(int argc, char** argv) {
                         {"cores", {o.coreA, o.coreB}}}},
               {"params", {{"repeat", o.repeat}, {"rounds", o.rounds}, {"profile_repeat", o.profile.repeat},
                           {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"seed", o.seed}}},
-              {"handoff", {{"fixed_ms", fit.fixedMs}, {"ms_per_byte", fit.msPerByte}, {"points", points}}},
+              {"handoff", handoffJson},
               {"predictor", {{"within_10pct", pooled}, {"within_10pct_leave_family_out", pooledFamily},
                              {"processors", predictor}}},
               {"models", models}};
