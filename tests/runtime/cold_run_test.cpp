@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "tests/common/onnx_text.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/cache/crc32c.h"
 #include "libplan/runtime/cache/model_extents.h"
@@ -23,13 +24,7 @@ namespace zp::runtime {
 namespace {
 namespace fs = std::filesystem;
 
-std::string floats(size_t n, uint32_t seed, double lo = -1, double hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::string s;
-  for (size_t i = 0; i < n; ++i) s += fmt::format("{}{:.6f}", i ? ", " : "", d(rng));
-  return s;
-}
+using zp::testing::randomValues;
 
 // Conv 3x3 (+BN+Relu) -> Conv 1x1 -> depthwise Conv 3x3 -> GlobalAveragePool -> Flatten -> Gemm:
 // four heavy nodes with several kernels each; the first three weights are over 4 KiB.
@@ -51,8 +46,8 @@ std::string modelText() {
       y = Gemm <transB=1> (f, Wg, Bg)
     }}
   )",
-                     floats(32 * 16 * 9, 1), floats(32, 2), floats(32, 3, 0.5, 1.5), floats(32, 4), floats(32, 5),
-                     floats(32, 6, 0.5, 1.5), floats(48 * 32, 7), floats(48 * 9, 8), floats(40 * 48, 9), floats(40, 10));
+                     randomValues(32 * 16 * 9, 1), randomValues(32, 2), randomValues(32, 3, 0.5f, 1.5f), randomValues(32, 4), randomValues(32, 5),
+                     randomValues(32, 6, 0.5f, 1.5f), randomValues(48 * 32, 7), randomValues(48 * 9, 8), randomValues(40 * 48, 9), randomValues(40, 10));
 }
 
 // The kernels each heavy node can run, and whether they multiply through a GEMM library.

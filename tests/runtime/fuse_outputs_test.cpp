@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "tests/common/onnx_text.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/graph/rewrite/fuse.h"
 #include "libplan/runtime/session.h"
@@ -13,13 +14,7 @@
 namespace zp::runtime {
 namespace {
 
-std::string values(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::string s;
-  for (size_t i = 0; i < n; ++i) s += fmt::format("{}{:.6f}", i ? ", " : "", d(rng));
-  return s;
-}
+using zp::testing::randomValues;
 
 double relErr(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape, b.shape);
@@ -65,9 +60,9 @@ onnx::ModelProto beforeModel() {
       z = Relu (mm)
     }}
   )",
-      values(216, 1), values(8, 2, 0.5f, 1.5f), values(8, 3), values(8, 4), values(8, 5, 0.5f, 1.5f), values(64, 6),
-      values(8, 7), values(8, 8, 0.5f, 1.5f), values(8, 9), values(8, 10), values(8, 11, 0.5f, 1.5f), values(40, 12),
-      values(5, 13), values(32, 14)));
+      randomValues(216, 1), randomValues(8, 2, 0.5f, 1.5f), randomValues(8, 3), randomValues(8, 4), randomValues(8, 5, 0.5f, 1.5f), randomValues(64, 6),
+      randomValues(8, 7), randomValues(8, 8, 0.5f, 1.5f), randomValues(8, 9), randomValues(8, 10), randomValues(8, 11, 0.5f, 1.5f), randomValues(40, 12),
+      randomValues(5, 13), randomValues(32, 14)));
   EXPECT_TRUE(m.ok()) << m.error().message;
   return m.ok() ? *m : onnx::ModelProto{};
 }
@@ -149,8 +144,8 @@ onnx::ModelProto activationModel() {
       y = Mul (gq, half)
     }}
   )",
-      values(216, 21), values(200, 22), values(8, 23, 0.5f, 1.5f), values(8, 24), values(8, 25), values(8, 26, 0.5f, 1.5f),
-      values(8, 27, 0.5f, 1.5f), values(8, 28), values(48, 29), values(6, 30)));
+      randomValues(216, 21), randomValues(200, 22), randomValues(8, 23, 0.5f, 1.5f), randomValues(8, 24), randomValues(8, 25), randomValues(8, 26, 0.5f, 1.5f),
+      randomValues(8, 27, 0.5f, 1.5f), randomValues(8, 28), randomValues(48, 29), randomValues(6, 30)));
   EXPECT_TRUE(m.ok()) << m.error().message;
   return m.ok() ? *m : onnx::ModelProto{};
 }
