@@ -23,11 +23,16 @@ Expected<plan::Plan> readBundlePlan(const fs::path& b) {
   return plan;
 }
 
-Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(b));
+Status requireStitchSection(const plan::Plan& plan, const fs::path& b) {
   if (!plan.stitch)
     return makeError("{}: the plan has no stitch section; plan-run runs the SparseLoom section of a bundle",
                      (b / "plan.pb").string());
+  return {};
+}
+
+Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
+  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(b));
+  ZP_TRY(requireStitchSection(plan, b));
   return plan;
 }
 

@@ -19,6 +19,8 @@ namespace zp::drivers {
 Expected<plan::Plan> readBundlePlan(const std::filesystem::path& bundle);
 // The same, with a stitch section.
 Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
+// An error naming the bundle's plan.pb when `plan` has no stitch section.
+Status requireStitchSection(const plan::Plan& plan, const std::filesystem::path& bundle);
 
 // A plan processor as the runtime runs it, for plan-run's check runs and its
 // serving alike: cores, kernel policy ("default" when the plan names none), GEMM

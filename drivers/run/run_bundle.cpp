@@ -184,7 +184,6 @@ struct BundleContext {
   const BundleRunParams& params;
   std::map<std::string, std::string> artifactSha;           // manifest: path -> sha256
   std::map<std::string, const plan::PlanProcessor*> procs;  // by name
-  const std::vector<std::string>* order = nullptr;          // the plan's placement order
   const plan::Plan* plan = nullptr;
   std::optional<zoo::Zoo> zoo;
   std::set<std::string> warned;
@@ -208,7 +207,7 @@ const plan::Selection* selectionToRun(const BundleRunParams& params, const plan:
 Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
                     const std::string& where, Chain& cached, Chain& reference, TaskRunReport& r, bool referenceOnly) {
   const fs::path& b = ctx.params.bundle;
-  const std::string& onProc = ctx.order->at(static_cast<size_t>(pos));
+  const std::string& onProc = ctx.plan->stitch->placementOrder.at(static_cast<size_t>(pos));
   auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
     return s.position == pos && s.variant == v && s.processor == onProc;
   });
@@ -263,7 +262,7 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
     auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.model == label; });
     auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
       return s.position == pos && s.variant == variants[static_cast<size_t>(pos)] &&
-             s.processor == ctx.order->at(static_cast<size_t>(pos));
+             s.processor == ctx.plan->stitch->placementOrder.at(static_cast<size_t>(pos));
     });
     if (cp == plan.cold.end() || g == task.subgraphs.end())
       return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
@@ -411,9 +410,9 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
   if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
-  ZP_ASSIGN_OR_RETURN(plan, readBundleStitchPlan(params.bundle));
+  ZP_TRY(requireStitchSection(plan, params.bundle));
   ZP_TRY(checkStitchOptions(params, plan));
-  BundleContext ctx{params, {}, {}, &plan.stitch->placementOrder, &plan, {}, {}, {}};
+  BundleContext ctx{params, {}, {}, &plan, {}, {}, {}};
   for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
   ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
