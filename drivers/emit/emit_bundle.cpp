@@ -292,26 +292,24 @@ Status writeUnder(const fs::path& root, const std::string& rel, std::string_view
   return writeFileAtomic(p, bytes);
 }
 
-// The weight caches of the placed model for the kernel policy of every
-// processor it is placed on (runtime weight caches, as for stitch subgraphs).
-Status writePlacedModelCaches(const fs::path& root, const std::string& modelRel, const std::string& sha,
-                              const std::vector<plan::PlanProcessor>& processors, EmitResult& res) {
-  for (const auto& p : processors) {
-    const std::string cacheRel = artifacts::cacheFileName(sha, policyOf(p));
-    if (fs::exists(root / cacheRel)) continue;  // same policy on another processor: same weights
-    runtime::SessionOptions so;
-    so.threads = std::max(1, p.threads);
-    so.kernels.policy = policyOf(p);
-    so.computeSourceChecksums = true;
-    auto session = runtime::Session::load(root / modelRel, so);
-    if (!session.ok())
-      return makeError("{}: cannot load for its weight cache ({}): {}", modelRel, so.kernels.policy,
-                       session.error().message);
-    std::error_code ec;
-    fs::create_directories((root / cacheRel).parent_path(), ec);
-    ZP_TRY((*session)->writeCache(root / cacheRel));
-    ++res.caches;
-  }
+// caches/<hash16>.<policy>.zwc of the model at ROOT/modelRel, unless written
+// already (the same policy at another thread count or on another processor
+// has the same weights). `shownAs` names the model in errors.
+Status writeWeightCache(const fs::path& root, const std::string& modelRel, const std::string& hash,
+                        const std::string& policy, int threads, const std::string& shownAs, EmitResult& res) {
+  const std::string cacheRel = artifacts::cacheFileName(hash, policy);
+  if (fs::exists(root / cacheRel)) return {};
+  runtime::SessionOptions so;
+  so.threads = threads;
+  so.kernels.policy = policy;
+  so.computeSourceChecksums = true;
+  auto session = runtime::Session::load(root / modelRel, so);
+  if (!session.ok())
+    return makeError("{}: cannot load for its weight cache ({}): {}", shownAs, policy, session.error().message);
+  std::error_code ec;
+  fs::create_directories((root / cacheRel).parent_path(), ec);
+  ZP_TRY((*session)->writeCache(root / cacheRel));
+  ++res.caches;
   return {};
 }
 
@@ -358,28 +356,16 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
         ++res.coldCaches;
         continue;
       }
-      for (const auto& [policy, threads] : use.policies) {
-        const std::string cacheRel = artifacts::cacheFileName(use.hash, policy);
-        if (fs::exists(root / cacheRel)) continue;  // same policy at another thread count: same weights
-        runtime::SessionOptions so;
-        so.threads = threads;
-        so.kernels.policy = policy;
-        so.computeSourceChecksums = true;
-        auto session = runtime::Session::load(root / use.file, so);
-        if (!session.ok())
-          return makeError("{}: cannot load for its weight cache ({}): {}", (src.stitchDir / use.file).string(),
-                           policy, session.error().message);
-        fs::create_directories((root / cacheRel).parent_path());
-        ZP_TRY((*session)->writeCache(root / cacheRel));
-        ++res.caches;
-      }
+      for (const auto& [policy, threads] : use.policies)
+        ZP_TRY(writeWeightCache(root, use.file, use.hash, policy, threads, (src.stitchDir / use.file).string(), res));
     } else if (in.input.role == "model") {
       const std::string rel = "models/" + short16(in.input.sha256) + ".onnx";
       if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy
       ZP_TRY(writeUnder(root, rel, in.bytes));
       ++res.models;
       if (src.plan.opplace && in.input.key == src.plan.opplace->model && params.writeCaches)
-        ZP_TRY(writePlacedModelCaches(root, rel, in.input.sha256, src.plan.opplace->processors, res));
+        for (const auto& p : src.plan.opplace->processors)
+          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, policyOf(p), std::max(1, p.threads), rel, res));
     }
   }
 
