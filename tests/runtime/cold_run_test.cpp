@@ -353,6 +353,22 @@ TEST(ModelExtents, EveryInitializerStoredAsItsBytesIsFound) {
   EXPECT_FALSE(initializerExtents(bytes.substr(0, bytes.size() / 2), "cut").ok());
 }
 
+TEST(ModelExtents, ANameTwoInitializersShareHasNoExtent) {
+  // The second "W2" holds int64 data (not an extent of its own); the parser
+  // keeps both, so the first one's bytes are not "W2"'s data either.
+  auto m = graph::parseModelText(modelText());
+  ASSERT_TRUE(m.ok());
+  auto* twin = m->mutable_graph()->add_initializer();
+  twin->set_name("W2");
+  twin->set_data_type(onnx::TensorProto::INT64);
+  twin->add_dims(1);
+  twin->add_int64_data(7);
+  auto extents = initializerExtents(graph::serializeModel(*m), "m");
+  ASSERT_TRUE(extents.ok()) << extents.error().message;
+  EXPECT_EQ(extents->count("W2"), 0u);
+  EXPECT_EQ(extents->size(), static_cast<size_t>(m->graph().initializer_size() - 2));
+}
+
 TEST(ModelFileRef, MalformedKeysAreAnErrorNamingTheInitializer) {
   onnx::TensorProto t;
   t.set_name("w");

@@ -21,7 +21,7 @@ constexpr int kFloat = 1, kDouble = 11;  // TensorProto.DataType
 struct Scan {
   std::string_view bytes;
   std::map<std::string, ByteExtent> found;
-  std::set<std::string> twice;
+  std::set<std::string> named;
 };
 
 // Reads a length-delimited field's length and where its content starts in the file.
@@ -60,11 +60,14 @@ bool scanTensor(Scan& s, uint64_t base, uint32_t size) {
   if (!in.ConsumedEntireMessage()) return false;
   const bool littleEndianBytes = dataField == kTensorRawData || (dataField == kTensorFloatData && dataType == kFloat) ||
                                  (dataField == kTensorDoubleData && dataType == kDouble);
-  if (name.empty() || dataFields != 1 || location != 0 || !littleEndianBytes) return true;
-  if (s.twice.count(name) || !s.found.emplace(name, extent).second) {
+  if (name.empty()) return true;
+  // A name seen twice is ambiguous whatever either tensor holds: the parser
+  // keeps both initializers, so no single extent is "the" data of that name.
+  if (!s.named.insert(name).second) {
     s.found.erase(name);
-    s.twice.insert(name);
+    return true;
   }
+  if (dataFields == 1 && location == 0 && littleEndianBytes) s.found.emplace(name, extent);
   return true;
 }
 
