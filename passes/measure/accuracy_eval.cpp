@@ -1,6 +1,8 @@
 #include "passes/measure/accuracy_eval.h"
 
 #include <algorithm>
+#include <cassert>
+#include <numeric>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -71,13 +73,41 @@ class Worker {
 struct Trie {
   std::map<size_t, Trie> next;  // variant index at the next position
   std::vector<size_t> leaves;   // positions in the `combos` list ending here
+  std::vector<size_t> need;     // samples (sorted) some combination at or below this node runs on
 };
+
+// Sorted union of every leaf's samples below `node`, stored in node.need.
+void collectNeeds(Trie& node, const std::vector<std::vector<size_t>>& samples) {
+  std::set<size_t> need;
+  for (size_t leaf : node.leaves) need.insert(samples[leaf].begin(), samples[leaf].end());
+  for (auto& [v, child] : node.next) {
+    collectNeeds(child, samples);
+    need.insert(child.need.begin(), child.need.end());
+  }
+  node.need.assign(need.begin(), need.end());
+}
+
+// The entries of `values` (aligned with `from`) at the samples `to` (a sorted subset of `from`).
+std::vector<runtime::Tensor> restrictTo(const std::vector<size_t>& from, const std::vector<runtime::Tensor>& values,
+                                        const std::vector<size_t>& to) {
+  if (to.size() == from.size()) return values;
+  std::vector<runtime::Tensor> out;
+  out.reserve(to.size());
+  size_t j = 0;
+  for (size_t sample : to) {
+    while (from[j] != sample) ++j;
+    out.push_back(values[j]);
+  }
+  return out;
+}
 
 }  // namespace
 
-Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
-                                                  const Dataset& data, const std::vector<size_t>& combos, int jobs,
-                                                  Progress* progress, const std::atomic<bool>* stop, EvalStats* stats) {
+Expected<std::vector<std::vector<uint8_t>>> combinationCorrectness(
+    const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs, const Dataset& data,
+    const std::vector<size_t>& combos, const std::vector<std::vector<size_t>>& samples, int jobs, Progress* progress,
+    const std::atomic<bool>* stop, EvalStats* stats) {
+  assert(samples.size() == combos.size());
   std::map<std::string, size_t> variantIndex;
   for (size_t v = 0; v < task.variants.size(); ++v) variantIndex[task.variants[v].id] = v;
   Trie root;
@@ -86,7 +116,8 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
     for (const auto& v : task.combinations[combos[k]].variants) node = &node->next[variantIndex.at(v)];
     node->leaves.push_back(k);
   }
-  std::vector<double> result(combos.size(), 0.0);
+  collectNeeds(root, samples);
+  std::vector<std::vector<uint8_t>> result(combos.size());
   std::vector<std::pair<size_t, const Trie*>> firstLevel;
   for (const auto& [v, child] : root.next) firstLevel.emplace_back(v, &child);
 
@@ -97,7 +128,7 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
 
   auto workerMain = [&]() {
     Worker w(task, subgraphs);
-    // Depth-first: `inputs` holds the current prefix's boundary tensors for every sample.
+    // Depth-first: `inputs` holds the current prefix's boundary tensors for the samples `node.need`.
     std::function<Status(size_t, size_t, const Trie&, const std::vector<runtime::Tensor>&)> walk =
         [&](size_t position, size_t variant, const Trie& node, const std::vector<runtime::Tensor>& inputs) -> Status {
       if (stop && stop->load()) return makeError("interrupted");
@@ -112,20 +143,22 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
         outputs.push_back(std::move(r.at(out)));
       }
       runs += inputs.size();
-      if (!node.leaves.empty()) {
-        size_t correct = 0;
-        for (size_t i = 0; i < outputs.size(); ++i) correct += argmax(outputs[i]) == data.labels[i];
-        double acc = outputs.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(outputs.size());
-        for (size_t leaf : node.leaves) result[leaf] = acc;
-        if (progress) progress->advance(node.leaves.size());
+      for (size_t leaf : node.leaves) {
+        auto mine = restrictTo(node.need, outputs, samples[leaf]);
+        auto& correct = result[leaf];
+        for (size_t i = 0; i < mine.size(); ++i) correct.push_back(argmax(mine[i]) == data.labels[samples[leaf][i]]);
       }
-      for (const auto& [v, child] : node.next) ZP_TRY(walk(position + 1, v, child, outputs));
+      if (progress && !node.leaves.empty()) progress->advance(node.leaves.size());
+      for (const auto& [v, child] : node.next) ZP_TRY(walk(position + 1, v, child, restrictTo(node.need, outputs, child.need)));
       return {};
     };
     while (true) {
       size_t item = nextItem++;
       if (item >= firstLevel.size()) return;
-      auto st = walk(0, firstLevel[item].first, *firstLevel[item].second, data.samples);
+      const Trie& first = *firstLevel[item].second;
+      std::vector<runtime::Tensor> inputs;
+      for (size_t i : first.need) inputs.push_back(data.samples[i]);
+      auto st = walk(0, firstLevel[item].first, first, inputs);
       if (!st.ok()) {
         std::lock_guard<std::mutex> lock(mu);
         if (!firstError) firstError = st.error();
@@ -143,6 +176,20 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
   for (auto& t : threads) t.join();
   if (stats) stats->subgraphRuns += runs.load();
   if (firstError) return *firstError;
+  return result;
+}
+
+Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs,
+                                                  const Dataset& data, const std::vector<size_t>& combos, int jobs,
+                                                  Progress* progress, const std::atomic<bool>* stop, EvalStats* stats) {
+  std::vector<size_t> all(data.samples.size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  ZP_ASSIGN_OR_RETURN(auto correct, combinationCorrectness(task, subgraphs, data, combos,
+                                                           std::vector<std::vector<size_t>>(combos.size(), all), jobs,
+                                                           progress, stop, stats));
+  std::vector<double> result;
+  for (const auto& c : correct)
+    result.push_back(c.empty() ? 0.0 : static_cast<double>(std::count(c.begin(), c.end(), 1)) / static_cast<double>(c.size()));
   return result;
 }
 

@@ -37,6 +37,14 @@ Expected<std::vector<double>> combinationAccuracy(const zoo::TaskStitch& task, c
                                                   const Dataset& data, const std::vector<size_t>& combos, int jobs,
                                                   Progress* progress, const std::atomic<bool>* stop, EvalStats* stats);
 
+// Per-sample correctness (1/0) of each combination in `combos` on its own
+// samples (`samples[k]`: sorted indices into data.samples, in that order).
+// A shared prefix runs once, on the union of the samples below it.
+Expected<std::vector<std::vector<uint8_t>>> combinationCorrectness(
+    const zoo::TaskStitch& task, const stitch::SubgraphModels& subgraphs, const Dataset& data,
+    const std::vector<size_t>& combos, const std::vector<std::vector<size_t>>& samples, int jobs, Progress* progress,
+    const std::atomic<bool>* stop, EvalStats* stats);
+
 // The subgraph runs combinationAccuracy makes for `combos` on `samples`
 // samples: one per distinct prefix of the combinations, per sample.
 size_t walkRuns(const zoo::TaskStitch& task, const std::vector<size_t>& combos, size_t samples);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <map>
 #include <set>
 
 #include "libplan/graph/model_io.h"
@@ -69,6 +70,7 @@ TEST(measureAccuracy, StitchedVariantsMeasuredByPartsEqualTheWholeModels) {
     EXPECT_EQ(walkRuns(ts, some, data.samples.size()), part.subgraphRuns);
   }
   std::set<double> distinct;
+  std::vector<std::vector<uint8_t>> wholeCorrect(all.size());
   for (size_t k = 0; k < all.size(); ++k) {
     auto whole = stitch::materializeCombination(ts, ts.combinations[k], st->subgraphModels);
     ASSERT_TRUE(whole.ok()) << whole.error().message;
@@ -76,12 +78,33 @@ TEST(measureAccuracy, StitchedVariantsMeasuredByPartsEqualTheWholeModels) {
     o.threads = 1;
     auto session = runtime::Session::fromModel(*whole, ts.combinations[k].id, o);
     ASSERT_TRUE(session.ok()) << session.error().message;
-    auto acc = modelAccuracy(**session, data);
+    auto acc = modelAccuracy(**session, data, &wholeCorrect[k]);
     ASSERT_TRUE(acc.ok()) << acc.error().message;
     EXPECT_DOUBLE_EQ((*byParts)[k], *acc) << ts.combinations[k].id;
     distinct.insert(*acc);
   }
   EXPECT_GT(distinct.size(), 1u) << "the variants should not all agree on random weights";
+
+  // On a subset of samples per combination: the whole model's verdicts on
+  // those samples, each shared prefix run once on the union below it.
+  std::vector<std::vector<size_t>> subsets(all.size());
+  for (size_t k = 0; k < all.size(); ++k)
+    for (size_t i = 0; i < data.samples.size(); ++i)
+      if (k != 4 && (i * 7 + k) % (k % 3 + 2) == 0) subsets[k].push_back(i);
+  EvalStats subsetStats;
+  auto onSubsets = combinationCorrectness(ts, st->subgraphModels, data, all, subsets, 2, nullptr, nullptr, &subsetStats);
+  ASSERT_TRUE(onSubsets.ok()) << onSubsets.error().message;
+  size_t expectedRuns = 0;
+  std::map<std::string, std::set<size_t>> firstPart;
+  for (size_t k = 0; k < all.size(); ++k) {
+    ASSERT_EQ((*onSubsets)[k].size(), subsets[k].size()) << k;
+    for (size_t j = 0; j < subsets[k].size(); ++j)
+      EXPECT_EQ((*onSubsets)[k][j], wholeCorrect[k][subsets[k][j]]) << ts.combinations[k].id << " sample " << subsets[k][j];
+    firstPart[ts.combinations[k].variants[0]].insert(subsets[k].begin(), subsets[k].end());
+    expectedRuns += subsets[k].size();
+  }
+  for (const auto& [v, need] : firstPart) expectedRuns += need.size();
+  EXPECT_EQ(subsetStats.subgraphRuns, expectedRuns);
   // A subgraph the caller did not read is an error naming it.
   auto missing = combinationAccuracy(ts, stitch::SubgraphModels{}, data, all, 1, nullptr, nullptr, nullptr);
   ASSERT_FALSE(missing.ok());
