@@ -42,6 +42,12 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", params.jobs, "threads for accuracy evaluation")->default_val(1)->check(zp::cli::threadCount());
   app.add_option("--training-fraction", params.trainingFraction, "share of stitched variants measured to train the accuracy estimator")
       ->default_val(0.15)->check(zp::cli::numberIn(0.0, 1.0));
+  app.add_option("--accuracy-estimator", params.accuracyEstimator,
+                 "features: SparseLoom's XGBoost estimator; contested: composed from the samples the sources disagree on")
+      ->default_val("features")->check(CLI::IsMember({"features", "contested"}));
+  app.add_option("--audit-fraction", params.auditFraction,
+                 "contested: share of the samples every source variant gets right that a stitched variant also runs on")
+      ->default_val(0.03)->check(zp::cli::numberIn(0.0, 1.0));
   app.add_option("--exhaustive-limit", params.exhaustiveLimit, "measure every stitched variant when it takes fewer subgraph runs")
       ->default_val(4000000)->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")
@@ -79,7 +85,8 @@ int main(int argc, char** argv) {
            zp::cli::kOptionError;
   if (!mergeDirs.empty()) {
     // A merge runs with the shards' parameters: measurement options would be ignored.
-    for (const char* o : {"--shard", "--processor", "--import", "--repeat", "--warmup", "--training-fraction",
+    for (const char* o : {"--shard", "--processor", "--import", "--repeat", "--warmup", "--training-fraction", "--audit-fraction",
+                          "--accuracy-estimator",
                           "--exhaustive-limit", "--latency-validation", "--seed", "--batch", "--cold-profile",
                           "--xgb-rounds", "--xgb-depth", "--xgb-objective", "--xgb-eta"})
       if (app.count(o))

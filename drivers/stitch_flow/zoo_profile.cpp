@@ -117,7 +117,9 @@ Expected<Json> reportHead(const OutputDir& out, const Sources& src, const Profil
   report["imports"] = src.imports;
   ZP_ASSIGN_OR_RETURN(report["inputs"], runInputs(src, params));
   report["batch"] = measuredBatch(src, params);
-  report["params"] = Json{{"training_fraction", params.trainingFraction}, {"seed", params.seed},
+  report["params"] = Json{{"training_fraction", params.trainingFraction}, {"accuracy_estimator", params.accuracyEstimator},
+                          {"audit_fraction", params.auditFraction},
+                          {"seed", params.seed},
                           {"exhaustive_limit", params.exhaustiveLimit}, {"latency_validation", params.latencyValidation},
                           {"xgboost", Json{{"rounds", params.xgb.rounds}, {"max_depth", params.xgb.maxDepth},
                                            {"eta", params.xgb.eta}, {"seed", params.xgb.seed}}}};
@@ -188,7 +190,7 @@ std::string summaryLine(const zoo::TaskStitch& task, const zoo_profile::TaskAccu
     return acc.exhaustive ? fmt::format("{:.3f}", tj["accuracy_estimator"][key].get<double>()) : std::string("-");
   };
   return fmt::format("{:<14} {:>6} {:>9} {:>9} {:>8} {:>8} {:>8.2f}% {:>7.4f}ms\n", task.name, acc.valid.size(),
-                     acc.measured.size(), acc.trainRows.size(), estimator("top10_recall"), estimator("spearman"),
+                     acc.measured.size(), acc.trainRows.size(), estimator("top10_recall_tie_aware"), estimator("spearman"),
                      100.0 * lat["mape"].get<double>(), lat["mae_ms"].get<double>());
 }
 

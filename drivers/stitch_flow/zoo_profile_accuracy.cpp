@@ -6,6 +6,7 @@
 #include "drivers/stitch_flow/dataset_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/estimate/accuracy_estimator.h"
+#include "libplan/estimate/contested_accuracy.h"
 #include "libplan/estimate/metrics.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/progress.h"
@@ -151,33 +152,82 @@ Status drawTrainingSample(Run& run, const zoo::TaskStitch& task, const estimate:
   return measureCombinations(run, task, acc, acc.trainRows);
 }
 
-// The estimator against every measured variant (exhaustive runs only), and
-// against the baseline it must beat: the mean of the sources' accuracies.
+// Every stitched variant's accuracy composed from the samples its sources
+// disagree on (estimate/contested_accuracy.h): it runs on those and on a
+// seeded audit of the rest. With a dataset only; originals are as measured.
+Status composeFromContestedSamples(Run& run, const zoo::TaskStitch& task, TaskAccuracy& acc, Json& tj) {
+  std::vector<size_t> combos;
+  std::vector<estimate::ContestedPlan> plans;
+  for (size_t k : acc.valid) {
+    const auto& c = task.combinations[k];
+    if (isOriginal(c)) {
+      acc.composed[k] = acc.originalAccuracy.at(c.variants[0]);
+      continue;
+    }
+    std::set<std::string> distinct(c.variants.begin(), c.variants.end());
+    std::vector<const std::vector<uint8_t>*> sources;
+    for (const auto& v : distinct) sources.push_back(&acc.correctness.at(v));
+    combos.push_back(k);
+    plans.push_back(estimate::contestedPlan(sources, run.params.auditFraction, run.params.seed ^ (0x9E3779B97F4A7C15ull * (k + 1))));
+  }
+  std::vector<std::vector<size_t>> samples;
+  for (const auto& p : plans) samples.push_back(p.samples());
+  Progress progress("accuracy on contested samples (" + task.name + ")", combos.size());
+  measure::EvalStats stats;
+  ZP_ASSIGN_OR_RETURN(auto correct, measure::combinationCorrectness(task, acc.subgraphs, *acc.data, combos, samples,
+                                                                    run.params.jobs, &progress, run.params.stop, &stats));
+  for (size_t i = 0; i < combos.size(); ++i) acc.composed[combos[i]] = estimate::composedAccuracy(plans[i], correct[i]);
+  acc.composedSubgraphRuns = stats.subgraphRuns;
+  run.counts.accuracySubgraphRuns += stats.subgraphRuns;
+  const size_t exhaustiveRuns = measure::walkRuns(task, acc.valid, acc.data->samples.size());
+  tj["contested_samples"] = Json{
+      {"subgraph_runs", stats.subgraphRuns},
+      {"exhaustive_subgraph_runs", exhaustiveRuns},
+      {"fraction_of_exhaustive", exhaustiveRuns ? static_cast<double>(stats.subgraphRuns) / static_cast<double>(exhaustiveRuns) : 0.0}};
+  return {};
+}
+
+// One estimate's agreement with the measured accuracies: the tie-aware top-K
+// recall for K = 1..20 (a hit is a variant whose measured accuracy is at least
+// the K-th best's), Spearman and MAE.
+Json agreement(const std::vector<double>& p, const std::vector<double>& t) {
+  Json curve = Json::object();
+  for (size_t k = 1; k <= std::min<size_t>(20, t.size()); ++k) curve[fmt::format("{:02d}", k)] = estimate::topKRecall(p, t, k);
+  return Json{{"top10_recall_tie_aware", estimate::topKRecall(p, t, 10)},
+              {"topk_recall_tie_aware", curve},
+              {"spearman", estimate::spearman(p, t)},
+              {"mae", estimate::meanAbsoluteError(p, t)}};
+}
+
+// The estimate plan-solve gets against every measured variant (exhaustive runs
+// only), beside SparseLoom's feature-based estimator and the baseline both
+// must beat: the mean of the sources' accuracies.
 Json estimatorQuality(const zoo::TaskStitch& task, TaskAccuracy& acc) {
   std::set<size_t> trainSet(acc.trainRows.begin(), acc.trainRows.end());
-  std::vector<double> p, t, ph, th;
+  std::vector<double> p, f, t, fh, th, naive;
   for (size_t k : acc.valid) {
     p.push_back(acc.predicted[k]);
+    f.push_back(acc.featurePredicted[k]);
     t.push_back(acc.measured[k]);
     if (!trainSet.count(k)) {
-      ph.push_back(acc.predicted[k]);
+      fh.push_back(acc.featurePredicted[k]);
       th.push_back(acc.measured[k]);
     }
-  }
-  Json q{{"top5_recall", estimate::topKRecall(p, t, 5)}, {"top10_recall", estimate::topKRecall(p, t, 10)},
-         {"top20_recall", estimate::topKRecall(p, t, 20)}, {"spearman", estimate::spearman(p, t)},
-         {"mae", estimate::meanAbsoluteError(p, t)}};
-  q["held_out"] = Json{{"variants", ph.size()}, {"spearman", estimate::spearman(ph, th)},
-                       {"mae", estimate::meanAbsoluteError(ph, th)}};
-  std::vector<double> naive;
-  for (size_t k : acc.valid) {
     double s = 0;
     for (const auto& v : task.combinations[k].variants) s += acc.originalAccuracy.at(v);
     naive.push_back(s / static_cast<double>(task.positions()));
   }
-  q["mean_source_accuracy_baseline"] = Json{{"top10_recall", estimate::topKRecall(naive, t, 10)},
-                                            {"spearman", estimate::spearman(naive, t)},
-                                            {"mae", estimate::meanAbsoluteError(naive, t)}};
+  Json features = agreement(f, t);
+  features["held_out"] = Json{{"variants", fh.size()}, {"spearman", estimate::spearman(fh, th)},
+                              {"mae", estimate::meanAbsoluteError(fh, th)}};
+  Json q = features;
+  q["method"] = "features";
+  if (!acc.composed.empty()) {
+    q = agreement(p, t);
+    q["method"] = "contested";
+    q["feature_estimator"] = features;
+  }
+  q["mean_source_accuracy_baseline"] = agreement(naive, t);
   return q;
 }
 
@@ -265,8 +315,13 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
   const auto tEst = SteadyClock::now();
   ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(feats, acc.trainRows,
                                                                          labelsOf(task, acc, acc.trainRows), run.params.xgb));
-  acc.predicted = estimator.predict(feats);
+  acc.featurePredicted = estimator.predict(feats);
   run.counts.estimatorSeconds += secondsSince(tEst);
+  acc.predicted = acc.featurePredicted;
+  if (acc.data && run.params.accuracyEstimator == "contested") {
+    ZP_TRY(composeFromContestedSamples(run, task, acc, tj));
+    for (const auto& [k, a] : acc.composed) acc.predicted[k] = a;
+  }
   if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
   return acc;
 }

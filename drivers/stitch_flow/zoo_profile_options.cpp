@@ -90,6 +90,7 @@ Json profileParamsJson(const ProfileParams& p) {
   Json j{{"repeat", p.repeat}, {"warmup", p.warmup}, {"seed", p.seed}, {"batch", p.batch},
          {"training_fraction", p.trainingFraction}, {"exhaustive_limit", p.exhaustiveLimit},
          {"latency_validation", p.latencyValidation}, {"calibration_samples", p.calibrationSamples},
+         {"accuracy_estimator", p.accuracyEstimator}, {"audit_fraction", p.auditFraction},
          {"xgboost", Json{{"rounds", p.xgb.rounds}, {"max_depth", p.xgb.maxDepth}, {"eta", p.xgb.eta},
                           {"subsample", p.xgb.subsample}, {"lambda", p.xgb.lambda},
                           {"min_child_weight", p.xgb.minChildWeight}, {"seed", p.xgb.seed},
@@ -103,7 +104,8 @@ Json profileParamsJson(const ProfileParams& p) {
 Expected<ProfileParams> profileParamsFromJson(const Json& j, const std::string& label) {
   JsonAt root(j, label, "$.params");
   ZP_TRY(root.onlyKeys({"repeat", "warmup", "seed", "batch", "training_fraction", "exhaustive_limit",
-                        "latency_validation", "calibration_samples", "xgboost", "processors", "imports"}));
+                        "latency_validation", "calibration_samples", "accuracy_estimator", "audit_fraction",
+                        "xgboost", "processors", "imports"}));
   ProfileParams p;
   ZP_ASSIGN_OR_RETURN(int64_t repeat, root.integer("repeat", 1, 1000000));
   ZP_ASSIGN_OR_RETURN(int64_t warmup, root.integer("warmup", 0, 1000000));
@@ -113,6 +115,10 @@ Expected<ProfileParams> profileParamsFromJson(const Json& j, const std::string& 
   ZP_ASSIGN_OR_RETURN(int64_t exhaustive, root.integer("exhaustive_limit", 0, INT64_MAX));
   ZP_ASSIGN_OR_RETURN(int64_t validation, root.integer("latency_validation", 0, 1000000));
   ZP_ASSIGN_OR_RETURN(int64_t calibration, root.integer("calibration_samples", 0, 1000000));
+  ZP_ASSIGN_OR_RETURN(p.accuracyEstimator, root.string("accuracy_estimator"));
+  if (p.accuracyEstimator != "features" && p.accuracyEstimator != "contested")
+    return makeError("{}: $.params.accuracy_estimator: '{}' is not 'features' or 'contested'", label, p.accuracyEstimator);
+  ZP_ASSIGN_OR_RETURN(p.auditFraction, root.number("audit_fraction", 0.0, 1.0));
   p.repeat = static_cast<int>(repeat);
   p.warmup = static_cast<int>(warmup);
   p.seed = static_cast<uint64_t>(seed);
