@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       ->default_val(0.15)->check(zp::cli::numberIn(0.0, 1.0));
   app.add_option("--accuracy-estimator", params.accuracyEstimator,
                  "features: SparseLoom's XGBoost estimator; contested: composed from the samples the sources disagree on")
-      ->default_val("features")->check(CLI::IsMember({"features", "contested"}));
+      ->default_val("contested")->check(CLI::IsMember({"features", "contested"}));
   app.add_option("--audit-fraction", params.auditFraction,
                  "contested: share of the samples every source variant gets right that a stitched variant also runs on")
       ->default_val(0.03)->check(zp::cli::numberIn(0.0, 1.0));

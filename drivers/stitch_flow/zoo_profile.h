@@ -40,11 +40,12 @@ struct ProfileParams {
   size_t exhaustiveLimit = 4'000'000; // measure every stitched variant's accuracy when the subgraph runs stay below this
   size_t latencyValidation = 24;      // stitched variants per task measured end to end to score the latency estimator
   size_t calibrationSamples = 16;     // inputs for the accuracy estimator's stitching signals
-  // What accuracy.csv predicts for stitched variants plan-solve did not see
-  // measured: "features" (SparseLoom's XGBoost estimator) or "contested" (composed
-  // from the samples the sources disagree on, estimate/contested_accuracy.h;
-  // tasks with a dataset; costs more subgraph runs).
-  std::string accuracyEstimator = "features";
+  // What accuracy.csv predicts for stitched variants: "contested" (tasks with a
+  // dataset: composed from the samples the sources disagree on,
+  // estimate/contested_accuracy.h, and fed to the feature estimator when the
+  // training sample holds stitched variants) or "features" (SparseLoom's
+  // XGBoost estimator alone; fewer subgraph runs).
+  std::string accuracyEstimator = "contested";
   double auditFraction = 0.03;        // contested: share of the samples every source gets right also run
   uint64_t seed = 0;
   int64_t batch = 0;                  // latency measured at this batch; 0: the one stitch.json records

@@ -176,8 +176,10 @@ Status composeFromContestedSamples(Run& run, const zoo::TaskStitch& task, TaskAc
   measure::EvalStats stats;
   ZP_ASSIGN_OR_RETURN(auto correct, measure::combinationCorrectness(task, acc.subgraphs, *acc.data, combos, samples,
                                                                     run.params.jobs, &progress, run.params.stop, &stats));
-  for (size_t i = 0; i < combos.size(); ++i) acc.composed[combos[i]] = estimate::composedAccuracy(plans[i], correct[i]);
-  acc.composedSubgraphRuns = stats.subgraphRuns;
+  std::vector<estimate::ContestedRun> runs;
+  for (size_t i = 0; i < combos.size(); ++i) runs.push_back(estimate::tallyContestedRun(plans[i], correct[i]));
+  const auto breakage = estimate::pooledBreakage(runs);
+  for (size_t i = 0; i < combos.size(); ++i) acc.composed[combos[i]] = estimate::composedAccuracy(plans[i], runs[i], breakage[i]);
   run.counts.accuracySubgraphRuns += stats.subgraphRuns;
   const size_t exhaustiveRuns = measure::walkRuns(task, acc.valid, acc.data->samples.size());
   tj["contested_samples"] = Json{
@@ -185,6 +187,36 @@ Status composeFromContestedSamples(Run& run, const zoo::TaskStitch& task, TaskAc
       {"exhaustive_subgraph_runs", exhaustiveRuns},
       {"fraction_of_exhaustive", exhaustiveRuns ? static_cast<double>(stats.subgraphRuns) / static_cast<double>(exhaustiveRuns) : 0.0}};
   return {};
+}
+
+// What accuracy.csv predicts in the contested mode. A training sample with
+// stitched variants in it shows how stitching breaks what the sources agree
+// on: the feature estimator learns from it with the composed accuracy as one
+// more (monotone) feature. A sample of originals only shows none of that, and
+// the composed accuracy is the prediction.
+Expected<std::vector<double>> composedPrediction(const Run& run, const zoo::TaskStitch& task,
+                                                 const estimate::FeatureMatrix& feats, TaskAccuracy& acc) {
+  acc.composedAsFeature = std::any_of(acc.trainRows.begin(), acc.trainRows.end(),
+                                      [&](size_t k) { return !isOriginal(task.combinations[k]); });
+  std::vector<double> predicted = acc.featurePredicted;
+  if (!acc.composedAsFeature) {
+    for (const auto& [k, a] : acc.composed) predicted[k] = a;
+    return predicted;
+  }
+  estimate::FeatureMatrix withComposed;
+  withComposed.names = feats.names;
+  withComposed.names.push_back("composed_accuracy");
+  withComposed.monotone = feats.monotone;
+  withComposed.monotone.resize(feats.names.size(), 0);
+  withComposed.monotone.push_back(1);
+  for (size_t r = 0; r < feats.rows(); ++r) {
+    withComposed.values.insert(withComposed.values.end(), feats.row(r), feats.row(r) + feats.names.size());
+    auto it = acc.composed.find(r);
+    withComposed.values.push_back(it == acc.composed.end() ? 0.0f : static_cast<float>(it->second));
+  }
+  ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(withComposed, acc.trainRows,
+                                                                         labelsOf(task, acc, acc.trainRows), run.params.xgb));
+  return estimator.predict(withComposed);
 }
 
 // One estimate's agreement with the measured accuracies: the tie-aware top-K
@@ -224,7 +256,7 @@ Json estimatorQuality(const zoo::TaskStitch& task, TaskAccuracy& acc) {
   q["method"] = "features";
   if (!acc.composed.empty()) {
     q = agreement(p, t);
-    q["method"] = "contested";
+    q["method"] = acc.composedAsFeature ? "contested: features and composed" : "contested: composed";
     q["feature_estimator"] = features;
   }
   q["mean_source_accuracy_baseline"] = agreement(naive, t);
@@ -320,7 +352,8 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
   acc.predicted = acc.featurePredicted;
   if (acc.data && run.params.accuracyEstimator == "contested") {
     ZP_TRY(composeFromContestedSamples(run, task, acc, tj));
-    for (const auto& [k, a] : acc.composed) acc.predicted[k] = a;
+    ZP_ASSIGN_OR_RETURN(acc.predicted, composedPrediction(run, task, feats, acc));
+    tj["accuracy_prediction"] = acc.composedAsFeature ? "features and composed" : "composed";
   }
   if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
   return acc;

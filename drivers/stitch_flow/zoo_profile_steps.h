@@ -205,7 +205,7 @@ struct TaskAccuracy {
   std::vector<double> predicted;         // per combination: what accuracy.csv gives plan-solve (composed where composed)
   std::vector<double> featurePredicted;  // per combination: SparseLoom's feature-based estimator
   std::map<size_t, double> composed;     // combination index -> accuracy composed from contested samples
-  size_t composedSubgraphRuns = 0;
+  bool composedAsFeature = false;        // contested: the composed accuracy fed the feature estimator
 };
 // The task's valid combinations and originals, and with a dataset the samples
 // and the subgraph models the accuracy is measured on; nothing measured.

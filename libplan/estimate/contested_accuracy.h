@@ -27,9 +27,22 @@ struct ContestedPlan {
 ContestedPlan contestedPlan(const std::vector<const std::vector<uint8_t>*>& sources, double auditFraction,
                             uint64_t seed);
 
-// The composed accuracy from the stitched variant's correctness on
-// plan.samples() (in that order): contested samples as measured, agreeing
-// ones at the audit's pass rate (1 without an audit).
-double composedAccuracy(const ContestedPlan& plan, const std::vector<uint8_t>& correct);
+// What a stitched variant's run on plan.samples() showed.
+struct ContestedRun {
+  size_t contestedRight = 0;  // contested samples it gets right
+  size_t audited = 0, broken = 0;  // audit samples, and those it gets wrong
+};
+// `correct`: its verdicts on plan.samples(), in that order.
+ContestedRun tallyContestedRun(const ContestedPlan& plan, const std::vector<uint8_t>& correct);
+
+// Each variant's breakage rate (broken / audited) shrunk toward the pooled
+// rate of all of them: a beta-binomial prior fitted by the method of moments,
+// so that one broken sample in a small audit does not condemn a variant
+// unless the variants' rates really differ that much.
+std::vector<double> pooledBreakage(const std::vector<ContestedRun>& runs);
+
+// The composed accuracy: contested samples as measured, audited ones as
+// measured, the other agreeing samples right at 1 - breakage.
+double composedAccuracy(const ContestedPlan& plan, const ContestedRun& run, double breakage);
 
 }  // namespace zp::estimate

@@ -22,7 +22,7 @@ t = r["tasks"][0]
 assert t["exhaustive"] and t["valid_combinations"] == 81, t["valid_combinations"]  # 9 variants, 2 positions
 assert t["training_fraction"] <= 0.15, t["training_fraction"]
 q = t["accuracy_estimator"]
-assert q["method"] == "features" and "contested_samples" not in t, q
+assert q["method"] == "contested: features and composed" and "contested_samples" in t, q
 for k in ("top10_recall_tie_aware", "spearman", "mae"):
     assert 0 <= q[k] <= 1 or k == "spearman", (k, q[k])
 curve = q["topk_recall_tie_aware"]
@@ -78,33 +78,38 @@ assert o["nodes"] and {n["node"] for n in o["nodes"]} <= rows and o["latencyMs"]
 PYEOF
 then pass "plan-solve --mode opplace reads zoo-profile's node_profile.csv"; else fail "opplace from zoo-profile: $(cat "$WORK/opplace.err")"; fi
 
-# The contested-sample estimator: stitched variants run only where their sources
-# disagree (and on an audit of the rest); on an exhaustively measured zoo its
-# estimates sit beside the feature estimator's, and accuracy.csv predicts with it.
-"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof_contested" "${FAST[@]}" --accuracy-estimator contested > /dev/null
-if $PY - "$WORK/prof_contested" <<'PYEOF'
+# The contested-sample estimator (the default): stitched variants run only
+# where their sources disagree (and on an audit of the rest). With stitched
+# variants in the training sample the composed accuracy is one more feature of
+# the feature estimator ($WORK/prof); with originals only (--training-fraction
+# 0) it is the prediction itself; --accuracy-estimator features leaves it out.
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof_composed" "${FAST[@]}" --training-fraction 0 > /dev/null
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof_features" "${FAST[@]}" --accuracy-estimator features > /dev/null
+if $PY - "$WORK/prof" "$WORK/prof_composed" "$WORK/prof_features" <<'PYEOF'
 import csv, json, os, sys
-d = sys.argv[1]
-r = json.load(open(os.path.join(d, "report.json")))
-t = r["tasks"][0]
-assert r["params"]["accuracy_estimator"] == "contested", r["params"]
-q = t["accuracy_estimator"]
-assert q["method"] == "contested" and "held_out" in q["feature_estimator"], q
-c = t["contested_samples"]
-assert 0 < c["subgraph_runs"] < c["exhaustive_subgraph_runs"], c
-assert abs(c["fraction_of_exhaustive"] - c["subgraph_runs"] / c["exhaustive_subgraph_runs"]) < 1e-6, c
-rows = [x for x in csv.DictReader(open(os.path.join(d, "accuracy.csv")))]
-# Originals predict what they measure; every estimate lies in [0, 1] and the
-# report's MAE is that of accuracy.csv's predictions.
-for x in rows:
-    p = float(x["predicted_accuracy"])
-    assert 0 <= p <= 1, x
-    if x["kind"] == "original":
-        assert p == float(x["measured_accuracy"]), x
-mae = sum(abs(float(x["predicted_accuracy"]) - float(x["measured_accuracy"])) for x in rows) / len(rows)
-assert abs(mae - q["mae"]) < 1e-6, (mae, q["mae"])
+for d, mode in ((sys.argv[1], "features and composed"), (sys.argv[2], "composed"), (sys.argv[3], None)):
+    r = json.load(open(os.path.join(d, "report.json")))
+    t = r["tasks"][0]
+    q = t["accuracy_estimator"]
+    rows = [x for x in csv.DictReader(open(os.path.join(d, "accuracy.csv")))]
+    # accuracy.csv holds the predictions the report scores.
+    mae = sum(abs(float(x["predicted_accuracy"]) - float(x["measured_accuracy"])) for x in rows) / len(rows)
+    assert abs(mae - q["mae"]) < 1e-6, (mae, q["mae"])
+    assert all(0 <= float(x["predicted_accuracy"]) <= 1 for x in rows)
+    if mode is None:
+        assert r["params"]["accuracy_estimator"] == "features" and q["method"] == "features", q
+        assert "contested_samples" not in t and "accuracy_prediction" not in t, t
+        continue
+    assert r["params"]["accuracy_estimator"] == "contested", r["params"]
+    assert t["accuracy_prediction"] == mode, (d, t["accuracy_prediction"])
+    assert q["method"] == "contested: " + mode and "held_out" in q["feature_estimator"], q
+    c = t["contested_samples"]
+    assert 0 < c["subgraph_runs"] < c["exhaustive_subgraph_runs"], c
+    assert abs(c["fraction_of_exhaustive"] - c["subgraph_runs"] / c["exhaustive_subgraph_runs"]) < 1e-6, c
+    if mode == "composed":  # each original predicts what it measured
+        assert all(x["predicted_accuracy"] == x["measured_accuracy"] for x in rows if x["kind"] == "original")
 PYEOF
-then pass "contested-sample estimator"; else fail "contested-sample estimator"; fi
+then pass "contested-sample and feature estimators"; else fail "contested-sample and feature estimators"; fi
 
 # Unchanged inputs: measured rows are reused and the tool says so.
 "$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out2.txt"

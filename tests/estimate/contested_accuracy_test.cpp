@@ -20,12 +20,13 @@ TEST(ContestedAccuracy, SamplesSomeSourceGetsWrongAreContestedTheRestAgree) {
   EXPECT_EQ(plan.agreeing, 7u);
   EXPECT_TRUE(plan.audit.empty());
   EXPECT_EQ(plan.total, 10u);
-  // Without an audit the agreeing samples count as right: 7 + what the contested give.
-  EXPECT_DOUBLE_EQ(composedAccuracy(plan, bits("010")), 0.8);
-  EXPECT_DOUBLE_EQ(composedAccuracy(plan, bits("000")), 0.7);
+  // Without an audit nor breakage the agreeing samples count as right: 7 + what the contested give.
+  EXPECT_DOUBLE_EQ(composedAccuracy(plan, tallyContestedRun(plan, bits("010")), 0.0), 0.8);
+  EXPECT_DOUBLE_EQ(composedAccuracy(plan, tallyContestedRun(plan, bits("000")), 0.0), 0.7);
+  EXPECT_DOUBLE_EQ(composedAccuracy(plan, tallyContestedRun(plan, bits("000")), 1.0), 0.0);
 }
 
-TEST(ContestedAccuracy, TheAuditPricesBreakageOfAgreeingSamples) {
+TEST(ContestedAccuracy, TheAuditCountsWhatStitchingBreaks) {
   const auto a = bits(std::string(90, '1') + std::string(10, '0'));
   auto plan = contestedPlan({&a}, 0.2, 7);
   ASSERT_EQ(plan.audit.size(), 18u);  // ceil(0.2 * 90)
@@ -33,20 +34,26 @@ TEST(ContestedAccuracy, TheAuditPricesBreakageOfAgreeingSamples) {
   const auto samples = plan.samples();
   ASSERT_EQ(samples.size(), 28u);
   EXPECT_TRUE(std::is_sorted(samples.begin(), samples.end()));
-  // Half the audit broken, none of the contested right: 45 of the 90 agreeing.
+  // Half the audit broken, three contested right.
   std::vector<uint8_t> correct(samples.size(), 0);
-  size_t flipped = 0;
-  for (size_t i = 0; i < samples.size(); ++i)
-    if (samples[i] < 90 && flipped < 9) correct[i] = 1, ++flipped;
-  EXPECT_DOUBLE_EQ(composedAccuracy(plan, correct), 0.45);
+  size_t audited = 0, contested = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i] < 90 && audited++ < 9) correct[i] = 1;
+    if (samples[i] >= 90 && contested++ < 3) correct[i] = 1;
+  }
+  auto run = tallyContestedRun(plan, correct);
+  EXPECT_EQ(run.audited, 18u);
+  EXPECT_EQ(run.broken, 9u);
+  EXPECT_EQ(run.contestedRight, 3u);
+  EXPECT_DOUBLE_EQ(composedAccuracy(plan, run, 0.5), (3 + 9 + 72 * 0.5) / 100.0);
   // Same seed, same audit; another seed, another one.
   EXPECT_EQ(contestedPlan({&a}, 0.2, 7).audit, plan.audit);
   EXPECT_NE(contestedPlan({&a}, 0.2, 8).audit, plan.audit);
 }
 
-// Against the definition on random verdicts: with the stitched variant's
-// verdict on every sample known, the composed accuracy is exact whenever the
-// stitched variant is right on every agreeing sample, and with a full audit.
+// Against the definition on random verdicts: the composed accuracy is exact
+// when stitching breaks no agreeing sample (no audit, breakage 0) and when the
+// audit covers every agreeing sample.
 TEST(ContestedAccuracy, ExactWhenStitchingBreaksNothingOrTheAuditIsFull) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 50; ++trial) {
@@ -62,9 +69,25 @@ TEST(ContestedAccuracy, ExactWhenStitchingBreaksNothingOrTheAuditIsFull) {
       for (size_t s : plan.samples()) seen.push_back(truth[s]);
       double exact = 0;
       for (uint8_t t : truth) exact += t;
-      EXPECT_NEAR(composedAccuracy(plan, seen), exact / static_cast<double>(n), 1e-12) << trial;
+      EXPECT_NEAR(composedAccuracy(plan, tallyContestedRun(plan, seen), audit == 0.0 ? 0.0 : 0.3), exact / static_cast<double>(n), 1e-12)
+          << trial;
     }
   }
+}
+
+ContestedRun audit(size_t audited, size_t broken) { return ContestedRun{0, audited, broken}; }
+
+TEST(ContestedAccuracy, BreakageIsShrunkTowardThePooledRateBySamplingNoiseOnly) {
+  // Rates that differ no more than 13-sample audits do by chance: everyone at the pool's.
+  auto noise = pooledBreakage({audit(13, 0), audit(13, 1), audit(13, 0), audit(13, 0), audit(0, 0)});
+  for (double r : noise) EXPECT_DOUBLE_EQ(r, 1.0 / 52);
+  // Variants that really differ keep most of their own rate.
+  auto real = pooledBreakage({audit(100, 0), audit(100, 60), audit(100, 2), audit(100, 58)});
+  EXPECT_LT(real[0], 0.05);
+  EXPECT_GT(real[1], 0.55);
+  EXPECT_LT(real[2], real[3]);
+  // Nothing audited: no breakage.
+  EXPECT_EQ(pooledBreakage({audit(0, 0), audit(0, 0)}), (std::vector<double>{0.0, 0.0}));
 }
 
 }  // namespace
