@@ -1,0 +1,56 @@
+// Concurrent schedules executed on the host's processors. A schedule of model
+// DNNs (each a chain of layer groups, passes/grouping) runs as one placed
+// program (runtime/placed_program.h): the DNNs' graphs joined into one whose
+// nodes are ordered by the simulated start of their layer groups, every node
+// on its group's accelerator. Each processor then runs its groups in the order
+// the simulator starts them there (segments whole, in order of readiness), a
+// group waits for its predecessor on the other processor, and the hand-offs
+// are the real ones (tensors in shared memory): the measured makespan is the
+// schedule's as the simulator defines it, without the simulator's cost model.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/processor.h"
+#include "libplan/sim/concurrent/simulator.h"
+#include "libplan/util/error.h"
+#include "libplan/util/json.h"
+
+namespace zp::drivers {
+
+struct ScheduledModel {
+  std::string name;  // the DNN's name in the problem, and the prefix of its names in the joined graph
+  onnx::ModelProto model;
+  std::vector<std::vector<std::string>> groupNodes;  // node names of each layer group, in group order
+};
+
+struct JoinedSchedule {
+  onnx::ModelProto model;                      // every name prefixed "<dnn>/"
+  std::map<std::string, int> nodeAccelerator;  // joined node name -> accelerator index
+};
+
+// `run`: the simulation of `schedule` (group start times). A node in no group
+// (a constant) goes with the first group that reads it. Errors: models with
+// different opsets, unnamed nodes, subgraph attributes, a group naming a node
+// the model lacks.
+Expected<JoinedSchedule> joinScheduledModels(const std::vector<ScheduledModel>& models, const sim::Schedule& schedule,
+                                             const sim::SimResult& run);
+
+struct ExecutedSchedule {
+  runtime::WarmStats wall;  // makespan of one round: every DNN's inputs posted at once
+  int handoffs = 0;         // steps reading another processor's output
+  Json trace;               // Perfetto trace of one profiled round, a track per processor
+};
+
+// `processors[a]`: the host processor of accelerator a. `warmup` untimed
+// rounds, then `repeat` timed ones.
+Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& models, const sim::Problem& problem,
+                                           const sim::Schedule& schedule,
+                                           const std::vector<runtime::serve::ProcessorConfig>& processors, int warmup,
+                                           int repeat, uint64_t seed);
+
+}  // namespace zp::drivers
