@@ -8,6 +8,9 @@
 //  3. Scaling curve up to 3 DNNs x 150 groups.
 //  4. The Table 2 GoogleNet scenarios, with Z3 on the same space.
 //  5. --ablation: what each exact-search idea contributes on the 3x40 seeds.
+//  6. Schedules of real models executed on this host's two processors beside
+//     their simulated makespans (executed_scenarios.h): run it unpinned, the
+//     executed part pins its own workers (--cores A,B).
 // Every solve is repeated --runs times: times are medians, a row is
 // `optimal` only when every run proved it, its gap is the largest of the
 // runs'. Run it pinned to one core (taskset -c 1 ...); the JSON records the
@@ -32,6 +35,7 @@
 #include "passes/schedule/random_instance.h"
 #include "passes/schedule/z3_solver.h"
 #include "libplan/util/stats.h"
+#include "bench/concurrent/executed_scenarios.h"
 #include "drivers/concurrent_flow/workload.h"
 
 using namespace zp;
@@ -351,8 +355,13 @@ int main(int argc, char** argv) {
   app.add_option("--time-limit", opt.limit, "time limit of the 3x40 target, the scaling curve and the scenarios (s)");
   app.add_option("--z3-time-limit", opt.z3Limit, "Z3 time limit (s)");
   app.add_option("--out", out, "JSON output");
-  app.add_option("--only", opt.only, "run only these parts: 2x40, 3x40, scaling, scenarios")
-      ->check(CLI::IsMember({"2x40", "3x40", "scaling", "scenarios"}));
+  app.add_option("--only", opt.only, "run only these parts: 2x40, 3x40, scaling, scenarios, executed")
+      ->check(CLI::IsMember({"2x40", "3x40", "scaling", "scenarios", "executed"}));
+  bench::ExecutedOptions exec;
+  std::vector<int> cores{exec.coreA, exec.coreB};
+  app.add_option("--cores", cores, "executed: the cores of the cpu and npu processors")->expected(2);
+  app.add_option("--rounds", exec.rounds, "executed: interleaved rounds per schedule");
+  app.add_option("--trace-dir", exec.traceDir, "executed: write trace_<scenario>.json of zooplan's measured schedule here");
   CLI11_PARSE(app, argc, argv);
   if (opt.full) {
     opt.limit = 60;
@@ -365,6 +374,15 @@ int main(int argc, char** argv) {
   Json t3 = opt.selected("3x40") ? target3x40(opt, rows) : Json::object();
   if (opt.selected("scaling")) scalingCurve(opt, rows);
   if (opt.selected("scenarios")) scenarios(opt, rows);
+  bench::ExecutedResult executed;
+  if (opt.selected("executed")) {
+    exec.coreA = cores[0];
+    exec.coreB = cores[1];
+    exec.maxTransitions = opt.k;
+    exec.timeLimitS = opt.limit;
+    exec.seed = opt.seed;
+    executed = bench::executedScenarios(exec);
+  }
   std::cout << "(solve ms: median wall time of baselines + solver over the runs; cpu ms: the same in process CPU time; first ms: first feasible schedule; "
                "gap: remaining optimality gap, the largest over the runs; vs best: simulated improvement over the "
                "best baseline; z3: the Z3 formulation on the same instance and space)\n";
@@ -373,6 +391,8 @@ int main(int argc, char** argv) {
                         {"z3TimeLimitS", opt.z3Limit}, {"only", opt.only}}},
             {"machine_before", before}, {"targets2x40", t2}, {"target3x40", t3}, {"instances", Json::array()}};
   for (const auto& r : rows) j["instances"].push_back(rowJson(r));
+  for (const auto& r : executed.instances) j["instances"].push_back(r);
+  if (opt.selected("executed")) j["executed"] = executed.summary;
   if (opt.ablation) j["ablation"] = ablation(opt);
   j["machine_after"] = machineState();
   auto st = writeFileAtomic(out, canonicalJson(j));
