@@ -6,15 +6,21 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <functional>
 #include <map>
+#include <memory>
 
 #include "drivers/concurrent_flow/executed_schedule.h"
+#include "libplan/artifacts/contention_csv.h"
 #include "libplan/graph/analysis.h"
+#include "libplan/sim/concurrent/contention_fit.h"
 #include "libplan/graph/model_io.h"
+#include "libplan/runtime/serve/placed_executor.h"
 #include "libplan/runtime/serve/processor.h"
 #include "libplan/util/file.h"
 #include "libplan/util/stats.h"
 #include "passes/grouping/grouping.h"
+#include "passes/measure/contention_probe.h"
 #include "passes/measure/node_profile.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/concurrent.h"
@@ -54,18 +60,27 @@ std::vector<Processor> processors(const ExecutedOptions& o) {
 
 // Node rows of `model` on every processor as the grouping pass reads them:
 // executed nodes at their measured time, folded or fused ones at 0 (their
-// time is in the node they joined).
+// time is in the node they joined). Calibrated: scaled so that they sum to
+// the whole model's wall time on the processor (`calibration[processor]`:
+// that factor), which also holds what a run costs beyond its nodes.
 profile::ProfileDb profileModel(const std::string& name, const onnx::ModelProto& model,
-                                const std::vector<Processor>& procs, const ExecutedOptions& o) {
+                                const std::vector<Processor>& procs, const ExecutedOptions& o, Json& calibration) {
   profile::ProfileDb db;
   for (const auto& p : procs) {
     std::cerr << fmt::format("profiling {} on {}\n", name, p.config.name);
-    auto pin = must(runtime::serve::ScopedCorePin::pin(p.config.name, p.config.cores));
     auto session = must(runtime::Session::fromModel(model, name, measure::sessionOptions(p.host)));
     const auto inputs = runtime::randomInputs(*session, o.seed);
-    auto rows = must(measure::profileNodes(model, name, p.host, inputs, measure::MeasureParams{o.profileRepeat, 3}));
+    std::vector<artifacts::NodeProfileRow> rows;
+    {
+      auto pin = must(runtime::serve::ScopedCorePin::pin(p.config.name, p.config.cores));
+      rows = must(measure::profileNodes(model, name, p.host, inputs, measure::MeasureParams{o.profileRepeat, 3}));
+    }
+    const auto whole = must(runtime::serve::measureOnProcessor(*session, p.config, inputs, 3, o.profileRepeat));
+    double sum = 0;
     std::map<std::string, double> ms;
-    for (const auto& r : rows) ms[r.node] = r.ms;
+    for (const auto& r : rows) ms[r.node] = r.ms, sum += r.ms;
+    const double factor = sum > 0 ? whole.medianMs / sum : 1.0;
+    calibration[name][p.config.name] = Json{{"node_sum_ms", sum}, {"whole_ms", whole.medianMs}, {"factor", factor}};
     for (const auto& n : model.graph().node()) {
       profile::ProfileRow row;
       row.kind = profile::RowKind::Node;
@@ -74,7 +89,7 @@ profile::ProfileDb profileModel(const std::string& name, const onnx::ModelProto&
       row.node = n.name();
       row.processor = p.config.name;
       row.policy = "default";
-      row.medianMs = ms.count(n.name()) ? ms[n.name()] : 0.0;
+      row.medianMs = ms.count(n.name()) ? ms[n.name()] * factor : 0.0;
       row.runs = o.profileRepeat;
       row.source = "host";
       db.add(row);
@@ -89,13 +104,14 @@ struct ModelDnn {
 };
 
 ModelDnn groupedModel(const std::string& name, const fs::path& file, const std::vector<Processor>& procs,
-                      const ExecutedOptions& o) {
+                      double peakGbs, const ExecutedOptions& o, Json& calibration) {
   auto model = must(graph::loadModel(file));
-  const auto db = profileModel(name, model, procs, o);
+  const auto db = profileModel(name, model, procs, o, calibration);
   grouping::GroupingParams gp;
   for (const auto& p : procs) gp.accelerators.push_back(p.config.name);
   gp.task = name;
   gp.variant = "dense";
+  gp.peakBandwidthGBs = peakGbs;
   graph::GraphView view(model);
   auto g = must(grouping::groupLayers(view, db, gp, file.string()));
   ModelDnn m{{name, model, g.nodes}, {}};
@@ -104,10 +120,87 @@ ModelDnn groupedModel(const std::string& name, const fs::path& file, const std::
   return m;
 }
 
+// A DNN's requested memory throughput on accelerator `a`: its groups' demands
+// weighted by their times (bytes over time, as the grouping pass computes them).
+double dnnDemand(const sim::Dnn& d, size_t a) {
+  double bytesLike = 0, ms = 0;
+  for (const auto& g : d.groups) {
+    bytesLike += g.demand[a] * g.timeMs[a];
+    ms += g.timeMs[a];
+  }
+  return ms > 0 ? bytesLike / ms : 0.0;
+}
+
+struct Probe {
+  std::string name;
+  double own = 0;  // % of peak
+  std::function<Status()> run;
+};
+
+// The probes of processor `a`: every model run whole on it, and a triad pass.
+std::vector<Probe> probesOn(const std::vector<ModelDnn>& all, const Processor& p, size_t a, double peakGbs,
+                            const ExecutedOptions& o) {
+  std::vector<Probe> probes;
+  for (const auto& m : all) {
+    std::shared_ptr<runtime::Session> session =
+        must(runtime::Session::fromModel(m.scheduled.model, m.dnn.name, measure::sessionOptions(p.host)));
+    auto inputs = runtime::randomInputs(*session, o.seed);
+    probes.push_back({m.dnn.name, dnnDemand(m.dnn, a), [session, inputs]() -> Status {
+                        ZP_ASSIGN_OR_RETURN(auto out, session->run(inputs));
+                        return {};
+                      }});
+  }
+  const size_t triadBytes = 16u << 20;
+  auto triad = measure::triadProbe(triadBytes);
+  const double ms = must(measure::timeProbe(triad, p.config.cores, 2, 10));
+  probes.push_back({"triad", 3.0 * static_cast<double>(triadBytes) / (ms * 1e6) / peakGbs * 100, triad});
+  return probes;
+}
+
+// Per accelerator, the slowdown of every probe beside a triad co-runner on the
+// other processor at three intensities: the measured contention surfaces.
+sim::ContentionModel calibrateContention(const std::vector<ModelDnn>& all, const std::vector<Processor>& procs,
+                                         double peakGbs, const ExecutedOptions& o, Json& report) {
+  std::vector<sim::ContentionModel::Surface> surfaces;
+  for (size_t a = 0; a < procs.size(); ++a) {
+    const auto& p = procs[a];
+    const auto& other = procs[(a + 1) % procs.size()];
+    std::cerr << fmt::format("contention on {} beside a triad on {}\n", p.config.name, other.config.name);
+    auto probes = probesOn(all, p, a, peakGbs, o);
+    std::vector<double> alone;
+    for (const auto& pr : probes) alone.push_back(must(measure::timeProbe(pr.run, p.config.cores, 3, o.repeat)));
+    std::vector<sim::ContentionPoint> points;
+    Json rows = Json::array();
+    for (double duty : {0.25, 0.5, 1.0}) {
+      auto co = must(measure::StreamCoRunner::start(other.config.cores, duty));
+      std::vector<double> beside;
+      for (const auto& pr : probes) beside.push_back(must(measure::timeProbe(pr.run, p.config.cores, 1, o.repeat)));
+      const double external = co->stop() / peakGbs * 100;
+      for (size_t k = 0; k < probes.size(); ++k) {
+        points.push_back({probes[k].own, external, beside[k] / alone[k]});
+        rows.push_back(Json{{"probe", probes[k].name}, {"own_pct", probes[k].own}, {"external_pct", external},
+                            {"alone_ms", alone[k]}, {"beside_ms", beside[k]}, {"slowdown", beside[k] / alone[k]}});
+      }
+    }
+    auto surface = must(sim::fitContentionSurface(points));
+    auto residuals = must(sim::leaveOneRowOut(points));
+    double worst = 0;
+    for (const auto& r : residuals) worst = std::max(worst, std::abs(r.predicted - r.point.slowdown));
+    report[p.config.name] = Json{{"points", rows}, {"leave_one_row_out_max_abs_error", worst},
+                                 {"leave_one_row_out_points", residuals.size()}};
+    std::cout << fmt::format("contention on {}: {} probes x 3 co-runner intensities, slowdown {:.3f}-{:.3f}, "
+                             "leave-one-row-out max error {:.3f}\n",
+                             p.config.name, probes.size(), *std::min_element(surface.slowdown.begin(), surface.slowdown.end()),
+                             *std::max_element(surface.slowdown.begin(), surface.slowdown.end()), worst);
+    surfaces.push_back(std::move(surface));
+  }
+  return sim::ContentionModel::fromSurfaces(std::move(surfaces));
+}
+
 struct Candidate {
   std::string name, status;
   sim::Schedule schedule;
-  double predictedMs = 0;
+  double predictedMs = 0, predictedWithoutContentionMs = 0;
   std::vector<double> roundMedians, roundP90s;
   int handoffs = 0;
   Json trace;
@@ -125,6 +218,9 @@ std::vector<Candidate> candidates(const sim::Problem& problem, const std::string
   std::vector<Candidate> out{{"zooplan", solved.section.solver.status, solved.schedule, solved.result.latencyMs}};
   for (const auto& b : schedule::makeBaselines(problem, sim::Objective::Latency))
     out.push_back({b.name, "baseline", b.schedule, sim::simulate(problem, b.schedule).latencyMs});
+  sim::Problem blind = problem;
+  blind.contention = sim::ContentionModel::none(problem.numAccelerators());
+  for (auto& c : out) c.predictedWithoutContentionMs = sim::simulate(blind, c.schedule).latencyMs;
   return out;
 }
 
@@ -161,10 +257,11 @@ Json scenarioRows(const std::string& scenario, const std::vector<Candidate>& cs,
     const double m = median(c.roundMedians);
     rows.push_back(Json{{"instance", scenario + "/" + c.name}, {"scenario", scenario}, {"schedule", c.name},
                         {"status", c.status}, {"objective", "latency"}, {"predicted_makespan_ms", c.predictedMs},
+                        {"predicted_without_contention_ms", c.predictedWithoutContentionMs},
                         {"measured_makespan_ms", m}, {"measured_p90_ms", median(c.roundP90s)},
                         {"measured_round_medians_ms", c.roundMedians}, {"handoffs", c.handoffs}});
-    std::cout << fmt::format("  {:<18} {:<9} {:>10.3f} {:>11.3f} {:>9.2f} {:>8}\n", c.name, c.status, c.predictedMs, m,
-                             m / c.predictedMs, c.handoffs);
+    std::cout << fmt::format("  {:<18} {:<9} {:>10.3f} {:>10.3f} {:>11.3f} {:>9.2f} {:>8}\n", c.name, c.status,
+                             c.predictedWithoutContentionMs, c.predictedMs, m, m / c.predictedMs, c.handoffs);
   }
   return rows;
 }
@@ -178,16 +275,30 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
     if (auto st = runtime::serve::checkProcessor(p.config); !st.ok()) die(st.error().message);
     configs.push_back(p.config);
   }
+  std::error_code ec;
+  if (!o.traceDir.empty() && (fs::create_directories(o.traceDir, ec), ec))
+    die(fmt::format("{}: cannot create: {}", o.traceDir, ec.message()));
   const fs::path zoo = fs::path(ZP_SOURCE_DIR) / "testdata/realistic/models";
-  std::vector<ModelDnn> all;
-  for (const char* name : {"resnet", "mobilenet", "vit"})
-    all.push_back(groupedModel(name, zoo / name / "dense.onnx", procs, o));
   ExecutedResult r;
+  Json calibration = Json::object();
+  std::vector<ModelDnn> all;
+  const double peakGbs = must(measure::streamBandwidth({o.coreA}, 0.5));
+  std::cout << fmt::format("triad bandwidth on core {} alone: {:.2f} GB/s (100% demand)\n", o.coreA, peakGbs);
+  for (const char* name : {"resnet", "mobilenet", "vit"})
+    all.push_back(groupedModel(name, zoo / name / "dense.onnx", procs, peakGbs, o, calibration));
+  r.summary["calibration"] = calibration;
+  r.summary["peak_triad_gbs"] = peakGbs;
+  Json contentionReport = Json::object();
+  const auto contention = calibrateContention(all, procs, peakGbs, o, contentionReport);
+  r.summary["contention"] = contentionReport;
+  if (!o.contentionOut.empty())
+    if (auto st = writeFileAtomic(o.contentionOut, artifacts::formatContentionCsv(contention, {"cpu", "npu"})); !st.ok())
+      die(st.error().message);
   const std::vector<std::vector<int>> scenarios{{0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
   for (const auto& pick : scenarios) {
     sim::Problem problem;
     for (const auto& p : procs) problem.accelerators.push_back(p.config.name);
-    problem.contention = sim::ContentionModel::none(problem.numAccelerators());
+    problem.contention = contention;
     std::vector<drivers::ScheduledModel> models;
     std::string scenario, groups;
     for (int i : pick) {
@@ -198,9 +309,9 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
     }
     auto cs = candidates(problem, scenario, o);
     execute(cs, models, problem, configs, o);
-    std::cout << fmt::format("\nexecuted {} ({} layer groups), latency objective, no contention model\n", scenario, groups);
-    std::cout << fmt::format("  {:<18} {:<9} {:>10} {:>11} {:>9} {:>8}\n", "schedule", "status", "pred ms", "meas ms",
-                             "meas/pred", "handoffs");
+    std::cout << fmt::format("\nexecuted {} ({} layer groups), latency objective, measured contention\n", scenario, groups);
+    std::cout << fmt::format("  {:<18} {:<9} {:>10} {:>10} {:>11} {:>9} {:>8}\n", "schedule", "status", "no-cont ms",
+                             "pred ms", "meas ms", "meas/pred", "handoffs");
     for (auto& row : scenarioRows(scenario, cs, r.summary)) r.instances.push_back(std::move(row));
     if (!o.traceDir.empty())
       if (auto st = writeFileAtomic(fs::path(o.traceDir) / ("trace_" + scenario + ".json"), cs.front().trace.dump());

@@ -2,10 +2,14 @@
 // schedules measured, not only simulated). The realistic zoo's dense ResNet,
 // MobileNetV2 and ViT, profiled node by node on the zoo's two processors
 // (cpu: core A, default kernels, oneDNN; npu: core B, sparse kernels, BLIS),
-// grouped into layer groups (passes/grouping), then for every pair and the
-// triple: zooplan's schedule (the exact search, latency) and every baseline's,
-// each simulated and executed (drivers/concurrent_flow/executed_schedule.h)
-// in interleaved rounds; measured makespan = median of the rounds' medians.
+// grouped into layer groups (passes/grouping); the contention between the two
+// processors measured (every model and a triad pass beside a triad co-runner
+// at three intensities, passes/measure/contention_probe.h) and fitted into
+// surfaces (sim/concurrent/contention_fit.h); then for every pair and the
+// triple: zooplan's schedule (the exact search, latency, contention-aware) and
+// every baseline's, each simulated with and without the measured contention
+// and executed (drivers/concurrent_flow/executed_schedule.h) in interleaved
+// rounds; measured makespan = median of the rounds' medians.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +26,7 @@ struct ExecutedOptions {
   double timeLimitS = 5;
   uint64_t seed = 1;
   std::string traceDir;  // where trace_<scenario>.json (zooplan's schedule, measured) go; empty: none
+  std::string contentionOut;  // the measured contention surfaces as a contention CSV; empty: none
 };
 
 struct ExecutedResult {

@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "libplan/artifacts/contention_csv.h"
+
 namespace zp::sim {
 namespace {
 
@@ -60,6 +62,19 @@ TEST(concurrentContentionFit, LeaveOneRowOutPredictsTheInnerRowsAndMissingCellsA
   EXPECT_NE(s.error().message.find("no measurement at own 30.0%, external 45.0%"), std::string::npos)
       << s.error().message;
   EXPECT_FALSE(fitContentionSurface({{10, 20, NAN}}).ok());
+}
+
+// The surface measured on the build host reads back as a model of its two
+// processors, with no slowdown where either side requests nothing.
+TEST(concurrentContentionFit, TheMeasuredHostSurfaceReads) {
+  auto m = artifacts::readContentionCsv(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/contention-host-2core.csv",
+                                        {"cpu", "npu"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  for (int a = 0; a < 2; ++a) {
+    EXPECT_DOUBLE_EQ(m->slowdown(a, 0, 100), 1.0);
+    EXPECT_DOUBLE_EQ(m->slowdown(a, 100, 0), 1.0);
+    EXPECT_GT(m->slowdown(a, 130, 100), 1.1);  // a triad beside a triad
+  }
 }
 
 }  // namespace
