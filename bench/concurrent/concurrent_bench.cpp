@@ -362,6 +362,8 @@ int main(int argc, char** argv) {
   app.add_option("--cores", cores, "executed: the cores of the cpu and npu processors")->expected(2);
   app.add_option("--rounds", exec.rounds, "executed: interleaved rounds per schedule");
   app.add_option("--contention-out", exec.contentionOut, "executed: write the measured contention surfaces (contention CSV)");
+  app.add_option("--workload-dir", exec.workloadDir,
+                 "executed: write the scenarios as workload.json files (models by path from ../realistic/models)");
   app.add_option("--trace-dir", exec.traceDir, "executed: write trace_<scenario>.json of zooplan's measured schedule here");
   CLI11_PARSE(app, argc, argv);
   if (opt.full) {

@@ -12,6 +12,8 @@
 
 #include "drivers/concurrent_flow/executed_schedule.h"
 #include "libplan/artifacts/contention_csv.h"
+#include "libplan/artifacts/profile_csv.h"
+#include "libplan/artifacts/workload_json.h"
 #include "libplan/graph/analysis.h"
 #include "libplan/sim/concurrent/contention_fit.h"
 #include "libplan/graph/model_io.h"
@@ -22,6 +24,7 @@
 #include "passes/grouping/grouping.h"
 #include "passes/measure/contention_probe.h"
 #include "passes/measure/node_profile.h"
+#include "passes/measure/placed_handoff.h"
 #include "passes/schedule/baselines.h"
 #include "passes/schedule/concurrent.h"
 
@@ -101,10 +104,19 @@ profile::ProfileDb profileModel(const std::string& name, const onnx::ModelProto&
 struct ModelDnn {
   drivers::ScheduledModel scheduled;
   sim::Dnn dnn;
+  profile::ProfileDb nodeRows;        // what the grouping read
+  artifacts::GroupingOptions options;  // the grouping parameters measured on this host
 };
 
+// The grouping pass charges a transition as out (on the source) + in (on the
+// target), each overhead + bytes / bandwidth: half the measured hand-off each.
+void setTransitions(grouping::GroupingParams& gp, const measure::HandOffFit& handOff) {
+  gp.transitionOverheadMs = handOff.fixedMs / 2;
+  gp.transitionBandwidthGBs = handOff.msPerByte > 0 ? 1.0 / (2 * handOff.msPerByte * 1e6) : 1e9;
+}
+
 ModelDnn groupedModel(const std::string& name, const fs::path& file, const std::vector<Processor>& procs,
-                      double peakGbs, const ExecutedOptions& o, Json& calibration) {
+                      double peakGbs, const measure::HandOffFit& handOff, const ExecutedOptions& o, Json& calibration) {
   auto model = must(graph::loadModel(file));
   const auto db = profileModel(name, model, procs, o, calibration);
   grouping::GroupingParams gp;
@@ -112,9 +124,13 @@ ModelDnn groupedModel(const std::string& name, const fs::path& file, const std::
   gp.task = name;
   gp.variant = "dense";
   gp.peakBandwidthGBs = peakGbs;
+  setTransitions(gp, handOff);
   graph::GraphView view(model);
   auto g = must(grouping::groupLayers(view, db, gp, file.string()));
-  ModelDnn m{{name, model, g.nodes}, {}};
+  ModelDnn m{{name, model, g.nodes}, {}, db, {}};
+  m.options.peakBandwidthGBs = gp.peakBandwidthGBs;
+  m.options.transitionOverheadMs = gp.transitionOverheadMs;
+  m.options.transitionBandwidthGBs = gp.transitionBandwidthGBs;
   m.dnn.name = name;
   m.dnn.groups = g.groups;
   return m;
@@ -197,6 +213,50 @@ sim::ContentionModel calibrateContention(const std::vector<ModelDnn>& all, const
   return sim::ContentionModel::fromSurfaces(std::move(surfaces));
 }
 
+// workload.json files of the scenarios for plan-solve --mode concurrent, in
+// `dir` (beside testdata/realistic): the models by path, the node rows measured
+// here in one profile CSV, the measured contention, the measured grouping
+// parameters; the pairs, the triple, and a pipeline (resnet -> mobilenet)
+// beside vit.
+void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const sim::ContentionModel& contention) {
+  std::error_code ec;
+  if (fs::create_directories(dir, ec), ec) die(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+  profile::ProfileDb rows;
+  for (const auto& m : all) rows.merge(m.nodeRows);
+  const fs::path profileFile = dir / "realistic-node-profile.csv", contentionFile = dir / "contention-host-2core.csv";
+  if (auto st = artifacts::writeProfileCsv(rows, profileFile); !st.ok()) die(st.error().message);
+  if (!fs::exists(contentionFile))
+    if (auto st = writeFileAtomic(contentionFile, artifacts::formatContentionCsv(contention, {"cpu", "npu"})); !st.ok())
+      die(st.error().message);
+  struct Scenario { std::string name; std::vector<int> dnns; std::vector<std::pair<int, int>> deps; };
+  const std::vector<Scenario> scenarios{{"resnet+mobilenet", {0, 1}, {}}, {"resnet+vit", {0, 2}, {}},
+                                        {"mobilenet+vit", {1, 2}, {}}, {"resnet+mobilenet+vit", {0, 1, 2}, {}},
+                                        {"resnet-to-mobilenet+vit", {0, 1, 2}, {{1, 0}}}};
+  for (const auto& sc : scenarios) {
+    artifacts::WorkloadSpec spec;
+    spec.name = "realistic " + sc.name;
+    spec.accelerators = {"cpu", "npu"};
+    spec.contention = contentionFile;
+    for (int i : sc.dnns) {
+      const auto& m = all[static_cast<size_t>(i)];
+      artifacts::WorkloadDnn d;
+      d.name = m.dnn.name;
+      d.source = artifacts::WorkloadDnn::Source::Model;
+      d.model = dir / ".." / "realistic" / "models" / m.dnn.name / "dense.onnx";
+      d.profile = profileFile;
+      d.task = m.dnn.name;
+      d.variant = "dense";
+      d.grouping = m.options;
+      for (const auto& [dependent, on] : sc.deps)
+        if (dependent == i) d.dependsOn.push_back(all[static_cast<size_t>(on)].dnn.name);
+      spec.dnns.push_back(d);
+    }
+    const fs::path file = dir / ("realistic-" + sc.name + ".json");
+    if (auto st = writeFileAtomic(file, artifacts::formatWorkloadJson(spec, dir)); !st.ok()) die(st.error().message);
+    std::cout << "wrote " << file.string() << "\n";
+  }
+}
+
 struct Candidate {
   std::string name, status;
   sim::Schedule schedule;
@@ -215,9 +275,17 @@ std::vector<Candidate> candidates(const sim::Problem& problem, const std::string
   prm.timeLimitS = o.timeLimitS;
   prm.seed = o.seed;
   auto solved = must(schedule::solveConcurrent(w, scenario, prm));
-  std::vector<Candidate> out{{"zooplan", solved.section.solver.status, solved.schedule, solved.result.latencyMs}};
+  auto candidate = [](std::string name, std::string status, sim::Schedule schedule, double predictedMs) {
+    Candidate c;
+    c.name = std::move(name);
+    c.status = std::move(status);
+    c.schedule = std::move(schedule);
+    c.predictedMs = predictedMs;
+    return c;
+  };
+  std::vector<Candidate> out{candidate("zooplan", solved.section.solver.status, solved.schedule, solved.result.latencyMs)};
   for (const auto& b : schedule::makeBaselines(problem, sim::Objective::Latency))
-    out.push_back({b.name, "baseline", b.schedule, sim::simulate(problem, b.schedule).latencyMs});
+    out.push_back(candidate(b.name, "baseline", b.schedule, sim::simulate(problem, b.schedule).latencyMs));
   sim::Problem blind = problem;
   blind.contention = sim::ContentionModel::none(problem.numAccelerators());
   for (auto& c : out) c.predictedWithoutContentionMs = sim::simulate(blind, c.schedule).latencyMs;
@@ -284,13 +352,18 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
   std::vector<ModelDnn> all;
   const double peakGbs = must(measure::streamBandwidth({o.coreA}, 0.5));
   std::cout << fmt::format("triad bandwidth on core {} alone: {:.2f} GB/s (100% demand)\n", o.coreA, peakGbs);
+  const auto handOff = must(measure::measurePlacedHandOff(procs[0].config, procs[1].config, {}));
+  std::cout << fmt::format("hand-off cpu <-> npu (placed executor): {:.4f} ms + {:.3g} ms/byte\n", handOff.fixedMs,
+                           handOff.msPerByte);
+  r.summary["handoff"] = Json{{"fixed_ms", handOff.fixedMs}, {"ms_per_byte", handOff.msPerByte}};
   for (const char* name : {"resnet", "mobilenet", "vit"})
-    all.push_back(groupedModel(name, zoo / name / "dense.onnx", procs, peakGbs, o, calibration));
+    all.push_back(groupedModel(name, zoo / name / "dense.onnx", procs, peakGbs, handOff, o, calibration));
   r.summary["calibration"] = calibration;
   r.summary["peak_triad_gbs"] = peakGbs;
   Json contentionReport = Json::object();
   const auto contention = calibrateContention(all, procs, peakGbs, o, contentionReport);
   r.summary["contention"] = contentionReport;
+  if (!o.workloadDir.empty()) writeWorkloads(o.workloadDir, all, contention);
   if (!o.contentionOut.empty())
     if (auto st = writeFileAtomic(o.contentionOut, artifacts::formatContentionCsv(contention, {"cpu", "npu"})); !st.ok())
       die(st.error().message);

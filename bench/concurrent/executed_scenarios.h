@@ -2,7 +2,8 @@
 // schedules measured, not only simulated). The realistic zoo's dense ResNet,
 // MobileNetV2 and ViT, profiled node by node on the zoo's two processors
 // (cpu: core A, default kernels, oneDNN; npu: core B, sparse kernels, BLIS),
-// grouped into layer groups (passes/grouping); the contention between the two
+// grouped into layer groups (passes/grouping) with transitions at the hand-off
+// cost measured between the two (passes/measure/placed_handoff.h); the contention between the two
 // processors measured (every model and a triad pass beside a triad co-runner
 // at three intensities, passes/measure/contention_probe.h) and fitted into
 // surfaces (sim/concurrent/contention_fit.h); then for every pair and the
@@ -27,6 +28,7 @@ struct ExecutedOptions {
   uint64_t seed = 1;
   std::string traceDir;  // where trace_<scenario>.json (zooplan's schedule, measured) go; empty: none
   std::string contentionOut;  // the measured contention surfaces as a contention CSV; empty: none
+  std::string workloadDir;    // write the scenarios' workload.json files (and their profile) here; empty: none
 };
 
 struct ExecutedResult {

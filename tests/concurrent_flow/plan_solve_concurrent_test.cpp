@@ -75,6 +75,36 @@ TEST(concurrentPlanSolveCli, ByteIdenticalRerunsTraceAndTable) {
   fs::remove_all(d);
 }
 
+// The scenarios of real models (the realistic zoo's, profiled node by node and
+// with the contention measured on the build host, bench/concurrent): grouped
+// from the ONNX files, solved, a pipeline's second DNN released at the first's end.
+TEST(concurrentPlanSolveCli, RealModelWorkloadsSolve) {
+  ASSERT_TRUE(fs::exists(kBin)) << kBin << ": plan-solve is not built (build the tools before the tests)";
+  fs::path d = tmpDir("realistic");
+  for (const char* name : {"resnet+mobilenet", "resnet+vit", "mobilenet+vit", "resnet+mobilenet+vit",
+                           "resnet-to-mobilenet+vit"}) {
+    const auto w = kData / (std::string("realistic-") + name + ".json");
+    auto r = run("--mode concurrent " + w.string() + " -o " + (d / "p.json").string());
+    ASSERT_EQ(r.code, 0) << name << ": " << r.out;
+    auto plan = zp::artifacts::readPlan(d / "p.json");
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const auto& c = *plan->concurrent;
+    EXPECT_EQ(c.accelerators, (std::vector<std::string>{"cpu", "npu"}));
+    EXPECT_EQ(c.solver.status, "optimal") << name;
+    EXPECT_EQ(c.dnns.size(), std::string(name).find("vit") != std::string::npos &&
+                                     std::string(name).find("mobilenet") != std::string::npos &&
+                                     std::string(name).find("resnet") != std::string::npos
+                                 ? 3u
+                                 : 2u);
+    for (const auto& dnn : c.dnns) EXPECT_GE(dnn.groups.size(), 5u) << dnn.name;  // grouped, not one block
+    if (std::string(name) == "resnet-to-mobilenet+vit") {
+      ASSERT_EQ(c.dnns[1].name, "mobilenet");
+      EXPECT_GE(c.dnns[1].releaseMs, c.dnns[0].endMs - 1e-9);
+    }
+  }
+  fs::remove_all(d);
+}
+
 TEST(concurrentPlanSolveCli, AnytimePrintsImprovingSchedules) {
   ASSERT_TRUE(fs::exists(kBin)) << kBin << ": plan-solve is not built (build the tools before the tests)";
   fs::path d = tmpDir("anytime");
