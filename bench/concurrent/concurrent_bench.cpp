@@ -361,7 +361,6 @@ int main(int argc, char** argv) {
   std::vector<int> cores{exec.coreA, exec.coreB};
   app.add_option("--cores", cores, "executed: the cores of the cpu and npu processors")->expected(2);
   app.add_option("--rounds", exec.rounds, "executed: interleaved rounds per schedule");
-  app.add_option("--contention-out", exec.contentionOut, "executed: write the measured contention surfaces (contention CSV)");
   app.add_option("--workload-dir", exec.workloadDir,
                  "executed: write the scenarios as workload.json files (models by path from ../realistic/models)");
   app.add_option("--trace-dir", exec.traceDir, "executed: write trace_<scenario>.json of zooplan's measured schedule here");

@@ -225,8 +225,7 @@ void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const
   for (const auto& m : all) rows.merge(m.nodeRows);
   const fs::path profileFile = dir / "realistic-node-profile.csv", contentionFile = dir / "contention-host-2core.csv";
   if (auto st = artifacts::writeProfileCsv(rows, profileFile); !st.ok()) die(st.error().message);
-  if (!fs::exists(contentionFile))
-    if (auto st = writeFileAtomic(contentionFile, artifacts::formatContentionCsv(contention, {"cpu", "npu"})); !st.ok())
+  if (auto st = writeFileAtomic(contentionFile, artifacts::formatContentionCsv(contention, {"cpu", "npu"})); !st.ok())
       die(st.error().message);
   struct Scenario { std::string name; std::vector<int> dnns; std::vector<std::pair<int, int>> deps; };
   const std::vector<Scenario> scenarios{{"resnet+mobilenet", {0, 1}, {}}, {"resnet+vit", {0, 2}, {}},
@@ -364,9 +363,6 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
   const auto contention = calibrateContention(all, procs, peakGbs, o, contentionReport);
   r.summary["contention"] = contentionReport;
   if (!o.workloadDir.empty()) writeWorkloads(o.workloadDir, all, contention);
-  if (!o.contentionOut.empty())
-    if (auto st = writeFileAtomic(o.contentionOut, artifacts::formatContentionCsv(contention, {"cpu", "npu"})); !st.ok())
-      die(st.error().message);
   const std::vector<std::vector<int>> scenarios{{0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
   for (const auto& pick : scenarios) {
     sim::Problem problem;

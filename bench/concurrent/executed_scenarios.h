@@ -27,7 +27,6 @@ struct ExecutedOptions {
   double timeLimitS = 5;
   uint64_t seed = 1;
   std::string traceDir;  // where trace_<scenario>.json (zooplan's schedule, measured) go; empty: none
-  std::string contentionOut;  // the measured contention surfaces as a contention CSV; empty: none
   std::string workloadDir;    // write the scenarios' workload.json files (and their profile) here; empty: none
 };
 

@@ -87,18 +87,16 @@ void collectNeeds(Trie& node, const std::vector<std::vector<size_t>>& samples) {
   node.need.assign(need.begin(), need.end());
 }
 
-// The entries of `values` (aligned with `from`) at the samples `to` (a sorted subset of `from`).
-std::vector<runtime::Tensor> restrictTo(const std::vector<size_t>& from, const std::vector<runtime::Tensor>& values,
-                                        const std::vector<size_t>& to) {
-  if (to.size() == from.size()) return values;
-  std::vector<runtime::Tensor> out;
-  out.reserve(to.size());
+// Where each of the samples `to` (a sorted subset of the sorted `from`) sits in `from`.
+std::vector<size_t> indicesIn(const std::vector<size_t>& from, const std::vector<size_t>& to) {
+  std::vector<size_t> at;
+  at.reserve(to.size());
   size_t j = 0;
   for (size_t sample : to) {
     while (from[j] != sample) ++j;
-    out.push_back(values[j]);
+    at.push_back(j);
   }
-  return out;
+  return at;
 }
 
 }  // namespace
@@ -144,12 +142,20 @@ Expected<std::vector<std::vector<uint8_t>>> combinationCorrectness(
       }
       runs += inputs.size();
       for (size_t leaf : node.leaves) {
-        auto mine = restrictTo(node.need, outputs, samples[leaf]);
-        auto& correct = result[leaf];
-        for (size_t i = 0; i < mine.size(); ++i) correct.push_back(argmax(mine[i]) == data.labels[samples[leaf][i]]);
+        const auto at = indicesIn(node.need, samples[leaf]);
+        for (size_t i = 0; i < at.size(); ++i)
+          result[leaf].push_back(argmax(outputs[at[i]]) == data.labels[samples[leaf][i]]);
       }
       if (progress && !node.leaves.empty()) progress->advance(node.leaves.size());
-      for (const auto& [v, child] : node.next) ZP_TRY(walk(position + 1, v, child, restrictTo(node.need, outputs, child.need)));
+      for (const auto& [v, child] : node.next) {
+        if (child.need.size() == node.need.size()) {  // the same samples: no copy
+          ZP_TRY(walk(position + 1, v, child, outputs));
+          continue;
+        }
+        std::vector<runtime::Tensor> inputs;
+        for (size_t j : indicesIn(node.need, child.need)) inputs.push_back(outputs[j]);
+        ZP_TRY(walk(position + 1, v, child, inputs));
+      }
       return {};
     };
     while (true) {
