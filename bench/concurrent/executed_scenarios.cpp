@@ -298,7 +298,8 @@ void execute(std::vector<Candidate>& cs, const std::vector<drivers::ScheduledMod
              const ExecutedOptions& o) {
   for (int round = 0; round < o.rounds; ++round)
     for (auto& c : cs) {
-      auto run = must(drivers::executeSchedule(models, problem, c.schedule, procs, o.warmup, o.repeat, o.seed));
+      auto run = must(drivers::executeSchedule(models, drivers::simulatedOrder(problem, c.schedule), procs,
+                                                   {o.warmup, o.repeat, o.seed}));
       c.roundMedians.push_back(run.wall.medianMs);
       c.roundP90s.push_back(run.wall.p90Ms);
       c.handoffs = run.handoffs;

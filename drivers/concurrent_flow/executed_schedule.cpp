@@ -6,6 +6,7 @@
 
 #include "libplan/runtime/placed_program.h"
 #include "libplan/runtime/serve/placed_executor.h"
+#include "libplan/util/stats.h"
 
 namespace zp::drivers {
 namespace {
@@ -55,9 +56,19 @@ void renameValues(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* valu
 
 }  // namespace
 
-Expected<JoinedSchedule> joinScheduledModels(const std::vector<ScheduledModel>& models, const sim::Schedule& schedule,
-                                             const sim::SimResult& run) {
-  assert(!models.empty() && models.size() == run.dnns.size());
+ExecutionOrder simulatedOrder(const sim::Problem& problem, const sim::Schedule& schedule) {
+  const auto run = sim::simulate(problem, schedule);
+  ExecutionOrder order;
+  for (size_t d = 0; d < run.dnns.size(); ++d) {
+    auto& slots = order.groups.emplace_back();
+    for (const auto& g : run.dnns[d].groups) slots.push_back({g.accelerator, g.start});
+    order.deps.push_back(problem.dnns[d].deps);
+  }
+  return order;
+}
+
+Expected<JoinedSchedule> joinScheduledModels(const std::vector<ScheduledModel>& models, const ExecutionOrder& order) {
+  assert(!models.empty() && models.size() == order.groups.size());
   JoinedSchedule j;
   const auto& first = models.front().model;
   j.model.set_ir_version(first.ir_version());
@@ -74,13 +85,16 @@ Expected<JoinedSchedule> joinScheduledModels(const std::vector<ScheduledModel>& 
                     [](const auto& a, const auto& b) { return a.domain() == b.domain() && a.version() == b.version(); }))
       return makeError("{}: its opsets differ from {}'s; the joined graph takes one", m.name, models.front().name);
     ZP_ASSIGN_OR_RETURN(auto group, groupOfNodes(m));
+    if (m.groupNodes.size() != order.groups[d].size())
+      return makeError("{}: {} layer groups, the schedule places {}", m.name, m.groupNodes.size(), order.groups[d].size());
     auto src = m.model.graph();
     for (int n = 0; n < src.node_size(); ++n) {
       onnx::NodeProto node = src.node(n);
       ZP_TRY(renameNode(node, prefix, m.name));
       const int k = group[static_cast<size_t>(n)];
-      j.nodeAccelerator[node.name()] = schedule.assign[d][static_cast<size_t>(k)];
-      nodes.emplace_back(run.dnns[d].groups[static_cast<size_t>(k)].start, d, k, n, std::move(node));
+      const GroupSlot& slot = order.groups[d][static_cast<size_t>(k)];
+      j.nodeAccelerator[node.name()] = slot.accelerator;
+      nodes.emplace_back(slot.startMs, d, k, n, std::move(node));
     }
     renameValues(src.mutable_input(), prefix);
     renameValues(src.mutable_output(), prefix);
@@ -99,13 +113,66 @@ Expected<JoinedSchedule> joinScheduledModels(const std::vector<ScheduledModel>& 
   return j;
 }
 
-Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& models, const sim::Problem& problem,
-                                           const sim::Schedule& schedule,
-                                           const std::vector<runtime::serve::ProcessorConfig>& processors, int warmup,
-                                           int repeat, uint64_t seed) {
-  assert(static_cast<int>(processors.size()) == problem.numAccelerators());
-  const auto simulated = sim::simulate(problem, schedule);
-  ZP_ASSIGN_OR_RETURN(auto joined, joinScheduledModels(models, schedule, simulated));
+namespace {
+
+// The DNN of each step: the longest "<dnn>/" prefix of its name.
+std::vector<int> dnnOfSteps(const std::vector<runtime::NodeInfo>& nodes, const std::vector<ScheduledModel>& models) {
+  std::vector<int> dnn(nodes.size(), -1);
+  for (size_t s = 0; s < nodes.size(); ++s) {
+    size_t longest = 0;
+    for (size_t d = 0; d < models.size(); ++d)
+      if (models[d].name.size() + 1 > longest && nodes[s].name.rfind(models[d].name + "/", 0) == 0)
+        dnn[s] = static_cast<int>(d), longest = models[d].name.size() + 1;
+  }
+  return dnn;
+}
+
+// A DNN that follows others starts, on every processor, after their last steps there and elsewhere.
+std::vector<std::pair<int, int>> pipelineWaits(const std::vector<int>& placement, const std::vector<int>& dnnOfStep,
+                                               const std::vector<std::vector<int>>& deps, int processors) {
+  const size_t dnns = deps.size();
+  std::vector<std::vector<int>> first(dnns, std::vector<int>(static_cast<size_t>(processors), -1)), last = first;
+  for (size_t s = 0; s < placement.size(); ++s) {
+    if (dnnOfStep[s] < 0) continue;
+    const auto d = static_cast<size_t>(dnnOfStep[s]);
+    const auto p = static_cast<size_t>(placement[s]);
+    if (first[d][p] < 0) first[d][p] = static_cast<int>(s);
+    last[d][p] = static_cast<int>(s);
+  }
+  std::vector<std::pair<int, int>> waits;
+  for (size_t d = 0; d < dnns; ++d)
+    for (int e : deps[d])
+      for (int p = 0; p < processors; ++p)
+        for (int q = 0; q < processors; ++q) {
+          const int s = first[d][static_cast<size_t>(p)], t = last[static_cast<size_t>(e)][static_cast<size_t>(q)];
+          if (s >= 0 && t >= 0 && t < s) waits.emplace_back(s, t);
+        }
+  return waits;
+}
+
+// Per DNN, one profiled round: end of its last step minus its release.
+std::vector<double> dnnLatencies(const std::vector<runtime::PlacedStepTiming>& steps, const std::vector<int>& dnnOfStep,
+                                 const std::vector<std::vector<int>>& deps) {
+  std::vector<double> end(deps.size(), 0);
+  for (const auto& t : steps) {
+    const int d = dnnOfStep[static_cast<size_t>(t.step)];
+    if (d >= 0) end[static_cast<size_t>(d)] = std::max(end[static_cast<size_t>(d)], t.startMs + t.durMs);
+  }
+  std::vector<double> latency(deps.size());
+  for (size_t d = 0; d < deps.size(); ++d) {
+    double release = 0;
+    for (int e : deps[d]) release = std::max(release, end[static_cast<size_t>(e)]);
+    latency[d] = end[d] - release;
+  }
+  return latency;
+}
+
+}  // namespace
+
+Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& models, const ExecutionOrder& order,
+                                           const std::vector<runtime::serve::ProcessorConfig>& processors,
+                                           const ExecuteParams& ep) {
+  ZP_ASSIGN_OR_RETURN(auto joined, joinScheduledModels(models, order));
   std::vector<std::unique_ptr<runtime::Session>> sessions;
   for (const auto& p : processors) {
     ZP_ASSIGN_OR_RETURN(auto s, runtime::Session::fromModel(joined.model, "joined schedule",
@@ -116,18 +183,37 @@ Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& mo
   for (const auto& n : sessions.front()->nodes()) {
     auto it = joined.nodeAccelerator.find(n.name);
     if (it == joined.nodeAccelerator.end()) return makeError("joined schedule: the runtime runs '{}', no group's node", n.name);
+    if (it->second < 0 || it->second >= static_cast<int>(processors.size()))
+      return makeError("joined schedule: '{}' is placed on accelerator {}, there are {}", n.name, it->second, processors.size());
     placement.push_back(it->second);
   }
-  const auto inputs = runtime::randomInputs(*sessions.front(), seed);
+  const auto inputs = runtime::randomInputs(*sessions.front(), ep.seed);
   runtime::PlacedProgramParams params;
   params.exclusive = runtime::serve::sharedCorePairs(processors);
+  const std::vector<int> dnnOfStep = dnnOfSteps(sessions.front()->nodes(), models);
+  params.orderAfter = pipelineWaits(placement, dnnOfStep, order.deps, static_cast<int>(processors.size()));
   ZP_ASSIGN_OR_RETURN(auto program, runtime::PlacedProgram::create(std::move(sessions), placement, params));
   ExecutedSchedule out;
   out.handoffs = program->handoffs();
   ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::PlacedExecutor::start(std::move(program), processors));
-  ZP_ASSIGN_OR_RETURN(out.wall, exec->measure(inputs, warmup, repeat));
-  ZP_ASSIGN_OR_RETURN(auto profiled, exec->run(inputs, true));
-  (void)profiled;
+  for (int i = 0; i < ep.warmup; ++i) ZP_TRY(exec->run(inputs));
+  std::vector<double> walls, throughputs;
+  std::vector<std::vector<double>> latencies(models.size());
+  for (int i = 0; i < ep.repeat; ++i) {
+    double wall = 0;
+    ZP_TRY(exec->run(inputs, true, &wall));
+    walls.push_back(wall);
+    const auto lat = dnnLatencies(exec->program().lastProfile(), dnnOfStep, order.deps);
+    double thr = 0;
+    for (size_t d = 0; d < lat.size(); ++d) {
+      latencies[d].push_back(lat[d]);
+      thr += lat[d] > 0 ? 1000.0 / lat[d] : 0;
+    }
+    throughputs.push_back(thr);
+  }
+  out.wall = runtime::warmStatsOf(walls);
+  for (const auto& l : latencies) out.dnnLatencyMs.push_back(median(l));
+  out.throughput = median(throughputs);
   out.trace = runtime::serve::placedRunTrace(exec->program(), processors, "executed concurrent schedule");
   return out;
 }

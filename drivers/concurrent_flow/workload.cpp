@@ -3,11 +3,13 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "libplan/artifacts/contention_csv.h"
 #include "libplan/artifacts/group_rows_csv.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/graph/model_io.h"
+#include "libplan/runtime/kernel_policy.h"
 #include "libplan/util/file.h"
 #include "passes/grouping/grouping.h"
 
@@ -23,7 +25,7 @@ Error at(const std::string& label, const std::string& path, const std::string& m
 }
 
 // A model DNN's layer groups: the model and its profile rows through the grouping pass.
-Expected<std::vector<sim::GroupCost>> groupModel(const WorkloadDnn& d, const std::vector<std::string>& accelerators,
+Expected<grouping::Grouping> groupModel(const WorkloadDnn& d, const std::vector<std::string>& accelerators,
                                                  const std::string& label) {
   grouping::GroupingParams gp;
   gp.accelerators = accelerators;
@@ -42,27 +44,33 @@ Expected<std::vector<sim::GroupCost>> groupModel(const WorkloadDnn& d, const std
   graph::GraphView view(*model);
   auto g = grouping::groupLayers(view, *db, gp, d.model.string());
   if (!g.ok()) return at(label, d.jsonPath + ".model", g.error().message);
-  return std::move(g).value().groups;
+  return g;
 }
 
+// A DNN's layer groups; for a model, also its file and the nodes of each group.
+struct Grouped {
+  std::vector<sim::GroupCost> groups;
+  schedule::Workload::ModelSource source;
+};
+
 // Where a DNN's groups come from; the files read join `inputFiles`.
-Expected<std::vector<sim::GroupCost>> groupsOf(const WorkloadDnn& d, const std::vector<std::string>& accelerators,
+Expected<Grouped> groupsOf(const WorkloadDnn& d, const std::vector<std::string>& accelerators,
                                                const std::string& label, std::vector<fs::path>& inputFiles) {
   switch (d.source) {
     case WorkloadDnn::Source::Groups:
-      return d.groups;
+      return Grouped{d.groups, {}};
     case WorkloadDnn::Source::GroupsCsv: {
       auto text = readFile(d.groupsCsv);
       if (!text.ok()) return at(label, d.jsonPath + ".groupsCsv", text.error().message);
       ZP_ASSIGN_OR_RETURN(auto rows, artifacts::parseGroupRowsCsv(*text, d.groupsCsv.string(), accelerators));
       inputFiles.push_back(d.groupsCsv);
-      return rows;
+      return Grouped{std::move(rows), {}};
     }
     case WorkloadDnn::Source::Model: {
-      ZP_ASSIGN_OR_RETURN(auto groups, groupModel(d, accelerators, label));
+      ZP_ASSIGN_OR_RETURN(auto g, groupModel(d, accelerators, label));
       inputFiles.push_back(d.model);
       inputFiles.push_back(d.profile);
-      return groups;
+      return Grouped{std::move(g.groups), {d.model.string(), std::move(g.nodes)}};
     }
   }
   return at(label, d.jsonPath, "unknown source");
@@ -91,11 +99,20 @@ Expected<schedule::Workload> resolveWorkload(const artifacts::WorkloadSpec& spec
   } else {
     p.contention = sim::ContentionModel::none(static_cast<int>(p.accelerators.size()));
   }
+  for (size_t a = 0; a < spec.processors.size(); ++a)
+    if (!runtime::isKnownPolicy(spec.processors[a].policy))
+      return at(label, fmt::format("$.processors[{}].policy", a),
+                fmt::format("unknown kernel policy '{}' (known: {})", spec.processors[a].policy,
+                            fmt::join(runtime::policyNames(), ", ")));
+  w.processors = spec.processors;
+  bool anyModel = false;
   // Instances expand to "<name>#k"; instance k of a dependent follows instance k
   // (or the single instance) of each dependency.
   std::map<std::string, std::vector<int>> ids;
   for (const auto& d : spec.dnns) {
-    ZP_ASSIGN_OR_RETURN(auto groups, groupsOf(d, p.accelerators, label, w.inputFiles));
+    ZP_ASSIGN_OR_RETURN(Grouped grouped, groupsOf(d, p.accelerators, label, w.inputFiles));
+    const auto& groups = grouped.groups;
+    anyModel = anyModel || !grouped.source.model.empty();
     for (size_t i = 0; i < groups.size(); ++i) {
       bool any = false;
       for (size_t a = 0; a < p.accelerators.size(); ++a) any = any || groups[i].allowed(static_cast<int>(a));
@@ -111,8 +128,10 @@ Expected<schedule::Workload> resolveWorkload(const artifacts::WorkloadSpec& spec
       }
       ids[d.name].push_back(p.numDnns());
       p.dnns.push_back(std::move(dnn));
+      w.sources.push_back(grouped.source);
     }
   }
+  if (!anyModel) w.sources.clear();
   return w;
 }
 

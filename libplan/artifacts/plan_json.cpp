@@ -50,6 +50,7 @@ struct Reader {
     if (!v->is_array()) return makeError("{}: {}.{}: expected an array", label, path, key);
     return v;
   }
+  bool has(const Json& obj, const char* key) const { return obj.is_object() && obj.contains(key); }
   Expected<std::vector<std::string>> strs(const Json& obj, const std::string& path, const char* key) const {
     ZP_ASSIGN_OR_RETURN(const Json* a, arr(obj, path, key));
     std::vector<std::string> out;
@@ -61,18 +62,94 @@ struct Reader {
   }
 };
 
-Json resultJson(const ScheduleResult& r) {
-  return Json{{"name", r.name}, {"latencyMs", r.latencyMs}, {"throughput", r.throughput},
-              {"transitions", r.transitions}};
+Json dnnJson(const ConcurrentDnn& d) {
+  Json groups = Json::array();
+  for (const auto& g : d.groups) {
+    Json gj{{"name", g.name}, {"accelerator", g.accelerator}, {"startMs", g.startMs}, {"endMs", g.endMs},
+            {"standaloneMs", g.standaloneMs}};
+    if (!g.nodes.empty()) gj["nodes"] = g.nodes;
+    groups.push_back(std::move(gj));
+  }
+  Json trs = Json::array();
+  for (const auto& t : d.transitions)
+    trs.push_back({{"afterGroup", t.afterGroup}, {"from", t.from}, {"to", t.to}, {"startMs", t.startMs},
+                   {"endMs", t.endMs}});
+  Json dj{{"name", d.name}, {"releaseMs", d.releaseMs}, {"endMs", d.endMs}, {"groups", groups}, {"transitions", trs}};
+  if (!d.model.empty()) dj["model"] = d.model;
+  return dj;
 }
 
-Expected<ScheduleResult> resultFromJson(const Reader& rd, const Json& j, const std::string& p) {
+Expected<ConcurrentGroup> groupFromJson(const Reader& rd, const Json& j, const std::string& gp,
+                                        const std::vector<std::string>& accelerators) {
+  ConcurrentGroup g;
+  ZP_ASSIGN_OR_RETURN(g.name, rd.str(j, gp, "name"));
+  ZP_ASSIGN_OR_RETURN(g.accelerator, rd.str(j, gp, "accelerator"));
+  ZP_ASSIGN_OR_RETURN(g.startMs, rd.num(j, gp, "startMs"));
+  ZP_ASSIGN_OR_RETURN(g.endMs, rd.num(j, gp, "endMs"));
+  ZP_ASSIGN_OR_RETURN(g.standaloneMs, rd.num(j, gp, "standaloneMs"));
+  if (rd.has(j, "nodes")) {
+    ZP_ASSIGN_OR_RETURN(g.nodes, rd.strs(j, gp, "nodes"));
+  }
+  if (std::find(accelerators.begin(), accelerators.end(), g.accelerator) == accelerators.end())
+    return makeError("{}: {}.accelerator: unknown accelerator '{}'", rd.label, gp, g.accelerator);
+  return g;
+}
+
+Expected<ConcurrentDnn> dnnFromJson(const Reader& rd, const Json& dj, const std::string& dp,
+                                    const std::vector<std::string>& accelerators) {
+  ConcurrentDnn d;
+  ZP_ASSIGN_OR_RETURN(d.name, rd.str(dj, dp, "name"));
+  if (rd.has(dj, "model")) {
+    ZP_ASSIGN_OR_RETURN(d.model, rd.str(dj, dp, "model"));
+  }
+  ZP_ASSIGN_OR_RETURN(d.releaseMs, rd.num(dj, dp, "releaseMs"));
+  ZP_ASSIGN_OR_RETURN(d.endMs, rd.num(dj, dp, "endMs"));
+  ZP_ASSIGN_OR_RETURN(const Json* gs, rd.arr(dj, dp, "groups"));
+  for (size_t i = 0; i < gs->size(); ++i) {
+    ZP_ASSIGN_OR_RETURN(auto g, groupFromJson(rd, (*gs)[i], fmt::format("{}.groups[{}]", dp, i), accelerators));
+    d.groups.push_back(std::move(g));
+  }
+  ZP_ASSIGN_OR_RETURN(const Json* ts, rd.arr(dj, dp, "transitions"));
+  for (size_t i = 0; i < ts->size(); ++i) {
+    std::string tp = fmt::format("{}.transitions[{}]", dp, i);
+    ConcurrentTransition t;
+    ZP_ASSIGN_OR_RETURN(int64_t after, rd.integer((*ts)[i], tp, "afterGroup", -1));
+    t.afterGroup = static_cast<int>(after);
+    ZP_ASSIGN_OR_RETURN(t.from, rd.str((*ts)[i], tp, "from"));
+    ZP_ASSIGN_OR_RETURN(t.to, rd.str((*ts)[i], tp, "to"));
+    ZP_ASSIGN_OR_RETURN(t.startMs, rd.num((*ts)[i], tp, "startMs"));
+    ZP_ASSIGN_OR_RETURN(t.endMs, rd.num((*ts)[i], tp, "endMs"));
+    d.transitions.push_back(std::move(t));
+  }
+  return d;
+}
+
+Json resultJson(const ScheduleResult& r) {
+  Json j{{"name", r.name}, {"latencyMs", r.latencyMs}, {"throughput", r.throughput}, {"transitions", r.transitions}};
+  if (!r.dnns.empty()) {
+    j["dnns"] = Json::array();
+    for (const auto& d : r.dnns) j["dnns"].push_back(dnnJson(d));
+  }
+  return j;
+}
+
+// `accelerators`: the concurrent section's, which a baseline's schedule names (empty: it may have none).
+Expected<ScheduleResult> resultFromJson(const Reader& rd, const Json& j, const std::string& p,
+                                        const std::vector<std::string>& accelerators = {}) {
   ScheduleResult r;
   ZP_ASSIGN_OR_RETURN(r.name, rd.str(j, p, "name"));
   ZP_ASSIGN_OR_RETURN(r.latencyMs, rd.num(j, p, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(r.throughput, rd.num(j, p, "throughput"));
   ZP_ASSIGN_OR_RETURN(int64_t t, rd.integer(j, p, "transitions"));
   r.transitions = static_cast<int>(t);
+  if (rd.has(j, "dnns")) {
+    if (accelerators.empty()) return makeError("{}: {}.dnns: only a concurrent baseline has a schedule", rd.label, p);
+    ZP_ASSIGN_OR_RETURN(const Json* ds, rd.arr(j, p, "dnns"));
+    for (size_t n = 0; n < ds->size(); ++n) {
+      ZP_ASSIGN_OR_RETURN(auto d, dnnFromJson(rd, (*ds)[n], fmt::format("{}.dnns[{}]", p, n), accelerators));
+      r.dnns.push_back(std::move(d));
+    }
+  }
   return r;
 }
 
@@ -167,26 +244,20 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
 
 Json toJson(const ConcurrentSchedule& c) {
   Json dnns = Json::array();
-  for (const auto& d : c.dnns) {
-    Json groups = Json::array();
-    for (const auto& g : d.groups)
-      groups.push_back({{"name", g.name}, {"accelerator", g.accelerator}, {"startMs", g.startMs},
-                        {"endMs", g.endMs}, {"standaloneMs", g.standaloneMs}});
-    Json trs = Json::array();
-    for (const auto& t : d.transitions)
-      trs.push_back({{"afterGroup", t.afterGroup}, {"from", t.from}, {"to", t.to},
-                     {"startMs", t.startMs}, {"endMs", t.endMs}});
-    dnns.push_back({{"name", d.name}, {"releaseMs", d.releaseMs}, {"endMs", d.endMs},
-                    {"groups", groups}, {"transitions", trs}});
-  }
+  for (const auto& d : c.dnns) dnns.push_back(dnnJson(d));
   Json baselines = Json::array();
   for (const auto& b : c.baselines) baselines.push_back(resultJson(b));
   Json solver = solverJson(c.solver);
-  return Json{{"workload", c.workload},   {"objective", c.objective},
-              {"accelerators", c.accelerators}, {"source", c.source},
-              {"objectiveValue", c.objectiveValue}, {"latencyMs", c.latencyMs},
-              {"throughput", c.throughput}, {"solver", solver},
-              {"dnns", dnns},             {"baselines", baselines}};
+  Json j{{"workload", c.workload},         {"objective", c.objective},
+         {"accelerators", c.accelerators}, {"source", c.source},
+         {"objectiveValue", c.objectiveValue}, {"latencyMs", c.latencyMs},
+         {"throughput", c.throughput},     {"solver", solver},
+         {"dnns", dnns},                   {"baselines", baselines}};
+  if (!c.processors.empty()) {
+    Json& ps = j["processors"] = Json::array();
+    for (const auto& p : c.processors) ps.push_back(toJson(p));
+  }
+  return j;
 }
 
 Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string& label,
@@ -205,42 +276,29 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
   ZP_ASSIGN_OR_RETURN(c.solver, solverFromJson(rd, j, path));
   ZP_ASSIGN_OR_RETURN(const Json* dnns, rd.arr(j, path, "dnns"));
   for (size_t n = 0; n < dnns->size(); ++n) {
-    const Json& dj = (*dnns)[n];
-    std::string dp = fmt::format("{}.dnns[{}]", path, n);
-    ConcurrentDnn d;
-    ZP_ASSIGN_OR_RETURN(d.name, rd.str(dj, dp, "name"));
-    ZP_ASSIGN_OR_RETURN(d.releaseMs, rd.num(dj, dp, "releaseMs"));
-    ZP_ASSIGN_OR_RETURN(d.endMs, rd.num(dj, dp, "endMs"));
-    ZP_ASSIGN_OR_RETURN(const Json* gs, rd.arr(dj, dp, "groups"));
-    for (size_t i = 0; i < gs->size(); ++i) {
-      std::string gp = fmt::format("{}.groups[{}]", dp, i);
-      ConcurrentGroup g;
-      ZP_ASSIGN_OR_RETURN(g.name, rd.str((*gs)[i], gp, "name"));
-      ZP_ASSIGN_OR_RETURN(g.accelerator, rd.str((*gs)[i], gp, "accelerator"));
-      ZP_ASSIGN_OR_RETURN(g.startMs, rd.num((*gs)[i], gp, "startMs"));
-      ZP_ASSIGN_OR_RETURN(g.endMs, rd.num((*gs)[i], gp, "endMs"));
-      ZP_ASSIGN_OR_RETURN(g.standaloneMs, rd.num((*gs)[i], gp, "standaloneMs"));
-      if (std::find(c.accelerators.begin(), c.accelerators.end(), g.accelerator) == c.accelerators.end())
-        return makeError("{}: {}.accelerator: unknown accelerator '{}'", label, gp, g.accelerator);
-      d.groups.push_back(std::move(g));
-    }
-    ZP_ASSIGN_OR_RETURN(const Json* ts, rd.arr(dj, dp, "transitions"));
-    for (size_t i = 0; i < ts->size(); ++i) {
-      std::string tp = fmt::format("{}.transitions[{}]", dp, i);
-      ConcurrentTransition t;
-      ZP_ASSIGN_OR_RETURN(int64_t after, rd.integer((*ts)[i], tp, "afterGroup", -1));
-      t.afterGroup = static_cast<int>(after);
-      ZP_ASSIGN_OR_RETURN(t.from, rd.str((*ts)[i], tp, "from"));
-      ZP_ASSIGN_OR_RETURN(t.to, rd.str((*ts)[i], tp, "to"));
-      ZP_ASSIGN_OR_RETURN(t.startMs, rd.num((*ts)[i], tp, "startMs"));
-      ZP_ASSIGN_OR_RETURN(t.endMs, rd.num((*ts)[i], tp, "endMs"));
-      d.transitions.push_back(std::move(t));
-    }
+    ZP_ASSIGN_OR_RETURN(auto d, dnnFromJson(rd, (*dnns)[n], fmt::format("{}.dnns[{}]", path, n), c.accelerators));
     c.dnns.push_back(std::move(d));
+  }
+  if (rd.has(j, "processors")) {
+    JsonAt at(j, label, path);
+    ZP_ASSIGN_OR_RETURN(auto processors, at.array("processors"));
+    for (const auto& pj : processors) {
+      ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(pj));
+      c.processors.push_back(std::move(proc));
+    }
+    if (c.processors.size() != c.accelerators.size())
+      return makeError("{}: {}.processors: {} for {} accelerators", label, path, c.processors.size(),
+                       c.accelerators.size());
+    for (size_t a = 0; a < c.processors.size(); ++a)
+      if (c.processors[a].name != c.accelerators[a])
+        return makeError("{}: {}.processors[{}]: '{}' where accelerator '{}' is", label, path, a,
+                         c.processors[a].name, c.accelerators[a]);
   }
   ZP_ASSIGN_OR_RETURN(const Json* bs, rd.arr(j, path, "baselines"));
   for (size_t i = 0; i < bs->size(); ++i) {
-    ZP_ASSIGN_OR_RETURN(auto r, resultFromJson(rd, (*bs)[i], fmt::format("{}.baselines[{}]", path, i)));
+    ZP_ASSIGN_OR_RETURN(auto r, resultFromJson(rd, (*bs)[i], fmt::format("{}.baselines[{}]", path, i), c.accelerators));
+    if (!r.dnns.empty() && r.dnns.size() != c.dnns.size())
+      return makeError("{}: {}.baselines[{}].dnns: {} DNNs, the plan has {}", label, path, i, r.dnns.size(), c.dnns.size());
     c.baselines.push_back(std::move(r));
   }
   return c;

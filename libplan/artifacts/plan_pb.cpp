@@ -143,15 +143,56 @@ SolverReport get(const planpb::SolverReport& s) {
                       s.simulations(), s.cross_check()};
 }
 
+void put(const ConcurrentDnn& d, planpb::ConcurrentDnn* dm) {
+  dm->set_name(d.name);
+  dm->set_model(d.model);
+  dm->set_release_ms(d.releaseMs);
+  dm->set_end_ms(d.endMs);
+  for (const auto& g : d.groups) {
+    auto* gm = dm->add_groups();
+    gm->set_name(g.name);
+    gm->set_accelerator(g.accelerator);
+    gm->set_start_ms(g.startMs);
+    gm->set_end_ms(g.endMs);
+    gm->set_standalone_ms(g.standaloneMs);
+    for (const auto& n : g.nodes) gm->add_nodes(n);
+  }
+  for (const auto& t : d.transitions) {
+    auto* tm = dm->add_transitions();
+    tm->set_after_group(t.afterGroup);
+    tm->set_from(t.from);
+    tm->set_to(t.to);
+    tm->set_start_ms(t.startMs);
+    tm->set_end_ms(t.endMs);
+  }
+}
+
+ConcurrentDnn get(const planpb::ConcurrentDnn& dm) {
+  ConcurrentDnn d;
+  d.name = dm.name();
+  d.model = dm.model();
+  d.releaseMs = dm.release_ms();
+  d.endMs = dm.end_ms();
+  for (const auto& g : dm.groups())
+    d.groups.push_back(ConcurrentGroup{g.name(), g.accelerator(), g.start_ms(), g.end_ms(), g.standalone_ms(),
+                                       {g.nodes().begin(), g.nodes().end()}});
+  for (const auto& t : dm.transitions())
+    d.transitions.push_back(ConcurrentTransition{t.after_group(), t.from(), t.to(), t.start_ms(), t.end_ms()});
+  return d;
+}
+
 void put(const ScheduleResult& b, planpb::ScheduleResult* bm) {
   bm->set_name(b.name);
   bm->set_latency_ms(b.latencyMs);
   bm->set_throughput(b.throughput);
   bm->set_transitions(b.transitions);
+  for (const auto& d : b.dnns) put(d, bm->add_dnns());
 }
 
 ScheduleResult get(const planpb::ScheduleResult& b) {
-  return ScheduleResult{b.name(), b.latency_ms(), b.throughput(), b.transitions()};
+  ScheduleResult r{b.name(), b.latency_ms(), b.throughput(), b.transitions(), {}};
+  for (const auto& d : b.dnns()) r.dnns.push_back(get(d));
+  return r;
 }
 
 void put(const OpPlacement& o, planpb::OpPlacement* m) {
@@ -191,28 +232,8 @@ void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
   m->set_latency_ms(c.latencyMs);
   m->set_throughput(c.throughput);
   put(c.solver, m->mutable_solver());
-  for (const auto& d : c.dnns) {
-    auto* dm = m->add_dnns();
-    dm->set_name(d.name);
-    dm->set_release_ms(d.releaseMs);
-    dm->set_end_ms(d.endMs);
-    for (const auto& g : d.groups) {
-      auto* gm = dm->add_groups();
-      gm->set_name(g.name);
-      gm->set_accelerator(g.accelerator);
-      gm->set_start_ms(g.startMs);
-      gm->set_end_ms(g.endMs);
-      gm->set_standalone_ms(g.standaloneMs);
-    }
-    for (const auto& t : d.transitions) {
-      auto* tm = dm->add_transitions();
-      tm->set_after_group(t.afterGroup);
-      tm->set_from(t.from);
-      tm->set_to(t.to);
-      tm->set_start_ms(t.startMs);
-      tm->set_end_ms(t.endMs);
-    }
-  }
+  for (const auto& d : c.dnns) put(d, m->add_dnns());
+  for (const auto& p : c.processors) put(p, m->add_processors());
   for (const auto& b : c.baselines) put(b, m->add_baselines());
 }
 
@@ -281,17 +302,8 @@ ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
   c.latencyMs = m.latency_ms();
   c.throughput = m.throughput();
   c.solver = get(m.solver());
-  for (const auto& dm : m.dnns()) {
-    ConcurrentDnn d;
-    d.name = dm.name();
-    d.releaseMs = dm.release_ms();
-    d.endMs = dm.end_ms();
-    for (const auto& g : dm.groups())
-      d.groups.push_back(ConcurrentGroup{g.name(), g.accelerator(), g.start_ms(), g.end_ms(), g.standalone_ms()});
-    for (const auto& t : dm.transitions())
-      d.transitions.push_back(ConcurrentTransition{t.after_group(), t.from(), t.to(), t.start_ms(), t.end_ms()});
-    c.dnns.push_back(std::move(d));
-  }
+  for (const auto& dm : m.dnns()) c.dnns.push_back(get(dm));
+  for (const auto& p : m.processors()) c.processors.push_back(get(p));
   for (const auto& b : m.baselines()) c.baselines.push_back(get(b));
   return c;
 }

@@ -52,9 +52,62 @@ Status checkKeys(const Ctx& c, const Json& j, const std::string& path, const std
   return {};
 }
 
+// $.processors[i]: {name, kind?, cores?, policy?, gemm?, threads?}.
+Expected<plan::PlanProcessor> parseProcessor(const Ctx& c, const Json& pj, const std::string& p) {
+  if (!pj.is_object()) return c.err(p, "expected an object");
+  ZP_TRY(checkKeys(c, pj, p, {"name", "kind", "cores", "policy", "gemm", "threads"}));
+  plan::PlanProcessor out{"", "cpu", "host", "default", 1, {}, {}};
+  auto text = [&](const char* key, std::string& into) -> Status {
+    if (!pj.contains(key)) return {};
+    if (!pj[key].is_string() || pj[key].get<std::string>().empty()) return c.err(p + "." + key, "expected a non-empty string");
+    into = pj[key].get<std::string>();
+    return {};
+  };
+  if (!pj.contains("name")) return c.err(p + ".name", "missing");
+  ZP_TRY(text("name", out.name));
+  ZP_TRY(text("kind", out.kind));
+  ZP_TRY(text("policy", out.policy));
+  ZP_TRY(text("gemm", out.gemm));
+  if (!out.gemm.empty() && out.gemm != "onednn" && out.gemm != "blis") return c.err(p + ".gemm", "expected \"onednn\" or \"blis\"");
+  if (pj.contains("threads")) {
+    if (!pj["threads"].is_number_integer()) return c.err(p + ".threads", "expected an integer");
+    if (auto problem = threadCountProblem(pj["threads"].get<int64_t>())) return c.err(p + ".threads", *problem);
+    out.threads = pj["threads"].get<int>();
+  }
+  if (pj.contains("cores")) {
+    if (!pj["cores"].is_array()) return c.err(p + ".cores", "expected an array of core ids");
+    for (const auto& core : pj["cores"]) {
+      if (!core.is_number_integer() || core.get<int64_t>() < 0 || core.get<int64_t>() > 4095)
+        return c.err(p + ".cores", "expected core ids in [0, 4095]");
+      out.cores.push_back(core.get<int>());
+    }
+  }
+  return out;
+}
+
+// Every accelerator once; kept in accelerator order.
+Status parseProcessors(const Ctx& c, const Json& ps, WorkloadSpec& w) {
+  if (!ps.is_array()) return c.err("$.processors", "expected an array, one host processor per accelerator");
+  std::vector<std::optional<plan::PlanProcessor>> byAcc(w.accelerators.size());
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const std::string p = fmt::format("$.processors[{}]", i);
+    ZP_ASSIGN_OR_RETURN(auto proc, parseProcessor(c, ps[i], p));
+    const int a = accIndex(w.accelerators, proc.name);
+    if (a < 0) return c.err(p + ".name", "'" + proc.name + "' is not an accelerator of the workload");
+    if (byAcc[static_cast<size_t>(a)]) return c.err(p + ".name", "accelerator '" + proc.name + "' is given twice");
+    byAcc[static_cast<size_t>(a)] = std::move(proc);
+  }
+  for (size_t a = 0; a < byAcc.size(); ++a) {
+    if (!byAcc[a]) return c.err("$.processors", "no processor for accelerator '" + w.accelerators[a] + "'");
+    w.processors.push_back(std::move(*byAcc[a]));
+  }
+  return {};
+}
+
 Status parseHeader(const Ctx& c, const Json& j, const fs::path& baseDir, WorkloadSpec& w) {
   if (!j.is_object()) return c.err("$", "expected an object");
-  ZP_TRY(checkKeys(c, j, "$", {"version", "name", "source", "accelerators", "contention", "objective", "dnns"}));
+  ZP_TRY(checkKeys(c, j, "$", {"version", "name", "source", "accelerators", "contention", "objective", "processors",
+                                 "dnns"}));
   if (!j.contains("version") || j["version"] != 1) return c.err("$.version", "must be 1");
   if (j.contains("name")) {
     if (!j["name"].is_string()) return c.err("$.name", "expected a string");
@@ -79,6 +132,7 @@ Status parseHeader(const Ctx& c, const Json& j, const fs::path& baseDir, Workloa
     if (!j["contention"].is_string()) return c.err("$.contention", "expected a path to a contention CSV");
     w.contention = baseDir / j["contention"].get<std::string>();
   }
+  if (j.contains("processors")) ZP_TRY(parseProcessors(c, j["processors"], w));
   if (!j.contains("dnns") || !j["dnns"].is_array() || j["dnns"].empty())
     return c.err("$.dnns", "expected a non-empty array");
   return {};
@@ -302,6 +356,15 @@ std::string formatWorkloadJson(const WorkloadSpec& spec, const fs::path& baseDir
          {"objective", spec.objective == sim::Objective::Throughput ? "throughput" : "latency"}};
   if (!spec.name.empty()) j["name"] = spec.name;
   if (spec.contention) j["contention"] = pathFrom(*spec.contention, baseDir);
+  if (!spec.processors.empty()) {
+    Json& ps = j["processors"] = Json::array();
+    for (const auto& p : spec.processors) {
+      Json pj{{"name", p.name}, {"kind", p.kind}, {"policy", p.policy}, {"threads", p.threads}};
+      if (!p.cores.empty()) pj["cores"] = p.cores;
+      if (!p.gemm.empty()) pj["gemm"] = p.gemm;
+      ps.push_back(std::move(pj));
+    }
+  }
   Json dnns = Json::array();
   for (const auto& d : spec.dnns) dnns.push_back(dnnJson(d, spec.accelerators, baseDir));
   j["dnns"] = dnns;

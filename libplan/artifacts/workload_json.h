@@ -2,7 +2,8 @@
 // concurrently and where each one's layer groups come from (inline rows, a
 // group rows CSV, or an ONNX model with a profile to group), the accelerators,
 // how the DNNs relate (independent, pipeline via dependsOn, several instances),
-// the contention CSV and the objective. Nothing is loaded here: the files it
+// the contention CSV, the objective, and optionally the host processors the
+// accelerators are when plan-run executes a schedule. Nothing is loaded here: the files it
 // names are read, and models grouped, by the concurrent flow's driver.
 // Errors name the file and the JSON path.
 #pragma once
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/stitch_plan.h"
 #include "libplan/sim/concurrent/problem.h"
 #include "libplan/util/error.h"
 
@@ -41,6 +43,10 @@ struct WorkloadSpec {
   std::vector<std::string> accelerators;
   sim::Objective objective = sim::Objective::Latency;
   std::optional<std::filesystem::path> contention;  // resolved against the workload's folder
+  // The host processor of each accelerator (in accelerator order) when a
+  // schedule runs for real: its cores, kernel policy, GEMM library and threads.
+  // Empty: none given (plans of the workload are simulated only).
+  std::vector<plan::PlanProcessor> processors;
   std::vector<WorkloadDnn> dnns;
 };
 

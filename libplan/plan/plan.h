@@ -31,6 +31,7 @@ struct ConcurrentGroup {
   std::string accelerator;
   double startMs = 0, endMs = 0;
   double standaloneMs = 0;  // profiled time on that accelerator; end-start >= it under contention
+  std::vector<std::string> nodes;  // a model DNN's: the ONNX nodes of the group (what plan-run places)
   bool operator==(const ConcurrentGroup&) const = default;
 };
 
@@ -43,6 +44,7 @@ struct ConcurrentTransition {
 
 struct ConcurrentDnn {
   std::string name;
+  std::string model;  // a model DNN's ONNX file, as the header's inputs name it (empty: group rows only)
   double releaseMs = 0, endMs = 0;
   std::vector<ConcurrentGroup> groups;
   std::vector<ConcurrentTransition> transitions;
@@ -54,6 +56,9 @@ struct ScheduleResult {  // one schedule's simulated figures (zooplan's or a bas
   double latencyMs = 0;
   double throughput = 0;  // Eq. 10, inferences/s summed over DNNs
   int transitions = 0;
+  // A concurrent baseline's simulated schedule (group accelerators and times; no
+  // nodes or models: those are the plan's DNNs'), so that plan-run can execute it.
+  std::vector<ConcurrentDnn> dnns;
   bool operator==(const ScheduleResult&) const = default;
 };
 
@@ -77,6 +82,10 @@ struct ConcurrentSchedule {
   std::string workload;        // workload file as given
   std::string objective;       // "latency" | "throughput"
   std::vector<std::string> accelerators;
+  // The host processor each accelerator runs on when plan-run executes the
+  // schedule (cores, policy, GEMM, threads), in accelerator order; empty: the
+  // workload named none (the plan is simulated only).
+  std::vector<PlanProcessor> processors;
   std::string source;          // "zooplan" or "baseline:<name>" if a baseline won in the simulator
   double objectiveValue = 0;   // simulated
   double latencyMs = 0;

@@ -44,8 +44,13 @@ Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int r
     ZP_TRY(session.run(inputs));
     t.push_back(msSince(t0));
   }
+  return warmStatsOf(t);
+}
+
+WarmStats warmStatsOf(const std::vector<double>& t) {
   WarmStats w;
   w.runs = static_cast<int>(t.size());
+  if (t.empty()) return w;
   w.medianMs = median(t);
   w.p90Ms = percentile(t, 0.9);
   w.minMs = *std::min_element(t.begin(), t.end());

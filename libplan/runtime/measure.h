@@ -25,6 +25,8 @@ struct WarmStats {
   double medianMs = 0, p90Ms = 0, minMs = 0, meanMs = 0;
 };
 Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int repeat, bool warmup = true);
+// The statistics of timed runs (ms each).
+WarmStats warmStatsOf(const std::vector<double>& ms);
 
 struct ColdStats {
   // Full path: model parse/check/shape inference + initializers + cache map/verify.

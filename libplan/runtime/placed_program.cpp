@@ -92,6 +92,10 @@ Expected<std::unique_ptr<PlacedProgram>> PlacedProgram::create(std::vector<std::
     if (a < 0 || b < 0 || a >= static_cast<int>(sessions.size()) || b >= static_cast<int>(sessions.size()) || a == b)
       return makeError("{}: processors {} and {} cannot be exclusive of each other ({} processors)", label, a, b,
                        sessions.size());
+  for (const auto& [s, t] : params.orderAfter)
+    if (t < 0 || s <= t || s >= static_cast<int>(placement.size()))
+      return makeError("{}: step {} cannot wait for step {} ({} steps; only for an earlier one)", label, s, t,
+                       placement.size());
   for (size_t s = 0; s < placement.size(); ++s)
     if (placement[s] < 0 || placement[s] >= static_cast<int>(sessions.size()))
       return makeError("{}: step {} ('{}') is placed on processor {}, there are {}", label, s,
@@ -131,6 +135,8 @@ Status PlacedProgram::build() {
     exclusiveOf[static_cast<size_t>(a)].push_back(b);
     exclusiveOf[static_cast<size_t>(b)].push_back(a);
   }
+  std::vector<std::vector<int>> ordered(n);
+  for (const auto& [s, t] : params_.orderAfter) ordered[static_cast<size_t>(s)].push_back(t);
   std::vector<int> lastOn(sessions_.size(), -1);
   for (size_t s = 0; s < n; ++s) {
     const int p = placement_[s];
@@ -157,6 +163,14 @@ Status PlacedProgram::build() {
       sp.in.push_back(in);
     }
     handoffs_ += static_cast<int>(sp.waitFor.size());
+    for (int t : ordered[s]) {
+      after[s].push_back(t);
+      if (placement_[static_cast<size_t>(t)] != p &&
+          std::find(sp.waitFor.begin(), sp.waitFor.end(), t) == sp.waitFor.end()) {
+        sp.waitFor.push_back(t);
+        plan_[static_cast<size_t>(t)].remoteConsumers = true;
+      }
+    }
     for (int v : ref.flow[s].out) {
       sp.out.push_back(v == sink ? -1 : v);
       if (v >= 0 && v != sink) producer[static_cast<size_t>(v)] = static_cast<int>(s);

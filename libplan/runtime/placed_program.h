@@ -37,6 +37,9 @@ struct PlacedProgramParams {
   // so never run at the same time: a step on one waits for the steps placed
   // before it on the other, without spinning (the core it would spin on is busy).
   std::vector<std::pair<int, int>> exclusive;
+  // (step, earlier step): the step also waits for the earlier one, an order no
+  // tensor carries (e.g. a pipeline: a DNN starts once the one it follows ended).
+  std::vector<std::pair<int, int>> orderAfter;
 };
 
 struct PlacedStepTiming {

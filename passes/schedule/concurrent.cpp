@@ -88,15 +88,18 @@ struct JudgedBaselines {
 };
 
 // Every baseline judged by the simulator, recorded in the plan section.
+// An executable plan (host processors given) also records each baseline's
+// schedule, which plan-run executes beside the plan's.
 JudgedBaselines judgeBaselines(const sim::Problem& p, Objective obj, sim::Simulator& simr, Improvements& log,
-                               plan::ConcurrentSchedule& sec) {
+                               bool executable, plan::ConcurrentSchedule& sec) {
   JudgedBaselines jb;
   jb.all = makeBaselines(p, obj);
   jb.bestValue = sim::worstValue(obj);
   bool any = false;
   for (size_t b = 0; b < jb.all.size(); ++b) {
     const auto& r = simr.run(jb.all[b].schedule, {.recordSpans = false});
-    sec.baselines.push_back({jb.all[b].name, r.latencyMs, r.throughput, totalTransitions(jb.all[b].schedule)});
+    sec.baselines.push_back({jb.all[b].name, r.latencyMs, r.throughput, totalTransitions(jb.all[b].schedule),
+                             executable ? describeSchedule(p, r) : std::vector<plan::ConcurrentDnn>{}});
     double v = r.value(obj);
     log.report(v, "baseline:" + jb.all[b].name);
     if (!any || sim::better(obj, v, jb.bestValue)) {
@@ -200,7 +203,7 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
   Improvements log(obj, prm);
   sim::Simulator simr(p);
   auto& sec = out.section;
-  const JudgedBaselines jb = judgeBaselines(p, obj, simr, log, sec);
+  const JudgedBaselines jb = judgeBaselines(p, obj, simr, log, !w.processors.empty(), sec);
 
   auto& rep = sec.solver;
   rep.maxTransitionsPerDnn = prm.maxTransitionsPerDnn;
@@ -231,6 +234,11 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
   sec.latencyMs = out.result.latencyMs;
   sec.throughput = out.result.throughput;
   sec.dnns = describeSchedule(p, out.result);
+  sec.processors = w.processors;
+  for (size_t n = 0; n < w.sources.size(); ++n) {
+    sec.dnns[n].model = w.sources[n].model;
+    for (size_t i = 0; i < w.sources[n].groupNodes.size(); ++i) sec.dnns[n].groups[i].nodes = w.sources[n].groupNodes[i];
+  }
   return out;
 }
 

@@ -56,7 +56,7 @@ TEST(concurrentExecutedSchedule, JoinedGraphOrdersNodesBySimulatedStartAndComput
   const auto p = twoByTwo();
   const sim::Schedule s{{{0, 1}, {1, 0}}};  // a: cpu then npu; b: npu then cpu
   const auto run = sim::simulate(p, s);
-  auto joined = joinScheduledModels(models(), s, run);
+  auto joined = joinScheduledModels(models(), simulatedOrder(p, s));
   ASSERT_TRUE(joined.ok()) << joined.error().message;
   std::vector<std::string> order;
   for (const auto& n : joined->model.graph().node()) order.push_back(n.name());
@@ -109,19 +109,58 @@ TEST(concurrentExecutedSchedule, RunsOnPinnedProcessorsAndRejectsWhatItCannotJoi
   const sim::Schedule s{{{0, 1}, {1, 0}}};
   const auto cores = runtime::serve::availableCores();
   std::vector<runtime::serve::ProcessorConfig> procs{{"cpu", {cores.front()}}, {"npu", {cores.back()}}};
-  auto done = executeSchedule(models(), p, s, procs, 1, 3, 0);
+  auto done = executeSchedule(models(), simulatedOrder(p, s), procs, {1, 3, 0});
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_EQ(done->wall.runs, 3);
   EXPECT_GT(done->wall.medianMs, 0);
+  ASSERT_EQ(done->dnnLatencyMs.size(), 2u);
+  for (double ms : done->dnnLatencyMs) EXPECT_GT(ms, 0);
+  EXPECT_NEAR(done->throughput, 1000 / done->dnnLatencyMs[0] + 1000 / done->dnnLatencyMs[1], 0.5 * done->throughput);
   EXPECT_GE(done->handoffs, 2);  // a's and b's second groups read the other processor's output
   EXPECT_TRUE(done->trace.contains("traceEvents"));
 
   auto bad = models();
   bad[1].groupNodes[1].push_back("nonexistent");
-  auto e = joinScheduledModels(bad, s, sim::simulate(p, s));
+  auto e = joinScheduledModels(bad, simulatedOrder(p, s));
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("b: a layer group names a node the model does not have"), std::string::npos)
       << e.error().message;
+}
+
+// The latest end of "<dnn>/" op spans and their earliest start, in the trace (us).
+std::pair<double, double> spanOf(const Json& trace, const std::string& dnn) {
+  double first = 1e300, last = -1;
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("cat", "") == "op" && e.value("name", "").rfind(dnn + "/", 0) == 0) {
+      first = std::min(first, e["ts"].get<double>());
+      last = std::max(last, e["ts"].get<double>() + e["dur"].get<double>());
+    }
+  return {first, last};
+}
+
+TEST(concurrentExecutedSchedule, APipelineDnnStartsAfterTheOneItFollowsEndsOnEveryProcessor) {
+  auto p = twoByTwo();
+  p.dnns[1].deps = {0};  // b consumes a's result
+  // a on cpu; b's first group on npu: no tensor orders it after a, only the pipeline.
+  const sim::Schedule s{{{0, 0}, {1, 0}}};
+  const auto order = simulatedOrder(p, s);
+  ASSERT_EQ(order.deps, (std::vector<std::vector<int>>{{}, {0}}));
+  const auto cores = runtime::serve::availableCores();
+  std::vector<runtime::serve::ProcessorConfig> procs{{"cpu", {cores.front()}}, {"npu", {cores.back()}}};
+  auto done = executeSchedule(models(), order, procs, {1, 3, 0});
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  const auto [aFirst, aLast] = spanOf(done->trace, "a");
+  const auto [bFirst, bLast] = spanOf(done->trace, "b");
+  ASSERT_GT(aLast, 0);
+  ASSERT_GT(bLast, 0);
+  EXPECT_GE(bFirst, aLast);
+  // b's latency counts from a's end, not from the round's start.
+  EXPECT_LT(done->dnnLatencyMs[1], done->wall.medianMs + 1e-9);
+
+  auto independent = p;
+  independent.dnns[1].deps.clear();
+  const auto free = simulatedOrder(independent, s);
+  EXPECT_TRUE(free.deps[1].empty());
 }
 
 }  // namespace

@@ -11,16 +11,6 @@ namespace zp::runtime::serve {
 namespace {
 using Clock = SteadyClock;
 
-WarmStats statsOf(const std::vector<double>& t) {
-  WarmStats w;
-  w.runs = static_cast<int>(t.size());
-  if (t.empty()) return w;
-  w.medianMs = median(t);
-  w.p90Ms = percentile(t, 0.9);
-  w.minMs = *std::min_element(t.begin(), t.end());
-  w.meanMs = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
-  return w;
-}
 }  // namespace
 
 std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<ProcessorConfig>& processors) {
@@ -89,7 +79,7 @@ Expected<WarmStats> PlacedExecutor::measure(const TensorMap& inputs, int warmup,
     ZP_TRY(run(inputs, false, &ms));
     t.push_back(ms);
   }
-  return statsOf(t);
+  return warmStatsOf(t);
 }
 
 Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& processor, const TensorMap& inputs,
@@ -109,7 +99,7 @@ Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& 
     if (i >= warmup) t.push_back(msSince(t0));
   }
   if (!failure.ok()) return failure.error();
-  return statsOf(t);
+  return warmStatsOf(t);
 }
 
 Json placedRunTrace(const PlacedProgram& program, const std::vector<ProcessorConfig>& processors,
