@@ -78,7 +78,14 @@ int main(int argc, char** argv) {
       ->check(zp::cli::integerIn(0, 100000));
   app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run; "
-                                  "an operator-placement bundle: one track per processor)");
+                                  "an operator-placement bundle: one track per processor; a concurrent bundle: "
+                                  "of the plan's schedule)");
+  app.add_option("--rounds", bundle.rounds, "concurrent bundle: rounds in which every schedule runs --repeat times "
+                                            "(medians over rounds)")
+      ->check(zp::cli::integerIn(1, 10000));
+  std::string scheduleList;
+  app.add_option("--schedules", scheduleList, "concurrent bundle: comma-separated schedules to run: zooplan and "
+                                              "baseline names (default: all the plan records)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
       ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
@@ -94,6 +101,11 @@ int main(int argc, char** argv) {
       zp::cli::printError("plan-run", "--duration-ms and --count: give one of the two");
       return zp::cli::kOptionError;
     }
+    for (const char* opt : {"--rounds", "--schedules"})
+      if (app.count(opt)) {
+        zp::cli::printError("plan-run", fmt::format("{} applies to a concurrent bundle's run, not --serve", opt));
+        return zp::cli::kOptionError;
+      }
     sp.bundle = model;
     sp.json = jsonOut;
     sp.trace = trace;
@@ -114,7 +126,7 @@ int main(int argc, char** argv) {
   }
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
                                                              "--write-cache", "--threads", "--gemm", "--cold-plan"}
-                                  : std::vector<const char*>{"--slo", "--task", "--samples"}) {
+                                  : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds", "--schedules"}) {
     if (app.count(opt)) {
       zp::cli::printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
       return zp::cli::kOptionError;
@@ -126,6 +138,7 @@ int main(int argc, char** argv) {
     bundle.repeat = o.repeat;
     bundle.seed = o.seed;
     bundle.trace = trace;
+    bundle.schedules = zp::cli::splitList(scheduleList);
     return runBundle(bundle, json);
   }
   if (!coldPlan.empty() && (app.count("--kernels") || app.count("--gemm"))) {

@@ -218,7 +218,8 @@ sim::ContentionModel calibrateContention(const std::vector<ModelDnn>& all, const
 // here in one profile CSV, the measured contention, the measured grouping
 // parameters; the pairs, the triple, and a pipeline (resnet -> mobilenet)
 // beside vit.
-void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const sim::ContentionModel& contention) {
+void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const sim::ContentionModel& contention,
+                    const std::vector<Processor>& procs) {
   std::error_code ec;
   if (fs::create_directories(dir, ec), ec) die(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
   profile::ProfileDb rows;
@@ -236,6 +237,10 @@ void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const
     spec.name = "realistic " + sc.name;
     spec.accelerators = {"cpu", "npu"};
     spec.contention = contentionFile;
+    for (const auto& p : procs)
+      spec.processors.push_back(plan::PlanProcessor{p.config.name, p.config.name, "host", p.config.policy,
+                                                    p.config.threads, p.config.cores,
+                                                    p.config.gemm == runtime::GemmLibrary::Blis ? "blis" : "onednn"});
     for (int i : sc.dnns) {
       const auto& m = all[static_cast<size_t>(i)];
       artifacts::WorkloadDnn d;
@@ -363,7 +368,7 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
   Json contentionReport = Json::object();
   const auto contention = calibrateContention(all, procs, peakGbs, o, contentionReport);
   r.summary["contention"] = contentionReport;
-  if (!o.workloadDir.empty()) writeWorkloads(o.workloadDir, all, contention);
+  if (!o.workloadDir.empty()) writeWorkloads(o.workloadDir, all, contention, procs);
   const std::vector<std::vector<int>> scenarios{{0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
   for (const auto& pick : scenarios) {
     sim::Problem problem;

@@ -107,12 +107,13 @@ Json BundleRunResult::json() const {
   }
   Json j{{"tasks", ts}, {"warnings", warnings}, {"notes", notes}, {"ok", ok()}};
   if (placed) j["placed"] = placed->json();
+  if (concurrent) j["concurrent"] = concurrent->json();
   return j;
 }
 
 std::string BundleRunResult::table() const {
-  if (placed) {
-    std::string s = placed->table();
+  if (placed || concurrent) {
+    std::string s = placed ? placed->table() : concurrent->table();
     for (const auto& n : notes) s += "note: " + n + "\n";
     return s;
   }
@@ -176,6 +177,25 @@ Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleM
   ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, manifest, plan));
   res.warnings = r.warnings;
   res.placed = std::move(r);
+  return res;
+}
+
+Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const BundleManifest& manifest,
+                                        const plan::Plan& plan) {
+  if (!params.slo.empty() || !params.task.empty() || params.cold)
+    return makeError("--slo/--task/--cold: {} is a concurrent schedule; it has no tasks, SLO configurations or cold "
+                     "sections",
+                     params.bundle.string());
+  ConcurrentRunParams cp;
+  cp.bundle = params.bundle;
+  cp.repeat = std::max(1, params.repeat);
+  cp.rounds = params.rounds;
+  cp.seed = params.seed;
+  cp.schedules = params.schedules;
+  cp.trace = params.trace;
+  BundleRunResult res;
+  ZP_ASSIGN_OR_RETURN(auto r, runConcurrentBundle(cp, manifest, plan));
+  res.concurrent = std::move(r);
   return res;
 }
 
@@ -410,6 +430,10 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
   if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
+  if (!plan.stitch && plan.concurrent) return runConcurrent(params, manifest, plan);
+  if (params.rounds != BundleRunParams{}.rounds || !params.schedules.empty())
+    return makeError("--rounds/--schedules: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
+                     params.bundle.string());
   ZP_TRY(requireStitchSection(plan, params.bundle));
   ZP_TRY(checkStitchOptions(params, plan));
   BundleContext ctx{params, {}, {}, &plan, {}, {}, {}};

@@ -1,5 +1,6 @@
 // plan-run BUNDLE_DIR: runs a bundle's stitch section on the host through the
-// runtime (a bundle of an operator-placement plan: run_placed.h). For each task, the stitched variant chosen for an SLO configuration
+// runtime (a bundle of an operator-placement plan: run_placed.h; of a concurrent
+// schedule: run_concurrent.h). For each task, the stitched variant chosen for an SLO configuration
 // runs as a chain of sessions, one per position, each with the kernel policy
 // and threads of the processor the position is placed on and its weight cache
 // from the bundle (mapped; a cache that fails its checks falls back to the raw
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "drivers/run/run_concurrent.h"
 #include "drivers/run/run_placed.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
@@ -27,7 +29,10 @@ struct BundleRunParams {
   int samples = 8;           // dataset (or random) inputs to check and score
   uint64_t seed = 0;         // random inputs when there is no dataset
   double tolerance = 1e-5;   // max |cached - reference| <= tolerance * max(1, max |reference|)
-  std::filesystem::path trace;  // operator-placement bundles: Perfetto trace of one placed run
+  std::filesystem::path trace;  // operator-placement and concurrent bundles: Perfetto trace of one run
+  // Concurrent bundles: rounds in which every schedule runs once, and which schedules (empty: all).
+  int rounds = 3;
+  std::vector<std::string> schedules;
   // Cold start first (plan-run BUNDLE --cold): each position's subgraph evicted from the
   // page cache with its cold cache, loaded following its cold section and run on the first
   // sample, one position after the other; then the run after it (second run). The
@@ -59,6 +64,7 @@ struct TaskRunReport {
 struct BundleRunResult {
   std::vector<TaskRunReport> tasks;
   std::optional<PlacedRunReport> placed;  // the bundle of an operator-placement plan
+  std::optional<ConcurrentRunReport> concurrent;  // the bundle of a concurrent plan
   std::vector<std::string> warnings;  // from the runtime (cache fallbacks) and the bundle
   std::vector<std::string> notes;     // e.g. why inputs are random
   bool ok() const;                    // every run task (and the placed run) matched its reference

@@ -76,6 +76,7 @@ Json dnnJson(const ConcurrentDnn& d) {
                    {"endMs", t.endMs}});
   Json dj{{"name", d.name}, {"releaseMs", d.releaseMs}, {"endMs", d.endMs}, {"groups", groups}, {"transitions", trs}};
   if (!d.model.empty()) dj["model"] = d.model;
+  if (!d.dependsOn.empty()) dj["dependsOn"] = d.dependsOn;
   return dj;
 }
 
@@ -101,6 +102,9 @@ Expected<ConcurrentDnn> dnnFromJson(const Reader& rd, const Json& dj, const std:
   ZP_ASSIGN_OR_RETURN(d.name, rd.str(dj, dp, "name"));
   if (rd.has(dj, "model")) {
     ZP_ASSIGN_OR_RETURN(d.model, rd.str(dj, dp, "model"));
+  }
+  if (rd.has(dj, "dependsOn")) {
+    ZP_ASSIGN_OR_RETURN(d.dependsOn, rd.strs(dj, dp, "dependsOn"));
   }
   ZP_ASSIGN_OR_RETURN(d.releaseMs, rd.num(dj, dp, "releaseMs"));
   ZP_ASSIGN_OR_RETURN(d.endMs, rd.num(dj, dp, "endMs"));
@@ -277,6 +281,9 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
   ZP_ASSIGN_OR_RETURN(const Json* dnns, rd.arr(j, path, "dnns"));
   for (size_t n = 0; n < dnns->size(); ++n) {
     ZP_ASSIGN_OR_RETURN(auto d, dnnFromJson(rd, (*dnns)[n], fmt::format("{}.dnns[{}]", path, n), c.accelerators));
+    for (const auto& e : d.dependsOn)
+      if (std::none_of(c.dnns.begin(), c.dnns.end(), [&](const ConcurrentDnn& o) { return o.name == e; }))
+        return makeError("{}: {}.dnns[{}].dependsOn: '{}' is not a DNN listed before it", label, path, n, e);
     c.dnns.push_back(std::move(d));
   }
   if (rd.has(j, "processors")) {

@@ -146,6 +146,7 @@ SolverReport get(const planpb::SolverReport& s) {
 void put(const ConcurrentDnn& d, planpb::ConcurrentDnn* dm) {
   dm->set_name(d.name);
   dm->set_model(d.model);
+  for (const auto& e : d.dependsOn) dm->add_depends_on(e);
   dm->set_release_ms(d.releaseMs);
   dm->set_end_ms(d.endMs);
   for (const auto& g : d.groups) {
@@ -171,6 +172,7 @@ ConcurrentDnn get(const planpb::ConcurrentDnn& dm) {
   ConcurrentDnn d;
   d.name = dm.name();
   d.model = dm.model();
+  d.dependsOn.assign(dm.depends_on().begin(), dm.depends_on().end());
   d.releaseMs = dm.release_ms();
   d.endMs = dm.end_ms();
   for (const auto& g : dm.groups())

@@ -45,6 +45,7 @@ struct ConcurrentTransition {
 struct ConcurrentDnn {
   std::string name;
   std::string model;  // a model DNN's ONNX file, as the header's inputs name it (empty: group rows only)
+  std::vector<std::string> dependsOn;  // DNNs whose end it waits for (a pipeline); earlier in the list
   double releaseMs = 0, endMs = 0;
   std::vector<ConcurrentGroup> groups;
   std::vector<ConcurrentTransition> transitions;

@@ -32,6 +32,7 @@ std::vector<plan::ConcurrentDnn> describeSchedule(const sim::Problem& p, const s
   for (size_t n = 0; n < p.dnns.size(); ++n) {
     plan::ConcurrentDnn d;
     d.name = p.dnns[n].name;
+    for (int e : p.dnns[n].deps) d.dependsOn.push_back(p.dnns[static_cast<size_t>(e)].name);
     d.releaseMs = r.dnns[n].release;
     d.endMs = r.dnns[n].end;
     for (size_t i = 0; i < p.dnns[n].groups.size(); ++i) {

@@ -25,6 +25,7 @@ inline void expectSameWorkload(const WorkloadSpec& a, const WorkloadSpec& b) {
   EXPECT_EQ(a.accelerators, b.accelerators);
   EXPECT_EQ(a.objective, b.objective);
   EXPECT_EQ(a.contention, b.contention);
+  EXPECT_EQ(a.processors, b.processors);
   ASSERT_EQ(a.dnns.size(), b.dnns.size());
   for (size_t n = 0; n < a.dnns.size(); ++n) {
     const auto &x = a.dnns[n], &y = b.dnns[n];

@@ -4,6 +4,7 @@
 #include "passes/schedule/concurrent.h"
 #include "passes/schedule/random_instance.h"
 #include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/plan_pb.h"
 
 using namespace zp;
 
@@ -32,4 +33,64 @@ TEST(concurrentPlan, ReaderErrorsNameThePath) {
   auto r2 = artifacts::planFromJson(Json::parse(R"({"header": {"tool": 1}})"), "plan.json");
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.error().message, "plan.json: $.header.tool: expected a string");
+}
+
+// A plan that can run (the workload named host processors and its DNNs are
+// models) records the processors, each DNN's model, dependencies and group
+// nodes, and every baseline's schedule; plan.json and plan.pb carry them all.
+TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
+  schedule::Workload w;
+  w.problem = schedule::randomInstance({.dnns = 2, .groups = 3, .accelerators = 2, .seed = 5, .pipeline = true});
+  w.processors = {plan::PlanProcessor{w.problem.accelerators[0], "gpu", "host", "default", 1, {0}, "onednn"},
+                  plan::PlanProcessor{w.problem.accelerators[1], "npu", "host", "sparse", 1, {1}, "blis"}};
+  for (const auto& d : w.problem.dnns) {
+    schedule::Workload::ModelSource src{d.name + ".onnx", {}};
+    for (const auto& g : d.groups) src.groupNodes.push_back({g.name + "/conv", g.name + "/relu"});
+    w.sources.push_back(src);
+  }
+  auto o = schedule::solveConcurrent(w, "w.json", {});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  const auto& c = o->section;
+  EXPECT_EQ(c.processors, w.processors);
+  ASSERT_EQ(c.dnns.size(), 2u);
+  EXPECT_EQ(c.dnns[1].dependsOn, (std::vector<std::string>{c.dnns[0].name}));
+  EXPECT_EQ(c.dnns[0].model, w.sources[0].model);
+  EXPECT_EQ(c.dnns[1].groups[2].nodes, w.sources[1].groupNodes[2]);
+  ASSERT_FALSE(c.baselines.empty());
+  for (const auto& b : c.baselines) {
+    ASSERT_EQ(b.dnns.size(), 2u) << b.name;
+    double end = 0;
+    for (const auto& d : b.dnns) end = std::max(end, d.endMs);
+    EXPECT_DOUBLE_EQ(end, b.latencyMs) << b.name;  // the recorded schedule is the one simulated
+  }
+  plan::Plan p;
+  p.header = {"plan-solve", "0.1.0", {{"w.json", "abc"}}};
+  p.concurrent = c;
+  const std::string text = artifacts::planToText(p);
+  auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(artifacts::planToText(*back), text);  // numbers as the text rounds them
+  EXPECT_EQ(back->concurrent->processors, c.processors);
+  EXPECT_EQ(back->concurrent->dnns[1].dependsOn, c.dnns[1].dependsOn);
+  EXPECT_EQ(back->concurrent->dnns[1].groups[2].nodes, c.dnns[1].groups[2].nodes);
+  EXPECT_EQ(back->concurrent->baselines.back().dnns.size(), 2u);
+  auto fromPb = artifacts::parsePlanPb(artifacts::serializePlanPb(p), "plan.pb");
+  ASSERT_TRUE(fromPb.ok()) << fromPb.error().message;
+  EXPECT_EQ(*fromPb->concurrent, c);  // the protobuf keeps every bit
+
+  // A dependency on a DNN not listed before is refused.
+  Json j = Json::parse(text);
+  j["concurrent"]["dnns"][0]["dependsOn"] = {c.dnns[1].name};
+  auto bad = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("plan.json: $.concurrent.dnns[0].dependsOn: '" + c.dnns[1].name +
+                                     "' is not a DNN listed before it"),
+            std::string::npos)
+      << bad.error().message;
+  // Processors must follow the accelerators.
+  Json k = Json::parse(text);
+  std::swap(k["concurrent"]["processors"][0], k["concurrent"]["processors"][1]);
+  auto swapped = artifacts::planFromJson(k, "plan.json");
+  ASSERT_FALSE(swapped.ok());
+  EXPECT_NE(swapped.error().message.find("$.concurrent.processors[0]: '"), std::string::npos) << swapped.error().message;
 }
