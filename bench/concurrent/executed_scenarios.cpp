@@ -264,32 +264,35 @@ void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const
 struct Candidate {
   std::string name, status;
   sim::Schedule schedule;
-  double predictedMs = 0, predictedWithoutContentionMs = 0;
-  std::vector<double> roundMedians, roundP90s;
+  double predictedMs = 0, predictedWithoutContentionMs = 0, predictedThroughput = 0;
+  std::vector<double> roundMedians, roundP90s, roundThroughputs;
   int handoffs = 0;
   Json trace;
 };
 
-// zooplan's schedule and every baseline's, each with its simulated makespan.
-std::vector<Candidate> candidates(const sim::Problem& problem, const std::string& scenario, const ExecutedOptions& o) {
-  schedule::Workload w{scenario, problem, sim::Objective::Latency, {}};
+// zooplan's schedule and every baseline's, each with its simulated makespan and throughput.
+std::vector<Candidate> candidates(const sim::Problem& problem, const std::string& scenario, sim::Objective objective,
+                                  const ExecutedOptions& o) {
+  schedule::Workload w{scenario, problem, objective, {}, {}, {}};
   schedule::ConcurrentParams prm;
-  prm.objective = sim::Objective::Latency;
+  prm.objective = objective;
   prm.maxTransitionsPerDnn = o.maxTransitions;
   prm.timeLimitS = o.timeLimitS;
   prm.seed = o.seed;
   auto solved = must(schedule::solveConcurrent(w, scenario, prm));
-  auto candidate = [](std::string name, std::string status, sim::Schedule schedule, double predictedMs) {
+  auto candidate = [&problem](std::string name, std::string status, sim::Schedule schedule) {
     Candidate c;
     c.name = std::move(name);
     c.status = std::move(status);
     c.schedule = std::move(schedule);
-    c.predictedMs = predictedMs;
+    const auto simulated = sim::simulate(problem, c.schedule);
+    c.predictedMs = simulated.latencyMs;
+    c.predictedThroughput = simulated.throughput;
     return c;
   };
-  std::vector<Candidate> out{candidate("zooplan", solved.section.solver.status, solved.schedule, solved.result.latencyMs)};
-  for (const auto& b : schedule::makeBaselines(problem, sim::Objective::Latency))
-    out.push_back(candidate(b.name, "baseline", b.schedule, sim::simulate(problem, b.schedule).latencyMs));
+  std::vector<Candidate> out{candidate("zooplan", solved.section.solver.status, solved.schedule)};
+  for (const auto& b : schedule::makeBaselines(problem, objective))
+    out.push_back(candidate(b.name, "baseline", b.schedule));
   sim::Problem blind = problem;
   blind.contention = sim::ContentionModel::none(problem.numAccelerators());
   for (auto& c : out) c.predictedWithoutContentionMs = sim::simulate(blind, c.schedule).latencyMs;
@@ -307,34 +310,54 @@ void execute(std::vector<Candidate>& cs, const std::vector<drivers::ScheduledMod
                                                    {o.warmup, o.repeat, o.seed}));
       c.roundMedians.push_back(run.wall.medianMs);
       c.roundP90s.push_back(run.wall.p90Ms);
+      c.roundThroughputs.push_back(run.throughput);
       c.handoffs = run.handoffs;
       if (round == 0) c.trace = std::move(run.trace);
     }
 }
 
-Json scenarioRows(const std::string& scenario, const std::vector<Candidate>& cs, Json& summary) {
+std::string fileSafe(std::string name) {
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name;
+}
+
+// The objective's measured value of a candidate (latency: makespan, lower is
+// better; throughput: Eq. 10, higher is better), as "lower is better".
+double measuredCost(const Candidate& c, sim::Objective objective) {
+  return objective == sim::Objective::Latency ? median(c.roundMedians) : -median(c.roundThroughputs);
+}
+
+Json scenarioRows(const std::string& scenario, sim::Objective objective, const std::vector<Candidate>& cs,
+                  Json& summary) {
   Json rows = Json::array();
-  double bestBaseline = 1e300;
-  std::string bestName;
+  const Candidate* best = nullptr;
   for (const auto& c : cs)
-    if (c.name != "zooplan" && median(c.roundMedians) < bestBaseline) bestBaseline = median(c.roundMedians), bestName = c.name;
+    if (c.name != "zooplan" && (!best || measuredCost(c, objective) < measuredCost(*best, objective))) best = &c;
   const auto& ours = cs.front();
   const double measured = median(ours.roundMedians);
-  summary[scenario] = Json{{"zooplan_measured_ms", measured},
+  summary[scenario] = Json{{"objective", sim::objectiveName(objective)},
+                           {"zooplan_measured_ms", measured},
                            {"zooplan_predicted_ms", ours.predictedMs},
-                           {"best_baseline", bestName},
-                           {"best_baseline_measured_ms", bestBaseline},
-                           {"zooplan_at_least_as_good_as_every_baseline", measured <= bestBaseline},
+                           {"zooplan_measured_throughput", median(ours.roundThroughputs)},
+                           {"zooplan_predicted_throughput", ours.predictedThroughput},
+                           {"best_baseline", best->name},
+                           {"best_baseline_measured_ms", median(best->roundMedians)},
+                           {"best_baseline_measured_throughput", median(best->roundThroughputs)},
+                           {"zooplan_at_least_as_good_as_every_baseline",
+                            measuredCost(ours, objective) <= measuredCost(*best, objective)},
                            {"measured_over_predicted", measured / ours.predictedMs}};
   for (const auto& c : cs) {
-    const double m = median(c.roundMedians);
+    const double m = median(c.roundMedians), thr = median(c.roundThroughputs);
     rows.push_back(Json{{"instance", scenario + "/" + c.name}, {"scenario", scenario}, {"schedule", c.name},
-                        {"status", c.status}, {"objective", "latency"}, {"predicted_makespan_ms", c.predictedMs},
+                        {"status", c.status}, {"objective", sim::objectiveName(objective)},
+                        {"predicted_makespan_ms", c.predictedMs},
                         {"predicted_without_contention_ms", c.predictedWithoutContentionMs},
                         {"measured_makespan_ms", m}, {"measured_p90_ms", median(c.roundP90s)},
-                        {"measured_round_medians_ms", c.roundMedians}, {"handoffs", c.handoffs}});
-    std::cout << fmt::format("  {:<18} {:<9} {:>10.3f} {:>10.3f} {:>11.3f} {:>9.2f} {:>8}\n", c.name, c.status,
-                             c.predictedWithoutContentionMs, c.predictedMs, m, m / c.predictedMs, c.handoffs);
+                        {"measured_round_medians_ms", c.roundMedians}, {"predicted_throughput", c.predictedThroughput},
+                        {"measured_throughput", thr}, {"handoffs", c.handoffs}});
+    std::cout << fmt::format("  {:<18} {:<9} {:>10.3f} {:>10.3f} {:>11.3f} {:>9.2f} {:>10.1f} {:>10.1f} {:>8}\n",
+                             c.name, c.status, c.predictedWithoutContentionMs, c.predictedMs, m, m / c.predictedMs,
+                             c.predictedThroughput, thr, c.handoffs);
   }
   return rows;
 }
@@ -369,27 +392,47 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
   const auto contention = calibrateContention(all, procs, peakGbs, o, contentionReport);
   r.summary["contention"] = contentionReport;
   if (!o.workloadDir.empty()) writeWorkloads(o.workloadDir, all, contention, procs);
-  const std::vector<std::vector<int>> scenarios{{0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
-  for (const auto& pick : scenarios) {
+  // Pairs and the triple (latency); the pipeline (mobilenet on resnet's result,
+  // vit beside them); the triple again for throughput (Eq. 10).
+  struct Scenario {
+    std::vector<int> dnns;
+    std::vector<std::pair<int, int>> deps;  // (dependent, on), indices into `all`
+    sim::Objective objective = sim::Objective::Latency;
+    std::string name;
+  };
+  const std::vector<Scenario> scenarios{{{0, 1}, {}, sim::Objective::Latency, ""},
+                                        {{0, 2}, {}, sim::Objective::Latency, ""},
+                                        {{1, 2}, {}, sim::Objective::Latency, ""},
+                                        {{0, 1, 2}, {}, sim::Objective::Latency, ""},
+                                        {{0, 1, 2}, {{1, 0}}, sim::Objective::Latency, "resnet-to-mobilenet+vit"},
+                                        {{0, 1, 2}, {}, sim::Objective::Throughput, "resnet+mobilenet+vit/throughput"}};
+  for (const auto& sc : scenarios) {
     sim::Problem problem;
     for (const auto& p : procs) problem.accelerators.push_back(p.config.name);
     problem.contention = contention;
     std::vector<drivers::ScheduledModel> models;
     std::string scenario, groups;
-    for (int i : pick) {
+    for (int i : sc.dnns) {
       problem.dnns.push_back(all[static_cast<size_t>(i)].dnn);
+      for (const auto& [dependent, on] : sc.deps)
+        if (dependent == i)
+          problem.dnns.back().deps.push_back(static_cast<int>(
+              std::find(sc.dnns.begin(), sc.dnns.end(), on) - sc.dnns.begin()));
       models.push_back(all[static_cast<size_t>(i)].scheduled);
       scenario += (scenario.empty() ? "" : "+") + all[static_cast<size_t>(i)].dnn.name;
       groups += fmt::format("{}{}", groups.empty() ? "" : "+", all[static_cast<size_t>(i)].dnn.groups.size());
     }
-    auto cs = candidates(problem, scenario, o);
+    if (!sc.name.empty()) scenario = sc.name;
+    auto cs = candidates(problem, scenario, sc.objective, o);
     execute(cs, models, problem, configs, o);
-    std::cout << fmt::format("\nexecuted {} ({} layer groups), latency objective, measured contention\n", scenario, groups);
-    std::cout << fmt::format("  {:<18} {:<9} {:>10} {:>10} {:>11} {:>9} {:>8}\n", "schedule", "status", "no-cont ms",
-                             "pred ms", "meas ms", "meas/pred", "handoffs");
-    for (auto& row : scenarioRows(scenario, cs, r.summary)) r.instances.push_back(std::move(row));
+    std::cout << fmt::format("\nexecuted {} ({} layer groups), {} objective, measured contention\n", scenario, groups,
+                             sim::objectiveName(sc.objective));
+    std::cout << fmt::format("  {:<18} {:<9} {:>10} {:>10} {:>11} {:>9} {:>10} {:>10} {:>8}\n", "schedule", "status",
+                             "no-cont ms", "pred ms", "meas ms", "meas/pred", "pred inf/s", "meas inf/s", "handoffs");
+    for (auto& row : scenarioRows(scenario, sc.objective, cs, r.summary)) r.instances.push_back(std::move(row));
     if (!o.traceDir.empty())
-      if (auto st = writeFileAtomic(fs::path(o.traceDir) / ("trace_" + scenario + ".json"), cs.front().trace.dump());
+      if (auto st = writeFileAtomic(fs::path(o.traceDir) / ("trace_" + fileSafe(scenario) + ".json"),
+                                    cs.front().trace.dump());
           !st.ok())
         die(st.error().message);
   }
