@@ -37,6 +37,7 @@ import copy
 import glob
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -615,6 +616,25 @@ def ir_versions_on_disk(out, zoos):
 
 MTS_ZOO = "mts"  # scripts/testdata/mts.py
 
+# Pruning levels a fresh zoo draws its schedule from.
+FRESH_UNSTRUCTURED = [0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
+FRESH_STRUCTURED = [0.125, 0.25, 0.375, 0.5, 0.625]
+
+
+def fresh_zoos(seed):
+    """The digits and multitask zoos as other seeds and pruning schedules make them: every
+    task's seed shifted by `seed`, its pruning levels (as many as the bundled zoo's) drawn
+    from FRESH_* by a generator seeded with the seed, zoo and task."""
+    zoos = copy.deepcopy(ZOOS)
+    for zoo, zcfg in zoos.items():
+        zcfg["description"] += f" Fresh zoo (scripts/make_testdata.py --fresh {seed}): other seeds and pruning levels."
+        for task, cfg in zcfg["tasks"].items():
+            rng = random.Random(f"{seed}/{zoo}/{task}")
+            cfg["seed"] += seed
+            cfg["unstructured"] = sorted(rng.sample(FRESH_UNSTRUCTURED, len(cfg["unstructured"])))
+            cfg["structured"] = sorted(rng.sample(FRESH_STRUCTURED, len(cfg["structured"])))
+    return zoos
+
 
 def main():
     all_zoos = list(ZOOS) + [realistic.ZOO, MTS_ZOO]
@@ -628,6 +648,9 @@ def main():
     ap.add_argument("--readme-only", action="store_true",
                     help="rebuild no zoo, only README.md from the recorded accuracy_measured.json and "
                          "latency_measured.json files (e.g. after scripts/measure_zoo_latency.py)")
+    ap.add_argument("--fresh", type=int, metavar="SEED",
+                    help="make fresh digits/multitask zoos under --out (not testdata) for held-out checks of the "
+                         "accuracy estimator: other seeds and pruning levels drawn with SEED; no README")
     ap.add_argument("--jobs", type=int, default=1,
                     help="realistic zoo: tasks trained at once, one process each (the files do not depend on it)")
     args = ap.parse_args()
@@ -635,13 +658,22 @@ def main():
     for z in build:
         if z not in all_zoos:
             ap.error(f"--zoos: unknown zoo '{z}' (known: {', '.join(all_zoos)})")
+    zoos = ZOOS
+    if args.fresh is not None and args.zoos == ",".join(all_zoos):
+        build = list(ZOOS)
+    if args.fresh is not None:
+        if os.path.realpath(args.out) == os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "testdata")):
+            ap.error("--fresh: give --out a folder other than testdata")
+        if args.readme_only or any(z not in ZOOS for z in build):
+            ap.error(f"--fresh: makes only {', '.join(ZOOS)} (give --zoos from those)")
+        zoos = fresh_zoos(args.fresh)
     setup_determinism()
     use_ort = ort_available("skip" if args.readme_only else args.ort)
     log(f"torch {torch.__version__}, onnx {onnx.__version__}, numpy {np.__version__}; ORT cross-check: {use_ort}")
     results, ort_used = {}, {}
     tmpdir = tempfile.mkdtemp(prefix="make_testdata.")
     try:
-        for zoo, zcfg in ZOOS.items():
+        for zoo, zcfg in zoos.items():
             if zoo not in build:
                 continue
             zoo_dir = os.path.join(args.out, zoo)
@@ -663,6 +695,9 @@ def main():
             # After the others: it re-seeds the global generators for itself.
             from testdata import mts  # scripts/testdata/mts.py: the weight-shared zoo
             mts.build(sys.modules[__name__], args.out, use_ort, tmpdir)
+        if args.fresh is not None:
+            log(f"fresh zoos in {args.out}: {', '.join(build)}")
+            return
         # The weight-shared zoo has its own README section, not a table here.
         present = [z for z in all_zoos if z != MTS_ZOO and (z in results or os.path.isfile(os.path.join(args.out, z, "accuracy_measured.json")))]
         for zoo in present:
