@@ -236,10 +236,11 @@ Json agreement(const std::vector<double>& p, const std::vector<double>& t) {
 // must beat: the mean of the sources' accuracies.
 Json estimatorQuality(const zoo::TaskStitch& task, TaskAccuracy& acc) {
   std::set<size_t> trainSet(acc.trainRows.begin(), acc.trainRows.end());
-  std::vector<double> p, f, t, fh, th, naive;
+  std::vector<double> p, f, t, fh, th, naive, composed;
   for (size_t k : acc.valid) {
     p.push_back(acc.predicted[k]);
     f.push_back(acc.featurePredicted[k]);
+    if (auto it = acc.composed.find(k); it != acc.composed.end()) composed.push_back(it->second);
     t.push_back(acc.measured[k]);
     if (!trainSet.count(k)) {
       fh.push_back(acc.featurePredicted[k]);
@@ -258,6 +259,7 @@ Json estimatorQuality(const zoo::TaskStitch& task, TaskAccuracy& acc) {
     q = agreement(p, t);
     q["method"] = acc.composedAsFeature ? "contested: features and composed" : "contested: composed";
     q["feature_estimator"] = features;
+    if (composed.size() == t.size()) q["composed_alone"] = agreement(composed, t);
   }
   q["mean_source_accuracy_baseline"] = agreement(naive, t);
   return q;
