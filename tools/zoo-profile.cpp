@@ -48,6 +48,13 @@ int main(int argc, char** argv) {
   app.add_option("--audit-fraction", params.auditFraction,
                  "contested: share of the samples every source variant gets right that a stitched variant also runs on")
       ->default_val(0.03)->check(zp::cli::numberIn(0.0, 1.0));
+  app.add_option("--active-top", params.activeTop,
+                 "contested: measure on every sample the stitched variants predicted in this top that are not measured "
+                 "yet, until the predicted top is all measured or the budget is spent (0: none)")
+      ->default_val(10)->check(zp::cli::integerIn(0, 1000000));
+  app.add_option("--accuracy-budget", params.accuracyBudget,
+                 "contested: the accuracy work's share of the exhaustive subgraph runs that --active-top may fill")
+      ->default_val(0.15)->check(zp::cli::numberIn(0.0, 1.0));
   app.add_option("--exhaustive-limit", params.exhaustiveLimit, "measure every stitched variant when it takes fewer subgraph runs")
       ->default_val(4000000)->check(zp::cli::integerIn(0, INT64_MAX));
   app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")
@@ -85,7 +92,7 @@ int main(int argc, char** argv) {
            zp::cli::kOptionError;
   if (!mergeDirs.empty()) {
     // A merge runs with the shards' parameters: measurement options would be ignored.
-    for (const char* o : {"--shard", "--processor", "--import", "--repeat", "--warmup", "--training-fraction", "--audit-fraction",
+    for (const char* o : {"--shard", "--processor", "--import", "--repeat", "--warmup", "--training-fraction", "--audit-fraction", "--active-top", "--accuracy-budget",
                           "--accuracy-estimator",
                           "--exhaustive-limit", "--latency-validation", "--seed", "--batch", "--cold-profile",
                           "--xgb-rounds", "--xgb-depth", "--xgb-objective", "--xgb-eta"})

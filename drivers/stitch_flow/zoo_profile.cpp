@@ -119,6 +119,8 @@ Expected<Json> reportHead(const OutputDir& out, const Sources& src, const Profil
   report["batch"] = measuredBatch(src, params);
   report["params"] = Json{{"training_fraction", params.trainingFraction}, {"accuracy_estimator", params.accuracyEstimator},
                           {"audit_fraction", params.auditFraction},
+                          {"active_top", params.activeTop},
+                          {"accuracy_budget", params.accuracyBudget},
                           {"seed", params.seed},
                           {"exhaustive_limit", params.exhaustiveLimit}, {"latency_validation", params.latencyValidation},
                           {"xgboost", Json{{"rounds", params.xgb.rounds}, {"max_depth", params.xgb.maxDepth},

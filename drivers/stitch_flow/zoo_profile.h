@@ -47,6 +47,12 @@ struct ProfileParams {
   // XGBoost estimator alone; fewer subgraph runs).
   std::string accuracyEstimator = "contested";
   double auditFraction = 0.03;        // contested: share of the samples every source gets right also run
+  // Contested: then measure, on every sample, the variants predicted in the top
+  // `activeTop` that are not measured yet, round after round until the
+  // predicted top is all measured or the accuracy work (contested runs, the
+  // training sample, these) would pass `accuracyBudget` of the exhaustive runs.
+  size_t activeTop = 10;
+  double accuracyBudget = 0.15;
   uint64_t seed = 0;
   int64_t batch = 0;                  // latency measured at this batch; 0: the one stitch.json records
   bool force = false;                 // re-measure even when inputs are unchanged

@@ -181,6 +181,7 @@ Status composeFromContestedSamples(Run& run, const zoo::TaskStitch& task, TaskAc
   const auto breakage = estimate::pooledBreakage(runs);
   for (size_t i = 0; i < combos.size(); ++i) acc.composed[combos[i]] = estimate::composedAccuracy(plans[i], runs[i], breakage[i]);
   run.counts.accuracySubgraphRuns += stats.subgraphRuns;
+  acc.contestedRuns = stats.subgraphRuns;
   const size_t exhaustiveRuns = measure::walkRuns(task, acc.valid, acc.data->samples.size());
   tj["contested_samples"] = Json{
       {"subgraph_runs", stats.subgraphRuns},
@@ -217,6 +218,68 @@ Expected<std::vector<double>> composedPrediction(const Run& run, const zoo::Task
   ZP_ASSIGN_OR_RETURN(auto estimator, estimate::AccuracyEstimator::train(withComposed, acc.trainRows,
                                                                          labelsOf(task, acc, acc.trainRows), run.params.xgb));
   return estimator.predict(withComposed);
+}
+
+// The variants predicted in the top `activeTop` (not measured yet) measured on
+// every sample, round after round, until the predicted top is all measured or
+// the accuracy work would pass the budget. What is measured (originals, the
+// training sample, these) replaces the prediction: a composed accuracy misses
+// the samples stitching breaks among those every source gets right, and in
+// the top the variants differ by a few samples.
+Status measurePredictedTop(Run& run, const zoo::TaskStitch& task, TaskAccuracy& acc, Json& tj) {
+  const size_t samples = acc.data->samples.size();
+  const double budget = run.params.accuracyBudget * static_cast<double>(measure::walkRuns(task, acc.valid, samples));
+  std::set<size_t> known;
+  std::vector<size_t> trainStitched;
+  for (size_t u : acc.uniform) known.insert(acc.valid[u]);
+  for (size_t k : acc.trainRows) {
+    known.insert(k);
+    acc.predicted[k] = acc.measured.at(k);
+    if (!isOriginal(task.combinations[k])) trainStitched.push_back(k);
+  }
+  double used = static_cast<double>(acc.contestedRuns + measure::walkRuns(task, trainStitched, samples));
+  size_t rounds = 0, runs = 0, measured = 0;
+  bool budgetSpent = false;
+  while (true) {
+    std::vector<size_t> order = acc.valid;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return acc.predicted[a] > acc.predicted[b]; });
+    // The best predicted first, as many as the budget affords.
+    std::vector<size_t> pick;
+    bool unmeasured = false;
+    for (size_t i = 0; i < std::min(run.params.activeTop, order.size()); ++i) {
+      if (known.count(order[i])) continue;
+      unmeasured = true;
+      pick.push_back(order[i]);
+      if (used + static_cast<double>(measure::walkRuns(task, pick, samples)) > budget) {
+        pick.pop_back();
+        budgetSpent = true;
+        break;
+      }
+    }
+    if (pick.empty()) {
+      budgetSpent = budgetSpent && unmeasured;
+      break;
+    }
+    measure::EvalStats stats;
+    ZP_ASSIGN_OR_RETURN(auto a, measureCombinationAccuracy(run, task, acc, pick, &stats));
+    for (size_t i = 0; i < pick.size(); ++i) {
+      acc.measured[pick[i]] = acc.predicted[pick[i]] = a[i];
+      known.insert(pick[i]);
+    }
+    run.counts.accuracySubgraphRuns += stats.subgraphRuns;
+    used += static_cast<double>(stats.subgraphRuns);
+    runs += stats.subgraphRuns;
+    measured += pick.size();
+    ++rounds;
+  }
+  const double exhaustive = static_cast<double>(measure::walkRuns(task, acc.valid, samples));
+  tj["active_measurement"] = Json{{"top", run.params.activeTop},
+                                  {"rounds", rounds},
+                                  {"variants_measured", measured},
+                                  {"subgraph_runs", runs},
+                                  {"budget_spent", budgetSpent},
+                                  {"accuracy_work_fraction_of_exhaustive", exhaustive > 0 ? used / exhaustive : 0.0}};
+  return {};
 }
 
 // One estimate's agreement with the measured accuracies: the tie-aware top-K
@@ -356,6 +419,10 @@ Expected<TaskAccuracy> profileTaskAccuracy(Run& run, const zoo::TaskStitch& task
     ZP_TRY(composeFromContestedSamples(run, task, acc, tj));
     ZP_ASSIGN_OR_RETURN(acc.predicted, composedPrediction(run, task, feats, acc));
     tj["accuracy_prediction"] = acc.composedAsFeature ? "features and composed" : "composed";
+    if (run.params.activeTop > 0) {
+      ZP_TRY(measurePredictedTop(run, task, acc, tj));
+      tj["accuracy_prediction"] = tj["accuracy_prediction"].get<std::string>() + ", the predicted top measured";
+    }
   }
   if (acc.exhaustive) tj["accuracy_estimator"] = estimatorQuality(task, acc);
   return acc;

@@ -91,6 +91,7 @@ Json profileParamsJson(const ProfileParams& p) {
          {"training_fraction", p.trainingFraction}, {"exhaustive_limit", p.exhaustiveLimit},
          {"latency_validation", p.latencyValidation}, {"calibration_samples", p.calibrationSamples},
          {"accuracy_estimator", p.accuracyEstimator}, {"audit_fraction", p.auditFraction},
+         {"active_top", p.activeTop}, {"accuracy_budget", p.accuracyBudget},
          {"xgboost", Json{{"rounds", p.xgb.rounds}, {"max_depth", p.xgb.maxDepth}, {"eta", p.xgb.eta},
                           {"subsample", p.xgb.subsample}, {"lambda", p.xgb.lambda},
                           {"min_child_weight", p.xgb.minChildWeight}, {"seed", p.xgb.seed},
@@ -105,7 +106,7 @@ Expected<ProfileParams> profileParamsFromJson(const Json& j, const std::string& 
   JsonAt root(j, label, "$.params");
   ZP_TRY(root.onlyKeys({"repeat", "warmup", "seed", "batch", "training_fraction", "exhaustive_limit",
                         "latency_validation", "calibration_samples", "accuracy_estimator", "audit_fraction",
-                        "xgboost", "processors", "imports"}));
+                        "active_top", "accuracy_budget", "xgboost", "processors", "imports"}));
   ProfileParams p;
   ZP_ASSIGN_OR_RETURN(int64_t repeat, root.integer("repeat", 1, 1000000));
   ZP_ASSIGN_OR_RETURN(int64_t warmup, root.integer("warmup", 0, 1000000));
@@ -119,6 +120,9 @@ Expected<ProfileParams> profileParamsFromJson(const Json& j, const std::string& 
   if (p.accuracyEstimator != "features" && p.accuracyEstimator != "contested")
     return makeError("{}: $.params.accuracy_estimator: '{}' is not 'features' or 'contested'", label, p.accuracyEstimator);
   ZP_ASSIGN_OR_RETURN(p.auditFraction, root.number("audit_fraction", 0.0, 1.0));
+  ZP_ASSIGN_OR_RETURN(int64_t activeTop, root.integer("active_top", 0, 1000000));
+  p.activeTop = static_cast<size_t>(activeTop);
+  ZP_ASSIGN_OR_RETURN(p.accuracyBudget, root.number("accuracy_budget", 0.0, 1.0));
   p.repeat = static_cast<int>(repeat);
   p.warmup = static_cast<int>(warmup);
   p.seed = static_cast<uint64_t>(seed);

@@ -206,6 +206,7 @@ struct TaskAccuracy {
   std::vector<double> featurePredicted;  // per combination: SparseLoom's feature-based estimator
   std::map<size_t, double> composed;     // combination index -> accuracy composed from contested samples
   bool composedAsFeature = false;        // contested: the composed accuracy fed the feature estimator
+  size_t contestedRuns = 0;              // contested: subgraph runs on the contested samples
 };
 // The task's valid combinations and originals, and with a dataset the samples
 // and the subgraph models the accuracy is measured on; nothing measured.

@@ -101,7 +101,9 @@ for d, mode in ((sys.argv[1], "features and composed"), (sys.argv[2], "composed"
         assert "contested_samples" not in t and "accuracy_prediction" not in t, t
         continue
     assert r["params"]["accuracy_estimator"] == "contested", r["params"]
-    assert t["accuracy_prediction"] == mode, (d, t["accuracy_prediction"])
+    assert t["accuracy_prediction"] == mode + ", the predicted top measured", (d, t["accuracy_prediction"])
+    a = t["active_measurement"]
+    assert a["top"] == 10 and a["accuracy_work_fraction_of_exhaustive"] <= 0.15 + 1e-9, a
     assert q["method"] == "contested: " + mode and "held_out" in q["feature_estimator"], q
     c = t["contested_samples"]
     assert 0 < c["subgraph_runs"] < c["exhaustive_subgraph_runs"], c
@@ -110,6 +112,23 @@ for d, mode in ((sys.argv[1], "features and composed"), (sys.argv[2], "composed"
         assert all(x["predicted_accuracy"] == x["measured_accuracy"] for x in rows if x["kind"] == "original")
 PYEOF
 then pass "contested-sample and feature estimators"; else fail "contested-sample and feature estimators"; fi
+
+# With the whole budget, the variants predicted in the top 10 are measured on
+# every sample, round after round: each of the final top 10 predicts what it measured.
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof_active" "${FAST[@]}" --accuracy-budget 1 > /dev/null
+if $PY - "$WORK/prof_active" "$WORK/prof" <<'PYEOF'
+import csv, json, os, sys
+r = json.load(open(os.path.join(sys.argv[1], "report.json")))
+t = r["tasks"][0]
+a = t["active_measurement"]
+assert r["params"]["accuracy_budget"] == 1 and a["rounds"] >= 1 and a["variants_measured"] >= 1, a
+assert not a["budget_spent"] and a["subgraph_runs"] > 0, a
+rows = sorted(csv.DictReader(open(os.path.join(sys.argv[1], "accuracy.csv"))), key=lambda x: -float(x["predicted_accuracy"]))
+assert all(x["predicted_accuracy"] == x["measured_accuracy"] for x in rows[:10]), rows[:10]
+base = json.load(open(os.path.join(sys.argv[2], "report.json")))["tasks"][0]["accuracy_estimator"]
+assert t["accuracy_estimator"]["top10_recall_tie_aware"] >= base["top10_recall_tie_aware"], (t["accuracy_estimator"], base)
+PYEOF
+then pass "--accuracy-budget 1: the predicted top is measured"; else fail "active measurement of the predicted top"; fi
 
 # Unchanged inputs: measured rows are reused and the tool says so.
 "$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" "${FAST[@]}" > "$WORK/out2.txt"
