@@ -201,7 +201,7 @@ Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& mo
   std::vector<std::vector<double>> latencies(models.size());
   for (int i = 0; i < ep.repeat; ++i) {
     double wall = 0;
-    ZP_TRY(exec->run(inputs, true, &wall));
+    ZP_ASSIGN_OR_RETURN(out.outputs, exec->run(inputs, true, &wall));
     walls.push_back(wall);
     const auto lat = dnnLatencies(exec->program().lastProfile(), dnnOfStep, order.deps);
     double thr = 0;
@@ -212,6 +212,7 @@ Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& mo
     throughputs.push_back(thr);
   }
   out.wall = runtime::warmStatsOf(walls);
+  out.inputs = inputs;
   for (const auto& l : latencies) out.dnnLatencyMs.push_back(median(l));
   out.throughput = median(throughputs);
   out.trace = runtime::serve::placedRunTrace(exec->program(), processors, "executed concurrent schedule");

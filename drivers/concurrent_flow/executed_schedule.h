@@ -59,6 +59,7 @@ struct ExecutedSchedule {
   std::vector<double> dnnLatencyMs;
   double throughput = 0;
   int handoffs = 0;         // steps reading another processor's output
+  runtime::TensorMap inputs, outputs;  // of the joined graph ("<dnn>/<name>"): the random inputs, the last run's outputs
   Json trace;               // Perfetto trace of one profiled round, a track per processor
 };
 

@@ -1,6 +1,7 @@
 #include "drivers/run/bundle_inputs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "libplan/artifacts/plan_json.h"
@@ -119,5 +120,23 @@ std::vector<std::string> splitPlus(const std::string& s) {
     start = p + 1;
   }
 }
+
+void OutputDiff::add(const runtime::TensorMap& got, const runtime::TensorMap& want) {
+  for (const auto& [name, w] : want) {
+    auto it = got.find(name);
+    if (it == got.end() || it->second.shape != w.shape) {
+      maxAbsDiff = INFINITY;
+      continue;
+    }
+    const auto gv = it->second.toF32(), wv = w.toF32();
+    for (size_t k = 0; k < wv.size(); ++k) {
+      const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
+      maxAbsDiff = std::isnan(d) ? INFINITY : std::max(maxAbsDiff, d);
+      refScale = std::max(refScale, std::abs(static_cast<double>(wv[k])));
+    }
+  }
+}
+
+bool OutputDiff::within(double tolerance) const { return maxAbsDiff <= tolerance * std::max(1.0, refScale); }
 
 }  // namespace zp::drivers

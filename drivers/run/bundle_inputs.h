@@ -52,4 +52,13 @@ int64_t argmax(const runtime::Tensor& t);
 // "a+b+c" -> {a, b, c}: the variants of a combination, per position.
 std::vector<std::string> splitPlus(const std::string& s);
 
+// The largest |got - want| over the outputs `want` names (infinite when one is
+// missing, has another shape or is NaN), and the largest |want|: a run matches
+// its reference when maxAbsDiff <= tolerance * max(1, refScale).
+struct OutputDiff {
+  double maxAbsDiff = 0, refScale = 0;
+  void add(const runtime::TensorMap& got, const runtime::TensorMap& want);
+  bool within(double tolerance) const;
+};
+
 }  // namespace zp::drivers

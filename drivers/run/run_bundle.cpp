@@ -76,7 +76,7 @@ struct Chain {
 
 bool BundleRunResult::ok() const {
   return std::all_of(tasks.begin(), tasks.end(), [](const TaskRunReport& t) { return !t.feasible || t.match; }) &&
-         (!placed || placed->match);
+         (!placed || placed->match) && (!concurrent || concurrent->ok());
 }
 
 Json BundleRunResult::json() const {
@@ -191,6 +191,7 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const Bun
   cp.repeat = std::max(1, params.repeat);
   cp.rounds = params.rounds;
   cp.seed = params.seed;
+  cp.tolerance = params.tolerance;
   cp.schedules = params.schedules;
   cp.trace = params.trace;
   BundleRunResult res;

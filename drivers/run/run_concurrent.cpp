@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -142,8 +143,28 @@ Expected<std::vector<Candidate>> candidates(const ConcurrentRunParams& params, c
   return out;
 }
 
-void finish(Candidate& c) {
+// Each DNN run alone on the first processor, on the inputs the schedules ran
+// on: its outputs under the joined graph's names.
+Expected<runtime::TensorMap> aloneOutputs(const std::vector<ScheduledModel>& models, const runtime::TensorMap& inputs,
+                                          const ProcessorConfig& processor) {
+  runtime::TensorMap want;
+  for (const auto& m : models) {
+    ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(m.model, m.name, runtime::serve::sessionOptions(processor)));
+    runtime::TensorMap feed;
+    for (const auto& io : session->inputs()) {
+      auto it = inputs.find(m.name + "/" + io.name);
+      if (it == inputs.end()) return makeError("{}: input '{}' was not fed to the joined run", m.name, io.name);
+      feed.emplace(io.name, it->second);
+    }
+    ZP_ASSIGN_OR_RETURN(auto out, session->run(feed));
+    for (auto& [name, t] : out) want.emplace(m.name + "/" + name, t.clone());
+  }
+  return want;
+}
+
+void finish(Candidate& c, double tolerance) {
   auto& r = c.row;
+  r.match = OutputDiff{r.maxAbsDiff, r.refScale}.within(tolerance);
   r.measuredMakespanMs = median(r.roundMakespanMs);
   r.measuredP90Ms = median(c.p90Rounds);
   r.measuredThroughput = median(c.throughputRounds);
@@ -170,10 +191,16 @@ Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& par
                                        p.gemm.empty() ? "onednn" : p.gemm));
   for (const auto& d : c.dnns) r.dnns.push_back(d.name);
   Json trace;
+  std::optional<runtime::TensorMap> want;
   for (int round = 0; round < params.rounds; ++round)
     for (auto& cand : cs) {
       ZP_ASSIGN_OR_RETURN(auto run, executeSchedule(models, cand.order, processors,
                                                     {params.warmup, params.repeat, params.seed}));
+      if (!want) { ZP_ASSIGN_OR_RETURN(want, aloneOutputs(models, run.inputs, processors.front())); }
+      OutputDiff diff;
+      diff.add(run.outputs, *want);
+      cand.row.maxAbsDiff = std::max(cand.row.maxAbsDiff, diff.maxAbsDiff);
+      cand.row.refScale = std::max(cand.row.refScale, diff.refScale);
       cand.row.roundMakespanMs.push_back(run.wall.medianMs);
       cand.p90Rounds.push_back(run.wall.p90Ms);
       cand.throughputRounds.push_back(run.throughput);
@@ -182,11 +209,15 @@ Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& par
       if (round == 0 && cand.row.schedule == cs.front().row.schedule) trace = std::move(run.trace);
     }
   for (auto& cand : cs) {
-    finish(cand);
+    finish(cand, params.tolerance);
     r.rows.push_back(std::move(cand.row));
   }
   if (!params.trace.empty() && !cs.empty()) ZP_TRY(writeFileAtomic(params.trace, trace.dump()));
   return r;
+}
+
+bool ConcurrentRunReport::ok() const {
+  return std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.match; });
 }
 
 std::string ConcurrentRunReport::bestMeasured() const {
@@ -211,7 +242,10 @@ Json ConcurrentRunReport::json() const {
                       {"measured_dnn_ms", row.measuredDnnMs},
                       {"measured_round_makespan_ms", row.roundMakespanMs},
                       {"measured_over_predicted", row.measuredMakespanMs / row.predictedMakespanMs},
-                      {"handoffs", row.handoffs}});
+                      {"handoffs", row.handoffs},
+                      {"max_abs_diff", row.maxAbsDiff},
+                      {"reference_scale", row.refScale},
+                      {"match", row.match}});
   return Json{{"workload", workload}, {"objective", objective}, {"plan_source", source},
               {"processors", processors}, {"dnns", dnns}, {"repeat", repeat}, {"rounds", rounds},
               {"best_measured", bestMeasured()}, {"schedules", rs}};
@@ -230,6 +264,15 @@ std::string ConcurrentRunReport::table() const {
     s += fmt::format("{:<20} {:>10.3f} {:>10.3f} {:>9.2f} {:>11.1f} {:>11.1f} {:>8}  {}\n", row.schedule,
                      row.predictedMakespanMs, row.measuredMakespanMs, row.measuredMakespanMs / row.predictedMakespanMs,
                      row.predictedThroughput, row.measuredThroughput, row.handoffs, per);
+  }
+  for (const auto& row : rows)
+    if (!row.match)
+      s += fmt::format("{}: outputs differ from each DNN run alone: max|diff| {:.3g} (scale {:.3g})\n", row.schedule,
+                       row.maxAbsDiff, row.refScale);
+  if (ok() && !rows.empty()) {
+    double worst = 0;
+    for (const auto& row : rows) worst = std::max(worst, row.maxAbsDiff);
+    s += fmt::format("outputs of every schedule equal each DNN run alone (max|diff| {:.3g})\n", worst);
   }
   s += fmt::format("measured: medians over {} rounds of {} timed runs each (the schedules take turns); best measured "
                    "by {}: {}\n",

@@ -5,7 +5,8 @@
 // schedule's timeline, hand-offs in shared memory, a pipeline's DNN after the
 // ones it follows. The schedules take turns round after round (a shared
 // machine's noise falls on all alike); for each, the measured makespan, per-DNN
-// latency and throughput (Eq. 10) are reported beside the simulated ones.
+// latency and throughput (Eq. 10) are reported beside the simulated ones, and
+// every DNN's outputs are checked against the DNN run alone.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -24,6 +25,7 @@ struct ConcurrentRunParams {
   int warmup = 2;
   int rounds = 3;   // each schedule runs once per round; medians over rounds
   uint64_t seed = 0;  // of the random inputs
+  double tolerance = 1e-5;  // outputs: max |run - alone| <= tolerance * max(1, max |alone|)
   std::vector<std::string> schedules;  // "zooplan" and baseline names; empty: all
   std::filesystem::path trace;         // Perfetto trace of one profiled run of the plan's schedule (empty: none)
 };
@@ -40,10 +42,13 @@ struct ConcurrentRunReport {
     std::vector<double> measuredDnnMs;
     std::vector<double> roundMakespanMs;  // the median of each round
     int handoffs = 0;
+    double maxAbsDiff = 0, refScale = 0;  // every DNN's outputs against the DNN run alone on the first processor
+    bool match = false;
   };
   std::vector<Row> rows;  // the plan's schedule first, then the baselines in the plan's order
   int repeat = 0, rounds = 0;
   std::string bestMeasured() const;  // by the plan's objective
+  bool ok() const;                   // every schedule's outputs matched
   Json json() const;
   std::string table() const;
 };

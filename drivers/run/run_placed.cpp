@@ -89,20 +89,11 @@ Expected<std::vector<int>> stepPlacement(const Session& session, const plan::OpP
 }
 
 void compareOutputs(const TensorMap& got, const TensorMap& want, double tolerance, PlacedRunReport& r) {
-  for (const auto& [name, w] : want) {
-    auto it = got.find(name);
-    if (it == got.end() || it->second.shape != w.shape) {
-      r.maxAbsDiff = INFINITY;
-      continue;
-    }
-    const auto gv = it->second.toF32(), wv = w.toF32();
-    for (size_t k = 0; k < wv.size(); ++k) {
-      const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
-      r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
-      r.refScale = std::max(r.refScale, std::abs(static_cast<double>(wv[k])));
-    }
-  }
-  r.match = r.maxAbsDiff <= tolerance * std::max(1.0, r.refScale);
+  OutputDiff diff;
+  diff.add(got, want);
+  r.maxAbsDiff = diff.maxAbsDiff;
+  r.refScale = diff.refScale;
+  r.match = diff.within(tolerance);
 }
 
 double plannedBaseline(const plan::OpPlacement& o, const std::string& name) {

@@ -5,7 +5,8 @@
 # plan-emit bundles the plan with its models, and plan-run executes the plan's
 # schedule and every baseline's: each DNN's layer groups on their processor's
 # pinned worker, the pipeline's second DNN only after the first, measured
-# makespan, per-DNN latency and throughput beside the simulated ones, a trace.
+# makespan, per-DNN latency and throughput beside the simulated ones, every
+# DNN's outputs equal to the DNN run alone, a trace.
 # Plans that cannot run are one-line errors.
 source "$(dirname "$0")/lib.sh"
 DATA="$SRC/testdata/concurrent"
@@ -29,10 +30,12 @@ names = [r["schedule"] for r in run["schedules"]]
 assert names == ["zooplan"] + [b["name"] for b in plan["baselines"]], names
 assert run["dnns"] == ["resnet", "mobilenet", "vit"], run["dnns"]
 assert run["rounds"] == 2 and run["repeat"] == 3
+assert json.load(open(sys.argv[2]))["ok"]
 for r in run["schedules"]:
     assert r["measured_makespan_ms"] > 0 and len(r["measured_round_makespan_ms"]) == 2, r
     assert len(r["measured_dnn_ms"]) == 3 and all(x > 0 for x in r["measured_dnn_ms"]), r
     assert r["measured_throughput"] > 0, r
+    assert r["match"] and r["max_abs_diff"] <= 1e-5 * max(1, r["reference_scale"]), r  # outputs = each DNN alone
 zp = run["schedules"][0]
 assert abs(zp["predicted_makespan_ms"] - plan["latencyMs"]) < 1e-9, (zp, plan["latencyMs"])
 assert [round(x, 9) for x in zp["predicted_dnn_ms"]] == [round(d["endMs"] - d["releaseMs"], 9) for d in plan["dnns"]]

@@ -152,7 +152,7 @@ touch "$WORK/plainfile"
 expect_error "unwritable output" "cannot create parent directory" "$WORK/plainfile/out" -- \
   "$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/plainfile/out"
 expect_error "plan-run unknown task" "--task nope: no such task" "$WORK/out" -- "$BIN/plan-run" "$WORK/b2" --task nope
-expect_error "plan-run on a concurrent bundle" "has no stitch section" "$WORK/out" -- "$BIN/plan-run" "$WORK/cb"
+expect_error "plan-run on a simulated-only concurrent bundle" "names no host processors" "$WORK/out" -- "$BIN/plan-run" "$WORK/cb"
 expect_error "check without a bundle" "not a bundle directory" "$WORK/out" -- "$BIN/plan-emit" --check "$WORK/nothing"
 before="$(cd "$WORK/b2" && find . -type f -exec sha256sum {} + | sort)"
 "$BIN/plan-emit" "$WORK/empty.json" -o "$WORK/b2" 2>/dev/null && fail "failing emit exited 0"
