@@ -180,8 +180,7 @@ Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleM
   return res;
 }
 
-Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const BundleManifest& manifest,
-                                        const plan::Plan& plan) {
+Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const plan::Plan& plan) {
   if (!params.slo.empty() || !params.task.empty() || params.cold)
     return makeError("--slo/--task/--cold: {} is a concurrent schedule; it has no tasks, SLO configurations or cold "
                      "sections",
@@ -195,7 +194,7 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const Bun
   cp.schedules = params.schedules;
   cp.trace = params.trace;
   BundleRunResult res;
-  ZP_ASSIGN_OR_RETURN(auto r, runConcurrentBundle(cp, manifest, plan));
+  ZP_ASSIGN_OR_RETURN(auto r, runConcurrentBundle(cp, plan));
   res.concurrent = std::move(r);
   return res;
 }
@@ -431,7 +430,7 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
   if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
-  if (!plan.stitch && plan.concurrent) return runConcurrent(params, manifest, plan);
+  if (!plan.stitch && plan.concurrent) return runConcurrent(params, plan);
   if (params.rounds != BundleRunParams{}.rounds || !params.schedules.empty())
     return makeError("--rounds/--schedules: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
                      params.bundle.string());

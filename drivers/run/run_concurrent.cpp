@@ -173,9 +173,7 @@ void finish(Candidate& c, double tolerance) {
 
 }  // namespace
 
-Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params,
-                                                  const artifacts::BundleManifest& manifest, const plan::Plan& plan) {
-  (void)manifest;  // models are found by the hashes the plan recorded
+Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params, const plan::Plan& plan) {
   const auto& c = *plan.concurrent;
   ZP_ASSIGN_OR_RETURN(auto processors, hostProcessors(params, c));
   ZP_ASSIGN_OR_RETURN(auto models, scheduledModels(params, plan));

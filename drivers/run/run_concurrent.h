@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "libplan/artifacts/bundle_manifest.h"
 #include "libplan/plan/plan.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
@@ -53,8 +52,8 @@ struct ConcurrentRunReport {
   std::string table() const;
 };
 
-// `plan` is the bundle's (plan.pb checked against plan.json) with a concurrent section.
-Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params,
-                                                  const artifacts::BundleManifest& manifest, const plan::Plan& plan);
+// `plan` is the bundle's (plan.pb checked against plan.json) with a concurrent
+// section; its models are found in the bundle by the hashes the plan recorded.
+Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params, const plan::Plan& plan);
 
 }  // namespace zp::drivers

@@ -228,7 +228,8 @@ Expected<std::vector<double>> composedPrediction(const Run& run, const zoo::Task
 // the top the variants differ by a few samples.
 Status measurePredictedTop(Run& run, const zoo::TaskStitch& task, TaskAccuracy& acc, Json& tj) {
   const size_t samples = acc.data->samples.size();
-  const double budget = run.params.accuracyBudget * static_cast<double>(measure::walkRuns(task, acc.valid, samples));
+  const double exhaustive = static_cast<double>(measure::walkRuns(task, acc.valid, samples));
+  const double budget = run.params.accuracyBudget * exhaustive;
   std::set<size_t> known;
   std::vector<size_t> trainStitched;
   for (size_t u : acc.uniform) known.insert(acc.valid[u]);
@@ -272,7 +273,6 @@ Status measurePredictedTop(Run& run, const zoo::TaskStitch& task, TaskAccuracy& 
     measured += pick.size();
     ++rounds;
   }
-  const double exhaustive = static_cast<double>(measure::walkRuns(task, acc.valid, samples));
   tj["active_measurement"] = Json{{"top", run.params.activeTop},
                                   {"rounds", rounds},
                                   {"variants_measured", measured},
