@@ -2,8 +2,9 @@
 // names: "stitch" (drivers/stitch_flow: SparseLoom selection, placement,
 // preloading; the default), "concurrent" (drivers/concurrent_flow:
 // contention-aware schedules), "opplace" (drivers/opplace_flow: per-operator
-// placement of one model) or "cold" (drivers/cold_flow: one model's
-// cold-start plan, NNV12).
+// placement of one model), "cold" (drivers/cold_flow: one model's
+// cold-start plan, NNV12) or "mts" (drivers/mts_flow: zoo-mts's stitched groups
+// measured and placed as units).
 #include <iostream>
 #include <string>
 
@@ -12,6 +13,7 @@
 
 #include "drivers/cold_flow/solve_cold.h"
 #include "drivers/concurrent_flow/solve_concurrent.h"
+#include "drivers/mts_flow/solve_mts.h"
 #include "drivers/opplace_flow/solve_opplace.h"
 #include "drivers/stitch_flow/solve_stitch.h"
 #include "passes/select/plan_stitch.h"
@@ -25,13 +27,17 @@ int main(int argc, char** argv) {
   zp::drivers::SolveStitchOptions sp;
   zp::drivers::SolveOpplaceOptions op;
   zp::drivers::SolveColdOptions co;
+  zp::drivers::SolveMtsOptions mo;
   std::string objective, solver = "exact";
   bool anytime = false;
   std::string input, output, trace, stats, svgDir, evaluate;
   std::vector<std::string> budgets;
-  app.add_option("--mode", mode, "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | opplace (MODEL.onnx) | cold (MODEL.onnx)")
-      ->check(CLI::IsMember({"stitch", "concurrent", "opplace", "cold"}));
-  app.add_option("input", input, "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace, cold: MODEL.onnx")
+  app.add_option("--mode", mode,
+                 "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | opplace (MODEL.onnx) | cold (MODEL.onnx) | mts (MTS_DIR)")
+      ->check(CLI::IsMember({"stitch", "concurrent", "opplace", "cold", "mts"}));
+  app.add_option("input", input,
+                 "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace, cold: MODEL.onnx; "
+                 "mts: zoo-mts's directory or its mts.json")
       ->required();
   app.add_option("-o,--output", output, "plan JSON to write")->required();
   // stitch mode
@@ -58,7 +64,9 @@ int main(int argc, char** argv) {
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
   // opplace mode
   app.add_option("--profile", op.profileDir, "opplace: zoo-profile's output directory (node_profile.csv, latency_model.json)");
-  app.add_option("--zoo", op.zoo, "opplace: zoo.json whose host processors the operators go to");
+  std::string zooPath;
+  app.add_option("--zoo", zooPath, "opplace: zoo.json whose host processors the operators go to; "
+                                   "mts: the units' processors (default: the zoo mts.json was made from)");
   app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds")
       ->check(zp::cli::numberIn(1e-3, 1e6));
   // cold mode
@@ -74,6 +82,9 @@ int main(int argc, char** argv) {
                                    "C caching, P pipelining; the ablation is predicted for all)")
       ->default_val("K+C+P")
       ->check(CLI::IsMember({"none", "K", "C", "P", "K+C", "K+P", "C+P", "K+C+P"}));
+  // mts mode
+  app.add_option("--repeat", mo.repeat, "mts: timed runs of each model on each processor (the median is the cost)")
+      ->default_val(50)->check(zp::cli::integerIn(1, 100000));
   // all
   app.add_option("--trace", trace, "write a Chrome-trace / Perfetto JSON of the schedule");
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
@@ -83,11 +94,23 @@ int main(int argc, char** argv) {
     if (auto r = zp::select::parseBudget(b, 0); !r.ok())
       return zp::cli::printError("plan-solve", r.error().message), zp::cli::kOptionError;
 
+  if (mode == "mts") {
+    mo.manifest = input;
+    mo.zoo = zooPath;
+    mo.output = output;
+    mo.seed = static_cast<uint64_t>(cc.solve.seed);
+    mo.version = zp::zooplanVersion();
+    auto r = zp::drivers::solveMts(mo);
+    if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
+    std::cout << r->summary;
+    return 0;
+  }
   if (mode == "opplace") {
-    if (op.profileDir.empty() || op.zoo.empty())
+    if (op.profileDir.empty() || zooPath.empty())
       return zp::cli::printError("plan-solve", "--mode opplace needs --profile DIR and --zoo zoo.json"),
              zp::cli::kOptionError;
     op.model = input;
+    op.zoo = zooPath;
     op.output = output;
     op.seed = static_cast<uint64_t>(cc.solve.seed);
     op.version = zp::zooplanVersion();

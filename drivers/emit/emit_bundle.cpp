@@ -239,6 +239,41 @@ Status collectOpplaceSources(Sources& s, bool strict) {
   return {};
 }
 
+// A path the plan records as given to plan-solve: as is, then relative to the plan's folder.
+fs::path asRecorded(const Sources& s, const std::string& recorded) {
+  const fs::path planDir = s.planPath.parent_path();
+  fs::path p = recorded;
+  if (!recorded.empty() && !fs::exists(p) && !planDir.empty() && p.is_relative()) p = planDir / p;
+  return p;
+}
+
+// A model the plan records with its hash: read, and in strict mode checked against it.
+Status addHashedModel(Sources& s, const std::string& recorded, const std::string& sha256, bool strict) {
+  for (const auto& in : s.inputs)
+    if (in.input.role == "model" && in.input.key == recorded) return {};
+  const fs::path p = asRecorded(s, recorded);
+  std::string bytes;
+  ZP_TRY(addInput(s, "model", recorded, p, strict, &bytes));
+  if (strict && sha256Hex(bytes) != sha256)
+    return makeError("{}: does not match the hash {} records for it (changed since planning?)", p.string(),
+                     s.planPath.string());
+  return {};
+}
+
+// The MTS section: mts.json (for the datasets' zoo), every stitched graph and every member's own model.
+Status collectMtsSources(Sources& s, bool strict) {
+  const auto& m = *s.plan.mts;
+  ZP_TRY(addInput(s, "mts-manifest", "mts.json", asRecorded(s, m.manifest), strict));
+  for (const auto& p : m.processors)
+    if (!runtime::isKnownPolicy(policyOf(p)))
+      return makeError("{}: $.mts.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
+  for (const auto& u : m.units) {
+    ZP_TRY(addHashedModel(s, u.file, u.sha256, strict));
+    for (const auto& b : u.members) ZP_TRY(addHashedModel(s, b.model, b.sha256, strict));
+  }
+  return {};
+}
+
 // Reads the plan and everything it points at. strict: any missing or
 // inconsistent input is an error (emit); otherwise problems become notes on
 // the inputs (check).
@@ -251,8 +286,8 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     if (j.is_discarded()) return makeError("{}: not valid JSON", planPath.string());
     ZP_ASSIGN_OR_RETURN(s.plan, artifacts::planFromJson(j, planPath.string()));
   }
-  if (!s.plan.stitch && !s.plan.concurrent && !s.plan.opplace)
-    return makeError("{}: the plan has no 'stitch', 'concurrent' or 'opplace' section; nothing to emit",
+  if (!s.plan.stitch && !s.plan.concurrent && !s.plan.opplace && !s.plan.mts)
+    return makeError("{}: the plan has no 'stitch', 'concurrent', 'opplace' or 'mts' section; nothing to emit",
                      planPath.string());
   {
     CurrentInput c;
@@ -263,6 +298,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
   if (s.plan.stitch) ZP_TRY(collectStitchSources(s, strict));
   if (s.plan.concurrent) ZP_TRY(collectConcurrentSources(s, strict));
   if (s.plan.opplace) ZP_TRY(collectOpplaceSources(s, strict));
+  if (s.plan.mts) ZP_TRY(collectMtsSources(s, strict));
   std::sort(s.inputs.begin(), s.inputs.end(), [](const CurrentInput& a, const CurrentInput& b) {
     return std::tie(a.input.role, a.input.key) < std::tie(b.input.role, b.input.key);
   });
@@ -365,6 +401,9 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       ++res.models;
       if (src.plan.opplace && in.input.key == src.plan.opplace->model && params.writeCaches)
         for (const auto& p : src.plan.opplace->processors)
+          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, policyOf(p), std::max(1, p.threads), rel, res));
+      if (src.plan.mts && params.writeCaches)  // any system may run a unit's models on any of its processors
+        for (const auto& p : src.plan.mts->processors)
           ZP_TRY(writeWeightCache(root, rel, in.input.sha256, policyOf(p), std::max(1, p.threads), rel, res));
     }
   }

@@ -14,7 +14,9 @@
 //                             references into the subgraph file for the weights it
 //                             transforms at load (Session::writeColdCache)
 //   models/<sha16>.onnx       concurrent plans: ONNX models the workload names, when found;
-//                             operator-placement plans: the model they place
+//                             operator-placement plans: the model they place;
+//                             MTS plans: every stitched graph and every member's own model,
+//                             each with a weight cache for every processor of the section
 //   manifest.json             every artifact (path, size, sha256), the tool, the inputs
 //   .zooplan-output           the output marker: a later plan-emit may replace this
 //                             directory, no other tool may

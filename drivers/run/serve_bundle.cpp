@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "drivers/run/bundle_inputs.h"
+#include "drivers/run/serve_mts.h"
 #include "libplan/artifacts/arrivals_csv.h"
 #include "libplan/runtime/serve/executor.h"
 #include "libplan/runtime/serve/model_file_loader.h"
@@ -240,12 +241,6 @@ Status measureLoads(Context& c, SystemRun& r) {
   return {};
 }
 
-Json summaryJson(const QuerySummary& s) {
-  return Json{{"queries", s.queries},         {"completed", s.completed}, {"violations", s.violations},
-              {"violation_rate", s.violationRate}, {"p50_ms", s.p50Ms},   {"p99_ms", s.p99Ms},
-              {"throughput_qps", s.throughputQps}};
-}
-
 struct SystemOutcome {
   std::string name, description;
   ServeResult measured;
@@ -305,28 +300,24 @@ Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, S
 Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
   Json systems = Json::object();
   for (const auto& o : outcomes) {
-    Json measured = summaryJson(o.measured.summary);
+    Json measured = querySummaryJson(o.measured.summary);
     measured["peak_rss_bytes"] = o.measured.peakRssBytes;
     measured["peak_resident_bytes"] = o.measured.peakResidentBytes;
     measured["loads"] = o.measured.loads;
     measured["evictions"] = o.measured.evictions;
     measured["accuracy"] = o.measured.labelled > 0 ? Json(static_cast<double>(o.measured.correct) / o.measured.labelled)
                                                    : Json(nullptr);
-    Json predicted = summaryJson(o.predicted.summary);
+    Json predicted = querySummaryJson(o.predicted.summary);
     predicted["loads"] = o.predicted.loads;
     predicted["peak_resident_bytes"] = o.predicted.peakResidentBytes;
     systems[o.name] = Json{{"description", o.description},
                            {"measured", measured},
                            {"predicted", predicted},
-                           {"predicted_from_plan_latencies", summaryJson(o.predictedFromPlan.summary)},
+                           {"predicted_from_plan_latencies", querySummaryJson(o.predictedFromPlan.summary)},
                            {"calibration", o.calibration}};
   }
   Json slos = Json::array();
   for (size_t k : c.slos) slos.push_back(c.st->slos[k].id);
-  Json procs = Json::array();
-  for (const auto& p : c.processors)
-    procs.push_back(Json{{"name", p.name}, {"cores", p.cores}, {"policy", p.policy},
-                         {"gemm", p.gemm == runtime::GemmLibrary::Blis ? "blis" : "onednn"}, {"threads", p.threads}});
   return Json{{"systems", systems},
               {"slo_configurations", slos},
               {"phase_ms", c.phaseMs},
@@ -336,7 +327,7 @@ Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
                                                      : Json(c.params.arrivals.string())},
               {"memory_budget_bytes", c.budgetBytes},
               {"calibration_rounds", c.params.calibrationRounds},
-              {"processors", procs},
+              {"processors", processorsJson(c.processors)},
               {"notes", c.notes}};
 }
 
@@ -360,10 +351,26 @@ std::string reportTable(const std::vector<SystemOutcome>& outcomes, bool calibra
 
 }  // namespace
 
+Json querySummaryJson(const QuerySummary& s) {
+  return Json{{"queries", s.queries},         {"completed", s.completed}, {"violations", s.violations},
+              {"violation_rate", s.violationRate}, {"p50_ms", s.p50Ms},   {"p99_ms", s.p99Ms},
+              {"throughput_qps", s.throughputQps}};
+}
+
+Json processorsJson(const std::vector<ProcessorConfig>& processors) {
+  Json procs = Json::array();
+  for (const auto& p : processors)
+    procs.push_back(Json{{"name", p.name}, {"cores", p.cores}, {"policy", p.policy},
+                         {"gemm", p.gemm == runtime::GemmLibrary::Blis ? "blis" : "onednn"}, {"threads", p.threads}});
+  return procs;
+}
+
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   ZP_ASSIGN_OR_RETURN(artifacts::BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   Context c{params, {}, nullptr, {}, {}, 0, {}, {}, {}, {}, 0, {}, {}};
-  ZP_ASSIGN_OR_RETURN(c.plan, readBundleStitchPlan(params.bundle));
+  ZP_ASSIGN_OR_RETURN(c.plan, readBundlePlan(params.bundle));
+  if (!c.plan.stitch && c.plan.mts) return serveMtsBundle(params, c.plan, manifest);
+  ZP_TRY(requireStitchSection(c.plan, params.bundle));
   c.st = &*c.plan.stitch;
   if (c.st->systems.empty())
     return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", (params.bundle / "plan.pb").string());

@@ -19,8 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "libplan/runtime/serve/processor.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
+#include "libplan/util/query_summary.h"
 
 namespace zp::drivers {
 
@@ -49,7 +51,12 @@ struct ServeBundleResult {
 };
 
 // Everything is checked (bundle, caches, cores, arrivals) before anything runs;
-// outputs are written (atomically) only after every system was served.
+// outputs are written (atomically) only after every system was served. A plan
+// with an MTS section and no stitch section is served by serveMtsBundle.
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params);
+
+// The report's pieces both serving drivers write.
+Json querySummaryJson(const QuerySummary& s);
+Json processorsJson(const std::vector<runtime::serve::ProcessorConfig>& processors);
 
 }  // namespace zp::drivers

@@ -34,7 +34,7 @@ Expected<BundleManifest> manifestFromJson(const Json& j, const std::string& labe
     BundleInput b;
     ZP_ASSIGN_OR_RETURN(JsonAt role, in.at("role"));
     ZP_ASSIGN_OR_RETURN(b.role, role.string());
-    static const std::set<std::string> kRoles = {"plan", "stitch-manifest", "subgraph", "workload", "model"};
+    static const std::set<std::string> kRoles = {"plan", "stitch-manifest", "subgraph", "workload", "model", "mts-manifest"};
     if (!kRoles.count(b.role)) return role.error(fmt::format("unknown role '{}'", b.role));
     ZP_ASSIGN_OR_RETURN(b.key, in.string("key"));
     ZP_ASSIGN_OR_RETURN(b.path, in.string("path"));

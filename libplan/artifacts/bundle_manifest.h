@@ -39,7 +39,7 @@ struct BundleArtifact {
 };
 
 struct BundleInput {
-  std::string role;  // plan | stitch-manifest | subgraph | workload | model
+  std::string role;  // plan | stitch-manifest | subgraph | workload | model | mts-manifest
   std::string key;   // identity across runs: "plan", "stitch.json", "workload", the subgraph
                      // file relative to the stitch directory, the model as the workload names it
   std::string path;  // relative to the bundle directory (see above)

@@ -321,6 +321,7 @@ Json toJson(const Plan& p) {
     j["cold"] = Json::array();
     for (const auto& c : p.cold) j["cold"].push_back(toJson(c));
   }
+  if (p.mts) j["mts"] = toJson(*p.mts);
   return j;
 }
 
@@ -357,6 +358,12 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
       ZP_ASSIGN_OR_RETURN(auto c, coldPlanFromJson(cj));
       p.cold.push_back(std::move(c));
     }
+  }
+  if (j.contains("mts")) {
+    JsonAt root(j, label);
+    ZP_ASSIGN_OR_RETURN(JsonAt mj, root.at("mts"));
+    ZP_ASSIGN_OR_RETURN(auto m, mtsPlanFromJson(mj));
+    p.mts = std::move(m);
   }
   return p;
 }

@@ -23,6 +23,8 @@ Json toJson(const plan::OpPlacement& o);
 Expected<plan::OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path);
 Json toJson(const plan::ColdPlan& c);
 Expected<plan::ColdPlan> coldPlanFromJson(const JsonAt& j);
+Json toJson(const plan::MtsPlan& m);
+Expected<plan::MtsPlan> mtsPlanFromJson(const JsonAt& j);
 Json toJson(const plan::Plan& p);
 Expected<plan::Plan> planFromJson(const Json& j, const std::string& label);
 

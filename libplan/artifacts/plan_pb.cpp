@@ -392,6 +392,78 @@ ColdPlan get(const planpb::ColdPlan& m) {
   return c;
 }
 
+template <class T>
+std::vector<T> vec(const google::protobuf::RepeatedField<T>& r) { return std::vector<T>(r.begin(), r.end()); }
+std::vector<std::string> vec(const google::protobuf::RepeatedPtrField<std::string>& r) {
+  return std::vector<std::string>(r.begin(), r.end());
+}
+
+void put(const MtsUnit& u, planpb::MtsUnit* m) {
+  m->set_group(u.group);
+  m->set_file(u.file);
+  m->set_sha256(u.sha256);
+  m->set_shared_input(u.sharedInput);
+  for (const auto& b : u.members) {
+    auto* bm = m->add_members();
+    bm->set_task(b.task);
+    bm->set_model(b.model);
+    bm->set_sha256(b.sha256);
+    bm->set_input(b.input);
+    bm->set_stitched_input(b.stitchedInput);
+    for (const auto& o : b.outputs) bm->add_outputs(o);
+    for (const auto& o : b.stitchedOutputs) bm->add_stitched_outputs(o);
+    for (double v : b.ms) bm->add_ms(v);
+  }
+  m->set_weight_bytes(u.weightBytes);
+  m->set_member_bytes(u.memberBytes);
+  for (double v : u.stitchedMs) m->add_stitched_ms(v);
+}
+
+MtsUnit get(const planpb::MtsUnit& m) {
+  MtsUnit u{m.group(), m.file(), m.sha256(), m.shared_input(), {}, m.weight_bytes(), m.member_bytes(),
+            vec(m.stitched_ms())};
+  for (const auto& b : m.members())
+    u.members.push_back(MtsPlanMember{b.task(), b.model(), b.sha256(), b.input(), b.stitched_input(), vec(b.outputs()),
+                                      vec(b.stitched_outputs()), vec(b.ms())});
+  return u;
+}
+
+void put(const MtsPlan& p, planpb::MtsPlan* m) {
+  m->set_manifest(p.manifest);
+  for (const auto& q : p.processors) put(q, m->add_processors());
+  m->set_cost_source(p.costSource);
+  for (const auto& u : p.units) put(u, m->add_units());
+  m->set_solver(p.solver);
+  m->set_status(p.status);
+  m->set_lower_bound_ms(p.lowerBoundMs);
+  m->set_assignments(p.assignments);
+  m->set_seed(p.seed);
+  for (const auto& s : p.systems) {
+    auto* sm = m->add_systems();
+    sm->set_name(s.name);
+    sm->set_description(s.description);
+    for (bool b : s.stitched) sm->add_stitched(b);
+    for (const auto& q : s.placement) sm->add_placement(q);
+    sm->set_makespan_ms(s.makespanMs);
+  }
+}
+
+MtsPlan get(const planpb::MtsPlan& m) {
+  MtsPlan p;
+  p.manifest = m.manifest();
+  for (const auto& q : m.processors()) p.processors.push_back(get(q));
+  p.costSource = m.cost_source();
+  for (const auto& u : m.units()) p.units.push_back(get(u));
+  p.solver = m.solver();
+  p.status = m.status();
+  p.lowerBoundMs = m.lower_bound_ms();
+  p.assignments = m.assignments();
+  p.seed = m.seed();
+  for (const auto& s : m.systems())
+    p.systems.push_back(MtsSystem{s.name(), s.description(), vec(s.placement()), vec(s.stitched()), s.makespan_ms()});
+  return p;
+}
+
 }  // namespace
 
 planpb::Plan toProto(const plan::Plan& p) {
@@ -408,6 +480,7 @@ planpb::Plan toProto(const plan::Plan& p) {
   if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
   if (p.opplace) put(*p.opplace, m.mutable_opplace());
   for (const auto& c : p.cold) put(c, m.add_cold());
+  if (p.mts) put(*p.mts, m.mutable_mts());
   return m;
 }
 
@@ -424,6 +497,7 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
   if (m.has_concurrent()) p.concurrent = get(m.concurrent());
   if (m.has_opplace()) p.opplace = get(m.opplace());
   for (const auto& c : m.cold()) p.cold.push_back(get(c));
+  if (m.has_mts()) p.mts = get(m.mts());
   if (m.has_stitch()) {
     for (const auto& c : m.stitch().slo_configurations()) {
       std::map<std::string, int> seen;

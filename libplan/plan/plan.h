@@ -1,6 +1,7 @@
-// The plan model: the header, the concurrent-schedule and the operator-placement sections here, the
-// SparseLoom section in stitch_plan.h, the cold-start section in cold_plan.h. Its files, plan.json (the canonical
-// JSON rendering) and plan.pb, are read and written by libplan/artifacts.
+// The plan model: the header, the concurrent-schedule and the operator-placement
+// sections here, the SparseLoom section in stitch_plan.h, the cold-start section
+// in cold_plan.h, the MTS section in mts_plan.h. Its files, plan.json (the
+// canonical JSON rendering) and plan.pb, are read and written by libplan/artifacts.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "libplan/plan/cold_plan.h"
+#include "libplan/plan/mts_plan.h"
 #include "libplan/plan/stitch_plan.h"
 
 namespace zp::plan {
@@ -123,6 +125,7 @@ struct Plan {
   std::optional<ConcurrentSchedule> concurrent;
   std::optional<OpPlacement> opplace;
   std::vector<ColdPlan> cold;  // cold-start plans, one per model (none: no section)
+  std::optional<MtsPlan> mts;  // stitched multitask groups placed as units
   bool operator==(const Plan&) const = default;
 };
 

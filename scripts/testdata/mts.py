@@ -322,8 +322,7 @@ def build(mt, out_root, use_ort, tmpdir):
     zoo = {"schema_version": 1, "name": "mts",
            "description": "weight-shared task models (MTS stitching input): eight digit tasks fine-tuned from one "
                           "residual CNN backbone, three tabular tasks around one frozen MLP trunk",
-           "processors": [{"name": "cpu", "kind": "cpu", "profile": {"source": "host", "policy": "default",
-                                                                      "threads": 1}}],
+           "processors": json.loads(json.dumps(mt.PROCESSORS)),
            "tasks": digit_tasks + tab_tasks,
            "multitask_groups": [
                {"name": "digits", "members": [t["name"] for t in digit_tasks],

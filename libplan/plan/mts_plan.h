@@ -1,0 +1,68 @@
+// The weight-shared multitask section of the plan (MTS): the stitched groups
+// zoo-mts wrote, each a unit placed whole on one host processor, with the
+// measured costs the placement was decided from and the systems plan-run
+// --serve runs beside it (the members' own models one after another, all units
+// on one processor).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "libplan/plan/stitch_plan.h"
+
+namespace zp::plan {
+
+struct MtsPlanMember {
+  std::string task;
+  std::string model;           // the member's own ONNX file, as the header's inputs name it
+  std::string sha256;          // of that file
+  std::string input, stitchedInput;                    // its input in its model / in the stitched graph
+  std::vector<std::string> outputs, stitchedOutputs;   // same order
+  std::vector<double> ms;      // one run of its own model on each processor (the section's order), measured
+  bool operator==(const MtsPlanMember&) const = default;
+};
+
+struct MtsUnit {
+  std::string group;             // mts.json group name
+  std::string file;              // the stitched ONNX file, as the header's inputs name it
+  std::string sha256;            // of that file
+  bool sharedInput = false;      // members of one input shape read one stitched input
+  std::vector<MtsPlanMember> members;
+  int64_t weightBytes = 0;       // stitched graph: shared + exclusive + auxiliary
+  int64_t memberBytes = 0;       // the members' own models together
+  std::vector<double> stitchedMs;  // one run of the stitched graph on each processor, measured
+  // The members' own models one after another on processor p (their ms summed).
+  double sequentialMs(size_t p) const {
+    double sum = 0;
+    for (const auto& m : members) sum += m.ms.at(p);
+    return sum;
+  }
+  bool operator==(const MtsUnit&) const = default;
+};
+
+// What one system runs: per unit, its processor, and whether the unit runs as
+// its stitched graph or as its members' own models one after another.
+struct MtsSystem {
+  std::string name;                    // "zooplan", "mts", "sequential", "one-processor"
+  std::string description;
+  std::vector<std::string> placement;  // per unit: processor
+  std::vector<bool> stitched;          // per unit: its stitched graph (else its members' own models)
+  double makespanMs = 0;               // one query of every unit released at once, from the measured costs
+  bool operator==(const MtsSystem&) const = default;
+};
+
+struct MtsPlan {
+  std::string manifest;        // mts.json, as the header's inputs name it
+  std::vector<PlanProcessor> processors;
+  std::string costSource = "measured";
+  std::vector<MtsUnit> units;
+  std::string solver;          // "enumeration" (every assignment) | "lpt" (too many to enumerate)
+  std::string status;          // "optimal" (proven: every assignment evaluated) | "heuristic"
+  double lowerBoundMs = 0;     // on the optimal makespan
+  uint64_t assignments = 0;    // evaluated
+  uint64_t seed = 0;           // of the measurement's random inputs
+  std::vector<MtsSystem> systems;  // zooplan first
+  bool operator==(const MtsPlan&) const = default;
+};
+
+}  // namespace zp::plan
