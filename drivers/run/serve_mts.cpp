@@ -334,6 +334,9 @@ std::string reportTable(const std::vector<MtsOutcome>& outcomes, bool calibrated
 
 Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, const plan::Plan& plan,
                                            const artifacts::BundleManifest& manifest) {
+  if (!params.budget.empty() || !params.slos.empty())
+    return makeError("{}: an MTS plan has no preload budgets or SLO configurations (--budget, --slo apply to a "
+                     "stitch plan)", (params.bundle / "plan.pb").string());
   MtsContext c{params, *plan.mts, {}, {}, {}, {}, Json::array(), {}};
   ZP_TRY(readProcessors(c));
   readZoo(c, manifest);

@@ -144,7 +144,7 @@ expect_check "concurrent bundle fresh" 0 "bundle is up to date" "" -- "$WORK/cb"
 # --- bad input ---
 expect_error "missing plan" "nope.json: cannot open" "$WORK/out" -- "$BIN/plan-emit" "$WORK/nope.json" -o "$WORK/out"
 echo '{"header": {"tool": "x", "version": "1", "inputs": {}}}' > "$WORK/empty.json"
-expect_error "plan without sections" "has no 'stitch', 'concurrent' or 'opplace' section" "$WORK/out" -- \
+expect_error "plan without sections" "has no 'stitch', 'concurrent', 'opplace' or 'mts' section" "$WORK/out" -- \
   "$BIN/plan-emit" "$WORK/empty.json" -o "$WORK/out"
 echo '{' > "$WORK/broken.json"
 expect_error "not JSON" "broken.json: not valid JSON" "$WORK/out" -- "$BIN/plan-emit" "$WORK/broken.json" -o "$WORK/out"

@@ -387,7 +387,7 @@ TEST_F(emitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
 
   plan::Plan empty;
   empty.header = {"plan-solve", "0.1.0", {}};
-  expectError(params(writePlan(empty, "empty.json"), "b2"), "empty.json: the plan has no 'stitch', 'concurrent' or 'opplace' section");
+  expectError(params(writePlan(empty, "empty.json"), "b2"), "empty.json: the plan has no 'stitch', 'concurrent', 'opplace' or 'mts' section");
 
   plan::Plan wrongDir = testing::stitchPlanFor(*manifest_, "no_such_stitch");
   expectError(params(writePlan(wrongDir, "wrongdir.json"), "b3"), "no_such_stitch/stitch.json: cannot open");
