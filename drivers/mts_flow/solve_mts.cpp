@@ -77,13 +77,23 @@ runtime::serve::ProcessorConfig configOf(const plan::PlanProcessor& p) {
           p.threads};
 }
 
-// Median of `repeat` timed runs of the model on the processor, on seeded random inputs.
-Expected<double> measureModel(const fs::path& model, const runtime::serve::ProcessorConfig& p,
-                              const SolveMtsOptions& o) {
-  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(model, runtime::serve::sessionOptions(p)));
-  const auto inputs = runtime::randomInputs(*session, o.seed);
-  ZP_ASSIGN_OR_RETURN(auto stats, runtime::serve::measureOnProcessor(*session, p, inputs, o.warmup, o.repeat));
-  return stats.medianMs;
+// Medians of `repeat` timed runs of each model on the processor, on seeded random
+// inputs, the models taking turns (the stitched graph beside its members' own).
+Expected<std::vector<double>> measureModels(const std::vector<std::string>& models,
+                                            const runtime::serve::ProcessorConfig& p, const SolveMtsOptions& o) {
+  std::vector<std::unique_ptr<runtime::Session>> sessions;
+  std::vector<runtime::Session*> ptrs;
+  std::vector<runtime::TensorMap> inputs;
+  for (const auto& m : models) {
+    ZP_ASSIGN_OR_RETURN(auto s, runtime::Session::load(m, runtime::serve::sessionOptions(p)));
+    inputs.push_back(runtime::randomInputs(*s, o.seed));
+    ptrs.push_back(s.get());
+    sessions.push_back(std::move(s));
+  }
+  ZP_ASSIGN_OR_RETURN(auto stats, runtime::serve::measureInTurnsOnProcessor(ptrs, p, inputs, o.warmup, o.repeat));
+  std::vector<double> out;
+  for (const auto& s : stats) out.push_back(s.medianMs);
+  return out;
 }
 
 const zoo::VariantSpec* variantOf(const zoo::Zoo& z, const std::string& task, const std::string& variant) {
@@ -122,12 +132,11 @@ Status measureUnit(plan::MtsUnit& u, const std::vector<plan::PlanProcessor>& pro
   for (const auto& p : procs) {
     const auto config = configOf(p);
     ZP_TRY(runtime::serve::checkProcessor(config));
-    ZP_ASSIGN_OR_RETURN(double stitched, measureModel(u.file, config, o));
-    u.stitchedMs.push_back(stitched);
-    for (auto& m : u.members) {
-      ZP_ASSIGN_OR_RETURN(double ms, measureModel(m.model, config, o));
-      m.ms.push_back(ms);
-    }
+    std::vector<std::string> models{u.file};
+    for (const auto& m : u.members) models.push_back(m.model);
+    ZP_ASSIGN_OR_RETURN(auto ms, measureModels(models, config, o));
+    u.stitchedMs.push_back(ms[0]);
+    for (size_t k = 0; k < u.members.size(); ++k) u.members[k].ms.push_back(ms[k + 1]);
   }
   return {};
 }

@@ -129,6 +129,10 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 9, 12, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Function, ActFn::HardSwish}, // winograd
       {1, 16, 9, 7, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::Function, ActFn::Sigmoid},    // 1x1
       {1, 6, 9, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 1, 0, Epilogue::Function, ActFn::Tanh},         // grouped im2col
+      // Batches of small maps: the images of a batch share one GEMM per group.
+      {5, 6, 8, 8, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},    // grouped 3x3, 5 images
+      {3, 8, 7, 7, 6, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Clip},    // strided 1x1, 3 images
+      {4, 7, 5, 6, 9, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},    // 1x1, 4 images
       {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Function, ActFn::HardSigmoid},  // sparse
   };
   for (int threads : {1, 2})

@@ -237,12 +237,14 @@ void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
   for (; k < hi; ++k) d[k] = s[2 * k];
 }
 
-// col[(c*kh + i)*kw + j][oh*OW + ow] for Cg channels starting at x.
-static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, float* col, int threads) {
+// col[(c*kh + i)*kw + j][oh*OW + ow] for Cg channels starting at x; rows `ld`
+// floats apart (OH*OW: one image's columns; more: images side by side).
+static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, float* col, int threads, int64_t ld = 0) {
   const int64_t OH = a.outH(H), OW = a.outW(W), rows = a.Cg * a.kh * a.kw;
+  if (ld == 0) ld = OH * OW;
   parallelForEach(rows * OH * OW > 32768 ? threads : 1, rows, [&](int64_t r, int) {
     const int64_t c = r / (a.kh * a.kw), i = (r / a.kw) % a.kh, j = r % a.kw;
-    float* dst = col + r * OH * OW;
+    float* dst = col + r * ld;
     const float* src = x + c * H * W;
     // ow range with iw inside [0, W): iw = ow*sw - padL + j*dw
     const int64_t off = j * a.dw - a.padL;
@@ -285,11 +287,47 @@ static const float* convColumns(const ConvAttrs& a, const float* xg, int64_t H, 
   return col;
 }
 
+// Below this many output positions per image, a batch's images share one GEMM:
+// a product that narrow is dominated by the GEMM call's fixed cost.
+constexpr int64_t kBatchedGemmMaxPositions = 256;
+
+// Group g of every image in one GEMM: columns of image n at n*P of each row, the
+// product [Mg, N*P] scattered back to each image's output planes.
+static void convGemmBatched(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N,
+                            int64_t H, int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
+                            GemmLibrary gemm) {
+  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
+  const int64_t NP = N * P;
+  float* col = scratch.floats(static_cast<size_t>(K * NP));
+  float* out = scratch.floats(static_cast<size_t>(Mg * NP), 1);
+  const bool pointwise = a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+  for (int64_t g = 0; g < a.group; ++g) {
+    for (int64_t n = 0; n < N; ++n) {
+      const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
+      if (!pointwise) {
+        im2col(a, xg, H, W, col + n * P, threads, NP);
+        continue;
+      }
+      for (int64_t c = 0; c < a.Cg; ++c)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) col[c * NP + n * P + oh * OW + ow] = xg[(c * H + oh * a.sh) * W + ow * a.sw];
+    }
+    sgemmRowMajor(false, false, Mg, NP, K, 1.0f, w + g * Mg * K, K, col, NP, 0.0f, out, NP, threads, gemm);
+    for (int64_t n = 0; n < N; ++n) {
+      float* yg = y + (n * a.M + g * Mg) * P;
+      for (int64_t m = 0; m < Mg; ++m) std::memcpy(yg + m * P, out + m * NP + n * P, static_cast<size_t>(P) * 4);
+      applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
+    }
+  }
+}
+
 static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                      float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
+  if (N > 1 && P <= kBatchedGemmMaxPositions)
+    return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < a.group; ++g) {
       const float* xg = x + (n * a.C() + g * a.Cg) * H * W;

@@ -1,6 +1,7 @@
 #include "libplan/runtime/serve/placed_executor.h"
 
 #include <algorithm>
+#include <cassert>
 #include <latch>
 #include <numeric>
 
@@ -100,6 +101,32 @@ Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& 
   }
   if (!failure.ok()) return failure.error();
   return warmStatsOf(t);
+}
+
+Expected<std::vector<WarmStats>> measureInTurnsOnProcessor(const std::vector<Session*>& sessions,
+                                                           const ProcessorConfig& processor,
+                                                           const std::vector<TensorMap>& inputs, int warmup, int repeat) {
+  assert(sessions.size() == inputs.size());
+  ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(processor));
+  std::vector<std::vector<double>> t(sessions.size());
+  Status failure;
+  for (int i = 0; i < warmup + repeat && failure.ok(); ++i) {
+    std::latch done(1);
+    worker->post([&] {
+      for (size_t s = 0; s < sessions.size() && failure.ok(); ++s) {
+        const auto t0 = Clock::now();
+        auto r = sessions[s]->run(inputs[s]);
+        if (!r.ok()) failure = r.error();
+        if (i >= warmup) t[s].push_back(msSince(t0));
+      }
+      done.count_down();
+    });
+    done.wait();
+  }
+  if (!failure.ok()) return failure.error();
+  std::vector<WarmStats> out;
+  for (const auto& ms : t) out.push_back(warmStatsOf(ms));
+  return out;
 }
 
 Json placedRunTrace(const PlacedProgram& program, const std::vector<ProcessorConfig>& processors,

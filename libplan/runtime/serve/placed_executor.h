@@ -51,6 +51,15 @@ class PlacedExecutor {
 // times a run: `warmup` untimed runs, then `repeat` timed ones.
 Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& processor, const TensorMap& inputs,
                                        int warmup, int repeat);
+// Several models on one processor's pinned worker, in turns: each round is one
+// job that runs every session once, in order, each run timed on the worker (the
+// run alone, as the worker runs queued work back to back, without the wake-up a
+// single dispatch pays), so that a change in the host's load during the
+// measurement touches them all alike. inputs[i] are sessions[i]'s; one
+// WarmStats per session.
+Expected<std::vector<WarmStats>> measureInTurnsOnProcessor(const std::vector<Session*>& sessions,
+                                                           const ProcessorConfig& processor,
+                                                           const std::vector<TensorMap>& inputs, int warmup, int repeat);
 
 // Chrome-trace / Perfetto JSON of a profiled placed run: one track per processor,
 // each step a slice (name, op type, kernel), time spent waiting for another
