@@ -13,9 +13,31 @@ namespace {
 
 enum class PadMode { Constant, Reflect, Edge };
 
+// Adjacent output dims whose input strides nest (stride[d] = stride[d+1] * shape[d+1])
+// are one dim, and dims of size 1 none: a slice of whole rows or channels is then
+// one long copy instead of many short ones.
+void coalesceDims(Shape& shape, std::vector<int64_t>& strides) {
+  Shape s;
+  std::vector<int64_t> st;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!s.empty() && st.back() == strides[d] * shape[d]) {
+      s.back() *= shape[d];
+      st.back() = strides[d];
+      continue;
+    }
+    s.push_back(shape[d]);
+    st.push_back(strides[d]);
+  }
+  shape = std::move(s);
+  strides = std::move(st);
+}
+
 // Generic strided copy: out[i] = in[sum idx_d * inStride_d], used by Transpose/Slice/Expand.
-void stridedCopy(const uint8_t* src, uint8_t* dst, size_t esize, const Shape& outShape,
-                 const std::vector<int64_t>& inStrides, int64_t base) {
+void stridedCopy(const uint8_t* src, uint8_t* dst, size_t esize, Shape outShape, std::vector<int64_t> inStrides,
+                 int64_t base) {
+  if (numel(outShape) == 0) return;
+  coalesceDims(outShape, inStrides);
   const size_t r = outShape.size();
   const int64_t total = numel(outShape);
   if (total == 0) return;
