@@ -198,7 +198,7 @@ rejected "plan-run --repeat beyond int64" 2 "plan-run: error: --repeat: '9999999
   "$BIN/plan-run" "$MODEL" --repeat 99999999999999999999
 rejected "plan-run --threads -1" 2 "plan-run: error: --threads: -1 threads: at least 1 is needed" -- \
   "$BIN/plan-run" "$MODEL" --threads -1
-rejected "plan-solve --mode bogus" 2 "plan-solve: error: --mode: bogus not in {stitch,concurrent,opplace,cold}" -- \
+rejected "plan-solve --mode bogus" 2 "plan-solve: error: --mode: bogus not in {stitch,concurrent,opplace,cold,mts}" -- \
   "$BIN/plan-solve" "$WORK/prof" -o "$WORK/out/plan.json" --mode bogus
 
 # --- the bundle manifest records paths relative to the bundle -------------------------
