@@ -123,7 +123,7 @@ Expected<plan::MtsUnit> unitOf(const zoo::MtsGroupEntry& g, Inputs& in) {
     const fs::path model = in.zoo.resolve(v->onnx);
     ZP_ASSIGN_OR_RETURN(std::string sha, hashFile(model, in));
     u.members.push_back(plan::MtsPlanMember{m.task, model.generic_string(), sha, m.input, m.stitchedInput, m.outputs,
-                                            m.stitchedOutputs});
+                                            m.stitchedOutputs, {}});
   }
   return u;
 }
@@ -139,12 +139,6 @@ Status measureUnit(plan::MtsUnit& u, const std::vector<plan::PlanProcessor>& pro
     for (size_t k = 0; k < u.members.size(); ++k) u.members[k].ms.push_back(ms[k + 1]);
   }
   return {};
-}
-
-std::vector<double> sequentialCosts(const plan::MtsUnit& u) {
-  std::vector<double> out;
-  for (size_t p = 0; p < u.stitchedMs.size(); ++p) out.push_back(u.sequentialMs(p));
-  return out;
 }
 
 // How a system runs unit u on processor p: stitched or as its members.
