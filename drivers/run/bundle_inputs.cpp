@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "libplan/artifacts/stitch_json.h"
@@ -42,17 +43,46 @@ runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p) {
           p.gemm == "blis" ? runtime::GemmLibrary::Blis : runtime::GemmLibrary::OneDnn, std::max(1, p.threads)};
 }
 
+Expected<std::vector<runtime::serve::ProcessorConfig>> runnableProcessors(const std::vector<plan::PlanProcessor>& processors,
+                                                                          const fs::path& bundle) {
+  const std::string pb = (bundle / "plan.pb").string();
+  std::vector<runtime::serve::ProcessorConfig> out;
+  for (const auto& p : processors) {
+    if (p.cores.empty())
+      return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to run)", pb, p.name);
+    auto pc = processorConfig(p);
+    if (auto st = runtime::serve::checkProcessor(pc); !st.ok()) return makeError("{}: {}", pb, st.error().message);
+    out.push_back(std::move(pc));
+  }
+  return out;
+}
+
+namespace {
+
+// zoo.json as the stitch.json or mts.json the bundle recorded names it (relative to that file's folder).
+Expected<std::string> recordedZooPath(const artifacts::BundleInput& in, const fs::path& path) {
+  if (in.role == "mts-manifest") {
+    ZP_ASSIGN_OR_RETURN(auto mm, artifacts::loadMtsManifest(path));
+    return mm.zooPath;
+  }
+  const fs::path dir = path.parent_path();
+  ZP_ASSIGN_OR_RETURN(auto sm, artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir));
+  return sm.zooPath;
+}
+
+}  // namespace
+
 std::optional<zoo::Zoo> bundleZoo(const fs::path& b, const BundleManifest& manifest, std::vector<std::string>& notes) {
   std::optional<zoo::Zoo> zoo;
   for (const auto& in : manifest.inputs) {
-    if (in.role != "stitch-manifest") continue;
-    const fs::path dir = artifacts::inputPath(b, in).parent_path();
-    auto sm = artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir);
-    if (!sm.ok()) {
-      notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", sm.error().message));
+    if (in.role != "stitch-manifest" && in.role != "mts-manifest") continue;
+    const fs::path path = artifacts::inputPath(b, in);
+    auto zooPath = recordedZooPath(in, path);
+    if (!zooPath.ok()) {
+      notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", zooPath.error().message));
       break;
     }
-    auto z = artifacts::loadZoo((dir / sm->zooPath).lexically_normal());
+    auto z = artifacts::loadZoo((path.parent_path() / *zooPath).lexically_normal());
     if (!z.ok()) notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
     else zoo = std::move(*z);
   }

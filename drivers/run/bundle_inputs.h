@@ -26,9 +26,13 @@ Status requireStitchSection(const plan::Plan& plan, const std::filesystem::path&
 // serving alike: cores, kernel policy ("default" when the plan names none), GEMM
 // library (oneDNN unless "blis") and threads (at least 1).
 runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p);
+// The plan's processors as the runtime runs them, each naming cores of this
+// machine; errors name the bundle's plan.pb.
+Expected<std::vector<runtime::serve::ProcessorConfig>> runnableProcessors(const std::vector<plan::PlanProcessor>& processors,
+                                                                          const std::filesystem::path& bundle);
 
-// The zoo (for datasets), through the stitch directory the bundle was made
-// from; nothing (and a note) when it cannot be read.
+// The zoo (for datasets), through the stitch directory or the zoo-mts
+// directory the bundle was made from; nothing (and a note) when it cannot be read.
 std::optional<zoo::Zoo> bundleZoo(const std::filesystem::path& bundle, const artifacts::BundleManifest& manifest,
                                   std::vector<std::string>& notes);
 

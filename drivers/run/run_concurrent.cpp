@@ -29,15 +29,7 @@ Expected<std::vector<ProcessorConfig>> hostProcessors(const ConcurrentRunParams&
     return makeError("{}: the plan names no host processors (its workload has no 'processors'): it can be "
                      "simulated, not run",
                      planFile(params));
-  std::vector<ProcessorConfig> out;
-  for (const auto& p : c.processors) {
-    if (p.cores.empty()) return makeError("{}: processor '{}' names no cores", planFile(params), p.name);
-    ProcessorConfig pc = processorConfig(p);
-    if (auto st = runtime::serve::checkProcessor(pc); !st.ok())
-      return makeError("{}: {}", planFile(params), st.error().message);
-    out.push_back(std::move(pc));
-  }
-  return out;
+  return runnableProcessors(c.processors, params.bundle);
 }
 
 // A model in the bundle (models/<sha16>.onnx), checked against the hash the plan recorded.

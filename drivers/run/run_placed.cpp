@@ -36,21 +36,6 @@ Expected<fs::path> placedModel(const PlacedRunParams& params, const artifacts::B
   return path;
 }
 
-// The plan's processors as the runtime runs them: each must name cores of this machine.
-Expected<std::vector<ProcessorConfig>> placedProcessors(const PlacedRunParams& params, const plan::OpPlacement& o) {
-  const std::string pb = (params.bundle / "plan.pb").string();
-  std::vector<ProcessorConfig> out;
-  for (const auto& p : o.processors) {
-    if (p.cores.empty())
-      return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to run a placement)", pb,
-                       p.name);
-    ProcessorConfig pc = processorConfig(p);
-    if (auto st = runtime::serve::checkProcessor(pc); !st.ok()) return makeError("{}: {}", pb, st.error().message);
-    out.push_back(std::move(pc));
-  }
-  return out;
-}
-
 // The model for one processor, with the bundle's weight cache for its kernel policy when there is one.
 Expected<std::unique_ptr<Session>> loadFor(const PlacedRunParams& params, const fs::path& model, const std::string& sha,
                                            const ProcessorConfig& processor, PlacedRunReport& r) {
@@ -113,7 +98,7 @@ Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const a
   std::string sha;
   ZP_ASSIGN_OR_RETURN(fs::path model, placedModel(params, manifest, plan, &sha));
   r.model = fs::relative(model, params.bundle).generic_string();
-  ZP_ASSIGN_OR_RETURN(auto processors, placedProcessors(params, o));
+  ZP_ASSIGN_OR_RETURN(auto processors, runnableProcessors(o.processors, params.bundle));
   std::vector<std::unique_ptr<Session>> sessions;
   for (const auto& p : processors) {
     ZP_ASSIGN_OR_RETURN(auto s, loadFor(params, model, sha, p, r));

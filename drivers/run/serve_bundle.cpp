@@ -41,18 +41,6 @@ struct Context {
   std::vector<std::string> notes;
 };
 
-Status readProcessors(Context& c) {
-  for (const auto& p : c.st->processors) {
-    if (p.cores.empty())
-      return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to be served)",
-                       (c.params.bundle / "plan.pb").string(), p.name);
-    ProcessorConfig pc = processorConfig(p);
-    ZP_TRY(checkProcessor(pc));
-    c.processors.push_back(std::move(pc));
-  }
-  return {};
-}
-
 Status chooseConfigurations(Context& c) {
   const auto& slos = c.st->slos;
   if (c.params.slos.empty())
@@ -374,7 +362,7 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   c.st = &*c.plan.stitch;
   if (c.st->systems.empty())
     return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", (params.bundle / "plan.pb").string());
-  ZP_TRY(readProcessors(c));
+  ZP_ASSIGN_OR_RETURN(c.processors, runnableProcessors(c.st->processors, params.bundle));
   ZP_TRY(chooseConfigurations(c));
   ZP_TRY(readSamples(c, manifest));
   ZP_TRY(makeTrace(c));

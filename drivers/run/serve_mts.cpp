@@ -6,8 +6,6 @@
 
 #include "drivers/run/bundle_inputs.h"
 #include "libplan/artifacts/arrivals_csv.h"
-#include "libplan/artifacts/mts_json.h"
-#include "libplan/artifacts/zoo_json.h"
 #include "libplan/runtime/serve/executor.h"
 #include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/run_calibration.h"
@@ -43,30 +41,6 @@ struct MtsContext {
 
 fs::path modelFile(const MtsContext& c, const std::string& sha) {
   return c.params.bundle / ("models/" + sha.substr(0, 16) + ".onnx");
-}
-
-Status readProcessors(MtsContext& c) {
-  for (const auto& p : c.m.processors) {
-    if (p.cores.empty())
-      return makeError("{}: processor '{}' names no cores", (c.params.bundle / "plan.pb").string(), p.name);
-    ProcessorConfig pc = processorConfig(p);
-    ZP_TRY(checkProcessor(pc));
-    c.processors.push_back(std::move(pc));
-  }
-  return {};
-}
-
-// The zoo mts.json was made from, through the bundle's record of mts.json.
-void readZoo(MtsContext& c, const artifacts::BundleManifest& manifest) {
-  for (const auto& in : manifest.inputs) {
-    if (in.role != "mts-manifest") continue;
-    const fs::path path = artifacts::inputPath(c.params.bundle, in);
-    auto mm = artifacts::loadMtsManifest(path);
-    auto z = mm.ok() ? artifacts::loadZoo((path.parent_path() / mm->zooPath).lexically_normal())
-                     : Expected<zoo::Zoo>(mm.error());
-    if (z.ok()) c.zoo = std::move(*z);
-    else c.notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
-  }
 }
 
 // One member's samples: its dataset's first ones, else seeded random inputs.
@@ -338,8 +312,8 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
     return makeError("{}: an MTS plan has no preload budgets or SLO configurations (--budget, --slo apply to a "
                      "stitch plan)", (params.bundle / "plan.pb").string());
   MtsContext c{params, *plan.mts, {}, {}, {}, {}, Json::array(), {}};
-  ZP_TRY(readProcessors(c));
-  readZoo(c, manifest);
+  ZP_ASSIGN_OR_RETURN(c.processors, runnableProcessors(c.m.processors, params.bundle));
+  c.zoo = bundleZoo(params.bundle, manifest, c.notes);
   ZP_TRY(readSamples(c));
   for (size_t u = 0; u < c.m.units.size(); ++u) ZP_TRY(checkOutputs(c, u));
   ZP_TRY(makeTrace(c));
