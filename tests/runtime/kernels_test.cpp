@@ -134,6 +134,10 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {3, 8, 7, 7, 6, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, Epilogue::Clip},    // strided 1x1, 3 images
       {4, 7, 5, 6, 9, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, Epilogue::None},    // 1x1, 4 images
       {1, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.92, Epilogue::Function, ActFn::HardSigmoid},  // sparse
+      // Columns over 1 MB: im2col and the GEMM a few output rows at a time, a partial last tile.
+      {1, 64, 24, 24, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},     // 3x3, 18-row tiles
+      {1, 80, 40, 37, 12, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::None},     // grouped, tiles per group
+      {2, 16, 64, 60, 8, 5, 5, 1, 2, 2, 1, 1, 2, 2, 1, 2, 0, Epilogue::None},      // 5x5/2, two images
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
