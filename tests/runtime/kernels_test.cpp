@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/kernels.h"
 #include "libplan/runtime/kernels/sparse.h"
 
@@ -171,6 +172,59 @@ TEST(ConvKernels, MatchNaiveOnRandomShapes) {
   }
   EXPECT_GT(covered["winograd"], 0);
   EXPECT_GT(covered["depthwise"], 0);
+}
+
+// Each depthwise path on its own (the kernel picks one by map size): the channel-blocked
+// tile, the rows from the input, the padded window, on random shapes with partial
+// channel blocks, strides, dilations, asymmetric pads and every epilogue.
+TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  std::map<std::string, int> covered;
+  for (int t = 0; t < 80; ++t) {
+    ConvAttrs a;
+    const int64_t C = 1 + u(rng) % 40, mult = u(rng) % 5 == 0 ? 2 : 1;
+    a.group = C; a.Cg = 1; a.M = C * mult;
+    a.kh = 1 + u(rng) % 7; a.kw = 1 + u(rng) % 7;
+    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+    a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
+    a.padT = u(rng) % a.kh; a.padB = u(rng) % a.kh; a.padL = u(rng) % a.kw; a.padR = u(rng) % a.kw;
+    const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 30, W = a.dw * (a.kw - 1) + 1 + u(rng) % 30;
+    const int threads = 1 + t % 2;
+    Epilogue e;
+    e.kind = static_cast<Epilogue::Kind>(u(rng) % 4);
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    e.fn = ActFn::HardSwish;
+    const auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
+    const auto w = randomVec(static_cast<size_t>(a.M * a.kh * a.kw), rng);
+    const auto b = randomVec(static_cast<size_t>(a.M), rng);
+    const size_t outN = static_cast<size_t>(N * a.M * a.outH(H) * a.outW(W));
+    Scratch scratch;
+    std::vector<float> ref(outN, NAN);
+    runConv(ConvKernel::Naive, a, transformConvWeights(ConvKernel::Naive, a, w.data(), b.data()), x.data(), N, H, W,
+            ref.data(), e, scratch, 1);
+    const PackedWeights pw = transformConvWeights(ConvKernel::Depthwise, a, w.data(), b.data());
+    const std::string shape = fmt::format("N{} C{} M{} {}x{} k{}x{} s{}x{} d{}x{} pad{},{},{},{} act{} threads {}", N, C,
+                                          a.M, H, W, a.kh, a.kw, a.sh, a.sw, a.dh, a.dw, a.padT, a.padL, a.padB,
+                                          a.padR, int(e.kind), threads);
+    auto check = [&](const char* path, auto run) {
+      std::vector<float> y(outN, NAN);
+      run(y.data());
+      EXPECT_LE(relErr(y, ref), 1e-5) << path << ": " << shape;
+      covered[path]++;
+    };
+    if (depthwiseBlockedApplies(a))
+      check("blocked", [&](float* y) { convDepthwiseBlocked(a, pw, x.data(), N, H, W, y, e, scratch, threads); });
+    if (depthwiseRowsApplies(a))
+      check("rows", [&](float* y) { convDepthwiseRows(a, pw, x.data(), N, H, W, y, e, threads); });
+    check("window", [&](float* y) { convDepthwiseWindow(a, pw, x.data(), N, H, W, y, e, scratch, threads); });
+  }
+  EXPECT_GT(covered["window"], 0);
+  if (pointwisePackedFast()) {  // an AVX-512 host: the other two paths ran as well
+    EXPECT_GT(covered["blocked"], 20);
+    EXPECT_GT(covered["rows"], 20);
+  }
 }
 
 // Max pooling against the definition (max over the window's in-bounds inputs) on random

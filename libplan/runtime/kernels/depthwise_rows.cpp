@@ -143,8 +143,10 @@ const bool kHaveAvx512Rows = __builtin_cpu_supports("avx512f");
 // depthwise shapes (AVX-512 host): "same" stride 1 on 7x7 maps 0.57-0.73x its time, 14x14
 // 3x3 0.83x but 14x14 5x5 1.08x, 28x28 and 56x56 1.4x; stride 2 from 28x28 and 56x56
 // inputs 0.53-0.87x, from 112x112 1.1x.
+bool depthwiseRowsApplies(const ConvAttrs& a) { return kHaveAvx512Rows && a.kw <= 16 && (a.sw == 1 || a.sw == 2); }
+
 bool depthwiseRowsPay(const ConvAttrs& a, int64_t H, int64_t W) {
-  if (!kHaveAvx512Rows || a.kw > 16) return false;
+  if (!depthwiseRowsApplies(a)) return false;
   if (flatApplies(a, H, W)) return H * W <= 100 || (H * W <= 256 && a.kh * a.kw <= 9);
   return a.sw == 2 && W <= 64;
 }
@@ -168,6 +170,7 @@ void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float*
   });
 }
 #else
+bool depthwiseRowsApplies(const ConvAttrs&) { return false; }
 bool depthwiseRowsPay(const ConvAttrs&, int64_t, int64_t) { return false; }
 void convDepthwiseRows(const ConvAttrs&, const PackedWeights&, const float*, int64_t, int64_t, int64_t, float*,
                        const Epilogue&, int) {}

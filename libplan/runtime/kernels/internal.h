@@ -42,17 +42,29 @@ std::vector<float> winogradWeights(const ConvAttrs& a, const float* w);
 void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                   float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm);
 
-// Depthwise conv on the window layout shared with max pooling (window.cpp).
+// Depthwise conv (window.cpp): the blocked kernel where it pays, else the rows kernel
+// where that pays, else the window layout shared with max pooling.
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                    float* y, const Epilogue& e, Scratch& scratch, int threads);
+void convDepthwiseWindow(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
 // Depthwise conv from the input rows with masked 16-lane loads (depthwise_rows.cpp):
 // AVX-512 CPUs, column strides 1 and 2, kernels at most 16 wide. Pays (is faster than
 // the window kernel) on small maps, where that kernel's padded copy and its rounding
 // of short rows to whole blocks cost most.
+bool depthwiseRowsApplies(const ConvAttrs& a);
 bool depthwiseRowsPay(const ConvAttrs& a, int64_t H, int64_t W);
 void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                        float* y, const Epilogue& e, int threads);
+
+// Depthwise conv on blocks of 16 channels gathered into a padded tile, vectorised over
+// the channels (depthwise_blocked.cpp): AVX-512 CPUs, multiplier 1, at most 64 taps.
+// Pays where a block's tile stays in L2 (maps up to about 60x60).
+bool depthwiseBlockedApplies(const ConvAttrs& a);
+bool depthwiseBlockedPays(const ConvAttrs& a, int64_t H, int64_t W);
+void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
 // Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);

@@ -155,7 +155,13 @@ const bool kHaveAvx512 = false;
 
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                    int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+  if (depthwiseBlockedPays(a, H, W)) return convDepthwiseBlocked(a, pw, x, N, H, W, y, epilogue, scratch, threads);
   if (depthwiseRowsPay(a, H, W)) return convDepthwiseRows(a, pw, x, N, H, W, y, epilogue, threads);
+  convDepthwiseWindow(a, pw, x, N, H, W, y, epilogue, scratch, threads);
+}
+
+void convDepthwiseWindow(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
+                         int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
   // The flat loops clamp; an activation function runs over each finished flat row.
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t mult = a.M / a.group, C = a.C(), taps = a.kh * a.kw;
