@@ -273,15 +273,20 @@ static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, flo
   im2colRows(a, x, H, W, 0, OH, col, threads, ld == 0 ? OH * OW : ld);
 }
 
+static bool isPointwise(const ConvAttrs& a) {
+  return a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+}
+
+// Whether a group's GEMM needs its columns copied (everything but 1x1 stride 1 unpadded).
+static bool needsColumns(const ConvAttrs& a) { return !(isPointwise(a) && a.sh == 1 && a.sw == 1); }
+
 // The B operand of group g's GEMM: the input itself for 1x1 stride 1 without
-// padding, a subsampled copy for strided 1x1, im2col otherwise.
-static const float* convColumns(const ConvAttrs& a, const float* xg, int64_t H, int64_t W, Scratch& scratch,
-                                int threads) {
+// padding, else written to `col` (Cg*kh*kw rows of OH*OW): a subsampled copy for
+// strided 1x1, im2col otherwise.
+static const float* convColumns(const ConvAttrs& a, const float* xg, int64_t H, int64_t W, float* col, int threads) {
   const int64_t OH = a.outH(H), OW = a.outW(W);
-  const bool pointwise = a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
-  if (pointwise && a.sh == 1 && a.sw == 1) return xg;
-  float* col = scratch.floats(static_cast<size_t>(a.Cg * a.kh * a.kw * OH * OW));
-  if (pointwise) {
+  if (!needsColumns(a)) return xg;
+  if (isPointwise(a)) {
     parallelForEach(threads, a.Cg, [&](int64_t c, int) {
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow)
@@ -306,7 +311,7 @@ static void convGemmBatched(const ConvAttrs& a, const float* w, const float* bia
   const int64_t NP = N * P;
   float* col = scratch.floats(static_cast<size_t>(K * NP));
   float* out = scratch.floats(static_cast<size_t>(Mg * NP), 1);
-  const bool pointwise = a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+  const bool pointwise = isPointwise(a);
   for (int64_t g = 0; g < a.group; ++g) {
     for (int64_t n = 0; n < N; ++n) {
       const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
@@ -355,6 +360,24 @@ static void convGemmRowTiles(const ConvAttrs& a, const float* w, const float* xg
   }, 1);
 }
 
+// A grouped conv's groups side by side, each on one thread: one group's product is
+// too small to split well (RegNet's 16-channel groups: 16 x 144 weights). RegNet-X-400MF
+// at two threads: 10.6 -> 8.3 ms, ResNeXt-50 32x4d 56.7 -> 50.8 ms.
+static void convGemmGroups(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
+                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
+  const int64_t colFloats = needsColumns(a) ? K * P : 0;
+  float* cols = colFloats ? scratch.floats(static_cast<size_t>(threads * colFloats)) : nullptr;
+  parallelForEach(threads, N * a.group, [&](int64_t ng, int worker) {
+    const int64_t n = ng / a.group, g = ng % a.group;
+    const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
+    float* yg = y + (n * a.M + g * Mg) * P;
+    const float* b = convColumns(a, xg, H, W, colFloats ? cols + worker * colFloats : nullptr, 1);
+    sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, b, P, 0.0f, yg, P, 1, gemm);
+    applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, 1);
+  }, 1);
+}
+
 static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                      float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
@@ -362,8 +385,9 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
   const float* bias = pw.get("bias").as<float>();
   if (N > 1 && P <= kBatchedGemmMaxPositions)
     return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
-  const bool pointwise = a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
-  const bool rowTiles = !pointwise && K * P * 4 > kColumnTileBytes;
+  const bool rowTiles = !isPointwise(a) && K * P * 4 > kColumnTileBytes;
+  if (threads > 1 && a.group >= threads) return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
+  float* col = needsColumns(a) && !rowTiles ? scratch.floats(static_cast<size_t>(K * P)) : nullptr;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < a.group; ++g) {
       const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
@@ -371,8 +395,8 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
       if (rowTiles) {
         convGemmRowTiles(a, w + g * Mg * K, xg, H, W, yg, scratch, threads, gemm);
       } else {
-        const float* col = convColumns(a, xg, H, W, scratch, threads);
-        sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, col, P, 0.0f, yg, P, threads, gemm);
+        const float* b = convColumns(a, xg, H, W, col, threads);
+        sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, b, P, 0.0f, yg, P, threads, gemm);
       }
       applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
     }
