@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   app.add_option("--cold-profile", co.coldProfile, "cold: plan from this cold_profile.csv (default: measure now)");
   app.add_option("--profile-model", co.profileModel, "cold: the model's label in --cold-profile (default: file stem)");
   app.add_option("--write-cold-profile", co.writeProfile, "cold: write the measured cold_profile.csv here");
+  app.add_option("--calibrate", co.calibrationRuns,
+                 "cold: calibrate the cost model against these measured cold runs of the model "
+                 "(plan-run MODEL --cold --json reports; repeatable)");
   app.add_option("--cores", co.solve.cores, "cold: cores the schedule may use (default: the profiled host's)")
       ->check(zp::cli::integerIn(1, 4096));
   app.add_option("--warm-repeat", co.measure.warmRepeat, "cold: warm runs per kernel when measuring")

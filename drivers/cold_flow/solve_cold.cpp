@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include "libplan/artifacts/cold_profile_csv.h"
+#include "libplan/artifacts/cold_run_json.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -54,6 +56,10 @@ std::string coldSummary(const plan::ColdPlan& c) {
   std::string s = fmt::format("cold start of {} on {} core(s), storage {:.0f} MB/s — PREDICTED by the cost model "
                               "from the measured cold profile, not measured runs\n",
                               c.model, c.cores, c.storageMBps);
+  if (c.calibrationRuns > 0)
+    s += fmt::format("calibrated against {} measured cold run(s): first executions x{:.2f}, transforms x{:.2f}, "
+                     "reads at {:.0f} MB/s\n",
+                     c.calibrationRuns, c.executeFactor, c.transformFactor, c.storageMBps);
   s += fmt::format("  {:<7} {:>6} {:>6} {:>6} {:>8} {:>16} {}\n", "config", "kernel", "cache", "pipe", "gemm",
                    "predicted ms", "solved");
   for (const auto& k : c.configurations)
@@ -85,7 +91,22 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
   } else {
     ZP_ASSIGN_OR_RETURN(profile, measureProfile(o, label));
   }
-  auto cold = coldstart::planColdStart(profile, label, o.solve);
+  coldstart::ColdStartParams solve = o.solve;
+  std::vector<std::string> runBytes;  // hashed into the header
+  if (!o.calibrationRuns.empty()) {
+    std::vector<profile::MeasuredColdRun> runs;
+    std::vector<std::string> sources;
+    for (const auto& f : o.calibrationRuns) {
+      sources.push_back(f.string());
+      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
+      ZP_ASSIGN_OR_RETURN(Json doc, parseJson(bytes, f.string()));
+      ZP_ASSIGN_OR_RETURN(profile::MeasuredColdRun run, artifacts::parseColdRunReport(doc, f.string()));
+      runs.push_back(std::move(run));
+      runBytes.push_back(std::move(bytes));
+    }
+    ZP_ASSIGN_OR_RETURN(solve.calibration, coldstart::calibrate(profile, label, runs, sources));
+  }
+  auto cold = coldstart::planColdStart(profile, label, solve);
   if (!cold.ok()) {
     const std::string source = o.coldProfile.empty() ? o.model.string() : o.coldProfile.string();
     return makeError("{}: {}", source, cold.error().message);
@@ -99,6 +120,8 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
   p.header.version = o.version;
   p.header.inputs[o.model.string()] = sha256Hex(modelBytes);
   if (!o.coldProfile.empty()) p.header.inputs[o.coldProfile.string()] = sha256Hex(profileBytes);
+  for (size_t i = 0; i < o.calibrationRuns.size(); ++i)
+    p.header.inputs[o.calibrationRuns[i].string()] = sha256Hex(runBytes[i]);
   p.cold.push_back(*cold);
   ZP_TRY(makeParentDir(o.output));
   ZP_TRY(artifacts::writePlan(p, o.output));

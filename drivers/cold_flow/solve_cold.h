@@ -2,9 +2,12 @@
 // (passes/coldstart). The cold profile is measured on this host (storage, GEMM
 // start-up, every node under every kernel: seconds to minutes) unless an
 // earlier cold_profile.csv is given; --write-cold-profile keeps the measurement.
+// With --calibrate, the costs are first calibrated against measured cold runs of
+// the model (plan-run --cold --json reports, passes/coldstart/calibration.h).
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "libplan/util/error.h"
 #include "passes/coldstart/coldstart.h"
@@ -18,6 +21,7 @@ struct SolveColdOptions {
   std::filesystem::path coldProfile;   // read this cold_profile.csv instead of measuring (empty: measure)
   std::string profileModel;            // the profile's model label (empty: the model file's stem)
   std::filesystem::path writeProfile;  // write the measured cold_profile.csv here (empty: none)
+  std::vector<std::filesystem::path> calibrationRuns;  // plan-run --cold --json reports of this model
   measure::ColdProfileParams measure;  // workDir empty: beside the output
   coldstart::ColdStartParams solve;
   std::string tool = "plan-solve", version;

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "libplan/artifacts/cold_run_json.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/util/trace.h"
 
@@ -44,27 +45,54 @@ Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const std::strin
   return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
 }
 
-Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& session, const plan::ColdPlan& plan) {
+profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const runtime::Session& session,
+                                         const plan::ColdPlan& plan) {
   const auto idx = taskIndex(r);
-  Json nodes = Json::array();
+  auto span = [&](int step, ColdTask::Kind kind) -> std::optional<profile::Span> {
+    auto it = idx.find({step, kind});
+    if (it == idx.end() || !r.records[it->second].done) return std::nullopt;
+    return profile::Span{r.records[it->second].startMs, r.records[it->second].endMs};
+  };
+  profile::MeasuredColdRun m{plan.configuration, r.cores, r.runEndMs, {}};
   for (size_t i = 0; i < r.executeMs.size(); ++i) {
     const int step = static_cast<int>(i);
     const plan::ColdNodePlan* pn = i < plan.nodes.size() ? &plan.nodes[i] : nullptr;
-    Json n{{"step", step}, {"node", session.nodes()[i].name}};
-    if (pn)
-      n.update(Json{{"kernel", pn->kernel}, {"gemm", pn->gemm}, {"weights", pn->weights},
-                    {"predicted", Json{{"read_ms", {pn->readStartMs, pn->readEndMs}},
+    profile::MeasuredColdNode n;
+    n.step = step;
+    n.node = session.nodes()[i].name;
+    if (pn) n.kernel = pn->kernel, n.gemm = pn->gemm;
+    n.weights = pn && !pn->kernel.empty() ? pn->weights : "none";
+    n.read = span(step, ColdTask::Kind::Read);
+    n.transform = span(step, ColdTask::Kind::Transform);
+    n.execute = {r.executeMs[i].first, r.executeMs[i].second};
+    m.nodes.push_back(std::move(n));
+  }
+  return m;
+}
+
+Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& session, const plan::ColdPlan& plan) {
+  const auto idx = taskIndex(r);
+  Json j = artifacts::coldRunReportJson(measuredColdRun(r, session, plan));
+  // Scheduling details beside the measured spans: cores, steals, the plan's prediction.
+  for (size_t i = 0; i < r.executeMs.size(); ++i) {
+    const int step = static_cast<int>(i);
+    Json& n = j["nodes"][i];
+    if (const plan::ColdNodePlan* pn = i < plan.nodes.size() ? &plan.nodes[i] : nullptr)
+      n.update(Json{{"predicted", Json{{"read_ms", {pn->readStartMs, pn->readEndMs}},
                                        {"transform_ms", {pn->transformStartMs, pn->transformEndMs}},
                                        {"exec_ms", {pn->execStartMs, pn->execEndMs}}}},
                     {"warm_kernel", pn->warmKernel}, {"warm_gemm", pn->warmGemm}});
-    for (auto [kind, key] : {std::pair{ColdTask::Kind::Read, "read"}, {ColdTask::Kind::Transform, "transform"},
-                             {ColdTask::Kind::WarmRead, "warm_read"}, {ColdTask::Kind::WarmTransform, "warm_transform"}}) {
+    for (auto [kind, key] : {std::pair{ColdTask::Kind::Read, "read"}, {ColdTask::Kind::Transform, "transform"}})
+      if (auto it = idx.find({step, kind}); it != idx.end()) {  // not done: its record, which the reader skips
+        if (n[key].is_object()) n[key].update(taskJson(r, it->second));
+        else n[key] = taskJson(r, it->second);
+      }
+    for (auto [kind, key] : {std::pair{ColdTask::Kind::WarmRead, "warm_read"}, {ColdTask::Kind::WarmTransform, "warm_transform"}}) {
       auto it = idx.find({step, kind});
       n[key] = it == idx.end() ? Json(nullptr) : taskJson(r, it->second);
     }
-    n["execute"] = Json{{"start_ms", r.executeMs[i].first}, {"end_ms", r.executeMs[i].second}, {"core", 0}};
+    n["execute"]["core"] = 0;
     n["kernel_now"] = session.nodes()[i].kernel;
-    nodes.push_back(std::move(n));
   }
   Json startups = Json::array();
   for (size_t t = 0; t < r.tasks.size(); ++t)
@@ -74,11 +102,10 @@ Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& sessio
       s["warm"] = r.tasks[t].warm();
       startups.push_back(std::move(s));
     }
-  return Json{{"configuration", plan.configuration}, {"cores", r.cores},          {"pipelined", r.pipelined},
-              {"setup_ms", r.setupMs},               {"run_start_ms", r.runStartMs}, {"run_end_ms", r.runEndMs},
-              {"predicted_cold_ms", plan.predictedColdMs}, {"predicted_setup_ms", plan.setupMs},
-              {"steals", r.steals},                  {"warm_switched", r.warmSwitched},
-              {"gemm_startups", startups},           {"nodes", nodes}};
+  j.update(Json{{"pipelined", r.pipelined}, {"setup_ms", r.setupMs}, {"run_start_ms", r.runStartMs},
+                {"predicted_cold_ms", plan.predictedColdMs}, {"predicted_setup_ms", plan.setupMs},
+                {"steals", r.steals}, {"warm_switched", r.warmSwitched}, {"gemm_startups", startups}});
+  return j;
 }
 
 std::string coldRunTable(const runtime::ColdRunReport& r, const runtime::Session& session,

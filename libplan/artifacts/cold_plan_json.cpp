@@ -127,7 +127,7 @@ Json toJson(const ColdPlan& c) {
     configs.push_back(Json{{"name", k.name}, {"kernel_selection", k.kernelSelection}, {"caching", k.caching},
                            {"pipelining", k.pipelining}, {"gemm", k.gemm}, {"predicted_ms", k.predictedMs},
                            {"status", k.status}});
-  return Json{{"model", c.model},
+  Json j{{"model", c.model},
               {"configuration", c.configuration},
               {"pipelined", c.pipelined},
               {"gemm", c.gemm},
@@ -145,6 +145,10 @@ Json toJson(const ColdPlan& c) {
               {"states", c.states},
               {"nodes", nodes},
               {"configurations", configs}};
+  if (c.calibrationRuns > 0)
+    j["calibration"] = Json{{"runs", c.calibrationRuns}, {"execute_factor", c.executeFactor},
+                            {"transform_factor", c.transformFactor}};
+  return j;
 }
 
 Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
@@ -164,6 +168,13 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(int64_t cores, j.integer("cores", 1, 4096));
   c.cores = static_cast<int>(cores);
   ZP_ASSIGN_OR_RETURN(c.storageMBps, j.number("storage_mb_per_s", 1e-6, 1e9));
+  if (j.has("calibration")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt cal, j.at("calibration"));
+    ZP_ASSIGN_OR_RETURN(int64_t runs, cal.integer("runs", 1, 1000000));
+    c.calibrationRuns = static_cast<int>(runs);
+    ZP_ASSIGN_OR_RETURN(c.executeFactor, cal.number("execute_factor", 1e-3, 1e3));
+    ZP_ASSIGN_OR_RETURN(c.transformFactor, cal.number("transform_factor", 1e-3, 1e3));
+  }
   ZP_ASSIGN_OR_RETURN(c.setupMs, j.number("setup_ms", 0, kMaxLatencyMs));
   ZP_ASSIGN_OR_RETURN(c.predictedColdMs, j.number("predicted_cold_ms", 0, kMaxLatencyMs));
   ZP_ASSIGN_OR_RETURN(c.predictedWarmReadyMs, j.number("predicted_warm_ready_ms", 0, kMaxLatencyMs));

@@ -322,6 +322,11 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
   m->set_gemm_startup(c.gemmStartup);
   m->set_cores(c.cores);
   m->set_storage_mb_per_s(c.storageMBps);
+  m->set_calibration_runs(c.calibrationRuns);
+  if (c.calibrationRuns > 0) {
+    m->set_execute_factor(c.executeFactor);
+    m->set_transform_factor(c.transformFactor);
+  }
   m->set_setup_ms(c.setupMs);
   m->set_predicted_cold_ms(c.predictedColdMs);
   m->set_predicted_warm_ready_ms(c.predictedWarmReadyMs);
@@ -372,6 +377,11 @@ ColdPlan get(const planpb::ColdPlan& m) {
   c.gemmStartup = m.gemm_startup();
   c.cores = m.cores();
   c.storageMBps = m.storage_mb_per_s();
+  c.calibrationRuns = m.calibration_runs();
+  if (c.calibrationRuns > 0) {
+    c.executeFactor = m.execute_factor();
+    c.transformFactor = m.transform_factor();
+  }
   c.setupMs = m.setup_ms();
   c.predictedColdMs = m.predicted_cold_ms();
   c.predictedWarmReadyMs = m.predicted_warm_ready_ms();

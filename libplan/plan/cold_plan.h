@@ -46,7 +46,13 @@ struct ColdPlan {
   std::string gemm;               // the GEMM libraries the cold run starts, '+'-joined in start order
   bool gemmStartup = false;       // some cold kernel uses one: its start-up is in the schedule
   int cores = 1;                  // cores the schedule uses (core 0 executes)
-  double storageMBps = 0;
+  double storageMBps = 0;         // read bandwidth of the cost model (calibrated when calibrationRuns > 0)
+  // Measured cold runs the cost model was calibrated against (0: the profile's costs
+  // as measured), and the factors taken from them: each cold first execution and
+  // each transform at load of the profile scaled by these.
+  int calibrationRuns = 0;
+  double executeFactor = 1;
+  double transformFactor = 1;
   double setupMs = 0;
   double predictedColdMs = 0;     // end of the last execute
   double predictedWarmReadyMs = 0;  // every warm kernel's weights ready (the cold latency when none switches)

@@ -198,13 +198,19 @@ std::optional<Knobs> parseKnobs(const std::string& name) {
   return std::nullopt;
 }
 
-Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, const std::string& model,
+Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, const std::string& model,
                                        const ColdStartParams& params) {
+  const profile::ColdProfile profile = applyCalibration(measured, model, params.calibration);
   const int cores = params.cores > 0 ? params.cores : profile.cores;
   plan::ColdPlan out;
   out.model = model;
   out.cores = cores;
   out.storageMBps = profile.storageMBps;
+  out.calibrationRuns = params.calibration.runs;
+  if (out.calibrationRuns > 0) {
+    out.executeFactor = params.calibration.executeFactor;
+    out.transformFactor = params.calibration.transformFactor;
+  }
   const Knobs& chosen = params.knobs;
   for (const auto& k : ablationKnobs()) {
     ZP_ASSIGN_OR_RETURN(Solved s, solveKnobs(profile, model, cores, k, params));

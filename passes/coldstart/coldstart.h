@@ -16,6 +16,7 @@
 #include "libplan/plan/cold_plan.h"
 #include "libplan/profile/cold_profile.h"
 #include "libplan/util/error.h"
+#include "passes/coldstart/calibration.h"
 #include "passes/coldstart/exact.h"
 #include "passes/coldstart/heuristic.h"
 
@@ -29,6 +30,8 @@ struct ColdStartParams {
   ExactParams exact;
   HeuristicParams heuristic;
   bool forceHeuristic = false;  // skip the DP (tests compare the two)
+  // Costs calibrated against measured cold runs (calibration.h); runs == 0: as profiled.
+  Calibration calibration;
 };
 
 Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, const std::string& model,

@@ -120,6 +120,22 @@ PYEOF
 then pass "cold run follows the plan, reported per node, outputs equal a plain run's, trace per thread"
 else fail "cold run following the plan"; fi
 
+# Calibration: the measured run above calibrates the cost model (plan-solve --calibrate);
+# the plan records it and its prediction, and the calibrated plan runs.
+"$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/cal/plan.json" --cold-profile "$WORK/a/cold_profile.csv" \
+  --calibrate "$WORK/b/run.json" --calibrate "$WORK/b/run.json" > "$WORK/cal.txt"
+if grep -q "calibrated against 2 measured cold run(s)" "$WORK/cal.txt" && $PY - "$WORK/cal/plan.json" "$WORK/b/run.json" <<'PYEOF'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+c = plan["cold"][0]["calibration"]
+assert c["runs"] == 2 and c["execute_factor"] > 0 and c["transform_factor"] > 0, c
+assert sys.argv[2] in plan["header"]["inputs"], plan["header"]["inputs"]
+PYEOF
+then pass "plan-solve --calibrate: calibration recorded"; else fail "plan-solve --calibrate"; fi
+"$BIN/plan-run" "$MODEL" --cold-plan "$WORK/cal/plan.json" --write-cache "$WORK/cal/cold.zwc" --repeat 0 >/dev/null \
+  && "$BIN/plan-run" "$MODEL" --cold --cold-plan "$WORK/cal/plan.json" --cache "$WORK/cal/cold.zwc" --repeat 0 \
+       --json > "$WORK/cal/run.json" && pass "the calibrated plan runs" || fail "the calibrated plan does not run"
+
 # Each knob combination's plan runs: not pipelined, kernels not chosen, nothing cached.
 for k in none K C P; do
   "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/k$k/plan.json" --cold-profile "$WORK/a/cold_profile.csv" \
@@ -193,6 +209,17 @@ rejected "missing cold_profile.csv" 1 "missing.csv: cannot open" -- \
   "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/missing.csv"
 rejected "profile without the model" 1 "no model 'dense'" -- \
   "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/prof/cold_profile.csv"
+rejected "--calibrate with a file that is not a cold run" 1 "plan.json: \$: no 'cold_plan_run' section" -- \
+  "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/a/cold_profile.csv" \
+  --calibrate "$WORK/b/plan.json"
+$PY -c "
+import json
+r = json.load(open('$WORK/b/run.json'))
+r['cold_plan_run']['nodes'][0]['node'] = '/another/Node'
+json.dump(r, open('$WORK/other_run.json', 'w'))"
+rejected "--calibrate with another model's run" 1 "other_run.json: step 0 runs '/another/Node'" -- \
+  "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/a/cold_profile.csv" \
+  --calibrate "$WORK/other_run.json"
 rejected "zero cores" 2 "--cores" -- \
   "$BIN/plan-solve" --mode cold "$MODEL" -o "$WORK/e/plan.json" --cold-profile "$WORK/a/cold_profile.csv" --cores 0
 rejected "unknown knobs" 2 "--knobs" -- \

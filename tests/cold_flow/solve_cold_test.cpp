@@ -3,7 +3,9 @@
 #include "drivers/cold_flow/cold_schedule.h"
 #include "drivers/cold_flow/solve_cold.h"
 #include "libplan/artifacts/cold_profile_csv.h"
+#include "libplan/artifacts/cold_run_json.h"
 #include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/plan_pb.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
@@ -156,6 +158,66 @@ TEST(SolveCold, ThePlanIsTheRuntimesScheduleAndRuns) {
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.error().message.find("plan.json: unknown GEMM library 'mkl'"), std::string::npos);
   }
+  fs::remove_all(dir);
+}
+
+// A cold run that took twice the plan's execute times: the plan made against it
+// records one calibration run and an execute factor of 2, predicts more, and reads
+// back the same from plan.json and plan.pb; a run of another model is an error.
+TEST(SolveCold, CalibratedPlanRecordsItsRunsAndRoundTrips) {
+  fs::path dir = testing::uniqueTempDir("cold_flow_calibrate");
+  profile::ColdProfile p;
+  p.cores = 2;
+  p.storageMBps = 1000;
+  p.gemmStartupMs = {{"blis", 0.3}};
+  p.models = {{"tiny", 1.0}};
+  p.nodes = {{"tiny", 0, "a", "Conv", "im2col", "blis", 4608, 4608, 0.01, 0.3, 0.2},
+             {"tiny", 1, "y", "Conv", "im2col", "blis", 512, 512, 0.01, 0.2, 0.1}};
+  SolveColdOptions o;
+  o.model = writeModel(dir);
+  o.output = dir / "plan.json";
+  o.coldProfile = dir / "cold_profile.csv";
+  ASSERT_TRUE(artifacts::writeColdProfileCsv(p, o.coldProfile).ok());
+  ASSERT_TRUE(solveCold(o).ok());
+  auto plain = artifacts::readPlan(o.output);
+  ASSERT_TRUE(plain.ok());
+  profile::MeasuredColdRun run{"K+C+P", 2, 2.0, {}};
+  for (const auto& n : plain->cold[0].nodes) {
+    profile::MeasuredColdNode m;
+    m.step = n.step, m.node = n.node, m.kernel = n.kernel, m.gemm = n.gemm, m.weights = n.weights;
+    m.read = profile::Span{n.readStartMs, n.readEndMs};
+    m.execute = {n.execStartMs, n.execStartMs + 2 * (n.execEndMs - n.execStartMs)};
+    run.nodes.push_back(m);
+  }
+  Json report{{"cold_plan_run", artifacts::coldRunReportJson(run)}};
+  ASSERT_TRUE(writeFileAtomic(dir / "run.json", report.dump()).ok());
+  SolveColdOptions cal = o;
+  cal.calibrationRuns = {dir / "run.json"};
+  cal.output = dir / "calibrated.json";
+  auto solved = solveCold(cal);
+  ASSERT_TRUE(solved.ok()) << solved.error().message;
+  EXPECT_NE(solved->summary.find("calibrated against 1 measured cold run"), std::string::npos) << solved->summary;
+  auto plan = artifacts::readPlan(cal.output);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const plan::ColdPlan& c = plan->cold[0];
+  EXPECT_EQ(c.calibrationRuns, 1);
+  EXPECT_NEAR(c.executeFactor, 2.0, 1e-9);
+  EXPECT_GT(c.predictedColdMs, plain->cold[0].predictedColdMs);
+  EXPECT_TRUE(plan->header.inputs.count((dir / "run.json").string()));
+  auto pb = artifacts::parsePlanPb(artifacts::serializePlanPb(*plan), "plan.pb");
+  ASSERT_TRUE(pb.ok()) << pb.error().message;
+  EXPECT_EQ(pb->cold, plan->cold);
+  // A run whose nodes are another model's.
+  run.nodes[0].node = "/other/Conv";
+  report = Json{{"cold_plan_run", artifacts::coldRunReportJson(run)}};
+  ASSERT_TRUE(writeFileAtomic(dir / "other.json", report.dump()).ok());
+  cal.calibrationRuns = {dir / "other.json"};
+  cal.output = dir / "other_plan.json";
+  auto bad = solveCold(cal);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find((dir / "other.json").string() + ": step 0 runs '/other/Conv'"), std::string::npos)
+      << bad.error().message;
+  EXPECT_FALSE(fs::exists(cal.output));
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,94 @@
+// Calibration of the cold cost model against measured runs: the factors are the
+// measured sums over the profiled ones, the plan follows the calibrated costs and
+// records them, and runs of another model are errors.
+#include <gtest/gtest.h>
+
+#include "passes/coldstart/calibration.h"
+#include "passes/coldstart/coldstart.h"
+
+namespace zp::coldstart {
+namespace {
+
+profile::ColdProfile profileOfTwoNodes() {
+  profile::ColdProfile p;
+  p.cores = 2;
+  p.storageMBps = 1000;  // 1 MB per ms
+  p.gemmStartupMs = {{"blis", 1.0}};
+  p.models = {{"m", 2.0}};
+  //       model step node  op     kernel      gemm    raw        cache      tr    first  warm
+  p.nodes = {{"m", 0, "c1", "Conv", "im2col", "blis", 1'000'000, 1'000'000, 0.5, 9.0, 8.0},
+             {"m", 0, "c1", "Conv", "winograd", "blis", 1'000'000, 4'000'000, 2.0, 5.0, 4.0},
+             {"m", 1, "relu", "Relu", "", "", 0, 0, 0, 1.0, 0.4}};
+  return p;
+}
+
+profile::MeasuredColdNode node(int step, std::string name, std::string kernel, std::string weights,
+                               std::optional<profile::Span> read, std::optional<profile::Span> transform,
+                               profile::Span execute) {
+  profile::MeasuredColdNode n;
+  n.step = step, n.node = std::move(name), n.kernel = std::move(kernel);
+  n.gemm = n.kernel.empty() ? "" : "blis";
+  n.weights = std::move(weights);
+  n.read = read, n.transform = transform, n.execute = execute;
+  return n;
+}
+
+TEST(ColdCalibration, FactorsAreMeasuredOverProfiledSums) {
+  // Run 1: winograd transformed (1 MB raw read in 2 ms, transform 6 ms against 2), execute 10 + 2
+  // against 5 + 1. Run 2: im2col from the cache (1 MB in 0.5 ms), execute 9 + 1 against 9 + 1.
+  profile::MeasuredColdRun r1{"K+C+P", 2, 20, {node(0, "c1", "winograd", "transform", profile::Span{1, 3},
+                                                    profile::Span{3, 9}, {9, 19}),
+                                               node(1, "relu", "", "none", std::nullopt, std::nullopt, {19, 21})}};
+  profile::MeasuredColdRun r2{"K+C+P", 2, 12, {node(0, "c1", "im2col", "cache", profile::Span{1, 1.5}, std::nullopt,
+                                                    {2, 11}),
+                                               node(1, "relu", "", "none", std::nullopt, std::nullopt, {11, 12})}};
+  auto c = calibrate(profileOfTwoNodes(), "m", {r1, r2}, {"r1.json", "r2.json"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->runs, 2);
+  EXPECT_DOUBLE_EQ(c->executeFactor, (10.0 + 2 + 9 + 1) / (5.0 + 1 + 9 + 1));
+  EXPECT_DOUBLE_EQ(c->transformFactor, 6.0 / 2.0);
+  EXPECT_DOUBLE_EQ(c->readMBps, 2.0 / (2.5 / 1e3));  // 2 MB in 2.5 ms
+
+  const profile::ColdProfile scaled = applyCalibration(profileOfTwoNodes(), "m", *c);
+  EXPECT_DOUBLE_EQ(scaled.storageMBps, c->readMBps);
+  EXPECT_DOUBLE_EQ(scaled.nodes[1].transformMs, 2.0 * 3);
+  EXPECT_DOUBLE_EQ(scaled.nodes[1].firstExecMs, 5.0 * c->executeFactor);
+  EXPECT_DOUBLE_EQ(scaled.nodes[1].warmExecMs, 4.0);  // warm runs are not the cold run's
+}
+
+TEST(ColdCalibration, NoRunsIsTheIdentityAndThePlanSaysWhetherItWasCalibrated) {
+  auto none = calibrate(profileOfTwoNodes(), "m", {}, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->runs, 0);
+  EXPECT_EQ(applyCalibration(profileOfTwoNodes(), "m", *none), profileOfTwoNodes());
+
+  auto plain = planColdStart(profileOfTwoNodes(), "m", ColdStartParams{});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->calibrationRuns, 0);
+  ColdStartParams params;
+  params.calibration = Calibration{3, 500, 2.0, 4.0};  // half the bandwidth, twice the execute, 4x the transforms
+  auto slow = planColdStart(profileOfTwoNodes(), "m", params);
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_EQ(slow->calibrationRuns, 3);
+  EXPECT_DOUBLE_EQ(slow->executeFactor, 2.0);
+  EXPECT_DOUBLE_EQ(slow->transformFactor, 4.0);
+  EXPECT_DOUBLE_EQ(slow->storageMBps, 500);
+  EXPECT_GT(slow->predictedColdMs, plain->predictedColdMs);
+}
+
+TEST(ColdCalibration, ARunOfAnotherModelIsAnError) {
+  profile::MeasuredColdRun other{"K+C+P", 2, 5, {node(0, "conv0", "im2col", "cache", profile::Span{0, 1},
+                                                      std::nullopt, {1, 2})}};
+  auto c = calibrate(profileOfTwoNodes(), "m", {other}, {"other.json"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("other.json: step 0 runs 'conv0'"), std::string::npos) << c.error().message;
+  profile::MeasuredColdRun kernel{"K+C+P", 2, 5, {node(0, "c1", "sparse", "cache", profile::Span{0, 1},
+                                                       std::nullopt, {1, 2})}};
+  c = calibrate(profileOfTwoNodes(), "m", {kernel}, {"kernel.json"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("kernel 'sparse'"), std::string::npos) << c.error().message;
+  EXPECT_FALSE(calibrate(profileOfTwoNodes(), "other", {}, {}).ok());
+}
+
+}  // namespace
+}  // namespace zp::coldstart
