@@ -24,7 +24,7 @@ EXTRA = {
                     "default", "nan", "inf", "1e308", "-0", "\"\""],
     "import_csv": ["node", "subgraph", "transition", "csv", "default", "nan", "inf", "1e308", "\"\""],
     "accuracy_csv": ["original", "stitched", "nan", "inf", "1e308", "-1"],
-    "cold_profile_csv": ["host", "model", "node", "cores", "threads", "storage_read_mb_per_s",
+    "cold_profile_csv": ["host", "model", "node", "cores", "threads", "storage_read_mb_per_s", "storage_read_latency_ms",
                          "storage_probe_bytes", "gemm_startup_ms", "onednn", "blis", "nan", "inf", "1e308", "-1"],
     "node_profile_csv": ["nan", "inf", "1e308", "-1", "Conv", "Gemm", "default", "sparse", "winograd"],
     "contention_csv": ["GPU", "DLA", "nan", "inf", "1e308", "-1", "0.5", "#"],

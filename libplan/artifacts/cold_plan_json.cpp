@@ -146,8 +146,11 @@ Json toJson(const ColdPlan& c) {
               {"nodes", nodes},
               {"configurations", configs}};
   if (c.calibrationRuns > 0)
-    j["calibration"] = Json{{"runs", c.calibrationRuns}, {"execute_factor", c.executeFactor},
-                            {"transform_factor", c.transformFactor}};
+    j["calibration"] = Json{{"runs", c.calibrationRuns},
+                            {"execute_factor", c.executeFactor},
+                            {"transform_factor", c.transformFactor},
+                            {"transform_overhead_ms", c.transformOverheadMs},
+                            {"read_latency_ms", c.readLatencyMs}};
   return j;
 }
 
@@ -174,6 +177,8 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
     c.calibrationRuns = static_cast<int>(runs);
     ZP_ASSIGN_OR_RETURN(c.executeFactor, cal.number("execute_factor", 1e-3, 1e3));
     ZP_ASSIGN_OR_RETURN(c.transformFactor, cal.number("transform_factor", 1e-3, 1e3));
+    ZP_ASSIGN_OR_RETURN(c.transformOverheadMs, cal.number("transform_overhead_ms", 0, kMaxLatencyMs));
+    ZP_ASSIGN_OR_RETURN(c.readLatencyMs, cal.number("read_latency_ms", 0, kMaxLatencyMs));
   }
   ZP_ASSIGN_OR_RETURN(c.setupMs, j.number("setup_ms", 0, kMaxLatencyMs));
   ZP_ASSIGN_OR_RETURN(c.predictedColdMs, j.number("predicted_cold_ms", 0, kMaxLatencyMs));

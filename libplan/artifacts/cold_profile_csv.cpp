@@ -74,8 +74,9 @@ std::optional<std::string> hostRow(const std::vector<std::string>& f, ColdProfil
     if (auto e = numberCell(f[Value], Value, 1e-6, 1e9, p.storageMBps)) return e;
     return std::nullopt;
   }
+  if (key == "storage_read_latency_ms") return numberCell(f[Value], Value, 0, kMaxLatencyMs, p.storageLatencyMs);
   return fmt::format("unknown host key '{}' (expected cores, threads, storage_read_mb_per_s, "
-                     "storage_probe_bytes or gemm_startup_ms)", key);
+                     "storage_read_latency_ms, storage_probe_bytes or gemm_startup_ms)", key);
 }
 
 std::optional<std::string> nodeRow(const std::vector<std::string>& f, ColdNodeCost& n) {
@@ -181,6 +182,7 @@ std::string formatColdProfileCsv(const ColdProfile& p) {
   host("cores", "", std::to_string(p.cores));
   host("threads", "", std::to_string(p.threads));
   host("storage_read_mb_per_s", "", formatNumber(p.storageMBps));
+  if (p.storageLatencyMs > 0) host("storage_read_latency_ms", "", formatNumber(p.storageLatencyMs));
   host("storage_probe_bytes", "", std::to_string(p.storageProbeBytes));
   for (const auto& [gemm, ms] : p.gemmStartupMs) host("gemm_startup_ms", gemm, formatNumber(ms));
   for (const auto& m : p.models) out += csvLine({"model", m.model, "", "", "", "", "", "", "", "", "", "", formatNumber(m.setupMs)});

@@ -2,7 +2,8 @@
 //   kind,model,step,node,op_type,kernel,gemm,raw_bytes,cache_bytes,transform_ms,first_exec_ms,warm_exec_ms,value
 // Rows by kind, in this order:
 //   host   - key in `node`, number in `value`: cores, threads, storage_read_mb_per_s,
-//            storage_probe_bytes (each once), gemm_startup_ms (once per library in `gemm`)
+//            storage_probe_bytes (each once), gemm_startup_ms (once per library in `gemm`),
+//            storage_read_latency_ms (at most once; absent: 0)
 //   model  - `model` and its setup_ms in `value`
 //   node   - one candidate of one executed node: every column but `value`
 // Cells a kind does not use are empty. Node rows name a model of a model row;

@@ -326,6 +326,8 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
   if (c.calibrationRuns > 0) {
     m->set_execute_factor(c.executeFactor);
     m->set_transform_factor(c.transformFactor);
+    m->set_transform_overhead_ms(c.transformOverheadMs);
+    m->set_read_latency_ms(c.readLatencyMs);
   }
   m->set_setup_ms(c.setupMs);
   m->set_predicted_cold_ms(c.predictedColdMs);
@@ -381,6 +383,8 @@ ColdPlan get(const planpb::ColdPlan& m) {
   if (c.calibrationRuns > 0) {
     c.executeFactor = m.execute_factor();
     c.transformFactor = m.transform_factor();
+    c.transformOverheadMs = m.transform_overhead_ms();
+    c.readLatencyMs = m.read_latency_ms();
   }
   c.setupMs = m.setup_ms();
   c.predictedColdMs = m.predicted_cold_ms();

@@ -48,11 +48,14 @@ struct ColdPlan {
   int cores = 1;                  // cores the schedule uses (core 0 executes)
   double storageMBps = 0;         // read bandwidth of the cost model (calibrated when calibrationRuns > 0)
   // Measured cold runs the cost model was calibrated against (0: the profile's costs
-  // as measured), and the factors taken from them: each cold first execution and
-  // each transform at load of the profile scaled by these.
+  // as measured), and what was fitted to them: each cold first execution of the
+  // profile times executeFactor, each transform transformOverheadMs plus
+  // transformFactor times the profiled, each read readLatencyMs plus bytes / storageMBps.
   int calibrationRuns = 0;
   double executeFactor = 1;
   double transformFactor = 1;
+  double transformOverheadMs = 0;
+  double readLatencyMs = 0;
   double setupMs = 0;
   double predictedColdMs = 0;     // end of the last execute
   double predictedWarmReadyMs = 0;  // every warm kernel's weights ready (the cold latency when none switches)

@@ -42,6 +42,7 @@ struct ColdProfile {
   int cores = 1;                   // cores of the host the profile was measured on
   int threads = 1;                 // runtime threads of the node measurements
   double storageMBps = 0;          // sequential read of an evicted file, MB (1e6 bytes) per second
+  double storageLatencyMs = 0;     // per read, on top of bytes / bandwidth (0: not measured; a calibration fits it)
   int64_t storageProbeBytes = 0;   // size of the file read for it
   std::map<std::string, double> gemmStartupMs;  // library key -> first product of a process, ms
   std::vector<ColdModelCost> models;

@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <map>
+#include <utility>
+#include <vector>
 #include <tuple>
 
 namespace zp::coldstart {
@@ -11,10 +13,31 @@ namespace {
 using RowKey = std::tuple<int, std::string, std::string>;  // step, kernel, gemm
 
 struct Sums {
-  double bytes = 0, readMs = 0;
-  double transformMs = 0, profiledTransformMs = 0;
+  std::vector<std::pair<double, double>> reads;       // bytes, measured ms
+  std::vector<std::pair<double, double>> transforms;  // profiled ms, measured ms
   double executeMs = 0, profiledExecuteMs = 0;
 };
+
+// y = fixed + slope * x by least squares; where that gives a negative fixed cost or
+// slope, or the x are all equal, y = slope * x with the ratio of sums. Nothing
+// (slope 0) when there are no points or no x.
+struct Line {
+  double fixed = 0, slope = 0;
+};
+
+Line fitLine(const std::vector<std::pair<double, double>>& points) {
+  double sx = 0, sy = 0;
+  for (const auto& [x, y] : points) sx += x, sy += y;
+  if (points.empty() || sx <= 0 || sy <= 0) return {};
+  const double n = static_cast<double>(points.size()), mx = sx / n, my = sy / n;
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
+  if (sxx > 0) {
+    const double slope = sxy / sxx, fixed = my - slope * mx;
+    if (slope > 0 && fixed >= 0) return {fixed, slope};
+  }
+  return {0, sy / sx};
+}
 
 Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const std::string& model,
               const std::string& source, const profile::MeasuredColdRun& run, Sums& s) {
@@ -28,14 +51,8 @@ Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const 
     if (c.node != n.node)
       return makeError("{}: step {} runs '{}', the cold profile of '{}' has '{}' there", source, n.step, n.node, model,
                        c.node);
-    if (n.read) {
-      s.bytes += static_cast<double>(n.weights == "cache" ? c.cacheBytes : c.rawBytes);
-      s.readMs += n.read->ms();
-    }
-    if (n.transform && n.weights == "transform") {
-      s.transformMs += n.transform->ms();
-      s.profiledTransformMs += c.transformMs;
-    }
+    if (n.read) s.reads.push_back({static_cast<double>(n.weights == "cache" ? c.cacheBytes : c.rawBytes), n.read->ms()});
+    if (n.transform && n.weights == "transform") s.transforms.push_back({c.transformMs, n.transform->ms()});
     s.executeMs += n.execute.ms();
     s.profiledExecuteMs += c.firstExecMs;
   }
@@ -60,8 +77,8 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
   if (s.profiledExecuteMs <= 0 || s.executeMs <= 0)
     return makeError("cold runs of '{}': no node took measurable time to execute", model);
   c.executeFactor = s.executeMs / s.profiledExecuteMs;
-  if (s.profiledTransformMs > 0 && s.transformMs > 0) c.transformFactor = s.transformMs / s.profiledTransformMs;
-  if (s.bytes > 0 && s.readMs > 0) c.readMBps = s.bytes / 1e6 / (s.readMs / 1e3);
+  if (const Line t = fitLine(s.transforms); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
+  if (const Line r = fitLine(s.reads); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;
   return c;
 }
 
@@ -69,11 +86,11 @@ profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const
                                       const Calibration& c) {
   profile::ColdProfile p = profile;
   if (c.runs == 0) return p;
-  if (c.readMBps > 0) p.storageMBps = c.readMBps;
+  if (c.readMBps > 0) p.storageMBps = c.readMBps, p.storageLatencyMs = c.readLatencyMs;
   for (auto& n : p.nodes) {
     if (n.model != model) continue;
     n.firstExecMs *= c.executeFactor;
-    n.transformMs *= c.transformFactor;
+    if (n.heavy()) n.transformMs = c.transformOverheadMs + c.transformFactor * n.transformMs;
   }
   return p;
 }

@@ -4,9 +4,12 @@
 // a fresh process pays more for each (page faults and cold caches in the first
 // executions; transforms sharing a core with the reader, which faults the weights
 // in and checks them). Given runs of a model's cold plan (plan-run --cold --json in
-// fresh processes), the calibration is, summed over the runs' nodes, measured over
-// profiled: execute time against the profile's first execution, transform time
-// against the profile's transform, bytes read against read time.
+// fresh processes), over the runs' nodes: execute time against the profile's first
+// execution (ratio of sums); read time against bytes and transform time against
+// the profile's transform as lines fitted by least squares (a fixed cost per read or
+// transform, then a rate: many small reads pay the storage's latency, many small
+// transforms their thread's wake-up), a ratio of sums where a line does not fit
+// (negative cost or slope, one distinct size).
 #pragma once
 #include <string>
 #include <vector>
@@ -18,10 +21,12 @@
 namespace zp::coldstart {
 
 struct Calibration {
-  int runs = 0;                // measured runs it comes from; 0: none (the identity)
-  double readMBps = 0;         // bytes read over read time; 0: the profile's storage bandwidth
-  double executeFactor = 1;    // measured execute / profiled first execute
-  double transformFactor = 1;  // measured transform / profiled transform
+  int runs = 0;                   // measured runs it comes from; 0: none (the identity)
+  double readMBps = 0;            // read bandwidth; 0: the profile's
+  double readLatencyMs = 0;       // fixed cost of each read
+  double executeFactor = 1;       // measured execute / profiled first execute
+  double transformFactor = 1;     // measured transform per profiled transform ms
+  double transformOverheadMs = 0; // fixed cost of each transform
 };
 
 // Errors name the run (by `sources[i]`, the file it came from) and the node: a run
@@ -30,8 +35,9 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
                                 const std::vector<profile::MeasuredColdRun>& runs,
                                 const std::vector<std::string>& sources);
 
-// `profile` with `model`'s first executions and transforms scaled and the storage
-// bandwidth replaced as `c` says (the identity for runs == 0).
+// `profile` with `model`'s first executions and transforms scaled (transforms: the
+// fixed cost plus the factor times the profiled) and the storage's bandwidth and
+// latency replaced as `c` says (the identity for runs == 0).
 profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const std::string& model,
                                       const Calibration& c);
 

@@ -28,6 +28,7 @@ Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::s
   for (const auto& n : profile.nodes)
     if (n.model == model) bySteps[n.step].push_back(&n);
   const double bytesPerMs = profile.storageMBps * 1e3;
+  auto readMs = [&](int64_t bytes) { return bytes > 0 ? profile.storageLatencyMs + static_cast<double>(bytes) / bytesPerMs : 0.0; };
   for (const auto& [step, rows] : bySteps) {
     Step s;
     s.node = rows.front()->node;
@@ -48,13 +49,13 @@ Expected<Problem> buildProblem(const profile::ColdProfile& profile, const std::s
         s.options.push_back(o);
         continue;
       }
-      o.readMs = static_cast<double>(r->rawBytes) / bytesPerMs;
+      o.readMs = readMs(r->rawBytes);
       o.transformMs = r->transformMs;
       s.options.push_back(o);
       if (knobs.caching) {
         Option c = o;
         c.cached = true;
-        c.readMs = static_cast<double>(r->cacheBytes) / bytesPerMs;
+        c.readMs = readMs(r->cacheBytes);
         c.transformMs = 0;
         s.options.push_back(c);
       }

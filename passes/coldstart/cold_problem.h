@@ -7,8 +7,9 @@
 //   - time 0 is the start of the load; nothing runs before setupMs (map the
 //     cache, parse the skeleton, build the ops);
 //   - reads are one sequential stream in execution order (the runtime reads the
-//     weights ahead in file order): a node's read takes bytes / bandwidth and
-//     occupies no core; cached weights read cacheBytes, others rawBytes;
+//     weights ahead in file order): a node's read takes the storage's latency plus
+//     bytes / bandwidth and occupies no core; cached weights read cacheBytes, others
+//     rawBytes;
 //   - a transform runs on one core after its node's read; execution runs on core
 //     0, node after node, each after its weights are ready (read, or transformed);
 //   - each GEMM library some chosen kernel uses starts up at setup on the last

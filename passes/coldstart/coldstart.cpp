@@ -210,6 +210,8 @@ Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, con
   if (out.calibrationRuns > 0) {
     out.executeFactor = params.calibration.executeFactor;
     out.transformFactor = params.calibration.transformFactor;
+    out.transformOverheadMs = params.calibration.transformOverheadMs;
+    out.readLatencyMs = profile.storageLatencyMs;
   }
   const Knobs& chosen = params.knobs;
   for (const auto& k : ablationKnobs()) {

@@ -29,6 +29,16 @@ TEST(ColdProfileCsv, RoundTrip) {
   EXPECT_EQ(formatColdProfileCsv(*back), text);
 }
 
+TEST(ColdProfileCsv, ReadLatencyRoundTripsAndIsAbsentWhenZero) {
+  profile::ColdProfile p = sample();
+  EXPECT_EQ(formatColdProfileCsv(p).find("storage_read_latency_ms"), std::string::npos);
+  p.storageLatencyMs = 0.25;
+  const std::string text = formatColdProfileCsv(p);
+  auto back = parseColdProfileCsv(text, "cold_profile.csv");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, p);
+}
+
 TEST(ColdProfileCsv, RejectsBadRowsNamingFileAndLine) {
   std::string text = formatColdProfileCsv(sample());
   auto bad = [&](const std::string& from, const std::string& to, const std::string& expect) {
@@ -81,6 +91,21 @@ plan::Plan coldPlan() {
 
 TEST(ColdPlanJson, RoundTripThroughJsonAndProtobuf) {
   plan::Plan p = coldPlan();
+  plan::Plan calibrated = p;
+  calibrated.cold[0].calibrationRuns = 6;
+  calibrated.cold[0].executeFactor = 1.25;
+  calibrated.cold[0].transformFactor = 3.5;
+  calibrated.cold[0].transformOverheadMs = 0.125;
+  calibrated.cold[0].readLatencyMs = 0.5;
+  for (const plan::Plan& q : {p, calibrated}) {
+    auto j = planFromJson(toJson(q), "plan.json");
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    EXPECT_EQ(*j, q);
+    auto pb = parsePlanPb(serializePlanPb(q), "plan.pb");
+    ASSERT_TRUE(pb.ok()) << pb.error().message;
+    EXPECT_EQ(*pb, q);
+  }
+  EXPECT_FALSE(toJson(p)["cold"][0].contains("calibration"));
   auto j = planFromJson(toJson(p), "plan.json");
   ASSERT_TRUE(j.ok()) << j.error().message;
   EXPECT_EQ(*j, p);

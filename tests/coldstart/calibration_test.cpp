@@ -56,6 +56,37 @@ TEST(ColdCalibration, FactorsAreMeasuredOverProfiledSums) {
   EXPECT_DOUBLE_EQ(scaled.nodes[1].warmExecMs, 4.0);  // warm runs are not the cold run's
 }
 
+TEST(ColdCalibration, ReadsAndTransformsAreLinesWhereTheirSizesDiffer) {
+  // Reads: 1 MB (raw) in 1.5 ms, 4 MB (winograd's cache) in 3 ms: 1 ms + 0.5 ms per MB.
+  // Transforms: winograd (2 ms profiled) in 4 ms, im2col (0.5 ms) in 2.5 ms: 2 ms + 1x.
+  auto run = [](std::string kernel, std::string weights, double readMs, std::optional<double> transformMs) {
+    std::optional<profile::Span> t;
+    if (transformMs) t = profile::Span{2, 2 + *transformMs};
+    return profile::MeasuredColdRun{"K+C+P", 2, 30, {node(0, "c1", kernel, weights, profile::Span{0, readMs}, t, {10, 20}),
+                                                     node(1, "relu", "", "none", std::nullopt, std::nullopt, {20, 21})}};
+  };
+  auto c = calibrate(profileOfTwoNodes(), "m",
+                     {run("winograd", "transform", 1.5, 4.0), run("winograd", "cache", 3.0, std::nullopt),
+                      run("im2col", "transform", 1.5, 2.5)},
+                     {"a.json", "b.json", "c.json"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NEAR(c->readLatencyMs, 1.0, 1e-9);
+  EXPECT_NEAR(c->readMBps, 2000, 1e-6);
+  EXPECT_NEAR(c->transformOverheadMs, 2.0, 1e-9);
+  EXPECT_NEAR(c->transformFactor, 1.0, 1e-9);
+  const profile::ColdProfile scaled = applyCalibration(profileOfTwoNodes(), "m", *c);
+  EXPECT_NEAR(scaled.storageLatencyMs, 1.0, 1e-9);
+  EXPECT_NEAR(scaled.nodes[1].transformMs, 2.0 + 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(scaled.nodes[2].transformMs, 0);  // a node without heavy weights has no transform
+  // The plan records the fit.
+  ColdStartParams params;
+  params.calibration = *c;
+  auto plan = planColdStart(profileOfTwoNodes(), "m", params);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_NEAR(plan->readLatencyMs, 1.0, 1e-9);
+  EXPECT_NEAR(plan->transformOverheadMs, 2.0, 1e-9);
+}
+
 TEST(ColdCalibration, NoRunsIsTheIdentityAndThePlanSaysWhetherItWasCalibrated) {
   auto none = calibrate(profileOfTwoNodes(), "m", {}, {});
   ASSERT_TRUE(none.ok());
@@ -66,7 +97,8 @@ TEST(ColdCalibration, NoRunsIsTheIdentityAndThePlanSaysWhetherItWasCalibrated) {
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_EQ(plain->calibrationRuns, 0);
   ColdStartParams params;
-  params.calibration = Calibration{3, 500, 2.0, 4.0};  // half the bandwidth, twice the execute, 4x the transforms
+  // Half the bandwidth, twice the execute, 4x the transforms.
+  params.calibration = Calibration{.runs = 3, .readMBps = 500, .executeFactor = 2.0, .transformFactor = 4.0};
   auto slow = planColdStart(profileOfTwoNodes(), "m", params);
   ASSERT_TRUE(slow.ok()) << slow.error().message;
   EXPECT_EQ(slow->calibrationRuns, 3);
