@@ -175,8 +175,8 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
     ZP_ASSIGN_OR_RETURN(JsonAt cal, j.at("calibration"));
     ZP_ASSIGN_OR_RETURN(int64_t runs, cal.integer("runs", 1, 1000000));
     c.calibrationRuns = static_cast<int>(runs);
-    ZP_ASSIGN_OR_RETURN(c.executeFactor, cal.number("execute_factor", 1e-3, 1e3));
-    ZP_ASSIGN_OR_RETURN(c.transformFactor, cal.number("transform_factor", 1e-3, 1e3));
+    ZP_ASSIGN_OR_RETURN(c.executeFactor, cal.number("execute_factor", 1e-9, 1e9));
+    ZP_ASSIGN_OR_RETURN(c.transformFactor, cal.number("transform_factor", 1e-9, 1e9));
     ZP_ASSIGN_OR_RETURN(c.transformOverheadMs, cal.number("transform_overhead_ms", 0, kMaxLatencyMs));
     ZP_ASSIGN_OR_RETURN(c.readLatencyMs, cal.number("read_latency_ms", 0, kMaxLatencyMs));
   }

@@ -2,9 +2,9 @@
 
 #include <cassert>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
-#include <tuple>
 
 namespace zp::coldstart {
 
