@@ -16,8 +16,10 @@ using runtime::ColdWeights;
 namespace {
 
 // Per step, its tasks by kind.
-std::map<std::pair<int, ColdTask::Kind>, size_t> taskIndex(const runtime::ColdRunReport& r) {
-  std::map<std::pair<int, ColdTask::Kind>, size_t> idx;
+using TaskIndex = std::map<std::pair<int, ColdTask::Kind>, size_t>;
+
+TaskIndex taskIndex(const runtime::ColdRunReport& r) {
+  TaskIndex idx;
   for (size_t t = 0; t < r.tasks.size(); ++t) idx[{r.tasks[t].step, r.tasks[t].kind}] = t;
   return idx;
 }
@@ -32,22 +34,8 @@ Json taskJson(const runtime::ColdRunReport& r, size_t t) {
   return j;
 }
 
-}  // namespace
-
-Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const std::string& label) {
-  ZP_ASSIGN_OR_RETURN(plan::Plan p, artifacts::readPlan(planFile));
-  if (p.cold.empty()) return makeError("{}: the plan has no cold section", planFile.string());
-  for (const auto& c : p.cold)
-    if (c.model == label) return c;
-  if (p.cold.size() == 1) return p.cold.front();
-  std::string names;
-  for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.model;
-  return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
-}
-
-profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const runtime::Session& session,
-                                         const plan::ColdPlan& plan) {
-  const auto idx = taskIndex(r);
+profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const TaskIndex& idx,
+                                         const runtime::Session& session, const plan::ColdPlan& plan) {
   auto span = [&](int step, ColdTask::Kind kind) -> std::optional<profile::Span> {
     auto it = idx.find({step, kind});
     if (it == idx.end() || !r.records[it->second].done) return std::nullopt;
@@ -70,9 +58,22 @@ profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const 
   return m;
 }
 
+}  // namespace
+
+Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const std::string& label) {
+  ZP_ASSIGN_OR_RETURN(plan::Plan p, artifacts::readPlan(planFile));
+  if (p.cold.empty()) return makeError("{}: the plan has no cold section", planFile.string());
+  for (const auto& c : p.cold)
+    if (c.model == label) return c;
+  if (p.cold.size() == 1) return p.cold.front();
+  std::string names;
+  for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.model;
+  return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
+}
+
 Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& session, const plan::ColdPlan& plan) {
   const auto idx = taskIndex(r);
-  Json j = artifacts::coldRunReportJson(measuredColdRun(r, session, plan));
+  Json j = artifacts::coldRunReportJson(measuredColdRun(r, idx, session, plan));
   // Scheduling details beside the measured spans: cores, steals, the plan's prediction.
   for (size_t i = 0; i < r.executeMs.size(); ++i) {
     const int step = static_cast<int>(i);

@@ -12,7 +12,7 @@ namespace {
 
 using RowKey = std::tuple<int, std::string, std::string>;  // step, kernel, gemm
 
-struct Sums {
+struct Samples {
   std::vector<std::pair<double, double>> reads;       // bytes, measured ms
   std::vector<std::pair<double, double>> transforms;  // profiled ms, measured ms
   double executeMs = 0, profiledExecuteMs = 0;
@@ -40,7 +40,7 @@ Line fitLine(const std::vector<std::pair<double, double>>& points) {
 }
 
 Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const std::string& model,
-              const std::string& source, const profile::MeasuredColdRun& run, Sums& s) {
+              const std::string& source, const profile::MeasuredColdRun& run, Samples& s) {
   for (const auto& n : run.nodes) {
     auto it = rows.find({n.step, n.kernel, n.gemm});
     if (it == rows.end())
@@ -69,7 +69,7 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
   for (const auto& n : profile.nodes)
     if (n.model == model) rows[{n.step, n.kernel, n.gemm}] = &n;
   if (rows.empty()) return makeError("cold profile: no model '{}'", model);
-  Sums s;
+  Samples s;
   for (size_t r = 0; r < runs.size(); ++r) ZP_TRY(addRun(rows, model, sources[r], runs[r], s));
   Calibration c;
   c.runs = static_cast<int>(runs.size());

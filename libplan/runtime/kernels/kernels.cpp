@@ -153,11 +153,14 @@ const char* convTransformName(ConvKernel k) {
   return "?";
 }
 
+static bool isPointwise(const ConvAttrs& a) {
+  return a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+}
+
 bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
   switch (k) {
     case ConvKernel::Naive: case ConvKernel::Im2col: case ConvKernel::Sparse: return true;
-    case ConvKernel::Gemm1x1:
-      return a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
+    case ConvKernel::Gemm1x1: return isPointwise(a);
     case ConvKernel::Winograd:
       return a.group == 1 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.dh == 1 && a.dw == 1;
     case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
@@ -273,10 +276,6 @@ static void im2col(const ConvAttrs& a, const float* x, int64_t H, int64_t W, flo
   im2colRows(a, x, H, W, 0, OH, col, threads, ld == 0 ? OH * OW : ld);
 }
 
-static bool isPointwise(const ConvAttrs& a) {
-  return a.kh == 1 && a.kw == 1 && a.padT == 0 && a.padL == 0 && a.padB == 0 && a.padR == 0;
-}
-
 // Whether a group's GEMM needs its columns copied (everything but 1x1 stride 1 unpadded).
 static bool needsColumns(const ConvAttrs& a) { return !(isPointwise(a) && a.sh == 1 && a.sw == 1); }
 
@@ -385,8 +384,8 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
   const float* bias = pw.get("bias").as<float>();
   if (N > 1 && P <= kBatchedGemmMaxPositions)
     return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
-  const bool rowTiles = !isPointwise(a) && K * P * 4 > kColumnTileBytes;
   if (threads > 1 && a.group >= threads) return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
+  const bool rowTiles = !isPointwise(a) && K * P * 4 > kColumnTileBytes;
   float* col = needsColumns(a) && !rowTiles ? scratch.floats(static_cast<size_t>(K * P)) : nullptr;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < a.group; ++g) {
