@@ -155,7 +155,7 @@ bool depthwiseBlockedApplies(const ConvAttrs& a) {
   return kHaveAvx512Blocked && a.M == a.group && a.Cg == 1 && a.kh * a.kw <= kMaxTaps;
 }
 
-// Measured against the rows and window kernels, one thread, per node (min of 20 runs) on
+// Measured against the rows and window kernels, one thread, per node (a profiled run after 20 warm ones) on
 // the depthwise convs of MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0 and
 // MnasNet (AVX-512 host): 0.28-0.84x their time from 28x28 maps down (stride 2 and 5x5
 // the most: 0.28-0.47x), 0.93-1.01x on 56x56 maps at stride 1. Maps of 112x112 (an
