@@ -69,6 +69,11 @@ int main(int argc, char** argv) {
                                    "mts: the units' processors (default: the zoo mts.json was made from)");
   app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds")
       ->check(zp::cli::numberIn(1e-3, 1e6));
+  app.add_option("--min-mix-gain", op.solve.minMixGain,
+                 "opplace: place on several processors only when that beats the best single one by this fraction "
+                 "(0: the optimum under the cost model)")
+      ->capture_default_str()
+      ->check(zp::cli::numberIn(0, 0.99));
   // cold mode
   app.add_option("--cold-profile", co.coldProfile, "cold: plan from this cold_profile.csv (default: measure now)");
   app.add_option("--profile-model", co.profileModel, "cold: the model's label in --cold-profile (default: file stem)");

@@ -60,6 +60,8 @@ struct Options {
   measure::MeasureParams profile{10, 2};
   double timeLimitS = 30;
   bool remeasure = false;
+  bool reusePlacedProfiles = false;
+  double minMixGain = opplace::SolveParams{}.minMixGain;
   uint64_t seed = 0;
   estimate::XgbParams xgb = estimate::defaultOpLatencyParams();
 };
@@ -115,7 +117,9 @@ std::vector<artifacts::NodeProfileRow> profileOne(const of::ModelSource& m, cons
 
 // The node profile of every model under the configurations it needs, reusing OUT/node_profile.csv.
 // OUT/node_profile.csv: rows reused from an earlier run (unless --remeasure),
-// the missing ones measured when first needed and saved at once.
+// the missing ones measured when first needed and saved at once; `fresh` drops
+// a model's rows first (a placed model is profiled right before it is measured,
+// so its costs are the current kernels' under the current load).
 struct ProfileStore {
   fs::path file;
   std::vector<artifacts::NodeProfileRow> rows;
@@ -125,7 +129,11 @@ struct ProfileStore {
     if (!o.remeasure && fs::exists(file)) rows = must(artifacts::readNodeProfileCsv(file));
     for (const auto& r : rows) have.insert({r.model, r.policy, r.threads});
   }
-  void ensure(const of::ModelSource& m, const std::vector<Config>& configs, const Options& o) {
+  void ensure(const of::ModelSource& m, const std::vector<Config>& configs, const Options& o, bool fresh = false) {
+    if (fresh) {
+      std::erase_if(rows, [&](const artifacts::NodeProfileRow& r) { return r.model == m.name; });
+      std::erase_if(have, [&](const auto& k) { return std::get<0>(k) == m.name; });
+    }
     bool added = false;
     for (const auto& c : configs) {
       if (!have.insert({m.name, c.host.policy, c.host.threads}).second) continue;
@@ -325,7 +333,7 @@ opplace::PlacementResult place(const onnx::ModelProto& model, const of::ModelSou
   auto pp = must(of::buildPlaceProblem(model, in));
   run->nodes = pp.problem.nodes.size();
   run->edges = pp.problem.edges.size();
-  return must(opplace::placeOperators(pp.problem, opplace::SolveParams{o.timeLimitS, 0}));
+  return must(opplace::placeOperators(pp.problem, opplace::SolveParams{o.timeLimitS, 0, o.minMixGain}));
 }
 
 // Places one model and measures every schedule in interleaved rounds.
@@ -378,6 +386,7 @@ json placementFigures(const ModelRun& r, const std::string& name, const opplace:
   for (int p : result.solution.assignment) ++on[names[static_cast<size_t>(p)]];
   const auto& sol = result.solution;
   return {{"solver", sol.solver}, {"optimal", sol.optimal}, {"gap", sol.gap}, {"nodes_on", on},
+          {"mixed_given_up_predicted_ms", result.mixedLatencyMs},
           {"predicted_ms", placed->predictedMs}, {"measured_ms", placed->measuredMs},
           {"measured_over_predicted", placed->measuredMs / placed->predictedMs},
           {"speedup_vs_best_single", bestSingle / placed->measuredMs},
@@ -409,6 +418,11 @@ void printModel(const ModelRun& r, const json& row) {
   fmt::print("\n{}: {} nodes, {} edges; {} {} (gap {:.3g})\n", r.source.name, r.nodes, r.edges,
              r.placement.solution.solver, r.placement.solution.optimal ? "optimal" : "not proven optimal",
              r.placement.solution.gap);
+  for (const auto& [label, res] : {std::pair<const char*, const opplace::PlacementResult*>{"opplace", &r.placement},
+                                   {"opplace-2p", &r.placement2}})
+    if (res->mixedLatencyMs > 0)
+      fmt::print("{}: kept one processor over the best mix ({:.3f} ms predicted, gain below the minimum mix gain)\n",
+                 label, res->mixedLatencyMs);
   fmt::print("| schedule | predicted ms | measured ms | measured/predicted | hand-offs | max rel diff |\n|---|---|---|---|---|---|\n");
   for (const auto& s : r.schedules)
     fmt::print("| {} | {:.3f} | {:.3f} | {:.3f} | {} | {:.2g} |\n", s.name, s.predictedMs, s.measuredMs,
@@ -442,6 +456,12 @@ int main(int argc, char** argv) {
   app.add_option("--time-limit", o.timeLimitS, "branch-and-bound time limit per model, seconds");
   app.add_option("--rounds-xgb", o.xgb.rounds, "boosting rounds of the latency predictor");
   app.add_flag("--remeasure", o.remeasure, "profile again even when OUT/node_profile.csv has the rows");
+  app.add_flag("--reuse-placed-profiles", o.reusePlacedProfiles,
+               "reuse OUT/node_profile.csv's rows of the placed models too (default: profile them again, "
+               "right before each is measured)");
+  app.add_option("--min-mix-gain", o.minMixGain,
+                 "place on several processors only when that beats the best single one by this fraction")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   fs::create_directories(o.out);
   const std::string loadStart = loadAverage();
@@ -462,7 +482,7 @@ int main(int argc, char** argv) {
   json models = json::array();
   for (const auto& m : placedModels) {
     // Profiled right before it is measured: both under the same load, as far as a shared host allows.
-    profile.ensure(m, procs, o);
+    profile.ensure(m, procs, o, !o.reusePlacedProfiles);
     const std::string loadBefore = loadAverage();
     const ModelRun r = placeAndMeasure(m, profile.rows, procs, handoff, o);
     writeTrace(r, procs, o);
@@ -477,7 +497,8 @@ int main(int argc, char** argv) {
   json out = {{"host", {{"load_average_start", loadStart}, {"load_average_end", loadAverage()},
                         {"cores", {o.coreA, o.coreB}}}},
               {"params", {{"repeat", o.repeat}, {"rounds", o.rounds}, {"profile_repeat", o.profile.repeat},
-                          {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"seed", o.seed}}},
+                          {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"seed", o.seed},
+                          {"min_mix_gain", o.minMixGain}}},
               {"handoff", handoffJson},
               {"predictor", {{"within_10pct", pooled}, {"within_10pct_leave_family_out", pooledFamily},
                              {"processors", predictor}}},

@@ -201,8 +201,8 @@ Json toJson(const OpPlacement& o) {
   Json processors = Json::array();
   for (const auto& p : o.processors) processors.push_back(toJson(p));
   return Json{{"model", o.model},           {"costSource", o.costSource}, {"processors", processors},
-              {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"nodes", nodes},
-              {"baselines", baselines}};
+              {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"minMixGain", o.minMixGain},
+              {"mixedLatencyMs", o.mixedLatencyMs}, {"nodes", nodes}, {"baselines", baselines}};
 }
 
 Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path) {
@@ -225,6 +225,15 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
   }
   ZP_ASSIGN_OR_RETURN(o.latencyMs, rd.num(j, path, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(o.solver, solverFromJson(rd, j, path));
+  // Absent in plans written before a mix had to earn its place: 0, every mix kept.
+  if (j.contains("minMixGain")) {
+    ZP_ASSIGN_OR_RETURN(o.minMixGain, rd.num(j, path, "minMixGain"));
+    if (!(o.minMixGain >= 0 && o.minMixGain < 1)) return makeError("{}: {}.minMixGain: must be in [0, 1)", label, path);
+  }
+  if (j.contains("mixedLatencyMs")) {
+    ZP_ASSIGN_OR_RETURN(o.mixedLatencyMs, rd.num(j, path, "mixedLatencyMs"));
+    if (!(o.mixedLatencyMs >= 0)) return makeError("{}: {}.mixedLatencyMs: must be >= 0", label, path);
+  }
   ZP_ASSIGN_OR_RETURN(const Json* ns, rd.arr(j, path, "nodes"));
   for (size_t i = 0; i < ns->size(); ++i) {
     std::string np = fmt::format("{}.nodes[{}]", path, i);

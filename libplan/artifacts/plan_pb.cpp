@@ -203,6 +203,8 @@ void put(const OpPlacement& o, planpb::OpPlacement* m) {
   for (const auto& p : o.processors) put(p, m->add_processors());
   m->set_latency_ms(o.latencyMs);
   put(o.solver, m->mutable_solver());
+  m->set_min_mix_gain(o.minMixGain);
+  m->set_mixed_latency_ms(o.mixedLatencyMs);
   for (const auto& n : o.nodes) {
     auto* nm = m->add_nodes();
     nm->set_node(n.node);
@@ -220,6 +222,8 @@ OpPlacement get(const planpb::OpPlacement& m) {
   for (const auto& p : m.processors()) o.processors.push_back(get(p));
   o.latencyMs = m.latency_ms();
   o.solver = get(m.solver());
+  o.minMixGain = m.min_mix_gain();
+  o.mixedLatencyMs = m.mixed_latency_ms();
   for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
   for (const auto& b : m.baselines()) o.baselines.push_back(get(b));
   return o;

@@ -114,6 +114,10 @@ struct OpPlacement {
   std::vector<PlanProcessor> processors;  // what plan-run pins and runs each on (cores, policy, GEMM, threads)
   double latencyMs = 0;    // one inference under the cost model
   SolverReport solver;     // "chain-dp" or "branch-and-bound"; searchSpace "all assignments"
+  // A mix of processors is placed only when it beats the best single processor
+  // by this fraction; mixedLatencyMs is the mix given up for one (0: none was).
+  double minMixGain = 0;
+  double mixedLatencyMs = 0;
   std::vector<OpPlacementNode> nodes;
   std::vector<ScheduleResult> baselines;  // transitions = hand-offs between processors
   bool operator==(const OpPlacement&) const = default;

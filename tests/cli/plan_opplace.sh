@@ -81,6 +81,21 @@ assert o["latencyMs"] < min(only["cpu-only"], only["npu-only"]), (o["latencyMs"]
 PYEOF
 then pass "plan-solve places the branches on both processors"; else fail "opplace plan: $(cat "$WORK/solve.txt")"; fi
 
+# A mix must beat the best single processor by --min-mix-gain: asked for 99%, the
+# plan keeps one processor and records the mix it gave up.
+"$BIN/plan-solve" --mode opplace "$WORK/branchy.onnx" --zoo "$ZOO" --profile "$WORK/prof" -o "$WORK/single.json" \
+  --min-mix-gain 0.99 > "$WORK/single.txt"
+if grep -q "kept one processor" "$WORK/single.txt" && $PY - "$WORK/single.json" "$WORK/plan.json" <<'PYEOF'
+import json, sys
+o = json.load(open(sys.argv[1]))["opplace"]
+mixed = json.load(open(sys.argv[2]))["opplace"]
+assert len({n["processor"] for n in o["nodes"]}) == 1, o["nodes"]
+assert o["minMixGain"] == 0.99 and abs(o["mixedLatencyMs"] - mixed["latencyMs"]) < 1e-9, (o["mixedLatencyMs"], mixed["latencyMs"])
+assert o["solver"]["status"] == "feasible", o["solver"]
+PYEOF
+then pass "plan-solve --min-mix-gain keeps one processor when the mix gains too little"
+else fail "--min-mix-gain: $(cat "$WORK/single.txt")"; fi
+
 "$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/bundle" > "$WORK/emit.txt"
 if [ -n "$(ls "$WORK"/bundle/models/*.onnx 2>/dev/null)" ] && [ "$(ls "$WORK"/bundle/caches | wc -l)" -eq 2 ]; then
   pass "plan-emit bundles the model and one weight cache per kernel policy"

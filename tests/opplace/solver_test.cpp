@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "passes/opplace/opplace.h"
 #include "tests/opplace/random_problem.h"
@@ -65,8 +66,11 @@ TEST(OpPlaceSolver, PlacementIsNoWorseThanAnyBaseline) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     auto p = randomProblem(8, 3, 5000 + seed, seed % 3 == 0);
     p.alone.push_back(AloneConfig{"cpu@2", std::vector<double>(p.nodes.size(), 0.5)});
-    auto r = placeOperators(p, SolveParams{});
+    SolveParams exact;
+    exact.minMixGain = 0;
+    auto r = placeOperators(p, exact);
     ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->mixedLatencyMs, 0);
     for (const auto& b : r->baselines) {
       if (b.assignment.empty()) continue;
       EXPECT_LE(r->solution.latencyMs, b.latencyMs + 1e-9) << b.name;
@@ -74,6 +78,45 @@ TEST(OpPlaceSolver, PlacementIsNoWorseThanAnyBaseline) {
     EXPECT_EQ(r->baselines.size(), 3u + 1 + 2);
     EXPECT_DOUBLE_EQ(r->timeline.latencyMs, r->solution.latencyMs);
   }
+}
+
+// A mix that gains less than minMixGain over the best single processor gives
+// way to it; one that gains more is kept, and a gain of 0 keeps every mix.
+TEST(OpPlaceSolver, SmallMixGainKeepsTheBestSingleProcessor) {
+  int gaveWay = 0, kept = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto p = randomProblem(8, 2, 9000 + seed, false);
+    SolveParams exact;
+    exact.minMixGain = 0;
+    const auto opt = placeOperators(p, exact);
+    ASSERT_TRUE(opt.ok());
+    double single = 1e300;
+    for (const auto& b : opt->baselines)
+      if (b.name.ends_with("-only")) single = std::min(single, b.latencyMs);
+    const double gain = 1 - opt->solution.latencyMs / single;
+    if (gain <= 1e-9) continue;  // the optimum is a single processor already
+    for (double margin : {gain * 0.5, gain * 1.5}) {
+      SolveParams params;
+      params.minMixGain = margin;
+      const auto r = placeOperators(p, params);
+      ASSERT_TRUE(r.ok());
+      if (margin > gain) {
+        ++gaveWay;
+        EXPECT_DOUBLE_EQ(r->solution.latencyMs, single) << seed;
+        EXPECT_DOUBLE_EQ(r->mixedLatencyMs, opt->solution.latencyMs) << seed;
+        EXPECT_FALSE(r->solution.optimal);
+        EXPECT_EQ(std::set<int>(r->solution.assignment.begin(), r->solution.assignment.end()).size(), 1u);
+        EXPECT_NEAR(r->solution.gap, (single - r->solution.bound) / single, 1e-12);
+      } else {
+        ++kept;
+        EXPECT_DOUBLE_EQ(r->solution.latencyMs, opt->solution.latencyMs) << seed;
+        EXPECT_EQ(r->mixedLatencyMs, 0);
+      }
+      EXPECT_DOUBLE_EQ(r->timeline.latencyMs, r->solution.latencyMs);
+    }
+  }
+  EXPECT_GT(gaveWay, 5);
+  EXPECT_EQ(kept, gaveWay);
 }
 
 TEST(OpPlaceSolver, NodeLimitReportsNotProvenWithAValidBound) {

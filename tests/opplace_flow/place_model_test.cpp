@@ -13,6 +13,13 @@
 namespace zp::drivers::opplace_flow {
 namespace {
 
+// The optimum under the cost model, every mix kept however small its gain.
+opplace::SolveParams exactParams() {
+  opplace::SolveParams p;
+  p.minMixGain = 0;
+  return p;
+}
+
 struct Fixture {
   zoo::Zoo zoo;
   std::vector<ModelSource> models;
@@ -51,7 +58,7 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   EXPECT_EQ(pp->problem.processors.size(), k);
   EXPECT_GE(pp->problem.nodes.size(), 2u);
   EXPECT_GE(pp->problem.edges.size(), pp->problem.nodes.size() - 1);
-  auto r = opplace::placeOperators(pp->problem, opplace::SolveParams{});
+  auto r = opplace::placeOperators(pp->problem, exactParams());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->solution.optimal);
   for (const auto& b : r->baselines) {
@@ -67,7 +74,10 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
   std::vector<plan::PlanProcessor> procs;
   for (size_t i = 0; i < k; ++i) procs.push_back(planProcessor(f.inputs.processors[i], f.zoo.processors[i].kind));
-  p.opplace = placementSection(pp->problem, *r, procs, "dense.onnx", pp->costSource, opplace::SolveParams{});
+  p.opplace = placementSection(pp->problem, *r, procs, "dense.onnx", pp->costSource, exactParams());
+  EXPECT_EQ(p.opplace->minMixGain, 0);
+  p.opplace->minMixGain = 0.05;
+  p.opplace->mixedLatencyMs = 1.25;  // as if a mix had been given up: the fields round-trip
   EXPECT_EQ(p.opplace->nodes.size(), pp->problem.nodes.size());
   // Each processor as plan-run will pin and run it: the zoo's cores, policy and GEMM library.
   ASSERT_EQ(p.opplace->processors.size(), k);
@@ -121,7 +131,7 @@ TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes)
   auto pp = buildPlaceProblem(*model, f.inputs);
   ASSERT_TRUE(pp.ok()) << pp.error().message;
   EXPECT_EQ(pp->problem.cores, (std::vector<std::vector<int>>{{0}, {1}, {0, 1}}));
-  auto r = opplace::placeOperators(pp->problem, opplace::SolveParams{});
+  auto r = opplace::placeOperators(pp->problem, exactParams());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->solution.optimal);
   const auto& a = r->solution.assignment;
