@@ -227,6 +227,51 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
   }
 }
 
+// The direct grouped kernel against the naive conv on random grouped shapes: 16 or 32
+// output channels per group, 1-40 input channels per group, any kernel, stride,
+// dilation and padding, every epilogue, one and two threads, one and two images.
+TEST(ConvKernels, GroupedDirectMatchesNaiveOnRandomShapes) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  int covered = 0;
+  for (int t = 0; t < 60; ++t) {
+    ConvAttrs a;
+    a.group = 2 + u(rng) % 5;
+    a.Cg = 1 + u(rng) % 40;
+    a.M = a.group * 16 * (u(rng) % 4 == 0 ? 2 : 1);
+    a.kh = 1 + u(rng) % 5; a.kw = 1 + u(rng) % 5;
+    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+    a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
+    a.padT = u(rng) % a.kh; a.padB = u(rng) % a.kh; a.padL = u(rng) % a.kw; a.padR = u(rng) % a.kw;
+    const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 30, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
+    const int threads = 1 + t % 2;
+    Epilogue e;
+    e.kind = static_cast<Epilogue::Kind>(u(rng) % 4);
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    e.fn = ActFn::HardSwish;
+    const auto x = randomVec(static_cast<size_t>(N * a.C() * H * W), rng);
+    const auto w = randomVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng);
+    const auto b = randomVec(static_cast<size_t>(a.M), rng);
+    const size_t outN = static_cast<size_t>(N * a.M * a.outH(H) * a.outW(W));
+    Scratch scratch;
+    std::vector<float> ref(outN, NAN), y(outN, NAN);
+    runConv(ConvKernel::Naive, a, transformConvWeights(ConvKernel::Naive, a, w.data(), b.data()), x.data(), N, H, W,
+            ref.data(), e, scratch, 1);
+    if (!groupedDirectApplies(a)) continue;
+    const PackedWeights pw = transformConvWeights(ConvKernel::Im2col, a, w.data(), b.data());
+    convGroupedDirect(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x.data(), N, H, W, y.data(), e, scratch,
+                      threads);
+    EXPECT_LE(relErr(y, ref), 1e-5) << fmt::format(
+        "N{} G{} Cg{} M{} {}x{} k{}x{} s{}x{} d{}x{} pad{},{},{},{} act{} threads {}", N, a.group, a.Cg, a.M, H, W,
+        a.kh, a.kw, a.sh, a.sw, a.dh, a.dw, a.padT, a.padL, a.padB, a.padR, int(e.kind), threads);
+    ++covered;
+  }
+  if (pointwisePackedFast()) {
+    EXPECT_EQ(covered, 60);  // an AVX-512 host: every shape ran
+  }
+}
+
 // Max pooling against the definition (max over the window's in-bounds inputs) on random
 // windows, strides, dilations and pads, including end pads as large as ceil_mode makes them.
 // A random pooling window and input: kernels of 1..maxKernel, strides 1..3, dilations 1..2

@@ -66,6 +66,14 @@ bool depthwiseBlockedPays(const ConvAttrs& a, int64_t H, int64_t W);
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
+// Grouped conv with 16k output channels per group, direct and vectorised over 16
+// output channels (grouped_direct.cpp): AVX-512 CPUs, group > 1, at most 1152
+// weights per output channel. w: [M][Cg*kh*kw] as the Im2col kernel keeps them.
+bool groupedDirectApplies(const ConvAttrs& a);
+bool groupedDirectPays(const ConvAttrs& a, int64_t H, int64_t W);
+void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
+                       int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+
 // Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
