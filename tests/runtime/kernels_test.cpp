@@ -227,7 +227,7 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
   }
 }
 
-// The direct grouped kernel against the naive conv on random grouped shapes: 16 or 32
+// The direct grouped kernel against the naive conv on random grouped shapes: 8-32
 // output channels per group, 1-40 input channels per group, any kernel, stride,
 // dilation and padding, every epilogue, one and two threads, one and two images.
 TEST(ConvKernels, GroupedDirectMatchesNaiveOnRandomShapes) {
@@ -238,7 +238,7 @@ TEST(ConvKernels, GroupedDirectMatchesNaiveOnRandomShapes) {
     ConvAttrs a;
     a.group = 2 + u(rng) % 5;
     a.Cg = 1 + u(rng) % 40;
-    a.M = a.group * 16 * (u(rng) % 4 == 0 ? 2 : 1);
+    a.M = a.group * 8 * (1 + u(rng) % 4);  // 8, 16, 24 or 32 per group: blocks of 8 and of 16 channels
     a.kh = 1 + u(rng) % 5; a.kw = 1 + u(rng) % 5;
     a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
     a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
@@ -262,7 +262,9 @@ TEST(ConvKernels, GroupedDirectMatchesNaiveOnRandomShapes) {
     const PackedWeights pw = transformConvWeights(ConvKernel::Im2col, a, w.data(), b.data());
     convGroupedDirect(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x.data(), N, H, W, y.data(), e, scratch,
                       threads);
-    EXPECT_LE(relErr(y, ref), 1e-5) << fmt::format(
+    // Sums of up to 1152 float products in another order than the naive conv's.
+    const double tolerance = std::max(1e-5, 2e-6 * std::sqrt(double(a.Cg * a.kh * a.kw)));
+    EXPECT_LE(relErr(y, ref), tolerance) << fmt::format(
         "N{} G{} Cg{} M{} {}x{} k{}x{} s{}x{} d{}x{} pad{},{},{},{} act{} threads {}", N, a.group, a.Cg, a.M, H, W,
         a.kh, a.kw, a.sh, a.sw, a.dh, a.dw, a.padT, a.padL, a.padB, a.padR, int(e.kind), threads);
     ++covered;

@@ -1,5 +1,5 @@
-// Grouped conv with 16k output channels per group, for CPUs with AVX-512: direct,
-// vectorised over 16 output channels. A block of 16 output channels keeps up to 14
+// Grouped conv with 8k output channels per group, for CPUs with AVX-512: direct,
+// vectorised over 16 (or 8) output channels. A block of output channels keeps up to 14
 // output positions of a row in registers and adds, per input channel and tap, the
 // block's weight vector times each position's input (an FMA with a broadcast
 // operand). im2col + GEMM spends most of such a conv on the copy (RegNet's groups:
@@ -21,87 +21,132 @@ namespace {
 
 using namespace avx512;
 
-constexpr int64_t kLanes = 16;
 constexpr int kMaxChunk = 14;  // positions in registers: 14 accumulators and the weight vector
-// Weights of one block [Cg*kh*kw][16] at most this large (Cg*kh*kw <= 1152): they stay in L2.
-constexpr int64_t kMaxBlockWeights = 1152 * kLanes;
+// Weights of one input channel's taps times a block at most this many (Cg*kh*kw <= 1152):
+// a block's weights stay in L2.
+constexpr int64_t kMaxWeightsPerChannel = 1152;
 
-const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
+const bool kHaveAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+
+// A block of 16 output channels in a zmm register, or of 8 (RegNet-Y's and ResNeXt's
+// 8-channel groups) in a ymm one.
+#define ZP_AVX512 __attribute__((target("avx512f,avx512vl")))
+struct Lanes16 {
+  static constexpr int L = 16;
+  using V = __m512;
+  ZP_AVX512 static V load(const float* p) { return _mm512_loadu_ps(p); }
+  ZP_AVX512 static V set1(float x) { return _mm512_set1_ps(x); }
+  ZP_AVX512 static V zero() { return _mm512_setzero_ps(); }
+  ZP_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
+  ZP_AVX512 static V max(V a, V b) { return _mm512_mask_max_ps(a, 0xffff, a, b); }
+  ZP_AVX512 static V min(V a, V b) { return _mm512_mask_min_ps(a, 0xffff, a, b); }
+  ZP_AVX512 static void transpose(V r[16]) { transpose16(r); }
+  ZP_AVX512 static void store(float* p, int n, V v) { _mm512_mask_storeu_ps(p, laneMask(n), v); }
+};
+struct Lanes8 {
+  static constexpr int L = 8;
+  using V = __m256;
+  ZP_AVX512 static V load(const float* p) { return _mm256_loadu_ps(p); }
+  ZP_AVX512 static V set1(float x) { return _mm256_set1_ps(x); }
+  ZP_AVX512 static V zero() { return _mm256_setzero_ps(); }
+  ZP_AVX512 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  ZP_AVX512 static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  ZP_AVX512 static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  ZP_AVX512 static void transpose(V r[8]) {
+    V t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+      t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+      t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+      u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int k = 0; k < 4; ++k) {
+      r[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+      r[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+    }
+  }
+  ZP_AVX512 static void store(float* p, int n, V v) {
+    _mm256_mask_storeu_ps(p, static_cast<__mmask8>(n >= 8 ? 0xff : (1u << n) - 1u), v);
+  }
+};
 
 struct Geom {
   int64_t Hp = 0, Wp = 0, OH = 0, OW = 0, K = 0;
 };
 
-// Rows m0..m0+15 of w ([M][K]) as [K][16]: the block's weight vector per input channel and tap.
-__attribute__((target("avx512f"))) void transposeBlock(const float* w, int64_t K, float* wt) {
-  for (int64_t k0 = 0; k0 < K; k0 += kLanes) {
-    const int64_t n = std::min(kLanes, K - k0);
-    const __mmask16 m = laneMask(n);
-    __m512 r[16];
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_maskz_loadu_ps(m, w + i * K + k0);
-    transpose16(r);
-    for (int64_t i = 0; i < n; ++i) _mm512_storeu_ps(wt + (k0 + i) * kLanes, r[i]);
-  }
+// Rows m0..m0+L-1 of w ([M][K]) as [K][L]: the block's weight vector per input
+// channel and tap. A copy per call: K*L floats against the block's 2*K*L*OH*OW FLOPs.
+template <int L>
+void transposeBlock(const float* w, int64_t K, float* wt) {
+  for (int64_t k = 0; k < K; ++k)
+    for (int i = 0; i < L; ++i) wt[k * L + i] = w[i * K + k];
 }
 
 // Positions ow0..ow0+T-1 of output row oh for one block: xg is the group's (padded)
 // input planes, yb the block's first output plane. Stride S (0: a.sw at run time).
-template <int T, int S>
-__attribute__((target("avx512f"))) void rowChunk(const ConvAttrs& a, const Geom& g, const float* xg, const float* wt,
-                                                 const float* bias, const Epilogue& e, int64_t oh, int64_t ow0,
-                                                 float* yb) {
+template <typename X, int T, int S>
+ZP_AVX512 void rowChunk(const ConvAttrs& a, const Geom& g, const float* xg, const float* wt, const float* bias,
+                        const Epilogue& e, int64_t oh, int64_t ow0, float* yb) {
+  using V = typename X::V;
+  constexpr int L = X::L;
   const int64_t sw = S > 0 ? S : a.sw;
-  const __m512 lo = _mm512_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = _mm512_set1_ps(e.hi);
-  __m512 acc[T];
-  for (int j = 0; j < T; ++j) acc[j] = _mm512_loadu_ps(bias);
+  const V lo = X::set1(e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = X::set1(e.hi);
+  V acc[T];
+  for (int j = 0; j < T; ++j) acc[j] = X::load(bias);
   const float* wv = wt;
   for (int64_t c = 0; c < a.Cg; ++c)
     for (int64_t i = 0; i < a.kh; ++i) {
       const float* row = xg + (c * g.Hp + oh * a.sh + i * a.dh) * g.Wp + ow0 * sw;
-      for (int64_t j = 0; j < a.kw; ++j, wv += kLanes) {
-        const __m512 w = _mm512_loadu_ps(wv);
+      for (int64_t j = 0; j < a.kw; ++j, wv += L) {
+        const V w = X::load(wv);
         const float* s = row + j * a.dw;
-        for (int q = 0; q < T; ++q) acc[q] = _mm512_fmadd_ps(w, _mm512_set1_ps(s[q * sw]), acc[q]);
+        for (int q = 0; q < T; ++q) acc[q] = X::fma(w, X::set1(s[q * sw]), acc[q]);
       }
     }
-  __m512 r[16];
-  for (int q = 0; q < 16; ++q) {
-    if (q >= T) {
-      r[q] = _mm512_setzero_ps();
-      continue;
-    }
-    r[q] = acc[q];
-    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
-    if (e.kind != Epilogue::None) r[q] = _mm512_mask_max_ps(r[q], 0xffff, r[q], lo);
-    if (e.kind == Epilogue::Clip) r[q] = _mm512_mask_min_ps(r[q], 0xffff, r[q], hi);
+  for (int q = 0; q < T; ++q) {
+    if (e.kind != Epilogue::None) acc[q] = X::max(acc[q], lo);
+    if (e.kind == Epilogue::Clip) acc[q] = X::min(acc[q], hi);
   }
-  transpose16(r);  // r[o]: output channel o's T positions
-  const __mmask16 m = laneMask(T);
+  // acc[q] holds position q's L channels: transposed, r[o] holds channel o's positions.
   const int64_t P = g.OH * g.OW;
-  for (int o = 0; o < 16; ++o) _mm512_mask_storeu_ps(yb + o * P + oh * g.OW + ow0, m, r[o]);
+  for (int p0 = 0; p0 < T; p0 += L) {
+    V r[L];
+    for (int q = 0; q < L; ++q) r[q] = p0 + q < T ? acc[p0 + q] : X::zero();
+    X::transpose(r);
+    const int n = T - p0 < L ? T - p0 : L;
+    for (int o = 0; o < L; ++o) X::store(yb + o * P + oh * g.OW + ow0 + p0, n, r[o]);
+  }
 }
 
 using RowChunkFn = void (*)(const ConvAttrs&, const Geom&, const float*, const float*, const float*, const Epilogue&,
                             int64_t, int64_t, float*);
+using ChunkTable = std::array<std::array<RowChunkFn, kMaxChunk>, 3>;  // [stride 1, 2, other][T - 1]
 
-template <int S, size_t... T>
-constexpr std::array<RowChunkFn, sizeof...(T)> chunkTable(std::index_sequence<T...>) {
-  return {&rowChunk<static_cast<int>(T) + 1, S>...};
+template <typename X, int S, size_t... T>
+constexpr std::array<RowChunkFn, sizeof...(T)> chunkRow(std::index_sequence<T...>) {
+  return {&rowChunk<X, static_cast<int>(T) + 1, S>...};
 }
-// [stride 1, 2, other][T - 1]
-const std::array<std::array<RowChunkFn, kMaxChunk>, 3> kRowChunks = {
-    chunkTable<1>(std::make_index_sequence<kMaxChunk>{}), chunkTable<2>(std::make_index_sequence<kMaxChunk>{}),
-    chunkTable<0>(std::make_index_sequence<kMaxChunk>{})};
+template <typename X>
+constexpr ChunkTable chunkTable() {
+  constexpr auto seq = std::make_index_sequence<kMaxChunk>{};
+  return {chunkRow<X, 1>(seq), chunkRow<X, 2>(seq), chunkRow<X, 0>(seq)};
+}
+const ChunkTable kChunks16 = chunkTable<Lanes16>(), kChunks8 = chunkTable<Lanes8>();
 
-// One block (16 output channels of group gi) of one image: every output row, in
+// One block (L output channels of one group) of one image: every output row, in
 // chunks of at most 14 positions balanced along the row.
-void block(const ConvAttrs& a, const Geom& g, const float* xg, const float* wt, const float* bias, const Epilogue& e,
-           float* yb) {
-  const auto& table = kRowChunks[a.sw == 1 ? 0 : a.sw == 2 ? 1 : 2];
-  const int64_t chunks = (g.OW + kMaxChunk - 1) / kMaxChunk;
+void block(const ConvAttrs& a, const Geom& g, const ChunkTable& chunks, const float* xg, const float* wt,
+           const float* bias, const Epilogue& e, float* yb) {
+  const auto& table = chunks[a.sw == 1 ? 0 : a.sw == 2 ? 1 : 2];
+  const int64_t n = (g.OW + kMaxChunk - 1) / kMaxChunk;
   for (int64_t oh = 0; oh < g.OH; ++oh)
-    for (int64_t k = 0, ow0 = 0; k < chunks; ++k) {
-      const int64_t t = (g.OW - ow0 + (chunks - k) - 1) / (chunks - k);
+    for (int64_t k = 0, ow0 = 0; k < n; ++k) {
+      const int64_t t = (g.OW - ow0 + (n - k) - 1) / (n - k);
       table[static_cast<size_t>(t - 1)](a, g, xg, wt, bias, e, oh, ow0, yb);
       ow0 += t;
     }
@@ -117,10 +162,14 @@ void padImage(const ConvAttrs& a, const Geom& g, const float* x, int64_t H, int6
   });
 }
 
+// Output channels per block: 16 where the groups' channels divide by 16, else 8.
+int64_t blockLanes(const ConvAttrs& a) { return (a.M / a.group) % 16 == 0 ? 16 : 8; }
+
 }  // namespace
 
 bool groupedDirectApplies(const ConvAttrs& a) {
-  return kHaveAvx512 && a.group > 1 && (a.M / a.group) % kLanes == 0 && a.Cg * a.kh * a.kw * kLanes <= kMaxBlockWeights;
+  return kHaveAvx512 && a.group > 1 && a.M % a.group == 0 && (a.M / a.group) % 8 == 0 &&
+         a.Cg * a.kh * a.kw <= kMaxWeightsPerChannel;
 }
 
 bool groupedDirectPays(const ConvAttrs& a, int64_t, int64_t) { return groupedDirectApplies(a); }
@@ -129,12 +178,17 @@ void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, co
                        int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const Geom g{H + a.padT + a.padB, W + a.padL + a.padR, a.outH(H), a.outW(W), a.Cg * a.kh * a.kw};
-  const int64_t P = g.OH * g.OW, Mg = a.M / a.group, blocks = a.M / kLanes, blocksPerGroup = Mg / kLanes;
+  const int64_t L = blockLanes(a), P = g.OH * g.OW, blocks = a.M / L, blocksPerGroup = a.M / a.group / L;
+  const ChunkTable& chunks = L == 16 ? kChunks16 : kChunks8;
   const bool padded = a.padT || a.padB || a.padL || a.padR;
   threads = std::max(1, threads);
-  // Every block's weights [K][16], once per call.
+  // Every block's weights [K][L], once per call.
   float* wt = scratch.floats(static_cast<size_t>(a.M * g.K), 0);
-  parallelForEach(threads, blocks, [&](int64_t b, int) { transposeBlock(w + b * kLanes * g.K, g.K, wt + b * kLanes * g.K); });
+  parallelForEach(threads, blocks, [&](int64_t b, int) {
+    const float* wb = w + b * L * g.K;
+    if (L == 16) transposeBlock<16>(wb, g.K, wt + b * L * g.K);
+    else transposeBlock<8>(wb, g.K, wt + b * L * g.K);
+  });
   float* xp = padded ? scratch.floats(static_cast<size_t>(a.C() * g.Hp * g.Wp), 1) : nullptr;
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * a.C() * H * W;
@@ -143,13 +197,14 @@ void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, co
     float* yn = y + n * a.M * P;
     parallelForEach(threads, blocks, [&](int64_t b, int) {
       const int64_t gi = b / blocksPerGroup;
-      float* yb = yn + b * kLanes * P;
-      block(a, g, in + gi * a.Cg * g.Hp * g.Wp, wt + b * kLanes * g.K, bias + b * kLanes, e, yb);
+      float* yb = yn + b * L * P;
+      block(a, g, chunks, in + gi * a.Cg * g.Hp * g.Wp, wt + b * L * g.K, bias + b * L, e, yb);
       if (!epilogue.clampOnly())
-        for (int64_t o = 0; o < kLanes; ++o) applyActivation(epilogue.fn, epilogue.params, yb + o * P, yb + o * P, P);
+        for (int64_t o = 0; o < L; ++o) applyActivation(epilogue.fn, epilogue.params, yb + o * P, yb + o * P, P);
     }, 1);
   }
 }
+#undef ZP_AVX512
 #else
 bool groupedDirectApplies(const ConvAttrs&) { return false; }
 bool groupedDirectPays(const ConvAttrs&, int64_t, int64_t) { return false; }
