@@ -481,7 +481,7 @@ json modelRow(const ModelRun& r) {
   return row;
 }
 
-std::string ratioText(const json& x) { return x.is_null() ? "n/a " : fmt::format("{:.3f}", x.get<double>()); }
+std::string ratioText(const json& x) { return x.is_null() ? "n/a" : fmt::format("{:.3f}x", x.get<double>()); }
 
 void printModel(const ModelRun& r, const json& row) {
   fmt::print("\n{}: {} nodes, {} edges; {} {} (gap {:.3g})\n", r.source.name, r.nodes, r.edges,
@@ -499,7 +499,7 @@ void printModel(const ModelRun& r, const json& row) {
   for (const auto& [label, f] : {std::pair<std::string, json>{"opplace (cpu, npu, all-cores)", row},
                                  {"opplace-2p (cpu, npu)", row["two_processors"]}})
     fmt::print("{}: measured {:.3f}x vs the best single processor, {:.3f}x vs all cores (medians of the rounds' "
-               "ratios; in the {} quiet rounds {}x, {}x; predicted {:.3f}x, {:.3f}x)\n",
+               "ratios; in the {} quiet rounds {}, {}; predicted {:.3f}x, {:.3f}x)\n",
                label, f["speedup_vs_best_single"].get<double>(), f["speedup_vs_all_cores"].get<double>(),
                row["quiet_rounds"].get<int>(), ratioText(f["speedup_vs_best_single_quiet_rounds"]),
                ratioText(f["speedup_vs_all_cores_quiet_rounds"]), f["predicted_speedup_vs_best_single"].get<double>(),
