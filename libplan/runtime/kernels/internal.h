@@ -74,6 +74,12 @@ bool groupedDirectPays(const ConvAttrs& a, int64_t H, int64_t W);
 void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
                        int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
+// Max pooling from the input rows (pool_rows.cpp): AVX-512 CPUs, column strides 1 and
+// 2; planes = N * C planes of H*W.
+bool maxPoolRowsApplies(const ConvAttrs& a);
+void maxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
+                 int threads);
+
 // Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,

@@ -224,6 +224,7 @@ void poolPlanes(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, i
 
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
                 Scratch& scratch, int threads) {
+  if (maxPoolRowsApplies(a)) return maxPoolRows(a, x, N * C, H, W, y, scratch, threads);
   poolPlanes(
       a, x, N * C, H, W, -INFINITY, y, scratch, threads, [](float acc, float v) { return std::max(acc, v); },
       [](const WindowGeom& g, const float* flat, float* dst) {
