@@ -75,7 +75,7 @@ void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, co
                        int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
 // Max pooling from the input rows (pool_rows.cpp): AVX-512 CPUs, column strides 1 and
-// 2; planes = N * C planes of H*W.
+// 2, windows of at most 32 rows; planes = N * C planes of H*W.
 bool maxPoolRowsApplies(const ConvAttrs& a);
 void maxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
                  int threads);

@@ -1,10 +1,11 @@
-// Max pooling from the input rows, for CPUs with AVX-512 and column strides 1 and 2:
-// an output row is the maximum of its window's input rows (whole rows, 16 lanes at a
-// time), then of each window's columns in that row, read at constant offsets (at
-// stride 2 from the row split into its even and odd columns). The window layout
-// copies every plane into stride phases first; for a 3x3 stride-2 pool that copy
-// costs more than the maxima themselves (SqueezeNet's and GoogLeNet's pools ran at
-// 3-4x ONNX Runtime's time).
+// Max pooling from the input rows, for CPUs with AVX-512 and column strides 1 and 2,
+// in two passes over a plane: the maximum over each output row's window rows (whole
+// rows, 16 columns per register, stored once; at stride 2 split into even and odd
+// columns), then over each window's columns, read at constant offsets. The window
+// layout copies every plane into stride phases first, which for a 3x3 pool costs more
+// than the maxima (SqueezeNet's and GoogLeNet's pools ran at 3-4x ONNX Runtime's
+// time); a per-row buffer updated in place and read back at once stalled on store
+// forwarding instead (1.8x this one's time on 28x28 maps).
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
@@ -21,97 +22,110 @@ namespace {
 using namespace avx512;
 
 constexpr int64_t kLanes = 16;
+constexpr int64_t kMaxRows = 32;  // window rows kept as pointers
 const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
 
-struct RowGeom {
+// The plane's vertical maxima, one row per output row, in padded columns (column p
+// is input column p - padL; -inf outside the input): at stride 1 the row itself,
+// at stride 2 its even and then its odd columns.
+struct PlaneGeom {
   int64_t OH = 0, OW = 0;
-  int64_t len = 0;  // padded row: padL -inf, the W inputs, -inf up to the last window's end and a vector beyond
-  int64_t half = 0;  // even and odd columns at stride 2
+  int64_t cols = 0;    // padded columns computed per row: the last window's end, whole vectors
+  int64_t stride = 0;  // floats per row in the buffer
 };
 
-RowGeom rowGeom(const ConvAttrs& a, int64_t H, int64_t W) {
-  RowGeom g;
+PlaneGeom planeGeom(const ConvAttrs& a, int64_t H, int64_t W) {
+  PlaneGeom g;
   g.OH = a.outH(H);
   g.OW = a.outW(W);
   const int64_t reach = (g.OW - 1) * a.sw + (a.kw - 1) * a.dw + 1;
-  g.len = std::max(a.padL + W, reach) + 2 * kLanes;
-  g.half = (g.len + 1) / 2 + kLanes;
+  // Reads go up to a vector past the last output: whole vectors of 32 columns cover both strides.
+  g.cols = (reach + kLanes + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes);
+  g.stride = g.cols + kLanes;
   return g;
+}
+
+// Lanes l with 0 <= first + l < W.
+__attribute__((target("avx512f"))) inline __mmask16 inputLanes(int64_t first, int64_t W) {
+  const int64_t lo = std::clamp<int64_t>(-first, 0, kLanes), hi = std::clamp<int64_t>(W - first, 0, kLanes);
+  return hi <= lo ? 0 : static_cast<__mmask16>(laneMask(hi) & ~laneMask(lo));
 }
 
 // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
 __attribute__((target("avx512f"))) inline __m512 vmax(__m512 a, __m512 b) { return _mm512_mask_max_ps(a, 0xffff, a, b); }
 
-// row[padL + w] = the maximum over the window's in-bounds input rows of output row oh
-// (row's other cells stay -inf); false when every row of the window is padding.
-__attribute__((target("avx512f"))) bool verticalMax(const ConvAttrs& a, const float* x, int64_t H, int64_t W,
-                                                    int64_t oh, float* row) {
-  bool any = false;
-  float* dst = row + a.padL;
-  for (int64_t i = 0; i < a.kh; ++i) {
-    const int64_t ih = oh * a.sh - a.padT + i * a.dh;
-    if (ih < 0 || ih >= H) continue;
-    const float* src = x + ih * W;
-    for (int64_t w = 0; w < W; w += kLanes) {
-      const __mmask16 m = laneMask(W - w);
-      const __m512 v = _mm512_maskz_loadu_ps(m, src + w);
-      _mm512_mask_storeu_ps(dst + w, m, any ? vmax(_mm512_maskz_loadu_ps(m, dst + w), v) : v);
-    }
-    any = true;
-  }
-  return any;
+// Maximum over rows[0..n) of input columns first..first+15 (-inf outside the input).
+__attribute__((target("avx512f"))) inline __m512 columnMax(const float* const* rows, int n, int64_t first,
+                                                           int64_t W) {
+  const __m512 neg = _mm512_set1_ps(-INFINITY);
+  const __mmask16 m = inputLanes(first, W);
+  __m512 acc = neg;
+  if (m == 0) return acc;
+  for (int i = 0; i < n; ++i)
+    acc = vmax(acc, m == 0xffff ? _mm512_loadu_ps(rows[i] + first) : _mm512_mask_loadu_ps(neg, m, rows[i] + first));
+  return acc;
 }
 
-// even[k] = row[2k], odd[k] = row[2k + 1] over the padded row.
-__attribute__((target("avx512f"))) void splitColumns(const float* row, const RowGeom& g, float* even, float* odd) {
+// Every output row's vertical maxima into buf (PlaneGeom's layout): each register
+// holds the maximum over the window's rows before it is stored once.
+__attribute__((target("avx512f"))) void verticalPass(const ConvAttrs& a, const PlaneGeom& g, const float* x, int64_t H,
+                                                     int64_t W, float* buf) {
   const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i oddIdx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  for (int64_t k = 0; 2 * k + 2 * kLanes <= g.len; k += kLanes) {
-    const __m512 lo = _mm512_loadu_ps(row + 2 * k), hi = _mm512_loadu_ps(row + 2 * k + kLanes);
-    _mm512_storeu_ps(even + k, _mm512_permutex2var_ps(lo, evenIdx, hi));
-    _mm512_storeu_ps(odd + k, _mm512_permutex2var_ps(lo, oddIdx, hi));
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* rows[kMaxRows];
+    int n = 0;
+    for (int64_t i = 0; i < a.kh; ++i) {
+      const int64_t ih = oh * a.sh - a.padT + i * a.dh;
+      if (ih >= 0 && ih < H) rows[n++] = x + ih * W;
+    }
+    float* row = buf + oh * g.stride;
+    for (int64_t p = 0; p < g.cols; p += 2 * kLanes) {
+      const __m512 lo = columnMax(rows, n, p - a.padL, W), hi = columnMax(rows, n, p + kLanes - a.padL, W);
+      if (a.sw == 1) {
+        _mm512_storeu_ps(row + p, lo);
+        _mm512_storeu_ps(row + p + kLanes, hi);
+      } else {
+        _mm512_storeu_ps(row + p / 2, _mm512_permutex2var_ps(lo, evenIdx, hi));
+        _mm512_storeu_ps(row + g.cols / 2 + p / 2, _mm512_permutex2var_ps(lo, oddIdx, hi));
+      }
+    }
   }
 }
 
-// out[ow] = max over taps j of row[ow * sw + j * dw], sw 1 or 2.
-__attribute__((target("avx512f"))) void horizontalMax(const ConvAttrs& a, const RowGeom& g, const float* row,
-                                                      const float* even, const float* odd, float* out) {
-  for (int64_t ow = 0; ow < g.OW; ow += kLanes) {
-    __m512 acc = _mm512_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < a.kw; ++j) {
-      const int64_t t = j * a.dw;
-      const float* src = a.sw == 1 ? row + t : (t % 2 == 0 ? even + t / 2 : odd + t / 2);
-      acc = vmax(acc, _mm512_loadu_ps(src + ow));
+// out[oh][ow] = max over taps j of padded column ow * sw + j * dw of row oh's maxima.
+__attribute__((target("avx512f"))) void horizontalPass(const ConvAttrs& a, const PlaneGeom& g, const float* buf,
+                                                       float* out) {
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* row = buf + oh * g.stride;
+    for (int64_t ow = 0; ow < g.OW; ow += kLanes) {
+      __m512 acc = _mm512_set1_ps(-INFINITY);
+      for (int64_t j = 0; j < a.kw; ++j) {
+        const int64_t t = j * a.dw;
+        const float* src = a.sw == 1 ? row + t : row + (t % 2 == 0 ? 0 : g.cols / 2) + t / 2;
+        acc = vmax(acc, _mm512_loadu_ps(src + ow));
+      }
+      float* o = out + oh * g.OW + ow;
+      if (g.OW - ow >= kLanes) _mm512_storeu_ps(o, acc);
+      else _mm512_mask_storeu_ps(o, laneMask(g.OW - ow), acc);
     }
-    _mm512_mask_storeu_ps(out + ow, laneMask(g.OW - ow), acc);
   }
 }
 
 }  // namespace
 
-bool maxPoolRowsApplies(const ConvAttrs& a) { return kHaveAvx512 && (a.sw == 1 || a.sw == 2); }
+bool maxPoolRowsApplies(const ConvAttrs& a) { return kHaveAvx512 && (a.sw == 1 || a.sw == 2) && a.kh <= kMaxRows; }
 
 void maxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
                  int threads) {
-  const RowGeom g = rowGeom(a, H, W);
+  const PlaneGeom g = planeGeom(a, H, W);
   threads = std::max(1, threads);
-  const int64_t perThread = g.len + 2 * g.half;
+  const int64_t perThread = g.OH * g.stride;
   float* buffers = scratch.floats(static_cast<size_t>(threads * perThread));
   parallelForEach(threads, planes, [&](int64_t p, int tid) {
-    float* row = buffers + tid * perThread;
-    float *even = row + g.len, *odd = even + g.half;
-    std::fill(row, row + perThread, -INFINITY);
-    const float* xp = x + p * H * W;
-    float* yp = y + p * g.OH * g.OW;
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
-      float* out = yp + oh * g.OW;
-      if (!verticalMax(a, xp, H, W, oh, row)) {
-        std::fill(out, out + g.OW, -INFINITY);
-        continue;
-      }
-      if (a.sw == 2) splitColumns(row, g, even, odd);
-      horizontalMax(a, g, row, even, odd, out);
-    }
+    float* buf = buffers + tid * perThread;
+    verticalPass(a, g, x + p * H * W, H, W, buf);
+    horizontalPass(a, g, buf, y + p * g.OH * g.OW);
   });
 }
 #else
