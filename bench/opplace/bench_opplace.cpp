@@ -23,9 +23,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -257,25 +255,8 @@ std::unique_ptr<runtime::serve::PlacedExecutor> placedExecutor(const onnx::Model
   return must(runtime::serve::PlacedExecutor::start(std::move(prog), pcs));
 }
 
-// A fixed amount of arithmetic on one core, timed: against its fastest time it shows
-// whether something else ran on that core meanwhile (another tenant's thread on it or
-// on its hyperthread sibling is invisible from inside this VM: /proc/stat's steal
-// stays flat while two-core runs take 1.5-1.8x as long).
-double probeCoreMs(int core) {
-  auto pin = must(runtime::serve::ScopedCorePin::pin("probe", {core}));
-  std::vector<float> v(4096, 1.0f);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int rep = 0; rep < 2000; ++rep) {
-    for (auto& x : v) x = x * 0.999f + 0.001f;
-    asm volatile("" : : "r"(v.data()) : "memory");  // keep every pass
-  }
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 struct ModelRun {
   of::ModelSource source;
-  // Per round the slowest probe of either core before and after it, over that core's fastest probe.
-  std::vector<double> roundProbeSlowdown;
   // On cpu, npu and all-cores (which shares both cores), and on cpu and npu alone ("-2p").
   opplace::PlacementResult placement, placement2;
   size_t nodes = 0, edges = 0;
@@ -389,19 +370,11 @@ ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::
   ref.reset();
   addSchedules(r, model, procs, r.placement, "", true, inputs, reference);
   addSchedules(r, model, two, r.placement2, "-2p", false, inputs, reference);
-  std::vector<std::array<double, 4>> probes;  // core A, core B before the round; the same after
-  for (int round = 0; round < o.rounds; ++round) {
-    const double a0 = probeCoreMs(o.coreA), b0 = probeCoreMs(o.coreB);
+  for (int round = 0; round < o.rounds; ++round)
     for (auto& s : r.schedules) {
       auto stats = must(s.measure(round == 0 ? o.warmup : 1, o.repeat));
       s.roundMedians.push_back(stats.medianMs);
     }
-    probes.push_back({a0, b0, probeCoreMs(o.coreA), probeCoreMs(o.coreB)});
-  }
-  double fastA = 1e300, fastB = 1e300;
-  for (const auto& p : probes) fastA = std::min({fastA, p[0], p[2]}), fastB = std::min({fastB, p[1], p[3]});
-  for (const auto& p : probes)
-    r.roundProbeSlowdown.push_back(std::max({p[0] / fastA, p[2] / fastA, p[1] / fastB, p[3] / fastB}));
   for (auto& s : r.schedules) s.measuredMs = median(s.roundMedians);
   return r;
 }
@@ -420,21 +393,14 @@ void writeTrace(const ModelRun& r, const std::vector<Config>& procs, const Optio
   must(writeFileAtomic(fs::path(o.out) / ("trace_" + r.source.name + ".json"), trace.dump(1) + "\n"));
 }
 
-constexpr double kQuietProbeSlowdown = 1.1;
-
 // The median over rounds of base's round median over placed's: both measured in
 // the same round, so a round in which another tenant of this shared host takes a
 // core (two-thread runs then take 1.5-1.8x as long) slows both alike.
-// With `quiet`, only over the rounds whose core probes ran at most 10% over their
-// fastest (NaN when fewer than three did).
-double pairedSpeedup(const Schedule& base, const Schedule& placed, const std::vector<double>* quiet = nullptr) {
+double pairedSpeedup(const Schedule& base, const Schedule& placed) {
   std::vector<double> ratios;
-  for (size_t i = 0; i < placed.roundMedians.size(); ++i)
-    if (!quiet || (*quiet)[i] <= kQuietProbeSlowdown) ratios.push_back(base.roundMedians[i] / placed.roundMedians[i]);
-  return ratios.size() < (quiet ? 3u : 1u) ? std::nan("") : median(ratios);
+  for (size_t i = 0; i < placed.roundMedians.size(); ++i) ratios.push_back(base.roundMedians[i] / placed.roundMedians[i]);
+  return median(ratios);
 }
-
-json nullIfNan(double x) { return std::isnan(x) ? json(nullptr) : json(x); }
 
 // One placement's figures against the single processors and all cores, measured and predicted.
 json placementFigures(const ModelRun& r, const std::string& name, const opplace::PlacementResult& result) {
@@ -453,8 +419,6 @@ json placementFigures(const ModelRun& r, const std::string& name, const opplace:
           {"speedup_vs_best_single", pairedSpeedup(*single, *placed)},
           {"speedup_vs_all_cores", pairedSpeedup(*all, *placed)},
           {"speedup_vs_all_cores_of_medians", all->measuredMs / placed->measuredMs},
-          {"speedup_vs_best_single_quiet_rounds", nullIfNan(pairedSpeedup(*single, *placed, &r.roundProbeSlowdown))},
-          {"speedup_vs_all_cores_quiet_rounds", nullIfNan(pairedSpeedup(*all, *placed, &r.roundProbeSlowdown))},
           {"predicted_speedup_vs_best_single", bestSinglePredicted / placed->predictedMs},
           {"predicted_speedup_vs_all_cores", all->predictedMs / placed->predictedMs},
           {"outputs_match", placed->maxAbsDiff <= 1e-5}, {"max_rel_diff_vs_cpu_only", placed->maxAbsDiff},
@@ -469,9 +433,6 @@ json modelRow(const ModelRun& r) {
   row["nodes"] = r.nodes;
   row["edges"] = r.edges;
   row["two_processors"] = placementFigures(r, "opplace-2p", r.placement2);
-  row["round_probe_slowdown"] = r.roundProbeSlowdown;
-  row["quiet_rounds"] = std::count_if(r.roundProbeSlowdown.begin(), r.roundProbeSlowdown.end(),
-                                      [](double s) { return s <= kQuietProbeSlowdown; });
   json schedules = json::array();
   for (const auto& s : r.schedules)
     schedules.push_back({{"name", s.name}, {"predicted_ms", s.predictedMs}, {"measured_ms", s.measuredMs},
@@ -480,8 +441,6 @@ json modelRow(const ModelRun& r) {
   row["schedules"] = schedules;
   return row;
 }
-
-std::string ratioText(const json& x) { return x.is_null() ? "n/a" : fmt::format("{:.3f}x", x.get<double>()); }
 
 void printModel(const ModelRun& r, const json& row) {
   fmt::print("\n{}: {} nodes, {} edges; {} {} (gap {:.3g})\n", r.source.name, r.nodes, r.edges,
@@ -499,11 +458,9 @@ void printModel(const ModelRun& r, const json& row) {
   for (const auto& [label, f] : {std::pair<std::string, json>{"opplace (cpu, npu, all-cores)", row},
                                  {"opplace-2p (cpu, npu)", row["two_processors"]}})
     fmt::print("{}: measured {:.3f}x vs the best single processor, {:.3f}x vs all cores (medians of the rounds' "
-               "ratios; in the {} quiet rounds {}, {}; predicted {:.3f}x, {:.3f}x)\n",
+               "ratios; predicted {:.3f}x, {:.3f}x)\n",
                label, f["speedup_vs_best_single"].get<double>(), f["speedup_vs_all_cores"].get<double>(),
-               row["quiet_rounds"].get<int>(), ratioText(f["speedup_vs_best_single_quiet_rounds"]),
-               ratioText(f["speedup_vs_all_cores_quiet_rounds"]), f["predicted_speedup_vs_best_single"].get<double>(),
-               f["predicted_speedup_vs_all_cores"].get<double>());
+               f["predicted_speedup_vs_best_single"].get<double>(), f["predicted_speedup_vs_all_cores"].get<double>());
 }
 
 std::vector<of::ModelSource> sources(const std::vector<std::string>& files) {
