@@ -35,6 +35,8 @@ struct Lanes16 {
   static constexpr int L = 16;
   using V = __m512;
   ZP_AVX512 static V load(const float* p) { return _mm512_loadu_ps(p); }
+  ZP_AVX512 static V loadFirst(const float* p, int n) { return _mm512_maskz_loadu_ps(laneMask(n), p); }
+  ZP_AVX512 static void storeAll(float* p, V v) { _mm512_storeu_ps(p, v); }
   ZP_AVX512 static V set1(float x) { return _mm512_set1_ps(x); }
   ZP_AVX512 static V zero() { return _mm512_setzero_ps(); }
   ZP_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
@@ -48,6 +50,8 @@ struct Lanes8 {
   static constexpr int L = 8;
   using V = __m256;
   ZP_AVX512 static V load(const float* p) { return _mm256_loadu_ps(p); }
+  ZP_AVX512 static V loadFirst(const float* p, int n) { return _mm256_maskz_loadu_ps(mask8(n), p); }
+  ZP_AVX512 static void storeAll(float* p, V v) { _mm256_storeu_ps(p, v); }
   ZP_AVX512 static V set1(float x) { return _mm256_set1_ps(x); }
   ZP_AVX512 static V zero() { return _mm256_setzero_ps(); }
   ZP_AVX512 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
@@ -70,9 +74,8 @@ struct Lanes8 {
       r[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
     }
   }
-  ZP_AVX512 static void store(float* p, int n, V v) {
-    _mm256_mask_storeu_ps(p, static_cast<__mmask8>(n >= 8 ? 0xff : (1u << n) - 1u), v);
-  }
+  ZP_AVX512 static void store(float* p, int n, V v) { _mm256_mask_storeu_ps(p, mask8(n), v); }
+  static __mmask8 mask8(int n) { return static_cast<__mmask8>(n >= 8 ? 0xff : (1u << n) - 1u); }
 };
 
 struct Geom {
@@ -80,11 +83,20 @@ struct Geom {
 };
 
 // Rows m0..m0+L-1 of w ([M][K]) as [K][L]: the block's weight vector per input
-// channel and tap. A copy per call: K*L floats against the block's 2*K*L*OH*OW FLOPs.
-template <int L>
-void transposeBlock(const float* w, int64_t K, float* wt) {
-  for (int64_t k = 0; k < K; ++k)
-    for (int i = 0; i < L; ++i) wt[k * L + i] = w[i * K + k];
+// channel and tap, L columns at a time transposed in registers. A copy per call:
+// K*L floats against the block's 2*K*L*OH*OW FLOPs (a float at a time, RegNet-X's
+// 7x7 grouped conv took 0.085 ms against 0.075).
+template <typename X>
+ZP_AVX512 void transposeBlock(const float* w, int64_t K, float* wt) {
+  constexpr int L = X::L;
+  for (int64_t k0 = 0; k0 < K; k0 += L) {
+    const int n = static_cast<int>(std::min<int64_t>(L, K - k0));
+    typename X::V r[L];
+    // Masked loads cost several plain ones on some CPUs (AMD's Zen 4): only for the tail.
+    for (int i = 0; i < L; ++i) r[i] = n == L ? X::load(w + i * K + k0) : X::loadFirst(w + i * K + k0, n);
+    X::transpose(r);
+    for (int i = 0; i < n; ++i) X::storeAll(wt + (k0 + i) * L, r[i]);
+  }
 }
 
 // Positions ow0..ow0+T-1 of output row oh for one block: xg is the group's (padded)
@@ -189,8 +201,8 @@ void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, co
   float* wt = scratch.floats(static_cast<size_t>(a.M * g.K), 0);
   parallelForEach(threads, blocks, [&](int64_t b, int) {
     const float* wb = w + b * L * g.K;
-    if (L == 16) transposeBlock<16>(wb, g.K, wt + b * L * g.K);
-    else transposeBlock<8>(wb, g.K, wt + b * L * g.K);
+    if (L == 16) transposeBlock<Lanes16>(wb, g.K, wt + b * L * g.K);
+    else transposeBlock<Lanes8>(wb, g.K, wt + b * L * g.K);
   });
   float* xp = padded ? scratch.floats(static_cast<size_t>(a.C() * g.Hp * g.Wp), 1) : nullptr;
   for (int64_t n = 0; n < N; ++n) {
