@@ -179,15 +179,13 @@ int64_t blockLanes(const ConvAttrs& a) { return (a.M / a.group) % 16 == 0 ? 16 :
 
 }  // namespace
 
+// Faster than im2col + GEMM on each grouped conv measured (one thread, per node:
+// RegNet-X-400MF's 0.39-0.71x, ResNeXt-50's layer3/4 0.47-0.69x, maps 7x7 to 56x56;
+// RegNet-Y-400MF, 8-channel groups, as a whole model 13.5 -> 10.9 ms).
 bool groupedDirectApplies(const ConvAttrs& a) {
   return kHaveAvx512 && a.group > 1 && a.M % a.group == 0 && (a.M / a.group) % 8 == 0 &&
          a.Cg * a.kh * a.kw <= kMaxWeightsPerOutput;
 }
-
-// Faster than im2col + GEMM on each grouped conv measured (one thread, per node:
-// RegNet-X-400MF's 0.39-0.71x, ResNeXt-50's layer3/4 0.47-0.69x, maps 7x7 to 56x56;
-// RegNet-Y-400MF, 8-channel groups, as a whole model 13.5 -> 10.9 ms).
-bool groupedDirectPays(const ConvAttrs& a, int64_t, int64_t) { return groupedDirectApplies(a); }
 
 void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
                        int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
@@ -222,7 +220,6 @@ void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, co
 #undef ZP_AVX512
 #else
 bool groupedDirectApplies(const ConvAttrs&) { return false; }
-bool groupedDirectPays(const ConvAttrs&, int64_t, int64_t) { return false; }
 void convGroupedDirect(const ConvAttrs&, const float*, const float*, const float*, int64_t, int64_t, int64_t, float*,
                        const Epilogue&, Scratch&, int) {}
 #endif

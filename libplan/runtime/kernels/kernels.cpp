@@ -382,7 +382,7 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
-  if (groupedDirectPays(a, H, W)) return convGroupedDirect(a, w, bias, x, N, H, W, y, e, scratch, threads);
+  if (groupedDirectApplies(a)) return convGroupedDirect(a, w, bias, x, N, H, W, y, e, scratch, threads);
   if (N > 1 && P <= kBatchedGemmMaxPositions)
     return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
   if (threads > 1 && a.group >= threads) return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
