@@ -174,6 +174,27 @@ TEST(ConvKernels, MatchNaiveOnRandomShapes) {
   EXPECT_GT(covered["depthwise"], 0);
 }
 
+// A random conv window: kernels of 1..maxKernel, strides 1..3, dilations 1..2, each pad
+// below its kernel.
+void randomWindow(std::mt19937& rng, int maxKernel, ConvAttrs& a) {
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  a.kh = 1 + u(rng) % maxKernel; a.kw = 1 + u(rng) % maxKernel;
+  a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
+  a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
+  a.padT = u(rng) % a.kh; a.padB = u(rng) % a.kh; a.padL = u(rng) % a.kw; a.padR = u(rng) % a.kw;
+}
+
+// Any of the epilogues: none, ReLU, a clip to [-0.25, 0.5], or HardSwish.
+Epilogue randomEpilogue(std::mt19937& rng) {
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  Epilogue e;
+  e.kind = static_cast<Epilogue::Kind>(u(rng) % 4);
+  e.lo = -0.25f;
+  e.hi = 0.5f;
+  e.fn = ActFn::HardSwish;
+  return e;
+}
+
 // Each depthwise path on its own (the kernel picks one by map size): the channel-blocked
 // tile, the rows from the input, the padded window, on random shapes with partial
 // channel blocks, strides, dilations, asymmetric pads and every epilogue.
@@ -185,17 +206,10 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
     ConvAttrs a;
     const int64_t C = 1 + u(rng) % 40, mult = u(rng) % 5 == 0 ? 2 : 1;
     a.group = C; a.Cg = 1; a.M = C * mult;
-    a.kh = 1 + u(rng) % 7; a.kw = 1 + u(rng) % 7;
-    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
-    a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
-    a.padT = u(rng) % a.kh; a.padB = u(rng) % a.kh; a.padL = u(rng) % a.kw; a.padR = u(rng) % a.kw;
+    randomWindow(rng, 7, a);
     const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 30, W = a.dw * (a.kw - 1) + 1 + u(rng) % 30;
     const int threads = 1 + t % 2;
-    Epilogue e;
-    e.kind = static_cast<Epilogue::Kind>(u(rng) % 4);
-    e.lo = -0.25f;
-    e.hi = 0.5f;
-    e.fn = ActFn::HardSwish;
+    const Epilogue e = randomEpilogue(rng);
     const auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
     const auto w = randomVec(static_cast<size_t>(a.M * a.kh * a.kw), rng);
     const auto b = randomVec(static_cast<size_t>(a.M), rng);
@@ -239,17 +253,10 @@ TEST(ConvKernels, GroupedDirectMatchesNaiveOnRandomShapes) {
     a.group = 2 + u(rng) % 5;
     a.Cg = 1 + u(rng) % 40;
     a.M = a.group * 8 * (1 + u(rng) % 4);  // 8, 16, 24 or 32 per group: blocks of 8 and of 16 channels
-    a.kh = 1 + u(rng) % 5; a.kw = 1 + u(rng) % 5;
-    a.sh = 1 + u(rng) % 3; a.sw = 1 + u(rng) % 3;
-    a.dh = 1 + u(rng) % 2; a.dw = 1 + u(rng) % 2;
-    a.padT = u(rng) % a.kh; a.padB = u(rng) % a.kh; a.padL = u(rng) % a.kw; a.padR = u(rng) % a.kw;
+    randomWindow(rng, 5, a);
     const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 30, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
     const int threads = 1 + t % 2;
-    Epilogue e;
-    e.kind = static_cast<Epilogue::Kind>(u(rng) % 4);
-    e.lo = -0.25f;
-    e.hi = 0.5f;
-    e.fn = ActFn::HardSwish;
+    const Epilogue e = randomEpilogue(rng);
     const auto x = randomVec(static_cast<size_t>(N * a.C() * H * W), rng);
     const auto w = randomVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng);
     const auto b = randomVec(static_cast<size_t>(a.M), rng);
