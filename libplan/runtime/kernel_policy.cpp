@@ -10,7 +10,7 @@ namespace zp::runtime {
 const std::vector<std::string>& policyNames() {
   static const std::vector<std::string> names = {"default", "tune", "naive", "im2col", "gemm1x1",
                                                  "winograd", "depthwise", "sparse", "blas",
-                                                 "packed1x1"};
+                                                 "packed1x1", "direct"};
   return names;
 }
 
@@ -31,11 +31,19 @@ Expected<ConvKernel> chooseConvKernel(const KernelPolicy& p, const ConvNode& nod
   return defaultConvKernel(node.attrs, node.input, node.zeroFraction, p.sparseThreshold);
 }
 
-// Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN): with
-// vectorized transforms Winograd F(2x2,3x3) beats im2col from 64 input and output
-// channels on maps of 8x8 and more (ResNet-18's 56x56 to 14x14, GoogLeNet's 56x56 to
-// 14x14) and loses on 7x7 maps and few channels. The sparse kernel (one thread, against
-// the best of im2col/gemm1x1/winograd) breaks even at 70-80% zeros on kxk convs of any
+// Winograd F(2x2,3x3) against im2col and the direct kernel (one thread, per conv, an
+// AVX-512 host): 0.5-0.85x im2col's time from 16 input and output channels on maps of
+// 27x27 and more (SqueezeNet's, DenseNet's 56x56 and 28x28 to 32 channels, Inception's
+// and EfficientNet-V2's stems), and from 64 channels on maps down to 8x8; below those
+// the direct kernel wins (DenseNet's 14x14 and 7x7: 0.56 and 0.37x against 0.66 and 0.75x).
+static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
+  if (!known) return a.Cg >= 64 && a.M >= 64;
+  const int64_t side = std::min(H, W);
+  return (a.Cg >= 16 && a.M >= 16 && side >= 27) || (a.Cg >= 64 && a.M >= 64 && side >= 8);
+}
+
+// Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN). The
+// sparse kernel (one thread, against the best of im2col/gemm1x1/winograd) breaks even at 70-80% zeros on kxk convs of any
 // stride and map size (ResNet-18's: 1.0-2.1x at 80%, the lowest on 28x28x128 against
 // Winograd, 1.9-3.2x at 90%; the digits nets' 8x8 and 4x4 maps: 1.4-3x at 80%), but 1x1
 // convs are a plain GEMM for dense: there sparse needs ~90% zeros (1.1-2.3x at 90% on
@@ -55,9 +63,13 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
       a.outH(H) * a.outW(W) <= 64)
     return ConvKernel::Packed1x1;
+  if (a.group > 1 && convKernelApplies(ConvKernel::Direct, a)) return ConvKernel::Direct;
   if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
-  if (convKernelApplies(ConvKernel::Winograd, a) && a.Cg >= 64 && a.M >= 64 && (!known || (H >= 8 && W >= 8)))
-    return ConvKernel::Winograd;
+  if (convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W)) return ConvKernel::Winograd;
+  // Direct against im2col (one thread, per conv): stride 1 0.4-0.9x its time but for
+  // 7x1 kernels (1.0-1.07x); at stride 2 3x3s are a wash (0.93-1.08x, the stems
+  // 1.05-1.2x at two threads), larger kernels pay (7x7 0.9x, 11x11 0.7x).
+  if (convKernelApplies(ConvKernel::Direct, a) && (a.sh == 1 || a.kh * a.kw >= 25)) return ConvKernel::Direct;
   return ConvKernel::Im2col;
 }
 

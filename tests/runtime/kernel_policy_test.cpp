@@ -42,6 +42,11 @@ struct FakeTuner {
 // What the default picks for an unpruned 1x1 with at most 8x8 outputs.
 ConvKernel small1x1() { return pointwisePackedFast() ? ConvKernel::Packed1x1 : ConvKernel::Gemm1x1; }
 
+// What the default picks where the direct kernel pays, on hosts where it runs (AVX-512).
+ConvKernel directOr(const ConvAttrs& a, ConvKernel fallback) {
+  return convKernelApplies(ConvKernel::Direct, a) ? ConvKernel::Direct : fallback;
+}
+
 ConvKernel choose(const KernelPolicy& p, const ConvNode& n) {
   FakeTuner never;
   auto k = chooseConvKernel(p, n, never.fn());
@@ -50,23 +55,33 @@ ConvKernel choose(const KernelPolicy& p, const ConvNode& n) {
   return k.ok() ? *k : ConvKernel::Naive;
 }
 
-TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1OrIm2colFromTheShape) {
+TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShape) {
   const KernelPolicy p;
   EXPECT_EQ(choose(p, node(conv(32, 32, 3, 1, 32), Shape{1, 32, 56, 56})), ConvKernel::Depthwise);
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 56, 56})), ConvKernel::Winograd);
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), ConvKernel::Winograd);
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), std::nullopt)), ConvKernel::Winograd) << "unknown map size";
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 7, 7})), ConvKernel::Im2col) << "7x7 maps";
-  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), ConvKernel::Im2col) << "32 input channels";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 7, 7})), directOr(conv(64, 64, 3), ConvKernel::Im2col))
+      << "7x7 maps";
+  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 56, 56})), ConvKernel::Winograd) << "32 outputs, 56x56";
+  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 14, 14})), directOr(conv(32, 128, 3), ConvKernel::Im2col))
+      << "32 outputs, 14x14";
+  EXPECT_EQ(choose(p, node(conv(16, 8, 3), Shape{1, 8, 56, 56})), directOr(conv(16, 8, 3), ConvKernel::Im2col))
+      << "8 input channels";
   EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), ConvKernel::Im2col) << "stride 2";
   EXPECT_EQ(choose(p, node(conv(128, 64, 1), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1);
   EXPECT_EQ(choose(p, node(conv(128, 64, 1, 2), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1) << "strided 1x1";
-  EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})), ConvKernel::Im2col);
+  EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})), directOr(conv(64, 3, 7, 2), ConvKernel::Im2col))
+      << "7x7 stem, stride 2";
+  EXPECT_EQ(choose(p, node(conv(32, 3, 3, 2), Shape{1, 3, 224, 224})), ConvKernel::Im2col) << "3x3 stem, stride 2";
   EXPECT_EQ(choose(p, node(conv(2048, 512, 1), Shape{1, 512, 7, 7})), small1x1()) << "7x7 1x1";
   EXPECT_EQ(choose(p, node(conv(512, 1024, 1, 2), Shape{1, 1024, 14, 14})), small1x1()) << "to 7x7";
   EXPECT_EQ(choose(p, node(conv(512, 1024, 1), Shape{1, 1024, 9, 9})), ConvKernel::Gemm1x1) << "9x9 1x1";
   EXPECT_EQ(choose(p, node(conv(64, 64, 1), std::nullopt)), ConvKernel::Gemm1x1) << "unknown map size";
-  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 1, 2), Shape{1, 64, 7, 7})), ConvKernel::Gemm1x1) << "grouped 1x1";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 1, 1, 2), Shape{1, 64, 7, 7})),
+            directOr(conv(64, 64, 1, 1, 2), ConvKernel::Gemm1x1)) << "grouped 1x1";
+  EXPECT_EQ(choose(p, node(conv(400, 400, 3, 1, 25), Shape{1, 400, 7, 7})),
+            directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col)) << "grouped 3x3";
 }
 
 TEST(KernelPolicy, DefaultPicksSparseForPrunedKxkConvsAndOnlyLargePrunedPointwiseOnes) {
@@ -95,7 +110,7 @@ TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Winograd);
   EXPECT_EQ(choose(p, node(conv(16, 16, 1), Shape{1, 16, 9, 9})), ConvKernel::Gemm1x1);
   p.policy = "gemm1x1";
-  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Im2col);
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), directOr(conv(16, 16, 3), ConvKernel::Im2col));
   p.policy = "sparse";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Sparse);
   p.policy = "blas";  // a Gemm kernel: Convs keep the default

@@ -66,13 +66,14 @@ bool depthwiseBlockedPays(const ConvAttrs& a, int64_t H, int64_t W);
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
-// Grouped conv with 8k output channels per group, direct and vectorised over 16 (or 8)
-// output channels (grouped_direct.cpp): AVX-512 CPUs, group > 1, at most 1152
-// weights per output channel. w: [M][Cg*kh*kw] as the Im2col kernel keeps them. Used
-// wherever it applies: faster on every grouped conv measured (grouped_direct.cpp).
-bool groupedDirectApplies(const ConvAttrs& a);
-void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
-                       int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+// Direct conv vectorised over blocks of 16 (or 8) output channels (direct.cpp): AVX-512
+// CPUs, 8k output channels per group, at most 1152 weights per output channel, not a
+// plain pointwise conv. Weights as directConvWeights keeps them: per block of output
+// channels, [Cg*kh*kw][16] (or [..][8] where a group's channels do not divide by 16).
+bool directConvApplies(const ConvAttrs& a);
+std::vector<float> directConvWeights(const ConvAttrs& a, const float* w);
+void convDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
+                float* y, const Epilogue& e, Scratch& scratch, int threads);
 
 // Max pooling from the input rows (pool_rows.cpp): AVX-512 CPUs, column strides 1 and
 // 2, windows of at most 32 rows; planes = N * C planes of H*W.

@@ -130,6 +130,7 @@ const char* convKernelName(ConvKernel k) {
     case ConvKernel::Depthwise: return "depthwise";
     case ConvKernel::Sparse: return "sparse";
     case ConvKernel::Packed1x1: return "packed1x1";
+    case ConvKernel::Direct: return "direct";
   }
   return "?";
 }
@@ -149,6 +150,7 @@ const char* convTransformName(ConvKernel k) {
     case ConvKernel::Depthwise: return "copy";
     case ConvKernel::Sparse: return kSparseConvTransform;
     case ConvKernel::Packed1x1: return "pack_m32_k";
+    case ConvKernel::Direct: return "transpose_m16_k";
   }
   return "?";
 }
@@ -165,6 +167,7 @@ bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
       return a.group == 1 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.dh == 1 && a.dw == 1;
     case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
     case ConvKernel::Packed1x1: return a.group == 1 && convKernelApplies(ConvKernel::Gemm1x1, a);
+    case ConvKernel::Direct: return directConvApplies(a);
   }
   return false;
 }
@@ -194,6 +197,9 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
     case ConvKernel::Sparse: sparseConvWeights(a, w, &pw); break;
     case ConvKernel::Packed1x1:
       pw.arrays.push_back(PackedWeights::make("wp", packPointwiseWeights(a, w), DType::F32));
+      break;
+    case ConvKernel::Direct:
+      pw.arrays.push_back(PackedWeights::make("wd", directConvWeights(a, w), DType::F32));
       break;
   }
   return pw;
@@ -382,7 +388,6 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
-  if (groupedDirectApplies(a)) return convGroupedDirect(a, w, bias, x, N, H, W, y, e, scratch, threads);
   if (N > 1 && P <= kBatchedGemmMaxPositions)
     return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
   if (threads > 1 && a.group >= threads) return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
@@ -417,6 +422,9 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
     case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm); break;
     case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, clamp, scratch, threads); break;
     case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads); return;
+    case ConvKernel::Direct:
+      convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
+      return;
   }
   if (!e.clampOnly()) {
     const int64_t plane = a.outH(H) * a.outW(W);

@@ -81,10 +81,12 @@ struct ConvAttrs {
 };
 
 // Packed1x1: a pointwise conv on weights packed at load in panels of 32 output channels.
-enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1 };
-inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col, ConvKernel::Gemm1x1,
+// Direct: FMAs over blocks of 16 output channels, weights transposed per block at load
+// (AVX-512 CPUs).
+enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1, Direct };
+inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col,    ConvKernel::Gemm1x1,
                                                  ConvKernel::Winograd,  ConvKernel::Depthwise, ConvKernel::Sparse,
-                                                 ConvKernel::Packed1x1};
+                                                 ConvKernel::Packed1x1, ConvKernel::Direct};
 const char* convKernelName(ConvKernel k);
 // Packed1x1 runs its AVX-512 path on this CPU (else a portable loop the default policy avoids).
 bool pointwisePackedFast();

@@ -1,10 +1,12 @@
-// Grouped conv with 8k output channels per group, for CPUs with AVX-512: direct,
-// vectorised over 16 (or 8) output channels. A block of output channels keeps up to 14
-// output positions of a row in registers and adds, per input channel and tap, the
-// block's weight vector times each position's input (an FMA with a broadcast
-// operand). im2col + GEMM spends most of such a conv on the copy (RegNet's groups:
-// 16 channels x 9 taps of 49 positions per group on 7x7 maps, 25 groups) and on a
-// product too small for the GEMM's packing to pay back.
+// Direct conv for CPUs with AVX-512, vectorised over 16 (or 8) output channels: a
+// block of output channels keeps up to 14 output positions of a row in registers and
+// adds, per input channel and tap, the block's weight vector times each position's
+// input (an FMA with a broadcast operand). Weights are kept transposed per block at
+// load ([K][16]), so a run reads them as they are stored.
+//
+// Against im2col + GEMM it saves the copy of the columns (kh*kw times the input) and,
+// on narrow products, the GEMM's packing: RegNet's grouped convs (16 channels x 9
+// taps per group on 7x7 maps), DenseNet's 3x3 convs to 32 channels, the stems.
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
@@ -24,7 +26,7 @@ using namespace avx512;
 constexpr int kMaxChunk = 14;  // positions in registers: 14 accumulators and the weight vector
 // Weights per output channel (Cg*kh*kw) at most this many: a block's weights, [Cg*kh*kw][16],
 // stay in L2.
-constexpr int64_t kMaxWeightsPerOutput = 1152;
+constexpr int64_t kMaxWeightsPerOutput = 2304;
 
 const bool kHaveAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
 
@@ -150,13 +152,13 @@ constexpr ChunkTable chunkTable() {
 }
 const ChunkTable kChunks16 = chunkTable<Lanes16>(), kChunks8 = chunkTable<Lanes8>();
 
-// One block (L output channels of one group) of one image: every output row, in
-// chunks of at most 14 positions balanced along the row.
-void block(const ConvAttrs& a, const Geom& g, const ChunkTable& chunks, const float* xg, const float* wt,
-           const float* bias, const Epilogue& e, float* yb) {
+// Output rows oh0..oh1-1 of one block (L output channels of one group) of one image,
+// in chunks of at most 14 positions balanced along each row.
+void blockRows(const ConvAttrs& a, const Geom& g, const ChunkTable& chunks, const float* xg, const float* wt,
+               const float* bias, const Epilogue& e, int64_t oh0, int64_t oh1, float* yb) {
   const auto& table = chunks[a.sw == 1 ? 0 : a.sw == 2 ? 1 : 2];
   const int64_t n = (g.OW + kMaxChunk - 1) / kMaxChunk;
-  for (int64_t oh = 0; oh < g.OH; ++oh)
+  for (int64_t oh = oh0; oh < oh1; ++oh)
     for (int64_t k = 0, ow0 = 0; k < n; ++k) {
       const int64_t t = (g.OW - ow0 + (n - k) - 1) / (n - k);
       table[static_cast<size_t>(t - 1)](a, g, xg, wt, bias, e, oh, ow0, yb);
@@ -179,49 +181,63 @@ int64_t blockLanes(const ConvAttrs& a) { return (a.M / a.group) % 16 == 0 ? 16 :
 
 }  // namespace
 
-// Faster than im2col + GEMM on each grouped conv measured (one thread, per node:
-// RegNet-X-400MF's 0.39-0.71x, ResNeXt-50's layer3/4 0.47-0.69x, maps 7x7 to 56x56;
-// RegNet-Y-400MF, 8-channel groups, as a whole model 13.5 -> 10.9 ms).
-bool groupedDirectApplies(const ConvAttrs& a) {
-  return kHaveAvx512 && a.group > 1 && a.M % a.group == 0 && (a.M / a.group) % 8 == 0 &&
-         a.Cg * a.kh * a.kw <= kMaxWeightsPerOutput;
+bool directConvApplies(const ConvAttrs& a) {
+  const bool pointwise = a.kh == 1 && a.kw == 1;  // one GEMM without a copy: gemm1x1 and packed1x1
+  return kHaveAvx512 && a.M % a.group == 0 && (a.M / a.group) % 8 == 0 && a.Cg * a.kh * a.kw <= kMaxWeightsPerOutput &&
+         !(pointwise && a.group == 1);
 }
 
-void convGroupedDirect(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
-                       int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+std::vector<float> directConvWeights(const ConvAttrs& a, const float* w) {
+  const int64_t L = blockLanes(a), K = a.Cg * a.kh * a.kw;
+  std::vector<float> wt(static_cast<size_t>(a.M * K));
+  for (int64_t b = 0; b < a.M / L; ++b) {
+    if (L == 16) transposeBlock<Lanes16>(w + b * L * K, K, wt.data() + b * L * K);
+    else transposeBlock<Lanes8>(w + b * L * K, K, wt.data() + b * L * K);
+  }
+  return wt;
+}
+
+// Work items are bands of output rows of one group; within a band, row by row, every
+// block of the group, so the input rows a row reads are reused from cache by each
+// block (DenseNet's 56x56 maps of 128 channels: 1.7 MB of input, a row's 90 KB).
+void convDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
+                float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const Geom g{H + a.padT + a.padB, W + a.padL + a.padR, a.outH(H), a.outW(W), a.Cg * a.kh * a.kw};
-  const int64_t L = blockLanes(a), P = g.OH * g.OW, blocks = a.M / L, blocksPerGroup = a.M / a.group / L;
+  const int64_t L = blockLanes(a), P = g.OH * g.OW, blocksPerGroup = a.M / a.group / L;
   const ChunkTable& chunks = L == 16 ? kChunks16 : kChunks8;
   const bool padded = a.padT || a.padB || a.padL || a.padR;
   threads = std::max(1, threads);
-  // Every block's weights [K][L], once per call.
-  float* wt = scratch.floats(static_cast<size_t>(a.M * g.K), 0);
-  parallelForEach(threads, blocks, [&](int64_t b, int) {
-    const float* wb = w + b * L * g.K;
-    if (L == 16) transposeBlock<Lanes16>(wb, g.K, wt + b * L * g.K);
-    else transposeBlock<Lanes8>(wb, g.K, wt + b * L * g.K);
-  });
+  // About four items per thread (one band per group when the groups are that many).
+  const int64_t bands = threads == 1 ? 1 : std::clamp<int64_t>((4 * threads + a.group - 1) / a.group, 1, g.OH);
+  const int64_t rowsPerBand = (g.OH + bands - 1) / bands;
   float* xp = padded ? scratch.floats(static_cast<size_t>(a.C() * g.Hp * g.Wp), 1) : nullptr;
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * a.C() * H * W;
     if (padded) padImage(a, g, xn, H, W, xp, threads);
     const float* in = padded ? xp : xn;
     float* yn = y + n * a.M * P;
-    parallelForEach(threads, blocks, [&](int64_t b, int) {
-      const int64_t gi = b / blocksPerGroup;
-      float* yb = yn + b * L * P;
-      block(a, g, chunks, in + gi * a.Cg * g.Hp * g.Wp, wt + b * L * g.K, bias + b * L, e, yb);
-      if (!epilogue.clampOnly())
-        for (int64_t o = 0; o < L; ++o) applyActivation(epilogue.fn, epilogue.params, yb + o * P, yb + o * P, P);
+    parallelForEach(threads, a.group * bands, [&](int64_t item, int) {
+      const int64_t gi = item / bands, oh0 = item % bands * rowsPerBand, oh1 = std::min(g.OH, oh0 + rowsPerBand);
+      const float* xg = in + gi * a.Cg * g.Hp * g.Wp;
+      for (int64_t oh = oh0; oh < oh1; ++oh)
+        for (int64_t b = gi * blocksPerGroup; b < (gi + 1) * blocksPerGroup; ++b)
+          blockRows(a, g, chunks, xg, wt + b * L * g.K, bias + b * L, e, oh, oh + 1, yn + b * L * P);
+      if (epilogue.clampOnly()) return;
+      for (int64_t o = gi * blocksPerGroup * L; o < (gi + 1) * blocksPerGroup * L; ++o)
+        applyActivation(epilogue.fn, epilogue.params, yn + o * P + oh0 * g.OW, yn + o * P + oh0 * g.OW,
+                        (oh1 - oh0) * g.OW);
     }, 1);
   }
 }
 #undef ZP_AVX512
 #else
-bool groupedDirectApplies(const ConvAttrs&) { return false; }
-void convGroupedDirect(const ConvAttrs&, const float*, const float*, const float*, int64_t, int64_t, int64_t, float*,
-                       const Epilogue&, Scratch&, int) {}
+bool directConvApplies(const ConvAttrs&) { return false; }
+std::vector<float> directConvWeights(const ConvAttrs& a, const float* w) {
+  return std::vector<float>(w, w + a.M * a.Cg * a.kh * a.kw);
+}
+void convDirect(const ConvAttrs&, const float*, const float*, const float*, int64_t, int64_t, int64_t, float*,
+                const Epilogue&, Scratch&, int) {}
 #endif
 
 }  // namespace zp::runtime
