@@ -17,7 +17,7 @@ struct ColdProfileParams {
   int threads = 1;
   int warmRepeat = 5;  // warm runs per kernel policy (per-node median), after the first run
   // Kernel policies forced in turn (besides "default"); naive is left out (a reference, never a candidate).
-  std::vector<std::string> kernels = {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1", "blas"};
+  std::vector<std::string> kernels = {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1", "direct", "blas"};
   std::vector<std::string> gemmLibraries = {"onednn", "blis"};
   int64_t probeBytes = int64_t{32} << 20;  // storage probe file
   std::filesystem::path workDir;           // scratch for caches and the probe: on the storage being measured

@@ -454,7 +454,8 @@ TEST_F(WeightCacheTest, TheModelFileIsNotReadWhenTheCacheMatchesIt) {
 }
 
 TEST_F(WeightCacheTest, FromTheCacheAndFromTheModelGiveByteIdenticalOutputs) {
-  for (const std::string policy : {"default", "im2col", "winograd", "gemm1x1", "sparse", "naive", "blas", "packed1x1"}) {
+  for (const std::string policy :
+       {"default", "im2col", "winograd", "gemm1x1", "sparse", "naive", "blas", "packed1x1", "direct"}) {
     SessionOptions o;
     o.kernels.policy = policy;
     auto full = Session::load(dir / "cnn.onnx", o);
