@@ -116,6 +116,30 @@ TEST(Fuse, NothingFusesAcrossATensorWithAnotherUseOrThatIsAGraphOutput) {
   EXPECT_EQ(fusedText(sameTwice), nodesText(sameTwice.graph()));
 }
 
+TEST(Fuse, AddTakesTheReluOrClipAfterItAndNothingElse) {
+  const char* sig = "g (float[2,3] x, float[2,3] r) => (float[2,3] y, float[2,3] z)";
+  const char* inits = "float lo = {0.5}, float hi = {6.0}";
+  auto before = model(sig, inits, R"(
+    s = Add (x, r)
+    y = Relu (s)
+    t = Add (r, x)
+    z = Clip (t, lo, hi))");
+  EXPECT_EQ(fusedText(before), expected(sig, R"(
+    y = ai.zooplan.Add <activation="Relu"> (x, r)
+    z = ai.zooplan.Add <activation="Clip", activation_min=0.5, activation_max=6.0> (r, x))"));
+  // Not a function (the runtime clamps the sum), not a sum read twice.
+  auto unfused = model(sig, inits, R"(
+    s = Add (x, r)
+    y = Sigmoid (s)
+    t = Add (r, x)
+    u = Relu (t)
+    z = Mul (u, t))");
+  EXPECT_EQ(fusedText(unfused), nodesText(unfused.graph()));
+  FuseOptions off;
+  off.activations = false;
+  EXPECT_EQ(fusedText(before, off), nodesText(before.graph()));
+}
+
 TEST(Fuse, NothingFusesWhenWeightsOrParametersAreNotConstantsOfTheRightShape) {
   // BatchNormalization's scale is a graph input: it stays on its own (and takes the Relu).
   const char* inputSig = "g (float[1,2,5,5] x, float[3] s2) => (float[1,3,5,5] y)";

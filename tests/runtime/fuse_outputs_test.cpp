@@ -157,6 +157,36 @@ TEST(FuseOutputs, ActivationFunctionsLayerNormalizationAndPaddedPoolsComputeWhat
   expectFusionKeepsOutputs(before, after, 7, {"default", "naive", "im2col", "sparse"}, {1, 2}, {"y"});
 }
 
+// Residual ends: Conv, then the skip added and Relu'd; the sum of two branches Clip'd;
+// an Add whose sum is read twice (left alone).
+onnx::ModelProto residualModel() {
+  auto m = graph::parseModelText(fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,8,6,6] x) => (float[2,8,6,6] y)
+    <float[8,8,3,3] W1 = {{{}}}, float[8,8,1,1] W2 = {{{}}}, float lo = {{-0.5}}, float hi = {{0.5}}>
+    {{
+      c1 = Conv <pads=[1,1,1,1]> (x, W1)
+      s1 = Add (c1, x)
+      r1 = Relu (s1)
+      c2 = Conv (r1, W2)
+      s2 = Add (r1, c2)
+      r2 = Clip (s2, lo, hi)
+      s3 = Add (r2, x)
+      r3 = Relu (s3)
+      y = Mul (r3, s3)
+    }}
+  )", randomValues(576, 41), randomValues(64, 42)));
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return m.ok() ? *m : onnx::ModelProto{};
+}
+
+TEST(FuseOutputs, AddsWithTheirReluOrClipComputeWhatTheUnfusedOnesDo) {
+  const onnx::ModelProto before = residualModel();
+  const onnx::ModelProto after = graph::fuseModel(before);
+  ASSERT_EQ(after.graph().node_size(), 7) << "Conv, Add+Relu, Conv, Add+Clip, Add, Relu, Mul";
+  expectFusionKeepsOutputs(before, after, 7, {"default", "naive", "im2col"}, {1, 2}, {"y"});
+}
+
 TEST(FuseOutputs, AFusedNodeTheRuntimeCannotCarryOutIsAnErrorNamingIt) {
   auto m = graph::parseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>

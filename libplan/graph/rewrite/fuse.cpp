@@ -86,6 +86,7 @@ class Fuser {
     const auto& n = g_.node(i);
     if (options.layerNorm && isOp(n, "ReduceMean")) return layerNormAt(i);
     if (options.padIntoPool && isOp(n, "Pad")) return padPoolAt(i);
+    if (options.activations && isOp(n, "Add") && n.output_size() == 1) return clampedAddAt(i);
     if (options.activations && isOp(n, "BatchNormalization") && n.output_size() == 1) {
       Group grp;
       grp.opType = n.op_type();
@@ -276,6 +277,20 @@ class Fuser {
     return false;
   }
 
+  // Add followed by its only consumer Relu or Clip (a residual block's end): one pass
+  // over the sum instead of two, on the cores that wrote it.
+  std::optional<Group> clampedAddAt(int i) {
+    Group grp;
+    grp.opType = "Add";
+    grp.out = g_.node(i).output(0);
+    if (uses_[grp.out] != 1) return std::nullopt;
+    const int j = singleConsumer(grp.out);
+    if (j < 0 || !(isOp(g_.node(j), "Relu") || isOp(g_.node(j), "Clip")) || !singleActivation(g_.node(j), &grp))
+      return std::nullopt;
+    take(j, &grp);
+    return grp;
+  }
+
   // ReduceMean(x) over axis -1 as the start of a decomposed LayerNormalization.
   std::optional<Group> layerNormAt(int i);
   // Pad of zeros on the spatial axes, then AveragePool without pads.
@@ -433,7 +448,8 @@ onnx::NodeProto fusedNode(const onnx::GraphProto& g, int anchor, const Group& gr
 bool isFusionAnchor(const std::string& opType) { return opType == "Conv" || opType == "Gemm" || opType == "MatMul"; }
 
 bool isFusedOpType(const std::string& opType) {
-  return isFusionAnchor(opType) || opType == "BatchNormalization" || opType == "LayerNormalization";
+  return isFusionAnchor(opType) || opType == "BatchNormalization" || opType == "LayerNormalization" ||
+         opType == "Add";
 }
 
 int64_t ConstantInfo::numElements() const {

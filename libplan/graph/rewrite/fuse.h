@@ -1,6 +1,6 @@
 // Fusion of BatchNormalization, bias additions and activations into the heavy node
 // before them (Conv, Gemm, MatMul), of activations into a standalone
-// BatchNormalization, and of LayerNormalization written out in primitive ops into
+// BatchNormalization, of Relu or Clip into the Add before them, and of LayerNormalization written out in primitive ops into
 // one node, as a rewrite of a graph's nodes.
 //
 // A fused group becomes one node: the anchor's op type, name and attributes, in
@@ -42,7 +42,7 @@ inline constexpr const char* kFusedActivationBeta = "activation_beta";    // flo
 // The heavy ops fusion builds on: Conv, Gemm and MatMul.
 bool isFusionAnchor(const std::string& opType);
 // Every op type a node of kFusedDomain may have: the anchors, BatchNormalization
-// (with an activation) and LayerNormalization.
+// and Add (with an activation) and LayerNormalization.
 bool isFusedOpType(const std::string& opType);
 
 // What fusion needs to know of a constant tensor. The runtime knows more
@@ -62,7 +62,7 @@ struct FuseOptions {
   bool batchNorm = true;    // BatchNormalization into the Conv before it
   bool bias = true;         // Add of a constant vector into the MatMul (or Gemm without C) before it
   bool activations = true;  // activations into the Conv (after its BatchNormalization), Gemm, MatMul or
-                            // BatchNormalization before them
+                            // BatchNormalization before them; Relu and Clip into an Add
   bool layerNorm = true;    // decomposed LayerNormalization into one node
   bool padIntoPool = true;  // Pad of zeros into the AveragePool after it
 };

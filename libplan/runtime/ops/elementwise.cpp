@@ -1,5 +1,6 @@
 // Elementwise ops with numpy broadcasting: arithmetic, comparison, logic and bit
 // shifts on two operands of any numeric type, the variadic Sum/Max/Min/Mean, and Where.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include "libplan/runtime/ops/dispatch.h"
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
+#include "libplan/runtime/ops/heavy_weights.h"
 
 namespace zp::runtime::detail {
 namespace {
@@ -210,7 +212,29 @@ Expected<std::unique_ptr<Op>> variadicOp(Bin op, bool mean) {
 
 }  // namespace
 
-Expected<std::unique_ptr<Op>> makeAdd(const BuildContext& bc) { return binaryOp(Bin::Add); }
+// Add with a fused Relu or Clip (graph/rewrite/fuse.h): float32, clamped as it is summed.
+Expected<std::unique_ptr<Op>> clampedAddOp(const Epilogue& e) {
+  if (e.kind != Epilogue::Relu && e.kind != Epilogue::Clip) return makeError("a fused Add takes Relu or Clip");
+  const float lo = e.kind == Epilogue::Clip ? e.lo : 0.0f, hi = e.kind == Epilogue::Clip ? e.hi : INFINITY;
+  return fnOp([lo, hi](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
+    const Tensor& a = *in[0];
+    const Tensor& b = *in[1];
+    if (a.dtype != DType::F32 || b.dtype != DType::F32)
+      return makeError("a fused Add takes float32 operands, not {} and {}", dtypeName(a.dtype), dtypeName(b.dtype));
+    ZP_ASSIGN_OR_RETURN(Shape out, broadcastShapes({a.shape, b.shape}));
+    Broadcast br = makeBroadcast(out, {a.shape, b.shape});
+    Tensor& o = ctx.alloc(0, DType::F32, out);
+    binaryLoop(br, a.ptr<float>(), b.ptr<float>(), o.ptr<float>(),
+               [lo, hi](float x, float y) { return std::min(std::max(x + y, lo), hi); }, ctx.threads);
+    return {};
+  });
+}
+
+Expected<std::unique_ptr<Op>> makeAdd(const BuildContext& bc) {
+  if (bc.node->domain() != graph::kFusedDomain) return binaryOp(Bin::Add);
+  ZP_ASSIGN_OR_RETURN(Epilogue e, fusedEpilogue(*bc.node));
+  return clampedAddOp(e);
+}
 Expected<std::unique_ptr<Op>> makeSub(const BuildContext& bc) { return binaryOp(Bin::Sub); }
 Expected<std::unique_ptr<Op>> makeMul(const BuildContext& bc) { return binaryOp(Bin::Mul); }
 Expected<std::unique_ptr<Op>> makeDiv(const BuildContext& bc) { return binaryOp(Bin::Div); }
