@@ -84,10 +84,11 @@ __attribute__((target("avx512f"))) inline __m512 clampOutput(__m512 v, const Epi
 }
 
 // Outputs ow0..OW-1 of row oh kOutputs at a time, a load per FMA: any stride, dilation
-// and kernel width.
-__attribute__((target("avx512f"), always_inline)) inline void rowTail(const ConvAttrs& a, const TileGeom& g, const float* tile,
-                                                const float* wt, __m512 vb, const Epilogue& e, __m512 lo, __m512 hi,
-                                                int64_t oh, int64_t ow0, int64_t OW, float* out) {
+// and kernel width. Inlined: as a call per row it took 1.27x the time of the loop it
+// replaced (MobileNetV2's 56x56 map at stride 2).
+__attribute__((target("avx512f"), always_inline)) inline void rowTail(
+    const ConvAttrs& a, const TileGeom& g, const float* tile, const float* wt, __m512 vb, const Epilogue& e,
+    __m512 lo, __m512 hi, int64_t oh, int64_t ow0, int64_t OW, float* out) {
   const int64_t stepW = a.sw * kLanes;
   for (; ow0 < OW; ow0 += kOutputs) {
     const int64_t n = std::min<int64_t>(kOutputs, OW - ow0);
