@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
       ->check(zp::cli::integerIn(1, 1000000));
   app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
   app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy: absent, empty or an earlier --save-outputs directory, replaced atomically");
-  app.add_option("--kernels", o.kernels, "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas, packed1x1) or a JSON file");
+  app.add_option("--kernels", o.kernels,
+                 "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas, packed1x1, "
+                 "direct) or a JSON file");
   app.add_option("--gemm", o.gemm, "GEMM library: onednn (fastest warm; generates its kernels on the first product) "
                                   "or blis (compiled kernels: the faster cold start)");
   app.add_option("--cache", cache, "weight cache to map");
