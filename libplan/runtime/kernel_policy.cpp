@@ -68,7 +68,7 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   if (convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W)) return ConvKernel::Winograd;
   // Direct against im2col (one thread, per conv): stride 1 0.4-0.9x its time but for
   // 7x1 kernels (1.0-1.07x); at stride 2 3x3s are a wash (0.93-1.08x, the stems
-  // 1.05-1.2x at two threads), larger kernels pay (7x7 0.9x, 11x11 0.7x).
+  // 1.16-1.23x at two threads), larger kernels pay (7x7 0.9x, 11x11 0.7x).
   if (convKernelApplies(ConvKernel::Direct, a) && (a.sh == 1 || a.kh * a.kw >= 25)) return ConvKernel::Direct;
   return ConvKernel::Im2col;
 }

@@ -26,7 +26,7 @@ using namespace avx512;
 constexpr int kMaxChunk = 14;  // positions in registers: 14 accumulators and the weight vector
 // Weights per output channel (Cg*kh*kw) at most this many: a block's weights, [Cg*kh*kw][16],
 // stay in L2 (147 KB). Covers 3x3 convs on 256 channels, Inception's 5x5 on 48 and 1x7
-// on 192 (measured against im2col: 0.78x, 0.83-0.88x; its 7x1s 1.01-1.06x).
+// on 128-160 (measured against im2col: 0.78x, 0.83-0.88x; its 7x1s 1.01-1.06x).
 constexpr int64_t kMaxWeightsPerOutput = 2304;
 
 const bool kHaveAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
