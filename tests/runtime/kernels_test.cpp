@@ -9,6 +9,7 @@
 #include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/kernels.h"
 #include "libplan/runtime/kernels/sparse.h"
+#include "libplan/runtime/kernels/transpose.h"
 
 namespace zp::runtime {
 namespace {
@@ -143,7 +144,9 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
   for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1"}) EXPECT_GT(covered[k], 0) << k;
-  if (pointwisePackedFast()) EXPECT_GT(covered["direct"], 0);  // AVX-512 only
+  if (pointwisePackedFast()) {
+    EXPECT_GT(covered["direct"], 0);  // AVX-512 only
+  }
 }
 
 TEST(ConvKernels, MatchNaiveOnRandomShapes) {
@@ -375,7 +378,8 @@ TEST(GemmKernels, MatchNaive) {
                                          {3, 64, 40, true, 1, 1, 0.9, Epilogue::None},
                                          {1, 128, 31, false, 1, 0, 0.95, Epilogue::Clip},
                                          {65, 24, 48, true, 1, 1, 0.5, Epilogue::None},
-                                         {7, 40, 19, false, 1, 1, 0, Epilogue::Function}}) {
+                                         {7, 40, 19, false, 1, 1, 0, Epilogue::Function},
+                                         {300, 24, 130, true, 1, 1, 0, Epilogue::Function}}) {
     auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
     auto b = randomVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
     auto bias = randomVec(static_cast<size_t>(c.N), rng);
@@ -404,6 +408,33 @@ TEST(GemmKernels, MatchNaive) {
           EXPECT_LE(relErr(y, ref), 1e-5) << gemmKernelName(k) << " " << gemmLibraryKey(gemm) << " rows " << c.rows
                                           << " K " << c.K;
         }
+  }
+}
+
+// Tiles cut at every edge (sizes around 16), planes at scattered offsets, leading
+// dimensions wider than the planes, one and two threads.
+TEST(TransposeKernel, MatchesTheDefinitionOnRandomPlanes) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int64_t> side(1, 70), extra(0, 5), planes(1, 4);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t rows = side(rng), cols = side(rng), ld = rows + extra(rng), p = planes(rng);
+    const int64_t planeSize = ld * cols + extra(rng);
+    std::vector<uint32_t> src(static_cast<size_t>(p * planeSize));
+    for (auto& v : src) v = static_cast<uint32_t>(rng());
+    std::vector<int64_t> offsets;
+    for (int64_t i = p; i-- > 0;) offsets.push_back(i * planeSize);  // planes in reverse order
+    for (int threads : {1, 2}) {
+      std::vector<uint32_t> dst(static_cast<size_t>(p * rows * cols + 1), 0xdeadbeef);
+      transposePlanes(src.data(), offsets, rows, cols, ld, dst.data(), threads);
+      int64_t wrong = 0;
+      for (int64_t q = 0; q < p; ++q)
+        for (int64_t a = 0; a < rows; ++a)
+          for (int64_t b = 0; b < cols; ++b)
+            wrong += dst[static_cast<size_t>((q * rows + a) * cols + b)] !=
+                     src[static_cast<size_t>(offsets[static_cast<size_t>(q)] + a + b * ld)];
+      EXPECT_EQ(wrong, 0) << rows << "x" << cols << " ld " << ld << " planes " << p << " threads " << threads;
+      EXPECT_EQ(dst.back(), 0xdeadbeefu) << "wrote past the planes";
+    }
   }
 }
 

@@ -491,6 +491,9 @@ PackedWeights transformGemmWeights(GemmKernel k, int64_t K, int64_t N, const flo
   return pw;
 }
 
+// Below this many outputs a second thread's start costs more than half the epilogue.
+constexpr int64_t kParallelEpilogueValues = 32768;
+
 void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const float* x, int64_t rows, float* y,
              const Epilogue& e, int threads, GemmLibrary gemm) {
   threads = std::max(1, threads);
@@ -519,7 +522,10 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
       } else {
         sgemmRowMajor(false, true, rows, N, K, 1.0f, x, K, w, K, 0.0f, y, N, threads, gemm);
       }
-      for (int64_t r = 0; r < rows; ++r) {
+      // The epilogue on every thread too: a GELU over a ConvNeXt or ViT MLP's
+      // output costs a third of its product.
+      const int epilogueThreads = rows * N >= kParallelEpilogueValues ? threads : 1;
+      parallelForEach(epilogueThreads, rows, [&](int64_t r, int) {
         float* yr = y + r * N;
         if (e.clampOnly()) {
           for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
@@ -527,7 +533,7 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
           for (int64_t n = 0; n < N; ++n) yr[n] += bias[n];
           applyActivation(e.fn, e.params, yr, yr, N);
         }
-      }
+      });
       return;
     }
     case GemmKernel::Sparse: {

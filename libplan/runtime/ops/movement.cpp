@@ -3,6 +3,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "libplan/runtime/kernels/transpose.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/factories.h"
@@ -72,6 +73,24 @@ std::vector<int64_t> contiguousStrides(const Shape& s) {
   return st;
 }
 
+// A permutation that, its dims coalesced, leaves the input's contiguous dim second
+// to last is a stack of plane transposes (NCHW <-> NHWC, attention's K^T).
+bool transposeAsPlanes(const uint32_t* src, Shape shape, std::vector<int64_t> strides, uint32_t* dst, int threads) {
+  coalesceDims(shape, strides);
+  const size_t r = shape.size();
+  if (r < 2 || strides[r - 2] != 1 || strides[r - 1] == 1) return false;
+  std::vector<int64_t> planeOffsets{0};
+  for (size_t d = r - 2; d-- > 0;) {
+    std::vector<int64_t> outer;
+    outer.reserve(planeOffsets.size() * static_cast<size_t>(shape[d]));
+    for (int64_t i = 0; i < shape[d]; ++i)
+      for (int64_t o : planeOffsets) outer.push_back(i * strides[d] + o);
+    planeOffsets = std::move(outer);
+  }
+  transposePlanes(src, planeOffsets, shape[r - 2], shape[r - 1], strides[r - 1], dst, threads);
+  return true;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Op>> makeTranspose(const BuildContext& bc) {
@@ -91,6 +110,7 @@ Expected<std::unique_ptr<Op>> makeTranspose(const BuildContext& bc) {
       ist.push_back(st[static_cast<size_t>(d)]);
     }
     Tensor& y = ctx.alloc(0, x.dtype, s);
+    if (dtypeSize(x.dtype) == 4 && transposeAsPlanes(x.ptr<uint32_t>(), s, ist, y.ptr<uint32_t>(), ctx.threads)) return {};
     stridedCopy(x.ptr<uint8_t>(), y.ptr<uint8_t>(), dtypeSize(x.dtype), s, ist, 0);
     return {};
   });

@@ -7,6 +7,12 @@ std::vector<OpCase> movementCases() {
   std::vector<OpCase> c;
   c.push_back({"Transpose", "perm", "y = Transpose <perm=[0,2,3,1]> (x)", {in("x", {2, 3, 4, 5})}});
   c.push_back({"Transpose", "reversed by default", "y = Transpose (x)", {in("x", {2, 3, 4})}});
+  // Plane transposes cut into tiles of 16, with edges; and one whose contiguous
+  // input dim does not end up second to last (the general copy).
+  c.push_back({"Transpose", "NCHW to NHWC", "y = Transpose <perm=[0,2,3,1]> (x)", {in("x", {1, 40, 19, 23})}});
+  c.push_back({"Transpose", "NHWC to NCHW", "y = Transpose <perm=[0,3,1,2]> (x)", {in("x", {2, 9, 17, 35})}});
+  c.push_back({"Transpose", "batched K^T", "y = Transpose <perm=[0,2,1]> (x)", {in("x", {3, 37, 50})}});
+  c.push_back({"Transpose", "contiguous dim not second to last", "y = Transpose <perm=[2,0,1]> (x)", {in("x", {5, 6, 7})}});
   c.push_back({"Transpose", "int64 inner axis kept", "y = Transpose <perm=[1,0,2]> (x)",
                {in("x", {3, 4, 5}, Fill::Wide, DType::I64)}, {"int64 y"}});
   c.push_back({"Concat", "axis 1", "y = Concat <axis=1> (a, b, d)", {in("a", {2, 3, 4}), in("b", {2, 1, 4}), in("d", {2, 5, 4})}});
