@@ -211,6 +211,7 @@ BuildContext Session::Builder::buildContext(const onnx::NodeProto& n) const {
   bc.warnings = &s_.warnings_;
   bc.threads = s_.threads_;
   bc.gemm = options_.gemm;
+  bc.reorderForOneDnn = options_.gemm == GemmLibrary::OneDnn && !m_.cold;
   bc.halfInputs = false;
   for (const auto& in : n.input()) {
     bc.constInputs.push_back(m_.values.constant(in));

@@ -8,6 +8,7 @@
 
 #include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/kernels.h"
+#include "libplan/runtime/kernels/matmul_panels.h"
 #include "libplan/runtime/kernels/sparse.h"
 #include "libplan/runtime/kernels/transpose.h"
 
@@ -408,6 +409,45 @@ TEST(GemmKernels, MatchNaive) {
           EXPECT_LE(relErr(y, ref), 1e-5) << gemmKernelName(k) << " " << gemmLibraryKey(gemm) << " rows " << c.rows
                                           << " K " << c.K;
         }
+  }
+}
+
+// Panels of every width class (one, several, a narrow remainder), rows from two to
+// several row blocks, each epilogue; the same bits on one and two threads.
+TEST(GemmKernels, MatmulPanelsMatchNaive) {
+  std::mt19937 rng(5);
+  struct Case { int64_t rows, K, N; Epilogue::Kind act; };
+  int built = 0;
+  for (const Case& c : std::vector<Case>{{2, 17, 9, Epilogue::None},
+                                         {37, 64, 200, Epilogue::Relu},
+                                         {130, 96, 385, Epilogue::Function},
+                                         {5, 300, 1000, Epilogue::Clip},
+                                         {197, 48, 192, Epilogue::None},
+                                         {601, 40, 100, Epilogue::Relu}}) {  // row blocks of two heights
+    auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
+    auto w = randomVec(static_cast<size_t>(c.N * c.K), rng);
+    auto bias = randomVec(static_cast<size_t>(c.N), rng);
+    Epilogue e;
+    e.kind = c.act;
+    e.lo = -0.1f;
+    e.hi = 0.3f;
+    e.fn = ActFn::Gelu;
+    std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
+    PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, w.data(), true, bias.data(), 1, 1);
+    runGemm(GemmKernel::Naive, c.K, c.N, pn, x.data(), c.rows, ref.data(), e, 1);
+    auto panels = MatmulPanels::make(w.data(), c.K, c.N, c.rows);
+    if (!panels) continue;  // no optimised oneDNN matmul on this CPU
+    ++built;
+    EXPECT_EQ(panels->rows(), c.rows);
+    EXPECT_GE(panels->bytes(), static_cast<size_t>(c.N * c.K * 4));
+    std::vector<float> one(ref.size(), NAN), two(ref.size(), NAN);
+    panels->run(x.data(), bias.data(), e, one.data(), 1);
+    panels->run(x.data(), bias.data(), e, two.data(), 2);
+    EXPECT_LE(relErr(one, ref), 5e-5) << c.rows << "x" << c.K << "x" << c.N;  // float sums of up to 300 terms
+    EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * 4), 0) << "thread count changed the result";
+  }
+  if (gemmLibraryName(GemmLibrary::OneDnn).find("avx512") != std::string::npos) {
+    EXPECT_EQ(built, 6);
   }
 }
 

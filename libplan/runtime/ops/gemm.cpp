@@ -3,6 +3,7 @@
 // with numpy broadcasting of the batch dimensions.
 #include <chrono>
 
+#include "libplan/runtime/kernels/matmul_panels.h"
 #include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
@@ -53,30 +54,49 @@ class ConstGemmOp : public Op {
     ZP_ASSIGN_OR_RETURN(GemmKernel k, chooseGemmKernel(*bc.policy, n.name(), op->info_.zeroFraction));
     op->kernel_ = k;
     op->info_.packed = &op->packed_;
-    if (takeFromCache(bc, gemmKernelName(k), *b)) {
-      ZP_TRY(weightsFromCache(bc, gemmKernelName(k), &op->packed_, &op->info_));
-      return std::unique_ptr<Op>(std::move(op));
-    }
-    const int64_t K = op->K_, N = op->N_;
+    ZP_TRY(op->packWeights(bc, *b, c, transB, alpha, beta));
+    if (k == GemmKernel::Blas && bc.reorderForOneDnn) op->reorderForOneDnn(bc);
+    return std::unique_ptr<Op>(std::move(op));
+  }
+
+  Status packWeights(const BuildContext& bc, const Tensor& b, const Tensor* c, bool transB, float alpha, float beta) {
+    const GemmKernel k = kernel_;
+    if (takeFromCache(bc, gemmKernelName(k), b)) return weightsFromCache(bc, gemmKernelName(k), &packed_, &info_);
+    const int64_t K = K_, N = N_;
     if (k != GemmKernel::Sparse && transB && alpha == 1.0f) {
       // [N, K] is the packed layout already: use the weights in place.
       auto t0 = std::chrono::steady_clock::now();
-      rejectedEarlier(bc, &op->info_);
+      rejectedEarlier(bc, &info_);
       std::vector<float> bv(static_cast<size_t>(N), 0.0f);
       if (c)
         for (int64_t i = 0; i < N; ++i) bv[static_cast<size_t>(i)] = beta * c->ptr<float>()[i];
-      op->packed_.arrays.push_back(PackedWeights::make("bias", bv, DType::F32));
-      op->packed_.arrays.push_back(viewOf("w", *b));
-      op->info_.kernel = gemmKernelName(k);
-      op->info_.transform = "none";
-      op->info_.transformMs = msSince(t0);
-      return std::unique_ptr<Op>(std::move(op));
+      packed_.arrays.push_back(PackedWeights::make("bias", bv, DType::F32));
+      packed_.arrays.push_back(viewOf("w", b));
+      info_.kernel = gemmKernelName(k);
+      info_.transform = "none";
+      info_.transformMs = msSince(t0);
+      return {};
     }
-    uint32_t crc = crcOf(crcOf(0, b), c);
+    uint32_t crc = crcOf(crcOf(0, &b), c);
     resolveWeights(bc, gemmKernelName(k), gemmTransformName(k), crc, [&]() {
-      return transformGemmWeights(k, K, N, b->ptr<float>(), transB, c ? c->ptr<float>() : nullptr, alpha, beta);
-    }, &op->packed_, &op->info_);
-    return std::unique_ptr<Op>(std::move(op));
+      return transformGemmWeights(k, K, N, b.ptr<float>(), transB, c ? c->ptr<float>() : nullptr, alpha, beta);
+    }, &packed_, &info_);
+    return {};
+  }
+
+  // With the rows known at build, the [N, K] weights reordered for oneDNN's matmul
+  // (matmul_panels.h); its time counts as the node's transform. One row stays on
+  // the matrix-vector path, which reads the weights once.
+  void reorderForOneDnn(const BuildContext& bc) {
+    const auto& shape = bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0];
+    if (!shape || shape->empty() || runtimeC_) return;
+    for (int64_t d : *shape)
+      if (d <= 0) return;
+    const int64_t rows = isGemm_ ? (*shape)[transA_ ? 1 : 0] : numel(*shape) / K_;
+    if (rows <= 1 || (isGemm_ && shape->size() != 2)) return;
+    auto t0 = std::chrono::steady_clock::now();
+    panels_ = MatmulPanels::make(packed_.get("w").as<float>(), K_, N_, rows);
+    info_.transformMs += msSince(t0);
   }
 
   Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) override {
@@ -105,7 +125,10 @@ class ConstGemmOp : public Op {
       else os.back() = N_;
     }
     Tensor& y = ctx.alloc(0, DType::F32, os);
-    runGemm(kernel_, K_, N_, packed_, pa, rows, y.ptr<float>(), epilogue_, ctx.threads, ctx.gemm);
+    if (panels_ && ctx.gemm == GemmLibrary::OneDnn && rows == panels_->rows())
+      panels_->run(pa, packed_.get("bias").as<float>(), epilogue_, y.ptr<float>(), ctx.threads);
+    else
+      runGemm(kernel_, K_, N_, packed_, pa, rows, y.ptr<float>(), epilogue_, ctx.threads, ctx.gemm);
     if (runtimeC_) {
       const Tensor& c = *in[2];
       ZP_ASSIGN_OR_RETURN(Shape bs, broadcastShapes({os, c.shape}));
@@ -131,6 +154,7 @@ class ConstGemmOp : public Op {
   Epilogue epilogue_;
   GemmKernel kernel_ = GemmKernel::Blas;
   PackedWeights packed_;
+  std::unique_ptr<MatmulPanels> panels_;
   WeightInfo info_;
 };
 

@@ -78,6 +78,9 @@ struct BuildContext {
   std::vector<std::string>* warnings = nullptr;
   int threads = 1;
   GemmLibrary gemm = GemmLibrary::OneDnn;  // what the tune policy times kernels with
+  // Products with constant weights may reorder them for oneDNN's matmul at build: a
+  // warm session on oneDNN. Not a cold one, whose load must not start oneDNN.
+  bool reorderForOneDnn = false;
 };
 
 // True for the operators of ops/op_list.def in the standard domain, and for the
