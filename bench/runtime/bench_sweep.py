@@ -5,9 +5,10 @@ classification architectures.
 Every model of tests/ort_models/models.py's SWEEP (random init, fixed seed, opset 13,
 224x224 or the architecture's own size, batch 1), exported into --work-dir by
 /usr/bin/python3 (python3-torch) and reused between runs. Per model and thread count:
-ORT and plan-run alternate for --warm-rounds rounds, each the median of --repeat warm
-runs in a fresh process pinned with taskset; the ratio is the median of the per-round
-ratios (and, as a second view on a loaded host, the ratio of the two fastest runs).
+ORT and plan-run alternate (which goes first alternates too) in --warm-rounds rounds
+over the whole family, each the median of --repeat warm runs in a fresh process pinned
+with taskset; the ratio is the median of the per-round ratios (and, as a second view on
+a loaded host, the ratio of the two fastest runs).
 Per model (--profile-threads): our per-node times (min over --trace-runs
 profiled runs of plan-run --trace) with each node's kernel, and ORT's per-node times
 from its profiler, both summed by operator type. Geometric means over the family.
@@ -54,15 +55,24 @@ def cpus_for(a, threads):
     return a.cpus_1 if threads == 1 else a.cpus_2
 
 
-def warm(a, path, inputs, threads):
-    """Alternating rounds: ORT then ours, each a fresh pinned process."""
+def warm_round(a, path, inputs, threads, ort_first):
+    """One round for one model: ORT and ours, each a fresh pinned process; the one
+    that goes first alternates between rounds, so that drift cancels."""
     cpus = cpus_for(a, threads)
-    rounds, mins = [], []
-    for _ in range(a.warm_rounds):
-        o = run_json(pinned(cpus, ort_cmd(a, path, inputs, threads, a.repeat)), True)
-        w = run_json(pinned(cpus, ours_cmd(a, path, inputs, threads, a.repeat)))['warm']
-        rounds.append((o['warm_median_ms'], w['median_ms']))
-        mins.append((o['warm_min_ms'], w['min_ms']))
+    def ort():
+        return run_json(pinned(cpus, ort_cmd(a, path, inputs, threads, a.repeat)), True)
+    def ours():
+        return run_json(pinned(cpus, ours_cmd(a, path, inputs, threads, a.repeat)))['warm']
+    if ort_first:
+        o = ort()
+        w = ours()
+    else:
+        w = ours()
+        o = ort()
+    return (o['warm_median_ms'], w['median_ms']), (o['warm_min_ms'], w['min_ms'])
+
+
+def summarize(rounds, mins):
     # The fastest run of either over all rounds: what each does when it has the core
     # to itself, a second view on a shared, loaded host (the medians stay the measure).
     best = (min(m[0] for m in mins), min(m[1] for m in mins))
@@ -171,7 +181,8 @@ def main():
     ap.add_argument('--models', nargs='*', default=models.SWEEP)
     ap.add_argument('--threads', type=int, nargs='*', default=[1, 2])
     ap.add_argument('--repeat', type=int, default=10, help='warm runs per process (median)')
-    ap.add_argument('--warm-rounds', type=int, default=3, help='alternating ORT/ours processes per thread count')
+    ap.add_argument('--warm-rounds', type=int, default=5,
+                    help='rounds over the family; per round and model one ORT and one plan-run process per thread count')
     ap.add_argument('--profile-threads', type=int, nargs='*', default=[1], help='thread counts to profile per node')
     ap.add_argument('--trace-runs', type=int, default=3)
     ap.add_argument('--top', type=int, default=5, help='our slowest nodes listed per model')
@@ -186,6 +197,7 @@ def main():
     t_start = time.time()
     rows = []
     export_total = 0.0
+    prepared = []
     for m in a.models:
         res = models.resolution(m, False)
         path = os.path.join(a.work_dir, 'models', f'{m}_{res}.onnx')
@@ -196,21 +208,35 @@ def main():
         export_total += export_s
         d = os.path.join(a.work_dir, 'sweep', f'{m}_{res}')
         inputs = check_ort.make_inputs(path, os.path.join(d, 'inputs'))
-        print(f'sweep {m} {res}x{res}{" (exported in %.1f s)" % export_s if fresh else ""} ...', file=sys.stderr, flush=True)
-        row = {'model': m, 'res': res, 'path': path, 'export_s': export_s, 'exported_now': fresh, 'threads': {},
-               'profile': {}}
+        if fresh:
+            print(f'exported {m} {res}x{res} in {export_s:.1f} s', file=sys.stderr, flush=True)
+        prepared.append((m, res, path, d, inputs))
+        rows.append({'model': m, 'res': res, 'path': path, 'export_s': export_s, 'exported_now': fresh, 'threads': {},
+                     'profile': {}, 'measure_s': 0.0})
+    # Rounds go over the whole family, so a model's rounds lie minutes apart: a slow
+    # spell of the shared host (seconds to a minute) then lands in one of them, not all.
+    samples = {(m, t): ([], []) for m, *_ in prepared for t in a.threads}
+    for r in range(a.warm_rounds):
+        print(f'round {r + 1} of {a.warm_rounds} ...', file=sys.stderr, flush=True)
+        for (m, res, path, d, inputs), row in zip(prepared, rows):
+            t1 = time.time()
+            for t in a.threads:
+                med, mn = warm_round(a, path, inputs, t, ort_first=(r % 2 == 0))
+                samples[(m, t)][0].append(med)
+                samples[(m, t)][1].append(mn)
+            row['measure_s'] += time.time() - t1
+    for (m, res, path, d, inputs), row in zip(prepared, rows):
         t1 = time.time()
         for t in a.threads:
-            row['threads'][str(t)] = warm(a, path, inputs, t)
+            row['threads'][str(t)] = summarize(*samples[(m, t)])
         for t in a.profile_threads:
             ours = our_nodes(a, path, inputs, t, os.path.join(d, f'trace_{t}.json'))
             ort = ort_nodes(a, path, inputs, t, os.path.join(d, f'ort_profile_{t}'))
             row['profile'][str(t)] = {'ours_top': ours[:a.top], 'ours_by_op': by_op(ours), 'ort_by_op': by_op(ort),
                                       'ours_nodes': ours, 'ort_nodes': ort}
-        row['measure_s'] = time.time() - t1
-        rows.append(row)
-        print('  ' + ', '.join(f"{t}t: ORT {x['ort_ms']:.2f} ms, ours {x['ours_ms']:.2f} ms, {x['ratio']:.2f}x"
-                               for t, x in row['threads'].items()), file=sys.stderr, flush=True)
+        row['measure_s'] += time.time() - t1
+        print(f'{m}: ' + ', '.join(f"{t}t: ORT {x['ort_ms']:.2f} ms, ours {x['ours_ms']:.2f} ms, {x['ratio']:.2f}x"
+                                   for t, x in row['threads'].items()), file=sys.stderr, flush=True)
     total = time.time() - t_start
     summary = {str(t): {'geomean_ratio': geomean([r['threads'][str(t)]['ratio'] for r in rows]),
                         'geomean_min_ratio': geomean([r['threads'][str(t)]['min_ratio'] for r in rows]),
@@ -226,7 +252,7 @@ def main():
             'cpus_2': a.cpus_2, 'seed': 0, 'opset': 13}
     text = tables(rows, a)
     text += (f'\nMeasured in {total:.0f} s (of which exporting {export_total:.0f} s); warm = median over {a.warm_rounds} '
-             f'alternating rounds (fresh processes, taskset -c {a.cpus_1} / {a.cpus_2}) of the median of {a.repeat} '
+             f'rounds over the family, ORT and ours alternating (fresh processes, taskset -c {a.cpus_1} / {a.cpus_2}) of the median of {a.repeat} '
              f'runs; ratio = median of the per-round ratios; min ratio = our fastest run over ORT\'s fastest. '
              f'Load average at the start: {", ".join(f"{x:.2f}" for x in load0)}, at the end: '
              f'{", ".join(f"{x:.2f}" for x in load) if load else "unknown"}.\n')
