@@ -207,12 +207,14 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> u(0, 1 << 30);
   std::map<std::string, int> covered;
-  for (int t = 0; t < 80; ++t) {
+  for (int t = 0; t < 96; ++t) {
     ConvAttrs a;
     const int64_t C = 1 + u(rng) % 40, mult = u(rng) % 5 == 0 ? 2 : 1;
     a.group = C; a.Cg = 1; a.M = C * mult;
     randomWindow(rng, 7, a);
-    const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 30, W = a.dw * (a.kw - 1) + 1 + u(rng) % 30;
+    // The last 16: maps up to 150 rows, cut into several bands of rows by the blocked path.
+    const int64_t extent = t < 80 ? 30 : 150;
+    const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % extent, W = a.dw * (a.kw - 1) + 1 + u(rng) % extent;
     const int threads = 1 + t % 2;
     const Epilogue e = randomEpilogue(rng);
     const auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);

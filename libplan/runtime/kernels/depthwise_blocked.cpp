@@ -20,12 +20,6 @@ using namespace avx512;
 
 constexpr int64_t kLanes = 16;
 constexpr int64_t kMaxTaps = 64;
-// A block's padded tile at most this large: 56x56 maps (a 215 KB tile) measured as ties
-// with the per-plane kernels at stride 1 (before the register runs of blockOutputs).
-// At stride 2 up to the larger limit: 112x112 maps (an 830 KB tile) 0.6x the rows
-// kernel's time (MobileNetV2's and MnasNet's first strided depthwise convs).
-constexpr int64_t kMaxTileBytes = int64_t{256} << 10;
-constexpr int64_t kMaxStridedTileBytes = int64_t{1} << 20;
 constexpr int kOutputs = 4;  // output positions summed at once: four independent FMA chains
 
 struct TileGeom {
@@ -35,16 +29,30 @@ struct TileGeom {
 
 TileGeom tileGeom(const ConvAttrs& a, int64_t H, int64_t W) { return {H + a.padT + a.padB, W + a.padL + a.padR}; }
 
+// A block's outputs are computed a band of output rows at a time, from a tile of the
+// band's input rows (halo included) of at most about kBandTileBytes, so that tile and
+// outputs stay in L2 and the activation runs on outputs still in cache.
+constexpr int64_t kBandTileBytes = int64_t{96} << 10;
+
+int64_t bandRows(const ConvAttrs& a, const TileGeom& g, int64_t OH) {
+  const int64_t rowsIn = kBandTileBytes / (g.Wp * kLanes * 4);
+  const int64_t halo = (a.kh - 1) * a.dh + 1;
+  return std::clamp<int64_t>(rowsIn >= halo ? (rowsIn - halo) / a.sh + 1 : 1, 1, OH);
+}
+
+int64_t bandInputRows(const ConvAttrs& a, int64_t band) { return (band - 1) * a.sh + (a.kh - 1) * a.dh + 1; }
+
 const bool kHaveAvx512Blocked = __builtin_cpu_supports("avx512f");
 
-// Channels [c0, c0 + nc) of x (planes of H*W) into the tile, padding rows and columns
-// zero: 16 positions of 16 channels at a time, transposed in registers.
+// Channels [c0, c0 + nc) of x (planes of H*W), padded rows r0 .. r0 + rows - 1, into
+// the tile, padding rows and columns zero: 16 positions of 16 channels at a time,
+// transposed in registers.
 __attribute__((target("avx512f"))) void gatherTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H,
-                                                   int64_t W, int64_t nc, float* tile) {
+                                                   int64_t W, int64_t nc, int64_t r0, int64_t rows, float* tile) {
   const __m512 zero = _mm512_setzero_ps();
-  for (int64_t r = 0; r < g.Hp; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     float* row = tile + r * g.Wp * kLanes;
-    const int64_t ih = r - a.padT;
+    const int64_t ih = r0 + r - a.padT;
     if (ih < 0 || ih >= H) {
       for (int64_t c = 0; c < g.Wp; ++c) _mm512_storeu_ps(row + c * kLanes, zero);
       continue;
@@ -63,11 +71,12 @@ __attribute__((target("avx512f"))) void gatherTile(const ConvAttrs& a, const Til
   }
 }
 
-// [P][16] channel-interleaved outputs into nc planes of P floats.
-__attribute__((target("avx512f"))) void scatterPlanes(const float* out, int64_t P, int64_t nc, float* y) {
+// [count][16] channel-interleaved outputs into nc planes of P floats from position p0.
+__attribute__((target("avx512f"))) void scatterPlanes(const float* out, int64_t count, int64_t nc, int64_t P,
+                                                      float* y) {
   const __m512 zero = _mm512_setzero_ps();
-  for (int64_t p0 = 0; p0 < P; p0 += kLanes) {
-    const int64_t n = std::min(kLanes, P - p0);
+  for (int64_t p0 = 0; p0 < count; p0 += kLanes) {
+    const int64_t n = std::min(kLanes, count - p0);
     __m512 v[16];
     for (int64_t q = 0; q < kLanes; ++q) v[q] = q < n ? _mm512_loadu_ps(out + (p0 + q) * kLanes) : zero;
     transpose16(v);
@@ -165,12 +174,11 @@ bool depthwiseBlockedApplies(const ConvAttrs& a) {
 // Measured against the rows and window kernels, one thread, per node (a profiled run after 20 warm ones) on
 // the depthwise convs of MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0 and
 // MnasNet (AVX-512 host): 0.28-0.84x their time from 28x28 maps down (stride 2 and 5x5
-// the most: 0.28-0.47x), 0.93-1.01x on 56x56 maps at stride 1. Maps of 112x112 (an
-// 830 KB tile per block) stay with the per-plane kernels at stride 1 (a tie).
-bool depthwiseBlockedPays(const ConvAttrs& a, int64_t H, int64_t W) {
-  const int64_t bytes = tileGeom(a, H, W).floats() * 4;
-  return depthwiseBlockedApplies(a) && (bytes <= kMaxTileBytes || (a.sh >= 2 && bytes <= kMaxStridedTileBytes));
-}
+// the most: 0.28-0.47x), 0.93-1.01x on 56x56 maps at stride 1. With a whole map per
+// tile, 112x112 maps (830 KB per block) were a tie at stride 1; cut into bands of rows
+// the kernel pays there too: depthwise convs in all, per model, 0.69x (MobileNetV2),
+// 0.86x (EfficientNet-B0), 0.88x (MobileNetV3-Large), 0.96x (MnasNet).
+bool depthwiseBlockedPays(const ConvAttrs& a) { return depthwiseBlockedApplies(a); }
 
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
@@ -180,13 +188,17 @@ void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
   const TileGeom g = tileGeom(a, H, W);
+  const int64_t band = bandRows(a, g, OH), bands = (OH + band - 1) / band;
+  const int64_t tileFloats = bandInputRows(a, band) * g.Wp * kLanes, outFloats = band * OW * kLanes;
   threads = std::max(1, threads);
-  float* tiles = scratch.floats(static_cast<size_t>(threads * g.floats()), 0);
-  float* outs = scratch.floats(static_cast<size_t>(threads * P * kLanes), 1);
-  parallelForEach(threads, N * blocks, [&](int64_t nb, int tid) {
+  float* tiles = scratch.floats(static_cast<size_t>(threads * tileFloats), 0);
+  float* outs = scratch.floats(static_cast<size_t>(threads * outFloats), 1);
+  const BlockOutputsFn outputs = blockOutputsFor(a);
+  parallelForEach(threads, N * blocks * bands, [&](int64_t item, int tid) {
+    const int64_t nb = item / bands, oh0 = (item % bands) * band, rows = std::min(band, OH - oh0);
     const int64_t n = nb / blocks, c0 = (nb % blocks) * kLanes, nc = std::min(kLanes, C - c0);
-    float* tile = tiles + tid * g.floats();
-    gatherTile(a, g, x + (n * C + c0) * H * W, H, W, nc, tile);
+    float* tile = tiles + tid * tileFloats;
+    gatherTile(a, g, x + (n * C + c0) * H * W, H, W, nc, oh0 * a.sh, bandInputRows(a, rows), tile);
     // Weights [tap][16 channels], lanes past nc zero; bias likewise.
     alignas(64) float wt[kMaxTaps * kLanes] = {};
     alignas(64) float bb[kLanes] = {};
@@ -194,17 +206,16 @@ void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
       for (int64_t t = 0; t < taps; ++t) wt[t * kLanes + c] = w[(c0 + c) * taps + t];
       bb[c] = bias[c0 + c];
     }
-    float* yb = y + (n * C + c0) * P;
-    float* out = outs + tid * P * kLanes;
-    blockOutputsFor(a)(a, g, tile, wt, bb, e, OH, OW, out);
-    scatterPlanes(out, P, nc, yb);
-    if (!epilogue.clampOnly())
-      for (int64_t c = 0; c < nc; ++c) applyActivation(epilogue.fn, epilogue.params, yb + c * P, yb + c * P, P);
+    float* out = outs + tid * outFloats;
+    outputs(a, g, tile, wt, bb, e, rows, OW, out);
+    // Elementwise, so on the channel-interleaved outputs as well as on the planes.
+    if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, out, out, rows * OW * kLanes);
+    scatterPlanes(out, rows * OW, nc, P, y + (n * C + c0) * P + oh0 * OW);
   });
 }
 #else
 bool depthwiseBlockedApplies(const ConvAttrs&) { return false; }
-bool depthwiseBlockedPays(const ConvAttrs&, int64_t, int64_t) { return false; }
+bool depthwiseBlockedPays(const ConvAttrs&) { return false; }
 void convDepthwiseBlocked(const ConvAttrs&, const PackedWeights&, const float*, int64_t, int64_t, int64_t, float*,
                           const Epilogue&, Scratch&, int) {}
 #endif

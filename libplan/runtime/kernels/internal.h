@@ -60,9 +60,9 @@ void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float*
 
 // Depthwise conv on blocks of 16 channels gathered into a padded tile, vectorised over
 // the channels (depthwise_blocked.cpp): AVX-512 CPUs, multiplier 1, at most 64 taps.
-// Pays where a block's tile stays in L2 (maps up to about 60x60).
+// Pays wherever it applies: a block's tile is cut into bands of rows that stay in L2.
 bool depthwiseBlockedApplies(const ConvAttrs& a);
-bool depthwiseBlockedPays(const ConvAttrs& a, int64_t H, int64_t W);
+bool depthwiseBlockedPays(const ConvAttrs& a);
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 

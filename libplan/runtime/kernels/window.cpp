@@ -155,7 +155,7 @@ const bool kHaveAvx512 = false;
 
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                    int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
-  if (depthwiseBlockedPays(a, H, W)) return convDepthwiseBlocked(a, pw, x, N, H, W, y, epilogue, scratch, threads);
+  if (depthwiseBlockedPays(a)) return convDepthwiseBlocked(a, pw, x, N, H, W, y, epilogue, scratch, threads);
   if (depthwiseRowsPay(a, H, W)) return convDepthwiseRows(a, pw, x, N, H, W, y, epilogue, threads);
   convDepthwiseWindow(a, pw, x, N, H, W, y, epilogue, scratch, threads);
 }
