@@ -48,7 +48,7 @@ NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
     info.transform = w->transform;
     info.transformMs = w->transformMs;
     info.fromCache = w->fromCache;
-    info.packedBytes = w->packed ? w->packed->bytes() : 0;
+    info.packedBytes = (w->packed ? w->packed->bytes() : 0) + w->libraryBytes;
     info.weightZeroFraction = w->zeroFraction;
   }
   return info;

@@ -248,7 +248,7 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
   }
 }
 
-// The direct kernel against the naive conv on random shapes: 1-6 groups, 8-32 output
+// The direct kernel against the naive conv on random shapes: 1-6 groups (and 8-20), 8-32 output
 // channels per group (blocks of 8 and of 16), 1-40 input channels per group, any kernel
 // (1x1 only grouped), stride, dilation and padding, every epilogue, one and two
 // threads, one and two images.
@@ -256,9 +256,10 @@ TEST(ConvKernels, DirectMatchesNaiveOnRandomShapes) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> u(0, 1 << 30);
   int covered = 0, ungrouped = 0;
-  for (int t = 0; t < 80; ++t) {
+  for (int t = 0; t < 96; ++t) {
     ConvAttrs a;
-    a.group = 1 + u(rng) % 6;
+    // The last 16 with 8-20 groups: one band of rows per group on two threads as well.
+    a.group = t < 80 ? 1 + u(rng) % 6 : 8 + u(rng) % 13;
     a.Cg = 1 + u(rng) % 40;
     a.M = a.group * 8 * (1 + u(rng) % 4);
     randomWindow(rng, 5, a);

@@ -52,9 +52,13 @@ std::unique_ptr<MatmulPanels> MatmulPanels::make(const float* w, int64_t K, int6
   const int64_t count = (N + kMatmulPanel - 1) / kMatmulPanel;
   // Equal panels (a multiple of 16 wide) rather than a narrow last one.
   const int64_t width = ((N + count - 1) / count + 15) / 16 * 16;
-  for (int64_t n0 = 0; n0 < N; n0 += width)
-    if (!mp->addPanel(w, n0, std::min(width, N - n0))) return nullptr;
-  threadStream().wait();
+  try {
+    for (int64_t n0 = 0; n0 < N; n0 += width)
+      if (!mp->addPanel(w, n0, std::min(width, N - n0))) return nullptr;
+    threadStream().wait();
+  } catch (const dnnl::error&) {
+    return nullptr;  // out of memory, or no implementation: the product stays on sgemm
+  }
   return mp;
 }
 

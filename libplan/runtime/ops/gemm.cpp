@@ -97,6 +97,7 @@ class ConstGemmOp : public Op {
     auto t0 = std::chrono::steady_clock::now();
     panels_ = MatmulPanels::make(packed_.get("w").as<float>(), K_, N_, rows);
     info_.transformMs += msSince(t0);
+    info_.libraryBytes = panels_ ? panels_->bytes() : 0;
   }
 
   Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) override {

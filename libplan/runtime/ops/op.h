@@ -41,6 +41,7 @@ struct WeightInfo {
   uint32_t sourceCrc = 0;            // CRC-32C chained over `sources` (when sourceCrcKnown)
   bool sourceCrcKnown = false;
   const PackedWeights* packed = nullptr;
+  size_t libraryBytes = 0;           // a copy held in a GEMM library's own layout (not cached)
   bool fromCache = false;
   bool cacheCorrupt = false;         // the cache held this node but its entry was rejected
   double transformMs = 0;
