@@ -25,6 +25,15 @@ dnnl::stream& threadStream() {
   return stream;
 }
 
+// The primitives' scratchpads are ours, one per thread: oneDNN's own (its default,
+// library mode) is shared by the primitives of the thread that created them, which
+// may not run on another thread while they run on two.
+uint8_t* threadScratchpad(size_t bytes) {
+  thread_local std::vector<uint8_t> pad;
+  if (pad.size() < bytes) pad.resize(bytes);
+  return pad.data();
+}
+
 using dt = dnnl::memory::data_type;
 
 }  // namespace
@@ -34,6 +43,7 @@ struct MatmulPanels::Panel {
   int64_t n0 = 0, width = 0;
   dnnl::memory weights;  // in the primitives' layout
   std::vector<dnnl::matmul> primitives;  // per entry of heights_
+  std::vector<dnnl::memory::desc> scratchpads;  // theirs
 };
 
 MatmulPanels::~MatmulPanels() = default;
@@ -80,10 +90,12 @@ bool MatmulPanels::addPanel(const float* w, int64_t n0, int64_t width) {
   p->n0 = n0;
   p->width = width;
   const dnnl::memory::desc anyWeights({K_, width}, dt::f32, dnnl::memory::format_tag::any);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   for (int64_t h : heights_) {
     const dnnl::memory::desc src({h, K_}, dt::f32, dnnl::memory::dims{K_, 1});
     const dnnl::memory::desc dst({h, width}, dt::f32, dnnl::memory::dims{N_, 1});
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, anyWeights, dst), cpuEngine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, anyWeights, dst), attr, cpuEngine());
     // A reference implementation is far slower than the packed sgemm.
     if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return false;
     if (!p->weights) {
@@ -96,6 +108,7 @@ bool MatmulPanels::addPanel(const float* w, int64_t n0, int64_t width) {
       return false;  // the heights would want the weights in two layouts
     }
     p->primitives.push_back(dnnl::matmul(pd));
+    p->scratchpads.push_back(pd.scratchpad_desc());
   }
   panels_.push_back(std::move(p));
   return true;
@@ -117,9 +130,12 @@ void MatmulPanels::run(const float* x, const float* bias, const Epilogue& e, flo
     const dnnl::memory::desc dst({rb.height, p.width}, dt::f32, dnnl::memory::dims{N_, 1});
     dnnl::memory srcMem(src, cpuEngine(), const_cast<float*>(x + rb.r0 * K_));
     dnnl::memory dstMem(dst, cpuEngine(), y + rb.r0 * N_ + p.n0);
+    const auto h = static_cast<size_t>(rb.height_index);
+    const dnnl::memory::desc& padDesc = p.scratchpads[h];
+    dnnl::memory pad(padDesc, cpuEngine(), threadScratchpad(padDesc.get_size()));
     dnnl::stream& stream = threadStream();
-    p.primitives[static_cast<size_t>(rb.height_index)].execute(
-        stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dstMem}});
+    p.primitives[h].execute(stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dstMem},
+                                     {DNNL_ARG_SCRATCHPAD, pad}});
     stream.wait();
     const float* b = bias + p.n0;
     for (int64_t r = rb.r0; r < rb.r0 + rb.height; ++r) {
