@@ -374,6 +374,16 @@ TEST(PoolKernels, AvgPoolMatchesDefinition) {
   }
 }
 
+// A product's epilogue of the given kind: the clip to [-0.1, 0.3], the function GELU.
+Epilogue gemmEpilogue(Epilogue::Kind kind) {
+  Epilogue e;
+  e.kind = kind;
+  e.lo = -0.1f;
+  e.hi = 0.3f;
+  e.fn = ActFn::Gelu;
+  return e;
+}
+
 TEST(GemmKernels, MatchNaive) {
   std::mt19937 rng(3);
   struct Case { int64_t rows, K, N; bool bT; float alpha, beta; double zeros; Epilogue::Kind act; };
@@ -387,11 +397,7 @@ TEST(GemmKernels, MatchNaive) {
     auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
     auto b = randomVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
     auto bias = randomVec(static_cast<size_t>(c.N), rng);
-    Epilogue e;
-    e.kind = c.act;
-    e.lo = -0.1f;
-    e.hi = 0.3f;
-    e.fn = ActFn::Gelu;
+    const Epilogue e = gemmEpilogue(c.act);
     std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
     PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
     runGemm(GemmKernel::Naive, c.K, c.N, pn, x.data(), c.rows, ref.data(), e, 1);
@@ -430,11 +436,7 @@ TEST(GemmKernels, MatmulPanelsMatchNaive) {
     auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
     auto w = randomVec(static_cast<size_t>(c.N * c.K), rng);
     auto bias = randomVec(static_cast<size_t>(c.N), rng);
-    Epilogue e;
-    e.kind = c.act;
-    e.lo = -0.1f;
-    e.hi = 0.3f;
-    e.fn = ActFn::Gelu;
+    const Epilogue e = gemmEpilogue(c.act);
     std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
     PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, w.data(), true, bias.data(), 1, 1);
     runGemm(GemmKernel::Naive, c.K, c.N, pn, x.data(), c.rows, ref.data(), e, 1);

@@ -19,6 +19,16 @@ inline float actOne(float v, const Epilogue& e) {
   return v;
 }
 
+// One output row of a product: bias[n] added to y[n], then the epilogue.
+inline void biasAndActivate(float* y, const float* bias, int64_t n, const Epilogue& e) {
+  if (e.clampOnly()) {
+    for (int64_t i = 0; i < n; ++i) y[i] = actOne(y[i] + bias[i], e);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] += bias[i];
+  applyActivation(e.fn, e.params, y, y, n);
+}
+
 // applyEpilogue over channels split across threads.
 void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
                            int threads);

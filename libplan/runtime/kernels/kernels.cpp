@@ -525,15 +525,7 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
       // The epilogue on every thread too: a GELU over a ConvNeXt or ViT MLP's
       // output costs a third of its product.
       const int epilogueThreads = rows * N >= kParallelEpilogueValues ? threads : 1;
-      parallelForEach(epilogueThreads, rows, [&](int64_t r, int) {
-        float* yr = y + r * N;
-        if (e.clampOnly()) {
-          for (int64_t n = 0; n < N; ++n) yr[n] = actOne(yr[n] + bias[n], e);
-        } else {
-          for (int64_t n = 0; n < N; ++n) yr[n] += bias[n];
-          applyActivation(e.fn, e.params, yr, yr, N);
-        }
-      });
+      parallelForEach(epilogueThreads, rows, [&](int64_t r, int) { biasAndActivate(y + r * N, bias, N, e); });
       return;
     }
     case GemmKernel::Sparse: {

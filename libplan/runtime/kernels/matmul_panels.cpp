@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "libplan/runtime/kernels/activation.h"
 #include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/parallel.h"
@@ -137,16 +136,7 @@ void MatmulPanels::run(const float* x, const float* bias, const Epilogue& e, flo
     p.primitives[h].execute(stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dstMem},
                                      {DNNL_ARG_SCRATCHPAD, pad}});
     stream.wait();
-    const float* b = bias + p.n0;
-    for (int64_t r = rb.r0; r < rb.r0 + rb.height; ++r) {
-      float* yr = y + r * N_ + p.n0;
-      if (e.clampOnly()) {
-        for (int64_t n = 0; n < p.width; ++n) yr[n] = actOne(yr[n] + b[n], e);
-      } else {
-        for (int64_t n = 0; n < p.width; ++n) yr[n] += b[n];
-        applyActivation(e.fn, e.params, yr, yr, p.width);
-      }
-    }
+    for (int64_t r = rb.r0; r < rb.r0 + rb.height; ++r) biasAndActivate(y + r * N_ + p.n0, bias + p.n0, p.width, e);
   }, 1);
 }
 

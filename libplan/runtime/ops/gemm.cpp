@@ -92,8 +92,9 @@ class ConstGemmOp : public Op {
     if (!shape || shape->empty() || runtimeC_) return;
     for (int64_t d : *shape)
       if (d <= 0) return;
+    if (isGemm_ && shape->size() != 2) return;
     const int64_t rows = isGemm_ ? (*shape)[transA_ ? 1 : 0] : numel(*shape) / K_;
-    if (rows <= 1 || (isGemm_ && shape->size() != 2)) return;
+    if (rows <= 1) return;
     auto t0 = std::chrono::steady_clock::now();
     panels_ = MatmulPanels::make(packed_.get("w").as<float>(), K_, N_, rows);
     info_.transformMs += msSince(t0);
