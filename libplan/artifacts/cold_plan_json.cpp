@@ -150,7 +150,8 @@ Json toJson(const ColdPlan& c) {
                             {"execute_factor", c.executeFactor},
                             {"transform_factor", c.transformFactor},
                             {"transform_overhead_ms", c.transformOverheadMs},
-                            {"read_latency_ms", c.readLatencyMs}};
+                            {"read_latency_ms", c.readLatencyMs},
+                            {"startup_factor", c.startupFactor}};
   return j;
 }
 
@@ -179,6 +180,9 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
     ZP_ASSIGN_OR_RETURN(c.transformFactor, cal.number("transform_factor", 1e-9, 1e9));
     ZP_ASSIGN_OR_RETURN(c.transformOverheadMs, cal.number("transform_overhead_ms", 0, kMaxLatencyMs));
     ZP_ASSIGN_OR_RETURN(c.readLatencyMs, cal.number("read_latency_ms", 0, kMaxLatencyMs));
+    if (cal.has("startup_factor")) {
+      ZP_ASSIGN_OR_RETURN(c.startupFactor, cal.number("startup_factor", 1e-9, 1e9));
+    }
   }
   ZP_ASSIGN_OR_RETURN(c.setupMs, j.number("setup_ms", 0, kMaxLatencyMs));
   ZP_ASSIGN_OR_RETURN(c.predictedColdMs, j.number("predicted_cold_ms", 0, kMaxLatencyMs));

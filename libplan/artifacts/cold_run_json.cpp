@@ -47,6 +47,23 @@ Expected<profile::MeasuredColdNode> readNode(const JsonAt& j, int index) {
   return n;
 }
 
+// A cold-run start-up that finished; none for the warm kernels' or one not done.
+Expected<std::optional<profile::MeasuredStartup>> readStartup(const JsonAt& j) {
+  profile::MeasuredStartup s;
+  ZP_ASSIGN_OR_RETURN(s.library, j.string("library"));
+  if (s.library.empty()) return j.error("library: empty");
+  bool warm = false, done = true;
+  if (j.has("warm")) {
+    ZP_ASSIGN_OR_RETURN(warm, j.boolean("warm"));
+  }
+  if (j.has("done")) {
+    ZP_ASSIGN_OR_RETURN(done, j.boolean("done"));
+  }
+  if (warm || !done) return std::optional<profile::MeasuredStartup>{};
+  ZP_ASSIGN_OR_RETURN(s.span, readSpan(j));
+  return std::optional<profile::MeasuredStartup>{std::move(s)};
+}
+
 }  // namespace
 
 Expected<profile::MeasuredColdRun> parseColdRunReport(const Json& doc, const std::string& label) {
@@ -68,6 +85,13 @@ Expected<profile::MeasuredColdRun> parseColdRunReport(const Json& doc, const std
     ZP_ASSIGN_OR_RETURN(profile::MeasuredColdNode n, readNode(nodes[i], static_cast<int>(i)));
     r.nodes.push_back(std::move(n));
   }
+  if (root.has("gemm_startups")) {  // reports before start-ups were recorded lack it
+    ZP_ASSIGN_OR_RETURN(auto startups, root.array("gemm_startups"));
+    for (const JsonAt& s : startups) {
+      ZP_ASSIGN_OR_RETURN(std::optional<profile::MeasuredStartup> m, readStartup(s));
+      if (m) r.startups.push_back(std::move(*m));
+    }
+  }
   return r;
 }
 
@@ -84,8 +108,11 @@ Json coldRunReportJson(const profile::MeasuredColdRun& run) {
     nodes.push_back(Json{{"step", n.step}, {"node", n.node}, {"kernel", n.kernel}, {"gemm", n.gemm},
                          {"weights", n.weights}, {"read", optional(n.read)}, {"transform", optional(n.transform)},
                          {"execute", span(n.execute)}});
+  Json startups = Json::array();
+  for (const auto& s : run.startups)
+    startups.push_back(Json{{"library", s.library}, {"start_ms", s.span.startMs}, {"end_ms", s.span.endMs}});
   return Json{{"configuration", run.configuration}, {"cores", run.cores}, {"run_end_ms", run.runEndMs},
-              {"nodes", std::move(nodes)}};
+              {"nodes", std::move(nodes)}, {"gemm_startups", std::move(startups)}};
 }
 
 }  // namespace zp::artifacts

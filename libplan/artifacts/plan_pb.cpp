@@ -332,6 +332,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     m->set_transform_factor(c.transformFactor);
     m->set_transform_overhead_ms(c.transformOverheadMs);
     m->set_read_latency_ms(c.readLatencyMs);
+    m->set_startup_factor(c.startupFactor);
   }
   m->set_setup_ms(c.setupMs);
   m->set_predicted_cold_ms(c.predictedColdMs);
@@ -389,6 +390,7 @@ ColdPlan get(const planpb::ColdPlan& m) {
     c.transformFactor = m.transform_factor();
     c.transformOverheadMs = m.transform_overhead_ms();
     c.readLatencyMs = m.read_latency_ms();
+    c.startupFactor = m.has_startup_factor() ? m.startup_factor() : 1.0;
   }
   c.setupMs = m.setup_ms();
   c.predictedColdMs = m.predicted_cold_ms();

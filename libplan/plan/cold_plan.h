@@ -50,9 +50,11 @@ struct ColdPlan {
   // Measured cold runs the cost model was calibrated against (0: the profile's costs
   // as measured), and what was fitted to them: each cold first execution of the
   // profile times executeFactor, each transform transformOverheadMs plus
-  // transformFactor times the profiled, each read readLatencyMs plus bytes / storageMBps.
+  // transformFactor times the profiled, each read readLatencyMs plus bytes / storageMBps,
+  // each GEMM library start-up startupFactor times the profiled.
   int calibrationRuns = 0;
   double executeFactor = 1;
+  double startupFactor = 1;
   double transformFactor = 1;
   double transformOverheadMs = 0;
   double readLatencyMs = 0;

@@ -27,11 +27,19 @@ struct MeasuredColdNode {
   bool operator==(const MeasuredColdNode&) const = default;
 };
 
+// A GEMM library's start-up for the cold run (its first product in the process).
+struct MeasuredStartup {
+  std::string library;  // "blis" | "onednn"
+  Span span;
+  bool operator==(const MeasuredStartup&) const = default;
+};
+
 struct MeasuredColdRun {
   std::string configuration;  // the cold plan's knob combination
   int cores = 1;
   double runEndMs = 0;  // end of the cold run
   std::vector<MeasuredColdNode> nodes;  // in execution order
+  std::vector<MeasuredStartup> startups;  // the cold run's, done ones only
   bool operator==(const MeasuredColdRun&) const = default;
 };
 

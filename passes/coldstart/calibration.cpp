@@ -16,6 +16,7 @@ struct Samples {
   std::vector<std::pair<double, double>> reads;       // bytes, measured ms
   std::vector<std::pair<double, double>> transforms;  // profiled ms, measured ms
   double executeMs = 0, profiledExecuteMs = 0;
+  double startupMs = 0, profiledStartupMs = 0;
 };
 
 // y = fixed + slope * x by least squares; where that gives a negative fixed cost or
@@ -39,8 +40,16 @@ Line fitLine(const std::vector<std::pair<double, double>>& points) {
   return {0, sy / sx};
 }
 
-Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const std::string& model,
-              const std::string& source, const profile::MeasuredColdRun& run, Samples& s) {
+Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const profile::ColdProfile& profile,
+              const std::string& model, const std::string& source, const profile::MeasuredColdRun& run, Samples& s) {
+  for (const auto& st : run.startups) {
+    auto it = profile.gemmStartupMs.find(st.library);
+    if (it == profile.gemmStartupMs.end())
+      return makeError("{}: GEMM library '{}' started, the cold profile has no start-up time for it", source,
+                       st.library);
+    s.startupMs += st.span.ms();
+    s.profiledStartupMs += it->second;
+  }
   for (const auto& n : run.nodes) {
     auto it = rows.find({n.step, n.kernel, n.gemm});
     if (it == rows.end())
@@ -70,13 +79,14 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
     if (n.model == model) rows[{n.step, n.kernel, n.gemm}] = &n;
   if (rows.empty()) return makeError("cold profile: no model '{}'", model);
   Samples s;
-  for (size_t r = 0; r < runs.size(); ++r) ZP_TRY(addRun(rows, model, sources[r], runs[r], s));
+  for (size_t r = 0; r < runs.size(); ++r) ZP_TRY(addRun(rows, profile, model, sources[r], runs[r], s));
   Calibration c;
   c.runs = static_cast<int>(runs.size());
   if (c.runs == 0) return c;
   if (s.profiledExecuteMs <= 0 || s.executeMs <= 0)
     return makeError("cold runs of '{}': no node took measurable time to execute", model);
   c.executeFactor = s.executeMs / s.profiledExecuteMs;
+  if (s.profiledStartupMs > 0 && s.startupMs > 0) c.startupFactor = s.startupMs / s.profiledStartupMs;
   if (const Line t = fitLine(s.transforms); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
   if (const Line r = fitLine(s.reads); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;
   return c;
@@ -87,6 +97,7 @@ profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const
   profile::ColdProfile p = profile;
   if (c.runs == 0) return p;
   if (c.readMBps > 0) p.storageMBps = c.readMBps, p.storageLatencyMs = c.readLatencyMs;
+  for (auto& [library, ms] : p.gemmStartupMs) ms *= c.startupFactor;
   for (auto& n : p.nodes) {
     if (n.model != model) continue;
     n.firstExecMs *= c.executeFactor;

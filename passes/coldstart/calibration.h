@@ -5,7 +5,8 @@
 // executions; transforms sharing a core with the reader, which faults the weights
 // in and checks them). Given runs of a model's cold plan (plan-run --cold --json in
 // fresh processes), over the runs' nodes: execute time against the profile's first
-// execution (ratio of sums); read time against bytes and transform time against
+// execution (ratio of sums), and likewise each GEMM library's start-up (which shares
+// its core with the reader and the transforms in a cold run); read time against bytes and transform time against
 // the profile's transform as lines fitted by least squares (a fixed cost per read or
 // transform, then a rate: many small reads pay the storage's latency, many small
 // transforms their thread's wake-up), a ratio of sums where a line does not fit
@@ -27,6 +28,7 @@ struct Calibration {
   double executeFactor = 1;       // measured execute / profiled first execute
   double transformFactor = 1;     // measured transform per profiled transform ms
   double transformOverheadMs = 0; // fixed cost of each transform
+  double startupFactor = 1;       // measured GEMM library start-up / profiled (ratio of sums)
 };
 
 // Errors name the run (by `sources[i]`, the file it came from) and the node: a run
@@ -36,7 +38,7 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
                                 const std::vector<std::string>& sources);
 
 // `profile` with `model`'s first executions and transforms scaled (transforms: the
-// fixed cost plus the factor times the profiled) and the storage's bandwidth and
+// fixed cost plus the factor times the profiled), its GEMM start-ups scaled, and the storage's bandwidth and
 // latency replaced as `c` says (the identity for runs == 0).
 profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const std::string& model,
                                       const Calibration& c);

@@ -211,6 +211,7 @@ Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, con
     out.executeFactor = params.calibration.executeFactor;
     out.transformFactor = params.calibration.transformFactor;
     out.transformOverheadMs = params.calibration.transformOverheadMs;
+    out.startupFactor = params.calibration.startupFactor;
     out.readLatencyMs = profile.storageLatencyMs;
   }
   const Knobs& chosen = params.knobs;

@@ -20,6 +20,7 @@ profile::MeasuredColdRun sampleRun() {
   profile::MeasuredColdNode b;
   b.step = 1, b.node = "/relu/Relu", b.weights = "none", b.execute = {9.0, 12.5};
   r.nodes = {a, b};
+  r.startups = {{"blis", {0.2, 0.5}}};
   return r;
 }
 
@@ -40,6 +41,18 @@ TEST(ColdRunJson, RoundTripsAndReadsTheWholeReport) {
   back = parseColdRunReport(report, "run.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_FALSE(back->nodes[0].transform.has_value());
+  // Start-ups: the warm kernels' and unfinished ones are not the cold run's; older reports have none.
+  report["cold_plan_run"]["gemm_startups"].push_back(
+      Json{{"library", "onednn"}, {"start_ms", 4.0}, {"end_ms", 0.0}, {"done", false}, {"warm", false}});
+  report["cold_plan_run"]["gemm_startups"].push_back(
+      Json{{"library", "onednn"}, {"start_ms", 4.0}, {"end_ms", 30.0}, {"done", true}, {"warm", true}});
+  back = parseColdRunReport(report, "run.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->startups, r.startups);
+  report["cold_plan_run"].erase("gemm_startups");
+  back = parseColdRunReport(report, "run.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->startups.empty());
 }
 
 TEST(ColdRunJson, MalformedFieldsAreNamedErrors) {

@@ -108,6 +108,37 @@ TEST(ColdCalibration, NoRunsIsTheIdentityAndThePlanSaysWhetherItWasCalibrated) {
   EXPECT_GT(slow->predictedColdMs, plain->predictedColdMs);
 }
 
+TEST(ColdCalibration, LibraryStartUpsAreMeasuredOverProfiledAndDelayThePlan) {
+  // The profile's BLIS start-up is 1 ms; two runs measured it at 3 and 5 ms (it shares
+  // its core with the reader and the transforms in a fresh process).
+  auto run = [](double startupMs) {
+    profile::MeasuredColdRun r{"K+C+P", 2, 20, {node(0, "c1", "im2col", "cache", profile::Span{0, 1}, std::nullopt,
+                                                     {5, 14}),
+                                                node(1, "relu", "", "none", std::nullopt, std::nullopt, {14, 15})}};
+    r.startups = {{"blis", {0, startupMs}}};
+    return r;
+  };
+  auto c = calibrate(profileOfTwoNodes(), "m", {run(3), run(5)}, {"a.json", "b.json"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->startupFactor, (3.0 + 5.0) / (1.0 + 1.0));
+  EXPECT_DOUBLE_EQ(applyCalibration(profileOfTwoNodes(), "m", *c).gemmStartupMs.at("blis"), 4.0);
+  // Both kernels of c1 need BLIS: a start-up of 60 ms is on the critical path, and the plan records it.
+  ColdStartParams params;
+  auto plain = planColdStart(profileOfTwoNodes(), "m", params);
+  params.calibration = Calibration{.runs = 1, .startupFactor = 60.0};
+  auto slow = planColdStart(profileOfTwoNodes(), "m", params);
+  ASSERT_TRUE(plain.ok() && slow.ok());
+  EXPECT_LT(plain->predictedColdMs, 60.0);
+  EXPECT_GE(slow->predictedColdMs, 60.0);
+  EXPECT_DOUBLE_EQ(slow->startupFactor, 60.0);
+  // A library the profile never started is an error naming the run.
+  profile::MeasuredColdRun other = run(3);
+  other.startups = {{"mkl", {0, 2}}};
+  auto bad = calibrate(profileOfTwoNodes(), "m", {other}, {"other.json"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("other.json: GEMM library 'mkl'"), std::string::npos) << bad.error().message;
+}
+
 TEST(ColdCalibration, ARunOfAnotherModelIsAnError) {
   profile::MeasuredColdRun other{"K+C+P", 2, 5, {node(0, "conv0", "im2col", "cache", profile::Span{0, 1},
                                                       std::nullopt, {1, 2})}};
