@@ -197,6 +197,7 @@ class Session {
   Status startColdPipeline(const ColdSchedule& schedule, std::chrono::steady_clock::time_point t0);
   Status beforeColdStep(size_t step, std::string* corruptNode, std::string* why);
   Status runColdTask(int task, int core);
+  void requestColdReadsAhead(size_t fromStep);
   void switchToWarm(size_t step);
   TensorMap takeOutputs(bool failed);
   Status rebuildFromModel();

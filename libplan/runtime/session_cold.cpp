@@ -73,6 +73,51 @@ Status Session::Impl::readModelRef(size_t i, std::string* why) {
   return {};
 }
 
+namespace {
+
+// How far ahead of the read being done the storage is asked for the next ones (in
+// execution order): enough to keep its queue busy, little enough not to delay the
+// read the executor waits for behind data it needs later.
+constexpr uint64_t kColdReadAheadBytes = uint64_t{4} << 20;
+// Payloads this large are left to the kernel's read-around (a window streamed in
+// order, ahead of the faults); the small ones are asked for exactly.
+constexpr uint64_t kLargeReadBytes = uint64_t{1} << 20;
+
+// Asks the storage for [offset, offset + bytes) of a file, asynchronously.
+void requestFileRange(const fs::path& path, uint64_t offset, uint64_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // the read itself reports it
+  ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
+  ::close(fd);
+}
+
+}  // namespace
+
+// Asks for the cold reads from step `from` on, up to kColdReadAheadBytes, each once.
+void Session::requestColdReadsAhead(size_t from) {
+  Impl& m = *impl_;
+  ColdState& c = *m.cold;
+  std::lock_guard<std::mutex> lock(c.requestMu);
+  uint64_t bytes = 0;
+  for (size_t j = from; j < c.schedule.steps.size() && bytes < kColdReadAheadBytes; ++j) {
+    const ColdStep& s = c.schedule.steps[j];
+    if (s.weights == ColdWeights::Cache) {
+      uint64_t own = 0;
+      for (const auto& [offset, n] : m.cache->payloadExtents(s.node, s.kernel)) own += n;
+      if (own >= kLargeReadBytes) break;  // its own read streams it (and what follows)
+      bytes += own;
+      if (j >= c.requestedUpTo) m.cache->requestPayloads(s.node, s.kernel);
+    } else if (s.weights == ColdWeights::Transform) {
+      for (int r : c.stepRefs[j]) {
+        const auto& where = m.modelReads[static_cast<size_t>(r)].where;
+        bytes += where.bytes;
+        if (j >= c.requestedUpTo) requestFileRange(m.modelPath, where.offset, where.bytes);
+      }
+    }
+    c.requestedUpTo = std::max(c.requestedUpTo, j + 1);
+  }
+}
+
 Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const SessionOptions& options) {
   const auto t0 = Clock::now();
   const std::string cp = options.cache.string();
@@ -89,6 +134,8 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   // made cold starts slower, see README.md).
   ZP_ASSIGN_OR_RETURN(auto cache, WeightCache::open(options.cache));
   if (!cache->hasSkeleton()) return makeError("{}: holds no model skeleton: not a cache for a cold schedule", cp);
+  // The first payloads (the first steps') while the session is built: the reader starts after.
+  cache->requestPayloadHead(kColdReadAheadBytes);
   const bool forModel = cache->modelIdentity().known() ? cache->modelIdentity() == identity : options.cacheIsForModel;
   if (!forModel)
     return makeError("{}: was not written for {} as it is now (size and mtime differ, or the cache names no model file)",
@@ -265,7 +312,9 @@ Status Session::runColdTask(int t, int) {
     case ColdTask::Kind::GemmStart:
     case ColdTask::Kind::Prefault:
     case ColdTask::Kind::WarmGemmStart: return {};
-    case ColdTask::Kind::Read: return readWeights(cs.weights, cs.kernel);
+    case ColdTask::Kind::Read:
+      requestColdReadsAhead(i);
+      return readWeights(cs.weights, cs.kernel);
     case ColdTask::Kind::WarmRead: return readWeights(cs.warmWeights, cs.warmKernel);
     case ColdTask::Kind::Transform:
     case ColdTask::Kind::WarmTransform: {

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +37,9 @@ struct ColdState {
   std::vector<char> switched;
   std::vector<std::string> corrupt;        // per step: why its weights failed their checks
   std::vector<std::vector<std::string>> warnings, warmWarnings;  // per step, from its (warm) tasks
+
+  std::mutex requestMu;      // the reads asked of the storage ahead (requestColdReadsAhead)
+  size_t requestedUpTo = 0;  // steps before it have been asked for
 
   std::vector<std::pair<double, double>> executeMs;
   double runStartMs = 0, runEndMs = 0;

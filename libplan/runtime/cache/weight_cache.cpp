@@ -135,6 +135,7 @@ Status writeWeightCache(const fs::path& path, const std::vector<CacheEntry>& ent
 WeightCache::~WeightCache() {
   stopReader_ = true;
   if (reader_.joinable()) reader_.join();
+  if (fd_ >= 0) ::close(fd_);
 }
 
 // The table: one entry per (node, kernel) (per node before version 4), each array's extent inside the payload area
@@ -208,9 +209,12 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     return makeError("{}: cannot read the weight cache header", label);
   }
   void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) return makeError("{}: cannot map weight cache: {}", label, std::strerror(errno));
+  if (p == MAP_FAILED) {
+    ::close(fd);
+    return makeError("{}: cannot map weight cache: {}", label, std::strerror(errno));
+  }
   std::unique_ptr<WeightCache> c(new WeightCache());
+  c->fd_ = fd;
   c->path_ = path;
   c->size_ = size;
   c->map_ = std::shared_ptr<void>(p, [size](void* q) { munmap(q, size); });
@@ -236,6 +240,8 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     // once they are checked.
     readAhead(p, h.skeletonOffset, h.skeletonBytes);
     readAhead(p, h.tableOffset, h.tableBytes);
+    c->payloadsBegin_ = alignUp(h.skeletonOffset + h.skeletonBytes);
+    c->payloadsEnd_ = std::max(c->payloadsBegin_, h.tableOffset);
     if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
       payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
       payloadsEnd = std::max(payloadsBegin, h.tableOffset);
@@ -314,6 +320,19 @@ bool WeightCache::mapped(const std::string& node, const std::string& kernel, con
   if (!e || e->info.sources != sources) return false;
   view(*e, out);
   return true;
+}
+
+void WeightCache::requestPayloads(const std::string& node, const std::string& kernel) const {
+  const Stored* e = find(node, kernel);
+  if (!e || fd_ < 0) return;
+  for (const auto& a : e->arrays)
+    ::posix_fadvise(fd_, static_cast<off_t>(a.offset), static_cast<off_t>(a.bytes), POSIX_FADV_WILLNEED);
+}
+
+void WeightCache::requestPayloadHead(uint64_t bytes) const {
+  if (fd_ < 0 || payloadsEnd_ <= payloadsBegin_) return;
+  ::posix_fadvise(fd_, static_cast<off_t>(payloadsBegin_),
+                  static_cast<off_t>(std::min(bytes, payloadsEnd_ - payloadsBegin_)), POSIX_FADV_WILLNEED);
 }
 
 bool WeightCache::verify(const std::string& node, const std::string& kernel, std::string* why) const {
