@@ -1,5 +1,6 @@
 #include "passes/coldstart/calibration.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 #include <tuple>
@@ -12,12 +13,33 @@ namespace {
 
 using RowKey = std::tuple<int, std::string, std::string>;  // step, kernel, gemm
 
-struct Samples {
-  std::vector<std::pair<double, double>> reads;       // bytes, measured ms
-  std::vector<std::pair<double, double>> transforms;  // profiled ms, measured ms
-  double executeMs = 0, profiledExecuteMs = 0;
-  double startupMs = 0, profiledStartupMs = 0;
+// One piece of work measured in several runs: its profiled size (bytes or ms) and
+// each run's time. A piece's median over the runs is what is fitted: one run's slow
+// spell (a worker preempted for 3 ms in a 0.01 ms transform) is not a trend.
+struct Piece {
+  double x = 0;
+  std::vector<double> ms;
 };
+using Pieces = std::map<std::tuple<int, std::string, std::string, std::string>, Piece>;  // row key + what
+
+struct Samples {
+  Pieces reads, transforms, executes;
+  std::map<std::string, Piece> startups;  // by library
+};
+
+double median(std::vector<double> v) {
+  assert(!v.empty());
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+template <typename Map>
+std::vector<std::pair<double, double>> medians(const Map& pieces) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& [key, p] : pieces) out.push_back({p.x, median(p.ms)});
+  return out;
+}
 
 // y = fixed + slope * x by least squares; where that gives a negative fixed cost or
 // slope, or the x are all equal, y = slope * x with the ratio of sums. Nothing
@@ -40,6 +62,12 @@ Line fitLine(const std::vector<std::pair<double, double>>& points) {
   return {0, sy / sx};
 }
 
+double ratioOfSums(const std::vector<std::pair<double, double>>& points) {
+  double sx = 0, sy = 0;
+  for (const auto& [x, y] : points) sx += x, sy += y;
+  return sx > 0 && sy > 0 ? sy / sx : 0;
+}
+
 Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const profile::ColdProfile& profile,
               const std::string& model, const std::string& source, const profile::MeasuredColdRun& run, Samples& s) {
   for (const auto& st : run.startups) {
@@ -47,8 +75,9 @@ Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const 
     if (it == profile.gemmStartupMs.end())
       return makeError("{}: GEMM library '{}' started, the cold profile has no start-up time for it", source,
                        st.library);
-    s.startupMs += st.span.ms();
-    s.profiledStartupMs += it->second;
+    Piece& p = s.startups[st.library];
+    p.x = it->second;
+    p.ms.push_back(st.span.ms());
   }
   for (const auto& n : run.nodes) {
     auto it = rows.find({n.step, n.kernel, n.gemm});
@@ -60,10 +89,14 @@ Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const 
     if (c.node != n.node)
       return makeError("{}: step {} runs '{}', the cold profile of '{}' has '{}' there", source, n.step, n.node, model,
                        c.node);
-    if (n.read) s.reads.push_back({static_cast<double>(n.weights == "cache" ? c.cacheBytes : c.rawBytes), n.read->ms()});
-    if (n.transform && n.weights == "transform") s.transforms.push_back({c.transformMs, n.transform->ms()});
-    s.executeMs += n.execute.ms();
-    s.profiledExecuteMs += c.firstExecMs;
+    auto add = [&](Pieces& pieces, double x, double ms) {
+      Piece& p = pieces[{n.step, n.kernel, n.gemm, n.weights}];
+      p.x = x;
+      p.ms.push_back(ms);
+    };
+    if (n.read) add(s.reads, static_cast<double>(n.weights == "cache" ? c.cacheBytes : c.rawBytes), n.read->ms());
+    if (n.transform && n.weights == "transform") add(s.transforms, c.transformMs, n.transform->ms());
+    add(s.executes, c.firstExecMs, n.execute.ms());
   }
   return {};
 }
@@ -83,12 +116,12 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
   Calibration c;
   c.runs = static_cast<int>(runs.size());
   if (c.runs == 0) return c;
-  if (s.profiledExecuteMs <= 0 || s.executeMs <= 0)
+  if (ratioOfSums(medians(s.executes)) <= 0)
     return makeError("cold runs of '{}': no node took measurable time to execute", model);
-  c.executeFactor = s.executeMs / s.profiledExecuteMs;
-  if (s.profiledStartupMs > 0 && s.startupMs > 0) c.startupFactor = s.startupMs / s.profiledStartupMs;
-  if (const Line t = fitLine(s.transforms); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
-  if (const Line r = fitLine(s.reads); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;
+  c.executeFactor = ratioOfSums(medians(s.executes));
+  if (const double f = ratioOfSums(medians(s.startups)); f > 0) c.startupFactor = f;
+  if (const Line t = fitLine(medians(s.transforms)); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
+  if (const Line r = fitLine(medians(s.reads)); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;
   return c;
 }
 

@@ -4,13 +4,15 @@
 // a fresh process pays more for each (page faults and cold caches in the first
 // executions; transforms sharing a core with the reader, which faults the weights
 // in and checks them). Given runs of a model's cold plan (plan-run --cold --json in
-// fresh processes), over the runs' nodes: execute time against the profile's first
-// execution (ratio of sums), and likewise each GEMM library's start-up (which shares
-// its core with the reader and the transforms in a cold run); read time against bytes and transform time against
-// the profile's transform as lines fitted by least squares (a fixed cost per read or
-// transform, then a rate: many small reads pay the storage's latency, many small
-// transforms their thread's wake-up), a ratio of sums where a line does not fit
-// (negative cost or slope, one distinct size).
+// fresh processes), each piece of work (a node's execution, read or transform, a
+// library's start-up) is taken at its median over the runs (one run's slow spell is
+// not a trend), then: execute time against the profile's first execution (ratio of
+// sums), and likewise the GEMM library start-ups (which share their core with the
+// reader and the transforms in a cold run); read time against bytes and transform
+// time against the profile's transform as lines fitted by least squares (a fixed
+// cost per read or transform, then a rate: many small reads pay the storage's
+// latency, many small transforms their thread's wake-up), a ratio of sums where a
+// line does not fit (negative cost or slope, one distinct size).
 #pragma once
 #include <string>
 #include <vector>
