@@ -65,8 +65,9 @@ def write_cache(a, path, plan_file, cache):
 
 def plan_model(a, path, inputs, d):
     """The cold profile (measured once) and one plan per knob combination, calibrated in
-    --calibration-rounds rounds: each round runs the current plan --calibration-runs
-    times in fresh processes and plans again against every run so far (the first
+    --calibration-rounds rounds: each round runs the current plans --calibration-runs
+    times in fresh processes, the combinations interleaved run by run, and plans each
+    again against all of its runs so far (the first
     round's plan is the profile's alone). Returns the final plans, the uncalibrated
     ones and the cold latencies the uncalibrated plans measured."""
     profile = os.path.join(d, 'cold_profile.csv')
@@ -76,24 +77,29 @@ def plan_model(a, path, inputs, d):
              '--write-cold-profile', profile])
     profile_s = time.time() - t0
     t0 = time.time()
-    plans, raw, raw_runs = {}, {}, {}
+    plans, raw, raw_runs, reports = {}, {}, {}, {k: [] for k in KNOBS}
     for k in KNOBS:
         out, cache = os.path.join(d, f'plan.{k}.json'), os.path.join(d, f'cache.{k}.zwc')
         plans[k] = raw[k] = solve(a, path, profile, k, out)
         write_cache(a, path, out, cache)
-        reports = []
-        for rnd in range(a.calibration_rounds):
-            measured = []
-            for i in range(a.calibration_runs):
+    # Rounds interleave the knob combinations run by run, as cold_runs does: the
+    # calibration runs then meet the conditions of the runs that are reported.
+    for rnd in range(a.calibration_rounds):
+        measured = {k: [] for k in KNOBS}
+        for i in range(a.calibration_runs):
+            for k in KNOBS:
+                out, cache = os.path.join(d, f'plan.{k}.json'), os.path.join(d, f'cache.{k}.zwc')
                 r = bench_runtime.plan_run(a.plan_run, path, inputs, ['--cold', '--cold-plan', out, '--cache', cache,
                                                                       '--repeat', '0'])
-                measured.append(r['cold']['total_ms'])
-                reports.append(os.path.join(d, f'cold_run.{k}.{rnd}.{i}.json'))
-                with open(reports[-1], 'w') as f:
+                measured[k].append(r['cold']['total_ms'])
+                reports[k].append(os.path.join(d, f'cold_run.{k}.{rnd}.{i}.json'))
+                with open(reports[k][-1], 'w') as f:
                     json.dump(r, f)
+        for k in KNOBS:
+            out, cache = os.path.join(d, f'plan.{k}.json'), os.path.join(d, f'cache.{k}.zwc')
             if rnd == 0:
-                raw_runs[k] = measured
-            plans[k] = solve(a, path, profile, k, out, reports)
+                raw_runs[k] = measured[k]
+            plans[k] = solve(a, path, profile, k, out, reports[k])
             write_cache(a, path, out, cache)
     return plans, raw, raw_runs, profile_s, time.time() - t0
 
