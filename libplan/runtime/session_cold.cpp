@@ -102,11 +102,13 @@ void Session::requestColdReadsAhead(size_t from) {
   for (size_t j = from; j < c.schedule.steps.size() && bytes < kColdReadAheadBytes; ++j) {
     const ColdStep& s = c.schedule.steps[j];
     if (s.weights == ColdWeights::Cache) {
+      const auto extents = m.cache->payloadExtents(s.node, s.kernel);
       uint64_t own = 0;
-      for (const auto& [offset, n] : m.cache->payloadExtents(s.node, s.kernel)) own += n;
+      for (const auto& [offset, n] : extents) own += n;
       if (own >= kLargeReadBytes) break;  // its own read streams it (and what follows)
       bytes += own;
-      if (j >= c.requestedUpTo) m.cache->requestPayloads(s.node, s.kernel);
+      if (j >= c.requestedUpTo)
+        for (const auto& [offset, n] : extents) m.cache->requestExtent(offset, n);
     } else if (s.weights == ColdWeights::Transform) {
       for (int r : c.stepRefs[j]) {
         const auto& where = m.modelReads[static_cast<size_t>(r)].where;

@@ -116,9 +116,8 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
   Calibration c;
   c.runs = static_cast<int>(runs.size());
   if (c.runs == 0) return c;
-  if (ratioOfSums(medians(s.executes)) <= 0)
-    return makeError("cold runs of '{}': no node took measurable time to execute", model);
   c.executeFactor = ratioOfSums(medians(s.executes));
+  if (c.executeFactor <= 0) return makeError("cold runs of '{}': no node took measurable time to execute", model);
   if (const double f = ratioOfSums(medians(s.startups)); f > 0) c.startupFactor = f;
   if (const Line t = fitLine(medians(s.transforms)); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
   if (const Line r = fitLine(medians(s.reads)); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;

@@ -227,7 +227,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
                      kWeightCacheVersion);
   c->version_ = h.version;
   size_t headerBytes = kHeaderV1Bytes;
-  uint64_t payloadsBegin = 0, payloadsEnd = 0;  // to read ahead
+  bool readPayloadsAhead = false;
   if (h.version >= 2) {
     if (size < sizeof(Header)) return makeError("{}: weight cache is truncated ({} bytes)", label, size);
     if (headerCrc(h) != h.headerCrc) return makeError("{}: weight cache header checksum mismatch", label);
@@ -242,10 +242,7 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
     readAhead(p, h.tableOffset, h.tableBytes);
     c->payloadsBegin_ = alignUp(h.skeletonOffset + h.skeletonBytes);
     c->payloadsEnd_ = std::max(c->payloadsBegin_, h.tableOffset);
-    if (readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs}) {
-      payloadsBegin = alignUp(h.skeletonOffset + h.skeletonBytes);
-      payloadsEnd = std::max(payloadsBegin, h.tableOffset);
-    }
+    readPayloadsAhead = readAheadFor && *readAheadFor == ModelIdentity{h.modelBytes, h.modelMtimeNs};
     c->identity_ = {h.modelBytes, h.modelMtimeNs};
     c->skeleton_ = std::string_view(base + h.skeletonOffset, h.skeletonBytes);
     const auto expect = h.version == 2 ? sha256(c->skeleton_) : skeletonCheckV3(c->skeleton_);
@@ -262,16 +259,16 @@ Expected<std::unique_ptr<WeightCache>> WeightCache::open(const fs::path& path, c
   c->entries_ = std::move(*entries);
   for (const auto& [node, list] : c->entries_) c->entryCount_ += list.size();
   if (c->entryCount_ != h.entries) return makeError("{}: weight cache entry count mismatch", label);
-  if (payloadsEnd > payloadsBegin) {
+  if (readPayloadsAhead && c->payloadsEnd_ > c->payloadsBegin_) {
     // Submitting blocks once the device queue is full: a helper thread keeps it full
     // while the session is built and run.
     std::atomic<bool>* stop = &c->stopReader_;
-    const uint64_t bytes = payloadsEnd - payloadsBegin;
+    const uint64_t begin = c->payloadsBegin_, bytes = c->payloadsEnd_ - begin;
     try {
       const AsyncSignalsBlocked quiet;
-      c->reader_ = std::thread([p, payloadsBegin, bytes, stop] { readAhead(p, payloadsBegin, bytes, stop); });
+      c->reader_ = std::thread([p, begin, bytes, stop] { readAhead(p, begin, bytes, stop); });
     } catch (const std::system_error&) {
-      readAhead(p, payloadsBegin, std::min<uint64_t>(bytes, uint64_t{8} << 20));
+      readAhead(p, begin, std::min<uint64_t>(bytes, uint64_t{8} << 20));
     }
   }
   return c;
@@ -322,17 +319,13 @@ bool WeightCache::mapped(const std::string& node, const std::string& kernel, con
   return true;
 }
 
-void WeightCache::requestPayloads(const std::string& node, const std::string& kernel) const {
-  const Stored* e = find(node, kernel);
-  if (!e || fd_ < 0) return;
-  for (const auto& a : e->arrays)
-    ::posix_fadvise(fd_, static_cast<off_t>(a.offset), static_cast<off_t>(a.bytes), POSIX_FADV_WILLNEED);
+void WeightCache::requestExtent(uint64_t offset, uint64_t bytes) const {
+  if (fd_ >= 0 && bytes > 0)
+    ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
 }
 
 void WeightCache::requestPayloadHead(uint64_t bytes) const {
-  if (fd_ < 0 || payloadsEnd_ <= payloadsBegin_) return;
-  ::posix_fadvise(fd_, static_cast<off_t>(payloadsBegin_),
-                  static_cast<off_t>(std::min(bytes, payloadsEnd_ - payloadsBegin_)), POSIX_FADV_WILLNEED);
+  if (payloadsEnd_ > payloadsBegin_) requestExtent(payloadsBegin_, std::min(bytes, payloadsEnd_ - payloadsBegin_));
 }
 
 bool WeightCache::verify(const std::string& node, const std::string& kernel, std::string* why) const {

@@ -124,11 +124,10 @@ class WeightCache {
   // viewed without reading the payloads, which verify() checks later.
   bool mapped(const std::string& node, const std::string& kernel, const std::vector<std::string>& sources,
               PackedWeights* out) const;
-  // Asks the storage for the payloads of the (node, kernel) entry, exactly their
-  // bytes and asynchronously (posix_fadvise WILLNEED on the file). A fault on the
-  // mapping of a page not yet read reads a whole read-around window instead
-  // (read_ahead_kb: 8 MB on this host's disk, 7 ms for one fault).
-  void requestPayloads(const std::string& node, const std::string& kernel) const;
+  // Asks the storage for [offset, offset + bytes) of the file (a payloadExtents()
+  // extent), exactly and asynchronously (posix_fadvise WILLNEED): a fault on the
+  // mapping of a page not yet read reads a whole read-around window instead.
+  void requestExtent(uint64_t offset, uint64_t bytes) const;
   // The same for the first `bytes` of the payload area (in execution order).
   void requestPayloadHead(uint64_t bytes) const;
   // CRC-32C of the payloads of the (node, kernel) entry; false with `why` on a mismatch.
