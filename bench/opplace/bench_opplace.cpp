@@ -17,7 +17,8 @@
 // The per-operator latency predictor is validated leave one model out (and one
 // architecture out) on every profiled model (the placed ones and --train-models).
 //
-// Writes OUT/results.json, OUT/node_profile.csv (reused unless --remeasure) and
+// Writes OUT/results.json, OUT/predictions.csv (each node left out, predicted beside
+// measured), OUT/node_profile.csv (reused unless --remeasure) and
 // OUT/trace_<model>.json (the placement's run, one track per processor); prints tables.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -54,7 +55,8 @@ using nlohmann::json;
 namespace {
 
 struct Options {
-  std::vector<std::string> models, trainModels;
+  std::vector<std::string> models, trainModels, sweepModels;
+  bool predictorOnly = false;
   std::string out = "bench_opplace";
   int coreA = 0, coreB = 1;
   int repeat = 3, rounds = 10, warmup = 2;
@@ -180,39 +182,85 @@ std::string family(std::string name) {
   return name;
 }
 
+// The share of `samples` predicted within 10% per op type and kernel (what the
+// predictor gets wrong, and how much time those nodes take).
+json withinByOpType(const std::vector<estimate::OpSample>& samples, const std::vector<double>& predictedMs) {
+  struct Tally {
+    size_t nodes = 0, within = 0;
+    double ms = 0;
+  };
+  std::map<std::string, Tally> byOp;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto& f = samples[i].features;
+    auto& t = byOp[f.kernel.empty() ? f.opType : f.opType + "/" + f.kernel];
+    ++t.nodes;
+    t.within += std::abs(predictedMs[i] - samples[i].ms) <= 0.1 * samples[i].ms;
+    t.ms += samples[i].ms;
+  }
+  json out = json::array();
+  for (const auto& [op, t] : byOp)
+    out.push_back({{"op", op}, {"nodes", t.nodes}, {"within_10pct", double(t.within) / double(t.nodes)},
+                   {"measured_ms", t.ms}});
+  return out;
+}
+
+struct PredictorShares {
+  double lomo = 0, family = 0, lomoModelsOnly = 0;  // pooled shares of nodes within 10%
+};
+
 // Leave-one-model-out per processor over every profiled model, and the stricter
-// leave-one-family-out; the pooled shares of nodes within 10%.
-json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const std::vector<Config>& procs,
-                     const Options& o, double* pooled, double* pooledFamily) {
+// leave-one-family-out; the operator sweep's models (`sweepModels`) are always
+// trained on and never left out or scored. Also the score without the sweep.
+json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const std::set<std::string>& sweepModels,
+                     const std::vector<Config>& procs, const Options& o, PredictorShares* shares) {
   json per = json::array();
-  double within = 0, withinFamily = 0;
+  std::string csv = "processor,model,node,op_type,kernel,measured_ms,predicted_ms\n";
+  double within = 0, withinFamily = 0, withinModelsOnly = 0;
   size_t nodes = 0;
-  fmt::print("\n| processor | models | nodes | self-agreement | LOMO nodes within 10% | LOMO time within 10% | "
-             "leave-family-out nodes within 10% | LOMO models within 10% | train s |\n|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("\n| processor | models | nodes | sweep nodes | self-agreement | LOMO nodes within 10% | LOMO time within 10% "
+             "| leave-family-out nodes within 10% | LOMO models within 10% | LOMO without the sweep | train s |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& c : procs) {
-    auto samples = of::samplesOf(rows, c.host);
-    auto rep = must(estimate::leaveOneModelOut(samples, o.xgb, 0.1));
-    for (auto& s : samples) s.model = family(s.model);
-    auto fam = must(estimate::leaveOneModelOut(samples, o.xgb, 0.1));
+    std::vector<estimate::OpSample> samples, sweep;
+    std::vector<const artifacts::NodeProfileRow*> sampleRows;
+    for (const auto& r : rows)
+      if (r.policy == c.host.policy && r.threads == c.host.threads) {
+        const bool isSweep = sweepModels.count(r.model) > 0;
+        (isSweep ? sweep : samples).push_back(estimate::OpSample{r.model, r.features, r.ms});
+        if (!isSweep) sampleRows.push_back(&r);
+      }
+    const auto rep = must(estimate::leaveOneModelOut(samples, o.xgb, 0.1, sweep));
+    const auto modelsOnly = sweep.empty() ? rep : must(estimate::leaveOneModelOut(samples, o.xgb, 0.1));
+    auto families = samples;
+    for (auto& s : families) s.model = family(s.model);
+    const auto fam = must(estimate::leaveOneModelOut(families, o.xgb, 0.1, sweep));
     const double self = of::selfAgreement(rows, c.host, 0.1);
-    within += rep.nodeWithinShare * static_cast<double>(rep.nodes);
-    withinFamily += fam.nodeWithinShare * static_cast<double>(fam.nodes);
+    for (size_t i = 0; i < samples.size(); ++i)
+      csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g}\n", c.proc.name, samples[i].model, sampleRows[i]->node,
+                         samples[i].features.opType, samples[i].features.kernel, samples[i].ms, rep.predictedMs[i]);
+    const auto n = static_cast<double>(rep.nodes);
+    within += rep.nodeWithinShare * n;
+    withinFamily += fam.nodeWithinShare * n;
+    withinModelsOnly += modelsOnly.nodeWithinShare * n;
     nodes += rep.nodes;
-    fmt::print("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n", c.proc.name, rep.models.size(),
-               rep.nodes, self, rep.nodeWithinShare, rep.timeWithinShare, fam.nodeWithinShare, rep.modelWithinShare,
-               rep.trainSeconds);
+    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n", c.proc.name,
+               rep.models.size(), rep.nodes, sweep.size(), self, rep.nodeWithinShare, rep.timeWithinShare,
+               fam.nodeWithinShare, rep.modelWithinShare, modelsOnly.nodeWithinShare, rep.trainSeconds);
     json models = json::array();
     for (const auto& m : rep.models)
       models.push_back({{"model", m.model}, {"nodes", m.nodes}, {"within_10pct", m.withinShare},
                         {"measured_ms", m.measuredMs}, {"predicted_ms", m.predictedMs}});
     per.push_back({{"processor", c.proc.name}, {"config", c.host.label()}, {"nodes", rep.nodes},
-                   {"within_10pct", rep.nodeWithinShare}, {"time_within_10pct", rep.timeWithinShare},
-                   {"within_10pct_leave_family_out", fam.nodeWithinShare},
+                   {"sweep_nodes", sweep.size()}, {"within_10pct", rep.nodeWithinShare},
+                   {"time_within_10pct", rep.timeWithinShare}, {"within_10pct_leave_family_out", fam.nodeWithinShare},
+                   {"within_10pct_without_sweep", modelsOnly.nodeWithinShare},
                    {"models_within_10pct", rep.modelWithinShare}, {"self_agreement", self},
-                   {"train_seconds_mean", rep.trainSeconds}, {"model_bytes", rep.modelBytes}, {"models", models}});
+                   {"train_seconds_mean", rep.trainSeconds}, {"model_bytes", rep.modelBytes},
+                   {"by_op", withinByOpType(samples, rep.predictedMs)}, {"models", models}});
   }
-  *pooled = nodes ? within / static_cast<double>(nodes) : 0.0;
-  *pooledFamily = nodes ? withinFamily / static_cast<double>(nodes) : 0.0;
+  const double all = nodes ? static_cast<double>(nodes) : 1.0;
+  *shares = {within / all, withinFamily / all, withinModelsOnly / all};
+  must(writeFileAtomic(fs::path(o.out) / "predictions.csv", csv));
   return per;
 }
 
@@ -469,6 +517,24 @@ std::vector<of::ModelSource> sources(const std::vector<std::string>& files) {
   return out;
 }
 
+// Every placed model: profiled, placed with its baselines, measured; one row each.
+void placeAll(const std::vector<of::ModelSource>& placedModels, const std::vector<Config>& procs, const Options& o,
+              ProfileStore& profile, json& handoffJson, json& models) {
+  const HandOffMatrix handoff = measureHandOffs(procs, handoffJson);
+  for (const auto& m : placedModels) {
+    // Profiled right before it is measured: both under the same load, as far as a shared host allows.
+    profile.ensure(m, procs, o, !o.reusePlacedProfiles);
+    const std::string loadBefore = loadAverage();
+    const ModelRun r = placeAndMeasure(m, profile.rows, procs, handoff, o);
+    writeTrace(r, procs, o);
+    json row = modelRow(r);
+    row["load_average"] = {loadBefore, loadAverage()};
+    printModel(r, row);
+    std::fflush(stdout);
+    models.push_back(std::move(row));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -476,6 +542,9 @@ int main(int argc, char** argv) {
   Options o;
   app.add_option("--models", o.models, "ONNX models to place (named by file stem)")->required();
   app.add_option("--train-models", o.trainModels, "more ONNX models, for the latency predictor only");
+  app.add_option("--sweep-models", o.sweepModels,
+                 "operator-sweep models: the latency predictor always trains on them and never scores them");
+  app.add_flag("--predictor-only", o.predictorOnly, "profile the predictor's models and validate it; place nothing");
   app.add_option("--out", o.out, "output directory (results.json, node_profile.csv, traces)");
   app.add_option("--core-a", o.coreA, "core of processor cpu");
   app.add_option("--core-b", o.coreB, "core of processor npu");
@@ -487,6 +556,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100));
   app.add_option("--time-limit", o.timeLimitS, "branch-and-bound time limit per model, seconds");
   app.add_option("--rounds-xgb", o.xgb.rounds, "boosting rounds of the latency predictor");
+  app.add_option("--depth-xgb", o.xgb.maxDepth, "tree depth of the latency predictor");
   app.add_flag("--remeasure", o.remeasure, "profile again even when OUT/node_profile.csv has the rows");
   app.add_flag("--reuse-placed-profiles", o.reusePlacedProfiles,
                "reuse OUT/node_profile.csv's rows of the placed models too (default: profile them again, "
@@ -504,40 +574,39 @@ int main(int argc, char** argv) {
   for (const auto& c : procs) must(runtime::serve::checkProcessor(c.proc));
   const std::vector<Config> two(procs.begin(), procs.begin() + 2);
 
-  const auto placedModels = sources(o.models), trainModels = sources(o.trainModels);
+  const auto placedModels = sources(o.models), trainModels = sources(o.trainModels),
+             sweepModels = sources(o.sweepModels);
   ProfileStore profile(o);
   for (const auto& m : trainModels) profile.ensure(m, two, o);
+  std::set<std::string> sweepNames;
+  for (const auto& m : sweepModels) {
+    profile.ensure(m, two, o);
+    sweepNames.insert(m.name);
+  }
 
   json handoffJson = json::array();
-  const HandOffMatrix handoff = measureHandOffs(procs, handoffJson);
-
   json models = json::array();
-  for (const auto& m : placedModels) {
-    // Profiled right before it is measured: both under the same load, as far as a shared host allows.
-    profile.ensure(m, procs, o, !o.reusePlacedProfiles);
-    const std::string loadBefore = loadAverage();
-    const ModelRun r = placeAndMeasure(m, profile.rows, procs, handoff, o);
-    writeTrace(r, procs, o);
-    json row = modelRow(r);
-    row["load_average"] = {loadBefore, loadAverage()};
-    printModel(r, row);
-    std::fflush(stdout);
-    models.push_back(std::move(row));
+  if (o.predictorOnly) {
+    for (const auto& m : placedModels) profile.ensure(m, two, o);
+  } else {
+    placeAll(placedModels, procs, o, profile, handoffJson, models);
   }
-  double pooled = 0, pooledFamily = 0;
-  const json predictor = predictorReport(profile.rows, two, o, &pooled, &pooledFamily);
+  PredictorShares shares;
+  const json predictor = predictorReport(profile.rows, sweepNames, two, o, &shares);
   json out = {{"host", {{"load_average_start", loadStart}, {"load_average_end", loadAverage()},
                         {"cores", {o.coreA, o.coreB}}}},
               {"params", {{"repeat", o.repeat}, {"rounds", o.rounds}, {"profile_repeat", o.profile.repeat}, {"profile_rounds", o.profileRounds},
-                          {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"seed", o.seed},
+                          {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"xgb_depth", o.xgb.maxDepth}, {"seed", o.seed},
                           {"min_mix_gain", o.minMixGain}}},
               {"handoff", handoffJson},
-              {"predictor", {{"within_10pct", pooled}, {"within_10pct_leave_family_out", pooledFamily},
-                             {"processors", predictor}}},
+              {"predictor", {{"within_10pct", shares.lomo}, {"within_10pct_leave_family_out", shares.family},
+                             {"within_10pct_without_sweep", shares.lomoModelsOnly},
+                             {"sweep_models", sweepNames.size()}, {"processors", predictor}}},
               {"models", models}};
   must(writeFileAtomic(fs::path(o.out) / "results.json", out.dump(2) + "\n"));
-  fmt::print("\npredictor: {:.3f} of nodes within 10% leaving one model out, {:.3f} leaving one architecture out\n"
-             "load average {} -> {}\nwrote {}\n", pooled, pooledFamily, loadStart, loadAverage(),
+  fmt::print("\npredictor: {:.3f} of nodes within 10% leaving one model out, {:.3f} leaving one architecture out "
+             "({:.3f} without the operator sweep)\nload average {} -> {}\nwrote {}\n", shares.lomo, shares.family,
+             shares.lomoModelsOnly, loadStart, loadAverage(),
              (fs::path(o.out) / "results.json").string());
   return 0;
 }

@@ -14,7 +14,7 @@
 namespace zp::artifacts {
 namespace {
 
-constexpr size_t kColumns = 24;
+constexpr size_t kColumns = 25;
 
 std::optional<std::string> numberCell(const std::string& cell, const char* column, double lo, double hi, double& out) {
   auto r = std::from_chars(cell.data(), cell.data() + cell.size(), out);
@@ -30,8 +30,8 @@ std::optional<std::string> integerCell(const std::string& cell, const char* colu
   return std::nullopt;
 }
 
-// Cells 6..23 into the row, or why not.
-std::optional<std::string> parseFigures(const std::vector<std::string>& f, NodeProfileRow& row) {
+// Cells at..at+17 into the row, or why not.
+std::optional<std::string> parseFigures(const std::vector<std::string>& f, size_t at, NodeProfileRow& row) {
   auto& o = row.features;
   const int64_t bigInt = int64_t{1} << 40;
   const double big = std::numeric_limits<double>::max();
@@ -40,7 +40,7 @@ std::optional<std::string> parseFigures(const std::vector<std::string>& f, NodeP
                          {"in_w", &o.inW},             {"out_channels", &o.outChannels}, {"kernel_h", &o.kernelH},
                          {"kernel_w", &o.kernelW},     {"stride", &o.stride},          {"groups", &o.groups}};
   for (size_t i = 0; i < std::size(ints); ++i)
-    if (auto p = integerCell(f[6 + i], ints[i].name, 0, bigInt, *ints[i].out)) return p;
+    if (auto p = integerCell(f[at + i], ints[i].name, 0, bigInt, *ints[i].out)) return p;
   struct NumCol { const char* name; double hi; double* out; };
   const NumCol nums[] = {{"flops", big, &o.flops},
                          {"intensity", big, &o.intensity},
@@ -52,7 +52,7 @@ std::optional<std::string> parseFigures(const std::vector<std::string>& f, NodeP
                          {"ms_odd", kMaxLatencyMs, &row.msOdd},
                          {"ms_even", kMaxLatencyMs, &row.msEven}};
   for (size_t i = 0; i < std::size(nums); ++i)
-    if (auto p = numberCell(f[15 + i], nums[i].name, 0, nums[i].hi, *nums[i].out)) return p;
+    if (auto p = numberCell(f[at + std::size(ints) + i], nums[i].name, 0, nums[i].hi, *nums[i].out)) return p;
   return std::nullopt;
 }
 
@@ -60,15 +60,18 @@ std::optional<std::string> parseFigures(const std::vector<std::string>& f, NodeP
 
 Expected<std::vector<NodeProfileRow>> parseNodeProfileCsv(std::string_view text, const std::string& label) {
   ZP_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, parseCsv(text, label));
-  if (records.empty() || fmt::format("{}", fmt::join(records[0].fields, ",")) != kNodeProfileCsvHeader)
+  const std::string header = records.empty() ? "" : fmt::format("{}", fmt::join(records[0].fields, ","));
+  const bool hasActivation = header == kNodeProfileCsvHeader;
+  if (!hasActivation && header != kNodeProfileCsvHeaderNoActivation)
     return makeError("{}: unexpected header (expected {})", label, kNodeProfileCsvHeader);
+  const size_t columns = hasActivation ? kColumns : kColumns - 1;
   std::vector<NodeProfileRow> out;
   for (size_t r = 1; r < records.size(); ++r) {
     const CsvRecord& rec = records[r];
     if (rec.blank()) continue;
     auto fail = [&](const std::string& msg) { return makeError("{}:{}: {}", label, rec.line, msg); };
     const auto& f = rec.fields;
-    if (f.size() != kColumns) return fail(fmt::format("{} cells, the header has {}", f.size(), kColumns));
+    if (f.size() != columns) return fail(fmt::format("{} cells, the header has {}", f.size(), columns));
     NodeProfileRow row;
     if (f[0].empty()) return fail("column 'model': empty");
     row.model = f[0];
@@ -81,7 +84,8 @@ Expected<std::vector<NodeProfileRow>> parseNodeProfileCsv(std::string_view text,
     row.features.opType = f[4];
     if (f[4].empty()) return fail("column 'op_type': empty");
     row.features.kernel = f[5];
-    if (auto p = parseFigures(f, row)) return fail(*p);
+    if (hasActivation) row.features.activation = f[6];
+    if (auto p = parseFigures(f, hasActivation ? 7 : 6, row)) return fail(*p);
     out.push_back(std::move(row));
   }
   return out;
@@ -96,7 +100,8 @@ std::string formatNodeProfileCsv(const std::vector<NodeProfileRow>& rows) {
   std::string out = std::string(kNodeProfileCsvHeader) + "\n";
   for (const auto& r : rows) {
     const auto& o = r.features;
-    std::vector<std::string> cells = {r.model, r.policy, std::to_string(r.threads), r.node, o.opType, o.kernel};
+    std::vector<std::string> cells = {r.model,  r.policy, std::to_string(r.threads), r.node,
+                                      o.opType, o.kernel, o.activation};
     for (int64_t v : {o.batch, o.inChannels, o.inH, o.inW, o.outChannels, o.kernelH, o.kernelW, o.stride, o.groups})
       cells.push_back(std::to_string(v));
     for (double v : {o.flops, o.intensity, o.bytes, o.weightSparsity, o.inputSparsity, o.outputSparsity, r.ms, r.msOdd,

@@ -46,18 +46,20 @@ double workPriorMs(const OpFeatures& r) {
 }
 
 OpVocabulary OpVocabulary::of(const std::vector<OpSample>& samples) {
-  std::set<std::string> ops, kernels;
+  std::set<std::string> ops, kernels, activations;
   for (const auto& s : samples) {
     ops.insert(s.features.opType);
     kernels.insert(s.features.kernel);
+    activations.insert(s.features.activation);
   }
-  return OpVocabulary{sortedUnique(std::move(ops)), sortedUnique(std::move(kernels))};
+  return OpVocabulary{sortedUnique(std::move(ops)), sortedUnique(std::move(kernels)), sortedUnique(std::move(activations))};
 }
 
 FeatureMatrix OpVocabulary::encode(const std::vector<OpFeatures>& rows) const {
   FeatureMatrix m;
   for (const auto& o : opTypes) m.names.push_back("op_" + o);
   for (const auto& k : kernels) m.names.push_back("kernel_" + k);
+  for (const auto& a : activations) m.names.push_back("activation_" + a);
   for (const char* n : {"log_batch", "log_in_channels", "log_in_h", "log_in_w", "log_out_channels", "kernel_h",
                         "kernel_w", "stride", "log_groups", "log_flops", "log_intensity", "log_bytes",
                         "flops_per_byte", "weight_sparsity", "input_sparsity", "output_sparsity",
@@ -67,6 +69,7 @@ FeatureMatrix OpVocabulary::encode(const std::vector<OpFeatures>& rows) const {
   for (const auto& r : rows) {
     for (const auto& o : opTypes) m.values.push_back(r.opType == o ? 1.f : 0.f);
     for (const auto& k : kernels) m.values.push_back(r.kernel == k ? 1.f : 0.f);
+    for (const auto& a : activations) m.values.push_back(r.activation == a ? 1.f : 0.f);
     const double flopsPerByte = r.bytes > 0 ? r.flops / r.bytes : 0.0;
     // FLOPs left once the weights' zeros are skipped (what a sparse kernel does).
     const double denseFlops = r.flops * (1.0 - r.weightSparsity);
@@ -116,17 +119,19 @@ std::vector<double> OpLatencyPredictor::predict(const std::vector<OpFeatures>& r
 
 size_t OpLatencyPredictor::modelBytes() const { return booster_.serialized().size(); }
 
-Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, const XgbParams& params, double tolerance) {
+Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, const XgbParams& params, double tolerance,
+                                      const std::vector<OpSample>& alwaysTrain) {
   std::map<std::string, std::vector<size_t>> byModel;
   for (size_t i = 0; i < samples.size(); ++i) byModel[samples[i].model].push_back(i);
   if (byModel.size() < 2) return makeError("leave-one-model-out: needs samples of at least two models");
   LomoReport rep;
   rep.tolerance = tolerance;
+  rep.predictedMs.assign(samples.size(), 0.0);
   size_t within = 0, modelsWithin = 0;
   double trainS = 0, timeWithin = 0, timeAll = 0;
   auto close = [&](double pred, double meas) { return std::abs(pred - meas) <= tolerance * meas; };
   for (const auto& [model, idx] : byModel) {
-    std::vector<OpSample> train;
+    std::vector<OpSample> train = alwaysTrain;
     std::vector<OpFeatures> test;
     for (size_t i = 0; i < samples.size(); ++i)
       if (samples[i].model != model) train.push_back(samples[i]);
@@ -138,6 +143,7 @@ Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, cons
     LomoModelResult r{model, idx.size(), 0, 0, 0};
     size_t w = 0;
     for (size_t j = 0; j < idx.size(); ++j) {
+      rep.predictedMs[idx[j]] = ms[j];
       const bool ok = close(ms[j], samples[idx[j]].ms);
       w += ok;
       timeWithin += ok ? samples[idx[j]].ms : 0.0;
@@ -155,7 +161,9 @@ Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, cons
   rep.timeWithinShare = timeAll > 0 ? timeWithin / timeAll : 0.0;
   rep.modelWithinShare = static_cast<double>(modelsWithin) / static_cast<double>(byModel.size());
   rep.trainSeconds = trainS / static_cast<double>(byModel.size());
-  ZP_ASSIGN_OR_RETURN(auto all, OpLatencyPredictor::train(samples, params));
+  std::vector<OpSample> everything = samples;
+  everything.insert(everything.end(), alwaysTrain.begin(), alwaysTrain.end());
+  ZP_ASSIGN_OR_RETURN(auto all, OpLatencyPredictor::train(everything, params));
   rep.modelBytes = all.modelBytes();
   return rep;
 }

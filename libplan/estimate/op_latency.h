@@ -22,9 +22,9 @@ struct OpSample {
   double ms = 0;
 };
 
-// The op types and kernels one-hot encoded, the numeric features after them.
+// The op types, kernels and fused activations one-hot encoded, the numeric features after them.
 struct OpVocabulary {
-  std::vector<std::string> opTypes, kernels;  // sorted
+  std::vector<std::string> opTypes, kernels, activations;  // sorted
   static OpVocabulary of(const std::vector<OpSample>& samples);
   FeatureMatrix encode(const std::vector<OpFeatures>& rows) const;
 };
@@ -64,9 +64,12 @@ struct LomoReport {
   double trainSeconds = 0;      // mean wall time of one training
   size_t modelBytes = 0;        // of the predictor trained on all samples
   std::vector<LomoModelResult> models;
+  std::vector<double> predictedMs;  // per sample, in the samples' order, by the predictor that left its model out
 };
 
-// Trains once per model on the other models' samples and predicts the left-out one.
-Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, const XgbParams& params, double tolerance = 0.1);
+// Trains once per model on the other models' samples (and on every one of
+// `alwaysTrain`, e.g. an operator sweep, never left out) and predicts the left-out one.
+Expected<LomoReport> leaveOneModelOut(const std::vector<OpSample>& samples, const XgbParams& params, double tolerance = 0.1,
+                                      const std::vector<OpSample>& alwaysTrain = {});
 
 }  // namespace zp::estimate

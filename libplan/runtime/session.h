@@ -81,6 +81,7 @@ struct LoadStats {
 
 struct NodeInfo {
   std::string name, opType, kernel, transform;
+  std::string activation;  // fused into the node (graph::kFusedActivation), "" if none
   double transformMs = 0;
   bool fromCache = false;
   size_t packedBytes = 0;

@@ -43,6 +43,8 @@ NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
   info.name = n.name();
   info.opType = n.op_type();
   info.kernel = op.kernel();
+  for (const auto& a : n.attribute())
+    if (a.name() == graph::kFusedActivation) info.activation = a.s();
   if (const WeightInfo* w = op.weights()) {
     info.hasWeights = true;
     info.transform = w->transform;

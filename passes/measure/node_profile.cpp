@@ -160,6 +160,7 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelP
     }
     r.features.opType = info.opType;
     r.features.kernel = info.kernel;
+    r.features.activation = info.activation;
     std::vector<double> odd, even;
     for (size_t i = 0; i < ms[s].size(); ++i) (i % 2 ? odd : even).push_back(ms[s][i]);
     r.ms = median(ms[s]);

@@ -25,6 +25,7 @@ TEST(artifactsNodeProfileCsv, RandomRowsRoundTripAndRewriteToTheSameBytes) {
     auto& f = r.features;
     f.opType = i % 3 ? "Conv" : "Relu";
     f.kernel = i % 3 ? "winograd" : "";
+    f.activation = i % 4 ? "Relu" : "";
     f.batch = 1;
     f.inChannels = d(rng), f.inH = d(rng), f.inW = d(rng), f.outChannels = d(rng);
     f.kernelH = f.kernelW = 3, f.stride = 1 + i % 2, f.groups = 1;
@@ -41,18 +42,19 @@ TEST(artifactsNodeProfileCsv, RandomRowsRoundTripAndRewriteToTheSameBytes) {
 }
 
 TEST(artifactsNodeProfileCsv, BadCellIsAOneLineErrorNamingFileAndLine) {
-  const std::string good = "m,default,1,conv,Conv,im2col,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,0.1,0.1,0.1\n";
+  const std::string good = "m,default,1,conv,Conv,im2col,Clip,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,0.1,0.1,0.1\n";
   auto ok = parseNodeProfileCsv(std::string(kNodeProfileCsvHeader) + "\n" + good, "node_profile.csv");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->at(0).features.outChannels, 8);
+  EXPECT_EQ(ok->at(0).features.activation, "Clip");
   struct Case { std::string line, column; };
   for (const auto& c : std::vector<Case>{
-           {"m,default,1,conv,Conv,im2col,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,-1,0.1,0.1\n", "'ms'"},
-           {"m,default,1,conv,Conv,im2col,1,3,32,32,8,3,3,1,1,100,50,40,1.5,0,0.5,1,0.1,0.1\n", "'weight_sparsity'"},
-           {"m,,1,conv,Conv,im2col,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,1,0.1,0.1\n", "'policy'"},
-           {"m,default,0,conv,Conv,im2col,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,1,0.1,0.1\n", "'threads'"},
-           {"m,default,1,conv,Conv,im2col,1,3,x,32,8,3,3,1,1,100,50,40,0,0,0.5,1,0.1,0.1\n", "'in_h'"},
-           {"m,default,1,conv,Conv,im2col,1,3\n", "cells"}}) {
+           {"m,default,1,conv,Conv,im2col,Clip,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,-1,0.1,0.1\n", "'ms'"},
+           {"m,default,1,conv,Conv,im2col,Clip,1,3,32,32,8,3,3,1,1,100,50,40,1.5,0,0.5,1,0.1,0.1\n", "'weight_sparsity'"},
+           {"m,,1,conv,Conv,im2col,Clip,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,1,0.1,0.1\n", "'policy'"},
+           {"m,default,0,conv,Conv,im2col,Clip,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,1,0.1,0.1\n", "'threads'"},
+           {"m,default,1,conv,Conv,im2col,Clip,1,3,x,32,8,3,3,1,1,100,50,40,0,0,0.5,1,0.1,0.1\n", "'in_h'"},
+           {"m,default,1,conv,Conv,im2col,Clip,1,3\n", "cells"}}) {
     auto r = parseNodeProfileCsv(std::string(kNodeProfileCsvHeader) + "\n" + good + c.line, "node_profile.csv");
     ASSERT_FALSE(r.ok()) << c.line;
     EXPECT_EQ(r.error().message.rfind("node_profile.csv:3:", 0), 0u) << r.error().message;
@@ -60,6 +62,23 @@ TEST(artifactsNodeProfileCsv, BadCellIsAOneLineErrorNamingFileAndLine) {
     EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
   }
   EXPECT_FALSE(parseNodeProfileCsv("model,policy\n", "node_profile.csv").ok());
+}
+
+TEST(artifactsNodeProfileCsv, AFileWrittenBeforeTheActivationColumnReadsWithNoActivation) {
+  const std::string old = std::string(kNodeProfileCsvHeaderNoActivation) +
+                          "\nm,default,1,conv,Conv,im2col,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,0.1,0.1,0.1\n";
+  auto r = parseNodeProfileCsv(old, "node_profile.csv");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->at(0).features.kernel, "im2col");
+  EXPECT_EQ(r->at(0).features.activation, "");
+  EXPECT_EQ(r->at(0).features.outChannels, 8);
+  EXPECT_DOUBLE_EQ(r->at(0).ms, 0.1);
+  // A row of the new width under the old header is still an error naming the line.
+  auto bad = parseNodeProfileCsv(std::string(kNodeProfileCsvHeaderNoActivation) +
+                                     "\nm,default,1,conv,Conv,im2col,Relu,1,3,32,32,8,3,3,1,1,100,50,40,0,0,0.5,0.1,0.1,0.1\n",
+                                 "node_profile.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind("node_profile.csv:2:", 0), 0u) << bad.error().message;
 }
 
 }  // namespace

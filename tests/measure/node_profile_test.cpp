@@ -55,6 +55,7 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
     // With the Relu fused into it, the conv writes the Relu's output.
     if (rows->size() == 3) {
       EXPECT_GT(c1.features.outputSparsity, 0.2);
+      EXPECT_EQ(c1.features.activation, "Relu");
     }
     // The depthwise conv reads the Relu's output: about half zeros.
     bool sawDepthwise = false;
@@ -64,6 +65,7 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
         EXPECT_GT(r.features.inputSparsity, 0.2);
         EXPECT_LT(r.features.inputSparsity, 0.8);
         EXPECT_EQ(r.features.inH, 8);
+        EXPECT_EQ(r.features.activation, "");
       }
     EXPECT_TRUE(sawDepthwise);
   }
