@@ -14,7 +14,8 @@
 namespace zp::artifacts {
 namespace {
 
-constexpr size_t kColumns = 25;
+constexpr size_t kColumns = 27;
+constexpr size_t kColumnsNoActivation = 24;
 
 std::optional<std::string> numberCell(const std::string& cell, const char* column, double lo, double hi, double& out) {
   auto r = std::from_chars(cell.data(), cell.data() + cell.size(), out);
@@ -30,8 +31,9 @@ std::optional<std::string> integerCell(const std::string& cell, const char* colu
   return std::nullopt;
 }
 
-// Cells at..at+17 into the row, or why not.
-std::optional<std::string> parseFigures(const std::vector<std::string>& f, size_t at, NodeProfileRow& row) {
+// The figures from cell `at` on into the row, or why not; `context`: the file has
+// the cache-context columns.
+std::optional<std::string> parseFigures(const std::vector<std::string>& f, size_t at, bool context, NodeProfileRow& row) {
   auto& o = row.features;
   const int64_t bigInt = int64_t{1} << 40;
   const double big = std::numeric_limits<double>::max();
@@ -42,16 +44,16 @@ std::optional<std::string> parseFigures(const std::vector<std::string>& f, size_
   for (size_t i = 0; i < std::size(ints); ++i)
     if (auto p = integerCell(f[at + i], ints[i].name, 0, bigInt, *ints[i].out)) return p;
   struct NumCol { const char* name; double hi; double* out; };
-  const NumCol nums[] = {{"flops", big, &o.flops},
-                         {"intensity", big, &o.intensity},
-                         {"bytes", big, &o.bytes},
-                         {"weight_sparsity", 1, &o.weightSparsity},
-                         {"input_sparsity", 1, &o.inputSparsity},
-                         {"output_sparsity", 1, &o.outputSparsity},
-                         {"ms", kMaxLatencyMs, &row.ms},
-                         {"ms_odd", kMaxLatencyMs, &row.msOdd},
-                         {"ms_even", kMaxLatencyMs, &row.msEven}};
-  for (size_t i = 0; i < std::size(nums); ++i)
+  std::vector<NumCol> nums = {{"flops", big, &o.flops},
+                              {"intensity", big, &o.intensity},
+                              {"bytes", big, &o.bytes},
+                              {"weight_sparsity", 1, &o.weightSparsity},
+                              {"input_sparsity", 1, &o.inputSparsity},
+                              {"output_sparsity", 1, &o.outputSparsity}};
+  if (context) nums.insert(nums.end(), {{"input_reuse_bytes", big, &o.inputReuseBytes}, {"model_bytes", big, &o.modelBytes}});
+  nums.insert(nums.end(), {{"ms", kMaxLatencyMs, &row.ms}, {"ms_odd", kMaxLatencyMs, &row.msOdd},
+                           {"ms_even", kMaxLatencyMs, &row.msEven}});
+  for (size_t i = 0; i < nums.size(); ++i)
     if (auto p = numberCell(f[at + std::size(ints) + i], nums[i].name, 0, nums[i].hi, *nums[i].out)) return p;
   return std::nullopt;
 }
@@ -64,7 +66,7 @@ Expected<std::vector<NodeProfileRow>> parseNodeProfileCsv(std::string_view text,
   const bool hasActivation = header == kNodeProfileCsvHeader;
   if (!hasActivation && header != kNodeProfileCsvHeaderNoActivation)
     return makeError("{}: unexpected header (expected {})", label, kNodeProfileCsvHeader);
-  const size_t columns = hasActivation ? kColumns : kColumns - 1;
+  const size_t columns = hasActivation ? kColumns : kColumnsNoActivation;
   std::vector<NodeProfileRow> out;
   for (size_t r = 1; r < records.size(); ++r) {
     const CsvRecord& rec = records[r];
@@ -85,7 +87,7 @@ Expected<std::vector<NodeProfileRow>> parseNodeProfileCsv(std::string_view text,
     if (f[4].empty()) return fail("column 'op_type': empty");
     row.features.kernel = f[5];
     if (hasActivation) row.features.activation = f[6];
-    if (auto p = parseFigures(f, hasActivation ? 7 : 6, row)) return fail(*p);
+    if (auto p = parseFigures(f, hasActivation ? 7 : 6, hasActivation, row)) return fail(*p);
     out.push_back(std::move(row));
   }
   return out;
@@ -104,8 +106,8 @@ std::string formatNodeProfileCsv(const std::vector<NodeProfileRow>& rows) {
                                       o.opType, o.kernel, o.activation};
     for (int64_t v : {o.batch, o.inChannels, o.inH, o.inW, o.outChannels, o.kernelH, o.kernelW, o.stride, o.groups})
       cells.push_back(std::to_string(v));
-    for (double v : {o.flops, o.intensity, o.bytes, o.weightSparsity, o.inputSparsity, o.outputSparsity, r.ms, r.msOdd,
-                     r.msEven})
+    for (double v : {o.flops, o.intensity, o.bytes, o.weightSparsity, o.inputSparsity, o.outputSparsity,
+                     o.inputReuseBytes, o.modelBytes, r.ms, r.msOdd, r.msEven})
       cells.push_back(formatNumber(v));
     out += csvLine(cells);
   }

@@ -5,10 +5,12 @@
 // with the operator features the latency predictor reads (estimate/op_features.h):
 //   model,policy,threads,node,op_type,kernel,activation,batch,in_channels,in_h,in_w,
 //   out_channels,kernel_h,kernel_w,stride,groups,flops,intensity,bytes,
-//   weight_sparsity,input_sparsity,output_sparsity,ms,ms_odd,ms_even
+//   weight_sparsity,input_sparsity,output_sparsity,input_reuse_bytes,model_bytes,
+//   ms,ms_odd,ms_even
 // ms is the median over the timed runs; ms_odd and ms_even the medians over
 // the odd and the even runs (their agreement is the measurement's own noise).
-// Files written before the activation column read with no activation.
+// Files written before the activation and cache-context columns read with no
+// activation and zero context.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -22,8 +24,9 @@ namespace zp::artifacts {
 
 inline constexpr std::string_view kNodeProfileCsvHeader =
     "model,policy,threads,node,op_type,kernel,activation,batch,in_channels,in_h,in_w,out_channels,kernel_h,kernel_w,"
-    "stride,groups,flops,intensity,bytes,weight_sparsity,input_sparsity,output_sparsity,ms,ms_odd,ms_even";
-// The header before the activation column.
+    "stride,groups,flops,intensity,bytes,weight_sparsity,input_sparsity,output_sparsity,input_reuse_bytes,model_bytes,"
+    "ms,ms_odd,ms_even";
+// The header before the activation and cache-context columns.
 inline constexpr std::string_view kNodeProfileCsvHeaderNoActivation =
     "model,policy,threads,node,op_type,kernel,batch,in_channels,in_h,in_w,out_channels,kernel_h,kernel_w,stride,"
     "groups,flops,intensity,bytes,weight_sparsity,input_sparsity,output_sparsity,ms,ms_odd,ms_even";

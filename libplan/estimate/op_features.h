@@ -21,6 +21,12 @@ struct OpFeatures {
   double bytes = 0;       // inputs + outputs + weights moved
   double weightSparsity = 0;
   double inputSparsity = 0, outputSparsity = 0;  // zero fraction of the first input and of the output (Eq. 1)
+  // Cache context, static once the execution order is: the bytes the model's other
+  // nodes move between the write of this node's activation inputs and this read
+  // (max over its inputs; a graph input waits a whole run), and the bytes every
+  // node moves in one run (what passes between two reads of a weight). One
+  // 1024x1000 Gemm took 0.08 ms in a 5 MB model and 0.28 ms in a 32 MB one.
+  double inputReuseBytes = 0, modelBytes = 0;
   bool operator==(const OpFeatures&) const = default;
 };
 

@@ -64,7 +64,7 @@ FeatureMatrix OpVocabulary::encode(const std::vector<OpFeatures>& rows) const {
                         "kernel_w", "stride", "log_groups", "log_flops", "log_intensity", "log_bytes",
                         "flops_per_byte", "weight_sparsity", "input_sparsity", "output_sparsity",
                         "log_dense_flops", "log_gemm_m", "log_gemm_n", "log_gemm_k", "log_gemm_min",
-                        "log_input_elements"})
+                        "log_input_elements", "log_input_reuse_bytes", "log_model_bytes"})
     m.names.push_back(n);
   for (const auto& r : rows) {
     for (const auto& o : opTypes) m.values.push_back(r.opType == o ? 1.f : 0.f);
@@ -83,7 +83,8 @@ FeatureMatrix OpVocabulary::encode(const std::vector<OpFeatures>& rows) const {
                      log1pSafe(static_cast<double>(r.groups)), log1pSafe(r.flops), log1pSafe(r.intensity),
                      log1pSafe(r.bytes), flopsPerByte, r.weightSparsity, r.inputSparsity, r.outputSparsity,
                      log1pSafe(denseFlops), log1pSafe(g.m), log1pSafe(g.n), log1pSafe(g.k),
-                     log1pSafe(std::min({g.m, g.n, g.k})), log1pSafe(inputElements)})
+                     log1pSafe(std::min({g.m, g.n, g.k})), log1pSafe(inputElements), log1pSafe(r.inputReuseBytes),
+                     log1pSafe(r.modelBytes)})
       m.values.push_back(static_cast<float>(x));
   }
   return m;

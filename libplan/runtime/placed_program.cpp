@@ -294,6 +294,18 @@ void PlacedProgram::runProcessor(int p) {
   }
 }
 
+int PlacedProgram::soleProcessor() const {
+  if (placement_.empty()) return -1;
+  const int p = placement_.front();
+  return std::all_of(placement_.begin(), placement_.end(), [p](int q) { return q == p; }) ? p : -1;
+}
+
+Expected<TensorMap> PlacedProgram::runSole(const TensorMap& inputs) {
+  const int p = soleProcessor();
+  assert(p >= 0);
+  return sessions_[static_cast<size_t>(p)]->run(inputs);
+}
+
 Expected<TensorMap> PlacedProgram::finish() {
   const Session::Impl& ref = *sessions_.front()->impl_;
   TensorMap result;

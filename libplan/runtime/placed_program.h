@@ -80,6 +80,12 @@ class PlacedProgram {
   void runProcessor(int p);
   // The outputs (owned tensors), or the first step's error.
   Expected<TensorMap> finish();
+  // The processor every step is placed on, or -1 (steps on several).
+  int soleProcessor() const;
+  // With every step on one processor: the model run by that processor's session
+  // alone, on the calling thread (nothing to hand over, so no step waits or
+  // publishes; the same run as the processor's single-processor baseline).
+  Expected<TensorMap> runSole(const TensorMap& inputs);
   // Per step (in step order) when the last run was profiled.
   const std::vector<PlacedStepTiming>& lastProfile() const { return timings_; }
 

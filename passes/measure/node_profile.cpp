@@ -106,6 +106,35 @@ estimate::OpFeatures staticOpFeatures(const graph::GraphView& view, int index) {
   return f;
 }
 
+namespace {
+
+// The cache context of every row (rows in execution order; `anchor` the ONNX
+// node each stands for, -1 if none): bytes moved between an activation's write
+// and each read, and per run.
+void setCacheContext(const graph::GraphView& view, const std::vector<int>& anchor,
+                     const std::map<int, std::vector<std::string>>& written, std::vector<artifacts::NodeProfileRow>& rows) {
+  std::vector<double> before(rows.size() + 1, 0.0);  // bytes moved by the steps before step s
+  for (size_t s = 0; s < rows.size(); ++s) before[s + 1] = before[s] + rows[s].features.bytes;
+  const double perRun = before.back();
+  std::map<std::string, size_t> producer;
+  for (size_t s = 0; s < rows.size(); ++s)
+    if (anchor[s] >= 0)
+      for (const auto& t : written.at(anchor[s])) producer[t] = s;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    auto& f = rows[s].features;
+    f.modelBytes = perRun;
+    if (anchor[s] < 0) continue;
+    for (const auto& in : view.node(anchor[s]).input()) {
+      if (in.empty() || view.isConstantTensor(in)) continue;
+      const auto p = producer.find(in);
+      const double between = p != producer.end() && p->second < s ? before[s] - before[p->second + 1] : perRun;
+      f.inputReuseBytes = std::max(f.inputReuseBytes, between);
+    }
+  }
+}
+
+}  // namespace
+
 Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelProto& model, const std::string& modelName,
                                                               const HostConfig& config, const runtime::TensorMap& inputs,
                                                               const MeasureParams& params) {
@@ -142,10 +171,12 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelP
   ZP_TRY(session->run(inputs, sparsity));
 
   std::vector<artifacts::NodeProfileRow> rows;
+  std::vector<int> anchor;
   for (size_t s = 0; s < session->nodes().size(); ++s) {
     const auto& info = session->nodes()[s];
     artifacts::NodeProfileRow r{modelName, config.policy, config.threads, info.name, {}, 0, 0, 0};
     auto it = byName.find(info.name);
+    anchor.push_back(it != byName.end() ? it->second : -1);
     if (it != byName.end()) {
       r.features = staticOpFeatures(view, it->second);
       const auto& n = view.node(it->second);
@@ -168,6 +199,7 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelP
     r.msEven = even.empty() ? r.ms : median(even);
     rows.push_back(std::move(r));
   }
+  setCacheContext(view, anchor, written, rows);
   return rows;
 }
 

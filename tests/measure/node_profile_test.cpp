@@ -22,7 +22,7 @@ std::string model() {
     })";
 }
 
-TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
+TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesSparsityAndCacheContext) {
   auto m = graph::parseModelText(model());
   ASSERT_TRUE(m.ok()) << m.error().message;
   for (const char* policy : {"default", "im2col"}) {
@@ -68,6 +68,17 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesAndSparsity) {
         EXPECT_EQ(r.features.activation, "");
       }
     EXPECT_TRUE(sawDepthwise);
+    // Cache context: every row knows the bytes of one run; the first conv reads the
+    // graph input (a whole run between its write and the read), and with three
+    // executed nodes the Add reads the Relu's output past the depthwise conv alone.
+    double perRun = 0;
+    for (const auto& r : *rows) perRun += r.features.bytes;
+    for (const auto& r : *rows) EXPECT_DOUBLE_EQ(r.features.modelBytes, perRun);
+    EXPECT_DOUBLE_EQ(c1.features.inputReuseBytes, perRun);
+    if (rows->size() == 3) {
+      EXPECT_EQ(rows->at(2).features.opType, "Add");
+      EXPECT_DOUBLE_EQ(rows->at(2).features.inputReuseBytes, rows->at(1).features.bytes);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <latch>
 #include <numeric>
+#include <optional>
 
 #include "libplan/util/stats.h"
 #include "libplan/util/trace.h"
@@ -56,6 +57,20 @@ Expected<std::unique_ptr<PlacedExecutor>> PlacedExecutor::start(std::unique_ptr<
 PlacedExecutor::~PlacedExecutor() { workers_.clear(); }  // joins the workers before the program goes
 
 Expected<TensorMap> PlacedExecutor::run(const TensorMap& inputs, bool profile, double* wallMs) {
+  // One processor (a placement that found no mix worth its hand-offs): the plain
+  // session on its worker; a profiled run keeps the per-step path for its timings.
+  if (const int sole = program_->soleProcessor(); sole >= 0 && !profile) {
+    std::optional<Expected<TensorMap>> out;
+    std::latch done(1);
+    const auto t0 = Clock::now();
+    workers_[static_cast<size_t>(sole)]->post([&] {
+      out.emplace(program_->runSole(inputs));
+      done.count_down();
+    });
+    done.wait();
+    if (wallMs) *wallMs = msSince(t0);
+    return std::move(*out);
+  }
   ZP_TRY(program_->start(inputs, profile));
   const auto active = std::count_if(workers_.begin(), workers_.end(), [](const auto& w) { return w != nullptr; });
   std::latch done(active);

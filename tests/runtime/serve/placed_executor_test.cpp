@@ -120,6 +120,28 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   EXPECT_EQ(alone->runs, 3);
 }
 
+TEST(PlacedExecutor, OneProcessorRunsAsItsPlainSessionAndStillProfilesPerStep) {
+  const std::string text = twoBranchText();
+  const auto procs = hostProcessors();
+  auto single = load(text, procs[1]);
+  const auto inputs = randomInputs(*single, 4);
+  auto ref = single->run(inputs);
+  ASSERT_TRUE(ref.ok());
+  auto exec = startPlaced(text, procs, std::vector<int>(9, 1));
+  ASSERT_TRUE(exec.ok()) << exec.error().message;
+  EXPECT_EQ((*exec)->program().soleProcessor(), 1);
+  for (bool profile : {false, true, false}) {
+    auto out = (*exec)->run(inputs, profile);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    // The same session kind as the reference (npu's): the same numbers, bit for bit.
+    EXPECT_EQ(out->at("y").toF32(), ref->at("y").toF32());
+  }
+  EXPECT_EQ((*exec)->program().lastProfile().size(), 9u);  // the profiled run went step by step
+  auto mixed = startPlaced(text, procs, {0, 0, 0, 0, 1, 1, 1, 1, 0});
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ((*mixed)->program().soleProcessor(), -1);
+}
+
 TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
   const auto cores = availableCores();
   if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
