@@ -204,6 +204,29 @@ json withinByOpType(const std::vector<estimate::OpSample>& samples, const std::v
   return out;
 }
 
+// Pairs of nodes of different families with the same operator (every feature but
+// the activation sparsities and the cache context equal): the share whose
+// measured times agree within 10%, and the pairs. What the features leave to the
+// model's context (no predictor from these features can tell such nodes apart).
+std::pair<double, size_t> crossFamilyAgreement(const std::vector<estimate::OpSample>& samples) {
+  auto key = [](const estimate::OpFeatures& f) {
+    return std::make_tuple(f.opType, f.kernel, f.activation, f.batch, f.inChannels, f.inH, f.inW, f.outChannels,
+                           f.kernelH, f.kernelW, f.stride, f.groups, f.flops, f.bytes, f.weightSparsity);
+  };
+  std::map<decltype(key(samples[0].features)), std::vector<size_t>> groups;
+  for (size_t i = 0; i < samples.size(); ++i) groups[key(samples[i].features)].push_back(i);
+  size_t pairs = 0, agree = 0;
+  for (const auto& [k, idx] : groups)
+    for (size_t a = 0; a < idx.size(); ++a)
+      for (size_t b = a + 1; b < idx.size(); ++b) {
+        const auto &x = samples[idx[a]], &y = samples[idx[b]];
+        if (family(x.model) == family(y.model)) continue;
+        ++pairs;
+        agree += std::abs(x.ms - y.ms) <= 0.1 * std::min(x.ms, y.ms);
+      }
+  return {pairs ? double(agree) / double(pairs) : 0.0, pairs};
+}
+
 struct PredictorShares {
   double lomo = 0, family = 0, lomoModelsOnly = 0;  // pooled shares of nodes within 10%
 };
@@ -217,9 +240,9 @@ json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const s
   std::string csv = "processor,model,node,op_type,kernel,measured_ms,predicted_ms\n";
   double within = 0, withinFamily = 0, withinModelsOnly = 0;
   size_t nodes = 0;
-  fmt::print("\n| processor | models | nodes | sweep nodes | self-agreement | LOMO nodes within 10% | LOMO time within 10% "
-             "| leave-family-out nodes within 10% | LOMO models within 10% | LOMO without the sweep | train s |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("\n| processor | models | nodes | sweep nodes | self-agreement | same operator across families | LOMO nodes "
+             "within 10% | LOMO time within 10% | leave-family-out nodes within 10% | LOMO models within 10% | LOMO without "
+             "the sweep | train s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& c : procs) {
     std::vector<estimate::OpSample> samples, sweep;
     std::vector<const artifacts::NodeProfileRow*> sampleRows;
@@ -235,6 +258,7 @@ json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const s
     for (auto& s : families) s.model = family(s.model);
     const auto fam = must(estimate::leaveOneModelOut(families, o.xgb, 0.1, sweep));
     const double self = of::selfAgreement(rows, c.host, 0.1);
+    const auto [crossAgree, crossPairs] = samples.empty() ? std::pair<double, size_t>{0, 0} : crossFamilyAgreement(samples);
     for (size_t i = 0; i < samples.size(); ++i)
       csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g}\n", c.proc.name, samples[i].model, sampleRows[i]->node,
                          samples[i].features.opType, samples[i].features.kernel, samples[i].ms, rep.predictedMs[i]);
@@ -243,8 +267,9 @@ json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const s
     withinFamily += fam.nodeWithinShare * n;
     withinModelsOnly += modelsOnly.nodeWithinShare * n;
     nodes += rep.nodes;
-    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n", c.proc.name,
-               rep.models.size(), rep.nodes, sweep.size(), self, rep.nodeWithinShare, rep.timeWithinShare,
+    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} ({} pairs) | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n",
+               c.proc.name, rep.models.size(), rep.nodes, sweep.size(), self, crossAgree, crossPairs, rep.nodeWithinShare,
+               rep.timeWithinShare,
                fam.nodeWithinShare, rep.modelWithinShare, modelsOnly.nodeWithinShare, rep.trainSeconds);
     json models = json::array();
     for (const auto& m : rep.models)
@@ -255,6 +280,8 @@ json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const s
                    {"time_within_10pct", rep.timeWithinShare}, {"within_10pct_leave_family_out", fam.nodeWithinShare},
                    {"within_10pct_without_sweep", modelsOnly.nodeWithinShare},
                    {"models_within_10pct", rep.modelWithinShare}, {"self_agreement", self},
+                   {"same_operator_across_families_within_10pct", crossAgree},
+                   {"same_operator_across_families_pairs", crossPairs},
                    {"train_seconds_mean", rep.trainSeconds}, {"model_bytes", rep.modelBytes},
                    {"by_op", withinByOpType(samples, rep.predictedMs)}, {"models", models}});
   }
@@ -418,8 +445,12 @@ ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::
   ref.reset();
   addSchedules(r, model, procs, r.placement, "", true, inputs, reference);
   addSchedules(r, model, two, r.placement2, "-2p", false, inputs, reference);
+  // Each round starts one schedule later: a schedule's place in the round (after
+  // which schedule, how far into a slow spell) changes from round to round.
+  const size_t n = r.schedules.size();
   for (int round = 0; round < o.rounds; ++round)
-    for (auto& s : r.schedules) {
+    for (size_t k = 0; k < n; ++k) {
+      auto& s = r.schedules[(static_cast<size_t>(round) + k) % n];
       auto stats = must(s.measure(round == 0 ? o.warmup : 1, o.repeat));
       s.roundMedians.push_back(stats.medianMs);
     }
