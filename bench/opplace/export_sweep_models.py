@@ -51,6 +51,16 @@ def sparsify(module, rng):
             w.mul_((torch.rand_like(w) >= amount).float())
 
 
+def batch_norm(channels):
+    """A BatchNorm with non-trivial statistics (torch's draws from the seeded global generator)."""
+    import torch
+    bn = torch.nn.BatchNorm2d(channels)
+    with torch.no_grad():
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    return bn
+
+
 def conv_branch(rng, kind):
     import torch.nn as nn
     while True:
@@ -74,11 +84,7 @@ def conv_branch(rng, kind):
         conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False)
         if kind != 'depthwise':
             sparsify(conv, rng)
-        bn = nn.BatchNorm2d(cout)
-        with __import__('torch').no_grad():
-            bn.running_mean.uniform_(-0.5, 0.5)
-            bn.running_var.uniform_(0.5, 2.0)
-        return (cin, hw), on_relu(nn.Sequential(conv, bn, act(rng.choice(ACTS))))
+        return (cin, hw), on_relu(nn.Sequential(conv, batch_norm(cout), act(rng.choice(ACTS))))
 
 
 class Lambda:
@@ -144,10 +150,7 @@ def branch(rng):
         parts = rng.choice([2, 3, 4])
         return (c, hw), Lambda(lambda x, r: torch.cat([r] + [x] * (parts - 1), 1))
     if kind == 'bn':
-        bn = nn.BatchNorm2d(2 * c)
-        with torch.no_grad():
-            bn.running_mean.uniform_(-0.5, 0.5)
-            bn.running_var.uniform_(0.5, 2.0)
+        bn = batch_norm(2 * c)
         return (c, hw), Lambda(lambda x, r, bn: bn(torch.cat([r, x], 1)), bn)
     if kind == 'layernorm':
         ln = nn.LayerNorm(c, eps=1e-6)
