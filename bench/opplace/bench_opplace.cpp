@@ -231,61 +231,106 @@ struct PredictorShares {
   double lomo = 0, family = 0, lomoModelsOnly = 0;  // pooled shares of nodes within 10%
 };
 
-// Leave-one-model-out per processor over every profiled model, and the stricter
-// leave-one-family-out; the operator sweep's models (`sweepModels`) are always
-// trained on and never left out or scored. Also the score without the sweep.
+// One processor's profiled nodes: the bench models' (validated) and the operator
+// sweep's (always trained on, never scored).
+struct ProcessorSamples {
+  std::vector<estimate::OpSample> scored, sweep;
+  std::vector<std::string> scoredNodes;  // the node of each scored sample
+};
+
+ProcessorSamples processorSamples(const std::vector<artifacts::NodeProfileRow>& rows, const measure::HostConfig& host,
+                                  const std::set<std::string>& sweepModels) {
+  ProcessorSamples out;
+  for (const auto& r : rows) {
+    if (!of::profiledUnder(r, host)) continue;
+    estimate::OpSample sample{r.model, r.features, r.ms};
+    if (sweepModels.count(r.model)) {
+      out.sweep.push_back(std::move(sample));
+    } else {
+      out.scored.push_back(std::move(sample));
+      out.scoredNodes.push_back(r.node);
+    }
+  }
+  return out;
+}
+
+// The predictor validated on one processor: leaving one model out (the score),
+// the same without the sweep, leaving one architecture family out; and the
+// bounds any per-node predictor meets (self-agreement, the same operator
+// across families).
+struct ProcessorValidation {
+  estimate::LomoReport lomo, modelsOnly, family;
+  double selfAgreement = 0;
+  std::pair<double, size_t> crossFamily;  // share agreeing within 10%, pairs
+};
+
+ProcessorValidation validate(const ProcessorSamples& ps, double selfAgreement, const Options& o) {
+  ProcessorValidation v;
+  v.lomo = must(estimate::leaveOneModelOut(ps.scored, o.xgb, 0.1, ps.sweep));
+  v.modelsOnly = ps.sweep.empty() ? v.lomo : must(estimate::leaveOneModelOut(ps.scored, o.xgb, 0.1));
+  auto families = ps.scored;
+  for (auto& sample : families) sample.model = family(sample.model);
+  v.family = must(estimate::leaveOneModelOut(families, o.xgb, 0.1, ps.sweep));
+  v.selfAgreement = selfAgreement;
+  v.crossFamily = ps.scored.empty() ? std::pair<double, size_t>{0, 0} : crossFamilyAgreement(ps.scored);
+  return v;
+}
+
+void printPredictorRow(const std::string& processor, const ProcessorSamples& ps, const ProcessorValidation& v) {
+  const auto& r = v.lomo;
+  fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} ({} pairs) | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n",
+             processor, r.models.size(), r.nodes, ps.sweep.size(), v.selfAgreement, v.crossFamily.first,
+             v.crossFamily.second, r.nodeWithinShare, r.timeWithinShare, v.family.nodeWithinShare, r.modelWithinShare,
+             v.modelsOnly.nodeWithinShare, r.trainSeconds);
+}
+
+json predictorJson(const Config& c, const ProcessorSamples& ps, const ProcessorValidation& v) {
+  const auto& r = v.lomo;
+  json models = json::array();
+  for (const auto& m : r.models)
+    models.push_back({{"model", m.model}, {"nodes", m.nodes}, {"within_10pct", m.withinShare},
+                      {"measured_ms", m.measuredMs}, {"predicted_ms", m.predictedMs}});
+  return {{"processor", c.proc.name}, {"config", c.host.label()}, {"nodes", r.nodes},
+          {"sweep_nodes", ps.sweep.size()}, {"within_10pct", r.nodeWithinShare},
+          {"time_within_10pct", r.timeWithinShare}, {"within_10pct_leave_family_out", v.family.nodeWithinShare},
+          {"within_10pct_without_sweep", v.modelsOnly.nodeWithinShare}, {"models_within_10pct", r.modelWithinShare},
+          {"self_agreement", v.selfAgreement}, {"same_operator_across_families_within_10pct", v.crossFamily.first},
+          {"same_operator_across_families_pairs", v.crossFamily.second}, {"train_seconds_mean", r.trainSeconds},
+          {"model_bytes", r.modelBytes}, {"by_op", withinByOpType(ps.scored, r.predictedMs)}, {"models", models}};
+}
+
+// predictions.csv's rows of one processor: every scored node, measured beside predicted.
+std::string predictionRows(const std::string& processor, const ProcessorSamples& ps, const std::vector<double>& predicted) {
+  std::string csv;
+  for (size_t i = 0; i < ps.scored.size(); ++i)
+    csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g}\n", processor, ps.scored[i].model, ps.scoredNodes[i],
+                       ps.scored[i].features.opType, ps.scored[i].features.kernel, ps.scored[i].ms, predicted[i]);
+  return csv;
+}
+
+// The predictor validated per processor (a table row, a JSON entry and
+// predictions.csv's rows each) and the shares pooled over the processors.
 json predictorReport(const std::vector<artifacts::NodeProfileRow>& rows, const std::set<std::string>& sweepModels,
                      const std::vector<Config>& procs, const Options& o, PredictorShares* shares) {
   json per = json::array();
   std::string csv = "processor,model,node,op_type,kernel,measured_ms,predicted_ms\n";
-  double within = 0, withinFamily = 0, withinModelsOnly = 0;
-  size_t nodes = 0;
+  double within = 0, withinFamily = 0, withinModelsOnly = 0, nodes = 0;
   fmt::print("\n| processor | models | nodes | sweep nodes | self-agreement | same operator across families | LOMO nodes "
              "within 10% | LOMO time within 10% | leave-family-out nodes within 10% | LOMO models within 10% | LOMO without "
              "the sweep | train s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& c : procs) {
-    std::vector<estimate::OpSample> samples, sweep;
-    std::vector<const artifacts::NodeProfileRow*> sampleRows;
-    for (const auto& r : rows)
-      if (r.policy == c.host.policy && r.threads == c.host.threads) {
-        const bool isSweep = sweepModels.count(r.model) > 0;
-        (isSweep ? sweep : samples).push_back(estimate::OpSample{r.model, r.features, r.ms});
-        if (!isSweep) sampleRows.push_back(&r);
-      }
-    const auto rep = must(estimate::leaveOneModelOut(samples, o.xgb, 0.1, sweep));
-    const auto modelsOnly = sweep.empty() ? rep : must(estimate::leaveOneModelOut(samples, o.xgb, 0.1));
-    auto families = samples;
-    for (auto& s : families) s.model = family(s.model);
-    const auto fam = must(estimate::leaveOneModelOut(families, o.xgb, 0.1, sweep));
-    const double self = of::selfAgreement(rows, c.host, 0.1);
-    const auto [crossAgree, crossPairs] = samples.empty() ? std::pair<double, size_t>{0, 0} : crossFamilyAgreement(samples);
-    for (size_t i = 0; i < samples.size(); ++i)
-      csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g}\n", c.proc.name, samples[i].model, sampleRows[i]->node,
-                         samples[i].features.opType, samples[i].features.kernel, samples[i].ms, rep.predictedMs[i]);
-    const auto n = static_cast<double>(rep.nodes);
-    within += rep.nodeWithinShare * n;
-    withinFamily += fam.nodeWithinShare * n;
-    withinModelsOnly += modelsOnly.nodeWithinShare * n;
-    nodes += rep.nodes;
-    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} ({} pairs) | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n",
-               c.proc.name, rep.models.size(), rep.nodes, sweep.size(), self, crossAgree, crossPairs, rep.nodeWithinShare,
-               rep.timeWithinShare,
-               fam.nodeWithinShare, rep.modelWithinShare, modelsOnly.nodeWithinShare, rep.trainSeconds);
-    json models = json::array();
-    for (const auto& m : rep.models)
-      models.push_back({{"model", m.model}, {"nodes", m.nodes}, {"within_10pct", m.withinShare},
-                        {"measured_ms", m.measuredMs}, {"predicted_ms", m.predictedMs}});
-    per.push_back({{"processor", c.proc.name}, {"config", c.host.label()}, {"nodes", rep.nodes},
-                   {"sweep_nodes", sweep.size()}, {"within_10pct", rep.nodeWithinShare},
-                   {"time_within_10pct", rep.timeWithinShare}, {"within_10pct_leave_family_out", fam.nodeWithinShare},
-                   {"within_10pct_without_sweep", modelsOnly.nodeWithinShare},
-                   {"models_within_10pct", rep.modelWithinShare}, {"self_agreement", self},
-                   {"same_operator_across_families_within_10pct", crossAgree},
-                   {"same_operator_across_families_pairs", crossPairs},
-                   {"train_seconds_mean", rep.trainSeconds}, {"model_bytes", rep.modelBytes},
-                   {"by_op", withinByOpType(samples, rep.predictedMs)}, {"models", models}});
+    const auto ps = processorSamples(rows, c.host, sweepModels);
+    const auto v = validate(ps, of::selfAgreement(rows, c.host, 0.1), o);
+    printPredictorRow(c.proc.name, ps, v);
+    per.push_back(predictorJson(c, ps, v));
+    csv += predictionRows(c.proc.name, ps, v.lomo.predictedMs);
+    const auto n = static_cast<double>(v.lomo.nodes);
+    within += v.lomo.nodeWithinShare * n;
+    withinFamily += v.family.nodeWithinShare * n;
+    withinModelsOnly += v.modelsOnly.nodeWithinShare * n;
+    nodes += n;
   }
-  const double all = nodes ? static_cast<double>(nodes) : 1.0;
+  const double all = nodes > 0 ? nodes : 1.0;
   *shares = {within / all, withinFamily / all, withinModelsOnly / all};
   must(writeFileAtomic(fs::path(o.out) / "predictions.csv", csv));
   return per;

@@ -46,11 +46,15 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileModels(const std::vector
   return rows;
 }
 
+bool profiledUnder(const artifacts::NodeProfileRow& row, const measure::HostConfig& config) {
+  return row.policy == config.policy && row.threads == config.threads;
+}
+
 std::vector<estimate::OpSample> samplesOf(const std::vector<artifacts::NodeProfileRow>& rows,
                                           const measure::HostConfig& config) {
   std::vector<estimate::OpSample> out;
   for (const auto& r : rows)
-    if (r.policy == config.policy && r.threads == config.threads) out.push_back(estimate::OpSample{r.model, r.features, r.ms});
+    if (profiledUnder(r, config)) out.push_back(estimate::OpSample{r.model, r.features, r.ms});
   return out;
 }
 
@@ -58,7 +62,7 @@ double selfAgreement(const std::vector<artifacts::NodeProfileRow>& rows, const m
                      double tolerance) {
   size_t n = 0, agree = 0;
   for (const auto& r : rows)
-    if (r.policy == config.policy && r.threads == config.threads) {
+    if (profiledUnder(r, config)) {
       ++n;
       agree += std::abs(r.msOdd - r.msEven) <= tolerance * r.msEven;
     }

@@ -33,6 +33,9 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileModels(const std::vector
                                                                const std::vector<measure::HostConfig>& configs,
                                                                const ProfileParams& params);
 
+// Whether `row` was profiled under `config` (one processor's rows of a shared file).
+bool profiledUnder(const artifacts::NodeProfileRow& row, const measure::HostConfig& config);
+
 // The rows of one processor as predictor samples.
 std::vector<estimate::OpSample> samplesOf(const std::vector<artifacts::NodeProfileRow>& rows,
                                           const measure::HostConfig& config);

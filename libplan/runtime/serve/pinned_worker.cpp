@@ -1,6 +1,7 @@
 #include "libplan/runtime/serve/pinned_worker.h"
 
 #include <future>
+#include <latch>
 
 namespace zp::runtime::serve {
 
@@ -39,6 +40,15 @@ void PinnedWorker::post(std::function<void()> job) {
     queue_.push_back(std::move(job));
   }
   wake_.notify_one();
+}
+
+void PinnedWorker::runAndWait(const std::function<void()>& job) {
+  std::latch done(1);
+  post([&] {
+    job();
+    done.count_down();
+  });
+  done.wait();
 }
 
 void PinnedWorker::loop() {

@@ -22,6 +22,8 @@ class PinnedWorker {
   PinnedWorker& operator=(const PinnedWorker&) = delete;
 
   void post(std::function<void()> job);
+  // Posts `job` and blocks until the worker has run it (and what was queued before).
+  void runAndWait(const std::function<void()>& job);
   const ProcessorConfig& processor() const { return processor_; }
 
  private:

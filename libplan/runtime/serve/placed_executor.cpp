@@ -61,13 +61,8 @@ Expected<TensorMap> PlacedExecutor::run(const TensorMap& inputs, bool profile, d
   // session on its worker; a profiled run keeps the per-step path for its timings.
   if (const int sole = program_->soleProcessor(); sole >= 0 && !profile) {
     std::optional<Expected<TensorMap>> out;
-    std::latch done(1);
     const auto t0 = Clock::now();
-    workers_[static_cast<size_t>(sole)]->post([&] {
-      out.emplace(program_->runSole(inputs));
-      done.count_down();
-    });
-    done.wait();
+    workers_[static_cast<size_t>(sole)]->runAndWait([&] { out.emplace(program_->runSole(inputs)); });
     if (wallMs) *wallMs = msSince(t0);
     return std::move(*out);
   }
@@ -104,14 +99,10 @@ Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& 
   std::vector<double> t;
   Status failure;
   for (int i = 0; i < warmup + repeat && failure.ok(); ++i) {
-    std::latch done(1);
     const auto t0 = Clock::now();
-    worker->post([&] {
-      auto r = session.run(inputs);
-      if (!r.ok()) failure = r.error();
-      done.count_down();
+    worker->runAndWait([&] {
+      if (auto r = session.run(inputs); !r.ok()) failure = r.error();
     });
-    done.wait();
     if (i >= warmup) t.push_back(msSince(t0));
   }
   if (!failure.ok()) return failure.error();
@@ -125,19 +116,15 @@ Expected<std::vector<WarmStats>> measureInTurnsOnProcessor(const std::vector<Ses
   ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(processor));
   std::vector<std::vector<double>> t(sessions.size());
   Status failure;
-  for (int i = 0; i < warmup + repeat && failure.ok(); ++i) {
-    std::latch done(1);
-    worker->post([&] {
+  for (int i = 0; i < warmup + repeat && failure.ok(); ++i)
+    worker->runAndWait([&] {
       for (size_t s = 0; s < sessions.size() && failure.ok(); ++s) {
         const auto t0 = Clock::now();
         auto r = sessions[s]->run(inputs[s]);
         if (!r.ok()) failure = r.error();
         if (i >= warmup) t[s].push_back(msSince(t0));
       }
-      done.count_down();
     });
-    done.wait();
-  }
   if (!failure.ok()) return failure.error();
   std::vector<WarmStats> out;
   for (const auto& ms : t) out.push_back(warmStatsOf(ms));

@@ -4,6 +4,7 @@
 // one track per processor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -50,6 +51,34 @@ std::vector<ProcessorConfig> hostProcessors() {
           ProcessorConfig{"npu", {second}, "default", GemmLibrary::Blis, 1}};
 }
 
+// The model as one plain session on a processor: what a placed run is checked against.
+struct Reference {
+  std::unique_ptr<Session> session;
+  TensorMap inputs, outputs;
+};
+
+Reference reference(const std::string& text, const ProcessorConfig& p, uint64_t seed) {
+  Reference r{load(text, p), {}, {}};
+  r.inputs = randomInputs(*r.session, seed);
+  auto out = r.session->run(r.inputs);
+  EXPECT_TRUE(out.ok()) << out.error().message;
+  if (out.ok()) r.outputs = std::move(*out);
+  return r;
+}
+
+// The largest difference of output y from the reference's, relative to the
+// reference's largest magnitude (at least 1).
+double relativeDiff(const TensorMap& got, const TensorMap& want) {
+  const auto y = got.at("y").toF32(), r = want.at("y").toF32();
+  EXPECT_EQ(y.size(), r.size());
+  double scale = 1, diff = 0;
+  for (size_t i = 0; i < std::min(y.size(), r.size()); ++i) {
+    scale = std::max(scale, double(std::abs(r[i])));
+    diff = std::max(diff, double(std::abs(y[i] - r[i])));
+  }
+  return diff / scale;
+}
+
 Expected<std::unique_ptr<PlacedExecutor>> startPlaced(const std::string& text, std::vector<ProcessorConfig> procs,
                                                       std::vector<int> placement) {
   std::vector<std::unique_ptr<Session>> sessions;
@@ -61,10 +90,8 @@ Expected<std::unique_ptr<PlacedExecutor>> startPlaced(const std::string& text, s
 TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   const std::string text = twoBranchText();
   const auto procs = hostProcessors();
-  auto single = load(text, procs[0]);
-  const auto inputs = randomInputs(*single, 1);
-  auto ref = single->run(inputs);
-  ASSERT_TRUE(ref.ok());
+  const Reference ref = reference(text, procs[0], 1);
+  const TensorMap& inputs = ref.inputs;
   const std::vector<int> placement = {0, 0, 0, 0, 1, 1, 1, 1, 0};
   auto exec = startPlaced(text, procs, placement);
   ASSERT_TRUE(exec.ok()) << exec.error().message;
@@ -73,14 +100,7 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   auto out = (*exec)->run(inputs, true, &wallMs);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_GT(wallMs, 0);
-  const auto y = out->at("y").toF32(), r = ref->at("y").toF32();
-  ASSERT_EQ(y.size(), r.size());
-  double scale = 1, diff = 0;
-  for (size_t i = 0; i < r.size(); ++i) {
-    scale = std::max(scale, double(std::abs(r[i])));
-    diff = std::max(diff, double(std::abs(y[i] - r[i])));
-  }
-  EXPECT_LE(diff, 1e-5 * scale);
+  EXPECT_LE(relativeDiff(*out, ref.outputs), 1e-5);
 
   const auto& t = (*exec)->program().lastProfile();
   ASSERT_EQ(t.size(), 9u);
@@ -115,7 +135,7 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   ASSERT_TRUE(stats.ok()) << stats.error().message;
   EXPECT_EQ(stats->runs, 5);
   EXPECT_GT(stats->medianMs, 0);
-  auto alone = measureOnProcessor(*single, procs[0], inputs, 1, 3);
+  auto alone = measureOnProcessor(*ref.session, procs[0], inputs, 1, 3);
   ASSERT_TRUE(alone.ok()) << alone.error().message;
   EXPECT_EQ(alone->runs, 3);
 }
@@ -123,10 +143,8 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
 TEST(PlacedExecutor, OneProcessorRunsAsItsPlainSessionAndStillProfilesPerStep) {
   const std::string text = twoBranchText();
   const auto procs = hostProcessors();
-  auto single = load(text, procs[1]);
-  const auto inputs = randomInputs(*single, 4);
-  auto ref = single->run(inputs);
-  ASSERT_TRUE(ref.ok());
+  const Reference ref = reference(text, procs[1], 4);
+  const TensorMap& inputs = ref.inputs;
   auto exec = startPlaced(text, procs, std::vector<int>(9, 1));
   ASSERT_TRUE(exec.ok()) << exec.error().message;
   EXPECT_EQ((*exec)->program().soleProcessor(), 1);
@@ -134,7 +152,7 @@ TEST(PlacedExecutor, OneProcessorRunsAsItsPlainSessionAndStillProfilesPerStep) {
     auto out = (*exec)->run(inputs, profile);
     ASSERT_TRUE(out.ok()) << out.error().message;
     // The same session kind as the reference (npu's): the same numbers, bit for bit.
-    EXPECT_EQ(out->at("y").toF32(), ref->at("y").toF32());
+    EXPECT_EQ(out->at("y").toF32(), ref.outputs.at("y").toF32());
   }
   EXPECT_EQ((*exec)->program().lastProfile().size(), 9u);  // the profiled run went step by step
   auto mixed = startPlaced(text, procs, {0, 0, 0, 0, 1, 1, 1, 1, 0});
@@ -148,10 +166,8 @@ TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
   const std::string text = twoBranchText();
   auto procs = hostProcessors();
   procs.push_back(ProcessorConfig{"all", {cores[0], cores[1]}, "default", GemmLibrary::OneDnn, 2});
-  auto single = load(text, procs[0]);
-  const auto inputs = randomInputs(*single, 2);
-  auto ref = single->run(inputs);
-  ASSERT_TRUE(ref.ok());
+  const Reference ref = reference(text, procs[0], 2);
+  const TensorMap& inputs = ref.inputs;
   // Branch A's first half on cpu, its second on all; branch B on npu then all; the Add on all.
   const std::vector<int> placement = {0, 0, 2, 2, 1, 1, 2, 2, 2};
   auto program = [&](std::vector<std::pair<int, int>> exclusive) {
@@ -171,13 +187,7 @@ TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
   for (int run = 0; run < 5; ++run) {
     auto out = (*exec)->run(inputs, true);
     ASSERT_TRUE(out.ok()) << out.error().message;
-    const auto y = out->at("y").toF32(), r = ref->at("y").toF32();
-    double scale = 1, diff = 0;
-    for (size_t i = 0; i < r.size(); ++i) {
-      scale = std::max(scale, double(std::abs(r[i])));
-      diff = std::max(diff, double(std::abs(y[i] - r[i])));
-    }
-    EXPECT_LE(diff, 1e-5 * scale);
+    EXPECT_LE(relativeDiff(*out, ref.outputs), 1e-5);
     // No step on "all" overlaps a step on cpu or npu.
     const auto& t = (*exec)->program().lastProfile();
     for (const auto& a : t)
