@@ -135,6 +135,8 @@ Status PlacedProgram::build() {
     exclusiveOf[static_cast<size_t>(a)].push_back(b);
     exclusiveOf[static_cast<size_t>(b)].push_back(a);
   }
+  spinUs_.clear();
+  for (const auto& others : exclusiveOf) spinUs_.push_back(others.empty() ? params_.spinUs : params_.sharedCoreSpinUs);
   std::vector<std::vector<int>> ordered(n);
   for (const auto& [s, t] : params_.orderAfter) ordered[static_cast<size_t>(s)].push_back(t);
   std::vector<int> lastOn(sessions_.size(), -1);
@@ -228,10 +230,10 @@ double PlacedProgram::sinceStartMs(Clock::time_point t) const {
   return std::chrono::duration<double, std::milli>(t - t0_).count();
 }
 
-bool PlacedProgram::waitDone(int step, bool spinFirst) const {
+bool PlacedProgram::waitDone(int step, double spinUs) const {
   const auto& d = done_[static_cast<size_t>(step)];
   const auto t0 = Clock::now();
-  const auto spin = std::chrono::duration<double, std::micro>(spinFirst ? params_.spinUs : 0.0);
+  const auto spin = std::chrono::duration<double, std::micro>(spinUs);
   for (;;) {
     const uint32_t v = d.load(std::memory_order_acquire);
     if (v == epoch_) return true;
@@ -271,9 +273,9 @@ void PlacedProgram::runProcessor(int p) {
     const StepPlan& sp = plan_[si];
     const auto tWait = profile_ ? Clock::now() : Clock::time_point{};
     for (int t : sp.waitForCores)
-      if (!waitDone(t, false)) return;
+      if (!waitDone(t, 0.0)) return;
     for (int t : sp.waitFor)
-      if (!waitDone(t, true)) return;
+      if (!waitDone(t, spinUs_[static_cast<size_t>(p)])) return;
     if (failed_.load(std::memory_order_relaxed)) return;
     ins.clear();
     for (const auto& in : sp.in)

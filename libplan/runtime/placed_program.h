@@ -9,10 +9,10 @@
 // processor runs its steps in the model's step order; a step waits only for the
 // steps on other processors whose outputs it reads. Tensors are handed over in
 // shared memory: the consumer reads the producer's buffer once the producer has
-// published it (release/acquire), without a copy. A waiting processor spins for
-// a short while (a hand-off is then a cache line's round trip) and then sleeps on
-// the step's futex. Processors that share cores (PlacedProgramParams::exclusive)
-// take turns in step order.
+// published it (release/acquire), without a copy. A waiting processor spins
+// (a hand-off is then a cache line's round trip) and then sleeps on the step's
+// futex. Processors that share cores (PlacedProgramParams::exclusive) take turns
+// in step order.
 //
 // Activations live in one arena. A slot is reused only by a value written by a
 // step ordered after every step touching the slot's previous value in every
@@ -32,7 +32,14 @@
 namespace zp::runtime {
 
 struct PlacedProgramParams {
-  double spinUs = 200;  // how long a waiting processor spins before it sleeps
+  // How long a processor waiting for another's tensor spins before it sleeps.
+  // Waking a sleeping worker costs far more than a spinning one's hand-off (on
+  // a VM, several percent of a placement with tens of hand-offs), and a
+  // processor whose cores no other one of the program uses loses nothing by
+  // spinning; one sharing cores (`exclusive`) spins briefly, as its spin takes a
+  // core the other processor may be running on.
+  double spinUs = 5000;
+  double sharedCoreSpinUs = 200;
   // Processors that share hardware (one on cores {0}, another on cores {0, 1}) and
   // so never run at the same time: a step on one waits for the steps placed
   // before it on the other, without spinning (the core it would spin on is busy).
@@ -86,6 +93,8 @@ class PlacedProgram {
   // alone, on the calling thread (nothing to hand over, so no step waits or
   // publishes; the same run as the processor's single-processor baseline).
   Expected<TensorMap> runSole(const TensorMap& inputs);
+  // How long processor p spins waiting for another's tensor (PlacedProgramParams::spinUs).
+  double spinUs(int p) const { return spinUs_[static_cast<size_t>(p)]; }
   // Per step (in step order) when the last run was profiled.
   const std::vector<PlacedStepTiming>& lastProfile() const { return timings_; }
 
@@ -105,7 +114,7 @@ class PlacedProgram {
   PlacedProgram() = default;
   Status build();
   void planArena(const std::vector<size_t>& bytes);
-  bool waitDone(int step, bool spin) const;
+  bool waitDone(int step, double spinUs) const;
   void fail(Status error);
   double sinceStartMs(std::chrono::steady_clock::time_point t) const;
 
@@ -114,6 +123,7 @@ class PlacedProgram {
   PlacedProgramParams params_;
   std::vector<StepPlan> plan_;
   std::vector<std::vector<int>> order_;  // per processor: its steps in order
+  std::vector<double> spinUs_;           // per processor
   std::vector<StepValues> flow_;         // in shared value ids
   ValueKinds kinds_;
   std::vector<int> lastUse_;             // orderedLastUse: kept for re-planning with the sizes a run saw

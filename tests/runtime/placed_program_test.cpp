@@ -172,6 +172,25 @@ TEST(PlacedProgram, ExclusiveProcessorsTakeTurnsUnderRandomPlacements) {
   EXPECT_FALSE(PlacedProgram::create(std::move(sessions), std::vector<int>(8, 0), params).ok());
 }
 
+TEST(PlacedProgram, AProcessorSharingCoresSpinsBrieflyOneOnItsOwnCoresLonger) {
+  const std::string text = branchyText();
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int p = 0; p < 3; ++p) sessions.push_back(load(text, "default"));
+  PlacedProgramParams params;
+  params.exclusive = {{0, 2}};
+  params.spinUs = 3000;
+  params.sharedCoreSpinUs = 50;
+  auto prog = PlacedProgram::create(std::move(sessions), {0, 1, 2, 0, 1, 2, 0, 1}, params);
+  ASSERT_TRUE(prog.ok()) << prog.error().message;
+  EXPECT_EQ((*prog)->spinUs(0), 50);
+  EXPECT_EQ((*prog)->spinUs(1), 3000);
+  EXPECT_EQ((*prog)->spinUs(2), 50);
+  auto two = placed(text, {"default", "naive"}, {0, 1, 0, 1, 0, 1, 0, 1});
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->spinUs(0), PlacedProgramParams{}.spinUs);
+  EXPECT_GT(PlacedProgramParams{}.spinUs, PlacedProgramParams{}.sharedCoreSpinUs);
+}
+
 TEST(PlacedProgram, AFailingStepStopsEveryProcessorAndTheNextRunWorks) {
   // x has a dynamic size: Reshape to [2,3] fails unless it holds 6 values.
   const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]>\n"
