@@ -66,6 +66,7 @@ struct Options {
   bool remeasure = false;
   bool reusePlacedProfiles = false;
   double minMixGain = opplace::SolveParams{}.minMixGain;
+  double spinUs = runtime::PlacedProgramParams{}.spinUs;  // a placed processor on its own cores
   uint64_t seed = 0;
   estimate::XgbParams xgb = estimate::defaultOpLatencyParams();
 };
@@ -362,7 +363,7 @@ double maxRelDiff(const runtime::TensorMap& got, const runtime::TensorMap& want)
 // A placed executor for `assignment` (problem node order = the sessions' step order).
 std::unique_ptr<runtime::serve::PlacedExecutor> placedExecutor(const onnx::ModelProto& model, const std::string& label,
                                                                const std::vector<Config>& procs,
-                                                               const opplace::Assignment& assignment) {
+                                                               const opplace::Assignment& assignment, double spinUs) {
   std::vector<std::unique_ptr<runtime::Session>> sessions;
   std::vector<ProcessorConfig> pcs;
   for (const auto& c : procs) {
@@ -371,6 +372,7 @@ std::unique_ptr<runtime::serve::PlacedExecutor> placedExecutor(const onnx::Model
   }
   runtime::PlacedProgramParams params;
   params.exclusive = runtime::serve::sharedCorePairs(pcs);
+  params.spinUs = spinUs;
   auto prog = must(runtime::PlacedProgram::create(std::move(sessions), assignment, params));
   return must(runtime::serve::PlacedExecutor::start(std::move(prog), pcs));
 }
@@ -391,7 +393,7 @@ namespace {
 // The schedules of a placement result on `procs`, each with the runner that
 // measures it; "-only" baselines run as one plain session (with `singles`),
 // every other schedule on the placed executor; names get `suffix`.
-void addSchedules(ModelRun& r, const onnx::ModelProto& model, const std::vector<Config>& procs,
+void addSchedules(ModelRun& r, const onnx::ModelProto& model, const std::vector<Config>& procs, double spinUs,
                   const opplace::PlacementResult& result, const std::string& suffix, bool singles,
                   const runtime::TensorMap& inputs, const runtime::TensorMap& reference) {
   auto plain = [&](const Config& c, const std::string& name, double predicted) {
@@ -406,7 +408,7 @@ void addSchedules(ModelRun& r, const onnx::ModelProto& model, const std::vector<
     r.schedules.push_back(std::move(s));
   };
   auto placed = [&](const std::string& name, double predicted, int handoffs, const opplace::Assignment& a) {
-    auto exec = std::shared_ptr<runtime::serve::PlacedExecutor>(placedExecutor(model, r.source.name, procs, a));
+    auto exec = std::shared_ptr<runtime::serve::PlacedExecutor>(placedExecutor(model, r.source.name, procs, a, spinUs));
     Schedule s{name + suffix, predicted, handoffs, {}, {}, 0, 0};
     s.maxAbsDiff = maxRelDiff(must(exec->run(inputs)), reference);
     s.measure = [exec, inputs](int warmup, int repeat) { return exec->measure(inputs, warmup, repeat); };
@@ -488,8 +490,8 @@ ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::
   const auto inputs = runtime::randomInputs(*ref, o.seed);
   const auto reference = must(ref->run(inputs));
   ref.reset();
-  addSchedules(r, model, procs, r.placement, "", true, inputs, reference);
-  addSchedules(r, model, two, r.placement2, "-2p", false, inputs, reference);
+  addSchedules(r, model, procs, o.spinUs, r.placement, "", true, inputs, reference);
+  addSchedules(r, model, two, o.spinUs, r.placement2, "-2p", false, inputs, reference);
   // Each round starts one schedule later: a schedule's place in the round (after
   // which schedule, how far into a slow spell) changes from round to round.
   const size_t n = r.schedules.size();
@@ -506,7 +508,7 @@ ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::
 // The placement's run, profiled: one track per processor.
 void writeTrace(const ModelRun& r, const std::vector<Config>& procs, const Options& o) {
   auto model = must(graph::loadModel(r.source.file));
-  auto exec = placedExecutor(model, r.source.name, procs, r.placement.solution.assignment);
+  auto exec = placedExecutor(model, r.source.name, procs, r.placement.solution.assignment, o.spinUs);
   std::vector<ProcessorConfig> pcs;
   for (const auto& c : procs) pcs.push_back(c.proc);
   auto s = must(runtime::Session::fromModel(model, r.source.name, runtime::serve::sessionOptions(procs[0].proc)));
@@ -637,6 +639,10 @@ int main(int argc, char** argv) {
   app.add_flag("--reuse-placed-profiles", o.reusePlacedProfiles,
                "reuse OUT/node_profile.csv's rows of the placed models too (default: profile them again, "
                "right before each is measured)");
+  app.add_option("--spin-us", o.spinUs,
+                 "how long a placed processor on its own cores spins for another's tensor before it sleeps")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--min-mix-gain", o.minMixGain,
                  "place on several processors only when that beats the best single one by this fraction")
       ->capture_default_str();
@@ -673,7 +679,7 @@ int main(int argc, char** argv) {
                         {"cores", {o.coreA, o.coreB}}}},
               {"params", {{"repeat", o.repeat}, {"rounds", o.rounds}, {"profile_repeat", o.profile.repeat}, {"profile_rounds", o.profileRounds},
                           {"time_limit_s", o.timeLimitS}, {"xgb_rounds", o.xgb.rounds}, {"xgb_depth", o.xgb.maxDepth}, {"seed", o.seed},
-                          {"min_mix_gain", o.minMixGain}}},
+                          {"min_mix_gain", o.minMixGain}, {"spin_us", o.spinUs}}},
               {"handoff", handoffJson},
               {"predictor", {{"within_10pct", shares.lomo}, {"within_10pct_leave_family_out", shares.family},
                              {"within_10pct_without_sweep", shares.lomoModelsOnly},
