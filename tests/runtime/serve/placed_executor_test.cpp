@@ -91,6 +91,7 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   const std::string text = twoBranchText();
   const auto procs = hostProcessors();
   const Reference ref = reference(text, procs[0], 1);
+  ASSERT_EQ(ref.outputs.count("y"), 1u) << "the reference run failed";
   const TensorMap& inputs = ref.inputs;
   const std::vector<int> placement = {0, 0, 0, 0, 1, 1, 1, 1, 0};
   auto exec = startPlaced(text, procs, placement);
@@ -144,6 +145,7 @@ TEST(PlacedExecutor, OneProcessorRunsAsItsPlainSessionAndStillProfilesPerStep) {
   const std::string text = twoBranchText();
   const auto procs = hostProcessors();
   const Reference ref = reference(text, procs[1], 4);
+  ASSERT_EQ(ref.outputs.count("y"), 1u) << "the reference run failed";
   const TensorMap& inputs = ref.inputs;
   auto exec = startPlaced(text, procs, std::vector<int>(9, 1));
   ASSERT_TRUE(exec.ok()) << exec.error().message;
@@ -167,6 +169,7 @@ TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
   auto procs = hostProcessors();
   procs.push_back(ProcessorConfig{"all", {cores[0], cores[1]}, "default", GemmLibrary::OneDnn, 2});
   const Reference ref = reference(text, procs[0], 2);
+  ASSERT_EQ(ref.outputs.count("y"), 1u) << "the reference run failed";
   const TensorMap& inputs = ref.inputs;
   // Branch A's first half on cpu, its second on all; branch B on npu then all; the Add on all.
   const std::vector<int> placement = {0, 0, 2, 2, 1, 1, 2, 2, 2};
