@@ -57,13 +57,14 @@ struct Reference {
   TensorMap inputs, outputs;
 };
 
-Reference reference(const std::string& text, const ProcessorConfig& p, uint64_t seed) {
-  Reference r{load(text, p), {}, {}};
+// Fatal when the reference run fails: call under ASSERT_NO_FATAL_FAILURE.
+void runReference(const std::string& text, const ProcessorConfig& p, uint64_t seed, Reference& r) {
+  r.session = load(text, p);
   r.inputs = randomInputs(*r.session, seed);
   auto out = r.session->run(r.inputs);
-  EXPECT_TRUE(out.ok()) << out.error().message;
-  if (out.ok()) r.outputs = std::move(*out);
-  return r;
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  r.outputs = std::move(*out);
+  ASSERT_EQ(r.outputs.count("y"), 1u) << "the reference run has no output y";
 }
 
 // The largest difference of output y from the reference's, relative to the
@@ -90,8 +91,8 @@ Expected<std::unique_ptr<PlacedExecutor>> startPlaced(const std::string& text, s
 TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
   const std::string text = twoBranchText();
   const auto procs = hostProcessors();
-  const Reference ref = reference(text, procs[0], 1);
-  ASSERT_EQ(ref.outputs.count("y"), 1u) << "the reference run failed";
+  Reference ref;
+  ASSERT_NO_FATAL_FAILURE(runReference(text, procs[0], 1, ref));
   const TensorMap& inputs = ref.inputs;
   const std::vector<int> placement = {0, 0, 0, 0, 1, 1, 1, 1, 0};
   auto exec = startPlaced(text, procs, placement);
@@ -144,8 +145,8 @@ TEST(PlacedExecutor, BranchesOnTwoCoresMatchTheSingleProcessorRunAndOverlap) {
 TEST(PlacedExecutor, OneProcessorRunsAsItsPlainSessionAndStillProfilesPerStep) {
   const std::string text = twoBranchText();
   const auto procs = hostProcessors();
-  const Reference ref = reference(text, procs[1], 4);
-  ASSERT_EQ(ref.outputs.count("y"), 1u) << "the reference run failed";
+  Reference ref;
+  ASSERT_NO_FATAL_FAILURE(runReference(text, procs[1], 4, ref));
   const TensorMap& inputs = ref.inputs;
   auto exec = startPlaced(text, procs, std::vector<int>(9, 1));
   ASSERT_TRUE(exec.ok()) << exec.error().message;
@@ -168,8 +169,8 @@ TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
   const std::string text = twoBranchText();
   auto procs = hostProcessors();
   procs.push_back(ProcessorConfig{"all", {cores[0], cores[1]}, "default", GemmLibrary::OneDnn, 2});
-  const Reference ref = reference(text, procs[0], 2);
-  ASSERT_EQ(ref.outputs.count("y"), 1u) << "the reference run failed";
+  Reference ref;
+  ASSERT_NO_FATAL_FAILURE(runReference(text, procs[0], 2, ref));
   const TensorMap& inputs = ref.inputs;
   // Branch A's first half on cpu, its second on all; branch B on npu then all; the Add on all.
   const std::vector<int> placement = {0, 0, 2, 2, 1, 1, 2, 2, 2};
