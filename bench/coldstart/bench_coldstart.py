@@ -260,17 +260,17 @@ def tables(rows):
     lines += ['', '## Calibration (K+C+P): the plan from the profile alone, measured, and the plan calibrated '
               'against its runs', '',
               '| model | uncalibrated predicted | its measured cold | pred/meas | execute x | transform x | '
-              'GEMM start-up x | read MB/s | calibrated predicted | its measured cold | pred/meas |',
-              '|---|---|---|---|---|---|---|---|---|---|---|']
+              'GEMM start-up x | setup x | read MB/s | calibrated predicted | its measured cold | pred/meas |',
+              '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rows:
         u, c = r.get('uncalibrated'), r.get('calibration')
         if not u or not c or u['cold_ms'] is None:
-            lines.append(f"| {r['model']} | - | - | - | - | - | - | - | {fmt(r['predicted_cold_ms'])} | "
+            lines.append(f"| {r['model']} | - | - | - | - | - | - | - | - | {fmt(r['predicted_cold_ms'])} | "
                          f"{fmt(r['cold_ms'])} | {r['predicted_over_measured']:.2f} |")
             continue
         lines.append(f"| {r['model']} | {fmt(u['predicted_cold_ms'])} | {fmt(u['cold_ms'])} | "
                      f"{u['predicted_cold_ms'] / u['cold_ms']:.2f} | {c['execute_factor']:.2f} | "
-                     f"{c['transform_factor']:.2f} | {c.get('startup_factor', 1.0):.2f} | "
+                     f"{c['transform_factor']:.2f} | {c.get('startup_factor', 1.0):.2f} | {c.get('setup_factor', 1.0):.2f} | "
                      f"{r['plan_storage_mb_per_s']:.0f} | {fmt(r['predicted_cold_ms'])} | "
                      f"{fmt(r['cold_ms'])} | {r['predicted_over_measured']:.2f} |")
     lines += ['', 'Targets: cold <= 1.3x own warm (1 thread, 2 cores for the pipeline); ORT cold >= 5x ours; '

@@ -58,9 +58,9 @@ std::string coldSummary(const plan::ColdPlan& c) {
                               c.model, c.cores, c.storageMBps);
   if (c.calibrationRuns > 0)
     s += fmt::format("calibrated against {} measured cold run(s): first executions x{:.2f}, transforms {:.3f} ms + "
-                     "x{:.2f}, reads {:.3f} ms + {:.0f} MB/s, GEMM start-ups x{:.2f}\n",
+                     "x{:.2f}, reads {:.3f} ms + {:.0f} MB/s, GEMM start-ups x{:.2f}, setup x{:.2f}\n",
                      c.calibrationRuns, c.executeFactor, c.transformOverheadMs, c.transformFactor, c.readLatencyMs,
-                     c.storageMBps, c.startupFactor);
+                     c.storageMBps, c.startupFactor, c.setupFactor);
   s += fmt::format("  {:<7} {:>6} {:>6} {:>6} {:>8} {:>16} {}\n", "config", "kernel", "cache", "pipe", "gemm",
                    "predicted ms", "solved");
   for (const auto& k : c.configurations)

@@ -42,6 +42,7 @@ profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const 
     return profile::Span{r.records[it->second].startMs, r.records[it->second].endMs};
   };
   profile::MeasuredColdRun m{plan.configuration, r.cores, r.runEndMs, {}};
+  m.setupMs = r.setupMs;
   for (size_t i = 0; i < r.executeMs.size(); ++i) {
     const int step = static_cast<int>(i);
     const plan::ColdNodePlan* pn = i < plan.nodes.size() ? &plan.nodes[i] : nullptr;

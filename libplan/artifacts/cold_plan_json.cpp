@@ -151,7 +151,8 @@ Json toJson(const ColdPlan& c) {
                             {"transform_factor", c.transformFactor},
                             {"transform_overhead_ms", c.transformOverheadMs},
                             {"read_latency_ms", c.readLatencyMs},
-                            {"startup_factor", c.startupFactor}};
+                            {"startup_factor", c.startupFactor},
+                            {"setup_factor", c.setupFactor}};
   return j;
 }
 
@@ -182,6 +183,9 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
     ZP_ASSIGN_OR_RETURN(c.readLatencyMs, cal.number("read_latency_ms", 0, kMaxLatencyMs));
     if (cal.has("startup_factor")) {
       ZP_ASSIGN_OR_RETURN(c.startupFactor, cal.number("startup_factor", 1e-9, 1e9));
+    }
+    if (cal.has("setup_factor")) {
+      ZP_ASSIGN_OR_RETURN(c.setupFactor, cal.number("setup_factor", 1e-9, 1e9));
     }
   }
   ZP_ASSIGN_OR_RETURN(c.setupMs, j.number("setup_ms", 0, kMaxLatencyMs));

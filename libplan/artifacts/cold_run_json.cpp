@@ -79,6 +79,9 @@ Expected<profile::MeasuredColdRun> parseColdRunReport(const Json& doc, const std
   ZP_ASSIGN_OR_RETURN(int64_t cores, root.integer("cores", 1, 4096));
   r.cores = static_cast<int>(cores);
   ZP_ASSIGN_OR_RETURN(r.runEndMs, root.number("run_end_ms", 0, kMaxMs));
+  if (root.has("setup_ms")) {  // reports before setup was calibrated may lack it
+    ZP_ASSIGN_OR_RETURN(r.setupMs, root.number("setup_ms", 0, kMaxMs));
+  }
   ZP_ASSIGN_OR_RETURN(auto nodes, root.array("nodes"));
   if (nodes.empty()) return root.error("nodes: empty");
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -111,7 +114,8 @@ Json coldRunReportJson(const profile::MeasuredColdRun& run) {
   Json startups = Json::array();
   for (const auto& s : run.startups)
     startups.push_back(Json{{"library", s.library}, {"start_ms", s.span.startMs}, {"end_ms", s.span.endMs}});
-  return Json{{"configuration", run.configuration}, {"cores", run.cores}, {"run_end_ms", run.runEndMs},
+  return Json{{"configuration", run.configuration}, {"cores", run.cores}, {"setup_ms", run.setupMs},
+              {"run_end_ms", run.runEndMs},
               {"nodes", std::move(nodes)}, {"gemm_startups", std::move(startups)}};
 }
 

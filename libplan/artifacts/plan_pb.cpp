@@ -333,6 +333,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     m->set_transform_overhead_ms(c.transformOverheadMs);
     m->set_read_latency_ms(c.readLatencyMs);
     m->set_startup_factor(c.startupFactor);
+    m->set_setup_factor(c.setupFactor);
   }
   m->set_setup_ms(c.setupMs);
   m->set_predicted_cold_ms(c.predictedColdMs);
@@ -391,6 +392,7 @@ ColdPlan get(const planpb::ColdPlan& m) {
     c.transformOverheadMs = m.transform_overhead_ms();
     c.readLatencyMs = m.read_latency_ms();
     c.startupFactor = m.has_startup_factor() ? m.startup_factor() : 1.0;
+    c.setupFactor = m.has_setup_factor() ? m.setup_factor() : 1.0;
   }
   c.setupMs = m.setup_ms();
   c.predictedColdMs = m.predicted_cold_ms();

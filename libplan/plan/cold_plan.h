@@ -55,6 +55,7 @@ struct ColdPlan {
   int calibrationRuns = 0;
   double executeFactor = 1;
   double startupFactor = 1;
+  double setupFactor = 1;         // the load before the first read: setupMs is the profiled times this
   double transformFactor = 1;
   double transformOverheadMs = 0;
   double readLatencyMs = 0;

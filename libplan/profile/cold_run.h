@@ -40,6 +40,7 @@ struct MeasuredColdRun {
   double runEndMs = 0;  // end of the cold run
   std::vector<MeasuredColdNode> nodes;  // in execution order
   std::vector<MeasuredStartup> startups;  // the cold run's, done ones only
+  double setupMs = 0;  // load before the first read: map the cache, parse the skeleton, build the ops; 0: not reported
   bool operator==(const MeasuredColdRun&) const = default;
 };
 

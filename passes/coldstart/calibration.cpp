@@ -101,6 +101,20 @@ Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const 
   return {};
 }
 
+// The median measured setup over the profiled one (0: no run reported its setup,
+// or the profile has none). A fresh process maps, parses and builds with cold
+// caches and page faults; every run pays it once, so the median is the estimate.
+double setupFactor(const profile::ColdProfile& profile, const std::string& model,
+                   const std::vector<profile::MeasuredColdRun>& runs) {
+  double profiled = 0;
+  for (const auto& m : profile.models)
+    if (m.model == model) profiled = m.setupMs;
+  std::vector<double> measured;
+  for (const auto& r : runs)
+    if (r.setupMs > 0) measured.push_back(r.setupMs);
+  return profiled > 0 && !measured.empty() ? median(measured) / profiled : 0;
+}
+
 }  // namespace
 
 Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::string& model,
@@ -119,6 +133,7 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
   c.executeFactor = ratioOfSums(medians(s.executes));
   if (c.executeFactor <= 0) return makeError("cold runs of '{}': no node took measurable time to execute", model);
   if (const double f = ratioOfSums(medians(s.startups)); f > 0) c.startupFactor = f;
+  if (const double f = setupFactor(profile, model, runs); f > 0) c.setupFactor = f;
   if (const Line t = fitLine(medians(s.transforms)); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
   if (const Line r = fitLine(medians(s.reads)); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;
   return c;
@@ -130,6 +145,8 @@ profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const
   if (c.runs == 0) return p;
   if (c.readMBps > 0) p.storageMBps = c.readMBps, p.storageLatencyMs = c.readLatencyMs;
   for (auto& [library, ms] : p.gemmStartupMs) ms *= c.startupFactor;
+  for (auto& m : p.models)
+    if (m.model == model) m.setupMs *= c.setupFactor;
   for (auto& n : p.nodes) {
     if (n.model != model) continue;
     n.firstExecMs *= c.executeFactor;

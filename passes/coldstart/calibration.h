@@ -12,7 +12,8 @@
 // time against the profile's transform as lines fitted by least squares (a fixed
 // cost per read or transform, then a rate: many small reads pay the storage's
 // latency, many small transforms their thread's wake-up), a ratio of sums where a
-// line does not fit (negative cost or slope, one distinct size).
+// line does not fit (negative cost or slope, one distinct size); the setup (the
+// load before the first read) as the median of the runs' over the profiled.
 #pragma once
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct Calibration {
   double transformFactor = 1;     // measured transform per profiled transform ms
   double transformOverheadMs = 0; // fixed cost of each transform
   double startupFactor = 1;       // measured GEMM library start-up / profiled (ratio of sums)
+  double setupFactor = 1;         // median measured setup / profiled setup
 };
 
 // Errors name the run (by `sources[i]`, the file it came from) and the node: a run
@@ -39,8 +41,8 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
                                 const std::vector<profile::MeasuredColdRun>& runs,
                                 const std::vector<std::string>& sources);
 
-// `profile` with `model`'s first executions and transforms scaled (transforms: the
-// fixed cost plus the factor times the profiled), its GEMM start-ups scaled, and the storage's bandwidth and
+// `profile` with `model`'s first executions, transforms (the fixed cost plus the
+// factor times the profiled) and setup scaled, its GEMM start-ups scaled, and the storage's bandwidth and
 // latency replaced as `c` says (the identity for runs == 0).
 profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const std::string& model,
                                       const Calibration& c);

@@ -212,6 +212,7 @@ Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, con
     out.transformFactor = params.calibration.transformFactor;
     out.transformOverheadMs = params.calibration.transformOverheadMs;
     out.startupFactor = params.calibration.startupFactor;
+    out.setupFactor = params.calibration.setupFactor;
     out.readLatencyMs = profile.storageLatencyMs;
   }
   const Knobs& chosen = params.knobs;

@@ -98,6 +98,7 @@ TEST(ColdPlanJson, RoundTripThroughJsonAndProtobuf) {
   calibrated.cold[0].transformOverheadMs = 0.125;
   calibrated.cold[0].readLatencyMs = 0.5;
   calibrated.cold[0].startupFactor = 2.25;
+  calibrated.cold[0].setupFactor = 1.75;
   for (const plan::Plan& q : {p, calibrated}) {
     auto j = planFromJson(toJson(q), "plan.json");
     ASSERT_TRUE(j.ok()) << j.error().message;
@@ -107,12 +108,14 @@ TEST(ColdPlanJson, RoundTripThroughJsonAndProtobuf) {
     EXPECT_EQ(*pb, q);
   }
   EXPECT_FALSE(toJson(p)["cold"][0].contains("calibration"));
-  // Plans calibrated before start-ups were: a factor of 1.
+  // Plans calibrated before start-ups and setup were: factors of 1.
   Json older = toJson(calibrated);
   older["cold"][0]["calibration"].erase("startup_factor");
+  older["cold"][0]["calibration"].erase("setup_factor");
   auto o = planFromJson(older, "plan.json");
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o->cold[0].startupFactor, 1.0);
+  EXPECT_EQ(o->cold[0].setupFactor, 1.0);
   auto j = planFromJson(toJson(p), "plan.json");
   ASSERT_TRUE(j.ok()) << j.error().message;
   EXPECT_EQ(*j, p);

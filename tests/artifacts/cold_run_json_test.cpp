@@ -12,6 +12,7 @@ profile::MeasuredColdRun sampleRun() {
   r.configuration = "K+C+P";
   r.cores = 2;
   r.runEndMs = 12.5;
+  r.setupMs = 0.75;
   profile::MeasuredColdNode a;
   a.step = 0, a.node = "/conv1/Conv", a.kernel = "winograd", a.gemm = "blis", a.weights = "transform";
   a.read = profile::Span{1.0, 1.5};
@@ -53,6 +54,11 @@ TEST(ColdRunJson, RoundTripsAndReadsTheWholeReport) {
   back = parseColdRunReport(report, "run.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_TRUE(back->startups.empty());
+  // Older reports without the setup: not reported (0).
+  report["cold_plan_run"].erase("setup_ms");
+  back = parseColdRunReport(report, "run.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->setupMs, 0.0);
 }
 
 TEST(ColdRunJson, MalformedFieldsAreNamedErrors) {

@@ -157,6 +157,34 @@ TEST(ColdCalibration, OneRunsSlowSpellIsNotATrend) {
   EXPECT_DOUBLE_EQ(c->executeFactor, (5.0 + 1.0) / (5.0 + 1.0));
 }
 
+TEST(ColdCalibration, SetupIsTheRunsMedianOverTheProfiled) {
+  // The profile's setup is 2 ms; a fresh process took 3, 3.5 and 9 ms (one slow spell)
+  // and one run did not report its setup. Every step of the plan waits for the setup.
+  std::vector<profile::MeasuredColdRun> runs;
+  for (double setup : {3.0, 9.0, 3.5, 0.0}) {
+    runs.push_back({"K+C+P", 2, 30, {node(0, "c1", "im2col", "cache", profile::Span{3, 4}, std::nullopt, {4, 13}),
+                                     node(1, "relu", "", "none", std::nullopt, std::nullopt, {13, 14})}});
+    runs.back().setupMs = setup;
+  }
+  auto c = calibrate(profileOfTwoNodes(), "m", runs, {"a.json", "b.json", "c.json", "d.json"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->setupFactor, 3.5 / 2.0);
+  EXPECT_DOUBLE_EQ(applyCalibration(profileOfTwoNodes(), "m", *c).models[0].setupMs, 3.5);
+  ColdStartParams params;
+  params.calibration = Calibration{.runs = 1, .setupFactor = 3.0};
+  auto plain = planColdStart(profileOfTwoNodes(), "m", ColdStartParams{});
+  auto slow = planColdStart(profileOfTwoNodes(), "m", params);
+  ASSERT_TRUE(plain.ok() && slow.ok());
+  EXPECT_DOUBLE_EQ(slow->setupMs, 6.0);
+  EXPECT_DOUBLE_EQ(slow->setupFactor, 3.0);
+  EXPECT_NEAR(slow->predictedColdMs - plain->predictedColdMs, 4.0, 1e-9);
+  // Runs that report no setup leave it as profiled.
+  for (auto& r : runs) r.setupMs = 0;
+  c = calibrate(profileOfTwoNodes(), "m", runs, {"a.json", "b.json", "c.json", "d.json"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->setupFactor, 1.0);
+}
+
 TEST(ColdCalibration, ARunOfAnotherModelIsAnError) {
   profile::MeasuredColdRun other{"K+C+P", 2, 5, {node(0, "conv0", "im2col", "cache", profile::Span{0, 1},
                                                       std::nullopt, {1, 2})}};
