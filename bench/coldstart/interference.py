@@ -11,9 +11,9 @@ squares over the pipelined runs. A rho near zero, or an error no smaller, says t
 cost model's one execute factor is not missing a per-plan interference term; the
 execute spread of one plan is then noise the model cannot price.
 
-Also the execute factor (measured / profiled, ratio of sums) per knob combination:
-`none` runs read and transform before executing, `P` runs the same kernels
-pipelined.
+Also the execute factor (measured / profiled, ratio of sums) per knob combination
+(`none` runs read and transform before executing, `P` runs the same kernels
+pipelined) and per kernel (each node's median over every run that chose it).
 
     /usr/bin/python3 bench/coldstart/interference.py build/ort_models/coldstart
 """
@@ -56,6 +56,25 @@ def run_sums(report, profile, source):
     return execute, profiled, reads, transforms
 
 
+def kernel_factors(model_dir, profile):
+    """Per kernel (and GEMM library): the nodes' median measured execute over their
+    profiled first execute, summed over the nodes that ran it in any run."""
+    spans = {}
+    for path in sorted(glob.glob(os.path.join(model_dir, 'cold_run.*.json'))):
+        with open(path) as f:
+            for n in json.load(f)['cold_plan_run']['nodes']:
+                spans.setdefault((n['step'], n['kernel'], n['gemm']), []).append(
+                    n['execute']['end_ms'] - n['execute']['start_ms'])
+    sums = {}
+    for (step, kernel, gemm), ms in sorted(spans.items()):
+        name = (kernel or 'light') + ('/' + gemm if gemm else '')
+        s = sums.setdefault(name, [0.0, 0.0, 0])
+        s[0] += float(np.median(ms))
+        s[1] += float(profile[(step, kernel, gemm)]['first_exec_ms'])
+        s[2] += 1
+    return {k: (m / p if p > 0 else float('nan'), n, p) for k, (m, p, n) in sorted(sums.items())}
+
+
 def rmse(y, fitted):
     return float(np.sqrt(np.mean((y - fitted) ** 2)))
 
@@ -80,7 +99,8 @@ def analyse(model_dir):
         (fa, rho), *_ = np.linalg.lstsq(design, y, rcond=None)
         fits[name] = {'f': float(fa), 'rho': float(rho), 'rmse_ms': rmse(y, design @ np.array([fa, rho])),
                       'range_ms': [float(runs[:, col].min()), float(runs[:, col].max())]}
-    return {'runs': len(runs), 'execute_ms_mean': float(y.mean()), 'fits': fits, 'execute_factor_by_knobs': factors}
+    return {'runs': len(runs), 'execute_ms_mean': float(y.mean()), 'fits': fits, 'execute_factor_by_knobs': factors,
+            'execute_factor_by_kernel': kernel_factors(model_dir, profile)}
 
 
 def main():
@@ -104,6 +124,15 @@ def main():
               f"{rd['f']:.3f}, {rd['rho']:+.3f}, {rd['rmse_ms']:.2f} ({rd['range_ms'][0]:.0f}-{rd['range_ms'][1]:.0f}) | "
               f"{tr['f']:.3f}, {tr['rho']:+.3f}, {tr['rmse_ms']:.2f} ({tr['range_ms'][0]:.0f}-{tr['range_ms'][1]:.0f}) | "
               f"{knobs} |")
+    print()
+    print('| model | execute factor by kernel: factor (nodes, profiled ms) |')
+    print('|---|---|')
+    for d in models:
+        r = analyse(d)
+        if r is None:
+            continue
+        cells = ', '.join(f'{k} {f:.2f} ({n}, {p:.1f})' for k, (f, n, p) in r['execute_factor_by_kernel'].items())
+        print(f'| {os.path.basename(d)} | {cells} |')
 
 
 if __name__ == '__main__':

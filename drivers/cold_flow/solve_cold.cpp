@@ -61,6 +61,8 @@ std::string coldSummary(const plan::ColdPlan& c) {
                      "x{:.2f}, reads {:.3f} ms + {:.0f} MB/s, GEMM start-ups x{:.2f}, setup x{:.2f}\n",
                      c.calibrationRuns, c.executeFactor, c.transformOverheadMs, c.transformFactor, c.readLatencyMs,
                      c.storageMBps, c.startupFactor, c.setupFactor);
+  for (const auto& [kernel, f] : c.kernelExecuteFactors)
+    s += fmt::format("  first executions of {}: x{:.2f}\n", kernel, f);
   s += fmt::format("  {:<7} {:>6} {:>6} {:>6} {:>8} {:>16} {}\n", "config", "kernel", "cache", "pipe", "gemm",
                    "predicted ms", "solved");
   for (const auto& k : c.configurations)

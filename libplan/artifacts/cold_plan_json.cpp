@@ -145,14 +145,17 @@ Json toJson(const ColdPlan& c) {
               {"states", c.states},
               {"nodes", nodes},
               {"configurations", configs}};
-  if (c.calibrationRuns > 0)
+  if (c.calibrationRuns > 0) {
     j["calibration"] = Json{{"runs", c.calibrationRuns},
                             {"execute_factor", c.executeFactor},
                             {"transform_factor", c.transformFactor},
                             {"transform_overhead_ms", c.transformOverheadMs},
                             {"read_latency_ms", c.readLatencyMs},
                             {"startup_factor", c.startupFactor},
-                            {"setup_factor", c.setupFactor}};
+                            {"setup_factor", c.setupFactor},
+                            {"kernel_execute_factors", Json::object()}};
+    for (const auto& [kernel, f] : c.kernelExecuteFactors) j["calibration"]["kernel_execute_factors"][kernel] = f;
+  }
   return j;
 }
 
@@ -186,6 +189,13 @@ Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
     }
     if (cal.has("setup_factor")) {
       ZP_ASSIGN_OR_RETURN(c.setupFactor, cal.number("setup_factor", 1e-9, 1e9));
+    }
+    if (cal.has("kernel_execute_factors")) {
+      ZP_ASSIGN_OR_RETURN(JsonAt kernels, cal.at("kernel_execute_factors"));
+      ZP_ASSIGN_OR_RETURN(auto members, kernels.members());
+      for (const auto& [kernel, f] : members) {
+        ZP_ASSIGN_OR_RETURN(c.kernelExecuteFactors[kernel], f.number(1e-9, 1e9));
+      }
     }
   }
   ZP_ASSIGN_OR_RETURN(c.setupMs, j.number("setup_ms", 0, kMaxLatencyMs));

@@ -334,6 +334,7 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
     m->set_read_latency_ms(c.readLatencyMs);
     m->set_startup_factor(c.startupFactor);
     m->set_setup_factor(c.setupFactor);
+    for (const auto& [kernel, f] : c.kernelExecuteFactors) (*m->mutable_kernel_execute_factors())[kernel] = f;
   }
   m->set_setup_ms(c.setupMs);
   m->set_predicted_cold_ms(c.predictedColdMs);
@@ -393,6 +394,7 @@ ColdPlan get(const planpb::ColdPlan& m) {
     c.readLatencyMs = m.read_latency_ms();
     c.startupFactor = m.has_startup_factor() ? m.startup_factor() : 1.0;
     c.setupFactor = m.has_setup_factor() ? m.setup_factor() : 1.0;
+    for (const auto& [kernel, f] : m.kernel_execute_factors()) c.kernelExecuteFactors[kernel] = f;
   }
   c.setupMs = m.setup_ms();
   c.predictedColdMs = m.predicted_cold_ms();

@@ -5,6 +5,7 @@
 // to afterwards, and the predicted cold latency of each knob combination.
 // Made by passes/coldstart; plan.json / plan.pb hold it.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct ColdPlan {
   double executeFactor = 1;
   double startupFactor = 1;
   double setupFactor = 1;         // the load before the first read: setupMs is the profiled times this
+  // First executions of these kernels ("kernel" or "kernel/gemm") scaled by their own
+  // factor instead of executeFactor.
+  std::map<std::string, double> kernelExecuteFactors;
   double transformFactor = 1;
   double transformOverheadMs = 0;
   double readLatencyMs = 0;

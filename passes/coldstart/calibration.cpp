@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cassert>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 namespace zp::coldstart {
+
+std::string kernelKey(const std::string& kernel, const std::string& gemm) {
+  return gemm.empty() ? kernel : kernel + "/" + gemm;
+}
 
 namespace {
 
@@ -101,6 +106,24 @@ Status addRun(const std::map<RowKey, const profile::ColdNodeCost*>& rows, const 
   return {};
 }
 
+// Per heavy kernel with at least kMinKernelNodes nodes: the ratio of sums of its
+// nodes' executes (each node's median over the runs) to their profiled ones.
+std::map<std::string, double> kernelFactors(const Pieces& executes) {
+  std::map<std::string, std::vector<std::pair<double, double>>> byKernel;
+  std::map<std::string, std::set<int>> steps;
+  for (const auto& [key, p] : executes) {
+    const auto& [step, kernel, gemm, weights] = key;
+    if (kernel.empty()) continue;
+    byKernel[kernelKey(kernel, gemm)].push_back({p.x, median(p.ms)});
+    steps[kernelKey(kernel, gemm)].insert(step);
+  }
+  std::map<std::string, double> out;
+  for (const auto& [kernel, points] : byKernel)
+    if (static_cast<int>(steps[kernel].size()) >= kMinKernelNodes)
+      if (const double f = ratioOfSums(points); f > 0) out[kernel] = f;
+  return out;
+}
+
 // The median measured setup over the profiled one (0: no run reported its setup,
 // or the profile has none). A fresh process maps, parses and builds with cold
 // caches and page faults; every run pays it once, so the median is the estimate.
@@ -134,6 +157,7 @@ Expected<Calibration> calibrate(const profile::ColdProfile& profile, const std::
   if (c.executeFactor <= 0) return makeError("cold runs of '{}': no node took measurable time to execute", model);
   if (const double f = ratioOfSums(medians(s.startups)); f > 0) c.startupFactor = f;
   if (const double f = setupFactor(profile, model, runs); f > 0) c.setupFactor = f;
+  c.kernelExecuteFactor = kernelFactors(s.executes);
   if (const Line t = fitLine(medians(s.transforms)); t.slope > 0) c.transformFactor = t.slope, c.transformOverheadMs = t.fixed;
   if (const Line r = fitLine(medians(s.reads)); r.slope > 0) c.readMBps = 1.0 / r.slope / 1e3, c.readLatencyMs = r.fixed;
   return c;
@@ -149,7 +173,8 @@ profile::ColdProfile applyCalibration(const profile::ColdProfile& profile, const
     if (m.model == model) m.setupMs *= c.setupFactor;
   for (auto& n : p.nodes) {
     if (n.model != model) continue;
-    n.firstExecMs *= c.executeFactor;
+    auto k = c.kernelExecuteFactor.find(kernelKey(n.kernel, n.gemm));
+    n.firstExecMs *= n.heavy() && k != c.kernelExecuteFactor.end() ? k->second : c.executeFactor;
     if (n.heavy()) n.transformMs = c.transformOverheadMs + c.transformFactor * n.transformMs;
   }
   return p;

@@ -13,8 +13,10 @@
 // cost per read or transform, then a rate: many small reads pay the storage's
 // latency, many small transforms their thread's wake-up), a ratio of sums where a
 // line does not fit (negative cost or slope, one distinct size); the setup (the
-// load before the first read) as the median of the runs' over the profiled.
+// load before the first read) as the median of the runs' over the profiled; and
+// execute time per heavy kernel where enough nodes ran it.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,19 @@ struct Calibration {
   double transformOverheadMs = 0; // fixed cost of each transform
   double startupFactor = 1;       // measured GEMM library start-up / profiled (ratio of sums)
   double setupFactor = 1;         // median measured setup / profiled setup
+  // Per heavy kernel (kernelKey): measured execute / profiled first execute of the
+  // nodes that ran it, where at least kMinKernelNodes did; the others take
+  // executeFactor. In a fresh process kernels pay differently for their first run
+  // (sparse ones about 2.2x their profile, GEMM-based ones 1.0-1.3x).
+  std::map<std::string, double> kernelExecuteFactor;
 };
+
+// Nodes a kernel must have run on for a factor of its own: one node's first run
+// mixes the kernel with its place in the run (the stem's first touch of memory).
+inline constexpr int kMinKernelNodes = 2;
+
+// "kernel" or "kernel/gemm": a cold profile row's kernel and its GEMM library.
+std::string kernelKey(const std::string& kernel, const std::string& gemm);
 
 // Errors name the run (by `sources[i]`, the file it came from) and the node: a run
 // of another model, a kernel the profile has no row for, a run with no node executed.

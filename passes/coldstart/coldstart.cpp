@@ -213,6 +213,7 @@ Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, con
     out.transformOverheadMs = params.calibration.transformOverheadMs;
     out.startupFactor = params.calibration.startupFactor;
     out.setupFactor = params.calibration.setupFactor;
+    out.kernelExecuteFactors = params.calibration.kernelExecuteFactor;
     out.readLatencyMs = profile.storageLatencyMs;
   }
   const Knobs& chosen = params.knobs;

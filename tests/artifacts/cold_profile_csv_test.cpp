@@ -99,6 +99,7 @@ TEST(ColdPlanJson, RoundTripThroughJsonAndProtobuf) {
   calibrated.cold[0].readLatencyMs = 0.5;
   calibrated.cold[0].startupFactor = 2.25;
   calibrated.cold[0].setupFactor = 1.75;
+  calibrated.cold[0].kernelExecuteFactors = {{"im2col/blis", 1.25}, {"sparse", 2.5}};
   for (const plan::Plan& q : {p, calibrated}) {
     auto j = planFromJson(toJson(q), "plan.json");
     ASSERT_TRUE(j.ok()) << j.error().message;
@@ -112,10 +113,12 @@ TEST(ColdPlanJson, RoundTripThroughJsonAndProtobuf) {
   Json older = toJson(calibrated);
   older["cold"][0]["calibration"].erase("startup_factor");
   older["cold"][0]["calibration"].erase("setup_factor");
+  older["cold"][0]["calibration"].erase("kernel_execute_factors");
   auto o = planFromJson(older, "plan.json");
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o->cold[0].startupFactor, 1.0);
   EXPECT_EQ(o->cold[0].setupFactor, 1.0);
+  EXPECT_TRUE(o->cold[0].kernelExecuteFactors.empty());
   auto j = planFromJson(toJson(p), "plan.json");
   ASSERT_TRUE(j.ok()) << j.error().message;
   EXPECT_EQ(*j, p);

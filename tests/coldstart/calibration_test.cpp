@@ -171,7 +171,8 @@ TEST(ColdCalibration, SetupIsTheRunsMedianOverTheProfiled) {
   EXPECT_DOUBLE_EQ(c->setupFactor, 3.5 / 2.0);
   EXPECT_DOUBLE_EQ(applyCalibration(profileOfTwoNodes(), "m", *c).models[0].setupMs, 3.5);
   ColdStartParams params;
-  params.calibration = Calibration{.runs = 1, .setupFactor = 3.0};
+  params.calibration.runs = 1;
+  params.calibration.setupFactor = 3.0;
   auto plain = planColdStart(profileOfTwoNodes(), "m", ColdStartParams{});
   auto slow = planColdStart(profileOfTwoNodes(), "m", params);
   ASSERT_TRUE(plain.ok() && slow.ok());
@@ -183,6 +184,47 @@ TEST(ColdCalibration, SetupIsTheRunsMedianOverTheProfiled) {
   c = calibrate(profileOfTwoNodes(), "m", runs, {"a.json", "b.json", "c.json", "d.json"});
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_DOUBLE_EQ(c->setupFactor, 1.0);
+}
+
+TEST(ColdCalibration, AKernelRunOnEnoughNodesGetsItsOwnExecuteFactor) {
+  profile::ColdProfile p;
+  p.cores = 2;
+  p.storageMBps = 1000;
+  p.gemmStartupMs = {{"blis", 1.0}};
+  p.models = {{"m", 1.0}};
+  //       model step node  op     kernel    gemm    raw        cache      tr   first warm
+  p.nodes = {{"m", 0, "c0", "Conv", "sparse", "", 1'000'000, 1'000'000, 0.5, 2.0, 1.0},
+             {"m", 1, "c1", "Conv", "sparse", "", 1'000'000, 1'000'000, 0.5, 3.0, 1.0},
+             {"m", 2, "c2", "Conv", "im2col", "blis", 1'000'000, 1'000'000, 0.5, 4.0, 1.0},
+             {"m", 3, "relu", "Relu", "", "", 0, 0, 0, 1.0, 0.4}};
+  // The sparse nodes ran at twice their profile, im2col (one node: no factor of its own) at 1.1x.
+  auto sparse = [](int step, std::string name, profile::Span execute) {
+    profile::MeasuredColdNode n = node(step, std::move(name), "sparse", "cache", profile::Span{0, 1}, std::nullopt,
+                                       execute);
+    n.gemm = "";
+    return n;
+  };
+  profile::MeasuredColdRun r{"K+C+P", 2, 16.4, {sparse(0, "c0", {1, 5}), sparse(1, "c1", {5, 11}),
+                                                 node(2, "c2", "im2col", "cache", profile::Span{1, 2}, std::nullopt,
+                                                      {11, 15.4}),
+                                                 node(3, "relu", "", "none", std::nullopt, std::nullopt, {15.4, 16.4})},
+                             {}};
+  auto c = calibrate(p, "m", {r}, {"r.json"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->executeFactor, (4.0 + 6.0 + 4.4 + 1.0) / (2.0 + 3.0 + 4.0 + 1.0));
+  ASSERT_EQ(c->kernelExecuteFactor.size(), 1u);
+  EXPECT_DOUBLE_EQ(c->kernelExecuteFactor.at("sparse"), 2.0);
+  const profile::ColdProfile scaled = applyCalibration(p, "m", *c);
+  EXPECT_DOUBLE_EQ(scaled.nodes[0].firstExecMs, 4.0);
+  EXPECT_DOUBLE_EQ(scaled.nodes[1].firstExecMs, 6.0);
+  EXPECT_DOUBLE_EQ(scaled.nodes[2].firstExecMs, 4.0 * c->executeFactor);
+  EXPECT_DOUBLE_EQ(scaled.nodes[3].firstExecMs, 1.0 * c->executeFactor);
+  // The plan records the kernels' factors.
+  ColdStartParams params;
+  params.calibration = *c;
+  auto plan = planColdStart(p, "m", params);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->kernelExecuteFactors, c->kernelExecuteFactor);
 }
 
 TEST(ColdCalibration, ARunOfAnotherModelIsAnError) {
