@@ -38,7 +38,7 @@ struct Calibration {
   // Per heavy kernel (kernelKey): measured execute / profiled first execute of the
   // nodes that ran it, where at least kMinKernelNodes did; the others take
   // executeFactor. In a fresh process kernels pay differently for their first run
-  // (sparse ones about 2.2x their profile, GEMM-based ones 0.8-1.6x).
+  // (sparse ones about 2.2x their profile, GEMM-based ones 0.8-1.8x).
   std::map<std::string, double> kernelExecuteFactor;
 };
 
