@@ -56,15 +56,14 @@ def run_sums(report, profile, source):
     return execute, profiled, reads, transforms
 
 
-def kernel_factors(model_dir, profile):
+def kernel_factors(reports, profile):
     """Per kernel (and GEMM library): the nodes' median measured execute over their
     profiled first execute, summed over the nodes that ran it in any run."""
     spans = {}
-    for path in sorted(glob.glob(os.path.join(model_dir, 'cold_run.*.json'))):
-        with open(path) as f:
-            for n in json.load(f)['cold_plan_run']['nodes']:
-                spans.setdefault((n['step'], n['kernel'], n['gemm']), []).append(
-                    n['execute']['end_ms'] - n['execute']['start_ms'])
+    for report in reports:
+        for n in report['nodes']:
+            spans.setdefault((n['step'], n['kernel'], n['gemm']), []).append(
+                n['execute']['end_ms'] - n['execute']['start_ms'])
     sums = {}
     for (step, kernel, gemm), ms in sorted(spans.items()):
         name = (kernel or 'light') + ('/' + gemm if gemm else '')
@@ -81,12 +80,12 @@ def rmse(y, fitted):
 
 def analyse(model_dir):
     profile = load_profile(os.path.join(model_dir, 'cold_profile.csv'))
-    by_knobs = {}
+    by_knobs, reports = {}, []
     for path in sorted(glob.glob(os.path.join(model_dir, 'cold_run.*.json'))):
         knobs = os.path.basename(path)[len('cold_run.'):].rsplit('.', 3)[0]
         with open(path) as f:
-            report = json.load(f)['cold_plan_run']
-        by_knobs.setdefault(knobs, []).append(run_sums(report, profile, path))
+            reports.append(json.load(f)['cold_plan_run'])
+        by_knobs.setdefault(knobs, []).append(run_sums(reports[-1], profile, path))
     factors = {k: sum(r[0] for r in v) / sum(r[1] for r in v) for k, v in sorted(by_knobs.items())}
     runs = np.array([r for k in PIPELINED for r in by_knobs.get(k, [])])
     if len(runs) < 3:
@@ -100,7 +99,7 @@ def analyse(model_dir):
         fits[name] = {'f': float(fa), 'rho': float(rho), 'rmse_ms': rmse(y, design @ np.array([fa, rho])),
                       'range_ms': [float(runs[:, col].min()), float(runs[:, col].max())]}
     return {'runs': len(runs), 'execute_ms_mean': float(y.mean()), 'fits': fits, 'execute_factor_by_knobs': factors,
-            'execute_factor_by_kernel': kernel_factors(model_dir, profile)}
+            'execute_factor_by_kernel': kernel_factors(reports, profile)}
 
 
 def main():
@@ -111,28 +110,23 @@ def main():
                     if os.path.exists(os.path.join(d, 'cold_profile.csv')) and glob.glob(os.path.join(d, 'cold_run.*.json')))
     if not models:
         sys.exit(f'{a.coldstart_dir}: no model directory with a cold profile and cold runs')
+    results = [(os.path.basename(d), r) for d in models if (r := analyse(d)) is not None]
     print('| model | pipelined runs | mean execute ms | f alone: rmse ms | + reads beside: f, rho, rmse ms (read ms) '
           '| + transforms beside: f, rho, rmse ms (transform ms) | execute factor by knobs |')
     print('|---|---|---|---|---|---|---|')
-    for d in models:
-        r = analyse(d)
-        if r is None:
-            continue
+    for name, r in results:
         fo, rd, tr = r['fits']['factor_only'], r['fits']['reads'], r['fits']['transforms']
         knobs = ', '.join(f'{k} {v:.2f}' for k, v in r['execute_factor_by_knobs'].items())
-        print(f"| {os.path.basename(d)} | {r['runs']} | {r['execute_ms_mean']:.1f} | {fo['f']:.3f}: {fo['rmse_ms']:.2f} | "
+        print(f"| {name} | {r['runs']} | {r['execute_ms_mean']:.1f} | {fo['f']:.3f}: {fo['rmse_ms']:.2f} | "
               f"{rd['f']:.3f}, {rd['rho']:+.3f}, {rd['rmse_ms']:.2f} ({rd['range_ms'][0]:.0f}-{rd['range_ms'][1]:.0f}) | "
               f"{tr['f']:.3f}, {tr['rho']:+.3f}, {tr['rmse_ms']:.2f} ({tr['range_ms'][0]:.0f}-{tr['range_ms'][1]:.0f}) | "
               f"{knobs} |")
     print()
     print('| model | execute factor by kernel: factor (nodes, profiled ms) |')
     print('|---|---|')
-    for d in models:
-        r = analyse(d)
-        if r is None:
-            continue
+    for name, r in results:
         cells = ', '.join(f'{k} {f:.2f} ({n}, {p:.1f})' for k, (f, n, p) in r['execute_factor_by_kernel'].items())
-        print(f'| {os.path.basename(d)} | {cells} |')
+        print(f'| {name} | {cells} |')
 
 
 if __name__ == '__main__':

@@ -114,8 +114,9 @@ std::map<std::string, double> kernelFactors(const Pieces& executes) {
   for (const auto& [key, p] : executes) {
     const auto& [step, kernel, gemm, weights] = key;
     if (kernel.empty()) continue;
-    byKernel[kernelKey(kernel, gemm)].push_back({p.x, median(p.ms)});
-    steps[kernelKey(kernel, gemm)].insert(step);
+    const std::string k = kernelKey(kernel, gemm);
+    byKernel[k].push_back({p.x, median(p.ms)});
+    steps[k].insert(step);
   }
   std::map<std::string, double> out;
   for (const auto& [kernel, points] : byKernel)
