@@ -2,22 +2,27 @@
 # Installs what zooplan needs on Debian 12: build tools and libraries from apt,
 # and the ONNX Runtime reference (onnxruntime-node) from npm. Idempotent and
 # quick when everything is present.
+#   scripts/bootstrap.sh          what the build, the demo and scripts/test.sh need
+#   scripts/bootstrap.sh --full   also clang and its fuzzer and sanitizer runtimes
+#                                 (scripts/test.sh --full, fuzz.sh, sanitize.sh --clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+full=0
+if [ "${1:-}" = "--full" ]; then full=1; fi
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   libonnx-dev libprotobuf-dev protobuf-compiler
   libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev universal-ctags
   libxgboost-dev xgboost libgtest-dev libdnnl-dev libblis-serial-dev libssl-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
-  # The fuzz harnesses (scripts/build_fuzz.sh): clang, its libFuzzer and
-  # sanitizer runtimes, and the OpenMP runtime the libraries link with under clang.
-  clang libclang-rt-14-dev libomp-dev
   # Profiling on a cluster (scripts/slurm_profile.sh and its test): a one-node
   # Slurm with MUNGE authentication, and GNU parallel for the same shards.
   slurm-wlm munge parallel
 )
+# The fuzz harnesses (scripts/build_fuzz.sh): clang, its libFuzzer and
+# sanitizer runtimes, and the OpenMP runtime the libraries link with under clang.
+if [ $full -eq 1 ]; then packages+=(clang libclang-rt-14-dev libomp-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

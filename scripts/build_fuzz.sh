@@ -7,13 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v clang++ >/dev/null; then
-  echo "build_fuzz: clang++ not found; the fuzz harnesses need clang (scripts/bootstrap.sh installs it)" >&2
+  echo "build_fuzz: clang++ not found; the fuzz harnesses need clang (scripts/bootstrap.sh --full installs it)" >&2
   exit 3
 fi
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DZP_FUZZ=ON -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" "${launcher[@]}" >/dev/null
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" >/dev/null
 fi
 cmake --build build-fuzz --target fuzzers --parallel "$(nproc)"

@@ -1,23 +1,63 @@
 #!/usr/bin/env bash
-# The README's test command: bootstrap, build, run every test (ctest). When
-# clang++ is installed (scripts/bootstrap.sh installs it), also builds the fuzz
-# harnesses (build-fuzz/) and runs each for a short while (ctest label "fuzz",
-# ZP_FUZZ_SECONDS, 30 s each); without clang that step is skipped with a
-# notice. The main suite runs last, so its summary ends the output.
+# The README's test command, in two tiers:
+#
+#   scripts/test.sh           what CI runs: bootstrap, build (build/, Release,
+#                             through ccache), then every test in ctest: unit,
+#                             CLI, ONNX Runtime equivalence, ONNX conformance,
+#                             and a replay of every fuzz harness's committed
+#                             corpus and crash reproducers (fuzz-replay.*).
+#   scripts/test.sh --full    adds the sanitizer build (clang, ASan + UBSan +
+#                             libFuzzer coverage, build-fuzz/), fresh fuzzing of
+#                             every harness (ctest label "fuzz", 30 s each) and
+#                             the benches' smoke runs (ctest label "bench-smoke").
+#
+# Prints the wall time of each phase (bootstrap, configure, build, fuzz, tests)
+# at the end. Extra arguments go to the main ctest run (e.g. -R cli).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+
+full=0
+if [ "${1:-}" = "--full" ]; then full=1; shift; fi
+
+phases=()
+phase_start=0
+start_phase() { phase_start=$(date +%s); echo "== test.sh: $1"; }
+end_phase() { phases+=("$(printf '%-10s %5d s' "$1" $(( $(date +%s) - phase_start )))"); }
+print_phases() {
+  echo "== test.sh: wall time per phase ($([ $full -eq 1 ] && echo full || echo default) tier)"
+  printf '   %s\n' "${phases[@]}"
+}
+trap print_phases EXIT
+
+start_phase bootstrap
+bash scripts/bootstrap.sh $([ $full -eq 1 ] && echo --full)
+end_phase bootstrap
+
+start_phase configure
+bash scripts/build.sh --configure-only $([ $full -eq 1 ] && echo --benches)
+end_phase configure
+
+start_phase build
 bash scripts/build.sh
+end_phase build
+
 fuzz_status=0
-if command -v clang++ >/dev/null; then
-  t0=$(date +%s)
-  { bash scripts/build_fuzz.sh && ctest --test-dir build-fuzz -L '^fuzz$' --output-on-failure -j "$(nproc)"; } || fuzz_status=$?
-  echo "test.sh: fuzz harnesses built and run in $(( $(date +%s) - t0 )) s"
-else
-  echo "test.sh: clang++ not found: skipping the fuzz tests (scripts/bootstrap.sh installs clang)"
+if [ $full -eq 1 ]; then
+  start_phase "fuzz build"
+  bash scripts/build_fuzz.sh
+  end_phase "fuzz build"
+  start_phase fuzz
+  ctest --test-dir build-fuzz -L '^fuzz$' --output-on-failure -j "$(nproc)" || fuzz_status=$?
+  end_phase fuzz
 fi
-ctest --test-dir build --output-on-failure --timeout 3000 -j "$(nproc)" "$@"
+
+start_phase tests
+test_status=0
+ctest --test-dir build --output-on-failure --timeout 3000 -j "$(nproc)" "$@" || test_status=$?
+end_phase tests
+
 if [ "$fuzz_status" -ne 0 ]; then
-  echo "test.sh: the fuzz tests failed (ctest --test-dir build-fuzz -L fuzz); crash inputs are in build-fuzz/fuzz-artifacts/"
+  echo "test.sh: fresh fuzzing found a crash (ctest --test-dir build-fuzz -L fuzz); the inputs are in build-fuzz/fuzz-artifacts/"
   exit "$fuzz_status"
 fi
+exit "$test_status"

@@ -281,7 +281,7 @@ Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, S
     o.predicted = sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp);
     o.calibration = calibrationJson(c, r, cal);
   }
-  ZP_ASSIGN_OR_RETURN(o.measured, serve(r.setup, loader, r.trace));
+  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace));
   return o;
 }
 

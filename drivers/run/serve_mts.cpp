@@ -243,7 +243,7 @@ Expected<MtsOutcome> serveSystem(const MtsContext& c, const plan::MtsSystem& sys
     sp.handoffMs = cal.handoffMs;
     o.predictedUnits = simulatedUnits(c, r, sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
   }
-  ZP_ASSIGN_OR_RETURN(o.measured, serve(r.setup, loader, r.trace));
+  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace));
   std::vector<double> finish;
   std::vector<bool> done;
   for (const auto& q : o.measured.queries) finish.push_back(q.finishMs), done.push_back(q.completed);

@@ -10,12 +10,12 @@
 #include <fmt/format.h>
 
 #include "libplan/util/trace.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::drivers {
 using select::StitchSpace;
 using select::TaskSpace;
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;

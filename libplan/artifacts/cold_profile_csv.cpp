@@ -20,8 +20,8 @@ using profile::ColdProfile;
 
 namespace {
 
-constexpr size_t kColumns = 13;
-constexpr const char* kColumnNames[kColumns] = {"kind",         "model",         "step",        "node",   "op_type",
+constexpr size_t kColdProfileColumns = 13;
+constexpr const char* kColdProfileColumnNames[kColdProfileColumns] = {"kind",         "model",         "step",        "node",   "op_type",
                                                 "kernel",       "gemm",          "raw_bytes",   "cache_bytes",
                                                 "transform_ms", "first_exec_ms", "warm_exec_ms", "value"};
 enum Col { Kind, Model, Step, Node, Op, Kernel, Gemm, Raw, Cache, Transform, First, Warm, Value };
@@ -29,23 +29,23 @@ enum Col { Kind, Model, Step, Node, Op, Kernel, Gemm, Raw, Cache, Transform, Fir
 std::optional<std::string> numberCell(const std::string& cell, int col, double lo, double hi, double& out) {
   auto r = std::from_chars(cell.data(), cell.data() + cell.size(), out);
   if (r.ec != std::errc() || r.ptr != cell.data() + cell.size() || numberProblem(out, lo, hi))
-    return fmt::format("column '{}': '{}' is not a number in [{}, {}]", kColumnNames[col], cell, lo, hi);
+    return fmt::format("column '{}': '{}' is not a number in [{}, {}]", kColdProfileColumnNames[col], cell, lo, hi);
   return std::nullopt;
 }
 
 std::optional<std::string> integerCell(const std::string& cell, int col, int64_t lo, int64_t hi, int64_t& out) {
   auto r = std::from_chars(cell.data(), cell.data() + cell.size(), out);
   if (r.ec != std::errc() || r.ptr != cell.data() + cell.size() || integerProblem(out, lo, hi))
-    return fmt::format("column '{}': '{}' is not an integer in [{}, {}]", kColumnNames[col], cell, lo, hi);
+    return fmt::format("column '{}': '{}' is not an integer in [{}, {}]", kColdProfileColumnNames[col], cell, lo, hi);
   return std::nullopt;
 }
 
 // The cells of `used` columns may hold anything checked later; every other one must be empty.
 std::optional<std::string> onlyColumns(const std::vector<std::string>& f, std::initializer_list<int> used) {
   std::set<int> u(used);
-  for (int c = 1; c < static_cast<int>(kColumns); ++c)
+  for (int c = 1; c < static_cast<int>(kColdProfileColumns); ++c)
     if (!u.count(c) && !f[c].empty())
-      return fmt::format("column '{}' must be empty in a '{}' row", kColumnNames[c], f[Kind]);
+      return fmt::format("column '{}' must be empty in a '{}' row", kColdProfileColumnNames[c], f[Kind]);
   return std::nullopt;
 }
 
@@ -144,7 +144,7 @@ Expected<ColdProfile> parseColdProfileCsv(std::string_view text, const std::stri
     if (rec.blank()) continue;
     auto fail = [&](const std::string& msg) { return makeError("{}:{}: {}", label, rec.line, msg); };
     const auto& f = rec.fields;
-    if (f.size() != kColumns) return fail(fmt::format("{} cells, the header has {}", f.size(), kColumns));
+    if (f.size() != kColdProfileColumns) return fail(fmt::format("{} cells, the header has {}", f.size(), kColdProfileColumns));
     if (f[Kind] == "host") {
       if (auto e = hostRow(f, p, hostKeys)) return fail(fmt::format("host row '{}': {}", f[Node], *e));
     } else if (f[Kind] == "model") {

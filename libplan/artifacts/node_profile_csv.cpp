@@ -14,7 +14,7 @@
 namespace zp::artifacts {
 namespace {
 
-constexpr size_t kColumns = 27;
+constexpr size_t kNodeProfileColumns = 27;
 constexpr size_t kColumnsNoActivation = 24;
 
 std::optional<std::string> numberCell(const std::string& cell, const char* column, double lo, double hi, double& out) {
@@ -66,7 +66,7 @@ Expected<std::vector<NodeProfileRow>> parseNodeProfileCsv(std::string_view text,
   const bool hasActivation = header == kNodeProfileCsvHeader;
   if (!hasActivation && header != kNodeProfileCsvHeaderNoActivation)
     return makeError("{}: unexpected header (expected {})", label, kNodeProfileCsvHeader);
-  const size_t columns = hasActivation ? kColumns : kColumnsNoActivation;
+  const size_t columns = hasActivation ? kNodeProfileColumns : kColumnsNoActivation;
   std::vector<NodeProfileRow> out;
   for (size_t r = 1; r < records.size(); ++r) {
     const CsvRecord& rec = records[r];

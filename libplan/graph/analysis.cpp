@@ -45,12 +45,6 @@ TensorInfo infoFromType(const onnx::TypeProto& type) {
   return info;
 }
 
-const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
 int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
   int64_t p = 1;
   for (size_t i = from; i < v.size(); ++i) p *= std::max<int64_t>(v[i], 0);
@@ -58,6 +52,12 @@ int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
 }
 
 }  // namespace
+
+const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
 
 GraphView::GraphView(const onnx::ModelProto& model) : model_(&model) {
   const auto& g = model.graph();

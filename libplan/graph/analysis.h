@@ -78,4 +78,7 @@ class GraphView {
   std::map<std::string, TensorInfo> infos_;
 };
 
+// The node's attribute of that name, or nullptr.
+const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name);
+
 }  // namespace zp::graph

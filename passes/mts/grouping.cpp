@@ -1,4 +1,5 @@
 #include "passes/mts/grouping.h"
+#include "libplan/util/infinity.h"
 
 #include <algorithm>
 #include <cassert>
@@ -10,7 +11,6 @@ namespace zp::mts {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool fits(const GroupCosts& c, uint32_t s, double budget) { return c.memory[s] <= budget; }
 

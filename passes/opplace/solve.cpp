@@ -1,4 +1,5 @@
 #include "passes/opplace/solve.h"
+#include "libplan/util/infinity.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +9,6 @@
 namespace zp::opplace {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double gapOf(double value, double bound) { return value > 0 ? std::max(0.0, (value - bound) / value) : 0.0; }
 

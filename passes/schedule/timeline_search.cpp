@@ -1,4 +1,5 @@
 #include "passes/schedule/timeline_search.h"
+#include "libplan/util/infinity.h"
 
 #include <algorithm>
 #include <cassert>
@@ -12,7 +13,6 @@ using sim::Schedule;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Cheapest completions of every DNN from the end of each group: standalone
 // time (with transitions) and weighted work per weighting, indexed by group,

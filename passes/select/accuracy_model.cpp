@@ -1,11 +1,11 @@
 #include "passes/select/accuracy_model.h"
+#include "libplan/util/infinity.h"
 
 #include <algorithm>
 #include <cassert>
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 

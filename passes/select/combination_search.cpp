@@ -1,4 +1,5 @@
 #include "passes/select/combination_search.h"
+#include "libplan/util/infinity.h"
 
 #include <algorithm>
 #include <cassert>
@@ -6,7 +7,6 @@
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 enum class Goal { Fastest, Miss, Any, Count };
 

@@ -1,4 +1,5 @@
 #include "passes/select/evaluation.h"
+#include "libplan/util/infinity.h"
 
 #include <limits>
 #include <map>
@@ -7,7 +8,6 @@
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string> kSystems = {"zooplan", "SV-AO-P", "SV-AO-NP", "SV-LO-P", "SV-LO-NP", "AV-P", "AV-NP"};
 

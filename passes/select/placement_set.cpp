@@ -1,4 +1,5 @@
 #include "passes/select/placement_set.h"
+#include "libplan/util/infinity.h"
 
 #include <algorithm>
 #include <cassert>
@@ -7,7 +8,6 @@
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool noRepeat(const std::vector<int>& placement) {
   std::set<int> seen(placement.begin(), placement.end());

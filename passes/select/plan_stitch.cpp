@@ -10,10 +10,10 @@
 
 #include "passes/preload/preload.h"
 #include "passes/select/served_systems.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;

@@ -8,10 +8,10 @@
 #include <numeric>
 
 #include "libplan/estimate/latency_model.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include "libplan/artifacts/contention_csv.h"
 #include "libplan/artifacts/group_rows_csv.h"
 #include "tests/artifacts/concurrent_inputs_test.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::artifacts {
 namespace {
@@ -63,7 +64,7 @@ TEST(artifactsContentionCsv, SurfacesRoundTripAndRewriteToTheSameBytes) {
   }
   EXPECT_EQ(formatContentionCsv(*back, accs), text);
   // The bundled illustrative surface reads back through the writer unchanged.
-  auto bundled = readContentionCsv(fs::path(ZP_SOURCE_DIR) / "testdata/concurrent/contention-illustrative.csv", accs);
+  auto bundled = readContentionCsv(fs::path(zp::testing::kSourceDir) / "testdata/concurrent/contention-illustrative.csv", accs);
   ASSERT_TRUE(bundled.ok()) << bundled.error().message;
   auto again = parseContentionCsv(formatContentionCsv(*bundled, accs), "again.csv", accs);
   ASSERT_TRUE(again.ok()) << again.error().message;

@@ -8,6 +8,7 @@
 
 #include "libplan/artifacts/workload_json.h"
 #include "tests/artifacts/concurrent_inputs_test.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::artifacts {
 namespace {
@@ -72,7 +73,7 @@ TEST(artifactsWorkloadJson, EverySourceRoundTripsAndRewritesToTheSameBytes) {
 }
 
 TEST(artifactsWorkloadJson, TheBundledWorkloadsReadWriteReadTheSame) {
-  const fs::path dir = fs::path(ZP_SOURCE_DIR) / "testdata/concurrent";
+  const fs::path dir = fs::path(zp::testing::kSourceDir) / "testdata/concurrent";
   int files = 0;
   for (const char* name : {"googlenet-table2-scenario1.json", "googlenet-table2-pipeline.json"}) {
     auto first = readWorkloadJson(dir / name);

@@ -51,11 +51,11 @@ $PY -c "import json,sys; c=json.load(open('$WORK/d/plan.json'))['cold'][0]; sys.
   && pass "--cores 1 is recorded" || fail "--cores 1 not in the plan"
 
 # zoo-profile --cold-profile: one model row per subgraph, labelled task/position/variant.
-"$BIN/zoo-stitch" "$SRC/testdata/digits/zoo.json" -o "$WORK/st" >/dev/null
-"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" --repeat 3 --warmup 1 --latency-validation 4 --cold-profile \
+use_fixture digits
+"$BIN/zoo-profile" "$ST" -o "$WORK/prof" --repeat 3 --warmup 1 --latency-validation 4 --cold-profile \
   --cold-warm-repeat 2 > "$WORK/zp.txt"
 grep -q "report.json, cold_profile.csv}" "$WORK/zp.txt" && pass "zoo-profile names cold_profile.csv" || fail "zoo-profile does not name cold_profile.csv"
-if $PY - "$WORK/st" "$WORK/prof" > "$WORK/subgraph.txt" <<'PYEOF'
+if $PY - "$ST" "$WORK/prof" > "$WORK/subgraph.txt" <<'PYEOF'
 import csv, json, os, sys
 st = json.load(open(os.path.join(sys.argv[1], "stitch.json")))
 want = {}

@@ -1,11 +1,31 @@
-# Shared helpers for the CLI suites: $1 = build/bin, $2 = source root.
+# Shared helpers for the CLI suites: $1 = build/bin, $2 = source root,
+# $3 (optional) = the directory of the shared fixtures (fixture.sh).
 set -euo pipefail
 BIN="$1"
 SRC="$2"
+FIXTURES="${3:-}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/zp_cli.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 PY=/usr/bin/python3
 failures=0
+
+# use_fixture NAME: sets ST (and PROF, where fixture.sh profiles it) to the zoo
+# NAME stitched (and profiled), the copy ctest made once for every suite, or, when the suite
+# runs on its own, one made here. Suites only read them (stitch.json names the
+# zoo by a path relative to itself, so they are not copied), and snapshot()
+# covers them too, so a tool that writes into its inputs is still caught.
+use_fixture() {
+  local name="$1" dir
+  if [ -n "$FIXTURES" ] && [ -d "$FIXTURES/$name" ]; then
+    dir="$FIXTURES/$name"
+  else
+    dir="$WORK/fixture.$name"
+    bash "$(dirname "${BASH_SOURCE[0]}")/fixture.sh" "$BIN" "$SRC" "$name" "$dir"
+  fi
+  ST="$dir/st"
+  PROF="$dir/prof"
+  SNAPSHOT_EXTRA+=("$dir")
+}
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
@@ -32,11 +52,16 @@ expect_error() {
 # What a rejected command must leave as it was: $WORK unless a suite points
 # this at a narrower tree (one that leaves its own logs outside it).
 SNAPSHOT_ROOT="$WORK"
+SNAPSHOT_EXTRA=()
 
-# Every file under $SNAPSHOT_ROOT with its hash, every other entry (directories,
-# symlinks) by name.
+# Every file under $SNAPSHOT_ROOT and the fixtures in use with its hash, every
+# other entry (directories, symlinks) by name.
 snapshot() {
-  (cd "$SNAPSHOT_ROOT" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum && find . ! -type f | sort)
+  local root
+  for root in "$SNAPSHOT_ROOT" "${SNAPSHOT_EXTRA[@]}"; do
+    echo "== $root"
+    (cd "$root" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum && find . ! -type f | sort)
+  done
 }
 
 # rejected NAME RC SUBSTRING -- command...: exit code RC, one line on stderr

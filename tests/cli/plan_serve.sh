@@ -6,9 +6,8 @@
 # weight cache, a processor's cores not on this machine) is one line, a non-zero
 # exit and nothing written.
 source "$(dirname "$0")/lib.sh"
-"$BIN/zoo-stitch" "$SRC/testdata/multitask/zoo.json" -o "$WORK/stitch" >/dev/null
-"$BIN/zoo-profile" "$WORK/stitch" -o "$WORK/profile" --repeat 5 >/dev/null
-"$BIN/plan-solve" "$WORK/profile" -o "$WORK/plan.json" --slo grid --memory-budget 50% >/dev/null
+use_fixture multitask
+"$BIN/plan-solve" "$PROF" -o "$WORK/plan.json" --slo grid --memory-budget 50% >/dev/null
 "$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/bundle" >/dev/null
 
 mkdir "$WORK/out"

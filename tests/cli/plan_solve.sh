@@ -2,12 +2,11 @@
 # plan-solve on the multitask zoo: byte-identical plans, the SLO evaluation
 # against the six baselines, preload gaps, infeasible SLOs, bad input.
 source "$(dirname "$0")/lib.sh"
-"$BIN/zoo-stitch" "$SRC/testdata/multitask/zoo.json" -o "$WORK/st" >/dev/null
-"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" --repeat 5 --warmup 1 --latency-validation 4 >/dev/null
+use_fixture multitask
 
-"$BIN/plan-solve" "$WORK/prof" -o "$WORK/a/plan.json" --evaluate "$WORK/a/eval.json" --svg-dir "$WORK/a/svg" \
+"$BIN/plan-solve" "$PROF" -o "$WORK/a/plan.json" --evaluate "$WORK/a/eval.json" --svg-dir "$WORK/a/svg" \
   --trace "$WORK/a/trace.json" > "$WORK/a.txt"
-"$BIN/plan-solve" "$WORK/prof" -o "$WORK/b/plan.json" > "$WORK/b.txt"
+"$BIN/plan-solve" "$PROF" -o "$WORK/b/plan.json" > "$WORK/b.txt"
 cmp -s "$WORK/a/plan.json" "$WORK/b/plan.json" && pass "two runs give byte-identical plan.json" || fail "plan.json differs between runs"
 
 if $PY - "$WORK/a" <<'PYEOF'
@@ -41,25 +40,25 @@ then pass "plan, evaluation, trace and SVGs"; else fail "plan content"; fi
 grep -q "zooplan's violation rate is" "$WORK/a.txt" && pass "evaluation table printed" || fail "no evaluation table"
 
 # An SLO no variant can meet is reported with the closest variant.
-$PY - "$WORK/prof" > "$WORK/slo.json" <<'PYEOF'
+$PY - "$PROF" > "$WORK/slo.json" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 tasks = {t["name"]: {"accuracy": 0.999999, "latency_ms": 1e-6} for t in r["tasks"]}
 print(json.dumps({"schema_version": 1, "configurations": [{"id": "impossible", "tasks": tasks}]}))
 PYEOF
-"$BIN/plan-solve" "$WORK/prof" -o "$WORK/c/plan.json" --slo "$WORK/slo.json" > "$WORK/c.txt"
+"$BIN/plan-solve" "$PROF" -o "$WORK/c/plan.json" --slo "$WORK/slo.json" > "$WORK/c.txt"
 grep -q "infeasible: wine under impossible: closest" "$WORK/c.txt" && pass "infeasible SLO reported with the closest variant" \
   || fail "infeasible SLO not reported"
 
 $PY -c "import json; j=json.load(open('$WORK/slo.json')); del j['configurations'][0]['tasks']['iris']; print(json.dumps(j))" > "$WORK/bad_slo.json"
 expect_error "SLO without a task" "no SLO for task 'iris'" "$WORK/d/plan.json" -- \
-  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/d/plan.json" --slo "$WORK/bad_slo.json"
+  "$BIN/plan-solve" "$PROF" -o "$WORK/d/plan.json" --slo "$WORK/bad_slo.json"
 expect_error "not a profile directory" "report.json: cannot open" "$WORK/e/plan.json" -- \
   "$BIN/plan-solve" "$WORK/nope" -o "$WORK/e/plan.json"
 # Confined to one processor: every position of every choice on it; naming all
 # processors (in any order) plans as without the option.
-"$BIN/plan-solve" "$WORK/prof" -o "$WORK/one/plan.json" --processors cpu >/dev/null
-"$BIN/plan-solve" "$WORK/prof" -o "$WORK/b2/plan.json" --processors "$(python3 -c "
+"$BIN/plan-solve" "$PROF" -o "$WORK/one/plan.json" --processors cpu >/dev/null
+"$BIN/plan-solve" "$PROF" -o "$WORK/b2/plan.json" --processors "$(python3 -c "
 import json; print(','.join(reversed([p['name'] for p in json.load(open('$WORK/b/plan.json'))['stitch']['processors']])))")" >/dev/null
 cmp -s "$WORK/b/plan.json" "$WORK/b2/plan.json" && pass "--processors naming every processor plans as without it" \
   || fail "--processors with every processor changed the plan"
@@ -75,7 +74,7 @@ for s in st["systems"]:
 PYEOF
 then pass "--processors cpu: every choice on cpu"; else fail "--processors cpu plan"; fi
 expect_error "unknown --processors" "--processors: 'gpu' is not a processor of the profile" "$WORK/g/plan.json" -- \
-  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/g/plan.json" --processors gpu
+  "$BIN/plan-solve" "$PROF" -o "$WORK/g/plan.json" --processors gpu
 expect_error "bad budget" "--memory-budget 'lots'" "$WORK/f/plan.json" -- \
-  "$BIN/plan-solve" "$WORK/prof" -o "$WORK/f/plan.json" --memory-budget lots
+  "$BIN/plan-solve" "$PROF" -o "$WORK/f/plan.json" --memory-budget lots
 finish

@@ -17,6 +17,7 @@
 #include "drivers/stitch_flow/zoo_stitch.h"
 #include "drivers/concurrent_flow/solve_concurrent.h"
 #include "libplan/artifacts/plan_json.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::drivers::testing {
 namespace fs = std::filesystem;
@@ -26,7 +27,7 @@ inline fs::path scratchDir(const std::string& name) {
   return zp::testing::uniqueTempDir("emit_" + name);
 }
 
-inline fs::path sourceDir() { return ZP_SOURCE_DIR; }
+inline fs::path sourceDir() { return zp::testing::kSourceDir; }
 
 // zoo-stitch of testdata/multitask into DIR/stitch (S = 3, one per processor).
 inline Expected<zoo::StitchManifest> stitchMultitask(const fs::path& dir) {

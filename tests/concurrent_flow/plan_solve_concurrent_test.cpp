@@ -19,13 +19,14 @@
 #include "passes/schedule/random_instance.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/workload_json.h"
+#include "tests/common/test_paths.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kBin = fs::path(ZP_BINARY_DIR) / "bin" / "plan-solve";
-const fs::path kData = fs::path(ZP_SOURCE_DIR) / "testdata" / "concurrent";
+const fs::path kBin = fs::path(zp::testing::kBinaryDir) / "bin" / "plan-solve";
+const fs::path kData = fs::path(zp::testing::kSourceDir) / "testdata" / "concurrent";
 
 struct Run {
   int code;

@@ -5,6 +5,7 @@
 
 #include "drivers/concurrent_flow/workload.h"
 #include "libplan/artifacts/group_rows_csv.h"
+#include "tests/common/test_paths.h"
 
 using namespace zp;
 using namespace zp::drivers;
@@ -20,7 +21,7 @@ Expected<schedule::Workload> parseWorkload(const std::string& text, const std::s
 }
 
 std::string err(const std::string& text) {
-  auto w = parseWorkload(text, "w.json", fs::path(ZP_SOURCE_DIR) / "testdata/concurrent");
+  auto w = parseWorkload(text, "w.json", fs::path(zp::testing::kSourceDir) / "testdata/concurrent");
   EXPECT_FALSE(w.ok()) << text;
   return w.ok() ? std::string() : w.error().message;
 }
@@ -34,7 +35,7 @@ std::string doc(const std::string& dnns, const std::string& extra = "") {
 }  // namespace
 
 TEST(concurrentWorkload, LoadsTheTable2Scenario) {
-  auto w = loadWorkload(fs::path(ZP_SOURCE_DIR) / "testdata/concurrent/googlenet-table2-scenario1.json");
+  auto w = loadWorkload(fs::path(zp::testing::kSourceDir) / "testdata/concurrent/googlenet-table2-scenario1.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_EQ(w->objective, sim::Objective::Throughput);
   ASSERT_EQ(w->problem.dnns.size(), 2u);

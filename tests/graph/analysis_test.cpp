@@ -2,15 +2,12 @@
 
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
+#include "tests/graph/test_util.h"
 
 namespace zp::graph {
 namespace {
 
-onnx::ModelProto parse(const std::string& text, const LoadOptions& options = {}) {
-  auto m = parseModelText(text, options);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.ok() ? *m : onnx::ModelProto();
-}
+using test_util::parse;
 
 TEST(Analysis, ConvFlopsByHand) {
   // 1x3x8x8 input, 4 filters 3x3, pads 1: output 1x4x8x8.

@@ -5,9 +5,12 @@
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/dims.h"
 #include "libplan/graph/model_io.h"
+#include "tests/graph/test_util.h"
 
 namespace zp::graph {
 namespace {
+
+using test_util::parse;
 
 // A small CNN as torch.onnx.export writes it: Conv, ReLU, GlobalAveragePool,
 // `x.view(x.size(0), -1)` and a Gemm. BATCH is the input's leading dim: a
@@ -43,12 +46,6 @@ std::string cnn(const std::string& batch, const std::string& height = "8") {
       logits = Gemm <transB = 1> (f, w2, b2)
     }
   )";
-}
-
-onnx::ModelProto parse(const std::string& text) {
-  auto m = parseModelText(text);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.ok() ? *m : onnx::ModelProto();
 }
 
 std::vector<double> nodeFlops(const GraphView& v) {

@@ -8,12 +8,13 @@
 #include "libplan/runtime/npy.h"
 #include "drivers/mts_flow/zoo_mts.h"
 #include "tests/mts/mts_test_util.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::mts::testing {
 namespace {
 namespace fs = std::filesystem;
 
-const fs::path kZoo = fs::path(ZP_SOURCE_DIR) / "testdata" / "mts" / "zoo.json";
+const fs::path kZoo = fs::path(zp::testing::kSourceDir) / "testdata" / "mts" / "zoo.json";
 
 runtime::Tensor row(const runtime::Tensor& all, int64_t i) {
   runtime::Shape shape = all.shape;

@@ -5,12 +5,13 @@
 
 #include "drivers/opplace_flow/node_profiles.h"
 #include "libplan/artifacts/zoo_json.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::drivers::opplace_flow {
 namespace {
 
 TEST(opplaceFlowNodeProfiles, DigitsZooProfilesEveryNodeUnderEveryProcessor) {
-  auto zoo = artifacts::loadZoo(std::string(ZP_SOURCE_DIR) + "/testdata/digits/zoo.json");
+  auto zoo = artifacts::loadZoo(std::string(zp::testing::kSourceDir) + "/testdata/digits/zoo.json");
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   auto configs = hostConfigs(*zoo);
   ASSERT_EQ(configs.size(), 2u);  // cpu and npu of the zoo

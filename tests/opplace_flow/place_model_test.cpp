@@ -9,6 +9,7 @@
 #include "libplan/artifacts/plan_pb.h"
 #include "libplan/artifacts/zoo_json.h"
 #include "libplan/graph/model_io.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::drivers::opplace_flow {
 namespace {
@@ -28,7 +29,7 @@ struct Fixture {
 
 Fixture digits() {
   Fixture f;
-  auto zoo = artifacts::loadZoo(std::string(ZP_SOURCE_DIR) + "/testdata/digits/zoo.json");
+  auto zoo = artifacts::loadZoo(std::string(zp::testing::kSourceDir) + "/testdata/digits/zoo.json");
   EXPECT_TRUE(zoo.ok());
   f.zoo = *zoo;
   f.models = zooModels(f.zoo);

@@ -10,13 +10,14 @@
 #include "libplan/artifacts/zoo_json.h"
 #include "libplan/util/file.h"
 #include "tests/common/temp_dir.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::drivers {
 namespace {
 
 TEST(opplaceFlowSolve, PlanIsDeterministicAndNoWorseThanTheBaselines) {
   const auto dir = testing::uniqueTempDir("opplace_solve");
-  const std::string zooFile = std::string(ZP_SOURCE_DIR) + "/testdata/digits/zoo.json";
+  const std::string zooFile = std::string(zp::testing::kSourceDir) + "/testdata/digits/zoo.json";
   auto zoo = artifacts::loadZoo(zooFile);
   ASSERT_TRUE(zoo.ok());
   auto models = opplace_flow::zooModels(*zoo);

@@ -194,11 +194,16 @@ def policy_runs(label, policies):
              if p in policies])
 
 
-def collect_models(args):
+def collect_models(args, shard=0, shards=1):
+    """(label, path) of every model this shard checks; exported on the way (cached in the work dir)."""
     out = []
-    for name in ([] if args.zoos else args.models or models.ALL):
+    names = [] if args.zoos else args.models or models.ALL
+    for name in names:
         if name not in models.ALL:
             raise SystemExit(f'--models: unknown model {name}')
+    for i, name in enumerate(names):
+        if i % shards != shard:
+            continue
         res = models.resolution(name, args.small)
         path = os.path.join(args.work_dir, 'models', f'{name}_{res}.onnx')
         t0 = time.time()
@@ -208,13 +213,15 @@ def collect_models(args):
             print(f'exported {name} at {res} in {dt:.1f} s', flush=True)
         out.append((f'{name}_{res}', path))
     if not args.models:
+        testdata = []
         roots = [args.source_dir] + (args.extra_testdata or [])
         for root in roots:
             for p in sorted(glob.glob(os.path.join(root, 'testdata', '*', 'models', '**', '*.onnx'), recursive=True)):
                 rel = os.path.relpath(p, os.path.join(root, 'testdata'))
                 if args.zoos and rel.split(os.sep)[0] not in args.zoos:
                     continue
-                out.append((rel.replace('/models/', '/').replace('.onnx', ''), p))
+                testdata.append((rel.replace('/models/', '/').replace('.onnx', ''), p))
+        out += testdata[shard::shards]
     return out
 
 
@@ -230,12 +237,22 @@ def main():
     ap.add_argument('--zoos', nargs='*', help='only the models of these testdata zoos (no exported models)')
     ap.add_argument('--policies', nargs='*', default=POLICIES)
     ap.add_argument('--tolerance', type=float, default=1e-4)
+    ap.add_argument('--shard', help='K/N: only every N-th model starting at the K-th (0-based), so that N '
+                                     'processes check the whole set between them')
     args = ap.parse_args()
+    shard, shards = 0, 1
+    if args.shard:
+        try:
+            shard, shards = (int(x) for x in args.shard.split('/'))
+        except ValueError:
+            raise SystemExit(f"--shard: '{args.shard}' is not K/N")
+        if not 0 <= shard < shards:
+            raise SystemExit(f'--shard: {args.shard}: K must be in [0, N)')
 
     ensure_ort(args.ort_prefix)
     passed = failed = 0
     t_start = time.time()
-    for label, path in collect_models(args):
+    for label, path in collect_models(args, shard, shards):
         d = os.path.join(args.work_dir, 'runs', label)
         inputs = make_inputs(path, os.path.join(d, 'inputs'))
         qstep = quant_step(path)

@@ -11,12 +11,13 @@
 #include "libplan/profile/import.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/profile/lenient_json.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::profile {
 namespace {
 namespace fs = std::filesystem;
 
-fs::path data(const std::string& rel) { return fs::path(ZP_SOURCE_DIR) / "testdata" / rel; }
+using testing::data;
 
 ImportParams params(const std::string& processor = "npu") {
   ImportParams p;

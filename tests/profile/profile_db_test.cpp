@@ -9,6 +9,7 @@
 #include "libplan/profile/profile_db.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/util/file.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::profile {
 namespace {
@@ -99,7 +100,7 @@ TEST(profileDb, WriteSortsAndRewriteIsByteIdentical) {
 }
 
 TEST(profileDb, HandWrittenFileReadsAndRewritesStably) {
-  auto db = readProfileCsv(fs::path(ZP_SOURCE_DIR) / "testdata/profiles/csv/digits_example.csv");
+  auto db = readProfileCsv(fs::path(zp::testing::kSourceDir) / "testdata/profiles/csv/digits_example.csv");
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(db->size(), 7u);
   EXPECT_EQ(db->select(RowKind::Subgraph).size(), 3u);

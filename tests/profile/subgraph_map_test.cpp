@@ -12,12 +12,13 @@
 #include "libplan/artifacts/profile_csv.h"
 #include "drivers/stitch_flow/subgraph_models_read.h"
 #include "drivers/stitch_flow/zoo_stitch.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::profile {
 namespace {
 namespace fs = std::filesystem;
 
-fs::path data(const std::string& rel) { return fs::path(ZP_SOURCE_DIR) / "testdata" / rel; }
+using testing::data;
 
 ProfileRow nodeRow(const std::string& node, double ms, std::optional<double> p90 = std::nullopt) {
   ProfileRow r;

@@ -19,9 +19,11 @@
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "tests/common/temp_dir.h"
+#include "tests/runtime/test_util.h"
 
 namespace zp::runtime {
 namespace {
+
 namespace fs = std::filesystem;
 
 using zp::testing::randomValues;
@@ -57,16 +59,6 @@ const std::map<std::string, std::vector<std::string>> kKernels = {
     {"Conv_4", {"depthwise", "im2col", "sparse"}},
     {"Gemm_7", {"blas", "sparse"}}};
 bool usesGemm(const std::string& k) { return k == "im2col" || k == "gemm1x1" || k == "winograd" || k == "blas"; }
-
-double relErr(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape, b.shape);
-  double m = 0, r = 1e-12;
-  for (int64_t i = 0; i < a.size(); ++i) {
-    m = std::max(m, static_cast<double>(std::fabs(a.ptr<float>()[i] - b.ptr<float>()[i])));
-    r = std::max(r, static_cast<double>(std::fabs(b.ptr<float>()[i])));
-  }
-  return m / std::max(1.0, r);
-}
 
 class ColdRunTest : public ::testing::Test {
  protected:
@@ -141,16 +133,16 @@ TEST_F(ColdRunTest, OutputsEqualAPlainSessionWhateverTheScheduleMixes) {
     ASSERT_TRUE(s.ok()) << s.error().message;
     auto cold = (*s)->run(in);
     ASSERT_TRUE(cold.ok()) << cold.error().message;
-    EXPECT_LE(relErr(cold->at("y"), expect), 1e-5);
+    EXPECT_LE(test_util::relErr(cold->at("y"), expect, 1.0), 1e-5);
     EXPECT_TRUE((*s)->warnings().empty()) << (*s)->warnings().front();
     for (size_t i = 0; i < sc.steps.size(); ++i) EXPECT_EQ((*s)->nodes()[i].kernel, sc.steps[i].kernel);
     auto second = (*s)->run(in);  // some nodes may have switched already
     ASSERT_TRUE(second.ok()) << second.error().message;
-    EXPECT_LE(relErr(second->at("y"), cold->at("y")), 1e-5);
+    EXPECT_LE(test_util::relErr(second->at("y"), cold->at("y"), 1.0), 1e-5);
     (*s)->waitForWarmSwitch();
     auto warm = (*s)->run(in);
     ASSERT_TRUE(warm.ok()) << warm.error().message;
-    EXPECT_LE(relErr(warm->at("y"), cold->at("y")), 1e-5);
+    EXPECT_LE(test_util::relErr(warm->at("y"), cold->at("y"), 1.0), 1e-5);
     for (size_t i = 0; i < sc.steps.size(); ++i)
       if (!sc.steps[i].kernel.empty()) {
         EXPECT_EQ((*s)->nodes()[i].kernel, sc.steps[i].warmKernel) << sc.steps[i].node;
@@ -208,7 +200,7 @@ TEST_F(ColdRunTest, TheCacheHoldsOnlyWhatTheScheduleCaches) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   auto r = (*s)->run(in);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_LE(relErr(r->at("y"), expect), 1e-5);
+  EXPECT_LE(test_util::relErr(r->at("y"), expect, 1.0), 1e-5);
 }
 
 TEST_F(ColdRunTest, AnIdleExecutorStealsTheTransformsOfABusyCore) {
@@ -230,7 +222,7 @@ TEST_F(ColdRunTest, AnIdleExecutorStealsTheTransformsOfABusyCore) {
   auto r = (*s)->run(in);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_LT(msSince(t0), 1500.0) << "the run did not wait for the busy core";
-  EXPECT_LE(relErr(r->at("y"), expect), 1e-5);
+  EXPECT_LE(test_util::relErr(r->at("y"), expect, 1.0), 1e-5);
   auto report = (*s)->coldReport();
   ASSERT_TRUE(report);
   int transforms = 0;
@@ -285,7 +277,7 @@ TEST_F(ColdRunTest, AChangedModelFileIsFoundAndTheSessionRebuildsFromIt) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   auto r = (*s)->run(in);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_LE(relErr(r->at("y"), want->at("y")), 1e-5);
+  EXPECT_LE(test_util::relErr(r->at("y"), want->at("y"), 1.0), 1e-5);
   ASSERT_FALSE((*s)->warnings().empty());
   EXPECT_NE((*s)->warnings().front().find("initializer 'W1'"), std::string::npos) << (*s)->warnings().front();
 }
@@ -325,7 +317,7 @@ TEST_F(ColdRunTest, AKernelTheCacheLacksForStrippedWeightsLoadsTheModel) {
       << (*t)->warnings()[0];
   auto r = (*t)->run(in);
   ASSERT_TRUE(r.ok());
-  EXPECT_LE(relErr(r->at("y"), expect), 1e-5);
+  EXPECT_LE(test_util::relErr(r->at("y"), expect, 1.0), 1e-5);
 }
 
 TEST(ModelExtents, EveryInitializerStoredAsItsBytesIsFound) {

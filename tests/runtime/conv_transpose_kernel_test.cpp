@@ -7,16 +7,12 @@
 #include <random>
 
 #include "libplan/runtime/kernels/conv_transpose.h"
+#include "tests/runtime/test_util.h"
 
 namespace zp::runtime {
 namespace {
 
-std::vector<float> randomVec(int64_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test_util::randomVec;
 
 ConvTransposeGeom randomGeom(std::mt19937& rng) {
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };

@@ -6,18 +6,14 @@
 #include <random>
 
 #include "libplan/runtime/kernels/conv_volumetric.h"
+#include "tests/runtime/test_util.h"
 
 namespace zp::runtime {
 namespace {
 
-std::vector<float> randomVec(int64_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test_util::randomVec;
 
-ConvVolumetricGeom randomGeom(std::mt19937& rng) {
+ConvVolumetricGeom randomVolumetricGeom(std::mt19937& rng) {
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   ConvVolumetricGeom g;
   g.N = pick(1, 2);
@@ -40,7 +36,7 @@ ConvVolumetricGeom randomGeom(std::mt19937& rng) {
 TEST(ConvVolumetricKernels, Vol2colMatchesNaiveOnRandomGeometries) {
   std::mt19937 rng(17);
   for (int trial = 0; trial < 200; ++trial) {
-    const ConvVolumetricGeom g = randomGeom(rng);
+    const ConvVolumetricGeom g = randomVolumetricGeom(rng);
     auto x = randomVec(g.N * g.C * g.inSize(), rng);
     auto w = randomVec(g.M * (g.C / g.group) * g.kernelSize(), rng);
     auto b = randomVec(g.M, rng);

@@ -10,21 +10,14 @@
 #include "libplan/graph/model_io.h"
 #include "libplan/graph/rewrite/fuse.h"
 #include "libplan/runtime/session.h"
+#include "tests/runtime/test_util.h"
 
 namespace zp::runtime {
 namespace {
 
-using zp::testing::randomValues;
+using test_util::relErr;
 
-double relErr(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape, b.shape);
-  double m = 0, r = 1e-12;
-  for (int64_t i = 0; i < a.size(); ++i) {
-    m = std::max(m, static_cast<double>(std::fabs(a.ptr<float>()[i] - b.ptr<float>()[i])));
-    r = std::max(r, static_cast<double>(std::fabs(b.ptr<float>()[i])));
-  }
-  return m / r;
-}
+using zp::testing::randomValues;
 
 std::unique_ptr<Session> session(const onnx::ModelProto& m, bool fuse, const std::string& policy = "default") {
   SessionOptions o;

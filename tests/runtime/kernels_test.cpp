@@ -15,7 +15,7 @@
 namespace zp::runtime {
 namespace {
 
-std::vector<float> randomVec(size_t n, std::mt19937& rng, double zeroFraction = 0) {
+std::vector<float> randomSparseVec(size_t n, std::mt19937& rng, double zeroFraction = 0) {
   std::uniform_real_distribution<float> d(-1, 1);
   std::uniform_real_distribution<double> z(0, 1);
   std::vector<float> v(n);
@@ -51,9 +51,9 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
   const int64_t OH = a.outH(c.H), OW = a.outW(c.W);
   ASSERT_GT(OH, 0);
   ASSERT_GT(OW, 0);
-  auto x = randomVec(static_cast<size_t>(c.N * c.C * c.H * c.W), rng);
-  auto w = randomVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng, c.zeros);
-  auto b = randomVec(static_cast<size_t>(a.M), rng);
+  auto x = randomSparseVec(static_cast<size_t>(c.N * c.C * c.H * c.W), rng);
+  auto w = randomSparseVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng, c.zeros);
+  auto b = randomSparseVec(static_cast<size_t>(a.M), rng);
   Epilogue e;
   e.kind = c.act;
   e.lo = -0.25f;
@@ -217,9 +217,9 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
     const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % extent, W = a.dw * (a.kw - 1) + 1 + u(rng) % extent;
     const int threads = 1 + t % 2;
     const Epilogue e = randomEpilogue(rng);
-    const auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
-    const auto w = randomVec(static_cast<size_t>(a.M * a.kh * a.kw), rng);
-    const auto b = randomVec(static_cast<size_t>(a.M), rng);
+    const auto x = randomSparseVec(static_cast<size_t>(N * C * H * W), rng);
+    const auto w = randomSparseVec(static_cast<size_t>(a.M * a.kh * a.kw), rng);
+    const auto b = randomSparseVec(static_cast<size_t>(a.M), rng);
     const size_t outN = static_cast<size_t>(N * a.M * a.outH(H) * a.outW(W));
     Scratch scratch;
     std::vector<float> ref(outN, NAN);
@@ -266,9 +266,9 @@ TEST(ConvKernels, DirectMatchesNaiveOnRandomShapes) {
     const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 30, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
     const int threads = 1 + t % 2;
     const Epilogue e = randomEpilogue(rng);
-    const auto x = randomVec(static_cast<size_t>(N * a.C() * H * W), rng);
-    const auto w = randomVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng);
-    const auto b = randomVec(static_cast<size_t>(a.M), rng);
+    const auto x = randomSparseVec(static_cast<size_t>(N * a.C() * H * W), rng);
+    const auto w = randomSparseVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng);
+    const auto b = randomSparseVec(static_cast<size_t>(a.M), rng);
     const size_t outN = static_cast<size_t>(N * a.M * a.outH(H) * a.outW(W));
     Scratch scratch;
     std::vector<float> ref(outN, NAN), y(outN, NAN);
@@ -322,7 +322,7 @@ TEST(PoolKernels, MaxPoolMatchesDefinition) {
   for (int t = 0; t < 80; ++t) {
     const auto [a, N, C, H, W] = randomPoolCase(rng, 4, true);
     const int64_t OH = a.outH(H), OW = a.outW(W);
-    auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
+    auto x = randomSparseVec(static_cast<size_t>(N * C * H * W), rng);
     std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
     Scratch scratch;
     runMaxPool(a, x.data(), N, C, H, W, y.data(), scratch, 1 + t % 2);
@@ -348,7 +348,7 @@ TEST(PoolKernels, AvgPoolMatchesDefinition) {
   for (int t = 0; t < 80; ++t) {
     const auto [a, N, C, H, W] = randomPoolCase(rng, 5, false);
     const int64_t OH = a.outH(H), OW = a.outW(W);
-    auto x = randomVec(static_cast<size_t>(N * C * H * W), rng);
+    auto x = randomSparseVec(static_cast<size_t>(N * C * H * W), rng);
     // Any divisors per row and column (zero allowed: the output is then 0).
     std::vector<float> rowCount(static_cast<size_t>(OH)), colCount(static_cast<size_t>(OW));
     for (auto& c : rowCount) c = static_cast<float>(u(rng) % 4);
@@ -394,9 +394,9 @@ TEST(GemmKernels, MatchNaive) {
                                          {65, 24, 48, true, 1, 1, 0.5, Epilogue::None},
                                          {7, 40, 19, false, 1, 1, 0, Epilogue::Function},
                                          {300, 24, 130, true, 1, 1, 0, Epilogue::Function}}) {
-    auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
-    auto b = randomVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
-    auto bias = randomVec(static_cast<size_t>(c.N), rng);
+    auto x = randomSparseVec(static_cast<size_t>(c.rows * c.K), rng);
+    auto b = randomSparseVec(static_cast<size_t>(c.K * c.N), rng, c.zeros);
+    auto bias = randomSparseVec(static_cast<size_t>(c.N), rng);
     const Epilogue e = gemmEpilogue(c.act);
     std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
     PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, b.data(), c.bT, bias.data(), c.alpha, c.beta);
@@ -433,9 +433,9 @@ TEST(GemmKernels, MatmulPanelsMatchNaive) {
                                          {5, 300, 1000, Epilogue::Clip},
                                          {197, 48, 192, Epilogue::None},
                                          {601, 40, 100, Epilogue::Relu}}) {  // row blocks of two heights
-    auto x = randomVec(static_cast<size_t>(c.rows * c.K), rng);
-    auto w = randomVec(static_cast<size_t>(c.N * c.K), rng);
-    auto bias = randomVec(static_cast<size_t>(c.N), rng);
+    auto x = randomSparseVec(static_cast<size_t>(c.rows * c.K), rng);
+    auto w = randomSparseVec(static_cast<size_t>(c.N * c.K), rng);
+    auto bias = randomSparseVec(static_cast<size_t>(c.N), rng);
     const Epilogue e = gemmEpilogue(c.act);
     std::vector<float> ref(static_cast<size_t>(c.rows * c.N));
     PackedWeights pn = transformGemmWeights(GemmKernel::Naive, c.K, c.N, w.data(), true, bias.data(), 1, 1);
@@ -495,9 +495,9 @@ TEST(GemmLibraries, MatchTheDefinitionWithTransposesAndStrides) {
                                          {129, 160, 100, false, false, 1, 0, 2},   // over the split threshold
                                          {200, 40, 300, false, true, 1, 1, 2}}) {
     const int64_t lda = (c.tA ? c.M : c.K) + 3, ldb = (c.tB ? c.K : c.N) + 2, ldc = c.N + 5;
-    auto A = randomVec(static_cast<size_t>((c.tA ? c.K : c.M) * lda), rng);
-    auto B = randomVec(static_cast<size_t>((c.tB ? c.N : c.K) * ldb), rng);
-    auto C0 = randomVec(static_cast<size_t>(c.M * ldc), rng);
+    auto A = randomSparseVec(static_cast<size_t>((c.tA ? c.K : c.M) * lda), rng);
+    auto B = randomSparseVec(static_cast<size_t>((c.tB ? c.N : c.K) * ldb), rng);
+    auto C0 = randomSparseVec(static_cast<size_t>(c.M * ldc), rng);
     std::vector<float> ref = C0;
     for (int64_t i = 0; i < c.M; ++i)
       for (int64_t j = 0; j < c.N; ++j) {
@@ -537,7 +537,7 @@ TEST(ConvKernels, SparseTransformStoresOnlyNonzeros) {
   std::mt19937 rng(4);
   ConvAttrs a;
   a.M = 16; a.Cg = 16; a.kh = a.kw = 3;
-  auto w = randomVec(16 * 16 * 9, rng, 0.9);
+  auto w = randomSparseVec(16 * 16 * 9, rng, 0.9);
   int64_t nz = 0;
   for (float v : w) nz += v != 0;
   PackedWeights pw = transformConvWeights(ConvKernel::Sparse, a, w.data(), nullptr);
@@ -596,11 +596,11 @@ TEST(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
     ConvAttrs a;
     a.M = 6; a.Cg = 256; a.kh = a.kw = k; a.padT = a.padL = a.padB = a.padR = k / 2;
     const int64_t H = 9, W = 9, khw = k * k;
-    auto x = randomVec(static_cast<size_t>(a.Cg * H * W), rng);
-    auto w = randomVec(static_cast<size_t>(a.M * a.Cg * khw), rng, 0.5);
+    auto x = randomSparseVec(static_cast<size_t>(a.Cg * H * W), rng);
+    auto w = randomSparseVec(static_cast<size_t>(a.M * a.Cg * khw), rng, 0.5);
     for (int64_t m = 0; m < a.M; ++m)
       std::fill(w.begin() + (m * a.Cg + 96) * khw, w.begin() + (m + 1) * a.Cg * khw, 0.0f);
-    auto b = randomVec(static_cast<size_t>(a.M), rng);
+    auto b = randomSparseVec(static_cast<size_t>(a.M), rng);
     for (Epilogue::Kind act : {Epilogue::Relu, Epilogue::Clip}) {
       Epilogue e;
       e.kind = act;

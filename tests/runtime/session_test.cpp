@@ -19,9 +19,12 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json.h"
+#include "tests/runtime/test_util.h"
 
 namespace zp::runtime {
 namespace {
+
+using test_util::relErr;
 namespace fs = std::filesystem;
 
 std::string floats(size_t n, uint32_t seed, double zeros = 0) {
@@ -67,16 +70,6 @@ std::string cnnText() {
 TensorMap oneInput(const std::string& name, Shape s, uint64_t seed) {
   IoInfo io{name, DType::F32, s};
   return {{name, randomInput(io, seed)}};
-}
-
-double relErr(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape, b.shape);
-  double m = 0, r = 1e-12;
-  for (int64_t i = 0; i < a.size(); ++i) {
-    m = std::max(m, static_cast<double>(std::fabs(a.ptr<float>()[i] - b.ptr<float>()[i])));
-    r = std::max(r, static_cast<double>(std::fabs(b.ptr<float>()[i])));
-  }
-  return m / r;
 }
 
 fs::path tempDir(const std::string& name) {

@@ -16,6 +16,7 @@
 #include "passes/schedule/work_weights.h"
 #include "passes/schedule/workload.h"
 #include "drivers/concurrent_flow/workload.h"
+#include "tests/common/test_paths.h"
 
 using namespace zp;
 using namespace zp::schedule;
@@ -96,7 +97,7 @@ TEST(concurrentWorkWeights, ValidAndNeverAboveASimulatedMakespan) {
     q.contention = p.contention.scaled(3);  // heavy contention: overlap can cost more than it saves
     checkWeightings(q, rng, "scaled seed " + std::to_string(seed));
   }
-  auto w = drivers::loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-pipeline.json");
+  auto w = drivers::loadWorkload(std::string(zp::testing::kSourceDir) + "/testdata/concurrent/googlenet-table2-pipeline.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   checkWeightings(w->problem, rng, "googlenet pipeline");
 }

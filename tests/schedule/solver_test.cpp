@@ -14,6 +14,7 @@
 #include "passes/schedule/workload.h"
 #include "passes/schedule/z3_solver.h"
 #include "drivers/concurrent_flow/workload.h"
+#include "tests/common/test_paths.h"
 
 using namespace zp;
 using namespace zp::schedule;
@@ -215,7 +216,7 @@ TEST(concurrentMetamorphic, ScalingAllTimesScalesTheObjective) {
 }
 
 TEST(concurrentGoogleNetTable2, Scenario1AtLeastAsGoodAsEveryBaseline) {
-  auto w = drivers::loadWorkload(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/googlenet-table2-scenario1.json");
+  auto w = drivers::loadWorkload(std::string(zp::testing::kSourceDir) + "/testdata/concurrent/googlenet-table2-scenario1.json");
   ASSERT_TRUE(w.ok()) << w.error().message;
   ASSERT_EQ(w->problem.numDnns(), 2);
   ASSERT_EQ(w->problem.totalGroups(), 20);

@@ -11,10 +11,10 @@
 
 #include "passes/select/select.h"
 #include "tests/select/random_space.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 using testing::randomSlo;
 using testing::randomSpace;
 using testing::Shape;

@@ -12,15 +12,9 @@
 #include <fmt/format.h>
 
 #include "passes/preload/preload.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::select::reference {
-namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-struct Listed {
-  std::vector<uint64_t> numbers;
-  std::vector<Candidate> candidates;
-};
 
 Listed listOf(const TaskSpace& ts) {
   Listed l;
@@ -28,6 +22,8 @@ Listed listOf(const TaskSpace& ts) {
   for (uint64_t k : l.numbers) l.candidates.push_back(ts.candidate(k));
   return l;
 }
+
+namespace {
 
 // A choice with list indices as one with combination numbers.
 Choice numbered(const StitchSpace& space, Choice c) {

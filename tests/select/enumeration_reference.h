@@ -12,6 +12,13 @@
 
 namespace zp::select::reference {
 
+// A task's valid combinations: their numbers and candidates, in one order.
+struct Listed {
+  std::vector<uint64_t> numbers;
+  std::vector<Candidate> candidates;
+};
+Listed listOf(const TaskSpace& ts);
+
 // Per task, Θ^t as indices into the list of valid combinations (Algorithm 1 line 2).
 std::vector<std::vector<int>> feasibleSets(const StitchSpace& space, const plan::SloConfiguration& slo,
                                            const std::vector<std::vector<std::string>>& orders,

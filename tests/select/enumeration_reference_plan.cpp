@@ -11,21 +11,10 @@
 
 #include "passes/preload/preload.h"
 #include "tests/select/enumeration_reference.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::select::reference {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-struct Listed {
-  std::vector<uint64_t> numbers;
-  std::vector<Candidate> candidates;
-};
-Listed listOf(const TaskSpace& ts) {
-  Listed l;
-  l.numbers = ts.validCombinations();
-  for (uint64_t k : l.numbers) l.candidates.push_back(ts.candidate(k));
-  return l;
-}
 
 void addSubgraph(const TaskSpace& ts, int pos, const std::string& variant, const std::string& proc, plan::TaskPlan& tp) {
   auto key = [](const plan::PlannedSubgraph& g) { return std::tie(g.position, g.variant, g.processor); };

@@ -12,10 +12,10 @@
 
 #include "passes/select/placement_set.h"
 #include "tests/select/random_space.h"
+#include "libplan/util/infinity.h"
 
 namespace zp::select {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<std::vector<int>> sequences(int P, int S, bool noRepeat) {
   std::vector<std::vector<int>> out;

@@ -4,12 +4,13 @@
 
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/artifacts/zoo_json.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::drivers::zoo_profile {
 namespace {
 
 TEST(zooProfileProcessors, HostOverrideKeepsTheZoosCoresAndGemm) {
-  auto zoo = artifacts::loadZoo(std::string(ZP_SOURCE_DIR) + "/testdata/digits/zoo.json");
+  auto zoo = artifacts::loadZoo(std::string(zp::testing::kSourceDir) + "/testdata/digits/zoo.json");
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   ProfileParams params;
   params.hostOverrides.push_back(HostOverride{"npu", "default", 2});
@@ -31,7 +32,7 @@ TEST(zooProfileProcessors, HostOverrideKeepsTheZoosCoresAndGemm) {
 }
 
 TEST(zooProfileProcessors, HostOverrideOfAnUnknownProcessorIsAnError) {
-  auto zoo = artifacts::loadZoo(std::string(ZP_SOURCE_DIR) + "/testdata/digits/zoo.json");
+  auto zoo = artifacts::loadZoo(std::string(zp::testing::kSourceDir) + "/testdata/digits/zoo.json");
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   ProfileParams params;
   params.hostOverrides.push_back(HostOverride{"tpu", "default", 1});

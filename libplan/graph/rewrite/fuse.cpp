@@ -14,12 +14,6 @@ bool isStandardDomain(const std::string& domain) { return domain.empty() || doma
 
 bool isOp(const onnx::NodeProto& n, const char* type) { return isStandardDomain(n.domain()) && n.op_type() == type; }
 
-const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
 float floatAttr(const onnx::NodeProto& n, const std::string& name, float dflt) {
   const auto* a = findAttr(n, name);
   return a ? a->f() : dflt;

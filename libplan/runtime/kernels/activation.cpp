@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 namespace {
@@ -130,7 +131,6 @@ __attribute__((target("avx512f"))) void apply16(ActFn f, const ActParams& p, con
                                                 float bias) {
   applyLanes<16>(f, p, x, y, n, bias);
 }
-const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
 #endif
 
 }  // namespace

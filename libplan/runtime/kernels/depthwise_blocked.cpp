@@ -10,6 +10,7 @@
 
 #include "libplan/runtime/kernels/avx512_transpose.h"
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 
@@ -18,13 +19,12 @@ namespace {
 
 using namespace avx512;
 
-constexpr int64_t kLanes = 16;
 constexpr int64_t kMaxTaps = 64;
 constexpr int kOutputs = 4;  // output positions summed at once: four independent FMA chains
 
 struct TileGeom {
   int64_t Hp = 0, Wp = 0;
-  int64_t floats() const { return Hp * Wp * kLanes; }
+  int64_t floats() const { return Hp * Wp * kAvx512Lanes; }
 };
 
 TileGeom tileGeom(const ConvAttrs& a, int64_t H, int64_t W) { return {H + a.padT + a.padB, W + a.padL + a.padR}; }
@@ -35,7 +35,7 @@ TileGeom tileGeom(const ConvAttrs& a, int64_t H, int64_t W) { return {H + a.padT
 constexpr int64_t kBandTileBytes = int64_t{96} << 10;
 
 int64_t bandRows(const ConvAttrs& a, const TileGeom& g, int64_t OH) {
-  const int64_t rowsIn = kBandTileBytes / (g.Wp * kLanes * 4);
+  const int64_t rowsIn = kBandTileBytes / (g.Wp * kAvx512Lanes * 4);
   const int64_t halo = (a.kh - 1) * a.dh + 1;
   return std::clamp<int64_t>(rowsIn >= halo ? (rowsIn - halo) / a.sh + 1 : 1, 1, OH);
 }
@@ -51,23 +51,23 @@ __attribute__((target("avx512f"))) void gatherTile(const ConvAttrs& a, const Til
                                                    int64_t W, int64_t nc, int64_t r0, int64_t rows, float* tile) {
   const __m512 zero = _mm512_setzero_ps();
   for (int64_t r = 0; r < rows; ++r) {
-    float* row = tile + r * g.Wp * kLanes;
+    float* row = tile + r * g.Wp * kAvx512Lanes;
     const int64_t ih = r0 + r - a.padT;
     if (ih < 0 || ih >= H) {
-      for (int64_t c = 0; c < g.Wp; ++c) _mm512_storeu_ps(row + c * kLanes, zero);
+      for (int64_t c = 0; c < g.Wp; ++c) _mm512_storeu_ps(row + c * kAvx512Lanes, zero);
       continue;
     }
-    for (int64_t c = 0; c < a.padL; ++c) _mm512_storeu_ps(row + c * kLanes, zero);
-    for (int64_t iw0 = 0; iw0 < W; iw0 += kLanes) {
-      const int64_t n = std::min(kLanes, W - iw0);
+    for (int64_t c = 0; c < a.padL; ++c) _mm512_storeu_ps(row + c * kAvx512Lanes, zero);
+    for (int64_t iw0 = 0; iw0 < W; iw0 += kAvx512Lanes) {
+      const int64_t n = std::min(kAvx512Lanes, W - iw0);
       const __mmask16 m = laneMask(n);
       __m512 v[16];
-      for (int64_t c = 0; c < kLanes; ++c)
+      for (int64_t c = 0; c < kAvx512Lanes; ++c)
         v[c] = c < nc ? _mm512_maskz_loadu_ps(m, x + c * H * W + ih * W + iw0) : zero;
       transpose16(v);
-      for (int64_t p = 0; p < n; ++p) _mm512_storeu_ps(row + (a.padL + iw0 + p) * kLanes, v[p]);
+      for (int64_t p = 0; p < n; ++p) _mm512_storeu_ps(row + (a.padL + iw0 + p) * kAvx512Lanes, v[p]);
     }
-    for (int64_t c = a.padL + W; c < g.Wp; ++c) _mm512_storeu_ps(row + c * kLanes, zero);
+    for (int64_t c = a.padL + W; c < g.Wp; ++c) _mm512_storeu_ps(row + c * kAvx512Lanes, zero);
   }
 }
 
@@ -75,10 +75,10 @@ __attribute__((target("avx512f"))) void gatherTile(const ConvAttrs& a, const Til
 __attribute__((target("avx512f"))) void scatterPlanes(const float* out, int64_t count, int64_t nc, int64_t P,
                                                       float* y) {
   const __m512 zero = _mm512_setzero_ps();
-  for (int64_t p0 = 0; p0 < count; p0 += kLanes) {
-    const int64_t n = std::min(kLanes, count - p0);
+  for (int64_t p0 = 0; p0 < count; p0 += kAvx512Lanes) {
+    const int64_t n = std::min(kAvx512Lanes, count - p0);
     __m512 v[16];
-    for (int64_t q = 0; q < kLanes; ++q) v[q] = q < n ? _mm512_loadu_ps(out + (p0 + q) * kLanes) : zero;
+    for (int64_t q = 0; q < kAvx512Lanes; ++q) v[q] = q < n ? _mm512_loadu_ps(out + (p0 + q) * kAvx512Lanes) : zero;
     transpose16(v);
     const __mmask16 m = laneMask(n);
     for (int64_t c = 0; c < nc; ++c) _mm512_mask_storeu_ps(y + c * P + p0, m, v[c]);
@@ -98,20 +98,20 @@ __attribute__((target("avx512f"))) inline __m512 clampOutput(__m512 v, const Epi
 __attribute__((target("avx512f"), always_inline)) inline void rowTail(
     const ConvAttrs& a, const TileGeom& g, const float* tile, const float* wt, __m512 vb, const Epilogue& e,
     __m512 lo, __m512 hi, int64_t oh, int64_t ow0, int64_t OW, float* out) {
-  const int64_t stepW = a.sw * kLanes;
+  const int64_t stepW = a.sw * kAvx512Lanes;
   for (; ow0 < OW; ow0 += kOutputs) {
     const int64_t n = std::min<int64_t>(kOutputs, OW - ow0);
     __m512 acc[kOutputs] = {vb, vb, vb, vb};
     for (int64_t i = 0; i < a.kh; ++i) {
-      const float* row = tile + ((oh * a.sh + i * a.dh) * g.Wp + ow0 * a.sw) * kLanes;
+      const float* row = tile + ((oh * a.sh + i * a.dh) * g.Wp + ow0 * a.sw) * kAvx512Lanes;
       for (int64_t j = 0; j < a.kw; ++j) {
-        const __m512 w = _mm512_loadu_ps(wt + (i * a.kw + j) * kLanes);
-        const float* s = row + j * a.dw * kLanes;
+        const __m512 w = _mm512_loadu_ps(wt + (i * a.kw + j) * kAvx512Lanes);
+        const float* s = row + j * a.dw * kAvx512Lanes;
         for (int q = 0; q < kOutputs; ++q)
           if (q < n) acc[q] = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + q * stepW), acc[q]);
       }
     }
-    for (int q = 0; q < n; ++q) _mm512_storeu_ps(out + (oh * OW + ow0 + q) * kLanes, clampOutput(acc[q], e, lo, hi));
+    for (int q = 0; q < n; ++q) _mm512_storeu_ps(out + (oh * OW + ow0 + q) * kAvx512Lanes, clampOutput(acc[q], e, lo, hi));
   }
 }
 
@@ -135,15 +135,15 @@ __attribute__((target("avx512f"))) void blockOutputs(const ConvAttrs& a, const T
       __m512 acc[kRun];
       for (int q = 0; q < kRun; ++q) acc[q] = vb;
       for (int64_t i = 0; i < a.kh; ++i) {
-        const float* row = tile + ((oh * a.sh + i) * g.Wp + ow0) * kLanes;
+        const float* row = tile + ((oh * a.sh + i) * g.Wp + ow0) * kAvx512Lanes;
         __m512 in[kIn];
-        for (int t = 0; t < kIn; ++t) in[t] = _mm512_loadu_ps(row + t * kLanes);
+        for (int t = 0; t < kIn; ++t) in[t] = _mm512_loadu_ps(row + t * kAvx512Lanes);
         for (int j = 0; j < KW; ++j) {
-          const __m512 w = _mm512_loadu_ps(wt + (i * KW + j) * kLanes);
+          const __m512 w = _mm512_loadu_ps(wt + (i * KW + j) * kAvx512Lanes);
           for (int q = 0; q < kRun; ++q) acc[q] = _mm512_fmadd_ps(w, in[q + j], acc[q]);
         }
       }
-      for (int q = 0; q < kRun; ++q) _mm512_storeu_ps(out + (oh * OW + ow0 + q) * kLanes, clampOutput(acc[q], e, lo, hi));
+      for (int q = 0; q < kRun; ++q) _mm512_storeu_ps(out + (oh * OW + ow0 + q) * kAvx512Lanes, clampOutput(acc[q], e, lo, hi));
     }
     rowTail(a, g, tile, wt, vb, e, lo, hi, oh, runEnd, OW, out);
   }
@@ -184,32 +184,32 @@ void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
                           int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t C = a.M, taps = a.kh * a.kw, OH = a.outH(H), OW = a.outW(W), P = OH * OW;
-  const int64_t blocks = (C + kLanes - 1) / kLanes;
+  const int64_t blocks = (C + kAvx512Lanes - 1) / kAvx512Lanes;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
   const TileGeom g = tileGeom(a, H, W);
   const int64_t band = bandRows(a, g, OH), bands = (OH + band - 1) / band;
-  const int64_t tileFloats = bandInputRows(a, band) * g.Wp * kLanes, outFloats = band * OW * kLanes;
+  const int64_t tileFloats = bandInputRows(a, band) * g.Wp * kAvx512Lanes, outFloats = band * OW * kAvx512Lanes;
   threads = std::max(1, threads);
   float* tiles = scratch.floats(static_cast<size_t>(threads * tileFloats), 0);
   float* outs = scratch.floats(static_cast<size_t>(threads * outFloats), 1);
   const BlockOutputsFn outputs = blockOutputsFor(a);
   parallelForEach(threads, N * blocks * bands, [&](int64_t item, int tid) {
     const int64_t nb = item / bands, oh0 = (item % bands) * band, rows = std::min(band, OH - oh0);
-    const int64_t n = nb / blocks, c0 = (nb % blocks) * kLanes, nc = std::min(kLanes, C - c0);
+    const int64_t n = nb / blocks, c0 = (nb % blocks) * kAvx512Lanes, nc = std::min(kAvx512Lanes, C - c0);
     float* tile = tiles + tid * tileFloats;
     gatherTile(a, g, x + (n * C + c0) * H * W, H, W, nc, oh0 * a.sh, bandInputRows(a, rows), tile);
     // Weights [tap][16 channels], lanes past nc zero; bias likewise.
-    alignas(64) float wt[kMaxTaps * kLanes] = {};
-    alignas(64) float bb[kLanes] = {};
+    alignas(64) float wt[kMaxTaps * kAvx512Lanes] = {};
+    alignas(64) float bb[kAvx512Lanes] = {};
     for (int64_t c = 0; c < nc; ++c) {
-      for (int64_t t = 0; t < taps; ++t) wt[t * kLanes + c] = w[(c0 + c) * taps + t];
+      for (int64_t t = 0; t < taps; ++t) wt[t * kAvx512Lanes + c] = w[(c0 + c) * taps + t];
       bb[c] = bias[c0 + c];
     }
     float* out = outs + tid * outFloats;
     outputs(a, g, tile, wt, bb, e, rows, OW, out);
     // Elementwise, so on the channel-interleaved outputs as well as on the planes.
-    if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, out, out, rows * OW * kLanes);
+    if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, out, out, rows * OW * kAvx512Lanes);
     scatterPlanes(out, rows * OW, nc, P, y + (n * C + c0) * P + oh0 * OW);
   });
 }

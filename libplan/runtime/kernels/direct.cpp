@@ -15,6 +15,7 @@
 
 #include "libplan/runtime/kernels/avx512_transpose.h"
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 
@@ -29,7 +30,6 @@ constexpr int kMaxChunk = 14;  // positions in registers: 14 accumulators and th
 // on 128-160 (measured against im2col: 0.78x, 0.83-0.88x; its 7x1s 1.01-1.06x).
 constexpr int64_t kMaxWeightsPerOutput = 2304;
 
-const bool kHaveAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
 
 // A block of 16 output channels in a zmm register, or of 8 (RegNet-Y's and ResNeXt's
 // 8-channel groups) in a ymm one.
@@ -183,7 +183,7 @@ int64_t blockLanes(const ConvAttrs& a) { return (a.M / a.group) % 16 == 0 ? 16 :
 
 bool directConvApplies(const ConvAttrs& a) {
   const bool pointwise = a.kh == 1 && a.kw == 1;  // one GEMM without a copy: gemm1x1 and packed1x1
-  return kHaveAvx512 && a.M % a.group == 0 && (a.M / a.group) % 8 == 0 && a.Cg * a.kh * a.kw <= kMaxWeightsPerOutput &&
+  return kHaveAvx512Vl && a.M % a.group == 0 && (a.M / a.group) % 8 == 0 && a.Cg * a.kh * a.kw <= kMaxWeightsPerOutput &&
          !(pointwise && a.group == 1);
 }
 

@@ -17,7 +17,7 @@ namespace zp::runtime {
 
 namespace {
 constexpr int64_t kPanel = 32;    // output channels per panel
-constexpr int kTile = 8;          // pixels per tile
+constexpr int kPixelTile = 8;          // pixels per tile
 constexpr int64_t kPixelGroup = 64;  // pixels per parallel work item
 }  // namespace
 
@@ -67,7 +67,7 @@ __attribute__((target("avx512f"))) void tile(const float* wp, const float* x, in
 
 using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, const Epilogue&, __mmask16,
                         __mmask16, float*);
-constexpr TileFn kTiles[kTile + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
+constexpr TileFn kTiles[kPixelTile + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
 
 // Output channels [m0, m0 + 32) by pixels [p0, p1).
 void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
@@ -76,8 +76,8 @@ void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* 
   const __mmask16 k0 = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1u);
   const __mmask16 k1 = static_cast<__mmask16>(rows >= 32 ? 0xffff : rows <= 16 ? 0 : (1u << (rows - 16)) - 1u);
   const float* wpan = wp + (m0 / kPanel) * K * kPanel;
-  for (int64_t p = p0; p < p1; p += kTile) {
-    const int np = static_cast<int>(std::min<int64_t>(kTile, p1 - p));
+  for (int64_t p = p0; p < p1; p += kPixelTile) {
+    const int np = static_cast<int>(std::min<int64_t>(kPixelTile, p1 - p));
     kTiles[np](wpan, x + p, P, K, bias + m0, e, k0, k1, y + m0 * P + p);
   }
 }

@@ -13,6 +13,7 @@
 
 #include "libplan/runtime/kernels/avx512_transpose.h"
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 
@@ -21,9 +22,7 @@ namespace {
 
 using namespace avx512;
 
-constexpr int64_t kLanes = 16;
 constexpr int64_t kMaxRows = 32;  // window rows kept as pointers
-const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
 
 // The plane's vertical maxima, one row per output row, in padded columns (column p
 // is input column p - padL; -inf outside the input): at stride 1 the row itself,
@@ -40,14 +39,14 @@ PlaneGeom planeGeom(const ConvAttrs& a, int64_t H, int64_t W) {
   g.OW = a.outW(W);
   const int64_t reach = (g.OW - 1) * a.sw + (a.kw - 1) * a.dw + 1;
   // Reads go up to a vector past the last output: whole vectors of 32 columns cover both strides.
-  g.cols = (reach + kLanes + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes);
-  g.stride = g.cols + kLanes;
+  g.cols = (reach + kAvx512Lanes + 2 * kAvx512Lanes - 1) / (2 * kAvx512Lanes) * (2 * kAvx512Lanes);
+  g.stride = g.cols + kAvx512Lanes;
   return g;
 }
 
 // Lanes l with 0 <= first + l < W.
 __attribute__((target("avx512f"))) inline __mmask16 inputLanes(int64_t first, int64_t W) {
-  const int64_t lo = std::clamp<int64_t>(-first, 0, kLanes), hi = std::clamp<int64_t>(W - first, 0, kLanes);
+  const int64_t lo = std::clamp<int64_t>(-first, 0, kAvx512Lanes), hi = std::clamp<int64_t>(W - first, 0, kAvx512Lanes);
   return hi <= lo ? 0 : static_cast<__mmask16>(laneMask(hi) & ~laneMask(lo));
 }
 
@@ -80,11 +79,11 @@ __attribute__((target("avx512f"))) void verticalPass(const ConvAttrs& a, const P
       if (ih >= 0 && ih < H) rows[n++] = x + ih * W;
     }
     float* row = buf + oh * g.stride;
-    for (int64_t p = 0; p < g.cols; p += 2 * kLanes) {
-      const __m512 lo = columnMax(rows, n, p - a.padL, W), hi = columnMax(rows, n, p + kLanes - a.padL, W);
+    for (int64_t p = 0; p < g.cols; p += 2 * kAvx512Lanes) {
+      const __m512 lo = columnMax(rows, n, p - a.padL, W), hi = columnMax(rows, n, p + kAvx512Lanes - a.padL, W);
       if (a.sw == 1) {
         _mm512_storeu_ps(row + p, lo);
-        _mm512_storeu_ps(row + p + kLanes, hi);
+        _mm512_storeu_ps(row + p + kAvx512Lanes, hi);
       } else {
         _mm512_storeu_ps(row + p / 2, _mm512_permutex2var_ps(lo, evenIdx, hi));
         _mm512_storeu_ps(row + g.cols / 2 + p / 2, _mm512_permutex2var_ps(lo, oddIdx, hi));
@@ -98,7 +97,7 @@ __attribute__((target("avx512f"))) void horizontalPass(const ConvAttrs& a, const
                                                        float* out) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* row = buf + oh * g.stride;
-    for (int64_t ow = 0; ow < g.OW; ow += kLanes) {
+    for (int64_t ow = 0; ow < g.OW; ow += kAvx512Lanes) {
       __m512 acc = _mm512_set1_ps(-INFINITY);
       for (int64_t j = 0; j < a.kw; ++j) {
         const int64_t t = j * a.dw;
@@ -106,7 +105,7 @@ __attribute__((target("avx512f"))) void horizontalPass(const ConvAttrs& a, const
         acc = vmax(acc, _mm512_loadu_ps(src + ow));
       }
       float* o = out + oh * g.OW + ow;
-      if (g.OW - ow >= kLanes) _mm512_storeu_ps(o, acc);
+      if (g.OW - ow >= kAvx512Lanes) _mm512_storeu_ps(o, acc);
       else _mm512_mask_storeu_ps(o, laneMask(g.OW - ow), acc);
     }
   }

@@ -6,6 +6,7 @@
 
 #include "libplan/runtime/kernels/avx512_transpose.h"
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 namespace {
@@ -21,7 +22,6 @@ void tileScalar(const uint32_t* src, int64_t ld, int64_t na, int64_t nb, uint32_
 }
 
 #if defined(__x86_64__)
-const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
 
 __attribute__((target("avx512f"))) void tileAvx512(const uint32_t* src, int64_t ld, int64_t na, int64_t nb,
                                                    uint32_t* dst, int64_t cols) {

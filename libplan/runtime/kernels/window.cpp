@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 
@@ -146,9 +147,6 @@ __attribute__((target("avx512f"))) void depthwiseFlat512(const WindowGeom& g, co
     _mm512_storeu_ps(flat + f + 48, a3);
   }
 }
-const bool kHaveAvx512 = __builtin_cpu_supports("avx512f");
-#else
-const bool kHaveAvx512 = false;
 #endif
 
 }  // namespace

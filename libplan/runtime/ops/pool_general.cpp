@@ -24,17 +24,17 @@ struct PoolAttrs {
 };
 
 // One pooling's geometry with its spatial dims padded to 3.
-struct PoolGeom {
+struct NdPoolGeom {
   int64_t NC = 1;
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, pb{0, 0, 0}, pe{0, 0, 0};
   int64_t inSize() const { return in[0] * in[1] * in[2]; }
   int64_t outSize() const { return out[0] * out[1] * out[2]; }
 };
 
-Expected<PoolGeom> geometry(const PoolAttrs& a, const Shape& x) {
+Expected<NdPoolGeom> geometry(const PoolAttrs& a, const Shape& x) {
   const size_t sd = a.kernel.size();
   if (x.size() != sd + 2) return makeError("input {} does not have the {} spatial dims of kernel_shape", shapeString(x), sd);
-  PoolGeom g;
+  NdPoolGeom g;
   g.NC = x[0] * x[1];
   for (size_t i = 0; i < sd; ++i) {
     const size_t j = 3 - sd + i;
@@ -51,7 +51,7 @@ Expected<PoolGeom> geometry(const PoolAttrs& a, const Shape& x) {
 }
 
 // The taps of output o along dim j that fall inside the input: [lo, hi) over tap index.
-void validTaps(const PoolGeom& g, size_t j, int64_t o, int64_t* lo, int64_t* hi) {
+void validTaps(const NdPoolGeom& g, size_t j, int64_t o, int64_t* lo, int64_t* hi) {
   const int64_t start = o * g.s[j] - g.pb[j];
   *lo = 0;
   while (*lo < g.k[j] && start + *lo * g.d[j] < 0) ++*lo;
@@ -60,7 +60,7 @@ void validTaps(const PoolGeom& g, size_t j, int64_t o, int64_t* lo, int64_t* hi)
 }
 
 template <typename T>
-void maxPool(const PoolGeom& g, bool columnMajor, const T* x, T* y, int64_t* indices) {
+void maxPool(const NdPoolGeom& g, bool columnMajor, const T* x, T* y, int64_t* indices) {
   const int64_t L = g.inSize(), P = g.outSize();
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t p = 0; p < P; ++p) {
@@ -88,7 +88,7 @@ void maxPool(const PoolGeom& g, bool columnMajor, const T* x, T* y, int64_t* ind
 }
 
 template <typename T>
-void averagePool(const PoolGeom& g, bool includePad, const T* x, T* y) {
+void averagePool(const NdPoolGeom& g, bool includePad, const T* x, T* y) {
   const int64_t L = g.inSize(), P = g.outSize();
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t p = 0; p < P; ++p) {
@@ -140,7 +140,7 @@ Expected<std::unique_ptr<Op>> makeGeneralPool(const BuildContext& bc, bool isMax
   const bool wantIndices = isMax && bc.node->output_size() > 1 && !bc.node->output(1).empty();
   return fnOp([=](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
     const Tensor& x = *in[0];
-    ZP_ASSIGN_OR_RETURN(PoolGeom g, geometry(a, x.shape));
+    ZP_ASSIGN_OR_RETURN(NdPoolGeom g, geometry(a, x.shape));
     Shape os = {x.shape[0], x.shape[1]};
     for (size_t j = 3 - a.kernel.size(); j < 3; ++j) os.push_back(g.out[j]);
     return visitDType(x.dtype, [&](auto tag) -> Status {

@@ -9,6 +9,7 @@
 
 #include "libplan/runtime/ops/op.h"
 #include "tests/runtime/ops/op_case.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::runtime::testing {
 namespace {
@@ -42,7 +43,7 @@ TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
   ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
   const fs::path dir = pattern;
   const auto cases = allCases();
-  auto results = runAgainstOnnxRuntime(cases, dir, ZP_NODE_EXECUTABLE, ZP_SOURCE_DIR);
+  auto results = runAgainstOnnxRuntime(cases, dir, zp::testing::kNodeExecutable, zp::testing::kSourceDir);
   ASSERT_TRUE(results.ok()) << results.error().message << " (models and inputs kept in " << dir << ")";
   ASSERT_EQ(results->size(), cases.size());
   int failed = 0;

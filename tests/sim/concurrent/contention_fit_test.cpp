@@ -5,6 +5,7 @@
 #include <random>
 
 #include "libplan/artifacts/contention_csv.h"
+#include "tests/common/test_paths.h"
 
 namespace zp::sim {
 namespace {
@@ -67,7 +68,7 @@ TEST(concurrentContentionFit, LeaveOneRowOutPredictsTheInnerRowsAndMissingCellsA
 // The surface measured on the build host reads back as a model of its two
 // processors, with no slowdown where either side requests nothing.
 TEST(concurrentContentionFit, TheMeasuredHostSurfaceReads) {
-  auto m = artifacts::readContentionCsv(std::string(ZP_SOURCE_DIR) + "/testdata/concurrent/contention-host-2core.csv",
+  auto m = artifacts::readContentionCsv(std::string(zp::testing::kSourceDir) + "/testdata/concurrent/contention-host-2core.csv",
                                         {"cpu", "npu"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   for (int a = 0; a < 2; ++a) {
