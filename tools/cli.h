@@ -5,10 +5,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -85,9 +88,31 @@ inline std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
+// An allocation that fails ends the tool with one line "TOOL: error: out of
+// memory ..." and exit code 1, from whichever thread it happens on, instead of
+// an uncaught std::bad_alloc or a write through a null pointer. Outputs are
+// staged, so nothing half-written is left in place (the next run removes the
+// staging). Only async-signal-safe calls: the heap is what failed.
+inline std::string_view& outOfMemoryTool() {
+  static std::string_view tool = "zooplan";
+  return tool;
+}
+[[noreturn]] inline void exitOutOfMemory() {
+  static constexpr std::string_view kMessage =
+      ": error: out of memory (fewer queries or threads, a smaller --max-queue or model, or more memory)\n";
+  const std::string_view tool = outOfMemoryTool();
+  [[maybe_unused]] ssize_t n = ::write(2, tool.data(), tool.size());
+  n = ::write(2, kMessage.data(), kMessage.size());
+  ::_exit(kInputError);
+}
+
 // Parses the command line. --help prints the help and gives 0; any option error
 // prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
+// Every tool parses first: from here on an allocation failure ends it as
+// exitOutOfMemory says.
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv, std::string_view tool) {
+  outOfMemoryTool() = tool;
+  std::set_new_handler(exitOutOfMemory);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

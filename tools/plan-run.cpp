@@ -12,6 +12,7 @@
 #include "drivers/run/serve_bundle.h"
 #include "tools/cli.h"
 #include "libplan/util/dim_limits.h"
+#include "libplan/util/validate.h"
 
 namespace {
 
@@ -71,8 +72,12 @@ int main(int argc, char** argv) {
   app.add_option("--process", sp.process, "--serve: generated arrivals, periodic or poisson")
       ->check(CLI::IsMember({"periodic", "poisson"}));
   app.add_option("--rate", sp.rateQps, "--serve: generated arrivals per task per second")->check(CLI::Range(1e-3, 1e6));
-  app.add_option("--duration-ms", sp.durationMs, "--serve: generated arrivals in [0, MS)")->check(CLI::Range(1e-3, 1e9));
+  app.add_option("--duration-ms", sp.durationMs, "--serve: generated arrivals in [0, MS)")
+      ->check(zp::cli::numberIn(1e-3, zp::kMaxLatencyMs));
   app.add_option("--count", sp.count, "--serve: generated arrivals per task (default 60)")->check(zp::cli::integerIn(1, 10000000));
+  app.add_option("--max-queue", sp.maxQueuedPerTask, "--serve: queries of one task queued or running at once; "
+                                                     "one arriving beyond is dropped, counted as a violation")
+      ->capture_default_str()->check(zp::cli::integerIn(1, 1000000));
   app.add_option("--systems", systemList, "--serve: comma-separated systems to serve (default: all the plan carries)");
   app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
   app.add_option("--calibration-rounds", sp.calibrationRounds,
@@ -103,6 +108,11 @@ int main(int argc, char** argv) {
       zp::cli::printError("plan-run", "--duration-ms and --count: give one of the two");
       return zp::cli::kOptionError;
     }
+    for (const char* opt : {"--process", "--rate", "--duration-ms", "--count"})
+      if (app.count("--arrivals") && app.count(opt)) {
+        zp::cli::printError("plan-run", fmt::format("--arrivals and {}: the trace gives the arrivals; drop {}", opt, opt));
+        return zp::cli::kOptionError;
+      }
     for (const char* opt : {"--rounds", "--schedules"})
       if (app.count(opt)) {
         zp::cli::printError("plan-run", fmt::format("{} applies to a concurrent bundle's run, not --serve", opt));
@@ -117,7 +127,8 @@ int main(int argc, char** argv) {
     sp.systems = zp::cli::splitList(systemList);
     return serveFromBundle(sp);
   }
-  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system", "--calibration-rounds"})
+  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system",
+                          "--calibration-rounds", "--max-queue"})
     if (app.count(opt)) {
       zp::cli::printError("plan-run", fmt::format("{} applies only with --serve", opt));
       return zp::cli::kOptionError;

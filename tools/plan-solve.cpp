@@ -5,8 +5,10 @@
 // placement of one model), "cold" (drivers/cold_flow: one model's
 // cold-start plan, NNV12) or "mts" (drivers/mts_flow: zoo-mts's stitched groups
 // measured and placed as units).
+#include <algorithm>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -81,8 +83,9 @@ int main(int argc, char** argv) {
   app.add_option("--calibrate", co.calibrationRuns,
                  "cold: calibrate the cost model against these measured cold runs of the model "
                  "(plan-run MODEL --cold --json reports; repeatable)");
-  app.add_option("--cores", co.solve.cores, "cold: cores the schedule may use (default: the profiled host's)")
-      ->check(zp::cli::integerIn(1, 4096));
+  app.add_option("--cores", co.solve.cores, "cold: cores the schedule may use (default: the profiled host's; "
+                                           "at most this machine's, which runs the plan)")
+      ->check(zp::cli::integerIn(1, std::max(1u, std::thread::hardware_concurrency())));
   app.add_option("--warm-repeat", co.measure.warmRepeat, "cold: warm runs per kernel when measuring")
       ->default_val(5)->check(zp::cli::integerIn(1, 100000));
   std::string knobs = "K+C+P";

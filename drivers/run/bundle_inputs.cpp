@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/plan_json.h"
@@ -11,18 +14,56 @@
 #include "libplan/artifacts/zoo_json.h"
 #include "libplan/runtime/npy.h"
 #include "libplan/util/file.h"
+#include "libplan/util/hash.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
 using artifacts::BundleManifest;
 using runtime::Tensor;
 
+namespace {
+// A plan file's bytes, refused unless they are what plan-emit wrote (the
+// manifest's hash): plan.json and plan.pb edited alike would agree with each other.
+Expected<std::string> manifestedPlanFile(const fs::path& b, const BundleManifest& manifest, const std::string& name) {
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(b / name));
+  auto it = std::find_if(manifest.artifacts.begin(), manifest.artifacts.end(), [&](const auto& a) { return a.path == name; });
+  if (it == manifest.artifacts.end())
+    return makeError("{}: not listed in manifest.json; re-run plan-emit", (b / name).string());
+  if (sha256Hex(bytes) != it->sha256)
+    return makeError("{}: content hash does not match manifest.json (edited after plan-emit?); re-run plan-emit",
+                     (b / name).string());
+  return bytes;
+}
+}  // namespace
+
 Expected<plan::Plan> readBundlePlan(const fs::path& b) {
-  ZP_ASSIGN_OR_RETURN(std::string pbBytes, readFile(b / "plan.pb"));
+  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(b));
+  ZP_ASSIGN_OR_RETURN(std::string pbBytes, manifestedPlanFile(b, manifest, "plan.pb"));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
-  ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::readPlan(b / "plan.json"));
+  ZP_ASSIGN_OR_RETURN(std::string jsonBytes, manifestedPlanFile(b, manifest, "plan.json"));
+  ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::parsePlanJson(jsonBytes, (b / "plan.json").string()));
   if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
   return plan;
+}
+
+Status verifyServedFiles(const fs::path& bundle, const BundleManifest& manifest, const std::vector<ServedFile>& files,
+                         std::vector<std::string>& notes) {
+  std::set<fs::path> seen;
+  for (const auto& f : files) {
+    if (seen.insert(f.model).second) {
+      ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(f.model));
+      if (sha256Hex(bytes) != f.modelSha256)
+        return makeError("{}: content hash does not match the plan's {} (bundle modified?)", f.model.string(),
+                         f.modelSha256.substr(0, 16));
+    }
+    if (f.cache.empty() || !seen.insert(f.cache).second) continue;
+    const std::string rel = f.cache.lexically_relative(bundle).generic_string();
+    auto it = std::find_if(manifest.artifacts.begin(), manifest.artifacts.end(), [&](const auto& a) { return a.path == rel; });
+    auto bytes = readFile(f.cache);
+    if (it == manifest.artifacts.end() || !bytes.ok() || sha256Hex(*bytes) != it->sha256)
+      notes.push_back(fmt::format("{}: differs from manifest.json; the runtime checks its payloads", f.cache.string()));
+  }
+  return {};
 }
 
 Status requireStitchSection(const plan::Plan& plan, const fs::path& b) {

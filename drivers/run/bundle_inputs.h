@@ -15,7 +15,7 @@
 
 namespace zp::drivers {
 
-// plan.pb, equal to plan.json beside it.
+// plan.pb, equal to plan.json beside it, both as manifest.json records them.
 Expected<plan::Plan> readBundlePlan(const std::filesystem::path& bundle);
 // The same, with a stitch section.
 Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
@@ -30,6 +30,18 @@ runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p);
 // machine; errors name the bundle's plan.pb.
 Expected<std::vector<runtime::serve::ProcessorConfig>> runnableProcessors(const std::vector<plan::PlanProcessor>& processors,
                                                                           const std::filesystem::path& bundle);
+
+// A bundle file a run loads, and the sha256 its model must have.
+struct ServedFile {
+  std::filesystem::path model, cache;  // cache: empty when none
+  std::string modelSha256;
+};
+// Every file a run will load, checked before it starts, as plain and serving
+// runs alike: a model must have its sha256 (an error otherwise); a weight cache
+// that differs from manifest.json gets a note (the runtime checks its payloads
+// and falls back to the raw weights where one fails). Each file is read once.
+Status verifyServedFiles(const std::filesystem::path& bundle, const artifacts::BundleManifest& manifest,
+                         const std::vector<ServedFile>& files, std::vector<std::string>& notes);
 
 // The zoo (for datasets), through the stitch directory or the zoo-mts
 // directory the bundle was made from; nothing (and a note) when it cannot be read.

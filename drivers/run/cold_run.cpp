@@ -1,5 +1,7 @@
 #include "drivers/run/cold_run.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <map>
@@ -7,6 +9,8 @@
 #include "libplan/artifacts/cold_run_json.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/util/trace.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -61,15 +65,24 @@ profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const 
 
 }  // namespace
 
-Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const std::string& label) {
+Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const fs::path& model) {
   ZP_ASSIGN_OR_RETURN(plan::Plan p, artifacts::readPlan(planFile));
   if (p.cold.empty()) return makeError("{}: the plan has no cold section", planFile.string());
-  for (const auto& c : p.cold)
-    if (c.model == label) return c;
-  if (p.cold.size() == 1) return p.cold.front();
-  std::string names;
-  for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.model;
-  return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
+  const std::string label = model.stem().string();
+  auto section = std::find_if(p.cold.begin(), p.cold.end(), [&](const auto& c) { return c.model == label; });
+  if (section == p.cold.end() && p.cold.size() > 1) {
+    std::string names;
+    for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.model;
+    return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
+  }
+  // A cold section names each node of the model it was planned for: run on
+  // another model it would schedule nodes that are not there, or others' kernels.
+  ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(model));
+  const std::string sha = sha256Hex(bytes);
+  if (std::none_of(p.header.inputs.begin(), p.header.inputs.end(), [&](const auto& in) { return in.second == sha; }))
+    return makeError("{}: planned for another model (no input of the plan has {}'s sha256 {}); run plan-solve --mode "
+                     "cold on {}", planFile.string(), model.string(), sha.substr(0, 12), model.string());
+  return section == p.cold.end() ? p.cold.front() : *section;
 }
 
 Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& session, const plan::ColdPlan& plan) {

@@ -15,8 +15,10 @@
 
 namespace zp::drivers {
 
-// The cold section of plan.json for `label` (the only one when the plan has one).
-Expected<plan::ColdPlan> readColdPlan(const std::filesystem::path& planFile, const std::string& label);
+// The cold section of plan.json for `model` (named by its stem; the only one when
+// the plan has one), refused unless the plan was made from that very file (its
+// sha256 among the plan's inputs).
+Expected<plan::ColdPlan> readColdPlan(const std::filesystem::path& planFile, const std::filesystem::path& model);
 
 // The cold run of `session` against `plan`: per node and in total.
 Json coldRunJson(const runtime::ColdRunReport& report, const runtime::Session& session, const plan::ColdPlan& plan);

@@ -25,6 +25,7 @@
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/stitch_json.h"
 #include "libplan/artifacts/zoo_json.h"
+#include "libplan/util/output_dir.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -427,6 +428,7 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) 
 }  // namespace
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
+  ZP_TRY(checkOutputFiles({params.trace}, {{params.bundle, "bundle"}}));
   ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
   if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);

@@ -203,7 +203,7 @@ Expected<RunModelResult> runModel(const RunModelOptions& o) {
   ModelRun m{o, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   ZP_ASSIGN_OR_RETURN(m.so, sessionOptions(o));
   if (!o.coldPlan.empty()) {
-    ZP_ASSIGN_OR_RETURN(plan::ColdPlan cp, readColdPlan(o.coldPlan, o.model.stem().string()));
+    ZP_ASSIGN_OR_RETURN(plan::ColdPlan cp, readColdPlan(o.coldPlan, o.model));
     ZP_ASSIGN_OR_RETURN(ColdSchedule sc, coldScheduleOf(cp, o.coldPlan.string()));
     m.coldPlan = std::move(cp);
     m.schedule = std::make_shared<const ColdSchedule>(std::move(sc));

@@ -5,6 +5,8 @@
 #include <future>
 #include <map>
 
+#include <malloc.h>
+
 #include <fmt/format.h>
 
 #include "drivers/run/bundle_inputs.h"
@@ -17,6 +19,7 @@
 #include "libplan/sim/queries/serve_sim.h"
 #include "libplan/util/file.h"
 #include "libplan/util/stats.h"
+#include "libplan/util/output_dir.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -120,6 +123,7 @@ Status makeTrace(Context& c) {
 struct SystemRun {
   ServeSetup setup;
   std::vector<SubgraphFiles> files;        // per slot
+  std::vector<std::string> modelSha;       // per slot: the plan's sha256 of its model
   std::vector<std::string> slotKeys;       // per slot: "file@processor" (load times are measured per key)
   std::vector<sim::ServeSimSlot> simSlots;
   std::vector<sim::ServeSimTask> simTasks;
@@ -149,6 +153,7 @@ Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>
   const int slot = static_cast<int>(r.setup.slots.size());
   r.setup.slots.push_back({key, p, g->memoryBytes, false});
   r.files.push_back({model, cache});
+  r.modelSha.push_back(g->hash);
   r.slotKeys.push_back(g->file + "@" + proc);
   r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false, {}, {}});
   slots[key] = slot;
@@ -257,14 +262,24 @@ Json calibrationJson(const Context& c, const SystemRun& r, const RunCalibration&
   return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs}};
 }
 
-Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, SystemRun& r) {
+// A prediction's summary and counts without its per-query records: only they
+// are reported, and a long trace's records would hold memory per arrival.
+sim::ServeSimResult summaryOnly(sim::ServeSimResult r) {
+  r.queries = {};
+  r.spans = {};
+  return r;
+}
+
+// keepTimeline: the measured queries and slices stay (the system --trace writes);
+// otherwise only the summary and counts do.
+Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, SystemRun& r, bool keepTimeline) {
   ZP_TRY(measureLoads(c, r));
   std::vector<sim::ServeSimArrival> arrivals;
   for (const auto& a : r.trace.arrivals) arrivals.push_back({a.timeMs, a.task});
   SystemOutcome o{sys.name, sys.description, {}, {}, {}};
   sim::ServeSimParams sp{static_cast<int>(c.processors.size()), c.budgetBytes, 0.0};
   sp.seed = c.params.seed;
-  o.predictedFromPlan = sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp);
+  o.predictedFromPlan = summaryOnly(sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
   o.predicted = o.predictedFromPlan;
   ModelFileLoader loader(r.files);
   if (c.params.calibrationRounds > 0) {
@@ -278,10 +293,12 @@ Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, S
     }
     sp.dispatchMs = cal.dispatchMs;
     sp.handoffMs = cal.handoffMs;
-    o.predicted = sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp);
+    o.predicted = summaryOnly(sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
     o.calibration = calibrationJson(c, r, cal);
   }
-  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace));
+  arrivals = {};
+  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace, {.maxQueuedPerTask = c.params.maxQueuedPerTask}));
+  if (!keepTimeline) o.measured.queries = {}, o.measured.slices = {};
   return o;
 }
 
@@ -293,6 +310,7 @@ Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
     measured["peak_resident_bytes"] = o.measured.peakResidentBytes;
     measured["loads"] = o.measured.loads;
     measured["evictions"] = o.measured.evictions;
+    measured["dropped"] = o.measured.dropped;
     measured["accuracy"] = o.measured.labelled > 0 ? Json(static_cast<double>(o.measured.correct) / o.measured.labelled)
                                                    : Json(nullptr);
     Json predicted = querySummaryJson(o.predicted.summary);
@@ -320,16 +338,24 @@ Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
 }
 
 std::string reportTable(const std::vector<SystemOutcome>& outcomes, bool calibrated) {
-  std::string s = fmt::format("{:<12} {:>17} {:>8} {:>19} {:>19} {:>19} {:>10}\n", "system", "violation m / p",
-                              "p(plan)", "p50 ms m / p", "p99 ms m / p", "q/s m / p", "peak RSS");
+  std::string s = fmt::format("{:<12} {:>17} {:>8} {:>19} {:>19} {:>19} {:>10} {:>9}\n", "system", "violation m / p",
+                              "p(plan)", "p50 ms m / p", "p99 ms m / p", "q/s m / p", "peak RSS", "accuracy");
   for (const auto& o : outcomes) {
     const auto& m = o.measured.summary;
     const auto& p = o.predicted.summary;
-    s += fmt::format("{:<12} {:>7.1f}% / {:>5.1f}% {:>7.1f}% {:>9.2f} / {:>7.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB\n",
+    // Accuracy of the served queries' answers against their samples' labels (none known: "-").
+    const std::string accuracy = o.measured.labelled > 0
+                                     ? fmt::format("{:.4f}", static_cast<double>(o.measured.correct) / o.measured.labelled)
+                                     : "-";
+    s += fmt::format("{:<12} {:>7.1f}% / {:>5.1f}% {:>7.1f}% {:>9.2f} / {:>7.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB {:>9}\n",
                      o.name, 100 * m.violationRate, 100 * p.violationRate, 100 * o.predictedFromPlan.summary.violationRate,
                      m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps, p.throughputQps,
-                     static_cast<double>(o.measured.peakRssBytes) / 1e6);
+                     static_cast<double>(o.measured.peakRssBytes) / 1e6, accuracy);
   }
+  for (const auto& o : outcomes)
+    if (o.measured.dropped > 0)
+      s += fmt::format("{}: {} of {} queries dropped at arrival (their task's queue full: --max-queue), counted as "
+                       "violations\n", o.name, o.measured.dropped, o.measured.summary.queries);
   s += "m: measured by the executor on this host; p: predicted by the open-loop simulator from ";
   s += calibrated ? "run times and wake-up delays calibrated on the pinned processors (back to back and after idle), "
                     "and measured load times; p(plan): from the plan's per-position latencies instead\n"
@@ -353,7 +379,19 @@ Json processorsJson(const std::vector<ProcessorConfig>& processors) {
   return procs;
 }
 
+Expected<std::string> tracedSystem(const ServeBundleParams& params, const std::vector<std::string>& served) {
+  if (!params.traceSystem.empty()) {
+    if (std::count(served.begin(), served.end(), params.traceSystem)) return params.traceSystem;
+    return makeError("--trace-system {}: not among the systems served ({})", params.traceSystem,
+                     fmt::format("{}", fmt::join(served, ", ")));
+  }
+  if (std::count(served.begin(), served.end(), "zooplan")) return std::string("zooplan");
+  return served.empty() ? std::string() : served.front();
+}
+
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
+  // Before anything runs: a run that cannot write its report should not serve first.
+  ZP_TRY(checkOutputFiles({params.json, params.trace}, {{params.bundle, "bundle"}, {params.arrivals, "arrivals"}}));
   ZP_ASSIGN_OR_RETURN(artifacts::BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
   Context c{params, {}, nullptr, {}, {}, 0, {}, {}, {}, {}, 0, {}, {}};
   ZP_ASSIGN_OR_RETURN(c.plan, readBundlePlan(params.bundle));
@@ -366,27 +404,40 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   ZP_TRY(chooseConfigurations(c));
   ZP_TRY(readSamples(c, manifest));
   ZP_TRY(makeTrace(c));
+  if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
+    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
+                     c.trace.arrivals.size(), runtime::serve::kMaxServedArrivals);
   std::vector<const plan::ServedSystem*> systems;
   for (const auto& s : c.st->systems)
     if (params.systems.empty() || std::count(params.systems.begin(), params.systems.end(), s.name)) systems.push_back(&s);
   for (const auto& name : params.systems)
     if (std::none_of(systems.begin(), systems.end(), [&](const auto* s) { return s->name == name; }))
       return makeError("--systems {}: the plan carries no such system", name);
+  std::vector<std::string> served;
+  for (const auto* s : systems) served.push_back(s->name);
+  ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   // Every system's setup is built (caches checked) before anything is served.
   std::vector<SystemRun> runs;
   for (const auto* s : systems) {
     ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
     runs.push_back(std::move(r));
   }
+  std::vector<ServedFile> files;
+  for (const auto& r : runs)
+    for (size_t s = 0; s < r.files.size(); ++s) files.push_back({r.files[s].model, r.files[s].cache, r.modelSha[s]});
+  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   std::vector<SystemOutcome> outcomes;
   for (size_t i = 0; i < systems.size(); ++i) {
-    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i]));
+    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i], !params.trace.empty() && systems[i]->name == traceName));
+    runs[i] = {};  // its setup's samples and trace are not needed any more
+    // glibc keeps freed heap pages; handing them back keeps one system's
+    // per-arrival records out of the next one's peak RSS.
+    ::malloc_trim(0);
     outcomes.push_back(std::move(o));
   }
   ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes, params.calibrationRounds > 0), c.notes};
   if (!params.trace.empty()) {
-    auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.name == params.traceSystem; });
-    if (traced == outcomes.end()) traced = outcomes.begin();
+    auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.name == traceName; });
     ZP_TRY(writeFileAtomic(params.trace, canonicalJson(serveTrace(traced->measured, "plan-run --serve " + traced->name))));
   }
   if (!params.json.empty()) ZP_TRY(writeFileAtomic(params.json, canonicalJson(res.report)));

@@ -22,6 +22,7 @@
 #include "libplan/runtime/serve/processor.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
+#include "libplan/runtime/serve/executor.h"
 #include "libplan/util/query_summary.h"
 
 namespace zp::drivers {
@@ -39,9 +40,10 @@ struct ServeBundleParams {
   std::string budget;               // the plan's preload set (as written, "15%"); empty: the first
   int samples = 64;                 // dataset samples per task the queries cycle through
   int calibrationRounds = 15;       // timed runs per slot for the prediction (0: plan latencies only)
+  int maxQueuedPerTask = runtime::serve::kDefaultMaxQueuedPerTask;  // admission control (executor.h)
   std::filesystem::path json;       // --json OUT.json (empty: none)
   std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)
-  std::string traceSystem = "zooplan";
+  std::string traceSystem;          // --trace-system: one of the served systems (empty: zooplan if served, else the first)
 };
 
 struct ServeBundleResult {
@@ -54,6 +56,11 @@ struct ServeBundleResult {
 // outputs are written (atomically) only after every system was served. A plan
 // with an MTS section and no stitch section is served by serveMtsBundle.
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params);
+
+// The system whose timeline --trace writes, of the names served (in order): the
+// one --trace-system names (an error when it is not served), else zooplan if
+// served, else the first.
+Expected<std::string> tracedSystem(const ServeBundleParams& params, const std::vector<std::string>& served);
 
 // The report's pieces both serving drivers write.
 Json querySummaryJson(const QuerySummary& s);

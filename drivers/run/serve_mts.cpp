@@ -140,6 +140,7 @@ Status makeTrace(MtsContext& c) {
 struct MtsRun {
   ServeSetup setup;
   std::vector<SubgraphFiles> files;
+  std::vector<std::string> modelSha;  // per slot: the plan's sha256 of its model
   std::vector<sim::ServeSimSlot> simSlots;
   std::vector<sim::ServeSimTask> simTasks;
   ArrivalTrace trace;
@@ -155,6 +156,7 @@ Status addTask(const MtsContext& c, MtsRun& r, const std::string& name, const st
   const int slot = static_cast<int>(r.setup.slots.size());
   r.setup.slots.push_back({name, proc, bytes, true});
   r.files.push_back({model, cache});
+  r.modelSha.push_back(sha);
   r.simSlots.push_back({proc, ms, 0.0, bytes, true, {}, {}});
   r.simTasks.push_back({name, {slot}, kNoSloMs, true});
   r.setup.tasks.push_back(ServeTask{name, {slot}, kNoSloMs, true, samples, {}});
@@ -243,7 +245,7 @@ Expected<MtsOutcome> serveSystem(const MtsContext& c, const plan::MtsSystem& sys
     sp.handoffMs = cal.handoffMs;
     o.predictedUnits = simulatedUnits(c, r, sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
   }
-  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace));
+  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace, {.maxQueuedPerTask = c.params.maxQueuedPerTask}));
   std::vector<double> finish;
   std::vector<bool> done;
   for (const auto& q : o.measured.queries) finish.push_back(q.finishMs), done.push_back(q.completed);
@@ -317,17 +319,27 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
   ZP_TRY(readSamples(c));
   for (size_t u = 0; u < c.m.units.size(); ++u) ZP_TRY(checkOutputs(c, u));
   ZP_TRY(makeTrace(c));
+  if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
+    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
+                     c.trace.arrivals.size(), runtime::serve::kMaxServedArrivals);
   std::vector<const plan::MtsSystem*> systems;
   for (const auto& s : c.m.systems)
     if (params.systems.empty() || std::count(params.systems.begin(), params.systems.end(), s.name)) systems.push_back(&s);
   for (const auto& name : params.systems)
     if (std::none_of(systems.begin(), systems.end(), [&](const auto* s) { return s->name == name; }))
       return makeError("--systems {}: the plan carries no such system", name);
+  std::vector<std::string> served;
+  for (const auto* s : systems) served.push_back(s->name);
+  ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   std::vector<MtsRun> runs;
   for (const auto* s : systems) {
     ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
     runs.push_back(std::move(r));
   }
+  std::vector<ServedFile> files;
+  for (const auto& r : runs)
+    for (size_t s = 0; s < r.files.size(); ++s) files.push_back({r.files[s].model, r.files[s].cache, r.modelSha[s]});
+  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   std::vector<MtsOutcome> outcomes;
   for (size_t i = 0; i < systems.size(); ++i) {
     ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i]));
@@ -335,8 +347,7 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
   }
   ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes, params.calibrationRounds > 0), c.notes};
   if (!params.trace.empty()) {
-    auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.system->name == params.traceSystem; });
-    if (traced == outcomes.end()) traced = outcomes.begin();
+    auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.system->name == traceName; });
     ZP_TRY(writeFileAtomic(params.trace, canonicalJson(serveTrace(traced->measured, "plan-run --serve " + traced->system->name))));
   }
   if (!params.json.empty()) ZP_TRY(writeFileAtomic(params.json, canonicalJson(res.report)));

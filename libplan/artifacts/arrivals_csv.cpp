@@ -8,6 +8,7 @@
 
 #include "libplan/util/csv.h"
 #include "libplan/util/file.h"
+#include "libplan/util/validate.h"
 
 namespace zp::artifacts {
 
@@ -31,6 +32,9 @@ std::optional<std::string> parseRecord(const std::vector<std::string>& fields, c
   if (ec != std::errc() || end != t.data() + t.size() || t.empty()) return fmt::format("time '{}' is not a number", t);
   if (!std::isfinite(a->timeMs)) return fmt::format("time {} is not a finite number", t);
   if (a->timeMs < 0) return fmt::format("time {} is negative", t);
+  // The span generated traces may have, too: beyond it a run would sleep for
+  // days, or its times would lose the precision latencies are measured in.
+  if (a->timeMs > kMaxLatencyMs) return fmt::format("time {} is above {:g} ms, the longest trace served", t, kMaxLatencyMs);
   a->task = -1;
   for (size_t i = 0; i < known.size(); ++i)
     if (known[i].name == fields[1]) a->task = static_cast<int>(i);
@@ -69,7 +73,9 @@ Expected<ArrivalTrace> parseArrivalsCsv(std::string_view text, const std::string
 }
 
 Expected<ArrivalTrace> readArrivalsCsv(const std::filesystem::path& path, const std::vector<KnownTask>& known) {
-  ZP_ASSIGN_OR_RETURN(auto text, readFile(path));
+  // Far above the million queries one serving run takes (about 30 bytes a line).
+  constexpr size_t kMaxArrivalsCsvBytes = size_t{128} << 20;
+  ZP_ASSIGN_OR_RETURN(auto text, readFile(path, kMaxArrivalsCsvBytes));
   return parseArrivalsCsv(text, path.string(), known);
 }
 

@@ -68,8 +68,7 @@ Expected<BundleManifest> readBundleManifest(const fs::path& bundle) {
   const fs::path p = bundle / "manifest.json";
   if (!fs::is_directory(bundle)) return makeError("{}: not a bundle directory", bundle.string());
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(p));
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError("{}: not valid JSON", p.string());
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, p.string()));
   return manifestFromJson(j, p.string());
 }
 

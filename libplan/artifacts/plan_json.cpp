@@ -6,6 +6,7 @@
 
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::artifacts {
 using namespace plan;
@@ -385,15 +386,18 @@ Status writePlan(const Plan& p, const std::filesystem::path& path) {
 
 Expected<Plan> readPlan(const std::filesystem::path& path) {
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
+  return parsePlanJson(text, path.string());
+}
+
+Expected<Plan> parsePlanJson(std::string_view text, const std::string& label) {
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, label));
   // plan.json holds 9 significant digits (canonicalJson). The plan returned is
   // the one its own canonical text reads as, so a number written with more
   // digits (a float, or an integer in a number field) reads as what plan-emit
   // would write for it, and the plan read, its rewritten plan.json and the
   // plan.pb made from it all agree.
-  ZP_ASSIGN_OR_RETURN(const Plan asWritten, planFromJson(j, path.string()));
-  return planFromJson(Json::parse(planToText(asWritten)), path.string());
+  ZP_ASSIGN_OR_RETURN(const Plan asWritten, planFromJson(j, label));
+  return planFromJson(Json::parse(planToText(asWritten)), label);
 }
 
 }  // namespace zp::artifacts

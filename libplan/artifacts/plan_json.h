@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "libplan/plan/plan.h"
 #include "libplan/util/error.h"
@@ -32,5 +33,6 @@ Expected<plan::Plan> planFromJson(const Json& j, const std::string& label);
 std::string planToText(const plan::Plan& p);
 Status writePlan(const plan::Plan& p, const std::filesystem::path& path);
 Expected<plan::Plan> readPlan(const std::filesystem::path& path);
+Expected<plan::Plan> parsePlanJson(std::string_view text, const std::string& label);
 
 }  // namespace zp::artifacts

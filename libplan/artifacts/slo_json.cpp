@@ -10,8 +10,7 @@ namespace fs = std::filesystem;
 
 Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, const std::vector<std::string>& taskNames) {
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError("{}: not valid JSON", path.string());
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
   const std::string label = path.string();
   JsonAt root(j, label);
   if (!j.is_object() || !j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())

@@ -8,6 +8,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/json.h"
 #include "libplan/util/validate.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::artifacts {
 
@@ -272,8 +273,7 @@ Expected<WorkloadDnn> parseDnn(const Ctx& c, const Json& d, size_t n, const fs::
 
 Expected<WorkloadSpec> parseWorkloadJson(const std::string& text, const std::string& label, const fs::path& baseDir) {
   Ctx c{label};
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError("{}: not valid JSON", label);
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, label));
   WorkloadSpec w;
   ZP_TRY(parseHeader(c, j, baseDir, w));
   for (size_t n = 0; n < j["dnns"].size(); ++n) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include <onnx/onnx_pb.h>
 
@@ -156,7 +157,14 @@ std::shared_ptr<void> allocAligned(size_t bytes) {
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);
-  assert(p && "out of memory");
+  // Out of memory: what operator new does (the tools' new handler ends them
+  // with one line), never a null tensor written through.
+  while (!p) {
+    std::new_handler handler = std::get_new_handler();
+    if (!handler) throw std::bad_alloc();
+    handler();
+    p = std::aligned_alloc(64, rounded);
+  }
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 

@@ -1,6 +1,7 @@
 #include "libplan/util/file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -13,16 +14,68 @@
 namespace zp {
 namespace fs = std::filesystem;
 
-Expected<std::string> readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError("{}: cannot open: {}", path.string(), std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return makeError("{}: read failed", path.string());
-  return ss.str();
+namespace {
+const char* fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+}  // namespace
+
+Expected<std::string> readFile(const fs::path& path, size_t maxBytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return makeError("{}: cannot open: {}", path.string(), std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return makeError("{}: cannot inspect: {}", path.string(), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return makeError("{}: is a directory, not a file", path.string());
+  if (!S_ISREG(st.st_mode)) return makeError("{}: is {}, not a regular file", path.string(), fileKind(st.st_mode));
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size > maxBytes) return makeError("{}: {} bytes is above the {} bytes read here", path.string(), size, maxBytes);
+  std::string bytes(size, '\0');
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, bytes.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return makeError("{}: read failed: {}", path.string(), std::strerror(errno));
+    if (n == 0) break;  // shrank while read: what is there
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
 }
 
-Status writeFileAtomic(const fs::path& path, std::string_view bytes) {
+Expected<fs::path> regularFileDestination(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;
+    return makeError("{}: cannot inspect: {}", path.string(), std::strerror(errno));
+  }
+  if (S_ISREG(st.st_mode)) return path;
+  if (S_ISDIR(st.st_mode)) return makeError("{}: is a directory, not a file", path.string());
+  if (!S_ISLNK(st.st_mode))
+    return makeError("{}: is {}, not a regular file; refusing to replace it (write to a file path)", path.string(),
+                     fileKind(st.st_mode));
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0)
+    return makeError("{}: is a symbolic link to a missing file; refusing to write through it", path.string());
+  if (!S_ISREG(target.st_mode))
+    return makeError("{}: is a symbolic link to {}, not to a regular file; refusing to replace it (write to a file path)",
+                     path.string(), fileKind(target.st_mode));
+  std::error_code ec;
+  fs::path resolved = fs::canonical(path, ec);
+  if (ec) return makeError("{}: cannot resolve the symbolic link: {}", path.string(), ec.message());
+  return resolved;
+}
+
+Status writeFileAtomic(const fs::path& destination, std::string_view bytes) {
+  ZP_ASSIGN_OR_RETURN(const fs::path path, regularFileDestination(destination));
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -9,9 +9,22 @@
 
 namespace zp {
 
-Expected<std::string> readFile(const std::filesystem::path& path);
+// The largest file read whole: protobuf's 2 GiB message limit, which bounds
+// ONNX models and plan.pb; the text artifacts are far below it.
+inline constexpr size_t kMaxReadBytes = size_t{2} << 30;
 
-// Writes to "<path>.tmp.<pid>" beside the target, fsyncs, then renames.
+// A regular file's bytes (a directory, device, FIFO or socket is refused, and
+// a file above maxBytes, before anything is read).
+Expected<std::string> readFile(const std::filesystem::path& path, size_t maxBytes = kMaxReadBytes);
+
+// Where a single-file output named `path` lands: the path itself when it is
+// absent or a regular file; the file a symbolic link names when that is a
+// regular file (the link stays); an error for anything a rename would destroy
+// (a directory, a device, a FIFO, a socket, a link to one or to nothing).
+Expected<std::filesystem::path> regularFileDestination(const std::filesystem::path& path);
+
+// Writes to "<file>.tmp.<pid>" beside the destination (regularFileDestination),
+// fsyncs, then renames.
 Status writeFileAtomic(const std::filesystem::path& path, std::string_view bytes);
 
 // A directory tree built under a temporary sibling name (".NAME.staging.PID")

@@ -1,6 +1,7 @@
 #include "libplan/util/json_reader.h"
 
 #include <algorithm>
+#include <set>
 
 #include "libplan/util/file.h"
 #include "libplan/util/validate.h"
@@ -18,8 +19,22 @@ std::string jsonExceptionText(const std::exception& e) {
 }
 
 Expected<Json> parseJson(std::string_view text, const std::string& label) {
+  // nlohmann keeps the last of two values for one key; which one the writer
+  // meant is unknown, so such a document is refused.
+  std::vector<std::set<std::string>> keys;  // per open object
+  std::string duplicate;
+  auto track = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) keys.emplace_back();
+    if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == Json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
+        duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return Json::parse(text);
+    Json j = Json::parse(text, track);
+    if (!duplicate.empty()) return makeError("{}: key '{}' appears twice in one object", label, duplicate);
+    return j;
   } catch (const Json::exception& e) {
     return makeError("{}: not valid JSON: {}", label, jsonExceptionText(e));
   }

@@ -118,10 +118,9 @@ Status checkNoOverlap(const fs::path& output, const std::vector<GuardedPath>& ot
 }
 
 Status checkOutputFile(const fs::path& output, const std::vector<GuardedPath>& others) {
-  std::error_code ec;
-  if (fs::is_directory(output, ec)) return makeError("{}: is a directory, not a file", output.string());
+  ZP_ASSIGN_OR_RETURN(const fs::path destination, regularFileDestination(output));
   ZP_TRY(checkNoOverlap(output, others));
-  removeStaleTempFiles(output);
+  removeStaleTempFiles(destination);
   return {};
 }
 

@@ -34,7 +34,8 @@ struct GuardedPath {
 // (compared as canonical paths, symlinks resolved). Errors start with `output`.
 Status checkNoOverlap(const std::filesystem::path& output, const std::vector<GuardedPath>& others);
 
-// A single-file output: refused when it is an existing directory, overlaps one
+// A single-file output: refused when it exists as anything but a regular file
+// (or a link to one: regularFileDestination), overlaps one
 // of `others`, or its parent exists as a non-directory.
 Status checkOutputFile(const std::filesystem::path& output, const std::vector<GuardedPath>& others);
 

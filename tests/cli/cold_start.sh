@@ -228,7 +228,7 @@ rejected "cold plan run without its cache" 2 "give --cache" -- \
   "$BIN/plan-run" "$MODEL" --cold --cold-plan "$WORK/b/plan.json"
 rejected "cold plan with --kernels" 2 "not with --kernels" -- \
   "$BIN/plan-run" "$MODEL" --cold-plan "$WORK/b/plan.json" --kernels im2col
-rejected "cold plan's cache of another model" 1 "was not written for" -- \
+rejected "cold plan of another model" 1 "b/plan.json: planned for another model" -- \
   "$BIN/plan-run" "$SRC/testdata/digits/models/u95.onnx" --cold --cold-plan "$WORK/b/plan.json" --cache "$WORK/b/cold.zwc"
 rejected "plan without a cold section for the model" 1 "no cold section for 'dense'" -- \
   "$BIN/plan-run" "$MODEL" --cold-plan "$WORK/sp/plan.json" --write-cache "$WORK/e/x.zwc"

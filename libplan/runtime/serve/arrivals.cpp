@@ -66,6 +66,9 @@ Expected<ArrivalTrace> generateArrivals(const ArrivalParams& p) {
     return x.a.task != y.a.task ? x.a.task < y.a.task : x.k < y.k;
   });
   for (const auto& k : all) trace.arrivals.push_back(k.a);
+  // Serving nothing would report no violations: a duration shorter than every first gap is a mistake.
+  if (trace.arrivals.empty())
+    return makeError("arrivals: no query arrives within {:g} ms at these rates; lengthen the duration", p.durationMs);
   return trace;
 }
 

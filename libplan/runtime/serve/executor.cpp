@@ -46,10 +46,6 @@ class Server {
   Expected<ServeResult> run(const ServeParams& params);
 
  private:
-  struct QueryState {
-    TensorMap values;  // the sample's inputs and every output so far
-    QueryRecord record;
-  };
   double nowMs() const { return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count(); }
   Expected<LoadedSubgraph> loadSlot(int slot);
   void runPosition(int query, int position);
@@ -63,7 +59,12 @@ class Server {
   std::vector<int> taskOf_;  // trace task -> setup task
   std::vector<std::unique_ptr<PinnedWorker>> workers_;
   std::unique_ptr<ResidencyManager> residency_;
-  std::vector<QueryState> queries_;
+  // Per query, apart so that the records move into the result: what a query
+  // measured, and its tensors while it is in flight (its sample's inputs and
+  // every output so far; empty before and after).
+  std::vector<QueryRecord> records_;
+  std::vector<TensorMap> values_;
+  std::unique_ptr<std::atomic<int>[]> inFlight_;  // per setup task: queries queued or running
   std::vector<std::vector<ExecSlice>> slices_;  // per processor, appended by its worker only
   Clock::time_point t0_;
   double preloadMs_ = 0;
@@ -136,24 +137,25 @@ void Server::runPosition(int query, int position) {
 }
 
 Status Server::runPositionOrFail(int query, int position) {
-  auto& q = queries_[static_cast<size_t>(query)];
-  const auto& task = setup_.tasks[static_cast<size_t>(q.record.task)];
+  auto& rec = records_[static_cast<size_t>(query)];
+  auto& values = values_[static_cast<size_t>(query)];
+  const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
   const int slot = task.slots[static_cast<size_t>(position)];
   const int proc = setup_.slots[static_cast<size_t>(slot)].processor;
   auto& slices = slices_[static_cast<size_t>(proc)];
   const double picked = nowMs(), pickedCpu = threadCpuMs();
-  if (position == 0) q.record.startMs = picked;
+  if (position == 0) rec.startMs = picked;
   ZP_ASSIGN_OR_RETURN(auto lease, residency_->acquire(slot, [&] { return loadSlot(slot); }));
   if (lease.loaded) {
     const double end = nowMs();
-    slices.push_back({ExecSlice::Kind::Load, proc, query, q.record.task, position, slot, end - lease.loadMs, end,
+    slices.push_back({ExecSlice::Kind::Load, proc, query, rec.task, position, slot, end - lease.loadMs, end,
                       threadCpuMs() - pickedCpu});
-    q.record.loadMs += lease.loadMs;
+    rec.loadMs += lease.loadMs;
   }
   TensorMap inputs;
   for (const auto& io : lease.session->inputs()) {
-    auto it = q.values.find(io.name);
-    if (it == q.values.end()) {
+    auto it = values.find(io.name);
+    if (it == values.end()) {
       residency_->release(slot);
       return makeError("subgraph '{}': input '{}' is not produced by an earlier position",
                        setup_.slots[static_cast<size_t>(slot)].name, io.name);
@@ -167,47 +169,57 @@ Status Server::runPositionOrFail(int query, int position) {
   residency_->release(slot);
   if (!outputs.ok()) return makeError("subgraph '{}': {}", setup_.slots[static_cast<size_t>(slot)].name,
                                       outputs.error().message);
-  slices.push_back({ExecSlice::Kind::Run, proc, query, q.record.task, position, slot, runStart, runEnd, runCpu});
-  for (auto& [name, t] : *outputs) q.values[name] = std::move(t);
+  slices.push_back({ExecSlice::Kind::Run, proc, query, rec.task, position, slot, runStart, runEnd, runCpu});
+  for (auto& [name, t] : *outputs) values[name] = std::move(t);
   if (position + 1 < static_cast<int>(task.slots.size())) {
     const int next = setup_.slots[static_cast<size_t>(task.slots[static_cast<size_t>(position + 1)])].processor;
     workers_[static_cast<size_t>(next)]->post([this, query, position] { runPosition(query, position + 1); });
     return {};
   }
-  q.record.finishMs = runEnd;
-  q.record.predicted = firstOutput.empty() ? -1 : argmax(q.values.at(firstOutput));
+  rec.finishMs = runEnd;
+  rec.predicted = firstOutput.empty() ? -1 : argmax(values.at(firstOutput));
   finish(query, true);
   return {};
 }
 
 void Server::finish(int query, bool completed) {
-  auto& q = queries_[static_cast<size_t>(query)];
-  q.record.completed = completed;
-  q.values.clear();
+  auto& rec = records_[static_cast<size_t>(query)];
+  rec.completed = completed;
+  values_[static_cast<size_t>(query)] = TensorMap();  // its tensors go now: memory follows the queries in flight
+  if (!rec.dropped) --inFlight_[static_cast<size_t>(rec.task)];
   std::lock_guard lock(doneMutex_);
   ++done_;
   doneCv_.notify_all();
 }
 
 Expected<ServeResult> Server::run(const ServeParams& params) {
-  queries_.resize(trace_.arrivals.size());
+  records_.resize(trace_.arrivals.size());
+  values_.resize(trace_.arrivals.size());
   for (size_t i = 0; i < trace_.arrivals.size(); ++i) {
     const auto& a = trace_.arrivals[i];
-    auto& q = queries_[i];
-    q.record.query = static_cast<int>(i);
-    q.record.task = taskOf_[static_cast<size_t>(a.task)];
-    q.record.sample = a.sample;
-    q.record.arrivalMs = a.timeMs;
-    const auto& task = setup_.tasks[static_cast<size_t>(q.record.task)];
-    q.values = task.samples[static_cast<size_t>(a.sample)];
-    if (!task.labels.empty()) q.record.label = task.labels[static_cast<size_t>(a.sample)];
+    auto& rec = records_[i];
+    rec.query = static_cast<int>(i);
+    rec.task = taskOf_[static_cast<size_t>(a.task)];
+    rec.sample = a.sample;
+    rec.arrivalMs = a.timeMs;
+    const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
+    if (!task.labels.empty()) rec.label = task.labels[static_cast<size_t>(a.sample)];
   }
+  inFlight_ = std::make_unique<std::atomic<int>[]>(setup_.tasks.size());
   t0_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(params.startLeadMs * 1000));
   size_t dispatched = 0;
-  for (; dispatched < queries_.size() && !failed_; ++dispatched) {
+  for (; dispatched < records_.size() && !failed_; ++dispatched) {
     const size_t i = dispatched;
     std::this_thread::sleep_until(t0_ + std::chrono::nanoseconds(static_cast<int64_t>(trace_.arrivals[i].timeMs * 1e6)));
-    const auto& task = setup_.tasks[static_cast<size_t>(queries_[i].record.task)];
+    auto& rec = records_[i];
+    const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
+    if (inFlight_[static_cast<size_t>(rec.task)] >= params.maxQueuedPerTask) {
+      rec.dropped = true;
+      finish(static_cast<int>(i), false);
+      continue;
+    }
+    ++inFlight_[static_cast<size_t>(rec.task)];
+    values_[i] = task.samples[static_cast<size_t>(trace_.arrivals[i].sample)];
     const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
     workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); });
   }
@@ -231,16 +243,17 @@ ServeResult Server::collect() {
     sloMs.push_back(t.sloMs);
     accuracyMet.push_back(t.accuracySloMet);
   }
-  for (auto& q : queries_) {
-    auto& rec = q.record;
+  values_ = {};
+  for (auto& rec : records_) {
     rec.latencyMs = rec.completed ? rec.finishMs - rec.arrivalMs : 0;
     rec.sloMet = sloMet({rec.arrivalMs, rec.finishMs, rec.completed, sloMs[static_cast<size_t>(rec.task)],
                          accuracyMet[static_cast<size_t>(rec.task)]});
     rec.correct = rec.label >= 0 && rec.predicted == rec.label;
     if (rec.label >= 0) ++r.labelled;
     if (rec.correct) ++r.correct;
-    r.queries.push_back(rec);
+    r.dropped += rec.dropped;
   }
+  r.queries = std::move(records_);
   for (const auto& per : slices_) r.slices.insert(r.slices.end(), per.begin(), per.end());
   std::stable_sort(r.slices.begin(), r.slices.end(), [](const ExecSlice& a, const ExecSlice& b) {
     return a.startMs != b.startMs ? a.startMs < b.startMs : a.processor < b.processor;
@@ -288,6 +301,10 @@ Status checkSetup(const ServeSetup& setup) {
 Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace,
                             const ServeParams& params) {
   ZP_TRY(checkSetup(setup));
+  if (trace.arrivals.size() > kMaxServedArrivals)
+    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace)", trace.arrivals.size(),
+                     kMaxServedArrivals);
+  if (params.maxQueuedPerTask < 1) return makeError("serve: the queue per task holds {} queries, below 1", params.maxQueuedPerTask);
   std::vector<int> taskOf;
   for (const auto& name : trace.tasks) {
     auto it = std::find_if(setup.tasks.begin(), setup.tasks.end(), [&](const ServeTask& t) { return t.name == name; });

@@ -33,17 +33,27 @@ struct ServeSetup {
   int64_t memoryBudgetBytes = 0;
 };
 
+// The queries one serving run accepts: what memory is bounded by (each query's
+// record, and the timeline of those that ran).
+inline constexpr size_t kMaxServedArrivals = 1'000'000;
+inline constexpr int kDefaultMaxQueuedPerTask = 1024;
+
 struct ServeParams {
   double startLeadMs = 2;      // serving's clock starts this long after the workers are ready
   bool warmPreloaded = true;   // run each preloaded session once on random inputs before serving
+  // Admission control: a query that arrives while this many of its task's
+  // queries are queued or running is dropped (not run; a violation), so an
+  // overload holds a bounded number of queries' tensors, not the whole backlog.
+  int maxQueuedPerTask = kDefaultMaxQueuedPerTask;
 };
 
 // Indices, processors, cores and the preload budget; a one-line error otherwise.
 Status checkSetup(const ServeSetup& setup);
 
 // Serves every arrival of `trace` (its task names must be setup tasks, its sample
-// indices within their samples) and returns what was measured. An error in any
-// load or run stops serving and is returned.
+// indices within their samples; at most kMaxServedArrivals) and returns what was
+// measured, dropped queries included. An error in any load or run stops serving
+// and is returned.
 Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace,
                             const ServeParams& params = {});
 

@@ -24,13 +24,13 @@ Json toJson(const ServeResult& r) {
                        {"arrival_ms", q.arrivalMs}, {"start_ms", q.startMs}, {"finish_ms", q.finishMs},
                        {"latency_ms", q.latencyMs}, {"load_ms", q.loadMs}, {"completed", q.completed},
                        {"slo_met", q.sloMet}, {"predicted", q.predicted}, {"label", q.label},
-                       {"correct", q.correct}});
+                       {"correct", q.correct}, {"dropped", q.dropped}});
   const auto& s = r.summary;
   return Json{{"queries", queries},
               {"summary",
                {{"queries", s.queries}, {"completed", s.completed}, {"violations", s.violations},
                 {"violation_rate", s.violationRate}, {"p50_ms", s.p50Ms}, {"p99_ms", s.p99Ms},
-                {"span_ms", s.spanMs}, {"throughput_qps", s.throughputQps},
+                {"span_ms", s.spanMs}, {"throughput_qps", s.throughputQps}, {"dropped", r.dropped},
                 {"accuracy", r.labelled > 0 ? Json(static_cast<double>(r.correct) / r.labelled) : Json(nullptr)},
                 {"peak_rss_bytes", r.peakRssBytes}, {"peak_resident_bytes", r.peakResidentBytes},
                 {"loads", r.loads}, {"evictions", r.evictions}, {"over_budget_loads", r.overBudgetLoads},

@@ -18,6 +18,7 @@ struct QueryRecord {
   double arrivalMs = 0, startMs = 0, finishMs = 0, latencyMs = 0;  // from the start of serving
   double loadMs = 0;       // loading subgraphs this query needed (inside its latency)
   bool completed = false;
+  bool dropped = false;    // refused at arrival: its task's queue was full (never run; a violation)
   bool sloMet = false;     // latency within the task's SLO and its variant meets the accuracy SLO
   int64_t predicted = -1;  // argmax of the last position's first output
   int64_t label = -1;      // the sample's true label (-1: not known)
@@ -40,6 +41,7 @@ struct ServeResult {
   std::vector<ExecSlice> slices;                      // by start time, then processor
   QuerySummary summary;
   int labelled = 0, correct = 0;                      // queries with a known label / right
+  int dropped = 0;                                    // refused by admission control
   int64_t peakRssBytes = 0;                           // the process's, from serving's start
   int64_t peakResidentBytes = 0;                      // the residency manager's count (slot bytes)
   int loads = 0, evictions = 0, overBudgetLoads = 0;  // while serving (preloads not counted)
