@@ -56,7 +56,7 @@ Status verifyServedFiles(const fs::path& bundle, const BundleManifest& manifest,
         return makeError("{}: content hash does not match the plan's {} (bundle modified?)", f.model.string(),
                          f.modelSha256.substr(0, 16));
     }
-    if (f.cache.empty() || !seen.insert(f.cache).second) continue;
+    if (f.cache.empty() || !fs::exists(f.cache) || !seen.insert(f.cache).second) continue;
     const std::string rel = f.cache.lexically_relative(bundle).generic_string();
     auto it = std::find_if(manifest.artifacts.begin(), manifest.artifacts.end(), [&](const auto& a) { return a.path == rel; });
     auto bytes = readFile(f.cache);

@@ -33,7 +33,7 @@ Expected<std::vector<runtime::serve::ProcessorConfig>> runnableProcessors(const 
 
 // A bundle file a run loads, and the sha256 its model must have.
 struct ServedFile {
-  std::filesystem::path model, cache;  // cache: empty when none
+  std::filesystem::path model, cache;  // cache: empty or absent when none
   std::string modelSha256;
 };
 // Every file a run will load, checked before it starts, as plain and serving

@@ -123,7 +123,6 @@ Status makeTrace(Context& c) {
 struct SystemRun {
   ServeSetup setup;
   std::vector<SubgraphFiles> files;        // per slot
-  std::vector<std::string> modelSha;       // per slot: the plan's sha256 of its model
   std::vector<std::string> slotKeys;       // per slot: "file@processor" (load times are measured per key)
   std::vector<sim::ServeSimSlot> simSlots;
   std::vector<sim::ServeSimTask> simTasks;
@@ -153,7 +152,6 @@ Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>
   const int slot = static_cast<int>(r.setup.slots.size());
   r.setup.slots.push_back({key, p, g->memoryBytes, false});
   r.files.push_back({model, cache});
-  r.modelSha.push_back(g->hash);
   r.slotKeys.push_back(g->file + "@" + proc);
   r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false, {}, {}});
   slots[key] = slot;
@@ -402,6 +400,14 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", (params.bundle / "plan.pb").string());
   ZP_ASSIGN_OR_RETURN(c.processors, runnableProcessors(c.st->processors, params.bundle));
   ZP_TRY(chooseConfigurations(c));
+  // Before any subgraph is read: every one the plan names, with its caches.
+  std::vector<ServedFile> files;
+  for (const auto& t : c.st->tasks)
+    for (const auto& g : t.subgraphs)
+      for (const auto& proc : c.processors)
+        if (proc.name == g.processor)
+          files.push_back({params.bundle / g.file, params.bundle / artifacts::cacheFileName(g.hash, proc.policy), g.hash});
+  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   ZP_TRY(readSamples(c, manifest));
   ZP_TRY(makeTrace(c));
   if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
@@ -422,10 +428,6 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
     runs.push_back(std::move(r));
   }
-  std::vector<ServedFile> files;
-  for (const auto& r : runs)
-    for (size_t s = 0; s < r.files.size(); ++s) files.push_back({r.files[s].model, r.files[s].cache, r.modelSha[s]});
-  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   std::vector<SystemOutcome> outcomes;
   for (size_t i = 0; i < systems.size(); ++i) {
     ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i], !params.trace.empty() && systems[i]->name == traceName));

@@ -140,7 +140,6 @@ Status makeTrace(MtsContext& c) {
 struct MtsRun {
   ServeSetup setup;
   std::vector<SubgraphFiles> files;
-  std::vector<std::string> modelSha;  // per slot: the plan's sha256 of its model
   std::vector<sim::ServeSimSlot> simSlots;
   std::vector<sim::ServeSimTask> simTasks;
   ArrivalTrace trace;
@@ -156,7 +155,6 @@ Status addTask(const MtsContext& c, MtsRun& r, const std::string& name, const st
   const int slot = static_cast<int>(r.setup.slots.size());
   r.setup.slots.push_back({name, proc, bytes, true});
   r.files.push_back({model, cache});
-  r.modelSha.push_back(sha);
   r.simSlots.push_back({proc, ms, 0.0, bytes, true, {}, {}});
   r.simTasks.push_back({name, {slot}, kNoSloMs, true});
   r.setup.tasks.push_back(ServeTask{name, {slot}, kNoSloMs, true, samples, {}});
@@ -316,6 +314,16 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
   MtsContext c{params, *plan.mts, {}, {}, {}, {}, Json::array(), {}};
   ZP_ASSIGN_OR_RETURN(c.processors, runnableProcessors(c.m.processors, params.bundle));
   c.zoo = bundleZoo(params.bundle, manifest, c.notes);
+  // Before any model is read: every unit's and member's, with their caches.
+  std::vector<ServedFile> files;
+  for (const auto& unit : c.m.units) {
+    std::vector<std::string> shas{unit.sha256};
+    for (const auto& b : unit.members) shas.push_back(b.sha256);
+    for (const auto& sha : shas)
+      for (const auto& proc : c.processors)
+        files.push_back({modelFile(c, sha), params.bundle / artifacts::cacheFileName(sha, proc.policy), sha});
+  }
+  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   ZP_TRY(readSamples(c));
   for (size_t u = 0; u < c.m.units.size(); ++u) ZP_TRY(checkOutputs(c, u));
   ZP_TRY(makeTrace(c));
@@ -336,10 +344,6 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
     ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
     runs.push_back(std::move(r));
   }
-  std::vector<ServedFile> files;
-  for (const auto& r : runs)
-    for (size_t s = 0; s < r.files.size(); ++s) files.push_back({r.files[s].model, r.files[s].cache, r.modelSha[s]});
-  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   std::vector<MtsOutcome> outcomes;
   for (size_t i = 0; i < systems.size(); ++i) {
     ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i]));

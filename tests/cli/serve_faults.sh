@@ -40,11 +40,12 @@ ln -s ../plan/plan.json "$WORK/devt/to_plan"
   && pass "a symbolic link to a regular file is written through and stays a link" || fail "symlink to a regular file"
 
 # --- every run path verifies what it executes --------------------------------------------
-cp -r "$WORK/bundle" "$WORK/edited"
-sub="$(ls "$WORK/edited/subgraphs" | head -1)"
-printf 'x' >> "$WORK/edited/subgraphs/$sub"
-rejected "serve an edited subgraph" 1 "subgraphs/$sub: content hash does not match the plan's" -- \
-  "$BIN/plan-run" "$WORK/edited" "${SERVE[@]}"
+for sub in $(ls "$WORK/bundle/subgraphs"); do
+  rm -rf "$WORK/edited" && cp -r "$WORK/bundle" "$WORK/edited"
+  printf 'x' >> "$WORK/edited/subgraphs/$sub"
+  rejected "serve with subgraph $sub edited" 1 "subgraphs/$sub: content hash does not match the plan's" -- \
+    "$BIN/plan-run" "$WORK/edited" "${SERVE[@]}"
+done
 cp -r "$WORK/bundle" "$WORK/badcache"
 cache="$(ls "$WORK/badcache/caches" | head -1)"
 $PY - "$WORK/badcache/caches/$cache" <<'PYEOF'
