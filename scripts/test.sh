@@ -30,15 +30,17 @@ print_phases() {
 trap print_phases EXIT
 
 start_phase bootstrap
-bash scripts/bootstrap.sh $([ $full -eq 1 ] && echo --full)
+if [ $full -eq 1 ]; then bash scripts/bootstrap.sh --full; else bash scripts/bootstrap.sh; fi
 end_phase bootstrap
 
+build_options=()
+[ $full -eq 1 ] && build_options=(--benches)
 start_phase configure
-bash scripts/build.sh --configure-only $([ $full -eq 1 ] && echo --benches)
+bash scripts/build.sh --configure-only "${build_options[@]}"
 end_phase configure
 
 start_phase build
-bash scripts/build.sh
+bash scripts/build.sh "${build_options[@]}"
 end_phase build
 
 fuzz_status=0
