@@ -1,22 +1,23 @@
 // plan-run: run a model with the thin runtime and report cold/warm timings,
-// or (when the argument is a directory) run a plan-emit bundle.
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include <cstdio>
-#include <filesystem>
+// or (when the argument is a directory) run or serve a plan-emit bundle.
 #include <iostream>
+#include <variant>
 
-#include "drivers/run/run_model.h"
-#include "drivers/run/run_bundle.h"
-#include "drivers/run/serve_bundle.h"
 #include "tools/cli.h"
-#include "libplan/util/dim_limits.h"
-#include "libplan/util/validate.h"
+#include "tools/plan_run_options.h"
 
 namespace {
 
-int runBundle(const zp::drivers::BundleRunParams& p, bool json) {
+int printModelRun(const zp::drivers::RunModelOptions& o, bool json) {
+  auto r = zp::drivers::runModel(o);
+  if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
+  for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
+  if (json) std::cout << zp::canonicalJson(r->report);
+  else std::cout << r->text;
+  return 0;
+}
+
+int printBundleRun(const zp::drivers::BundleRunParams& p, bool json) {
   auto r = zp::drivers::runBundle(p);
   if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
   for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
@@ -25,7 +26,7 @@ int runBundle(const zp::drivers::BundleRunParams& p, bool json) {
   return r->ok() ? 0 : 1;
 }
 
-int serveFromBundle(const zp::drivers::ServeBundleParams& p) {
+int printServe(const zp::drivers::ServeBundleParams& p) {
   auto r = zp::drivers::serveBundle(p);
   if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
   for (const auto& n : r->notes) std::cerr << "note: " << n << "\n";
@@ -36,151 +37,13 @@ int serveFromBundle(const zp::drivers::ServeBundleParams& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
-  zp::drivers::RunModelOptions o;
-  std::string model, saveOutputs, cache, writeCache, trace;
-  std::vector<std::string> inputs;
-  bool json = false, serve = false;
-  std::string jsonOut, sloList, systemList;
-  zp::drivers::BundleRunParams bundle;
-  zp::drivers::ServeBundleParams sp;
-  app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
-  app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
-  app.add_option("--task", bundle.task, "bundle: run only this task");
-  app.add_option("--samples", bundle.samples, "bundle: dataset (or random) inputs to check and score")
-      ->check(zp::cli::integerIn(1, 1000000));
-  app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
-  app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy: absent, empty or an earlier --save-outputs directory, replaced atomically");
-  app.add_option("--kernels", o.kernels,
-                 "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas, packed1x1, "
-                 "direct) or a JSON file");
-  app.add_option("--gemm", o.gemm, "GEMM library: onednn (fastest warm; generates its kernels on the first product) "
-                                  "or blis (compiled kernels: the faster cold start)");
-  app.add_option("--cache", cache, "weight cache to map");
-  app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
-  app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
-  std::string coldPlan;
-  app.add_option("--cold-plan", coldPlan, "plan.json with a cold section for the model (plan-solve --mode cold): "
-                                          "--write-cache writes the cache it runs from; with --cache (and --cold) "
-                                          "the load follows it, reported per node");
-  app.add_option("--repeat", o.repeat, "warm runs to time (0: none)")
-      ->check(zp::cli::integerIn(0, 1000000));
-  app.add_option("--threads", o.threads, "threads")->check(zp::cli::threadCount());
-  app.add_option("--json", jsonOut, "print the report as JSON; with --serve: write it to this file")->expected(0, 1);
-  app.add_flag("--serve", serve, "bundle: serve an arrival trace with every system the plan carries, measured beside predicted");
-  app.add_option("--arrivals", sp.arrivals, "--serve: arrivals CSV (time_ms,task,sample); default: generated");
-  app.add_option("--process", sp.process, "--serve: generated arrivals, periodic or poisson")
-      ->check(CLI::IsMember({"periodic", "poisson"}));
-  app.add_option("--rate", sp.rateQps, "--serve: generated arrivals per task per second")->check(CLI::Range(1e-3, 1e6));
-  app.add_option("--duration-ms", sp.durationMs, "--serve: generated arrivals in [0, MS)")
-      ->check(zp::cli::numberIn(1e-3, zp::kMaxLatencyMs));
-  app.add_option("--count", sp.count, "--serve: generated arrivals per task (default 60)")->check(zp::cli::integerIn(1, 10000000));
-  app.add_option("--max-queue", sp.maxQueuedPerTask, "--serve: queries of one task queued or running at once; "
-                                                     "one arriving beyond is dropped, counted as a violation")
-      ->capture_default_str()->check(zp::cli::integerIn(1, 1000000));
-  app.add_option("--systems", systemList, "--serve: comma-separated systems to serve (default: all the plan carries)");
-  app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
-  app.add_option("--calibration-rounds", sp.calibrationRounds,
-                 "--serve: timed runs per subgraph to calibrate the prediction as serving runs it (0: the plan's latencies)")
-      ->check(zp::cli::integerIn(0, 100000));
-  app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
-  app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run; "
-                                  "an operator-placement bundle: one track per processor; a concurrent bundle: "
-                                  "of the plan's schedule)");
-  app.add_option("--rounds", bundle.rounds, "concurrent bundle: rounds in which every schedule runs --repeat times "
-                                            "(medians over rounds)")
-      ->check(zp::cli::integerIn(1, 10000));
-  std::string scheduleList;
-  app.add_option("--schedules", scheduleList, "concurrent bundle: comma-separated schedules to run: zooplan and "
-                                              "baseline names (default: all the plan records)");
-  app.add_option("--seed", o.seed, "seed of the random inputs")->check(zp::cli::integerIn(0, INT64_MAX));
-  app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
-      ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
-  if (auto rc = zp::cli::parse(app, argc, argv, "plan-run")) return *rc;
-  json = app.count("--json") > 0;
-  const bool isBundle = std::filesystem::is_directory(model);
-  if (serve) {
-    if (!isBundle) {
-      zp::cli::printError("plan-run", fmt::format("--serve: '{}' is not a bundle directory", model));
-      return zp::cli::kOptionError;
-    }
-    if (app.count("--duration-ms") && app.count("--count")) {
-      zp::cli::printError("plan-run", "--duration-ms and --count: give one of the two");
-      return zp::cli::kOptionError;
-    }
-    for (const char* opt : {"--process", "--rate", "--duration-ms", "--count"})
-      if (app.count("--arrivals") && app.count(opt)) {
-        zp::cli::printError("plan-run", fmt::format("--arrivals and {}: the trace gives the arrivals; drop {}", opt, opt));
-        return zp::cli::kOptionError;
-      }
-    for (const char* opt : {"--rounds", "--schedules"})
-      if (app.count(opt)) {
-        zp::cli::printError("plan-run", fmt::format("{} applies to a concurrent bundle's run, not --serve", opt));
-        return zp::cli::kOptionError;
-      }
-    sp.bundle = model;
-    sp.json = jsonOut;
-    sp.trace = trace;
-    sp.seed = o.seed;
-    sp.samples = bundle.samples;
-    sp.slos = zp::cli::splitList(bundle.slo);
-    sp.systems = zp::cli::splitList(systemList);
-    return serveFromBundle(sp);
+  auto parsed = zp::cli::parsePlanRunArgs(argc, argv);
+  if (const int* rc = std::get_if<int>(&parsed)) return *rc;
+  const auto& req = std::get<zp::cli::PlanRunRequest>(parsed);
+  switch (req.kind) {
+    case zp::cli::PlanRunRequest::Kind::Serve: return printServe(req.serve);
+    case zp::cli::PlanRunRequest::Kind::Bundle: return printBundleRun(req.bundle, req.json);
+    case zp::cli::PlanRunRequest::Kind::Model: return printModelRun(req.model, req.json);
   }
-  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system",
-                          "--calibration-rounds", "--max-queue"})
-    if (app.count(opt)) {
-      zp::cli::printError("plan-run", fmt::format("{} applies only with --serve", opt));
-      return zp::cli::kOptionError;
-    }
-  if (!jsonOut.empty()) {
-    zp::cli::printError("plan-run", "--json takes a file only with --serve");
-    return zp::cli::kOptionError;
-  }
-  for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
-                                                             "--write-cache", "--threads", "--gemm", "--cold-plan"}
-                                  : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds", "--schedules"}) {
-    if (app.count(opt)) {
-      zp::cli::printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
-      return zp::cli::kOptionError;
-    }
-  }
-  if (isBundle) {
-    bundle.bundle = model;
-    bundle.cold = o.cold;
-    bundle.repeat = o.repeat;
-    bundle.seed = o.seed;
-    bundle.trace = trace;
-    bundle.schedules = zp::cli::splitList(scheduleList);
-    return runBundle(bundle, json);
-  }
-  if (!coldPlan.empty() && (app.count("--kernels") || app.count("--gemm"))) {
-    zp::cli::printError("plan-run", "--cold-plan names every node's kernel and GEMM library: not with --kernels or --gemm");
-    return zp::cli::kOptionError;
-  }
-  if (!coldPlan.empty() && o.cold && cache.empty()) {
-    zp::cli::printError("plan-run", "--cold-plan with --cold runs from the plan's weight cache: give --cache "
-                                    "(written with --cold-plan and --write-cache)");
-    return zp::cli::kOptionError;
-  }
-  o.coldPlan = coldPlan;
-  o.model = model;
-  o.saveOutputs = saveOutputs;
-  o.cache = cache;
-  o.writeCache = writeCache;
-  o.trace = trace;
-  for (const auto& s : inputs) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      zp::cli::printError("plan-run", fmt::format("--input: expected NAME=FILE.npy, got '{}'", s));
-      return zp::cli::kOptionError;
-    }
-    o.inputs.push_back({s.substr(0, eq), s.substr(eq + 1)});
-  }
-  auto r = zp::drivers::runModel(o);
-  if (!r.ok()) return zp::cli::inputError("plan-run", r.error());
-  for (const auto& w : r->warnings) std::cerr << "warning: " << w << "\n";
-  if (json) std::cout << zp::canonicalJson(r->report);
-  else std::cout << r->text;
-  return 0;
+  return 1;
 }

@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-transitions", cc.solve.maxTransitionsPerDnn,
                  "concurrent: transitions per DNN in the search space (-1: unrestricted)")
       ->check(zp::cli::integerIn(-1, 1000000));
-  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds")
+  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds (past it: the best schedule found, not proven optimal, with its gap)")
+      ->capture_default_str()
       ->check(zp::cli::numberIn(1e-3, 1e6));
   app.add_flag("--anytime", anytime, "concurrent: print each improving schedule with its timestamp");
   app.add_flag("--cross-check", cc.solve.crossCheckZ3, "concurrent: also solve with Z3 in the same space and compare");
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
   std::string zooPath;
   app.add_option("--zoo", zooPath, "opplace: zoo.json whose host processors the operators go to; "
                                    "mts: the units' processors (default: the zoo mts.json was made from)");
-  app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds")
+  app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds (past it: not proven optimal, with its gap)")
+      ->capture_default_str()
       ->check(zp::cli::numberIn(1e-3, 1e6));
   app.add_option("--min-mix-gain", op.solve.minMixGain,
                  "opplace: place on several processors only when that beats the best single one by this fraction "

@@ -47,8 +47,64 @@ bool wholeOn(const sim::Dnn& d, int a) {
   return true;
 }
 
+Schedule wholeDnnSchedule(const Problem& p, const std::vector<int>& pick) {
+  Schedule s;
+  for (size_t n = 0; n < p.dnns.size(); ++n) s.assign.push_back(std::vector<int>(p.dnns[n].groups.size(), pick[n]));
+  return s;
+}
+
+// Past kMaxNaivePairings pairings, coordinate descent over the same space: each
+// DNN from its fastest whole placement, moved while a move improves the
+// simulated objective (bounded rounds, deterministic order).
+Schedule naiveConcurrentDescent(const Problem& p, sim::Objective obj) {
+  const int N = p.numDnns(), A = p.numAccelerators();
+  std::vector<int> pick(static_cast<size_t>(N), -1);
+  for (int n = 0; n < N; ++n) {
+    const auto& d = p.dnns[static_cast<size_t>(n)];
+    double bestT = std::numeric_limits<double>::infinity();
+    for (int a = 0; a < A; ++a) {
+      if (!wholeOn(d, a)) continue;
+      double t = 0;
+      for (const auto& g : d.groups) t += g.timeMs[static_cast<size_t>(a)];
+      if (t < bestT) {
+        bestT = t;
+        pick[static_cast<size_t>(n)] = a;
+      }
+    }
+    if (pick[static_cast<size_t>(n)] < 0) {  // no DNN-wide accelerator: fastest per group
+      int acc;
+      return singleAccelerator(p, acc);
+    }
+  }
+  sim::Simulator simr(p);
+  double bestV = simr.run(wholeDnnSchedule(p, pick), {.recordSpans = false}).value(obj);
+  constexpr int kMaxRounds = 4;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool improved = false;
+    for (int n = 0; n < N; ++n) {
+      const int was = pick[static_cast<size_t>(n)];
+      for (int a = 0; a < A; ++a) {
+        if (a == was || !wholeOn(p.dnns[static_cast<size_t>(n)], a)) continue;
+        pick[static_cast<size_t>(n)] = a;
+        const double v = simr.run(wholeDnnSchedule(p, pick), {.recordSpans = false}).value(obj);
+        if (sim::better(obj, v, bestV)) {
+          bestV = v;
+          improved = true;
+          break;
+        }
+        pick[static_cast<size_t>(n)] = was;
+      }
+    }
+    if (!improved) break;
+  }
+  return wholeDnnSchedule(p, pick);
+}
+
 Schedule naiveConcurrent(const Problem& p, sim::Objective obj) {
   const int N = p.numDnns(), A = p.numAccelerators();
+  double pairings = 1;
+  for (int n = 0; n < N; ++n) pairings *= A;
+  if (pairings > kMaxNaivePairings) return naiveConcurrentDescent(p, obj);
   std::vector<int> pick(static_cast<size_t>(N), 0);
   Schedule best;
   double bestV = sim::worstValue(obj);

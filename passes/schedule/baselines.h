@@ -3,7 +3,8 @@
 //  - "<ACC>-only": every group on the accelerator with the least total
 //    standalone time (the paper's GPU-only), DNNs serialised on it;
 //  - "naive-concurrent": each DNN whole on one accelerator, best pairing
-//    (all |A|^N pairings simulated; the paper's "GPU & DSA");
+//    (all |A|^N pairings simulated up to kMaxNaivePairings, past that a
+//    coordinate descent over the same pairings; the paper's "GPU & DSA");
 //  - "mensa-like": greedy per-group placement one DNN at a time, minimising
 //    the group's time plus the transition from the previous group
 //    (transition-aware, blind to the other DNNs and to contention);
@@ -18,6 +19,8 @@
 #include "libplan/sim/concurrent/problem.h"
 
 namespace zp::schedule {
+
+inline constexpr double kMaxNaivePairings = 4096;
 
 struct Baseline {
   std::string name;

@@ -109,6 +109,54 @@ TEST(concurrentExactSearch, RefusesAnEnumerationThatIsTooLarge) {
   EXPECT_NE(r.error().message.find("lower the transition limit"), std::string::npos);
 }
 
+namespace {
+
+double naiveConcurrentValue(const sim::Problem& p, Objective obj) {
+  for (const auto& b : makeBaselines(p, obj))
+    if (b.name == "naive-concurrent") {
+      for (size_t n = 0; n < p.dnns.size(); ++n)  // whole DNNs, one accelerator each
+        for (int a : b.schedule.assign[n]) EXPECT_EQ(a, b.schedule.assign[n][0]);
+      return sim::simulate(p, b.schedule).value(obj);
+    }
+  ADD_FAILURE() << "no naive-concurrent baseline";
+  return 0;
+}
+
+// Every whole-DNN pairing, simulated: what the naive baseline is defined as.
+double bestWholePairing(const sim::Problem& p, Objective obj) {
+  const size_t N = p.dnns.size();
+  double best = sim::worstValue(obj);
+  for (uint64_t mask = 0; mask < (uint64_t{1} << N); ++mask) {
+    sim::Schedule s;
+    for (size_t n = 0; n < N; ++n) s.assign.push_back(std::vector<int>(p.dnns[n].groups.size(), int((mask >> n) & 1)));
+    const double v = sim::simulate(p, s).value(obj);
+    if (sim::better(obj, v, best)) best = v;
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(concurrentBaselines, NaiveConcurrentIsTheBestWholePairingUpToItsLimit) {
+  auto p = randomInstance({.dnns = 12, .groups = 3, .accelerators = 2, .seed = 31});  // 4096 pairings
+  ASSERT_LE(4096, kMaxNaivePairings);
+  EXPECT_TRUE(near(naiveConcurrentValue(p, Objective::Latency), bestWholePairing(p, Objective::Latency)));
+}
+
+TEST(concurrentBaselines, NaiveConcurrentPastItsLimitDescendsFromTheFastestPlacements) {
+  // 2^13 pairings: coordinate descent, never worse than every DNN whole on the
+  // accelerator 0 (the fast one, where descent starts) and close to the best.
+  auto p = randomInstance({.dnns = 13, .groups = 3, .accelerators = 2, .seed = 32});
+  const double descent = naiveConcurrentValue(p, Objective::Latency);
+  sim::Schedule allFast;
+  for (const auto& d : p.dnns) allFast.assign.push_back(std::vector<int>(d.groups.size(), 0));
+  EXPECT_LE(descent, sim::simulate(p, allFast).value(Objective::Latency) + 1e-9);
+  EXPECT_LE(descent, 1.10 * bestWholePairing(p, Objective::Latency));
+  // 64 DNNs (2^64 pairings) complete: the CLI's default time limit covers only the solver.
+  auto big = randomInstance({.dnns = 64, .groups = 3, .accelerators = 2, .seed = 33});
+  EXPECT_GT(naiveConcurrentValue(big, Objective::Latency), 0);
+}
+
 TEST(concurrentZ3Solver, EqualsBruteForceAndPredictsTheSimulatedTimes) {
   // Z3 is the general solver and the cross-check; it is slow with contention
   // (see the bench), so it is checked on the smallest instances.
