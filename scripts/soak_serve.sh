@@ -32,7 +32,7 @@ for system, s in sorted(r["systems"].items()):
 PYEOF
 }
 # Capacity: 2000 queries per task at once, served back to back by zooplan's plan.
-"$bin/plan-run" "$work/bundle" --serve --systems zooplan --calibration-rounds 0 --rate 1000000 --count 2000 \
+"$bin/plan-run" "$work/bundle" --serve --calibration-rounds 0 --rate 1000000 --count 2000 \
   --max-queue 2000 --json "$work/capacity.json" >/dev/null
 capacity=$($PY -c "import json; print(json.load(open('$work/capacity.json'))['systems']['zooplan']['measured']['throughput_qps'])")
 tasks=$($PY -c "import json; print(len(json.load(open('$work/capacity.json'))['tasks']))" 2>/dev/null || echo 3)
@@ -40,7 +40,7 @@ rate=$($PY -c "print(10 * $capacity / $tasks)")
 echo "capacity: $capacity q/s over $tasks tasks; serving $rate q/s per task (10x) for 60 s"
 status=0
 rc=0
-"$bin/plan-run" "$work/bundle" --serve --systems zooplan --calibration-rounds 0 --rate "$rate" --duration-ms 60000 \
+"$bin/plan-run" "$work/bundle" --serve --calibration-rounds 0 --rate "$rate" --duration-ms 60000 \
   --json "$work/overload.json" >/dev/null || rc=$?
 echo "10x capacity for 60 s: exit $rc"
 [ $rc -eq 0 ] && summary "10x capacity" "$work/overload.json" || status=1
@@ -53,7 +53,7 @@ with open(sys.argv[1], "w") as f:
         f.write(f"0,{tasks[k % 3]},{(k // 3) % 64}\n")
 PYEOF
 rc=0
-"$bin/plan-run" "$work/bundle" --serve --systems zooplan --calibration-rounds 0 --arrivals "$work/burst.csv" \
+"$bin/plan-run" "$work/bundle" --serve --calibration-rounds 0 --arrivals "$work/burst.csv" \
   --json "$work/burst.json" >/dev/null || rc=$?
 echo "10^6 arrivals at time 0: exit $rc"
 [ $rc -eq 0 ] && summary "burst" "$work/burst.json" || status=1

@@ -47,8 +47,10 @@ int main(int argc, char** argv) {
   app.add_option("--memory-budget", budgets, "stitch: preload budgets, BYTES or PCT% (default 15% 55% 100%)");
   app.add_option("--svg-dir", svgDir, "stitch: write <task>.svg accuracy-latency plots here");
   app.add_option("--evaluate", evaluate, "stitch: evaluate against the six baselines, write JSON here");
-  app.add_flag("--measured-accuracy", sp.select.measuredAccuracyForDecisions,
-               "stitch: decide with measured accuracy where available (default: the estimator's)");
+  bool estimatedAccuracy = false;
+  app.add_flag("--estimated-accuracy", estimatedAccuracy,
+               "stitch: decide with the estimator's accuracy for stitched variants as SparseLoom does "
+               "(default: zoo-profile's measurement wherever it measured one)");
   std::string processorList;
   app.add_option("--processors", processorList, "stitch: plan on these processors only (comma-separated; default: every one)");
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
@@ -150,6 +152,7 @@ int main(int argc, char** argv) {
     sp.evaluation = evaluate;
     sp.stats = stats;
     sp.seed = cc.solve.seed;
+    sp.select.measuredAccuracyForDecisions = !estimatedAccuracy;
     if (!budgets.empty()) sp.budgets = budgets;
     sp.processors = zp::cli::splitList(processorList);
     sp.tool = "plan-solve";

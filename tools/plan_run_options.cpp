@@ -9,9 +9,25 @@
 
 #include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
+#include "passes/select/served_systems.h"
 #include "tools/cli.h"
 
 namespace zp::cli {
+
+namespace {
+
+// Every system a bundle may carry, one line each, for --compare's help.
+std::string compareHelp() {
+  std::string help = "bundle: also run (or --serve) these systems after the plan's own, comma-separated, or all. "
+                     "A stitch plan's:";
+  for (const auto& [name, description] : select::servedSystemCatalog())
+    if (name != "zooplan") help += fmt::format("\n    {}: {}", name, description);
+  help += "\n  a concurrent schedule's: its baselines (<ACC>-only, naive-concurrent, mensa-like, herald-like, h2h-like; "
+          "HaX-CoNN §5); an MTS plan's: mts, sequential, one-processor";
+  return help;
+}
+
+}  // namespace
 
 std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
@@ -19,13 +35,14 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   std::string model, saveOutputs, cache, writeCache, trace;
   std::vector<std::string> inputs;
   bool json = false, serve = false;
-  std::string jsonOut, sloList, systemList;
+  std::string jsonOut, sloList, compareList;
   drivers::BundleRunParams bundle;
   drivers::ServeBundleParams sp;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
-  app.add_option("--samples", bundle.samples, "bundle: dataset (or random) inputs to check and score")
+  app.add_option("--samples", bundle.samples, "bundle: dataset inputs to check and score (default: all of the task's "
+                                              "dataset; 8 random inputs without one); --serve: samples the queries cycle through")
       ->check(integerIn(1, 1000000));
   app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
   app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy: absent, empty or an earlier --save-outputs directory, replaced atomically");
@@ -45,7 +62,8 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
       ->check(integerIn(0, 1000000));
   app.add_option("--threads", o.threads, "threads")->check(threadCount());
   app.add_option("--json", jsonOut, "print the report as JSON; with --serve: write it to this file")->expected(0, 1);
-  app.add_flag("--serve", serve, "bundle: serve an arrival trace with every system the plan carries, measured beside predicted");
+  app.add_flag("--serve", serve, "bundle: serve an arrival trace with the plan's choice (and --compare's systems), "
+                                "measured beside predicted");
   app.add_option("--arrivals", sp.arrivals, "--serve: arrivals CSV (time_ms,task,sample); default: generated");
   app.add_option("--process", sp.process, "--serve: generated arrivals, periodic or poisson")
       ->check(CLI::IsMember({"periodic", "poisson"}));
@@ -56,7 +74,7 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   app.add_option("--max-queue", sp.maxQueuedPerTask, "--serve: queries of one task queued or running at once; "
                                                      "one arriving beyond is dropped, counted as a violation")
       ->capture_default_str()->check(integerIn(1, 1000000));
-  app.add_option("--systems", systemList, "--serve: comma-separated systems to serve (default: all the plan carries)");
+  app.add_option("--compare", compareList, compareHelp());
   app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
   app.add_option("--calibration-rounds", sp.calibrationRounds,
                  "--serve: timed runs per subgraph to calibrate the prediction as serving runs it (0: the plan's latencies)")
@@ -68,9 +86,6 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   app.add_option("--rounds", bundle.rounds, "concurrent bundle: rounds in which every schedule runs --repeat times "
                                             "(medians over rounds)")
       ->check(integerIn(1, 10000));
-  std::string scheduleList;
-  app.add_option("--schedules", scheduleList, "concurrent bundle: comma-separated schedules to run: zooplan and "
-                                              "baseline names (default: all the plan records)");
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
       ->default_val(1)->check(integerIn(1, kMaxDimValue));
@@ -91,7 +106,7 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
         printError("plan-run", fmt::format("--arrivals and {}: the trace gives the arrivals; drop {}", opt, opt));
         return kOptionError;
       }
-    for (const char* opt : {"--rounds", "--schedules"})
+    for (const char* opt : {"--rounds"})
       if (app.count(opt)) {
         printError("plan-run", fmt::format("{} applies to a concurrent bundle's run, not --serve", opt));
         return kOptionError;
@@ -100,15 +115,15 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
     sp.json = jsonOut;
     sp.trace = trace;
     sp.seed = o.seed;
-    sp.samples = bundle.samples;
+    if (app.count("--samples")) sp.samples = bundle.samples;
     sp.slos = splitList(bundle.slo);
-    sp.systems = splitList(systemList);
+    sp.compare = splitList(compareList);
     PlanRunRequest req;
     req.kind = PlanRunRequest::Kind::Serve;
     req.serve = sp;
     return req;
   }
-  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--systems", "--budget", "--trace-system",
+  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--budget", "--trace-system",
                           "--calibration-rounds", "--max-queue"})
     if (app.count(opt)) {
       printError("plan-run", fmt::format("{} applies only with --serve", opt));
@@ -120,7 +135,7 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   }
   for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
                                                              "--write-cache", "--threads", "--gemm", "--cold-plan"}
-                                  : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds", "--schedules"}) {
+                                  : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds", "--compare"}) {
     if (app.count(opt)) {
       printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
       return kOptionError;
@@ -132,7 +147,7 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
     bundle.repeat = o.repeat;
     bundle.seed = o.seed;
     bundle.trace = trace;
-    bundle.schedules = splitList(scheduleList);
+    bundle.compare = splitList(compareList);
     PlanRunRequest req;
     req.kind = PlanRunRequest::Kind::Bundle;
     req.bundle = bundle;

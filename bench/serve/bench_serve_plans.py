@@ -75,7 +75,7 @@ def saturated(a, bundles):
     out = {}
     for label, bundle in bundles.items():
         for slo in a.slos.split(','):
-            r = serve(a, bundle, ['--systems', 'zooplan', '--slo', slo, '--process', 'periodic', '--rate', '5000',
+            r = serve(a, bundle, ['--slo', slo, '--process', 'periodic', '--rate', '5000',
                                   '--count', str(a.saturating_count), '--seed', '1'],
                       os.path.join(a.work_dir, f'saturated-{label}-{slo}.json'))
             z = r['systems']['zooplan']

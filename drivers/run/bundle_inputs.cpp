@@ -210,4 +210,28 @@ void OutputDiff::add(const runtime::TensorMap& got, const runtime::TensorMap& wa
 
 bool OutputDiff::within(double tolerance) const { return maxAbsDiff <= tolerance * std::max(1.0, refScale); }
 
+Expected<std::vector<std::string>> systemsToRun(const std::vector<std::string>& planSystems, const std::string& chosen,
+                                                const std::vector<std::string>& compare) {
+  auto carried = [&](const std::string& name) {
+    return std::find(planSystems.begin(), planSystems.end(), name) != planSystems.end();
+  };
+  std::string names;
+  for (const auto& n : planSystems) names += (names.empty() ? "" : ", ") + n;
+  if (!carried(chosen)) return makeError("the plan's chosen system '{}' is none of its systems ({})", chosen, names);
+  std::vector<std::string> out{chosen};
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const auto& name : compare) {
+    if (name == "all") {
+      for (const auto& n : planSystems) add(n);
+    } else if (carried(name)) {
+      add(name);
+    } else {
+      return makeError("--compare {}: the plan carries no such system (it carries: {}; or all)", name, names);
+    }
+  }
+  return out;
+}
+
 }  // namespace zp::drivers

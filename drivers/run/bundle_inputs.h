@@ -62,6 +62,12 @@ runtime::Shape staticShape(const runtime::IoInfo& io);
 Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, const runtime::IoInfo& input,
                                  int limit, std::string* why);
 
+// What a run executes: the plan's chosen system first, then the systems
+// --compare names ("all": every other one, in the plan's order). An unknown
+// name is an error naming the ones the plan carries.
+Expected<std::vector<std::string>> systemsToRun(const std::vector<std::string>& planSystems, const std::string& chosen,
+                                                const std::vector<std::string>& compare);
+
 // Index of the largest element.
 int64_t argmax(const runtime::Tensor& t);
 

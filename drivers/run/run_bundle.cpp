@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -83,7 +84,7 @@ bool BundleRunResult::ok() const {
 Json BundleRunResult::json() const {
   Json ts = Json::array();
   for (const auto& t : tasks) {
-    Json j = {{"task", t.task}, {"slo", t.slo}, {"ran", t.feasible}};
+    Json j = {{"system", t.system}, {"task", t.task}, {"slo", t.slo}, {"ran", t.feasible}};
     if (!t.feasible) {
       j["skipped"] = t.skipped;
     } else {
@@ -118,15 +119,19 @@ std::string BundleRunResult::table() const {
     for (const auto& n : notes) s += "note: " + n + "\n";
     return s;
   }
-  std::string s = fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11} {:>6} {:>12} {:>13} {:>8} {:>9}\n", "task", "slo",
+  // With --compare, a column says whose choice a row is (the plan's first).
+  const bool compared = std::any_of(tasks.begin(), tasks.end(), [&](const auto& t) { return t.system != tasks.front().system; });
+  auto systemCell = [&](const TaskRunReport& t) { return compared ? fmt::format("{:<12} ", t.system) : std::string(); };
+  std::string s = (compared ? fmt::format("{:<12} ", "system") : std::string()) +
+                  fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11} {:>6} {:>12} {:>13} {:>8} {:>9}\n", "task", "slo",
                               "combination", "samples", "max|diff|", "match", "measured ms", "predicted ms",
                               "accuracy", "planned");
   for (const auto& t : tasks) {
     if (!t.feasible) {
-      s += fmt::format("{:<14} {:<5} not run: {}\n", t.task, t.slo, t.skipped);
+      s += systemCell(t) + fmt::format("{:<14} {:<5} not run: {}\n", t.task, t.slo, t.skipped);
       continue;
     }
-    s += fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11.3g} {:>6} {:>12.4f} {:>13.4f} {:>8} {:>9.4f}\n", t.task, t.slo,
+    s += systemCell(t) + fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11.3g} {:>6} {:>12.4f} {:>13.4f} {:>8} {:>9.4f}\n", t.task, t.slo,
                      t.combination, fmt::format("{}{}", t.samples, t.inputs == "random" ? "r" : ""), t.maxAbsDiff,
                      t.match ? "yes" : "NO", t.measuredMs, t.predictedMs,
                      t.accuracy < 0 ? std::string("-") : fmt::format("{:.4f}", t.accuracy), t.plannedAccuracy);
@@ -136,6 +141,10 @@ std::string BundleRunResult::table() const {
       s += fmt::format("{} cold start: {:.2f} ms measured (load + first run of each position, files evicted), "
                        "{:.2f} ms predicted; second run {:.3f} ms\n{}",
                        t.task, t.coldMs, t.predictedColdMs, t.secondRunMs, t.coldTable);
+  if (!tasks.empty())
+    s += fmt::format("the plan's choice: {}{}\n", tasks.front().system,
+                     compared ? "; the other rows are the systems --compare named (plan-run --help describes each)" : "");
+  s += "accuracy: top-1 on the samples run (all of the task's dataset unless --samples); planned: the plan's figure\n";
   s += "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its processors";
   s += "\nmatch: outputs with the bundle's weight caches equal the same subgraphs run without caches\n";
   for (const auto& n : notes) s += "note: " + n + "\n";
@@ -168,6 +177,9 @@ Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleM
                      params.bundle.string());
   if (params.cold)
     return makeError("--cold: {} places one model's operators; it has no cold sections", params.bundle.string());
+  if (!params.compare.empty())
+    return makeError("--compare: {} places one model's operators; its baselines are in its plan.json, not run",
+                     params.bundle.string());
   PlacedRunParams pp;
   pp.bundle = params.bundle;
   pp.repeat = params.repeat;
@@ -192,7 +204,9 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const pla
   cp.rounds = params.rounds;
   cp.seed = params.seed;
   cp.tolerance = params.tolerance;
-  cp.schedules = params.schedules;
+  std::vector<std::string> carried{"zooplan"};
+  for (const auto& b : plan.concurrent->baselines) carried.push_back(b.name);
+  ZP_ASSIGN_OR_RETURN(cp.schedules, systemsToRun(carried, "zooplan", params.compare));
   cp.trace = params.trace;
   BundleRunResult res;
   ZP_ASSIGN_OR_RETURN(auto r, runConcurrentBundle(cp, plan));
@@ -214,21 +228,46 @@ struct BundleContext {
   }
 };
 
-// The selection to run for the task; nullptr (with r.skipped) when there is none.
-const plan::Selection* selectionToRun(const BundleRunParams& params, const plan::TaskPlan& task, TaskRunReport& r) {
-  for (const auto& s : task.selections)
-    if (!params.slo.empty() ? s.slo == params.slo : s.feasible) return &s;
+// What one system runs for a task under one configuration.
+struct ChoiceToRun {
+  std::string slo;
+  bool feasible = false;
+  std::string combination;
+  std::vector<std::string> placement;  // position -> processor
+  double accuracy = 0, latencyMs = 0;
+  std::optional<plan::SloMiss> miss;
+};
+
+// The configuration to run: --slo, else the first the system meets for the task.
+std::optional<ChoiceToRun> choiceToRun(const BundleRunParams& params, const plan::StitchPlan& st,
+                                       const std::string& system, size_t taskIndex, TaskRunReport& r) {
+  const plan::TaskPlan& task = st.tasks[taskIndex];
   r.slo = params.slo.empty() ? "-" : params.slo;
   r.skipped = params.slo.empty() ? "no SLO configuration is feasible" : "no selection for this configuration";
-  return nullptr;
+  if (system == st.chosenSystem) {
+    for (const auto& s : task.selections)
+      if (!params.slo.empty() ? s.slo == params.slo : s.feasible)
+        return ChoiceToRun{s.slo, s.feasible, s.combination, s.placement, s.accuracy, s.latencyMs, s.miss};
+    return std::nullopt;
+  }
+  const auto sys = std::find_if(st.systems.begin(), st.systems.end(), [&](const auto& x) { return x.name == system; });
+  for (const auto& sel : sys->selections) {
+    const plan::SystemTaskChoice& c = sel.tasks.at(taskIndex);
+    if (!params.slo.empty() ? sel.slo == params.slo : c.feasible) {
+      ChoiceToRun out{sel.slo, c.feasible, c.combination, c.placement, c.accuracy, c.latencyMs, std::nullopt};
+      if (!c.feasible) out.miss = plan::SloMiss{c.combination, 0, 0};
+      return out;
+    }
+  }
+  return std::nullopt;
 }
 
 // One position's subgraph: a session with the bundle's weight cache and a
 // reference session without it.
 Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
-                    const std::string& where, Chain& cached, Chain& reference, TaskRunReport& r, bool referenceOnly) {
+                    const std::string& onProc, const std::string& where, Chain& cached, Chain& reference,
+                    TaskRunReport& r, bool referenceOnly) {
   const fs::path& b = ctx.params.bundle;
-  const std::string& onProc = ctx.plan->stitch->placementOrder.at(static_cast<size_t>(pos));
   auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
     return s.position == pos && s.variant == v && s.processor == onProc;
   });
@@ -272,8 +311,8 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
 // The task's cold start: position by position, its subgraph and cold cache evicted,
 // loaded following its cold section and run on what the position before gave it.
 Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::TaskPlan& task,
-                      const std::vector<std::string>& variants, const std::string& where, Chain& cold,
-                      TaskRunReport& r) {
+                      const std::vector<std::string>& variants, const std::vector<std::string>& placement,
+                      const std::string& where, Chain& cold, TaskRunReport& r) {
   const fs::path& b = ctx.params.bundle;
   r.coldPositions = Json::array();
   TensorMap feeds, out;
@@ -283,7 +322,7 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
     auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.model == label; });
     auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
       return s.position == pos && s.variant == variants[static_cast<size_t>(pos)] &&
-             s.processor == ctx.plan->stitch->placementOrder.at(static_cast<size_t>(pos));
+             s.processor == placement.at(static_cast<size_t>(pos));
     });
     if (cp == plan.cold.end() || g == task.subgraphs.end())
       return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
@@ -329,17 +368,23 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
   return {};
 }
 
+// Inputs without a dataset: enough to compare outputs, none to score.
+constexpr int kRandomSamples = 8;
+
 // Dataset samples or seeded random ones.
 Expected<Dataset> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
   Dataset data;
   const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
   std::string why = "no zoo";
   if (ctx.zoo) {
-    ZP_ASSIGN_OR_RETURN(data, datasetSamples(*ctx.zoo, task.name, in0, ctx.params.samples, &why));
+    const int limit = ctx.params.samples > 0 ? ctx.params.samples : std::numeric_limits<int>::max();
+    ZP_ASSIGN_OR_RETURN(data, datasetSamples(*ctx.zoo, task.name, in0, limit, &why));
   }
   if (data.samples.empty()) {
-    if (ctx.zoo) ctx.res.notes.push_back(fmt::format("{}; using seeded random inputs", why));
-    for (int k = 0; k < ctx.params.samples; ++k)
+    const std::string note = fmt::format("{}; using seeded random inputs", why);
+    if (ctx.zoo && std::find(ctx.res.notes.begin(), ctx.res.notes.end(), note) == ctx.res.notes.end())
+      ctx.res.notes.push_back(note);
+    for (int k = 0; k < (ctx.params.samples > 0 ? ctx.params.samples : kRandomSamples); ++k)
       data.samples.push_back(runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)},
                                                   ctx.params.seed + static_cast<uint64_t>(k)));
     data.source = "random";
@@ -387,34 +432,38 @@ Expected<double> timeChain(Chain& cached, const Tensor& input, int repeat) {
   return median(std::move(ms));
 }
 
-// One task: its selection chained through the runtime, checked and timed.
-Expected<TaskRunReport> runTask(BundleContext& ctx, const plan::TaskPlan& task) {
+// One task: one system's choice chained through the runtime, checked and timed.
+Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const std::string& system) {
+  const plan::TaskPlan& task = ctx.plan->stitch->tasks[taskIndex];
   TaskRunReport r;
+  r.system = system;
   r.task = task.name;
-  const plan::Selection* sel = selectionToRun(ctx.params, task, r);
+  const auto sel = choiceToRun(ctx.params, *ctx.plan->stitch, system, taskIndex, r);
   if (!sel) return r;
   r.slo = sel->slo;
   r.predictedMs = sel->latencyMs;
   r.plannedAccuracy = sel->accuracy;
   if (!sel->feasible) {
-    r.skipped = sel->miss ? fmt::format("infeasible (closest {} misses by {:.4g} accuracy, {:.4g} ms)",
-                                        sel->miss->combination, sel->miss->accuracyShort, sel->miss->latencyOverMs)
-                          : "infeasible";
+    r.skipped = sel->miss && (sel->miss->accuracyShort > 0 || sel->miss->latencyOverMs > 0)
+                    ? fmt::format("infeasible ({} misses by {:.4g} accuracy, {:.4g} ms)", sel->miss->combination,
+                                  sel->miss->accuracyShort, sel->miss->latencyOverMs)
+                    : "infeasible";
     return r;
   }
   r.feasible = true;
   r.combination = sel->combination;
   const auto variants = splitPlus(sel->combination);
-  const std::string where = fmt::format("{}: task '{}' SLO {}", (ctx.params.bundle / "plan.pb").string(), task.name, sel->slo);
-  if (static_cast<int>(variants.size()) != task.positions)
-    return makeError("{}: combination '{}' has {} parts for {} positions", where, sel->combination, variants.size(),
-                     task.positions);
+  const std::string where = fmt::format("{}: task '{}' SLO {} ({})", (ctx.params.bundle / "plan.pb").string(),
+                                        task.name, sel->slo, system);
+  if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel->placement.size()) != task.positions)
+    return makeError("{}: combination '{}' and placement of {} processors for {} positions", where, sel->combination,
+                     sel->placement.size(), task.positions);
   Chain cached, reference;
   // A cold start first, before any other load reads these files.
-  if (ctx.params.cold) ZP_TRY(coldStartChain(ctx, *ctx.plan, task, variants, where, cached, r));
+  if (ctx.params.cold) ZP_TRY(coldStartChain(ctx, *ctx.plan, task, variants, sel->placement, where, cached, r));
   for (int pos = 0; pos < task.positions; ++pos)
-    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], where, cached, reference, r,
-                        ctx.params.cold));
+    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel->placement[static_cast<size_t>(pos)],
+                        where, cached, reference, r, ctx.params.cold));
   ZP_ASSIGN_OR_RETURN(Dataset data, chainInputs(ctx, task, cached));
   r.inputs = data.source;
   r.samples = static_cast<int>(data.samples.size());
@@ -433,8 +482,8 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
   if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
   if (!plan.stitch && plan.concurrent) return runConcurrent(params, plan);
-  if (params.rounds != BundleRunParams{}.rounds || !params.schedules.empty())
-    return makeError("--rounds/--schedules: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
+  if (params.rounds != BundleRunParams{}.rounds)
+    return makeError("--rounds: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
                      params.bundle.string());
   ZP_TRY(requireStitchSection(plan, params.bundle));
   ZP_TRY(checkStitchOptions(params, plan));
@@ -442,11 +491,15 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
   ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
-  for (const auto& task : plan.stitch->tasks) {
-    if (!params.task.empty() && task.name != params.task) continue;
-    ZP_ASSIGN_OR_RETURN(TaskRunReport r, runTask(ctx, task));
-    ctx.res.tasks.push_back(std::move(r));
-  }
+  std::vector<std::string> carried;
+  for (const auto& s : plan.stitch->systems) carried.push_back(s.name);
+  ZP_ASSIGN_OR_RETURN(const auto systems, systemsToRun(carried, plan.stitch->chosenSystem, params.compare));
+  for (const auto& system : systems)
+    for (size_t t = 0; t < plan.stitch->tasks.size(); ++t) {
+      if (!params.task.empty() && plan.stitch->tasks[t].name != params.task) continue;
+      ZP_ASSIGN_OR_RETURN(TaskRunReport r, runTask(ctx, t, system));
+      ctx.res.tasks.push_back(std::move(r));
+    }
   return std::move(ctx.res);
 }
 

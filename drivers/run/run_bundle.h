@@ -1,7 +1,8 @@
 // plan-run BUNDLE_DIR: runs a bundle's stitch section on the host through the
 // runtime (a bundle of an operator-placement plan: run_placed.h; of a concurrent
-// schedule: run_concurrent.h). For each task, the stitched variant chosen for an SLO configuration
-// runs as a chain of sessions, one per position, each with the kernel policy
+// schedule: run_concurrent.h). For each task, the plan's selection for an SLO
+// configuration (and, with --compare, other systems' choices) runs as a chain
+// of sessions, one per position on the processor it chose, each with the kernel policy
 // and threads of the processor the position is placed on and its weight cache
 // from the bundle (mapped; a cache that fails its checks falls back to the raw
 // ONNX weights and the runtime says so). Its outputs are checked against the
@@ -26,13 +27,14 @@ struct BundleRunParams {
   std::string slo;           // configuration id; empty: per task the first feasible one
   std::string task;          // empty: every task
   int repeat = 10;           // warm runs of the chain to time (after one untimed run)
-  int samples = 8;           // dataset (or random) inputs to check and score
+  int samples = 0;           // dataset inputs to check and score (0: the task's whole dataset; 8 random without one)
   uint64_t seed = 0;         // random inputs when there is no dataset
   double tolerance = 1e-5;   // max |cached - reference| <= tolerance * max(1, max |reference|)
   std::filesystem::path trace;  // operator-placement and concurrent bundles: Perfetto trace of one run
-  // Concurrent bundles: rounds in which every schedule runs once, and which schedules (empty: all).
+  // Systems (concurrent bundles: schedules) run after the plan's own, "all": every one the plan carries.
+  std::vector<std::string> compare;
+  // Concurrent bundles: rounds in which every schedule runs once.
   int rounds = 3;
-  std::vector<std::string> schedules;
   // Cold start first (plan-run BUNDLE --cold): each position's subgraph evicted from the
   // page cache with its cold cache, loaded following its cold section and run on the first
   // sample, one position after the other; then the run after it (second run). The
@@ -41,6 +43,7 @@ struct BundleRunParams {
 };
 
 struct TaskRunReport {
+  std::string system;              // the plan's chosen system, or one --compare named
   std::string task, slo, combination;
   bool feasible = false;           // false: no selection to run (reason in `skipped`)
   std::string skipped;

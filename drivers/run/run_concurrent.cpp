@@ -131,7 +131,7 @@ Expected<std::vector<Candidate>> candidates(const ConcurrentRunParams& params, c
   }
   for (const auto& s : params.schedules)
     if (s != "zooplan" && std::none_of(c.baselines.begin(), c.baselines.end(), [&](const auto& b) { return b.name == s; }))
-      return makeError("--schedules: '{}' is neither zooplan nor a baseline of {}", s, planFile(params));
+      return makeError("--compare: '{}' is neither zooplan nor a baseline of {}", s, planFile(params));
   return out;
 }
 

@@ -25,7 +25,7 @@ struct ConcurrentRunParams {
   int rounds = 3;   // each schedule runs once per round; medians over rounds
   uint64_t seed = 0;  // of the random inputs
   double tolerance = 1e-5;  // outputs: max |run - alone| <= tolerance * max(1, max |alone|)
-  std::vector<std::string> schedules;  // "zooplan" and baseline names; empty: all
+  std::vector<std::string> schedules;  // "zooplan" and baseline names to run; empty: all
   std::filesystem::path trace;         // Perfetto trace of one profiled run of the plan's schedule (empty: none)
 };
 

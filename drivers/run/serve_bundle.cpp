@@ -383,8 +383,7 @@ Expected<std::string> tracedSystem(const ServeBundleParams& params, const std::v
     return makeError("--trace-system {}: not among the systems served ({})", params.traceSystem,
                      fmt::format("{}", fmt::join(served, ", ")));
   }
-  if (std::count(served.begin(), served.end(), "zooplan")) return std::string("zooplan");
-  return served.empty() ? std::string() : served.front();
+  return served.empty() ? std::string() : served.front();  // the plan's own
 }
 
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
@@ -413,14 +412,12 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
     return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
                      c.trace.arrivals.size(), runtime::serve::kMaxServedArrivals);
+  std::vector<std::string> carried;
+  for (const auto& s : c.st->systems) carried.push_back(s.name);
+  ZP_ASSIGN_OR_RETURN(const std::vector<std::string> served, systemsToRun(carried, c.st->chosenSystem, params.compare));
   std::vector<const plan::ServedSystem*> systems;
-  for (const auto& s : c.st->systems)
-    if (params.systems.empty() || std::count(params.systems.begin(), params.systems.end(), s.name)) systems.push_back(&s);
-  for (const auto& name : params.systems)
-    if (std::none_of(systems.begin(), systems.end(), [&](const auto* s) { return s->name == name; }))
-      return makeError("--systems {}: the plan carries no such system", name);
-  std::vector<std::string> served;
-  for (const auto* s : systems) served.push_back(s->name);
+  for (const auto& name : served)
+    systems.push_back(&*std::find_if(c.st->systems.begin(), c.st->systems.end(), [&](const auto& s) { return s.name == name; }));
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   // Every system's setup is built (caches checked) before anything is served.
   std::vector<SystemRun> runs;

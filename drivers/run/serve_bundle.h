@@ -36,14 +36,14 @@ struct ServeBundleParams {
   int count = 0;                    // ... or this many per task (neither: 60 per task)
   uint64_t seed = 0;
   std::vector<std::string> slos;    // configurations active in turn; empty: every one in the plan
-  std::vector<std::string> systems; // empty: every system the plan carries
+  std::vector<std::string> compare; // systems served after the plan's own ("all": every one it carries)
   std::string budget;               // the plan's preload set (as written, "15%"); empty: the first
   int samples = 64;                 // dataset samples per task the queries cycle through
   int calibrationRounds = 15;       // timed runs per slot for the prediction (0: plan latencies only)
   int maxQueuedPerTask = runtime::serve::kDefaultMaxQueuedPerTask;  // admission control (executor.h)
   std::filesystem::path json;       // --json OUT.json (empty: none)
   std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)
-  std::string traceSystem;          // --trace-system: one of the served systems (empty: zooplan if served, else the first)
+  std::string traceSystem;          // --trace-system: one of the served systems (empty: the plan's own)
 };
 
 struct ServeBundleResult {
@@ -57,9 +57,9 @@ struct ServeBundleResult {
 // with an MTS section and no stitch section is served by serveMtsBundle.
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params);
 
-// The system whose timeline --trace writes, of the names served (in order): the
-// one --trace-system names (an error when it is not served), else zooplan if
-// served, else the first.
+// The system whose timeline --trace writes, of the names served (in order, the
+// plan's own first): the one --trace-system names (an error when it is not
+// served), else the first.
 Expected<std::string> tracedSystem(const ServeBundleParams& params, const std::vector<std::string>& served);
 
 // The report's pieces both serving drivers write.

@@ -330,14 +330,12 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
   if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
     return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
                      c.trace.arrivals.size(), runtime::serve::kMaxServedArrivals);
+  std::vector<std::string> carried;
+  for (const auto& s : c.m.systems) carried.push_back(s.name);
+  ZP_ASSIGN_OR_RETURN(const std::vector<std::string> served, systemsToRun(carried, std::string("zooplan"), params.compare));
   std::vector<const plan::MtsSystem*> systems;
-  for (const auto& s : c.m.systems)
-    if (params.systems.empty() || std::count(params.systems.begin(), params.systems.end(), s.name)) systems.push_back(&s);
-  for (const auto& name : params.systems)
-    if (std::none_of(systems.begin(), systems.end(), [&](const auto* s) { return s->name == name; }))
-      return makeError("--systems {}: the plan carries no such system", name);
-  std::vector<std::string> served;
-  for (const auto* s : systems) served.push_back(s->name);
+  for (const auto& name : served)
+    systems.push_back(&*std::find_if(c.m.systems.begin(), c.m.systems.end(), [&](const auto& s) { return s.name == name; }));
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   std::vector<MtsRun> runs;
   for (const auto* s : systems) {

@@ -39,6 +39,8 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
       for (const auto& p : c.placement) cm->add_placement(p);
       cm->set_feasible(c.feasible);
       cm->set_accuracy(c.accuracy);
+      cm->set_accuracy_source(c.accuracySource);
+      cm->set_latency_ms(c.latencyMs);
     }
   }
 }
@@ -50,7 +52,8 @@ ServedSystem get(const planpb::ServedSystem& m) {
     for (const auto& cm : sm.tasks())
       sel.tasks.push_back(SystemTaskChoice{cm.task(), cm.combination(),
                                            std::vector<std::string>(cm.placement().begin(), cm.placement().end()),
-                                           cm.feasible(), cm.accuracy()});
+                                           cm.feasible(), cm.accuracy(), cm.accuracy_source(),
+                                           cm.latency_ms()});
     s.selections.push_back(std::move(sel));
   }
   return s;
@@ -85,6 +88,8 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
       sm->set_feasible(sel.feasible);
       sm->set_combination(sel.combination);
       sm->set_accuracy(sel.accuracy);
+      sm->set_accuracy_source(sel.accuracySource);
+      for (const auto& p : sel.placement) sm->add_placement(p);
       sm->set_latency_ms(sel.latencyMs);
       if (sel.miss) {
         auto* mm = sm->mutable_miss();
@@ -104,6 +109,7 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
       gm->set_latency_ms(g.latencyMs);
     }
   }
+  m->set_chosen_system(s.chosenSystem);
   for (const auto& sys : s.systems) put(sys, m->add_systems());
   for (const auto& p : s.preload) {
     auto* pm = m->add_preload();
@@ -270,6 +276,8 @@ StitchPlan get(const planpb::StitchPlan& m) {
       sel.feasible = sm.feasible();
       sel.combination = sm.combination();
       sel.accuracy = sm.accuracy();
+      sel.accuracySource = sm.accuracy_source();
+      sel.placement.assign(sm.placement().begin(), sm.placement().end());
       sel.latencyMs = sm.latency_ms();
       if (sm.has_miss())
         sel.miss = SloMiss{sm.miss().combination(), sm.miss().accuracy_short(), sm.miss().latency_over_ms()};
@@ -294,6 +302,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
     p.gap = pm.gap();
     s.preload.push_back(std::move(p));
   }
+  s.chosenSystem = m.chosen_system();
   for (const auto& sm : m.systems()) s.systems.push_back(get(sm));
   return s;
 }

@@ -1,5 +1,7 @@
 #include "libplan/artifacts/plan_json.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "libplan/util/json_reader.h"
@@ -10,6 +12,19 @@
 
 namespace zp::artifacts {
 using namespace plan;
+
+namespace {
+
+// A predicted latency; null when a subgraph of the choice has no latency on the
+// processor it is placed on (infinite to the planner).
+Json latencyJson(double ms) { return std::isfinite(ms) ? Json(ms) : Json(nullptr); }
+
+Expected<double> latencyFrom(const JsonAt& j) {
+  if (j.has("latency_ms") && j.json().at("latency_ms").is_null()) return std::numeric_limits<double>::infinity();
+  return j.number("latency_ms", 0);
+}
+
+}  // namespace
 
 Json toJson(const PlanProcessor& p) {
   Json pj{{"name", p.name}, {"kind", p.kind}, {"source", p.source}, {"policy", p.policy}, {"threads", p.threads}};
@@ -41,7 +56,8 @@ Json toJson(const StitchPlan& s) {
     Json tj{{"name", t.name}, {"positions", t.positions}, {"selections", Json::array()}, {"subgraphs", Json::array()}};
     for (const auto& sel : t.selections) {
       Json sj{{"slo", sel.slo}, {"feasible", sel.feasible}, {"combination", sel.combination},
-              {"accuracy", sel.accuracy}, {"latency_ms", sel.latencyMs}};
+              {"placement", sel.placement}, {"accuracy", sel.accuracy}, {"accuracy_source", sel.accuracySource},
+              {"latency_ms", latencyJson(sel.latencyMs)}};
       if (sel.miss)
         sj["miss"] = Json{{"combination", sel.miss->combination}, {"accuracy_short", sel.miss->accuracyShort},
                           {"latency_over_ms", sel.miss->latencyOverMs}};
@@ -60,6 +76,7 @@ Json toJson(const StitchPlan& s) {
                                 {"exact", Json{{"subgraphs", p.exact}, {"bytes", p.exactBytes}, {"hotness", p.exactHotness},
                                                {"optimal", p.exactOptimal}}},
                                 {"gap", p.gap}});
+  j["chosen_system"] = s.chosenSystem;
   if (!s.systems.empty()) {
     j["systems"] = Json::array();
     for (const auto& sys : s.systems) {
@@ -68,7 +85,8 @@ Json toJson(const StitchPlan& s) {
         Json tasks = Json::array();
         for (const auto& c : sel.tasks)
           tasks.push_back(Json{{"task", c.task}, {"combination", c.combination}, {"placement", c.placement},
-                               {"feasible", c.feasible}, {"accuracy", c.accuracy}});
+                               {"feasible", c.feasible}, {"accuracy", c.accuracy},
+                               {"accuracy_source", c.accuracySource}, {"latency_ms", latencyJson(c.latencyMs)}});
         sj["selections"].push_back(Json{{"slo", sel.slo}, {"tasks", tasks}});
       }
       j["systems"].push_back(sj);
@@ -134,14 +152,23 @@ Expected<SloConfiguration> sloFrom(const JsonAt& c) {
   return cfg;
 }
 
+Expected<std::string> accuracySourceFrom(const JsonAt& j) {
+  ZP_ASSIGN_OR_RETURN(JsonAt at, j.at("accuracy_source"));
+  ZP_ASSIGN_OR_RETURN(std::string source, at.string());
+  if (source != "measured" && source != "estimated") return at.error("expected \"measured\" or \"estimated\"");
+  return source;
+}
+
 Expected<Selection> selectionFrom(const JsonAt& sj) {
   Selection sel;
   ZP_ASSIGN_OR_RETURN(sel.slo, sj.string("slo"));
   ZP_ASSIGN_OR_RETURN(sel.feasible, sj.boolean("feasible"));
   ZP_ASSIGN_OR_RETURN(JsonAt combination, sj.at("combination"));
   ZP_ASSIGN_OR_RETURN(sel.combination, combinationId(combination));
+  ZP_ASSIGN_OR_RETURN(sel.placement, sj.strings("placement"));
   ZP_ASSIGN_OR_RETURN(sel.accuracy, sj.number("accuracy", 0, 1));
-  ZP_ASSIGN_OR_RETURN(sel.latencyMs, sj.number("latency_ms"));
+  ZP_ASSIGN_OR_RETURN(sel.accuracySource, accuracySourceFrom(sj));
+  ZP_ASSIGN_OR_RETURN(sel.latencyMs, latencyFrom(sj));
   if (sj.has("miss")) {
     ZP_ASSIGN_OR_RETURN(JsonAt mj, sj.at("miss"));
     SloMiss miss;
@@ -216,6 +243,8 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
       ZP_ASSIGN_OR_RETURN(c.placement, cj.strings("placement"));
       ZP_ASSIGN_OR_RETURN(c.feasible, cj.boolean("feasible"));
       ZP_ASSIGN_OR_RETURN(c.accuracy, cj.number("accuracy", 0, 1));
+      ZP_ASSIGN_OR_RETURN(c.accuracySource, accuracySourceFrom(cj));
+      ZP_ASSIGN_OR_RETURN(c.latencyMs, latencyFrom(cj));
       sel.tasks.push_back(std::move(c));
     }
     sys.selections.push_back(std::move(sel));
@@ -228,6 +257,12 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
 Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label) {
   JsonAt root(j, label, "$.stitch");
   StitchPlan s;
+  // Plans from before the plan named its choice ran Algorithm 1's selections
+  // while serving another system's: they are not run under the new meaning.
+  const auto* chosen = j.contains("chosen_system") ? &j.at("chosen_system") : nullptr;
+  if (!chosen || (chosen->is_string() && chosen->get<std::string>().empty()))
+    return root.error("written by an older plan-solve (its selections are not the plan's choice); re-run plan-solve");
+  ZP_ASSIGN_OR_RETURN(s.chosenSystem, root.id("chosen_system"));
   ZP_ASSIGN_OR_RETURN(s.stitchDir, root.string("stitch_dir"));
   ZP_ASSIGN_OR_RETURN(s.accuracySource, root.string("accuracy_source"));
   ZP_ASSIGN_OR_RETURN(auto processors, root.array("processors"));
@@ -269,6 +304,8 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
       ZP_ASSIGN_OR_RETURN(auto sys, systemFrom(sj));
       s.systems.push_back(std::move(sys));
     }
+    if (std::none_of(s.systems.begin(), s.systems.end(), [&](const ServedSystem& x) { return x.name == s.chosenSystem; }))
+      return root.error(fmt::format("chosen_system '{}' is none of its systems", s.chosenSystem));
   }
   return s;
 }

@@ -41,13 +41,17 @@ struct SloMiss {  // for an infeasible SLO: the closest variant and by how much 
   bool operator==(const SloMiss&) const = default;
 };
 
+// The plan's answer for one task under one SLO configuration: what plan-run
+// runs and serves (zooplan's choice; the other systems are for comparison).
 struct Selection {
   std::string slo;          // configuration id
-  bool feasible = false;
-  std::string combination;  // chosen stitched variant (empty when infeasible)
-  double accuracy = 0;      // estimated (or measured, see StitchPlan::accuracySource)
-  double latencyMs = 0;     // predicted under the placement order
-  std::optional<SloMiss> miss;
+  bool feasible = false;    // the plan predicts it meets the SLO
+  std::string combination;  // chosen stitched variant (when infeasible: the one that misses least)
+  std::vector<std::string> placement;  // position -> processor
+  double accuracy = 0;
+  std::string accuracySource;  // "measured" (zoo-profile measured it) | "estimated"
+  double latencyMs = 0;     // predicted for one query under `placement`
+  std::optional<SloMiss> miss;  // when infeasible: by how much `combination` misses
   bool operator==(const Selection&) const = default;
 };
 
@@ -95,6 +99,8 @@ struct SystemTaskChoice {
   std::vector<std::string> placement;  // position -> processor
   bool feasible = false;               // the system believed it meets the SLO
   double accuracy = 0;                 // measured where zoo-profile measured it, else estimated
+  std::string accuracySource;          // "measured" | "estimated"
+  double latencyMs = 0;                // predicted for one query under `placement`
   bool operator==(const SystemTaskChoice&) const = default;
 };
 
@@ -114,7 +120,7 @@ struct ServedSystem {
 
 struct StitchPlan {
   std::string stitchDir;       // relative to the plan file's directory
-  std::string accuracySource;  // "predicted" | "measured-where-available"
+  std::string accuracySource;  // what decisions used: "measured where available" | "estimated (originals measured)"
   std::vector<PlanProcessor> processors;
   std::vector<std::string> placementOrder;  // position -> processor
   int ordersEvaluated = 0;
@@ -122,6 +128,8 @@ struct StitchPlan {
   std::vector<SloConfiguration> slos;
   std::vector<TaskPlan> tasks;
   std::vector<PreloadSet> preload;
+  // The plan's selections are this system's choices (the others run with plan-run --compare).
+  std::string chosenSystem;
   std::vector<ServedSystem> systems;  // zooplan, Algorithm-1 and the six baselines
   // The batch the profile's latencies were measured at (symbolic batch dims
   // bound to it) and the other symbolic dims zoo-stitch bound, by name.

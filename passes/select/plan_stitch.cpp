@@ -1,6 +1,7 @@
 #include "passes/select/plan_stitch.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <tuple>
 #include <limits>
@@ -185,6 +186,33 @@ bool meanBound(const std::vector<int>& order, std::vector<std::vector<TaskSearch
 
 }  // namespace
 
+void adoptChosenSystem(const StitchSpace& space, plan::StitchPlan& sp) {
+  assert(!sp.systems.empty() && sp.systems.front().name == "zooplan");
+  const plan::ServedSystem& chosen = sp.systems.front();
+  sp.chosenSystem = chosen.name;
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    const auto& ts = space.tasks[t];
+    auto& selections = sp.tasks[t].selections;
+    selections.clear();
+    for (size_t c = 0; c < chosen.selections.size(); ++c) {
+      const plan::SystemTaskChoice& ch = chosen.selections[c].tasks.at(t);
+      const plan::TaskSlo& slo = sp.slos.at(c).tasks.at(ts.name);
+      plan::Selection sel;
+      sel.slo = chosen.selections[c].slo;
+      sel.feasible = ch.feasible;
+      sel.combination = ch.combination;
+      sel.placement = ch.placement;
+      sel.accuracy = ch.accuracy;
+      sel.accuracySource = ch.accuracySource;
+      sel.latencyMs = ch.latencyMs;
+      if (!sel.feasible)
+        sel.miss = plan::SloMiss{ch.combination, std::max(0.0, slo.accuracy - sel.accuracy),
+                                 std::max(0.0, sel.latencyMs - slo.latencyMs)};
+      selections.push_back(std::move(sel));
+    }
+  }
+}
+
 Expected<int64_t> parseBudget(const std::string& text, int64_t total) {
   try {
     if (!text.empty() && text.back() == '%') {
@@ -236,7 +264,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   StitchSolution s;
   s.ordersEvaluated = orders.size();
   auto& sp = s.plan;
-  sp.accuracySource = params.measuredAccuracyForDecisions ? "measured" : "estimated (originals measured)";
+  sp.accuracySource = params.measuredAccuracyForDecisions ? "measured where available" : "estimated (originals measured)";
   sp.processors = space.processors;
   sp.placementOrder = g.order;
   sp.ordersEvaluated = static_cast<int>(orders.size());
@@ -249,6 +277,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   const ServedSystems served = servedSystems(space, slos, params, searches);
   sp.systems = served.systems;
   addSystemsSubgraphs(space, served, sp);
+  adoptChosenSystem(space, sp);
 
   const auto items = preloadItems(space, g.order, searches);
   int64_t totalBytes = 0;

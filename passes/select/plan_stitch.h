@@ -36,6 +36,12 @@ struct StitchSolution {
 Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                                     const std::vector<std::string>& budgets, const SelectParams& params);
 
+// The plan's answer: its selections become its first system's (zooplan's)
+// choices, each with its placement, predicted latency and, when infeasible,
+// by how much it misses; chosenSystem names it. Algorithm 1's own selections
+// stay in the system "Algorithm-1".
+void adoptChosenSystem(const StitchSpace& space, plan::StitchPlan& plan);
+
 // Parses "15%" (of all subgraphs' memory) or a byte count.
 Expected<int64_t> parseBudget(const std::string& text, int64_t total);
 

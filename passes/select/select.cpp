@@ -311,7 +311,10 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
       bool violated = !(accuracy >= s.accuracy) || !(r.meanLatencyMs[t] <= s.latencyMs);
       violations += violated;
       o.taskLatencyMs[t] += r.meanLatencyMs[t];
-      if (orders == 0) o.taskViolated.push_back(violated);
+      if (orders == 0) {
+        o.taskViolated.push_back(violated);
+        o.accuracyMisses += !(accuracy >= s.accuracy);
+      }
     }
     throughput += r.throughputQps;
     ++orders;
@@ -386,6 +389,12 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
   return out;
 }
 
+bool betterOutcome(const Outcome& a, const Outcome& b) {
+  if (std::abs(a.violationRate - b.violationRate) > 1e-12) return a.violationRate < b.violationRate;
+  if (a.accuracyMisses != b.accuracyMisses) return a.accuracyMisses < b.accuracyMisses;
+  return a.throughputQps > b.throughputQps * (1 + 1e-9);
+}
+
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
                      Algorithm1Result* algorithm1Out, std::string* note) {
   auto tasks = taskSearches(space, slo, orderIndices(space, globalOrders(space)), params, false);
@@ -411,8 +420,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   std::string winner = "Algorithm 1";
   auto consider = [&](const Choice& c, const std::string& label) {
     const Outcome& o = outcome(c);
-    if (o.violationRate < bestOutcome.violationRate - 1e-12 ||
-        (std::abs(o.violationRate - bestOutcome.violationRate) <= 1e-12 && o.throughputQps > bestOutcome.throughputQps * (1 + 1e-9))) {
+    if (betterOutcome(o, bestOutcome)) {
       best = c;
       best.system = "zooplan";
       bestOutcome = o;

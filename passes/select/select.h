@@ -24,7 +24,7 @@ enum class SloSet { Grid, AccuracyGuaranteed, LatencyGuaranteed };
 std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSet set);
 
 struct SelectParams {
-  bool measuredAccuracyForDecisions = false;  // false: SparseLoom's estimates (originals are measured anyway)
+  bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
   int queriesPerTask = 100;
   std::vector<std::string> fixedOrder;        // baselines' placement order; empty: processors reversed (N-G-C)
 };
@@ -70,7 +70,13 @@ struct Outcome {
   double throughputQps = 0;     // mean over arrival orders
   std::vector<double> taskLatencyMs;  // mean over arrival orders
   std::vector<bool> taskViolated;     // in the first arrival order
+  int accuracyMisses = 0;             // tasks whose (judged) accuracy is below their SLO's
 };
+// The order zooplan's choice is made in: the violation rate, then fewer tasks
+// below their accuracy SLO (when every query violates anyway, throughput alone
+// would pick the least accurate choice), then throughput. Ties keep the
+// earlier candidate.
+bool betterOutcome(const Outcome& a, const Outcome& b);
 // Judged with measured accuracy where zoo-profile measured it, latency simulated.
 Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                  const SelectParams& params);
@@ -80,8 +86,8 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
                                     const SelectParams& params);
 
 // zooplan: Algorithm 1's choice, then every order's Algorithm-1 choice and the
-// baselines' choices judged in the simulator; the best (fewest violations, then
-// highest throughput) wins, so zooplan is never worse than a baseline. `note`
+// baselines' choices judged in the simulator; the best by betterOutcome wins,
+// so zooplan is never worse than a baseline. `note`
 // says which candidate won.
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
                      Algorithm1Result* algorithm1Out, std::string* note);

@@ -3,6 +3,10 @@
 namespace zp::select {
 namespace {
 
+const char* accuracySourceOf(const TaskSpace& ts, uint64_t k) {
+  return ts.accuracy->measured(k) >= 0 ? "measured" : "estimated";
+}
+
 plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& slo, const Choice& c) {
   plan::SystemSelection sel;
   sel.slo = slo;
@@ -10,23 +14,37 @@ plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& s
     const auto& ts = space.tasks[t];
     const uint64_t k = static_cast<uint64_t>(c.candidate[t]);
     sel.tasks.push_back(plan::SystemTaskChoice{ts.name, ts.idOf(k), c.placement[t], static_cast<bool>(c.feasible[t]),
-                                               ts.accuracy->judged(k)});
+                                               ts.accuracy->judged(k), accuracySourceOf(ts, k),
+                                               ts.latencyMs(ts.candidate(k), c.placement[t])});
   }
   return sel;
 }
 
 }  // namespace
 
+const std::vector<std::pair<std::string, std::string>>& servedSystemCatalog() {
+  static const std::vector<std::pair<std::string, std::string>> kCatalog = {
+      {"zooplan", "the plan: best in the query simulator (violations, then accuracy SLOs met, then throughput) of "
+                  "Algorithm 1 under every order, stitched variants whole on their fastest processor, and the "
+                  "baselines' choices"},
+      {"Algorithm-1", "SparseLoom Algorithm 1 alone: best global order, then the fastest feasible variant per task"},
+      {"SV-AO-P", "SparseLoom baseline: the most accurate original variant, partitioned over the fixed "
+                  "processor order"},
+      {"SV-AO-NP", "SparseLoom baseline: the most accurate original variant, whole on its fastest processor"},
+      {"SV-LO-P", "SparseLoom baseline: the fastest original variant, partitioned over the fixed processor order"},
+      {"SV-LO-NP", "SparseLoom baseline: the fastest original variant, whole on its fastest processor"},
+      {"AV-P", "SparseLoom baseline: the fastest original variant meeting both SLOs (else the closest), "
+               "partitioned over the fixed processor order"},
+      {"AV-NP", "SparseLoom baseline: the fastest original variant meeting both SLOs (else the closest), whole "
+                "on its fastest processor"}};
+  return kCatalog;
+}
+
 ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                             const SelectParams& params, std::vector<std::vector<TaskSearch>>& searches) {
   ServedSystems served;
   auto& out = served.systems;
-  out = {
-      {"zooplan", "best in the query simulator of Algorithm 1, Algorithm 1 under each single order, "
-                  "stitched variants whole on their fastest processor, and the baselines' choices", {}},
-      {"Algorithm-1", "SparseLoom Algorithm 1 alone: best global order, then the fastest feasible variant per task", {}}};
-  for (const char* b : {"SV-AO-P", "SV-AO-NP", "SV-LO-P", "SV-LO-NP", "AV-P", "AV-NP"})
-    out.push_back({b, "SparseLoom §5.1 baseline (original variants only)", {}});
+  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}});
   served.choices.resize(out.size());
   auto add = [&](size_t system, const std::string& slo, const Choice& c) {
     out[system].selections.push_back(selectionOf(space, slo, c));

@@ -7,12 +7,18 @@
 //                of the best feasible variants, then the fastest per task
 //   SV-AO-P, SV-AO-NP, SV-LO-P, SV-LO-NP, AV-P, AV-NP   the six baselines
 #pragma once
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "libplan/plan/stitch_plan.h"
 #include "passes/select/select.h"
 
 namespace zp::select {
+
+// Every system, in the order plans list them (zooplan, the plan's choice,
+// first): its name and the one line that describes it in --help and reports.
+const std::vector<std::pair<std::string, std::string>>& servedSystemCatalog();
 
 struct ServedSystems {
   std::vector<plan::ServedSystem> systems;

@@ -185,7 +185,7 @@ for tool in zoo-stitch zoo-profile plan-solve plan-emit plan-run; do
   [ "$tool" = plan-run ] && args=("$MODEL" --bogus)
   rejected "$tool unknown option" 2 "$tool: error: The following argument was not expected: --bogus" -- \
     "$BIN/$tool" "${args[@]}"
-  if "$BIN/$tool" --help | grep -q "Usage"; then pass "$tool --help exits 0"; else fail "$tool --help"; fi
+  if help_text=$("$BIN/$tool" --help) && grep -q "Usage" <<<"$help_text"; then pass "$tool --help exits 0"; else fail "$tool --help"; fi
 done
 rejected "plan-run --repeat abc" 2 "plan-run: error: --repeat: 'abc' is not an integer" -- "$BIN/plan-run" "$MODEL" --repeat abc
 rejected "zoo-profile missing -o" 2 "zoo-profile: error: --out is required" -- "$BIN/zoo-profile" "$WORK/st"

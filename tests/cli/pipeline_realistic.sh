@@ -69,9 +69,9 @@ print(", ".join(f"{t['task']} {t['combination']} on {'/'.join(t['processors'])}:
                 for t in ran))
 PYEOF
 then pass "bundle runs the plan on dataset digits"; else fail "bundle run report"; fi
-# Served: every system the plan carries on one short arrival trace, on the
+# Served (--compare all): every system the plan carries on one short arrival trace, on the
 # zoo's two processors (cores 0 and 1).
-if "$BIN/plan-run" "$WORK/bundle" --serve --slo C13 --rate 20 --count 30 --seed 1 \
+if "$BIN/plan-run" "$WORK/bundle" --serve --compare all --slo C13 --rate 20 --count 30 --seed 1 \
      --json "$WORK/serve.json" >"$WORK/serve.txt" 2>&1; then
   pass "plan-run --serve"
 else

@@ -17,7 +17,7 @@ DATA="$SRC/testdata/concurrent"
 if [ "$(ls "$WORK/bundle/models" | wc -l)" -eq 3 ]; then pass "the bundle holds the three models"
 else fail "bundle models: $(ls "$WORK/bundle/models" 2>&1 | tr '\n' ' ')"; fi
 
-if "$BIN/plan-run" "$WORK/bundle" --rounds 2 --repeat 3 --json --trace "$WORK/trace.json" > "$WORK/run.json" \
+if "$BIN/plan-run" "$WORK/bundle" --compare all --rounds 2 --repeat 3 --json --trace "$WORK/trace.json" > "$WORK/run.json" \
   2> "$WORK/run.err"; then pass "plan-run runs the concurrent bundle"
 else fail "plan-run concurrent bundle: $(cat "$WORK/run.err")"; fi
 
@@ -52,13 +52,16 @@ tracks = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "t
 assert tracks == {"cpu", "npu"}, tracks
 PYEOF
 
-"$BIN/plan-run" "$WORK/bundle" --rounds 1 --repeat 2 --schedules zooplan,cpu-only > "$WORK/table.txt" 2>&1 || true
+"$BIN/plan-run" "$WORK/bundle" --rounds 1 --repeat 2 --compare cpu-only > "$WORK/table.txt" 2>&1 || true
 if grep -q "^zooplan " "$WORK/table.txt" && grep -q "^cpu-only " "$WORK/table.txt" \
    && ! grep -q "^h2h-like " "$WORK/table.txt" && grep -q "best measured by latency" "$WORK/table.txt"
-then pass "--schedules runs the ones named"; else fail "--schedules table: $(cat "$WORK/table.txt")"; fi
+then pass "--compare runs the plan's schedule and the ones named"; else fail "--compare table: $(cat "$WORK/table.txt")"; fi
+"$BIN/plan-run" "$WORK/bundle" --rounds 1 --repeat 2 > "$WORK/table.txt" 2>&1 || true
+if grep -q "^zooplan " "$WORK/table.txt" && ! grep -q "^cpu-only " "$WORK/table.txt"
+then pass "without --compare only the plan's schedule runs"; else fail "default table: $(cat "$WORK/table.txt")"; fi
 
-rejected "unknown schedule" 1 "'nope' is neither zooplan nor a baseline" -- \
-  "$BIN/plan-run" "$WORK/bundle" --schedules nope
+rejected "unknown schedule" 1 "--compare nope: the plan carries no such system (it carries: zooplan, cpu-only" -- \
+  "$BIN/plan-run" "$WORK/bundle" --compare nope
 rejected "--rounds on a model" 2 "--rounds does not apply to a single model" -- \
   "$BIN/plan-run" "$WORK/bundle/models/$(ls "$WORK/bundle/models" | head -1)" --rounds 2
 

@@ -22,13 +22,16 @@ for ti, t in enumerate(m["tasks"]):
     mixed = [c.split("+") for c in valid if len(set(c.split("+"))) > 1] + [c.split("+") for c in valid]
     combo = lambda k: mixed[(k * 7) % len(mixed)]
     a, b = combo(ti + 1), combo(ti + 2)
-    sels = [{"slo": "C01", "feasible": True, "combination": "+".join(a), "accuracy": 0.875, "latency_ms": 0.5 + 0.25 * ti}]
+    sels = [{"slo": "C01", "feasible": True, "combination": "+".join(a), "placement": order[:S], "accuracy": 0.875,
+             "accuracy_source": "measured", "latency_ms": 0.5 + 0.25 * ti}]
     used = [a]
     if ti == 0:
-        sels.append({"slo": "C02", "feasible": False, "combination": "", "accuracy": 0, "latency_ms": 0,
+        sels.append({"slo": "C02", "feasible": False, "combination": "", "placement": [], "accuracy": 0,
+                     "accuracy_source": "estimated", "latency_ms": 0,
                      "miss": {"combination": "+".join(b), "accuracy_short": 0.0625, "latency_over_ms": 1.5}})
     else:
-        sels.append({"slo": "C02", "feasible": True, "combination": "+".join(b), "accuracy": 0.9375, "latency_ms": 0.75})
+        sels.append({"slo": "C02", "feasible": True, "combination": "+".join(b), "placement": order[:S],
+                     "accuracy": 0.9375, "accuracy_source": "estimated", "latency_ms": 0.75})
         used.append(b)
     subs = {}
     for vs in used:
@@ -43,7 +46,15 @@ plan = {"header": {"tool": "plan-solve", "version": "test", "inputs": {}},
                                   {"name": "gpu", "kind": "gpu", "source": "host", "policy": "im2col", "threads": 1},
                                   {"name": "npu", "kind": "npu", "source": "host", "policy": "sparse", "threads": 1}],
                    "placement_order": order, "orders_evaluated": 6, "mean_latency_ms": float(sys.argv[3]),
-                   "slo_configurations": slos, "tasks": tasks, "preload": []}}
+                   "slo_configurations": slos, "tasks": tasks, "preload": [], "chosen_system": "zooplan",
+                   "systems": [{"name": "zooplan", "description": "the plan", "selections": [
+                       {"slo": c["id"], "tasks": [
+                           {"task": t["name"], "combination": t["selections"][k]["combination"],
+                            "placement": t["selections"][k]["placement"], "feasible": t["selections"][k]["feasible"],
+                            "accuracy": t["selections"][k]["accuracy"],
+                            "accuracy_source": t["selections"][k]["accuracy_source"],
+                            "latency_ms": t["selections"][k]["latency_ms"]} for t in tasks]}
+                       for k, c in enumerate(slos)]}]}}
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PYEOF
 }

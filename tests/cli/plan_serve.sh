@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# plan-run BUNDLE --serve: every system the plan carries served on one arrival
-# trace, --json with measured and predicted figures per system, --trace with one
+# plan-run BUNDLE --serve: the plan's choice alone by default; with --compare
+# all, every system the plan carries served on one arrival trace, --json with measured and predicted figures per system, --trace with one
 # track per processor and slices of different tasks overlapping in time; bad
 # input (arrivals with an unknown task or a negative time, a bundle missing a
 # weight cache, a processor's cores not on this machine) is one line, a non-zero
@@ -11,7 +11,7 @@ use_fixture multitask
 "$BIN/plan-emit" "$WORK/plan.json" -o "$WORK/bundle" >/dev/null
 
 mkdir "$WORK/out"
-if "$BIN/plan-run" "$WORK/bundle" --serve --slo C07,C19 --rate 4000 --count 200 --seed 3 \
+if "$BIN/plan-run" "$WORK/bundle" --serve --compare all --slo C07,C19 --rate 4000 --count 200 --seed 3 \
      --json "$WORK/out/serve.json" --trace "$WORK/out/serve.trace.json" >"$WORK/table.txt" 2>/dev/null; then
   pass "--serve ran"
 else
@@ -58,7 +58,56 @@ assert overlap > 0, "no two tasks ran at the same time on the two processors"
 PYEOF
 then pass "--trace: one track per processor, tasks overlapping"; else fail "--trace content"; fi
 
+# By default only the plan's choice is served.
+if "$BIN/plan-run" "$WORK/bundle" --serve --slo C07 --count 20 --calibration-rounds 0 --json "$WORK/only.json" \
+     >"$WORK/only.txt" 2>&1 && $PY -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sorted(r['systems']) == ['zooplan'], sorted(r['systems'])" "$WORK/only.json"; then
+  pass "--serve without --compare serves the plan's choice only"
+else
+  fail "default --serve: $(cat "$WORK/only.txt")"
+fi
+
+# plan-run BUNDLE: the plan's choice per task, scored on the task's whole test
+# split; --compare all adds every other system's rows.
+if "$BIN/plan-run" "$WORK/bundle" --slo C19 --repeat 1 --json >"$WORK/run.json" 2>"$WORK/run.err" &&
+   "$BIN/plan-run" "$WORK/bundle" --slo C19 --repeat 1 --compare all --json >"$WORK/compare.json" 2>>"$WORK/run.err" &&
+   $PY - "$WORK/run.json" "$WORK/compare.json" "$WORK/plan.json" "$SRC/testdata/multitask" <<'PYEOF'
+import json, os, sys
+import numpy as np
+run, compare, plan = (json.load(open(f)) for f in sys.argv[1:4])
+zoo = json.load(open(os.path.join(sys.argv[4], "zoo.json")))
+split = {t["name"]: len(np.load(os.path.join(sys.argv[4], t["dataset"]["inputs"]))) for t in zoo["tasks"] if "dataset" in t}
+st = plan["stitch"]
+assert st["chosen_system"] == "zooplan"
+assert {t["system"] for t in run["tasks"]} == {"zooplan"}, run["tasks"]
+assert [t["task"] for t in run["tasks"]] == [t["name"] for t in st["tasks"]]
+for t in run["tasks"]:
+    sel = next(s for tp in st["tasks"] if tp["name"] == t["task"] for s in tp["selections"] if s["slo"] == "C19")
+    if not t["ran"]:
+        assert not sel["feasible"], t
+        continue
+    assert t["combination"] == sel["combination"] and t["processors"] == sel["placement"], (t, sel)
+    assert t["samples"] == split[t["task"]] and t["accuracy"] is not None, (t, split)
+systems = [s["name"] for s in st["systems"]]
+assert [t["system"] for t in compare["tasks"][::len(st["tasks"])]] == systems, compare["tasks"]
+PYEOF
+then pass "plan-run BUNDLE runs the plan's choice on the whole test split; --compare all adds the others"
+else fail "plan-run BUNDLE: $(cat "$WORK/run.err")"; fi
+# A plan written before the plan named its choice is refused.
+$PY - "$WORK/plan.json" "$WORK/old.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+del p["stitch"]["chosen_system"]
+json.dump(p, open(sys.argv[2], "w"))
+PYEOF
+rejected "a plan of the old shape" 1 "written by an older plan-solve (its selections are not the plan's choice); re-run plan-solve" -- \
+  "$BIN/plan-emit" "$WORK/old.json" -o "$WORK/oldbundle"
+
 # --- bad input ---
+rejected "--compare naming no system" 1 "--compare nope: the plan carries no such system (it carries: zooplan, Algorithm-1," -- \
+  "$BIN/plan-run" "$WORK/bundle" --serve --compare nope --json "$WORK/out/x.json"
 printf 'time_ms,task,sample\n0,digits,0\n1,nosuchtask,0\n' > "$WORK/unknown.csv"
 rejected "arrivals with an unknown task" 1 "unknown.csv:3: task 'nosuchtask' is not known" -- \
   "$BIN/plan-run" "$WORK/bundle" --serve --arrivals "$WORK/unknown.csv" --json "$WORK/out/x.json"
@@ -68,7 +117,7 @@ rejected "arrivals with a negative time" 1 "negative.csv:2: time -2 is negative"
 cp -r "$WORK/bundle" "$WORK/nocache"
 rm "$(ls "$WORK"/nocache/caches/*.zwc | head -1)"
 rejected "a bundle missing a weight cache" 1 "missing from the bundle" -- \
-  "$BIN/plan-run" "$WORK/nocache" --serve --json "$WORK/out/x.json" --trace "$WORK/out/x.trace.json"
+  "$BIN/plan-run" "$WORK/nocache" --serve --compare all --json "$WORK/out/x.json" --trace "$WORK/out/x.trace.json"
 $PY - "$SRC/testdata/multitask/zoo.json" "$WORK/bigzoo.json" "$SRC/testdata/multitask" <<'PYEOF'
 import json, os, sys
 z = json.load(open(sys.argv[1]))

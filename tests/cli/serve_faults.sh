@@ -90,7 +90,7 @@ rejected "plan-solve --mode cold --cores beyond the machine" 2 "--cores" -- \
 
 # --- admission control: bounded memory, drops counted ---------------------------------------
 # 200,000 arrivals in 0.2 s: about 100 MB measured here for one system, its records included.
-if "$BIN/plan-run" "$WORK/bundle" --serve --systems zooplan --calibration-rounds 0 --rate 1000000 --duration-ms 200 --max-queue 8 \
+if "$BIN/plan-run" "$WORK/bundle" --serve --calibration-rounds 0 --rate 1000000 --duration-ms 200 --max-queue 8 \
      --json "$WORK/flood.json" > "$WORK/flood.txt" 2>&1 && $PY - "$WORK/flood.json" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -79,12 +79,14 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     };
     std::vector<std::vector<std::string>> used;
     auto a = combo(ti + 1), b = combo(ti + 2);
-    tp.selections.push_back({"C01", true, join(a), 0.875, 0.5 + 0.25 * static_cast<double>(ti), std::nullopt});
+    const std::vector<std::string> placement(s.placementOrder.begin(), s.placementOrder.begin() + tp.positions);
+    tp.selections.push_back(
+        {"C01", true, join(a), placement, 0.875, "measured", 0.5 + 0.25 * static_cast<double>(ti), std::nullopt});
     used.push_back(a);
     if (ti == 0) {
-      tp.selections.push_back({"C02", false, "", 0, 0, plan::SloMiss{join(b), 0.0625, 1.5}});
+      tp.selections.push_back({"C02", false, "", {}, 0, "estimated", 0, plan::SloMiss{join(b), 0.0625, 1.5}});
     } else {
-      tp.selections.push_back({"C02", true, join(b), 0.9375, 0.75, std::nullopt});
+      tp.selections.push_back({"C02", true, join(b), placement, 0.9375, "estimated", 0.75, std::nullopt});
       used.push_back(b);
     }
     std::map<std::pair<int, std::string>, plan::PlannedSubgraph> subs;
@@ -97,13 +99,25 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     for (auto& [k, g] : subs) tp.subgraphs.push_back(g);
     s.tasks.push_back(std::move(tp));
   }
+  // The plan's own system: its choices are the selections.
+  s.chosenSystem = "zooplan";
+  plan::ServedSystem chosen{"zooplan", "the plan", {}};
+  for (size_t c = 0; c < s.slos.size(); ++c) {
+    plan::SystemSelection sel{s.slos[c].id, {}};
+    for (const auto& tp : s.tasks) {
+      const auto& x = tp.selections[c];
+      sel.tasks.push_back({tp.name, x.combination, x.placement, x.feasible, x.accuracy, x.accuracySource, x.latencyMs});
+    }
+    chosen.selections.push_back(std::move(sel));
+  }
+  s.systems.push_back(std::move(chosen));
   plan::ServedSystem sys{"AV-P", "a baseline", {}};
   for (const auto& c : s.slos) {
     plan::SystemSelection sel{c.id, {}};
     for (const auto& tp : s.tasks) {
       const auto& combination = tp.selections.front().combination;
       std::vector<std::string> placement(s.placementOrder.begin(), s.placementOrder.begin() + tp.positions);
-      sel.tasks.push_back({tp.name, combination, placement, true, 0.875});
+      sel.tasks.push_back({tp.name, combination, placement, true, 0.875, "measured", 0.625});
     }
     sys.selections.push_back(std::move(sel));
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A stitched multitask group through the pipeline: zoo-mts -> plan-solve --mode
 # mts (measured costs, groups placed as units) -> plan-emit -> plan-run --serve
-# (every system the plan carries served on the pinned processors, outputs
+# (with --compare all, every system the plan carries served on the pinned processors, outputs
 # checked against each member's own model first). Bad input: a stitched graph
 # that is not the one mts.json records, processors without cores, a model
 # changed since planning, a bundle missing a model, an unknown system.
@@ -32,7 +32,7 @@ PY
 "$BIN/plan-emit" plan.json -o bundle >/dev/null || fail "plan-emit"
 [ "$(ls bundle/models | wc -l)" = 13 ] && pass "bundle: 2 stitched graphs + 11 member models" \
   || fail "bundle models: $(ls bundle/models | wc -l)"
-table="$("$BIN/plan-run" bundle --serve --count 12 --rate 200 --calibration-rounds 3 --seed 1 --json serve.json)" \
+table="$("$BIN/plan-run" bundle --serve --compare all --count 12 --rate 200 --calibration-rounds 3 --seed 1 --json serve.json)" \
   || fail "plan-run --serve: $table"
 case "$table" in *zooplan*mts*sequential*one-processor*) pass "serve table names every system" ;; *) fail "table: $table" ;; esac
 $PY - serve.json <<'PY' && pass "served: outputs match the members' own, every group query completed" || fail "serve.json"
@@ -45,8 +45,8 @@ for name, s in r["systems"].items():
     assert s["measured"]["completed"] == 24 and s["measured"]["p50_ms"] > 0, (name, s["measured"])
     assert s["predicted"]["queries"] == 24, (name, s["predicted"])
 PY
-rejected "unknown system" 1 "--systems nope: the plan carries no such system" -- \
-  "$BIN/plan-run" bundle --serve --count 2 --systems nope
+rejected "unknown system" 1 "--compare nope: the plan carries no such system" -- \
+  "$BIN/plan-run" bundle --serve --count 2 --compare nope
 rejected "--budget on an MTS bundle" 1 "no preload budgets or SLO configurations" -- \
   "$BIN/plan-run" bundle --serve --count 2 --budget 15%
 

@@ -210,8 +210,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   std::string winner = "Algorithm 1";
   auto consider = [&](const Choice& c, const std::string& label) {
     Outcome o = evaluate(space, slo, c, params);
-    if (o.violationRate < bestOutcome.violationRate - 1e-12 ||
-        (std::abs(o.violationRate - bestOutcome.violationRate) <= 1e-12 && o.throughputQps > bestOutcome.throughputQps * (1 + 1e-9))) {
+    if (betterOutcome(o, bestOutcome)) {
       best = c;
       best.system = "zooplan";
       bestOutcome = o;

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "passes/preload/preload.h"
+#include "passes/select/plan_stitch.h"
+#include "passes/select/served_systems.h"
 #include "tests/select/enumeration_reference.h"
 #include "libplan/util/infinity.h"
 
@@ -85,16 +87,14 @@ std::vector<plan::ServedSystem> servedSystems(const StitchSpace& space, const st
     for (size_t t = 0; t < space.tasks.size(); ++t) {
       const Candidate cand = space.tasks[t].candidate(static_cast<uint64_t>(c.candidate[t]));
       sel.tasks.push_back(plan::SystemTaskChoice{space.tasks[t].name, cand.id, c.placement[t],
-                                                 static_cast<bool>(c.feasible[t]), cand.accuracy(true)});
+                                                 static_cast<bool>(c.feasible[t]), cand.accuracy(true),
+                                                 cand.measuredAccuracy >= 0 ? "measured" : "estimated",
+                                                 space.tasks[t].latencyMs(cand, c.placement[t])});
     }
     return sel;
   };
-  std::vector<plan::ServedSystem> out = {
-      {"zooplan", "best in the query simulator of Algorithm 1, Algorithm 1 under each single order, "
-                  "stitched variants whole on their fastest processor, and the baselines' choices", {}},
-      {"Algorithm-1", "SparseLoom Algorithm 1 alone: best global order, then the fastest feasible variant per task", {}}};
-  for (const char* b : {"SV-AO-P", "SV-AO-NP", "SV-LO-P", "SV-LO-NP", "AV-P", "AV-NP"})
-    out.push_back({b, "SparseLoom §5.1 baseline (original variants only)", {}});
+  std::vector<plan::ServedSystem> out;
+  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}});
   for (const auto& slo : slos) {
     Algorithm1Result a1;
     Choice best = reference::zooplanChoice(space, slo, params, &a1, nullptr);
@@ -179,7 +179,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   StitchSolution s;
   s.ordersEvaluated = orders.size();
   auto& sp = s.plan;
-  sp.accuracySource = params.measuredAccuracyForDecisions ? "measured" : "estimated (originals measured)";
+  sp.accuracySource = params.measuredAccuracyForDecisions ? "measured where available" : "estimated (originals measured)";
   sp.processors = space.processors;
   sp.placementOrder = g.order;
   sp.ordersEvaluated = static_cast<int>(orders.size());
@@ -190,6 +190,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
     sp.tasks.push_back(taskPlan(space, t, g.order, slos, theta, params, &s.firstChosen[t]));
   sp.systems = servedSystems(space, slos, params);
   addSystemsSubgraphs(space, sp.systems, sp);
+  select::adoptChosenSystem(space, sp);
   const auto items = preloadItems(space, g.order, theta);
   int64_t totalBytes = 0;
   for (const auto& it : items) totalBytes += it.bytes;

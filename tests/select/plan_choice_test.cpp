@@ -1,0 +1,112 @@
+// The plan's choice (zooplan's, what plan-run runs) against planted spaces: it
+// never misses an accuracy SLO another choice meets, and it decides with the
+// accuracy zoo-profile measured wherever it measured one.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "passes/select/plan_stitch.h"
+#include "passes/select/select.h"
+
+namespace zp::select {
+namespace {
+
+// One task, two positions, variants "dense" and "u90" on processors cpu and
+// gpu (the same latencies on both). Combination k: position 0's variant is
+// k / 2, position 1's k % 2 (0 dense, 1 u90). accuracy[k] = {predicted, measured}.
+StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
+                         const std::vector<std::vector<double>>& ms) {  // ms[position][variant]
+  StitchSpace sp;
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, {}}, {"gpu", "gpu", "host", "default", 1, {}, {}}};
+  zoo::TaskStitch stitch;
+  stitch.name = "digits";
+  stitch.reference = "dense";
+  stitch.subgraphs.resize(2);
+  for (const char* v : {"dense", "u90"}) {
+    stitch.variants.push_back(zoo::VariantInfo{v, "dense", "", "", {}, {}});
+    for (int p = 0; p < 2; ++p) {
+      zoo::SubgraphInfo sg;
+      sg.position = p;
+      sg.variant = v;
+      sg.hash = fmt::format("digits-{}-{}", p, v);
+      sg.file = "subgraphs/" + sg.hash + ".onnx";
+      sg.cost.weightBytes = 1000;
+      stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
+    }
+  }
+  sp.manifest.tasks.push_back(std::move(stitch));
+  TaskSpace ts;
+  ts.name = "digits";
+  ts.positions = 2;
+  ts.variants = {"dense", "u90"};
+  ts.stitch = &sp.manifest.tasks.front();  // the vector's buffer moves with the space
+  std::vector<AccuracyEntry> entries;
+  for (uint64_t k = 0; k < 4; ++k) entries.push_back(AccuracyEntry{k, accuracy[k].first, accuracy[k].second});
+  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(2, 2), entries);
+  for (int pos = 0; pos < 2; ++pos)
+    for (int v = 0; v < 2; ++v)
+      for (const char* p : {"cpu", "gpu"}) ts.latency.setSubgraph(pos, ts.variants[static_cast<size_t>(v)], p, ms[pos][v]);
+  ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
+  ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
+  ts.boundaryBytes = {1024};
+  ts.buildDense({"cpu", "gpu"});
+  sp.tasks.push_back(std::move(ts));
+  return sp;
+}
+
+TEST(PlanChoice, NeverMissesAnAccuracySloAnotherChoiceMeets) {
+  // No choice meets the latency SLO, so every one violates every query: by
+  // violations and throughput alone, the fastest (u90+u90, below the accuracy
+  // SLO) would win. The baselines' SV-LO picks it.
+  StitchSpace sp = plantedSpace({{0.99, 0.99}, {0.97, -1}, {0.96, -1}, {0.80, 0.80}}, {{1.0, 0.3}, {1.0, 0.3}});
+  plan::SloConfiguration cfg{"C01", {{"digits", {0.95, 1e-6}}}};
+  SelectParams params;
+  params.queriesPerTask = 5;
+  bool someMiss = false;
+  for (const auto& b : baselineChoices(sp, cfg, params)) someMiss |= evaluate(sp, cfg, b, params).accuracyMisses > 0;
+  ASSERT_TRUE(someMiss) << "planted: some baseline's pick misses the accuracy SLO";
+  const Choice z = zooplanChoice(sp, cfg, params, nullptr, nullptr);
+  const Outcome o = evaluate(sp, cfg, z, params);
+  EXPECT_EQ(o.accuracyMisses, 0) << "chose " << sp.tasks[0].idOf(static_cast<uint64_t>(z.candidate[0]));
+  EXPECT_GE(sp.tasks[0].accuracy->judged(static_cast<uint64_t>(z.candidate[0])), 0.95);
+}
+
+TEST(PlanChoice, DecidesWithMeasuredAccuracyAndRecordsItsSource) {
+  // dense+u90 is predicted at 0.97 (meets 0.95) and is the fastest such, but
+  // zoo-profile measured 0.90; u90+dense measured 0.955 meets it, slightly slower.
+  StitchSpace sp = plantedSpace({{0.99, 0.99}, {0.97, 0.90}, {0.96, 0.955}, {0.80, 0.80}}, {{1.0, 0.3}, {1.05, 0.3}});
+  plan::SloConfiguration cfg{"C01", {{"digits", {0.95, 1.5}}}};
+  SelectParams params;
+  params.queriesPerTask = 5;
+  ASSERT_TRUE(params.measuredAccuracyForDecisions) << "measured accuracy is the default";
+  auto measured = planStitch(sp, {cfg}, {}, params);
+  ASSERT_TRUE(measured.ok()) << measured.error().message;
+  const plan::StitchPlan& p = measured->plan;
+  EXPECT_EQ(p.chosenSystem, "zooplan");
+  ASSERT_EQ(p.tasks.at(0).selections.size(), 1u);
+  const plan::Selection& sel = p.tasks[0].selections[0];
+  EXPECT_EQ(sel.combination, "u90+dense");
+  EXPECT_TRUE(sel.feasible);
+  EXPECT_DOUBLE_EQ(sel.accuracy, 0.955);
+  EXPECT_EQ(sel.accuracySource, "measured");
+  EXPECT_EQ(sel.placement.size(), 2u);
+  // The plan's selection is its chosen system's choice, whatever Algorithm 1 alone says.
+  const auto& zooplan = p.systems.front();
+  ASSERT_EQ(zooplan.name, "zooplan");
+  EXPECT_EQ(zooplan.selections[0].tasks[0].combination, sel.combination);
+  EXPECT_EQ(zooplan.selections[0].tasks[0].placement, sel.placement);
+
+  // With the estimator's figures (SparseLoom's way), Algorithm 1 takes the
+  // predicted 0.97 of dense+u90; judged by its measurement it misses, so the
+  // plan still avoids it.
+  params.measuredAccuracyForDecisions = false;
+  auto estimated = planStitch(sp, {cfg}, {}, params);
+  ASSERT_TRUE(estimated.ok());
+  const auto& a1 = estimated->plan.systems.at(1);
+  ASSERT_EQ(a1.name, "Algorithm-1");
+  EXPECT_EQ(a1.selections[0].tasks[0].combination, "dense+u90");
+  EXPECT_NE(estimated->plan.tasks[0].selections[0].combination, "dense+u90");
+}
+
+}  // namespace
+}  // namespace zp::select
