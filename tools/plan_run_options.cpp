@@ -44,8 +44,11 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   app.add_option("--samples", bundle.samples, "bundle: dataset inputs to check and score (default: all of the task's "
                                               "dataset; 8 random inputs without one); --serve: samples the queries cycle through")
       ->check(integerIn(1, 1000000));
-  app.add_option("--input", inputs, "NAME=FILE.npy (repeatable); random inputs with a fixed seed otherwise");
-  app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy: absent, empty or an earlier --save-outputs directory, replaced atomically");
+  app.add_option("--input", inputs, "NAME=FILE.npy (repeatable): a model's input NAME, or a bundle's task NAME (its "
+                                    "first subgraph's input); random inputs with a fixed seed otherwise");
+  app.add_option("--save-outputs", saveOutputs, "directory to write every output as NAME.npy (a bundle: TASK.NAME.npy of "
+                                                "its --input runs): absent, empty or an earlier --save-outputs "
+                                                "directory, replaced atomically");
   app.add_option("--kernels", o.kernels,
                  "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas, packed1x1, "
                  "direct) or a JSON file");
@@ -133,7 +136,7 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
     printError("plan-run", "--json takes a file only with --serve");
     return kOptionError;
   }
-  for (const char* opt : isBundle ? std::vector<const char*>{"--input", "--save-outputs", "--kernels", "--cache",
+  for (const char* opt : isBundle ? std::vector<const char*>{"--kernels", "--cache",
                                                              "--write-cache", "--threads", "--gemm", "--cold-plan"}
                                   : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds", "--compare"}) {
     if (app.count(opt)) {
@@ -148,6 +151,15 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
     bundle.seed = o.seed;
     bundle.trace = trace;
     bundle.compare = splitList(compareList);
+    bundle.saveOutputs = saveOutputs;
+    for (const auto& text : inputs) {
+      auto eq = text.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        printError("plan-run", fmt::format("--input: a bundle takes TASK=FILE.npy, got '{}'", text));
+        return kOptionError;
+      }
+      bundle.inputs.push_back({text.substr(0, eq), text.substr(eq + 1)});
+    }
     PlanRunRequest req;
     req.kind = PlanRunRequest::Kind::Bundle;
     req.bundle = bundle;

@@ -221,6 +221,8 @@ struct BundleContext {
   std::map<std::string, const plan::PlanProcessor*> procs;  // by name
   const plan::Plan* plan = nullptr;
   std::optional<zoo::Zoo> zoo;
+  std::map<std::string, std::pair<fs::path, Tensor>> userInputs;  // --input: task -> (file, tensor)
+  std::optional<OutputDir> saved;                                 // --save-outputs
   std::set<std::string> warned;
   BundleRunResult res;
   void warn(const std::string& w) {
@@ -432,6 +434,41 @@ Expected<double> timeChain(Chain& cached, const Tensor& input, int repeat) {
   return median(std::move(ms));
 }
 
+// The chain on the user's --input: checked against the reference and timed; the
+// plan's own choice saves its outputs with --save-outputs.
+Expected<TaskRunReport> runOnUserInput(BundleContext& ctx, const fs::path& file, const Tensor& x, bool save,
+                                       Chain& cached, Chain& reference, TaskRunReport& r) {
+  const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
+  const std::string where = fmt::format("{}: --input {}", file.string(), r.task);
+  if (x.dtype != in0.dtype)
+    return makeError("{}: holds {}, the task's input '{}' is {}", where, runtime::dtypeName(x.dtype), in0.name,
+                     runtime::dtypeName(in0.dtype));
+  bool match = x.shape.size() == in0.shape.size();
+  for (size_t d = 0; match && d < in0.shape.size(); ++d) match = in0.shape[d] < 0 || in0.shape[d] == x.shape[d];
+  if (!match)
+    return makeError("{}: shape {}, the task's input '{}' is {}", where, runtime::shapeString(x.shape), in0.name,
+                     runtime::shapeString(in0.shape));
+  ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(x));
+  ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(x));
+  OutputDiff diff;
+  diff.add(got, want);
+  r.maxAbsDiff = diff.maxAbsDiff;
+  r.refScale = diff.refScale;
+  r.match = diff.within(ctx.params.tolerance);
+  r.inputs = file.string();
+  r.samples = 1;
+  if (save && ctx.saved)
+    for (const auto& [name, t] : got) {
+      std::string stem = r.task + "." + name;
+      std::replace_if(stem.begin(), stem.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+      ZP_TRY(runtime::writeNpy(ctx.saved->path() / (stem + ".npy"), t));
+    }
+  if (ctx.params.repeat > 0) {
+    ZP_ASSIGN_OR_RETURN(r.measuredMs, timeChain(cached, x, ctx.params.repeat));
+  }
+  return r;
+}
+
 // One task: one system's choice chained through the runtime, checked and timed.
 Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const std::string& system) {
   const plan::TaskPlan& task = ctx.plan->stitch->tasks[taskIndex];
@@ -464,6 +501,9 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const std:
   for (int pos = 0; pos < task.positions; ++pos)
     ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel->placement[static_cast<size_t>(pos)],
                         where, cached, reference, r, ctx.params.cold));
+  if (auto user = ctx.userInputs.find(task.name); user != ctx.userInputs.end())
+    return runOnUserInput(ctx, user->second.first, user->second.second, system == ctx.plan->stitch->chosenSystem,
+                          cached, reference, r);
   ZP_ASSIGN_OR_RETURN(Dataset data, chainInputs(ctx, task, cached));
   r.inputs = data.source;
   r.samples = static_cast<int>(data.samples.size());
@@ -472,6 +512,33 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const std:
     ZP_ASSIGN_OR_RETURN(r.measuredMs, timeChain(cached, data.samples.front(), ctx.params.repeat));
   }
   return r;
+}
+
+// --input TASK=FILE.npy: each names a task of the plan, read before anything
+// runs; --save-outputs is opened (staged) once they are.
+Status readUserInputs(BundleContext& ctx) {
+  const auto& tasks = ctx.plan->stitch->tasks;
+  std::vector<GuardedPath> read{{ctx.params.bundle, "bundle"}};
+  for (const auto& [task, file] : ctx.params.inputs) {
+    const std::string& name = task;  // clang 14 cannot capture a structured binding
+    if (std::none_of(tasks.begin(), tasks.end(), [&](const plan::TaskPlan& t) { return t.name == name; })) {
+      std::string names;
+      for (const auto& t : tasks) names += (names.empty() ? "" : ", ") + t.name;
+      return makeError("--input {}={}: the plan has no task '{}' (its tasks: {})", task, file.string(), task, names);
+    }
+    if (ctx.userInputs.count(task)) return makeError("--input {}: given twice", task);
+    ZP_ASSIGN_OR_RETURN(Tensor t, runtime::readNpy(file));
+    ctx.userInputs.emplace(task, std::make_pair(file, std::move(t)));
+    read.push_back({file, "input"});
+  }
+  if (!ctx.params.saveOutputs.empty()) {
+    if (ctx.params.inputs.empty())
+      return makeError("--save-outputs {}: a bundle saves the outputs of its runs on --input TASK=FILE.npy; give one",
+                       ctx.params.saveOutputs.string());
+    ZP_ASSIGN_OR_RETURN(OutputDir d, OutputDir::open(ctx.params.saveOutputs, OutputDirOptions{"plan-run", read, nullptr}));
+    ctx.saved.emplace(std::move(d));
+  }
+  return {};
 }
 
 }  // namespace
@@ -494,12 +561,16 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   std::vector<std::string> carried;
   for (const auto& s : plan.stitch->systems) carried.push_back(s.name);
   ZP_ASSIGN_OR_RETURN(const auto systems, systemsToRun(carried, plan.stitch->chosenSystem, params.compare));
+  ZP_TRY(readUserInputs(ctx));
   for (const auto& system : systems)
     for (size_t t = 0; t < plan.stitch->tasks.size(); ++t) {
-      if (!params.task.empty() && plan.stitch->tasks[t].name != params.task) continue;
+      const std::string& name = plan.stitch->tasks[t].name;
+      if (!params.task.empty() && name != params.task) continue;
+      if (!ctx.userInputs.empty() && !ctx.userInputs.count(name)) continue;  // --input: the tasks it names
       ZP_ASSIGN_OR_RETURN(TaskRunReport r, runTask(ctx, t, system));
       ctx.res.tasks.push_back(std::move(r));
     }
+  if (ctx.saved) ZP_TRY(ctx.saved->commit());
   return std::move(ctx.res);
 }
 

@@ -31,6 +31,11 @@ struct BundleRunParams {
   uint64_t seed = 0;         // random inputs when there is no dataset
   double tolerance = 1e-5;   // max |cached - reference| <= tolerance * max(1, max |reference|)
   std::filesystem::path trace;  // operator-placement and concurrent bundles: Perfetto trace of one run
+  // The user's inputs, TASK -> FILE.npy (one input of the task's first subgraph's
+  // shape): those tasks run on them instead of the dataset; with saveOutputs,
+  // the plan's choice writes each output there as TASK.OUTPUT.npy.
+  std::vector<std::pair<std::string, std::filesystem::path>> inputs;
+  std::filesystem::path saveOutputs;
   // Systems (concurrent bundles: schedules) run after the plan's own, "all": every one the plan carries.
   std::vector<std::string> compare;
   // Concurrent bundles: rounds in which every schedule runs once.
@@ -48,7 +53,7 @@ struct TaskRunReport {
   bool feasible = false;           // false: no selection to run (reason in `skipped`)
   std::string skipped;
   std::vector<std::string> processors;  // per position
-  std::string inputs;              // "dataset" | "random"
+  std::string inputs;              // "dataset" | "random" | the --input file
   int samples = 0;
   int cacheHits = 0, cacheFallbacks = 0;
   double maxAbsDiff = 0, refScale = 0;

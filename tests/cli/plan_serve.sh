@@ -95,6 +95,32 @@ assert [t["system"] for t in compare["tasks"][::len(st["tasks"])]] == systems, c
 PYEOF
 then pass "plan-run BUNDLE runs the plan's choice on the whole test split; --compare all adds the others"
 else fail "plan-run BUNDLE: $(cat "$WORK/run.err")"; fi
+# --input TASK=FILE.npy on a bundle: the plan's choice for that task runs on
+# it; --save-outputs writes TASK.OUTPUT.npy, equal to the reference chain's.
+$PY - "$SRC/testdata/multitask" "$WORK/digit.npy" <<'PYEOF'
+import json, os, sys
+import numpy as np
+zoo = json.load(open(os.path.join(sys.argv[1], "zoo.json")))
+t = next(t for t in zoo["tasks"] if t["name"] == "digits")
+x = np.load(os.path.join(sys.argv[1], t["dataset"]["inputs"]))[:1].astype(np.float32)
+np.save(sys.argv[2], x)
+PYEOF
+if "$BIN/plan-run" "$WORK/bundle" --slo C19 --repeat 1 --input "digits=$WORK/digit.npy" --save-outputs "$WORK/saved" \
+     --json >"$WORK/input.json" 2>"$WORK/input.err" && $PY - "$WORK/input.json" "$WORK/saved" <<'PYEOF'
+import json, os, sys
+import numpy as np
+r = json.load(open(sys.argv[1]))
+assert [t["task"] for t in r["tasks"]] == ["digits"], r["tasks"]
+t = r["tasks"][0]
+assert t["ran"] and t["match"] and t["samples"] == 1 and t["inputs"].endswith("digit.npy"), t
+files = [f for f in os.listdir(sys.argv[2]) if f.endswith(".npy")]
+assert len(files) == 1 and files[0].startswith("digits."), files
+assert np.load(os.path.join(sys.argv[2], files[0])).shape[0] == 1
+PYEOF
+then pass "--input TASK=FILE.npy and --save-outputs on a bundle"; else fail "bundle --input: $(cat "$WORK/input.err")"; fi
+rejected "--input naming no task" 1 "--input nosuch=$WORK/digit.npy: the plan has no task 'nosuch' (its tasks: digits," -- \
+  "$BIN/plan-run" "$WORK/bundle" --input "nosuch=$WORK/digit.npy" --save-outputs "$WORK/saved2"
+
 # A plan written before the plan named its choice is refused.
 $PY - "$WORK/plan.json" "$WORK/old.json" <<'PYEOF'
 import json, sys
