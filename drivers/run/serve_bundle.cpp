@@ -187,7 +187,7 @@ Expected<SystemRun> buildRun(const Context& c, const plan::ServedSystem& sys) {
       const auto& choice = sel->tasks[t];
       const auto variants = splitPlus(choice.combination);
       ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
-                   choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t]};
+                   choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t], task.name};
       for (int pos = 0; pos < task.positions; ++pos) {
         ZP_ASSIGN_OR_RETURN(int slot, slotFor(c, r, slots, task, pos, variants.at(static_cast<size_t>(pos)),
                                               choice.placement.at(static_cast<size_t>(pos))));

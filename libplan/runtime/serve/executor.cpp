@@ -1,5 +1,7 @@
 #include "libplan/runtime/serve/executor.h"
 
+#include <map>
+
 #include <time.h>
 
 #include <algorithm>
@@ -64,7 +66,8 @@ class Server {
   // every output so far; empty before and after).
   std::vector<QueryRecord> records_;
   std::vector<TensorMap> values_;
-  std::unique_ptr<std::atomic<int>[]> inFlight_;  // per setup task: queries queued or running
+  std::vector<int> queueOf_;                      // setup task -> admission queue
+  std::unique_ptr<std::atomic<int>[]> inFlight_;  // per queue: queries queued or running
   std::vector<std::vector<ExecSlice>> slices_;  // per processor, appended by its worker only
   Clock::time_point t0_;
   double preloadMs_ = 0;
@@ -186,7 +189,7 @@ void Server::finish(int query, bool completed) {
   auto& rec = records_[static_cast<size_t>(query)];
   rec.completed = completed;
   values_[static_cast<size_t>(query)] = TensorMap();  // its tensors go now: memory follows the queries in flight
-  if (!rec.dropped) --inFlight_[static_cast<size_t>(rec.task)];
+  if (!rec.dropped) --inFlight_[static_cast<size_t>(queueOf_[static_cast<size_t>(rec.task)])];
   std::lock_guard lock(doneMutex_);
   ++done_;
   doneCv_.notify_all();
@@ -205,7 +208,10 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
     if (!task.labels.empty()) rec.label = task.labels[static_cast<size_t>(a.sample)];
   }
-  inFlight_ = std::make_unique<std::atomic<int>[]>(setup_.tasks.size());
+  std::map<std::string, int> queues;
+  for (const auto& t : setup_.tasks)
+    queueOf_.push_back(queues.emplace(t.queue.empty() ? t.name : t.queue, static_cast<int>(queues.size())).first->second);
+  inFlight_ = std::make_unique<std::atomic<int>[]>(queues.size());
   t0_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(params.startLeadMs * 1000));
   size_t dispatched = 0;
   for (; dispatched < records_.size() && !failed_; ++dispatched) {
@@ -213,12 +219,13 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     std::this_thread::sleep_until(t0_ + std::chrono::nanoseconds(static_cast<int64_t>(trace_.arrivals[i].timeMs * 1e6)));
     auto& rec = records_[i];
     const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
-    if (inFlight_[static_cast<size_t>(rec.task)] >= params.maxQueuedPerTask) {
+    auto& inFlight = inFlight_[static_cast<size_t>(queueOf_[static_cast<size_t>(rec.task)])];
+    if (inFlight >= params.maxQueuedPerTask) {
       rec.dropped = true;
       finish(static_cast<int>(i), false);
       continue;
     }
-    ++inFlight_[static_cast<size_t>(rec.task)];
+    ++inFlight;
     values_[i] = task.samples[static_cast<size_t>(trace_.arrivals[i].sample)];
     const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
     workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); });

@@ -24,6 +24,9 @@ struct ServeTask {
   bool accuracySloMet = true;       // the chosen variant meets the task's accuracy SLO
   std::vector<TensorMap> samples;   // the first position's inputs, per dataset sample
   std::vector<int64_t> labels;      // true label per sample (empty: not known)
+  // The admission queue it shares (the user's task, whose SLO configurations are
+  // setup tasks of their own): its queries count against one bound. Empty: its name.
+  std::string queue;
 };
 
 struct ServeSetup {
@@ -36,14 +39,17 @@ struct ServeSetup {
 // The queries one serving run accepts: what memory is bounded by (each query's
 // record, and the timeline of those that ran).
 inline constexpr size_t kMaxServedArrivals = 1'000'000;
-inline constexpr int kDefaultMaxQueuedPerTask = 1024;
+// A query queued behind this many of its task's waits seconds on a small model, far past any
+// latency SLO, and each holds its tensors: deeper queues only cost memory.
+inline constexpr int kDefaultMaxQueuedPerTask = 256;
 
 struct ServeParams {
   double startLeadMs = 2;      // serving's clock starts this long after the workers are ready
   bool warmPreloaded = true;   // run each preloaded session once on random inputs before serving
-  // Admission control: a query that arrives while this many of its task's
-  // queries are queued or running is dropped (not run; a violation), so an
-  // overload holds a bounded number of queries' tensors, not the whole backlog.
+  // Admission control: a query that arrives while this many queries of its
+  // queue (ServeTask::queue) are queued or running is dropped (not run; a
+  // violation), so an overload holds a bounded number of queries' tensors, not
+  // the whole backlog.
   int maxQueuedPerTask = kDefaultMaxQueuedPerTask;
 };
 

@@ -199,6 +199,35 @@ TEST(Executor, SloViolationsFollowTheLatencies) {
   EXPECT_DOUBLE_EQ(r->summary.violationRate, 0.5);
 }
 
+TEST(Executor, AdmissionControlBoundsEachQueueAcrossItsSetupTasks) {
+  // One processor, slow positions, 40 queries at time 0 alternating a and b.
+  ArrivalTrace burst;
+  burst.tasks = {"a", "b"};
+  for (int i = 0; i < 40; ++i) burst.arrivals.push_back({0.0, i % 2, 0});
+  ServeParams params;
+  params.maxQueuedPerTask = 3;
+  auto dropped = [&](const std::string& queueA, const std::string& queueB) {
+    auto t = twoTasks(8, 64);
+    t.setup.processors = {{"p0", {availableCores().front()}}};
+    for (auto& s : t.setup.slots) s.processor = 0;
+    t.setup.tasks[0].queue = queueA;
+    t.setup.tasks[1].queue = queueB;
+    auto r = serve(t.setup, *std::make_unique<testing::InMemoryLoader>(t.texts), burst, params);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    int admitted = 0;
+    for (const auto& q : r->queries) admitted += !q.dropped;
+    EXPECT_EQ(admitted + r->dropped, 40);
+    return r->dropped;
+  };
+  // Own queues: 3 of each admitted at once; one shared queue (a task's SLO
+  // configurations): 3 in all. Later arrivals may find room as queries finish.
+  const int separate = dropped("", "");
+  const int shared = dropped("digits", "digits");
+  EXPECT_GE(separate, 40 - 6 - 4) << "each queue holds 3";
+  EXPECT_GT(shared, separate) << "one shared bound admits fewer";
+  EXPECT_GE(shared, 40 - 3 - 4);
+}
+
 TEST(Executor, BadSetupsAreRefusedBeforeServing) {
   auto t = twoTasks(1);
   testing::InMemoryLoader loader(t.texts);
