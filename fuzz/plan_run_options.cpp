@@ -45,7 +45,7 @@ ZP_FUZZ_TARGET(plan_run_options) {
                   "--serve: a count out of range");
     fuzz::require(s.process == "poisson" || s.process == "periodic", "--serve: unknown --process");
   } else if (req.kind == Kind::Bundle) {
-    fuzz::require(!req.bundle.bundle.empty() && req.bundle.samples >= 1 && req.bundle.rounds >= 1,
+    fuzz::require(!req.bundle.bundle.empty() && req.bundle.samples >= 0 && req.bundle.rounds >= 1,
                   "bundle run: a value out of range");
   } else {
     fuzz::require(!req.model.model.empty() && req.model.repeat >= 0 && req.model.batch >= 1,

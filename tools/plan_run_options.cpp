@@ -27,17 +27,19 @@ std::string compareHelp() {
   return help;
 }
 
-}  // namespace
-
-std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
-  CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
+// Every option's value as given, before the run it makes is chosen.
+struct Given {
   drivers::RunModelOptions o;
-  std::string model, saveOutputs, cache, writeCache, trace;
+  std::string model, saveOutputs, cache, writeCache, trace, coldPlan;
   std::vector<std::string> inputs;
-  bool json = false, serve = false;
-  std::string jsonOut, sloList, compareList;
+  bool serve = false;
+  std::string jsonOut, compareList;
   drivers::BundleRunParams bundle;
   drivers::ServeBundleParams sp;
+};
+
+void addOptions(CLI::App& app, Given& g) {
+  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, serve, jsonOut, compareList, bundle, sp] = g;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -57,7 +59,6 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
-  std::string coldPlan;
   app.add_option("--cold-plan", coldPlan, "plan.json with a cold section for the model (plan-solve --mode cold): "
                                           "--write-cache writes the cache it runs from; with --cache (and --cold) "
                                           "the load follows it, reported per node");
@@ -92,108 +93,135 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
       ->default_val(1)->check(integerIn(1, kMaxDimValue));
-  if (auto rc = parse(app, argc, argv, "plan-run")) return *rc;
-  json = app.count("--json") > 0;
-  const bool isBundle = std::filesystem::is_directory(model);
-  if (serve) {
-    if (!isBundle) {
-      printError("plan-run", fmt::format("--serve: '{}' is not a bundle directory", model));
-      return kOptionError;
+}
+
+// NAME=FILE.npy pairs; nothing (after the one-line error) when one is malformed.
+std::optional<std::vector<std::pair<std::string, std::filesystem::path>>> namedFiles(
+    const std::vector<std::string>& texts, const char* form) {
+  std::vector<std::pair<std::string, std::filesystem::path>> out;
+  for (const auto& text : texts) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      printError("plan-run", fmt::format("--input: expected {}, got '{}'", form, text));
+      return std::nullopt;
     }
-    if (app.count("--duration-ms") && app.count("--count")) {
-      printError("plan-run", "--duration-ms and --count: give one of the two");
-      return kOptionError;
-    }
-    for (const char* opt : {"--process", "--rate", "--duration-ms", "--count"})
-      if (app.count("--arrivals") && app.count(opt)) {
-        printError("plan-run", fmt::format("--arrivals and {}: the trace gives the arrivals; drop {}", opt, opt));
-        return kOptionError;
-      }
-    for (const char* opt : {"--rounds"})
-      if (app.count(opt)) {
-        printError("plan-run", fmt::format("{} applies to a concurrent bundle's run, not --serve", opt));
-        return kOptionError;
-      }
-    sp.bundle = model;
-    sp.json = jsonOut;
-    sp.trace = trace;
-    sp.seed = o.seed;
-    if (app.count("--samples")) sp.samples = bundle.samples;
-    sp.slos = splitList(bundle.slo);
-    sp.compare = splitList(compareList);
-    PlanRunRequest req;
-    req.kind = PlanRunRequest::Kind::Serve;
-    req.serve = sp;
-    return req;
+    out.push_back({text.substr(0, eq), text.substr(eq + 1)});
   }
-  for (const char* opt : {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--budget", "--trace-system",
-                          "--calibration-rounds", "--max-queue"})
-    if (app.count(opt)) {
-      printError("plan-run", fmt::format("{} applies only with --serve", opt));
-      return kOptionError;
-    }
-  if (!jsonOut.empty()) {
-    printError("plan-run", "--json takes a file only with --serve");
+  return out;
+}
+
+// The first option of `options` given, with what is said of it; nullptr: none.
+const char* firstGiven(const CLI::App& app, const std::vector<const char*>& options) {
+  for (const char* opt : options)
+    if (app.count(opt)) return opt;
+  return nullptr;
+}
+
+std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
+  if (!std::filesystem::is_directory(g.model)) {
+    printError("plan-run", fmt::format("--serve: '{}' is not a bundle directory", g.model));
     return kOptionError;
   }
-  for (const char* opt : isBundle ? std::vector<const char*>{"--kernels", "--cache",
-                                                             "--write-cache", "--threads", "--gemm", "--cold-plan"}
-                                  : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds", "--compare"}) {
-    if (app.count(opt)) {
-      printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
+  if (app.count("--duration-ms") && app.count("--count")) {
+    printError("plan-run", "--duration-ms and --count: give one of the two");
+    return kOptionError;
+  }
+  if (app.count("--arrivals"))
+    if (const char* opt = firstGiven(app, {"--process", "--rate", "--duration-ms", "--count"})) {
+      printError("plan-run", fmt::format("--arrivals and {}: the trace gives the arrivals; drop {}", opt, opt));
       return kOptionError;
     }
+  if (const char* opt = firstGiven(app, {"--rounds", "--input", "--save-outputs", "--cold", "--repeat", "--task"})) {
+    printError("plan-run", fmt::format("{} applies to a bundle's run, not --serve", opt));
+    return kOptionError;
   }
-  if (isBundle) {
-    bundle.bundle = model;
-    bundle.cold = o.cold;
-    bundle.repeat = o.repeat;
-    bundle.seed = o.seed;
-    bundle.trace = trace;
-    bundle.compare = splitList(compareList);
-    bundle.saveOutputs = saveOutputs;
-    for (const auto& text : inputs) {
-      auto eq = text.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        printError("plan-run", fmt::format("--input: a bundle takes TASK=FILE.npy, got '{}'", text));
-        return kOptionError;
-      }
-      bundle.inputs.push_back({text.substr(0, eq), text.substr(eq + 1)});
-    }
-    PlanRunRequest req;
-    req.kind = PlanRunRequest::Kind::Bundle;
-    req.bundle = bundle;
-    req.json = json;
-    return req;
-  }
-  if (!coldPlan.empty() && (app.count("--kernels") || app.count("--gemm"))) {
+  auto& sp = g.sp;
+  sp.bundle = g.model;
+  sp.json = g.jsonOut;
+  sp.trace = g.trace;
+  sp.seed = g.o.seed;
+  if (app.count("--samples")) sp.samples = g.bundle.samples;
+  sp.slos = splitList(g.bundle.slo);
+  sp.compare = splitList(g.compareList);
+  PlanRunRequest req;
+  req.kind = PlanRunRequest::Kind::Serve;
+  req.serve = sp;
+  return req;
+}
+
+std::variant<PlanRunRequest, int> bundleRequest(Given& g, bool json) {
+  auto& bundle = g.bundle;
+  bundle.bundle = g.model;
+  bundle.cold = g.o.cold;
+  bundle.repeat = g.o.repeat;
+  bundle.seed = g.o.seed;
+  bundle.trace = g.trace;
+  bundle.compare = splitList(g.compareList);
+  bundle.saveOutputs = g.saveOutputs;
+  auto inputs = namedFiles(g.inputs, "TASK=FILE.npy for a bundle");
+  if (!inputs) return kOptionError;
+  bundle.inputs = *inputs;
+  PlanRunRequest req;
+  req.kind = PlanRunRequest::Kind::Bundle;
+  req.bundle = bundle;
+  req.json = json;
+  return req;
+}
+
+std::variant<PlanRunRequest, int> modelRequest(const CLI::App& app, Given& g, bool json) {
+  if (!g.coldPlan.empty() && (app.count("--kernels") || app.count("--gemm"))) {
     printError("plan-run", "--cold-plan names every node's kernel and GEMM library: not with --kernels or --gemm");
     return kOptionError;
   }
-  if (!coldPlan.empty() && o.cold && cache.empty()) {
+  if (!g.coldPlan.empty() && g.o.cold && g.cache.empty()) {
     printError("plan-run", "--cold-plan with --cold runs from the plan's weight cache: give --cache "
-                                    "(written with --cold-plan and --write-cache)");
+                           "(written with --cold-plan and --write-cache)");
     return kOptionError;
   }
-  o.coldPlan = coldPlan;
-  o.model = model;
-  o.saveOutputs = saveOutputs;
-  o.cache = cache;
-  o.writeCache = writeCache;
-  o.trace = trace;
-  for (const auto& s : inputs) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      printError("plan-run", fmt::format("--input: expected NAME=FILE.npy, got '{}'", s));
-      return kOptionError;
-    }
-    o.inputs.push_back({s.substr(0, eq), s.substr(eq + 1)});
-  }
+  auto& o = g.o;
+  o.coldPlan = g.coldPlan;
+  o.model = g.model;
+  o.saveOutputs = g.saveOutputs;
+  o.cache = g.cache;
+  o.writeCache = g.writeCache;
+  o.trace = g.trace;
+  auto inputs = namedFiles(g.inputs, "NAME=FILE.npy");
+  if (!inputs) return kOptionError;
+  o.inputs = *inputs;
   PlanRunRequest req;
   req.kind = PlanRunRequest::Kind::Model;
   req.model = o;
   req.json = json;
   return req;
+}
+
+}  // namespace
+
+std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
+  CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
+  Given g;
+  addOptions(app, g);
+  if (auto rc = parse(app, argc, argv, "plan-run")) return *rc;
+  if (g.serve) return serveRequest(app, g);
+  const bool json = app.count("--json") > 0;
+  if (const char* opt = firstGiven(app, {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--budget",
+                                         "--trace-system", "--calibration-rounds", "--max-queue"})) {
+    printError("plan-run", fmt::format("{} applies only with --serve", opt));
+    return kOptionError;
+  }
+  if (!g.jsonOut.empty()) {
+    printError("plan-run", "--json takes a file only with --serve");
+    return kOptionError;
+  }
+  const bool isBundle = std::filesystem::is_directory(g.model);
+  if (const char* opt = firstGiven(app, isBundle ? std::vector<const char*>{"--kernels", "--cache", "--write-cache",
+                                                                          "--threads", "--gemm", "--cold-plan"}
+                                                 : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds",
+                                                                            "--compare"})) {
+    printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));
+    return kOptionError;
+  }
+  return isBundle ? bundleRequest(g, json) : modelRequest(app, g, json);
 }
 
 }  // namespace zp::cli
