@@ -32,6 +32,8 @@ EXTRA = {
     "import_openvino": ["EXECUTED", "NOT_RUN", "OPTIMIZED_OUT", "layerName", "execStatus", "realTime (ms)",
                         "cpuTime (ms)", "Total", ";"],
 }
+EXTRA["plan_run_options"] = ["--arrivals","--batch","--budget","--cache","--calibration-rounds","--cold","--cold-plan","--compare","--count","--duration-ms","--gemm","--input","--json","--kernels","--max-queue","--process","--rate","--repeat","--rounds","--samples","--save-outputs","--seed","--serve","--slo","--task","--threads","--trace","--trace-system","--write-cache", "\n", "=", "all", "zooplan", "poisson", "periodic", "1e400", "-1", "nan",
+                              "0.001", "."]
 JSON_COMMON = ["true", "false", "null", "1e400", "-1", "0", "[]", "{}", "\"..\""]
 
 

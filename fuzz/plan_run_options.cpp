@@ -1,7 +1,8 @@
 // plan-run's command line as the tool parses it (cli::parsePlanRunArgs): the
-// input is its arguments, one per line. A parse either ends with an exit code
+// input is its arguments, one per line, each cut at a NUL as argv would be. A parse either ends with an exit code
 // (0 or the option-error code) or yields a request whose values lie within the
 // ranges the options promise and whose options belong together.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -20,7 +21,9 @@ ZP_FUZZ_TARGET(plan_run_options) {
   while (start <= text.size() && args.size() < 64) {
     size_t nl = text.find('\n', start);
     if (nl == std::string::npos) nl = text.size();
-    args.push_back(text.substr(start, nl - start));
+    std::string arg = text.substr(start, nl - start);
+    arg.resize(std::min(arg.size(), arg.find('\0')));  // what argv can carry
+    args.push_back(std::move(arg));
     start = nl + 1;
   }
   if (!args.back().size() && args.size() > 1) args.pop_back();  // a trailing newline

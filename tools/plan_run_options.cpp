@@ -202,6 +202,10 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   Given g;
   addOptions(app, g);
   if (auto rc = parse(app, argc, argv, "plan-run")) return *rc;
+  if (g.model.empty()) {
+    printError("plan-run", "model: an empty path; give an ONNX model or a bundle directory");
+    return kOptionError;
+  }
   if (g.serve) return serveRequest(app, g);
   const bool json = app.count("--json") > 0;
   if (const char* opt = firstGiven(app, {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--budget",
