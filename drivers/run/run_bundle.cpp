@@ -141,9 +141,8 @@ std::string BundleRunResult::table() const {
       s += fmt::format("{} cold start: {:.2f} ms measured (load + first run of each position, files evicted), "
                        "{:.2f} ms predicted; second run {:.3f} ms\n{}",
                        t.task, t.coldMs, t.predictedColdMs, t.secondRunMs, t.coldTable);
-  if (!tasks.empty())
-    s += fmt::format("the plan's choice: {}{}\n", tasks.front().system,
-                     compared ? "; the other rows are the systems --compare named (plan-run --help describes each)" : "");
+  for (size_t i = 0; i < systems.size(); ++i)
+    s += fmt::format("{}{}: {}\n", systems[i].first, i == 0 ? " (the plan's choice)" : "", systems[i].second);
   s += "accuracy: top-1 on the samples run (all of the task's dataset unless --samples); planned: the plan's figure\n";
   s += "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its processors";
   s += "\nmatch: outputs with the bundle's weight caches equal the same subgraphs run without caches\n";
@@ -562,6 +561,9 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   for (const auto& s : plan.stitch->systems) carried.push_back(s.name);
   ZP_ASSIGN_OR_RETURN(const auto systems, systemsToRun(carried, plan.stitch->chosenSystem, params.compare));
   ZP_TRY(readUserInputs(ctx));
+  for (const auto& name : systems)
+    for (const auto& sys : plan.stitch->systems)
+      if (sys.name == name) ctx.res.systems.push_back({sys.name, sys.description});
   for (const auto& system : systems)
     for (size_t t = 0; t < plan.stitch->tasks.size(); ++t) {
       const std::string& name = plan.stitch->tasks[t].name;

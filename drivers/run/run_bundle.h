@@ -71,6 +71,7 @@ struct TaskRunReport {
 
 struct BundleRunResult {
   std::vector<TaskRunReport> tasks;
+  std::vector<std::pair<std::string, std::string>> systems;  // run, the plan's first: name and description
   std::optional<PlacedRunReport> placed;  // the bundle of an operator-placement plan
   std::optional<ConcurrentRunReport> concurrent;  // the bundle of a concurrent plan
   std::vector<std::string> warnings;  // from the runtime (cache fallbacks) and the bundle

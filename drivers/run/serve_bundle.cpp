@@ -350,6 +350,8 @@ std::string reportTable(const std::vector<SystemOutcome>& outcomes, bool calibra
                      m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps, p.throughputQps,
                      static_cast<double>(o.measured.peakRssBytes) / 1e6, accuracy);
   }
+  for (size_t i = 0; i < outcomes.size(); ++i)
+    s += fmt::format("{}{}: {}\n", outcomes[i].name, i == 0 ? " (the plan's choice)" : "", outcomes[i].description);
   for (const auto& o : outcomes)
     if (o.measured.dropped > 0)
       s += fmt::format("{}: {} of {} queries dropped at arrival (their task's queue full: --max-queue), counted as "

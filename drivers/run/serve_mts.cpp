@@ -297,6 +297,9 @@ std::string reportTable(const std::vector<MtsOutcome>& outcomes, bool calibrated
                      o.system->name, o.system->makespanMs, m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps,
                      p.throughputQps, static_cast<double>(o.measured.peakRssBytes) / 1e6);
   }
+  for (size_t i = 0; i < outcomes.size(); ++i)
+    s += fmt::format("{}{}: {}\n", outcomes[i].system->name, i == 0 ? " (the plan's choice)" : "",
+                     outcomes[i].system->description);
   s += "a query: one sample for every member of a group, done when the last member's outputs are; plan ms: "
        "one query of every group at once, from the plan's measured costs; m: measured by the executor on this host; "
        "p: predicted by the open-loop simulator from ";
