@@ -1,16 +1,13 @@
 // zoo-profile: measure and import subgraph profiles, measure accuracy, train the
 // estimators and calibrate the latency model every stitched variant is estimated with.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <atomic>
 #include <csignal>
 
-#include "drivers/stitch_flow/zoo_profile.h"
 #include "libplan/util/signals.h"
-#include "libplan/util/version.h"
 #include "tools/cli.h"
-#include "libplan/util/dim_limits.h"
+#include "tools/zoo_profile_options.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -20,109 +17,33 @@ void onStop(int sig) {
   g_signal = sig;
   g_stop = true;
 }
+
+// A failed run: its one line, and the exit code (128 + the signal when stopped).
+int failed(const zp::Error& e) {
+  zp::cli::printError("zoo-profile", e.message);
+  return g_stop ? 128 + g_signal : zp::cli::kInputError;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"zoo-profile: profile a zoo-stitch directory and estimate every stitched variant"};
-  std::string stitchDir, outDir;
-  std::vector<std::string> processors, imports;
-  zp::drivers::ProfileParams params;
-  std::string shard;
-  std::vector<std::string> mergeDirs;
-  app.add_option("stitch_dir", stitchDir, "output directory of zoo-stitch (not with --merge)");
-  app.add_option("--shard", shard, "K/N: measure only shard K (from 0) of N of the run; -o gets shard.json");
-  app.add_option("--merge", mergeDirs, "SHARD_DIR...: merge every shard of one run into the profile a single run writes")
-      ->expected(1, -1);
-  app.add_option("-o,--out", outDir, "profile directory: absent, empty or an earlier zoo-profile output, replaced atomically")
-      ->required();
-  app.add_option("--processor", processors, "NAME=host[:POLICY[@THREADS]]: measure NAME on the host");
-  app.add_option("--import", imports, "NAME=FORMAT:FILE[@TASK/VARIANT]: NAME's rows from a profiler output");
-  app.add_option("--repeat", params.repeat, "timed runs per measurement")->default_val(20)->check(zp::cli::integerIn(1, 1000000));
-  app.add_option("--warmup", params.warmup, "untimed runs before timing")->default_val(3)->check(zp::cli::integerIn(0, 1000000));
-  app.add_option("--jobs", params.jobs, "threads for accuracy evaluation")->default_val(1)->check(zp::cli::threadCount());
-  app.add_option("--training-fraction", params.trainingFraction, "share of stitched variants measured to train the accuracy estimator")
-      ->default_val(0.15)->check(zp::cli::numberIn(0.0, 1.0));
-  app.add_option("--accuracy-estimator", params.accuracyEstimator,
-                 "features: SparseLoom's XGBoost estimator; contested: composed from the samples the sources disagree on")
-      ->default_val("contested")->check(CLI::IsMember({"features", "contested"}));
-  app.add_option("--audit-fraction", params.auditFraction,
-                 "contested: share of the samples every source variant gets right that a stitched variant also runs on")
-      ->default_val(0.03)->check(zp::cli::numberIn(0.0, 1.0));
-  app.add_option("--active-top", params.activeTop,
-                 "contested: measure on every sample the stitched variants predicted in this top that are not measured "
-                 "yet, until the predicted top is all measured or the budget is spent (0: none)")
-      ->default_val(10)->check(zp::cli::integerIn(0, 1000000));
-  app.add_option("--accuracy-budget", params.accuracyBudget,
-                 "contested: the accuracy work's share of the exhaustive subgraph runs that --active-top may fill")
-      ->default_val(0.15)->check(zp::cli::numberIn(0.0, 1.0));
-  app.add_option("--exhaustive-limit", params.exhaustiveLimit, "measure every stitched variant when it takes fewer subgraph runs")
-      ->default_val(4000000)->check(zp::cli::integerIn(0, INT64_MAX));
-  app.add_option("--latency-validation", params.latencyValidation, "stitched variants per task measured end to end")
-      ->default_val(24)->check(zp::cli::integerIn(0, 1000000));
-  app.add_option("--seed", params.seed, "seed of every sample drawn")->default_val(0)->check(zp::cli::integerIn(0, INT64_MAX));
-  app.add_option("--batch", params.batch,
-                 "batch a symbolic (dynamic) batch dim runs at when measuring latency (default: the one zoo-stitch bound)")
-      ->check(zp::cli::integerIn(1, zp::kMaxDimValue));
-  app.add_flag("--force", params.force, "re-measure even when the inputs are unchanged");
-  app.add_flag("--cold-profile", params.coldProfile,
-               "also write cold_profile.csv: every subgraph under every kernel and GEMM library (cold costs)");
-  app.add_option("--cold-warm-repeat", params.coldWarmRepeat, "cold profile: warm runs per kernel")
-      ->default_val(3)->check(zp::cli::integerIn(1, 1000000));
-  app.add_option("--xgb-rounds", params.xgb.rounds, "accuracy estimator: boosting rounds")->default_val(params.xgb.rounds)
-      ->check(zp::cli::integerIn(1, 100000));
-  app.add_option("--xgb-depth", params.xgb.maxDepth, "accuracy estimator: tree depth")->default_val(params.xgb.maxDepth)
-      ->check(zp::cli::integerIn(1, 64));
-  app.add_option("--xgb-objective", params.xgb.objective, "accuracy estimator: XGBoost objective")->default_val(params.xgb.objective);
-  app.add_option("--xgb-eta", params.xgb.eta, "accuracy estimator: learning rate")->default_val(params.xgb.eta)
-      ->check(zp::cli::numberIn(1e-6, 1.0));
-  if (auto rc = zp::cli::parse(app, argc, argv, "zoo-profile")) return *rc;
-  params.tool = "zoo-profile " + zp::zooplanVersion();
-  for (const auto& p : processors) {
-    auto o = zp::drivers::parseHostOverride(p);
-    if (!o.ok()) return zp::cli::printError("zoo-profile", o.error().message), zp::cli::kOptionError;
-    params.hostOverrides.push_back(*o);
-  }
-  for (const auto& i : imports) {
-    auto s = zp::drivers::parseImportSpec(i);
-    if (!s.ok()) return zp::cli::printError("zoo-profile", s.error().message), zp::cli::kOptionError;
-    params.imports.push_back(*s);
-  }
-  if (mergeDirs.empty() == stitchDir.empty())
-    return zp::cli::printError("zoo-profile", "give a stitch directory, or --merge with shard directories"),
-           zp::cli::kOptionError;
-  if (!mergeDirs.empty()) {
-    // A merge runs with the shards' parameters: measurement options would be ignored.
-    for (const char* o : {"--shard", "--processor", "--import", "--repeat", "--warmup", "--training-fraction", "--audit-fraction", "--active-top", "--accuracy-budget",
-                          "--accuracy-estimator",
-                          "--exhaustive-limit", "--latency-validation", "--seed", "--batch", "--cold-profile",
-                          "--xgb-rounds", "--xgb-depth", "--xgb-objective", "--xgb-eta"})
-      if (app.count(o))
-        return zp::cli::printError("zoo-profile", fmt::format("{}: not with --merge (the shards' parameters are used)", o)),
-               zp::cli::kOptionError;
-  }
+  auto parsed = zp::cli::parseZooProfileArgs(argc, argv);
+  if (const int* rc = std::get_if<int>(&parsed)) return *rc;
+  auto& req = std::get<zp::cli::ZooProfileRequest>(parsed);
   zp::installStopHandler(onStop);
-  params.stop = &g_stop;
-  if (!shard.empty()) {
-    auto spec = zp::drivers::parseShardSpec(shard);
-    if (!spec.ok()) return zp::cli::printError("zoo-profile", spec.error().message), zp::cli::kOptionError;
-    auto line = zp::drivers::runZooProfileShard(stitchDir, outDir, params, *spec);
-    if (!line.ok()) {
-      zp::cli::printError("zoo-profile", line.error().message);
-      return g_stop ? 128 + g_signal : zp::cli::kInputError;
-    }
-    fmt::print("{}wrote {}/shard.json\n", *line, outDir);
+  req.params.stop = &g_stop;
+  const std::string out = req.outDir.string();
+  if (req.shard) {
+    auto line = zp::drivers::runZooProfileShard(req.stitchDir, req.outDir, req.params, *req.shard);
+    if (!line.ok()) return failed(line.error());
+    fmt::print("{}wrote {}/shard.json\n", *line, out);
     return 0;
   }
-  std::vector<std::filesystem::path> shardDirs(mergeDirs.begin(), mergeDirs.end());
-  auto result = mergeDirs.empty() ? zp::drivers::runZooProfile(stitchDir, outDir, params)
-                                  : zp::drivers::mergeZooProfileShards(shardDirs, outDir, params);
-  if (!result.ok()) {
-    zp::cli::printError("zoo-profile", result.error().message);
-    return g_stop ? 128 + g_signal : zp::cli::kInputError;
-  }
+  auto result = req.mergeDirs.empty() ? zp::drivers::runZooProfile(req.stitchDir, req.outDir, req.params)
+                                      : zp::drivers::mergeZooProfileShards(req.mergeDirs, req.outDir, req.params);
+  if (!result.ok()) return failed(result.error());
   fmt::print("{}", result->summary);
   if (result->interrupted) return 128 + g_signal;
-  fmt::print("wrote {}/{{profile.csv, node_profile.csv, accuracy.csv, latency_model.json, report.json{}}}\n", outDir,
-             params.coldProfile ? ", cold_profile.csv" : "");
+  fmt::print("wrote {}/{{profile.csv, node_profile.csv, accuracy.csv, latency_model.json, report.json{}}}\n", out,
+             req.params.coldProfile ? ", cold_profile.csv" : "");
   return 0;
 }

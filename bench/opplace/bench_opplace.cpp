@@ -435,17 +435,17 @@ const Schedule* find(const ModelRun& r, const std::string& name) {
   return nullptr;
 }
 
-using HandOffMatrix = std::vector<std::vector<opplace::HandOff>>;
+using HandOffMatrix = std::vector<std::vector<estimate::TransitionCost>>;
 
 // The hand-off cost of every pair of processors, measured (a chain alternating
 // between the two, in both directions): handing over to or from the processor on
 // both cores also wakes its second thread, which one cpu <-> npu fit would miss.
 HandOffMatrix measureHandOffs(const std::vector<Config>& procs, json& report) {
-  HandOffMatrix m(procs.size(), std::vector<opplace::HandOff>(procs.size()));
+  HandOffMatrix m(procs.size(), std::vector<estimate::TransitionCost>(procs.size()));
   for (size_t a = 0; a < procs.size(); ++a)
     for (size_t b = a + 1; b < procs.size(); ++b) {
       const auto fit = must(measure::measurePlacedHandOff(procs[a].proc, procs[b].proc, measure::HandOffParams{}));
-      m[a][b] = m[b][a] = opplace::HandOff{fit.fixedMs, fit.msPerByte};
+      m[a][b] = m[b][a] = estimate::TransitionCost{fit.fixedMs, fit.msPerByte};
       json points = json::array();
       for (const auto& p : fit.points)
         points.push_back({{"bytes", p.bytes}, {"alternating_ms", p.alternatingMs}, {"same_ms", p.sameMs},

@@ -395,7 +395,7 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       for (const auto& [policy, threads] : use.policies)
         ZP_TRY(writeWeightCache(root, use.file, use.hash, policy, threads, (src.stitchDir / use.file).string(), res));
     } else if (in.input.role == "model") {
-      const std::string rel = "models/" + short16(in.input.sha256) + ".onnx";
+      const std::string rel = artifacts::modelFileName(in.input.sha256);
       if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy
       ZP_TRY(writeUnder(root, rel, in.bytes));
       ++res.models;

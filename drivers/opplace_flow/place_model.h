@@ -35,7 +35,7 @@ struct PlaceInputs {
   std::string modelKey;  // the model's name in the profile
   std::vector<PlaceProcessor> processors;
   std::vector<artifacts::NodeProfileRow> profile;
-  std::vector<std::vector<opplace::HandOff>> handoff;  // [from][to] over processors
+  std::vector<std::vector<estimate::TransitionCost>> handoff;  // [from][to] over processors
   // Configurations that only run the whole model (baselines), e.g. default@2: costs as for processors.
   std::vector<measure::HostConfig> alone;
   estimate::XgbParams predictor = estimate::defaultOpLatencyParams();

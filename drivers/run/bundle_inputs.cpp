@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "libplan/artifacts/bundle_manifest.h"
 #include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/plan_pb.h"
@@ -181,17 +182,6 @@ int64_t argmax(const Tensor& t) {
   return static_cast<int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
-std::vector<std::string> splitPlus(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find('+', start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) return out;
-    start = p + 1;
-  }
-}
-
 void OutputDiff::add(const runtime::TensorMap& got, const runtime::TensorMap& want) {
   for (const auto& [name, w] : want) {
     auto it = got.find(name);
@@ -232,6 +222,17 @@ Expected<std::vector<std::string>> systemsToRun(const std::vector<std::string>& 
     }
   }
   return out;
+}
+
+Expected<fs::path> verifiedBundleModel(const fs::path& bundle, const std::string& sha256, const std::string& what) {
+  const fs::path path = bundle / artifacts::modelFileName(sha256);
+  if (!fs::exists(path))
+    return makeError("{}: the bundle holds no copy of {} (plan-emit found no model?)", path.string(), what);
+  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  if (sha256Hex(bytes) != sha256)
+    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", path.string(),
+                     sha256.substr(0, 16));
+  return path;
 }
 
 }  // namespace zp::drivers

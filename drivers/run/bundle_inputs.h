@@ -68,11 +68,13 @@ Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, c
 Expected<std::vector<std::string>> systemsToRun(const std::vector<std::string>& planSystems, const std::string& chosen,
                                                 const std::vector<std::string>& compare);
 
+// A whole model's copy in the bundle (artifacts::modelFileName), read and
+// checked against the hash the plan recorded; `what` names it in errors.
+Expected<std::filesystem::path> verifiedBundleModel(const std::filesystem::path& bundle, const std::string& sha256,
+                                                    const std::string& what);
+
 // Index of the largest element.
 int64_t argmax(const runtime::Tensor& t);
-
-// "a+b+c" -> {a, b, c}: the variants of a combination, per position.
-std::vector<std::string> splitPlus(const std::string& s);
 
 // The largest |got - want| over the outputs `want` names (infinite when one is
 // missing, has another shape or is NaN), and the largest |want|: a run matches

@@ -488,7 +488,7 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const std:
   }
   r.feasible = true;
   r.combination = sel->combination;
-  const auto variants = splitPlus(sel->combination);
+  const auto variants = zoo::combinationVariants(sel->combination);
   const std::string where = fmt::format("{}: task '{}' SLO {} ({})", (ctx.params.bundle / "plan.pb").string(),
                                         task.name, sel->slo, system);
   if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel->placement.size()) != task.positions)

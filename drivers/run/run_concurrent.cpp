@@ -38,13 +38,7 @@ Expected<onnx::ModelProto> bundleModel(const ConcurrentRunParams& params, const 
   auto rec = plan.header.inputs.find(model);
   if (rec == plan.header.inputs.end())
     return makeError("{}: no hash recorded for the model '{}'", planFile(params), model);
-  const fs::path path = params.bundle / ("models/" + rec->second.substr(0, 16) + ".onnx");
-  if (!fs::exists(path))
-    return makeError("{}: the bundle holds no copy of '{}' (plan-emit found no workload?)", path.string(), model);
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
-  if (sha256Hex(bytes) != rec->second)
-    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", path.string(),
-                     rec->second.substr(0, 16));
+  ZP_ASSIGN_OR_RETURN(fs::path path, verifiedBundleModel(params.bundle, rec->second, fmt::format("'{}'", model)));
   return graph::loadModel(path);
 }
 

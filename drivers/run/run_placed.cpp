@@ -28,12 +28,7 @@ Expected<fs::path> placedModel(const PlacedRunParams& params, const artifacts::B
   for (const auto& in : manifest.inputs)
     if (sha->empty() && in.role == "model" && in.key == o.model) *sha = in.sha256;
   if (sha->empty()) return makeError("{}: no hash recorded for the placed model '{}'", pb, o.model);
-  const std::string rel = "models/" + sha->substr(0, 16) + ".onnx";
-  const fs::path path = params.bundle / rel;
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
-  if (sha256Hex(bytes) != *sha)
-    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", path.string(), sha->substr(0, 16));
-  return path;
+  return verifiedBundleModel(params.bundle, *sha, fmt::format("the placed model '{}'", o.model));
 }
 
 // The model for one processor, with the bundle's weight cache for its kernel policy when there is one.

@@ -20,6 +20,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/stats.h"
 #include "libplan/util/output_dir.h"
+#include "libplan/zoo/stitch_manifest.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -185,7 +186,7 @@ Expected<SystemRun> buildRun(const Context& c, const plan::ServedSystem& sys) {
         return makeError("{}: system '{}' has no choice for task '{}' under {}", (c.params.bundle / "plan.pb").string(),
                          sys.name, task.name, cfg.id);
       const auto& choice = sel->tasks[t];
-      const auto variants = splitPlus(choice.combination);
+      const auto variants = zoo::combinationVariants(choice.combination);
       ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
                    choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t], task.name};
       for (int pos = 0; pos < task.positions; ++pos) {

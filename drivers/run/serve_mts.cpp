@@ -40,7 +40,7 @@ struct MtsContext {
 };
 
 fs::path modelFile(const MtsContext& c, const std::string& sha) {
-  return c.params.bundle / ("models/" + sha.substr(0, 16) + ".onnx");
+  return c.params.bundle / artifacts::modelFileName(sha);
 }
 
 // One member's samples: its dataset's first ones, else seeded random inputs.

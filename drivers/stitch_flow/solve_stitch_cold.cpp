@@ -8,6 +8,7 @@
 #include "libplan/artifacts/profile_report.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/zoo/stitch_manifest.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -20,12 +21,9 @@ std::set<std::string> chosenSubgraphs(const plan::StitchPlan& stitch) {
   for (const auto& t : stitch.tasks)
     for (const auto& sel : t.selections) {
       if (!sel.feasible) continue;
-      size_t at = 0;
-      for (int pos = 0; at <= sel.combination.size(); ++pos) {
-        const size_t plus = std::min(sel.combination.find('+', at), sel.combination.size());
-        labels.insert(fmt::format("{}/{}/{}", t.name, pos, sel.combination.substr(at, plus - at)));
-        at = plus + 1;
-      }
+      const auto variants = zoo::combinationVariants(sel.combination);
+      for (size_t pos = 0; pos < variants.size(); ++pos)
+        labels.insert(fmt::format("{}/{}/{}", t.name, pos, variants[pos]));
     }
   return labels;
 }

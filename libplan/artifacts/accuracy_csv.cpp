@@ -1,4 +1,5 @@
 #include "libplan/artifacts/accuracy_csv.h"
+#include "libplan/zoo/stitch_manifest.h"
 
 #include <charconv>
 #include <cmath>
@@ -21,18 +22,6 @@ std::optional<double> fraction(const std::string& cell) {
   return v;
 }
 
-// A combination id: safe ids joined by '+'.
-std::optional<std::string> combinationProblem(const std::string& id) {
-  size_t start = 0;
-  for (;;) {
-    size_t plus = id.find('+', start);
-    if (auto p = idProblem(std::string_view(id).substr(start, plus == std::string::npos ? std::string::npos : plus - start)))
-      return p;
-    if (plus == std::string::npos) return std::nullopt;
-    start = plus + 1;
-  }
-}
-
 }  // namespace
 
 Expected<std::vector<AccuracyCsvRow>> parseAccuracyCsvRows(std::string_view text, const std::string& label) {
@@ -48,7 +37,7 @@ Expected<std::vector<AccuracyCsvRow>> parseAccuracyCsvRows(std::string_view text
     if (rec.fields.size() != 6) return fail(fmt::format("{} cells, the header has 6", rec.fields.size()));
     const auto& f = rec.fields;
     if (auto p = idProblem(f[0])) return fail("column 'task': " + *p);
-    if (auto p = combinationProblem(f[1])) return fail("column 'combination': " + *p);
+    if (auto p = zoo::combinationIdProblem(f[1])) return fail("column 'combination': " + *p);
     AccuracyRow row;
     if (f[2] != "original" && f[2] != "stitched")
       return fail(fmt::format("column 'kind': '{}' is not original or stitched", f[2]));

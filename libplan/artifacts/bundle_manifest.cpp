@@ -13,6 +13,8 @@ std::string cacheFileName(const std::string& hash, const std::string& policy) {
   return "caches/" + hash.substr(0, 16) + "." + policy + ".zwc";
 }
 
+std::string modelFileName(const std::string& sha256) { return "models/" + sha256.substr(0, 16) + ".onnx"; }
+
 Json toJson(const BundleManifest& m) {
   Json inputs = Json::array();
   for (const auto& in : m.inputs) inputs.push_back({{"role", in.role}, {"key", in.key}, {"path", in.path}, {"sha256", in.sha256}});

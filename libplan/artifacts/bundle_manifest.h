@@ -57,6 +57,8 @@ struct BundleManifest {
 
 // "caches/<hash16>.<policy>.zwc": the weight cache of a subgraph for a kernel policy.
 std::string cacheFileName(const std::string& hash, const std::string& policy);
+// "models/<sha16>.onnx": a whole model's copy (a placed model, a workload's DNN, an MTS member).
+std::string modelFileName(const std::string& sha256);
 
 // Where a recorded input path points (relative to `bundle`, resolved against its
 // real location: the recorded path was computed between real paths).

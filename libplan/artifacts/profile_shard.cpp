@@ -5,6 +5,7 @@
 
 #include "libplan/util/json_reader.h"
 #include "libplan/util/validate.h"
+#include "libplan/zoo/stitch_manifest.h"
 
 namespace zp::artifacts {
 namespace {
@@ -69,14 +70,8 @@ Expected<std::string> contentHash(const JsonAt& j) {
 
 Expected<std::string> combinationId(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(std::string id, j.string("combination"));
-  size_t start = 0;
-  while (true) {
-    const size_t plus = id.find('+', start);
-    const std::string part = id.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
-    if (!isSafeId(part)) return j.error("combination: not variant ids joined by '+'");
-    if (plus == std::string::npos) return id;
-    start = plus + 1;
-  }
+  if (zoo::combinationIdProblem(id)) return j.error("combination: not variant ids joined by '+'");
+  return id;
 }
 
 Expected<double> latency(const JsonAt& j, const char* key) { return j.number(key, 0, kMaxLatencyMs); }

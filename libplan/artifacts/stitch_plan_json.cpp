@@ -128,13 +128,8 @@ constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 Expected<std::string> combinationId(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(std::string id, j.string());
   if (id.empty()) return id;  // an infeasible selection names none
-  for (size_t start = 0;;) {
-    size_t plus = id.find('+', start);
-    if (auto p = idProblem(std::string_view(id).substr(start, plus == std::string::npos ? std::string::npos : plus - start)))
-      return j.error(*p);
-    if (plus == std::string::npos) return id;
-    start = plus + 1;
-  }
+  if (auto p = zoo::combinationIdProblem(id)) return j.error(*p);
+  return id;
 }
 
 Expected<SloConfiguration> sloFrom(const JsonAt& c) {

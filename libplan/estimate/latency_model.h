@@ -14,15 +14,11 @@
 #include <tuple>
 #include <vector>
 
+#include "libplan/estimate/transition_cost.h"
 #include "libplan/util/error.h"
 
 namespace zp::estimate {
 
-struct TransitionCost {
-  double fixedMs = 0;    // per transfer
-  double msPerByte = 0;  // per byte moved
-  bool operator==(const TransitionCost&) const = default;
-};
 
 class LatencyModel {
  public:

@@ -40,4 +40,26 @@ std::optional<uint64_t> combinationCount(size_t variants, size_t positions) {
   return checkedPow(variants, positions, kMaxCombinations);
 }
 
+std::vector<std::string> combinationVariants(std::string_view id) {
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    const size_t plus = id.find('+', start);
+    out.emplace_back(id.substr(start, plus == std::string_view::npos ? std::string_view::npos : plus - start));
+    if (plus == std::string_view::npos) return out;
+    start = plus + 1;
+  }
+}
+
+std::string combinationId(const std::vector<std::string>& variants) {
+  std::string id;
+  for (const auto& v : variants) id += (id.empty() ? "" : "+") + v;
+  return id;
+}
+
+std::optional<std::string> combinationIdProblem(std::string_view id) {
+  for (const auto& part : combinationVariants(id))
+    if (auto p = idProblem(part)) return p;
+  return std::nullopt;
+}
+
 }  // namespace zp::zoo

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 
@@ -23,6 +24,13 @@ inline constexpr int kMaxPositions = 32;
 inline constexpr uint64_t kMaxCombinations = 100'000;
 // variants^positions, or nothing when that exceeds kMaxCombinations.
 std::optional<uint64_t> combinationCount(size_t variants, size_t positions);
+
+// A combination id ("dense+u50+u50": a variant id per position, joined by
+// '+') and its parts; the one place the form is spelled out.
+std::vector<std::string> combinationVariants(std::string_view id);
+std::string combinationId(const std::vector<std::string>& variants);
+// Why `id` is not safe variant ids joined by '+' (nothing: it is).
+std::optional<std::string> combinationIdProblem(std::string_view id);
 
 struct TensorSig {
   std::string name;

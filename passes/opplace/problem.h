@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/estimate/transition_cost.h"
 #include "libplan/util/error.h"
 
 namespace zp::opplace {
@@ -35,11 +36,6 @@ struct OpEdge {
   double bytes = 0;      // tensor handed over
 };
 
-struct HandOff {
-  double fixedMs = 0, msPerByte = 0;
-  double ms(double bytes) const { return fixedMs + msPerByte * bytes; }
-};
-
 // A configuration that only runs the whole graph alone (e.g. one processor
 // with all cores and intra-operator threads): a baseline, not a placement target.
 struct AloneConfig {
@@ -52,7 +48,7 @@ struct Problem {
   std::vector<OpEdge> edges;
   std::vector<std::string> processors;
   std::vector<std::vector<double>> ms;         // [node][processor], finite, >= 0
-  std::vector<std::vector<HandOff>> handoff;   // [from][to]; the diagonal is unused
+  std::vector<std::vector<estimate::TransitionCost>> handoff;   // [from][to]; the diagonal is unused
   std::vector<AloneConfig> alone;
   // Per processor the cores (ids >= 0) it occupies; empty: every processor is its own.
   std::vector<std::vector<int>> cores;

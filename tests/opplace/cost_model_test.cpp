@@ -14,7 +14,7 @@ Problem diamond() {
   for (const char* n : {"a", "b", "c", "d"}) p.nodes.push_back(OpNode{n, "Conv", 0, 0});
   p.ms = {{1, 2}, {4, 3}, {4, 3}, {1, 1}};
   p.edges = {{0, 1, 1e6}, {0, 2, 0}, {1, 3, 0}, {2, 3, 2e6}};
-  p.handoff = {{HandOff{}, HandOff{1, 1e-6}}, {HandOff{1, 1e-6}, HandOff{}}};
+  p.handoff = {{estimate::TransitionCost{}, estimate::TransitionCost{1, 1e-6}}, {estimate::TransitionCost{1, 1e-6}, estimate::TransitionCost{}}};
   return p;
 }
 
@@ -51,8 +51,8 @@ TEST(OpPlaceCostModel, AProcessorOnSharedCoresWaitsForAllOfThem) {
   auto p = diamond();
   p.processors.push_back("all");
   for (auto& row : p.ms) row.push_back(0.5);
-  for (auto& row : p.handoff) row.push_back(HandOff{1, 0});
-  p.handoff.push_back({HandOff{1, 0}, HandOff{1, 0}, HandOff{}});
+  for (auto& row : p.handoff) row.push_back(estimate::TransitionCost{1, 0});
+  p.handoff.push_back({estimate::TransitionCost{1, 0}, estimate::TransitionCost{1, 0}, estimate::TransitionCost{}});
   p.cores = {{0}, {1}, {0, 1}};
   ASSERT_TRUE(validate(p).ok());
   // a on cpu [0,1]; b on gpu: 1 + 2 = 3 -> [3,6]; c on all: ready 1 + 1 = 2, but the gpu

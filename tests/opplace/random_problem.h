@@ -37,9 +37,9 @@ inline Problem randomProblem(int n, int k, uint64_t seed, bool chain, bool share
       last = u;
     }
   }
-  p.handoff.assign(static_cast<size_t>(k), std::vector<HandOff>(static_cast<size_t>(k)));
+  p.handoff.assign(static_cast<size_t>(k), std::vector<estimate::TransitionCost>(static_cast<size_t>(k)));
   for (auto& row : p.handoff)
-    for (auto& h : row) h = HandOff{unit(rng) * 0.5, unit(rng) * 5e-6};
+    for (auto& h : row) h = estimate::TransitionCost{unit(rng) * 0.5, unit(rng) * 5e-6};
   if (sharedCores && k >= 3) {
     for (int q = 0; q + 1 < k; ++q) p.cores.push_back({q});
     p.cores.push_back({0, 1});

@@ -35,7 +35,7 @@ Fixture digits() {
   f.models = zooModels(f.zoo);
   f.inputs.processors = placeProcessors(f.zoo);
   const size_t k = f.inputs.processors.size();
-  f.inputs.handoff.assign(k, std::vector<opplace::HandOff>(k, opplace::HandOff{0.002, 1e-7}));
+  f.inputs.handoff.assign(k, std::vector<estimate::TransitionCost>(k, estimate::TransitionCost{0.002, 1e-7}));
   f.inputs.predictor.rounds = 60;
   return f;
 }
@@ -120,7 +120,7 @@ TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes)
   PlaceProcessor all{"all-cores", measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {0, 1}}};
   f.inputs.processors.push_back(all);
   const size_t k = f.inputs.processors.size();
-  f.inputs.handoff.assign(k, std::vector<opplace::HandOff>(k, opplace::HandOff{0.002, 1e-7}));
+  f.inputs.handoff.assign(k, std::vector<estimate::TransitionCost>(k, estimate::TransitionCost{0.002, 1e-7}));
   auto configs = hostConfigs(f.zoo);
   configs.push_back(all.config);
   auto rows = profileModels({f.models[0]}, configs, ProfileParams{{3, 1}, 0});

@@ -214,5 +214,16 @@ TEST(StitchManifest, CombinationCountIsBounded) {
   EXPECT_EQ(combinationCount(10, 5), kMaxCombinations);
 }
 
+TEST(CombinationId, SplitsAndJoinsAndNamesWhatIsUnsafe) {
+  EXPECT_EQ(combinationVariants("dense+u50+s50"), (std::vector<std::string>{"dense", "u50", "s50"}));
+  EXPECT_EQ(combinationVariants("dense"), (std::vector<std::string>{"dense"}));
+  EXPECT_EQ(combinationId({"dense", "u50", "s50"}), "dense+u50+s50");
+  EXPECT_EQ(combinationId(combinationVariants("a+b")), "a+b");
+  EXPECT_FALSE(combinationIdProblem("dense+u50"));
+  EXPECT_TRUE(combinationIdProblem("dense++u50"));  // an empty variant id
+  EXPECT_TRUE(combinationIdProblem("dense+../x"));
+  EXPECT_TRUE(combinationIdProblem(""));
+}
+
 }  // namespace
 }  // namespace zp::zoo
