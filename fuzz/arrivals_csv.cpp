@@ -7,7 +7,7 @@
 
 ZP_FUZZ_TARGET(arrivals_csv) {
   using namespace zp;
-  const std::vector<artifacts::KnownTask> known = {{"digits", 8}, {"kws", 3}};
+  const std::vector<artifacts::KnownTask> known = {{"digits", 8, ""}, {"kws", 3, "raise --samples"}};
   auto trace = artifacts::parseArrivalsCsv(fuzz::asText(data, size), "arrivals.csv", known);
   if (!trace.ok()) return 0;
   const std::string text = artifacts::formatArrivalsCsv(*trace);

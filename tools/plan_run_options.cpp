@@ -214,7 +214,8 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
     return kOptionError;
   }
   if (!g.jsonOut.empty()) {
-    printError("plan-run", "--json takes a file only with --serve");
+    printError("plan-run", "--json FILE: a file is for --serve's report; without --serve, --json alone prints the "
+                           "report as JSON on stdout");
     return kOptionError;
   }
   const bool isBundle = std::filesystem::is_directory(g.model);

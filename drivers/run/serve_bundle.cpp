@@ -101,8 +101,12 @@ Status readSamples(Context& c, const artifacts::BundleManifest& manifest) {
 
 Status makeTrace(Context& c) {
   std::vector<artifacts::KnownTask> known;
-  for (size_t t = 0; t < c.st->tasks.size(); ++t)
-    known.push_back({c.st->tasks[t].name, static_cast<int>(c.samples[t].size())});
+  for (size_t t = 0; t < c.st->tasks.size(); ++t) {
+    const int read = static_cast<int>(c.samples[t].size());
+    known.push_back({c.st->tasks[t].name, read,
+                     read == c.params.samples ? fmt::format("serving reads the first {} of its dataset: raise --samples", read)
+                                              : ""});
+  }
   if (!c.params.arrivals.empty()) {
     ZP_ASSIGN_OR_RETURN(c.trace, artifacts::readArrivalsCsv(c.params.arrivals, known));
   } else {

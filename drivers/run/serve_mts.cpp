@@ -118,8 +118,12 @@ Status checkOutputs(MtsContext& c, size_t u) {
 
 Status makeTrace(MtsContext& c) {
   std::vector<artifacts::KnownTask> known;
-  for (size_t u = 0; u < c.m.units.size(); ++u)
-    known.push_back({c.m.units[u].group, static_cast<int>(c.samples[u].stitched.size())});
+  for (size_t u = 0; u < c.m.units.size(); ++u) {
+    const int read = static_cast<int>(c.samples[u].stitched.size());
+    known.push_back({c.m.units[u].group, read,
+                     read == c.params.samples ? fmt::format("serving reads the first {} samples: raise --samples", read)
+                                              : ""});
+  }
   if (!c.params.arrivals.empty()) {
     ZP_ASSIGN_OR_RETURN(c.trace, artifacts::readArrivalsCsv(c.params.arrivals, known));
     return {};

@@ -43,9 +43,10 @@ std::optional<std::string> parseRecord(const std::vector<std::string>& fields, c
   auto [send, sec] = std::from_chars(s.data(), s.data() + s.size(), a->sample);
   if (sec != std::errc() || send != s.data() + s.size() || s.empty())
     return fmt::format("sample '{}' is not an integer", s);
-  const int samples = known[static_cast<size_t>(a->task)].samples;
-  if (a->sample < 0 || a->sample >= samples)
-    return fmt::format("sample {} is outside the {} samples of task '{}'", a->sample, samples, fields[1]);
+  const KnownTask& task = known[static_cast<size_t>(a->task)];
+  if (a->sample < 0 || a->sample >= task.samples)
+    return fmt::format("sample {} is outside the {} samples of task '{}'{}", a->sample, task.samples, fields[1],
+                       task.bound.empty() ? "" : " (" + task.bound + ")");
   return std::nullopt;
 }
 

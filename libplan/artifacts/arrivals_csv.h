@@ -16,7 +16,8 @@ inline constexpr std::string_view kArrivalsCsvHeader = "time_ms,task,sample";
 
 struct KnownTask {
   std::string name;
-  int samples = 0;  // dataset size: valid sample indices are [0, samples)
+  int samples = 0;     // valid sample indices are [0, samples)
+  std::string bound;   // what sets `samples`, said with an index outside them (e.g. the option to raise)
 };
 
 // The trace's tasks are `known` in its order (arrivals index into it). Bad input

@@ -16,7 +16,7 @@ using runtime::serve::ArrivalParams;
 using runtime::serve::ArrivalProcess;
 using runtime::serve::generateArrivals;
 
-const std::vector<KnownTask> kKnown = {{"digits", 10}, {"wine", 3}};
+const std::vector<KnownTask> kKnown = {{"digits", 10, ""}, {"wine", 3, "raise --samples"}};
 
 ArrivalParams twoTasks(ArrivalProcess process, uint64_t seed) {
   ArrivalParams p;
@@ -64,7 +64,7 @@ TEST(ArrivalsFile, BadInputNamesFileAndLine) {
       {"time_ms,task,sample\n1e999,digits,0\n", "a.csv:2: time '1e999' is not a number"},
       {"time_ms,task,sample\n5,digits,0\n4,digits,1\n", "a.csv:3: time 4 is before the previous line's 5"},
       {"time_ms,task,sample\n0,digits,10\n", "a.csv:2: sample 10 is outside the 10 samples of task 'digits'"},
-      {"time_ms,task,sample\n0,wine,-1\n", "a.csv:2: sample -1 is outside the 3 samples of task 'wine'"},
+      {"time_ms,task,sample\n0,wine,-1\n", "a.csv:2: sample -1 is outside the 3 samples of task 'wine' (raise --samples)"},
       {"time_ms,task,sample\n0,wine,1.5\n", "a.csv:2: sample '1.5' is not an integer"},
       {"time_ms,task,sample\n0,wine\n", "a.csv:2: expected 3 fields"},
       {"time_ms,task,sample\n0,wine,1,\n", "a.csv:2: expected 3 fields"},

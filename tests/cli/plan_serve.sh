@@ -132,6 +132,11 @@ rejected "a plan of the old shape" 1 "written by an older plan-solve (its select
   "$BIN/plan-emit" "$WORK/old.json" -o "$WORK/oldbundle"
 
 # --- bad input ---
+printf 'time_ms,task,sample\n0,digits,100\n' > "$WORK/sample100.csv"
+rejected "an arrival's sample beyond --samples" 1 "sample 100 is outside the 8 samples of task 'digits' (serving reads the first 8 of its dataset: raise --samples)" -- \
+  "$BIN/plan-run" "$WORK/bundle" --serve --samples 8 --arrivals "$WORK/sample100.csv" --json "$WORK/out/x.json"
+rejected "--json FILE without --serve" 2 "--json FILE: a file is for --serve's report; without --serve, --json alone prints" -- \
+  "$BIN/plan-run" "$WORK/bundle" --json "$WORK/out/x.json"
 rejected "--compare naming no system" 1 "--compare nope: the plan carries no such system (it carries: zooplan, Algorithm-1," -- \
   "$BIN/plan-run" "$WORK/bundle" --serve --compare nope --json "$WORK/out/x.json"
 printf 'time_ms,task,sample\n0,digits,0\n1,nosuchtask,0\n' > "$WORK/unknown.csv"
