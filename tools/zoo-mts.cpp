@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include "drivers/mts_flow/zoo_mts.h"
+#include "libplan/graph/dims.h"
+#include "libplan/util/dim_limits.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
@@ -21,7 +23,16 @@ int main(int argc, char** argv) {
   auto* budgetOption = app.add_option("--memory-budget", budget, "bytes a stitched group may hold (weights + auxiliary "
                                                                  "constants); overrides memory_budget_bytes")
                            ->check(zp::cli::integerIn(1, INT64_MAX));
+  app.add_option("--batch", options.dims.batch, "batch a member's symbolic (dynamic) batch dim is bound to, as zoo-stitch binds it")
+      ->capture_default_str()->check(zp::cli::integerIn(1, zp::kMaxDimValue));
+  std::vector<std::string> dims;
+  app.add_option("--dim", dims, "NAME=VALUE: bind a symbolic dim that is not the batch (repeatable)");
   if (auto rc = zp::cli::parse(app, argc, argv, "zoo-mts")) return *rc;
+  for (const auto& d : dims) {
+    auto kv = zp::graph::parseDimSpec(d);
+    if (!kv.ok()) return zp::cli::printError("zoo-mts", kv.error().message), zp::cli::kOptionError;
+    options.dims.named[kv->first] = kv->second;
+  }
   if (netfuse) options.mode = zp::mts::StitchMode::NetFuse;
   if (budgetOption->count()) options.memoryBudgetBytes = budget;
   options.tool = "zoo-mts";

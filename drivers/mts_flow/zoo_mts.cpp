@@ -12,10 +12,13 @@
 namespace zp::mts {
 namespace fs = std::filesystem;
 
-Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group) {
+Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group,
+                                      const graph::DimBinding& dims) {
   GroupModels out;
   for (const auto& m : group.members) {
-    ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(zoo.resolve(m.onnx)));
+    const fs::path file = zoo.resolve(m.onnx);
+    ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
+    if (graph::hasSymbolicInputs(model)) { ZP_ASSIGN_OR_RETURN(model, graph::bindDims(model, dims, file.string())); }
     out.models.push_back(std::move(model));
     out.tasks.push_back(m.task);
   }
@@ -23,8 +26,8 @@ Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskG
 }
 
 Expected<StitchedGroup> stitchZooGroup(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group, StitchMode mode,
-                                       std::optional<int64_t> budget) {
-  ZP_ASSIGN_OR_RETURN(GroupModels members, loadGroupModels(zoo, group));
+                                       std::optional<int64_t> budget, const graph::DimBinding& dims) {
+  ZP_ASSIGN_OR_RETURN(GroupModels members, loadGroupModels(zoo, group, dims));
   std::vector<const onnx::ModelProto*> ptrs;
   for (const auto& m : members.models) ptrs.push_back(&m);
   StitchParams params;
@@ -88,7 +91,7 @@ Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options) {
   std::vector<StitchedGroup> stitched;
   for (auto& g : selected) {
     g.sharedInput = g.sharedInput || options.sharedInput;
-    ZP_ASSIGN_OR_RETURN(auto s, stitchZooGroup(zoo, g, options.mode, options.memoryBudgetBytes));
+    ZP_ASSIGN_OR_RETURN(auto s, stitchZooGroup(zoo, g, options.mode, options.memoryBudgetBytes, options.dims));
     stitched.push_back(std::move(s));
   }
   std::vector<GuardedPath> inputs;

@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "libplan/graph/dims.h"
 #include "libplan/util/error.h"
 #include "libplan/zoo/mts_manifest.h"
 #include "libplan/zoo/multitask_group.h"
@@ -25,6 +26,7 @@ struct ZooMtsOptions {
   StitchMode mode = StitchMode::Mts;
   std::optional<int64_t> memoryBudgetBytes;     // overrides the groups' own budgets
   bool sharedInput = false;                     // as if every group declared shared_input
+  graph::DimBinding dims;                       // members' symbolic dims bound as zoo-stitch binds them (--batch, --dim)
   std::string tool = "zoo-mts";
 };
 
@@ -33,12 +35,14 @@ struct GroupModels {
   std::vector<onnx::ModelProto> models;
   std::vector<std::string> tasks;
 };
-Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group);
+// Symbolic dims (a dynamic batch axis) are bound by `dims`.
+Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group,
+                                      const graph::DimBinding& dims = {});
 
 // Stitches one group; errors read "<zoo.json>: group 'NAME': <problem>",
 // including a stitched graph whose weights and auxiliary constants exceed `budget`.
 Expected<StitchedGroup> stitchZooGroup(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group, StitchMode mode,
-                                       std::optional<int64_t> budget);
+                                       std::optional<int64_t> budget, const graph::DimBinding& dims = {});
 
 Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options);
 
