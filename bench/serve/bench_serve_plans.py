@@ -61,7 +61,7 @@ def systems_runs(a, bundle):
     """Every system, one Poisson trace per seed; rows per system and seed."""
     rows = []
     for seed in range(1, a.runs + 1):
-        r = serve(a, bundle, ['--slo', a.slos, '--rate', str(a.rate), '--duration-ms', str(a.duration_ms),
+        r = serve(a, bundle, ['--compare', 'all', '--slo', a.slos, '--rate', str(a.rate), '--duration-ms', str(a.duration_ms),
                               '--seed', str(seed)], os.path.join(a.work_dir, f'serve-{seed}.json'))
         for name, s in sorted(r['systems'].items()):
             rows.append({'system': name, 'seed': seed, 'measured': s['measured'], 'predicted': s['predicted'],
