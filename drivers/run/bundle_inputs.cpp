@@ -235,4 +235,21 @@ Expected<fs::path> verifiedBundleModel(const fs::path& bundle, const std::string
   return path;
 }
 
+std::optional<std::string> inputMismatch(const runtime::IoInfo& input, const Tensor& t) {
+  if (t.dtype != input.dtype)
+    return fmt::format("holds {}, the input '{}' is {}", runtime::dtypeName(t.dtype), input.name,
+                       runtime::dtypeName(input.dtype));
+  bool match = t.shape.size() == input.shape.size();
+  for (size_t d = 0; match && d < input.shape.size(); ++d) match = input.shape[d] < 0 || input.shape[d] == t.shape[d];
+  if (!match)
+    return fmt::format("shape {}, the input '{}' is {}", runtime::shapeString(t.shape), input.name,
+                       runtime::shapeString(input.shape));
+  return std::nullopt;
+}
+
+std::string npyFileName(std::string name) {
+  std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+  return name + ".npy";
+}
+
 }  // namespace zp::drivers

@@ -67,6 +67,24 @@ Expected<Dataset> datasetSamples(const zoo::Zoo& zoo, const std::string& task, c
 // name is an error naming the ones the plan carries.
 Expected<std::vector<std::string>> systemsToRun(const std::vector<std::string>& planSystems, const std::string& chosen,
                                                 const std::vector<std::string>& compare);
+// The same over a plan's systems (anything with a `name`): the ones to run, in order.
+template <typename System>
+Expected<std::vector<const System*>> selectSystems(const std::vector<System>& systems, const std::string& chosen,
+                                                   const std::vector<std::string>& compare) {
+  std::vector<std::string> names;
+  for (const auto& s : systems) names.push_back(s.name);
+  ZP_ASSIGN_OR_RETURN(const auto run, systemsToRun(names, chosen, compare));
+  std::vector<const System*> out;
+  for (const auto& name : run)
+    for (const auto& s : systems)
+      if (s.name == name) out.push_back(&s);
+  return out;
+}
+
+// Why a user's tensor cannot feed `input` (dtype, rank or a fixed dim differs); nothing: it can.
+std::optional<std::string> inputMismatch(const runtime::IoInfo& input, const runtime::Tensor& t);
+// An output's file name under --save-outputs: NAME.npy, path separators replaced.
+std::string npyFileName(std::string name);
 
 // A whole model's copy in the bundle (artifacts::modelFileName), read and
 // checked against the hash the plan recorded; `what` names it in errors.

@@ -203,7 +203,7 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const pla
   cp.rounds = params.rounds;
   cp.seed = params.seed;
   cp.tolerance = params.tolerance;
-  std::vector<std::string> carried{"zooplan"};
+  std::vector<std::string> carried{"zooplan"};  // the plan's schedule, then its baselines'
   for (const auto& b : plan.concurrent->baselines) carried.push_back(b.name);
   ZP_ASSIGN_OR_RETURN(cp.schedules, systemsToRun(carried, "zooplan", params.compare));
   cp.trace = params.trace;
@@ -221,6 +221,7 @@ struct BundleContext {
   const plan::Plan* plan = nullptr;
   std::optional<zoo::Zoo> zoo;
   std::map<std::string, std::pair<fs::path, Tensor>> userInputs;  // --input: task -> (file, tensor)
+  std::map<std::string, Dataset> datasets;                        // per task, once read
   std::optional<OutputDir> saved;                                 // --save-outputs
   std::set<std::string> warned;
   BundleRunResult res;
@@ -229,36 +230,29 @@ struct BundleContext {
   }
 };
 
-// What one system runs for a task under one configuration.
+// What one system runs for a task under one configuration, and by how much it
+// misses that configuration's SLO when it does.
 struct ChoiceToRun {
   std::string slo;
-  bool feasible = false;
-  std::string combination;
-  std::vector<std::string> placement;  // position -> processor
-  double accuracy = 0, latencyMs = 0;
+  plan::SystemTaskChoice choice;
   std::optional<plan::SloMiss> miss;
 };
 
-// The configuration to run: --slo, else the first the system meets for the task.
+// The configuration to run: --slo, else the first whose SLO the system meets for the task.
 std::optional<ChoiceToRun> choiceToRun(const BundleRunParams& params, const plan::StitchPlan& st,
-                                       const std::string& system, size_t taskIndex, TaskRunReport& r) {
-  const plan::TaskPlan& task = st.tasks[taskIndex];
+                                       const plan::ServedSystem& system, size_t taskIndex, TaskRunReport& r) {
   r.slo = params.slo.empty() ? "-" : params.slo;
   r.skipped = params.slo.empty() ? "no SLO configuration is feasible" : "no selection for this configuration";
-  if (system == st.chosenSystem) {
-    for (const auto& s : task.selections)
-      if (!params.slo.empty() ? s.slo == params.slo : s.feasible)
-        return ChoiceToRun{s.slo, s.feasible, s.combination, s.placement, s.accuracy, s.latencyMs, s.miss};
-    return std::nullopt;
-  }
-  const auto sys = std::find_if(st.systems.begin(), st.systems.end(), [&](const auto& x) { return x.name == system; });
-  for (const auto& sel : sys->selections) {
-    const plan::SystemTaskChoice& c = sel.tasks.at(taskIndex);
-    if (!params.slo.empty() ? sel.slo == params.slo : c.feasible) {
-      ChoiceToRun out{sel.slo, c.feasible, c.combination, c.placement, c.accuracy, c.latencyMs, std::nullopt};
-      if (!c.feasible) out.miss = plan::SloMiss{c.combination, 0, 0};
-      return out;
-    }
+  for (size_t c = 0; c < system.selections.size(); ++c) {
+    const auto& sel = system.selections[c];
+    const plan::SystemTaskChoice& choice = sel.tasks.at(taskIndex);
+    if (!params.slo.empty() ? sel.slo != params.slo : !choice.feasible) continue;
+    ChoiceToRun out{sel.slo, choice, std::nullopt};
+    const plan::TaskSlo& slo = st.slos.at(c).tasks.at(choice.task);
+    if (!choice.feasible)
+      out.miss = plan::SloMiss{choice.combination, std::max(0.0, slo.accuracy - choice.accuracy),
+                               std::max(0.0, choice.latencyMs - slo.latencyMs)};
+    return out;
   }
   return std::nullopt;
 }
@@ -372,8 +366,9 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
 // Inputs without a dataset: enough to compare outputs, none to score.
 constexpr int kRandomSamples = 8;
 
-// Dataset samples or seeded random ones.
-Expected<Dataset> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
+// Dataset samples or seeded random ones, read once per task (every system --compare runs shares them).
+Expected<const Dataset*> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
+  if (auto it = ctx.datasets.find(task.name); it != ctx.datasets.end()) return &it->second;
   Dataset data;
   const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
   std::string why = "no zoo";
@@ -382,15 +377,13 @@ Expected<Dataset> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, co
     ZP_ASSIGN_OR_RETURN(data, datasetSamples(*ctx.zoo, task.name, in0, limit, &why));
   }
   if (data.samples.empty()) {
-    const std::string note = fmt::format("{}; using seeded random inputs", why);
-    if (ctx.zoo && std::find(ctx.res.notes.begin(), ctx.res.notes.end(), note) == ctx.res.notes.end())
-      ctx.res.notes.push_back(note);
+    if (ctx.zoo) ctx.res.notes.push_back(fmt::format("{}; using seeded random inputs", why));
     for (int k = 0; k < (ctx.params.samples > 0 ? ctx.params.samples : kRandomSamples); ++k)
       data.samples.push_back(runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)},
                                                   ctx.params.seed + static_cast<uint64_t>(k)));
     data.source = "random";
   }
-  return data;
+  return &ctx.datasets.emplace(task.name, std::move(data)).first->second;
 }
 
 // The cached chain against the reference on every sample, and top-1 accuracy when labelled.
@@ -438,15 +431,7 @@ Expected<double> timeChain(Chain& cached, const Tensor& input, int repeat) {
 Expected<TaskRunReport> runOnUserInput(BundleContext& ctx, const fs::path& file, const Tensor& x, bool save,
                                        Chain& cached, Chain& reference, TaskRunReport& r) {
   const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
-  const std::string where = fmt::format("{}: --input {}", file.string(), r.task);
-  if (x.dtype != in0.dtype)
-    return makeError("{}: holds {}, the task's input '{}' is {}", where, runtime::dtypeName(x.dtype), in0.name,
-                     runtime::dtypeName(in0.dtype));
-  bool match = x.shape.size() == in0.shape.size();
-  for (size_t d = 0; match && d < in0.shape.size(); ++d) match = in0.shape[d] < 0 || in0.shape[d] == x.shape[d];
-  if (!match)
-    return makeError("{}: shape {}, the task's input '{}' is {}", where, runtime::shapeString(x.shape), in0.name,
-                     runtime::shapeString(in0.shape));
+  if (auto why = inputMismatch(in0, x)) return makeError("{}: --input {}: {}", file.string(), r.task, *why);
   ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(x));
   ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(x));
   OutputDiff diff;
@@ -457,11 +442,7 @@ Expected<TaskRunReport> runOnUserInput(BundleContext& ctx, const fs::path& file,
   r.inputs = file.string();
   r.samples = 1;
   if (save && ctx.saved)
-    for (const auto& [name, t] : got) {
-      std::string stem = r.task + "." + name;
-      std::replace_if(stem.begin(), stem.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-      ZP_TRY(runtime::writeNpy(ctx.saved->path() / (stem + ".npy"), t));
-    }
+    for (const auto& [name, t] : got) ZP_TRY(runtime::writeNpy(ctx.saved->path() / npyFileName(r.task + "." + name), t));
   if (ctx.params.repeat > 0) {
     ZP_ASSIGN_OR_RETURN(r.measuredMs, timeChain(cached, x, ctx.params.repeat));
   }
@@ -469,41 +450,41 @@ Expected<TaskRunReport> runOnUserInput(BundleContext& ctx, const fs::path& file,
 }
 
 // One task: one system's choice chained through the runtime, checked and timed.
-Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const std::string& system) {
+Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const plan::ServedSystem& system) {
   const plan::TaskPlan& task = ctx.plan->stitch->tasks[taskIndex];
   TaskRunReport r;
-  r.system = system;
+  r.system = system.name;
   r.task = task.name;
-  const auto sel = choiceToRun(ctx.params, *ctx.plan->stitch, system, taskIndex, r);
-  if (!sel) return r;
-  r.slo = sel->slo;
-  r.predictedMs = sel->latencyMs;
-  r.plannedAccuracy = sel->accuracy;
-  if (!sel->feasible) {
-    r.skipped = sel->miss && (sel->miss->accuracyShort > 0 || sel->miss->latencyOverMs > 0)
-                    ? fmt::format("infeasible ({} misses by {:.4g} accuracy, {:.4g} ms)", sel->miss->combination,
-                                  sel->miss->accuracyShort, sel->miss->latencyOverMs)
-                    : "infeasible";
+  const auto run = choiceToRun(ctx.params, *ctx.plan->stitch, system, taskIndex, r);
+  if (!run) return r;
+  const plan::SystemTaskChoice& sel = run->choice;
+  r.slo = run->slo;
+  r.predictedMs = sel.latencyMs;
+  r.plannedAccuracy = sel.accuracy;
+  if (run->miss) {
+    r.skipped = fmt::format("infeasible ({} misses by {:.4g} accuracy, {:.4g} ms)", run->miss->combination,
+                            run->miss->accuracyShort, run->miss->latencyOverMs);
     return r;
   }
   r.feasible = true;
-  r.combination = sel->combination;
-  const auto variants = zoo::combinationVariants(sel->combination);
+  r.combination = sel.combination;
+  const auto variants = zoo::combinationVariants(sel.combination);
   const std::string where = fmt::format("{}: task '{}' SLO {} ({})", (ctx.params.bundle / "plan.pb").string(),
-                                        task.name, sel->slo, system);
-  if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel->placement.size()) != task.positions)
-    return makeError("{}: combination '{}' and placement of {} processors for {} positions", where, sel->combination,
-                     sel->placement.size(), task.positions);
+                                        task.name, run->slo, system.name);
+  if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel.placement.size()) != task.positions)
+    return makeError("{}: combination '{}' and placement of {} processors for {} positions", where, sel.combination,
+                     sel.placement.size(), task.positions);
   Chain cached, reference;
   // A cold start first, before any other load reads these files.
-  if (ctx.params.cold) ZP_TRY(coldStartChain(ctx, *ctx.plan, task, variants, sel->placement, where, cached, r));
+  if (ctx.params.cold) ZP_TRY(coldStartChain(ctx, *ctx.plan, task, variants, sel.placement, where, cached, r));
   for (int pos = 0; pos < task.positions; ++pos)
-    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel->placement[static_cast<size_t>(pos)],
+    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel.placement[static_cast<size_t>(pos)],
                         where, cached, reference, r, ctx.params.cold));
   if (auto user = ctx.userInputs.find(task.name); user != ctx.userInputs.end())
-    return runOnUserInput(ctx, user->second.first, user->second.second, system == ctx.plan->stitch->chosenSystem,
+    return runOnUserInput(ctx, user->second.first, user->second.second, system.name == ctx.plan->stitch->chosenSystem,
                           cached, reference, r);
-  ZP_ASSIGN_OR_RETURN(Dataset data, chainInputs(ctx, task, cached));
+  ZP_ASSIGN_OR_RETURN(const Dataset* inputs, chainInputs(ctx, task, cached));
+  const Dataset& data = *inputs;
   r.inputs = data.source;
   r.samples = static_cast<int>(data.samples.size());
   ZP_TRY(compareChains(ctx.params, cached, reference, data, where, r));
@@ -557,19 +538,15 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
   ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
-  std::vector<std::string> carried;
-  for (const auto& s : plan.stitch->systems) carried.push_back(s.name);
-  ZP_ASSIGN_OR_RETURN(const auto systems, systemsToRun(carried, plan.stitch->chosenSystem, params.compare));
+  ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(plan.stitch->systems, plan.stitch->chosenSystem, params.compare));
   ZP_TRY(readUserInputs(ctx));
-  for (const auto& name : systems)
-    for (const auto& sys : plan.stitch->systems)
-      if (sys.name == name) ctx.res.systems.push_back({sys.name, sys.description});
-  for (const auto& system : systems)
+  for (const auto* sys : systems) ctx.res.systems.push_back({sys->name, sys->description});
+  for (const auto* system : systems)
     for (size_t t = 0; t < plan.stitch->tasks.size(); ++t) {
       const std::string& name = plan.stitch->tasks[t].name;
       if (!params.task.empty() && name != params.task) continue;
       if (!ctx.userInputs.empty() && !ctx.userInputs.count(name)) continue;  // --input: the tasks it names
-      ZP_ASSIGN_OR_RETURN(TaskRunReport r, runTask(ctx, t, system));
+      ZP_ASSIGN_OR_RETURN(TaskRunReport r, runTask(ctx, t, *system));
       ctx.res.tasks.push_back(std::move(r));
     }
   if (ctx.saved) ZP_TRY(ctx.saved->commit());

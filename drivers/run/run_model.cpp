@@ -1,5 +1,7 @@
 #include "drivers/run/run_model.h"
 
+#include "drivers/run/bundle_inputs.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -27,13 +29,7 @@ Status checkInputFiles(const Session& s, const TensorMap& inputs, const RunModel
     const std::string where = fmt::format("{}: --input {}", file.string(), name);
     auto io = std::find_if(s.inputs().begin(), s.inputs().end(), [&](const IoInfo& i) { return i.name == inputName; });
     if (io == s.inputs().end()) return makeError("{}: {} has no input '{}'", where, o.model.string(), name);
-    const Tensor& t = inputs.at(name);
-    if (t.dtype != io->dtype)
-      return makeError("{}: holds {}, the model's input is {}", where, dtypeName(t.dtype), dtypeName(io->dtype));
-    bool match = t.shape.size() == io->shape.size();
-    for (size_t d = 0; match && d < io->shape.size(); ++d) match = io->shape[d] < 0 || io->shape[d] == t.shape[d];
-    if (!match)
-      return makeError("{}: shape {}, the model's input is {}", where, shapeString(t.shape), shapeString(io->shape));
+    if (auto why = inputMismatch(*io, inputs.at(name))) return makeError("{}: {}", where, *why);
   }
   return {};
 }
@@ -189,11 +185,7 @@ void describeSession(ModelRun& m) {
 }
 
 Status saveOutputs(OutputDir& saved, const TensorMap& outputs) {
-  for (const auto& [name, t] : outputs) {
-    std::string file = name;
-    std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-    ZP_TRY(writeNpy(saved.path() / (file + ".npy"), t));
-  }
+  for (const auto& [name, t] : outputs) ZP_TRY(writeNpy(saved.path() / npyFileName(name), t));
   return saved.commit();
 }
 

@@ -416,15 +416,10 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   ZP_TRY(readSamples(c, manifest));
   ZP_TRY(makeTrace(c));
-  if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
-    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
-                     c.trace.arrivals.size(), runtime::serve::kMaxServedArrivals);
-  std::vector<std::string> carried;
-  for (const auto& s : c.st->systems) carried.push_back(s.name);
-  ZP_ASSIGN_OR_RETURN(const std::vector<std::string> served, systemsToRun(carried, c.st->chosenSystem, params.compare));
-  std::vector<const plan::ServedSystem*> systems;
-  for (const auto& name : served)
-    systems.push_back(&*std::find_if(c.st->systems.begin(), c.st->systems.end(), [&](const auto& s) { return s.name == name; }));
+  ZP_TRY(runtime::serve::checkTraceSize(c.trace));
+  ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(c.st->systems, c.st->chosenSystem, params.compare));
+  std::vector<std::string> served;
+  for (const auto* s : systems) served.push_back(s->name);
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   // Every system's setup is built (caches checked) before anything is served.
   std::vector<SystemRun> runs;

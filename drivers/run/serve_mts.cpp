@@ -334,15 +334,10 @@ Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, cons
   ZP_TRY(readSamples(c));
   for (size_t u = 0; u < c.m.units.size(); ++u) ZP_TRY(checkOutputs(c, u));
   ZP_TRY(makeTrace(c));
-  if (c.trace.arrivals.size() > runtime::serve::kMaxServedArrivals)
-    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
-                     c.trace.arrivals.size(), runtime::serve::kMaxServedArrivals);
-  std::vector<std::string> carried;
-  for (const auto& s : c.m.systems) carried.push_back(s.name);
-  ZP_ASSIGN_OR_RETURN(const std::vector<std::string> served, systemsToRun(carried, std::string("zooplan"), params.compare));
-  std::vector<const plan::MtsSystem*> systems;
-  for (const auto& name : served)
-    systems.push_back(&*std::find_if(c.m.systems.begin(), c.m.systems.end(), [&](const auto& s) { return s.name == name; }));
+  ZP_TRY(runtime::serve::checkTraceSize(c.trace));
+  ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(c.m.systems, std::string("zooplan"), params.compare));
+  std::vector<std::string> served;
+  for (const auto* s : systems) served.push_back(s->name);
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   std::vector<MtsRun> runs;
   for (const auto* s : systems) {

@@ -125,7 +125,7 @@ write_npy "$WORK/minus.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (
 rejected ".npy shape with -1" 1 "minus.npy: .npy header: dimension '-1' of 'shape' is not a non-negative integer" -- \
   "$BIN/plan-run" "$MODEL" --input input="$WORK/minus.npy"
 write_npy "$WORK/wrong_shape.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" 24
-rejected "--input of the wrong shape names the .npy" 1 "wrong_shape.npy: --input input: shape [2,3], the model's input is [1,1,8,8]" -- \
+rejected "--input of the wrong shape names the .npy" 1 "wrong_shape.npy: --input input: shape [2,3], the input 'input' is [1,1,8,8]" -- \
   "$BIN/plan-run" "$MODEL" --input input="$WORK/wrong_shape.npy"
 
 # --- ids that would leave their folder ------------------------------------------------

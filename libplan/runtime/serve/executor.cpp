@@ -305,12 +305,17 @@ Status checkSetup(const ServeSetup& setup) {
   return {};
 }
 
+Status checkTraceSize(const ArrivalTrace& trace) {
+  if (trace.arrivals.size() > kMaxServedArrivals)
+    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace, or fewer --count)",
+                     trace.arrivals.size(), kMaxServedArrivals);
+  return {};
+}
+
 Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace,
                             const ServeParams& params) {
   ZP_TRY(checkSetup(setup));
-  if (trace.arrivals.size() > kMaxServedArrivals)
-    return makeError("arrivals: {} queries; one serving run takes at most {} (split the trace)", trace.arrivals.size(),
-                     kMaxServedArrivals);
+  ZP_TRY(checkTraceSize(trace));
   if (params.maxQueuedPerTask < 1) return makeError("serve: the queue per task holds {} queries, below 1", params.maxQueuedPerTask);
   std::vector<int> taskOf;
   for (const auto& name : trace.tasks) {

@@ -39,6 +39,9 @@ struct ServeSetup {
 // The queries one serving run accepts: what memory is bounded by (each query's
 // record, and the timeline of those that ran).
 inline constexpr size_t kMaxServedArrivals = 1'000'000;
+// A trace of at most kMaxServedArrivals, else a one-line error (what serve()
+// checks, for callers that would otherwise calibrate and predict first).
+Status checkTraceSize(const ArrivalTrace& trace);
 // A query queued behind this many of its task's waits seconds on a small model, far past any
 // latency SLO, and each holds its tensors: deeper queues only cost memory.
 inline constexpr int kDefaultMaxQueuedPerTask = 256;
