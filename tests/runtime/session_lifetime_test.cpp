@@ -5,9 +5,6 @@
 #include <malloc.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <thread>
 
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/session.h"
@@ -33,32 +30,6 @@ void expectNoGrowth(const std::filesystem::path& model, SessionOptions o, const 
   }
   const size_t after = heapInUse();
   EXPECT_LT(after, before + (size_t{4} << 20)) << what << ": " << (after - before) / 100 << " bytes per load held";
-}
-
-long rssKb() {
-  std::ifstream f("/proc/self/statm");
-  long size = 0, rss = 0;
-  f >> size >> rss;
-  return rss * 4;
-}
-
-TEST(SessionLifetime, Experiment) {
-  SessionOptions o;
-  o.kernels = *parseKernelPolicy("sparse");
-  parseGemmLibrary("blis", &o.gemm);
-  o.cache = "/tmp/soak/bundle/caches/0dab9b88d5e1e1a2.sparse.zwc";
-  const std::filesystem::path m = "/tmp/soak/bundle/subgraphs/0dab9b88d5e1e1a2.onnx";
-  for (int k = 0; k < 5; ++k) ASSERT_TRUE(Session::load(m, o).ok());
-  const long before = rssKb();
-  for (int k = 0; k < 200; ++k) {
-    std::unique_ptr<Session> s;
-    std::thread a([&] { s = std::move(Session::load(m, o)).value(); (void)s->run(randomInputs(*s, 0)); });
-    a.join();
-    std::thread b([&] { s.reset(); });
-    b.join();
-  }
-  ::malloc_trim(0);
-  std::cerr << "threads: rss growth per load: " << (rssKb() - before) / 200.0 << " KB, heap " << heapInUse() << "\n";
 }
 
 TEST(SessionLifetime, LoadingAgainAndAgainHoldsNoMemory) {
