@@ -42,23 +42,10 @@ T must(Expected<T> e) {
   return std::move(*e);
 }
 
-struct Processor {
-  runtime::serve::ProcessorConfig config;
-  measure::HostConfig host;
-};
-
 // The realistic zoo's two processors (testdata/realistic/zoo.json), on the given cores.
 std::vector<Processor> processors(const ExecutedOptions& o) {
-  std::vector<Processor> ps;
-  for (auto [name, core, policy, gemm] : {std::tuple{"cpu", o.coreA, "default", runtime::GemmLibrary::OneDnn},
-                                         std::tuple{"npu", o.coreB, "sparse", runtime::GemmLibrary::Blis}}) {
-    Processor p{{name, {core}, policy, gemm, 1}, {}};
-    p.host.policy = policy;
-    p.host.gemm = gemm;
-    p.host.cores = {core};
-    ps.push_back(p);
-  }
-  return ps;
+  return {Processor{"cpu", "cpu", "host", "default", 1, {o.coreA}, "onednn"},
+          Processor{"npu", "npu", "host", "sparse", 1, {o.coreB}, "blis"}};
 }
 
 // Node rows of `model` on every processor as the grouping pass reads them:
@@ -70,27 +57,27 @@ profile::ProfileDb profileModel(const std::string& name, const onnx::ModelProto&
                                 const std::vector<Processor>& procs, const ExecutedOptions& o, Json& calibration) {
   profile::ProfileDb db;
   for (const auto& p : procs) {
-    std::cerr << fmt::format("profiling {} on {}\n", name, p.config.name);
-    auto session = must(runtime::Session::fromModel(model, name, measure::sessionOptions(p.host)));
+    std::cerr << fmt::format("profiling {} on {}\n", name, p.name);
+    auto session = must(runtime::Session::fromModel(model, name, measure::sessionOptions(p)));
     const auto inputs = runtime::randomInputs(*session, o.seed);
     std::vector<artifacts::NodeProfileRow> rows;
     {
-      auto pin = must(runtime::serve::ScopedCorePin::pin(p.config.name, p.config.cores));
-      rows = must(measure::profileNodes(model, name, p.host, inputs, measure::MeasureParams{o.profileRepeat, 3}));
+      auto pin = must(runtime::serve::ScopedCorePin::pin(p.name, p.cores));
+      rows = must(measure::profileNodes(model, name, p, inputs, measure::MeasureParams{o.profileRepeat, 3}));
     }
-    const auto whole = must(runtime::serve::measureOnProcessor(*session, p.config, inputs, 3, o.profileRepeat));
+    const auto whole = must(runtime::serve::measureOnProcessor(*session, p, inputs, 3, o.profileRepeat));
     double sum = 0;
     std::map<std::string, double> ms;
     for (const auto& r : rows) ms[r.node] = r.ms, sum += r.ms;
     const double factor = sum > 0 ? whole.medianMs / sum : 1.0;
-    calibration[name][p.config.name] = Json{{"node_sum_ms", sum}, {"whole_ms", whole.medianMs}, {"factor", factor}};
+    calibration[name][p.name] = Json{{"node_sum_ms", sum}, {"whole_ms", whole.medianMs}, {"factor", factor}};
     for (const auto& n : model.graph().node()) {
       profile::ProfileRow row;
       row.kind = profile::RowKind::Node;
       row.task = name;
       row.variant = "dense";
       row.node = n.name();
-      row.processor = p.config.name;
+      row.processor = p.name;
       row.policy = "default";
       row.medianMs = ms.count(n.name()) ? ms[n.name()] * factor : 0.0;
       row.runs = o.profileRepeat;
@@ -120,7 +107,7 @@ ModelDnn groupedModel(const std::string& name, const fs::path& file, const std::
   auto model = must(graph::loadModel(file));
   const auto db = profileModel(name, model, procs, o, calibration);
   grouping::GroupingParams gp;
-  for (const auto& p : procs) gp.accelerators.push_back(p.config.name);
+  for (const auto& p : procs) gp.accelerators.push_back(p.name);
   gp.task = name;
   gp.variant = "dense";
   gp.peakBandwidthGBs = peakGbs;
@@ -159,7 +146,7 @@ std::vector<Probe> probesOn(const std::vector<ModelDnn>& all, const Processor& p
   std::vector<Probe> probes;
   for (const auto& m : all) {
     std::shared_ptr<runtime::Session> session =
-        must(runtime::Session::fromModel(m.scheduled.model, m.dnn.name, measure::sessionOptions(p.host)));
+        must(runtime::Session::fromModel(m.scheduled.model, m.dnn.name, measure::sessionOptions(p)));
     auto inputs = runtime::randomInputs(*session, o.seed);
     probes.push_back({m.dnn.name, dnnDemand(m.dnn, a), [session, inputs]() -> Status {
                         ZP_ASSIGN_OR_RETURN(auto out, session->run(inputs));
@@ -168,7 +155,7 @@ std::vector<Probe> probesOn(const std::vector<ModelDnn>& all, const Processor& p
   }
   const size_t triadBytes = 16u << 20;
   auto triad = measure::triadProbe(triadBytes);
-  const double ms = must(measure::timeProbe(triad, p.config.cores, 2, 10));
+  const double ms = must(measure::timeProbe(triad, p.cores, 2, 10));
   probes.push_back({"triad", 3.0 * static_cast<double>(triadBytes) / (ms * 1e6) / peakGbs * 100, triad});
   return probes;
 }
@@ -181,16 +168,16 @@ sim::ContentionModel calibrateContention(const std::vector<ModelDnn>& all, const
   for (size_t a = 0; a < procs.size(); ++a) {
     const auto& p = procs[a];
     const auto& other = procs[(a + 1) % procs.size()];
-    std::cerr << fmt::format("contention on {} beside a triad on {}\n", p.config.name, other.config.name);
+    std::cerr << fmt::format("contention on {} beside a triad on {}\n", p.name, other.name);
     auto probes = probesOn(all, p, a, peakGbs, o);
     std::vector<double> alone;
-    for (const auto& pr : probes) alone.push_back(must(measure::timeProbe(pr.run, p.config.cores, 3, o.repeat)));
+    for (const auto& pr : probes) alone.push_back(must(measure::timeProbe(pr.run, p.cores, 3, o.repeat)));
     std::vector<sim::ContentionPoint> points;
     Json rows = Json::array();
     for (double duty : {0.25, 0.5, 1.0}) {
-      auto co = must(measure::StreamCoRunner::start(other.config.cores, duty));
+      auto co = must(measure::StreamCoRunner::start(other.cores, duty));
       std::vector<double> beside;
-      for (const auto& pr : probes) beside.push_back(must(measure::timeProbe(pr.run, p.config.cores, 1, o.repeat)));
+      for (const auto& pr : probes) beside.push_back(must(measure::timeProbe(pr.run, p.cores, 1, o.repeat)));
       const double external = co->stop() / peakGbs * 100;
       for (size_t k = 0; k < probes.size(); ++k) {
         points.push_back({probes[k].own, external, beside[k] / alone[k]});
@@ -202,11 +189,11 @@ sim::ContentionModel calibrateContention(const std::vector<ModelDnn>& all, const
     auto residuals = must(sim::leaveOneRowOut(points));
     double worst = 0;
     for (const auto& r : residuals) worst = std::max(worst, std::abs(r.predicted - r.point.slowdown));
-    report[p.config.name] = Json{{"points", rows}, {"leave_one_row_out_max_abs_error", worst},
+    report[p.name] = Json{{"points", rows}, {"leave_one_row_out_max_abs_error", worst},
                                  {"leave_one_row_out_points", residuals.size()}};
     std::cout << fmt::format("contention on {}: {} probes x 3 co-runner intensities, slowdown {:.3f}-{:.3f}, "
                              "leave-one-row-out max error {:.3f}\n",
-                             p.config.name, probes.size(), *std::min_element(surface.slowdown.begin(), surface.slowdown.end()),
+                             p.name, probes.size(), *std::min_element(surface.slowdown.begin(), surface.slowdown.end()),
                              *std::max_element(surface.slowdown.begin(), surface.slowdown.end()), worst);
     surfaces.push_back(std::move(surface));
   }
@@ -238,9 +225,7 @@ void writeWorkloads(const fs::path& dir, const std::vector<ModelDnn>& all, const
     spec.accelerators = {"cpu", "npu"};
     spec.contention = contentionFile;
     for (const auto& p : procs)
-      spec.processors.push_back(plan::PlanProcessor{p.config.name, p.config.name, "host", p.config.policy,
-                                                    p.config.threads, p.config.cores,
-                                                    p.config.gemm == runtime::GemmLibrary::Blis ? "blis" : "onednn"});
+      spec.processors.push_back(p);
     for (int i : sc.dnns) {
       const auto& m = all[static_cast<size_t>(i)];
       artifacts::WorkloadDnn d;
@@ -302,7 +287,7 @@ std::vector<Candidate> candidates(const sim::Problem& problem, const std::string
 // Every candidate executed, `rounds` times in turn (the machine is shared:
 // interleaving spreads its noise over all of them alike).
 void execute(std::vector<Candidate>& cs, const std::vector<drivers::ScheduledModel>& models,
-             const sim::Problem& problem, const std::vector<runtime::serve::ProcessorConfig>& procs,
+             const sim::Problem& problem, const std::vector<Processor>& procs,
              const ExecutedOptions& o) {
   for (int round = 0; round < o.rounds; ++round)
     for (auto& c : cs) {
@@ -366,10 +351,10 @@ Json scenarioRows(const std::string& scenario, sim::Objective objective, const s
 
 ExecutedResult executedScenarios(const ExecutedOptions& o) {
   const auto procs = processors(o);
-  std::vector<runtime::serve::ProcessorConfig> configs;
+  std::vector<Processor> configs;
   for (const auto& p : procs) {
-    if (auto st = runtime::serve::checkProcessor(p.config); !st.ok()) die(st.error().message);
-    configs.push_back(p.config);
+    if (auto st = runtime::serve::checkProcessor(p); !st.ok()) die(st.error().message);
+    configs.push_back(p);
   }
   std::error_code ec;
   if (!o.traceDir.empty() && (fs::create_directories(o.traceDir, ec), ec))
@@ -380,7 +365,7 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
   std::vector<ModelDnn> all;
   const double peakGbs = must(measure::streamBandwidth({o.coreA}, 0.5));
   std::cout << fmt::format("triad bandwidth on core {} alone: {:.2f} GB/s (100% demand)\n", o.coreA, peakGbs);
-  const auto handOff = must(measure::measurePlacedHandOff(procs[0].config, procs[1].config, {}));
+  const auto handOff = must(measure::measurePlacedHandOff(procs[0], procs[1], {}));
   std::cout << fmt::format("hand-off cpu <-> npu (placed executor): {:.4f} ms + {:.3g} ms/byte\n", handOff.fixedMs,
                            handOff.msPerByte);
   r.summary["handoff"] = Json{{"fixed_ms", handOff.fixedMs}, {"ms_per_byte", handOff.msPerByte}};
@@ -408,7 +393,7 @@ ExecutedResult executedScenarios(const ExecutedOptions& o) {
                                         {{0, 1, 2}, {}, sim::Objective::Throughput, "resnet+mobilenet+vit/throughput"}};
   for (const auto& sc : scenarios) {
     sim::Problem problem;
-    for (const auto& p : procs) problem.accelerators.push_back(p.config.name);
+    for (const auto& p : procs) problem.accelerators.push_back(p.name);
     problem.contention = contention;
     std::vector<drivers::ScheduledModel> models;
     std::string scenario, groups;

@@ -49,7 +49,6 @@
 using namespace zp;
 namespace fs = std::filesystem;
 namespace of = zp::drivers::opplace_flow;
-using runtime::serve::ProcessorConfig;
 using nlohmann::json;
 
 namespace {
@@ -72,17 +71,14 @@ struct Options {
 };
 
 struct Config {
-  ProcessorConfig proc;
-  measure::HostConfig host;  // the node profile's key and how it was measured
+  Processor proc;
+  Processor host;  // the node profile's key and how it was measured
 };
 
-Config config(const std::string& name, std::vector<int> cores, const std::string& policy, runtime::GemmLibrary gemm,
+Config config(const std::string& name, std::vector<int> cores, const std::string& policy, const std::string& gemm,
               int threads) {
-  Config c{ProcessorConfig{name, cores, policy, gemm, threads}, {}};
-  c.host.policy = policy;
-  c.host.threads = threads;
-  c.host.gemm = gemm;
-  c.host.cores = std::move(cores);
+  Config c{Processor{name, "cpu", "host", policy, threads, cores, gemm}, {}};
+  c.host = c.proc.engine();
   return c;
 }
 
@@ -239,7 +235,7 @@ struct ProcessorSamples {
   std::vector<std::string> scoredNodes;  // the node of each scored sample
 };
 
-ProcessorSamples processorSamples(const std::vector<artifacts::NodeProfileRow>& rows, const measure::HostConfig& host,
+ProcessorSamples processorSamples(const std::vector<artifacts::NodeProfileRow>& rows, const Processor& host,
                                   const std::set<std::string>& sweepModels) {
   ProcessorSamples out;
   for (const auto& r : rows) {
@@ -365,7 +361,7 @@ std::unique_ptr<runtime::serve::PlacedExecutor> placedExecutor(const onnx::Model
                                                                const std::vector<Config>& procs,
                                                                const opplace::Assignment& assignment, double spinUs) {
   std::vector<std::unique_ptr<runtime::Session>> sessions;
-  std::vector<ProcessorConfig> pcs;
+  std::vector<Processor> pcs;
   for (const auto& c : procs) {
     sessions.push_back(must(runtime::Session::fromModel(model, label, runtime::serve::sessionOptions(c.proc))));
     pcs.push_back(c.proc);
@@ -401,7 +397,7 @@ void addSchedules(ModelRun& r, const onnx::ModelProto& model, const std::vector<
         must(runtime::Session::fromModel(model, r.source.name, runtime::serve::sessionOptions(c.proc))));
     Schedule s{name, predicted, 0, {}, {}, 0, 0};
     s.maxAbsDiff = maxRelDiff(must(session->run(inputs)), reference);
-    const ProcessorConfig proc = c.proc;
+    const Processor proc = c.proc;
     s.measure = [session, proc, inputs](int warmup, int repeat) {
       return runtime::serve::measureOnProcessor(*session, proc, inputs, warmup, repeat);
     };
@@ -464,7 +460,7 @@ opplace::PlacementResult place(const onnx::ModelProto& model, const of::ModelSou
                                const HandOffMatrix& handoff, const Options& o, ModelRun* run) {
   of::PlaceInputs in;
   in.modelKey = m.name;
-  for (const auto& c : procs) in.processors.push_back({c.proc.name, c.host});
+  for (const auto& c : procs) in.processors.push_back(c.proc);
   in.profile = rows;
   in.handoff = handoff;
   in.handoff.resize(procs.size());
@@ -509,7 +505,7 @@ ModelRun placeAndMeasure(const of::ModelSource& m, const std::vector<artifacts::
 void writeTrace(const ModelRun& r, const std::vector<Config>& procs, const Options& o) {
   auto model = must(graph::loadModel(r.source.file));
   auto exec = placedExecutor(model, r.source.name, procs, r.placement.solution.assignment, o.spinUs);
-  std::vector<ProcessorConfig> pcs;
+  std::vector<Processor> pcs;
   for (const auto& c : procs) pcs.push_back(c.proc);
   auto s = must(runtime::Session::fromModel(model, r.source.name, runtime::serve::sessionOptions(procs[0].proc)));
   const auto inputs = runtime::randomInputs(*s, o.seed);
@@ -650,9 +646,9 @@ int main(int argc, char** argv) {
   fs::create_directories(o.out);
   const std::string loadStart = loadAverage();
   // cpu and npu, then one processor with all cores (it shares theirs).
-  const std::vector<Config> procs = {config("cpu", {o.coreA}, "default", runtime::GemmLibrary::OneDnn, 1),
-                                     config("npu", {o.coreB}, "sparse", runtime::GemmLibrary::Blis, 1),
-                                     config("all-cores", {o.coreA, o.coreB}, "default", runtime::GemmLibrary::OneDnn, 2)};
+  const std::vector<Config> procs = {config("cpu", {o.coreA}, "default", "onednn", 1),
+                                     config("npu", {o.coreB}, "sparse", "blis", 1),
+                                     config("all-cores", {o.coreA, o.coreB}, "default", "onednn", 2)};
   for (const auto& c : procs) must(runtime::serve::checkProcessor(c.proc));
   const std::vector<Config> two(procs.begin(), procs.begin() + 2);
 

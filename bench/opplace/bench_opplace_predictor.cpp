@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", jsonOut, "results JSON");
   CLI11_PARSE(app, argc, argv);
 
-  std::vector<measure::HostConfig> configs;
+  std::vector<Processor> configs;
   std::vector<of::ModelSource> sources;
   for (const auto& z : zoos) {
     auto zoo = artifacts::loadZoo(z);

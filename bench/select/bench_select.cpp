@@ -27,7 +27,7 @@ select::StitchSpace generate(int T, int V, int S, int P, uint64_t seed) {
   std::vector<std::string> names;
   for (int p = 0; p < P; ++p) {
     names.push_back(fmt::format("p{}", p));
-    sp.processors.push_back(plan::PlanProcessor{names.back(), "cpu", "host", "default", 1, {}, {}});
+    sp.processors.push_back(Processor{names.back(), "cpu", "host", "default", 1, {}, "onednn"});
   }
   sp.manifest.tasks.resize(static_cast<size_t>(T));  // what a plan names of each subgraph
   for (int t = 0; t < T; ++t) {

@@ -69,7 +69,7 @@ struct Scenario {
 };
 
 // Tasks a and b, two positions each; `procOf[task]` places both of a task's positions.
-Scenario makeScenario(const std::string& name, const std::vector<ProcessorConfig>& procs, std::vector<int> procOf,
+Scenario makeScenario(const std::string& name, const std::vector<Processor>& procs, std::vector<int> procOf,
                       const Params& p, bool preloadAll) {
   Scenario s{name, {}};
   s.setup.processors = procs;
@@ -195,7 +195,11 @@ int run(const Params& p) {
     std::cerr << "serve_bench: needs two cores, this process may use " << cores.size() << "\n";
     return 1;
   }
-  const ProcessorConfig p0{"p0", {cores[0]}}, p1{"p1", {cores[1]}};
+  Processor p0, p1;
+  p0.name = "p0";
+  p0.cores = {cores[0]};
+  p1.name = "p1";
+  p1.cores = {cores[1]};
   TextLoader loader(scenarioTexts(p));
   std::vector<Scenario> scenarios = {makeScenario("two-processors", {p0, p1}, {0, 1}, p, true),
                                      makeScenario("one-processor", {p0}, {0, 0}, p, true),

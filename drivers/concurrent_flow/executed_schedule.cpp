@@ -170,7 +170,7 @@ std::vector<double> dnnLatencies(const std::vector<runtime::PlacedStepTiming>& s
 }  // namespace
 
 Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& models, const ExecutionOrder& order,
-                                           const std::vector<runtime::serve::ProcessorConfig>& processors,
+                                           const std::vector<Processor>& processors,
                                            const ExecuteParams& ep) {
   ZP_ASSIGN_OR_RETURN(auto joined, joinScheduledModels(models, order));
   std::vector<std::unique_ptr<runtime::Session>> sessions;

@@ -70,7 +70,7 @@ struct ExecuteParams {
 
 // `processors[a]`: the host processor of accelerator a.
 Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& models, const ExecutionOrder& order,
-                                           const std::vector<runtime::serve::ProcessorConfig>& processors,
+                                           const std::vector<Processor>& processors,
                                            const ExecuteParams& params);
 
 }  // namespace zp::drivers

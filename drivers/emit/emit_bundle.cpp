@@ -66,8 +66,6 @@ struct Sources {
 
 std::string keyOf(const BundleInput& in) { return in.role + "\x1f" + in.key; }
 
-std::string policyOf(const plan::PlanProcessor& p) { return p.policy.empty() ? "default" : p.policy; }
-
 // Reads a file into a CurrentInput; in strict mode a missing file is an error.
 Status addInput(Sources& s, const std::string& role, const std::string& key, const fs::path& path, bool strict,
                 std::string* bytesOut = nullptr) {
@@ -135,10 +133,10 @@ Status collectStitchSources(Sources& s, bool strict) {
   const auto& st = *s.plan.stitch;
   s.stitchDir = (planDir / st.stitchDir).lexically_normal();
   if (st.stitchDir.empty()) s.stitchDir = planDir.empty() ? fs::path(".") : planDir;
-  std::map<std::string, const plan::PlanProcessor*> procs;
+  std::map<std::string, const Processor*> procs;
   for (const auto& p : st.processors) {
     procs[p.name] = &p;
-    if (!runtime::isKnownPolicy(policyOf(p)))
+    if (!runtime::isKnownPolicy(p.policy))
       return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
   }
   ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
@@ -165,7 +163,7 @@ Status collectStitchSources(Sources& s, bool strict) {
         return makeError("{}: file '{}' is named with two hashes ({} and {})", where, g.file, short16(use.hash),
                          short16(g.hash));
       }
-      use.policies.insert({policyOf(*proc->second), std::max(1, proc->second->threads)});
+      use.policies.insert({proc->second->policy, std::max(1, proc->second->threads)});
       // One cold section per file: subgraphs of equal content share the first label's.
       auto cold = coldByLabel.find(fmt::format("{}/{}/{}", t.name, g.position, g.variant));
       if (cold != coldByLabel.end() && (!use.cold || cold->first < use.coldLabel)) {
@@ -234,7 +232,7 @@ Status collectOpplaceSources(Sources& s, bool strict) {
     return makeError("{}: does not match the hash {} records for it (model changed since planning?)", mp.string(),
                      s.planPath.string());
   for (const auto& p : s.plan.opplace->processors)
-    if (!runtime::isKnownPolicy(policyOf(p)))
+    if (!runtime::isKnownPolicy(p.policy))
       return makeError("{}: $.opplace.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
   return {};
 }
@@ -265,7 +263,7 @@ Status collectMtsSources(Sources& s, bool strict) {
   const auto& m = *s.plan.mts;
   ZP_TRY(addInput(s, "mts-manifest", "mts.json", asRecorded(s, m.manifest), strict));
   for (const auto& p : m.processors)
-    if (!runtime::isKnownPolicy(policyOf(p)))
+    if (!runtime::isKnownPolicy(p.policy))
       return makeError("{}: $.mts.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
   for (const auto& u : m.units) {
     ZP_TRY(addHashedModel(s, u.file, u.sha256, strict));
@@ -401,10 +399,10 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       ++res.models;
       if (src.plan.opplace && in.input.key == src.plan.opplace->model && params.writeCaches)
         for (const auto& p : src.plan.opplace->processors)
-          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, policyOf(p), std::max(1, p.threads), rel, res));
+          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p.policy, std::max(1, p.threads), rel, res));
       if (src.plan.mts && params.writeCaches)  // any system may run a unit's models on any of its processors
         for (const auto& p : src.plan.mts->processors)
-          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, policyOf(p), std::max(1, p.threads), rel, res));
+          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p.policy, std::max(1, p.threads), rel, res));
     }
   }
 

@@ -55,32 +55,22 @@ Expected<Inputs> readInputs(const SolveMtsOptions& o) {
   return in;
 }
 
-Expected<std::vector<plan::PlanProcessor>> hostProcessors(const zoo::Zoo& z) {
-  std::vector<plan::PlanProcessor> out;
+Expected<std::vector<Processor>> hostProcessors(const zoo::Zoo& z) {
   for (const auto& p : z.processors) {
-    const std::string source = p.profile ? p.profile->source : "host";
-    if (source != "host")
+    if (!p.host())
       return makeError("{}: processor '{}' is profiled from '{}', not the host; MTS units are measured on host processors",
-                       z.file.string(), p.name, source);
+                       z.file.string(), p.name, p.source);
     if (p.cores.empty())
       return makeError("{}: processor '{}' names no cores (MTS units run pinned to a processor's cores)",
                        z.file.string(), p.name);
-    const auto& prof = p.profile ? *p.profile : zoo::ProfileSource{};
-    out.push_back(plan::PlanProcessor{p.name, p.kind, "host", prof.policy.empty() ? "default" : prof.policy,
-                                      std::max(1, prof.threads), p.cores, prof.gemm});
   }
-  return out;
-}
-
-runtime::serve::ProcessorConfig configOf(const plan::PlanProcessor& p) {
-  return {p.name, p.cores, p.policy, p.gemm == "blis" ? runtime::GemmLibrary::Blis : runtime::GemmLibrary::OneDnn,
-          p.threads};
+  return z.processors;
 }
 
 // Medians of `repeat` timed runs of each model on the processor, on seeded random
 // inputs, the models taking turns (the stitched graph beside its members' own).
 Expected<std::vector<double>> measureModels(const std::vector<std::string>& models,
-                                            const runtime::serve::ProcessorConfig& p, const SolveMtsOptions& o) {
+                                            const Processor& p, const SolveMtsOptions& o) {
   std::vector<std::unique_ptr<runtime::Session>> sessions;
   std::vector<runtime::Session*> ptrs;
   std::vector<runtime::TensorMap> inputs;
@@ -128,13 +118,12 @@ Expected<plan::MtsUnit> unitOf(const zoo::MtsGroupEntry& g, Inputs& in) {
   return u;
 }
 
-Status measureUnit(plan::MtsUnit& u, const std::vector<plan::PlanProcessor>& procs, const SolveMtsOptions& o) {
+Status measureUnit(plan::MtsUnit& u, const std::vector<Processor>& procs, const SolveMtsOptions& o) {
   for (const auto& p : procs) {
-    const auto config = configOf(p);
-    ZP_TRY(runtime::serve::checkProcessor(config));
+    ZP_TRY(runtime::serve::checkProcessor(p));
     std::vector<std::string> models{u.file};
     for (const auto& m : u.members) models.push_back(m.model);
-    ZP_ASSIGN_OR_RETURN(auto ms, measureModels(models, config, o));
+    ZP_ASSIGN_OR_RETURN(auto ms, measureModels(models, p, o));
     u.stitchedMs.push_back(ms[0]);
     for (size_t k = 0; k < u.members.size(); ++k) u.members[k].ms.push_back(ms[k + 1]);
   }

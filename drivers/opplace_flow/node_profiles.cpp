@@ -9,14 +9,15 @@
 
 namespace zp::drivers::opplace_flow {
 
-std::vector<measure::HostConfig> hostConfigs(const zoo::Zoo& zoo) {
-  std::vector<measure::HostConfig> out;
-  std::set<measure::HostConfig> seen;
+std::vector<Processor> hostConfigs(const zoo::Zoo& zoo) {
+  std::vector<Processor> out;
+  std::set<Processor> seen;
   for (const auto& p : zoo.processors) {
-    if (!p.profile || p.profile->source != "host") continue;
-    measure::HostConfig c;
-    if (!p.profile->policy.empty()) c.policy = p.profile->policy;
-    if (p.profile->threads > 0) c.threads = p.profile->threads;
+    if (!p.host()) continue;
+    // A node profile is keyed by policy and threads (measured unpinned, with the default GEMM).
+    Processor c;
+    c.policy = p.policy;
+    c.threads = p.threads;
     if (seen.insert(c).second) out.push_back(c);
   }
   return out;
@@ -30,7 +31,7 @@ std::vector<ModelSource> zooModels(const zoo::Zoo& zoo) {
 }
 
 Expected<std::vector<artifacts::NodeProfileRow>> profileModels(const std::vector<ModelSource>& models,
-                                                               const std::vector<measure::HostConfig>& configs,
+                                                               const std::vector<Processor>& configs,
                                                                const ProfileParams& params) {
   std::vector<artifacts::NodeProfileRow> rows;
   for (const auto& m : models) {
@@ -46,19 +47,19 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileModels(const std::vector
   return rows;
 }
 
-bool profiledUnder(const artifacts::NodeProfileRow& row, const measure::HostConfig& config) {
+bool profiledUnder(const artifacts::NodeProfileRow& row, const Processor& config) {
   return row.policy == config.policy && row.threads == config.threads;
 }
 
 std::vector<estimate::OpSample> samplesOf(const std::vector<artifacts::NodeProfileRow>& rows,
-                                          const measure::HostConfig& config) {
+                                          const Processor& config) {
   std::vector<estimate::OpSample> out;
   for (const auto& r : rows)
     if (profiledUnder(r, config)) out.push_back(estimate::OpSample{r.model, r.features, r.ms});
   return out;
 }
 
-double selfAgreement(const std::vector<artifacts::NodeProfileRow>& rows, const measure::HostConfig& config,
+double selfAgreement(const std::vector<artifacts::NodeProfileRow>& rows, const Processor& config,
                      double tolerance) {
   size_t n = 0, agree = 0;
   for (const auto& r : rows)

@@ -19,7 +19,7 @@ struct ModelSource {
 };
 
 // The host processors of a zoo, one per distinct (policy, threads), in zoo order.
-std::vector<measure::HostConfig> hostConfigs(const zoo::Zoo& zoo);
+std::vector<Processor> hostConfigs(const zoo::Zoo& zoo);
 // Every variant model of a zoo, named by artifacts::zooModelKey.
 std::vector<ModelSource> zooModels(const zoo::Zoo& zoo);
 
@@ -30,19 +30,19 @@ struct ProfileParams {
 
 // Per model, per config: profileNodes on seeded random inputs. Rows grouped by model, then config.
 Expected<std::vector<artifacts::NodeProfileRow>> profileModels(const std::vector<ModelSource>& models,
-                                                               const std::vector<measure::HostConfig>& configs,
+                                                               const std::vector<Processor>& configs,
                                                                const ProfileParams& params);
 
 // Whether `row` was profiled under `config` (one processor's rows of a shared file).
-bool profiledUnder(const artifacts::NodeProfileRow& row, const measure::HostConfig& config);
+bool profiledUnder(const artifacts::NodeProfileRow& row, const Processor& config);
 
 // The rows of one processor as predictor samples.
 std::vector<estimate::OpSample> samplesOf(const std::vector<artifacts::NodeProfileRow>& rows,
-                                          const measure::HostConfig& config);
+                                          const Processor& config);
 
 // Share of rows whose two half-medians (ms_odd, ms_even) agree within `tolerance`:
 // how often the measurement agrees with itself, the ceiling of any predictor's score.
-double selfAgreement(const std::vector<artifacts::NodeProfileRow>& rows, const measure::HostConfig& config,
+double selfAgreement(const std::vector<artifacts::NodeProfileRow>& rows, const Processor& config,
                      double tolerance);
 
 }  // namespace zp::drivers::opplace_flow

@@ -13,7 +13,7 @@ namespace zp::drivers::opplace_flow {
 namespace {
 
 std::vector<artifacts::NodeProfileRow> rowsOf(const std::vector<artifacts::NodeProfileRow>& rows,
-                                              const std::string& model, const measure::HostConfig& c) {
+                                              const std::string& model, const Processor& c) {
   std::vector<artifacts::NodeProfileRow> out;
   for (const auto& r : rows)
     if (r.model == model && r.policy == c.policy && r.threads == c.threads) out.push_back(r);
@@ -21,7 +21,7 @@ std::vector<artifacts::NodeProfileRow> rowsOf(const std::vector<artifacts::NodeP
 }
 
 // Per-node costs of `model` under `c`: measured rows, else predictions from its features.
-Expected<std::vector<double>> nodeCosts(const onnx::ModelProto& model, const PlaceInputs& in, const measure::HostConfig& c,
+Expected<std::vector<double>> nodeCosts(const onnx::ModelProto& model, const PlaceInputs& in, const Processor& c,
                                         const std::vector<std::string>& names, bool* predicted) {
   auto rows = rowsOf(in.profile, in.modelKey, c);
   if (rows.empty()) {
@@ -61,7 +61,7 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
   if (in.processors.empty()) return makeError("operator placement: no host processors");
   // The executed nodes, in the runtime's order (the same under every policy).
   ZP_ASSIGN_OR_RETURN(auto session,
-                      runtime::Session::fromModel(model, in.modelKey, measure::sessionOptions(in.processors[0].config)));
+                      runtime::Session::fromModel(model, in.modelKey, measure::sessionOptions(in.processors[0])));
   std::vector<std::string> names;
   for (const auto& n : session->nodes()) names.push_back(n.name);
   session.reset();
@@ -95,11 +95,11 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
   p.ms.assign(names.size(), {});
   for (const auto& proc : in.processors) {
     p.processors.push_back(proc.name);
-    ZP_ASSIGN_OR_RETURN(auto costs, nodeCosts(model, in, proc.config, names, &predicted));
+    ZP_ASSIGN_OR_RETURN(auto costs, nodeCosts(model, in, proc, names, &predicted));
     for (size_t v = 0; v < names.size(); ++v) p.ms[v].push_back(costs[v]);
   }
   // Activation sparsity of each node's output (SparOA's rho), from the first processor's rows.
-  auto rows = rowsOf(in.profile, in.modelKey, in.processors[0].config);
+  auto rows = rowsOf(in.profile, in.modelKey, in.processors[0]);
   for (size_t v = 0; v < rows.size() && v < p.nodes.size(); ++v) p.nodes[v].activationSparsity = rows[v].features.outputSparsity;
   for (const auto& c : in.alone) {
     ZP_ASSIGN_OR_RETURN(auto costs, nodeCosts(model, in, c, names, &predicted));
@@ -107,34 +107,22 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
   }
   p.handoff = in.handoff;
   // Processors that name their cores occupy them (one with all cores shares them with the others).
-  if (std::all_of(in.processors.begin(), in.processors.end(), [](const PlaceProcessor& q) { return !q.config.cores.empty(); }))
-    for (const auto& q : in.processors) p.cores.push_back(q.config.cores);
+  if (std::all_of(in.processors.begin(), in.processors.end(), [](const Processor& q) { return !q.cores.empty(); }))
+    for (const auto& q : in.processors) p.cores.push_back(q.cores);
   out.costSource = predicted ? "predicted" : "measured";
   ZP_TRY(opplace::validate(p));
   return out;
 }
 
-std::vector<PlaceProcessor> placeProcessors(const zoo::Zoo& zoo) {
-  std::vector<PlaceProcessor> out;
-  for (const auto& p : zoo.processors) {
-    if (!p.profile || p.profile->source != "host") continue;
-    measure::HostConfig c;
-    if (!p.profile->policy.empty()) c.policy = p.profile->policy;
-    if (p.profile->threads > 0) c.threads = p.profile->threads;
-    if (p.profile->gemm == "blis") c.gemm = runtime::GemmLibrary::Blis;
-    c.cores = p.cores;
-    out.push_back({p.name, c});
-  }
+std::vector<Processor> placeProcessors(const zoo::Zoo& zoo) {
+  std::vector<Processor> out;
+  for (const auto& p : zoo.processors)
+    if (p.host()) out.push_back(p);
   return out;
 }
 
-plan::PlanProcessor planProcessor(const PlaceProcessor& p, const std::string& kind) {
-  return plan::PlanProcessor{p.name, kind, "host", p.config.policy, p.config.threads, p.config.cores,
-                             runtime::gemmLibraryKey(p.config.gemm)};
-}
-
 plan::OpPlacement placementSection(const opplace::Problem& p, const opplace::PlacementResult& r,
-                                   const std::vector<plan::PlanProcessor>& processors, const std::string& modelFile,
+                                   const std::vector<Processor>& processors, const std::string& modelFile,
                                    const std::string& costSource, const opplace::SolveParams& params) {
   assert(processors.size() == p.processors.size());
   plan::OpPlacement o;

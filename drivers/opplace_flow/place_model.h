@@ -17,27 +17,19 @@
 
 namespace zp::drivers::opplace_flow {
 
-struct PlaceProcessor {
-  std::string name;
-  // How its per-node costs were measured (policy, threads, GEMM library) and the
-  // cores it runs on: when every processor names its cores, processors sharing a
-  // core take turns in the cost model (e.g. one with all cores beside single-core ones).
-  measure::HostConfig config;
-};
-
-// The zoo's host processors, in zoo order, each with its kernel policy, threads,
-// GEMM library and cores.
-std::vector<PlaceProcessor> placeProcessors(const zoo::Zoo& zoo);
-// A processor as the plan records it (plan-run pins and runs it from this).
-plan::PlanProcessor planProcessor(const PlaceProcessor& p, const std::string& kind);
+// The zoo's host processors, in zoo order (each with its kernel policy, threads,
+// GEMM library and cores: how its per-node costs were measured; when every
+// processor names its cores, processors sharing a core take turns in the cost
+// model, e.g. one with all cores beside single-core ones).
+std::vector<Processor> placeProcessors(const zoo::Zoo& zoo);
 
 struct PlaceInputs {
   std::string modelKey;  // the model's name in the profile
-  std::vector<PlaceProcessor> processors;
+  std::vector<Processor> processors;
   std::vector<artifacts::NodeProfileRow> profile;
   std::vector<std::vector<estimate::TransitionCost>> handoff;  // [from][to] over processors
   // Configurations that only run the whole model (baselines), e.g. default@2: costs as for processors.
-  std::vector<measure::HostConfig> alone;
+  std::vector<Processor> alone;
   estimate::XgbParams predictor = estimate::defaultOpLatencyParams();
   uint64_t seed = 0;  // random inputs of the feature run of a model not in the profile
 };
@@ -52,7 +44,7 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
 
 // `processors`: as problem.processors, in its order.
 plan::OpPlacement placementSection(const opplace::Problem& problem, const opplace::PlacementResult& result,
-                                   const std::vector<plan::PlanProcessor>& processors, const std::string& modelFile,
+                                   const std::vector<Processor>& processors, const std::string& modelFile,
                                    const std::string& costSource, const opplace::SolveParams& params);
 
 }  // namespace zp::drivers::opplace_flow

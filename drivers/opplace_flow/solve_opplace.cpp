@@ -51,10 +51,10 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   for (const auto& p : in.processors) names.push_back(p.name);
   ZP_ASSIGN_OR_RETURN(in.handoff, handOffs(dir / "latency_model.json", names));
   // Multi-threaded configurations in the profile: whole-model baselines.
-  std::set<measure::HostConfig> alone;
+  std::set<Processor> alone;
   for (const auto& r : in.profile)
     if (r.threads > 1) {
-      measure::HostConfig config;
+      Processor config;
       config.policy = r.policy;
       config.threads = r.threads;
       alone.insert(config);
@@ -77,12 +77,7 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
     plan.header.inputs[f] = sha256Hex(bytes);
   }
-  std::vector<plan::PlanProcessor> recorded;
-  for (const auto& p : in.processors) {
-    auto spec = std::find_if(zoo.processors.begin(), zoo.processors.end(), [&](const auto& z) { return z.name == p.name; });
-    recorded.push_back(opplace_flow::planProcessor(p, spec->kind));
-  }
-  plan.opplace = opplace_flow::placementSection(pp.problem, result, recorded, o.model, pp.costSource, o.solve);
+  plan.opplace = opplace_flow::placementSection(pp.problem, result, in.processors, o.model, pp.costSource, o.solve);
   ZP_TRY(artifacts::writePlan(plan, o.output));
 
   const auto& s = result.solution;

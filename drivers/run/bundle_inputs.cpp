@@ -80,21 +80,15 @@ Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
   return plan;
 }
 
-runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p) {
-  return {p.name, p.cores, p.policy.empty() ? "default" : p.policy,
-          p.gemm == "blis" ? runtime::GemmLibrary::Blis : runtime::GemmLibrary::OneDnn, std::max(1, p.threads)};
-}
-
-Expected<std::vector<runtime::serve::ProcessorConfig>> runnableProcessors(const std::vector<plan::PlanProcessor>& processors,
+Expected<std::vector<Processor>> runnableProcessors(const std::vector<Processor>& processors,
                                                                           const fs::path& bundle) {
   const std::string pb = (bundle / "plan.pb").string();
-  std::vector<runtime::serve::ProcessorConfig> out;
+  std::vector<Processor> out;
   for (const auto& p : processors) {
     if (p.cores.empty())
       return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to run)", pb, p.name);
-    auto pc = processorConfig(p);
-    if (auto st = runtime::serve::checkProcessor(pc); !st.ok()) return makeError("{}: {}", pb, st.error().message);
-    out.push_back(std::move(pc));
+    if (auto st = runtime::serve::checkProcessor(p); !st.ok()) return makeError("{}: {}", pb, st.error().message);
+    out.push_back(p);
   }
   return out;
 }

@@ -22,14 +22,10 @@ Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
 // An error naming the bundle's plan.pb when `plan` has no stitch section.
 Status requireStitchSection(const plan::Plan& plan, const std::filesystem::path& bundle);
 
-// A plan processor as the runtime runs it, for plan-run's check runs and its
-// serving alike: cores, kernel policy ("default" when the plan names none), GEMM
-// library (oneDNN unless "blis") and threads (at least 1).
-runtime::serve::ProcessorConfig processorConfig(const plan::PlanProcessor& p);
-// The plan's processors as the runtime runs them, each naming cores of this
-// machine; errors name the bundle's plan.pb.
-Expected<std::vector<runtime::serve::ProcessorConfig>> runnableProcessors(const std::vector<plan::PlanProcessor>& processors,
-                                                                          const std::filesystem::path& bundle);
+// The plan's processors, each checked to name cores of this machine, a known
+// kernel policy and GEMM library and sane threads; errors name the bundle's plan.pb.
+Expected<std::vector<Processor>> runnableProcessors(const std::vector<Processor>& processors,
+                                                    const std::filesystem::path& bundle);
 
 // A bundle file a run loads, and the sha256 its model must have.
 struct ServedFile {

@@ -217,7 +217,7 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const pla
 struct BundleContext {
   const BundleRunParams& params;
   std::map<std::string, std::string> artifactSha;           // manifest: path -> sha256
-  std::map<std::string, const plan::PlanProcessor*> procs;  // by name
+  std::map<std::string, const Processor*> procs;  // by name
   const plan::Plan* plan = nullptr;
   std::optional<zoo::Zoo> zoo;
   std::map<std::string, std::pair<fs::path, Tensor>> userInputs;  // --input: task -> (file, tensor)
@@ -274,7 +274,7 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   if (sha256Hex(bytes) != g->hash)
     return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
                      g->hash.substr(0, 16));
-  const auto config = processorConfig(*proc->second);
+  const auto config = *proc->second;
   runtime::SessionOptions so = runtime::serve::sessionOptions(config);
   ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
   reference.sessions.push_back(std::move(ref));
@@ -323,7 +323,7 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
       return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
     const fs::path model = b / g->file, cache = b / artifacts::cacheFileName(g->hash, kColdCachePolicy);
     ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule sc, coldScheduleOf(*cp, where + ": cold section " + label));
-    runtime::SessionOptions so = runtime::serve::sessionOptions(processorConfig(*ctx.procs.at(g->processor)));
+    runtime::SessionOptions so = runtime::serve::sessionOptions(*ctx.procs.at(g->processor));
     so.cache = cache;
     so.cacheIsForModel = true;  // plan-emit wrote it from this subgraph
     so.coldSchedule = std::make_shared<const runtime::ColdSchedule>(std::move(sc));

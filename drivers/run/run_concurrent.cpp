@@ -16,14 +16,13 @@
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
-using runtime::serve::ProcessorConfig;
 
 namespace {
 
 std::string planFile(const ConcurrentRunParams& p) { return (p.bundle / "plan.pb").string(); }
 
 // The workload's host processors as the runtime runs them: each must name cores of this machine.
-Expected<std::vector<ProcessorConfig>> hostProcessors(const ConcurrentRunParams& params,
+Expected<std::vector<Processor>> hostProcessors(const ConcurrentRunParams& params,
                                                       const plan::ConcurrentSchedule& c) {
   if (c.processors.empty())
     return makeError("{}: the plan names no host processors (its workload has no 'processors'): it can be "
@@ -132,7 +131,7 @@ Expected<std::vector<Candidate>> candidates(const ConcurrentRunParams& params, c
 // Each DNN run alone on the first processor, on the inputs the schedules ran
 // on: its outputs under the joined graph's names.
 Expected<runtime::TensorMap> aloneOutputs(const std::vector<ScheduledModel>& models, const runtime::TensorMap& inputs,
-                                          const ProcessorConfig& processor) {
+                                          const Processor& processor) {
   runtime::TensorMap want;
   for (const auto& m : models) {
     ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(m.model, m.name, runtime::serve::sessionOptions(processor)));
@@ -172,7 +171,7 @@ Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& par
   r.rounds = params.rounds;
   for (const auto& p : c.processors)
     r.processors.push_back(fmt::format("{}: cores {}, {}, {}", p.name, fmt::join(p.cores, ","), p.policy,
-                                       p.gemm.empty() ? "onednn" : p.gemm));
+                                       p.gemm));
   for (const auto& d : c.dnns) r.dnns.push_back(d.name);
   Json trace;
   std::optional<runtime::TensorMap> want;

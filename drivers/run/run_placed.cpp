@@ -15,7 +15,6 @@ namespace zp::drivers {
 namespace fs = std::filesystem;
 using runtime::Session;
 using runtime::TensorMap;
-using runtime::serve::ProcessorConfig;
 
 namespace {
 
@@ -33,7 +32,7 @@ Expected<fs::path> placedModel(const PlacedRunParams& params, const artifacts::B
 
 // The model for one processor, with the bundle's weight cache for its kernel policy when there is one.
 Expected<std::unique_ptr<Session>> loadFor(const PlacedRunParams& params, const fs::path& model, const std::string& sha,
-                                           const ProcessorConfig& processor, PlacedRunReport& r) {
+                                           const Processor& processor, PlacedRunReport& r) {
   runtime::SessionOptions so = runtime::serve::sessionOptions(processor);
   const std::string cacheRel = artifacts::cacheFileName(sha, processor.policy);
   if (fs::exists(params.bundle / cacheRel)) {

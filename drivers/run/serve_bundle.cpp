@@ -33,7 +33,7 @@ struct Context {
   const ServeBundleParams& params;
   plan::Plan plan;
   const plan::StitchPlan* st = nullptr;
-  std::vector<ProcessorConfig> processors;
+  std::vector<Processor> processors;
   std::vector<size_t> slos;                   // active configurations in turn (indices into st->slos)
   double phaseMs = 0;                         // each configuration is active this long
   ArrivalTrace trace;                         // tasks: the plan's, in plan order
@@ -224,7 +224,7 @@ Status measureLoads(Context& c, SystemRun& r) {
         std::vector<double> ms;
         for (int i = 0; i < 3; ++i) {
           const auto t0 = SteadyClock::now();
-          auto l = loader.load(0, slot, sessionOptions(proc));
+          auto l = loader.load(0, slot, runtime::serve::sessionOptions(proc));
           if (!l.ok()) return done.set_value(l.error());
           ms.push_back(msSince(t0));
         }
@@ -376,11 +376,11 @@ Json querySummaryJson(const QuerySummary& s) {
               {"throughput_qps", s.throughputQps}};
 }
 
-Json processorsJson(const std::vector<ProcessorConfig>& processors) {
+Json processorsJson(const std::vector<Processor>& processors) {
   Json procs = Json::array();
   for (const auto& p : processors)
     procs.push_back(Json{{"name", p.name}, {"cores", p.cores}, {"policy", p.policy},
-                         {"gemm", p.gemm == runtime::GemmLibrary::Blis ? "blis" : "onednn"}, {"threads", p.threads}});
+                         {"gemm", p.gemm}, {"threads", p.threads}});
   return procs;
 }
 

@@ -64,6 +64,6 @@ Expected<std::string> tracedSystem(const ServeBundleParams& params, const std::v
 
 // The report's pieces both serving drivers write.
 Json querySummaryJson(const QuerySummary& s);
-Json processorsJson(const std::vector<runtime::serve::ProcessorConfig>& processors);
+Json processorsJson(const std::vector<Processor>& processors);
 
 }  // namespace zp::drivers

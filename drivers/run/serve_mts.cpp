@@ -31,7 +31,7 @@ struct UnitSamples {
 struct MtsContext {
   const ServeBundleParams& params;
   const plan::MtsPlan& m;
-  std::vector<ProcessorConfig> processors;
+  std::vector<Processor> processors;
   std::optional<zoo::Zoo> zoo;      // the members' datasets
   std::vector<UnitSamples> samples;  // per unit
   ArrivalTrace trace;                // tasks: the units' groups
@@ -91,7 +91,7 @@ Status readSamples(MtsContext& c) {
 Status checkOutputs(MtsContext& c, size_t u) {
   const auto& unit = c.m.units[u];
   const auto& s = c.samples[u];
-  const auto options = sessionOptions(c.processors.front());
+  const auto options = runtime::serve::sessionOptions(c.processors.front());
   ZP_ASSIGN_OR_RETURN(auto stitched, runtime::Session::load(modelFile(c, unit.sha256), options));
   OutputDiff diff;
   const size_t n = std::min<size_t>(kCheckedSamples, s.stitched.size());

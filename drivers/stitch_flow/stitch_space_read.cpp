@@ -117,16 +117,11 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
 
   // Processors, with the host configuration the profile measured them under.
   for (const auto& p : zoo.processors) {
-    plan::PlanProcessor pp{p.name, p.kind, "host", "default", 1, p.cores, {}};
-    if (p.profile) {
-      pp.gemm = p.profile->gemm;
-      pp.source = p.profile->source;
-      if (!p.profile->policy.empty()) pp.policy = p.profile->policy;
-      if (p.profile->threads) pp.threads = p.profile->threads;
-    }
+    Processor pp = p;
     if (auto it = report.hostConfig.find(p.name); it != report.hostConfig.end()) {
       ZP_ASSIGN_OR_RETURN(auto cfg, parseHostConfig(it->second, reportPath.string(), p.name));
-      pp.source = "host";
+      pp.source = kHostSource;
+      pp.profileFile.clear();
       std::tie(pp.policy, pp.threads) = cfg;
     } else if (auto imp = report.importFormat.find(p.name); imp != report.importFormat.end()) {
       pp.source = imp->second;

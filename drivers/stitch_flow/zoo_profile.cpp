@@ -91,12 +91,13 @@ Expected<Json> zoo_profile::runInputs(const Sources& src, const ProfileParams& p
               {"tool_sha256", toolSha}, {"repeat", params.repeat}, {"warmup", params.warmup},
               {"batch", measuredBatch(src, params)}, {"processors", Json::array()}};
   for (const auto& p : src.processors) {
-    Json pj{{"name", p.name}, {"host", p.host}};
-    if (p.host) pj["config"] = p.config.label();
+    Json pj{{"name", p.name}, {"host", p.host()}};
+    if (p.host()) pj["config"] = p.label();
     else {
-      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(p.import->file));
-      pj["import"] = Json{{"format", p.import->format}, {"file", p.import->file}, {"sha256", sha256Hex(bytes)},
-                          {"variant", p.import->task + "/" + p.import->variant}};
+      const ImportSpec& spec = src.importSpecs.at(p.name);
+      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(spec.file));
+      pj["import"] = Json{{"format", spec.format}, {"file", spec.file}, {"sha256", sha256Hex(bytes)},
+                          {"variant", spec.task + "/" + spec.variant}};
     }
     inputs["processors"].push_back(pj);
   }
@@ -328,7 +329,7 @@ Expected<zoo_profile::SourcesRead> zoo_profile::readSources(const fs::path& stit
   if (src.zoo.sha256 != src.manifest.zooSha256)
     return makeError("{}: {} changed since zoo-stitch wrote this directory; run zoo-stitch again",
                      (stitchDir / "stitch.json").string(), zooPath.string());
-  ZP_ASSIGN_OR_RETURN(src.processors, zoo_profile::resolveProcessors(src.zoo, params));
+  ZP_TRY(zoo_profile::resolveProcessors(src, params));
   for (const auto& t : src.manifest.tasks) {  // the lookup table holds every valid variant under every placement
     const auto valid = std::count_if(t.combinations.begin(), t.combinations.end(), [](const auto& c) { return c.valid; });
     ZP_TRY(estimate::checkPlacementSearch((stitchDir / "stitch.json").string(), t.name, static_cast<uint64_t>(valid),
@@ -337,18 +338,18 @@ Expected<zoo_profile::SourcesRead> zoo_profile::readSources(const fs::path& stit
   // Imported profiles first: a bad file fails before anything is measured or written.
   src.imports = Json::array();
   for (const auto& p : src.processors) {
-    if (p.host) continue;
-    ZP_ASSIGN_OR_RETURN(auto rows, zoo_profile::importProcessor(p, src.zoo, src.manifest, stitchDir, src.imports));
+    if (p.host()) continue;
+    ZP_ASSIGN_OR_RETURN(auto rows, zoo_profile::importProcessor(p, src.importSpecs.at(p.name), src.zoo, src.manifest,
+                                                                stitchDir, src.imports));
     src.imported.push_back(std::move(rows));
   }
   // Everything read is an input the output must keep clear of.
   r.inputs = {{stitchDir, "input"}};
   for (const auto& f : src.zoo.files()) r.inputs.push_back({f, "input"});
-  for (const auto& p : src.processors)
-    if (p.import) {
-      r.inputs.push_back({p.import->file, "input"});
-      if (!p.import->layerInfo.empty()) r.inputs.push_back({p.import->layerInfo, "input"});
-    }
+  for (const auto& [name, spec] : src.importSpecs) {
+    r.inputs.push_back({spec.file, "input"});
+    if (!spec.layerInfo.empty()) r.inputs.push_back({spec.layerInfo, "input"});
+  }
   return r;
 }
 

@@ -19,52 +19,44 @@ using profile::ProfileDb;
 using profile::ProfileRow;
 using profile::RowKind;
 
-Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const ProfileParams& params) {
-  std::vector<Processor> out;
-  for (const auto& p : zoo.processors) {
-    Processor proc{p.name, true, {}, std::nullopt};
-    proc.config.cores = p.cores;
+Status resolveProcessors(Sources& src, const ProfileParams& params) {
+  const zoo::Zoo& zoo = src.zoo;
+  std::vector<Processor> out = zoo.processors;
+  std::map<std::string, ImportSpec> imports;
+  for (const auto& p : out) {
     ZP_TRY(runtime::serve::checkCores(fmt::format("{}: processor '{}'", zoo.file.string(), p.name), p.cores));
-    if (p.profile) {
-      if (!p.profile->policy.empty()) {
-        if (!runtime::isKnownPolicy(p.profile->policy))
-          return makeError("{}: processor '{}': unknown kernel policy '{}'", zoo.file.string(), p.name, p.profile->policy);
-        proc.config.policy = p.profile->policy;
-      }
-      if (p.profile->threads) proc.config.threads = p.profile->threads;
-      if (p.profile->gemm == "blis") proc.config.gemm = runtime::GemmLibrary::Blis;
-      if (p.profile->source != "host") {
-        proc.host = false;
-        proc.import = ImportSpec{p.name, p.profile->source, zoo.resolve(p.profile->file).string(), "", "", ""};
-      }
-    }
-    out.push_back(proc);
+    if (!runtime::isKnownPolicy(p.policy))
+      return makeError("{}: processor '{}': unknown kernel policy '{}'", zoo.file.string(), p.name, p.policy);
+    if (!p.host()) imports[p.name] = ImportSpec{p.name, p.source, zoo.resolve(p.profileFile).string(), "", "", ""};
   }
   for (const auto& o : params.hostOverrides) {
     auto it = std::find_if(out.begin(), out.end(), [&](const Processor& p) { return p.name == o.processor; });
     if (it == out.end()) return makeError("--processor: the zoo has no processor '{}'", o.processor);
-    it->host = true;
-    it->import.reset();
     // The override names the policy and threads; the zoo's cores and GEMM library stay.
-    it->config.policy = o.policy;
-    it->config.threads = o.threads;
+    it->source = kHostSource;
+    it->profileFile.clear();
+    it->policy = o.policy;
+    it->threads = o.threads;
+    imports.erase(o.processor);
   }
   for (const auto& imp : params.imports) {
     auto it = std::find_if(out.begin(), out.end(), [&](const Processor& p) { return p.name == imp.processor; });
     if (it == out.end()) return makeError("--import: the zoo has no processor '{}'", imp.processor);
-    it->host = false;
-    it->import = imp;
+    it->source = imp.format;
+    it->profileFile = imp.file;
+    imports[imp.processor] = imp;
   }
-  for (const auto& p : out)
-    if (!p.host && p.import->format != "csv" && p.import->task.empty())
+  for (const auto& [name, spec] : imports)
+    if (spec.format != "csv" && spec.task.empty())
       return makeError("{}: processor '{}' imports {} but no variant is named (use --import {}={}:FILE@TASK/VARIANT)",
-                       zoo.file.string(), p.name, p.import->format, p.name, p.import->format);
-  return out;
+                       zoo.file.string(), name, spec.format, name, spec.format);
+  src.processors = std::move(out);
+  src.importSpecs = std::move(imports);
+  return {};
 }
 
-Expected<ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo, const zoo::StitchManifest& manifest,
-                                    const fs::path& stitchDir, Json& imports) {
-  const auto& spec = *proc.import;
+Expected<ProfileDb> importProcessor(const Processor& proc, const ImportSpec& spec, const zoo::Zoo& zoo,
+                                    const zoo::StitchManifest& manifest, const fs::path& stitchDir, Json& imports) {
   profile::ImportParams ip;
   ip.task = spec.task;
   ip.variant = spec.variant;

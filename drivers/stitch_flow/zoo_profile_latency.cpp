@@ -14,12 +14,11 @@ namespace {
 
 using profile::ProfileRow;
 using profile::RowKind;
-using measure::HostConfig;
 using measure::LatencyMeasurement;
 
 // The one-node probe of each host configuration, from the shards being merged
 // or from an earlier run when it recorded a usable one.
-Status measureOverheads(Run& run, const std::set<HostConfig>& configs) {
+Status measureOverheads(Run& run, const std::set<Processor>& configs) {
   for (const auto& c : configs) {
     if (const double* given = run.given ? findIn(run.given->overheadMs, c.label()) : nullptr) {
       run.overheadMs[c.label()] = *given;
@@ -71,10 +70,10 @@ using MeasuredByHash = std::map<std::pair<std::string, std::string>, LatencyMeas
 
 // One subgraph under one configuration, for every processor with that configuration.
 Status measureSubgraph(Run& run, const zoo::TaskStitch& task, int pos, const zoo::SubgraphInfo& sg,
-                       const HostConfig& config, MeasuredByHash& byHash) {
+                       const Processor& config, MeasuredByHash& byHash) {
   std::vector<const Processor*> procs;
   for (const auto& p : run.src.processors)
-    if (p.host && p.config == config) procs.push_back(&p);
+    if (p.host() && p.engine() == config) procs.push_back(&p);
   const bool reuse = !run.previous.empty();
   if (const ProfileRow* old = reuse ? previousRow(run, task.name, pos, sg.variant, procs.front()->name, config.policy)
                                     : nullptr) {
@@ -128,12 +127,12 @@ Status measureTransitions(Run& run, const zoo::TaskStitch& task) {
 
 }  // namespace
 
-Expected<double> measureOverhead(const Run& run, const HostConfig& config) {
+Expected<double> measureOverhead(const Run& run, const Processor& config) {
   ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor config " + config.label(), config.cores));
   return measure::measureRunOverhead(config, run.mp);
 }
 
-Expected<LatencyMeasurement> measureSubgraphLatency(const Run& run, const zoo::SubgraphInfo& sg, const HostConfig& config,
+Expected<LatencyMeasurement> measureSubgraphLatency(const Run& run, const zoo::SubgraphInfo& sg, const Processor& config,
                                                     const std::string& processor) {
   // Measured on the processor's own cores, as plan-run --serve runs it.
   ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + processor, config.cores));
@@ -148,9 +147,9 @@ Expected<double> measureTransitionMs(const Run& run, const zoo::TaskStitch& task
 }
 
 Expected<bool> measureHostLatency(Run& run) {
-  std::set<HostConfig> configs;
+  std::set<Processor> configs;
   for (const auto& p : run.src.processors)
-    if (p.host) configs.insert(p.config);
+    if (p.host()) configs.insert(p.engine());
   ZP_TRY(measureOverheads(run, configs));
   size_t work = 0;
   for (const auto& t : run.src.manifest.tasks)

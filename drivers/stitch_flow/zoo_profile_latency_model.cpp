@@ -36,8 +36,8 @@ Expected<double> measureWholeMs(const Run& run, StitchedModels& models, const zo
                                 const TaskAccuracy& acc, size_t validIndex, const Processor& p) {
   const auto& c = task.combinations[acc.valid[validIndex]];
   ZP_ASSIGN_OR_RETURN(const auto* model, models.get(validIndex));
-  ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + p.name, p.config.cores));
-  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, measure::sessionOptions(p.config)));
+  ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + p.name, p.cores));
+  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(*model, c.id, measure::sessionOptions(p.engine())));
   auto in = randomInputsAt(*session, task.subgraph(0, c.variants[0]).inputs, run.batch, run.params.seed);
   ZP_ASSIGN_OR_RETURN(auto m, measure::measureLatency(*session, in, run.mp));
   return m.medianMs;
@@ -71,8 +71,8 @@ Expected<double> measureWhole(Run& run, StitchedModels& models, const zoo::TaskS
 // single position; 0 for an imported processor.
 Expected<double> calibratedOverhead(Run& run, StitchedModels& models, const zoo::TaskStitch& task,
                                     const TaskAccuracy& acc, const Processor& p) {
-  if (!p.host) return 0.0;
-  const double probe = run.overheadMs[p.config.label()];
+  if (!p.host()) return 0.0;
+  const double probe = run.overheadMs[p.label()];
   std::vector<std::pair<double, double>> pairs;
   if (task.positions() > 1)
     for (size_t u : acc.uniform) {
@@ -81,7 +81,7 @@ Expected<double> calibratedOverhead(Run& run, StitchedModels& models, const zoo:
       double sum = 0;
       bool complete = true;
       for (int pos = 0; pos < task.positions(); ++pos) {
-        const auto* r = run.db.find(task.name, pos, c.variants[0], p.name, p.config.policy);
+        const auto* r = run.db.find(task.name, pos, c.variants[0], p.name, p.policy);
         if (!r) complete = false;
         else sum += r->medianMs;
       }
@@ -89,7 +89,7 @@ Expected<double> calibratedOverhead(Run& run, StitchedModels& models, const zoo:
     }
   double fastest = std::numeric_limits<double>::infinity();
   for (const auto* r : run.db.select(profile::RowKind::Subgraph, task.name, {}, p.name))
-    if (r->policy == p.config.policy) fastest = std::min(fastest, r->medianMs);
+    if (r->policy == p.policy) fastest = std::min(fastest, r->medianMs);
   return estimate::calibrateOverhead(pairs, task.positions(), probe, fastest);
 }
 
@@ -112,7 +112,7 @@ Expected<Json> validateLatency(Run& run, StitchedModels& models, const zoo::Task
   std::vector<double> est, naive, meas;
   Json perProc = Json::object();
   for (const auto& p : run.src.processors) {
-    if (!p.host) continue;
+    if (!p.host()) continue;
     std::vector<double> pe, pm;
     for (size_t i : sample) {
       if (run.stopRequested()) break;
@@ -144,16 +144,12 @@ Expected<Json> validateLatency(Run& run, StitchedModels& models, const zoo::Task
 
 Expected<estimate::TaskLatencyModel> calibrateTaskLatency(Run& run, const zoo::TaskStitch& task,
                                                           const TaskAccuracy& acc, Json& tj) {
-  std::vector<estimate::ProfiledProcessor> profiled;
   std::vector<std::string> names;
-  for (const auto& p : run.src.processors) {
-    profiled.push_back({p.name, p.host, p.config.policy});
-    names.push_back(p.name);
-  }
+  for (const auto& p : run.src.processors) names.push_back(p.name);
   estimate::TaskLatencyModel m;
   m.task = task.name;
   m.positions = task.positions();
-  m.model = estimate::latencyFromProfile(run.db, task.name, task.positions(), profiled);
+  m.model = estimate::latencyFromProfile(run.db, task.name, task.positions(), run.src.processors);
   for (int pos = 0; pos + 1 < task.positions(); ++pos) {
     ZP_ASSIGN_OR_RETURN(int64_t bytes, boundaryBytes(run, task, pos));
     m.boundaryBytes.push_back(static_cast<double>(bytes));

@@ -10,17 +10,17 @@
 
 namespace zp::drivers::zoo_profile {
 
-std::vector<measure::HostConfig> nodeProfileConfigs(const Run& run) {
-  std::vector<measure::HostConfig> out;
+std::vector<Processor> nodeProfileConfigs(const Run& run) {
+  std::vector<Processor> out;
   std::set<std::pair<std::string, int>> seen;
   for (const auto& p : run.src.processors)
-    if (p.host && seen.insert({p.config.policy, p.config.threads}).second) out.push_back(p.config);
+    if (p.host() && seen.insert({p.policy, p.threads}).second) out.push_back(p.engine());
   return out;
 }
 
 Expected<std::vector<artifacts::NodeProfileRow>> profileVariantNodes(const Run& run, const zoo::TaskStitch& task,
                                                                       const zoo::VariantInfo& v,
-                                                                      const measure::HostConfig& config) {
+                                                                      const Processor& config) {
   const auto file = run.src.zoo.resolve(v.onnx);
   ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(file));
   // The variant's inputs are its first subgraph's: random, at the shapes it is

@@ -61,9 +61,9 @@ Status stopped(const Run& run) {
 
 // Step 1's units: probes, subgraphs (each content hash once per configuration), hand-overs.
 Status latencyUnits(Run& run, Share& share, artifacts::ProfileShard& out) {
-  std::set<measure::HostConfig> configs;
+  std::set<Processor> configs;
   for (const auto& p : run.src.processors)
-    if (p.host) configs.insert(p.config);
+    if (p.host()) configs.insert(p.engine());
   for (const auto& c : configs)
     if (share.next()) {
       ZP_TRY(stopped(run));
@@ -78,7 +78,7 @@ Status latencyUnits(Run& run, Share& share, artifacts::ProfileShard& out) {
           if (!seen.insert({sg.hash, c.label()}).second || !share.next()) continue;
           ZP_TRY(stopped(run));
           const auto* proc = &*std::find_if(run.src.processors.begin(), run.src.processors.end(),
-                                            [&](const auto& p) { return p.host && p.config == c; });
+                                            [&](const auto& p) { return p.host() && p.engine() == c; });
           ZP_ASSIGN_OR_RETURN(auto m, zoo_profile::measureSubgraphLatency(run, sg, c, proc->name));
           out.subgraphs.push_back({sg.hash, c.label(), m.medianMs, m.p90Ms, m.runs, m.memoryBytes});
         }
@@ -119,7 +119,7 @@ Status taskUnits(Run& run, const zoo::TaskStitch& task, Share& share, artifacts:
         out.originals.push_back({task.name, v.id, m.first, std::move(m.second)});
       }
   zoo_profile::StitchedModels models(run, task, acc);
-  auto whole = [&](size_t validIndex, const zoo_profile::Processor& p) -> Status {
+  auto whole = [&](size_t validIndex, const Processor& p) -> Status {
     if (!share.next()) return {};
     ZP_TRY(stopped(run));
     ZP_ASSIGN_OR_RETURN(double ms, zoo_profile::measureWholeMs(run, models, task, acc, validIndex, p));
@@ -127,7 +127,7 @@ Status taskUnits(Run& run, const zoo::TaskStitch& task, Share& share, artifacts:
     return {};
   };
   for (const auto& p : run.src.processors) {
-    if (!p.host) continue;
+    if (!p.host()) continue;
     if (task.positions() > 1)  // the originals calibrate the per-run overhead
       for (size_t u : acc.uniform) ZP_TRY(whole(u, p));
     for (size_t i : zoo_profile::validationSample(run, acc)) ZP_TRY(whole(i, p));

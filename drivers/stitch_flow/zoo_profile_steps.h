@@ -34,21 +34,16 @@
 
 namespace zp::drivers::zoo_profile {
 
-// A processor of the zoo: measured on the host under `config`, or imported.
-struct Processor {
-  std::string name;
-  bool host = true;
-  measure::HostConfig config;
-  std::optional<ImportSpec> import;
-};
-
 // What zoo-profile reads before it opens its output.
 struct Sources {
   std::filesystem::path stitchDir;
   zoo::StitchManifest manifest;
   std::string stitchBytes;
   zoo::Zoo zoo;
+  // The zoo's processors with --processor and --import applied: each measured
+  // on the host under its engine, or its rows imported (importSpecs, by name).
   std::vector<Processor> processors;
+  std::map<std::string, ImportSpec> importSpecs;
   Json imports;                             // report.json's "imports": what each imported profile matched
   std::vector<profile::ProfileDb> imported; // their rows, in processor order
 };
@@ -157,9 +152,9 @@ inline constexpr graph::LoadOptions kSubgraphLoad{false, true};
 Expected<stitch::SubgraphModels> readSubgraphModels(const Run& run, const zoo::TaskStitch& task,
                                                     const graph::LoadOptions& options);
 
-Expected<std::vector<Processor>> resolveProcessors(const zoo::Zoo& zoo, const ProfileParams& params);
+Status resolveProcessors(Sources& src, const ProfileParams& params);
 // The processor's rows from its imported profile; `imports` gets one entry for it.
-Expected<profile::ProfileDb> importProcessor(const Processor& proc, const zoo::Zoo& zoo,
+Expected<profile::ProfileDb> importProcessor(const Processor& proc, const ImportSpec& spec, const zoo::Zoo& zoo,
                                              const zoo::StitchManifest& manifest, const std::filesystem::path& stitchDir,
                                              Json& imports);
 
@@ -171,9 +166,9 @@ Expected<bool> measureHostLatency(Run& run);
 // One unit of step 1's work each (what a shard measures, zoo_profile_shard.cpp):
 // a host configuration's one-node probe; a subgraph under a configuration, on
 // `processor`'s cores; the hand-over of the boundary tensor after position `boundary`.
-Expected<double> measureOverhead(const Run& run, const measure::HostConfig& config);
+Expected<double> measureOverhead(const Run& run, const Processor& config);
 Expected<measure::LatencyMeasurement> measureSubgraphLatency(const Run& run, const zoo::SubgraphInfo& sg,
-                                                             const measure::HostConfig& config,
+                                                             const Processor& config,
                                                              const std::string& processor);
 Expected<double> measureTransitionMs(const Run& run, const zoo::TaskStitch& task, int boundary);
 
@@ -182,11 +177,11 @@ Expected<double> measureTransitionMs(const Run& run, const zoo::TaskStitch& task
 // measured batch; none when there is no host processor.
 Expected<std::vector<artifacts::NodeProfileRow>> measureNodeProfiles(const Run& run);
 // The host processors' configurations, one per (policy, threads): node_profile.csv's key.
-std::vector<measure::HostConfig> nodeProfileConfigs(const Run& run);
+std::vector<Processor> nodeProfileConfigs(const Run& run);
 // One unit of step 3: variant `v`'s model under one of those configurations.
 Expected<std::vector<artifacts::NodeProfileRow>> profileVariantNodes(const Run& run, const zoo::TaskStitch& task,
                                                                       const zoo::VariantInfo& v,
-                                                                      const measure::HostConfig& config);
+                                                                      const Processor& config);
 
 // Step 4, accuracy: the original variants' accuracy, the measured stitched
 // variants, the training sample and the estimator's predictions of one task.

@@ -100,7 +100,7 @@ Expected<MtsSystem> systemFrom(const JsonAt& j, const MtsPlan& p) {
     return j.error(fmt::format("placement, stitched: {} and {} values for {} units", s.placement.size(),
                                s.stitched.size(), p.units.size()));
   for (const auto& name : s.placement)
-    if (std::none_of(p.processors.begin(), p.processors.end(), [&](const PlanProcessor& q) { return q.name == name; }))
+    if (std::none_of(p.processors.begin(), p.processors.end(), [&](const Processor& q) { return q.name == name; }))
       return j.error(fmt::format("placement: unknown processor '{}'", name));
   return s;
 }

@@ -243,7 +243,7 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
     ZP_ASSIGN_OR_RETURN(n.processor, rd.str((*ns)[i], np, "processor"));
     ZP_ASSIGN_OR_RETURN(n.startMs, rd.num((*ns)[i], np, "startMs"));
     ZP_ASSIGN_OR_RETURN(n.endMs, rd.num((*ns)[i], np, "endMs"));
-    if (std::none_of(o.processors.begin(), o.processors.end(), [&](const PlanProcessor& p) { return p.name == n.processor; }))
+    if (std::none_of(o.processors.begin(), o.processors.end(), [&](const Processor& p) { return p.name == n.processor; }))
       return makeError("{}: {}.processor: unknown processor '{}'", label, np, n.processor);
     if (n.endMs < n.startMs) return makeError("{}: {}: ends before it starts", label, np);
     o.nodes.push_back(std::move(n));

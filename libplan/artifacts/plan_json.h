@@ -14,8 +14,8 @@
 namespace zp::artifacts {
 
 // A processor as the stitch and operator-placement sections record it.
-Json toJson(const plan::PlanProcessor& p);
-Expected<plan::PlanProcessor> processorFromJson(const JsonAt& p);
+Json toJson(const Processor& p);
+Expected<Processor> processorFromJson(const JsonAt& p);
 Json toJson(const plan::StitchPlan& s);
 Expected<plan::StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
 Json toJson(const plan::ConcurrentSchedule& c);

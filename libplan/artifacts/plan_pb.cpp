@@ -11,7 +11,7 @@ namespace {
 
 using namespace zp::plan;
 
-void put(const PlanProcessor& p, planpb::Processor* m) {
+void put(const Processor& p, planpb::Processor* m) {
   m->set_name(p.name);
   m->set_kind(p.kind);
   m->set_source(p.source);
@@ -19,11 +19,20 @@ void put(const PlanProcessor& p, planpb::Processor* m) {
   m->set_threads(p.threads);
   for (int c : p.cores) m->add_cores(c);
   m->set_gemm(p.gemm);
+  m->set_profile_file(p.profileFile);
 }
 
-PlanProcessor get(const planpb::Processor& p) {
-  return PlanProcessor{p.name(), p.kind(), p.source(), p.policy(), p.threads(),
-                       std::vector<int>(p.cores().begin(), p.cores().end()), p.gemm()};
+Processor get(const planpb::Processor& p) {
+  Processor out;
+  out.name = p.name();
+  out.kind = p.kind();
+  out.source = p.source();
+  out.profileFile = p.profile_file();
+  out.policy = p.policy();
+  out.threads = p.threads();
+  out.cores.assign(p.cores().begin(), p.cores().end());
+  out.gemm = p.gemm().empty() ? "onednn" : p.gemm();
+  return out;
 }
 
 void put(const ServedSystem& s, planpb::ServedSystem* m) {

@@ -48,7 +48,7 @@ bool printable(const std::string& s) {
   return s.size() < 100 && std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
-// "POLICY@THREADS", as measure::HostConfig::label() writes it.
+// "POLICY@THREADS", as Processor::label() writes it.
 Expected<std::string> configLabel(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(std::string s, j.string("config"));
   const auto at = s.find('@');

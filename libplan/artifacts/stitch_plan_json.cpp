@@ -26,10 +26,11 @@ Expected<double> latencyFrom(const JsonAt& j) {
 
 }  // namespace
 
-Json toJson(const PlanProcessor& p) {
+Json toJson(const Processor& p) {
   Json pj{{"name", p.name}, {"kind", p.kind}, {"source", p.source}, {"policy", p.policy}, {"threads", p.threads}};
   if (!p.cores.empty()) pj["cores"] = p.cores;
-  if (!p.gemm.empty()) pj["gemm"] = p.gemm;
+  pj["gemm"] = p.gemm;
+  if (!p.profileFile.empty()) pj["profile_file"] = p.profileFile;
   return pj;
 }
 
@@ -95,8 +96,8 @@ Json toJson(const StitchPlan& s) {
   return j;
 }
 
-Expected<PlanProcessor> processorFromJson(const JsonAt& p) {
-  PlanProcessor out;
+Expected<Processor> processorFromJson(const JsonAt& p) {
+  Processor out;
   ZP_ASSIGN_OR_RETURN(out.name, p.id("name"));
   ZP_ASSIGN_OR_RETURN(out.kind, p.string("kind"));
   ZP_ASSIGN_OR_RETURN(out.source, p.string("source"));
@@ -117,6 +118,7 @@ Expected<PlanProcessor> processorFromJson(const JsonAt& p) {
     ZP_ASSIGN_OR_RETURN(out.gemm, gemm.string());
     if (out.gemm != "onednn" && out.gemm != "blis") return gemm.error("expected \"onednn\" or \"blis\"");
   }
+  if (p.has("profile_file")) { ZP_ASSIGN_OR_RETURN(out.profileFile, p.string("profile_file")); }
   return out;
 }
 

@@ -54,10 +54,10 @@ Status checkKeys(const Ctx& c, const Json& j, const std::string& path, const std
 }
 
 // $.processors[i]: {name, kind?, cores?, policy?, gemm?, threads?}.
-Expected<plan::PlanProcessor> parseProcessor(const Ctx& c, const Json& pj, const std::string& p) {
+Expected<Processor> parseProcessor(const Ctx& c, const Json& pj, const std::string& p) {
   if (!pj.is_object()) return c.err(p, "expected an object");
   ZP_TRY(checkKeys(c, pj, p, {"name", "kind", "cores", "policy", "gemm", "threads"}));
-  plan::PlanProcessor out{"", "cpu", "host", "default", 1, {}, {}};
+  Processor out;
   auto text = [&](const char* key, std::string& into) -> Status {
     if (!pj.contains(key)) return {};
     if (!pj[key].is_string() || pj[key].get<std::string>().empty()) return c.err(p + "." + key, "expected a non-empty string");
@@ -69,7 +69,7 @@ Expected<plan::PlanProcessor> parseProcessor(const Ctx& c, const Json& pj, const
   ZP_TRY(text("kind", out.kind));
   ZP_TRY(text("policy", out.policy));
   ZP_TRY(text("gemm", out.gemm));
-  if (!out.gemm.empty() && out.gemm != "onednn" && out.gemm != "blis") return c.err(p + ".gemm", "expected \"onednn\" or \"blis\"");
+  if (out.gemm != "onednn" && out.gemm != "blis") return c.err(p + ".gemm", "expected \"onednn\" or \"blis\"");
   if (pj.contains("threads")) {
     if (!pj["threads"].is_number_integer()) return c.err(p + ".threads", "expected an integer");
     if (auto problem = threadCountProblem(pj["threads"].get<int64_t>())) return c.err(p + ".threads", *problem);
@@ -89,7 +89,7 @@ Expected<plan::PlanProcessor> parseProcessor(const Ctx& c, const Json& pj, const
 // Every accelerator once; kept in accelerator order.
 Status parseProcessors(const Ctx& c, const Json& ps, WorkloadSpec& w) {
   if (!ps.is_array()) return c.err("$.processors", "expected an array, one host processor per accelerator");
-  std::vector<std::optional<plan::PlanProcessor>> byAcc(w.accelerators.size());
+  std::vector<std::optional<Processor>> byAcc(w.accelerators.size());
   for (size_t i = 0; i < ps.size(); ++i) {
     const std::string p = fmt::format("$.processors[{}]", i);
     ZP_ASSIGN_OR_RETURN(auto proc, parseProcessor(c, ps[i], p));

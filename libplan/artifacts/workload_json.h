@@ -46,7 +46,7 @@ struct WorkloadSpec {
   // The host processor of each accelerator (in accelerator order) when a
   // schedule runs for real: its cores, kernel policy, GEMM library and threads.
   // Empty: none given (plans of the workload are simulated only).
-  std::vector<plan::PlanProcessor> processors;
+  std::vector<Processor> processors;
   std::vector<WorkloadDnn> dnns;
 };
 

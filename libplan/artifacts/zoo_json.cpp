@@ -94,7 +94,7 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
     const Json& pj = j["processors"][i];
     std::string p = fmt::format("$.processors[{}]", i);
     ZP_TRY(r.object(pj, p, {"name", "kind"}, {"cores", "profile"}));
-    ProcessorSpec proc;
+    Processor proc;
     ZP_ASSIGN_OR_RETURN(proc.name, r.id(pj, p, "name"));
     ZP_ASSIGN_OR_RETURN(proc.kind, r.oneOf(pj, p, "kind", {"cpu", "gpu", "npu", "dla", "dsp"}));
     if (!procNames.insert(proc.name).second) return r.error(p + ".name", fmt::format("duplicate processor '{}'", proc.name));
@@ -114,24 +114,22 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
       const Json& sj = pj["profile"];
       std::string sp = p + ".profile";
       ZP_TRY(r.object(sj, sp, {"source"}, {"file", "threads", "policy", "gemm"}));
-      ProfileSource src;
-      ZP_ASSIGN_OR_RETURN(src.source, r.oneOf(sj, sp, "source", {"host", "ort-json", "trtexec", "openvino-csv", "csv"}));
-      if (sj.contains("file")) { ZP_ASSIGN_OR_RETURN(src.file, r.string(sj, sp, "file")); }
-      if (sj.contains("policy")) { ZP_ASSIGN_OR_RETURN(src.policy, r.string(sj, sp, "policy")); }
-      if (sj.contains("gemm")) { ZP_ASSIGN_OR_RETURN(src.gemm, r.oneOf(sj, sp, "gemm", {"onednn", "blis"})); }
-      if (src.source != "host" && src.file.empty())
-        return r.error(sp, fmt::format("source '{}' needs a 'file'", src.source));
+      ZP_ASSIGN_OR_RETURN(proc.source, r.oneOf(sj, sp, "source", {"host", "ort-json", "trtexec", "openvino-csv", "csv"}));
+      if (sj.contains("file")) { ZP_ASSIGN_OR_RETURN(proc.profileFile, r.string(sj, sp, "file")); }
+      if (sj.contains("policy")) { ZP_ASSIGN_OR_RETURN(proc.policy, r.string(sj, sp, "policy")); }
+      if (sj.contains("gemm")) { ZP_ASSIGN_OR_RETURN(proc.gemm, r.oneOf(sj, sp, "gemm", {"onednn", "blis"})); }
+      if (proc.source != "host" && proc.profileFile.empty())
+        return r.error(sp, fmt::format("source '{}' needs a 'file'", proc.source));
       if (sj.contains("threads")) {
         if (!sj["threads"].is_number_integer()) return r.error(sp + ".threads", "expected an integer >= 1");
         const Json& n = sj["threads"];
         const int64_t threads = n.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(n.get<uint64_t>(), INT64_MAX))
                                                        : n.get<int64_t>();
         if (auto p = threadCountProblem(threads)) return r.error(sp + ".threads", *p);
-        src.threads = static_cast<int>(threads);
+        proc.threads = static_cast<int>(threads);
       }
-      if (checkFiles && !src.file.empty() && !fs::exists(zoo.resolve(src.file)))
-        return r.error(sp + ".file", fmt::format("file not found: {}", zoo.resolve(src.file).string()));
-      proc.profile = src;
+      if (checkFiles && !proc.profileFile.empty() && !fs::exists(zoo.resolve(proc.profileFile)))
+        return r.error(sp + ".file", fmt::format("file not found: {}", zoo.resolve(proc.profileFile).string()));
     }
     zoo.processors.push_back(std::move(proc));
   }
@@ -201,12 +199,14 @@ Json zooToJson(const Zoo& zoo) {
   for (const auto& p : zoo.processors) {
     Json pj{{"name", p.name}, {"kind", p.kind}};
     if (!p.cores.empty()) pj["cores"] = p.cores;
-    if (p.profile) {
-      Json sj{{"source", p.profile->source}};
-      if (!p.profile->file.empty()) sj["file"] = p.profile->file;
-      if (p.profile->threads) sj["threads"] = p.profile->threads;
-      if (!p.profile->policy.empty()) sj["policy"] = p.profile->policy;
-      if (!p.profile->gemm.empty()) sj["gemm"] = p.profile->gemm;
+    // Only what differs from the defaults: a processor without "profile" is the host, as zoo.json says.
+    const Processor defaults;
+    if (!p.host() || p.threads != defaults.threads || p.policy != defaults.policy || p.gemm != defaults.gemm) {
+      Json sj{{"source", p.source}};
+      if (!p.profileFile.empty()) sj["file"] = p.profileFile;
+      if (p.threads != defaults.threads) sj["threads"] = p.threads;
+      if (p.policy != defaults.policy) sj["policy"] = p.policy;
+      if (p.gemm != defaults.gemm) sj["gemm"] = p.gemm;
       pj["profile"] = sj;
     }
     j["processors"].push_back(pj);

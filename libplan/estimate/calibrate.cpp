@@ -5,12 +5,12 @@
 namespace zp::estimate {
 
 LatencyModel latencyFromProfile(const profile::ProfileDb& db, const std::string& task, int positions,
-                                const std::vector<ProfiledProcessor>& processors) {
+                                const std::vector<Processor>& processors) {
   LatencyModel lm;
   for (const auto* r : db.select(profile::RowKind::Subgraph, task)) {
     auto p = std::find_if(processors.begin(), processors.end(), [&](const auto& x) { return x.name == r->processor; });
     if (p == processors.end()) continue;
-    if (p->host && r->policy != p->policy) continue;
+    if (p->host() && r->policy != p->policy) continue;
     lm.setSubgraph(*r->position, r->variant, r->processor, r->medianMs);
   }
   double perByte = 0;

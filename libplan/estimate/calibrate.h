@@ -9,23 +9,18 @@
 
 #include "libplan/estimate/latency_model.h"
 #include "libplan/profile/profile_db.h"
+#include "libplan/zoo/processor.h"
 
 namespace zp::estimate {
 
-// A processor as the profile measured it: host rows count only under the
-// kernel policy it was measured with; imported rows count whatever policy they name.
-struct ProfiledProcessor {
-  std::string name;
-  bool host = true;
-  std::string policy = "default";
-};
-
-// Subgraph latencies (medians) of `task` on each processor, and a hand-over
+// Subgraph latencies (medians) of `task` on each processor (a host one's rows
+// count only under the kernel policy it was measured with; imported rows
+// count whatever policy they name), and a hand-over
 // between every two processors costing the largest ms per byte among the
 // task's measured transitions. Overheads are left at 0: calibrateOverhead
 // gives them.
 LatencyModel latencyFromProfile(const profile::ProfileDb& db, const std::string& task, int positions,
-                                const std::vector<ProfiledProcessor>& processors);
+                                const std::vector<Processor>& processors);
 
 // The fixed cost a subgraph pays when run on its own, once per run, from the
 // original variants measured whole (`wholeMs`) and as the sum of their

@@ -53,7 +53,7 @@ struct MtsSystem {
 
 struct MtsPlan {
   std::string manifest;        // mts.json, as the header's inputs name it
-  std::vector<PlanProcessor> processors;
+  std::vector<Processor> processors;
   std::string costSource = "measured";
   std::vector<MtsUnit> units;
   std::string solver;          // "enumeration" (every assignment) | "lpt" (too many to enumerate)

@@ -88,7 +88,7 @@ struct ConcurrentSchedule {
   // The host processor each accelerator runs on when plan-run executes the
   // schedule (cores, policy, GEMM, threads), in accelerator order; empty: the
   // workload named none (the plan is simulated only).
-  std::vector<PlanProcessor> processors;
+  std::vector<Processor> processors;
   std::string source;          // "zooplan" or "baseline:<name>" if a baseline won in the simulator
   double objectiveValue = 0;   // simulated
   double latencyMs = 0;
@@ -111,7 +111,7 @@ struct OpPlacementNode {
 struct OpPlacement {
   std::string model;       // ONNX file as given
   std::string costSource;  // "predicted" | "measured"
-  std::vector<PlanProcessor> processors;  // what plan-run pins and runs each on (cores, policy, GEMM, threads)
+  std::vector<Processor> processors;  // what plan-run pins and runs each on (cores, policy, GEMM, threads)
   double latencyMs = 0;    // one inference under the cost model
   SolverReport solver;     // "chain-dp" or "branch-and-bound"; searchSpace "all assignments"
   // A mix of processors is placed only when it beats the best single processor

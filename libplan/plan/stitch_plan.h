@@ -9,18 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "libplan/zoo/processor.h"
 
 namespace zp::plan {
-
-struct PlanProcessor {
-  std::string name, kind;
-  std::string source;   // host | ort-json | trtexec | openvino-csv | csv
-  std::string policy;   // the runtime's kernel policy when the processor is the host
-  int threads = 1;
-  std::vector<int> cores;  // host CPU cores it owns (empty: not pinned)
-  std::string gemm;        // host GEMM library: "onednn" | "blis" (empty: the runtime's default)
-  bool operator==(const PlanProcessor&) const = default;
-};
 
 struct TaskSlo {
   double accuracy = 0;    // minimum top-1 accuracy
@@ -121,7 +112,7 @@ struct ServedSystem {
 struct StitchPlan {
   std::string stitchDir;       // relative to the plan file's directory
   std::string accuracySource;  // what decisions used: "measured where available" | "estimated (originals measured)"
-  std::vector<PlanProcessor> processors;
+  std::vector<Processor> processors;
   std::vector<std::string> placementOrder;  // position -> processor
   int ordersEvaluated = 0;
   double meanLatencyMs = 0;    // Algorithm 1's L(p*) over the configurations

@@ -12,7 +12,7 @@ fs::path Zoo::resolve(const std::string& relative) const {
 std::vector<fs::path> Zoo::files() const {
   std::vector<fs::path> out{file};
   for (const auto& p : processors)
-    if (p.profile && !p.profile->file.empty()) out.push_back(resolve(p.profile->file));
+    if (!p.profileFile.empty()) out.push_back(resolve(p.profileFile));
   for (const auto& t : tasks) {
     for (const auto& v : t.variants) out.push_back(resolve(v.onnx));
     if (t.dataset)

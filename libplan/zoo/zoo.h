@@ -7,25 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "libplan/zoo/processor.h"
+
 
 namespace zp::zoo {
-
-struct ProfileSource {
-  std::string source = "host";  // host | ort-json | trtexec | openvino-csv | csv
-  std::string file;             // as written in zoo.json (relative to its folder)
-  int threads = 0;              // 0: not given
-  std::string policy;           // host: kernel policy of the runtime (empty: not given)
-  std::string gemm;             // host: GEMM library, "onednn" or "blis" (empty: not given)
-};
-
-struct ProcessorSpec {
-  std::string name;
-  std::string kind;  // cpu | gpu | npu | dla | dsp
-  // The host CPU cores the processor owns (its work is pinned to them); empty:
-  // not given (the processor runs wherever the process may).
-  std::vector<int> cores;
-  std::optional<ProfileSource> profile;
-};
 
 struct VariantSpec {
   std::string id;
@@ -52,7 +37,7 @@ struct Zoo {
   std::string sha256;          // of the file's bytes
   std::string name;
   std::string description;
-  std::vector<ProcessorSpec> processors;
+  std::vector<Processor> processors;  // their profile source, engine and cores resolved (defaults filled in)
   std::vector<TaskSpec> tasks;
 
   // A path from zoo.json resolved against the folder of zoo.json.

@@ -6,16 +6,14 @@
 
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/measure.h"
+#include "libplan/runtime/serve/processor.h"
 #include "libplan/util/stats.h"
 
 namespace zp::measure {
 
 
-runtime::SessionOptions sessionOptions(const HostConfig& config) {
-  runtime::SessionOptions o;
-  o.threads = config.threads;
-  o.kernels.policy = config.policy;
-  o.gemm = config.gemm;
+runtime::SessionOptions sessionOptions(const Processor& processor) {
+  runtime::SessionOptions o = runtime::serve::sessionOptions(processor);
   o.checkModel = false;  // zoo-stitch checked every subgraph it wrote
   return o;
 }
@@ -32,7 +30,7 @@ Expected<LatencyMeasurement> measureLatency(runtime::Session& session, const run
   return m;
 }
 
-Expected<double> measureRunOverhead(const HostConfig& config, const MeasureParams& params) {
+Expected<double> measureRunOverhead(const Processor& config, const MeasureParams& params) {
   ZP_ASSIGN_OR_RETURN(auto model, graph::parseModelText(R"(<ir_version: 8, opset_import: ["" : 13]>
     overhead (float[1,1] x) => (float[1,1] y) { y = Relu (x) })"));
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, "<run overhead probe>", sessionOptions(config)));

@@ -8,18 +8,9 @@
 
 #include "libplan/runtime/session.h"
 #include "libplan/util/error.h"
+#include "libplan/zoo/processor.h"
 
 namespace zp::measure {
-
-// A host processor: how the runtime runs on it.
-struct HostConfig {
-  std::string policy = "default";
-  int threads = 1;
-  runtime::GemmLibrary gemm = runtime::GemmLibrary::OneDnn;
-  std::vector<int> cores;  // measured pinned to these (empty: wherever the process runs)
-  std::string label() const { return policy + "@" + std::to_string(threads); }
-  auto operator<=>(const HostConfig&) const = default;
-};
 
 struct MeasureParams {
   int repeat = 20;
@@ -32,7 +23,8 @@ struct LatencyMeasurement {
   int64_t memoryBytes = 0;  // activation arena + weights + scratch
 };
 
-runtime::SessionOptions sessionOptions(const HostConfig& config);
+// The runtime on `processor` (its engine fields), without re-checking the model.
+runtime::SessionOptions sessionOptions(const Processor& processor);
 
 // Warm latency of `session` on `inputs`: `warmup` untimed runs, then `repeat` timed ones.
 Expected<LatencyMeasurement> measureLatency(runtime::Session& session, const runtime::TensorMap& inputs,
@@ -40,7 +32,7 @@ Expected<LatencyMeasurement> measureLatency(runtime::Session& session, const run
 
 // The runtime's fixed cost of one run under `config`: a one-node model on a
 // one-element tensor, measured like any subgraph.
-Expected<double> measureRunOverhead(const HostConfig& config, const MeasureParams& params);
+Expected<double> measureRunOverhead(const Processor& config, const MeasureParams& params);
 
 // Median time to copy `bytes` between two buffers: a boundary tensor handed
 // from one processor to another through shared memory.

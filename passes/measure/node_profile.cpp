@@ -136,7 +136,7 @@ void setCacheContext(const graph::GraphView& view, const std::vector<int>& ancho
 }  // namespace
 
 Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelProto& model, const std::string& modelName,
-                                                              const HostConfig& config, const runtime::TensorMap& inputs,
+                                                              const Processor& config, const runtime::TensorMap& inputs,
                                                               const MeasureParams& params) {
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::fromModel(model, modelName, sessionOptions(config)));
   // FLOPs and bytes need fixed shapes: the model bound to the shapes it runs at

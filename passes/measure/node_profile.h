@@ -23,7 +23,7 @@ namespace zp::measure {
 // then `repeat` timed ones (medians per node). Rows in execution order, named
 // `modelName`, keyed by the config's policy and threads.
 Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelProto& model, const std::string& modelName,
-                                                              const HostConfig& config, const runtime::TensorMap& inputs,
+                                                              const Processor& config, const runtime::TensorMap& inputs,
                                                               const MeasureParams& params);
 
 // The tensors an executed node writes, by ONNX node index: the runtime folds

@@ -11,7 +11,6 @@
 namespace zp::measure {
 namespace {
 
-using runtime::serve::ProcessorConfig;
 
 std::string chainText(int64_t floats, int chain) {
   const std::string shape = fmt::format("[{}]", floats);
@@ -26,7 +25,7 @@ std::string chainText(int64_t floats, int chain) {
 }
 
 // Median latency of the chain with step s on processors[placement[s]].
-Expected<double> chainMs(const onnx::ModelProto& model, const std::vector<ProcessorConfig>& processors,
+Expected<double> chainMs(const onnx::ModelProto& model, const std::vector<Processor>& processors,
                          std::vector<int> placement, const MeasureParams& params) {
   std::vector<std::unique_ptr<runtime::Session>> sessions;
   for (const auto& p : processors) {
@@ -72,10 +71,10 @@ void fitHandOff(HandOffFit& fit) {
   fit.msPerByte = slope;
 }
 
-Expected<HandOffFit> measurePlacedHandOff(const ProcessorConfig& a, const ProcessorConfig& b,
+Expected<HandOffFit> measurePlacedHandOff(const Processor& a, const Processor& b,
                                           const HandOffParams& params) {
   HandOffFit fit;
-  const std::vector<ProcessorConfig> processors = {a, b};
+  const std::vector<Processor> processors = {a, b};
   const int n = std::max(2, params.chain);
   std::vector<int> alternating, same(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i) alternating.push_back(i % 2);

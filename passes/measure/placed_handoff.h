@@ -33,8 +33,8 @@ struct HandOffParams {
 };
 
 // `a` and `b`: the two processors (their cores must be on this machine).
-Expected<HandOffFit> measurePlacedHandOff(const runtime::serve::ProcessorConfig& a,
-                                          const runtime::serve::ProcessorConfig& b, const HandOffParams& params);
+Expected<HandOffFit> measurePlacedHandOff(const Processor& a,
+                                          const Processor& b, const HandOffParams& params);
 
 // The least-squares line through (bytes, ms) with both coefficients >= 0.
 void fitHandOff(HandOffFit& fit);

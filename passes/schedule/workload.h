@@ -22,7 +22,7 @@ struct Workload {
     std::vector<std::vector<std::string>> groupNodes;  // node names of each layer group
   };
   std::vector<ModelSource> sources;  // per DNN of `problem` (empty: no DNN is a model)
-  std::vector<plan::PlanProcessor> processors;  // per accelerator (empty: none given)
+  std::vector<Processor> processors;  // per accelerator (empty: none given)
   // Files read (workload first), for the plan header's input hashes.
   std::vector<std::filesystem::path> inputFiles;
 };

@@ -75,7 +75,7 @@ int64_t TaskSpace::memoryBytes(int position, const std::string& variant, const s
 }
 
 Status restrictProcessors(StitchSpace& space, const std::vector<std::string>& names) {
-  std::vector<plan::PlanProcessor> kept;
+  std::vector<Processor> kept;
   for (const auto& name : names) {
     auto it = std::find_if(space.processors.begin(), space.processors.end(), [&](const auto& p) { return p.name == name; });
     if (it == space.processors.end()) {
@@ -92,7 +92,7 @@ Status restrictProcessors(StitchSpace& space, const std::vector<std::string>& na
   }
   if (kept.empty()) return makeError("--processors: no processor named");
   // The profile's order, so that a restriction to every processor changes nothing.
-  std::vector<plan::PlanProcessor> ordered;
+  std::vector<Processor> ordered;
   for (const auto& p : space.processors)
     if (std::any_of(kept.begin(), kept.end(), [&](const auto& k) { return k.name == p.name; })) ordered.push_back(p);
   space.processors = std::move(ordered);

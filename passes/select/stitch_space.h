@@ -86,7 +86,7 @@ struct TaskSpace {
 struct StitchSpace {
   std::filesystem::path profileDir, stitchDir;
   zoo::StitchManifest manifest;
-  std::vector<plan::PlanProcessor> processors;
+  std::vector<Processor> processors;
   std::vector<TaskSpace> tasks;
   std::map<std::string, std::string> inputHashes;  // file -> sha256 (for the plan header)
   int64_t batch = 1;  // the batch the profile measured latency at (report.json; else stitch.json's)

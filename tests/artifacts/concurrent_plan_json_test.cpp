@@ -41,8 +41,8 @@ TEST(concurrentPlan, ReaderErrorsNameThePath) {
 TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
   schedule::Workload w;
   w.problem = schedule::randomInstance({.dnns = 2, .groups = 3, .accelerators = 2, .seed = 5, .pipeline = true});
-  w.processors = {plan::PlanProcessor{w.problem.accelerators[0], "gpu", "host", "default", 1, {0}, "onednn"},
-                  plan::PlanProcessor{w.problem.accelerators[1], "npu", "host", "sparse", 1, {1}, "blis"}};
+  w.processors = {Processor{w.problem.accelerators[0], "gpu", "host", "default", 1, {0}, "onednn"},
+                  Processor{w.problem.accelerators[1], "npu", "host", "sparse", 1, {1}, "blis"}};
   for (const auto& d : w.problem.dnns) {
     schedule::Workload::ModelSource src{d.name + ".onnx", {}};
     for (const auto& g : d.groups) src.groupNodes.push_back({g.name + "/conv", g.name + "/relu"});

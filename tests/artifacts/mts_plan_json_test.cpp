@@ -15,8 +15,8 @@ const std::string kSha(64, 'a');
 plan::Plan mtsPlan() {
   plan::MtsPlan m;
   m.manifest = "st/mts.json";
-  m.processors = {plan::PlanProcessor{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
-                  plan::PlanProcessor{"npu", "npu", "host", "sparse", 1, {1}, "blis"}};
+  m.processors = {Processor{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
+                  Processor{"npu", "npu", "host", "sparse", 1, {1}, "blis"}};
   plan::MtsUnit digits{"digits", "st/digits.onnx", kSha, true, {}, 146564, 314436, {0.391, 0.331}};
   digits.members.push_back({"digit10", "zoo/models/digit10.onnx", std::string(64, 'b'), "x", "x",
                             {"logits"}, {"digit10.logits"}, {0.0412, 0.0371}});

@@ -35,9 +35,9 @@ TEST(artifactsWorkloadJson, EverySourceRoundTripsAndRewritesToTheSameBytes) {
   w.accelerators = {"GPU", "DLA", "CPU"};
   w.objective = sim::Objective::Throughput;
   w.contention = base / "soc" / "contention.csv";
-  w.processors = {plan::PlanProcessor{"GPU", "gpu", "host", "default", 2, {0, 1}, "onednn"},
-                  plan::PlanProcessor{"DLA", "npu", "host", "sparse", 1, {2}, "blis"},
-                  plan::PlanProcessor{"CPU", "cpu", "host", "naive", 1, {}, ""}};
+  w.processors = {Processor{"GPU", "gpu", "host", "default", 2, {0, 1}, "onednn"},
+                  Processor{"DLA", "npu", "host", "sparse", 1, {2}, "blis"},
+                  Processor{"CPU", "cpu", "host", "naive", 1, {}, "onednn"}};
   WorkloadDnn inl;
   inl.name = "inline";
   inl.instances = 3;

@@ -63,7 +63,7 @@ inline Expected<MemoryZoo> oneTaskZoo(const std::vector<VariantText>& variants) 
   MemoryZoo out;
   out.zoo.file = "/nonexistent/zoo.json";  // named in errors only
   out.zoo.sha256 = "0";
-  for (const char* p : {"cpu", "gpu"}) out.zoo.processors.push_back({p, p, {}, std::nullopt});
+  for (const char* p : {"cpu", "gpu"}) out.zoo.processors.push_back(Processor{p, p});
   zoo::TaskSpec task;
   task.name = "t";
   for (const auto& v : variants) {

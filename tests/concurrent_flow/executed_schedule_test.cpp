@@ -6,6 +6,7 @@
 #include "libplan/runtime/session.h"
 #include "libplan/runtime/serve/processor.h"
 #include "tests/common/onnx_text.h"
+#include "tests/common/processors.h"
 
 namespace zp::drivers {
 namespace {
@@ -108,7 +109,7 @@ TEST(concurrentExecutedSchedule, RunsOnPinnedProcessorsAndRejectsWhatItCannotJoi
   const auto p = twoByTwo();
   const sim::Schedule s{{{0, 1}, {1, 0}}};
   const auto cores = runtime::serve::availableCores();
-  std::vector<runtime::serve::ProcessorConfig> procs{{"cpu", {cores.front()}}, {"npu", {cores.back()}}};
+  std::vector<Processor> procs{testing::pinned("cpu", {cores.front()}), testing::pinned("npu", {cores.back()})};
   auto done = executeSchedule(models(), simulatedOrder(p, s), procs, {1, 3, 0});
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_EQ(done->wall.runs, 3);
@@ -146,7 +147,7 @@ TEST(concurrentExecutedSchedule, APipelineDnnStartsAfterTheOneItFollowsEndsOnEve
   const auto order = simulatedOrder(p, s);
   ASSERT_EQ(order.deps, (std::vector<std::vector<int>>{{}, {0}}));
   const auto cores = runtime::serve::availableCores();
-  std::vector<runtime::serve::ProcessorConfig> procs{{"cpu", {cores.front()}}, {"npu", {cores.back()}}};
+  std::vector<Processor> procs{testing::pinned("cpu", {cores.front()}), testing::pinned("npu", {cores.back()})};
   auto done = executeSchedule(models(), order, procs, {1, 3, 0});
   ASSERT_TRUE(done.ok()) << done.error().message;
   const auto [aFirst, aLast] = spanOf(done->trace, "a");

@@ -26,7 +26,7 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesSparsityAndCacheContext)
   auto m = graph::parseModelText(model());
   ASSERT_TRUE(m.ok()) << m.error().message;
   for (const char* policy : {"default", "im2col"}) {
-    HostConfig config;
+    Processor config;
     config.policy = policy;
     auto session = runtime::Session::fromModel(*m, "g", sessionOptions(config));
     ASSERT_TRUE(session.ok()) << session.error().message;

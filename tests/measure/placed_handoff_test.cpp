@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "passes/measure/placed_handoff.h"
+#include "tests/common/processors.h"
 
 namespace zp::measure {
 namespace {
@@ -30,7 +31,7 @@ TEST(PlacedHandOff, FitRecoversALineAndNeverGoesNegative) {
 TEST(PlacedHandOff, MeasuresOnThisHostsCores) {
   const auto cores = runtime::serve::availableCores();
   ASSERT_FALSE(cores.empty());
-  const runtime::serve::ProcessorConfig a{"a", {cores.front()}}, b{"b", {cores.back()}};
+  const Processor a = testing::pinned("a", {cores.front()}), b = testing::pinned("b", {cores.back()});
   HandOffParams p;
   p.bytes = {4096, 65536};
   p.chain = 4;

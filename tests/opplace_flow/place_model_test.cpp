@@ -44,12 +44,14 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   auto f = digits();
   std::vector<ModelSource> profiled = {f.models[0], f.models[3]};  // dense, u90
   auto configs = hostConfigs(f.zoo);
-  configs.push_back(measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {}});
+  Processor twoThreads;
+  twoThreads.threads = 2;
+  configs.push_back(twoThreads);
   auto rows = profileModels(profiled, configs, ProfileParams{{3, 1}, 0});
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   f.inputs.profile = *rows;
   f.inputs.modelKey = f.models[0].name;
-  f.inputs.alone = {measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {}}};
+  f.inputs.alone = {twoThreads};
   auto model = graph::loadModel(f.models[0].file);
   ASSERT_TRUE(model.ok());
   auto pp = buildPlaceProblem(*model, f.inputs);
@@ -73,8 +75,8 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
 
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
-  std::vector<plan::PlanProcessor> procs;
-  for (size_t i = 0; i < k; ++i) procs.push_back(planProcessor(f.inputs.processors[i], f.zoo.processors[i].kind));
+  std::vector<Processor> procs;
+  for (size_t i = 0; i < k; ++i) procs.push_back(f.inputs.processors[i]);
   p.opplace = placementSection(pp->problem, *r, procs, "dense.onnx", pp->costSource, exactParams());
   EXPECT_EQ(p.opplace->minMixGain, 0);
   p.opplace->minMixGain = 0.05;
@@ -117,12 +119,12 @@ TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes)
   // intra-operator threads: it occupies both cores, so none of its operators
   // overlaps an operator on cpu or npu in the placement's timeline.
   auto f = digits();
-  PlaceProcessor all{"all-cores", measure::HostConfig{"default", 2, runtime::GemmLibrary::OneDnn, {0, 1}}};
+  Processor all{"all-cores", "cpu", "host", "default", 2, {0, 1}};
   f.inputs.processors.push_back(all);
   const size_t k = f.inputs.processors.size();
   f.inputs.handoff.assign(k, std::vector<estimate::TransitionCost>(k, estimate::TransitionCost{0.002, 1e-7}));
   auto configs = hostConfigs(f.zoo);
-  configs.push_back(all.config);
+  configs.push_back(all.engine());
   auto rows = profileModels({f.models[0]}, configs, ProfileParams{{3, 1}, 0});
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   f.inputs.profile = *rows;
@@ -145,7 +147,7 @@ TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes)
           << "nodes " << u << " and " << v << " overlap on shared cores";
     }
   // With one processor naming no cores, none is known to share: each is its own.
-  f.inputs.processors[1].config.cores.clear();
+  f.inputs.processors[1].cores.clear();
   auto unpinned = buildPlaceProblem(*model, f.inputs);
   ASSERT_TRUE(unpinned.ok()) << unpinned.error().message;
   EXPECT_TRUE(unpinned->problem.cores.empty());

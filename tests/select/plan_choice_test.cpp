@@ -17,7 +17,7 @@ namespace {
 StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
                          const std::vector<std::vector<double>>& ms) {  // ms[position][variant]
   StitchSpace sp;
-  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, {}}, {"gpu", "gpu", "host", "default", 1, {}, {}}};
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
   zoo::TaskStitch stitch;
   stitch.name = "digits";
   stitch.reference = "dense";

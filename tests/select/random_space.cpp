@@ -56,7 +56,7 @@ StitchSpace randomSpace(std::mt19937_64& rng, const Shape& shape, const SpaceOpt
   std::vector<std::string> names;
   for (int p = 0; p < shape.P; ++p) {
     names.push_back(fmt::format("p{}", p));
-    sp.processors.push_back({names.back(), "cpu", "host", "default", 1, {}, {}});
+    sp.processors.push_back({names.back(), "cpu", "host", "default", 1, {}, "onednn"});
   }
   for (int t = 0; t < shape.T; ++t) sp.manifest.tasks.push_back(taskStitch(rng, fmt::format("t{}", t), shape));
   for (int t = 0; t < shape.T; ++t) {

@@ -15,7 +15,7 @@ namespace {
 // `ms` is every subgraph's latency, or nothing for "not profiled".
 StitchSpace space(std::optional<double> ms) {
   StitchSpace sp;
-  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, {}}, {"gpu", "gpu", "host", "default", 1, {}, {}}};
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
   TaskSpace ts;
   ts.name = "t";
   ts.positions = 2;

@@ -14,21 +14,24 @@ TEST(zooProfileProcessors, HostOverrideKeepsTheZoosCoresAndGemm) {
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   ProfileParams params;
   params.hostOverrides.push_back(HostOverride{"npu", "default", 2});
-  auto procs = resolveProcessors(*zoo, params);
-  ASSERT_TRUE(procs.ok()) << procs.error().message;
-  ASSERT_EQ(procs->size(), 2u);
-  const Processor& npu = (*procs)[1];
+  Sources src;
+  src.zoo = *zoo;
+  auto st = resolveProcessors(src, params);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_EQ(src.processors.size(), 2u);
+  const Processor& npu = src.processors[1];
   ASSERT_EQ(npu.name, "npu");
-  EXPECT_TRUE(npu.host);
-  EXPECT_EQ(npu.config.policy, "default");
-  EXPECT_EQ(npu.config.threads, 2);
-  EXPECT_EQ(npu.config.cores, std::vector<int>{1});               // zoo.json: "cores": [1]
-  EXPECT_EQ(npu.config.gemm, runtime::GemmLibrary::Blis);         // zoo.json: "gemm": "blis"
+  EXPECT_TRUE(npu.host());
+  EXPECT_EQ(npu.policy, "default");
+  EXPECT_EQ(npu.threads, 2);
+  EXPECT_EQ(npu.cores, std::vector<int>{1});  // zoo.json: "cores": [1]
+  EXPECT_EQ(npu.gemm, "blis");                // zoo.json: "gemm": "blis"
   // The processor not overridden keeps its whole zoo configuration.
-  const Processor& cpu = (*procs)[0];
-  EXPECT_EQ(cpu.config.policy, "default");
-  EXPECT_EQ(cpu.config.cores, std::vector<int>{0});
-  EXPECT_EQ(cpu.config.gemm, runtime::GemmLibrary::OneDnn);
+  const Processor& cpu = src.processors[0];
+  EXPECT_EQ(cpu.policy, "default");
+  EXPECT_EQ(cpu.cores, std::vector<int>{0});
+  EXPECT_EQ(cpu.gemm, "onednn");
+  EXPECT_TRUE(src.importSpecs.empty());
 }
 
 TEST(zooProfileProcessors, HostOverrideOfAnUnknownProcessorIsAnError) {
@@ -36,9 +39,11 @@ TEST(zooProfileProcessors, HostOverrideOfAnUnknownProcessorIsAnError) {
   ASSERT_TRUE(zoo.ok()) << zoo.error().message;
   ProfileParams params;
   params.hostOverrides.push_back(HostOverride{"tpu", "default", 1});
-  auto procs = resolveProcessors(*zoo, params);
-  ASSERT_FALSE(procs.ok());
-  EXPECT_EQ(procs.error().message, "--processor: the zoo has no processor 'tpu'");
+  Sources src;
+  src.zoo = *zoo;
+  auto st = resolveProcessors(src, params);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "--processor: the zoo has no processor 'tpu'");
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ struct ServeTask {
 };
 
 struct ServeSetup {
-  std::vector<ProcessorConfig> processors;
+  std::vector<Processor> processors;
   std::vector<ServeSlot> slots;
   std::vector<ServeTask> tasks;
   int64_t memoryBudgetBytes = 0;

@@ -5,7 +5,7 @@
 
 namespace zp::runtime::serve {
 
-Expected<std::unique_ptr<PinnedWorker>> PinnedWorker::start(const ProcessorConfig& processor) {
+Expected<std::unique_ptr<PinnedWorker>> PinnedWorker::start(const Processor& processor) {
   ZP_TRY(checkProcessor(processor));
   std::unique_ptr<PinnedWorker> w(new PinnedWorker(processor));
   std::promise<Status> pinned;

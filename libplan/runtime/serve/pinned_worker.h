@@ -16,7 +16,7 @@ class PinnedWorker {
  public:
   // Checks the processor, starts its thread and pins it; an error (cores not on
   // this machine, pinning refused) leaves no thread behind.
-  static Expected<std::unique_ptr<PinnedWorker>> start(const ProcessorConfig& processor);
+  static Expected<std::unique_ptr<PinnedWorker>> start(const Processor& processor);
   ~PinnedWorker();  // runs what is queued, then joins
   PinnedWorker(const PinnedWorker&) = delete;
   PinnedWorker& operator=(const PinnedWorker&) = delete;
@@ -24,12 +24,12 @@ class PinnedWorker {
   void post(std::function<void()> job);
   // Posts `job` and blocks until the worker has run it (and what was queued before).
   void runAndWait(const std::function<void()>& job);
-  const ProcessorConfig& processor() const { return processor_; }
+  const Processor& processor() const { return processor_; }
 
  private:
-  explicit PinnedWorker(ProcessorConfig processor) : processor_(std::move(processor)) {}
+  explicit PinnedWorker(Processor processor) : processor_(std::move(processor)) {}
   void loop();
-  ProcessorConfig processor_;
+  Processor processor_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;

@@ -15,7 +15,7 @@ using Clock = SteadyClock;
 
 }  // namespace
 
-std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<ProcessorConfig>& processors) {
+std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<Processor>& processors) {
   std::vector<std::pair<int, int>> out;
   for (size_t a = 0; a < processors.size(); ++a)
     for (size_t b = a + 1; b < processors.size(); ++b) {
@@ -28,7 +28,7 @@ std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<ProcessorConf
 }
 
 Expected<std::unique_ptr<PlacedExecutor>> PlacedExecutor::start(std::unique_ptr<PlacedProgram> program,
-                                                                std::vector<ProcessorConfig> processors) {
+                                                                std::vector<Processor> processors) {
   assert(program);
   if (static_cast<int>(processors.size()) != program->processors())
     return makeError("placed run: {} processors described for a program on {}", processors.size(),
@@ -93,7 +93,7 @@ Expected<WarmStats> PlacedExecutor::measure(const TensorMap& inputs, int warmup,
   return warmStatsOf(t);
 }
 
-Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& processor, const TensorMap& inputs,
+Expected<WarmStats> measureOnProcessor(Session& session, const Processor& processor, const TensorMap& inputs,
                                        int warmup, int repeat) {
   ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(processor));
   std::vector<double> t;
@@ -110,7 +110,7 @@ Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& 
 }
 
 Expected<std::vector<WarmStats>> measureInTurnsOnProcessor(const std::vector<Session*>& sessions,
-                                                           const ProcessorConfig& processor,
+                                                           const Processor& processor,
                                                            const std::vector<TensorMap>& inputs, int warmup, int repeat) {
   assert(sessions.size() == inputs.size());
   ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(processor));
@@ -131,7 +131,7 @@ Expected<std::vector<WarmStats>> measureInTurnsOnProcessor(const std::vector<Ses
   return out;
 }
 
-Json placedRunTrace(const PlacedProgram& program, const std::vector<ProcessorConfig>& processors,
+Json placedRunTrace(const PlacedProgram& program, const std::vector<Processor>& processors,
                     const std::string& title) {
   ChromeTrace trace;
   trace.processName(1, title, 0);

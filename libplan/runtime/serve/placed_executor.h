@@ -19,7 +19,7 @@ namespace zp::runtime::serve {
 
 // Pairs of processors (indices, first < second) whose cores overlap: they must
 // take turns (PlacedProgramParams::exclusive).
-std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<ProcessorConfig>& processors);
+std::vector<std::pair<int, int>> sharedCorePairs(const std::vector<Processor>& processors);
 
 class PlacedExecutor {
  public:
@@ -28,7 +28,7 @@ class PlacedExecutor {
   // processor with no steps; processors whose cores overlap must be exclusive in
   // the program. Errors leave no thread behind.
   static Expected<std::unique_ptr<PlacedExecutor>> start(std::unique_ptr<PlacedProgram> program,
-                                                         std::vector<ProcessorConfig> processors);
+                                                         std::vector<Processor> processors);
   ~PlacedExecutor();
 
   // One run; `wallMs` (when given) receives its wall time.
@@ -37,19 +37,19 @@ class PlacedExecutor {
   Expected<WarmStats> measure(const TensorMap& inputs, int warmup, int repeat);
 
   const PlacedProgram& program() const { return *program_; }
-  const std::vector<ProcessorConfig>& processors() const { return processors_; }
+  const std::vector<Processor>& processors() const { return processors_; }
 
  private:
   PlacedExecutor() = default;
   std::unique_ptr<PlacedProgram> program_;
-  std::vector<ProcessorConfig> processors_;
+  std::vector<Processor> processors_;
   std::vector<std::unique_ptr<PinnedWorker>> workers_;  // per processor; null when it has no steps
 };
 
 // The whole model on one processor with a plain session, run on a worker pinned
 // to the processor's cores and timed from the calling thread as PlacedExecutor
 // times a run: `warmup` untimed runs, then `repeat` timed ones.
-Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& processor, const TensorMap& inputs,
+Expected<WarmStats> measureOnProcessor(Session& session, const Processor& processor, const TensorMap& inputs,
                                        int warmup, int repeat);
 // Several models on one processor's pinned worker, in turns: each round is one
 // job that runs every session once, in order, each run timed on the worker (the
@@ -58,13 +58,13 @@ Expected<WarmStats> measureOnProcessor(Session& session, const ProcessorConfig& 
 // measurement touches them all alike. inputs[i] are sessions[i]'s; one
 // WarmStats per session.
 Expected<std::vector<WarmStats>> measureInTurnsOnProcessor(const std::vector<Session*>& sessions,
-                                                           const ProcessorConfig& processor,
+                                                           const Processor& processor,
                                                            const std::vector<TensorMap>& inputs, int warmup, int repeat);
 
 // Chrome-trace / Perfetto JSON of a profiled placed run: one track per processor,
 // each step a slice (name, op type, kernel), time spent waiting for another
 // processor's outputs a "wait" slice.
-Json placedRunTrace(const PlacedProgram& program, const std::vector<ProcessorConfig>& processors,
+Json placedRunTrace(const PlacedProgram& program, const std::vector<Processor>& processors,
                     const std::string& title);
 
 }  // namespace zp::runtime::serve

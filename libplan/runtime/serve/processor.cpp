@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "libplan/runtime/kernels/gemm.h"
 #include "libplan/util/validate.h"
 
 namespace zp::runtime::serve {
@@ -28,11 +29,12 @@ std::string coreList(const std::vector<int>& cores) {
 }
 }  // namespace
 
-SessionOptions sessionOptions(const ProcessorConfig& processor) {
+SessionOptions sessionOptions(const Processor& processor) {
   SessionOptions o;
-  o.threads = processor.threads;
+  o.threads = std::max(1, processor.threads);
   o.kernels.policy = processor.policy;
-  o.gemm = processor.gemm;
+  // Readers check the name (zoo.json, plan.json, checkProcessor); an unknown one keeps the default.
+  (void)parseGemmLibrary(processor.gemm, &o.gemm);
   return o;
 }
 
@@ -102,14 +104,16 @@ ScopedCorePin::~ScopedCorePin() {
   if (!previous_.empty()) (void)setAffinity("", previous_);
 }
 
-Status checkProcessor(const ProcessorConfig& p) {
+Status checkProcessor(const Processor& p) {
   if (p.cores.empty()) return makeError("processor '{}': no cores given", p.name);
   ZP_TRY(checkCores(fmt::format("processor '{}'", p.name), p.cores));
   if (!isKnownPolicy(p.policy)) return makeError("processor '{}': unknown kernel policy '{}'", p.name, p.policy);
   if (auto problem = threadCountProblem(p.threads)) return makeError("processor '{}': {}", p.name, *problem);
+  GemmLibrary gemm;
+  if (!parseGemmLibrary(p.gemm, &gemm)) return makeError("processor '{}': unknown GEMM library '{}' (onednn or blis)", p.name, p.gemm);
   return {};
 }
 
-Status pinCurrentThread(const ProcessorConfig& p) { return setAffinity(fmt::format("processor '{}'", p.name), p.cores); }
+Status pinCurrentThread(const Processor& p) { return setAffinity(fmt::format("processor '{}'", p.name), p.cores); }
 
 }  // namespace zp::runtime::serve

@@ -1,7 +1,7 @@
-// A processor of the host: the CPU cores it owns beside the engine it runs (the
-// runtime's kernel policy, GEMM library and threads). Processors on disjoint
-// cores run at the same time and share caches and memory bandwidth, as an SoC's
-// processors share DRAM.
+// Running on a processor (zp::Processor): the CPU cores it owns beside the
+// engine it runs (the runtime's kernel policy, GEMM library and threads).
+// Processors on disjoint cores run at the same time and share caches and memory
+// bandwidth, as an SoC's processors share DRAM.
 #pragma once
 #include <memory>
 #include <string>
@@ -9,19 +9,12 @@
 
 #include "libplan/runtime/session.h"
 #include "libplan/util/error.h"
+#include "libplan/zoo/processor.h"
 
 namespace zp::runtime::serve {
 
-struct ProcessorConfig {
-  std::string name;
-  std::vector<int> cores;             // CPU ids the processor's worker is pinned to
-  std::string policy = "default";     // kernel policy (kernel_policy.h)
-  GemmLibrary gemm = GemmLibrary::OneDnn;
-  int threads = 1;                    // the runtime's threads inside one subgraph
-};
-
 // Session options of a subgraph run on `processor` (kernel policy, GEMM library, threads).
-SessionOptions sessionOptions(const ProcessorConfig& processor);
+SessionOptions sessionOptions(const Processor& processor);
 
 // The CPU ids this process may run on (sched_getaffinity), ascending.
 std::vector<int> availableCores();
@@ -29,10 +22,10 @@ std::vector<int> availableCores();
 // A processor whose cores this process can run on, whose kernel policy is known
 // and whose thread count is sane; otherwise "processor 'npu': core 5 is not on
 // this machine (cores 0-1 available)".
-Status checkProcessor(const ProcessorConfig& processor);
+Status checkProcessor(const Processor& processor);
 
 // Pins the calling thread to exactly the processor's cores.
-Status pinCurrentThread(const ProcessorConfig& processor);
+Status pinCurrentThread(const Processor& processor);
 
 // Cores named for `who` (e.g. "processor 'npu'") that this process can run on;
 // otherwise "processor 'npu': core 5 is not on this machine (cores 0-1 available)".

@@ -6,6 +6,7 @@
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/executor.h"
 #include "tests/runtime/serve/test_models.h"
+#include "tests/common/processors.h"
 
 namespace zp::runtime::serve {
 namespace {
@@ -49,7 +50,7 @@ TwoTasks twoTasks(int depth, int rows = 16) {
              testing::chainText("xb", "hb", rows, 128, depth, 0.03f),
              testing::chainText("hb", "yb", rows, 128, depth, 0.01f)};
   const int c0 = availableCores().front(), c1 = availableCores().back();
-  t.setup.processors = {{"p0", {c0}}, {"p1", {c1}}};
+  t.setup.processors = {zp::testing::pinned("p0", {c0}), zp::testing::pinned("p1", {c1})};
   t.setup.slots = {{"a/p0", 0, 1000, true}, {"a/p1", 1, 1000, true}, {"b/p0", 1, 1000, true}, {"b/p1", 0, 1000, true}};
   ServeTask a{"a", {0, 1}, 1000, true, samplesFor("xa", 4, rows), {}};
   ServeTask b{"b", {2, 3}, 1000, true, samplesFor("xb", 3, rows), {}};
@@ -117,7 +118,7 @@ TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
   const int core = availableCores().front();
   // One processor, task a only; a/p0 preloaded, a/p1 and a third position loaded on demand.
   t.texts.push_back(testing::chainText("ya", "za", 16, 128, 2, 0.01f));  // rows as twoTasks' default
-  t.setup.processors = {{"p0", {core}}};
+  t.setup.processors = {zp::testing::pinned("p0", {core})};
   t.setup.slots = {{"a/p0", 0, 1000, true}, {"a/p1", 0, 1000, false}, {"b/p0", 0, 1000, false},
                    {"b/p1", 0, 1000, false}, {"a/p2", 0, 1000, false}};
   t.setup.tasks.resize(1);
@@ -189,7 +190,7 @@ TEST(Executor, OnDemandLoadsAreCountedInTheQueryAndPreloadStays) {
 TEST(Executor, SloViolationsFollowTheLatencies) {
   auto t = twoTasks(2);
   const int core = availableCores().front();
-  t.setup.processors = {{"p0", {core}}};
+  t.setup.processors = {zp::testing::pinned("p0", {core})};
   for (auto& s : t.setup.slots) s.processor = 0;
   t.setup.tasks[0].sloMs = 1e6;              // always met
   t.setup.tasks[1].accuracySloMet = false;   // never met, whatever the latency
@@ -208,7 +209,7 @@ TEST(Executor, AdmissionControlBoundsEachQueueAcrossItsSetupTasks) {
   params.maxQueuedPerTask = 3;
   auto dropped = [&](const std::string& queueA, const std::string& queueB) {
     auto t = twoTasks(8, 64);
-    t.setup.processors = {{"p0", {availableCores().front()}}};
+    t.setup.processors = {zp::testing::pinned("p0", {availableCores().front()})};
     for (auto& s : t.setup.slots) s.processor = 0;
     t.setup.tasks[0].queue = queueA;
     t.setup.tasks[1].queue = queueB;

@@ -33,7 +33,7 @@ std::string twoBranchText() {
          zp::testing::floatInitializer("WB", {320, 320}, 0.007f) + ">\n{\n" + body + "}\n";
 }
 
-std::unique_ptr<Session> load(const std::string& text, const ProcessorConfig& p) {
+std::unique_ptr<Session> load(const std::string& text, const Processor& p) {
   auto model = graph::parseModelText(text);
   EXPECT_TRUE(model.ok()) << model.error().message;
   auto s = Session::fromModel(*model, "two", sessionOptions(p));
@@ -44,11 +44,11 @@ std::unique_ptr<Session> load(const std::string& text, const ProcessorConfig& p)
 // Two processors on two cores (when there are two), with different GEMM libraries
 // (results differ by rounding) but kernels of the same speed class, so that the
 // two branches take about as long.
-std::vector<ProcessorConfig> hostProcessors() {
+std::vector<Processor> hostProcessors() {
   const auto cores = availableCores();
   const int second = cores.size() > 1 ? cores[1] : cores[0];
-  return {ProcessorConfig{"cpu", {cores[0]}, "default", GemmLibrary::OneDnn, 1},
-          ProcessorConfig{"npu", {second}, "default", GemmLibrary::Blis, 1}};
+  return {Processor{"cpu", "cpu", "host", "default", 1, {cores[0]}, "onednn"},
+          Processor{"npu", "npu", "host", "default", 1, {second}, "blis"}};
 }
 
 // The model as one plain session on a processor: what a placed run is checked against.
@@ -58,7 +58,7 @@ struct Reference {
 };
 
 // Fatal when the reference run fails: call under ASSERT_NO_FATAL_FAILURE.
-void runReference(const std::string& text, const ProcessorConfig& p, uint64_t seed, Reference& r) {
+void runReference(const std::string& text, const Processor& p, uint64_t seed, Reference& r) {
   r.session = load(text, p);
   r.inputs = randomInputs(*r.session, seed);
   auto out = r.session->run(r.inputs);
@@ -80,7 +80,7 @@ double relativeDiff(const TensorMap& got, const TensorMap& want) {
   return diff / scale;
 }
 
-Expected<std::unique_ptr<PlacedExecutor>> startPlaced(const std::string& text, std::vector<ProcessorConfig> procs,
+Expected<std::unique_ptr<PlacedExecutor>> startPlaced(const std::string& text, std::vector<Processor> procs,
                                                       std::vector<int> placement) {
   std::vector<std::unique_ptr<Session>> sessions;
   for (const auto& p : procs) sessions.push_back(load(text, p));
@@ -168,7 +168,7 @@ TEST(PlacedExecutor, AProcessorWithAllCoresTakesTurnsWithTheSingleCoreOnes) {
   if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
   const std::string text = twoBranchText();
   auto procs = hostProcessors();
-  procs.push_back(ProcessorConfig{"all", {cores[0], cores[1]}, "default", GemmLibrary::OneDnn, 2});
+  procs.push_back(Processor{"all", "cpu", "host", "default", 2, {cores[0], cores[1]}, "onednn"});
   Reference ref;
   ASSERT_NO_FATAL_FAILURE(runReference(text, procs[0], 2, ref));
   const TensorMap& inputs = ref.inputs;

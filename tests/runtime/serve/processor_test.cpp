@@ -5,6 +5,7 @@
 
 #include "libplan/runtime/serve/pinned_worker.h"
 #include "libplan/runtime/serve/processor.h"
+#include "tests/common/processors.h"
 
 namespace zp::runtime::serve {
 namespace {
@@ -23,7 +24,7 @@ TEST(Processor, WorkerRunsOnExactlyItsCoresInPostOrder) {
   const auto available = availableCores();
   ASSERT_FALSE(available.empty());
   for (int core : available) {
-    auto w = PinnedWorker::start({"p", {core}});
+    auto w = PinnedWorker::start(zp::testing::pinned("p", {core}));
     ASSERT_TRUE(w.ok()) << w.error().message;
     std::vector<int> order;
     std::promise<std::vector<int>> seen;
@@ -37,20 +38,20 @@ TEST(Processor, WorkerRunsOnExactlyItsCoresInPostOrder) {
 TEST(Processor, CoresNotOnThisMachineAreRefused) {
   const auto available = availableCores();
   const int missing = available.back() + 1;
-  auto w = PinnedWorker::start({"npu", {available.front(), missing}});
+  auto w = PinnedWorker::start(zp::testing::pinned("npu", {available.front(), missing}));
   ASSERT_FALSE(w.ok());
   const std::string& m = w.error().message;
   EXPECT_EQ(m.rfind("processor 'npu': core " + std::to_string(missing) + " is not on this machine", 0), 0u) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos);
-  EXPECT_FALSE(checkProcessor({"x", {100000}}).ok());
-  EXPECT_FALSE(checkProcessor({"x", {-1}}).ok());
-  EXPECT_FALSE(checkProcessor({"x", {}}).ok());
-  EXPECT_FALSE(checkProcessor({"x", {available.front(), available.front()}}).ok());
+  EXPECT_FALSE(checkProcessor(zp::testing::pinned("x", {100000})).ok());
+  EXPECT_FALSE(checkProcessor(zp::testing::pinned("x", {-1})).ok());
+  EXPECT_FALSE(checkProcessor(zp::testing::pinned("x", {})).ok());
+  EXPECT_FALSE(checkProcessor(zp::testing::pinned("x", {available.front(), available.front()})).ok());
 }
 
 TEST(Processor, EngineOptionsAreChecked) {
   const int core = availableCores().front();
-  ProcessorConfig p{"gpu", {core}, "im2col", GemmLibrary::Blis, 2};
+  Processor p{"gpu", "gpu", "host", "im2col", 2, {core}, "blis"};
   ASSERT_TRUE(checkProcessor(p).ok());
   const auto o = sessionOptions(p);
   EXPECT_EQ(o.kernels.policy, "im2col");
@@ -63,6 +64,11 @@ TEST(Processor, EngineOptionsAreChecked) {
   p.policy = "default";
   p.threads = 0;
   EXPECT_FALSE(checkProcessor(p).ok());
+  p.threads = 1;
+  p.gemm = "mkl";
+  s = checkProcessor(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("unknown GEMM library 'mkl'"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "libplan/runtime/serve/run_calibration.h"
 #include "libplan/util/stats.h"
 #include "tests/runtime/serve/test_models.h"
+#include "tests/common/processors.h"
 
 namespace zp::runtime::serve {
 namespace {
@@ -15,7 +16,7 @@ struct Calibrated {
   ServeSetup setup;
   Calibrated() {
     const int c0 = availableCores().front(), c1 = availableCores().back();
-    setup.processors = {{"p0", {c0}}, {"p1", {c1}}};
+    setup.processors = {zp::testing::pinned("p0", {c0}), zp::testing::pinned("p1", {c1})};
     setup.slots = {{"shallow", 0, 1000, true}, {"deep", 0, 1000, true}, {"other", 1, 1000, true}};
     setup.tasks = {{"a", {0, 1}, 100, true, {TensorMap{}}, {}}, {"b", {2}, 100, true, {TensorMap{}}, {}}};
     setup.memoryBudgetBytes = 3000;
