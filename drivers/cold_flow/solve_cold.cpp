@@ -55,7 +55,7 @@ Status makeParentDir(const fs::path& file) {
 std::string coldSummary(const plan::ColdPlan& c) {
   std::string s = fmt::format("cold start of {} on {} core(s), storage {:.0f} MB/s — PREDICTED by the cost model "
                               "from the measured cold profile, not measured runs\n",
-                              c.model, c.cores, c.storageMBps);
+                              c.unit.name, c.cores, c.storageMBps);
   if (c.calibrationRuns > 0)
     s += fmt::format("calibrated against {} measured cold run(s): first executions x{:.2f}, transforms {:.3f} ms + "
                      "x{:.2f}, reads {:.3f} ms + {:.0f} MB/s, GEMM start-ups x{:.2f}, setup x{:.2f}\n",
@@ -109,7 +109,8 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
     }
     ZP_ASSIGN_OR_RETURN(solve.calibration, coldstart::calibrate(profile, label, runs, sources));
   }
-  auto cold = coldstart::planColdStart(profile, label, solve);
+  const plan::UnitId unit = plan::UnitId::model(label);
+  auto cold = coldstart::planColdStart(profile, unit, solve);
   if (!cold.ok()) {
     const std::string source = o.coldProfile.empty() ? o.model.string() : o.coldProfile.string();
     return makeError("{}: {}", source, cold.error().message);
@@ -125,6 +126,12 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
   if (!o.coldProfile.empty()) p.header.inputs[o.coldProfile.string()] = sha256Hex(profileBytes);
   for (size_t i = 0; i < o.calibrationRuns.size(); ++i)
     p.header.inputs[o.calibrationRuns[i].string()] = sha256Hex(runBytes[i]);
+  plan::Unit u;
+  u.id = unit;
+  u.file = o.model.string();
+  u.sha256 = p.header.inputs[o.model.string()];
+  u.residency = plan::kColdUnit;
+  p.units.push_back(std::move(u));
   p.cold.push_back(*cold);
   ZP_TRY(makeParentDir(o.output));
   ZP_TRY(artifacts::writePlan(p, o.output));

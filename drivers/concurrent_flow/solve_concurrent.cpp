@@ -1,5 +1,6 @@
 #include "drivers/concurrent_flow/solve_concurrent.h"
 
+#include <set>
 #include <fmt/format.h>
 
 #include "drivers/concurrent_flow/workload.h"
@@ -74,6 +75,19 @@ Expected<SolveConcurrentResult> solveConcurrent(const SolveConcurrentOptions& o)
     pl.header.inputs[f.string()] = sha256Hex(bytes);
   }
   pl.concurrent = out.section;
+  // A model DNN is a unit: on one accelerator, or its layer groups on several (the timeline places them).
+  for (const auto& d : pl.concurrent->dnns) {
+    if (d.model.empty()) continue;
+    plan::Unit u;
+    u.id = plan::UnitId::model(d.name);
+    u.file = d.model;
+    u.sha256 = pl.header.inputs.at(d.model);
+    std::set<std::string> accelerators;
+    for (const auto& g : d.groups) accelerators.insert(g.accelerator);
+    if (accelerators.size() == 1) u.processor = *accelerators.begin();
+    else u.operatorPlaced = true;
+    pl.units.push_back(std::move(u));
+  }
   // Everything is rendered before anything is written; each write is atomic.
   const std::string planText = artifacts::planToText(pl);
   std::string traceText, statsText;

@@ -88,15 +88,17 @@ Status addInput(Sources& s, const std::string& role, const std::string& key, con
 }
 
 // In strict mode (emit), a plan subgraph must be the one stitch.json lists.
-Status checkAgainstManifest(const plan::PlannedSubgraph& g, const zoo::TaskStitch& ts, const std::string& where) {
+Status checkAgainstManifest(const plan::PlannedSubgraph& g, const plan::Unit& unit, const zoo::TaskStitch& ts,
+                            const std::string& where) {
   if (g.position < 0 || g.position >= ts.positions()) return makeError("{}: stitch.json has {} positions", where, ts.positions());
   bool known = std::any_of(ts.variants.begin(), ts.variants.end(), [&](const zoo::VariantInfo& v) { return v.id == g.variant; });
   if (!known) return makeError("{}: variant not in stitch.json", where);
   const auto& info = ts.subgraph(g.position, g.variant);
-  if (info.hash != g.hash)
+  if (info.hash != unit.sha256)
     return makeError("{}: hash {} differs from stitch.json's {} (plan made from another stitch run?)", where,
-                     short16(g.hash), short16(info.hash));
-  if (info.file != g.file) return makeError("{}: file '{}' differs from stitch.json's '{}'", where, g.file, info.file);
+                     short16(unit.sha256), short16(info.hash));
+  if (info.file != unit.file)
+    return makeError("{}: file '{}' differs from stitch.json's '{}'", where, unit.file, info.file);
   return {};
 }
 
@@ -140,8 +142,8 @@ Status collectStitchSources(Sources& s, bool strict) {
       return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
   }
   ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
-  std::map<std::string, const plan::ColdPlan*> coldByLabel;
-  for (const auto& c : s.plan.cold) coldByLabel[c.model] = &c;
+  std::map<plan::UnitId, const plan::ColdPlan*> coldByUnit;
+  for (const auto& c : s.plan.cold) coldByUnit[c.unit] = &c;
   for (const auto& t : st.tasks) {
     const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
     if (manifest && !ts && strict)
@@ -149,26 +151,29 @@ Status collectStitchSources(Sources& s, bool strict) {
     for (const auto& g : t.subgraphs) {
       const std::string where = fmt::format("{}: task '{}' position {} variant '{}'", planPath.string(), t.name,
                                             g.position, g.variant);
-      if (!isSafeRelativePath(g.file))
-        return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, g.file);
+      const plan::UnitId id = plan::UnitId::subgraph(t.name, g.position, g.variant);
+      const plan::Unit* unit = plan::findUnit(s.plan.units, id);
+      if (!unit) return makeError("{}: the plan has no unit '{}'", where, id.str());
+      if (!isSafeRelativePath(unit->file))
+        return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, unit->file);
       auto proc = procs.find(g.processor);
       if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g.processor);
-      if (ts && strict) ZP_TRY(checkAgainstManifest(g, *ts, where));
-      auto& use = s.subgraphs[g.file];
+      if (ts && strict) ZP_TRY(checkAgainstManifest(g, *unit, *ts, where));
+      auto& use = s.subgraphs[unit->file];
       if (use.file.empty()) {
-        use.file = g.file;
-        use.hash = g.hash;
+        use.file = unit->file;
+        use.hash = unit->sha256;
         use.processor = g.processor;
-      } else if (use.hash != g.hash) {
-        return makeError("{}: file '{}' is named with two hashes ({} and {})", where, g.file, short16(use.hash),
-                         short16(g.hash));
+      } else if (use.hash != unit->sha256) {
+        return makeError("{}: file '{}' is named with two hashes ({} and {})", where, unit->file, short16(use.hash),
+                         short16(unit->sha256));
       }
       use.policies.insert({proc->second->policy, std::max(1, proc->second->threads)});
-      // One cold section per file: subgraphs of equal content share the first label's.
-      auto cold = coldByLabel.find(fmt::format("{}/{}/{}", t.name, g.position, g.variant));
-      if (cold != coldByLabel.end() && (!use.cold || cold->first < use.coldLabel)) {
+      // One cold section per file: subgraphs of equal content share the first unit's.
+      auto cold = coldByUnit.find(id);
+      if (cold != coldByUnit.end() && (!use.cold || cold->first.profileKey() < use.coldLabel)) {
         use.cold = cold->second;
-        use.coldLabel = cold->first;
+        use.coldLabel = cold->first.profileKey();
       }
     }
   }

@@ -206,6 +206,31 @@ std::string summaryOf(const plan::MtsPlan& p, const fs::path& output) {
   return s;
 }
 
+// Each stitched group is a unit on the processor zooplan's system places it on;
+// its members' own models are units of that group (what the comparison systems run).
+std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& m) {
+  std::vector<plan::Unit> units;
+  const plan::MtsSystem* chosen = m.systems.empty() ? nullptr : &m.systems.front();
+  for (size_t k = 0; k < m.units.size(); ++k) {
+    const auto& g = m.units[k];
+    plan::Unit u;
+    u.id = plan::UnitId::group(g.group);
+    u.file = g.file;
+    u.sha256 = g.sha256;
+    if (chosen && k < chosen->placement.size()) u.processor = chosen->placement[k];
+    units.push_back(u);
+    for (const auto& member : g.members) {
+      plan::Unit mu;
+      mu.id = plan::UnitId::model(member.task);
+      mu.file = member.model;
+      mu.sha256 = member.sha256;
+      mu.group = u.id;
+      units.push_back(std::move(mu));
+    }
+  }
+  return units;
+}
+
 }  // namespace
 
 Expected<SolveMtsResult> solveMts(const SolveMtsOptions& o) {
@@ -223,6 +248,7 @@ Expected<SolveMtsResult> solveMts(const SolveMtsOptions& o) {
   SolveMtsResult r;
   r.plan.header = plan::PlanHeader{o.tool, o.version, in.hashes};
   r.plan.mts = std::move(section);
+  r.plan.units = mtsUnits(*r.plan.mts);
   ZP_TRY(artifacts::writePlan(r.plan, o.output));
   r.summary = summaryOf(*r.plan.mts, o.output);
   return r;

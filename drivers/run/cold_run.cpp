@@ -68,21 +68,27 @@ profile::MeasuredColdRun measuredColdRun(const runtime::ColdRunReport& r, const 
 Expected<plan::ColdPlan> readColdPlan(const fs::path& planFile, const fs::path& model) {
   ZP_ASSIGN_OR_RETURN(plan::Plan p, artifacts::readPlan(planFile));
   if (p.cold.empty()) return makeError("{}: the plan has no cold section", planFile.string());
-  const std::string label = model.stem().string();
-  auto section = std::find_if(p.cold.begin(), p.cold.end(), [&](const auto& c) { return c.model == label; });
-  if (section == p.cold.end() && p.cold.size() > 1) {
-    std::string names;
-    for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.model;
-    return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
-  }
-  // A cold section names each node of the model it was planned for: run on
+  // A cold section names each node of the unit it was planned for: run on
   // another model it would schedule nodes that are not there, or others' kernels.
+  // So the section is the one of the unit whose file has this model's hash.
   ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(model));
   const std::string sha = sha256Hex(bytes);
-  if (std::none_of(p.header.inputs.begin(), p.header.inputs.end(), [&](const auto& in) { return in.second == sha; }))
-    return makeError("{}: planned for another model (no input of the plan has {}'s sha256 {}); run plan-solve --mode "
-                     "cold on {}", planFile.string(), model.string(), sha.substr(0, 12), model.string());
-  return section == p.cold.end() ? p.cold.front() : *section;
+  const std::string label = model.stem().string();
+  const plan::ColdPlan* ofThisFile = nullptr;
+  bool named = false;
+  for (const auto& c : p.cold) {
+    const plan::Unit* u = plan::findUnit(p.units, c.unit);
+    if (u && u->sha256 == sha && !ofThisFile) ofThisFile = &c;
+    named = named || c.unit.profileKey() == label;
+  }
+  if (ofThisFile) return *ofThisFile;
+  if (!named && p.cold.size() > 1) {
+    std::string names;
+    for (const auto& c : p.cold) names += (names.empty() ? "" : ", ") + c.unit.profileKey();
+    return makeError("{}: no cold section for '{}' (it has {})", planFile.string(), label, names);
+  }
+  return makeError("{}: planned for another model (no unit of the plan has {}'s sha256 {}); run plan-solve --mode "
+                   "cold on {}", planFile.string(), model.string(), sha.substr(0, 12), model.string());
 }
 
 Json coldRunJson(const runtime::ColdRunReport& r, const runtime::Session& session, const plan::ColdPlan& plan) {

@@ -269,21 +269,24 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   if (g == task.subgraphs.end()) return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
   auto proc = ctx.procs.find(g->processor);
   if (proc == ctx.procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
-  const fs::path model = b / g->file;
+  const plan::Unit* unit = plan::findUnit(ctx.plan->units, plan::UnitId::subgraph(task.name, pos, v));
+  if (!unit) return makeError("{}: the plan has no unit for position {} variant '{}'", where, pos, v);
+  const std::string& hash = unit->sha256;
+  const fs::path model = b / unit->file;
   ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(model));
-  if (sha256Hex(bytes) != g->hash)
+  if (sha256Hex(bytes) != hash)
     return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
-                     g->hash.substr(0, 16));
+                     hash.substr(0, 16));
   const auto config = *proc->second;
   runtime::SessionOptions so = runtime::serve::sessionOptions(config);
   ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
   reference.sessions.push_back(std::move(ref));
   r.processors.push_back(g->processor);
   if (referenceOnly) return {};
-  std::string cacheRel = artifacts::cacheFileName(g->hash, config.policy);
+  std::string cacheRel = artifacts::cacheFileName(hash, config.policy);
   // A subgraph with a cold section has its cold cache only: its entries that fit are used.
-  if (!fs::exists(b / cacheRel) && fs::exists(b / artifacts::cacheFileName(g->hash, kColdCachePolicy)))
-    cacheRel = artifacts::cacheFileName(g->hash, kColdCachePolicy);
+  if (!fs::exists(b / cacheRel) && fs::exists(b / artifacts::cacheFileName(hash, kColdCachePolicy)))
+    cacheRel = artifacts::cacheFileName(hash, kColdCachePolicy);
   if (fs::exists(b / cacheRel)) {
     so.cache = b / cacheRel;
     auto sha = ctx.artifactSha.find(cacheRel);
@@ -313,15 +316,17 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
   TensorMap feeds, out;
   Tensor x;  // the chain's input
   for (int pos = 0; pos < task.positions; ++pos) {
-    const std::string label = fmt::format("{}/{}/{}", task.name, pos, variants[static_cast<size_t>(pos)]);
-    auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.model == label; });
+    const plan::UnitId id = plan::UnitId::subgraph(task.name, pos, variants[static_cast<size_t>(pos)]);
+    const std::string label = id.profileKey();
+    auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.unit == id; });
+    const plan::Unit* unit = plan::findUnit(plan.units, id);
     auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
       return s.position == pos && s.variant == variants[static_cast<size_t>(pos)] &&
              s.processor == placement.at(static_cast<size_t>(pos));
     });
-    if (cp == plan.cold.end() || g == task.subgraphs.end())
+    if (cp == plan.cold.end() || g == task.subgraphs.end() || !unit)
       return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
-    const fs::path model = b / g->file, cache = b / artifacts::cacheFileName(g->hash, kColdCachePolicy);
+    const fs::path model = b / unit->file, cache = b / artifacts::cacheFileName(unit->sha256, kColdCachePolicy);
     ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule sc, coldScheduleOf(*cp, where + ": cold section " + label));
     runtime::SessionOptions so = runtime::serve::sessionOptions(*ctx.procs.at(g->processor));
     so.cache = cache;

@@ -39,7 +39,7 @@ struct Context {
   ArrivalTrace trace;                         // tasks: the plan's, in plan order
   std::vector<std::vector<runtime::TensorMap>> samples;  // per task
   std::vector<std::vector<int64_t>> labels;   // per task (empty: none)
-  std::vector<std::string> preload;           // "task/position/variant", the plan's greedy set
+  std::vector<std::string> preload;           // unit ids, the plan's greedy set
   int64_t budgetBytes = 0;
   std::map<std::string, double> loadMs;       // slot key -> measured median load
   std::vector<std::string> notes;
@@ -79,9 +79,11 @@ Status readSamples(Context& c, const artifacts::BundleManifest& manifest) {
   auto zoo = bundleZoo(c.params.bundle, manifest, c.notes);
   for (const auto& t : c.st->tasks) {
     const auto& g = t.subgraphs.front();  // position 0 (sorted by position)
+    const plan::Unit* unit = plan::findUnit(c.plan.units, plan::UnitId::subgraph(t.name, g.position, g.variant));
+    if (!unit) return makeError("{}: no unit for task '{}' position 0", (c.params.bundle / "plan.pb").string(), t.name);
     runtime::SessionOptions so;
     so.checkModel = false;
-    ZP_ASSIGN_OR_RETURN(auto first, runtime::Session::load(c.params.bundle / g.file, so));
+    ZP_ASSIGN_OR_RETURN(auto first, runtime::Session::load(c.params.bundle / unit->file, so));
     const runtime::IoInfo in = first->inputs().at(0);
     Dataset d;
     std::string why = "no zoo";
@@ -143,21 +145,23 @@ int processorIndex(const Context& c, const std::string& name) {
 // The slot of a subgraph on a processor, made on first use.
 Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
                       int pos, const std::string& variant, const std::string& proc) {
-  const std::string id = fmt::format("{}/{}/{}", t.name, pos, variant);
+  const std::string id = plan::UnitId::subgraph(t.name, pos, variant).str();
   const std::string key = id + "@" + proc;
   if (auto it = slots.find(key); it != slots.end()) return it->second;
   const auto* g = findSubgraph(t, pos, variant, proc);
+  const plan::Unit* unit = plan::findUnit(c.plan.units, plan::UnitId::subgraph(t.name, pos, variant));
   const int p = processorIndex(c, proc);
-  if (!g || p < 0)
+  if (!g || !unit || p < 0)
     return makeError("{}: no planned subgraph {} on processor '{}'", (c.params.bundle / "plan.pb").string(), id, proc);
-  const fs::path model = c.params.bundle / g->file;
-  const fs::path cache = c.params.bundle / artifacts::cacheFileName(g->hash, c.processors[static_cast<size_t>(p)].policy);
+  const fs::path model = c.params.bundle / unit->file;
+  const fs::path cache =
+      c.params.bundle / artifacts::cacheFileName(unit->sha256, c.processors[static_cast<size_t>(p)].policy);
   for (const auto& f : {model, cache})
     if (!fs::is_regular_file(f)) return makeError("{}: missing from the bundle (needed by {} on '{}')", f.string(), id, proc);
   const int slot = static_cast<int>(r.setup.slots.size());
   r.setup.slots.push_back({key, p, g->memoryBytes, false});
   r.files.push_back({model, cache});
-  r.slotKeys.push_back(g->file + "@" + proc);
+  r.slotKeys.push_back(unit->file + "@" + proc);
   r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false, {}, {}});
   slots[key] = slot;
   return slot;
@@ -409,10 +413,15 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   // Before any subgraph is read: every one the plan names, with its caches.
   std::vector<ServedFile> files;
   for (const auto& t : c.st->tasks)
-    for (const auto& g : t.subgraphs)
+    for (const auto& g : t.subgraphs) {
+      const plan::Unit* unit = plan::findUnit(c.plan.units, plan::UnitId::subgraph(t.name, g.position, g.variant));
+      if (!unit) return makeError("{}: no unit for task '{}' position {} variant '{}'", (params.bundle / "plan.pb").string(),
+                                  t.name, g.position, g.variant);
       for (const auto& proc : c.processors)
         if (proc.name == g.processor)
-          files.push_back({params.bundle / g.file, params.bundle / artifacts::cacheFileName(g.hash, proc.policy), g.hash});
+          files.push_back({params.bundle / unit->file, params.bundle / artifacts::cacheFileName(unit->sha256, proc.policy),
+                           unit->sha256});
+    }
   ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
   ZP_TRY(readSamples(c, manifest));
   ZP_TRY(makeTrace(c));

@@ -15,15 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "task/position/variant" of every subgraph a feasible selection runs.
-std::set<std::string> chosenSubgraphs(const plan::StitchPlan& stitch) {
-  std::set<std::string> labels;
+// Every subgraph unit a feasible selection runs.
+std::set<plan::UnitId> chosenSubgraphs(const plan::StitchPlan& stitch) {
+  std::set<plan::UnitId> labels;
   for (const auto& t : stitch.tasks)
     for (const auto& sel : t.selections) {
       if (!sel.feasible) continue;
       const auto variants = zoo::combinationVariants(sel.combination);
       for (size_t pos = 0; pos < variants.size(); ++pos)
-        labels.insert(fmt::format("{}/{}/{}", t.name, pos, variants[pos]));
+        labels.insert(plan::UnitId::subgraph(t.name, static_cast<int>(pos), variants[pos]));
     }
   return labels;
 }
@@ -50,8 +50,8 @@ Expected<StitchColdPlans> planStitchColdStarts(const fs::path& profileDir, const
   out.profiled = true;
   out.profileSha256 = sha256Hex(bytes);
   double predicted = 0;
-  for (const auto& label : chosenSubgraphs(stitch)) {
-    auto p = coldstart::planColdStart(profile, label, params);
+  for (const auto& unit : chosenSubgraphs(stitch)) {
+    auto p = coldstart::planColdStart(profile, unit, params);
     if (!p.ok()) return makeError("{}: {}", csv.string(), p.error().message);
     predicted += p->predictedColdMs;
     out.plans.push_back(std::move(*p));

@@ -127,7 +127,7 @@ Json toJson(const ColdPlan& c) {
     configs.push_back(Json{{"name", k.name}, {"kernel_selection", k.kernelSelection}, {"caching", k.caching},
                            {"pipelining", k.pipelining}, {"gemm", k.gemm}, {"predicted_ms", k.predictedMs},
                            {"status", k.status}});
-  Json j{{"model", c.model},
+  Json j{{"unit", c.unit.str()},
               {"configuration", c.configuration},
               {"pipelined", c.pipelined},
               {"gemm", c.gemm},
@@ -161,8 +161,11 @@ Json toJson(const ColdPlan& c) {
 
 Expected<ColdPlan> coldPlanFromJson(const JsonAt& j) {
   ColdPlan c;
-  ZP_ASSIGN_OR_RETURN(c.model, j.string("model"));
-  if (c.model.empty()) return j.error("model: empty");
+  ZP_ASSIGN_OR_RETURN(JsonAt unit, j.at("unit"));
+  ZP_ASSIGN_OR_RETURN(std::string unitText, unit.string());
+  auto id = plan::parseUnitId(unitText);
+  if (!id.ok()) return unit.error(id.error().message);
+  c.unit = *id;
   ZP_ASSIGN_OR_RETURN(c.configuration, j.string("configuration"));
   static const std::set<std::string> kConfigurations = {"none", "K", "C", "P", "K+C", "K+P", "C+P", "K+C+P"};
   if (!kConfigurations.count(c.configuration))

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "libplan/artifacts/plan_json.h"
+#include "libplan/util/hash.h"
 #include "libplan/util/json_reader.h"
 #include "libplan/util/validate.h"
 
@@ -29,7 +30,7 @@ Json unitJson(const MtsUnit& u) {
 
 Expected<std::string> sha256Of(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(std::string h, j.string("sha256"));
-  if (h.size() != 64 || h.find_first_not_of("0123456789abcdef") != std::string::npos)
+  if (!isSha256Hex(h))
     return j.error("sha256: expected 64 lowercase hex digits");
   return h;
 }

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "libplan/util/file.h"
+#include "libplan/util/hash.h"
 #include "libplan/util/validate.h"
 #include "libplan/util/json_reader.h"
 
@@ -321,9 +323,84 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
   return c;
 }
 
+Json toJson(const Unit& u) {
+  Json j{{"id", u.id.str()}, {"file", u.file}, {"sha256", u.sha256}, {"residency", u.residency}};
+  if (!u.processor.empty()) j["processor"] = u.processor;
+  if (u.operatorPlaced) j["operator_placed"] = true;
+  if (u.group) j["group"] = u.group->str();
+  return j;
+}
+
+Expected<Unit> unitFromJson(const JsonAt& j) {
+  Unit u;
+  ZP_ASSIGN_OR_RETURN(JsonAt id, j.at("id"));
+  ZP_ASSIGN_OR_RETURN(std::string idText, id.string());
+  auto parsed = parseUnitId(idText);
+  if (!parsed.ok()) return id.error(parsed.error().message);
+  u.id = *parsed;
+  ZP_ASSIGN_OR_RETURN(u.file, j.string("file"));
+  if (u.file.empty()) return j.error("file: empty");
+  ZP_ASSIGN_OR_RETURN(u.sha256, j.string("sha256"));
+  if (!isSha256Hex(u.sha256)) return j.error("sha256: expected 64 lowercase hex digits");
+  ZP_ASSIGN_OR_RETURN(JsonAt residency, j.at("residency"));
+  ZP_ASSIGN_OR_RETURN(u.residency, residency.string());
+  if (u.residency != kResidentUnit && u.residency != kPreloadSetUnit && u.residency != kColdUnit)
+    return residency.error("expected \"resident\", \"preload-set\" or \"cold\"");
+  if (j.has("processor")) { ZP_ASSIGN_OR_RETURN(u.processor, j.string("processor")); }
+  if (j.has("operator_placed")) { ZP_ASSIGN_OR_RETURN(u.operatorPlaced, j.boolean("operator_placed")); }
+  if (j.has("group")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt g, j.at("group"));
+    ZP_ASSIGN_OR_RETURN(std::string text, g.string());
+    auto group = parseUnitId(text);
+    if (!group.ok() || group->kind != UnitKind::Group) return g.error("expected group:NAME");
+    u.group = *group;
+  }
+  return u;
+}
+
+// Unit ids are unique, and a member's group is a unit of the plan.
+Status checkUnits(const std::vector<Unit>& units, const std::string& label) {
+  std::set<UnitId> ids;
+  for (size_t i = 0; i < units.size(); ++i)
+    if (!ids.insert(units[i].id).second)
+      return makeError("{}: $.units[{}].id: '{}' is listed twice", label, i, units[i].id.str());
+  for (size_t i = 0; i < units.size(); ++i)
+    if (units[i].group && !ids.count(*units[i].group))
+      return makeError("{}: $.units[{}].group: '{}' is not a unit of the plan", label, i, units[i].group->str());
+  return {};
+}
+
+// Every unit a section names is a unit of the plan.
+Status checkUnitReferences(const Plan& p, const std::string& label) {
+  auto known = [&](const UnitId& id) { return findUnit(p.units, id) != nullptr; };
+  if (p.stitch) {
+    for (size_t t = 0; t < p.stitch->tasks.size(); ++t) {
+      const auto& task = p.stitch->tasks[t];
+      for (size_t g = 0; g < task.subgraphs.size(); ++g) {
+        const auto id = UnitId::subgraph(task.name, task.subgraphs[g].position, task.subgraphs[g].variant);
+        if (!known(id))
+          return makeError("{}: $.stitch.tasks[{}].subgraphs[{}]: '{}' is not a unit of the plan", label, t, g, id.str());
+      }
+    }
+    for (size_t b = 0; b < p.stitch->preload.size(); ++b)
+      for (const auto* set : {&p.stitch->preload[b].greedy, &p.stitch->preload[b].exact})
+        for (const auto& text : *set) {
+          auto id = parseUnitId(text);
+          if (!id.ok() || !known(*id))
+            return makeError("{}: $.stitch.preload[{}]: '{}' is not a unit of the plan", label, b, text);
+        }
+  }
+  for (size_t c = 0; c < p.cold.size(); ++c)
+    if (!known(p.cold[c].unit))
+      return makeError("{}: $.cold[{}].unit: '{}' is not a unit of the plan", label, c, p.cold[c].unit.str());
+  return {};
+}
+
 Json toJson(const Plan& p) {
   Json j = {{"header", {{"tool", p.header.tool}, {"version", p.header.version},
                         {"inputs", p.header.inputs}}}};
+  j["units"] = Json::array();
+  for (const auto& u : p.units) j["units"].push_back(toJson(u));
   if (p.stitch) j["stitch"] = toJson(*p.stitch);
   if (p.concurrent) j["concurrent"] = toJson(*p.concurrent);
   if (p.opplace) j["opplace"] = toJson(*p.opplace);
@@ -347,6 +424,18 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
     if (!it.value().is_string())
       return makeError("{}: $.header.inputs.{}: expected a string", label, it.key());
     p.header.inputs[it.key()] = it.value().get<std::string>();
+  }
+  if (!j.contains("units"))
+    return makeError("{}: $.units: missing: written by an older plan-solve (a plan is now a list of units); re-run plan-solve",
+                     label);
+  {
+    JsonAt root(j, label);
+    ZP_ASSIGN_OR_RETURN(auto units, root.array("units"));
+    for (const auto& uj : units) {
+      ZP_ASSIGN_OR_RETURN(auto u, unitFromJson(uj));
+      p.units.push_back(std::move(u));
+    }
+    ZP_TRY(checkUnits(p.units, label));
   }
   if (j.contains("stitch")) {
     ZP_ASSIGN_OR_RETURN(auto st, stitchPlanFromJson(j["stitch"], label));
@@ -375,6 +464,7 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
     ZP_ASSIGN_OR_RETURN(auto m, mtsPlanFromJson(mj));
     p.mts = std::move(m);
   }
+  ZP_TRY(checkUnitReferences(p, label));
   return p;
 }
 

@@ -111,8 +111,6 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
       auto* gm = tm->add_subgraphs();
       gm->set_position(g.position);
       gm->set_variant(g.variant);
-      gm->set_hash(g.hash);
-      gm->set_file(g.file);
       gm->set_processor(g.processor);
       gm->set_memory_bytes(g.memoryBytes);
       gm->set_latency_ms(g.latencyMs);
@@ -294,7 +292,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
     }
     for (const auto& g : tm.subgraphs())
       t.subgraphs.push_back(
-          PlannedSubgraph{g.position(), g.variant(), g.hash(), g.file(), g.processor(), g.memory_bytes(), g.latency_ms()});
+          PlannedSubgraph{g.position(), g.variant(), g.processor(), g.memory_bytes(), g.latency_ms()});
     s.tasks.push_back(std::move(t));
   }
   for (const auto& pm : m.preload()) {
@@ -337,7 +335,7 @@ ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
 namespace {
 
 void put(const ColdPlan& c, planpb::ColdPlan* m) {
-  m->set_model(c.model);
+  m->set_unit(c.unit.str());
   m->set_configuration(c.configuration);
   m->set_pipelined(c.pipelined);
   m->set_gemm(c.gemm);
@@ -395,9 +393,9 @@ void put(const ColdPlan& c, planpb::ColdPlan* m) {
   }
 }
 
-ColdPlan get(const planpb::ColdPlan& m) {
+Expected<ColdPlan> get(const planpb::ColdPlan& m) {
   ColdPlan c;
-  c.model = m.model();
+  ZP_ASSIGN_OR_RETURN(c.unit, parseUnitId(m.unit()));
   c.configuration = m.configuration();
   c.pipelined = m.pipelined();
   c.gemm = m.gemm();
@@ -506,6 +504,28 @@ MtsPlan get(const planpb::MtsPlan& m) {
   return p;
 }
 
+void put(const Unit& u, planpb::Unit* m) {
+  m->set_id(u.id.str());
+  m->set_file(u.file);
+  m->set_sha256(u.sha256);
+  m->set_processor(u.processor);
+  m->set_operator_placed(u.operatorPlaced);
+  m->set_residency(u.residency);
+  if (u.group) m->set_group(u.group->str());
+}
+
+Expected<Unit> get(const planpb::Unit& m) {
+  Unit u;
+  ZP_ASSIGN_OR_RETURN(u.id, parseUnitId(m.id()));
+  u.file = m.file();
+  u.sha256 = m.sha256();
+  u.processor = m.processor();
+  u.operatorPlaced = m.operator_placed();
+  u.residency = m.residency();
+  if (!m.group().empty()) { ZP_ASSIGN_OR_RETURN(u.group, parseUnitId(m.group())); }
+  return u;
+}
+
 }  // namespace
 
 planpb::Plan toProto(const plan::Plan& p) {
@@ -518,6 +538,7 @@ planpb::Plan toProto(const plan::Plan& p) {
     in->set_path(path);
     in->set_sha256(sha);
   }
+  for (const auto& u : p.units) put(u, m.add_units());
   if (p.stitch) put(*p.stitch, m.mutable_stitch());
   if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
   if (p.opplace) put(*p.opplace, m.mutable_opplace());
@@ -535,10 +556,19 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
     if (!p.header.inputs.emplace(in.path(), in.sha256()).second)
       return makeError("{}: header.inputs: duplicate path '{}'", label, in.path());
   }
+  for (int i = 0; i < m.units_size(); ++i) {
+    auto u = get(m.units(i));
+    if (!u.ok()) return makeError("{}: units[{}]: {}", label, i, u.error().message);
+    p.units.push_back(std::move(*u));
+  }
   if (m.has_stitch()) p.stitch = get(m.stitch());
   if (m.has_concurrent()) p.concurrent = get(m.concurrent());
   if (m.has_opplace()) p.opplace = get(m.opplace());
-  for (const auto& c : m.cold()) p.cold.push_back(get(c));
+  for (int i = 0; i < m.cold_size(); ++i) {
+    auto c = get(m.cold(i));
+    if (!c.ok()) return makeError("{}: cold[{}]: {}", label, i, c.error().message);
+    p.cold.push_back(std::move(*c));
+  }
   if (m.has_mts()) p.mts = get(m.mts());
   if (m.has_stitch()) {
     for (const auto& c : m.stitch().slo_configurations()) {

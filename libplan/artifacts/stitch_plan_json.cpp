@@ -65,9 +65,8 @@ Json toJson(const StitchPlan& s) {
       tj["selections"].push_back(sj);
     }
     for (const auto& g : t.subgraphs)
-      tj["subgraphs"].push_back(Json{{"position", g.position}, {"variant", g.variant}, {"hash", g.hash},
-                                     {"file", g.file}, {"processor", g.processor}, {"memory_bytes", g.memoryBytes},
-                                     {"latency_ms", g.latencyMs}});
+      tj["subgraphs"].push_back(Json{{"position", g.position}, {"variant", g.variant}, {"processor", g.processor},
+                                     {"memory_bytes", g.memoryBytes}, {"latency_ms", g.latencyMs}});
     j["tasks"].push_back(tj);
   }
   j["preload"] = Json::array();
@@ -194,10 +193,6 @@ Expected<TaskPlan> taskFrom(const JsonAt& tj) {
     ZP_ASSIGN_OR_RETURN(int64_t position, g.integer("position", 0, positions - 1));
     sg.position = static_cast<int>(position);
     ZP_ASSIGN_OR_RETURN(sg.variant, g.id("variant"));
-    ZP_ASSIGN_OR_RETURN(sg.hash, g.string("hash"));
-    ZP_ASSIGN_OR_RETURN(JsonAt file, g.at("file"));
-    ZP_ASSIGN_OR_RETURN(sg.file, file.string());
-    if (!isSafeRelativePath(sg.file)) return file.error(fmt::format("'{}' is not a relative path inside the stitch directory", sg.file));
     ZP_ASSIGN_OR_RETURN(sg.processor, g.id("processor"));
     ZP_ASSIGN_OR_RETURN(sg.memoryBytes, g.integer("memory_bytes", 0, kMaxBytes));
     if (g.has("latency_ms")) { ZP_ASSIGN_OR_RETURN(sg.latencyMs, g.number("latency_ms", 0)); }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/unit.h"
+
 namespace zp::plan {
 
 struct ColdNodePlan {
@@ -41,7 +43,7 @@ struct ColdConfiguration {
 };
 
 struct ColdPlan {
-  std::string model;
+  UnitId unit;  // the unit it cold-starts (its profile key names it in cold_profile.csv)
   std::string configuration = "K+C+P";  // the knob combination of the plan's nodes (a name of `configurations`)
   bool pipelined = true;          // P: read, transform and execute overlap; else one after another
   std::string gemm;               // the GEMM libraries the cold run starts, '+'-joined in start order

@@ -1,7 +1,10 @@
-// The plan model: the header, the concurrent-schedule and the operator-placement
-// sections here, the SparseLoom section in stitch_plan.h, the cold-start section
-// in cold_plan.h, the MTS section in mts_plan.h. Its files, plan.json (the
-// canonical JSON rendering) and plan.pb, are read and written by libplan/artifacts.
+// The plan model: the header, the units (unit.h: every unit of work with its
+// file, hash and per-unit decisions), and the sections that decide about them:
+// the concurrent schedule and the operator placement here, the SparseLoom
+// section in stitch_plan.h, the cold-start section in cold_plan.h, the MTS
+// section in mts_plan.h. Sections name units by id, never files. Its files,
+// plan.json (the canonical JSON rendering) and plan.pb, are read and written by
+// libplan/artifacts.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -12,6 +15,7 @@
 #include "libplan/plan/cold_plan.h"
 #include "libplan/plan/mts_plan.h"
 #include "libplan/plan/stitch_plan.h"
+#include "libplan/plan/unit.h"
 
 namespace zp::plan {
 
@@ -125,6 +129,7 @@ struct OpPlacement {
 
 struct Plan {
   PlanHeader header;
+  std::vector<Unit> units;  // every unit a section names, in the order the plan-solve mode listed them
   std::optional<StitchPlan> stitch;
   std::optional<ConcurrentSchedule> concurrent;
   std::optional<OpPlacement> opplace;

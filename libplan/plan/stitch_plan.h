@@ -46,11 +46,11 @@ struct Selection {
   bool operator==(const Selection&) const = default;
 };
 
+// A subgraph on one processor (its file and hash: the plan's unit
+// subgraph:TASK/POSITION/VARIANT).
 struct PlannedSubgraph {
   int position = 0;
   std::string variant;
-  std::string hash;         // content hash from stitch.json
-  std::string file;         // relative to the stitch directory
   std::string processor;    // placement_order[position]
   int64_t memoryBytes = 0;  // resident size on its processor (profile memory_bytes)
   double latencyMs = 0;     // one run on its processor (the latency model's figure)

@@ -12,6 +12,10 @@ using Digest = std::array<uint8_t, 32>;
 Digest sha256(std::string_view bytes);
 std::string toHex(const Digest& d);
 inline std::string sha256Hex(std::string_view bytes) { return toHex(sha256(bytes)); }
+// What sha256Hex writes: 64 lowercase hex digits.
+inline bool isSha256Hex(std::string_view s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
 
 // Incremental hashing for content assembled from several parts.
 class Sha256 {

@@ -198,12 +198,13 @@ std::optional<Knobs> parseKnobs(const std::string& name) {
   return std::nullopt;
 }
 
-Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, const std::string& model,
+Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& measured, const plan::UnitId& unit,
                                        const ColdStartParams& params) {
+  const std::string model = unit.profileKey();
   const profile::ColdProfile profile = applyCalibration(measured, model, params.calibration);
   const int cores = params.cores > 0 ? params.cores : profile.cores;
   plan::ColdPlan out;
-  out.model = model;
+  out.unit = unit;
   out.cores = cores;
   out.storageMBps = profile.storageMBps;
   out.calibrationRuns = params.calibration.runs;

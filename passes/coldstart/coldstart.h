@@ -34,7 +34,8 @@ struct ColdStartParams {
   Calibration calibration;
 };
 
-Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, const std::string& model,
+// The cold start of `unit`, whose nodes the profile keys by unit.profileKey().
+Expected<plan::ColdPlan> planColdStart(const profile::ColdProfile& profile, const plan::UnitId& unit,
                                        const ColdStartParams& params);
 
 // The knob combinations of the ablation, in table order: none, K, C, P, K+C, K+P, C+P, K+C+P.

@@ -42,8 +42,7 @@ plan::Selection closestMiss(const TaskSpace& ts, const std::vector<std::string>&
 // keeping them sorted by (position, variant, processor).
 void addSubgraph(const TaskSpace& ts, int pos, const std::string& variant, const std::string& proc, plan::TaskPlan& tp) {
   auto key = [](const plan::PlannedSubgraph& g) { return std::tie(g.position, g.variant, g.processor); };
-  const auto& sg = ts.stitch->subgraph(pos, variant);
-  plan::PlannedSubgraph g{pos, variant, sg.hash, sg.file, proc, ts.memoryBytes(pos, variant, proc),
+  plan::PlannedSubgraph g{pos, variant, proc, ts.memoryBytes(pos, variant, proc),
                           ts.latency.subgraph(pos, variant, proc).value_or(0.0)};
   auto at = std::lower_bound(tp.subgraphs.begin(), tp.subgraphs.end(), g,
                              [&](const auto& a, const auto& b) { return key(a) < key(b); });
@@ -113,7 +112,7 @@ std::vector<preload::Item> preloadItems(const StitchSpace& space, const std::vec
       for (size_t vi = 0; vi < ts.variants.size(); ++vi) {
         const std::string& v = ts.variants[vi];
         preload::Item it;
-        it.id = fmt::format("{}/{}/{}", ts.name, pos, v);
+        it.id = plan::UnitId::subgraph(ts.name, pos, v).str();
         it.task = static_cast<int>(t);
         it.position = pos;
         it.bytes = ts.memoryBytes(pos, v, order[static_cast<size_t>(pos)]);
@@ -253,6 +252,28 @@ GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<
   return g;
 }
 
+std::vector<plan::Unit> subgraphUnits(const StitchSpace& space, const plan::StitchPlan& plan) {
+  std::set<plan::UnitId> named;
+  for (const auto& t : plan.tasks)
+    for (const auto& g : t.subgraphs) named.insert(plan::UnitId::subgraph(t.name, g.position, g.variant));
+  for (const auto& ps : plan.preload)
+    for (const auto* set : {&ps.greedy, &ps.exact})
+      for (const auto& id : *set) named.insert(*plan::parseUnitId(id));
+  std::vector<plan::Unit> units;
+  for (const auto& ts : space.tasks)
+    for (const auto& id : named) {
+      if (id.name != ts.name) continue;
+      const auto& sg = ts.stitch->subgraph(id.position, id.variant);
+      plan::Unit u;
+      u.id = id;
+      u.file = sg.file;
+      u.sha256 = sg.hash;
+      u.residency = plan::kPreloadSetUnit;  // the processor is chosen per SLO configuration
+      units.push_back(std::move(u));
+    }
+  return units;
+}
+
 Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                                     const std::vector<std::string>& budgets, const SelectParams& params) {
   const auto orders = globalOrders(space);
@@ -286,6 +307,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
     ZP_ASSIGN_OR_RETURN(auto ps, preloadSet(items, b, totalBytes, s.preloadSummary));
     sp.preload.push_back(std::move(ps));
   }
+  s.units = subgraphUnits(space, sp);
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "libplan/plan/stitch_plan.h"
+#include "libplan/plan/unit.h"
 #include "passes/select/select.h"
 #include "passes/select/stitch_space.h"
 
@@ -26,6 +27,7 @@ GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<
 
 struct StitchSolution {
   plan::StitchPlan plan;              // processors, order, selections, subgraphs, preload sets (no stitch_dir)
+  std::vector<plan::Unit> units;      // the subgraphs the plan names, in task, position, variant order
   std::vector<int64_t> firstChosen;   // per task: the candidate chosen for the first feasible configuration (-1: none)
   std::string preloadSummary;         // one line per budget
   size_t ordersEvaluated = 0;
@@ -35,6 +37,11 @@ struct StitchSolution {
 // every subgraph on the processor the order puts it on.
 Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                                     const std::vector<std::string>& budgets, const SelectParams& params);
+
+// A unit per subgraph the plan names (a choice's or a preload set's): its file
+// (relative to the stitch directory) and hash, resident when in the served
+// preload set; in task order, then by position and variant.
+std::vector<plan::Unit> subgraphUnits(const StitchSpace& space, const plan::StitchPlan& plan);
 
 // The plan's answer: its selections become its first system's (zooplan's)
 // choices, each with its placement, predicted latency and, when infeasible,

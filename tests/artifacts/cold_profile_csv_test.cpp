@@ -63,8 +63,10 @@ TEST(ColdProfileCsv, RejectsBadRowsNamingFileAndLine) {
 plan::Plan coldPlan() {
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"m.onnx", "ab"}}};
+  p.units.push_back(plan::Unit{plan::UnitId::model("m"), "m.onnx", std::string(64, 'a'), "", false, plan::kColdUnit,
+                               std::nullopt});
   plan::ColdPlan c;
-  c.model = "m";
+  c.unit = plan::UnitId::model("m");
   c.configuration = "K+C+P";
   c.pipelined = true;
   c.gemm = "blis+onednn";

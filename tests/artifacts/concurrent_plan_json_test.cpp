@@ -25,7 +25,7 @@ TEST(concurrentPlan, ConcurrentSectionRoundTrips) {
 }
 
 TEST(concurrentPlan, ReaderErrorsNameThePath) {
-  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
+  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}}, "units": [],
                            "concurrent": {"workload": "w", "objective": "speed"}})");
   auto r = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(r.ok());

@@ -14,7 +14,8 @@ import json, sys
 plan = json.load(open(sys.argv[1]))
 assert len(plan["cold"]) == 1, plan.keys()
 c = plan["cold"][0]
-assert c["model"] == sys.argv[2], c["model"]
+assert c["unit"] == "model:" + sys.argv[2], c["unit"]
+assert [u["id"] for u in plan["units"] if u["residency"] == "cold"] == [c["unit"]], plan["units"]
 assert c["status"] in ("optimal", "heuristic") and c["solver"], (c["status"], c["solver"])
 names = [k["name"] for k in c["configurations"]]
 assert names == ["none", "K", "C", "P", "K+C", "K+P", "C+P", "K+C+P"], names
@@ -168,13 +169,16 @@ for t in plan["stitch"]["tasks"]:
         if sel["feasible"]:
             for pos, v in enumerate(sel["combination"].split("+")):
                 labels.add(f"{t['name']}/{pos}/{v}")
-assert labels and labels == {c["model"] for c in plan["cold"]}, (labels, [c["model"] for c in plan["cold"]])
+assert labels and {"subgraph:" + l for l in labels} == {c["unit"] for c in plan["cold"]}, (labels, plan["cold"])
+units = {u["id"]: u for u in plan["units"]}
+assert all(units[c["unit"]]["residency"] == "preload-set" for c in plan["cold"]), plan["units"]
 assert "profile/cold_profile.csv" in plan["header"]["inputs"]
 caches = os.listdir(os.path.join(sys.argv[2], "caches"))
 files = {}
 for t in plan["stitch"]["tasks"]:
     for g in t["subgraphs"]:
-        files[f"{t['name']}/{g['position']}/{g['variant']}"] = g["hash"][:16]
+        label = f"{t['name']}/{g['position']}/{g['variant']}"
+        files[label] = units["subgraph:" + label]["sha256"][:16]
 for label in labels:
     assert files[label] + ".cold.zwc" in caches, label
     assert not any(c.startswith(files[label]) and not c.endswith(".cold.zwc") for c in caches), label

@@ -13,6 +13,7 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 order = ["cpu", "gpu", "npu"]
 tasks, slos = [], [{"id": "C01", "tasks": {}}, {"id": "C02", "tasks": {}}]
+units = {}
 for ti, t in enumerate(m["tasks"]):
     slos[0]["tasks"][t["name"]] = {"accuracy": 0.75, "latency_ms": 2.5}
     slos[1]["tasks"][t["name"]] = {"accuracy": 0.99, "latency_ms": 0.001}
@@ -37,10 +38,13 @@ for ti, t in enumerate(m["tasks"]):
     for vs in used:
         for p, v in enumerate(vs):
             g = next(s for s in t["positions"][p]["subgraphs"] if s["variant"] == v)
-            subs[(p, v)] = {"position": p, "variant": v, "hash": g["hash"], "file": g["file"], "processor": order[p],
+            subs[(p, v)] = {"position": p, "variant": v, "processor": order[p],
                             "memory_bytes": g["cost"]["weight_bytes"]}
+            units[f"subgraph:{t['name']}/{p}/{v}"] = {"id": f"subgraph:{t['name']}/{p}/{v}", "file": g["file"],
+                                                      "sha256": g["hash"], "residency": "preload-set"}
     tasks.append({"name": t["name"], "positions": S, "selections": sels, "subgraphs": [subs[k] for k in sorted(subs)]})
 plan = {"header": {"tool": "plan-solve", "version": "test", "inputs": {}},
+        "units": [units[k] for k in sorted(units)],
         "stitch": {"stitch_dir": "stitch", "accuracy_source": "predicted",
                    "processors": [{"name": "cpu", "kind": "cpu", "source": "host", "policy": "default", "threads": 1},
                                   {"name": "gpu", "kind": "gpu", "source": "host", "policy": "im2col", "threads": 1},
@@ -154,7 +158,7 @@ expect_check "concurrent bundle fresh" 0 "bundle is up to date" "" -- "$WORK/cb"
 
 # --- bad input ---
 expect_error "missing plan" "nope.json: cannot open" "$WORK/out" -- "$BIN/plan-emit" "$WORK/nope.json" -o "$WORK/out"
-echo '{"header": {"tool": "x", "version": "1", "inputs": {}}}' > "$WORK/empty.json"
+echo '{"header": {"tool": "x", "version": "1", "inputs": {}}, "units": []}' > "$WORK/empty.json"
 expect_error "plan without sections" "has no 'stitch', 'concurrent', 'opplace' or 'mts' section" "$WORK/out" -- \
   "$BIN/plan-emit" "$WORK/empty.json" -o "$WORK/out"
 echo '{' > "$WORK/broken.json"

@@ -65,7 +65,10 @@ TEST(SolveCold, MeasuresPlansAndWritesAPlanThatReadsBack) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->cold.size(), 1u);
   const auto& c = plan->cold[0];
-  EXPECT_EQ(c.model, "tiny");
+  EXPECT_EQ(c.unit, plan::UnitId::model("tiny"));
+  ASSERT_EQ(plan->units.size(), 1u);
+  EXPECT_EQ(plan->units[0].residency, plan::kColdUnit);
+  EXPECT_EQ(plan->units[0].id, c.unit);
   EXPECT_EQ(c.configurations.size(), 8u);
   EXPECT_EQ(c.status, "optimal");
   for (const auto& k : c.configurations) EXPECT_GE(k.predictedMs, c.predictedColdMs - 1e-6) << k.name;

@@ -82,7 +82,7 @@ TEST(ColdCalibration, ReadsAndTransformsAreLinesWhereTheirSizesDiffer) {
   // The plan records the fit.
   ColdStartParams params;
   params.calibration = *c;
-  auto plan = planColdStart(profileOfTwoNodes(), "m", params);
+  auto plan = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), params);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_NEAR(plan->readLatencyMs, 1.0, 1e-9);
   EXPECT_NEAR(plan->transformOverheadMs, 2.0, 1e-9);
@@ -94,13 +94,13 @@ TEST(ColdCalibration, NoRunsIsTheIdentityAndThePlanSaysWhetherItWasCalibrated) {
   EXPECT_EQ(none->runs, 0);
   EXPECT_EQ(applyCalibration(profileOfTwoNodes(), "m", *none), profileOfTwoNodes());
 
-  auto plain = planColdStart(profileOfTwoNodes(), "m", ColdStartParams{});
+  auto plain = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), ColdStartParams{});
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_EQ(plain->calibrationRuns, 0);
   ColdStartParams params;
   // Half the bandwidth, twice the execute, 4x the transforms.
   params.calibration = Calibration{.runs = 3, .readMBps = 500, .executeFactor = 2.0, .transformFactor = 4.0};
-  auto slow = planColdStart(profileOfTwoNodes(), "m", params);
+  auto slow = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), params);
   ASSERT_TRUE(slow.ok()) << slow.error().message;
   EXPECT_EQ(slow->calibrationRuns, 3);
   EXPECT_DOUBLE_EQ(slow->executeFactor, 2.0);
@@ -125,9 +125,9 @@ TEST(ColdCalibration, LibraryStartUpsAreMeasuredOverProfiledAndDelayThePlan) {
   EXPECT_DOUBLE_EQ(applyCalibration(profileOfTwoNodes(), "m", *c).gemmStartupMs.at("blis"), 4.0);
   // Both kernels of c1 need BLIS: a start-up of 60 ms is on the critical path, and the plan records it.
   ColdStartParams params;
-  auto plain = planColdStart(profileOfTwoNodes(), "m", params);
+  auto plain = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), params);
   params.calibration = Calibration{.runs = 1, .startupFactor = 60.0};
-  auto slow = planColdStart(profileOfTwoNodes(), "m", params);
+  auto slow = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), params);
   ASSERT_TRUE(plain.ok() && slow.ok());
   EXPECT_LT(plain->predictedColdMs, 60.0);
   EXPECT_GE(slow->predictedColdMs, 60.0);
@@ -173,8 +173,8 @@ TEST(ColdCalibration, SetupIsTheRunsMedianOverTheProfiled) {
   ColdStartParams params;
   params.calibration.runs = 1;
   params.calibration.setupFactor = 3.0;
-  auto plain = planColdStart(profileOfTwoNodes(), "m", ColdStartParams{});
-  auto slow = planColdStart(profileOfTwoNodes(), "m", params);
+  auto plain = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), ColdStartParams{});
+  auto slow = planColdStart(profileOfTwoNodes(), plan::UnitId::model("m"), params);
   ASSERT_TRUE(plain.ok() && slow.ok());
   EXPECT_DOUBLE_EQ(slow->setupMs, 6.0);
   EXPECT_DOUBLE_EQ(slow->setupFactor, 3.0);
@@ -222,7 +222,7 @@ TEST(ColdCalibration, AKernelRunOnEnoughNodesGetsItsOwnExecuteFactor) {
   // The plan records the kernels' factors.
   ColdStartParams params;
   params.calibration = *c;
-  auto plan = planColdStart(p, "m", params);
+  auto plan = planColdStart(p, plan::UnitId::model("m"), params);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->kernelExecuteFactors, c->kernelExecuteFactor);
 }

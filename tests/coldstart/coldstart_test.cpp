@@ -123,7 +123,7 @@ profile::ColdProfile handProfile() {
 }
 
 TEST(ColdStartPlan, PicksCacheAndLibraryAndSwitchesToTheWarmKernel) {
-  auto plan = planColdStart(handProfile(), "m", ColdStartParams{});
+  auto plan = planColdStart(handProfile(), plan::UnitId::model("m"), ColdStartParams{});
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->status, "optimal");
   // Best: winograd on BLIS from the cache: setup 2 + start-up 1 on core 1 (parallel
@@ -158,8 +158,8 @@ TEST(ColdStartPlan, PicksCacheAndLibraryAndSwitchesToTheWarmKernel) {
 TEST(ColdStartPlan, HeuristicIsLabelledAndNotBelowTheOptimum) {
   ColdStartParams params;
   params.forceHeuristic = true;
-  auto h = planColdStart(handProfile(), "m", params);
-  auto e = planColdStart(handProfile(), "m", ColdStartParams{});
+  auto h = planColdStart(handProfile(), plan::UnitId::model("m"), params);
+  auto e = planColdStart(handProfile(), plan::UnitId::model("m"), ColdStartParams{});
   ASSERT_TRUE(h.ok() && e.ok());
   EXPECT_EQ(h->status, "heuristic");
   EXPECT_EQ(h->solver, "nnv12-heuristic");
@@ -170,7 +170,7 @@ TEST(ColdStartPlan, HeuristicIsLabelledAndNotBelowTheOptimum) {
 TEST(ColdStartPlan, WritesThePlanOfTheKnobsAsked) {
   ColdStartParams params;
   params.knobs = Knobs{true, true, false};  // K+C: not pipelined
-  auto plan = planColdStart(handProfile(), "m", params);
+  auto plan = planColdStart(handProfile(), plan::UnitId::model("m"), params);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->configuration, "K+C");
   EXPECT_FALSE(plan->pipelined);
@@ -185,7 +185,7 @@ TEST(ColdStartPlan, WritesThePlanOfTheKnobsAsked) {
 }
 
 TEST(ColdStartPlan, UnknownModelIsAnError) {
-  auto plan = planColdStart(handProfile(), "nope", ColdStartParams{});
+  auto plan = planColdStart(handProfile(), plan::UnitId::model("nope"), ColdStartParams{});
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.error().message.find("no model 'nope'"), std::string::npos);
 }

@@ -93,8 +93,8 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     for (const auto& vs : used)
       for (int pos = 0; pos < t.positions(); ++pos) {
         const auto& info = t.subgraph(pos, vs[static_cast<size_t>(pos)]);
-        subs[{pos, info.variant}] = {pos, info.variant, info.hash, info.file, s.placementOrder[static_cast<size_t>(pos)],
-                                     1000 + pos, 0.25 + 0.125 * pos};
+        subs[{pos, info.variant}] = {pos, info.variant, s.placementOrder[static_cast<size_t>(pos)], 1000 + pos,
+                                     0.25 + 0.125 * pos};
       }
     for (auto& [k, g] : subs) tp.subgraphs.push_back(g);
     s.tasks.push_back(std::move(tp));
@@ -122,9 +122,30 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     sys.selections.push_back(std::move(sel));
   }
   s.systems.push_back(std::move(sys));
-  s.preload.push_back({"15%", 4096, {"digits/0/dense"}, 2048, 1.5, {"digits/0/dense", "wine/1/u50"}, 4000, 2.25, true, 0.333333333});
+  s.preload.push_back({"15%", 4096, {"subgraph:digits/0/dense"}, 2048, 1.5,
+                       {"subgraph:digits/0/dense", "subgraph:wine/1/u50"}, 4000, 2.25, true, 0.333333333});
+  // Its units: every subgraph a task or the preload set names.
+  std::set<plan::UnitId> ids;
+  for (const auto& tp : s.tasks)
+    for (const auto& g : tp.subgraphs) ids.insert(plan::UnitId::subgraph(tp.name, g.position, g.variant));
+  for (const auto& id : s.preload.front().exact) ids.insert(*plan::parseUnitId(id));
+  for (const auto& id : ids) {
+    const auto& info = m.task(id.name)->subgraph(id.position, id.variant);
+    p.units.push_back(plan::Unit{id, info.file, info.hash, "", false, plan::kPreloadSetUnit, std::nullopt});
+  }
   p.stitch = std::move(s);
   return p;
+}
+
+// The unit of task `task`'s subgraph `g` (it must be in the plan).
+inline plan::Unit& unitOf(plan::Plan& p, const std::string& task, const plan::PlannedSubgraph& g) {
+  for (auto& u : p.units)
+    if (u.id == plan::UnitId::subgraph(task, g.position, g.variant)) return u;
+  ADD_FAILURE() << "no unit for " << task << " position " << g.position << " variant " << g.variant;
+  return p.units.front();
+}
+inline const plan::Unit& unitOf(const plan::Plan& p, const std::string& task, const plan::PlannedSubgraph& g) {
+  return unitOf(const_cast<plan::Plan&>(p), task, g);
 }
 
 // plan-solve --mode concurrent on testdata/concurrent/googlenet-table2-scenario1.json.

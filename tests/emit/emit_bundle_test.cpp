@@ -219,10 +219,12 @@ TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
   int cacheCount = 0;
   for (const auto& t : p.stitch->tasks)
     for (const auto& g : t.subgraphs) {
-      subgraphFiles.insert(g.file);
-      EXPECT_EQ(sha256Hex(*readFile(bundle / g.file)), g.hash) << g.file;
+      const plan::Unit& u = testing::unitOf(p, t.name, g);
+      subgraphFiles.insert(u.file);
+      EXPECT_EQ(sha256Hex(*readFile(bundle / u.file)), u.sha256) << u.file;
       const std::string policy = g.position == 0 ? "default" : g.position == 1 ? "im2col" : "sparse";
-      EXPECT_TRUE(fs::exists(bundle / artifacts::cacheFileName(g.hash, policy))) << artifacts::cacheFileName(g.hash, policy);
+      EXPECT_TRUE(fs::exists(bundle / artifacts::cacheFileName(u.sha256, policy)))
+          << artifacts::cacheFileName(u.sha256, policy);
     }
   for (const auto& e : fs::directory_iterator(bundle / "caches")) cacheCount += e.is_regular_file();
   EXPECT_EQ(a->subgraphs, static_cast<int>(subgraphFiles.size()));
@@ -272,7 +274,7 @@ TEST_F(emitTest, CheckReportsEachKindOfStaleness) {
   EXPECT_TRUE(anyContains(r.changes, "plan changed: " + copy.generic_string())) << r.text();
 
   // A source subgraph in the stitch directory changed.
-  const std::string file = p.stitch->tasks[0].subgraphs[0].file;
+  const std::string file = testing::unitOf(p, p.stitch->tasks[0].name, p.stitch->tasks[0].subgraphs[0]).file;
   const fs::path src = *dir_ / "stitch" / file;
   std::string original = *readFile(src);
   ASSERT_TRUE(writeFileAtomic(src, original + "x").ok());
@@ -393,11 +395,12 @@ TEST_F(emitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
   expectError(params(writePlan(wrongDir, "wrongdir.json"), "b3"), "no_such_stitch/stitch.json: cannot open");
 
   plan::Plan wrongHash = testing::stitchPlanFor(*manifest_);
-  wrongHash.stitch->tasks[1].subgraphs[0].hash = std::string(64, 'f');
+  testing::unitOf(wrongHash, wrongHash.stitch->tasks[1].name, wrongHash.stitch->tasks[1].subgraphs[0]).sha256 =
+      std::string(64, 'f');
   expectError(params(writePlan(wrongHash, "wronghash.json"), "b4"), "differs from stitch.json's");
 
   plan::Plan escape = testing::stitchPlanFor(*manifest_);
-  escape.stitch->tasks[0].subgraphs[0].file = "../../etc/passwd";
+  testing::unitOf(escape, escape.stitch->tasks[0].name, escape.stitch->tasks[0].subgraphs[0]).file = "../../etc/passwd";
   expectError(params(writePlan(escape, "escape.json"), "b5"), "is not a relative path inside the stitch directory");
 
   plan::Plan badPolicy = testing::stitchPlanFor(*manifest_);

@@ -154,7 +154,7 @@ TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes)
 }
 
 TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
-  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}},
+  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}}, "units": [],
     "opplace": {"model": "m", "costSource": "measured", "processors": [{"name": "cpu", "kind": "cpu", "source": "host", "policy": "default", "threads": 1, "cores": [0]}], "latencyMs": 1,
       "solver": {"solver": "chain-dp", "status": "optimal", "searchSpace": "all assignments",
                  "maxTransitionsPerDnn": -1, "objective": 1, "bound": 1, "gap": 0, "timeLimitS": 10,

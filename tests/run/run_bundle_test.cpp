@@ -108,7 +108,7 @@ TEST_F(emitRunBundle, CorruptedCacheWarnsFallsBackAndStillMatches) {
   int corrupted = 0;
   for (const auto& g : task.subgraphs) {
     const std::string policy = g.position == 0 ? "default" : g.position == 1 ? "im2col" : "sparse";
-    const fs::path cache = dir_ / "bundle" / artifacts::cacheFileName(g.hash, policy);
+    const fs::path cache = dir_ / "bundle" / artifacts::cacheFileName(testing::unitOf(plan_, task.name, g).sha256, policy);
     auto bytes = readFile(cache);
     ASSERT_TRUE(bytes.ok());
     if (bytes->size() <= 64) continue;
@@ -131,7 +131,7 @@ TEST_F(emitRunBundle, CorruptedCacheWarnsFallsBackAndStillMatches) {
 
 TEST_F(emitRunBundle, ModifiedSubgraphOrConcurrentOnlyBundleIsAnError) {
   const auto& g = plan_.stitch->tasks[0].subgraphs[0];
-  const fs::path f = dir_ / "bundle" / g.file;
+  const fs::path f = dir_ / "bundle" / testing::unitOf(plan_, plan_.stitch->tasks[0].name, g).file;
   auto bytes = readFile(f);
   ASSERT_TRUE(bytes.ok());
   ASSERT_TRUE(writeFileAtomic(f, *bytes + " ").ok());

@@ -20,8 +20,7 @@ namespace {
 
 void addSubgraph(const TaskSpace& ts, int pos, const std::string& variant, const std::string& proc, plan::TaskPlan& tp) {
   auto key = [](const plan::PlannedSubgraph& g) { return std::tie(g.position, g.variant, g.processor); };
-  const auto& sg = ts.stitch->subgraph(pos, variant);
-  plan::PlannedSubgraph g{pos, variant, sg.hash, sg.file, proc, ts.memoryBytes(pos, variant, proc),
+  plan::PlannedSubgraph g{pos, variant, proc, ts.memoryBytes(pos, variant, proc),
                           ts.latency.subgraph(pos, variant, proc).value_or(0.0)};
   auto at = std::lower_bound(tp.subgraphs.begin(), tp.subgraphs.end(), g,
                              [&](const auto& a, const auto& b) { return key(a) < key(b); });
@@ -129,7 +128,7 @@ std::vector<preload::Item> preloadItems(const StitchSpace& space, const std::vec
     for (int pos = 0; pos < ts.positions; ++pos)
       for (const auto& v : ts.stitch->variants) {
         preload::Item it;
-        it.id = fmt::format("{}/{}/{}", ts.name, pos, v.id);
+        it.id = plan::UnitId::subgraph(ts.name, pos, v.id).str();
         it.task = static_cast<int>(t);
         it.position = pos;
         it.bytes = ts.memoryBytes(pos, v.id, order[static_cast<size_t>(pos)]);
