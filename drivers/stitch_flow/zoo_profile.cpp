@@ -8,6 +8,7 @@
 
 #include "drivers/stitch_flow/subgraph_models_read.h"
 #include "drivers/stitch_flow/zoo_profile_steps.h"
+#include "libplan/plan/unit.h"
 #include "libplan/artifacts/accuracy_csv.h"
 #include "libplan/artifacts/cold_profile_csv.h"
 #include "libplan/artifacts/node_profile_csv.h"
@@ -255,8 +256,9 @@ Status measureColdProfiles(const Sources& src, const ProfileParams& params, cons
     for (const auto& position : task.subgraphs)
       for (const auto& g : position) {
         if (!st.ok()) break;
+        // Keyed as the plan's cold sections name the subgraph's unit.
         st = measure::measureColdModel(src.stitchDir / g.file,
-                                       fmt::format("{}/{}/{}", task.name, g.position, g.variant), cp, profile);
+                                       plan::UnitId::subgraph(task.name, g.position, g.variant).profileKey(), cp, profile);
         ++subgraphs;
       }
   std::error_code ec;
