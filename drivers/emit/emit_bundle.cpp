@@ -1,6 +1,7 @@
 #include "drivers/emit/emit_bundle.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <optional>
 #include <set>
@@ -49,8 +50,7 @@ struct SubgraphUse {
   std::string hash;       // expected content hash
   std::string processor;  // first processor it is placed on (for messages)
   std::set<std::pair<std::string, int>> policies;  // (kernel policy, threads) it needs a cache for
-  const plan::ColdPlan* cold = nullptr;  // its cold-start section: the one cache it gets
-  std::string coldLabel;
+  const plan::ColdPlan* cold = nullptr;  // its cold-start section (the first unit's): the one cache it gets
 };
 
 // Everything the bundle is made from, read from disk now.
@@ -171,10 +171,7 @@ Status collectStitchSources(Sources& s, bool strict) {
       use.policies.insert({proc->second->policy, std::max(1, proc->second->threads)});
       // One cold section per file: subgraphs of equal content share the first unit's.
       auto cold = coldByUnit.find(id);
-      if (cold != coldByUnit.end() && (!use.cold || cold->first.profileKey() < use.coldLabel)) {
-        use.cold = cold->second;
-        use.coldLabel = cold->first.profileKey();
-      }
+      if (cold != coldByUnit.end() && (!use.cold || cold->first < use.cold->unit)) use.cold = cold->second;
     }
   }
   for (const auto& [file, use] : s.subgraphs) {
@@ -222,26 +219,6 @@ Status collectConcurrentSources(Sources& s, bool strict) {
   return {};
 }
 
-// The operator-placement section: the model it places, checked against the hash
-// plan-solve recorded for it.
-Status collectOpplaceSources(Sources& s, bool strict) {
-  const fs::path planDir = s.planPath.parent_path();
-  // The model path is recorded as given to plan-solve: as is, then relative to the plan's folder.
-  const std::string& m = s.plan.opplace->model;
-  fs::path mp = m;
-  if (!m.empty() && !fs::exists(mp) && !planDir.empty() && fs::path(m).is_relative()) mp = planDir / m;
-  std::string bytes;
-  ZP_TRY(addInput(s, "model", m, mp, strict, &bytes));
-  if (auto rec = s.plan.header.inputs.find(m);
-      strict && !bytes.empty() && rec != s.plan.header.inputs.end() && rec->second != sha256Hex(bytes))
-    return makeError("{}: does not match the hash {} records for it (model changed since planning?)", mp.string(),
-                     s.planPath.string());
-  for (const auto& p : s.plan.opplace->processors)
-    if (!runtime::isKnownPolicy(p.policy))
-      return makeError("{}: $.opplace.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
-  return {};
-}
-
 // A path the plan records as given to plan-solve: as is, then relative to the plan's folder.
 fs::path asRecorded(const Sources& s, const std::string& recorded) {
   const fs::path planDir = s.planPath.parent_path();
@@ -258,8 +235,20 @@ Status addHashedModel(Sources& s, const std::string& recorded, const std::string
   std::string bytes;
   ZP_TRY(addInput(s, "model", recorded, p, strict, &bytes));
   if (strict && sha256Hex(bytes) != sha256)
-    return makeError("{}: does not match the hash {} records for it (changed since planning?)", p.string(),
+    return makeError("{}: does not match the hash {} records for it (model changed since planning?)", p.string(),
                      s.planPath.string());
+  return {};
+}
+
+// The operator-placement section: the model it places, checked against the hash
+// plan-solve recorded for its unit.
+Status collectOpplaceSources(Sources& s, bool strict) {
+  const plan::Unit* unit = plan::findUnit(s.plan.units, s.plan.opplace->unit);
+  assert(unit && "the plan reader checks that every section names a unit of the plan");
+  ZP_TRY(addHashedModel(s, unit->file, unit->sha256, strict));
+  for (const auto& p : s.plan.opplace->processors)
+    if (!runtime::isKnownPolicy(p.policy))
+      return makeError("{}: $.opplace.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
   return {};
 }
 
@@ -354,7 +343,7 @@ Status writeWeightCache(const fs::path& root, const std::string& modelRel, const
 
 // caches/<hash16>.cold.zwc: the cache the subgraph's cold section runs from.
 Status writeColdCacheFor(const Sources& src, const SubgraphUse& use, const fs::path& root) {
-  const std::string where = fmt::format("{}: cold section '{}'", src.planPath.string(), use.coldLabel);
+  const std::string where = fmt::format("{}: cold section '{}'", src.planPath.string(), use.cold->unit.str());
   ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule schedule, coldScheduleOf(*use.cold, where));
   const std::string rel = artifacts::cacheFileName(use.hash, kColdCachePolicy);
   std::error_code ec;
@@ -402,7 +391,8 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy
       ZP_TRY(writeUnder(root, rel, in.bytes));
       ++res.models;
-      if (src.plan.opplace && in.input.key == src.plan.opplace->model && params.writeCaches)
+      if (src.plan.opplace && in.input.key == plan::findUnit(src.plan.units, src.plan.opplace->unit)->file &&
+          params.writeCaches)
         for (const auto& p : src.plan.opplace->processors)
           ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p.policy, std::max(1, p.threads), rel, res));
       if (src.plan.mts && params.writeCaches)  // any system may run a unit's models on any of its processors

@@ -206,8 +206,8 @@ std::string summaryOf(const plan::MtsPlan& p, const fs::path& output) {
   return s;
 }
 
-// Each stitched group is a unit on the processor zooplan's system places it on;
-// its members' own models are units of that group (what the comparison systems run).
+}  // namespace
+
 std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& m) {
   std::vector<plan::Unit> units;
   const plan::MtsSystem* chosen = m.systems.empty() ? nullptr : &m.systems.front();
@@ -221,7 +221,7 @@ std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& m) {
     units.push_back(u);
     for (const auto& member : g.members) {
       plan::Unit mu;
-      mu.id = plan::UnitId::model(member.task);
+      mu.id = plan::UnitId::model(g.group + "/" + member.task);
       mu.file = member.model;
       mu.sha256 = member.sha256;
       mu.group = u.id;
@@ -230,8 +230,6 @@ std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& m) {
   }
   return units;
 }
-
-}  // namespace
 
 Expected<SolveMtsResult> solveMts(const SolveMtsOptions& o) {
   ZP_ASSIGN_OR_RETURN(Inputs in, readInputs(o));

@@ -28,6 +28,11 @@ struct SolveMtsResult {
   std::string summary;  // per unit and per system, one line each
 };
 
+// The plan's units: each stitched group on the processor zooplan's system
+// places it on, and each member's own model (what the comparison systems run)
+// as a unit of its group, named GROUP/TASK (a task may be a member of two groups).
+std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& mts);
+
 // Errors name the file: a stitched graph that is not the one mts.json records,
 // a zoo that changed since zoo-mts, a processor that is not a host processor
 // with cores. The plan is written (atomically) only when everything succeeded.

@@ -122,11 +122,11 @@ std::vector<Processor> placeProcessors(const zoo::Zoo& zoo) {
 }
 
 plan::OpPlacement placementSection(const opplace::Problem& p, const opplace::PlacementResult& r,
-                                   const std::vector<Processor>& processors, const std::string& modelFile,
+                                   const std::vector<Processor>& processors, const plan::UnitId& unit,
                                    const std::string& costSource, const opplace::SolveParams& params) {
   assert(processors.size() == p.processors.size());
   plan::OpPlacement o;
-  o.model = modelFile;
+  o.unit = unit;
   o.costSource = costSource;
   o.processors = processors;
   o.latencyMs = r.solution.latencyMs;

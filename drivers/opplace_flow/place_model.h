@@ -44,7 +44,7 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
 
 // `processors`: as problem.processors, in its order.
 plan::OpPlacement placementSection(const opplace::Problem& problem, const opplace::PlacementResult& result,
-                                   const std::vector<Processor>& processors, const std::string& modelFile,
+                                   const std::vector<Processor>& processors, const plan::UnitId& unit,
                                    const std::string& costSource, const opplace::SolveParams& params);
 
 }  // namespace zp::drivers::opplace_flow

@@ -77,12 +77,12 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
     ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(f));
     plan.header.inputs[f] = sha256Hex(bytes);
   }
-  plan.opplace = opplace_flow::placementSection(pp.problem, result, in.processors, o.model, pp.costSource, o.solve);
   // The model is one unit: on one processor when no mix gained enough, else placed per operator.
   plan::Unit unit;
   unit.id = plan::UnitId::model(in.modelKey);
   unit.file = o.model;
   unit.sha256 = plan.header.inputs.at(o.model);
+  plan.opplace = opplace_flow::placementSection(pp.problem, result, in.processors, unit.id, pp.costSource, o.solve);
   std::set<std::string> used;
   for (const auto& n : plan.opplace->nodes) used.insert(n.processor);
   if (used.size() == 1) unit.processor = *used.begin();

@@ -186,7 +186,7 @@ Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleM
   pp.tolerance = params.tolerance;
   pp.trace = params.trace;
   BundleRunResult res;
-  ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, manifest, plan));
+  ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, plan));
   res.warnings = r.warnings;
   res.placed = std::move(r);
   return res;

@@ -19,15 +19,12 @@ using runtime::TensorMap;
 namespace {
 
 // The placed model inside the bundle, checked against the hash the plan recorded.
-Expected<fs::path> placedModel(const PlacedRunParams& params, const artifacts::BundleManifest& manifest,
-                               const plan::Plan& plan, std::string* sha) {
+Expected<fs::path> placedModel(const PlacedRunParams& params, const plan::Plan& plan, std::string* sha) {
   const std::string pb = (params.bundle / "plan.pb").string();
-  const auto& o = *plan.opplace;
-  if (auto rec = plan.header.inputs.find(o.model); rec != plan.header.inputs.end()) *sha = rec->second;
-  for (const auto& in : manifest.inputs)
-    if (sha->empty() && in.role == "model" && in.key == o.model) *sha = in.sha256;
-  if (sha->empty()) return makeError("{}: no hash recorded for the placed model '{}'", pb, o.model);
-  return verifiedBundleModel(params.bundle, *sha, fmt::format("the placed model '{}'", o.model));
+  const plan::Unit* unit = plan::findUnit(plan.units, plan.opplace->unit);
+  if (!unit) return makeError("{}: no unit for the placed model '{}'", pb, plan.opplace->unit.str());
+  *sha = unit->sha256;
+  return verifiedBundleModel(params.bundle, *sha, fmt::format("the placed model '{}'", unit->file));
 }
 
 // The model for one processor, with the bundle's weight cache for its kernel policy when there is one.
@@ -83,14 +80,13 @@ double plannedBaseline(const plan::OpPlacement& o, const std::string& name) {
 
 }  // namespace
 
-Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const artifacts::BundleManifest& manifest,
-                                          const plan::Plan& plan) {
+Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const plan::Plan& plan) {
   assert(plan.opplace);
   const plan::OpPlacement& o = *plan.opplace;
   const std::string pb = (params.bundle / "plan.pb").string();
   PlacedRunReport r;
   std::string sha;
-  ZP_ASSIGN_OR_RETURN(fs::path model, placedModel(params, manifest, plan, &sha));
+  ZP_ASSIGN_OR_RETURN(fs::path model, placedModel(params, plan, &sha));
   r.model = fs::relative(model, params.bundle).generic_string();
   ZP_ASSIGN_OR_RETURN(auto processors, runnableProcessors(o.processors, params.bundle));
   std::vector<std::unique_ptr<Session>> sessions;

@@ -51,7 +51,6 @@ struct PlacedRunReport {
 };
 
 // `plan` is the bundle's (plan.pb checked against plan.json) with an opplace section.
-Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const artifacts::BundleManifest& manifest,
-                                          const plan::Plan& plan);
+Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const plan::Plan& plan);
 
 }  // namespace zp::drivers

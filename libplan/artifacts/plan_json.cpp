@@ -203,7 +203,7 @@ Json toJson(const OpPlacement& o) {
   for (const auto& b : o.baselines) baselines.push_back(resultJson(b));
   Json processors = Json::array();
   for (const auto& p : o.processors) processors.push_back(toJson(p));
-  return Json{{"model", o.model},           {"costSource", o.costSource}, {"processors", processors},
+  return Json{{"unit", o.unit.str()},       {"costSource", o.costSource}, {"processors", processors},
               {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"minMixGain", o.minMixGain},
               {"mixedLatencyMs", o.mixedLatencyMs}, {"nodes", nodes}, {"baselines", baselines}};
 }
@@ -211,7 +211,10 @@ Json toJson(const OpPlacement& o) {
 Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path) {
   Reader rd{label};
   OpPlacement o;
-  ZP_ASSIGN_OR_RETURN(o.model, rd.str(j, path, "model"));
+  ZP_ASSIGN_OR_RETURN(std::string unit, rd.str(j, path, "unit"));
+  auto id = parseUnitId(unit);
+  if (!id.ok()) return makeError("{}: {}.unit: {}", label, path, id.error().message);
+  o.unit = *id;
   ZP_ASSIGN_OR_RETURN(o.costSource, rd.str(j, path, "costSource"));
   if (o.costSource != "predicted" && o.costSource != "measured")
     return makeError("{}: {}.costSource: must be 'predicted' or 'measured'", label, path);
@@ -390,6 +393,8 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
             return makeError("{}: $.stitch.preload[{}]: '{}' is not a unit of the plan", label, b, text);
         }
   }
+  if (p.opplace && !known(p.opplace->unit))
+    return makeError("{}: $.opplace.unit: '{}' is not a unit of the plan", label, p.opplace->unit.str());
   for (size_t c = 0; c < p.cold.size(); ++c)
     if (!known(p.cold[c].unit))
       return makeError("{}: $.cold[{}].unit: '{}' is not a unit of the plan", label, c, p.cold[c].unit.str());

@@ -211,7 +211,7 @@ ScheduleResult get(const planpb::ScheduleResult& b) {
 }
 
 void put(const OpPlacement& o, planpb::OpPlacement* m) {
-  m->set_model(o.model);
+  m->set_unit(o.unit.str());
   m->set_cost_source(o.costSource);
   for (const auto& p : o.processors) put(p, m->add_processors());
   m->set_latency_ms(o.latencyMs);
@@ -228,9 +228,9 @@ void put(const OpPlacement& o, planpb::OpPlacement* m) {
   for (const auto& b : o.baselines) put(b, m->add_baselines());
 }
 
-OpPlacement get(const planpb::OpPlacement& m) {
+Expected<OpPlacement> get(const planpb::OpPlacement& m) {
   OpPlacement o;
-  o.model = m.model();
+  ZP_ASSIGN_OR_RETURN(o.unit, parseUnitId(m.unit()));
   o.costSource = m.cost_source();
   for (const auto& p : m.processors()) o.processors.push_back(get(p));
   o.latencyMs = m.latency_ms();
@@ -563,7 +563,11 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
   }
   if (m.has_stitch()) p.stitch = get(m.stitch());
   if (m.has_concurrent()) p.concurrent = get(m.concurrent());
-  if (m.has_opplace()) p.opplace = get(m.opplace());
+  if (m.has_opplace()) {
+    auto o = get(m.opplace());
+    if (!o.ok()) return makeError("{}: opplace: {}", label, o.error().message);
+    p.opplace = std::move(*o);
+  }
   for (int i = 0; i < m.cold_size(); ++i) {
     auto c = get(m.cold(i));
     if (!c.ok()) return makeError("{}: cold[{}]: {}", label, i, c.error().message);

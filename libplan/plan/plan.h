@@ -113,7 +113,7 @@ struct OpPlacementNode {
 };
 
 struct OpPlacement {
-  std::string model;       // ONNX file as given
+  UnitId unit;             // the placed model (its file and hash: the plan's unit)
   std::string costSource;  // "predicted" | "measured"
   std::vector<Processor> processors;  // what plan-run pins and runs each on (cores, policy, GEMM, threads)
   double latencyMs = 0;    // one inference under the cost model

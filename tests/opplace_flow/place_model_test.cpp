@@ -74,10 +74,12 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   EXPECT_EQ(r->baselines[k].name, "default@2-alone");
 
   plan::Plan p;
-  p.header = {"plan-solve", "0.1.0", {{"dense.onnx", "abc"}}};
+  p.header = {"plan-solve", "0.1.0", {{"dense.onnx", std::string(64, 'a')}}};
+  p.units.push_back(plan::Unit{plan::UnitId::model("dense"), "dense.onnx", std::string(64, 'a'), "", true,
+                               plan::kResidentUnit, std::nullopt});
   std::vector<Processor> procs;
   for (size_t i = 0; i < k; ++i) procs.push_back(f.inputs.processors[i]);
-  p.opplace = placementSection(pp->problem, *r, procs, "dense.onnx", pp->costSource, exactParams());
+  p.opplace = placementSection(pp->problem, *r, procs, plan::UnitId::model("dense"), pp->costSource, exactParams());
   EXPECT_EQ(p.opplace->minMixGain, 0);
   p.opplace->minMixGain = 0.05;
   p.opplace->mixedLatencyMs = 1.25;  // as if a mix had been given up: the fields round-trip
@@ -155,7 +157,7 @@ TEST(opplaceFlowPlaceModel, AProcessorOnAllCoresTakesTurnsWithTheSingleCoreOnes)
 
 TEST(opplaceFlowPlaceModel, BadSectionIsAnErrorNamingThePath) {
   Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}}, "units": [],
-    "opplace": {"model": "m", "costSource": "measured", "processors": [{"name": "cpu", "kind": "cpu", "source": "host", "policy": "default", "threads": 1, "cores": [0]}], "latencyMs": 1,
+    "opplace": {"unit": "model:m", "costSource": "measured", "processors": [{"name": "cpu", "kind": "cpu", "source": "host", "policy": "default", "threads": 1, "cores": [0]}], "latencyMs": 1,
       "solver": {"solver": "chain-dp", "status": "optimal", "searchSpace": "all assignments",
                  "maxTransitionsPerDnn": -1, "objective": 1, "bound": 1, "gap": 0, "timeLimitS": 10,
                  "seed": 0, "nodes": 1, "simulations": 0, "crossCheck": ""},
