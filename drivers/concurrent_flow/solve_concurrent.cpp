@@ -76,12 +76,13 @@ Expected<SolveConcurrentResult> solveConcurrent(const SolveConcurrentOptions& o)
   }
   pl.concurrent = out.section;
   // A model DNN is a unit: on one accelerator, or its layer groups on several (the timeline places them).
-  for (const auto& d : pl.concurrent->dnns) {
-    if (d.model.empty()) continue;
+  for (size_t n = 0; n < w.sources.size(); ++n) {
+    const auto& d = pl.concurrent->dnns[n];
+    if (!d.unit) continue;
     plan::Unit u;
-    u.id = plan::UnitId::model(d.name);
-    u.file = d.model;
-    u.sha256 = pl.header.inputs.at(d.model);
+    u.id = *d.unit;
+    u.file = w.sources[n].model;
+    u.sha256 = pl.header.inputs.at(u.file);  // the workload's files are the header's inputs
     std::set<std::string> accelerators;
     for (const auto& g : d.groups) accelerators.insert(g.accelerator);
     if (accelerators.size() == 1) u.processor = *accelerators.begin();

@@ -1,5 +1,6 @@
 #include "drivers/run/run_concurrent.h"
 
+#include <cassert>
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -31,29 +32,27 @@ Expected<std::vector<Processor>> hostProcessors(const ConcurrentRunParams& param
   return runnableProcessors(c.processors, params.bundle);
 }
 
-// A model in the bundle (models/<sha16>.onnx), checked against the hash the plan recorded.
-Expected<onnx::ModelProto> bundleModel(const ConcurrentRunParams& params, const plan::Plan& plan,
-                                       const std::string& model) {
-  auto rec = plan.header.inputs.find(model);
-  if (rec == plan.header.inputs.end())
-    return makeError("{}: no hash recorded for the model '{}'", planFile(params), model);
-  ZP_ASSIGN_OR_RETURN(fs::path path, verifiedBundleModel(params.bundle, rec->second, fmt::format("'{}'", model)));
+// A unit's model in the bundle (models/<sha16>.onnx), checked against the unit's hash.
+Expected<onnx::ModelProto> bundleModel(const ConcurrentRunParams& params, const plan::Unit& unit) {
+  ZP_ASSIGN_OR_RETURN(fs::path path, verifiedBundleModel(params.bundle, unit.sha256, fmt::format("'{}'", unit.file)));
   return graph::loadModel(path);
 }
 
 // Every DNN of the plan as the executor joins it: its model and the nodes of its groups.
 Expected<std::vector<ScheduledModel>> scheduledModels(const ConcurrentRunParams& params, const plan::Plan& plan) {
-  std::map<std::string, onnx::ModelProto> loaded;
+  std::map<std::string, onnx::ModelProto> loaded;  // by content: DNNs of one model read it once
   std::vector<ScheduledModel> out;
   for (const auto& d : plan.concurrent->dnns) {
-    if (d.model.empty())
+    if (!d.unit)
       return makeError("{}: DNN '{}' is given as layer-group rows, not a model: only plans of model DNNs run",
                        planFile(params), d.name);
-    if (!loaded.count(d.model)) {
-      ZP_ASSIGN_OR_RETURN(auto m, bundleModel(params, plan, d.model));
-      loaded.emplace(d.model, std::move(m));
+    const plan::Unit* unit = plan::findUnit(plan.units, *d.unit);
+    assert(unit && "the plan reader checks that every section names a unit of the plan");
+    if (!loaded.count(unit->sha256)) {
+      ZP_ASSIGN_OR_RETURN(auto m, bundleModel(params, *unit));
+      loaded.emplace(unit->sha256, std::move(m));
     }
-    ScheduledModel sm{d.name, loaded.at(d.model), {}};
+    ScheduledModel sm{d.name, loaded.at(unit->sha256), {}};
     for (const auto& g : d.groups) {
       if (g.nodes.empty())
         return makeError("{}: DNN '{}' group '{}' names no nodes", planFile(params), d.name, g.name);

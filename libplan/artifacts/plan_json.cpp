@@ -78,7 +78,7 @@ Json dnnJson(const ConcurrentDnn& d) {
     trs.push_back({{"afterGroup", t.afterGroup}, {"from", t.from}, {"to", t.to}, {"startMs", t.startMs},
                    {"endMs", t.endMs}});
   Json dj{{"name", d.name}, {"releaseMs", d.releaseMs}, {"endMs", d.endMs}, {"groups", groups}, {"transitions", trs}};
-  if (!d.model.empty()) dj["model"] = d.model;
+  if (d.unit) dj["unit"] = d.unit->str();
   if (!d.dependsOn.empty()) dj["dependsOn"] = d.dependsOn;
   return dj;
 }
@@ -103,8 +103,11 @@ Expected<ConcurrentDnn> dnnFromJson(const Reader& rd, const Json& dj, const std:
                                     const std::vector<std::string>& accelerators) {
   ConcurrentDnn d;
   ZP_ASSIGN_OR_RETURN(d.name, rd.str(dj, dp, "name"));
-  if (rd.has(dj, "model")) {
-    ZP_ASSIGN_OR_RETURN(d.model, rd.str(dj, dp, "model"));
+  if (rd.has(dj, "unit")) {
+    ZP_ASSIGN_OR_RETURN(std::string unit, rd.str(dj, dp, "unit"));
+    auto id = parseUnitId(unit);
+    if (!id.ok()) return makeError("{}: {}.unit: {}", rd.label, dp, id.error().message);
+    d.unit = *id;
   }
   if (rd.has(dj, "dependsOn")) {
     ZP_ASSIGN_OR_RETURN(d.dependsOn, rd.strs(dj, dp, "dependsOn"));
@@ -393,6 +396,10 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
             return makeError("{}: $.stitch.preload[{}]: '{}' is not a unit of the plan", label, b, text);
         }
   }
+  if (p.concurrent)
+    for (size_t d = 0; d < p.concurrent->dnns.size(); ++d)
+      if (const auto& unit = p.concurrent->dnns[d].unit; unit && !known(*unit))
+        return makeError("{}: $.concurrent.dnns[{}].unit: '{}' is not a unit of the plan", label, d, unit->str());
   if (p.opplace && !known(p.opplace->unit))
     return makeError("{}: $.opplace.unit: '{}' is not a unit of the plan", label, p.opplace->unit.str());
   for (size_t c = 0; c < p.cold.size(); ++c)

@@ -158,7 +158,7 @@ SolverReport get(const planpb::SolverReport& s) {
 
 void put(const ConcurrentDnn& d, planpb::ConcurrentDnn* dm) {
   dm->set_name(d.name);
-  dm->set_model(d.model);
+  if (d.unit) dm->set_unit(d.unit->str());
   for (const auto& e : d.dependsOn) dm->add_depends_on(e);
   dm->set_release_ms(d.releaseMs);
   dm->set_end_ms(d.endMs);
@@ -181,10 +181,10 @@ void put(const ConcurrentDnn& d, planpb::ConcurrentDnn* dm) {
   }
 }
 
-ConcurrentDnn get(const planpb::ConcurrentDnn& dm) {
+Expected<ConcurrentDnn> get(const planpb::ConcurrentDnn& dm) {
   ConcurrentDnn d;
   d.name = dm.name();
-  d.model = dm.model();
+  if (!dm.unit().empty()) { ZP_ASSIGN_OR_RETURN(d.unit, parseUnitId(dm.unit())); }
   d.dependsOn.assign(dm.depends_on().begin(), dm.depends_on().end());
   d.releaseMs = dm.release_ms();
   d.endMs = dm.end_ms();
@@ -204,9 +204,12 @@ void put(const ScheduleResult& b, planpb::ScheduleResult* bm) {
   for (const auto& d : b.dnns) put(d, bm->add_dnns());
 }
 
-ScheduleResult get(const planpb::ScheduleResult& b) {
+Expected<ScheduleResult> get(const planpb::ScheduleResult& b) {
   ScheduleResult r{b.name(), b.latency_ms(), b.throughput(), b.transitions(), {}};
-  for (const auto& d : b.dnns()) r.dnns.push_back(get(d));
+  for (const auto& d : b.dnns()) {
+    ZP_ASSIGN_OR_RETURN(auto dnn, get(d));
+    r.dnns.push_back(std::move(dnn));
+  }
   return r;
 }
 
@@ -238,7 +241,10 @@ Expected<OpPlacement> get(const planpb::OpPlacement& m) {
   o.minMixGain = m.min_mix_gain();
   o.mixedLatencyMs = m.mixed_latency_ms();
   for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
-  for (const auto& b : m.baselines()) o.baselines.push_back(get(b));
+  for (const auto& b : m.baselines()) {
+    ZP_ASSIGN_OR_RETURN(auto r, get(b));
+    o.baselines.push_back(std::move(r));
+  }
   return o;
 }
 
@@ -314,7 +320,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
   return s;
 }
 
-ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
+Expected<ConcurrentSchedule> get(const planpb::ConcurrentSchedule& m) {
   ConcurrentSchedule c;
   c.workload = m.workload();
   c.objective = m.objective();
@@ -324,9 +330,15 @@ ConcurrentSchedule get(const planpb::ConcurrentSchedule& m) {
   c.latencyMs = m.latency_ms();
   c.throughput = m.throughput();
   c.solver = get(m.solver());
-  for (const auto& dm : m.dnns()) c.dnns.push_back(get(dm));
+  for (const auto& dm : m.dnns()) {
+    ZP_ASSIGN_OR_RETURN(auto dnn, get(dm));
+    c.dnns.push_back(std::move(dnn));
+  }
   for (const auto& p : m.processors()) c.processors.push_back(get(p));
-  for (const auto& b : m.baselines()) c.baselines.push_back(get(b));
+  for (const auto& b : m.baselines()) {
+    ZP_ASSIGN_OR_RETURN(auto r, get(b));
+    c.baselines.push_back(std::move(r));
+  }
   return c;
 }
 
@@ -562,7 +574,11 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
     p.units.push_back(std::move(*u));
   }
   if (m.has_stitch()) p.stitch = get(m.stitch());
-  if (m.has_concurrent()) p.concurrent = get(m.concurrent());
+  if (m.has_concurrent()) {
+    auto c = get(m.concurrent());
+    if (!c.ok()) return makeError("{}: concurrent: {}", label, c.error().message);
+    p.concurrent = std::move(*c);
+  }
   if (m.has_opplace()) {
     auto o = get(m.opplace());
     if (!o.ok()) return makeError("{}: opplace: {}", label, o.error().message);

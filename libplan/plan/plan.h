@@ -50,7 +50,7 @@ struct ConcurrentTransition {
 
 struct ConcurrentDnn {
   std::string name;
-  std::string model;  // a model DNN's ONNX file, as the header's inputs name it (empty: group rows only)
+  std::optional<UnitId> unit;  // a model DNN's unit (its file and hash are the unit's); none: group rows only
   std::vector<std::string> dependsOn;  // DNNs whose end it waits for (a pipeline); earlier in the list
   double releaseMs = 0, endMs = 0;
   std::vector<ConcurrentGroup> groups;

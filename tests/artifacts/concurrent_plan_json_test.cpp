@@ -54,7 +54,7 @@ TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
   EXPECT_EQ(c.processors, w.processors);
   ASSERT_EQ(c.dnns.size(), 2u);
   EXPECT_EQ(c.dnns[1].dependsOn, (std::vector<std::string>{c.dnns[0].name}));
-  EXPECT_EQ(c.dnns[0].model, w.sources[0].model);
+  EXPECT_EQ(c.dnns[0].unit, plan::UnitId::model(c.dnns[0].name));
   EXPECT_EQ(c.dnns[1].groups[2].nodes, w.sources[1].groupNodes[2]);
   ASSERT_FALSE(c.baselines.empty());
   for (const auto& b : c.baselines) {
@@ -65,6 +65,9 @@ TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
   }
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"w.json", "abc"}}};
+  for (size_t n = 0; n < c.dnns.size(); ++n)
+    p.units.push_back(plan::Unit{*c.dnns[n].unit, w.sources[n].model, std::string(64, 'a'), "", true, plan::kResidentUnit,
+                                 std::nullopt});
   p.concurrent = c;
   const std::string text = artifacts::planToText(p);
   auto back = artifacts::planFromJson(Json::parse(text), "plan.json");

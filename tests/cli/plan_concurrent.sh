@@ -83,7 +83,8 @@ $PY - "$WORK/sim_plan.json" <<'PYEOF' && pass "a plan without processors records
 import json, sys
 c = json.load(open(sys.argv[1]))["concurrent"]
 assert "processors" not in c and all("dnns" not in b for b in c["baselines"]), c.keys()
-assert all(d.get("model") and all(g.get("nodes") for g in d["groups"]) for d in c["dnns"])
+units = {u["id"]: u for u in json.load(open(sys.argv[1]))["units"]}
+assert all(d.get("unit") in units and all(g.get("nodes") for g in d["groups"]) for d in c["dnns"])
 PYEOF
 "$BIN/plan-emit" "$WORK/sim_plan.json" -o "$WORK/sim_bundle" > /dev/null 2>&1 || fail "plan-emit of the simulated-only plan"
 rejected "plan without processors" 1 "names no host processors" -- "$BIN/plan-run" "$WORK/sim_bundle"
