@@ -145,11 +145,12 @@ int processorIndex(const Context& c, const std::string& name) {
 // The slot of a subgraph on a processor, made on first use.
 Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
                       int pos, const std::string& variant, const std::string& proc) {
-  const std::string id = plan::UnitId::subgraph(t.name, pos, variant).str();
+  const plan::UnitId unitId = plan::UnitId::subgraph(t.name, pos, variant);
+  const std::string id = unitId.str();
   const std::string key = id + "@" + proc;
   if (auto it = slots.find(key); it != slots.end()) return it->second;
   const auto* g = findSubgraph(t, pos, variant, proc);
-  const plan::Unit* unit = plan::findUnit(c.plan.units, plan::UnitId::subgraph(t.name, pos, variant));
+  const plan::Unit* unit = plan::findUnit(c.plan.units, unitId);
   const int p = processorIndex(c, proc);
   if (!g || !unit || p < 0)
     return makeError("{}: no planned subgraph {} on processor '{}'", (c.params.bundle / "plan.pb").string(), id, proc);
