@@ -22,109 +22,6 @@ namespace fs = std::filesystem;
 using artifacts::BundleManifest;
 using runtime::Tensor;
 
-namespace {
-// A plan file's bytes, refused unless they are what plan-emit wrote (the
-// manifest's hash): plan.json and plan.pb edited alike would agree with each other.
-Expected<std::string> manifestedPlanFile(const fs::path& b, const BundleManifest& manifest, const std::string& name) {
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(b / name));
-  auto it = std::find_if(manifest.artifacts.begin(), manifest.artifacts.end(), [&](const auto& a) { return a.path == name; });
-  if (it == manifest.artifacts.end())
-    return makeError("{}: not listed in manifest.json; re-run plan-emit", (b / name).string());
-  if (sha256Hex(bytes) != it->sha256)
-    return makeError("{}: content hash does not match manifest.json (edited after plan-emit?); re-run plan-emit",
-                     (b / name).string());
-  return bytes;
-}
-}  // namespace
-
-Expected<plan::Plan> readBundlePlan(const fs::path& b) {
-  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(b));
-  ZP_ASSIGN_OR_RETURN(std::string pbBytes, manifestedPlanFile(b, manifest, "plan.pb"));
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, artifacts::parsePlanPb(pbBytes, (b / "plan.pb").string()));
-  ZP_ASSIGN_OR_RETURN(std::string jsonBytes, manifestedPlanFile(b, manifest, "plan.json"));
-  ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::parsePlanJson(jsonBytes, (b / "plan.json").string()));
-  if (!(fromJson == plan)) return makeError("{}: differs from plan.json beside it", (b / "plan.pb").string());
-  return plan;
-}
-
-Status verifyServedFiles(const fs::path& bundle, const BundleManifest& manifest, const std::vector<ServedFile>& files,
-                         std::vector<std::string>& notes) {
-  std::set<fs::path> seen;
-  for (const auto& f : files) {
-    if (seen.insert(f.model).second) {
-      ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(f.model));
-      if (sha256Hex(bytes) != f.modelSha256)
-        return makeError("{}: content hash does not match the plan's {} (bundle modified?)", f.model.string(),
-                         f.modelSha256.substr(0, 16));
-    }
-    if (f.cache.empty() || !fs::exists(f.cache) || !seen.insert(f.cache).second) continue;
-    const std::string rel = f.cache.lexically_relative(bundle).generic_string();
-    auto it = std::find_if(manifest.artifacts.begin(), manifest.artifacts.end(), [&](const auto& a) { return a.path == rel; });
-    auto bytes = readFile(f.cache);
-    if (it == manifest.artifacts.end() || !bytes.ok() || sha256Hex(*bytes) != it->sha256)
-      notes.push_back(fmt::format("{}: differs from manifest.json; the runtime checks its payloads", f.cache.string()));
-  }
-  return {};
-}
-
-Status requireStitchSection(const plan::Plan& plan, const fs::path& b) {
-  if (!plan.stitch)
-    return makeError("{}: the plan has no stitch section; plan-run runs the SparseLoom section of a bundle",
-                     (b / "plan.pb").string());
-  return {};
-}
-
-Expected<plan::Plan> readBundleStitchPlan(const fs::path& b) {
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(b));
-  ZP_TRY(requireStitchSection(plan, b));
-  return plan;
-}
-
-Expected<std::vector<Processor>> runnableProcessors(const std::vector<Processor>& processors,
-                                                                          const fs::path& bundle) {
-  const std::string pb = (bundle / "plan.pb").string();
-  std::vector<Processor> out;
-  for (const auto& p : processors) {
-    if (p.cores.empty())
-      return makeError("{}: processor '{}' names no cores (zoo.json processors need 'cores' to run)", pb, p.name);
-    if (auto st = runtime::serve::checkProcessor(p); !st.ok()) return makeError("{}: {}", pb, st.error().message);
-    out.push_back(p);
-  }
-  return out;
-}
-
-namespace {
-
-// zoo.json as the stitch.json or mts.json the bundle recorded names it (relative to that file's folder).
-Expected<std::string> recordedZooPath(const artifacts::BundleInput& in, const fs::path& path) {
-  if (in.role == "mts-manifest") {
-    ZP_ASSIGN_OR_RETURN(auto mm, artifacts::loadMtsManifest(path));
-    return mm.zooPath;
-  }
-  const fs::path dir = path.parent_path();
-  ZP_ASSIGN_OR_RETURN(auto sm, artifacts::loadStitchManifest(dir.empty() ? fs::path(".") : dir));
-  return sm.zooPath;
-}
-
-}  // namespace
-
-std::optional<zoo::Zoo> bundleZoo(const fs::path& b, const BundleManifest& manifest, std::vector<std::string>& notes) {
-  std::optional<zoo::Zoo> zoo;
-  for (const auto& in : manifest.inputs) {
-    if (in.role != "stitch-manifest" && in.role != "mts-manifest") continue;
-    const fs::path path = artifacts::inputPath(b, in);
-    auto zooPath = recordedZooPath(in, path);
-    if (!zooPath.ok()) {
-      notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", zooPath.error().message));
-      break;
-    }
-    auto z = artifacts::loadZoo((path.parent_path() / *zooPath).lexically_normal());
-    if (!z.ok()) notes.push_back(fmt::format("no datasets: {}; using seeded random inputs", z.error().message));
-    else zoo = std::move(*z);
-  }
-  return zoo;
-}
-
 runtime::Shape staticShape(const runtime::IoInfo& io) {
   runtime::Shape s = io.shape;
   for (auto& d : s)
@@ -216,17 +113,6 @@ Expected<std::vector<std::string>> systemsToRun(const std::vector<std::string>& 
     }
   }
   return out;
-}
-
-Expected<fs::path> verifiedBundleModel(const fs::path& bundle, const std::string& sha256, const std::string& what) {
-  const fs::path path = bundle / artifacts::modelFileName(sha256);
-  if (!fs::exists(path))
-    return makeError("{}: the bundle holds no copy of {} (plan-emit found no model?)", path.string(), what);
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
-  if (sha256Hex(bytes) != sha256)
-    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", path.string(),
-                     sha256.substr(0, 16));
-  return path;
 }
 
 std::optional<std::string> inputMismatch(const runtime::IoInfo& input, const Tensor& t) {

@@ -1,6 +1,6 @@
-// What plan-run reads from a bundle besides the subgraphs: the plan (plan.pb,
-// checked against plan.json), its processors as the runtime runs them, the zoo
-// it was made from (for datasets) and a task's dataset samples.
+// What every run of plan-run shares besides the bundle (drivers/run/bundle.h):
+// a task's dataset samples, the systems --compare names, the user's inputs
+// checked against a model's, and outputs compared against a reference.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -14,35 +14,6 @@
 #include "libplan/zoo/zoo.h"
 
 namespace zp::drivers {
-
-// plan.pb, equal to plan.json beside it, both as manifest.json records them.
-Expected<plan::Plan> readBundlePlan(const std::filesystem::path& bundle);
-// The same, with a stitch section.
-Expected<plan::Plan> readBundleStitchPlan(const std::filesystem::path& bundle);
-// An error naming the bundle's plan.pb when `plan` has no stitch section.
-Status requireStitchSection(const plan::Plan& plan, const std::filesystem::path& bundle);
-
-// The plan's processors, each checked to name cores of this machine, a known
-// kernel policy and GEMM library and sane threads; errors name the bundle's plan.pb.
-Expected<std::vector<Processor>> runnableProcessors(const std::vector<Processor>& processors,
-                                                    const std::filesystem::path& bundle);
-
-// A bundle file a run loads, and the sha256 its model must have.
-struct ServedFile {
-  std::filesystem::path model, cache;  // cache: empty or absent when none
-  std::string modelSha256;
-};
-// Every file a run will load, checked before it starts, as plain and serving
-// runs alike: a model must have its sha256 (an error otherwise); a weight cache
-// that differs from manifest.json gets a note (the runtime checks its payloads
-// and falls back to the raw weights where one fails). Each file is read once.
-Status verifyServedFiles(const std::filesystem::path& bundle, const artifacts::BundleManifest& manifest,
-                         const std::vector<ServedFile>& files, std::vector<std::string>& notes);
-
-// The zoo (for datasets), through the stitch directory or the zoo-mts
-// directory the bundle was made from; nothing (and a note) when it cannot be read.
-std::optional<zoo::Zoo> bundleZoo(const std::filesystem::path& bundle, const artifacts::BundleManifest& manifest,
-                                  std::vector<std::string>& notes);
 
 struct Dataset {
   std::vector<runtime::Tensor> samples;
@@ -81,11 +52,6 @@ Expected<std::vector<const System*>> selectSystems(const std::vector<System>& sy
 std::optional<std::string> inputMismatch(const runtime::IoInfo& input, const runtime::Tensor& t);
 // An output's file name under --save-outputs: NAME.npy, path separators replaced.
 std::string npyFileName(std::string name);
-
-// A whole model's copy in the bundle (artifacts::modelFileName), read and
-// checked against the hash the plan recorded; `what` names it in errors.
-Expected<std::filesystem::path> verifiedBundleModel(const std::filesystem::path& bundle, const std::string& sha256,
-                                                    const std::string& what);
 
 // Index of the largest element.
 int64_t argmax(const runtime::Tensor& t);

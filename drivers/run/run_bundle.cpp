@@ -1,5 +1,5 @@
 #include "drivers/run/run_bundle.h"
-#include "drivers/run/bundle_inputs.h"
+#include "drivers/run/bundle.h"
 #include "drivers/emit/emit_bundle.h"
 #include "drivers/run/cold_run.h"
 #include "libplan/runtime/measure.h"
@@ -169,8 +169,7 @@ Status checkStitchOptions(const BundleRunParams& params, const plan::Plan& plan)
 }
 
 // The bundle of an operator-placement plan.
-Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleManifest& manifest,
-                                    const plan::Plan& plan) {
+Expected<BundleRunResult> runPlaced(const BundleRunParams& params, Bundle& bundle) {
   if (!params.slo.empty() || !params.task.empty())
     return makeError("--slo/--task: {} places one model's operators; it has no tasks or SLO configurations",
                      params.bundle.string());
@@ -186,13 +185,14 @@ Expected<BundleRunResult> runPlaced(const BundleRunParams& params, const BundleM
   pp.tolerance = params.tolerance;
   pp.trace = params.trace;
   BundleRunResult res;
-  ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, plan));
+  ZP_ASSIGN_OR_RETURN(auto r, runPlacedBundle(pp, bundle));
   res.warnings = r.warnings;
   res.placed = std::move(r);
   return res;
 }
 
-Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const plan::Plan& plan) {
+Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, Bundle& bundle) {
+  const plan::Plan& plan = bundle.plan();
   if (!params.slo.empty() || !params.task.empty() || params.cold)
     return makeError("--slo/--task/--cold: {} is a concurrent schedule; it has no tasks, SLO configurations or cold "
                      "sections",
@@ -208,7 +208,7 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const pla
   ZP_ASSIGN_OR_RETURN(cp.schedules, systemsToRun(carried, "zooplan", params.compare));
   cp.trace = params.trace;
   BundleRunResult res;
-  ZP_ASSIGN_OR_RETURN(auto r, runConcurrentBundle(cp, plan));
+  ZP_ASSIGN_OR_RETURN(auto r, runConcurrentBundle(cp, bundle));
   res.concurrent = std::move(r);
   return res;
 }
@@ -216,10 +216,9 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, const pla
 // What a bundle run shares between its tasks.
 struct BundleContext {
   const BundleRunParams& params;
-  std::map<std::string, std::string> artifactSha;           // manifest: path -> sha256
+  Bundle& bundle;
   std::map<std::string, const Processor*> procs;  // by name
   const plan::Plan* plan = nullptr;
-  std::optional<zoo::Zoo> zoo;
   std::map<std::string, std::pair<fs::path, Tensor>> userInputs;  // --input: task -> (file, tensor)
   std::map<std::string, Dataset> datasets;                        // per task, once read
   std::optional<OutputDir> saved;                                 // --save-outputs
@@ -262,42 +261,27 @@ std::optional<ChoiceToRun> choiceToRun(const BundleRunParams& params, const plan
 Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
                     const std::string& onProc, const std::string& where, Chain& cached, Chain& reference,
                     TaskRunReport& r, bool referenceOnly) {
-  const fs::path& b = ctx.params.bundle;
   auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
     return s.position == pos && s.variant == v && s.processor == onProc;
   });
   if (g == task.subgraphs.end()) return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
   auto proc = ctx.procs.find(g->processor);
   if (proc == ctx.procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
-  const plan::Unit* unit = plan::findUnit(ctx.plan->units, plan::UnitId::subgraph(task.name, pos, v));
-  if (!unit) return makeError("{}: the plan has no unit for position {} variant '{}'", where, pos, v);
-  const std::string& hash = unit->sha256;
-  const fs::path model = b / unit->file;
-  ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(model));
-  if (sha256Hex(bytes) != hash)
-    return makeError("{}: content hash does not match the plan's {} (bundle modified?)", model.string(),
-                     hash.substr(0, 16));
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(plan::UnitId::subgraph(task.name, pos, v)));
+  ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
   const auto config = *proc->second;
   runtime::SessionOptions so = runtime::serve::sessionOptions(config);
   ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
   reference.sessions.push_back(std::move(ref));
   r.processors.push_back(g->processor);
   if (referenceOnly) return {};
-  std::string cacheRel = artifacts::cacheFileName(hash, config.policy);
   // A subgraph with a cold section has its cold cache only: its entries that fit are used.
-  if (!fs::exists(b / cacheRel) && fs::exists(b / artifacts::cacheFileName(hash, kColdCachePolicy)))
-    cacheRel = artifacts::cacheFileName(hash, kColdCachePolicy);
-  if (fs::exists(b / cacheRel)) {
-    so.cache = b / cacheRel;
-    auto sha = ctx.artifactSha.find(cacheRel);
-    if (sha != ctx.artifactSha.end()) {
-      auto cbytes = readFile(b / cacheRel);
-      if (cbytes.ok() && sha256Hex(*cbytes) != sha->second)
-        ctx.warn(fmt::format("{}: differs from manifest.json; the runtime checks its payloads", (b / cacheRel).string()));
-    }
-  } else {
-    ctx.warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights", (b / cacheRel).string()));
-  }
+  auto cache = ctx.bundle.cache(*unit, config.policy);
+  if (!cache) cache = ctx.bundle.cache(*unit, kColdCachePolicy);
+  if (cache) so.cache = *cache;
+  else
+    ctx.warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
+                         ctx.bundle.cachePath(*unit, config.policy).string()));
   ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
   for (const auto& w : s->warnings()) ctx.warn(w);
   r.cacheHits += s->loadStats().cacheHits;
@@ -311,7 +295,6 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
 Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::TaskPlan& task,
                       const std::vector<std::string>& variants, const std::vector<std::string>& placement,
                       const std::string& where, Chain& cold, TaskRunReport& r) {
-  const fs::path& b = ctx.params.bundle;
   r.coldPositions = Json::array();
   TensorMap feeds, out;
   Tensor x;  // the chain's input
@@ -319,14 +302,15 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
     const plan::UnitId id = plan::UnitId::subgraph(task.name, pos, variants[static_cast<size_t>(pos)]);
     const std::string label = id.profileKey();
     auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.unit == id; });
-    const plan::Unit* unit = plan::findUnit(plan.units, id);
     auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
       return s.position == pos && s.variant == variants[static_cast<size_t>(pos)] &&
              s.processor == placement.at(static_cast<size_t>(pos));
     });
-    if (cp == plan.cold.end() || g == task.subgraphs.end() || !unit)
+    if (cp == plan.cold.end() || g == task.subgraphs.end())
       return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
-    const fs::path model = b / unit->file, cache = b / artifacts::cacheFileName(unit->sha256, kColdCachePolicy);
+    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(id));
+    ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
+    const fs::path cache = ctx.bundle.cachePath(*unit, kColdCachePolicy);
     ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule sc, coldScheduleOf(*cp, where + ": cold section " + label));
     runtime::SessionOptions so = runtime::serve::sessionOptions(*ctx.procs.at(g->processor));
     so.cache = cache;
@@ -374,20 +358,11 @@ constexpr int kRandomSamples = 8;
 // Dataset samples or seeded random ones, read once per task (every system --compare runs shares them).
 Expected<const Dataset*> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
   if (auto it = ctx.datasets.find(task.name); it != ctx.datasets.end()) return &it->second;
-  Dataset data;
   const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
-  std::string why = "no zoo";
-  if (ctx.zoo) {
-    const int limit = ctx.params.samples > 0 ? ctx.params.samples : std::numeric_limits<int>::max();
-    ZP_ASSIGN_OR_RETURN(data, datasetSamples(*ctx.zoo, task.name, in0, limit, &why));
-  }
-  if (data.samples.empty()) {
-    if (ctx.zoo) ctx.res.notes.push_back(fmt::format("{}; using seeded random inputs", why));
-    for (int k = 0; k < (ctx.params.samples > 0 ? ctx.params.samples : kRandomSamples); ++k)
-      data.samples.push_back(runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)},
-                                                  ctx.params.seed + static_cast<uint64_t>(k)));
-    data.source = "random";
-  }
+  const int limit = ctx.params.samples > 0 ? ctx.params.samples : std::numeric_limits<int>::max();
+  ZP_ASSIGN_OR_RETURN(Dataset data, ctx.bundle.samples(task.name, in0, limit,
+                                                       ctx.params.samples > 0 ? ctx.params.samples : kRandomSamples,
+                                                       ctx.params.seed));
   return &ctx.datasets.emplace(task.name, std::move(data)).first->second;
 }
 
@@ -530,18 +505,18 @@ Status readUserInputs(BundleContext& ctx) {
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_TRY(checkOutputFiles({params.trace}, {{params.bundle, "bundle"}}));
-  ZP_ASSIGN_OR_RETURN(BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
-  ZP_ASSIGN_OR_RETURN(plan::Plan plan, readBundlePlan(params.bundle));
-  if (!plan.stitch && plan.opplace) return runPlaced(params, manifest, plan);
-  if (!plan.stitch && plan.concurrent) return runConcurrent(params, plan);
+  ZP_ASSIGN_OR_RETURN(Bundle bundle, Bundle::open(params.bundle));
+  const plan::Plan& plan = bundle.plan();
+  if (!plan.stitch && plan.opplace) return runPlaced(params, bundle);
+  if (!plan.stitch && plan.concurrent) return runConcurrent(params, bundle);
   if (params.rounds != BundleRunParams{}.rounds)
     return makeError("--rounds: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
                      params.bundle.string());
-  ZP_TRY(requireStitchSection(plan, params.bundle));
+  if (!plan.stitch)
+    return makeError("{}: plan-run BUNDLE runs a stitch, operator-placement or concurrent plan's bundle; serve an MTS "
+                     "plan's with --serve", bundle.planFile());
   ZP_TRY(checkStitchOptions(params, plan));
-  BundleContext ctx{params, {}, {}, &plan, {}, {}, {}};
-  for (const auto& a : manifest.artifacts) ctx.artifactSha[a.path] = a.sha256;
-  ctx.zoo = bundleZoo(params.bundle, manifest, ctx.res.notes);
+  BundleContext ctx{params, bundle, {}, &plan, {}, {}, {}, {}, {}};
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
   ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(plan.stitch->systems, plan.stitch->chosenSystem, params.compare));
   ZP_TRY(readUserInputs(ctx));
@@ -555,6 +530,7 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
       ctx.res.tasks.push_back(std::move(r));
     }
   if (ctx.saved) ZP_TRY(ctx.saved->commit());
+  for (const auto& n : bundle.notes()) ctx.res.notes.push_back(n);
   return std::move(ctx.res);
 }
 

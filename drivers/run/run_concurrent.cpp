@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "drivers/concurrent_flow/executed_schedule.h"
-#include "drivers/run/bundle_inputs.h"
+#include "drivers/run/bundle.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
@@ -23,33 +23,27 @@ namespace {
 std::string planFile(const ConcurrentRunParams& p) { return (p.bundle / "plan.pb").string(); }
 
 // The workload's host processors as the runtime runs them: each must name cores of this machine.
-Expected<std::vector<Processor>> hostProcessors(const ConcurrentRunParams& params,
-                                                      const plan::ConcurrentSchedule& c) {
+Expected<std::vector<Processor>> hostProcessors(const Bundle& bundle, const plan::ConcurrentSchedule& c) {
   if (c.processors.empty())
     return makeError("{}: the plan names no host processors (its workload has no 'processors'): it can be "
                      "simulated, not run",
-                     planFile(params));
-  return runnableProcessors(c.processors, params.bundle);
-}
-
-// A unit's model in the bundle (models/<sha16>.onnx), checked against the unit's hash.
-Expected<onnx::ModelProto> bundleModel(const ConcurrentRunParams& params, const plan::Unit& unit) {
-  ZP_ASSIGN_OR_RETURN(fs::path path, verifiedBundleModel(params.bundle, unit.sha256, fmt::format("'{}'", unit.file)));
-  return graph::loadModel(path);
+                     bundle.planFile());
+  return bundle.processors(c.processors);
 }
 
 // Every DNN of the plan as the executor joins it: its model and the nodes of its groups.
-Expected<std::vector<ScheduledModel>> scheduledModels(const ConcurrentRunParams& params, const plan::Plan& plan) {
+Expected<std::vector<ScheduledModel>> scheduledModels(const ConcurrentRunParams& params, Bundle& bundle) {
+  const plan::Plan& plan = bundle.plan();
   std::map<std::string, onnx::ModelProto> loaded;  // by content: DNNs of one model read it once
   std::vector<ScheduledModel> out;
   for (const auto& d : plan.concurrent->dnns) {
     if (!d.unit)
       return makeError("{}: DNN '{}' is given as layer-group rows, not a model: only plans of model DNNs run",
                        planFile(params), d.name);
-    const plan::Unit* unit = plan::findUnit(plan.units, *d.unit);
-    assert(unit && "the plan reader checks that every section names a unit of the plan");
+    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(*d.unit));
     if (!loaded.count(unit->sha256)) {
-      ZP_ASSIGN_OR_RETURN(auto m, bundleModel(params, *unit));
+      ZP_ASSIGN_OR_RETURN(const fs::path path, bundle.model(*unit));
+      ZP_ASSIGN_OR_RETURN(auto m, graph::loadModel(path));
       loaded.emplace(unit->sha256, std::move(m));
     }
     ScheduledModel sm{d.name, loaded.at(unit->sha256), {}};
@@ -157,10 +151,10 @@ void finish(Candidate& c, double tolerance) {
 
 }  // namespace
 
-Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params, const plan::Plan& plan) {
-  const auto& c = *plan.concurrent;
-  ZP_ASSIGN_OR_RETURN(auto processors, hostProcessors(params, c));
-  ZP_ASSIGN_OR_RETURN(auto models, scheduledModels(params, plan));
+Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params, Bundle& bundle) {
+  const auto& c = *bundle.plan().concurrent;
+  ZP_ASSIGN_OR_RETURN(auto processors, hostProcessors(bundle, c));
+  ZP_ASSIGN_OR_RETURN(auto models, scheduledModels(params, bundle));
   ZP_ASSIGN_OR_RETURN(auto cs, candidates(params, c));
   ConcurrentRunReport r;
   r.workload = c.workload;

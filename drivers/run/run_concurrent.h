@@ -52,8 +52,8 @@ struct ConcurrentRunReport {
   std::string table() const;
 };
 
-// `plan` is the bundle's (plan.pb checked against plan.json) with a concurrent
-// section; its models are found in the bundle by the hashes the plan recorded.
-Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params, const plan::Plan& plan);
+class Bundle;
+// A bundle whose plan has a concurrent section; its DNNs' units are read from it.
+Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& params, Bundle& bundle);
 
 }  // namespace zp::drivers

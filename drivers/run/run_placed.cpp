@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "drivers/run/bundle_inputs.h"
+#include "drivers/run/bundle.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/placed_program.h"
 #include "libplan/runtime/serve/placed_executor.h"
@@ -18,25 +18,16 @@ using runtime::TensorMap;
 
 namespace {
 
-// The placed model inside the bundle, checked against the hash the plan recorded.
-Expected<fs::path> placedModel(const PlacedRunParams& params, const plan::Plan& plan, std::string* sha) {
-  const std::string pb = (params.bundle / "plan.pb").string();
-  const plan::Unit* unit = plan::findUnit(plan.units, plan.opplace->unit);
-  if (!unit) return makeError("{}: no unit for the placed model '{}'", pb, plan.opplace->unit.str());
-  *sha = unit->sha256;
-  return verifiedBundleModel(params.bundle, *sha, fmt::format("the placed model '{}'", unit->file));
-}
-
-// The model for one processor, with the bundle's weight cache for its kernel policy when there is one.
-Expected<std::unique_ptr<Session>> loadFor(const PlacedRunParams& params, const fs::path& model, const std::string& sha,
-                                           const Processor& processor, PlacedRunReport& r) {
+// The placed unit for one processor, with the bundle's weight cache for its kernel policy when there is one.
+Expected<std::unique_ptr<Session>> loadFor(Bundle& bundle, const plan::Unit& unit, const Processor& processor,
+                                           PlacedRunReport& r) {
+  ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
   runtime::SessionOptions so = runtime::serve::sessionOptions(processor);
-  const std::string cacheRel = artifacts::cacheFileName(sha, processor.policy);
-  if (fs::exists(params.bundle / cacheRel)) {
-    so.cache = params.bundle / cacheRel;
+  if (auto cache = bundle.cache(unit, processor.policy)) {
+    so.cache = *cache;
   } else {
     const std::string w = fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
-                                      (params.bundle / cacheRel).string());
+                                      bundle.cachePath(unit, processor.policy).string());
     if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) r.warnings.push_back(w);
   }
   ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
@@ -80,18 +71,17 @@ double plannedBaseline(const plan::OpPlacement& o, const std::string& name) {
 
 }  // namespace
 
-Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const plan::Plan& plan) {
-  assert(plan.opplace);
-  const plan::OpPlacement& o = *plan.opplace;
-  const std::string pb = (params.bundle / "plan.pb").string();
+Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, Bundle& bundle) {
+  const plan::OpPlacement& o = *bundle.plan().opplace;
+  const std::string pb = bundle.planFile();
   PlacedRunReport r;
-  std::string sha;
-  ZP_ASSIGN_OR_RETURN(fs::path model, placedModel(params, plan, &sha));
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(o.unit));
+  ZP_ASSIGN_OR_RETURN(fs::path model, bundle.model(*unit));
   r.model = fs::relative(model, params.bundle).generic_string();
-  ZP_ASSIGN_OR_RETURN(auto processors, runnableProcessors(o.processors, params.bundle));
+  ZP_ASSIGN_OR_RETURN(auto processors, bundle.processors(o.processors));
   std::vector<std::unique_ptr<Session>> sessions;
   for (const auto& p : processors) {
-    ZP_ASSIGN_OR_RETURN(auto s, loadFor(params, model, sha, p, r));
+    ZP_ASSIGN_OR_RETURN(auto s, loadFor(bundle, *unit, p, r));
     r.cacheHits += s->loadStats().cacheHits;
     r.cacheFallbacks += s->loadStats().cacheFallbacks;
     sessions.push_back(std::move(s));
@@ -108,7 +98,7 @@ Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const p
 
   // The single-processor run: the whole model on the first processor alone.
   r.reference = processors.front().name;
-  ZP_ASSIGN_OR_RETURN(auto single, loadFor(params, model, sha, processors.front(), r));
+  ZP_ASSIGN_OR_RETURN(auto single, loadFor(bundle, *unit, processors.front(), r));
   ZP_ASSIGN_OR_RETURN(TensorMap want, single->run(inputs));
   ZP_ASSIGN_OR_RETURN(TensorMap got, exec->run(inputs));
   compareOutputs(got, want, params.tolerance, r);
@@ -121,7 +111,7 @@ Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const p
     for (size_t p = 0; p < processors.size(); ++p) {
       std::unique_ptr<Session> alone;
       if (p == 0) alone = std::move(single);
-      else { ZP_ASSIGN_OR_RETURN(alone, loadFor(params, model, sha, processors[p], r)); }
+      else { ZP_ASSIGN_OR_RETURN(alone, loadFor(bundle, *unit, processors[p], r)); }
       ZP_ASSIGN_OR_RETURN(auto m, runtime::serve::measureOnProcessor(*alone, processors[p], inputs, params.warmup,
                                                                      params.repeat));
       r.alone.push_back({processors[p].name, plannedBaseline(o, processors[p].name + "-only"), m.medianMs});

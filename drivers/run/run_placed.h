@@ -50,7 +50,8 @@ struct PlacedRunReport {
   std::string table() const;
 };
 
-// `plan` is the bundle's (plan.pb checked against plan.json) with an opplace section.
-Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, const plan::Plan& plan);
+class Bundle;
+// A bundle whose plan has an opplace section: its placed unit is read from it.
+Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, Bundle& bundle);
 
 }  // namespace zp::drivers

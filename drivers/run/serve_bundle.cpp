@@ -3,227 +3,88 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
-#include <map>
 
 #include <malloc.h>
 
 #include <fmt/format.h>
 
-#include "drivers/run/bundle_inputs.h"
-#include "drivers/run/serve_mts.h"
-#include "libplan/artifacts/arrivals_csv.h"
-#include "libplan/runtime/serve/executor.h"
-#include "libplan/runtime/serve/model_file_loader.h"
+#include "drivers/run/serve_system.h"
 #include "libplan/runtime/serve/pinned_worker.h"
 #include "libplan/runtime/serve/run_calibration.h"
 #include "libplan/sim/queries/serve_sim.h"
 #include "libplan/util/file.h"
-#include "libplan/util/stats.h"
 #include "libplan/util/output_dir.h"
-#include "libplan/zoo/stitch_manifest.h"
+#include "libplan/util/stats.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
 using namespace runtime::serve;
 
-namespace {
-
-// What every system's run shares: the plan, the processors, the trace, the samples.
-struct Context {
-  const ServeBundleParams& params;
-  plan::Plan plan;
-  const plan::StitchPlan* st = nullptr;
-  std::vector<Processor> processors;
-  std::vector<size_t> slos;                   // active configurations in turn (indices into st->slos)
-  double phaseMs = 0;                         // each configuration is active this long
-  ArrivalTrace trace;                         // tasks: the plan's, in plan order
-  std::vector<std::vector<runtime::TensorMap>> samples;  // per task
-  std::vector<std::vector<int64_t>> labels;   // per task (empty: none)
-  std::vector<std::string> preload;           // unit ids, the plan's greedy set
-  int64_t budgetBytes = 0;
-  std::map<std::string, double> loadMs;       // slot key -> measured median load
-  std::vector<std::string> notes;
-};
-
-Status chooseConfigurations(Context& c) {
-  const auto& slos = c.st->slos;
-  if (c.params.slos.empty())
-    for (size_t i = 0; i < slos.size(); ++i) c.slos.push_back(i);
-  for (const auto& id : c.params.slos) {
-    auto it = std::find_if(slos.begin(), slos.end(), [&](const auto& s) { return s.id == id; });
-    if (it == slos.end()) return makeError("--slo {}: no such SLO configuration in {}", id, (c.params.bundle / "plan.pb").string());
-    c.slos.push_back(static_cast<size_t>(it - slos.begin()));
-  }
-  if (c.slos.empty()) return makeError("{}: the plan has no SLO configurations", (c.params.bundle / "plan.pb").string());
-  auto budget = std::find_if(c.st->preload.begin(), c.st->preload.end(),
-                             [&](const auto& p) { return c.params.budget.empty() || p.budget == c.params.budget; });
-  if (!c.params.budget.empty() && budget == c.st->preload.end())
-    return makeError("--budget {}: the plan has no preload set for this budget", c.params.budget);
-  if (budget != c.st->preload.end()) {
-    c.preload = budget->greedy;
-    c.budgetBytes = budget->budgetBytes;
-  } else {
-    c.budgetBytes = INT64_MAX;  // no budget planned: everything may stay resident
-  }
-  return {};
-}
-
-const plan::PlannedSubgraph* findSubgraph(const plan::TaskPlan& t, int pos, const std::string& v, const std::string& proc) {
-  for (const auto& g : t.subgraphs)
-    if (g.position == pos && g.variant == v && g.processor == proc) return &g;
-  return nullptr;
-}
-
-// Dataset samples of every task (seeded random inputs when the zoo has none).
-Status readSamples(Context& c, const artifacts::BundleManifest& manifest) {
-  auto zoo = bundleZoo(c.params.bundle, manifest, c.notes);
-  for (const auto& t : c.st->tasks) {
-    const auto& g = t.subgraphs.front();  // position 0 (sorted by position)
-    const plan::Unit* unit = plan::findUnit(c.plan.units, plan::UnitId::subgraph(t.name, g.position, g.variant));
-    if (!unit) return makeError("{}: no unit for task '{}' position 0", (c.params.bundle / "plan.pb").string(), t.name);
-    runtime::SessionOptions so;
-    so.checkModel = false;
-    ZP_ASSIGN_OR_RETURN(auto first, runtime::Session::load(c.params.bundle / unit->file, so));
-    const runtime::IoInfo in = first->inputs().at(0);
-    Dataset d;
-    std::string why = "no zoo";
-    if (zoo) { ZP_ASSIGN_OR_RETURN(d, datasetSamples(*zoo, t.name, in, c.params.samples, &why)); }
-    if (d.samples.empty()) {
-      c.notes.push_back(fmt::format("{}: {}; serving seeded random inputs", t.name, why));
-      for (int k = 0; k < c.params.samples; ++k)
-        d.samples.push_back(runtime::randomInput({in.name, in.dtype, staticShape(in)}, c.params.seed + static_cast<uint64_t>(k)));
-    }
-    std::vector<runtime::TensorMap> maps;
-    for (auto& x : d.samples) maps.push_back(runtime::TensorMap{{in.name, std::move(x)}});
-    c.samples.push_back(std::move(maps));
-    c.labels.push_back(d.labels);
-  }
-  return {};
-}
-
-Status makeTrace(Context& c) {
-  std::vector<artifacts::KnownTask> known;
-  for (size_t t = 0; t < c.st->tasks.size(); ++t) {
-    const int read = static_cast<int>(c.samples[t].size());
-    known.push_back({c.st->tasks[t].name, read,
-                     read == c.params.samples ? fmt::format("serving reads the first {} of its dataset: raise --samples", read)
-                                              : ""});
-  }
-  if (!c.params.arrivals.empty()) {
-    ZP_ASSIGN_OR_RETURN(c.trace, artifacts::readArrivalsCsv(c.params.arrivals, known));
-  } else {
-    ArrivalParams ap;
-    for (const auto& k : known)
-      ap.tasks.push_back({k.name, c.params.process == "periodic" ? ArrivalProcess::Periodic : ArrivalProcess::Poisson,
-                          c.params.rateQps, k.samples});
-    ap.seed = c.params.seed;
-    ap.durationMs = c.params.durationMs;
-    ap.count = c.params.durationMs > 0 ? 0 : (c.params.count > 0 ? c.params.count : 60);
-    ZP_ASSIGN_OR_RETURN(c.trace, generateArrivals(ap));
-  }
-  const double last = c.trace.arrivals.empty() ? 0.0 : c.trace.arrivals.back().timeMs;
-  c.phaseMs = std::max(last, 1e-9) * (1 + 1e-12) / static_cast<double>(c.slos.size());
-  return {};
-}
-
-// One system's run as the executor and the simulator take it.
-struct SystemRun {
-  ServeSetup setup;
-  std::vector<SubgraphFiles> files;        // per slot
-  std::vector<std::string> slotKeys;       // per slot: "file@processor" (load times are measured per key)
-  std::vector<sim::ServeSimSlot> simSlots;
-  std::vector<sim::ServeSimTask> simTasks;
-  ArrivalTrace trace;                      // tasks: the setup's (task x active configuration)
-};
-
-int processorIndex(const Context& c, const std::string& name) {
-  for (size_t p = 0; p < c.processors.size(); ++p)
-    if (c.processors[p].name == name) return static_cast<int>(p);
-  return -1;
-}
-
-// The slot of a subgraph on a processor, made on first use.
-Expected<int> slotFor(const Context& c, SystemRun& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
-                      int pos, const std::string& variant, const std::string& proc) {
-  const plan::UnitId unitId = plan::UnitId::subgraph(t.name, pos, variant);
-  const std::string id = unitId.str();
-  const std::string key = id + "@" + proc;
-  if (auto it = slots.find(key); it != slots.end()) return it->second;
-  const auto* g = findSubgraph(t, pos, variant, proc);
-  const plan::Unit* unit = plan::findUnit(c.plan.units, unitId);
-  const int p = processorIndex(c, proc);
-  if (!g || !unit || p < 0)
-    return makeError("{}: no planned subgraph {} on processor '{}'", (c.params.bundle / "plan.pb").string(), id, proc);
-  const fs::path model = c.params.bundle / unit->file;
-  const fs::path cache =
-      c.params.bundle / artifacts::cacheFileName(unit->sha256, c.processors[static_cast<size_t>(p)].policy);
-  for (const auto& f : {model, cache})
-    if (!fs::is_regular_file(f)) return makeError("{}: missing from the bundle (needed by {} on '{}')", f.string(), id, proc);
-  const int slot = static_cast<int>(r.setup.slots.size());
-  r.setup.slots.push_back({key, p, g->memoryBytes, false});
-  r.files.push_back({model, cache});
-  r.slotKeys.push_back(unit->file + "@" + proc);
-  r.simSlots.push_back({p, g->latencyMs, 0.0, g->memoryBytes, false, {}, {}});
-  slots[key] = slot;
+Expected<ServedSlot> servedSlot(Bundle& bundle, const plan::Unit& unit, int processor, const Processor& proc) {
+  ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
+  const auto cache = bundle.cache(unit, proc.policy);
+  if (!cache)
+    return makeError("{}: missing from the bundle (needed by {} on '{}')", bundle.cachePath(unit, proc.policy).string(),
+                     unit.id.str(), proc.name);
+  ServedSlot slot;
+  slot.unit = unit.id;
+  slot.processor = processor;
+  slot.files = {model, *cache};
   return slot;
 }
 
-// Marks the plan's preload set resident, in its order, as far as the budget allows.
-void markPreload(const Context& c, SystemRun& r) {
-  int64_t used = 0;
-  for (const auto& id : c.preload)
-    for (size_t s = 0; s < r.setup.slots.size(); ++s) {
-      auto& slot = r.setup.slots[s];
-      if (slot.preload || slot.name.rfind(id + "@", 0) != 0 || used + slot.bytes > c.budgetBytes) continue;
-      slot.preload = r.simSlots[s].preload = true;
-      used += slot.bytes;
-    }
+Expected<ArrivalTrace> userArrivals(const ServeBundleParams& params, const std::vector<artifacts::KnownTask>& tasks) {
+  if (!params.arrivals.empty()) return artifacts::readArrivalsCsv(params.arrivals, tasks);
+  ArrivalParams ap;
+  for (const auto& k : tasks)
+    ap.tasks.push_back({k.name, params.process == "periodic" ? ArrivalProcess::Periodic : ArrivalProcess::Poisson,
+                        params.rateQps, k.samples});
+  ap.seed = params.seed;
+  ap.durationMs = params.durationMs;
+  ap.count = params.durationMs > 0 ? 0 : (params.count > 0 ? params.count : 60);
+  return generateArrivals(ap);
 }
 
-Expected<SystemRun> buildRun(const Context& c, const plan::ServedSystem& sys) {
-  SystemRun r;
-  r.setup.processors = c.processors;
-  r.setup.memoryBudgetBytes = c.budgetBytes;
-  std::map<std::string, int> slots;
-  const size_t K = c.slos.size();
-  for (size_t t = 0; t < c.st->tasks.size(); ++t) {
-    const auto& task = c.st->tasks[t];
-    for (size_t k = 0; k < K; ++k) {
-      const auto& cfg = c.st->slos[c.slos[k]];
-      const auto sel = std::find_if(sys.selections.begin(), sys.selections.end(), [&](const auto& s) { return s.slo == cfg.id; });
-      if (sel == sys.selections.end() || sel->tasks.size() <= t || sel->tasks[t].task != task.name)
-        return makeError("{}: system '{}' has no choice for task '{}' under {}", (c.params.bundle / "plan.pb").string(),
-                         sys.name, task.name, cfg.id);
-      const auto& choice = sel->tasks[t];
-      const auto variants = zoo::combinationVariants(choice.combination);
-      ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
-                   choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t], task.name};
-      for (int pos = 0; pos < task.positions; ++pos) {
-        ZP_ASSIGN_OR_RETURN(int slot, slotFor(c, r, slots, task, pos, variants.at(static_cast<size_t>(pos)),
-                                              choice.placement.at(static_cast<size_t>(pos))));
-        st.slots.push_back(slot);
-      }
-      r.simTasks.push_back({st.name, st.slots, st.sloMs, st.accuracySloMet});
-      r.trace.tasks.push_back(st.name);
-      r.setup.tasks.push_back(std::move(st));
-    }
+namespace {
+
+// Load times are measured once per model and processor and shared by every system served.
+using LoadTimes = std::map<std::pair<fs::path, int>, double>;
+
+// What the executor and the simulator take, made from a setup.
+struct Prepared {
+  ServeSetup setup;
+  std::vector<SubgraphFiles> files;
+  std::vector<sim::ServeSimSlot> simSlots;
+  std::vector<sim::ServeSimTask> simTasks;
+  std::vector<sim::ServeSimArrival> arrivals;
+};
+
+Prepared prepare(const ServedPlan& sp, SystemSetup& s) {
+  Prepared p;
+  p.setup.processors = sp.processors;
+  p.setup.memoryBudgetBytes = s.budgetBytes;
+  for (const auto& slot : s.slots) {
+    const std::string name = slot.unit.str() + "@" + sp.processors[static_cast<size_t>(slot.processor)].name;
+    p.setup.slots.push_back({name, slot.processor, slot.bytes, slot.preload});
+    p.files.push_back(slot.files);
+    p.simSlots.push_back({slot.processor, slot.plannedMs, 0.0, slot.bytes, slot.preload, {}, {}});
   }
-  for (const auto& a : c.trace.arrivals) {
-    const size_t k = std::min(K - 1, static_cast<size_t>(a.timeMs / c.phaseMs));
-    r.trace.arrivals.push_back({a.timeMs, static_cast<int>(static_cast<size_t>(a.task) * K + k), a.sample});
-  }
-  markPreload(c, r);
-  return r;
+  for (const auto& t : s.tasks) p.simTasks.push_back({t.name, t.slots, t.sloMs, t.accuracySloMet});
+  p.setup.tasks = std::move(s.tasks);
+  for (const auto& a : s.trace.arrivals) p.arrivals.push_back({a.timeMs, a.task});
+  return p;
 }
 
-// Median of three loads of every slot not measured yet, on its processor's pinned worker.
-Status measureLoads(Context& c, SystemRun& r) {
-  for (size_t s = 0; s < r.setup.slots.size(); ++s) {
-    if (!c.loadMs.count(r.slotKeys[s])) {
-      const auto& slot = r.setup.slots[s];
-      const auto& proc = c.processors[static_cast<size_t>(slot.processor)];
+// Median of three loads of every slot that may be loaded while serving, on its processor's pinned worker.
+Status measureLoads(const ServedPlan& sp, Prepared& p, LoadTimes& times) {
+  for (size_t s = 0; s < p.setup.slots.size(); ++s) {
+    const auto& slot = p.setup.slots[s];
+    if (slot.preload) continue;
+    const auto key = std::make_pair(p.files[s].model, slot.processor);
+    if (!times.count(key)) {
+      const auto& proc = sp.processors[static_cast<size_t>(slot.processor)];
       ZP_ASSIGN_OR_RETURN(auto worker, PinnedWorker::start(proc));
-      ModelFileLoader loader({r.files[s]});
+      ModelFileLoader loader({p.files[s]});
       std::promise<Expected<double>> done;
       worker->post([&] {
         std::vector<double> ms;
@@ -235,85 +96,122 @@ Status measureLoads(Context& c, SystemRun& r) {
         }
         done.set_value(median(ms));
       });
-      ZP_ASSIGN_OR_RETURN(c.loadMs[r.slotKeys[s]], done.get_future().get());
+      ZP_ASSIGN_OR_RETURN(times[key], done.get_future().get());
     }
-    r.simSlots[s].loadMs = c.loadMs[r.slotKeys[s]];
+    p.simSlots[s].loadMs = times[key];
   }
   return {};
 }
 
+// The user's queries from their parts (a part per arrival of the setup's trace): a query ends with its last part.
+QuerySummary userQueries(const SystemSetup& s, const std::vector<runtime::serve::ServeTask>& tasks,
+                         const std::vector<double>& finishMs, const std::vector<bool>& completed,
+                         const std::vector<int>& taskOf) {
+  std::vector<QueryOutcome> q;
+  for (double t : s.queryArrivalMs) q.push_back(QueryOutcome{t, t, true, 0.0, true});
+  for (size_t e = 0; e < s.queryOf.size(); ++e) {
+    auto& o = q[static_cast<size_t>(s.queryOf[e])];
+    const auto& task = tasks[static_cast<size_t>(taskOf[e])];
+    o.sloMs = o.sloMs == 0 ? task.sloMs : std::min(o.sloMs, task.sloMs);
+    o.accuracySloMet = o.accuracySloMet && task.accuracySloMet;
+    o.finishMs = std::max(o.finishMs, finishMs[e]);
+    o.completed = o.completed && completed[e];
+  }
+  return summarizeQueries(q);
+}
+
 struct SystemOutcome {
   std::string name, description;
+  Json plan;
   ServeResult measured;
-  sim::ServeSimResult predicted;          // calibrated on this host (the plan's latencies when not calibrated)
-  sim::ServeSimResult predictedFromPlan;  // the plan's per-position latencies, no wake-up delays
+  QuerySummary measuredQueries, predicted, fromPlan;
+  int predictedLoads = 0;
+  int64_t predictedPeakResidentBytes = 0;
   Json calibration = Json::object();
 };
 
+// A prediction as the user's queries.
+QuerySummary predictedQueries(const SystemSetup& s, const Prepared& p, const sim::ServeSimResult& r) {
+  if (s.queryOf.empty()) return r.summary;
+  std::vector<double> finish;
+  std::vector<bool> done;
+  std::vector<int> taskOf;
+  for (const auto& q : r.queries) finish.push_back(q.finishMs), done.push_back(true), taskOf.push_back(q.task);
+  return userQueries(s, p.setup.tasks, finish, done, taskOf);
+}
+
 // What the calibration found, per processor: calibrated medians over the plan's
 // latencies (geometric mean over the processor's slots), and the wake-up delays.
-Json calibrationJson(const Context& c, const SystemRun& r, const RunCalibration& cal) {
+Json calibrationJson(const ServedPlan& sp, const Prepared& p, const RunCalibration& cal) {
   Json procs = Json::object();
-  for (size_t p = 0; p < c.processors.size(); ++p) {
+  for (size_t q = 0; q < sp.processors.size(); ++q) {
     double hot = 0, idle = 0;
     int n = 0;
-    for (size_t s = 0; s < r.simSlots.size(); ++s)
-      if (r.simSlots[s].processor == static_cast<int>(p) && r.simSlots[s].runMs > 0) {
-        hot += std::log(median(cal.hotMs[s]) / r.simSlots[s].runMs);
-        idle += std::log(median(cal.idleMs[s]) / r.simSlots[s].runMs);
+    for (size_t s = 0; s < p.simSlots.size(); ++s)
+      if (p.simSlots[s].processor == static_cast<int>(q) && p.simSlots[s].runMs > 0) {
+        hot += std::log(median(cal.hotMs[s]) / p.simSlots[s].runMs);
+        idle += std::log(median(cal.idleMs[s]) / p.simSlots[s].runMs);
         ++n;
       }
     if (n > 0)
-      procs[c.processors[p].name] = Json{{"slots", n}, {"back_to_back_over_planned", std::exp(hot / n)},
-                                         {"after_idle_over_planned", std::exp(idle / n)}};
+      procs[sp.processors[q].name] = Json{{"slots", n}, {"back_to_back_over_planned", std::exp(hot / n)},
+                                          {"after_idle_over_planned", std::exp(idle / n)}};
   }
   return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs}};
 }
 
-// A prediction's summary and counts without its per-query records: only they
-// are reported, and a long trace's records would hold memory per arrival.
-sim::ServeSimResult summaryOnly(sim::ServeSimResult r) {
-  r.queries = {};
-  r.spans = {};
-  return r;
-}
-
-// keepTimeline: the measured queries and slices stay (the system --trace writes);
-// otherwise only the summary and counts do.
-Expected<SystemOutcome> serveSystem(Context& c, const plan::ServedSystem& sys, SystemRun& r, bool keepTimeline) {
-  ZP_TRY(measureLoads(c, r));
-  std::vector<sim::ServeSimArrival> arrivals;
-  for (const auto& a : r.trace.arrivals) arrivals.push_back({a.timeMs, a.task});
-  SystemOutcome o{sys.name, sys.description, {}, {}, {}};
-  sim::ServeSimParams sp{static_cast<int>(c.processors.size()), c.budgetBytes, 0.0};
-  sp.seed = c.params.seed;
-  o.predictedFromPlan = summaryOnly(sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
-  o.predicted = o.predictedFromPlan;
-  ModelFileLoader loader(r.files);
-  if (c.params.calibrationRounds > 0) {
+// One system: loads measured, run times calibrated, predicted, then served.
+// keepTimeline: the measured queries and slices stay (the system --trace writes).
+Expected<SystemOutcome> serveSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
+                                    LoadTimes& loadTimes, bool keepTimeline) {
+  Prepared p = prepare(sp, s);
+  ZP_TRY(measureLoads(sp, p, loadTimes));
+  SystemOutcome o{s.name, s.description, s.plan, {}, {}, {}, {}, 0, 0, Json::object()};
+  sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, 0.0};
+  simParams.seed = params.seed;
+  auto fromPlan = sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, simParams);
+  o.fromPlan = o.predicted = predictedQueries(s, p, fromPlan);
+  o.predictedLoads = fromPlan.loads;
+  o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
+  fromPlan = {};
+  ModelFileLoader loader(p.files);
+  if (params.calibrationRounds > 0) {
     RunCalibrationParams cp;
-    cp.rounds = c.params.calibrationRounds;
-    cp.seed = c.params.seed;
-    ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(r.setup, loader, cp));
-    for (size_t s = 0; s < r.simSlots.size(); ++s) {
-      r.simSlots[s].runSamplesMs = cal.hotMs[s];
-      r.simSlots[s].idleRunSamplesMs = cal.idleMs[s];
+    cp.rounds = params.calibrationRounds;
+    cp.seed = params.seed;
+    ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(p.setup, loader, cp));
+    for (size_t k = 0; k < p.simSlots.size(); ++k) {
+      p.simSlots[k].runSamplesMs = cal.hotMs[k];
+      p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
     }
-    sp.dispatchMs = cal.dispatchMs;
-    sp.handoffMs = cal.handoffMs;
-    o.predicted = summaryOnly(sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
-    o.calibration = calibrationJson(c, r, cal);
+    simParams.dispatchMs = cal.dispatchMs;
+    simParams.handoffMs = cal.handoffMs;
+    const auto predicted = sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, simParams);
+    o.predicted = predictedQueries(s, p, predicted);
+    o.predictedLoads = predicted.loads;
+    o.predictedPeakResidentBytes = predicted.peakResidentBytes;
+    o.calibration = calibrationJson(sp, p, cal);
   }
-  arrivals = {};
-  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace, {.maxQueuedPerTask = c.params.maxQueuedPerTask}));
+  p.arrivals = {};
+  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(p.setup, loader, s.trace, {.maxQueuedPerTask = params.maxQueuedPerTask}));
+  o.measuredQueries = o.measured.summary;
+  if (!s.queryOf.empty()) {
+    std::vector<double> finish;
+    std::vector<bool> done;
+    std::vector<int> taskOf;
+    for (const auto& q : o.measured.queries)
+      finish.push_back(q.finishMs), done.push_back(q.completed), taskOf.push_back(q.task);
+    o.measuredQueries = userQueries(s, p.setup.tasks, finish, done, taskOf);
+  }
   if (!keepTimeline) o.measured.queries = {}, o.measured.slices = {};
   return o;
 }
 
-Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
+Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std::vector<SystemOutcome>& outcomes,
+                const std::vector<std::string>& notes) {
   Json systems = Json::object();
   for (const auto& o : outcomes) {
-    Json measured = querySummaryJson(o.measured.summary);
+    Json measured = querySummaryJson(o.measuredQueries);
     measured["peak_rss_bytes"] = o.measured.peakRssBytes;
     measured["peak_resident_bytes"] = o.measured.peakResidentBytes;
     measured["loads"] = o.measured.loads;
@@ -321,44 +219,46 @@ Json reportJson(const Context& c, const std::vector<SystemOutcome>& outcomes) {
     measured["dropped"] = o.measured.dropped;
     measured["accuracy"] = o.measured.labelled > 0 ? Json(static_cast<double>(o.measured.correct) / o.measured.labelled)
                                                    : Json(nullptr);
-    Json predicted = querySummaryJson(o.predicted.summary);
-    predicted["loads"] = o.predicted.loads;
-    predicted["peak_resident_bytes"] = o.predicted.peakResidentBytes;
-    systems[o.name] = Json{{"description", o.description},
-                           {"measured", measured},
-                           {"predicted", predicted},
-                           {"predicted_from_plan_latencies", querySummaryJson(o.predictedFromPlan.summary)},
-                           {"calibration", o.calibration}};
+    Json predicted = querySummaryJson(o.predicted);
+    predicted["loads"] = o.predictedLoads;
+    predicted["peak_resident_bytes"] = o.predictedPeakResidentBytes;
+    Json system = o.plan;
+    system.update(Json{{"description", o.description},
+                       {"measured", measured},
+                       {"predicted", predicted},
+                       {"predicted_from_plan_latencies", querySummaryJson(o.fromPlan)},
+                       {"calibration", o.calibration}});
+    systems[o.name] = std::move(system);
   }
-  Json slos = Json::array();
-  for (size_t k : c.slos) slos.push_back(c.st->slos[k].id);
-  return Json{{"systems", systems},
-              {"slo_configurations", slos},
-              {"phase_ms", c.phaseMs},
-              {"queries", c.trace.arrivals.size()},
-              {"arrivals", c.params.arrivals.empty() ? Json{{"process", c.params.process}, {"rate_qps", c.params.rateQps},
-                                                            {"seed", c.params.seed}}
-                                                     : Json(c.params.arrivals.string())},
-              {"memory_budget_bytes", c.budgetBytes},
-              {"calibration_rounds", c.params.calibrationRounds},
-              {"processors", processorsJson(c.processors)},
-              {"notes", c.notes}};
+  Json report = sp.report;
+  report.update(Json{{"systems", systems},
+                     {"queries", sp.queries},
+                     {"arrivals", params.arrivals.empty() ? Json{{"process", params.process}, {"rate_qps", params.rateQps},
+                                                                 {"seed", params.seed}}
+                                                          : Json(params.arrivals.string())},
+                     {"calibration_rounds", params.calibrationRounds},
+                     {"processors", processorsJson(sp.processors)},
+                     {"notes", notes}});
+  return report;
 }
 
-std::string reportTable(const std::vector<SystemOutcome>& outcomes, bool calibrated) {
-  std::string s = fmt::format("{:<12} {:>17} {:>8} {:>19} {:>19} {:>19} {:>10} {:>9}\n", "system", "violation m / p",
-                              "p(plan)", "p50 ms m / p", "p99 ms m / p", "q/s m / p", "peak RSS", "accuracy");
+std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& outcomes, bool calibrated) {
+  std::string s = fmt::format("{:<13} {:>17} {:>8} {:>19} {:>8} {:>19} {:>19} {:>10} {:>9}\n", "system",
+                              "violation m / p", "p(plan)", "p50 ms m / p", "p(plan)", "p99 ms m / p", "q/s m / p",
+                              "peak RSS", "accuracy");
   for (const auto& o : outcomes) {
-    const auto& m = o.measured.summary;
-    const auto& p = o.predicted.summary;
+    const auto& m = o.measuredQueries;
+    const auto& p = o.predicted;
     // Accuracy of the served queries' answers against their samples' labels (none known: "-").
     const std::string accuracy = o.measured.labelled > 0
                                      ? fmt::format("{:.4f}", static_cast<double>(o.measured.correct) / o.measured.labelled)
                                      : "-";
-    s += fmt::format("{:<12} {:>7.1f}% / {:>5.1f}% {:>7.1f}% {:>9.2f} / {:>7.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB {:>9}\n",
-                     o.name, 100 * m.violationRate, 100 * p.violationRate, 100 * o.predictedFromPlan.summary.violationRate,
-                     m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps, p.throughputQps,
-                     static_cast<double>(o.measured.peakRssBytes) / 1e6, accuracy);
+    const std::string violation = sp.latencySlos ? fmt::format("{:>7.1f}% / {:>5.1f}% {:>7.1f}%", 100 * m.violationRate,
+                                                               100 * p.violationRate, 100 * o.fromPlan.violationRate)
+                                                 : fmt::format("{:>17} {:>8}", "-", "-");
+    s += fmt::format("{:<13} {} {:>9.2f} / {:>7.2f} {:>8.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB {:>9}\n",
+                     o.name, violation, m.p50Ms, p.p50Ms, o.fromPlan.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps,
+                     p.throughputQps, static_cast<double>(o.measured.peakRssBytes) / 1e6, accuracy);
   }
   for (size_t i = 0; i < outcomes.size(); ++i)
     s += fmt::format("{}{}: {}\n", outcomes[i].name, i == 0 ? " (the plan's choice)" : "", outcomes[i].description);
@@ -366,10 +266,11 @@ std::string reportTable(const std::vector<SystemOutcome>& outcomes, bool calibra
     if (o.measured.dropped > 0)
       s += fmt::format("{}: {} of {} queries dropped at arrival (their task's queue full: --max-queue), counted as "
                        "violations\n", o.name, o.measured.dropped, o.measured.summary.queries);
+  if (!sp.queryLegend.empty()) s += sp.queryLegend + "\n";
   s += "m: measured by the executor on this host; p: predicted by the open-loop simulator from ";
   s += calibrated ? "run times and wake-up delays calibrated on the pinned processors (back to back and after idle), "
-                    "and measured load times; p(plan): from the plan's per-position latencies instead\n"
-                  : "the plan's per-position latencies and measured load times\n";
+                    "and measured load times; p(plan): from the plan's latencies instead\n"
+                  : "the plan's latencies and measured load times\n";
   return s;
 }
 
@@ -401,52 +302,31 @@ Expected<std::string> tracedSystem(const ServeBundleParams& params, const std::v
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   // Before anything runs: a run that cannot write its report should not serve first.
   ZP_TRY(checkOutputFiles({params.json, params.trace}, {{params.bundle, "bundle"}, {params.arrivals, "arrivals"}}));
-  ZP_ASSIGN_OR_RETURN(artifacts::BundleManifest manifest, artifacts::readBundleManifest(params.bundle));
-  Context c{params, {}, nullptr, {}, {}, 0, {}, {}, {}, {}, 0, {}, {}};
-  ZP_ASSIGN_OR_RETURN(c.plan, readBundlePlan(params.bundle));
-  if (!c.plan.stitch && c.plan.mts) return serveMtsBundle(params, c.plan, manifest);
-  ZP_TRY(requireStitchSection(c.plan, params.bundle));
-  c.st = &*c.plan.stitch;
-  if (c.st->systems.empty())
-    return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", (params.bundle / "plan.pb").string());
-  ZP_ASSIGN_OR_RETURN(c.processors, runnableProcessors(c.st->processors, params.bundle));
-  ZP_TRY(chooseConfigurations(c));
-  // Before any subgraph is read: every one the plan names, with its caches.
-  std::vector<ServedFile> files;
-  for (const auto& t : c.st->tasks)
-    for (const auto& g : t.subgraphs) {
-      const plan::Unit* unit = plan::findUnit(c.plan.units, plan::UnitId::subgraph(t.name, g.position, g.variant));
-      if (!unit) return makeError("{}: no unit for task '{}' position {} variant '{}'", (params.bundle / "plan.pb").string(),
-                                  t.name, g.position, g.variant);
-      for (const auto& proc : c.processors)
-        if (proc.name == g.processor)
-          files.push_back({params.bundle / unit->file, params.bundle / artifacts::cacheFileName(unit->sha256, proc.policy),
-                           unit->sha256});
-    }
-  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
-  ZP_TRY(readSamples(c, manifest));
-  ZP_TRY(makeTrace(c));
-  ZP_TRY(runtime::serve::checkTraceSize(c.trace));
-  ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(c.st->systems, c.st->chosenSystem, params.compare));
-  std::vector<std::string> served;
-  for (const auto* s : systems) served.push_back(s->name);
-  ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
-  // Every system's setup is built (caches checked) before anything is served.
-  std::vector<SystemRun> runs;
-  for (const auto* s : systems) {
-    ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
-    runs.push_back(std::move(r));
+  ZP_ASSIGN_OR_RETURN(Bundle bundle, Bundle::open(params.bundle));
+  ServedPlan sp;
+  if (bundle.plan().stitch) {
+    ZP_ASSIGN_OR_RETURN(sp, stitchServedPlan(bundle, params));
+  } else if (bundle.plan().mts) {
+    ZP_ASSIGN_OR_RETURN(sp, mtsServedPlan(bundle, params));
+  } else {
+    return makeError("{}: --serve serves a stitch or an MTS plan's bundle; this plan has neither section",
+                     bundle.planFile());
   }
+  std::vector<std::string> served;
+  for (const auto& s : sp.systems) served.push_back(s.name);
+  ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
+  LoadTimes loadTimes;
   std::vector<SystemOutcome> outcomes;
-  for (size_t i = 0; i < systems.size(); ++i) {
-    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i], !params.trace.empty() && systems[i]->name == traceName));
-    runs[i] = {};  // its setup's samples and trace are not needed any more
+  for (auto& s : sp.systems) {
+    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(sp, s, params, loadTimes, !params.trace.empty() && s.name == traceName));
+    s = {};  // its samples and trace are not needed any more
     // glibc keeps freed heap pages; handing them back keeps one system's
     // per-arrival records out of the next one's peak RSS.
     ::malloc_trim(0);
     outcomes.push_back(std::move(o));
   }
-  ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes, params.calibrationRounds > 0), c.notes};
+  ServeBundleResult res{reportJson(params, sp, outcomes, bundle.notes()),
+                        reportTable(sp, outcomes, params.calibrationRounds > 0), bundle.notes()};
   if (!params.trace.empty()) {
     auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.name == traceName; });
     ZP_TRY(writeFileAtomic(params.trace, canonicalJson(serveTrace(traced->measured, "plan-run --serve " + traced->name))));

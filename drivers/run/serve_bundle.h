@@ -1,18 +1,17 @@
 // plan-run BUNDLE --serve: executes the plan for real (SparseLoom §3.3-3.4
-// runtime phase). Queries of every task arrive from a trace (a file, or
-// generated periodic / Poisson from a seed), each carrying a sample of the
-// task's dataset; the SLO configurations given are active one after another
-// (equal phases of the trace). For each system the plan carries (zooplan,
-// Algorithm-1, the six SparseLoom §5.1 baselines), the same trace is served by
-// the executor (libplan/runtime/serve): the system's stitched variant for the
-// active configuration runs position by position on the processors it places
-// them on, each processor a worker pinned to its cores; the plan's preload set
-// is resident, other subgraphs are loaded from the bundle's weight caches on
-// demand and evicted under the memory budget. Beside each measurement, the
-// open-loop simulator's prediction (libplan/sim/queries/serve_sim.h): from run
-// times and wake-up delays calibrated as serving sees them
-// (libplan/runtime/serve/run_calibration.h) and the load times measured here;
-// and, for comparison, from the plan's per-position latencies alone.
+// runtime phase). Queries arrive from a trace (a file, or generated periodic /
+// Poisson from a seed), each carrying a sample of its task's dataset. The plan's
+// choice, and with --compare the other systems it carries, are each served on
+// the same trace by the executor (libplan/runtime/serve): every query runs the
+// system's units in order on the processors it places them on, each processor a
+// worker pinned to its cores; the resident units are loaded before serving, the
+// others from the bundle's weight caches on demand, evicted under the memory
+// budget. A stitch plan's and an MTS plan's systems become such setups
+// (drivers/run/serve_system.h) and are then served, predicted and reported alike.
+// Beside each measurement, the open-loop simulator's prediction
+// (libplan/sim/queries/serve_sim.h): from run times and wake-up delays
+// calibrated as serving sees them (libplan/runtime/serve/run_calibration.h) and
+// the load times measured here; and, for comparison, from the plan's latencies alone.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -53,8 +52,8 @@ struct ServeBundleResult {
 };
 
 // Everything is checked (bundle, caches, cores, arrivals) before anything runs;
-// outputs are written (atomically) only after every system was served. A plan
-// with an MTS section and no stitch section is served by serveMtsBundle.
+// outputs are written (atomically) only after every system was served. A stitch
+// plan and an MTS plan are served alike (drivers/run/serve_system.h).
 Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params);
 
 // The system whose timeline --trace writes, of the names served (in order, the

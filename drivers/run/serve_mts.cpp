@@ -1,16 +1,15 @@
-#include "drivers/run/serve_mts.h"
-
+// An MTS plan served: every weight-shared group unit is what queries arrive for
+// (one query: one sample for every member task, periodic or Poisson from a
+// seed, or an arrivals CSV naming the groups). zooplan and one-processor run a
+// group's stitched unit once per query; sequential runs its member units one
+// after another; a query ends when its last member's outputs are ready. Before
+// anything is served, each group's outputs are checked against its members' own
+// on dataset samples.
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "drivers/run/bundle_inputs.h"
-#include "libplan/artifacts/arrivals_csv.h"
-#include "libplan/runtime/serve/executor.h"
-#include "libplan/runtime/serve/model_file_loader.h"
-#include "libplan/runtime/serve/run_calibration.h"
-#include "libplan/sim/queries/serve_sim.h"
-#include "libplan/util/file.h"
+#include "drivers/run/serve_system.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -19,46 +18,51 @@ using runtime::TensorMap;
 
 namespace {
 
-constexpr double kNoSloMs = 1e9;     // units carry no latency SLO: the figures are latency and throughput
+constexpr double kNoSloMs = 1e9;     // groups carry no latency SLO: the figures are latency and throughput
 constexpr double kTolerance = 1e-4;  // stitched vs own outputs, relative (products regrouped and batched)
 constexpr int kCheckedSamples = 8;
 
-struct UnitSamples {
+struct GroupSamples {
   std::vector<TensorMap> stitched;              // per sample: the stitched graph's inputs
   std::vector<std::vector<TensorMap>> members;  // per member, per sample: its own model's input
 };
 
-struct MtsContext {
+struct MtsServe {
+  Bundle& bundle;
   const ServeBundleParams& params;
   const plan::MtsPlan& m;
   std::vector<Processor> processors;
-  std::optional<zoo::Zoo> zoo;      // the members' datasets
-  std::vector<UnitSamples> samples;  // per unit
-  ArrivalTrace trace;                // tasks: the units' groups
+  std::vector<const plan::Unit*> groups;                // per group of the section: its unit
+  std::vector<std::vector<const plan::Unit*>> members;  // per group, per member: its unit
+  std::vector<GroupSamples> samples;                    // per group
+  ArrivalTrace trace;                                   // tasks: the groups
   Json checks = Json::array();
-  std::vector<std::string> notes;
 };
 
-fs::path modelFile(const MtsContext& c, const std::string& sha) {
-  return c.params.bundle / artifacts::modelFileName(sha);
+Status readUnits(MtsServe& c) {
+  for (const auto& g : c.m.units) {
+    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(plan::UnitId::group(g.group)));
+    c.groups.push_back(unit);
+    std::vector<const plan::Unit*> members;
+    for (const auto& b : g.members) {
+      ZP_ASSIGN_OR_RETURN(const plan::Unit* mu, c.bundle.unit(plan::UnitId::model(g.group + "/" + b.task)));
+      members.push_back(mu);
+    }
+    c.members.push_back(std::move(members));
+  }
+  return {};
 }
 
 // One member's samples: its dataset's first ones, else seeded random inputs.
-Expected<std::vector<TensorMap>> memberSamples(MtsContext& c, const plan::MtsPlanMember& b) {
+Expected<std::vector<TensorMap>> memberSamples(MtsServe& c, const plan::MtsPlanMember& b, const plan::Unit& unit) {
+  ZP_ASSIGN_OR_RETURN(const fs::path model, c.bundle.model(unit));
   runtime::SessionOptions so;
   so.checkModel = false;
-  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(modelFile(c, b.sha256), so));
+  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(model, so));
   const auto& ins = session->inputs();
   auto io = std::find_if(ins.begin(), ins.end(), [&](const runtime::IoInfo& i) { return i.name == b.input; });
-  if (io == ins.end()) return makeError("{}: has no input '{}' (task '{}')", modelFile(c, b.sha256).string(), b.input, b.task);
-  Dataset d;
-  std::string why = "no zoo";
-  if (c.zoo) { ZP_ASSIGN_OR_RETURN(d, datasetSamples(*c.zoo, b.task, *io, c.params.samples, &why)); }
-  if (d.samples.empty()) {
-    c.notes.push_back(fmt::format("{}: {}; serving seeded random inputs", b.task, why));
-    for (int k = 0; k < c.params.samples; ++k)
-      d.samples.push_back(runtime::randomInput({io->name, io->dtype, staticShape(*io)}, c.params.seed + static_cast<uint64_t>(k)));
-  }
+  if (io == ins.end()) return makeError("{}: has no input '{}' (task '{}')", model.string(), b.input, b.task);
+  ZP_ASSIGN_OR_RETURN(Dataset d, c.bundle.samples(b.task, *io, c.params.samples, c.params.samples, c.params.seed));
   std::vector<TensorMap> out;
   for (auto& x : d.samples) out.push_back(TensorMap{{b.input, std::move(x)}});
   return out;
@@ -66,20 +70,21 @@ Expected<std::vector<TensorMap>> memberSamples(MtsContext& c, const plan::MtsPla
 
 // Every member's samples, cut to the shortest, and the stitched inputs made of them
 // (members that share the stitched input read the first one's sample).
-Status readSamples(MtsContext& c) {
-  for (const auto& u : c.m.units) {
-    UnitSamples s;
+Status readSamples(MtsServe& c) {
+  for (size_t u = 0; u < c.m.units.size(); ++u) {
+    const auto& g = c.m.units[u];
+    GroupSamples s;
     size_t n = SIZE_MAX;
-    for (const auto& b : u.members) {
-      ZP_ASSIGN_OR_RETURN(auto ms, memberSamples(c, b));
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      ZP_ASSIGN_OR_RETURN(auto ms, memberSamples(c, g.members[k], *c.members[u][k]));
       n = std::min(n, ms.size());
       s.members.push_back(std::move(ms));
     }
     for (auto& ms : s.members) ms.resize(n);
     for (size_t i = 0; i < n; ++i) {
       TensorMap in;
-      for (size_t k = 0; k < u.members.size(); ++k)
-        in.emplace(u.members[k].stitchedInput, s.members[k][i].at(u.members[k].input));
+      for (size_t k = 0; k < g.members.size(); ++k)
+        in.emplace(g.members[k].stitchedInput, s.members[k][i].at(g.members[k].input));
       s.stitched.push_back(std::move(in));
     }
     c.samples.push_back(std::move(s));
@@ -88,16 +93,18 @@ Status readSamples(MtsContext& c) {
 }
 
 // The stitched graph's outputs against each member's own model's, on the first processor's engine.
-Status checkOutputs(MtsContext& c, size_t u) {
-  const auto& unit = c.m.units[u];
+Status checkOutputs(MtsServe& c, size_t u) {
+  const auto& g = c.m.units[u];
   const auto& s = c.samples[u];
   const auto options = runtime::serve::sessionOptions(c.processors.front());
-  ZP_ASSIGN_OR_RETURN(auto stitched, runtime::Session::load(modelFile(c, unit.sha256), options));
+  ZP_ASSIGN_OR_RETURN(const fs::path stitchedModel, c.bundle.model(*c.groups[u]));
+  ZP_ASSIGN_OR_RETURN(auto stitched, runtime::Session::load(stitchedModel, options));
   OutputDiff diff;
   const size_t n = std::min<size_t>(kCheckedSamples, s.stitched.size());
-  for (size_t k = 0; k < unit.members.size(); ++k) {
-    const auto& b = unit.members[k];
-    ZP_ASSIGN_OR_RETURN(auto own, runtime::Session::load(modelFile(c, b.sha256), options));
+  for (size_t k = 0; k < g.members.size(); ++k) {
+    const auto& b = g.members[k];
+    ZP_ASSIGN_OR_RETURN(const fs::path ownModel, c.bundle.model(*c.members[u][k]));
+    ZP_ASSIGN_OR_RETURN(auto own, runtime::Session::load(ownModel, options));
     for (size_t i = 0; i < n; ++i) {
       ZP_ASSIGN_OR_RETURN(TensorMap all, stitched->run(s.stitched[i]));
       ZP_ASSIGN_OR_RETURN(TensorMap want, own->run(s.members[k][i]));
@@ -108,15 +115,15 @@ Status checkOutputs(MtsContext& c, size_t u) {
     }
   }
   const bool match = diff.within(kTolerance);
-  c.checks.push_back(Json{{"group", unit.group}, {"samples", n}, {"max_abs_diff", diff.maxAbsDiff},
+  c.checks.push_back(Json{{"group", g.group}, {"samples", n}, {"max_abs_diff", diff.maxAbsDiff},
                           {"ref_scale", diff.refScale}, {"match", match}});
   if (!match)
     return makeError("{}: group '{}': the stitched graph's outputs differ from the members' own by {:.3g} (tolerance {} x {:.3g})",
-                     modelFile(c, unit.sha256).string(), unit.group, diff.maxAbsDiff, kTolerance, std::max(1.0, diff.refScale));
+                     stitchedModel.string(), g.group, diff.maxAbsDiff, kTolerance, std::max(1.0, diff.refScale));
   return {};
 }
 
-Status makeTrace(MtsContext& c) {
+Status makeTrace(MtsServe& c) {
   std::vector<artifacts::KnownTask> known;
   for (size_t u = 0; u < c.m.units.size(); ++u) {
     const int read = static_cast<int>(c.samples[u].stitched.size());
@@ -124,67 +131,45 @@ Status makeTrace(MtsContext& c) {
                      read == c.params.samples ? fmt::format("serving reads the first {} samples: raise --samples", read)
                                               : ""});
   }
-  if (!c.params.arrivals.empty()) {
-    ZP_ASSIGN_OR_RETURN(c.trace, artifacts::readArrivalsCsv(c.params.arrivals, known));
-    return {};
-  }
-  ArrivalParams ap;
-  for (const auto& k : known)
-    ap.tasks.push_back({k.name, c.params.process == "periodic" ? ArrivalProcess::Periodic : ArrivalProcess::Poisson,
-                        c.params.rateQps, k.samples});
-  ap.seed = c.params.seed;
-  ap.durationMs = c.params.durationMs;
-  ap.count = c.params.durationMs > 0 ? 0 : (c.params.count > 0 ? c.params.count : 60);
-  ZP_ASSIGN_OR_RETURN(c.trace, generateArrivals(ap));
-  return {};
+  ZP_ASSIGN_OR_RETURN(c.trace, userArrivals(c.params, known));
+  return runtime::serve::checkTraceSize(c.trace);
 }
 
-// One system's run: slots, tasks (a unit, or a unit's members), the expanded
-// trace and, per expanded arrival, the unit query it belongs to.
-struct MtsRun {
-  ServeSetup setup;
-  std::vector<SubgraphFiles> files;
-  std::vector<sim::ServeSimSlot> simSlots;
-  std::vector<sim::ServeSimTask> simTasks;
-  ArrivalTrace trace;
-  std::vector<int> queryOf;
-};
-
-Status addTask(const MtsContext& c, MtsRun& r, const std::string& name, const std::string& sha, int proc, double ms,
+// A task of one unit on processor p: its slot is resident (the plan keeps every unit's models in memory).
+Status addTask(MtsServe& c, SystemSetup& r, const std::string& name, const plan::Unit& unit, int p, double ms,
                int64_t bytes, const std::vector<TensorMap>& samples) {
-  const fs::path model = modelFile(c, sha);
-  const fs::path cache = c.params.bundle / artifacts::cacheFileName(sha, c.processors[static_cast<size_t>(proc)].policy);
-  for (const auto& f : {model, cache})
-    if (!fs::is_regular_file(f)) return makeError("{}: missing from the bundle (needed by {})", f.string(), name);
-  const int slot = static_cast<int>(r.setup.slots.size());
-  r.setup.slots.push_back({name, proc, bytes, true});
-  r.files.push_back({model, cache});
-  r.simSlots.push_back({proc, ms, 0.0, bytes, true, {}, {}});
-  r.simTasks.push_back({name, {slot}, kNoSloMs, true});
-  r.setup.tasks.push_back(ServeTask{name, {slot}, kNoSloMs, true, samples, {}});
+  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, unit, p, c.processors[static_cast<size_t>(p)]));
+  slot.bytes = bytes;
+  slot.plannedMs = ms;
+  slot.preload = true;
+  const int index = static_cast<int>(r.slots.size());
+  r.slots.push_back(std::move(slot));
+  r.tasks.push_back(ServeTask{name, {index}, kNoSloMs, true, samples, {}});
   r.trace.tasks.push_back(name);
   return {};
 }
 
-Expected<MtsRun> buildRun(const MtsContext& c, const plan::MtsSystem& sys) {
-  MtsRun r;
-  r.setup.processors = c.processors;
-  r.setup.memoryBudgetBytes = INT64_MAX;  // every unit's models stay resident
+Expected<SystemSetup> systemSetup(MtsServe& c, const plan::MtsSystem& sys) {
+  SystemSetup r;
+  r.name = sys.name;
+  r.description = sys.description;
+  r.plan = Json{{"stitched", Json(sys.stitched)}, {"placement", sys.placement}, {"planned_makespan_ms", sys.makespanMs}};
   std::vector<int> firstTask;
   for (size_t u = 0; u < c.m.units.size(); ++u) {
-    const auto& unit = c.m.units[u];
+    const auto& g = c.m.units[u];
     auto it = std::find_if(c.processors.begin(), c.processors.end(), [&](const auto& p) { return p.name == sys.placement[u]; });
     const int p = static_cast<int>(it - c.processors.begin());
-    firstTask.push_back(static_cast<int>(r.setup.tasks.size()));
+    firstTask.push_back(static_cast<int>(r.tasks.size()));
     if (sys.stitched[u]) {
-      ZP_TRY(addTask(c, r, unit.group, unit.sha256, p, unit.stitchedMs[static_cast<size_t>(p)], unit.weightBytes,
+      ZP_TRY(addTask(c, r, g.group, *c.groups[u], p, g.stitchedMs[static_cast<size_t>(p)], g.weightBytes,
                      c.samples[u].stitched));
       continue;
     }
-    for (size_t k = 0; k < unit.members.size(); ++k) {
-      const auto& b = unit.members[k];
-      ZP_TRY(addTask(c, r, unit.group + "/" + b.task, b.sha256, p, b.ms[static_cast<size_t>(p)],
-                     static_cast<int64_t>(fs::file_size(modelFile(c, b.sha256))), c.samples[u].members[k]));
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      ZP_ASSIGN_OR_RETURN(const fs::path own, c.bundle.model(*c.members[u][k]));
+      ZP_TRY(addTask(c, r, g.group + "/" + g.members[k].task, *c.members[u][k], p,
+                     g.members[k].ms[static_cast<size_t>(p)], static_cast<int64_t>(fs::file_size(own)),
+                     c.samples[u].members[k]));
     }
   }
   for (size_t q = 0; q < c.trace.arrivals.size(); ++q) {
@@ -195,67 +180,12 @@ Expected<MtsRun> buildRun(const MtsContext& c, const plan::MtsSystem& sys) {
       r.trace.arrivals.push_back({a.timeMs, firstTask[u] + k, a.sample});
       r.queryOf.push_back(static_cast<int>(q));
     }
+    r.queryArrivalMs.push_back(a.timeMs);
   }
   return r;
 }
 
-// Unit queries from the expanded ones: a unit query ends with its last part.
-QuerySummary unitSummary(const MtsContext& c, const MtsRun& r, const std::vector<double>& finishMs,
-                         const std::vector<bool>& completed) {
-  std::vector<QueryOutcome> q;
-  for (const auto& a : c.trace.arrivals) q.push_back(QueryOutcome{a.timeMs, a.timeMs, true, kNoSloMs, true});
-  for (size_t e = 0; e < r.queryOf.size(); ++e) {
-    auto& o = q[static_cast<size_t>(r.queryOf[e])];
-    o.finishMs = std::max(o.finishMs, finishMs[e]);
-    o.completed = o.completed && completed[e];
-  }
-  return summarizeQueries(q);
-}
-
-struct MtsOutcome {
-  const plan::MtsSystem* system = nullptr;
-  ServeResult measured;
-  QuerySummary measuredUnits, predictedUnits, fromPlanUnits;
-};
-
-QuerySummary simulatedUnits(const MtsContext& c, const MtsRun& r, const sim::ServeSimResult& s) {
-  std::vector<double> finish;
-  std::vector<bool> done;
-  for (const auto& q : s.queries) finish.push_back(q.finishMs), done.push_back(true);
-  return unitSummary(c, r, finish, done);
-}
-
-Expected<MtsOutcome> serveSystem(const MtsContext& c, const plan::MtsSystem& sys, MtsRun& r) {
-  std::vector<sim::ServeSimArrival> arrivals;
-  for (const auto& a : r.trace.arrivals) arrivals.push_back({a.timeMs, a.task});
-  sim::ServeSimParams sp{static_cast<int>(c.processors.size()), INT64_MAX, 0.0};
-  sp.seed = c.params.seed;
-  MtsOutcome o{&sys, {}, {}, {}, {}};
-  o.fromPlanUnits = simulatedUnits(c, r, sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
-  o.predictedUnits = o.fromPlanUnits;
-  ModelFileLoader loader(r.files);
-  if (c.params.calibrationRounds > 0) {
-    RunCalibrationParams cp;
-    cp.rounds = c.params.calibrationRounds;
-    cp.seed = c.params.seed;
-    ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(r.setup, loader, cp));
-    for (size_t s = 0; s < r.simSlots.size(); ++s) {
-      r.simSlots[s].runSamplesMs = cal.hotMs[s];
-      r.simSlots[s].idleRunSamplesMs = cal.idleMs[s];
-    }
-    sp.dispatchMs = cal.dispatchMs;
-    sp.handoffMs = cal.handoffMs;
-    o.predictedUnits = simulatedUnits(c, r, sim::simulateServing(r.simSlots, r.simTasks, arrivals, sp));
-  }
-  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(r.setup, loader, r.trace, {.maxQueuedPerTask = c.params.maxQueuedPerTask}));
-  std::vector<double> finish;
-  std::vector<bool> done;
-  for (const auto& q : o.measured.queries) finish.push_back(q.finishMs), done.push_back(q.completed);
-  o.measuredUnits = unitSummary(c, r, finish, done);
-  return o;
-}
-
-Json unitsJson(const plan::MtsPlan& m) {
+Json groupsJson(const plan::MtsPlan& m) {
   Json units = Json::array();
   for (const auto& u : m.units) {
     Json members = Json::array();
@@ -266,96 +196,30 @@ Json unitsJson(const plan::MtsPlan& m) {
   return units;
 }
 
-Json reportJson(const MtsContext& c, const std::vector<MtsOutcome>& outcomes) {
-  Json systems = Json::object();
-  for (const auto& o : outcomes) {
-    Json measured = querySummaryJson(o.measuredUnits);
-    measured["peak_rss_bytes"] = o.measured.peakRssBytes;
-    systems[o.system->name] = Json{{"description", o.system->description},
-                                   {"stitched", Json(o.system->stitched)},
-                                   {"placement", o.system->placement},
-                                   {"planned_makespan_ms", o.system->makespanMs},
-                                   {"measured", measured},
-                                   {"predicted", querySummaryJson(o.predictedUnits)},
-                                   {"predicted_from_plan_latencies", querySummaryJson(o.fromPlanUnits)}};
-  }
-  return Json{{"systems", systems},
-              {"units", unitsJson(c.m)},
-              {"output_checks", c.checks},
-              {"queries", c.trace.arrivals.size()},
-              {"arrivals", c.params.arrivals.empty() ? Json{{"process", c.params.process}, {"rate_qps", c.params.rateQps},
-                                                            {"seed", c.params.seed}}
-                                                     : Json(c.params.arrivals.string())},
-              {"calibration_rounds", c.params.calibrationRounds},
-              {"processors", processorsJson(c.processors)},
-              {"notes", c.notes}};
-}
-
-std::string reportTable(const std::vector<MtsOutcome>& outcomes, bool calibrated) {
-  std::string s = fmt::format("{:<14} {:>9} {:>19} {:>19} {:>19} {:>10}\n", "system", "plan ms", "p50 ms m / p",
-                              "p99 ms m / p", "q/s m / p", "peak RSS");
-  for (const auto& o : outcomes) {
-    const auto& m = o.measuredUnits;
-    const auto& p = o.predictedUnits;
-    s += fmt::format("{:<14} {:>9.3f} {:>9.3f} / {:>7.3f} {:>9.3f} / {:>7.3f} {:>9.1f} / {:>7.1f} {:>7.1f} MB\n",
-                     o.system->name, o.system->makespanMs, m.p50Ms, p.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps,
-                     p.throughputQps, static_cast<double>(o.measured.peakRssBytes) / 1e6);
-  }
-  for (size_t i = 0; i < outcomes.size(); ++i)
-    s += fmt::format("{}{}: {}\n", outcomes[i].system->name, i == 0 ? " (the plan's choice)" : "",
-                     outcomes[i].system->description);
-  s += "a query: one sample for every member of a group, done when the last member's outputs are; plan ms: "
-       "one query of every group at once, from the plan's measured costs; m: measured by the executor on this host; "
-       "p: predicted by the open-loop simulator from ";
-  s += calibrated ? "run times calibrated on the pinned processors\n" : "the plan's measured costs\n";
-  return s;
-}
-
 }  // namespace
 
-Expected<ServeBundleResult> serveMtsBundle(const ServeBundleParams& params, const plan::Plan& plan,
-                                           const artifacts::BundleManifest& manifest) {
+Expected<ServedPlan> mtsServedPlan(Bundle& bundle, const ServeBundleParams& params) {
   if (!params.budget.empty() || !params.slos.empty())
     return makeError("{}: an MTS plan has no preload budgets or SLO configurations (--budget, --slo apply to a "
-                     "stitch plan)", (params.bundle / "plan.pb").string());
-  MtsContext c{params, *plan.mts, {}, {}, {}, {}, Json::array(), {}};
-  ZP_ASSIGN_OR_RETURN(c.processors, runnableProcessors(c.m.processors, params.bundle));
-  c.zoo = bundleZoo(params.bundle, manifest, c.notes);
-  // Before any model is read: every unit's and member's, with their caches.
-  std::vector<ServedFile> files;
-  for (const auto& unit : c.m.units) {
-    std::vector<std::string> shas{unit.sha256};
-    for (const auto& b : unit.members) shas.push_back(b.sha256);
-    for (const auto& sha : shas)
-      for (const auto& proc : c.processors)
-        files.push_back({modelFile(c, sha), params.bundle / artifacts::cacheFileName(sha, proc.policy), sha});
-  }
-  ZP_TRY(verifyServedFiles(params.bundle, manifest, files, c.notes));
+                     "stitch plan)", bundle.planFile());
+  MtsServe c{bundle, params, *bundle.plan().mts, {}, {}, {}, {}, {}, Json::array()};
+  ZP_ASSIGN_OR_RETURN(c.processors, bundle.processors(c.m.processors));
+  ZP_TRY(readUnits(c));
   ZP_TRY(readSamples(c));
   for (size_t u = 0; u < c.m.units.size(); ++u) ZP_TRY(checkOutputs(c, u));
   ZP_TRY(makeTrace(c));
-  ZP_TRY(runtime::serve::checkTraceSize(c.trace));
   ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(c.m.systems, std::string("zooplan"), params.compare));
-  std::vector<std::string> served;
-  for (const auto* s : systems) served.push_back(s->name);
-  ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
-  std::vector<MtsRun> runs;
+  ServedPlan out;
+  out.processors = c.processors;
+  out.queries = c.trace.arrivals.size();
+  out.latencySlos = false;
   for (const auto* s : systems) {
-    ZP_ASSIGN_OR_RETURN(auto r, buildRun(c, *s));
-    runs.push_back(std::move(r));
+    ZP_ASSIGN_OR_RETURN(auto setup, systemSetup(c, *s));
+    out.systems.push_back(std::move(setup));
   }
-  std::vector<MtsOutcome> outcomes;
-  for (size_t i = 0; i < systems.size(); ++i) {
-    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(c, *systems[i], runs[i]));
-    outcomes.push_back(std::move(o));
-  }
-  ServeBundleResult res{reportJson(c, outcomes), reportTable(outcomes, params.calibrationRounds > 0), c.notes};
-  if (!params.trace.empty()) {
-    auto traced = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.system->name == traceName; });
-    ZP_TRY(writeFileAtomic(params.trace, canonicalJson(serveTrace(traced->measured, "plan-run --serve " + traced->system->name))));
-  }
-  if (!params.json.empty()) ZP_TRY(writeFileAtomic(params.json, canonicalJson(res.report)));
-  return res;
+  out.report = Json{{"units", groupsJson(c.m)}, {"output_checks", c.checks}};
+  out.queryLegend = "a query: one sample for every member of a group, done when the last member's outputs are";
+  return out;
 }
 
 }  // namespace zp::drivers

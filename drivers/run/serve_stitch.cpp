@@ -1,0 +1,198 @@
+// A stitch plan served (SparseLoom §3.3-3.4 runtime phase): the SLO
+// configurations given are active one after another (equal phases of the
+// trace); under each, a task's query runs the system's chosen subgraph units
+// position by position on the processors it places them on. The plan's preload
+// set is resident, the other units are loaded from the bundle on demand and
+// evicted under its memory budget.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "drivers/run/serve_system.h"
+#include "libplan/zoo/stitch_manifest.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using namespace runtime::serve;
+
+namespace {
+
+struct StitchServe {
+  Bundle& bundle;
+  const ServeBundleParams& params;
+  const plan::StitchPlan& st;
+  std::vector<Processor> processors;
+  std::vector<size_t> slos;                   // active configurations in turn (indices into st.slos)
+  double phaseMs = 0;                         // each configuration is active this long
+  ArrivalTrace trace;                         // tasks: the plan's, in plan order
+  std::vector<std::vector<runtime::TensorMap>> samples;  // per task
+  std::vector<std::vector<int64_t>> labels;   // per task (empty: none)
+  std::vector<std::string> preload;           // unit ids, the plan's greedy set
+  int64_t budgetBytes = INT64_MAX;            // no budget planned: everything may stay resident
+};
+
+Status chooseConfigurations(StitchServe& c) {
+  const auto& slos = c.st.slos;
+  if (c.params.slos.empty())
+    for (size_t i = 0; i < slos.size(); ++i) c.slos.push_back(i);
+  for (const auto& id : c.params.slos) {
+    auto it = std::find_if(slos.begin(), slos.end(), [&](const auto& s) { return s.id == id; });
+    if (it == slos.end()) return makeError("--slo {}: no such SLO configuration in {}", id, c.bundle.planFile());
+    c.slos.push_back(static_cast<size_t>(it - slos.begin()));
+  }
+  if (c.slos.empty()) return makeError("{}: the plan has no SLO configurations", c.bundle.planFile());
+  auto budget = std::find_if(c.st.preload.begin(), c.st.preload.end(),
+                             [&](const auto& p) { return c.params.budget.empty() || p.budget == c.params.budget; });
+  if (!c.params.budget.empty() && budget == c.st.preload.end())
+    return makeError("--budget {}: the plan has no preload set for this budget", c.params.budget);
+  if (budget != c.st.preload.end()) {
+    c.preload = budget->greedy;
+    c.budgetBytes = budget->budgetBytes;
+  }
+  return {};
+}
+
+// Dataset samples of every task (seeded random inputs when the zoo has none).
+Status readSamples(StitchServe& c) {
+  for (const auto& t : c.st.tasks) {
+    const auto& g = t.subgraphs.front();  // position 0 (sorted by position)
+    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(plan::UnitId::subgraph(t.name, g.position, g.variant)));
+    ZP_ASSIGN_OR_RETURN(const fs::path model, c.bundle.model(*unit));
+    runtime::SessionOptions so;
+    so.checkModel = false;
+    ZP_ASSIGN_OR_RETURN(auto first, runtime::Session::load(model, so));
+    const runtime::IoInfo in = first->inputs().at(0);
+    ZP_ASSIGN_OR_RETURN(Dataset d, c.bundle.samples(t.name, in, c.params.samples, c.params.samples, c.params.seed));
+    std::vector<runtime::TensorMap> maps;
+    for (auto& x : d.samples) maps.push_back(runtime::TensorMap{{in.name, std::move(x)}});
+    c.samples.push_back(std::move(maps));
+    c.labels.push_back(d.labels);
+  }
+  return {};
+}
+
+Status makeTrace(StitchServe& c) {
+  std::vector<artifacts::KnownTask> known;
+  for (size_t t = 0; t < c.st.tasks.size(); ++t) {
+    const int read = static_cast<int>(c.samples[t].size());
+    known.push_back({c.st.tasks[t].name, read,
+                     read == c.params.samples ? fmt::format("serving reads the first {} of its dataset: raise --samples", read)
+                                              : ""});
+  }
+  ZP_ASSIGN_OR_RETURN(c.trace, userArrivals(c.params, known));
+  const double last = c.trace.arrivals.empty() ? 0.0 : c.trace.arrivals.back().timeMs;
+  c.phaseMs = std::max(last, 1e-9) * (1 + 1e-12) / static_cast<double>(c.slos.size());
+  return {};
+}
+
+int processorIndex(const StitchServe& c, const std::string& name) {
+  for (size_t p = 0; p < c.processors.size(); ++p)
+    if (c.processors[p].name == name) return static_cast<int>(p);
+  return -1;
+}
+
+// The slot of a subgraph unit on a processor, made on first use.
+Expected<int> slotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
+                      int pos, const std::string& variant, const std::string& proc) {
+  const plan::UnitId id = plan::UnitId::subgraph(t.name, pos, variant);
+  const std::string key = id.str() + "@" + proc;
+  if (auto it = slots.find(key); it != slots.end()) return it->second;
+  auto g = std::find_if(t.subgraphs.begin(), t.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
+    return s.position == pos && s.variant == variant && s.processor == proc;
+  });
+  const int p = processorIndex(c, proc);
+  if (g == t.subgraphs.end() || p < 0)
+    return makeError("{}: no planned subgraph {} on processor '{}'", c.bundle.planFile(), id.str(), proc);
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(id));
+  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, *unit, p, c.processors[static_cast<size_t>(p)]));
+  slot.bytes = g->memoryBytes;
+  slot.plannedMs = g->latencyMs;
+  slots[key] = static_cast<int>(r.slots.size());
+  r.slots.push_back(std::move(slot));
+  return slots[key];
+}
+
+// Marks the plan's preload set resident, in its order, as far as the budget allows.
+void markPreload(const StitchServe& c, SystemSetup& r) {
+  int64_t used = 0;
+  for (const auto& id : c.preload)
+    for (auto& slot : r.slots) {
+      if (slot.preload || slot.unit.str() != id || used + slot.bytes > c.budgetBytes) continue;
+      slot.preload = true;
+      used += slot.bytes;
+    }
+}
+
+Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys) {
+  SystemSetup r;
+  r.name = sys.name;
+  r.description = sys.description;
+  r.budgetBytes = c.budgetBytes;
+  std::map<std::string, int> slots;
+  const size_t K = c.slos.size();
+  for (size_t t = 0; t < c.st.tasks.size(); ++t) {
+    const auto& task = c.st.tasks[t];
+    for (size_t k = 0; k < K; ++k) {
+      const auto& cfg = c.st.slos[c.slos[k]];
+      const auto sel = std::find_if(sys.selections.begin(), sys.selections.end(), [&](const auto& s) { return s.slo == cfg.id; });
+      if (sel == sys.selections.end() || sel->tasks.size() <= t || sel->tasks[t].task != task.name)
+        return makeError("{}: system '{}' has no choice for task '{}' under {}", c.bundle.planFile(), sys.name,
+                         task.name, cfg.id);
+      const auto& choice = sel->tasks[t];
+      const auto variants = zoo::combinationVariants(choice.combination);
+      ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
+                   choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t], task.name};
+      for (int pos = 0; pos < task.positions; ++pos) {
+        ZP_ASSIGN_OR_RETURN(int slot, slotFor(c, r, slots, task, pos, variants.at(static_cast<size_t>(pos)),
+                                              choice.placement.at(static_cast<size_t>(pos))));
+        st.slots.push_back(slot);
+      }
+      r.trace.tasks.push_back(st.name);
+      r.tasks.push_back(std::move(st));
+    }
+  }
+  for (const auto& a : c.trace.arrivals) {
+    const size_t k = std::min(K - 1, static_cast<size_t>(a.timeMs / c.phaseMs));
+    r.trace.arrivals.push_back({a.timeMs, static_cast<int>(static_cast<size_t>(a.task) * K + k), a.sample});
+  }
+  markPreload(c, r);
+  return r;
+}
+
+}  // namespace
+
+Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& params) {
+  const plan::StitchPlan& st = *bundle.plan().stitch;
+  if (st.systems.empty())
+    return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", bundle.planFile());
+  StitchServe c{bundle, params, st, {}, {}, 0, {}, {}, {}, {}, INT64_MAX};
+  ZP_ASSIGN_OR_RETURN(c.processors, bundle.processors(st.processors));
+  ZP_TRY(chooseConfigurations(c));
+  // Before any is read: every subgraph unit the plan plans and its caches, whichever system is served.
+  for (const auto& t : st.tasks)
+    for (const auto& g : t.subgraphs) {
+      ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(plan::UnitId::subgraph(t.name, g.position, g.variant)));
+      ZP_TRY(bundle.model(*unit));
+      const int p = processorIndex(c, g.processor);
+      if (p >= 0) bundle.cache(*unit, c.processors[static_cast<size_t>(p)].policy);
+    }
+  ZP_TRY(readSamples(c));
+  ZP_TRY(makeTrace(c));
+  ZP_TRY(runtime::serve::checkTraceSize(c.trace));
+  ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(st.systems, st.chosenSystem, params.compare));
+  ServedPlan out;
+  out.processors = c.processors;
+  out.queries = c.trace.arrivals.size();
+  // Every system's setup is built (its units' files and caches checked) before anything is served.
+  for (const auto* s : systems) {
+    ZP_ASSIGN_OR_RETURN(auto setup, systemSetup(c, *s));
+    out.systems.push_back(std::move(setup));
+  }
+  Json slos = Json::array();
+  for (size_t k : c.slos) slos.push_back(st.slos[k].id);
+  out.report = Json{{"slo_configurations", slos}, {"phase_ms", c.phaseMs}, {"memory_budget_bytes", c.budgetBytes}};
+  return out;
+}
+
+}  // namespace zp::drivers
