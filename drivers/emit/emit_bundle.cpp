@@ -259,10 +259,9 @@ Status collectMtsSources(Sources& s, bool strict) {
   for (const auto& p : m.processors)
     if (!runtime::isKnownPolicy(p.policy))
       return makeError("{}: $.mts.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
-  for (const auto& u : m.units) {
-    ZP_TRY(addHashedModel(s, u.file, u.sha256, strict));
-    for (const auto& b : u.members) ZP_TRY(addHashedModel(s, b.model, b.sha256, strict));
-  }
+  // Its units: every group's stitched graph and every member's own model.
+  for (const auto& u : s.plan.units)
+    if (u.id.kind == plan::UnitKind::Group || u.group) ZP_TRY(addHashedModel(s, u.file, u.sha256, strict));
   return {};
 }
 

@@ -1,5 +1,6 @@
 #include "drivers/mts_flow/solve_mts.h"
 
+#include <cassert>
 #include <functional>
 
 #include <fmt/format.h>
@@ -94,13 +95,20 @@ const zoo::VariantSpec* variantOf(const zoo::Zoo& z, const std::string& task, co
   return nullptr;
 }
 
-Expected<plan::MtsUnit> unitOf(const zoo::MtsGroupEntry& g, Inputs& in) {
-  plan::MtsUnit u;
+// A group of the section and the files of its units.
+struct Group {
+  plan::MtsUnit section;
+  GroupModels models;
+};
+
+Expected<Group> unitOf(const zoo::MtsGroupEntry& g, Inputs& in) {
+  Group out;
+  plan::MtsUnit& u = out.section;
   u.group = g.name;
   const fs::path file = in.mtsDir / g.file;
-  u.file = file.generic_string();
-  ZP_ASSIGN_OR_RETURN(u.sha256, hashFile(file, in));
-  if (u.sha256 != g.sha256)
+  out.models.file = file.generic_string();
+  ZP_ASSIGN_OR_RETURN(out.models.sha256, hashFile(file, in));
+  if (out.models.sha256 != g.sha256)
     return makeError("{}: not the stitched graph {} records for group '{}' (run zoo-mts again)", file.string(),
                      in.manifestPath.string(), g.name);
   u.sharedInput = g.sharedInput;
@@ -112,17 +120,18 @@ Expected<plan::MtsUnit> unitOf(const zoo::MtsGroupEntry& g, Inputs& in) {
                              in.zoo.file.string());
     const fs::path model = in.zoo.resolve(v->onnx);
     ZP_ASSIGN_OR_RETURN(std::string sha, hashFile(model, in));
-    u.members.push_back(plan::MtsPlanMember{m.task, model.generic_string(), sha, m.input, m.stitchedInput, m.outputs,
-                                            m.stitchedOutputs, {}});
+    out.models.members.push_back({model.generic_string(), sha});
+    u.members.push_back(plan::MtsPlanMember{m.task, m.input, m.stitchedInput, m.outputs, m.stitchedOutputs, {}});
   }
-  return u;
+  return out;
 }
 
-Status measureUnit(plan::MtsUnit& u, const std::vector<Processor>& procs, const SolveMtsOptions& o) {
+Status measureUnit(plan::MtsUnit& u, const GroupModels& files, const std::vector<Processor>& procs,
+                   const SolveMtsOptions& o) {
   for (const auto& p : procs) {
     ZP_TRY(runtime::serve::checkProcessor(p));
-    std::vector<std::string> models{u.file};
-    for (const auto& m : u.members) models.push_back(m.model);
+    std::vector<std::string> models{files.file};
+    for (const auto& m : files.members) models.push_back(m.file);
     ZP_ASSIGN_OR_RETURN(auto ms, measureModels(models, p, o));
     u.stitchedMs.push_back(ms[0]);
     for (size_t k = 0; k < u.members.size(); ++k) u.members[k].ms.push_back(ms[k + 1]);
@@ -208,22 +217,23 @@ std::string summaryOf(const plan::MtsPlan& p, const fs::path& output) {
 
 }  // namespace
 
-std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& m) {
+std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& m, const std::vector<GroupModels>& models) {
+  assert(models.size() == m.units.size());
   std::vector<plan::Unit> units;
   const plan::MtsSystem* chosen = m.systems.empty() ? nullptr : &m.systems.front();
   for (size_t k = 0; k < m.units.size(); ++k) {
     const auto& g = m.units[k];
     plan::Unit u;
     u.id = plan::UnitId::group(g.group);
-    u.file = g.file;
-    u.sha256 = g.sha256;
+    u.file = models[k].file;
+    u.sha256 = models[k].sha256;
     if (chosen && k < chosen->placement.size()) u.processor = chosen->placement[k];
     units.push_back(u);
-    for (const auto& member : g.members) {
+    for (size_t i = 0; i < g.members.size(); ++i) {
       plan::Unit mu;
-      mu.id = plan::UnitId::model(g.group + "/" + member.task);
-      mu.file = member.model;
-      mu.sha256 = member.sha256;
+      mu.id = plan::UnitId::model(g.group + "/" + g.members[i].task);
+      mu.file = models[k].members.at(i).file;
+      mu.sha256 = models[k].members.at(i).sha256;
       mu.group = u.id;
       units.push_back(std::move(mu));
     }
@@ -237,16 +247,18 @@ Expected<SolveMtsResult> solveMts(const SolveMtsOptions& o) {
   section.manifest = in.manifestPath.generic_string();
   ZP_ASSIGN_OR_RETURN(section.processors, hostProcessors(in.hostZoo));
   section.seed = o.seed;
+  std::vector<GroupModels> models;
   for (const auto& g : in.manifest.groups) {
     ZP_ASSIGN_OR_RETURN(auto u, unitOf(g, in));
-    ZP_TRY(measureUnit(u, section.processors, o));
-    section.units.push_back(std::move(u));
+    ZP_TRY(measureUnit(u.section, u.models, section.processors, o));
+    section.units.push_back(std::move(u.section));
+    models.push_back(std::move(u.models));
   }
   placeSystems(section);
   SolveMtsResult r;
   r.plan.header = plan::PlanHeader{o.tool, o.version, in.hashes};
   r.plan.mts = std::move(section);
-  r.plan.units = mtsUnits(*r.plan.mts);
+  r.plan.units = mtsUnits(*r.plan.mts, models);
   ZP_TRY(artifacts::writePlan(r.plan, o.output));
   r.summary = summaryOf(*r.plan.mts, o.output);
   return r;

@@ -31,7 +31,14 @@ struct SolveMtsResult {
 // The plan's units: each stitched group on the processor zooplan's system
 // places it on, and each member's own model (what the comparison systems run)
 // as a unit of its group, named GROUP/TASK (a task may be a member of two groups).
-std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& mts);
+struct GroupModels {
+  struct File {
+    std::string file, sha256;
+  };
+  std::string file, sha256;   // the stitched graph
+  std::vector<File> members;  // each member's own model, in the group's member order
+};
+std::vector<plan::Unit> mtsUnits(const plan::MtsPlan& mts, const std::vector<GroupModels>& models);
 
 // Errors name the file: a stitched graph that is not the one mts.json records,
 // a zoo that changed since zoo-mts, a processor that is not a host processor

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "libplan/artifacts/plan_json.h"
-#include "libplan/util/hash.h"
 #include "libplan/util/json_reader.h"
 #include "libplan/util/validate.h"
 
@@ -14,7 +13,7 @@ using namespace plan;
 namespace {
 
 Json memberJson(const MtsPlanMember& m) {
-  return Json{{"task", m.task},   {"model", m.model},   {"sha256", m.sha256},
+  return Json{{"task", m.task},
               {"input", m.input}, {"stitched_input", m.stitchedInput},
               {"outputs", m.outputs}, {"stitched_outputs", m.stitchedOutputs}, {"ms", m.ms}};
 }
@@ -22,17 +21,9 @@ Json memberJson(const MtsPlanMember& m) {
 Json unitJson(const MtsUnit& u) {
   Json members = Json::array();
   for (const auto& m : u.members) members.push_back(memberJson(m));
-  return Json{{"group", u.group},           {"file", u.file},
-              {"sha256", u.sha256},         {"shared_input", u.sharedInput},
+  return Json{{"group", u.group},           {"shared_input", u.sharedInput},
               {"members", members},         {"weight_bytes", u.weightBytes},
               {"member_bytes", u.memberBytes}, {"stitched_ms", u.stitchedMs}};
-}
-
-Expected<std::string> sha256Of(const JsonAt& j) {
-  ZP_ASSIGN_OR_RETURN(std::string h, j.string("sha256"));
-  if (!isSha256Hex(h))
-    return j.error("sha256: expected 64 lowercase hex digits");
-  return h;
 }
 
 Expected<std::vector<double>> perProcessor(const JsonAt& j, std::string_view key, size_t processors);
@@ -40,14 +31,12 @@ Expected<std::vector<double>> perProcessor(const JsonAt& j, std::string_view key
 Expected<MtsPlanMember> memberFrom(const JsonAt& j, size_t processors) {
   MtsPlanMember m;
   ZP_ASSIGN_OR_RETURN(m.task, j.id("task"));
-  ZP_ASSIGN_OR_RETURN(m.model, j.string("model"));
-  ZP_ASSIGN_OR_RETURN(m.sha256, sha256Of(j));
   ZP_ASSIGN_OR_RETURN(m.input, j.string("input"));
   ZP_ASSIGN_OR_RETURN(m.stitchedInput, j.string("stitched_input"));
   ZP_ASSIGN_OR_RETURN(m.outputs, j.strings("outputs"));
   ZP_ASSIGN_OR_RETURN(m.stitchedOutputs, j.strings("stitched_outputs"));
   ZP_ASSIGN_OR_RETURN(m.ms, perProcessor(j, "ms", processors));
-  if (m.model.empty() || m.input.empty() || m.stitchedInput.empty()) return j.error("model, input and stitched_input: empty");
+  if (m.input.empty() || m.stitchedInput.empty()) return j.error("input and stitched_input: empty");
   if (m.outputs.empty() || m.outputs.size() != m.stitchedOutputs.size())
     return j.error(fmt::format("outputs: {} for {} stitched outputs (one or more each, in the same order)",
                                m.outputs.size(), m.stitchedOutputs.size()));
@@ -69,8 +58,6 @@ Expected<std::vector<double>> perProcessor(const JsonAt& j, std::string_view key
 Expected<MtsUnit> unitFrom(const JsonAt& j, size_t processors) {
   MtsUnit u;
   ZP_ASSIGN_OR_RETURN(u.group, j.id("group"));
-  ZP_ASSIGN_OR_RETURN(u.file, j.string("file"));
-  ZP_ASSIGN_OR_RETURN(u.sha256, sha256Of(j));
   ZP_ASSIGN_OR_RETURN(u.sharedInput, j.boolean("shared_input"));
   ZP_ASSIGN_OR_RETURN(auto members, j.array("members"));
   if (members.empty()) return j.error("members: empty");

@@ -402,6 +402,18 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
         return makeError("{}: $.concurrent.dnns[{}].unit: '{}' is not a unit of the plan", label, d, unit->str());
   if (p.opplace && !known(p.opplace->unit))
     return makeError("{}: $.opplace.unit: '{}' is not a unit of the plan", label, p.opplace->unit.str());
+  if (p.mts)
+    for (size_t g = 0; g < p.mts->units.size(); ++g) {
+      const auto& group = p.mts->units[g];
+      const UnitId id = UnitId::group(group.group);
+      if (!known(id)) return makeError("{}: $.mts.units[{}]: '{}' is not a unit of the plan", label, g, id.str());
+      for (size_t m = 0; m < group.members.size(); ++m) {
+        const Unit* member = findUnit(p.units, UnitId::model(group.group + "/" + group.members[m].task));
+        if (!member || member->group != id)
+          return makeError("{}: $.mts.units[{}].members[{}]: 'model:{}/{}' is not a unit of the plan in group '{}'",
+                           label, g, m, group.group, group.members[m].task, group.group);
+      }
+    }
   for (size_t c = 0; c < p.cold.size(); ++c)
     if (!known(p.cold[c].unit))
       return makeError("{}: $.cold[{}].unit: '{}' is not a unit of the plan", label, c, p.cold[c].unit.str());

@@ -452,14 +452,10 @@ std::vector<std::string> vec(const google::protobuf::RepeatedPtrField<std::strin
 
 void put(const MtsUnit& u, planpb::MtsUnit* m) {
   m->set_group(u.group);
-  m->set_file(u.file);
-  m->set_sha256(u.sha256);
   m->set_shared_input(u.sharedInput);
   for (const auto& b : u.members) {
     auto* bm = m->add_members();
     bm->set_task(b.task);
-    bm->set_model(b.model);
-    bm->set_sha256(b.sha256);
     bm->set_input(b.input);
     bm->set_stitched_input(b.stitchedInput);
     for (const auto& o : b.outputs) bm->add_outputs(o);
@@ -472,10 +468,10 @@ void put(const MtsUnit& u, planpb::MtsUnit* m) {
 }
 
 MtsUnit get(const planpb::MtsUnit& m) {
-  MtsUnit u{m.group(), m.file(), m.sha256(), m.shared_input(), {}, m.weight_bytes(), m.member_bytes(),
+  MtsUnit u{m.group(), m.shared_input(), {}, m.weight_bytes(), m.member_bytes(),
             vec(m.stitched_ms())};
   for (const auto& b : m.members())
-    u.members.push_back(MtsPlanMember{b.task(), b.model(), b.sha256(), b.input(), b.stitched_input(), vec(b.outputs()),
+    u.members.push_back(MtsPlanMember{b.task(), b.input(), b.stitched_input(), vec(b.outputs()),
                                       vec(b.stitched_outputs()), vec(b.ms())});
   return u;
 }

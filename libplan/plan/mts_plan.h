@@ -12,20 +12,18 @@
 
 namespace zp::plan {
 
+// A member task of a group; its own model is the plan's unit model:GROUP/TASK.
 struct MtsPlanMember {
   std::string task;
-  std::string model;           // the member's own ONNX file, as the header's inputs name it
-  std::string sha256;          // of that file
   std::string input, stitchedInput;                    // its input in its model / in the stitched graph
   std::vector<std::string> outputs, stitchedOutputs;   // same order
   std::vector<double> ms;      // one run of its own model on each processor (the section's order), measured
   bool operator==(const MtsPlanMember&) const = default;
 };
 
+// A weight-shared group; its stitched graph is the plan's unit group:GROUP.
 struct MtsUnit {
   std::string group;             // mts.json group name
-  std::string file;              // the stitched ONNX file, as the header's inputs name it
-  std::string sha256;            // of that file
   bool sharedInput = false;      // members of one input shape read one stitched input
   std::vector<MtsPlanMember> members;
   int64_t weightBytes = 0;       // stitched graph: shared + exclusive + auxiliary

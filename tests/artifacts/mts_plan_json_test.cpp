@@ -17,14 +17,11 @@ plan::Plan mtsPlan() {
   m.manifest = "st/mts.json";
   m.processors = {Processor{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
                   Processor{"npu", "npu", "host", "sparse", 1, {1}, "blis"}};
-  plan::MtsUnit digits{"digits", "st/digits.onnx", kSha, true, {}, 146564, 314436, {0.391, 0.331}};
-  digits.members.push_back({"digit10", "zoo/models/digit10.onnx", std::string(64, 'b'), "x", "x",
-                            {"logits"}, {"digit10.logits"}, {0.0412, 0.0371}});
-  digits.members.push_back({"gt4", "zoo/models/gt4.onnx", std::string(64, 'c'), "x", "x", {"logits"},
-                            {"gt4.logits"}, {0.0401, 0.0366}});
-  plan::MtsUnit tabular{"tabular", "st/tabular.onnx", std::string(64, 'd'), false, {}, 19212, 32800, {0.013, 0.018}};
-  tabular.members.push_back({"wine", "zoo/models/wine.onnx", std::string(64, 'e'), "x", "wine.x", {"y", "p"},
-                             {"wine.y", "wine.p"}, {0.031, 0.033}});
+  plan::MtsUnit digits{"digits", true, {}, 146564, 314436, {0.391, 0.331}};
+  digits.members.push_back({"digit10", "x", "x", {"logits"}, {"digit10.logits"}, {0.0412, 0.0371}});
+  digits.members.push_back({"gt4", "x", "x", {"logits"}, {"gt4.logits"}, {0.0401, 0.0366}});
+  plan::MtsUnit tabular{"tabular", false, {}, 19212, 32800, {0.013, 0.018}};
+  tabular.members.push_back({"wine", "x", "wine.x", {"y", "p"}, {"wine.y", "wine.p"}, {0.031, 0.033}});
   m.units = {digits, tabular};
   m.solver = "enumeration";
   m.status = "optimal";
@@ -36,6 +33,20 @@ plan::Plan mtsPlan() {
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"st/mts.json", kSha}}};
   p.mts = m;
+  // Each group's stitched graph and each member's own model are units of the plan.
+  auto unit = [&](plan::UnitId id, const std::string& file, char sha, std::optional<plan::UnitId> group) {
+    plan::Unit u;
+    u.id = std::move(id);
+    u.file = file;
+    u.sha256 = std::string(64, sha);
+    u.group = std::move(group);
+    p.units.push_back(u);
+  };
+  unit(plan::UnitId::group("digits"), "st/digits.onnx", 'a', std::nullopt);
+  unit(plan::UnitId::model("digits/digit10"), "zoo/models/digit10.onnx", 'b', plan::UnitId::group("digits"));
+  unit(plan::UnitId::model("digits/gt4"), "zoo/models/gt4.onnx", 'c', plan::UnitId::group("digits"));
+  unit(plan::UnitId::group("tabular"), "st/tabular.onnx", 'd', std::nullopt);
+  unit(plan::UnitId::model("tabular/wine"), "zoo/models/wine.onnx", 'e', plan::UnitId::group("tabular"));
   return p;
 }
 
@@ -73,8 +84,10 @@ TEST(mtsPlan, ReaderErrorsNameThePathAndTheProblem) {
               "plan.json: $.mts.units[1].members[0]: outputs: 2 for 1 stitched outputs (one or more each, in the same order)");
   expectError([](Json& j) { j["mts"]["units"][1]["group"] = "digits"; },
               "plan.json: $.mts.units[1]: group 'digits' is a unit twice");
-  expectError([](Json& j) { j["mts"]["units"][0]["sha256"] = "abc"; },
-              "plan.json: $.mts.units[0]: sha256: expected 64 lowercase hex digits");
+  expectError([](Json& j) { j["units"].erase(4), j["units"].erase(3); },
+              "plan.json: $.mts.units[1]: 'group:tabular' is not a unit of the plan");
+  expectError([](Json& j) { j["units"][2]["group"] = "group:tabular"; },
+              "plan.json: $.mts.units[0].members[1]: 'model:digits/gt4' is not a unit of the plan in group 'digits'");
   expectError([](Json& j) { j["mts"]["systems"][1]["placement"][0] = "gpu"; },
               "plan.json: $.mts.systems[1]: placement: unknown processor 'gpu'");
   expectError([](Json& j) { j["mts"]["systems"][0]["stitched"] = Json::array({true}); },

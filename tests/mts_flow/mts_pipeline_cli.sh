@@ -61,6 +61,6 @@ cp zoo/models/gt4.onnx gt4.orig && printf 'x' >> zoo/models/gt4.onnx
 rejected "member model changed since planning" 1 "zoo/models/gt4.onnx: does not match the hash plan.json records" -- \
   "$BIN/plan-emit" plan.json -o bundle2
 cp gt4.orig zoo/models/gt4.onnx
-cp -r bundle bundle3 && rm bundle3/models/"$($PY -c "import json; print(json.load(open('plan.json'))['mts']['units'][1]['members'][0]['sha256'][:16])")".onnx
+cp -r bundle bundle3 && rm bundle3/models/"$($PY -c "import json; p = json.load(open('plan.json')); print(next(u['sha256'][:16] for u in p['units'] if u['id'] == 'model:' + p['mts']['units'][1]['group'] + '/' + p['mts']['units'][1]['members'][0]['task']))")".onnx
 rejected "bundle missing a member model" 1 "bundle3/models/" -- "$BIN/plan-run" bundle3 --serve --count 2
 finish

@@ -9,11 +9,16 @@
 namespace zp::drivers {
 namespace {
 
-plan::MtsUnit group(const std::string& name, char sha, const std::vector<std::string>& tasks) {
-  plan::MtsUnit u{name, "st/" + name + ".onnx", std::string(64, sha), true, {}, 1000, 2000, {0.5, 0.4}};
-  for (const auto& t : tasks)
-    u.members.push_back({t, "zoo/" + t + ".onnx", std::string(64, 'f'), "x", "x", {"y"}, {t + ".y"}, {0.3, 0.2}});
+plan::MtsUnit group(const std::string& name, const std::vector<std::string>& tasks) {
+  plan::MtsUnit u{name, true, {}, 1000, 2000, {0.5, 0.4}};
+  for (const auto& t : tasks) u.members.push_back({t, "x", "x", {"y"}, {t + ".y"}, {0.3, 0.2}});
   return u;
+}
+
+GroupModels files(const std::string& name, char sha, const std::vector<std::string>& tasks) {
+  GroupModels g{"st/" + name + ".onnx", std::string(64, sha), {}};
+  for (const auto& t : tasks) g.members.push_back({"zoo/" + t + ".onnx", std::string(64, 'f')});
+  return g;
 }
 
 TEST(MtsUnits, ATaskInTwoGroupsIsAUnitOfEach) {
@@ -26,14 +31,14 @@ TEST(MtsUnits, ATaskInTwoGroupsIsAUnitOfEach) {
     proc.name = proc.kind = name;
     m.processors.push_back(proc);
   }
-  m.units = {group("vision", 'b', {"digits", "gt4"}), group("pairs", 'c', {"digits", "wine"})};
+  m.units = {group("vision", {"digits", "gt4"}), group("pairs", {"digits", "wine"})};
   m.solver = "enumeration";
   m.status = "optimal";
   m.lowerBoundMs = 0.4;
   m.assignments = 4;
   m.systems = {{"zooplan", "the plan", {"npu", "cpu"}, {true, true}, 0.5}};
   p.mts = m;
-  p.units = mtsUnits(m);
+  p.units = mtsUnits(m, {files("vision", 'b', {"digits", "gt4"}), files("pairs", 'c', {"digits", "wine"})});
 
   ASSERT_EQ(p.units.size(), 6u);
   EXPECT_EQ(p.units[0].id, plan::UnitId::group("vision"));
@@ -43,6 +48,8 @@ TEST(MtsUnits, ATaskInTwoGroupsIsAUnitOfEach) {
   EXPECT_EQ(p.units[1].id, plan::UnitId::model("vision/digits"));
   EXPECT_EQ(p.units[4].id, plan::UnitId::model("pairs/digits"));
   EXPECT_EQ(p.units[4].group, plan::UnitId::group("pairs"));
+  EXPECT_EQ(p.units[3].file, "st/pairs.onnx");
+  EXPECT_EQ(p.units[4].file, "zoo/digits.onnx");
   EXPECT_TRUE(p.units[4].processor.empty());  // only the comparison systems run a member alone
   auto back = artifacts::parsePlanJson(artifacts::planToText(p), "plan.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
