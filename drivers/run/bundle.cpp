@@ -137,6 +137,25 @@ Expected<Dataset> Bundle::samples(const std::string& task, const runtime::IoInfo
   return d;
 }
 
+Expected<runtime::serve::OperatorPlacement> operatorPlacement(Bundle& bundle, const plan::Unit& unit,
+                                                              const plan::OpPlacement& placement,
+                                                              std::vector<std::string>& warnings) {
+  runtime::serve::OperatorPlacement out;
+  ZP_ASSIGN_OR_RETURN(out.processors, bundle.processors(placement.processors));
+  for (const auto& p : out.processors) {
+    const auto cache = bundle.cache(unit, p.policy);
+    out.caches.push_back(cache.value_or(fs::path()));
+    const std::string w = fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
+                                      bundle.cachePath(unit, p.policy).string());
+    if (!cache && std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
+  std::map<std::string, int> index;
+  for (size_t p = 0; p < placement.processors.size(); ++p) index[placement.processors[p].name] = static_cast<int>(p);
+  for (const auto& n : placement.nodes) out.nodeProcessor[n.node] = index.at(n.processor);  // the reader checked the names
+  out.source = bundle.planFile() + ": $.opplace.nodes";
+  return out;
+}
+
 void Bundle::note(const std::string& text) {
   if (std::find(notes_.begin(), notes_.end(), text) == notes_.end()) notes_.push_back(text);
 }

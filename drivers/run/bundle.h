@@ -14,6 +14,7 @@
 #include "drivers/run/bundle_inputs.h"
 #include "libplan/artifacts/bundle_manifest.h"
 #include "libplan/plan/plan.h"
+#include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/zoo/zoo.h"
 
 namespace zp::drivers {
@@ -66,5 +67,12 @@ class Bundle {
   std::optional<zoo::Zoo> zoo_;
   std::vector<std::string> notes_;
 };
+
+// The plan's operator placement of `unit` as the runtime loads it: the
+// processors (checked), each one's weight cache in the bundle (a warning when
+// there is none: the raw weights are transformed), each node's processor.
+Expected<runtime::serve::OperatorPlacement> operatorPlacement(Bundle& bundle, const plan::Unit& unit,
+                                                              const plan::OpPlacement& placement,
+                                                              std::vector<std::string>& warnings);
 
 }  // namespace zp::drivers

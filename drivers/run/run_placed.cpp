@@ -36,25 +36,6 @@ Expected<std::unique_ptr<Session>> loadFor(Bundle& bundle, const plan::Unit& uni
   return s;
 }
 
-// Per executed step, the index of the processor the plan places its node on.
-Expected<std::vector<int>> stepPlacement(const Session& session, const plan::OpPlacement& o, const std::string& pb) {
-  std::map<std::string, int> procIndex, nodeProc;
-  for (size_t p = 0; p < o.processors.size(); ++p) procIndex[o.processors[p].name] = static_cast<int>(p);
-  for (const auto& n : o.nodes) nodeProc[n.node] = procIndex.at(n.processor);  // the reader checked the names
-  std::vector<int> placement;
-  for (const auto& n : session.nodes()) {
-    auto it = nodeProc.find(n.name);
-    if (it == nodeProc.end())
-      return makeError("{}: $.opplace.nodes: the runtime runs node '{}', which the plan does not place "
-                       "(plan made for another model?)", pb, n.name);
-    placement.push_back(it->second);
-  }
-  if (placement.size() != o.nodes.size())
-    return makeError("{}: $.opplace.nodes: the plan places {} nodes, the runtime runs {} (plan made for another model?)",
-                     pb, o.nodes.size(), placement.size());
-  return placement;
-}
-
 void compareOutputs(const TensorMap& got, const TensorMap& want, double tolerance, PlacedRunReport& r) {
   OutputDiff diff;
   diff.add(got, want);
@@ -73,28 +54,22 @@ double plannedBaseline(const plan::OpPlacement& o, const std::string& name) {
 
 Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, Bundle& bundle) {
   const plan::OpPlacement& o = *bundle.plan().opplace;
-  const std::string pb = bundle.planFile();
   PlacedRunReport r;
   ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(o.unit));
   ZP_ASSIGN_OR_RETURN(fs::path model, bundle.model(*unit));
   r.model = fs::relative(model, params.bundle).generic_string();
-  ZP_ASSIGN_OR_RETURN(auto processors, bundle.processors(o.processors));
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (const auto& p : processors) {
-    ZP_ASSIGN_OR_RETURN(auto s, loadFor(bundle, *unit, p, r));
-    r.cacheHits += s->loadStats().cacheHits;
-    r.cacheFallbacks += s->loadStats().cacheFallbacks;
-    sessions.push_back(std::move(s));
-    r.processors.push_back(p.name);
+  ZP_ASSIGN_OR_RETURN(auto placement, operatorPlacement(bundle, *unit, o, r.warnings));
+  const auto& processors = placement.processors;
+  ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::loadPlaced(model, placement, &r.warnings));
+  const runtime::PlacedProgram& program = exec->program();
+  for (int p = 0; p < program.processors(); ++p) {
+    r.cacheHits += program.session(p).loadStats().cacheHits;
+    r.cacheFallbacks += program.session(p).loadStats().cacheFallbacks;
+    r.processors.push_back(processors[static_cast<size_t>(p)].name);
   }
-  ZP_ASSIGN_OR_RETURN(auto placement, stepPlacement(*sessions.front(), o, pb));
-  const TensorMap inputs = runtime::randomInputs(*sessions.front(), params.seed);
-  runtime::PlacedProgramParams pp;
-  pp.exclusive = runtime::serve::sharedCorePairs(processors);  // e.g. a processor with all cores beside single-core ones
-  ZP_ASSIGN_OR_RETURN(auto program, runtime::PlacedProgram::create(std::move(sessions), placement, pp));
-  r.nodes = static_cast<int>(program->steps());
-  r.handoffs = program->handoffs();
-  ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::PlacedExecutor::start(std::move(program), processors));
+  r.nodes = static_cast<int>(program.steps());
+  r.handoffs = program.handoffs();
+  const TensorMap inputs = runtime::randomInputs(program.session(0), params.seed);
 
   // The single-processor run: the whole model on the first processor alone.
   r.reference = processors.front().name;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "drivers/cold_flow/cold_schedule.h"
+#include "drivers/emit/emit_bundle.h"
 #include "drivers/run/serve_system.h"
 #include "libplan/runtime/serve/pinned_worker.h"
 #include "libplan/runtime/serve/run_calibration.h"
@@ -22,6 +24,21 @@ using namespace runtime::serve;
 
 Expected<ServedSlot> servedSlot(Bundle& bundle, const plan::Unit& unit, int processor, const Processor& proc) {
   ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
+  const auto& colds = bundle.plan().cold;
+  auto cold = std::find_if(colds.begin(), colds.end(), [&](const plan::ColdPlan& c) { return c.unit == unit.id; });
+  if (cold != colds.end()) {
+    // Loaded following its cold section, from the cold cache plan-emit wrote for it (NNV12).
+    const auto cache = bundle.cache(unit, kColdCachePolicy);
+    if (!cache)
+      return makeError("{}: missing from the bundle (the cold cache of {})",
+                       bundle.cachePath(unit, kColdCachePolicy).string(), unit.id.str());
+    ZP_ASSIGN_OR_RETURN(auto schedule, coldScheduleOf(*cold, bundle.planFile() + ": cold section " + unit.id.str()));
+    ServedSlot slot;
+    slot.unit = unit.id;
+    slot.processor = processor;
+    slot.files = {model, *cache, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))};
+    return slot;
+  }
   const auto cache = bundle.cache(unit, proc.policy);
   if (!cache)
     return makeError("{}: missing from the bundle (needed by {} on '{}')", bundle.cachePath(unit, proc.policy).string(),
@@ -308,9 +325,11 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     ZP_ASSIGN_OR_RETURN(sp, stitchServedPlan(bundle, params));
   } else if (bundle.plan().mts) {
     ZP_ASSIGN_OR_RETURN(sp, mtsServedPlan(bundle, params));
+  } else if (bundle.plan().opplace) {
+    ZP_ASSIGN_OR_RETURN(sp, opplaceServedPlan(bundle, params));
   } else {
-    return makeError("{}: --serve serves a stitch or an MTS plan's bundle; this plan has neither section",
-                     bundle.planFile());
+    return makeError("{}: --serve serves a stitch, MTS or operator-placement plan's bundle; a concurrent schedule "
+                     "runs its frames with plan-run BUNDLE", bundle.planFile());
   }
   std::vector<std::string> served;
   for (const auto& s : sp.systems) served.push_back(s.name);

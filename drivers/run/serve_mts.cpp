@@ -18,7 +18,6 @@ using runtime::TensorMap;
 
 namespace {
 
-constexpr double kNoSloMs = 1e9;     // groups carry no latency SLO: the figures are latency and throughput
 constexpr double kTolerance = 1e-4;  // stitched vs own outputs, relative (products regrouped and batched)
 constexpr int kCheckedSamples = 8;
 
@@ -144,7 +143,7 @@ Status addTask(MtsServe& c, SystemSetup& r, const std::string& name, const plan:
   slot.preload = true;
   const int index = static_cast<int>(r.slots.size());
   r.slots.push_back(std::move(slot));
-  r.tasks.push_back(ServeTask{name, {index}, kNoSloMs, true, samples, {}});
+  r.tasks.push_back(ServeTask{name, {index}, kNoLatencySloMs, true, samples, {}});
   r.trace.tasks.push_back(name);
   return {};
 }

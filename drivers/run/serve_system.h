@@ -20,6 +20,10 @@
 
 namespace zp::drivers {
 
+// The latency bound of a task whose plan sets none (MTS groups, a placed model):
+// its figures are latency and throughput, never violations.
+inline constexpr double kNoLatencySloMs = 1e9;
+
 // A unit of the plan on the processor that runs it.
 struct ServedSlot {
   plan::UnitId unit;
@@ -55,7 +59,8 @@ struct ServedPlan {
 };
 
 // The slot of `unit` on `processor`: its model and the weight cache for the
-// processor's kernel policy, both required ("missing from the bundle ...").
+// processor's kernel policy, both required ("missing from the bundle ..."); a
+// unit with a cold section loads following it, from its cold cache.
 Expected<ServedSlot> servedSlot(Bundle& bundle, const plan::Unit& unit, int processor, const Processor& proc);
 
 // The user's queries: the arrivals CSV --arrivals names, else generated per task
@@ -63,8 +68,10 @@ Expected<ServedSlot> servedSlot(Bundle& bundle, const plan::Unit& unit, int proc
 Expected<runtime::serve::ArrivalTrace> userArrivals(const ServeBundleParams& params,
                                                     const std::vector<artifacts::KnownTask>& tasks);
 
-// What a plan kind's section decides, as setups (drivers/run/serve_stitch.cpp, serve_mts.cpp).
+// What a plan kind's section decides, as setups (drivers/run/serve_stitch.cpp,
+// serve_mts.cpp, serve_opplace.cpp).
 Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& params);
 Expected<ServedPlan> mtsServedPlan(Bundle& bundle, const ServeBundleParams& params);
+Expected<ServedPlan> opplaceServedPlan(Bundle& bundle, const ServeBundleParams& params);
 
 }  // namespace zp::drivers

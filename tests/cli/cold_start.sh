@@ -195,6 +195,15 @@ for t in ran:
     assert t['match'] and t['cold']['cold_ms'] > 0 and t['cold']['predicted_cold_ms'] > 0, t
     assert len(t['cold']['positions']) == len(t['processors'])
 " && pass "plan-run BUNDLE --cold: cold chains checked against the reference" || fail "plan-run BUNDLE --cold"
+# Served: the subgraphs with a cold section load following it (from their cold caches) when a query needs them.
+if "$BIN/plan-run" "$WORK/bundle" --serve --slo C13 --count 20 --rate 100 --calibration-rounds 0 \
+     --json "$WORK/cold_serve.json" > "$WORK/cold_serve.txt" 2>&1 && $PY -c "
+import json
+r = json.load(open('$WORK/cold_serve.json'))
+m = r['systems']['zooplan']['measured']
+assert m['completed'] == m['queries'] == 20 and m['loads'] > 0 and m['accuracy'] is not None, m
+"; then pass "plan-run BUNDLE --serve: cold-sectioned subgraphs load following their cold sections"
+else fail "cold serve: $(cat "$WORK/cold_serve.txt")"; fi
 
 # Bad input: one line naming the file, exit 1, nothing written (not even the profile).
 sed '0,/^node,/s/^\(node,.*\),$/\1,abc/' "$WORK/a/cold_profile.csv" > "$WORK/bad.csv"

@@ -124,6 +124,19 @@ else fail "plan-run placed bundle: $(cat "$WORK/run.err")"; fi
 "$BIN/plan-run" "$WORK/bundle" --repeat 2 > "$WORK/run.txt" && grep -q "^opplace " "$WORK/run.txt" &&
   grep -q "^npu-only " "$WORK/run.txt" && grep -q "match" "$WORK/run.txt" &&
   pass "plan-run prints the placed table" || fail "placed table: $(cat "$WORK/run.txt")"
+# Served: the operator-placed unit through the serving executor beside each processor alone.
+if "$BIN/plan-run" "$WORK/bundle" --serve --compare all --count 30 --rate 200 --calibration-rounds 2 \
+     --json "$WORK/serve.json" > "$WORK/serve.txt" 2> "$WORK/serve.err" && $PY - "$WORK/serve.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert list(r["systems"]) == ["cpu-only", "npu-only", "zooplan"] or sorted(r["systems"]) == ["cpu-only", "npu-only", "zooplan"], r["systems"]
+for name, s in r["systems"].items():
+    m = s["measured"]
+    assert m["queries"] == 30 and m["completed"] == 30 and m["p50_ms"] > 0, (name, m)
+    assert s["predicted"]["queries"] == 30 and s["planned_ms"] > 0, (name, s)
+PYEOF
+then pass "plan-run --serve serves the operator-placed unit beside each processor alone"
+else fail "placed serve: $(cat "$WORK/serve.err" "$WORK/serve.txt")"; fi
 
 # A plan with a third processor on both cores (2 threads) beside cpu and npu: the
 # processors sharing a core take turns, the outputs still match.

@@ -92,7 +92,7 @@ Expected<LoadedSubgraph> Server::loadSlot(int slot) {
   const auto& info = setup_.slots[static_cast<size_t>(slot)];
   auto loaded = loader_.load(slot, info, sessionOptions(setup_.processors[static_cast<size_t>(info.processor)]));
   if (!loaded.ok()) return makeError("subgraph '{}': {}", info.name, loaded.error().message);
-  if (!loaded->session) return makeError("subgraph '{}': the loader returned no session", info.name);
+  if (!loaded->unit) return makeError("subgraph '{}': the loader returned no unit", info.name);
   return loaded;
 }
 
@@ -109,7 +109,7 @@ Status Server::preload(bool warm) {
         auto loaded = loadSlot(static_cast<int>(s));
         if (!loaded.ok()) return promise->set_value(loaded.error());
         if (warm) {
-          auto out = loaded->session->run(randomInputs(*loaded->session, 0));
+          auto out = loaded->unit.run(randomInputs(loaded->unit.session(), 0));
           if (!out.ok()) return promise->set_value(makeError("subgraph '{}': {}", setup_.slots[s].name,
                                                              out.error().message));
         }
@@ -156,7 +156,7 @@ Status Server::runPositionOrFail(int query, int position) {
     rec.loadMs += lease.loadMs;
   }
   TensorMap inputs;
-  for (const auto& io : lease.session->inputs()) {
+  for (const auto& io : lease.unit->inputs()) {
     auto it = values.find(io.name);
     if (it == values.end()) {
       residency_->release(slot);
@@ -166,9 +166,9 @@ Status Server::runPositionOrFail(int query, int position) {
     inputs.emplace(io.name, it->second);
   }
   const double runStart = nowMs(), runStartCpu = threadCpuMs();
-  auto outputs = lease.session->run(inputs);
+  auto outputs = lease.unit->run(inputs);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
-  const std::string firstOutput = lease.session->outputs().empty() ? "" : lease.session->outputs()[0].name;
+  const std::string firstOutput = lease.unit->outputs().empty() ? "" : lease.unit->outputs()[0].name;
   residency_->release(slot);
   if (!outputs.ok()) return makeError("subgraph '{}': {}", setup_.slots[static_cast<size_t>(slot)].name,
                                       outputs.error().message);

@@ -48,12 +48,19 @@ std::vector<int> coresIn(const cpu_set_t& set) {
 }
 }  // namespace
 
-std::vector<int> availableCores() {
+namespace {
+std::vector<int> callingThreadCores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
   return coresIn(set);
 }
+// Read as the process starts, on its main thread: a worker pinned to one core
+// (which loads a unit that starts workers of its own) still sees every core.
+const std::vector<int> kProcessCores = callingThreadCores();
+}  // namespace
+
+std::vector<int> availableCores() { return kProcessCores; }
 
 Status checkCores(const std::string& who, const std::vector<int>& cores) {
   const auto available = availableCores();

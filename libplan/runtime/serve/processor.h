@@ -16,7 +16,7 @@ namespace zp::runtime::serve {
 // Session options of a subgraph run on `processor` (kernel policy, GEMM library, threads).
 SessionOptions sessionOptions(const Processor& processor);
 
-// The CPU ids this process may run on (sched_getaffinity), ascending.
+// The CPU ids this process may run on (sched_getaffinity as it started), ascending.
 std::vector<int> availableCores();
 
 // A processor whose cores this process can run on, whose kernel policy is known

@@ -16,39 +16,39 @@ Expected<std::unique_ptr<ResidencyManager>> ResidencyManager::create(const std::
 }
 
 ResidencyManager::ResidencyManager(std::vector<ServeSlot> slots, int64_t budgetBytes)
-    : slots_(std::move(slots)), lru_(budgetBytes), sessions_(slots_.size()), inUse_(slots_.size(), 0) {}
+    : slots_(std::move(slots)), lru_(budgetBytes), units_(slots_.size()), inUse_(slots_.size(), 0) {}
 
 void ResidencyManager::installPreloaded(int slot, LoadedSubgraph loaded) {
   std::lock_guard lock(mutex_);
   const auto s = static_cast<size_t>(slot);
   assert(slots_[s].preload && !lru_.contains(slot));
   lru_.addPinned(slot, slots_[s].bytes);
-  sessions_[s] = std::move(loaded.session);
+  units_[s] = std::move(loaded.unit);
 }
 
 Expected<ResidencyManager::Lease> ResidencyManager::acquire(int slot,
                                                             const std::function<Expected<LoadedSubgraph>()>& load) {
   const auto s = static_cast<size_t>(slot);
   Lease lease;
-  std::vector<std::unique_ptr<Session>> dropped;
+  std::vector<LoadedUnit> dropped;
   {
     std::lock_guard lock(mutex_);
     ++inUse_[s];
     if (lru_.contains(slot)) {
-      assert(sessions_[s]);  // only the slot's own worker acquires it, so it is not being loaded
+      assert(units_[s]);  // only the slot's own worker acquires it, so it is not being loaded
       lru_.touch(slot);
-      lease.session = sessions_[s].get();
+      lease.unit = &units_[s];
       return lease;
     }
     lease.evicted = lru_.makeRoom(slots_[s].bytes, [this](int id) { return inUse_[static_cast<size_t>(id)] == 0; });
-    for (int e : lease.evicted) dropped.push_back(std::move(sessions_[static_cast<size_t>(e)]));
+    for (int e : lease.evicted) dropped.push_back(std::move(units_[static_cast<size_t>(e)]));
     lease.overBudget = !lru_.fits(slots_[s].bytes);
     lru_.insert(slot, slots_[s].bytes);  // reserved now, so concurrent loads see the bytes
     evictions_ += static_cast<int>(lease.evicted.size());
     ++loads_;
     if (lease.overBudget) ++overBudget_;
   }
-  dropped.clear();  // sessions are freed outside the lock
+  dropped.clear();  // units are freed outside the lock
   const auto t0 = std::chrono::steady_clock::now();
   auto loaded = load();
   lease.loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -56,8 +56,8 @@ Expected<ResidencyManager::Lease> ResidencyManager::acquire(int slot,
   lease.loaded = true;
   lease.loadedBytes = loaded->bytes;
   std::lock_guard lock(mutex_);
-  sessions_[s] = std::move(loaded->session);
-  lease.session = sessions_[s].get();
+  units_[s] = std::move(loaded->unit);
+  lease.unit = &units_[s];
   return lease;
 }
 

@@ -24,7 +24,7 @@ class ResidencyManager {
   void installPreloaded(int slot, LoadedSubgraph loaded);
 
   struct Lease {
-    Session* session = nullptr;
+    LoadedUnit* unit = nullptr;
     bool loaded = false;          // this acquire loaded it
     double loadMs = 0;            // time spent loading (0 when it was resident)
     int64_t loadedBytes = 0;      // what the loaded session holds
@@ -47,7 +47,7 @@ class ResidencyManager {
   std::vector<ServeSlot> slots_;
   mutable std::mutex mutex_;
   BudgetedLru lru_;
-  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<LoadedUnit> units_;
   std::vector<int> inUse_;
   int loads_ = 0, evictions_ = 0, overBudget_ = 0;
 };

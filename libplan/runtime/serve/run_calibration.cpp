@@ -14,7 +14,7 @@ namespace {
 
 struct Loaded {
   int slot = 0;
-  std::unique_ptr<Session> session;
+  LoadedUnit unit;
   TensorMap inputs;
 };
 
@@ -26,9 +26,9 @@ Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, Subgra
     if (setup.slots[s].processor != p) continue;
     auto l = loader.load(static_cast<int>(s), setup.slots[s], sessionOptions(setup.processors[static_cast<size_t>(p)]));
     if (!l.ok()) return makeError("subgraph '{}': {}", setup.slots[s].name, l.error().message);
-    if (!l->session) return makeError("subgraph '{}': the loader returned no session", setup.slots[s].name);
-    TensorMap in = randomInputs(*l->session, seed + s);
-    mine.push_back({static_cast<int>(s), std::move(l->session), std::move(in)});
+    if (!l->unit) return makeError("subgraph '{}': the loader returned no unit", setup.slots[s].name);
+    TensorMap in = randomInputs(l->unit.session(), seed + s);
+    mine.push_back({static_cast<int>(s), std::move(l->unit), std::move(in)});
   }
   return mine;
 }
@@ -51,7 +51,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
   auto runOnce = [&](Loaded& l, std::vector<double>* record, double idleMs) -> Status {
     if (idleMs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(idleMs * 1000)));
     const auto t0 = SteadyClock::now();
-    auto r = l.session->run(l.inputs);
+    auto r = l.unit.run(l.inputs);
     if (!r.ok()) return makeError("subgraph '{}': {}", setup.slots[static_cast<size_t>(l.slot)].name, r.error().message);
     if (record) record->push_back(msSince(t0));
     return {};

@@ -257,6 +257,61 @@ TEST(Executor, BadSetupsAreRefusedBeforeServing) {
   for (int s = 0; s < 4; ++s) EXPECT_EQ(loader.loads(s), 0);  // nothing loaded for a refused setup
 }
 
+// Loads slot 0 as an operator-placed unit: the first half of its nodes on
+// processor 0, the rest on processor 1, run by the unit's own pinned workers.
+class PlacedLoader : public SubgraphLoader {
+ public:
+  PlacedLoader(std::string text, std::vector<Processor> processors)
+      : text_(std::move(text)), processors_(std::move(processors)) {}
+  Expected<LoadedSubgraph> load(int, const ServeSlot& info, const SessionOptions&) override {
+    ZP_ASSIGN_OR_RETURN(auto model, graph::parseModelText(text_));
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (const auto& p : processors_) {
+      ZP_ASSIGN_OR_RETURN(auto session, Session::fromModel(model, info.name, sessionOptions(p)));
+      sessions.push_back(std::move(session));
+    }
+    std::vector<int> placement(sessions.front()->nodes().size(), 0);
+    for (size_t i = placement.size() / 2; i < placement.size(); ++i) placement[i] = 1;
+    ZP_ASSIGN_OR_RETURN(auto program, PlacedProgram::create(std::move(sessions), placement));
+    const int64_t bytes = placedBytes(*program);
+    ZP_ASSIGN_OR_RETURN(auto placed, PlacedExecutor::start(std::move(program), processors_));
+    ++loads;
+    return LoadedSubgraph{std::move(placed), bytes};
+  }
+  std::atomic<int> loads{0};
+
+ private:
+  std::string text_;
+  std::vector<Processor> processors_;
+};
+
+TEST(Executor, AnOperatorPlacedUnitServesLikeAnyOther) {
+  const int c0 = availableCores().front(), c1 = availableCores().back();
+  const std::vector<Processor> procs{zp::testing::pinned("p0", {c0}), zp::testing::pinned("p1", {c1})};
+  const std::string text = testing::chainText("x", "y", 16, 128, 6, 0.02f);
+  ServeSetup setup;
+  setup.processors = procs;
+  setup.slots = {{"placed", 0, 1000, false}};
+  ServeTask task{"a", {0}, 1000, true, samplesFor("x", 4, 16), {}};
+  task.labels = referenceLabels({text}, task.samples, "y");
+  setup.tasks = {task};
+  setup.memoryBudgetBytes = 1000;
+  PlacedLoader loader(text, procs);
+  ArrivalParams ap;
+  ap.tasks = {{"a", ArrivalProcess::Periodic, 200, 4}};
+  ap.count = 12;
+  auto r = serve(setup, loader, *generateArrivals(ap));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(loader.loads, 1);  // loaded on demand once, then resident
+  EXPECT_EQ(r->loads, 1);
+  ASSERT_EQ(r->queries.size(), 12u);
+  for (const auto& q : r->queries) {
+    EXPECT_TRUE(q.completed);
+    EXPECT_TRUE(q.correct) << "query " << q.query << " predicted " << q.predicted << " label " << q.label;
+  }
+  EXPECT_EQ(r->correct, 12);
+}
+
 TEST(Executor, ALoadFailureStopsServingWithItsError) {
   auto t = twoTasks(1);
   t.setup.slots[3].preload = false;
