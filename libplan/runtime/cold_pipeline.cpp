@@ -73,7 +73,9 @@ ColdPipeline::ColdPipeline(std::vector<ColdTask> tasks, const ColdPipelineParams
       std::count_if(tasks_.begin(), tasks_.end(), [](const ColdTask& k) { return !k.warm() && !k.read(); }));
 }
 
-ColdPipeline::~ColdPipeline() {
+ColdPipeline::~ColdPipeline() { stop(); }
+
+void ColdPipeline::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;

@@ -68,7 +68,9 @@ class ColdPipeline {
   // `work(task, core)` runs a task on the thread of `core` (-1: the reader).
   using Work = std::function<Status(int task, int core)>;
   ColdPipeline(std::vector<ColdTask> tasks, const ColdPipelineParams& params, Work work, SteadyClock::time_point t0);
-  ~ColdPipeline();  // stops taking tasks, waits for the running ones
+  ~ColdPipeline();  // stop()
+  // Stops taking tasks and waits for the running ones (again: nothing).
+  void stop();
   ColdPipeline(const ColdPipeline&) = delete;
   ColdPipeline& operator=(const ColdPipeline&) = delete;
 

@@ -135,7 +135,11 @@ class SessionExecContext : public ExecContext {
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Session::~Session() = default;
+// A cold session's pipeline threads run tasks on the session's members: they
+// stop before any member goes.
+Session::~Session() {
+  if (impl_ && impl_->cold && impl_->cold->pipeline) impl_->cold->pipeline->stop();
+}
 
 Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, const SessionOptions& options,
                                                           WeightSource& weights) {
