@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "drivers/cold_flow/cold_schedule.h"
+#include "drivers/emit/emit_bundle.h"
 #include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/plan_pb.h"
@@ -135,6 +137,20 @@ Expected<Dataset> Bundle::samples(const std::string& task, const runtime::IoInfo
     d.samples.push_back(runtime::randomInput({input.name, input.dtype, staticShape(input)}, seed + static_cast<uint64_t>(k)));
   d.source = "random";
   return d;
+}
+
+Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bundle, const plan::Unit& unit) {
+  const auto& colds = bundle.plan().cold;
+  auto cold = std::find_if(colds.begin(), colds.end(), [&](const plan::ColdPlan& c) { return c.unit == unit.id; });
+  if (cold == colds.end()) return std::optional<runtime::serve::SubgraphFiles>();
+  ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
+  const auto cache = bundle.cache(unit, kColdCachePolicy);
+  if (!cache)
+    return makeError("{}: missing from the bundle (the cold cache of {})",
+                     bundle.cachePath(unit, kColdCachePolicy).string(), unit.id.str());
+  ZP_ASSIGN_OR_RETURN(auto schedule, coldScheduleOf(*cold, bundle.planFile() + ": cold section " + unit.id.str()));
+  return std::optional<runtime::serve::SubgraphFiles>(runtime::serve::SubgraphFiles{
+      model, *cache, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))});
 }
 
 Expected<runtime::serve::OperatorPlacement> operatorPlacement(Bundle& bundle, const plan::Unit& unit,

@@ -68,6 +68,11 @@ class Bundle {
   std::vector<std::string> notes_;
 };
 
+// A unit the plan gives a cold section (NNV12) as the runtime loads it: its
+// model, the cold cache plan-emit wrote for it and the schedule to follow;
+// nothing when the plan has no cold section for it.
+Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bundle, const plan::Unit& unit);
+
 // The plan's operator placement of `unit` as the runtime loads it: the
 // processors (checked), each one's weight cache in the bundle (a warning when
 // there is none: the raw weights are transformed), each node's processor.

@@ -5,6 +5,7 @@
 #include "libplan/runtime/measure.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -37,35 +38,37 @@ using runtime::TensorMap;
 
 namespace {
 
-// A task's chained sessions: one per position.
+// A task's chained units: one per position, loaded as the executor loads them.
 struct Chain {
-  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<runtime::serve::LoadedUnit> units;
 
-  // The feeds of session i + 1 from the outputs of session i: by name, else in order.
+  const Session& session(size_t i) const { return units[i].session(); }
+
+  // The feeds of unit i + 1 from the outputs of unit i: by name, else in order.
   Expected<TensorMap> feedsAfter(size_t i, const TensorMap& out) const {
-    const Session& next = *sessions[i + 1];
+    const Session& next = session(i + 1);
     TensorMap nextFeeds;
     bool byName = std::all_of(next.inputs().begin(), next.inputs().end(),
                               [&](const runtime::IoInfo& io) { return out.count(io.name) > 0; });
     if (byName) {
       for (const auto& io : next.inputs()) nextFeeds.emplace(io.name, out.at(io.name));
-    } else if (next.inputs().size() == sessions[i]->outputs().size()) {
+    } else if (next.inputs().size() == session(i).outputs().size()) {
       for (size_t k = 0; k < next.inputs().size(); ++k)
-        nextFeeds.emplace(next.inputs()[k].name, out.at(sessions[i]->outputs()[k].name));
+        nextFeeds.emplace(next.inputs()[k].name, out.at(session(i).outputs()[k].name));
     } else {
       return makeError("{}: its {} inputs do not match the {} outputs of {}", next.label(), next.inputs().size(),
-                       sessions[i]->outputs().size(), sessions[i]->label());
+                       session(i).outputs().size(), session(i).label());
     }
     return nextFeeds;
   }
 
-  Expected<TensorMap> run(const Tensor& x) const {
+  Expected<TensorMap> run(const Tensor& x) {
     TensorMap feeds;
-    feeds.emplace(sessions.front()->inputs().at(0).name, x);
+    feeds.emplace(session(0).inputs().at(0).name, x);
     TensorMap out;
-    for (size_t i = 0; i < sessions.size(); ++i) {
-      ZP_ASSIGN_OR_RETURN(out, sessions[i]->run(feeds));
-      if (i + 1 == sessions.size()) break;
+    for (size_t i = 0; i < units.size(); ++i) {
+      ZP_ASSIGN_OR_RETURN(out, units[i].run(feeds));
+      if (i + 1 == units.size()) break;
       ZP_ASSIGN_OR_RETURN(feeds, feedsAfter(i, out));
     }
     TensorMap owned;
@@ -270,23 +273,23 @@ Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, con
   ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(plan::UnitId::subgraph(task.name, pos, v)));
   ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
   const auto config = *proc->second;
-  runtime::SessionOptions so = runtime::serve::sessionOptions(config);
-  ZP_ASSIGN_OR_RETURN(auto ref, Session::load(model, so));
-  reference.sessions.push_back(std::move(ref));
+  const runtime::SessionOptions so = runtime::serve::sessionOptions(config);
+  ZP_ASSIGN_OR_RETURN(auto ref, runtime::serve::loadUnit({model, {}}, so));
+  reference.units.push_back(std::move(ref.unit));
   r.processors.push_back(g->processor);
   if (referenceOnly) return {};
   // A subgraph with a cold section has its cold cache only: its entries that fit are used.
   auto cache = ctx.bundle.cache(*unit, config.policy);
   if (!cache) cache = ctx.bundle.cache(*unit, kColdCachePolicy);
-  if (cache) so.cache = *cache;
-  else
+  if (!cache)
     ctx.warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
                          ctx.bundle.cachePath(*unit, config.policy).string()));
-  ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
-  for (const auto& w : s->warnings()) ctx.warn(w);
-  r.cacheHits += s->loadStats().cacheHits;
-  r.cacheFallbacks += s->loadStats().cacheFallbacks;
-  cached.sessions.push_back(std::move(s));
+  ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit({model, cache.value_or(fs::path())}, so));
+  const Session& s = loaded.unit.session();
+  for (const auto& w : s.warnings()) ctx.warn(w);
+  r.cacheHits += s.loadStats().cacheHits;
+  r.cacheFallbacks += s.loadStats().cacheFallbacks;
+  cached.units.push_back(std::move(loaded.unit));
   return {};
 }
 
@@ -309,20 +312,15 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
     if (cp == plan.cold.end() || g == task.subgraphs.end())
       return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
     ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(id));
-    ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
-    const fs::path cache = ctx.bundle.cachePath(*unit, kColdCachePolicy);
-    ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule sc, coldScheduleOf(*cp, where + ": cold section " + label));
-    runtime::SessionOptions so = runtime::serve::sessionOptions(*ctx.procs.at(g->processor));
-    so.cache = cache;
-    so.cacheIsForModel = true;  // plan-emit wrote it from this subgraph
-    so.coldSchedule = std::make_shared<const runtime::ColdSchedule>(std::move(sc));
-    ZP_TRY(runtime::evictFromPageCache(model));
-    ZP_TRY(runtime::evictFromPageCache(cache));
+    ZP_ASSIGN_OR_RETURN(auto files, coldUnitFiles(ctx.bundle, *unit));
+    assert(files && "the cold section was found above");
+    ZP_TRY(runtime::evictFromPageCache(files->model));
+    ZP_TRY(runtime::evictFromPageCache(files->cache));
     const auto t0 = SteadyClock::now();
-    ZP_ASSIGN_OR_RETURN(auto s, Session::load(model, so));
+    ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit(*files, runtime::serve::sessionOptions(*ctx.procs.at(g->processor))));
     double ms = msSince(t0);
-    Session& session = *s;
-    cold.sessions.push_back(std::move(s));
+    cold.units.push_back(std::move(loaded.unit));
+    Session& session = *cold.units.back().plainSession();
     if (pos == 0) {  // the input is made outside the timed span
       const runtime::IoInfo& in0 = session.inputs().at(0);
       x = runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)}, ctx.params.seed);
@@ -348,7 +346,7 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
   const auto t1 = SteadyClock::now();
   ZP_TRY(cold.run(x));
   r.secondRunMs = msSince(t1);
-  for (auto& s : cold.sessions) s->waitForWarmSwitch();
+  for (auto& u : cold.units) u.plainSession()->waitForWarmSwitch();
   return {};
 }
 
@@ -358,7 +356,7 @@ constexpr int kRandomSamples = 8;
 // Dataset samples or seeded random ones, read once per task (every system --compare runs shares them).
 Expected<const Dataset*> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
   if (auto it = ctx.datasets.find(task.name); it != ctx.datasets.end()) return &it->second;
-  const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
+  const runtime::IoInfo& in0 = cached.session(0).inputs().at(0);
   const int limit = ctx.params.samples > 0 ? ctx.params.samples : std::numeric_limits<int>::max();
   ZP_ASSIGN_OR_RETURN(Dataset data, ctx.bundle.samples(task.name, in0, limit,
                                                        ctx.params.samples > 0 ? ctx.params.samples : kRandomSamples,
@@ -385,7 +383,7 @@ Status compareChains(const BundleRunParams& params, Chain& cached, Chain& refere
       }
     }
     if (!data.labels.empty()) {
-      const auto& last = cached.sessions.back()->outputs().at(0).name;
+      const auto& last = cached.session(cached.units.size() - 1).outputs().at(0).name;
       correct += argmax(got.at(last)) == data.labels[i];
     }
   }
@@ -410,7 +408,7 @@ Expected<double> timeChain(Chain& cached, const Tensor& input, int repeat) {
 // plan's own choice saves its outputs with --save-outputs.
 Expected<TaskRunReport> runOnUserInput(BundleContext& ctx, const fs::path& file, const Tensor& x, bool save,
                                        Chain& cached, Chain& reference, TaskRunReport& r) {
-  const runtime::IoInfo& in0 = cached.sessions.front()->inputs().at(0);
+  const runtime::IoInfo& in0 = cached.session(0).inputs().at(0);
   if (auto why = inputMismatch(in0, x)) return makeError("{}: --input {}: {}", file.string(), r.task, *why);
   ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(x));
   ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(x));

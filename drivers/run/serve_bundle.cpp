@@ -8,8 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "drivers/cold_flow/cold_schedule.h"
-#include "drivers/emit/emit_bundle.h"
 #include "drivers/run/serve_system.h"
 #include "libplan/runtime/serve/pinned_worker.h"
 #include "libplan/runtime/serve/run_calibration.h"
@@ -24,19 +22,12 @@ using namespace runtime::serve;
 
 Expected<ServedSlot> servedSlot(Bundle& bundle, const plan::Unit& unit, int processor, const Processor& proc) {
   ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
-  const auto& colds = bundle.plan().cold;
-  auto cold = std::find_if(colds.begin(), colds.end(), [&](const plan::ColdPlan& c) { return c.unit == unit.id; });
-  if (cold != colds.end()) {
-    // Loaded following its cold section, from the cold cache plan-emit wrote for it (NNV12).
-    const auto cache = bundle.cache(unit, kColdCachePolicy);
-    if (!cache)
-      return makeError("{}: missing from the bundle (the cold cache of {})",
-                       bundle.cachePath(unit, kColdCachePolicy).string(), unit.id.str());
-    ZP_ASSIGN_OR_RETURN(auto schedule, coldScheduleOf(*cold, bundle.planFile() + ": cold section " + unit.id.str()));
+  ZP_ASSIGN_OR_RETURN(auto cold, coldUnitFiles(bundle, unit));
+  if (cold) {  // loaded following its cold section (NNV12)
     ServedSlot slot;
     slot.unit = unit.id;
     slot.processor = processor;
-    slot.files = {model, *cache, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))};
+    slot.files = std::move(*cold);
     return slot;
   }
   const auto cache = bundle.cache(unit, proc.policy);

@@ -56,7 +56,10 @@ Expected<std::unique_ptr<PlacedExecutor>> loadPlaced(const std::filesystem::path
 Expected<LoadedSubgraph> ModelFileLoader::load(int slot, const ServeSlot& info, const SessionOptions& options) {
   if (slot < 0 || slot >= static_cast<int>(files_.size()))
     return makeError("subgraph '{}': no model file for slot {}", info.name, slot);
-  const SubgraphFiles& f = files_[static_cast<size_t>(slot)];
+  return loadUnit(files_[static_cast<size_t>(slot)], options);
+}
+
+Expected<LoadedSubgraph> loadUnit(const SubgraphFiles& f, const SessionOptions& options) {
   if (f.placement) {
     ZP_ASSIGN_OR_RETURN(auto placed, loadPlaced(f.model, *f.placement));
     const int64_t bytes = placedBytes(placed->program());

@@ -42,6 +42,11 @@ class ModelFileLoader : public SubgraphLoader {
   std::vector<SubgraphFiles> files_;  // per slot
 };
 
+// The unit of `files` loaded with `options` (its processor's): warm from its
+// weight cache, following its cold section, or operator-placed (then each of its
+// processors' own options).
+Expected<LoadedSubgraph> loadUnit(const SubgraphFiles& files, const SessionOptions& options);
+
 // Per executed step of `session`, the processor its node is placed on; an error
 // (naming `label`) when the runtime runs a node the placement does not place.
 Expected<std::vector<int>> stepPlacement(const Session& session, const std::map<std::string, int>& nodeProcessor,

@@ -37,6 +37,7 @@ class LoadedUnit {
   Expected<TensorMap> run(const TensorMap& inputs) { return placed_ ? placed_->run(inputs) : session_->run(inputs); }
   // The session whose inputs and outputs the unit has (an operator-placed one: its first processor's).
   const Session& session() const { return placed_ ? placed_->program().session(0) : *session_; }
+  Session* plainSession() { return session_.get(); }  // null for an operator-placed unit
   PlacedExecutor* placed() const { return placed_.get(); }
 
  private:
