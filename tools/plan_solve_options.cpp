@@ -42,6 +42,15 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
                "(default: zoo-profile's measurement wherever it measured one)");
   std::string processorList;
   app.add_option("--processors", processorList, "stitch: plan on these processors only (comma-separated; default: every one)");
+  app.add_option("--rate", sp.rateQps,
+                 "stitch: choose zooplan's configuration for this many queries per second per task, served as plan-run "
+                 "--serve serves them (default: judged in a burst of --queries per task)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--arrival-process", sp.arrivalProcess, "stitch: with --rate, poisson (default) | periodic")
+      ->check(CLI::IsMember({"poisson", "periodic"}));
+  app.add_option("--calibration-rounds", sp.calibrationRounds,
+                 "stitch: with --rate, timed runs per subgraph calibrating serving on this host (0: as profiled)")
+      ->default_val(5)->check(CLI::Range(0, 1000));
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
       ->check(integerIn(1, 1000000));
   // concurrent mode

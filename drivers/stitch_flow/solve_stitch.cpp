@@ -3,6 +3,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "drivers/stitch_flow/serving_calibration.h"
 #include "drivers/stitch_flow/solve_report.h"
 #include "drivers/stitch_flow/solve_stitch_cold.h"
 #include "drivers/stitch_flow/stitch_space_read.h"
@@ -72,12 +73,32 @@ Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchS
   return h;
 }
 
+// The workload zooplan's choice is served at (none: judged in the query simulator's burst).
+Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const SolveStitchOptions& o,
+                                                                        const StitchSpace& space, std::string& summary) {
+  if (!(o.rateQps > 0)) return std::shared_ptr<const select::ServingWorkload>();
+  auto w = std::make_shared<select::ServingWorkload>();
+  w->process = o.arrivalProcess == "periodic" ? runtime::serve::ArrivalProcess::Periodic
+                                              : runtime::serve::ArrivalProcess::Poisson;
+  for (const auto& t : space.tasks) w->rateQps[t.name] = o.rateQps;
+  w->seed = o.seed;
+  ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed));
+  summary += fmt::format("zooplan's choice: served at {} q/s per task ({}, {:.0f} s simulated), ", o.rateQps,
+                         o.arrivalProcess, w->durationMs / 1000);
+  summary += w->calibration.hotRatios.empty()
+                 ? "run times as profiled\n"
+                 : fmt::format("run times calibrated on this host (dispatch {:.3f} ms, hand-over {:.3f} ms, "
+                               "loads {:.2f} ms/MB)\n",
+                               w->calibration.dispatchMs, w->calibration.handoffMs, w->calibration.loadMsPerMB);
+  return std::shared_ptr<const select::ServingWorkload>(std::move(w));
+}
+
 // The simulated schedule of zooplan's choice for the first configuration, and the SVGs.
-Status writeVisuals(const SolveStitchOptions& o, const StitchSpace& space, const plan::SloConfiguration& first,
-                    const select::StitchSolution& s) {
+Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& selectParams, const StitchSpace& space,
+                    const plan::SloConfiguration& first, const select::StitchSolution& s) {
   select::Algorithm1Result a1;
   std::string note;
-  select::Choice choice = zooplanChoice(space, first, o.select, &a1, &note);
+  select::Choice choice = zooplanChoice(space, first, selectParams, &a1, &note);
   if (!o.trace.empty()) {
     auto q = queriesOf(space, choice, o.select.queriesPerTask);
     std::vector<int> arrival(space.tasks.size());
@@ -107,7 +128,10 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(o.slo, space));
   for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
-  ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, o.budgets, o.select));
+  std::string servingSummary;
+  select::SelectParams selectParams = o.select;
+  ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary));
+  ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, o.budgets, selectParams));
 
   SolveStitchResult result;
   plan::Plan& plan = result.plan;
@@ -120,7 +144,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))
                                .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
                                .generic_string();
-  result.summary = select::stitchSummary(solution);
+  result.summary = servingSummary + select::stitchSummary(solution);
   ZP_ASSIGN_OR_RETURN(StitchColdPlans cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
   plan.cold = std::move(cold.plans);
   if (cold.profiled) plan.header.inputs["profile/cold_profile.csv"] = cold.profileSha256;
@@ -129,7 +153,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   // Outputs from here on: their folders are made only now, so a run refused
   // above (bad SLOs, budgets) leaves nothing behind.
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation, o.stats}));
-  ZP_TRY(writeVisuals(o, space, slos.front(), solution));
+  ZP_TRY(writeVisuals(o, selectParams, space, slos.front(), solution));
   if (!o.evaluation.empty()) {
     result.evaluation = select::evaluateAgainstBaselines(space, o.select);
     ZP_TRY(writeFileAtomic(o.evaluation, canonicalJson(result.evaluation)));

@@ -25,6 +25,13 @@ struct SolveStitchOptions {
   std::vector<std::string> budgets = {"15%", "55%", "100%"};
   std::vector<std::string> processors;      // plan on these processors only (empty: every one profiled)
   select::SelectParams select;
+  // The workload zooplan's choice is served at: queries per second per task
+  // (0: judged in the query simulator's burst instead), their arrival process,
+  // and the rounds of the serving calibration measured on this host (0: run
+  // times as profiled, no wake-up delays).
+  double rateQps = 0;
+  std::string arrivalProcess = "poisson";
+  int calibrationRounds = 5;
   coldstart::ColdStartParams cold;          // the cold-start section of each chosen subgraph
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
   std::string tool = "plan-solve";

@@ -1,5 +1,7 @@
 #include "passes/select/plan_stitch.h"
 
+#include "passes/select/serving_objective.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -295,11 +297,6 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   for (size_t t = 0; t < space.tasks.size(); ++t)
     sp.tasks.push_back(taskPlan(space, t, g.order, slos, searches, params, &s.firstChosen[t]));
 
-  const ServedSystems served = servedSystems(space, slos, params, searches);
-  sp.systems = served.systems;
-  addSystemsSubgraphs(space, served, sp);
-  adoptChosenSystem(space, sp);
-
   const auto items = preloadItems(space, g.order, searches);
   int64_t totalBytes = 0;
   for (const auto& it : items) totalBytes += it.bytes;
@@ -307,6 +304,20 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
     ZP_ASSIGN_OR_RETURN(auto ps, preloadSet(items, b, totalBytes, s.preloadSummary));
     sp.preload.push_back(std::move(ps));
   }
+
+  // Served, the first preload set is resident and the rest loads on demand under
+  // its budget (plan-run --serve's default): zooplan's choice is judged so.
+  SelectParams served = params;
+  if (params.workload && !sp.preload.empty()) {
+    auto w = std::make_shared<ServingWorkload>(*params.workload);
+    w->budgetBytes = sp.preload.front().budgetBytes;
+    w->preload = sp.preload.front().greedy;
+    served.workload = std::move(w);
+  }
+  const ServedSystems systems = servedSystems(space, slos, served, searches);
+  sp.systems = systems.systems;
+  addSystemsSubgraphs(space, systems, sp);
+  adoptChosenSystem(space, sp);
   s.units = subgraphUnits(space, sp);
   return s;
 }

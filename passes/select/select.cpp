@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <limits>
 #include <map>
 #include <numeric>
 
 #include "libplan/estimate/latency_model.h"
 #include "libplan/util/infinity.h"
+#include "passes/select/serving_objective.h"
 
 namespace zp::select {
 namespace fs = std::filesystem;
@@ -175,6 +178,29 @@ Choice wholeOnFastestChoice(const StitchSpace& space, const plan::SloConfigurati
     np.placement.push_back(std::vector<std::string>(static_cast<size_t>(ts.positions), space.processors[static_cast<size_t>(bestP)].name));
   }
   return np;
+}
+
+// Every task whole on processor p: its fastest variant there that meets the
+// accuracy floor (else the closest miss). Mixed task by task with others, these
+// spread whole tasks over the processors.
+Choice wholeOnProcessorChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
+                              int p) {
+  Choice c;
+  c.system = "zooplan";
+  const int P = static_cast<int>(space.processors.size());
+  for (const auto& ts : space.tasks) {
+    const auto& s = slo.tasks.at(ts.name);
+    const auto whole = PlacementSet::single(std::vector<int>(static_cast<size_t>(ts.positions), p), P);
+    CombinationFilter accurate;
+    accurate.accuracyFloor = s.accuracy;
+    accurate.measuredForDecisions = params.measuredAccuracyForDecisions;
+    Pick f = std::isnan(s.accuracy) ? Pick{} : fastest(ts, whole, accurate);
+    if (!f.found()) f = closestMiss(ts, whole, s, params.measuredAccuracyForDecisions, false);
+    c.feasible.push_back(f.found() && f.value <= s.latencyMs);
+    c.candidate.push_back(f.combination);
+    c.placement.push_back(std::vector<std::string>(static_cast<size_t>(ts.positions), space.processors[static_cast<size_t>(p)].name));
+  }
+  return c;
 }
 
 }  // namespace
@@ -401,31 +427,65 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   return zooplanChoice(space, slo, params, tasks, algorithm1Out, note);
 }
 
+namespace {
+
+// From `best`, one task at a time, the task's decision of another candidate
+// while it serves better, until a round changes nothing (at most `rounds`).
+void improveTaskByTask(const std::vector<Choice>& candidates, const std::function<const Outcome&(const Choice&)>& outcome,
+                       Choice& best, std::string& winner, int rounds) {
+  for (int round = 0; round < rounds; ++round) {
+    bool changed = false;
+    for (size_t t = 0; t < best.candidate.size(); ++t)
+      for (const auto& c : candidates) {
+        if (c.candidate[t] == best.candidate[t] && c.placement[t] == best.placement[t]) continue;
+        Choice next = best;
+        next.candidate[t] = c.candidate[t];
+        next.placement[t] = c.placement[t];
+        next.feasible[t] = c.feasible[t];
+        if (betterOutcome(outcome(next), outcome(best))) {
+          best = std::move(next);
+          winner = "task by task from the candidates' decisions";
+          changed = true;
+        }
+      }
+    if (!changed) return;
+  }
+}
+
+}  // namespace
+
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
                      std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, std::string* note) {
   const auto orders = globalOrders(space);
   const auto orderIdx = orderIndices(space, orders);
   Algorithm1Result a1 = algorithm1With(space, orders, orderIdx, tasks, "zooplan");
   if (algorithm1Out) *algorithm1Out = a1;
-  // Many orders lead to the same choice: each distinct one is simulated once.
-  std::map<std::pair<std::vector<int64_t>, std::vector<std::vector<std::string>>>, Outcome> simulated;
-  auto outcome = [&](const Choice& c) -> const Outcome& {
+  std::optional<runtime::serve::ArrivalTrace> trace;
+  if (params.workload) {
+    auto t = workloadTrace(space, *params.workload);
+    assert(t.ok() && "the driver checks the workload names every task");
+    trace = std::move(*t);
+  }
+  // Many orders lead to the same choice: each distinct one is judged once.
+  std::map<std::pair<std::vector<int64_t>, std::vector<std::vector<std::string>>>, Outcome> judged;
+  std::function<const Outcome&(const Choice&)> outcome = [&](const Choice& c) -> const Outcome& {
     auto key = std::make_pair(c.candidate, c.placement);
-    auto it = simulated.find(key);
-    if (it == simulated.end()) it = simulated.emplace(key, evaluate(space, slo, c, params)).first;
+    auto it = judged.find(key);
+    if (it == judged.end())
+      it = judged.emplace(key, trace ? evaluateServing(space, slo, c, *params.workload, *trace)
+                                     : evaluate(space, slo, c, params)).first;
     return it->second;
   };
   Choice best = a1.choice;
-  Outcome bestOutcome = outcome(best);
   std::string winner = "Algorithm 1";
-  auto consider = [&](const Choice& c, const std::string& label) {
-    const Outcome& o = outcome(c);
-    if (betterOutcome(o, bestOutcome)) {
+  std::vector<Choice> candidates{a1.choice};
+  auto consider = [&](Choice c, const std::string& label) {
+    if (betterOutcome(outcome(c), outcome(best))) {
       best = c;
       best.system = "zooplan";
-      bestOutcome = o;
       winner = label;
     }
+    candidates.push_back(std::move(c));
   };
   for (size_t oi = 0; oi < orders.size(); ++oi) {
     std::string label;
@@ -438,6 +498,13 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   // For light tasks, one processor per task can beat a shared pipeline.
   consider(wholeOnFastestChoice(space, slo, params), "stitched variants run whole on their fastest processor");
   for (const auto& b : baselineChoices(space, slo, params)) consider(b, "the " + b.system + " choice");
+  if (trace)
+    for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
+      consider(wholeOnProcessorChoice(space, slo, params, p), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
+  // Served at the workload's rates, tasks compete for the processors: mixing
+  // the candidates' decisions task by task can beat every candidate whole.
+  if (trace) improveTaskByTask(candidates, outcome, best, winner, 2);
+  best.system = "zooplan";
   if (note) *note = winner;
   return best;
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,15 @@ enum class SloSet { Grid, AccuracyGuaranteed, LatencyGuaranteed };
 // LatencyGuaranteed: latency = the fastest original's, 5 accuracies (Appendix D).
 std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSet set);
 
+struct ServingWorkload;  // serving_objective.h
+
 struct SelectParams {
   bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
   int queriesPerTask = 100;
   std::vector<std::string> fixedOrder;        // baselines' placement order; empty: processors reversed (N-G-C)
+  // The workload zooplan's choice is made for: judged served at its arrival
+  // rates (serving_objective.h) instead of in the query simulator's burst.
+  std::shared_ptr<const ServingWorkload> workload;
 };
 
 // One system's decision for one configuration: a combination and a placement per task.

@@ -1,0 +1,21 @@
+// What serving on this host adds to the profile's run times, measured for
+// plan-solve's serving objective (passes/select/serving_objective.h) the way
+// plan-run --serve calibrates its prediction (runtime/serve/run_calibration.h):
+// every task's first variant at every position on every processor, each
+// processor's worker running its subgraphs round-robin while the others run
+// theirs, timed back to back and after idle; and the dispatch and hand-over
+// wake-ups.
+#pragma once
+#include <cstdint>
+
+#include "libplan/util/error.h"
+#include "passes/select/serving_objective.h"
+
+namespace zp::drivers {
+
+// Nothing (no calibration: runs as profiled) when a processor is not this
+// host's (an imported profile) or rounds is 0.
+Expected<select::ServingCalibration> measureServingCalibration(const select::StitchSpace& space, int rounds,
+                                                               uint64_t seed);
+
+}  // namespace zp::drivers

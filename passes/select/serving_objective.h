@@ -1,0 +1,53 @@
+// The workload a plan is chosen for, and a choice judged the way plan-run
+// --serve measures it: the task's queries arrive at the workload's rates (a
+// seeded periodic or Poisson trace), each runs its chosen subgraphs position by
+// position on their processors, every processor a FIFO queue, in the open-loop
+// serving simulator (libplan/sim/queries/serve_sim.h) that plan-run's
+// prediction uses too. A query violates its SLO when it finishes later than the
+// task's latency bound or its variant misses the accuracy floor (SparseLoom
+// §5.1). What serving on this host adds to the profile's run times comes from a
+// calibration: the wake-up delays, and per processor how much longer runs take
+// back to back and after idle than profiled.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libplan/runtime/serve/arrivals.h"
+#include "libplan/sim/queries/serve_sim.h"
+#include "passes/select/select.h"
+
+namespace zp::select {
+
+struct ServingCalibration {
+  double dispatchMs = 0;  // an arrival's timer and its worker's wake-up
+  double loadMsPerMB = 0;  // loading a subgraph that is not resident, per MB of its memory
+  double handoffMs = 0;   // handing a query to another processor's worker
+  // Per processor (the space's order): measured run time over profiled run time,
+  // of runs back to back and of runs after idle (empty: as profiled).
+  std::vector<std::vector<double>> hotRatios, idleRatios;
+  bool operator==(const ServingCalibration&) const = default;
+};
+
+struct ServingWorkload {
+  runtime::serve::ArrivalProcess process = runtime::serve::ArrivalProcess::Poisson;
+  std::map<std::string, double> rateQps;  // per task: queries per second
+  double durationMs = 10000;              // the simulated trace's length
+  uint64_t seed = 0;                      // of the trace and of the simulator's draws
+  ServingCalibration calibration;
+  // Residency: the preload set (subgraph unit ids, in its order) is resident,
+  // the rest loads on demand and is evicted least recently used under the budget.
+  int64_t budgetBytes = INT64_MAX;
+  std::vector<std::string> preload;
+};
+
+// The workload's trace over the space's tasks (every task needs a rate).
+Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, const ServingWorkload& workload);
+
+// `choice` served on `trace` under `slo`: violation rate over all queries,
+// throughput, per task the mean latency and whether most of its queries violate.
+Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
+                        const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace);
+
+}  // namespace zp::select
