@@ -182,9 +182,10 @@ Choice wholeOnFastestChoice(const StitchSpace& space, const plan::SloConfigurati
 
 // Every task whole on processor p: its fastest variant there that meets the
 // accuracy floor (else the closest miss). Mixed task by task with others, these
-// spread whole tasks over the processors.
-Choice wholeOnProcessorChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
-                              int p) {
+// spread whole tasks over the processors. Nothing when a task has no variant
+// that runs there.
+std::optional<Choice> wholeOnProcessorChoice(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                             const SelectParams& params, int p) {
   Choice c;
   c.system = "zooplan";
   const int P = static_cast<int>(space.processors.size());
@@ -196,6 +197,8 @@ Choice wholeOnProcessorChoice(const StitchSpace& space, const plan::SloConfigura
     accurate.measuredForDecisions = params.measuredAccuracyForDecisions;
     Pick f = std::isnan(s.accuracy) ? Pick{} : fastest(ts, whole, accurate);
     if (!f.found()) f = closestMiss(ts, whole, s, params.measuredAccuracyForDecisions, false);
+    const std::vector<int> onP(static_cast<size_t>(ts.positions), p);
+    if (!f.found() || !std::isfinite(ts.latencyMs(static_cast<uint64_t>(f.combination), onP))) return std::nullopt;
     c.feasible.push_back(f.found() && f.value <= s.latencyMs);
     c.candidate.push_back(f.combination);
     c.placement.push_back(std::vector<std::string>(static_cast<size_t>(ts.positions), space.processors[static_cast<size_t>(p)].name));
@@ -500,7 +503,8 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   for (const auto& b : baselineChoices(space, slo, params)) consider(b, "the " + b.system + " choice");
   if (trace)
     for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
-      consider(wholeOnProcessorChoice(space, slo, params, p), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
+      if (auto c = wholeOnProcessorChoice(space, slo, params, p))
+        consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
   // Served at the workload's rates, tasks compete for the processors: mixing
   // the candidates' decisions task by task can beat every candidate whole.
   if (trace) improveTaskByTask(candidates, outcome, best, winner, 2);

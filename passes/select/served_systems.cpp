@@ -45,6 +45,12 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
   ServedSystems served;
   auto& out = served.systems;
   for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}});
+  if (params.workload)
+    out.front().description =
+        "the plan: best served at the workload's arrival rates in the serving simulator (violations, then accuracy "
+        "SLOs met, then throughput), calibrated on this host, of Algorithm 1 under every order, stitched variants "
+        "whole on their fastest processor, every task whole on each processor, the baselines' choices, and their "
+        "decisions mixed task by task";
   served.choices.resize(out.size());
   auto add = [&](size_t system, const std::string& slo, const Choice& c) {
     out[system].selections.push_back(selectionOf(space, slo, c));

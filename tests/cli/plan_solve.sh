@@ -9,6 +9,19 @@ use_fixture multitask
 "$BIN/plan-solve" "$PROF" -o "$WORK/b/plan.json" > "$WORK/b.txt"
 cmp -s "$WORK/a/plan.json" "$WORK/b/plan.json" && pass "two runs give byte-identical plan.json" || fail "plan.json differs between runs"
 
+# --rate: zooplan's choice made for the workload it will serve; without calibration
+# (--calibration-rounds 0) the plan is a pure function of its inputs.
+"$BIN/plan-solve" "$PROF" -o "$WORK/r1/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r1.txt"
+"$BIN/plan-solve" "$PROF" -o "$WORK/r2/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r2.txt"
+grep -q "zooplan's choice: served at 40 q/s per task (poisson, 10 s simulated), run times as profiled" "$WORK/r1.txt" \
+  && cmp -s "$WORK/r1/plan.json" "$WORK/r2/plan.json" \
+  && $PY -c "import json,sys; z=json.load(open(sys.argv[1]))['stitch']['systems'][0]; assert 'arrival rates' in z['description'], z['description']" "$WORK/r1/plan.json" \
+  && pass "--rate: the choice is made for the workload, byte-identical without calibration" || fail "--rate: $(cat "$WORK/r1.txt")"
+"$BIN/plan-solve" "$PROF" -o "$WORK/r3/plan.json" --rate 40 --calibration-rounds 2 > "$WORK/r3.txt" \
+  && grep -q "run times calibrated on this host (dispatch" "$WORK/r3.txt" \
+  && pass "--rate calibrates serving on this host" || fail "--rate calibration: $(cat "$WORK/r3.txt")"
+rejected "a rate below zero" 2 "--rate: Value -5 not in range" -- "$BIN/plan-solve" "$PROF" -o "$WORK/r4/plan.json" --rate -5
+
 if $PY - "$WORK/a" <<'PYEOF'
 import json, os, sys
 d = sys.argv[1]

@@ -1,0 +1,132 @@
+// zooplan's choice made for a workload (serving_objective.h): served at the
+// workload's rates it is never predicted worse than any system it considers
+// (the baselines, Algorithm 1, every task whole on one processor), on seeded
+// random spaces; and on a planted space whose fastest choice thrashes under the
+// memory budget, it keeps what fits where the burst objective takes the fastest.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "passes/select/serving_objective.h"
+#include "tests/select/random_space.h"
+
+namespace zp::select {
+namespace {
+
+std::shared_ptr<ServingWorkload> workloadFor(const StitchSpace& sp, double rateQps) {
+  auto w = std::make_shared<ServingWorkload>();
+  for (const auto& t : sp.tasks) w->rateQps[t.name] = rateQps;
+  w->durationMs = 2000;
+  w->seed = 3;
+  return w;
+}
+
+TEST(ServingObjective, ZooplanIsNeverPredictedWorseThanASystemItConsiders) {
+  std::mt19937_64 rng(77);
+  int strictlyBetter = 0;
+  for (int round = 0; round < 24; ++round) {
+    const testing::Shape shape{2 + round % 2, 1 + round % 3, 2, 2};
+    testing::SpaceOptions options;
+    options.unprofiled = 0;
+    StitchSpace sp = testing::randomSpace(rng, shape, options);
+    const auto slo = testing::randomSlo(rng, sp, "C");
+    SelectParams params;
+    params.workload = workloadFor(sp, 20 + 40 * (round % 3));
+    const auto trace = workloadTrace(sp, *params.workload);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    Algorithm1Result a1;
+    const Choice z = zooplanChoice(sp, slo, params, &a1, nullptr);
+    const Outcome oz = evaluateServing(sp, slo, z, *params.workload, *trace);
+    std::vector<Choice> others = baselineChoices(sp, slo, params);
+    others.push_back(a1.choice);
+    bool better = true;
+    for (const auto& c : others) {
+      const Outcome oc = evaluateServing(sp, slo, c, *params.workload, *trace);
+      EXPECT_FALSE(betterOutcome(oc, oz)) << "round " << round << ": " << c.system << " is predicted better ("
+                                          << oc.violationRate << " vs " << oz.violationRate << ")";
+      better = better && oz.violationRate < oc.violationRate;
+    }
+    strictlyBetter += better;
+  }
+  EXPECT_GT(strictlyBetter, 0) << "zooplan never beat every other system: the test shows nothing";
+}
+
+// One task, two positions, "dense" (1 ms, 1 KB) and "u90" (0.3 ms, 10 MB) on
+// cpu and gpu; every combination meets the accuracy floor.
+StitchSpace thrashingSpace() {
+  StitchSpace sp;
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
+  zoo::TaskStitch stitch;
+  stitch.name = "digits";
+  stitch.reference = "dense";
+  stitch.subgraphs.resize(2);
+  for (const char* v : {"dense", "u90"}) {
+    stitch.variants.push_back(zoo::VariantInfo{v, "dense", "", "", {}, {}});
+    for (int p = 0; p < 2; ++p) {
+      zoo::SubgraphInfo sg;
+      sg.position = p;
+      sg.variant = v;
+      sg.hash = fmt::format("digits-{}-{}", p, v);
+      sg.file = "subgraphs/" + sg.hash + ".onnx";
+      stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
+    }
+  }
+  sp.manifest.tasks.push_back(std::move(stitch));
+  TaskSpace ts;
+  ts.name = "digits";
+  ts.positions = 2;
+  ts.variants = {"dense", "u90"};
+  ts.stitch = &sp.manifest.tasks.front();
+  std::vector<AccuracyEntry> entries;
+  for (uint64_t k = 0; k < 4; ++k) entries.push_back(AccuracyEntry{k, 0.99, 0.99});
+  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(2, 2), entries);
+  for (int pos = 0; pos < 2; ++pos)
+    for (const char* p : {"cpu", "gpu"}) {
+      ts.latency.setSubgraph(pos, "dense", p, 1.0);
+      ts.latency.setSubgraph(pos, "u90", p, 0.3);
+      ts.memory[{pos, "dense", p}] = 1000;
+      ts.memory[{pos, "u90", p}] = 10'000'000;
+    }
+  ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
+  ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
+  ts.boundaryBytes = {1024};
+  ts.buildDense({"cpu", "gpu"});
+  sp.tasks.push_back(std::move(ts));
+  return sp;
+}
+
+TEST(ServingObjective, KeepsWhatFitsTheMemoryBudgetWhereTheBurstTakesTheFastest) {
+  StitchSpace sp = thrashingSpace();
+  const plan::SloConfiguration cfg{"C01", {{"digits", {0.9, 5.0}}}};
+  SelectParams burst;
+  burst.queriesPerTask = 5;
+  const Choice fastest = zooplanChoice(sp, cfg, burst, nullptr, nullptr);
+  ASSERT_EQ(sp.tasks[0].idOf(static_cast<uint64_t>(fastest.candidate[0])), "u90+u90")
+      << "planted: in a burst the fastest choice wins";
+
+  // 15 MB hold one u90 subgraph, not two: u90+u90 loads a subgraph (10 ms) on every query.
+  auto w = workloadFor(sp, 100);
+  w->budgetBytes = 15'000'000;
+  w->calibration.loadMsPerMB = 1.0;
+  SelectParams served = burst;
+  served.workload = w;
+  const auto trace = workloadTrace(sp, *w);
+  ASSERT_TRUE(trace.ok());
+  const Choice z = zooplanChoice(sp, cfg, served, nullptr, nullptr);
+  EXPECT_NE(sp.tasks[0].idOf(static_cast<uint64_t>(z.candidate[0])), "u90+u90");
+  const Outcome thrashing = evaluateServing(sp, cfg, fastest, *w, *trace);
+  const Outcome kept = evaluateServing(sp, cfg, z, *w, *trace);
+  EXPECT_GT(thrashing.violationRate, 0.9);
+  EXPECT_LT(kept.violationRate, 0.05);
+}
+
+TEST(ServingObjective, AWorkloadWithoutATasksRateIsAnError) {
+  StitchSpace sp = thrashingSpace();
+  ServingWorkload w;
+  auto trace = workloadTrace(sp, w);
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.error().message, "workload: no arrival rate for task 'digits'");
+}
+
+}  // namespace
+}  // namespace zp::select
