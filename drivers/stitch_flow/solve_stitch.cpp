@@ -140,6 +140,12 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch = solution.plan;
   plan.stitch->batch = space.batch;
   plan.stitch->dims = space.manifest.dims;
+  if (const auto& w = selectParams.workload) {
+    const auto& c = w->calibration;
+    plan.stitch->workload = plan::ServingWorkloadRecord{o.arrivalProcess, w->rateQps, w->durationMs, w->seed,
+                                                        c.hotRatios.empty() ? 0 : o.calibrationRounds,
+                                                        c.dispatchMs, c.handoffMs, c.loadMsPerMB};
+  }
   const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
   plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))
                                .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))

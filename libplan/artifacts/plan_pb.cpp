@@ -118,6 +118,17 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
   }
   m->set_chosen_system(s.chosenSystem);
   for (const auto& sys : s.systems) put(sys, m->add_systems());
+  if (s.workload) {
+    auto* w = m->mutable_workload();
+    w->set_process(s.workload->process);
+    for (const auto& [task, rate] : s.workload->rateQps) (*w->mutable_rate_qps())[task] = rate;
+    w->set_duration_ms(s.workload->durationMs);
+    w->set_seed(s.workload->seed);
+    w->set_calibration_rounds(s.workload->calibrationRounds);
+    w->set_dispatch_ms(s.workload->dispatchMs);
+    w->set_handoff_ms(s.workload->handoffMs);
+    w->set_load_ms_per_mb(s.workload->loadMsPerMB);
+  }
   for (const auto& p : s.preload) {
     auto* pm = m->add_preload();
     pm->set_budget(p.budget);
@@ -317,6 +328,13 @@ StitchPlan get(const planpb::StitchPlan& m) {
   }
   s.chosenSystem = m.chosen_system();
   for (const auto& sm : m.systems()) s.systems.push_back(get(sm));
+  if (m.has_workload()) {
+    const auto& w = m.workload();
+    ServingWorkloadRecord r{w.process(), {}, w.duration_ms(), w.seed(), w.calibration_rounds(),
+                            w.dispatch_ms(), w.handoff_ms(), w.load_ms_per_mb()};
+    for (const auto& [task, rate] : w.rate_qps()) r.rateQps[task] = rate;
+    s.workload = std::move(r);
+  }
   return s;
 }
 

@@ -77,6 +77,15 @@ Json toJson(const StitchPlan& s) {
                                                {"optimal", p.exactOptimal}}},
                                 {"gap", p.gap}});
   j["chosen_system"] = s.chosenSystem;
+  if (s.workload)
+    j["workload"] = Json{{"process", s.workload->process},
+                         {"rate_qps", s.workload->rateQps},
+                         {"duration_ms", s.workload->durationMs},
+                         {"seed", s.workload->seed},
+                         {"calibration", Json{{"rounds", s.workload->calibrationRounds},
+                                              {"dispatch_ms", s.workload->dispatchMs},
+                                              {"handoff_ms", s.workload->handoffMs},
+                                              {"load_ms_per_mb", s.workload->loadMsPerMB}}}};
   if (!s.systems.empty()) {
     j["systems"] = Json::array();
     for (const auto& sys : s.systems) {
@@ -244,6 +253,29 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
   return sys;
 }
 
+Expected<ServingWorkloadRecord> workloadFrom(const JsonAt& root) {
+  ZP_ASSIGN_OR_RETURN(JsonAt w, root.at("workload"));
+  ServingWorkloadRecord r;
+  ZP_ASSIGN_OR_RETURN(r.process, w.string("process"));
+  if (r.process != "poisson" && r.process != "periodic")
+    return w.error(fmt::format("process: '{}' is not poisson or periodic", r.process));
+  ZP_ASSIGN_OR_RETURN(JsonAt rates, w.at("rate_qps"));
+  ZP_ASSIGN_OR_RETURN(auto members, rates.members());
+  for (const auto& [task, rate] : members) {
+    ZP_ASSIGN_OR_RETURN(r.rateQps[task], rate.number(1e-9, 1e9));
+  }
+  ZP_ASSIGN_OR_RETURN(r.durationMs, w.number("duration_ms", 0, 1e9));
+  ZP_ASSIGN_OR_RETURN(int64_t seed, w.integer("seed", 0, INT64_MAX));
+  r.seed = static_cast<uint64_t>(seed);
+  ZP_ASSIGN_OR_RETURN(JsonAt cal, w.at("calibration"));
+  ZP_ASSIGN_OR_RETURN(int64_t rounds, cal.integer("rounds", 0, 1000));
+  r.calibrationRounds = static_cast<int>(rounds);
+  ZP_ASSIGN_OR_RETURN(r.dispatchMs, cal.number("dispatch_ms", 0, 1e6));
+  ZP_ASSIGN_OR_RETURN(r.handoffMs, cal.number("handoff_ms", 0, 1e6));
+  ZP_ASSIGN_OR_RETURN(r.loadMsPerMB, cal.number("load_ms_per_mb", 0, 1e6));
+  return r;
+}
+
 }  // namespace
 
 Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label) {
@@ -290,6 +322,7 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     ZP_ASSIGN_OR_RETURN(auto ps, preloadFrom(p));
     s.preload.push_back(std::move(ps));
   }
+  if (root.has("workload")) { ZP_ASSIGN_OR_RETURN(s.workload, workloadFrom(root)); }
   if (root.has("systems")) {
     ZP_ASSIGN_OR_RETURN(auto systems, root.array("systems"));
     for (const auto& sj : systems) {

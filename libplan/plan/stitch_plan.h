@@ -19,6 +19,19 @@ struct TaskSlo {
   bool operator==(const TaskSlo&) const = default;
 };
 
+// The workload a plan's choice was made for, served: per task its queries per
+// second and their arrival process, the simulated trace, and what serving on
+// the planning host was calibrated to (zeros: run times as profiled).
+struct ServingWorkloadRecord {
+  std::string process = "poisson";         // poisson | periodic
+  std::map<std::string, double> rateQps;   // per task
+  double durationMs = 0;
+  uint64_t seed = 0;
+  int calibrationRounds = 0;
+  double dispatchMs = 0, handoffMs = 0, loadMsPerMB = 0;
+  bool operator==(const ServingWorkloadRecord&) const = default;
+};
+
 struct SloConfiguration {
   std::string id;                       // "C01".."C25", "ACC-..", "LAT-..", or the user's
   std::map<std::string, TaskSlo> tasks; // task -> its SLO
@@ -127,6 +140,8 @@ struct StitchPlan {
   // Plans written before these existed read as 1 and none.
   int64_t batch = 1;
   std::map<std::string, int64_t> dims;
+  // What zooplan's choice was made for (plan-solve --rate); none: judged in a burst.
+  std::optional<ServingWorkloadRecord> workload;
   bool operator==(const StitchPlan&) const = default;
 };
 

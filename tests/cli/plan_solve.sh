@@ -15,7 +15,13 @@ cmp -s "$WORK/a/plan.json" "$WORK/b/plan.json" && pass "two runs give byte-ident
 "$BIN/plan-solve" "$PROF" -o "$WORK/r2/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r2.txt"
 grep -q "zooplan's choice: served at 40 q/s per task (poisson, 10 s simulated), run times as profiled" "$WORK/r1.txt" \
   && cmp -s "$WORK/r1/plan.json" "$WORK/r2/plan.json" \
-  && $PY -c "import json,sys; z=json.load(open(sys.argv[1]))['stitch']['systems'][0]; assert 'arrival rates' in z['description'], z['description']" "$WORK/r1/plan.json" \
+  && $PY -c "
+import json, sys
+st = json.load(open(sys.argv[1]))['stitch']
+assert 'arrival rates' in st['systems'][0]['description'], st['systems'][0]['description']
+w = st['workload']
+assert w['process'] == 'poisson' and set(w['rate_qps'].values()) == {40} and w['calibration']['rounds'] == 0, w
+" "$WORK/r1/plan.json" \
   && pass "--rate: the choice is made for the workload, byte-identical without calibration" || fail "--rate: $(cat "$WORK/r1.txt")"
 "$BIN/plan-solve" "$PROF" -o "$WORK/r3/plan.json" --rate 40 --calibration-rounds 2 > "$WORK/r3.txt" \
   && grep -q "run times calibrated on this host (dispatch" "$WORK/r3.txt" \

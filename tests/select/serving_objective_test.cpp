@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/plan_pb.h"
+#include "passes/select/plan_stitch.h"
 #include "passes/select/serving_objective.h"
 #include "tests/select/random_space.h"
 
@@ -66,8 +69,8 @@ StitchSpace thrashingSpace() {
       zoo::SubgraphInfo sg;
       sg.position = p;
       sg.variant = v;
-      sg.hash = fmt::format("digits-{}-{}", p, v);
-      sg.file = "subgraphs/" + sg.hash + ".onnx";
+      sg.hash = fmt::format("{:064x}", 2 * p + (std::string(v) == "u90") + 1);  // a sha256's form
+      sg.file = fmt::format("subgraphs/digits-{}-{}.onnx", p, v);
       stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
     }
   }
@@ -118,6 +121,31 @@ TEST(ServingObjective, KeepsWhatFitsTheMemoryBudgetWhereTheBurstTakesTheFastest)
   const Outcome kept = evaluateServing(sp, cfg, z, *w, *trace);
   EXPECT_GT(thrashing.violationRate, 0.9);
   EXPECT_LT(kept.violationRate, 0.05);
+}
+
+TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
+  StitchSpace sp = thrashingSpace();
+  const plan::SloConfiguration cfg{"C01", {{"digits", {0.9, 5.0}}}};
+  SelectParams params;
+  params.workload = workloadFor(sp, 100);
+  auto solution = planStitch(sp, {cfg}, {"50%"}, params);
+  ASSERT_TRUE(solution.ok()) << solution.error().message;
+  plan::Plan p;
+  p.header = {"plan-solve", "0.1.0", {{"profile", std::string(64, 'a')}}};
+  p.units = solution->units;
+  p.stitch = solution->plan;
+  p.stitch->workload = plan::ServingWorkloadRecord{"poisson", {{"digits", 100}}, 2000, 3, 5, 0.12, 0.03, 1.5};
+  auto json = artifacts::parsePlanJson(artifacts::planToText(p), "plan.json");
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  EXPECT_EQ(json->stitch->workload, p.stitch->workload);
+  auto pb = artifacts::parsePlanPb(artifacts::serializePlanPb(p), "plan.pb");
+  ASSERT_TRUE(pb.ok()) << pb.error().message;
+  EXPECT_EQ(pb->stitch->workload, p.stitch->workload);
+  Json j = artifacts::toJson(p);
+  j["stitch"]["workload"]["process"] = "bursty";
+  auto bad = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plan.json: $.stitch.workload: process: 'bursty' is not poisson or periodic");
 }
 
 TEST(ServingObjective, AWorkloadWithoutATasksRateIsAnError) {
