@@ -43,6 +43,6 @@ echo "serving:    $out/serve.json (measured and predicted per system), $out/serv
 echo "plots:      $out/svg/<task>.svg (accuracy-latency space, Pareto front, chosen variant)"
 if [ -x "$bin/plan-emit" ]; then
   step "plan-run $out/bundle --serve: every system on one Poisson trace ($rate q/s per task), SLO configurations C07, C13, C19 in turn"
-  "$bin/plan-run" "$out/bundle" --serve --compare all --slo C07,C13,C19 --rate "$rate" --duration-ms 10000 --seed 1 \
+  "$bin/plan-run" "$out/bundle" --serve --compare all --slo C07,C13,C19 --rate "$rate" --duration-ms 10000 --seed 1 --rounds 5 \
     --json "$out/serve.json" --trace "$out/serve.trace.json"
 fi

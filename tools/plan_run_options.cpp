@@ -88,7 +88,8 @@ void addOptions(CLI::App& app, Given& g) {
                                   "an operator-placement bundle: one track per processor; a concurrent bundle: "
                                   "of the plan's schedule)");
   app.add_option("--rounds", bundle.rounds, "concurrent bundle: rounds in which every schedule runs --repeat times "
-                                            "(medians over rounds)")
+                                            "(medians over rounds); --serve: the trace in this many segments, "
+                                            "every system serving each in turn (default 1)")
       ->check(integerIn(1, 10000));
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
@@ -131,7 +132,7 @@ std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
       printError("plan-run", fmt::format("--arrivals and {}: the trace gives the arrivals; drop {}", opt, opt));
       return kOptionError;
     }
-  if (const char* opt = firstGiven(app, {"--rounds", "--input", "--save-outputs", "--cold", "--repeat", "--task"})) {
+  if (const char* opt = firstGiven(app, {"--input", "--save-outputs", "--cold", "--repeat", "--task"})) {
     printError("plan-run", fmt::format("{} applies to a bundle's run, not --serve", opt));
     return kOptionError;
   }
@@ -141,6 +142,7 @@ std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
   sp.trace = g.trace;
   sp.seed = g.o.seed;
   if (app.count("--samples")) sp.samples = g.bundle.samples;
+  if (app.count("--rounds")) sp.rounds = g.bundle.rounds;
   sp.slos = splitList(g.bundle.slo);
   sp.compare = splitList(g.compareList);
   PlanRunRequest req;

@@ -168,13 +168,18 @@ Json calibrationJson(const ServedPlan& sp, const Prepared& p, const RunCalibrati
   return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs}};
 }
 
-// One system: loads measured, run times calibrated, predicted, then served.
-// keepTimeline: the measured queries and slices stay (the system --trace writes).
-Expected<SystemOutcome> serveSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
-                                    LoadTimes& loadTimes, bool keepTimeline) {
-  Prepared p = prepare(sp, s);
+// One system before it is served: loads measured, run times calibrated, predicted.
+struct SystemRun {
+  Prepared prepared;
+  SystemOutcome outcome;
+};
+
+Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
+                                  LoadTimes& loadTimes) {
+  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, 0, 0, Json::object()}};
+  Prepared& p = run.prepared;
+  SystemOutcome& o = run.outcome;
   ZP_TRY(measureLoads(sp, p, loadTimes));
-  SystemOutcome o{s.name, s.description, s.plan, {}, {}, {}, {}, 0, 0, Json::object()};
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, 0.0};
   simParams.seed = params.seed;
   auto fromPlan = sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, simParams);
@@ -182,8 +187,8 @@ Expected<SystemOutcome> serveSystem(const ServedPlan& sp, SystemSetup& s, const 
   o.predictedLoads = fromPlan.loads;
   o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
   fromPlan = {};
-  ModelFileLoader loader(p.files);
   if (params.calibrationRounds > 0) {
+    ModelFileLoader loader(p.files);
     RunCalibrationParams cp;
     cp.rounds = params.calibrationRounds;
     cp.seed = params.seed;
@@ -201,18 +206,93 @@ Expected<SystemOutcome> serveSystem(const ServedPlan& sp, SystemSetup& s, const 
     o.calibration = calibrationJson(sp, p, cal);
   }
   p.arrivals = {};
-  ZP_ASSIGN_OR_RETURN(o.measured, runtime::serve::serve(p.setup, loader, s.trace, {.maxQueuedPerTask = params.maxQueuedPerTask}));
-  o.measuredQueries = o.measured.summary;
-  if (!s.queryOf.empty()) {
-    std::vector<double> finish;
-    std::vector<bool> done;
-    std::vector<int> taskOf;
-    for (const auto& q : o.measured.queries)
-      finish.push_back(q.finishMs), done.push_back(q.completed), taskOf.push_back(q.task);
-    o.measuredQueries = userQueries(s, p.setup.tasks, finish, done, taskOf);
+  return run;
+}
+
+// Segment r of R of a trace (by arrival time, over [0, spanMs)), its times from
+// the segment's start; `index` receives each arrival's place in the whole trace.
+ArrivalTrace segmentOf(const ArrivalTrace& trace, int r, int R, double spanMs, std::vector<size_t>& index) {
+  ArrivalTrace seg;
+  seg.tasks = trace.tasks;
+  const double from = spanMs * r / R, to = r + 1 == R ? INFINITY : spanMs * (r + 1) / R;
+  index.clear();
+  for (size_t i = 0; i < trace.arrivals.size(); ++i) {
+    const auto& a = trace.arrivals[i];
+    if (a.timeMs < from || a.timeMs >= to) continue;
+    seg.arrivals.push_back({a.timeMs - from, a.task, a.sample});
+    index.push_back(i);
   }
-  if (!keepTimeline) o.measured.queries = {}, o.measured.slices = {};
-  return o;
+  return seg;
+}
+
+// A segment's measurement added to the system's: records in their place in the
+// whole trace, times back on its clock; counts summed, peaks the larger.
+void addSegment(ServeResult& all, ServeResult seg, const std::vector<size_t>& index, double offsetMs) {
+  if (all.processors.empty()) all.processors = seg.processors, all.tasks = seg.tasks, all.slots = seg.slots;
+  for (size_t i = 0; i < seg.queries.size(); ++i) {
+    auto q = seg.queries[i];
+    q.query = static_cast<int>(index[i]);
+    q.arrivalMs += offsetMs, q.startMs += offsetMs, q.finishMs += offsetMs;
+    all.queries[index[i]] = q;
+  }
+  for (auto sl : seg.slices) {
+    sl.query = static_cast<int>(index[static_cast<size_t>(sl.query)]);
+    sl.startMs += offsetMs, sl.endMs += offsetMs;
+    all.slices.push_back(sl);
+  }
+  all.labelled += seg.labelled, all.correct += seg.correct, all.dropped += seg.dropped;
+  all.loads += seg.loads, all.evictions += seg.evictions, all.overBudgetLoads += seg.overBudgetLoads;
+  all.peakRssBytes = std::max(all.peakRssBytes, seg.peakRssBytes);
+  all.peakResidentBytes = std::max(all.peakResidentBytes, seg.peakResidentBytes);
+  all.preloadMs += seg.preloadMs;
+}
+
+// Every system serves its trace, cut into `rounds` segments: in each round every
+// system serves that segment, starting with a different one each round, so a
+// change in the host's load falls on all alike (one round: each serves it whole).
+Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const ServeBundleParams& params,
+                      const std::string& traced) {
+  const int R = std::max(1, params.rounds);
+  std::vector<double> span(runs.size(), 0.0);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const auto& trace = sp.systems[k].trace;
+    span[k] = trace.arrivals.empty() ? 0.0 : trace.arrivals.back().timeMs * (1 + 1e-12) + 1e-9;
+    runs[k].outcome.measured.queries.resize(trace.arrivals.size());
+  }
+  std::vector<size_t> index;
+  for (int r = 0; r < R; ++r)
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const size_t k = (j + static_cast<size_t>(r)) % runs.size();
+      const auto& s = sp.systems[k];
+      const ArrivalTrace seg = segmentOf(s.trace, r, R, span[k], index);
+      if (seg.arrivals.empty()) continue;
+      ModelFileLoader loader(runs[k].prepared.files);
+      ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
+                                                               {.maxQueuedPerTask = params.maxQueuedPerTask}));
+      if (s.name != traced) measured.slices = {};
+      addSegment(runs[k].outcome.measured, std::move(measured), index, span[k] * r / R);
+      ::malloc_trim(0);  // glibc keeps freed pages: one run's records out of the next one's peak RSS
+    }
+  for (size_t k = 0; k < runs.size(); ++k) {
+    auto& o = runs[k].outcome;
+    const auto& s = sp.systems[k];
+    const auto& tasks = runs[k].prepared.setup.tasks;
+    std::vector<double> sloMs;
+    std::vector<bool> accuracyMet;
+    for (const auto& t : tasks) sloMs.push_back(t.sloMs), accuracyMet.push_back(t.accuracySloMet);
+    o.measured.summary = runtime::serve::summarize(o.measured.queries, sloMs, accuracyMet);
+    o.measuredQueries = o.measured.summary;
+    if (!s.queryOf.empty()) {
+      std::vector<double> finish;
+      std::vector<bool> done;
+      std::vector<int> taskOf;
+      for (const auto& q : o.measured.queries)
+        finish.push_back(q.finishMs), done.push_back(q.completed), taskOf.push_back(q.task);
+      o.measuredQueries = userQueries(s, tasks, finish, done, taskOf);
+    }
+    if (s.name != traced) o.measured.queries = {};
+  }
+  return {};
 }
 
 Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std::vector<SystemOutcome>& outcomes,
@@ -325,16 +405,16 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   std::vector<std::string> served;
   for (const auto& s : sp.systems) served.push_back(s.name);
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
+  // Every system is predicted (its loads measured, its runs calibrated) before any is served.
   LoadTimes loadTimes;
-  std::vector<SystemOutcome> outcomes;
+  std::vector<SystemRun> runs;
   for (auto& s : sp.systems) {
-    ZP_ASSIGN_OR_RETURN(auto o, serveSystem(sp, s, params, loadTimes, !params.trace.empty() && s.name == traceName));
-    s = {};  // its samples and trace are not needed any more
-    // glibc keeps freed heap pages; handing them back keeps one system's
-    // per-arrival records out of the next one's peak RSS.
-    ::malloc_trim(0);
-    outcomes.push_back(std::move(o));
+    ZP_ASSIGN_OR_RETURN(auto run, predictSystem(sp, s, params, loadTimes));
+    runs.push_back(std::move(run));
   }
+  ZP_TRY(measureSystems(sp, runs, params, params.trace.empty() ? std::string() : traceName));
+  std::vector<SystemOutcome> outcomes;
+  for (auto& r : runs) outcomes.push_back(std::move(r.outcome));
   ServeBundleResult res{reportJson(params, sp, outcomes, bundle.notes()),
                         reportTable(sp, outcomes, params.calibrationRounds > 0), bundle.notes()};
   if (!params.trace.empty()) {

@@ -39,6 +39,9 @@ struct ServeBundleParams {
   std::string budget;               // the plan's preload set (as written, "15%"); empty: the first
   int samples = 64;                 // dataset samples per task the queries cycle through
   int calibrationRounds = 15;       // timed runs per slot for the prediction (0: plan latencies only)
+  // The trace cut into this many segments; each round every system serves one,
+  // starting with a different system each round (the host's load drifts fall on all alike).
+  int rounds = 1;
   int maxQueuedPerTask = runtime::serve::kDefaultMaxQueuedPerTask;  // admission control (executor.h)
   std::filesystem::path json;       // --json OUT.json (empty: none)
   std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)

@@ -58,6 +58,19 @@ assert overlap > 0, "no two tasks ran at the same time on the two processors"
 PYEOF
 then pass "--trace: one track per processor, tasks overlapping"; else fail "--trace content"; fi
 
+# --rounds: the trace in segments, every system serving each in turn; every query measured once.
+if "$BIN/plan-run" "$WORK/bundle" --serve --compare SV-LO-NP,AV-NP --slo C07 --count 30 --rate 300 --rounds 3 \
+     --calibration-rounds 0 --json "$WORK/rounds.json" > "$WORK/rounds.txt" 2>&1 && $PY - "$WORK/rounds.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sorted(r["systems"]) == ["AV-NP", "SV-LO-NP", "zooplan"], sorted(r["systems"])
+for name, s in r["systems"].items():
+    m = s["measured"]
+    assert m["queries"] == r["queries"] == 120 and m["completed"] == 120 and m["p50_ms"] > 0, (name, m)
+PYEOF
+then pass "--serve --rounds 3: each system serves the trace in three interleaved segments"
+else fail "--rounds: $(cat "$WORK/rounds.txt")"; fi
+
 # By default only the plan's choice is served.
 if "$BIN/plan-run" "$WORK/bundle" --serve --slo C07 --count 20 --calibration-rounds 0 --json "$WORK/only.json" \
      >"$WORK/only.txt" 2>&1 && $PY -c "
