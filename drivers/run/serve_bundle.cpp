@@ -138,6 +138,38 @@ struct SystemOutcome {
   Json calibration = Json::object();
 };
 
+// The span a system's trace is cut into rounds over (measureSystems cuts it alike).
+double traceSpanMs(const std::vector<sim::ServeSimArrival>& arrivals) {
+  return arrivals.empty() ? 0.0 : arrivals.back().timeMs * (1 + 1e-12) + 1e-9;
+}
+
+// The prediction of a system served as it is measured: in `rounds` segments of
+// its trace, each from a fresh start (residency and queues empty), pooled.
+sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParams& params, int rounds) {
+  if (rounds <= 1) return sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, params);
+  const double span = traceSpanMs(p.arrivals);
+  sim::ServeSimResult all;
+  std::vector<QueryOutcome> outcomes;
+  for (int r = 0; r < rounds; ++r) {
+    const double from = span * r / rounds, to = r + 1 == rounds ? INFINITY : span * (r + 1) / rounds;
+    std::vector<sim::ServeSimArrival> seg;
+    for (const auto& a : p.arrivals)
+      if (a.timeMs >= from && a.timeMs < to) seg.push_back({a.timeMs - from, a.task});
+    if (seg.empty()) continue;
+    auto res = sim::simulateServing(p.simSlots, p.simTasks, seg, params);
+    for (auto q : res.queries) {
+      q.arrivalMs += from, q.startMs += from, q.finishMs += from;
+      const auto& task = p.simTasks[static_cast<size_t>(q.task)];
+      outcomes.push_back({q.arrivalMs, q.finishMs, true, task.sloMs, task.accuracySloMet});
+      all.queries.push_back(q);
+    }
+    all.loads += res.loads, all.evictions += res.evictions, all.overBudgetLoads += res.overBudgetLoads;
+    all.peakResidentBytes = std::max(all.peakResidentBytes, res.peakResidentBytes);
+  }
+  all.summary = summarizeQueries(outcomes);
+  return all;
+}
+
 // A prediction as the user's queries.
 QuerySummary predictedQueries(const SystemSetup& s, const Prepared& p, const sim::ServeSimResult& r) {
   if (s.queryOf.empty()) return r.summary;
@@ -182,7 +214,7 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
   ZP_TRY(measureLoads(sp, p, loadTimes));
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, 0.0};
   simParams.seed = params.seed;
-  auto fromPlan = sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, simParams);
+  auto fromPlan = simulateAsServed(p, simParams, params.rounds);
   o.fromPlan = o.predicted = predictedQueries(s, p, fromPlan);
   o.predictedLoads = fromPlan.loads;
   o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
@@ -199,7 +231,7 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
     }
     simParams.dispatchMs = cal.dispatchMs;
     simParams.handoffMs = cal.handoffMs;
-    const auto predicted = sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, simParams);
+    const auto predicted = simulateAsServed(p, simParams, params.rounds);
     o.predicted = predictedQueries(s, p, predicted);
     o.predictedLoads = predicted.loads;
     o.predictedPeakResidentBytes = predicted.peakResidentBytes;
@@ -256,7 +288,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
   std::vector<double> span(runs.size(), 0.0);
   for (size_t k = 0; k < runs.size(); ++k) {
     const auto& trace = sp.systems[k].trace;
-    span[k] = trace.arrivals.empty() ? 0.0 : trace.arrivals.back().timeMs * (1 + 1e-12) + 1e-9;
+    span[k] = trace.arrivals.empty() ? 0.0 : trace.arrivals.back().timeMs * (1 + 1e-12) + 1e-9;  // as traceSpanMs
     runs[k].outcome.measured.queries.resize(trace.arrivals.size());
   }
   std::vector<size_t> index;

@@ -73,18 +73,31 @@ Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchS
   return h;
 }
 
-// The workload zooplan's choice is served at (none: judged in the query simulator's burst).
+// The workload zooplan's choice is served at: --rate for every task, else the
+// SLO file's "workload"; none: judged in the query simulator's burst.
 Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const SolveStitchOptions& o,
                                                                         const StitchSpace& space, std::string& summary) {
-  if (!(o.rateQps > 0)) return std::shared_ptr<const select::ServingWorkload>();
+  std::string process = o.arrivalProcess;
+  std::map<std::string, double> rates;
+  if (o.rateQps > 0) {
+    for (const auto& t : space.tasks) rates[t.name] = o.rateQps;
+  } else if (fs::is_regular_file(o.slo)) {
+    std::vector<std::string> names;
+    for (const auto& t : space.tasks) names.push_back(t.name);
+    ZP_ASSIGN_OR_RETURN(auto fromFile, artifacts::readSloWorkload(o.slo, names));
+    if (fromFile) rates = fromFile->rateQps, process = fromFile->process;
+  }
+  if (rates.empty()) return std::shared_ptr<const select::ServingWorkload>();
   auto w = std::make_shared<select::ServingWorkload>();
-  w->process = o.arrivalProcess == "periodic" ? runtime::serve::ArrivalProcess::Periodic
-                                              : runtime::serve::ArrivalProcess::Poisson;
-  for (const auto& t : space.tasks) w->rateQps[t.name] = o.rateQps;
+  w->process = process == "periodic" ? runtime::serve::ArrivalProcess::Periodic : runtime::serve::ArrivalProcess::Poisson;
+  w->rateQps = rates;
   w->seed = o.seed;
   ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed));
-  summary += fmt::format("zooplan's choice: served at {} q/s per task ({}, {:.0f} s simulated), ", o.rateQps,
-                         o.arrivalProcess, w->durationMs / 1000);
+  std::string rateText = o.rateQps > 0 ? fmt::format("{} q/s per task", o.rateQps) : std::string();
+  for (const auto& [task, rate] : rates)
+    if (!(o.rateQps > 0)) rateText += fmt::format("{}{} {} q/s", rateText.empty() ? "" : ", ", task, rate);
+  summary += fmt::format("zooplan's choice: served at {} ({}, {:.0f} s simulated), ", rateText, process,
+                         w->durationMs / 1000);
   summary += w->calibration.hotRatios.empty()
                  ? "run times as profiled\n"
                  : fmt::format("run times calibrated on this host (dispatch {:.3f} ms, hand-over {:.3f} ms, "
@@ -127,10 +140,10 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(o.slo, space));
   for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
-  ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
   std::string servingSummary;
   select::SelectParams selectParams = o.select;
   ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary));
+  ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
   ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, o.budgets, selectParams));
 
   SolveStitchResult result;
@@ -142,7 +155,8 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->dims = space.manifest.dims;
   if (const auto& w = selectParams.workload) {
     const auto& c = w->calibration;
-    plan.stitch->workload = plan::ServingWorkloadRecord{o.arrivalProcess, w->rateQps, w->durationMs, w->seed,
+    const char* process = w->process == runtime::serve::ArrivalProcess::Periodic ? "periodic" : "poisson";
+    plan.stitch->workload = plan::ServingWorkloadRecord{process, w->rateQps, w->durationMs, w->seed,
                                                         c.hotRatios.empty() ? 0 : o.calibrationRounds,
                                                         c.dispatchMs, c.handoffMs, c.loadMsPerMB};
   }

@@ -38,8 +38,34 @@ Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, 
   return out;
 }
 
-Json sloFileJson(const std::vector<plan::SloConfiguration>& configs) {
+Expected<std::optional<plan::ServingWorkloadRecord>> readSloWorkload(const fs::path& path,
+                                                                     const std::vector<std::string>& taskNames) {
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
+  const std::string label = path.string();  // JsonAt refers to it
+  JsonAt root(j, label);
+  if (!root.has("workload")) return std::optional<plan::ServingWorkloadRecord>();
+  ZP_ASSIGN_OR_RETURN(JsonAt w, root.at("workload"));
+  plan::ServingWorkloadRecord r;
+  if (w.has("process")) { ZP_ASSIGN_OR_RETURN(r.process, w.string("process")); }
+  if (r.process != "poisson" && r.process != "periodic")
+    return w.error(fmt::format("process: '{}' is not poisson or periodic", r.process));
+  ZP_ASSIGN_OR_RETURN(JsonAt rates, w.at("rate_qps"));
+  for (const auto& name : taskNames) {
+    if (!rates.has(name)) return rates.error(fmt::format("no rate for task '{}' (queries per second)", name));
+    ZP_ASSIGN_OR_RETURN(r.rateQps[name], rates.number(name, 1e-6, 1e6));
+  }
+  ZP_ASSIGN_OR_RETURN(auto members, rates.members());
+  for (const auto& [name, rj] : members)
+    if (std::find(taskNames.begin(), taskNames.end(), name) == taskNames.end())
+      return rj.error("the profile has no such task");
+  return std::optional<plan::ServingWorkloadRecord>(std::move(r));
+}
+
+Json sloFileJson(const std::vector<plan::SloConfiguration>& configs,
+                 const std::optional<plan::ServingWorkloadRecord>& workload) {
   Json j{{"schema_version", 1}, {"configurations", Json::array()}};
+  if (workload) j["workload"] = Json{{"process", workload->process}, {"rate_qps", workload->rateQps}};
   for (const auto& c : configs) {
     Json tj = Json::object();
     for (const auto& [t, s] : c.tasks) tj[t] = Json{{"accuracy", s.accuracy}, {"latency_ms", s.latencyMs}};

@@ -38,5 +38,31 @@ TEST(artifactsSloJson, WrittenConfigurationsReadBackTheSame) {
   fs::remove_all(tmpl);
 }
 
+TEST(artifactsSloJson, AWorkloadReadsBackAndNamesWhatIsWrong) {
+  char tmpl[] = "/tmp/zp_slo_json_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const fs::path file = fs::path(tmpl) / "slo.json";
+  std::vector<plan::SloConfiguration> configs(1);
+  configs[0].id = "C01";
+  configs[0].tasks = {{"digits", {0.95, 1.25}}, {"faces", {0.8, 3.5}}};
+  plan::ServingWorkloadRecord w;
+  w.process = "periodic";
+  w.rateQps = {{"digits", 50}, {"faces", 12.5}};
+  ASSERT_TRUE(writeFileAtomic(file, canonicalJson(sloFileJson(configs, w))).ok());
+  auto back = readSloWorkload(file, {"digits", "faces"});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->has_value());
+  EXPECT_EQ((*back)->process, "periodic");
+  EXPECT_EQ((*back)->rateQps, w.rateQps);
+  auto missing = readSloWorkload(file, {"digits", "faces", "speech"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, file.string() + ": $.workload.rate_qps: no rate for task 'speech' (queries per second)");
+  ASSERT_TRUE(writeFileAtomic(file, canonicalJson(sloFileJson(configs))).ok());
+  auto none = readSloWorkload(file, {"digits", "faces"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  fs::remove_all(tmpl);
+}
+
 }  // namespace
 }  // namespace zp::artifacts

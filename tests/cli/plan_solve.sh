@@ -26,6 +26,27 @@ assert w['process'] == 'poisson' and set(w['rate_qps'].values()) == {40} and w['
 "$BIN/plan-solve" "$PROF" -o "$WORK/r3/plan.json" --rate 40 --calibration-rounds 2 > "$WORK/r3.txt" \
   && grep -q "run times calibrated on this host (dispatch" "$WORK/r3.txt" \
   && pass "--rate calibrates serving on this host" || fail "--rate calibration: $(cat "$WORK/r3.txt")"
+# The workload from the SLO file: a rate per task.
+$PY - "$WORK/slo_workload.json" "$WORK/slo_noiris.json" <<'PYEOF'
+import json, sys
+tasks = ["digits", "wine", "breast_cancer", "iris"]
+doc = {"schema_version": 1,
+       "configurations": [{"id": "MINE", "tasks": {t: {"accuracy": 0.5, "latency_ms": 10} for t in tasks}}],
+       "workload": {"process": "periodic", "rate_qps": {"digits": 80, "wine": 10, "breast_cancer": 10, "iris": 5}}}
+json.dump(doc, open(sys.argv[1], "w"))
+del doc["workload"]["rate_qps"]["iris"]
+json.dump(doc, open(sys.argv[2], "w"))
+PYEOF
+"$BIN/plan-solve" "$PROF" -o "$WORK/s1/plan.json" --slo "$WORK/slo_workload.json" --calibration-rounds 0 > "$WORK/s1.txt" \
+  && grep -q "zooplan's choice: served at breast_cancer 10 q/s, digits 80 q/s, iris 5 q/s, wine 10 q/s (periodic" "$WORK/s1.txt" \
+  && $PY -c "
+import json, sys
+w = json.load(open(sys.argv[1]))['stitch']['workload']
+assert w['process'] == 'periodic' and w['rate_qps'] == {'digits': 80, 'wine': 10, 'breast_cancer': 10, 'iris': 5}, w
+" "$WORK/s1/plan.json" && pass "the SLO file's workload: zooplan's choice made for its rates" \
+  || fail "SLO file workload: $(cat "$WORK/s1.txt")"
+rejected "an SLO file's workload without a task's rate" 1 "slo_noiris.json: \$.workload.rate_qps: no rate for task 'iris' (queries per second)" -- \
+  "$BIN/plan-solve" "$PROF" -o "$WORK/s2/plan.json" --slo "$WORK/slo_noiris.json" --calibration-rounds 0
 rejected "a rate below zero" 2 "--rate: Value -5 not in range" -- "$BIN/plan-solve" "$PROF" -o "$WORK/r4/plan.json" --rate -5
 
 if $PY - "$WORK/a" <<'PYEOF'
