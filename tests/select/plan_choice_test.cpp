@@ -3,56 +3,14 @@
 // accuracy zoo-profile measured wherever it measured one.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "passes/select/plan_stitch.h"
 #include "passes/select/select.h"
+#include "tests/select/planted_space.h"
 
 namespace zp::select {
 namespace {
 
-// One task, two positions, variants "dense" and "u90" on processors cpu and
-// gpu (the same latencies on both). Combination k: position 0's variant is
-// k / 2, position 1's k % 2 (0 dense, 1 u90). accuracy[k] = {predicted, measured}.
-StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
-                         const std::vector<std::vector<double>>& ms) {  // ms[position][variant]
-  StitchSpace sp;
-  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
-  zoo::TaskStitch stitch;
-  stitch.name = "digits";
-  stitch.reference = "dense";
-  stitch.subgraphs.resize(2);
-  for (const char* v : {"dense", "u90"}) {
-    stitch.variants.push_back(zoo::VariantInfo{v, "dense", "", "", {}, {}});
-    for (int p = 0; p < 2; ++p) {
-      zoo::SubgraphInfo sg;
-      sg.position = p;
-      sg.variant = v;
-      sg.hash = fmt::format("digits-{}-{}", p, v);
-      sg.file = "subgraphs/" + sg.hash + ".onnx";
-      sg.cost.weightBytes = 1000;
-      stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
-    }
-  }
-  sp.manifest.tasks.push_back(std::move(stitch));
-  TaskSpace ts;
-  ts.name = "digits";
-  ts.positions = 2;
-  ts.variants = {"dense", "u90"};
-  ts.stitch = &sp.manifest.tasks.front();  // the vector's buffer moves with the space
-  std::vector<AccuracyEntry> entries;
-  for (uint64_t k = 0; k < 4; ++k) entries.push_back(AccuracyEntry{k, accuracy[k].first, accuracy[k].second});
-  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(2, 2), entries);
-  for (int pos = 0; pos < 2; ++pos)
-    for (int v = 0; v < 2; ++v)
-      for (const char* p : {"cpu", "gpu"}) ts.latency.setSubgraph(pos, ts.variants[static_cast<size_t>(v)], p, ms[pos][v]);
-  ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
-  ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
-  ts.boundaryBytes = {1024};
-  ts.buildDense({"cpu", "gpu"});
-  sp.tasks.push_back(std::move(ts));
-  return sp;
-}
+using testing::plantedSpace;
 
 TEST(PlanChoice, NeverMissesAnAccuracySloAnotherChoiceMeets) {
   // No choice meets the latency SLO, so every one violates every query: by

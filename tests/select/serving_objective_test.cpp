@@ -5,12 +5,11 @@
 // memory budget, it keeps what fits where the burst objective takes the fastest.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "passes/select/plan_stitch.h"
 #include "passes/select/serving_objective.h"
+#include "tests/select/planted_space.h"
 #include "tests/select/random_space.h"
 
 namespace zp::select {
@@ -54,48 +53,11 @@ TEST(ServingObjective, ZooplanIsNeverPredictedWorseThanASystemItConsiders) {
   EXPECT_GT(strictlyBetter, 0) << "zooplan never beat every other system: the test shows nothing";
 }
 
-// One task, two positions, "dense" (1 ms, 1 KB) and "u90" (0.3 ms, 10 MB) on
-// cpu and gpu; every combination meets the accuracy floor.
+// The planted space with "dense" at 1 ms and 1 KB, "u90" at 0.3 ms and 10 MB
+// per subgraph; every combination meets the accuracy floor.
 StitchSpace thrashingSpace() {
-  StitchSpace sp;
-  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
-  zoo::TaskStitch stitch;
-  stitch.name = "digits";
-  stitch.reference = "dense";
-  stitch.subgraphs.resize(2);
-  for (const char* v : {"dense", "u90"}) {
-    stitch.variants.push_back(zoo::VariantInfo{v, "dense", "", "", {}, {}});
-    for (int p = 0; p < 2; ++p) {
-      zoo::SubgraphInfo sg;
-      sg.position = p;
-      sg.variant = v;
-      sg.hash = fmt::format("{:064x}", 2 * p + (std::string(v) == "u90") + 1);  // a sha256's form
-      sg.file = fmt::format("subgraphs/digits-{}-{}.onnx", p, v);
-      stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
-    }
-  }
-  sp.manifest.tasks.push_back(std::move(stitch));
-  TaskSpace ts;
-  ts.name = "digits";
-  ts.positions = 2;
-  ts.variants = {"dense", "u90"};
-  ts.stitch = &sp.manifest.tasks.front();
-  std::vector<AccuracyEntry> entries;
-  for (uint64_t k = 0; k < 4; ++k) entries.push_back(AccuracyEntry{k, 0.99, 0.99});
-  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(2, 2), entries);
-  for (int pos = 0; pos < 2; ++pos)
-    for (const char* p : {"cpu", "gpu"}) {
-      ts.latency.setSubgraph(pos, "dense", p, 1.0);
-      ts.latency.setSubgraph(pos, "u90", p, 0.3);
-      ts.memory[{pos, "dense", p}] = 1000;
-      ts.memory[{pos, "u90", p}] = 10'000'000;
-    }
-  ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
-  ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
-  ts.boundaryBytes = {1024};
-  ts.buildDense({"cpu", "gpu"});
-  sp.tasks.push_back(std::move(ts));
-  return sp;
+  return testing::plantedSpace({{0.99, 0.99}, {0.99, 0.99}, {0.99, 0.99}, {0.99, 0.99}}, {{1.0, 0.3}, {1.0, 0.3}},
+                               {1000, 10'000'000});
 }
 
 TEST(ServingObjective, KeepsWhatFitsTheMemoryBudgetWhereTheBurstTakesTheFastest) {

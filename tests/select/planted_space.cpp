@@ -1,0 +1,51 @@
+#include "tests/select/planted_space.h"
+
+#include <fmt/format.h>
+
+namespace zp::select::testing {
+
+StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
+                         const std::vector<std::vector<double>>& ms, const std::vector<int64_t>& bytes) {
+  StitchSpace sp;
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
+  const std::vector<std::string> variants{"dense", "u90"};
+  zoo::TaskStitch stitch;
+  stitch.name = "digits";
+  stitch.reference = "dense";
+  stitch.subgraphs.resize(2);
+  for (size_t v = 0; v < variants.size(); ++v) {
+    stitch.variants.push_back(zoo::VariantInfo{variants[v], "dense", "", "", {}, {}});
+    for (int p = 0; p < 2; ++p) {
+      zoo::SubgraphInfo sg;
+      sg.position = p;
+      sg.variant = variants[v];
+      sg.hash = fmt::format("{:064x}", 2 * p + static_cast<int>(v) + 1);  // a sha256's form
+      sg.file = fmt::format("subgraphs/digits-{}-{}.onnx", p, variants[v]);
+      sg.cost.weightBytes = bytes.empty() ? 1000 : bytes[v];
+      stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
+    }
+  }
+  sp.manifest.tasks.push_back(std::move(stitch));
+  TaskSpace ts;
+  ts.name = "digits";
+  ts.positions = 2;
+  ts.variants = variants;
+  ts.stitch = &sp.manifest.tasks.front();  // the vector's buffer moves with the space
+  std::vector<AccuracyEntry> entries;
+  for (uint64_t k = 0; k < 4; ++k) entries.push_back(AccuracyEntry{k, accuracy[k].first, accuracy[k].second});
+  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(2, 2), entries);
+  for (int pos = 0; pos < 2; ++pos)
+    for (size_t v = 0; v < variants.size(); ++v)
+      for (const char* p : {"cpu", "gpu"}) {
+        ts.latency.setSubgraph(pos, variants[v], p, ms[static_cast<size_t>(pos)][v]);
+        if (!bytes.empty()) ts.memory[{pos, variants[v], p}] = bytes[v];
+      }
+  ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
+  ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
+  ts.boundaryBytes = {1024};
+  ts.buildDense({"cpu", "gpu"});
+  sp.tasks.push_back(std::move(ts));
+  return sp;
+}
+
+}  // namespace zp::select::testing

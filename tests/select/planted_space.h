@@ -1,0 +1,19 @@
+// A planted stitch space for the choice tests: one task "digits" of two
+// positions, variants "dense" and "u90", on processors cpu and gpu (the same
+// latencies on both, hand-overs free). Combination k: position 0's variant is
+// k / 2, position 1's k % 2 (0 dense, 1 u90).
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "passes/select/select.h"
+
+namespace zp::select::testing {
+
+// accuracy[k] = {predicted, measured (-1: not measured)}; ms[position][variant];
+// bytes[variant]: each subgraph's memory (empty: 1000 each).
+StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
+                         const std::vector<std::vector<double>>& ms, const std::vector<int64_t>& bytes = {});
+
+}  // namespace zp::select::testing
