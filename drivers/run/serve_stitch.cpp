@@ -5,6 +5,7 @@
 // set is resident, the other units are loaded from the bundle on demand and
 // evicted under its memory budget.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -72,7 +73,27 @@ Status readSamples(StitchServe& c) {
   return {};
 }
 
+// A note when the trace is not the workload the plan's choice was made for.
+void noteWorkload(StitchServe& c) {
+  const auto& w = c.st.workload;
+  if (!w) return;
+  std::string made;
+  for (const auto& [task, rate] : w->rateQps) made += fmt::format("{}{} {} q/s", made.empty() ? "" : ", ", task, rate);
+  if (!c.params.arrivals.empty()) {
+    c.bundle.note(fmt::format("the plan's choice was made for {} ({}); served here on {}", made, w->process,
+                              c.params.arrivals.string()));
+    return;
+  }
+  const bool same = c.params.process == w->process &&
+                    std::all_of(w->rateQps.begin(), w->rateQps.end(),
+                                [&](const auto& r) { return std::abs(r.second - c.params.rateQps) <= 1e-9 * r.second; });
+  if (!same)
+    c.bundle.note(fmt::format("the plan's choice was made for {} ({}); served here at {} q/s per task ({})", made,
+                              w->process, c.params.rateQps, c.params.process));
+}
+
 Status makeTrace(StitchServe& c) {
+  noteWorkload(c);
   std::vector<artifacts::KnownTask> known;
   for (size_t t = 0; t < c.st.tasks.size(); ++t) {
     const int read = static_cast<int>(c.samples[t].size());
