@@ -111,22 +111,37 @@ Status measureLoads(const ServedPlan& sp, Prepared& p, LoadTimes& times) {
   return {};
 }
 
-// The user's queries from their parts (a part per arrival of the setup's trace): a query ends with its last part.
+// The summary of the user's queries: the records themselves, or, when a query
+// has parts (an arrival of the setup's trace each, s.queryOf), each query
+// ending with its last part. `completed(record)` says whether a part finished.
+template <typename Record, typename Completed>
 QuerySummary userQueries(const SystemSetup& s, const std::vector<runtime::serve::ServeTask>& tasks,
-                         const std::vector<double>& finishMs, const std::vector<bool>& completed,
-                         const std::vector<int>& taskOf) {
+                         const std::vector<Record>& parts, const QuerySummary& ofParts, Completed completed) {
+  if (s.queryOf.empty()) return ofParts;
   std::vector<QueryOutcome> q;
   for (double t : s.queryArrivalMs) q.push_back(QueryOutcome{t, t, true, 0.0, true});
   for (size_t e = 0; e < s.queryOf.size(); ++e) {
     auto& o = q[static_cast<size_t>(s.queryOf[e])];
-    const auto& task = tasks[static_cast<size_t>(taskOf[e])];
+    const auto& task = tasks[static_cast<size_t>(parts[e].task)];
     o.sloMs = o.sloMs == 0 ? task.sloMs : std::min(o.sloMs, task.sloMs);
     o.accuracySloMet = o.accuracySloMet && task.accuracySloMet;
-    o.finishMs = std::max(o.finishMs, finishMs[e]);
-    o.completed = o.completed && completed[e];
+    o.finishMs = std::max(o.finishMs, parts[e].finishMs);
+    o.completed = o.completed && completed(parts[e]);
   }
   return summarizeQueries(q);
 }
+
+// Round r of R serves the arrivals in [fromMs, toMs) of a trace whose arrivals
+// all lie in [0, spanMs) (the last round's end is open).
+struct Segment {
+  double fromMs = 0, toMs = 0;
+  bool holds(double t) const { return t >= fromMs && t < toMs; }
+};
+Segment segment(int r, int R, double spanMs) {
+  return {spanMs * r / R, r + 1 == R ? INFINITY : spanMs * (r + 1) / R};
+}
+// Past the last arrival, so every arrival lies in some segment.
+double spanAfter(double lastArrivalMs) { return lastArrivalMs * (1 + 1e-12) + 1e-9; }
 
 struct SystemOutcome {
   std::string name, description;
@@ -138,23 +153,19 @@ struct SystemOutcome {
   Json calibration = Json::object();
 };
 
-// The span a system's trace is cut into rounds over (measureSystems cuts it alike).
-double traceSpanMs(const std::vector<sim::ServeSimArrival>& arrivals) {
-  return arrivals.empty() ? 0.0 : arrivals.back().timeMs * (1 + 1e-12) + 1e-9;
-}
-
 // The prediction of a system served as it is measured: in `rounds` segments of
 // its trace, each from a fresh start (residency and queues empty), pooled.
 sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParams& params, int rounds) {
   if (rounds <= 1) return sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, params);
-  const double span = traceSpanMs(p.arrivals);
+  const double span = p.arrivals.empty() ? 0.0 : spanAfter(p.arrivals.back().timeMs);
   sim::ServeSimResult all;
   std::vector<QueryOutcome> outcomes;
   for (int r = 0; r < rounds; ++r) {
-    const double from = span * r / rounds, to = r + 1 == rounds ? INFINITY : span * (r + 1) / rounds;
+    const Segment g = segment(r, rounds, span);
+    const double from = g.fromMs;
     std::vector<sim::ServeSimArrival> seg;
     for (const auto& a : p.arrivals)
-      if (a.timeMs >= from && a.timeMs < to) seg.push_back({a.timeMs - from, a.task});
+      if (g.holds(a.timeMs)) seg.push_back({a.timeMs - from, a.task});
     if (seg.empty()) continue;
     auto res = sim::simulateServing(p.simSlots, p.simTasks, seg, params);
     for (auto q : res.queries) {
@@ -172,12 +183,7 @@ sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParam
 
 // A prediction as the user's queries.
 QuerySummary predictedQueries(const SystemSetup& s, const Prepared& p, const sim::ServeSimResult& r) {
-  if (s.queryOf.empty()) return r.summary;
-  std::vector<double> finish;
-  std::vector<bool> done;
-  std::vector<int> taskOf;
-  for (const auto& q : r.queries) finish.push_back(q.finishMs), done.push_back(true), taskOf.push_back(q.task);
-  return userQueries(s, p.setup.tasks, finish, done, taskOf);
+  return userQueries(s, p.setup.tasks, r.queries, r.summary, [](const sim::ServeSimQuery&) { return true; });
 }
 
 // What the calibration found, per processor: calibrated medians over the plan's
@@ -241,17 +247,16 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
   return run;
 }
 
-// Segment r of R of a trace (by arrival time, over [0, spanMs)), its times from
-// the segment's start; `index` receives each arrival's place in the whole trace.
-ArrivalTrace segmentOf(const ArrivalTrace& trace, int r, int R, double spanMs, std::vector<size_t>& index) {
+// A segment of a trace, its times from the segment's start; `index` receives
+// each arrival's place in the whole trace.
+ArrivalTrace segmentOf(const ArrivalTrace& trace, const Segment& g, std::vector<size_t>& index) {
   ArrivalTrace seg;
   seg.tasks = trace.tasks;
-  const double from = spanMs * r / R, to = r + 1 == R ? INFINITY : spanMs * (r + 1) / R;
   index.clear();
   for (size_t i = 0; i < trace.arrivals.size(); ++i) {
     const auto& a = trace.arrivals[i];
-    if (a.timeMs < from || a.timeMs >= to) continue;
-    seg.arrivals.push_back({a.timeMs - from, a.task, a.sample});
+    if (!g.holds(a.timeMs)) continue;
+    seg.arrivals.push_back({a.timeMs - g.fromMs, a.task, a.sample});
     index.push_back(i);
   }
   return seg;
@@ -288,7 +293,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
   std::vector<double> span(runs.size(), 0.0);
   for (size_t k = 0; k < runs.size(); ++k) {
     const auto& trace = sp.systems[k].trace;
-    span[k] = trace.arrivals.empty() ? 0.0 : trace.arrivals.back().timeMs * (1 + 1e-12) + 1e-9;  // as traceSpanMs
+    span[k] = trace.arrivals.empty() ? 0.0 : spanAfter(trace.arrivals.back().timeMs);
     runs[k].outcome.measured.queries.resize(trace.arrivals.size());
   }
   std::vector<size_t> index;
@@ -296,13 +301,14 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
     for (size_t j = 0; j < runs.size(); ++j) {
       const size_t k = (j + static_cast<size_t>(r)) % runs.size();
       const auto& s = sp.systems[k];
-      const ArrivalTrace seg = segmentOf(s.trace, r, R, span[k], index);
+      const Segment g = segment(r, R, span[k]);
+      const ArrivalTrace seg = segmentOf(s.trace, g, index);
       if (seg.arrivals.empty()) continue;
       ModelFileLoader loader(runs[k].prepared.files);
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
                                                                {.maxQueuedPerTask = params.maxQueuedPerTask}));
       if (s.name != traced) measured.slices = {};
-      addSegment(runs[k].outcome.measured, std::move(measured), index, span[k] * r / R);
+      addSegment(runs[k].outcome.measured, std::move(measured), index, g.fromMs);
       ::malloc_trim(0);  // glibc keeps freed pages: one run's records out of the next one's peak RSS
     }
   for (size_t k = 0; k < runs.size(); ++k) {
@@ -313,15 +319,8 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
     std::vector<bool> accuracyMet;
     for (const auto& t : tasks) sloMs.push_back(t.sloMs), accuracyMet.push_back(t.accuracySloMet);
     o.measured.summary = runtime::serve::summarize(o.measured.queries, sloMs, accuracyMet);
-    o.measuredQueries = o.measured.summary;
-    if (!s.queryOf.empty()) {
-      std::vector<double> finish;
-      std::vector<bool> done;
-      std::vector<int> taskOf;
-      for (const auto& q : o.measured.queries)
-        finish.push_back(q.finishMs), done.push_back(q.completed), taskOf.push_back(q.task);
-      o.measuredQueries = userQueries(s, tasks, finish, done, taskOf);
-    }
+    o.measuredQueries = userQueries(s, tasks, o.measured.queries, o.measured.summary,
+                                    [](const QueryRecord& q) { return q.completed; });
     if (s.name != traced) o.measured.queries = {};
   }
   return {};

@@ -93,9 +93,10 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   w->rateQps = rates;
   w->seed = o.seed;
   ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed));
-  std::string rateText = o.rateQps > 0 ? fmt::format("{} q/s per task", o.rateQps) : std::string();
-  for (const auto& [task, rate] : rates)
-    if (!(o.rateQps > 0)) rateText += fmt::format("{}{} {} q/s", rateText.empty() ? "" : ", ", task, rate);
+  std::string rateText;
+  if (o.rateQps > 0) rateText = fmt::format("{} q/s per task", o.rateQps);
+  else
+    for (const auto& [task, rate] : rates) rateText += fmt::format("{}{} {} q/s", rateText.empty() ? "" : ", ", task, rate);
   summary += fmt::format("zooplan's choice: served at {} ({}, {:.0f} s simulated), ", rateText, process,
                          w->durationMs / 1000);
   summary += w->calibration.hotRatios.empty()

@@ -1,9 +1,6 @@
 #include "passes/select/serving_objective.h"
 
 #include <cmath>
-#include <limits>
-
-#include <fmt/format.h>
 
 #include "libplan/plan/unit.h"
 

@@ -1,21 +1,26 @@
 // SLO.json: the configurations written read back as the same ones.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "libplan/artifacts/slo_json.h"
 #include "libplan/util/file.h"
+#include "tests/common/temp_dir.h"
 
 namespace zp::artifacts {
 namespace {
 namespace fs = std::filesystem;
 
-TEST(artifactsSloJson, WrittenConfigurationsReadBackTheSame) {
-  char tmpl[] = "/tmp/zp_slo_json_XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const fs::path file = fs::path(tmpl) / "slo.json";
+// slo.json in a fresh directory of its own.
+class artifactsSloJson : public ::testing::Test {
+ protected:
+  void SetUp() override { dir = zp::testing::uniqueTempDir("slo_json"); }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir, file = {};
+};
+
+TEST_F(artifactsSloJson, WrittenConfigurationsReadBackTheSame) {
+  file = dir / "slo.json";
   std::vector<plan::SloConfiguration> configs(2);
   configs[0].id = "C01";
   configs[0].tasks = {{"digits", {0.95, 1.25}}, {"faces", {0.8, 3.5}}};
@@ -35,13 +40,10 @@ TEST(artifactsSloJson, WrittenConfigurationsReadBackTheSame) {
   auto missing = readSloFile(file, {"digits", "faces", "speech"});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("speech"), std::string::npos);
-  fs::remove_all(tmpl);
 }
 
-TEST(artifactsSloJson, AWorkloadReadsBackAndNamesWhatIsWrong) {
-  char tmpl[] = "/tmp/zp_slo_json_XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const fs::path file = fs::path(tmpl) / "slo.json";
+TEST_F(artifactsSloJson, AWorkloadReadsBackAndNamesWhatIsWrong) {
+  file = dir / "slo.json";
   std::vector<plan::SloConfiguration> configs(1);
   configs[0].id = "C01";
   configs[0].tasks = {{"digits", {0.95, 1.25}}, {"faces", {0.8, 3.5}}};
@@ -61,7 +63,6 @@ TEST(artifactsSloJson, AWorkloadReadsBackAndNamesWhatIsWrong) {
   auto none = readSloWorkload(file, {"digits", "faces"});
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
-  fs::remove_all(tmpl);
 }
 
 }  // namespace
