@@ -71,7 +71,7 @@ void addOptions(CLI::App& app, Given& g) {
   app.add_option("--arrivals", sp.arrivals, "--serve: arrivals CSV (time_ms,task,sample); default: generated");
   app.add_option("--process", sp.process, "--serve: generated arrivals, periodic or poisson")
       ->check(CLI::IsMember({"periodic", "poisson"}));
-  app.add_option("--rate", sp.rateQps, "--serve: generated arrivals per task per second")->check(CLI::Range(1e-3, 1e6));
+  app.add_option("--rate", sp.rateQps, "--serve: generated arrivals per task per second (default: the rates the plan was made for, else 20)")->check(CLI::Range(1e-3, 1e6));
   app.add_option("--duration-ms", sp.durationMs, "--serve: generated arrivals in [0, MS)")
       ->check(numberIn(1e-3, kMaxLatencyMs));
   app.add_option("--count", sp.count, "--serve: generated arrivals per task (default 60)")->check(integerIn(1, 10000000));
@@ -143,6 +143,7 @@ std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
   sp.seed = g.o.seed;
   if (app.count("--samples")) sp.samples = g.bundle.samples;
   if (app.count("--rounds")) sp.rounds = g.bundle.rounds;
+  sp.planWorkload = !app.count("--rate") && !app.count("--process") && !app.count("--arrivals");
   sp.slos = splitList(g.bundle.slo);
   sp.compare = splitList(g.compareList);
   PlanRunRequest req;

@@ -44,9 +44,11 @@ Expected<ServedSlot> servedSlot(Bundle& bundle, const plan::Unit& unit, int proc
 Expected<ArrivalTrace> userArrivals(const ServeBundleParams& params, const std::vector<artifacts::KnownTask>& tasks) {
   if (!params.arrivals.empty()) return artifacts::readArrivalsCsv(params.arrivals, tasks);
   ArrivalParams ap;
-  for (const auto& k : tasks)
+  for (const auto& k : tasks) {
+    auto own = params.taskRateQps.find(k.name);
     ap.tasks.push_back({k.name, params.process == "periodic" ? ArrivalProcess::Periodic : ArrivalProcess::Poisson,
-                        params.rateQps, k.samples});
+                        own == params.taskRateQps.end() ? params.rateQps : own->second, k.samples});
+  }
   ap.seed = params.seed;
   ap.durationMs = params.durationMs;
   ap.count = params.durationMs > 0 ? 0 : (params.count > 0 ? params.count : 60);
@@ -350,11 +352,12 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
     systems[o.name] = std::move(system);
   }
   Json report = sp.report;
+  if (!report.contains("arrivals"))
+    report["arrivals"] = params.arrivals.empty()
+                             ? Json{{"process", params.process}, {"rate_qps", params.rateQps}, {"seed", params.seed}}
+                             : Json(params.arrivals.string());
   report.update(Json{{"systems", systems},
                      {"queries", sp.queries},
-                     {"arrivals", params.arrivals.empty() ? Json{{"process", params.process}, {"rate_qps", params.rateQps},
-                                                                 {"seed", params.seed}}
-                                                          : Json(params.arrivals.string())},
                      {"calibration_rounds", params.calibrationRounds},
                      {"processors", processorsJson(sp.processors)},
                      {"notes", notes}});

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct ServeBundleParams {
   std::filesystem::path arrivals;   // arrivals CSV; empty: generated
   std::string process = "poisson";  // generated: periodic | poisson
   double rateQps = 20;              // generated: per task
+  std::map<std::string, double> taskRateQps;  // generated: these tasks' own rates instead
+  // Neither a rate, a process nor an arrivals file given: a plan that records the
+  // workload its choice was made for (stitch.workload) is served at it.
+  bool planWorkload = false;
   double durationMs = 0;            // generated: arrivals in [0, duration) ...
   int count = 0;                    // ... or this many per task (neither: 60 per task)
   uint64_t seed = 0;

@@ -73,12 +73,16 @@ Status readSamples(StitchServe& c) {
   return {};
 }
 
-// A note when the trace is not the workload the plan's choice was made for.
+// A note saying whether the trace is the workload the plan's choice was made for.
 void noteWorkload(StitchServe& c) {
   const auto& w = c.st.workload;
   if (!w) return;
   std::string made;
   for (const auto& [task, rate] : w->rateQps) made += fmt::format("{}{} {} q/s", made.empty() ? "" : ", ", task, rate);
+  if (c.params.taskRateQps == w->rateQps && c.params.process == w->process) {
+    c.bundle.note(fmt::format("served at the workload the plan's choice was made for: {} ({})", made, w->process));
+    return;
+  }
   if (!c.params.arrivals.empty()) {
     c.bundle.note(fmt::format("the plan's choice was made for {} ({}); served here on {}", made, w->process,
                               c.params.arrivals.string()));
@@ -183,8 +187,13 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
 
 }  // namespace
 
-Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& params) {
+Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& given) {
   const plan::StitchPlan& st = *bundle.plan().stitch;
+  ServeBundleParams params = given;
+  if (params.planWorkload && st.workload) {
+    params.taskRateQps = st.workload->rateQps;
+    params.process = st.workload->process;
+  }
   if (st.systems.empty())
     return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", bundle.planFile());
   StitchServe c{bundle, params, st, {}, {}, 0, {}, {}, {}, {}, INT64_MAX};
@@ -213,6 +222,8 @@ Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& p
   Json slos = Json::array();
   for (size_t k : c.slos) slos.push_back(st.slos[k].id);
   out.report = Json{{"slo_configurations", slos}, {"phase_ms", c.phaseMs}, {"memory_budget_bytes", c.budgetBytes}};
+  if (!params.taskRateQps.empty())
+    out.report["arrivals"] = Json{{"process", params.process}, {"rate_qps", params.taskRateQps}, {"seed", params.seed}};
   return out;
 }
 

@@ -79,6 +79,15 @@ else fail "--rounds: $(cat "$WORK/rounds.txt")"; fi
   && "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --count 5 --rate 40 --calibration-rounds 0 > /dev/null 2> "$WORK/rate2.err" \
   && ! grep -q "was made for" "$WORK/rate2.err" \
   && pass "serving at another rate than the plan was made for is noted" || fail "workload note: $(cat "$WORK/rate.err" "$WORK/rate2.err")"
+# Without --rate, --process or --arrivals, the plan is served at the workload it was made for.
+"$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 500 --calibration-rounds 0 --json "$WORK/rate3.json" \
+  > /dev/null 2> "$WORK/rate3.err" \
+  && grep -q "note: served at the workload the plan's choice was made for: breast_cancer 40 q/s" "$WORK/rate3.err" \
+  && $PY -c "
+import json, sys
+a = json.load(open(sys.argv[1]))['arrivals']
+assert a['process'] == 'poisson' and a['rate_qps'] == {'breast_cancer': 40, 'digits': 40, 'iris': 40, 'wine': 40}, a
+" "$WORK/rate3.json" && pass "a plan is served at its own workload by default" || fail "plan workload default: $(cat "$WORK/rate3.err")"
 
 # By default only the plan's choice is served.
 if "$BIN/plan-run" "$WORK/bundle" --serve --slo C07 --count 20 --calibration-rounds 0 --json "$WORK/only.json" \
