@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "libplan/runtime/placed_program.h"
+#include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/placed_executor.h"
 #include "libplan/util/stats.h"
 
@@ -127,29 +128,6 @@ std::vector<int> dnnOfSteps(const std::vector<runtime::NodeInfo>& nodes, const s
   return dnn;
 }
 
-// A DNN that follows others starts, on every processor, after their last steps there and elsewhere.
-std::vector<std::pair<int, int>> pipelineWaits(const std::vector<int>& placement, const std::vector<int>& dnnOfStep,
-                                               const std::vector<std::vector<int>>& deps, int processors) {
-  const size_t dnns = deps.size();
-  std::vector<std::vector<int>> first(dnns, std::vector<int>(static_cast<size_t>(processors), -1)), last = first;
-  for (size_t s = 0; s < placement.size(); ++s) {
-    if (dnnOfStep[s] < 0) continue;
-    const auto d = static_cast<size_t>(dnnOfStep[s]);
-    const auto p = static_cast<size_t>(placement[s]);
-    if (first[d][p] < 0) first[d][p] = static_cast<int>(s);
-    last[d][p] = static_cast<int>(s);
-  }
-  std::vector<std::pair<int, int>> waits;
-  for (size_t d = 0; d < dnns; ++d)
-    for (int e : deps[d])
-      for (int p = 0; p < processors; ++p)
-        for (int q = 0; q < processors; ++q) {
-          const int s = first[d][static_cast<size_t>(p)], t = last[static_cast<size_t>(e)][static_cast<size_t>(q)];
-          if (s >= 0 && t >= 0 && t < s) waits.emplace_back(s, t);
-        }
-  return waits;
-}
-
 // Per DNN, one profiled round: end of its last step minus its release.
 std::vector<double> dnnLatencies(const std::vector<runtime::PlacedStepTiming>& steps, const std::vector<int>& dnnOfStep,
                                  const std::vector<std::vector<int>>& deps) {
@@ -173,29 +151,25 @@ Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& mo
                                            const std::vector<Processor>& processors,
                                            const ExecuteParams& ep) {
   ZP_ASSIGN_OR_RETURN(auto joined, joinScheduledModels(models, order));
-  std::vector<std::unique_ptr<runtime::Session>> sessions;
-  for (const auto& p : processors) {
-    ZP_ASSIGN_OR_RETURN(auto s, runtime::Session::fromModel(joined.model, "joined schedule",
-                                                             runtime::serve::sessionOptions(p)));
-    sessions.push_back(std::move(s));
+  // The frame is one operator-placed unit: every node on its group's processor, a
+  // DNN that follows others after them.
+  runtime::serve::OperatorPlacement placement;
+  placement.processors = processors;
+  placement.source = "joined schedule";
+  placement.placesGraphNodes = true;
+  for (const auto& [node, a] : joined.nodeAccelerator) {
+    if (a < 0 || a >= static_cast<int>(processors.size()))
+      return makeError("joined schedule: '{}' is placed on accelerator {}, there are {}", node, a, processors.size());
+    placement.nodeProcessor[node] = a;
   }
-  std::vector<int> placement;
-  for (const auto& n : sessions.front()->nodes()) {
-    auto it = joined.nodeAccelerator.find(n.name);
-    if (it == joined.nodeAccelerator.end()) return makeError("joined schedule: the runtime runs '{}', no group's node", n.name);
-    if (it->second < 0 || it->second >= static_cast<int>(processors.size()))
-      return makeError("joined schedule: '{}' is placed on accelerator {}, there are {}", n.name, it->second, processors.size());
-    placement.push_back(it->second);
-  }
-  const auto inputs = runtime::randomInputs(*sessions.front(), ep.seed);
-  runtime::PlacedProgramParams params;
-  params.exclusive = runtime::serve::sharedCorePairs(processors);
-  const std::vector<int> dnnOfStep = dnnOfSteps(sessions.front()->nodes(), models);
-  params.orderAfter = pipelineWaits(placement, dnnOfStep, order.deps, static_cast<int>(processors.size()));
-  ZP_ASSIGN_OR_RETURN(auto program, runtime::PlacedProgram::create(std::move(sessions), placement, params));
+  for (size_t d = 0; d < order.deps.size(); ++d)
+    for (int e : order.deps[d]) placement.partAfter.emplace_back(models[d].name, models[static_cast<size_t>(e)].name);
+  ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::loadPlaced(joined.model, "joined schedule", placement));
+  const runtime::Session& first = exec->program().session(0);
+  const auto inputs = runtime::randomInputs(first, ep.seed);
+  const std::vector<int> dnnOfStep = dnnOfSteps(first.nodes(), models);
   ExecutedSchedule out;
-  out.handoffs = program->handoffs();
-  ZP_ASSIGN_OR_RETURN(auto exec, runtime::serve::PlacedExecutor::start(std::move(program), processors));
+  out.handoffs = exec->program().handoffs();
   for (int i = 0; i < ep.warmup; ++i) ZP_TRY(exec->run(inputs));
   std::vector<double> walls, throughputs;
   std::vector<std::vector<double>> latencies(models.size());

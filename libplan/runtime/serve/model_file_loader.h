@@ -22,6 +22,13 @@ struct OperatorPlacement {
   std::vector<std::filesystem::path> caches;      // per processor: its weight cache (empty: none)
   std::map<std::string, int> nodeProcessor;       // node name -> index into `processors`
   std::string source;                             // what errors about it name (the plan); empty: the model
+  // Parts of the unit (its nodes named "PART/...") that follow others, an order
+  // no tensor carries: (A, B) starts A's steps on every processor after B's last
+  // steps everywhere (a frame's DNN that follows another, HaX-CoNN's pipelines).
+  std::vector<std::pair<std::string, std::string>> partAfter = {};
+  // Every node of the model is placed, also those the runtime folds or fuses away
+  // (a placement made from the graph, not from a profiled run of it).
+  bool placesGraphNodes = false;
 };
 
 struct SubgraphFiles {
@@ -48,8 +55,9 @@ class ModelFileLoader : public SubgraphLoader {
 Expected<LoadedSubgraph> loadUnit(const SubgraphFiles& files, const SessionOptions& options);
 
 // Per executed step of `session`, the processor its node is placed on; an error
-// (naming `label`) when the runtime runs a node the placement does not place.
-Expected<std::vector<int>> stepPlacement(const Session& session, const std::map<std::string, int>& nodeProcessor,
+// (naming `label`) when the runtime runs a node the placement does not place, or
+// (unless it places the graph's nodes) places one the runtime does not run.
+Expected<std::vector<int>> stepPlacement(const Session& session, const OperatorPlacement& placement,
                                          const std::string& label);
 
 // An operator-placed model: one session per processor (its kernel policy, GEMM
@@ -58,5 +66,8 @@ Expected<std::vector<int>> stepPlacement(const Session& session, const std::map<
 Expected<std::unique_ptr<PlacedExecutor>> loadPlaced(const std::filesystem::path& model,
                                                      const OperatorPlacement& placement,
                                                      std::vector<std::string>* warnings = nullptr);
+// The same of a model built in memory (no weight caches: `placement.caches` must be empty).
+Expected<std::unique_ptr<PlacedExecutor>> loadPlaced(const onnx::ModelProto& model, const std::string& label,
+                                                     const OperatorPlacement& placement);
 
 }  // namespace zp::runtime::serve
