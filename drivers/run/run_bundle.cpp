@@ -124,8 +124,8 @@ std::string BundleRunResult::table() const {
   }
   // With --compare, a column says whose choice a row is (the plan's first).
   const bool compared = std::any_of(tasks.begin(), tasks.end(), [&](const auto& t) { return t.system != tasks.front().system; });
-  auto systemCell = [&](const TaskRunReport& t) { return compared ? fmt::format("{:<12} ", t.system) : std::string(); };
-  std::string s = (compared ? fmt::format("{:<12} ", "system") : std::string()) +
+  auto systemCell = [&](const TaskRunReport& t) { return compared ? fmt::format("{:<14} ", t.system) : std::string(); };
+  std::string s = (compared ? fmt::format("{:<14} ", "system") : std::string()) +
                   fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11} {:>6} {:>12} {:>13} {:>8} {:>9}\n", "task", "slo",
                               "combination", "samples", "max|diff|", "match", "measured ms", "predicted ms",
                               "accuracy", "planned");
@@ -134,10 +134,11 @@ std::string BundleRunResult::table() const {
       s += systemCell(t) + fmt::format("{:<14} {:<5} not run: {}\n", t.task, t.slo, t.skipped);
       continue;
     }
-    s += systemCell(t) + fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11.3g} {:>6} {:>12.4f} {:>13.4f} {:>8} {:>9.4f}\n", t.task, t.slo,
+    s += systemCell(t) + fmt::format("{:<14} {:<5} {:<28} {:>7} {:>11.3g} {:>6} {:>12.4f} {:>13.4f} {:>8} {:>9}\n", t.task, t.slo,
                      t.combination, fmt::format("{}{}", t.samples, t.inputs == "random" ? "r" : ""), t.maxAbsDiff,
                      t.match ? "yes" : "NO", t.measuredMs, t.predictedMs,
-                     t.accuracy < 0 ? std::string("-") : fmt::format("{:.4f}", t.accuracy), t.plannedAccuracy);
+                     t.accuracy < 0 ? std::string("-") : fmt::format("{:.4f}", t.accuracy),
+                     t.plannedAccuracy < 0 ? std::string("-") : fmt::format("{:.4f}", t.plannedAccuracy));
   }
   for (const auto& t : tasks)
     if (!t.coldPositions.is_null())
@@ -146,9 +147,7 @@ std::string BundleRunResult::table() const {
                        t.task, t.coldMs, t.predictedColdMs, t.secondRunMs, t.coldTable);
   for (size_t i = 0; i < systems.size(); ++i)
     s += fmt::format("{}{}: {}\n", systems[i].first, i == 0 ? " (the plan's choice)" : "", systems[i].second);
-  s += "accuracy: top-1 on the samples run (all of the task's dataset unless --samples); planned: the plan's figure\n";
-  s += "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its processors";
-  s += "\nmatch: outputs with the bundle's weight caches equal the same subgraphs run without caches\n";
+  for (const auto& l : legend) s += l + "\n";
   for (const auto& n : notes) s += "note: " + n + "\n";
   return s;
 }
@@ -507,14 +506,25 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   const plan::Plan& plan = bundle.plan();
   if (!plan.stitch && plan.opplace) return runPlaced(params, bundle);
   if (!plan.stitch && plan.concurrent) return runConcurrent(params, bundle);
+  if (!plan.stitch && plan.mts) {
+    if (params.rounds != BundleRunParams{}.rounds)
+      return makeError("--rounds: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
+                       params.bundle.string());
+    return runMtsBundle(params, bundle);
+  }
   if (params.rounds != BundleRunParams{}.rounds)
     return makeError("--rounds: only a concurrent schedule's bundle runs schedules in rounds; {} is not one",
                      params.bundle.string());
   if (!plan.stitch)
-    return makeError("{}: plan-run BUNDLE runs a stitch, operator-placement or concurrent plan's bundle; serve an MTS "
-                     "plan's with --serve", bundle.planFile());
+    return makeError("{}: the plan has no stitch, MTS, operator-placement or concurrent section to run",
+                     bundle.planFile());
   ZP_TRY(checkStitchOptions(params, plan));
   BundleContext ctx{params, bundle, {}, &plan, {}, {}, {}, {}, {}};
+  ctx.res.legend = {
+      "accuracy: top-1 on the samples run (all of the task's dataset unless --samples); planned: the plan's figure",
+      "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its "
+      "processors",
+      "match: outputs with the bundle's weight caches equal the same subgraphs run without caches"};
   for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
   ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(plan.stitch->systems, plan.stitch->chosenSystem, params.compare));
   ZP_TRY(readUserInputs(ctx));

@@ -76,11 +76,16 @@ struct BundleRunResult {
   std::optional<ConcurrentRunReport> concurrent;  // the bundle of a concurrent plan
   std::vector<std::string> warnings;  // from the runtime (cache fallbacks) and the bundle
   std::vector<std::string> notes;     // e.g. why inputs are random
+  std::vector<std::string> legend;    // what the table's columns mean for the plan's kind
   bool ok() const;                    // every run task (and the placed run) matched its reference
   Json json() const;
   std::string table() const;
 };
 
 Expected<BundleRunResult> runBundle(const BundleRunParams& params);
+
+class Bundle;
+// The run of an MTS plan's bundle (run_mts.cpp): a row per system and member task.
+Expected<BundleRunResult> runMtsBundle(const BundleRunParams& params, Bundle& bundle);
 
 }  // namespace zp::drivers

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "drivers/run/mts_units.h"
 #include "drivers/run/serve_system.h"
 
 namespace zp::drivers {
@@ -18,91 +19,29 @@ using runtime::TensorMap;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;  // stitched vs own outputs, relative (products regrouped and batched)
 constexpr int kCheckedSamples = 8;
-
-struct GroupSamples {
-  std::vector<TensorMap> stitched;              // per sample: the stitched graph's inputs
-  std::vector<std::vector<TensorMap>> members;  // per member, per sample: its own model's input
-};
 
 struct MtsServe {
   Bundle& bundle;
   const ServeBundleParams& params;
   const plan::MtsPlan& m;
-  std::vector<Processor> processors;
-  std::vector<const plan::Unit*> groups;                // per group of the section: its unit
-  std::vector<std::vector<const plan::Unit*>> members;  // per group, per member: its unit
-  std::vector<GroupSamples> samples;                    // per group
-  ArrivalTrace trace;                                   // tasks: the groups
+  MtsBundleUnits units;
+  ArrivalTrace trace;  // tasks: the groups
   Json checks = Json::array();
 };
-
-Status readUnits(MtsServe& c) {
-  for (const auto& g : c.m.units) {
-    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(plan::UnitId::group(g.group)));
-    c.groups.push_back(unit);
-    std::vector<const plan::Unit*> members;
-    for (const auto& b : g.members) {
-      ZP_ASSIGN_OR_RETURN(const plan::Unit* mu, c.bundle.unit(plan::UnitId::model(g.group + "/" + b.task)));
-      members.push_back(mu);
-    }
-    c.members.push_back(std::move(members));
-  }
-  return {};
-}
-
-// One member's samples: its dataset's first ones, else seeded random inputs.
-Expected<std::vector<TensorMap>> memberSamples(MtsServe& c, const plan::MtsPlanMember& b, const plan::Unit& unit) {
-  ZP_ASSIGN_OR_RETURN(const fs::path model, c.bundle.model(unit));
-  runtime::SessionOptions so;
-  so.checkModel = false;
-  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(model, so));
-  const auto& ins = session->inputs();
-  auto io = std::find_if(ins.begin(), ins.end(), [&](const runtime::IoInfo& i) { return i.name == b.input; });
-  if (io == ins.end()) return makeError("{}: has no input '{}' (task '{}')", model.string(), b.input, b.task);
-  ZP_ASSIGN_OR_RETURN(Dataset d, c.bundle.samples(b.task, *io, c.params.samples, c.params.samples, c.params.seed));
-  std::vector<TensorMap> out;
-  for (auto& x : d.samples) out.push_back(TensorMap{{b.input, std::move(x)}});
-  return out;
-}
-
-// Every member's samples, cut to the shortest, and the stitched inputs made of them
-// (members that share the stitched input read the first one's sample).
-Status readSamples(MtsServe& c) {
-  for (size_t u = 0; u < c.m.units.size(); ++u) {
-    const auto& g = c.m.units[u];
-    GroupSamples s;
-    size_t n = SIZE_MAX;
-    for (size_t k = 0; k < g.members.size(); ++k) {
-      ZP_ASSIGN_OR_RETURN(auto ms, memberSamples(c, g.members[k], *c.members[u][k]));
-      n = std::min(n, ms.size());
-      s.members.push_back(std::move(ms));
-    }
-    for (auto& ms : s.members) ms.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      TensorMap in;
-      for (size_t k = 0; k < g.members.size(); ++k)
-        in.emplace(g.members[k].stitchedInput, s.members[k][i].at(g.members[k].input));
-      s.stitched.push_back(std::move(in));
-    }
-    c.samples.push_back(std::move(s));
-  }
-  return {};
-}
 
 // The stitched graph's outputs against each member's own model's, on the first processor's engine.
 Status checkOutputs(MtsServe& c, size_t u) {
   const auto& g = c.m.units[u];
-  const auto& s = c.samples[u];
-  const auto options = runtime::serve::sessionOptions(c.processors.front());
-  ZP_ASSIGN_OR_RETURN(const fs::path stitchedModel, c.bundle.model(*c.groups[u]));
+  const auto& s = c.units.samples[u];
+  const auto options = runtime::serve::sessionOptions(c.units.processors.front());
+  ZP_ASSIGN_OR_RETURN(const fs::path stitchedModel, c.bundle.model(*c.units.groups[u]));
   ZP_ASSIGN_OR_RETURN(auto stitched, runtime::Session::load(stitchedModel, options));
   OutputDiff diff;
   const size_t n = std::min<size_t>(kCheckedSamples, s.stitched.size());
   for (size_t k = 0; k < g.members.size(); ++k) {
     const auto& b = g.members[k];
-    ZP_ASSIGN_OR_RETURN(const fs::path ownModel, c.bundle.model(*c.members[u][k]));
+    ZP_ASSIGN_OR_RETURN(const fs::path ownModel, c.bundle.model(*c.units.members[u][k]));
     ZP_ASSIGN_OR_RETURN(auto own, runtime::Session::load(ownModel, options));
     for (size_t i = 0; i < n; ++i) {
       ZP_ASSIGN_OR_RETURN(TensorMap all, stitched->run(s.stitched[i]));
@@ -113,19 +52,19 @@ Status checkOutputs(MtsServe& c, size_t u) {
       diff.add(got, want);
     }
   }
-  const bool match = diff.within(kTolerance);
+  const bool match = diff.within(kStitchedTolerance);
   c.checks.push_back(Json{{"group", g.group}, {"samples", n}, {"max_abs_diff", diff.maxAbsDiff},
                           {"ref_scale", diff.refScale}, {"match", match}});
   if (!match)
     return makeError("{}: group '{}': the stitched graph's outputs differ from the members' own by {:.3g} (tolerance {} x {:.3g})",
-                     stitchedModel.string(), g.group, diff.maxAbsDiff, kTolerance, std::max(1.0, diff.refScale));
+                     stitchedModel.string(), g.group, diff.maxAbsDiff, kStitchedTolerance, std::max(1.0, diff.refScale));
   return {};
 }
 
 Status makeTrace(MtsServe& c) {
   std::vector<artifacts::KnownTask> known;
   for (size_t u = 0; u < c.m.units.size(); ++u) {
-    const int read = static_cast<int>(c.samples[u].stitched.size());
+    const int read = static_cast<int>(c.units.samples[u].stitched.size());
     known.push_back({c.m.units[u].group, read,
                      read == c.params.samples ? fmt::format("serving reads the first {} samples: raise --samples", read)
                                               : ""});
@@ -137,7 +76,7 @@ Status makeTrace(MtsServe& c) {
 // A task of one unit on processor p: its slot is resident (the plan keeps every unit's models in memory).
 Status addTask(MtsServe& c, SystemSetup& r, const std::string& name, const plan::Unit& unit, int p, double ms,
                int64_t bytes, const std::vector<TensorMap>& samples) {
-  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, unit, p, c.processors[static_cast<size_t>(p)]));
+  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, unit, p, c.units.processors[static_cast<size_t>(p)]));
   slot.bytes = bytes;
   slot.plannedMs = ms;
   slot.preload = true;
@@ -156,19 +95,19 @@ Expected<SystemSetup> systemSetup(MtsServe& c, const plan::MtsSystem& sys) {
   std::vector<int> firstTask;
   for (size_t u = 0; u < c.m.units.size(); ++u) {
     const auto& g = c.m.units[u];
-    auto it = std::find_if(c.processors.begin(), c.processors.end(), [&](const auto& p) { return p.name == sys.placement[u]; });
-    const int p = static_cast<int>(it - c.processors.begin());
+    auto it = std::find_if(c.units.processors.begin(), c.units.processors.end(), [&](const auto& p) { return p.name == sys.placement[u]; });
+    const int p = static_cast<int>(it - c.units.processors.begin());
     firstTask.push_back(static_cast<int>(r.tasks.size()));
     if (sys.stitched[u]) {
-      ZP_TRY(addTask(c, r, g.group, *c.groups[u], p, g.stitchedMs[static_cast<size_t>(p)], g.weightBytes,
-                     c.samples[u].stitched));
+      ZP_TRY(addTask(c, r, g.group, *c.units.groups[u], p, g.stitchedMs[static_cast<size_t>(p)], g.weightBytes,
+                     c.units.samples[u].stitched));
       continue;
     }
     for (size_t k = 0; k < g.members.size(); ++k) {
-      ZP_ASSIGN_OR_RETURN(const fs::path own, c.bundle.model(*c.members[u][k]));
-      ZP_TRY(addTask(c, r, g.group + "/" + g.members[k].task, *c.members[u][k], p,
+      ZP_ASSIGN_OR_RETURN(const fs::path own, c.bundle.model(*c.units.members[u][k]));
+      ZP_TRY(addTask(c, r, g.group + "/" + g.members[k].task, *c.units.members[u][k], p,
                      g.members[k].ms[static_cast<size_t>(p)], static_cast<int64_t>(fs::file_size(own)),
-                     c.samples[u].members[k]));
+                     c.units.samples[u].members[k]));
     }
   }
   for (size_t q = 0; q < c.trace.arrivals.size(); ++q) {
@@ -201,15 +140,13 @@ Expected<ServedPlan> mtsServedPlan(Bundle& bundle, const ServeBundleParams& para
   if (!params.budget.empty() || !params.slos.empty())
     return makeError("{}: an MTS plan has no preload budgets or SLO configurations (--budget, --slo apply to a "
                      "stitch plan)", bundle.planFile());
-  MtsServe c{bundle, params, *bundle.plan().mts, {}, {}, {}, {}, {}, Json::array()};
-  ZP_ASSIGN_OR_RETURN(c.processors, bundle.processors(c.m.processors));
-  ZP_TRY(readUnits(c));
-  ZP_TRY(readSamples(c));
+  MtsServe c{bundle, params, *bundle.plan().mts, {}, {}, Json::array()};
+  ZP_ASSIGN_OR_RETURN(c.units, readMtsUnits(bundle, params.samples, params.samples, params.seed));
   for (size_t u = 0; u < c.m.units.size(); ++u) ZP_TRY(checkOutputs(c, u));
   ZP_TRY(makeTrace(c));
   ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(c.m.systems, std::string("zooplan"), params.compare));
   ServedPlan out;
-  out.processors = c.processors;
+  out.processors = c.units.processors;
   out.queries = c.trace.arrivals.size();
   out.latencySlos = false;
   for (const auto* s : systems) {

@@ -32,6 +32,28 @@ PY
 "$BIN/plan-emit" plan.json -o bundle >/dev/null || fail "plan-emit"
 [ "$(ls bundle/models | wc -l)" = 13 ] && pass "bundle: 2 stitched graphs + 11 member models" \
   || fail "bundle models: $(ls bundle/models | wc -l)"
+# Run (not served): every member task of the plan's choice on its whole dataset, then every system.
+"$BIN/plan-run" bundle --repeat 2 --json >run.json || fail "plan-run bundle"
+"$BIN/plan-run" bundle --repeat 2 --compare all --json >runall.json || fail "plan-run bundle --compare all"
+$PY - run.json runall.json zoo/zoo.json <<'PY' && pass "run: each member task on its whole split, outputs its own model's, every system" || fail "run.json"
+import json, sys, numpy as np, os
+r, a, z = (json.load(open(f)) for f in sys.argv[1:4])
+tasks = {t["name"]: t for t in z["tasks"]}
+assert r["ok"] and len(r["tasks"]) == 11 and {t["system"] for t in r["tasks"]} == {"zooplan"}, r["tasks"]
+for t in r["tasks"]:
+    n = len(np.load(os.path.join("zoo", tasks[t["task"]]["dataset"]["labels"])))
+    assert t["samples"] == n and t["inputs"] == "dataset" and t["match"], t
+    assert 0.5 < t["accuracy"] <= 1 and t["measured_ms"] > 0, t
+assert a["ok"] and len(a["tasks"]) == 44 and [t["system"] for t in a["tasks"][::11]] == ["zooplan", "mts", "sequential", "one-processor"]
+# The same weights whichever unit a task runs in: the same accuracy under every system.
+acc = {}
+for t in a["tasks"]:
+    assert acc.setdefault(t["task"], t["accuracy"]) == t["accuracy"], t
+    assert t["combination"].startswith("group:" if t["system"] in ("mts", "one-processor") else ("model:", "group:")), t
+PY
+rejected "--task not a member" 1 "--task nope: no such member task" -- "$BIN/plan-run" bundle --task nope
+rejected "--cold on an MTS bundle" 1 "is an MTS plan's bundle" -- "$BIN/plan-run" bundle --cold
+
 table="$("$BIN/plan-run" bundle --serve --compare all --count 12 --rate 200 --calibration-rounds 3 --seed 1 --json serve.json)" \
   || fail "plan-run --serve: $table"
 case "$table" in *zooplan*mts*sequential*one-processor*) pass "serve table names every system" ;; *) fail "table: $table" ;; esac

@@ -1,0 +1,205 @@
+// plan-run BUNDLE on an MTS plan's bundle: each system's units (the plan's
+// choice first) loaded through the executor's loader on the processor the
+// system places them on, run on every member's samples (its whole test split by
+// default): a stitched group once per sample for all its members, a member's
+// own model alone otherwise. Per member task: top-1 accuracy of its outputs,
+// its outputs against its own model run without caches, and the warm run time
+// of the unit it ran in on its pinned processor beside the plan's measured one.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "drivers/run/mts_units.h"
+#include "drivers/run/run_bundle.h"
+#include "drivers/run/serve_system.h"
+#include "libplan/runtime/serve/model_file_loader.h"
+#include "libplan/runtime/serve/placed_executor.h"
+#include "libplan/util/stats.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+using runtime::TensorMap;
+
+namespace {
+
+constexpr int kRandomSamples = 8;  // per member without a dataset
+
+bool sameTensor(const runtime::Tensor& a, const runtime::Tensor& b) {
+  return a.shape == b.shape && a.dtype == b.dtype && (a.data == b.data || std::memcmp(a.data, b.data, a.bytes()) == 0);
+}
+
+struct MemberRun {
+  TaskRunReport report;
+  OutputDiff diff;
+  int correct = 0, labelled = 0;
+  void score(const TensorMap& got, const TensorMap& want, const std::string& firstOutput,
+             const std::vector<int64_t>& labels, size_t sample) {
+    diff.add(got, want);
+    if (sample < labels.size()) {
+      ++labelled;
+      correct += argmax(got.at(firstOutput)) == labels[sample] ? 1 : 0;
+    }
+  }
+};
+
+// The unit of `unit` on processor p as the executor loads it (warm from its weight cache, or cold).
+Expected<runtime::serve::LoadedUnit> loadOn(Bundle& bundle, const plan::Unit& unit, int p, const Processor& proc) {
+  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(bundle, unit, p, proc));
+  ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit(slot.files, runtime::serve::sessionOptions(proc)));
+  return std::move(loaded.unit);
+}
+
+// The reference: the member's own model without caches, on the same processor's engine.
+Expected<std::unique_ptr<runtime::Session>> ownReference(Bundle& bundle, const plan::Unit& unit, const Processor& proc) {
+  ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
+  return runtime::Session::load(model, runtime::serve::sessionOptions(proc));
+}
+
+Expected<double> warmMs(runtime::serve::LoadedUnit& unit, const Processor& proc, const TensorMap& inputs, int repeat) {
+  if (repeat <= 0) return 0.0;
+  runtime::Session* session = unit.plainSession();
+  if (!session) return makeError("an MTS unit is run as one session");
+  ZP_ASSIGN_OR_RETURN(auto stats, runtime::serve::measureOnProcessor(*session, proc, inputs, 1, repeat));
+  return stats.medianMs;
+}
+
+struct MtsRun {
+  const BundleRunParams& params;
+  Bundle& bundle;
+  const MtsBundleUnits& units;
+};
+
+MemberRun startMember(const plan::MtsSystem& sys, const plan::MtsPlanMember& b, const MtsGroupSamples& s, size_t k,
+                      const std::string& combination, const std::string& processor, double predictedMs) {
+  MemberRun m;
+  m.report.system = sys.name;
+  m.report.task = b.task;
+  m.report.slo = "-";
+  m.report.feasible = true;
+  m.report.combination = combination;
+  m.report.processors = {processor};
+  m.report.inputs = s.sources[k];
+  m.report.samples = static_cast<int>(s.members[k].size());
+  m.report.predictedMs = predictedMs;
+  m.report.plannedAccuracy = -1;  // an MTS plan records no accuracy: stitching keeps each member's outputs
+  return m;
+}
+
+void finishMember(MemberRun& m, double measuredMs, double tolerance) {
+  m.report.maxAbsDiff = m.diff.maxAbsDiff;
+  m.report.refScale = m.diff.refScale;
+  m.report.match = m.diff.within(tolerance);
+  m.report.measuredMs = measuredMs;
+  m.report.accuracy = m.labelled ? static_cast<double>(m.correct) / m.labelled : -1;
+}
+
+// A group run as its stitched unit: once per sample for every member (again with
+// a member's own sample where it shares the stitched input with another's).
+Status runStitched(MtsRun& c, const plan::MtsSystem& sys, size_t u, int p, std::vector<TaskRunReport>& out) {
+  const auto& g = c.units.mts->units[u];
+  const auto& s = c.units.samples[u];
+  const Processor& proc = c.units.processors[static_cast<size_t>(p)];
+  ZP_ASSIGN_OR_RETURN(auto unit, loadOn(c.bundle, *c.units.groups[u], p, proc));
+  std::vector<MemberRun> runs;
+  for (size_t k = 0; k < g.members.size(); ++k)
+    runs.push_back(startMember(sys, g.members[k], s, k, c.units.groups[u]->id.str(), proc.name,
+                               g.stitchedMs[static_cast<size_t>(p)]));
+  for (size_t k = 0; k < g.members.size(); ++k) {
+    const auto& b = g.members[k];
+    ZP_ASSIGN_OR_RETURN(auto own, ownReference(c.bundle, *c.units.members[u][k], proc));
+    for (size_t i = 0; i < s.members[k].size(); ++i) {
+      // Every sample of this member, the other members' inputs from their own samples.
+      TensorMap in = s.stitched[i % s.stitched.size()];
+      const auto& mine = s.members[k][i].at(b.input);
+      if (!sameTensor(in.at(b.stitchedInput), mine)) in.insert_or_assign(b.stitchedInput, mine);
+      ZP_ASSIGN_OR_RETURN(TensorMap all, unit.run(in));
+      ZP_ASSIGN_OR_RETURN(TensorMap want, own->run(s.members[k][i]));
+      TensorMap got;
+      for (size_t j = 0; j < b.outputs.size(); ++j)
+        if (auto it = all.find(b.stitchedOutputs[j]); it != all.end()) got.emplace(b.outputs[j], it->second);
+      runs[k].score(got, want, b.outputs.front(), s.labels[k], i);
+    }
+  }
+  ZP_ASSIGN_OR_RETURN(const double ms, warmMs(unit, proc, s.stitched.front(), c.params.repeat));
+  for (auto& m : runs) {
+    finishMember(m, ms, kStitchedTolerance);
+    out.push_back(std::move(m.report));
+  }
+  return {};
+}
+
+// A group run as its members' own models, one after another.
+Status runMembers(MtsRun& c, const plan::MtsSystem& sys, size_t u, int p, std::vector<TaskRunReport>& out) {
+  const auto& g = c.units.mts->units[u];
+  const auto& s = c.units.samples[u];
+  const Processor& proc = c.units.processors[static_cast<size_t>(p)];
+  for (size_t k = 0; k < g.members.size(); ++k) {
+    const auto& b = g.members[k];
+    const plan::Unit& mu = *c.units.members[u][k];
+    ZP_ASSIGN_OR_RETURN(auto unit, loadOn(c.bundle, mu, p, proc));
+    ZP_ASSIGN_OR_RETURN(auto own, ownReference(c.bundle, mu, proc));
+    MemberRun m = startMember(sys, b, s, k, mu.id.str(), proc.name, b.ms[static_cast<size_t>(p)]);
+    for (size_t i = 0; i < s.members[k].size(); ++i) {
+      ZP_ASSIGN_OR_RETURN(TensorMap got, unit.run(s.members[k][i]));
+      ZP_ASSIGN_OR_RETURN(TensorMap want, own->run(s.members[k][i]));
+      m.score(got, want, b.outputs.front(), s.labels[k], i);
+    }
+    ZP_ASSIGN_OR_RETURN(const double ms, warmMs(unit, proc, s.members[k].front(), c.params.repeat));
+    finishMember(m, ms, c.params.tolerance);
+    out.push_back(std::move(m.report));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<BundleRunResult> runMtsBundle(const BundleRunParams& params, Bundle& bundle) {
+  if (!params.slo.empty() || params.cold || !params.inputs.empty() || !params.saveOutputs.empty() ||
+      !params.trace.empty())
+    return makeError("--slo/--cold/--input/--save-outputs/--trace: {} is an MTS plan's bundle; it runs each member "
+                     "task's dataset (--task, --samples, --compare apply)",
+                     params.bundle.string());
+  const auto& mts = *bundle.plan().mts;
+  if (!params.task.empty() && std::none_of(mts.units.begin(), mts.units.end(), [&](const plan::MtsUnit& g) {
+        return std::any_of(g.members.begin(), g.members.end(), [&](const auto& b) { return b.task == params.task; });
+      }))
+    return makeError("--task {}: no such member task in {}", params.task, bundle.planFile());
+  const int limit = params.samples > 0 ? params.samples : std::numeric_limits<int>::max();
+  ZP_ASSIGN_OR_RETURN(auto units, readMtsUnits(bundle, limit, params.samples > 0 ? params.samples : kRandomSamples,
+                                               params.seed, /*wholeSplits=*/true));
+  ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(mts.systems, std::string("zooplan"), params.compare));
+  MtsRun c{params, bundle, units};
+  BundleRunResult res;
+  res.legend = {
+      "combination: the unit a task ran in: its group's stitched graph, or its own model",
+      "accuracy: top-1 of the task's outputs on its samples (all of its dataset unless --samples); an MTS plan "
+      "records none",
+      "measured: median of warm runs of that unit on its pinned processor (a stitched graph runs every member at "
+      "once); predicted: the plan's measured run time of it",
+      "match: the task's outputs equal its own model's, run without caches on the same processor"};
+  for (const auto* sys : systems) {
+    res.systems.push_back({sys->name, sys->description});
+    for (size_t u = 0; u < mts.units.size(); ++u) {
+      const auto& members = mts.units[u].members;
+      if (!params.task.empty() &&
+          std::none_of(members.begin(), members.end(), [&](const auto& b) { return b.task == params.task; }))
+        continue;
+      const auto it = std::find_if(units.processors.begin(), units.processors.end(),
+                                   [&](const Processor& p) { return p.name == sys->placement[u]; });
+      if (it == units.processors.end())
+        return makeError("{}: system '{}' places group '{}' on '{}', not a processor of the section", bundle.planFile(),
+                         sys->name, mts.units[u].group, sys->placement[u]);
+      const int p = static_cast<int>(it - units.processors.begin());
+      std::vector<TaskRunReport> rows;
+      ZP_TRY(sys->stitched[u] ? runStitched(c, *sys, u, p, rows) : runMembers(c, *sys, u, p, rows));
+      for (auto& r : rows)
+        if (params.task.empty() || r.task == params.task) res.tasks.push_back(std::move(r));
+    }
+  }
+  for (const auto& n : bundle.notes()) res.notes.push_back(n);
+  return res;
+}
+
+}  // namespace zp::drivers
