@@ -174,6 +174,20 @@ Status collectStitchSources(Sources& s, bool strict) {
       if (cold != coldByUnit.end() && (!use.cold || cold->first < use.cold->unit)) use.cold = cold->second;
     }
   }
+  // Units only a preload set names (hot over the configurations' candidates, run by
+  // no system): served, the residency manager may load them, so the bundle holds
+  // them too, with a cache for every processor's kernel policy.
+  for (const auto& u : s.plan.units) {
+    if (u.id.kind != plan::UnitKind::Subgraph || s.subgraphs.count(u.file)) continue;
+    if (!isSafeRelativePath(u.file))
+      return makeError("{}: unit '{}': file '{}' is not a relative path inside the stitch directory", planPath.string(),
+                       u.id.str(), u.file);
+    auto& use = s.subgraphs[u.file];
+    use.file = u.file;
+    use.hash = u.sha256;
+    use.processor = st.processors.front().name;
+    for (const auto& p : st.processors) use.policies.insert({p.policy, std::max(1, p.threads)});
+  }
   for (const auto& [file, use] : s.subgraphs) {
     const fs::path src = s.stitchDir / file;
     std::string bytes;

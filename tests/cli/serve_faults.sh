@@ -40,14 +40,26 @@ ln -s ../plan/plan.json "$WORK/devt/to_plan"
   && pass "a symbolic link to a regular file is written through and stays a link" || fail "symlink to a regular file"
 
 # --- every run path verifies what it executes --------------------------------------------
-for sub in $(ls "$WORK/bundle/subgraphs"); do
+# Serving runs the units the plan's systems choose; a unit only a preload set names is bundled, never run.
+run_files="$($PY - "$WORK/bundle/plan.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+files = {u["id"]: u["file"] for u in p["units"]}
+run = {files["subgraph:%s/%d/%s" % (t["name"], g["position"], g["variant"])] for t in p["stitch"]["tasks"] for g in t["subgraphs"]}
+print(" ".join(sorted(f.split("/")[-1] for f in run)))
+PYEOF
+)"
+[ -n "$run_files" ] || fail "no subgraph the plan runs"
+for sub in $run_files; do
   rm -rf "$WORK/edited" && cp -r "$WORK/bundle" "$WORK/edited"
   printf 'x' >> "$WORK/edited/subgraphs/$sub"
   rejected "serve with subgraph $sub edited" 1 "subgraphs/$sub: content hash does not match the plan's" -- \
     "$BIN/plan-run" "$WORK/edited" "${SERVE[@]}"
 done
 cp -r "$WORK/bundle" "$WORK/badcache"
-cache="$(ls "$WORK/badcache/caches" | head -1)"
+first_run="${run_files%% *}"
+cache="$(ls "$WORK/badcache/caches" | grep "^${first_run%.onnx}" | head -1)"
+[ -n "$cache" ] || fail "no cache of $first_run"
 $PY - "$WORK/badcache/caches/$cache" <<'PYEOF'
 import sys
 b = bytearray(open(sys.argv[1], 'rb').read()); b[len(b) // 2] ^= 0x5A; open(sys.argv[1], 'wb').write(b)

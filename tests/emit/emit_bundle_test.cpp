@@ -226,6 +226,10 @@ TEST_F(emitTest, EmitsAByteIdenticalBundleTwice) {
       EXPECT_TRUE(fs::exists(bundle / artifacts::cacheFileName(u.sha256, policy)))
           << artifacts::cacheFileName(u.sha256, policy);
     }
+  // Units only a preload set names are in the bundle too, each with its model.
+  for (const auto& u : p.units)
+    if (u.id.kind == plan::UnitKind::Subgraph && subgraphFiles.insert(u.file).second)
+      EXPECT_EQ(sha256Hex(*readFile(bundle / u.file)), u.sha256) << u.file;
   for (const auto& e : fs::directory_iterator(bundle / "caches")) cacheCount += e.is_regular_file();
   EXPECT_EQ(a->subgraphs, static_cast<int>(subgraphFiles.size()));
   EXPECT_EQ(a->caches, cacheCount);
