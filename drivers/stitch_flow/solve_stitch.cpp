@@ -85,7 +85,12 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
     std::vector<std::string> names;
     for (const auto& t : space.tasks) names.push_back(t.name);
     ZP_ASSIGN_OR_RETURN(auto fromFile, artifacts::readSloWorkload(o.slo, names));
-    if (fromFile) rates = fromFile->rateQps, process = fromFile->process;
+    if (fromFile) {
+      if (!fromFile->frames.empty() || !fromFile->arrivals.empty())
+        return makeError("{}: $.workload: frames and arrivals files are planned by the composed planner; this "
+                         "stitch plan serves rate_qps only", o.slo);
+      rates = fromFile->rateQps, process = fromFile->process;
+    }
   }
   if (rates.empty()) return std::shared_ptr<const select::ServingWorkload>();
   auto w = std::make_shared<select::ServingWorkload>();

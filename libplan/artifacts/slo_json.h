@@ -2,7 +2,10 @@
 // are served at (schemas/slo.schema.json):
 //   {"schema_version": 1,
 //    "configurations": [{"id": "C1", "tasks": {"digits": {"accuracy": 0.97, "latency_ms": 0.2}}}],
-//    "workload": {"process": "poisson", "rate_qps": {"digits": 50}}}
+//    "workload": {"process": "poisson", "rate_qps": {"digits": 50},
+//                 "frames": [{"name": "camera", "period_ms": 50, "dnns": ["det", "track"],
+//                             "depends_on": {"track": ["det"]}}],
+//                 "memory_budget": "60%"}}
 // Every configuration names an SLO for each of the profiled tasks and no other;
 // a workload names a rate for each of them.
 #pragma once
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "libplan/plan/stitch_plan.h"
+#include "libplan/plan/workload.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
 
@@ -22,10 +26,14 @@ Expected<std::vector<plan::SloConfiguration>> readSloFile(const std::filesystem:
                                                           const std::vector<std::string>& taskNames);
 // The inverse of readSloFile (as a document), with the workload when given.
 Json sloFileJson(const std::vector<plan::SloConfiguration>& configs,
-                 const std::optional<plan::ServingWorkloadRecord>& workload = std::nullopt);
+                 const std::optional<plan::WorkloadSpec>& workload = std::nullopt);
+// The "workload" member alone.
+Json workloadJson(const plan::WorkloadSpec& workload);
 
-// The file's "workload" (process and per-task rates only); nothing when it has none.
-Expected<std::optional<plan::ServingWorkloadRecord>> readSloWorkload(const std::filesystem::path& path,
-                                                                     const std::vector<std::string>& taskNames);
+// The file's "workload"; nothing when it has none. Every task of `taskNames` is
+// queried (a rate, or the arrivals file) or runs in a frame; a rate or a frame
+// names only those tasks; frames have a period > 0 and no dependency cycle.
+Expected<std::optional<plan::WorkloadSpec>> readSloWorkload(const std::filesystem::path& path,
+                                                            const std::vector<std::string>& taskNames);
 
 }  // namespace zp::artifacts

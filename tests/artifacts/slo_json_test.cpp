@@ -46,23 +46,78 @@ TEST_F(artifactsSloJson, AWorkloadReadsBackAndNamesWhatIsWrong) {
   file = dir / "slo.json";
   std::vector<plan::SloConfiguration> configs(1);
   configs[0].id = "C01";
-  configs[0].tasks = {{"digits", {0.95, 1.25}}, {"faces", {0.8, 3.5}}};
-  plan::ServingWorkloadRecord w;
+  configs[0].tasks = {{"digits", {0.95, 1.25}}, {"faces", {0.8, 3.5}}, {"det", {0.5, 20}}, {"track", {0.5, 20}}};
+  const std::vector<std::string> tasks{"digits", "faces", "det", "track"};
+  plan::WorkloadSpec w;
   w.process = "periodic";
   w.rateQps = {{"digits", 50}, {"faces", 12.5}};
+  w.frames = {{"camera", 40, 30, {"det", "track", "faces"}, {{"track", "det"}}}};
+  w.memoryBudget = "60%";
   ASSERT_TRUE(writeFileAtomic(file, canonicalJson(sloFileJson(configs, w))).ok());
-  auto back = readSloWorkload(file, {"digits", "faces"});
+  auto back = readSloWorkload(file, tasks);
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_TRUE(back->has_value());
-  EXPECT_EQ((*back)->process, "periodic");
-  EXPECT_EQ((*back)->rateQps, w.rateQps);
-  auto missing = readSloWorkload(file, {"digits", "faces", "speech"});
+  EXPECT_EQ(**back, w);
+  auto missing = readSloWorkload(file, {"digits", "faces", "det", "track", "speech"});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, file.string() + ": $.workload.rate_qps: no rate for task 'speech' (queries per second)");
+  EXPECT_EQ(missing.error().message,
+            file.string() + ": $.workload: task 'speech' has no rate (rate_qps) and runs in no frame");
   ASSERT_TRUE(writeFileAtomic(file, canonicalJson(sloFileJson(configs))).ok());
-  auto none = readSloWorkload(file, {"digits", "faces"});
+  auto none = readSloWorkload(file, tasks);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+}
+
+// Each bad workload: one line naming the file, where in it, and what is wrong.
+TEST_F(artifactsSloJson, ABadWorkloadIsOneLineNamingWhereAndWhat) {
+  file = dir / "slo.json";
+  const std::vector<std::string> tasks{"det", "track"};
+  const std::string configs = R"("configurations": [{"id": "C", "tasks": {"det": {"accuracy": 0, "latency_ms": 9},
+                                  "track": {"accuracy": 0, "latency_ms": 9}}}])";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"rate_qps": {"det": 5, "nope": 1}})", "$.workload.rate_qps.nope: the profile has no such task"},
+      {R"({"frames": [{"name": "f", "period_ms": 0, "dnns": ["det", "track"]}]})",
+       "$.workload.frames[0].period_ms: a frame's period must be > 0 ms"},
+      {R"({"frames": [{"name": "f", "period_ms": -3, "dnns": ["det", "track"]}]})",
+       "$.workload.frames[0].period_ms: a frame's period must be > 0 ms"},
+      {R"({"frames": [{"name": "f", "period_ms": 10, "dnns": ["det", "track"],
+                       "depends_on": {"det": ["track"], "track": ["det"]}}]})",
+       "$.workload.frames[0].depends_on: frame 'f': its dependencies form a cycle among det, track"},
+      {R"({"frames": [{"name": "f", "period_ms": 10, "dnns": ["det", "cam"]}]})",
+       "$.workload.frames[0].dnns[1]: the profile has no task 'cam'"},
+      {R"({"frames": [{"name": "f", "period_ms": 10, "dnns": ["det"], "depends_on": {"det": ["track"]}}],
+          "rate_qps": {"track": 1}})",
+       "$.workload.frames[0].depends_on.det: 'det' depends on 'track', which the frame does not run"},
+      {R"({"rate_qps": {"det": 5}})", "$.workload: task 'track' has no rate (rate_qps) and runs in no frame"},
+      {R"({"process": "bursty", "rate_qps": {"det": 5, "track": 1}})",
+       "$.workload: process: 'bursty' is not poisson or periodic"},
+      {R"({"rate_qps": {"det": 5, "track": 1}, "arrivals": "a.csv"})",
+       "$.workload: rate_qps and arrivals: give one (the arrivals file replaces the rates)"},
+      {R"({"rate_qps": {"det": 5, "track": 1}, "memory_budget": 0})", "$.workload.memory_budget:"},
+      {R"({"rate_qps": {"det": 5, "track": 1}, "rate_qp": 3})",
+       "$.workload.rate_qp: unknown field (expected one of process, rate_qps, arrivals, frames, memory_budget)"},
+  };
+  for (const auto& [workload, want] : cases) {
+    ASSERT_TRUE(writeFileAtomic(file, "{" + configs + R"(, "workload": )" + workload + "}").ok());
+    auto r = readSloWorkload(file, tasks);
+    ASSERT_FALSE(r.ok()) << workload;
+    EXPECT_EQ(r.error().message.rfind(file.string() + ": " + want, 0), 0u) << r.error().message;
+    EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(planWorkload, FrameChainsFollowDependenciesAndSplitIndependentDnns) {
+  plan::FrameSpec f{"cam", 33, 33, {"a", "b", "c", "d"}, {{"c", "b"}, {"b", "a"}}};
+  auto chains = plan::frameChains(f);
+  ASSERT_TRUE(chains.ok()) << chains.error().message;
+  EXPECT_EQ(*chains, (std::vector<std::vector<std::string>>{{"a", "b", "c"}, {"d"}}));
+  f.dependsOn = {{"a", "d"}, {"b", "d"}};  // a diamond's top and two that follow it
+  chains = plan::frameChains(f);
+  ASSERT_TRUE(chains.ok());
+  EXPECT_EQ(*chains, (std::vector<std::vector<std::string>>{{"c"}, {"d", "a", "b"}}));
+  f.dependsOn = {{"a", "b"}, {"b", "c"}, {"c", "a"}};
+  ASSERT_FALSE(plan::frameChains(f).ok());
+  EXPECT_EQ(plan::frameChains(f).error().message, "frame 'cam': its dependencies form a cycle among a, b, c");
 }
 
 }  // namespace

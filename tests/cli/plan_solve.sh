@@ -45,7 +45,7 @@ w = json.load(open(sys.argv[1]))['stitch']['workload']
 assert w['process'] == 'periodic' and w['rate_qps'] == {'digits': 80, 'wine': 10, 'breast_cancer': 10, 'iris': 5}, w
 " "$WORK/s1/plan.json" && pass "the SLO file's workload: zooplan's choice made for its rates" \
   || fail "SLO file workload: $(cat "$WORK/s1.txt")"
-rejected "an SLO file's workload without a task's rate" 1 "slo_noiris.json: \$.workload.rate_qps: no rate for task 'iris' (queries per second)" -- \
+rejected "an SLO file's workload without a task's rate" 1 "slo_noiris.json: \$.workload: task 'iris' has no rate (rate_qps) and runs in no frame" -- \
   "$BIN/plan-solve" "$PROF" -o "$WORK/s2/plan.json" --slo "$WORK/slo_noiris.json" --calibration-rounds 0
 rejected "a rate below zero" 2 "--rate: Value -5 not in range" -- "$BIN/plan-solve" "$PROF" -o "$WORK/r4/plan.json" --rate -5
 
