@@ -1,5 +1,7 @@
 #include "drivers/stitch_flow/solve_stitch.h"
 
+#include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <numeric>
 
@@ -73,37 +75,112 @@ Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchS
   return h;
 }
 
-// The workload zooplan's choice is served at: --rate for every task, else the
-// SLO file's "workload"; none: judged in the query simulator's burst.
-Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const SolveStitchOptions& o,
-                                                                        const StitchSpace& space, std::string& summary) {
-  std::string process = o.arrivalProcess;
-  std::map<std::string, double> rates;
-  if (o.rateQps > 0) {
-    for (const auto& t : space.tasks) rates[t.name] = o.rateQps;
-  } else if (fs::is_regular_file(o.slo)) {
-    std::vector<std::string> names;
-    for (const auto& t : space.tasks) names.push_back(t.name);
-    ZP_ASSIGN_OR_RETURN(auto fromFile, artifacts::readSloWorkload(o.slo, names));
-    if (fromFile) {
-      if (!fromFile->frames.empty() || !fromFile->arrivals.empty())
-        return makeError("{}: $.workload: frames and arrivals files are planned by the composed planner; this "
-                         "stitch plan serves rate_qps only", o.slo);
-      rates = fromFile->rateQps, process = fromFile->process;
+// Every unit's bytes (each subgraph on its first profiled processor): what a
+// percentage budget is of; and the least a budget must hold for every task to
+// run at all (its smallest variant's largest subgraph), with the task that needs it.
+struct UnitBytes {
+  int64_t total = 0, leastNeeded = 0;
+  std::string neededBy;
+};
+UnitBytes unitBytes(const StitchSpace& space) {
+  UnitBytes u;
+  for (const auto& ts : space.tasks) {
+    int64_t smallest = INT64_MAX;
+    for (const auto& v : ts.variants) {
+      int64_t largest = 0;
+      for (int j = 0; j < ts.positions; ++j) {
+        int64_t least = INT64_MAX;
+        for (const auto& p : space.processors) least = std::min(least, ts.memoryBytes(j, v, p.name));
+        u.total += ts.memoryBytes(j, v, space.processors.front().name);
+        largest = std::max(largest, least);
+      }
+      smallest = std::min(smallest, largest);
+    }
+    if (smallest != INT64_MAX && smallest > u.leastNeeded) u.leastNeeded = smallest, u.neededBy = ts.name;
+  }
+  return u;
+}
+
+// The SLO file's frames as chains of the space's tasks.
+Expected<std::vector<select::FrameChain>> frameChains(const std::vector<plan::FrameSpec>& frames,
+                                                      const StitchSpace& space) {
+  std::vector<select::FrameChain> out;
+  for (const auto& f : frames) {
+    ZP_ASSIGN_OR_RETURN(auto chains, plan::frameChains(f));
+    for (size_t k = 0; k < chains.size(); ++k) {
+      select::FrameChain c{fmt::format("{}.{}", f.name, k), f.periodMs, f.latencyMs, {}};
+      for (const auto& dnn : chains[k]) {
+        auto it = std::find_if(space.tasks.begin(), space.tasks.end(), [&](const auto& t) { return t.name == dnn; });
+        assert(it != space.tasks.end() && "the SLO file's reader checked the frame's tasks");
+        c.tasks.push_back(static_cast<int>(it - space.tasks.begin()));
+      }
+      out.push_back(std::move(c));
     }
   }
-  if (rates.empty()) return std::shared_ptr<const select::ServingWorkload>();
+  return out;
+}
+
+// The workload's memory budget: the choice's own units resident under it.
+Status applyMemoryBudget(const SolveStitchOptions& o, const StitchSpace& space, const std::string& budget,
+                         select::ServingWorkload& w) {
+  const UnitBytes u = unitBytes(space);
+  auto bytes = select::parseBudget(budget, u.total);
+  if (!bytes.ok())
+    return makeError("{}: $.workload.memory_budget: '{}': expected bytes or a percentage such as \"60%\"", o.slo,
+                     budget);
+  if (*bytes < u.leastNeeded)
+    return makeError("{}: $.workload.memory_budget: {} bytes holds no plan: task '{}' needs {} bytes resident to run "
+                     "a query at all (raise the budget to at least that)",
+                     o.slo, *bytes, u.neededBy, u.leastNeeded);
+  w.budgetBytes = *bytes;
+  w.residentByLoadCost = true;
+  return {};
+}
+
+// The workload zooplan's choice is served at: the SLO file's "workload" (rates,
+// frames, memory budget), its rates replaced by --rate for every task when given;
+// none: judged in the query simulator's burst.
+Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const SolveStitchOptions& o,
+                                                                        const StitchSpace& space, std::string& summary) {
+  std::optional<plan::WorkloadSpec> spec;
+  if (fs::is_regular_file(o.slo)) {
+    std::vector<std::string> names;
+    for (const auto& t : space.tasks) names.push_back(t.name);
+    ZP_ASSIGN_OR_RETURN(spec, artifacts::readSloWorkload(o.slo, names));
+    if (spec && !spec->arrivals.empty())
+      return makeError("{}: $.workload.arrivals: an arrivals file is served by plan-run --serve --arrivals; plan "
+                       "with rate_qps or frames",
+                       o.slo);
+  }
+  if (o.rateQps <= 0 && !spec) return std::shared_ptr<const select::ServingWorkload>();
   auto w = std::make_shared<select::ServingWorkload>();
+  std::string process = spec && o.rateQps <= 0 ? spec->process : o.arrivalProcess;
   w->process = process == "periodic" ? runtime::serve::ArrivalProcess::Periodic : runtime::serve::ArrivalProcess::Poisson;
-  w->rateQps = rates;
+  if (o.rateQps > 0)
+    for (const auto& t : space.tasks) w->rateQps[t.name] = o.rateQps;
+  else
+    w->rateQps = spec->rateQps;
   w->seed = o.seed;
+  if (spec) {
+    ZP_ASSIGN_OR_RETURN(w->frames, frameChains(spec->frames, space));
+    if (!spec->memoryBudget.empty()) ZP_TRY(applyMemoryBudget(o, space, spec->memoryBudget, *w));
+  }
+  if (auto trace = select::workloadTrace(space, *w); !trace.ok())
+    return makeError("{}: {}", o.slo, trace.error().message);
   ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed));
   std::string rateText;
   if (o.rateQps > 0) rateText = fmt::format("{} q/s per task", o.rateQps);
   else
-    for (const auto& [task, rate] : rates) rateText += fmt::format("{}{} {} q/s", rateText.empty() ? "" : ", ", task, rate);
+    for (const auto& [task, rate] : w->rateQps)
+      rateText += fmt::format("{}{} {} q/s", rateText.empty() ? "" : ", ", task, rate);
+  for (const auto& f : w->frames)
+    rateText += fmt::format("{}frames {} every {} ms", rateText.empty() ? "" : ", ", f.name, f.periodMs);
   summary += fmt::format("zooplan's choice: served at {} ({}, {:.0f} s simulated), ", rateText, process,
                          w->durationMs / 1000);
+  if (w->residentByLoadCost)
+    summary += fmt::format("memory budget {} bytes (units resident by load cost per byte, the rest loaded on "
+                           "demand), ",
+                           w->budgetBytes);
   summary += w->calibration.hotRatios.empty()
                  ? "run times as profiled\n"
                  : fmt::format("run times calibrated on this host (dispatch {:.3f} ms, hand-over {:.3f} ms, "

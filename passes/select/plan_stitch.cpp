@@ -306,9 +306,10 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   }
 
   // Served, the first preload set is resident and the rest loads on demand under
-  // its budget (plan-run --serve's default): zooplan's choice is judged so.
+  // its budget (plan-run --serve's default): zooplan's choice is judged so,
+  // unless the workload names the device's budget (then residency is the choice's).
   SelectParams served = params;
-  if (params.workload && !sp.preload.empty()) {
+  if (params.workload && !params.workload->residentByLoadCost && !sp.preload.empty()) {
     auto w = std::make_shared<ServingWorkload>(*params.workload);
     w->budgetBytes = sp.preload.front().budgetBytes;
     w->preload = sp.preload.front().greedy;

@@ -1,5 +1,6 @@
 #include "passes/select/serving_objective.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "libplan/plan/unit.h"
@@ -11,17 +12,75 @@ namespace {
 constexpr double kUnprofiledMs = 1e9;
 }  // namespace
 
+double taskQueriesPerSecond(const ServingWorkload& workload, const StitchSpace& space, size_t t) {
+  double qps = 0;
+  if (auto r = workload.rateQps.find(space.tasks[t].name); r != workload.rateQps.end()) qps += r->second;
+  for (const auto& f : workload.frames)
+    for (int m : f.tasks) qps += static_cast<size_t>(m) == t ? 1000.0 / f.periodMs : 0.0;
+  return qps;
+}
+
 Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, const ServingWorkload& workload) {
   runtime::serve::ArrivalParams ap;
-  for (const auto& t : space.tasks) {
-    auto rate = workload.rateQps.find(t.name);
-    if (rate == workload.rateQps.end()) return makeError("workload: no arrival rate for task '{}'", t.name);
-    ap.tasks.push_back({t.name, workload.process, rate->second, 1});
+  std::vector<int> traceTask;  // per entry of ap.tasks: its index in the trace's tasks
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    const auto& name = space.tasks[t].name;
+    auto rate = workload.rateQps.find(name);
+    if (rate != workload.rateQps.end()) {
+      ap.tasks.push_back({name, workload.process, rate->second, 1});
+      traceTask.push_back(static_cast<int>(t));
+    } else if (taskQueriesPerSecond(workload, space, t) == 0) {
+      return makeError("workload: task '{}' has no arrival rate and runs in no frame", name);
+    }
+  }
+  for (size_t c = 0; c < workload.frames.size(); ++c) {
+    const auto& f = workload.frames[c];
+    if (!(f.periodMs > 0)) return makeError("workload: frame chain '{}' has period {} ms", f.name, f.periodMs);
+    ap.tasks.push_back({f.name, runtime::serve::ArrivalProcess::Periodic, 1000.0 / f.periodMs, 1});
+    traceTask.push_back(static_cast<int>(space.tasks.size() + c));
   }
   ap.seed = workload.seed;
   ap.durationMs = workload.durationMs;
-  return runtime::serve::generateArrivals(ap);
+  ZP_ASSIGN_OR_RETURN(auto generated, runtime::serve::generateArrivals(ap));
+  runtime::serve::ArrivalTrace trace;
+  for (const auto& t : space.tasks) trace.tasks.push_back(t.name);
+  for (const auto& f : workload.frames) trace.tasks.push_back(f.name);
+  trace.arrivals = std::move(generated.arrivals);
+  for (auto& a : trace.arrivals) a.task = traceTask[static_cast<size_t>(a.task)];
+  return trace;
 }
+
+std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
+                                     const std::vector<int64_t>& bytes, int64_t budgetBytes) {
+  std::vector<size_t> order(qps.size());
+  for (size_t s = 0; s < order.size(); ++s) order[s] = s;
+  auto score = [&](size_t s) { return qps[s] * loadMs[s] / static_cast<double>(std::max<int64_t>(bytes[s], 1)); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score(a) > score(b); });
+  std::vector<bool> resident(qps.size(), false);
+  int64_t used = 0;
+  for (size_t s : order)
+    if (used + bytes[s] <= budgetBytes) {
+      resident[s] = true;
+      used += bytes[s];
+    }
+  return resident;
+}
+
+namespace {
+
+// The choice's units (slots) made resident by load cost per byte (ServingWorkload::residentByLoadCost).
+void makeResidentByLoadCost(const StitchSpace& space, const ServingWorkload& workload,
+                            const std::vector<sim::ServeSimTask>& tasks, std::vector<sim::ServeSimSlot>& slots) {
+  std::vector<double> qps(slots.size(), 0.0), loadMs;
+  std::vector<int64_t> bytes;
+  for (size_t t = 0; t < space.tasks.size(); ++t)
+    for (int s : tasks[t].slots) qps[static_cast<size_t>(s)] += taskQueriesPerSecond(workload, space, t);
+  for (const auto& s : slots) loadMs.push_back(s.loadMs), bytes.push_back(s.bytes);
+  const auto resident = residentByLoadCost(qps, loadMs, bytes, workload.budgetBytes);
+  for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || resident[s];
+}
+
+}  // namespace
 
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                         const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace) {
@@ -62,6 +121,17 @@ Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& 
     }
     tasks.push_back(std::move(task));
   }
+  // Each frame chain: its DNNs' subgraphs one after another, done within the frame's bound.
+  for (const auto& f : workload.frames) {
+    sim::ServeSimTask chain{f.name, {}, f.latencyMs, true};
+    for (int t : f.tasks) {
+      const auto& member = tasks[static_cast<size_t>(t)];
+      chain.slots.insert(chain.slots.end(), member.slots.begin(), member.slots.end());
+      chain.accuracySloMet = chain.accuracySloMet && member.accuracySloMet;
+    }
+    tasks.push_back(std::move(chain));
+  }
+  if (workload.residentByLoadCost) makeResidentByLoadCost(space, workload, tasks, slots);
   // The preload set resident, in its order, as far as the budget allows (as plan-run marks it).
   int64_t used = 0;
   for (const auto& id : workload.preload)
@@ -87,6 +157,7 @@ Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& 
   std::vector<int> queries(T, 0), violations(T, 0);
   for (const auto& q : r.queries) {
     const auto t = static_cast<size_t>(q.task);
+    if (t >= T) continue;  // a frame chain's query: counted in the violation rate only
     const double ms = q.finishMs - q.arrivalMs;
     latency[t] += ms;
     ++queries[t];

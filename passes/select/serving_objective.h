@@ -30,9 +30,19 @@ struct ServingCalibration {
   bool operator==(const ServingCalibration&) const = default;
 };
 
+// DNNs of a frame that run one after another (plan::frameChains), as the space's
+// task indices: one query per period runs their subgraphs in that order.
+struct FrameChain {
+  std::string name;       // "FRAME.K": the frame's K-th chain
+  double periodMs = 0, latencyMs = 0;
+  std::vector<int> tasks;
+  bool operator==(const FrameChain&) const = default;
+};
+
 struct ServingWorkload {
   runtime::serve::ArrivalProcess process = runtime::serve::ArrivalProcess::Poisson;
-  std::map<std::string, double> rateQps;  // per task: queries per second
+  std::map<std::string, double> rateQps;  // per task queried on request: queries per second
+  std::vector<FrameChain> frames;         // every task has a rate or runs in a frame
   double durationMs = 10000;              // the simulated trace's length
   uint64_t seed = 0;                      // of the trace and of the simulator's draws
   ServingCalibration calibration;
@@ -40,9 +50,23 @@ struct ServingWorkload {
   // the rest loads on demand and is evicted least recently used under the budget.
   int64_t budgetBytes = INT64_MAX;
   std::vector<std::string> preload;
+  // Instead of a preload set: the choice's own units made resident, those whose
+  // loads would cost the most per byte first (queries per second using the
+  // unit times its load time, over its bytes), as far as the budget holds them.
+  bool residentByLoadCost = false;
 };
 
-// The workload's trace over the space's tasks (every task needs a rate).
+// Which units are resident under `budgetBytes` by load cost per byte: per unit
+// the queries per second that run it, its load time and its bytes; highest
+// qps x load / bytes first (ties in unit order), each that still fits.
+std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
+                                     const std::vector<int64_t>& bytes, int64_t budgetBytes);
+
+// Queries per second that run task t: its rate plus one per period of every frame chain it is in.
+double taskQueriesPerSecond(const ServingWorkload& workload, const StitchSpace& space, size_t t);
+
+// The workload's trace: its tasks are the space's tasks (those with a rate get
+// queries), then the frame chains (one query per period each, from time 0).
 Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, const ServingWorkload& workload);
 
 // `choice` served on `trace` under `slo`: violation rate over all queries,

@@ -47,6 +47,31 @@ assert w['process'] == 'periodic' and w['rate_qps'] == {'digits': 80, 'wine': 10
   || fail "SLO file workload: $(cat "$WORK/s1.txt")"
 rejected "an SLO file's workload without a task's rate" 1 "slo_noiris.json: \$.workload: task 'iris' has no rate (rate_qps) and runs in no frame" -- \
   "$BIN/plan-solve" "$PROF" -o "$WORK/s2/plan.json" --slo "$WORK/slo_noiris.json" --calibration-rounds 0
+# Frames and the device's memory budget from the SLO file; a budget no plan fits, and an arrivals file, refused.
+$PY - "$WORK/slo_workload.json" "$WORK/slo_frames.json" "$WORK/slo_tiny.json" "$WORK/slo_arrivals.json" <<'PYEOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+w = doc["workload"]
+del w["rate_qps"]["wine"], w["rate_qps"]["breast_cancer"]
+w["frames"] = [{"name": "cam", "period_ms": 20, "dnns": ["breast_cancer", "wine"], "depends_on": {"wine": ["breast_cancer"]}}]
+w["memory_budget"] = "40%"
+json.dump(doc, open(sys.argv[2], "w"))
+w["memory_budget"] = 10
+json.dump(doc, open(sys.argv[3], "w"))
+w["memory_budget"] = "40%"
+del w["rate_qps"]
+w["arrivals"] = "arrivals.csv"
+json.dump(doc, open(sys.argv[4], "w"))
+PYEOF
+"$BIN/plan-solve" "$PROF" -o "$WORK/f1/plan.json" --slo "$WORK/slo_frames.json" --calibration-rounds 0 > "$WORK/f1.txt" \
+  && grep -q "served at digits 80 q/s, iris 5 q/s, frames cam.0 every 20 ms (periodic, 10 s simulated), memory budget" "$WORK/f1.txt" \
+  && "$BIN/plan-solve" "$PROF" -o "$WORK/f2/plan.json" --slo "$WORK/slo_frames.json" --calibration-rounds 0 >/dev/null \
+  && cmp -s "$WORK/f1/plan.json" "$WORK/f2/plan.json" \
+  && pass "frames and a memory budget: zooplan's choice made for them, byte-identical reruns" || fail "frames: $(cat "$WORK/f1.txt")"
+rejected "a memory budget no plan fits" 1 "slo_tiny.json: \$.workload.memory_budget: 10 bytes holds no plan: task '" -- \
+  "$BIN/plan-solve" "$PROF" -o "$WORK/f3/plan.json" --slo "$WORK/slo_tiny.json" --calibration-rounds 0
+rejected "an arrivals file to plan for" 1 "slo_arrivals.json: \$.workload.arrivals: an arrivals file is served by plan-run" -- \
+  "$BIN/plan-solve" "$PROF" -o "$WORK/f4/plan.json" --slo "$WORK/slo_arrivals.json" --calibration-rounds 0
 rejected "a rate below zero" 2 "--rate: Value -5 not in range" -- "$BIN/plan-solve" "$PROF" -o "$WORK/r4/plan.json" --rate -5
 
 if $PY - "$WORK/a" <<'PYEOF'

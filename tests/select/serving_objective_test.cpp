@@ -115,7 +115,77 @@ TEST(ServingObjective, AWorkloadWithoutATasksRateIsAnError) {
   ServingWorkload w;
   auto trace = workloadTrace(sp, w);
   ASSERT_FALSE(trace.ok());
-  EXPECT_EQ(trace.error().message, "workload: no arrival rate for task 'digits'");
+  EXPECT_EQ(trace.error().message, "workload: task 'digits' has no arrival rate and runs in no frame");
+}
+
+// A frame chain is a query per period that runs its DNNs' chosen subgraphs one
+// after another and must end within the frame's bound: tightening that bound
+// alone adds exactly the frame queries to the violations (the simulation is
+// otherwise the same, draw for draw); zooplan's choice with frames is never
+// predicted worse than a system it considers.
+TEST(ServingObjective, FramesAreQueriesOfTheirChainsWithinTheFrameBound) {
+  std::mt19937_64 rng(91);
+  for (int round = 0; round < 8; ++round) {
+    testing::SpaceOptions options;
+    options.unprofiled = 0;
+    StitchSpace sp = testing::randomSpace(rng, testing::Shape{3, 2, 2, 2}, options);
+    auto slo = testing::randomSlo(rng, sp, "C");
+    for (auto& [task, s] : slo.tasks) s.accuracy = 0;  // only latency decides
+    auto w = workloadFor(sp, 30);
+    w->rateQps.erase(sp.tasks[2].name);  // task 2 runs in frames only
+    w->frames = {{"cam.0", 25, 1e9, {1, 2}}};
+    auto trace = workloadTrace(sp, *w);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    const auto frameQueries = std::count_if(trace->arrivals.begin(), trace->arrivals.end(),
+                                            [](const auto& a) { return a.task == 3; });
+    EXPECT_EQ(frameQueries, 80) << "2 s at one frame per 25 ms";
+    EXPECT_EQ(trace->tasks, (std::vector<std::string>{sp.tasks[0].name, sp.tasks[1].name, sp.tasks[2].name, "cam.0"}));
+    SelectParams params;
+    params.workload = w;
+    Algorithm1Result a1;
+    const Choice z = zooplanChoice(sp, slo, params, &a1, nullptr);
+    const Outcome loose = evaluateServing(sp, slo, z, *w, *trace);
+    auto tight = *w;
+    tight.frames[0].latencyMs = 1e-9;
+    const Outcome strict = evaluateServing(sp, slo, z, tight, *trace);
+    EXPECT_NEAR(strict.violationRate - loose.violationRate,
+                static_cast<double>(frameQueries) / static_cast<double>(trace->arrivals.size()) *
+                    (1 - 0),  // every frame query now violates; none did at a bound of 1e9 ms
+                1e-12);
+    std::vector<Choice> others = baselineChoices(sp, slo, params);
+    others.push_back(a1.choice);
+    for (const auto& c : others)
+      EXPECT_FALSE(betterOutcome(evaluateServing(sp, slo, c, *w, *trace), loose)) << "round " << round << ": " << c.system;
+  }
+}
+
+// Under the device's memory budget the units whose loads would cost the most
+// per byte stay resident: a busy small unit before a rarely queried large one,
+// and what does not fit is left to load on demand; checked against every subset.
+TEST(ServingObjective, TheBudgetKeepsTheUnitsWhoseLoadsWouldCostMost) {
+  // busy 200 q/s 1 MB, rare 0.5 q/s 8 MB, medium 20 q/s 2 MB; loads 5 ms per MB.
+  const std::vector<double> qps{200, 0.5, 20};
+  const std::vector<int64_t> bytes{1'000'000, 8'000'000, 2'000'000};
+  std::vector<double> loadMs;
+  for (auto b : bytes) loadMs.push_back(5.0 * static_cast<double>(b) / 1e6);
+  EXPECT_EQ(residentByLoadCost(qps, loadMs, bytes, 3'500'000), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(residentByLoadCost(qps, loadMs, bytes, 1'500'000), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(residentByLoadCost(qps, loadMs, bytes, 11'000'000), (std::vector<bool>{true, true, true}));
+  // On this instance the greedy saves as much load time per second (qps x load) as
+  // the best subset that fits (a greedy by density is not optimal in general).
+  for (int64_t budget : {0LL, 1'000'000LL, 2'999'999LL, 3'000'000LL, 9'000'000LL, 10'000'000LL}) {
+    const auto got = residentByLoadCost(qps, loadMs, bytes, budget);
+    double gotSaved = 0, best = 0;
+    for (size_t u = 0; u < qps.size(); ++u) gotSaved += got[u] ? qps[u] * loadMs[u] : 0;
+    for (int mask = 0; mask < 8; ++mask) {
+      int64_t used = 0;
+      double saved = 0;
+      for (size_t u = 0; u < qps.size(); ++u)
+        if (mask >> u & 1) used += bytes[u], saved += qps[u] * loadMs[u];
+      if (used <= budget) best = std::max(best, saved);
+    }
+    EXPECT_DOUBLE_EQ(gotSaved, best) << "budget " << budget;
+  }
 }
 
 }  // namespace
