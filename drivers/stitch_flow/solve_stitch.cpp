@@ -141,7 +141,8 @@ Status applyMemoryBudget(const SolveStitchOptions& o, const StitchSpace& space, 
 // frames, memory budget), its rates replaced by --rate for every task when given;
 // none: judged in the query simulator's burst.
 Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const SolveStitchOptions& o,
-                                                                        const StitchSpace& space, std::string& summary) {
+                                                                        const StitchSpace& space, std::string& summary,
+                                                                        std::vector<plan::FrameSpec>& frames) {
   std::optional<plan::WorkloadSpec> spec;
   if (fs::is_regular_file(o.slo)) {
     std::vector<std::string> names;
@@ -163,6 +164,7 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   w->seed = o.seed;
   if (spec) {
     ZP_ASSIGN_OR_RETURN(w->frames, frameChains(spec->frames, space));
+    frames = spec->frames;
     if (!spec->memoryBudget.empty()) ZP_TRY(applyMemoryBudget(o, space, spec->memoryBudget, *w));
   }
   if (auto trace = select::workloadTrace(space, *w); !trace.ok())
@@ -225,7 +227,8 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
   std::string servingSummary;
   select::SelectParams selectParams = o.select;
-  ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary));
+  std::vector<plan::FrameSpec> frames;
+  ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary, frames));
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
   ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, o.budgets, selectParams));
 
@@ -241,7 +244,8 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
     const char* process = w->process == runtime::serve::ArrivalProcess::Periodic ? "periodic" : "poisson";
     plan.stitch->workload = plan::ServingWorkloadRecord{process, w->rateQps, w->durationMs, w->seed,
                                                         c.hotRatios.empty() ? 0 : o.calibrationRounds,
-                                                        c.dispatchMs, c.handoffMs, c.loadMsPerMB};
+                                                        c.dispatchMs, c.handoffMs, c.loadMsPerMB, frames,
+                                                        w->residentByLoadCost ? w->budgetBytes : 0};
   }
   const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
   plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))

@@ -128,6 +128,19 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
     w->set_dispatch_ms(s.workload->dispatchMs);
     w->set_handoff_ms(s.workload->handoffMs);
     w->set_load_ms_per_mb(s.workload->loadMsPerMB);
+    for (const auto& f : s.workload->frames) {
+      auto* fm = w->add_frames();
+      fm->set_name(f.name);
+      fm->set_period_ms(f.periodMs);
+      fm->set_latency_ms(f.latencyMs);
+      for (const auto& d : f.dnns) fm->add_dnns(d);
+      for (const auto& [dnn, after] : f.dependsOn) {
+        auto* dep = fm->add_depends_on();
+        dep->set_dnn(dnn);
+        dep->set_after(after);
+      }
+    }
+    w->set_memory_budget_bytes(s.workload->memoryBudgetBytes);
   }
   for (const auto& p : s.preload) {
     auto* pm = m->add_preload();
@@ -333,6 +346,12 @@ StitchPlan get(const planpb::StitchPlan& m) {
     ServingWorkloadRecord r{w.process(), {}, w.duration_ms(), w.seed(), w.calibration_rounds(),
                             w.dispatch_ms(), w.handoff_ms(), w.load_ms_per_mb()};
     for (const auto& [task, rate] : w.rate_qps()) r.rateQps[task] = rate;
+    for (const auto& fm : w.frames()) {
+      FrameSpec f{fm.name(), fm.period_ms(), fm.latency_ms(), {fm.dnns().begin(), fm.dnns().end()}, {}};
+      for (const auto& dep : fm.depends_on()) f.dependsOn.emplace_back(dep.dnn(), dep.after());
+      r.frames.push_back(std::move(f));
+    }
+    r.memoryBudgetBytes = w.memory_budget_bytes();
     s.workload = std::move(r);
   }
   return s;

@@ -85,7 +85,18 @@ Json toJson(const StitchPlan& s) {
                          {"calibration", Json{{"rounds", s.workload->calibrationRounds},
                                               {"dispatch_ms", s.workload->dispatchMs},
                                               {"handoff_ms", s.workload->handoffMs},
-                                              {"load_ms_per_mb", s.workload->loadMsPerMB}}}};
+                                              {"load_ms_per_mb", s.workload->loadMsPerMB}}},
+                         {"memory_budget_bytes", s.workload->memoryBudgetBytes}};
+  if (s.workload && !s.workload->frames.empty()) {
+    Json frames = Json::array();
+    for (const auto& f : s.workload->frames) {
+      Json deps = Json::array();
+      for (const auto& [dnn, after] : f.dependsOn) deps.push_back(Json{{"dnn", dnn}, {"after", after}});
+      frames.push_back(Json{{"name", f.name}, {"period_ms", f.periodMs}, {"latency_ms", f.latencyMs},
+                            {"dnns", f.dnns}, {"depends_on", deps}});
+    }
+    j["workload"]["frames"] = std::move(frames);
+  }
   if (!s.systems.empty()) {
     j["systems"] = Json::array();
     for (const auto& sys : s.systems) {
@@ -273,6 +284,25 @@ Expected<ServingWorkloadRecord> workloadFrom(const JsonAt& root) {
   ZP_ASSIGN_OR_RETURN(r.dispatchMs, cal.number("dispatch_ms", 0, 1e6));
   ZP_ASSIGN_OR_RETURN(r.handoffMs, cal.number("handoff_ms", 0, 1e6));
   ZP_ASSIGN_OR_RETURN(r.loadMsPerMB, cal.number("load_ms_per_mb", 0, 1e6));
+  if (w.has("memory_budget_bytes")) { ZP_ASSIGN_OR_RETURN(r.memoryBudgetBytes, w.integer("memory_budget_bytes", 0)); }
+  if (w.has("frames")) {
+    ZP_ASSIGN_OR_RETURN(auto frames, w.array("frames"));
+    for (const auto& fj : frames) {
+      FrameSpec f;
+      ZP_ASSIGN_OR_RETURN(f.name, fj.id("name"));
+      ZP_ASSIGN_OR_RETURN(f.periodMs, fj.number("period_ms", 1e-9, 1e9));
+      ZP_ASSIGN_OR_RETURN(f.latencyMs, fj.number("latency_ms", 1e-9, 1e9));
+      ZP_ASSIGN_OR_RETURN(f.dnns, fj.strings("dnns"));
+      ZP_ASSIGN_OR_RETURN(auto deps, fj.array("depends_on"));
+      for (const auto& d : deps) {
+        ZP_ASSIGN_OR_RETURN(std::string dnn, d.string("dnn"));
+        ZP_ASSIGN_OR_RETURN(std::string after, d.string("after"));
+        f.dependsOn.emplace_back(dnn, after);
+      }
+      if (auto chains = frameChains(f); !chains.ok()) return fj.error(chains.error().message);
+      r.frames.push_back(std::move(f));
+    }
+  }
   return r;
 }
 

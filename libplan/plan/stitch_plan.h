@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/workload.h"
 #include "libplan/zoo/processor.h"
 
 namespace zp::plan {
@@ -29,6 +30,10 @@ struct ServingWorkloadRecord {
   uint64_t seed = 0;
   int calibrationRounds = 0;
   double dispatchMs = 0, handoffMs = 0, loadMsPerMB = 0;
+  std::vector<FrameSpec> frames;  // frames of DNNs run at a period
+  // The device's memory budget the choice's own units were made resident under
+  // (by load cost per byte); 0: the first preload set's budget and set.
+  int64_t memoryBudgetBytes = 0;
   bool operator==(const ServingWorkloadRecord&) const = default;
 };
 

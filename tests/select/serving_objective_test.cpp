@@ -96,7 +96,9 @@ TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   p.header = {"plan-solve", "0.1.0", {{"profile", std::string(64, 'a')}}};
   p.units = solution->units;
   p.stitch = solution->plan;
-  p.stitch->workload = plan::ServingWorkloadRecord{"poisson", {{"digits", 100}}, 2000, 3, 5, 0.12, 0.03, 1.5};
+  p.stitch->workload = plan::ServingWorkloadRecord{"poisson", {{"digits", 100}}, 2000, 3, 5, 0.12, 0.03, 1.5,
+                                                   {{"cam", 40, 30, {"digits", "track"}, {{"track", "digits"}}}},
+                                                   5'000'000};
   auto json = artifacts::parsePlanJson(artifacts::planToText(p), "plan.json");
   ASSERT_TRUE(json.ok()) << json.error().message;
   EXPECT_EQ(json->stitch->workload, p.stitch->workload);
