@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Generate zooplan's test model zoos (testdata/digits, testdata/multitask, testdata/realistic, testdata/mts).
+"""Generate zooplan's test model zoos (testdata/digits, testdata/multitask, testdata/realistic, testdata/mts, testdata/deployment).
 
 Run from the repository root with Debian's interpreter (it has torch, onnx,
 sklearn and numpy as apt packages):
 
     /usr/bin/python3 scripts/make_testdata.py [--out testdata] [--ort auto|require|skip] [--zoos Z1,Z2] [--jobs N] [--readme-only]
 
-(testdata/mts, the weight-shared multitask zoo, is scripts/testdata/mts.py's.)
+(testdata/mts, the weight-shared multitask zoo, is scripts/testdata/mts.py's; testdata/deployment,
+one model per planning technique, is scripts/testdata/deployment.py's.)
 
 What it does, per task:
   * loads a dataset that ships inside scikit-learn (no download), makes a fixed
@@ -462,17 +463,20 @@ def readme_text(results, ort_used, ir_versions, out):
     L.append("# testdata\n")
     L.append("Real model zoos for zooplan's tests and demo: two small ones (`digits`, `multitask`; models of\n"
              "0.01-0.04 ms) for fast tests, and a realistic-scale one (`realistic`; models of milliseconds) for\n"
-             "the demo. Everything here is written by `scripts/make_testdata.py` (the realistic zoo's latency\n"
-             "figures by `scripts/measure_zoo_latency.py`); do not edit by hand. Re-create with (from the\n"
-             "repository root)\n")
+             "the demo; besides them `mts` (weight-shared task models, MTS input) and `deployment` (one model per\n"
+             "planning technique: stitchable variants, a weight-shared group, a branchy CNN for operator\n"
+             "placement, a small follower for concurrent execution, a large rarely queried MLP for cold start),\n"
+             "each with its own README.md. Everything here is written by `scripts/make_testdata.py` (the realistic\n"
+             "zoo's latency figures by `scripts/measure_zoo_latency.py`); do not edit by hand. Re-create with (from\n"
+             "the repository root)\n")
     L.append("```\nnpm install --prefix tests/ort --ignore-scripts   # optional: ORT cross-check\n"
-             "/usr/bin/python3 scripts/make_testdata.py [--zoos digits,multitask,realistic] [--jobs 3]\n"
+             "/usr/bin/python3 scripts/make_testdata.py [--zoos digits,multitask,realistic,mts,deployment] [--jobs 3]\n"
              "/usr/bin/python3 scripts/measure_zoo_latency.py testdata/realistic --plan-run build/bin/plan-run\n"
              "/usr/bin/python3 scripts/make_testdata.py --readme-only   # README with the new latencies\n```\n")
     L.append("`--zoos` rebuilds only the zoos named (the README takes the others' figures from their\n"
              "`accuracy_measured.json`). `--jobs 3` trains the realistic zoo's three tasks in three processes\n"
              "(each single-threaded and seeded from its own configuration alone, so the number of processes\n"
-             "does not enter the files).\nThe realistic zoo takes " + realistic.README_TRAINING_TIME + ";\nthe small ones a few minutes.\n")
+             "does not enter the files).\nThe realistic zoo takes " + realistic.README_TRAINING_TIME + ";\nthe small ones and `deployment` a few minutes.\n")
     L.append("Debian's `/usr/bin/python3` with the apt packages python3-torch, python3-onnx, python3-sklearn\n"
              "and python3-numpy. The datasets ship inside scikit-learn (nothing is downloaded). Training runs\n"
              "single-threaded with deterministic algorithms and fixed seeds, so a re-run rewrites byte-identical\n"
@@ -487,7 +491,10 @@ def readme_text(results, ort_used, ir_versions, out):
              "| `multitask/zoo.json` | manifest with tasks digits, wine, breast_cancer, iris |\n"
              "| `multitask/models/<task>/<id>.onnx` | the variants of each task's base model |\n"
              "| `multitask/data/<task>_test_x.npy`, `<task>_test_y.npy`, `<task>_calib_x.npy` | per task test split and calibration inputs |\n"
-             "| `multitask/accuracy_measured.json` | as for digits |\n" + realistic.README_LAYOUT)
+             "| `multitask/accuracy_measured.json` | as for digits |\n" + realistic.README_LAYOUT +
+             "| `mts/` | weight-shared task models and their `multitask_groups` (`scripts/testdata/mts.py`; see `mts/README.md`) |\n"
+             "| `deployment/zoo.json` | manifest with processors cpu/npu as above, tasks scene (dense/u50/u80/s50/int8), digit10, parity, gt4, loops (multitask group `attrs`, shared input), branchy, track, rare |\n"
+             "| `deployment/models/<task>/<id>.onnx`, `deployment/data/*.npy`, `deployment/accuracy_measured.json` | its models, test splits and calibration inputs, accuracies (`scripts/testdata/deployment.py`; see `deployment/README.md`) |\n")
     L.append("## Models\n")
     L.append(f"All models: ONNX opset {OPSET}, ir_version {'/'.join(str(v) for v in ir_versions)}, static batch 1, one input `input` (float32) and one\n"
              "output `logits` (float32 [1, classes]). Exported with `torch.onnx.export` from an eval-mode model\n"
@@ -615,6 +622,7 @@ def ir_versions_on_disk(out, zoos):
 
 
 MTS_ZOO = "mts"  # scripts/testdata/mts.py
+DEPLOYMENT_ZOO = "deployment"  # scripts/testdata/deployment.py
 
 # Pruning levels a fresh zoo draws its schedule from.
 FRESH_UNSTRUCTURED = [0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
@@ -637,7 +645,7 @@ def fresh_zoos(seed):
 
 
 def main():
-    all_zoos = list(ZOOS) + [realistic.ZOO, MTS_ZOO]
+    all_zoos = list(ZOOS) + [realistic.ZOO, MTS_ZOO, DEPLOYMENT_ZOO]
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="testdata", help="output folder (default: testdata)")
     ap.add_argument("--ort", choices=["auto", "require", "skip"], default="auto",
@@ -695,11 +703,15 @@ def main():
             # After the others: it re-seeds the global generators for itself.
             from testdata import mts  # scripts/testdata/mts.py: the weight-shared zoo
             mts.build(sys.modules[__name__], args.out, use_ort, tmpdir)
+        if DEPLOYMENT_ZOO in build:
+            # After the others: it re-seeds the global generators for each of its tasks.
+            from testdata import deployment  # scripts/testdata/deployment.py: one model per planning technique
+            deployment.build(sys.modules[__name__], args.out, use_ort, tmpdir)
         if args.fresh is not None:
             log(f"fresh zoos in {args.out}: {', '.join(build)}")
             return
-        # The weight-shared zoo has its own README section, not a table here.
-        present = [z for z in all_zoos if z != MTS_ZOO and (z in results or os.path.isfile(os.path.join(args.out, z, "accuracy_measured.json")))]
+        # The weight-shared and deployment zoos have their own README.md, not a table here.
+        present = [z for z in all_zoos if z not in (MTS_ZOO, DEPLOYMENT_ZOO) and (z in results or os.path.isfile(os.path.join(args.out, z, "accuracy_measured.json")))]
         for zoo in present:
             if zoo not in results:
                 results[zoo], ort_used[zoo] = recorded_results(args.out, zoo)
