@@ -155,6 +155,11 @@ Status Server::runPositionOrFail(int query, int position) {
                       threadCpuMs() - pickedCpu});
     rec.loadMs += lease.loadMs;
   }
+  for (const auto& stage : task.stages)
+    if (stage.position == position) {
+      const auto sample = static_cast<size_t>(trace_.arrivals[static_cast<size_t>(query)].sample);
+      for (const auto& [name, t] : stage.samples[sample % stage.samples.size()]) values[name] = t;
+    }
   TensorMap inputs;
   for (const auto& io : lease.unit->inputs()) {
     auto it = values.find(io.name);
@@ -297,6 +302,10 @@ Status checkSetup(const ServeSetup& setup) {
     for (int s : t.slots)
       if (s < 0 || s >= S) return makeError("serve: task '{}' names subgraph {}, of {}", t.name, s, S);
     if (t.samples.empty()) return makeError("serve: task '{}' has no dataset samples", t.name);
+    for (const auto& stage : t.stages)
+      if (stage.position <= 0 || stage.position >= static_cast<int>(t.slots.size()) || stage.samples.empty())
+        return makeError("serve: task '{}': a stage at position {} of {}, with {} samples", t.name, stage.position,
+                         t.slots.size(), stage.samples.size());
     if (!t.labels.empty() && t.labels.size() != t.samples.size())
       return makeError("serve: task '{}' has {} labels for {} samples", t.name, t.labels.size(), t.samples.size());
     if (!(t.sloMs > 0) || !std::isfinite(t.sloMs))

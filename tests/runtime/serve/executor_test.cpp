@@ -68,6 +68,30 @@ ArrivalTrace periodic(int count, double rateQps, std::vector<int> samples) {
   return *generateArrivals(p);
 }
 
+// A frame's chain of two DNNs: a's positions, then b's, which start on b's own
+// input (its sample of the query's index, modulo its count): the answers are b's,
+// as a plain run of b on that sample gives them.
+TEST(Executor, AFrameChainFeedsEachLaterDnnItsOwnInput) {
+  auto t = twoTasks(2);
+  const auto& a = t.setup.tasks[0];
+  const auto& b = t.setup.tasks[1];
+  ServeTask frame{"cam.0", {0, 1, 2, 3}, 1000, true, a.samples, {}, "cam.0", {{2, b.samples}}};
+  for (size_t s = 0; s < a.samples.size(); ++s) frame.labels.push_back(b.labels[s % b.samples.size()]);
+  t.setup.tasks = {frame};
+  testing::InMemoryLoader loader(t.texts);
+  ArrivalParams p;
+  p.tasks = {{"cam.0", ArrivalProcess::Periodic, 500, 4}};
+  p.count = 8;
+  auto r = serve(t.setup, loader, *generateArrivals(p));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->queries.size(), 8u);
+  for (const auto& q : r->queries) EXPECT_TRUE(q.completed && q.correct) << "query " << q.query;
+  EXPECT_EQ(r->slices.size(), 32u);
+  // A stage that starts no later DNN is a mistake in the setup.
+  t.setup.tasks[0].stages = {{4, b.samples}};
+  EXPECT_FALSE(serve(t.setup, loader, *generateArrivals(p)).ok());
+}
+
 TEST(Executor, TwoProcessorsRunDifferentTasksAtTheSameTime) {
   if (availableCores().size() < 2) GTEST_SKIP() << "needs two cores";
   // Positions of about 1 ms and a burst (one query of each task every 0.2 ms), so that both
