@@ -50,22 +50,6 @@ Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, c
   return trace;
 }
 
-std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
-                                     const std::vector<int64_t>& bytes, int64_t budgetBytes) {
-  std::vector<size_t> order(qps.size());
-  for (size_t s = 0; s < order.size(); ++s) order[s] = s;
-  auto score = [&](size_t s) { return qps[s] * loadMs[s] / static_cast<double>(std::max<int64_t>(bytes[s], 1)); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score(a) > score(b); });
-  std::vector<bool> resident(qps.size(), false);
-  int64_t used = 0;
-  for (size_t s : order)
-    if (used + bytes[s] <= budgetBytes) {
-      resident[s] = true;
-      used += bytes[s];
-    }
-  return resident;
-}
-
 namespace {
 
 // The choice's units (slots) made resident by load cost per byte (ServingWorkload::residentByLoadCost).
@@ -76,7 +60,7 @@ void makeResidentByLoadCost(const StitchSpace& space, const ServingWorkload& wor
   for (size_t t = 0; t < space.tasks.size(); ++t)
     for (int s : tasks[t].slots) qps[static_cast<size_t>(s)] += taskQueriesPerSecond(workload, space, t);
   for (const auto& s : slots) loadMs.push_back(s.loadMs), bytes.push_back(s.bytes);
-  const auto resident = residentByLoadCost(qps, loadMs, bytes, workload.budgetBytes);
+  const auto resident = sim::residentByLoadCost(qps, loadMs, bytes, workload.budgetBytes);
   for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || resident[s];
 }
 

@@ -56,12 +56,6 @@ struct ServingWorkload {
   bool residentByLoadCost = false;
 };
 
-// Which units are resident under `budgetBytes` by load cost per byte: per unit
-// the queries per second that run it, its load time and its bytes; highest
-// qps x load / bytes first (ties in unit order), each that still fits.
-std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
-                                     const std::vector<int64_t>& bytes, int64_t budgetBytes);
-
 // Queries per second that run task t: its rate plus one per period of every frame chain it is in.
 double taskQueriesPerSecond(const ServingWorkload& workload, const StitchSpace& space, size_t t);
 

@@ -1,5 +1,6 @@
 #include "libplan/sim/queries/serve_sim.h"
 
+#include <algorithm>
 #include <cassert>
 #include <random>
 
@@ -92,6 +93,22 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   r.summary = summarizeQueries(outcomes);
   r.peakResidentBytes = lru.peakBytes();
   return r;
+}
+
+std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
+                                     const std::vector<int64_t>& bytes, int64_t budgetBytes) {
+  std::vector<size_t> order(qps.size());
+  for (size_t s = 0; s < order.size(); ++s) order[s] = s;
+  auto score = [&](size_t s) { return qps[s] * loadMs[s] / static_cast<double>(std::max<int64_t>(bytes[s], 1)); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score(a) > score(b); });
+  std::vector<bool> resident(qps.size(), false);
+  int64_t used = 0;
+  for (size_t s : order)
+    if (used + bytes[s] <= budgetBytes) {
+      resident[s] = true;
+      used += bytes[s];
+    }
+  return resident;
 }
 
 }  // namespace zp::sim

@@ -72,6 +72,14 @@ struct ServeSimResult {
   int64_t peakResidentBytes = 0;
 };
 
+// Which units to keep resident under `budgetBytes`, by load cost per byte: per
+// unit the queries per second that run it, its load time and its bytes; highest
+// qps x load / bytes first (ties in unit order), each that still fits. The
+// planner's residency decision, and serving's when the plan was made under a
+// device memory budget.
+std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
+                                     const std::vector<int64_t>& bytes, int64_t budgetBytes);
+
 // Arrivals must be sorted by time; slots, tasks and processors consistent.
 ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std::vector<ServeSimTask>& tasks,
                                const std::vector<ServeSimArrival>& arrivals, const ServeSimParams& params);
