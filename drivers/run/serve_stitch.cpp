@@ -3,7 +3,10 @@
 // trace); under each, a task's query runs the system's chosen subgraph units
 // position by position on the processors it places them on. The plan's preload
 // set is resident, the other units are loaded from the bundle on demand and
-// evicted under its memory budget.
+// evicted under its memory budget; a plan made under a device memory budget
+// keeps the chosen units resident as its planner did (by load cost per byte).
+// The frames the plan was made for run as queries of their DNN chains, each
+// later DNN on its own input, beside the tasks' queries.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -11,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "drivers/run/serve_system.h"
+#include "libplan/sim/queries/serve_sim.h"
 #include "libplan/zoo/stitch_manifest.h"
 
 namespace zp::drivers {
@@ -31,7 +35,39 @@ struct StitchServe {
   std::vector<std::vector<int64_t>> labels;   // per task (empty: none)
   std::vector<std::string> preload;           // unit ids, the plan's greedy set
   int64_t budgetBytes = INT64_MAX;            // no budget planned: everything may stay resident
+  bool residentByLoadCost = false;            // the plan's device budget: units kept as its planner kept them
+  struct Chain {
+    std::string name;
+    double periodMs = 0, latencyMs = 0;
+    std::vector<size_t> tasks;  // plan task indices, in the order they run
+  };
+  std::vector<Chain> chains;  // the frames served (trace tasks after the plan's)
 };
+
+// The plan's frames as chains of its tasks, served when the trace is the plan's workload.
+Status readFrames(StitchServe& c) {
+  const auto& w = c.st.workload;
+  if (!w || w->frames.empty()) return {};
+  if (!c.params.planWorkload) {
+    c.bundle.note("the plan's frames are served only at the workload it was made for (without --rate, --process "
+                  "or --arrivals)");
+    return {};
+  }
+  for (const auto& f : w->frames) {
+    ZP_ASSIGN_OR_RETURN(auto chains, plan::frameChains(f));
+    for (size_t k = 0; k < chains.size(); ++k) {
+      StitchServe::Chain chain{fmt::format("{}.{}", f.name, k), f.periodMs, f.latencyMs, {}};
+      for (const auto& dnn : chains[k]) {
+        auto it = std::find_if(c.st.tasks.begin(), c.st.tasks.end(), [&](const auto& t) { return t.name == dnn; });
+        if (it == c.st.tasks.end())
+          return makeError("{}: frame '{}' runs '{}', not a task of the plan", c.bundle.planFile(), f.name, dnn);
+        chain.tasks.push_back(static_cast<size_t>(it - c.st.tasks.begin()));
+      }
+      c.chains.push_back(std::move(chain));
+    }
+  }
+  return {};
+}
 
 Status chooseConfigurations(StitchServe& c) {
   const auto& slos = c.st.slos;
@@ -106,6 +142,29 @@ Status makeTrace(StitchServe& c) {
                                               : ""});
   }
   ZP_ASSIGN_OR_RETURN(c.trace, userArrivals(c.params, known));
+  if (c.params.planWorkload && c.st.workload) {
+    // Tasks the workload runs in frames only get no queries of their own.
+    const auto& rates = c.st.workload->rateQps;
+    std::erase_if(c.trace.arrivals, [&](const Arrival& a) {
+      return !rates.count(c.st.tasks[static_cast<size_t>(a.task)].name);
+    });
+  }
+  if (!c.chains.empty()) {
+    ArrivalParams ap;
+    for (const auto& chain : c.chains)
+      ap.tasks.push_back({chain.name, ArrivalProcess::Periodic, 1000.0 / chain.periodMs,
+                          static_cast<int>(c.samples[chain.tasks.front()].size())});
+    ap.durationMs = c.params.durationMs;
+    ap.count = c.params.durationMs > 0 ? 0 : (c.params.count > 0 ? c.params.count : 60);
+    ZP_ASSIGN_OR_RETURN(auto frames, generateArrivals(ap));
+    for (auto a : frames.arrivals) {
+      a.task += static_cast<int>(c.st.tasks.size());
+      c.trace.arrivals.push_back(a);
+    }
+    for (const auto& chain : c.chains) c.trace.tasks.push_back(chain.name);
+    std::stable_sort(c.trace.arrivals.begin(), c.trace.arrivals.end(),
+                     [](const Arrival& a, const Arrival& b) { return a.timeMs < b.timeMs; });
+  }
   const double last = c.trace.arrivals.empty() ? 0.0 : c.trace.arrivals.back().timeMs;
   c.phaseMs = std::max(last, 1e-9) * (1 + 1e-12) / static_cast<double>(c.slos.size());
   return {};
@@ -138,8 +197,30 @@ Expected<int> slotFor(const StitchServe& c, SystemSetup& r, std::map<std::string
   return slots[key];
 }
 
-// Marks the plan's preload set resident, in its order, as far as the budget allows.
+// Queries per second of a setup task: its rate, or its frame's, shared by the configurations in turn.
+double setupTaskQps(const StitchServe& c, size_t setupTask) {
+  const size_t K = c.slos.size(), t = setupTask / K, T = c.st.tasks.size();
+  if (t >= T) return 1000.0 / c.chains[t - T].periodMs / static_cast<double>(K);
+  auto rate = c.st.workload->rateQps.find(c.st.tasks[t].name);
+  return rate == c.st.workload->rateQps.end() ? 0.0 : rate->second / static_cast<double>(K);
+}
+
+// Marks the plan's preload set resident, in its order, as far as the budget allows;
+// under the plan's device budget, the system's units as the planner keeps them.
 void markPreload(const StitchServe& c, SystemSetup& r) {
+  if (c.residentByLoadCost) {
+    std::vector<double> qps(r.slots.size(), 0.0), loadMs;
+    std::vector<int64_t> bytes;
+    for (size_t t = 0; t < r.tasks.size(); ++t)
+      for (int s : r.tasks[t].slots) qps[static_cast<size_t>(s)] += setupTaskQps(c, t);
+    for (const auto& slot : r.slots) {
+      bytes.push_back(slot.bytes);
+      loadMs.push_back(c.st.workload->loadMsPerMB * static_cast<double>(slot.bytes) / 1e6);
+    }
+    const auto resident = sim::residentByLoadCost(qps, loadMs, bytes, c.budgetBytes);
+    for (size_t s = 0; s < r.slots.size(); ++s) r.slots[s].preload = resident[s];
+    return;
+  }
   int64_t used = 0;
   for (const auto& id : c.preload)
     for (auto& slot : r.slots) {
@@ -156,6 +237,7 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
   r.budgetBytes = c.budgetBytes;
   std::map<std::string, int> slots;
   const size_t K = c.slos.size();
+  std::vector<std::vector<ServeTask>> byTask(c.st.tasks.size());  // per task, per configuration
   for (size_t t = 0; t < c.st.tasks.size(); ++t) {
     const auto& task = c.st.tasks[t];
     for (size_t k = 0; k < K; ++k) {
@@ -174,9 +256,29 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
         st.slots.push_back(slot);
       }
       r.trace.tasks.push_back(st.name);
+      byTask[t].push_back(st);
       r.tasks.push_back(std::move(st));
     }
   }
+  for (const auto& chain : c.chains)
+    for (size_t k = 0; k < K; ++k) {
+      const auto& cfg = c.st.slos[c.slos[k]];
+      const ServeTask& first = byTask[chain.tasks.front()][k];
+      ServeTask st{K > 1 ? chain.name + "@" + cfg.id : chain.name, {}, chain.latencyMs, true, first.samples, {},
+                   chain.name};
+      for (size_t m = 0; m < chain.tasks.size(); ++m) {
+        const ServeTask& member = byTask[chain.tasks[m]][k];
+        if (m > 0) st.stages.push_back({static_cast<int>(st.slots.size()), member.samples});
+        st.slots.insert(st.slots.end(), member.slots.begin(), member.slots.end());
+        st.accuracySloMet = st.accuracySloMet && member.accuracySloMet;
+      }
+      // The answer is the last DNN's, on its sample of the frame's index.
+      const auto& last = c.labels[chain.tasks.back()];
+      if (!last.empty())
+        for (size_t s = 0; s < st.samples.size(); ++s) st.labels.push_back(last[s % last.size()]);
+      r.trace.tasks.push_back(st.name);
+      r.tasks.push_back(std::move(st));
+    }
   for (const auto& a : c.trace.arrivals) {
     const size_t k = std::min(K - 1, static_cast<size_t>(a.timeMs / c.phaseMs));
     r.trace.arrivals.push_back({a.timeMs, static_cast<int>(static_cast<size_t>(a.task) * K + k), a.sample});
@@ -196,9 +298,14 @@ Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& g
   }
   if (st.systems.empty())
     return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", bundle.planFile());
-  StitchServe c{bundle, params, st, {}, {}, 0, {}, {}, {}, {}, INT64_MAX};
+  StitchServe c{bundle, params, st, {}, {}, 0, {}, {}, {}, {}, INT64_MAX, false, {}};
   ZP_ASSIGN_OR_RETURN(c.processors, bundle.processors(st.processors));
   ZP_TRY(chooseConfigurations(c));
+  if (st.workload && st.workload->memoryBudgetBytes > 0 && params.budget.empty()) {
+    c.budgetBytes = st.workload->memoryBudgetBytes;
+    c.residentByLoadCost = true;
+  }
+  ZP_TRY(readFrames(c));
   // Before any is read: every subgraph unit the plan plans and its caches, whichever system is served.
   for (const auto& t : st.tasks)
     for (const auto& g : t.subgraphs) {
@@ -221,7 +328,19 @@ Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& g
   }
   Json slos = Json::array();
   for (size_t k : c.slos) slos.push_back(st.slos[k].id);
-  out.report = Json{{"slo_configurations", slos}, {"phase_ms", c.phaseMs}, {"memory_budget_bytes", c.budgetBytes}};
+  out.report = Json{{"slo_configurations", slos}, {"phase_ms", c.phaseMs}, {"memory_budget_bytes", c.budgetBytes},
+                    {"residency", c.residentByLoadCost ? "by load cost per byte (the plan's device budget)"
+                                                       : "the plan's preload set"}};
+  if (!c.chains.empty()) {
+    Json frames = Json::array();
+    for (const auto& chain : c.chains) {
+      Json dnns = Json::array();
+      for (size_t t : chain.tasks) dnns.push_back(st.tasks[t].name);
+      frames.push_back(Json{{"chain", chain.name}, {"period_ms", chain.periodMs}, {"latency_ms", chain.latencyMs},
+                            {"dnns", dnns}});
+    }
+    out.report["frames"] = std::move(frames);
+  }
   if (!params.taskRateQps.empty())
     out.report["arrivals"] = Json{{"process", params.process}, {"rate_qps", params.taskRateQps}, {"seed", params.seed}};
   return out;

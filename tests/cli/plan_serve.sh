@@ -89,6 +89,33 @@ a = json.load(open(sys.argv[1]))['arrivals']
 assert a['process'] == 'poisson' and a['rate_qps'] == {'breast_cancer': 40, 'digits': 40, 'iris': 40, 'wine': 40}, a
 " "$WORK/rate3.json" && pass "a plan is served at its own workload by default" || fail "plan workload default: $(cat "$WORK/rate3.err")"
 
+# Frames and a device memory budget in the workload: the frame's DNN chain is served as queries beside the
+# tasks' (each later DNN on its own input), the units kept resident as the planner kept them.
+$PY - "$WORK/frames_slo.json" <<'PYEOF'
+import json, sys
+tasks = ["digits", "wine", "breast_cancer", "iris"]
+json.dump({"schema_version": 1,
+           "configurations": [{"id": "F", "tasks": {t: {"accuracy": 0.5, "latency_ms": 20} for t in tasks}}],
+           "workload": {"rate_qps": {"digits": 60, "iris": 5},
+                        "frames": [{"name": "cam", "period_ms": 10, "dnns": ["breast_cancer", "wine"],
+                                    "depends_on": {"wine": ["breast_cancer"]}}],
+                        "memory_budget": "50%"}}, open(sys.argv[1], "w"))
+PYEOF
+"$BIN/plan-solve" "$PROF" -o "$WORK/frames/plan.json" --slo "$WORK/frames_slo.json" --calibration-rounds 0 >/dev/null \
+  && "$BIN/plan-emit" "$WORK/frames/plan.json" -o "$WORK/frames/bundle" >/dev/null \
+  && "$BIN/plan-run" "$WORK/frames/bundle" --serve --duration-ms 1000 --calibration-rounds 0 --json "$WORK/frames.json" \
+       >/dev/null 2>"$WORK/frames.err" \
+  && $PY - "$WORK/frames.json" <<'PYEOF' && pass "frames served as DNN chains beside the tasks, residency as planned" || fail "frames: $(cat "$WORK/frames.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["frames"] == [{"chain": "cam.0", "dnns": ["breast_cancer", "wine"], "latency_ms": 10, "period_ms": 10}], r["frames"]
+assert r["residency"].startswith("by load cost per byte"), r["residency"]
+m = r["systems"]["zooplan"]["measured"]
+# 1 s: 100 frames, about 60 + 5 task queries (Poisson); wine and breast_cancer have no queries of their own.
+assert 130 <= r["queries"] <= 200 and m["completed"] == r["queries"], (r["queries"], m)
+assert r["systems"]["zooplan"]["measured"]["accuracy"] > 0.8, r["systems"]["zooplan"]["measured"]
+PYEOF
+
 # By default only the plan's choice is served.
 if "$BIN/plan-run" "$WORK/bundle" --serve --slo C07 --count 20 --calibration-rounds 0 --json "$WORK/only.json" \
      >"$WORK/only.txt" 2>&1 && $PY -c "
