@@ -3,7 +3,10 @@
 # — zoo-stitch -> zoo-profile -> plan-solve -> plan-emit -> plan-run — ending
 # with the measured table: every system the plan carries (zooplan, Algorithm-1,
 # the six SparseLoom baselines) served by the executor on one arrival trace,
-# measured beside predicted.
+# measured beside predicted. Then the deployment zoo (testdata/deployment: one
+# model per technique) through the same pipeline, planned for its own workload
+# (slo.json: request rates, camera frames, a device memory budget), ending with
+# its measured table, the plan's choice first.
 #   scripts/demo.sh [OUT_DIR] [ZOO_JSON] [RATE_QPS_PER_TASK]
 # The zoo defaults to the realistic-scale one (testdata/realistic: a ResNet-20,
 # a MobileNetV2 and a small vision transformer on digits, seven variants each,
@@ -46,3 +49,16 @@ if [ -x "$bin/plan-emit" ]; then
   "$bin/plan-run" "$out/bundle" --serve --compare all --slo C07,C13,C19 --rate "$rate" --duration-ms 10000 --seed 1 --rounds 5 \
     --json "$out/serve.json" --trace "$out/serve.trace.json"
 fi
+
+# The deployment zoo, planned for its workload file: the choice is made for its rates, its camera
+# frames and its memory budget, and served the same way (frames as DNN chains, units kept resident
+# under the budget as the planner kept them).
+dep="$out/deployment"
+step "deployment zoo: zoo-stitch, zoo-profile, plan-solve --slo testdata/deployment/slo.json, plan-emit -> $dep"
+"$bin/zoo-stitch" testdata/deployment/zoo.json -o "$dep/stitch" >/dev/null
+"$bin/zoo-profile" "$dep/stitch" -o "$dep/profile" | tail -1
+"$bin/plan-solve" "$dep/profile" -o "$dep/plan.json" --slo testdata/deployment/slo.json | sed -n 1p
+"$bin/plan-emit" "$dep/plan.json" -o "$dep/bundle" >/dev/null
+step "plan-run $dep/bundle --serve: every system on the workload the plan was made for (10 s, 3 rounds)"
+"$bin/plan-run" "$dep/bundle" --serve --compare all --duration-ms 10000 --seed 1 --rounds 3 \
+  --json "$dep/serve.json" --trace "$dep/serve.trace.json"

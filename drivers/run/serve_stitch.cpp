@@ -115,6 +115,8 @@ void noteWorkload(StitchServe& c) {
   if (!w) return;
   std::string made;
   for (const auto& [task, rate] : w->rateQps) made += fmt::format("{}{} {} q/s", made.empty() ? "" : ", ", task, rate);
+  for (const auto& f : w->frames) made += fmt::format(", frames {} every {} ms", f.name, f.periodMs);
+  if (w->memoryBudgetBytes > 0) made += fmt::format(", memory budget {} bytes", w->memoryBudgetBytes);
   if (c.params.taskRateQps == w->rateQps && c.params.process == w->process) {
     c.bundle.note(fmt::format("served at the workload the plan's choice was made for: {} ({})", made, w->process));
     return;

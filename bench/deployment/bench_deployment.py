@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Deployment bench: the deployment zoo (testdata/deployment, one model per planning
+technique) through the whole pipeline, planned for its own workload (slo.json:
+request rates, camera frames, a device memory budget), then every system the plan
+carries served by the executor on the workload's traces (one per seed), measured
+beside predicted: violation rate, p50/p99, throughput, peak RSS. Also plan-solve's
+time (calibration included) and whether reruns give byte-identical plans (without
+calibration, which is measured). Prints Markdown tables; writes results.json and table.md.
+
+  bench_deployment.py --bin build/bin --work-dir W --out-dir O
+"""
+import argparse
+import filecmp
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, '..', '..')
+sys.path.insert(0, os.path.join(HERE, '..', 'runtime'))
+sys.path.insert(0, os.path.join(HERE, '..', 'serve'))
+from bench_runtime import write_outputs  # noqa: E402
+from bench_serve_plans import load_average, summarize  # noqa: E402
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f'bench_deployment: {" ".join(cmd)} failed: {r.stderr.strip() or r.stdout.strip()[-500:]}')
+    return r.stdout
+
+
+def pipeline(a):
+    """stitch -> profile (reused when the work dir has one) -> plan (timed) -> bundle; and two
+    plans without calibration, compared byte for byte."""
+    w = a.work_dir
+    stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
+    if not os.path.isfile(os.path.join(profile, 'report.json')):
+        run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
+        run([f'{a.bin}/zoo-profile', stitch, '-o', profile])
+    plan, bundle = os.path.join(w, 'plan.json'), os.path.join(w, 'bundle')
+    t0 = time.monotonic()
+    run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', a.slo, '--seed', '1'])
+    solve_s = time.monotonic() - t0
+    reruns = [os.path.join(w, f'plan-nocal-{k}.json') for k in (1, 2)]
+    for p in reruns:
+        run([f'{a.bin}/plan-solve', profile, '-o', p, '--slo', a.slo, '--seed', '1', '--calibration-rounds', '0'])
+    run([f'{a.bin}/plan-emit', plan, '-o', bundle])
+    return bundle, solve_s, filecmp.cmp(*reruns, shallow=False)
+
+
+def systems_runs(a, bundle):
+    """Every system on the plan's own workload, one trace per seed; rows per system and seed."""
+    rows = []
+    for seed in range(1, a.runs + 1):
+        out = os.path.join(a.work_dir, f'serve-{seed}.json')
+        run([f'{a.bin}/plan-run', bundle, '--serve', '--compare', 'all', '--duration-ms', str(a.duration_ms),
+             '--seed', str(seed), '--rounds', str(a.rounds), '--json', out])
+        with open(out) as f:
+            r = json.load(f)
+        for name, s in sorted(r['systems'].items()):
+            rows.append({'system': name, 'seed': seed, 'measured': s['measured'], 'predicted': s['predicted'],
+                         'predicted_from_plan_latencies': s['predicted_from_plan_latencies'],
+                         'calibration': s['calibration']})
+    return rows
+
+
+def tables(summary, rows, a, solve_s, identical):
+    seeds = sorted({r['seed'] for r in rows})
+    rss = {}
+    for r in rows:
+        rss.setdefault(r['system'], []).append(r['measured']['peak_rss_bytes'] / 1e6)
+    t = [f'Per system, median over {a.runs} seeds (one trace of the workload per seed, {a.duration_ms / 1000:.0f} s, '
+         f'{a.rounds} rounds); m measured, p predicted (calibrated); gaps per seed in violation points.\n',
+         '| system | violation m | p | gap per seed (points) | p50 ms m / p | p99 ms m / p | q/s m / p | peak RSS MB |',
+         '|---|---|---|---|---|---|---|---|']
+    order = ['zooplan'] + sorted(n for n in summary if n != 'zooplan')
+    for name in order:
+        s = summary[name]
+        m, p = s['measured'], s['predicted']
+        t.append(f"| {name} | {100*m['violation_rate']:.1f}% | {100*p['violation_rate']:.1f}% | "
+                 f"{', '.join(f'{g:.1f}' for g in s['violation_gap_points'])} | {m['p50_ms']:.2f} / {p['p50_ms']:.2f} | "
+                 f"{m['p99_ms']:.2f} / {p['p99_ms']:.2f} | {m['throughput_qps']:.1f} / {p['throughput_qps']:.1f} | "
+                 f"{statistics.median(rss[name]):.0f} |")
+    per_seed = []
+    for seed in seeds:
+        v = {r['system']: r['measured']['violation_rate'] for r in rows if r['seed'] == seed}
+        per_seed.append(all(v['zooplan'] <= x for n, x in v.items() if n != 'zooplan'))
+    z = summary['zooplan']['measured']['violation_rate']
+    best_name = min((n for n in summary if n != 'zooplan'), key=lambda n: summary[n]['measured']['violation_rate'])
+    best = summary[best_name]['measured']['violation_rate']
+    worst_gap = max(max(s['violation_gap_points']) for s in summary.values())
+    t += ['', f"zooplan lowest (or tied) on every seed: {'yes' if all(per_seed) else 'no'} "
+              f"({', '.join('yes' if x else 'no' for x in per_seed)})",
+          f"zooplan's median over the best other system's ({best_name}): " +
+          (f'{z / best:.2f}' if best > 0 else ('0 violations each' if z == 0 else 'the other has none')),
+          f'largest |predicted - measured| over systems and seeds: {worst_gap:.1f} points',
+          f'plan-solve (calibration included): {solve_s:.1f} s; reruns without calibration byte-identical: '
+          f"{'yes' if identical else 'no'}"]
+    return '\n'.join(t) + '\n', {'zooplan_lowest_every_seed': all(per_seed), 'per_seed': per_seed,
+                                 'best_other': best_name, 'ratio_to_best_other': z / best if best > 0 else None,
+                                 'largest_gap_points': worst_gap}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--bin', required=True)
+    ap.add_argument('--zoo', default=os.path.join(ROOT, 'testdata', 'deployment', 'zoo.json'))
+    ap.add_argument('--slo', default=os.path.join(ROOT, 'testdata', 'deployment', 'slo.json'))
+    ap.add_argument('--work-dir', required=True)
+    ap.add_argument('--out-dir', required=True)
+    ap.add_argument('--duration-ms', type=float, default=10000)
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--rounds', type=int, default=3, help='plan-run --serve --rounds: segments every system serves in turn')
+    a = ap.parse_args()
+    os.makedirs(a.work_dir, exist_ok=True)
+    before = load_average()
+    bundle, solve_s, identical = pipeline(a)
+    rows = systems_runs(a, bundle)
+    summary = summarize(rows)
+    table, verdict = tables(summary, rows, a, solve_s, identical)
+    with open('/proc/cpuinfo') as f:
+        flags = 'AVX-512' if ' avx512f' in f.read() else 'AVX2 only (no avx512f)'
+    doc = {'zoo': a.zoo, 'slo': a.slo, 'duration_ms': a.duration_ms, 'runs': a.runs, 'rounds': a.rounds, 'rows': rows,
+           'systems': summary, 'verdict': verdict, 'plan_solve_s': solve_s, 'reruns_byte_identical': identical,
+           'cpu': flags, 'load_average_before': before, 'load_average_after': load_average()}
+    table += f"\nhost: {flags}; load average before {before}, after {doc['load_average_after']}\n"
+    print(table)
+    write_outputs(a.out_dir, doc, table)
+
+
+if __name__ == '__main__':
+    main()
