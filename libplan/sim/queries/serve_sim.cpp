@@ -102,9 +102,16 @@ std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::
   auto score = [&](size_t s) { return qps[s] * loadMs[s] / static_cast<double>(std::max<int64_t>(bytes[s], 1)); };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score(a) > score(b); });
   std::vector<bool> resident(qps.size(), false);
+  // The largest unit left out once `s` is in too: it must still load beside the resident ones.
+  auto largestLeftOut = [&](size_t s) {
+    int64_t largest = 0;
+    for (size_t u = 0; u < bytes.size(); ++u)
+      if (u != s && !resident[u]) largest = std::max(largest, bytes[u]);
+    return largest;
+  };
   int64_t used = 0;
   for (size_t s : order)
-    if (used + bytes[s] <= budgetBytes) {
+    if (used + bytes[s] + largestLeftOut(s) <= budgetBytes) {
       resident[s] = true;
       used += bytes[s];
     }
