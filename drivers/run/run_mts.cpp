@@ -39,7 +39,9 @@ struct MemberRun {
     diff.add(got, want);
     if (sample < labels.size()) {
       ++labelled;
-      correct += argmax(got.at(firstOutput)) == labels[sample] ? 1 : 0;
+      // A missing output is a mismatch `diff` reports, and a wrong answer.
+      auto out = got.find(firstOutput);
+      correct += out != got.end() && argmax(out->second) == labels[sample] ? 1 : 0;
     }
   }
 };

@@ -115,7 +115,8 @@ void noteWorkload(StitchServe& c) {
   if (!w) return;
   std::string made;
   for (const auto& [task, rate] : w->rateQps) made += fmt::format("{}{} {} q/s", made.empty() ? "" : ", ", task, rate);
-  for (const auto& f : w->frames) made += fmt::format(", frames {} every {} ms", f.name, f.periodMs);
+  for (const auto& f : w->frames)
+    made += fmt::format("{}frames {} every {} ms", made.empty() ? "" : ", ", f.name, f.periodMs);
   if (w->memoryBudgetBytes > 0) made += fmt::format(", memory budget {} bytes", w->memoryBudgetBytes);
   if (c.params.taskRateQps == w->rateQps && c.params.process == w->process) {
     c.bundle.note(fmt::format("served at the workload the plan's choice was made for: {} ({})", made, w->process));
@@ -199,16 +200,25 @@ Expected<int> slotFor(const StitchServe& c, SystemSetup& r, std::map<std::string
   return slots[key];
 }
 
-// Queries per second of a setup task: its rate, or its frame's, shared by the configurations in turn.
+// Queries per second of a setup task as the plan was made for them, shared by the
+// configurations in turn: a task's rate, a frame chain's one per period; when the
+// frames are not served, a task also counts the frames it runs in (as the planner did).
 double setupTaskQps(const StitchServe& c, size_t setupTask) {
   const size_t K = c.slos.size(), t = setupTask / K, T = c.st.tasks.size();
   if (t >= T) return 1000.0 / c.chains[t - T].periodMs / static_cast<double>(K);
-  auto rate = c.st.workload->rateQps.find(c.st.tasks[t].name);
-  return rate == c.st.workload->rateQps.end() ? 0.0 : rate->second / static_cast<double>(K);
+  const auto& w = *c.st.workload;
+  const std::string& name = c.st.tasks[t].name;
+  double qps = w.rateQps.count(name) ? w.rateQps.at(name) : 0.0;
+  if (c.chains.empty())
+    for (const auto& f : w.frames)
+      qps += std::count(f.dnns.begin(), f.dnns.end(), name) ? 1000.0 / f.periodMs : 0.0;
+  return qps / static_cast<double>(K);
 }
 
 // Marks the plan's preload set resident, in its order, as far as the budget allows;
-// under the plan's device budget, the system's units as the planner keeps them.
+// under the plan's device budget, the system's units by the planner's rule. With
+// several SLO configurations in turn this is one resident set over all of their
+// units (the planner judges each configuration's choice alone).
 void markPreload(const StitchServe& c, SystemSetup& r) {
   if (c.residentByLoadCost) {
     std::vector<double> qps(r.slots.size(), 0.0), loadMs;
@@ -297,6 +307,8 @@ Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& g
   if (params.planWorkload && st.workload) {
     params.taskRateQps = st.workload->rateQps;
     params.process = st.workload->process;
+    // As long as the trace the choice was simulated on, unless a length is given.
+    if (params.durationMs <= 0 && params.count <= 0) params.durationMs = st.workload->durationMs;
   }
   if (st.systems.empty())
     return makeError("{}: the plan carries no served systems (made by an older plan-solve?)", bundle.planFile());

@@ -10,6 +10,9 @@
 namespace zp::artifacts {
 namespace fs = std::filesystem;
 
+// The longest time a plan records (its readers' bound): a file's larger one is refused here.
+constexpr double kMaxMs = 1e9;
+
 Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, const std::vector<std::string>& taskNames) {
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
   ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
@@ -29,7 +32,7 @@ Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, 
       ZP_ASSIGN_OR_RETURN(JsonAt tj, tasks.at(name));
       plan::TaskSlo slo;
       ZP_ASSIGN_OR_RETURN(slo.accuracy, tj.number("accuracy", 0, 1));
-      ZP_ASSIGN_OR_RETURN(slo.latencyMs, tj.number("latency_ms", 0));
+      ZP_ASSIGN_OR_RETURN(slo.latencyMs, tj.number("latency_ms", 0, kMaxMs));
       cfg.tasks[name] = slo;
     }
     for (const auto& [name, tj] : members)
@@ -59,12 +62,12 @@ Expected<plan::FrameSpec> readFrame(const JsonAt& f, const std::vector<std::stri
   plan::FrameSpec frame;
   ZP_ASSIGN_OR_RETURN(frame.name, f.id("name"));
   ZP_ASSIGN_OR_RETURN(JsonAt period, f.at("period_ms"));
-  ZP_ASSIGN_OR_RETURN(frame.periodMs, period.number());
+  ZP_ASSIGN_OR_RETURN(frame.periodMs, period.number(-kMaxMs, kMaxMs));
   if (!(frame.periodMs > 0)) return period.error("a frame's period must be > 0 ms");
   frame.latencyMs = frame.periodMs;
   if (f.has("latency_ms")) {
     ZP_ASSIGN_OR_RETURN(JsonAt lat, f.at("latency_ms"));
-    ZP_ASSIGN_OR_RETURN(frame.latencyMs, lat.number());
+    ZP_ASSIGN_OR_RETURN(frame.latencyMs, lat.number(-kMaxMs, kMaxMs));
     if (!(frame.latencyMs > 0)) return lat.error("a frame's latency bound must be > 0 ms");
   }
   ZP_ASSIGN_OR_RETURN(JsonAt dnns, f.at("dnns"));

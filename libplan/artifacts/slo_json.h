@@ -7,7 +7,7 @@
 //                             "depends_on": {"track": ["det"]}}],
 //                 "memory_budget": "60%"}}
 // Every configuration names an SLO for each of the profiled tasks and no other;
-// a workload names a rate for each of them.
+// a workload queries each of them (a rate, or an arrivals file) or runs it in a frame.
 #pragma once
 #include <filesystem>
 #include <optional>

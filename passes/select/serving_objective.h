@@ -52,7 +52,8 @@ struct ServingWorkload {
   std::vector<std::string> preload;
   // Instead of a preload set: the choice's own units made resident, those whose
   // loads would cost the most per byte first (queries per second using the
-  // unit times its load time, over its bytes), as far as the budget holds them.
+  // unit times its load time, over its bytes), as far as the budget holds them
+  // with room left for the largest unit left out (sim::residentByLoadCost).
   bool residentByLoadCost = false;
 };
 

@@ -28,8 +28,8 @@ struct ServeTask {
   // setup tasks of their own): its queries count against one bound. Empty: its name.
   std::string queue;
   // A frame's chain of DNNs: at each stage's position a later DNN starts, and its
-  // own input (its sample of the query's index, modulo its count) joins the
-  // query's tensors; its outputs then come from that DNN's subgraphs.
+  // own input (its sample of the arrival's sample index, modulo its count) joins
+  // the query's tensors; its outputs then come from that DNN's subgraphs.
   struct Stage {
     int position = 0;
     std::vector<TensorMap> samples;

@@ -25,6 +25,9 @@ Expected<std::vector<int>> stepPlacement(const Session& session, const OperatorP
     if (it == nodeProcessor.end())
       return makeError("{}: the runtime runs node '{}', which the plan does not place (plan made for another model?)",
                        label, n.name);
+    if (it->second < 0 || it->second >= static_cast<int>(op.processors.size()))
+      return makeError("{}: node '{}' is placed on processor {}, of {}", label, n.name, it->second,
+                       op.processors.size());
     placement.push_back(it->second);
   }
   if (!op.placesGraphNodes && placement.size() != nodeProcessor.size())

@@ -75,8 +75,8 @@ struct ServeSimResult {
 // Which units to keep resident under `budgetBytes`, by load cost per byte: per
 // unit the queries per second that run it, its load time and its bytes; highest
 // qps x load / bytes first (ties in unit order), each that still fits with room
-// left for the largest unit left out (so a unit loaded on demand fits beside the
-// resident ones and the budget holds at every moment of a query's run). The
+// left for the largest unit left out (so one unit loaded on demand fits beside
+// the resident ones; two loaded at once on two processors may still exceed it). The
 // planner's residency decision, and serving's when the plan was made under a
 // device memory budget.
 std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
