@@ -18,7 +18,7 @@ core 0; npu: sparse kernels with BLIS on core 1):
 * track (concurrent execution): a tiny CNN on the same 8x8 frames (three
   3x3 convs, GAP, Gemm) that runs after branchy on each frame.
 * rare (cold start under a memory budget): a wide MLP on breast_cancer
-  (30 -> 1024 -> 1024 -> 1024 -> 2, about 8.4 MB of float32 weights).
+  (30 -> 640 -> 640 -> 640 -> 2, about 3.4 MB of float32 weights).
 
 Everything is trained single-threaded with fixed seeds; each model is checked
 against the numpy ONNX reference of testdata/common.py (extended here by
@@ -46,7 +46,7 @@ DESCRIPTION = ("Deployment zoo: one model per planning technique on the cpu/npu 
                "CNN on digits resized to 32x32 with dense, unstructured (50/80%), structured (50%) and INT8 variants "
                "(stitching); attrs: four weight-shared heads on one frozen digits CNN (MTS); branchy: Inception style "
                "CNN with three parallel branches per block (operator placement); track: tiny CNN run after branchy on "
-               "each frame (concurrent execution); rare: wide breast_cancer MLP of 8 MB (cold start under a memory "
+               "each frame (concurrent execution); rare: wide breast_cancer MLP of 3.4 MB (cold start under a memory "
                "budget).")
 NUMPY_CHUNK = 50
 
@@ -73,7 +73,7 @@ BRANCHY = dict(
 
 TRACK = dict(seed=61, convs=[(32, 1), (64, 1), (64, 2)], train={"epochs": 30, "lr": 2e-3, "batch": 32})
 
-RARE = dict(seed=71, hidden=(1024, 1024, 1024), train={"epochs": 40, "lr": 5e-4, "batch": 32})
+RARE = dict(seed=71, hidden=(640, 640, 640), train={"epochs": 40, "lr": 5e-4, "batch": 32})
 
 DESCRIPTIONS = {
     "digit10": "attrs: digit class (10), the shared backbone itself",
@@ -86,7 +86,7 @@ DESCRIPTIONS = {
     "track": "track: handwritten digits, input [1,1,8,8]; tiny CNN (Conv3x3 1->32, 32->64, 64->64 stride 2, each "
              "+BN+ReLU; GAP, Gemm) at 8x8, run after branchy on each frame",
     "rare": "rare: breast cancer diagnosis (2 classes), input [1,30] raw features, standardization in the model; "
-            "wide MLP 30 -> 1024 -> 1024 -> 1024 -> 2 (8 MB of weights), rarely queried",
+            "wide MLP 30 -> 640 -> 640 -> 640 -> 2 (3.4 MB of weights), rarely queried",
 }
 
 ROLES = {"scene": "stitching", "branchy": "operator placement", "track": "concurrent (after branchy)",
@@ -453,7 +453,7 @@ technique each one is there for:
   (An MLP 64 -> 512 -> 256 -> 10 took 0.017 ms on `cpu`; the convolutions bring it to about
   0.05-0.1 ms.)
 * **rare** (cold start under a memory budget): `Sub`, `Div` (train-split standardization in the
-  model; the .npy files hold raw features), Gemm(30->1024)+ReLU, two Gemm(1024->1024)+ReLU,
+  model; the .npy files hold raw features), Gemm(30->640)+ReLU, two Gemm(640->640)+ReLU,
   Gemm(->2): {by_task['rare']['parameters']} parameters, {by_task['rare']['variants'][0]['onnx_bytes'] / 1e6:.1f} MB on disk. Meant to stay out of a memory
   budget and be loaded cold when queried.
 
@@ -482,8 +482,8 @@ Latencies are not recorded here (they depend on the machine); measure them with
 within 3 ms; scene's accuracy floor 0.98 rules out s50; the attrs heads 0.95 within 5 ms; rare
 0.9 within 250 ms), scene queried at 250 q/s, each attrs head at 40 q/s, rare at 0.5 q/s (Poisson),
 camera frames every 15 ms running branchy then track (within 15 ms), and a memory budget of
-22 MB: less than all chosen units need beside rare's 17 MB, so rare is loaded when queried and
-shares its room with what else the budget leaves out.
+14 MB: less than all chosen units need beside rare's 6.7 MB (weights and their transformed
+copies), so rare is loaded when queried and shares its room with what else the budget leaves out.
 """
 
 
@@ -503,7 +503,7 @@ WORKLOAD = {"process": "poisson",
             "rate_qps": {"scene": 250, "digit10": 40, "parity": 40, "gt4": 40, "loops": 40, "rare": 0.5},
             "frames": [{"name": "camera", "period_ms": 15, "latency_ms": 15, "dnns": ["branchy", "track"],
                         "depends_on": {"track": ["branchy"]}}],
-            "memory_budget": 22000000}
+            "memory_budget": 14000000}
 
 
 def write_slo(zoo_dir):
