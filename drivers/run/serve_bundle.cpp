@@ -1,6 +1,7 @@
 #include "drivers/run/serve_bundle.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <future>
 
@@ -145,11 +146,29 @@ Segment segment(int r, int R, double spanMs) {
 // Past the last arrival, so every arrival lies in some segment.
 double spanAfter(double lastArrivalMs) { return lastArrivalMs * (1 + 1e-12) + 1e-9; }
 
+// Per user task (a setup task's queue, else its name; a frame chain's name), the
+// summary of its queries (of its parts, for a group's queries): where a system's
+// violations come from.
+template <typename Record, typename Completed>
+std::map<std::string, QuerySummary> perTask(const std::vector<runtime::serve::ServeTask>& tasks,
+                                            const std::vector<Record>& records, Completed completed) {
+  std::map<std::string, std::vector<QueryOutcome>> by;
+  for (const auto& r : records) {
+    const auto& t = tasks[static_cast<size_t>(r.task)];
+    by[t.queue.empty() ? t.name : t.queue].push_back(
+        QueryOutcome{r.arrivalMs, r.finishMs, completed(r), t.sloMs, t.accuracySloMet});
+  }
+  std::map<std::string, QuerySummary> out;
+  for (const auto& [name, q] : by) out[name] = summarizeQueries(q);
+  return out;
+}
+
 struct SystemOutcome {
   std::string name, description;
   Json plan;
   ServeResult measured;
   QuerySummary measuredQueries, predicted, fromPlan;
+  std::map<std::string, QuerySummary> measuredPerTask, predictedPerTask;
   int predictedLoads = 0;
   int64_t predictedPeakResidentBytes = 0;
   Json calibration = Json::object();
@@ -216,7 +235,8 @@ struct SystemRun {
 
 Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
-  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, 0, 0, Json::object()}};
+  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0,
+                                              Json::object()}};
   Prepared& p = run.prepared;
   SystemOutcome& o = run.outcome;
   ZP_TRY(measureLoads(sp, p, loadTimes));
@@ -224,6 +244,8 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
   simParams.seed = params.seed;
   auto fromPlan = simulateAsServed(p, simParams, params.rounds);
   o.fromPlan = o.predicted = predictedQueries(s, p, fromPlan);
+  const auto always = [](const sim::ServeSimQuery&) { return true; };
+  o.predictedPerTask = perTask(p.setup.tasks, fromPlan.queries, always);
   o.predictedLoads = fromPlan.loads;
   o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
   fromPlan = {};
@@ -241,6 +263,7 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
     simParams.handoffMs = cal.handoffMs;
     const auto predicted = simulateAsServed(p, simParams, params.rounds);
     o.predicted = predictedQueries(s, p, predicted);
+    o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, always);
     o.predictedLoads = predicted.loads;
     o.predictedPeakResidentBytes = predicted.peakResidentBytes;
     o.calibration = calibrationJson(sp, p, cal);
@@ -321,8 +344,9 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
     std::vector<bool> accuracyMet;
     for (const auto& t : tasks) sloMs.push_back(t.sloMs), accuracyMet.push_back(t.accuracySloMet);
     o.measured.summary = runtime::serve::summarize(o.measured.queries, sloMs, accuracyMet);
-    o.measuredQueries = userQueries(s, tasks, o.measured.queries, o.measured.summary,
-                                    [](const QueryRecord& q) { return q.completed; });
+    const auto completed = [](const QueryRecord& q) { return q.completed; };
+    o.measuredQueries = userQueries(s, tasks, o.measured.queries, o.measured.summary, completed);
+    o.measuredPerTask = perTask(tasks, o.measured.queries, completed);
     if (s.name != traced) o.measured.queries = {};
   }
   return {};
@@ -343,8 +367,15 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
     Json predicted = querySummaryJson(o.predicted);
     predicted["loads"] = o.predictedLoads;
     predicted["peak_resident_bytes"] = o.predictedPeakResidentBytes;
+    Json perTaskJson = Json::object();
+    for (const auto& [task, m] : o.measuredPerTask) {
+      auto p = o.predictedPerTask.find(task);
+      perTaskJson[task] = Json{{"measured", querySummaryJson(m)},
+                               {"predicted", p == o.predictedPerTask.end() ? Json(nullptr) : querySummaryJson(p->second)}};
+    }
     Json system = o.plan;
     system.update(Json{{"description", o.description},
+                       {"tasks", perTaskJson},
                        {"measured", measured},
                        {"predicted", predicted},
                        {"predicted_from_plan_latencies", querySummaryJson(o.fromPlan)},

@@ -120,6 +120,11 @@ m = r["systems"]["zooplan"]["measured"]
 # 1 s: 100 frames, about 60 + 5 task queries (Poisson); wine and breast_cancer have no queries of their own.
 assert 130 <= r["queries"] <= 200 and m["completed"] == r["queries"], (r["queries"], m)
 assert r["systems"]["zooplan"]["measured"]["accuracy"] > 0.8, r["systems"]["zooplan"]["measured"]
+# Where the queries (and violations) are, per task and frame chain, measured beside predicted.
+per = r["systems"]["zooplan"]["tasks"]
+assert sorted(per) == ["cam.0", "digits", "iris"], sorted(per)
+assert sum(t["measured"]["queries"] for t in per.values()) == r["queries"], per
+assert per["cam.0"]["measured"]["queries"] == per["cam.0"]["predicted"]["queries"] == 100, per["cam.0"]
 PYEOF
 
 # By default only the plan's choice is served.
