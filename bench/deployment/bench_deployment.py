@@ -34,13 +34,14 @@ def run(cmd):
 
 
 def pipeline(a):
-    """stitch -> profile (reused when the work dir has one) -> plan (timed) -> bundle; and two
-    plans without calibration, compared byte for byte."""
+    """stitch -> profile with cold costs (reused when the work dir has one) -> plan (timed; the units
+    of its choices get NNV12 cold sections, which serving loads on-demand units by) -> bundle;
+    and two plans without calibration, compared byte for byte."""
     w = a.work_dir
     stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
     if not os.path.isfile(os.path.join(profile, 'report.json')):
         run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
-        run([f'{a.bin}/zoo-profile', stitch, '-o', profile])
+        run([f'{a.bin}/zoo-profile', stitch, '-o', profile, '--cold-profile'])
     plan, bundle = os.path.join(w, 'plan.json'), os.path.join(w, 'bundle')
     t0 = time.monotonic()
     run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', a.slo, '--seed', '1'])
