@@ -142,8 +142,6 @@ Status collectStitchSources(Sources& s, bool strict) {
       return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
   }
   ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
-  std::map<plan::UnitId, const plan::ColdPlan*> coldByUnit;
-  for (const auto& c : s.plan.cold) coldByUnit[c.unit] = &c;
   for (const auto& t : st.tasks) {
     const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
     if (manifest && !ts && strict)
@@ -169,9 +167,8 @@ Status collectStitchSources(Sources& s, bool strict) {
                          short16(unit->sha256));
       }
       use.policies.insert({proc->second->policy, std::max(1, proc->second->threads)});
-      // One cold section per file: subgraphs of equal content share the first unit's.
-      auto cold = coldByUnit.find(id);
-      if (cold != coldByUnit.end() && (!use.cold || cold->first < use.cold->unit)) use.cold = cold->second;
+      // One cold cache per file, from the cold section its units load by.
+      use.cold = plan::coldSectionOf(s.plan, *unit);
     }
   }
   // Units only a preload set names (hot over the configurations' candidates, run by

@@ -140,15 +140,14 @@ Expected<Dataset> Bundle::samples(const std::string& task, const runtime::IoInfo
 }
 
 Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bundle, const plan::Unit& unit) {
-  const auto& colds = bundle.plan().cold;
-  auto cold = std::find_if(colds.begin(), colds.end(), [&](const plan::ColdPlan& c) { return c.unit == unit.id; });
-  if (cold == colds.end()) return std::optional<runtime::serve::SubgraphFiles>();
+  const plan::ColdPlan* cold = plan::coldSectionOf(bundle.plan(), unit);
+  if (!cold) return std::optional<runtime::serve::SubgraphFiles>();
   ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
   const auto cache = bundle.cache(unit, kColdCachePolicy);
   if (!cache)
     return makeError("{}: missing from the bundle (the cold cache of {})",
                      bundle.cachePath(unit, kColdCachePolicy).string(), unit.id.str());
-  ZP_ASSIGN_OR_RETURN(auto schedule, coldScheduleOf(*cold, bundle.planFile() + ": cold section " + unit.id.str()));
+  ZP_ASSIGN_OR_RETURN(auto schedule, coldScheduleOf(*cold, bundle.planFile() + ": cold section " + cold->unit.str()));
   return std::optional<runtime::serve::SubgraphFiles>(runtime::serve::SubgraphFiles{
       model, *cache, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))});
 }

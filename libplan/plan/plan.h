@@ -138,4 +138,9 @@ struct Plan {
   bool operator==(const Plan&) const = default;
 };
 
+// The cold section a unit is loaded by. Units of equal content (one file) share one
+// cold cache, written from the cold section of the first of them in unit order that
+// has one: plan-emit writes it so and plan-run follows it so. Null when none has one.
+const ColdPlan* coldSectionOf(const Plan& plan, const Unit& unit);
+
 }  // namespace zp::plan

@@ -95,4 +95,30 @@ TEST(PlanUnits, WhatTheUnitsDoNotHoldIsRefused) {
   EXPECT_NE(errorOf(badResidency).find("residency"), std::string::npos) << errorOf(badResidency);
 }
 
+// Units of one file share one cold cache: each loads by the cold section of the
+// first of them (in unit order) that has one, whichever unit it is.
+TEST(PlanUnits, UnitsOfOneFileLoadByOneColdSection) {
+  plan::Plan p;
+  auto unit = [](UnitId id, std::string file) {
+    plan::Unit u;
+    u.id = std::move(id);
+    u.file = std::move(file);
+    u.sha256 = kSha;
+    return u;
+  };
+  p.units = {unit(UnitId::subgraph("parity", 0, "dense"), "sg/a.onnx"),
+             unit(UnitId::subgraph("digit10", 0, "dense"), "sg/a.onnx"),
+             unit(UnitId::subgraph("gt4", 0, "dense"), "sg/a.onnx"),
+             unit(UnitId::subgraph("scene", 0, "u80"), "sg/b.onnx")};
+  p.cold.resize(2);
+  p.cold[0].unit = UnitId::subgraph("parity", 0, "dense");
+  p.cold[1].unit = UnitId::subgraph("digit10", 0, "dense");
+  for (size_t u = 0; u < 3; ++u) {
+    const plan::ColdPlan* c = plan::coldSectionOf(p, p.units[u]);
+    ASSERT_NE(c, nullptr) << p.units[u].id.str();
+    EXPECT_EQ(c->unit, UnitId::subgraph("digit10", 0, "dense")) << p.units[u].id.str();
+  }
+  EXPECT_EQ(plan::coldSectionOf(p, p.units[3]), nullptr);
+}
+
 }  // namespace

@@ -364,6 +364,9 @@ TEST_F(WeightCacheTest, SessionIsBuiltFromTheCacheAloneAndGivesTheSameOutputs) {
   std::string why;
   ASSERT_EQ((*c)->lookup("Conv_0", "winograd", 0, &pw, &why), WeightCache::Result::Corrupt)
       << "a wrong source checksum is rejected";
+  // A kernel the cache holds no payload for (a schedule made for another cache) fails its check.
+  EXPECT_FALSE((*c)->verify("Conv_0", "no-such-kernel", &why));
+  EXPECT_EQ(why, "no payload for kernel 'no-such-kernel'");
 }
 
 // Version 2 (skeleton checked with SHA-256) is still read: rewrite the version-3
