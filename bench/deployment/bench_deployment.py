@@ -14,7 +14,6 @@ import filecmp
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -23,14 +22,7 @@ ROOT = os.path.join(HERE, '..', '..')
 sys.path.insert(0, os.path.join(HERE, '..', 'runtime'))
 sys.path.insert(0, os.path.join(HERE, '..', 'serve'))
 from bench_runtime import write_outputs  # noqa: E402
-from bench_serve_plans import load_average, summarize  # noqa: E402
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f'bench_deployment: {" ".join(cmd)} failed: {r.stderr.strip() or r.stdout.strip()[-500:]}')
-    return r.stdout
+from bench_serve_plans import load_average, run, summarize  # noqa: E402
 
 
 def pipeline(a):

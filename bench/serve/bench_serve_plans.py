@@ -23,7 +23,8 @@ from bench_runtime import write_outputs  # noqa: E402
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        sys.exit(f'bench_serve_plans: {" ".join(cmd)} failed: {r.stderr.strip() or r.stdout.strip()[-500:]}')
+        sys.exit(f'{os.path.basename(sys.argv[0])}: {" ".join(cmd)} failed: '
+                 f'{r.stderr.strip() or r.stdout.strip()[-500:]}')
     return r.stdout
 
 
