@@ -6,7 +6,6 @@
 // its outputs against its own model run without caches, and the warm run time
 // of the unit it ran in on its pinned processor beside the plan's measured one.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -25,10 +24,6 @@ using runtime::TensorMap;
 namespace {
 
 constexpr int kRandomSamples = 8;  // per member without a dataset
-
-bool sameTensor(const runtime::Tensor& a, const runtime::Tensor& b) {
-  return a.shape == b.shape && a.dtype == b.dtype && (a.data == b.data || std::memcmp(a.data, b.data, a.bytes()) == 0);
-}
 
 struct MemberRun {
   TaskRunReport report;
@@ -97,8 +92,8 @@ void finishMember(MemberRun& m, double measuredMs, double tolerance) {
   m.report.accuracy = m.labelled ? static_cast<double>(m.correct) / m.labelled : -1;
 }
 
-// A group run as its stitched unit: once per sample for every member (again with
-// a member's own sample where it shares the stitched input with another's).
+// A group run as its stitched unit: once per sample of each member, with that member's own
+// sample in its stitched input and the other members' inputs from their samples.
 Status runStitched(MtsRun& c, const plan::MtsSystem& sys, size_t u, int p, std::vector<TaskRunReport>& out) {
   const auto& g = c.units.mts->units[u];
   const auto& s = c.units.samples[u];
@@ -114,8 +109,7 @@ Status runStitched(MtsRun& c, const plan::MtsSystem& sys, size_t u, int p, std::
     for (size_t i = 0; i < s.members[k].size(); ++i) {
       // Every sample of this member, the other members' inputs from their own samples.
       TensorMap in = s.stitched[i % s.stitched.size()];
-      const auto& mine = s.members[k][i].at(b.input);
-      if (!sameTensor(in.at(b.stitchedInput), mine)) in.insert_or_assign(b.stitchedInput, mine);
+      in.insert_or_assign(b.stitchedInput, s.members[k][i].at(b.input));  // tensors share storage: no copy
       ZP_ASSIGN_OR_RETURN(TensorMap all, unit.run(in));
       ZP_ASSIGN_OR_RETURN(TensorMap want, own->run(s.members[k][i]));
       TensorMap got;

@@ -249,7 +249,6 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
   r.budgetBytes = c.budgetBytes;
   std::map<std::string, int> slots;
   const size_t K = c.slos.size();
-  std::vector<std::vector<ServeTask>> byTask(c.st.tasks.size());  // per task, per configuration
   for (size_t t = 0; t < c.st.tasks.size(); ++t) {
     const auto& task = c.st.tasks[t];
     for (size_t k = 0; k < K; ++k) {
@@ -268,18 +267,18 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
         st.slots.push_back(slot);
       }
       r.trace.tasks.push_back(st.name);
-      byTask[t].push_back(st);
       r.tasks.push_back(std::move(st));
     }
   }
   for (const auto& chain : c.chains)
     for (size_t k = 0; k < K; ++k) {
       const auto& cfg = c.st.slos[c.slos[k]];
-      const ServeTask& first = byTask[chain.tasks.front()][k];
+      // Task t's setup task under configuration k is r.tasks[t * K + k] (pushed in that order).
+      const ServeTask& first = r.tasks[chain.tasks.front() * K + k];
       ServeTask st{K > 1 ? chain.name + "@" + cfg.id : chain.name, {}, chain.latencyMs, true, first.samples, {},
                    chain.name};
       for (size_t m = 0; m < chain.tasks.size(); ++m) {
-        const ServeTask& member = byTask[chain.tasks[m]][k];
+        const ServeTask& member = r.tasks[chain.tasks[m] * K + k];
         if (m > 0) st.stages.push_back({static_cast<int>(st.slots.size()), member.samples});
         st.slots.insert(st.slots.end(), member.slots.begin(), member.slots.end());
         st.accuracySloMet = st.accuracySloMet && member.accuracySloMet;

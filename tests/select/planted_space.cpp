@@ -40,12 +40,16 @@ StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
         ts.latency.setSubgraph(pos, variants[v], p, ms[static_cast<size_t>(pos)][v]);
         if (!bytes.empty()) ts.memory[{pos, variants[v], p}] = bytes[v];
       }
+  addCpuGpuTask(sp, std::move(ts));
+  return sp;
+}
+
+void addCpuGpuTask(StitchSpace& sp, TaskSpace ts) {
   ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
   ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
   ts.boundaryBytes = {1024};
   ts.buildDense({"cpu", "gpu"});
   sp.tasks.push_back(std::move(ts));
-  return sp;
 }
 
 }  // namespace zp::select::testing

@@ -13,6 +13,10 @@ namespace zp::select::testing {
 
 // accuracy[k] = {predicted, measured (-1: not measured)}; ms[position][variant];
 // bytes[variant]: each subgraph's memory (empty: 1000 each).
+// Adds `ts` (two positions, its latencies set) to `sp` as on processors cpu and
+// gpu with free hand-overs of a 1 KB boundary.
+void addCpuGpuTask(StitchSpace& sp, TaskSpace ts);
+
 StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
                          const std::vector<std::vector<double>>& ms, const std::vector<int64_t>& bytes = {});
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "passes/select/select.h"
+#include "tests/select/planted_space.h"
 
 namespace zp::select {
 namespace {
@@ -27,11 +28,7 @@ StitchSpace space(std::optional<double> ms) {
     for (int pos = 0; pos < 2; ++pos)
       for (const char* v : {"a", "b"})
         for (const char* p : {"cpu", "gpu"}) ts.latency.setSubgraph(pos, v, p, *ms);
-  ts.latency.setTransition("cpu", "gpu", {0.0, 1e-9});
-  ts.latency.setTransition("gpu", "cpu", {0.0, 1e-9});
-  ts.boundaryBytes = {1024};
-  ts.buildDense({"cpu", "gpu"});
-  sp.tasks.push_back(std::move(ts));
+  testing::addCpuGpuTask(sp, std::move(ts));
   return sp;
 }
 
