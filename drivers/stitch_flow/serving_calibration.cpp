@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "libplan/plan/unit.h"
 #include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/run_calibration.h"
 #include "libplan/util/stats.h"
@@ -17,44 +18,42 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   runtime::serve::ServeSetup setup;
   setup.processors = space.processors;
   std::vector<runtime::serve::SubgraphFiles> files;
+  std::vector<std::string> keys;
   std::vector<double> plannedMs, megabytes;
   for (const auto& ts : space.tasks)
-    for (int pos = 0; pos < ts.positions; ++pos) {
-      const std::string& variant = ts.variants.front();
-      const auto& sg = ts.stitch->subgraph(pos, variant);
-      for (size_t p = 0; p < space.processors.size(); ++p) {
-        const auto ms = ts.latency.subgraph(pos, variant, space.processors[p].name);
-        if (!ms || !(*ms > 0) || !std::isfinite(*ms)) continue;
-        setup.slots.push_back({ts.name + "/" + std::to_string(pos) + "/" + variant, static_cast<int>(p), 0, true});
-        files.push_back({space.stitchDir / sg.file, {}});
-        plannedMs.push_back(*ms);
-        megabytes.push_back(static_cast<double>(ts.memoryBytes(pos, variant, space.processors[p].name)) / 1e6);
+    for (int pos = 0; pos < ts.positions; ++pos)
+      for (const auto& variant : ts.variants) {
+        const auto& sg = ts.stitch->subgraph(pos, variant);
+        for (size_t p = 0; p < space.processors.size(); ++p) {
+          const auto ms = ts.latency.subgraph(pos, variant, space.processors[p].name);
+          if (!ms || !(*ms > 0) || !std::isfinite(*ms)) continue;
+          const std::string id = plan::UnitId::subgraph(ts.name, pos, variant).str();
+          setup.slots.push_back({id, static_cast<int>(p), 0, true});
+          keys.push_back(id + "@" + space.processors[p].name);
+          files.push_back({space.stitchDir / sg.file, {}});
+          plannedMs.push_back(*ms);
+          megabytes.push_back(static_cast<double>(ts.memoryBytes(pos, variant, space.processors[p].name)) / 1e6);
+        }
       }
-    }
   runtime::serve::ModelFileLoader loader(files);
   runtime::serve::RunCalibrationParams cp;
   cp.rounds = rounds;
   cp.seed = seed;
+  cp.loadRepeats = 3;
   ZP_ASSIGN_OR_RETURN(auto cal, runtime::serve::calibrateServing(setup, loader, cp));
   out.dispatchMs = cal.dispatchMs;
   out.handoffMs = cal.handoffMs;
   out.hotRatios.resize(space.processors.size());
   out.idleRatios.resize(space.processors.size());
-  // A subgraph not resident is loaded when a query needs it: ms per MB of its memory, the median over one load of each.
-  std::vector<double> perMB;
-  for (size_t s = 0; s < setup.slots.size(); ++s) {
-    if (!(megabytes[s] > 0)) continue;
-    const auto t0 = SteadyClock::now();
-    ZP_TRY(loader.load(static_cast<int>(s), setup.slots[s],
-                       runtime::serve::sessionOptions(setup.processors[static_cast<size_t>(setup.slots[s].processor)])));
-    perMB.push_back(msSince(t0) / megabytes[s]);
-  }
-  if (!perMB.empty()) out.loadMsPerMB = median(perMB);
+  std::vector<double> perMB;  // for units the planner meets without a measurement of their own
   for (size_t s = 0; s < setup.slots.size(); ++s) {
     const auto p = static_cast<size_t>(setup.slots[s].processor);
+    out.units[keys[s]] = select::UnitCalibration{cal.hotMs[s], cal.idleMs[s], cal.loadMs[s]};
+    if (megabytes[s] > 0) perMB.push_back(cal.loadMs[s] / megabytes[s]);
     for (double ms : cal.hotMs[s]) out.hotRatios[p].push_back(ms / plannedMs[s]);
     for (double ms : cal.idleMs[s]) out.idleRatios[p].push_back(ms / plannedMs[s]);
   }
+  if (!perMB.empty()) out.loadMsPerMB = median(perMB);
   return out;
 }
 

@@ -95,11 +95,18 @@ Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& 
       const int64_t bytes = ts.memoryBytes(j, variant, proc);
       sim::ServeSimSlot slot{p, ms, cal.loadMsPerMB * static_cast<double>(bytes) / 1e6, bytes, false, {}, {}};
       slotIds.push_back(plan::UnitId::subgraph(ts.name, j, variant).str());
-      const auto q = static_cast<size_t>(p);
-      if (q < cal.hotRatios.size())
-        for (double r : cal.hotRatios[q]) slot.runSamplesMs.push_back(ms * r);
-      if (q < cal.idleRatios.size())
-        for (double r : cal.idleRatios[q]) slot.idleRunSamplesMs.push_back(ms * r);
+      if (auto u = cal.units.find(slotIds.back() + "@" + proc); u != cal.units.end()) {
+        // As plan-run's calibrated prediction runs a slot: its measured times as they are.
+        slot.runSamplesMs = u->second.hotMs;
+        slot.idleRunSamplesMs = u->second.idleMs;
+        if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
+      } else {
+        const auto q = static_cast<size_t>(p);
+        if (q < cal.hotRatios.size())
+          for (double r : cal.hotRatios[q]) slot.runSamplesMs.push_back(ms * r);
+        if (q < cal.idleRatios.size())
+          for (double r : cal.idleRatios[q]) slot.idleRunSamplesMs.push_back(ms * r);
+      }
       task.slots.push_back(static_cast<int>(slots.size()));
       slots.push_back(std::move(slot));
     }

@@ -6,8 +6,8 @@
 // prediction uses too. A query violates its SLO when it finishes later than the
 // task's latency bound or its variant misses the accuracy floor (SparseLoom
 // §5.1). What serving on this host adds to the profile's run times comes from a
-// calibration: the wake-up delays, and per processor how much longer runs take
-// back to back and after idle than profiled.
+// calibration: the wake-up delays, and per unit (else per processor) how long
+// runs take back to back and after idle, and how long a load takes.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -20,6 +20,14 @@
 
 namespace zp::select {
 
+// One unit on one processor as serving runs it: its run times back to back and
+// after idle, and its load time, each measured on the processor's pinned worker.
+struct UnitCalibration {
+  std::vector<double> hotMs, idleMs;
+  double loadMs = 0;
+  bool operator==(const UnitCalibration&) const = default;
+};
+
 struct ServingCalibration {
   double dispatchMs = 0;  // an arrival's timer and its worker's wake-up
   double loadMsPerMB = 0;  // loading a subgraph that is not resident, per MB of its memory
@@ -27,6 +35,10 @@ struct ServingCalibration {
   // Per processor (the space's order): measured run time over profiled run time,
   // of runs back to back and of runs after idle (empty: as profiled).
   std::vector<std::vector<double>> hotRatios, idleRatios;
+  // Per unit measured, keyed "UNIT_ID@PROCESSOR": its own figures replace the
+  // ratios and the per-MB load cost (units differ: a sparse or int8 variant's
+  // kernels and weight preparation are not the dense one's).
+  std::map<std::string, UnitCalibration> units;
   bool operator==(const ServingCalibration&) const = default;
 };
 

@@ -85,6 +85,42 @@ TEST(ServingObjective, KeepsWhatFitsTheMemoryBudgetWhereTheBurstTakesTheFastest)
   EXPECT_LT(kept.violationRate, 0.05);
 }
 
+// A unit measured on its own replaces the per-processor ratios and the per-MB
+// load cost: here u90's runs measured at 20 ms (profiled 0.3 ms) make the
+// choice that ran fastest as profiled the one that misses its bound, and a
+// load measured at 40 ms turns a resident-budget miss into violations.
+TEST(ServingObjective, AUnitsOwnCalibrationReplacesTheRatiosAndThePerMegabyteLoadCost) {
+  StitchSpace sp = thrashingSpace();
+  const plan::SloConfiguration cfg{"C01", {{"digits", {0.9, 5.0}}}};
+  auto w = workloadFor(sp, 20);
+  w->calibration.hotRatios = {{1.0}};
+  w->calibration.idleRatios = {{1.0}};
+  auto trace = workloadTrace(sp, *w);
+  ASSERT_TRUE(trace.ok());
+  Choice u90;
+  int64_t k = 0;
+  while (sp.tasks[0].idOf(static_cast<uint64_t>(k)) != "u90+u90") ++k;
+  u90.candidate = {k};
+  u90.placement = {{sp.processors[0].name, sp.processors[0].name}};
+  u90.feasible = {true};
+  const Outcome asProfiled = evaluateServing(sp, cfg, u90, *w, *trace);
+  EXPECT_LT(asProfiled.violationRate, 0.05);
+  const std::string proc = "@" + sp.processors[0].name;
+  w->calibration.units["subgraph:digits/0/u90" + proc] = UnitCalibration{{20.0}, {20.0}, 0};
+  const Outcome measured = evaluateServing(sp, cfg, u90, *w, *trace);
+  EXPECT_GT(measured.violationRate, 0.95);
+
+  // Loads: 1 ms per MB says 10 ms for a u90 subgraph; its own measurement, 40 ms.
+  w->calibration.units.clear();
+  w->budgetBytes = 15'000'000;  // one u90 subgraph resident at a time
+  w->calibration.loadMsPerMB = 1.0;
+  const Outcome perMB = evaluateServing(sp, cfg, u90, *w, *trace);
+  for (int pos : {0, 1})
+    w->calibration.units["subgraph:digits/" + std::to_string(pos) + "/u90" + proc] = UnitCalibration{{0.3}, {0.3}, 40};
+  const Outcome ownLoads = evaluateServing(sp, cfg, u90, *w, *trace);
+  EXPECT_GT(ownLoads.taskLatencyMs[0], perMB.taskLatencyMs[0] + 50) << "two 40 ms loads instead of two 10 ms ones";
+}
+
 TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   StitchSpace sp = thrashingSpace();
   const plan::SloConfiguration cfg{"C01", {{"digits", {0.9, 5.0}}}};

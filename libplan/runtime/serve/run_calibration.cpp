@@ -1,5 +1,6 @@
 #include "libplan/runtime/serve/run_calibration.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -20,15 +21,26 @@ struct Loaded {
 
 using Workers = std::vector<std::unique_ptr<PinnedWorker>>;
 
-Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, SubgraphLoader& loader, int p, uint64_t seed) {
+// Loads each of processor p's slots (the last of loadRepeats timed loads is kept).
+Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, SubgraphLoader& loader,
+                                                 const RunCalibrationParams& params, int p, RunCalibration& out) {
   std::vector<Loaded> mine;
   for (size_t s = 0; s < setup.slots.size(); ++s) {
     if (setup.slots[s].processor != p) continue;
-    auto l = loader.load(static_cast<int>(s), setup.slots[s], sessionOptions(setup.processors[static_cast<size_t>(p)]));
-    if (!l.ok()) return makeError("subgraph '{}': {}", setup.slots[s].name, l.error().message);
-    if (!l->unit) return makeError("subgraph '{}': the loader returned no unit", setup.slots[s].name);
-    TensorMap in = randomInputs(l->unit.session(), seed + s);
-    mine.push_back({static_cast<int>(s), std::move(l->unit), std::move(in)});
+    std::vector<double> ms;
+    LoadedUnit unit;
+    for (int i = 0; i < std::max(1, params.loadRepeats); ++i) {
+      unit = {};  // the previous load's memory is freed before the next one is timed
+      const auto t0 = SteadyClock::now();
+      auto l = loader.load(static_cast<int>(s), setup.slots[s], sessionOptions(setup.processors[static_cast<size_t>(p)]));
+      if (!l.ok()) return makeError("subgraph '{}': {}", setup.slots[s].name, l.error().message);
+      ms.push_back(msSince(t0));
+      if (!l->unit) return makeError("subgraph '{}': the loader returned no unit", setup.slots[s].name);
+      unit = std::move(l->unit);
+    }
+    if (params.loadRepeats > 0) out.loadMs[s] = median(ms);
+    TensorMap in = randomInputs(unit.session(), params.seed + s);
+    mine.push_back({static_cast<int>(s), std::move(unit), std::move(in)});
   }
   return mine;
 }
@@ -47,7 +59,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     }
     ~DoneTiming() { now(); }
   } doneTiming{timing};
-  ZP_ASSIGN_OR_RETURN(auto mine, loadProcessorSlots(setup, loader, p, params.seed));
+  ZP_ASSIGN_OR_RETURN(auto mine, loadProcessorSlots(setup, loader, params, p, out));
   auto runOnce = [&](Loaded& l, std::vector<double>* record, double idleMs) -> Status {
     if (idleMs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(idleMs * 1000)));
     const auto t0 = SteadyClock::now();
@@ -122,12 +134,13 @@ double timeHandoff(PinnedWorker& from, PinnedWorker& to, int samples) {
 Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoader& loader,
                                           const RunCalibrationParams& params) {
   ZP_TRY(checkSetup(setup));
-  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || !(params.idleGapMs >= 0))
+  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || params.loadRepeats < 0 || !(params.idleGapMs >= 0))
     return makeError("serving calibration: rounds {}, warmup {}, wake samples {}, idle gap {} ms", params.rounds,
                      params.warmup, params.wakeSamples, params.idleGapMs);
   RunCalibration out;
   out.hotMs.resize(setup.slots.size());
   out.idleMs.resize(setup.slots.size());
+  if (params.loadRepeats > 0) out.loadMs.resize(setup.slots.size());
   Workers workers;
   for (const auto& p : setup.processors) {
     ZP_ASSIGN_OR_RETURN(auto w, PinnedWorker::start(p));

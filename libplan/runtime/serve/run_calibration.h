@@ -23,6 +23,7 @@ struct RunCalibrationParams {
   double idleGapMs = 20;   // the worker sleeps this long before each after-idle run
   int wakeSamples = 20;    // timed dispatches and hand-overs
   uint64_t seed = 0;       // random inputs of each slot
+  int loadRepeats = 0;     // times each slot is loaded on its worker before timing runs (0: loaded once, untimed)
 };
 
 struct RunCalibration {
@@ -30,6 +31,7 @@ struct RunCalibration {
   std::vector<std::vector<double>> idleMs;  // per slot: runs after idleGapMs of sleep
   double dispatchMs = 0;  // median: an arrival's timer fires -> its first position starts on an idle worker
   double handoffMs = 0;   // median: one worker posts -> another, idle, worker runs it (0: one processor)
+  std::vector<double> loadMs;  // per slot: median of its loads (empty unless loadRepeats > 0)
 };
 
 // Loads every slot of `setup` (whatever the memory budget: calibration holds all

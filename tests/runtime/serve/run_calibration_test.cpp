@@ -45,6 +45,30 @@ TEST(RunCalibration, EverySlotIsTimedBackToBackAndAfterIdleAndTheWakeUpsAreTimed
   EXPECT_GT(r->handoffMs, 0);
 }
 
+TEST(RunCalibration, LoadRepeatsTimeEachSlotsLoadsAndKeepTheLast) {
+  Calibrated c;
+  testing::InMemoryLoader loader(c.texts);
+  RunCalibrationParams params;
+  params.rounds = 2;
+  params.idleGapMs = 1;
+  params.wakeSamples = 2;
+  auto once = calibrateServing(c.setup, loader, params);
+  ASSERT_TRUE(once.ok()) << once.error().message;
+  EXPECT_TRUE(once->loadMs.empty()) << "no load timed unless asked";
+  params.loadRepeats = 3;
+  testing::InMemoryLoader counted(c.texts);
+  auto r = calibrateServing(c.setup, counted, params);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->loadMs.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) {
+    EXPECT_GT(r->loadMs[s], 0) << s;
+    EXPECT_EQ(counted.loads(static_cast<int>(s)), 3) << s;
+    EXPECT_EQ(r->hotMs[s].size(), 2u) << "the kept load is timed as before";
+  }
+  params.loadRepeats = -1;
+  EXPECT_FALSE(calibrateServing(c.setup, loader, params).ok());
+}
+
 // A loader that fails for one slot.
 class FailingLoader : public SubgraphLoader {
  public:
