@@ -100,4 +100,39 @@ std::string accuracyLatencySvg(const TaskSpace& ts, const std::vector<std::strin
   return s;
 }
 
+std::string predictedServingTable(const plan::StitchPlan& plan) {
+  if (!plan.workload || plan.systems.empty()) return "";
+  std::string out = fmt::format("predicted at the workload (calibrated serving simulator), mean over {} SLO "
+                                "configuration(s):\n{:<12} {:>10} {:>16}\n",
+                                plan.systems.front().selections.size(), "system", "violations", "throughput q/s");
+  for (const auto& sys : plan.systems) {
+    double violations = 0, qps = 0;
+    int n = 0;
+    for (const auto& sel : sys.selections)
+      if (sel.predicted) violations += sel.predicted->violationRate, qps += sel.predicted->throughputQps, ++n;
+    if (n == 0) continue;
+    out += fmt::format("{:<12} {:>9.1f}% {:>16.1f}\n", sys.name, 100 * violations / n, qps / n);
+  }
+  // zooplan's search: proven best among every mix of its candidates' decisions, or the gap to the bound.
+  int proven = 0, n = 0;
+  double worstGap = 0;
+  std::string worstAt;
+  for (const auto& sel : plan.systems.front().selections) {
+    if (!sel.predicted || sel.predicted->judged == 0) continue;
+    ++n;
+    proven += sel.predicted->provenBest;
+    const double gap = sel.predicted->violationRate - sel.predicted->violationBound;
+    if (!sel.predicted->provenBest && (worstAt.empty() || gap > worstGap)) worstGap = gap, worstAt = sel.slo;
+  }
+  if (n > 0)
+    out += fmt::format("zooplan's choice: proven best of every mix of its candidates' decisions in {} of {} "
+                       "configuration(s){}\n",
+                       proven, n,
+                       worstAt.empty() ? ""
+                                       : fmt::format("; not proven optimal in the others, gap to the bound up to {:.1f} "
+                                                     "points ({})",
+                                                     100 * worstGap, worstAt));
+  return out;
+}
+
 }  // namespace zp::drivers

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/stitch_plan.h"
 #include "libplan/sim/queries/query_sim.h"
 #include "libplan/util/json.h"
 #include "passes/select/stitch_space.h"
@@ -17,5 +18,9 @@ Json queryScheduleTrace(const select::StitchSpace& space, const sim::QuerySimRes
 // The task's stitched variants under `order` (latency, accuracy) with the
 // Pareto front, the originals and the `chosen` candidate marked.
 std::string accuracyLatencySvg(const select::TaskSpace& ts, const std::vector<std::string>& order, int64_t chosen);
+
+// Every system's choice served at the plan's workload, as predicted, mean over
+// the configurations, and how zooplan's search went ("" without a workload).
+std::string predictedServingTable(const plan::StitchPlan& plan);
 
 }  // namespace zp::drivers

@@ -120,18 +120,17 @@ Expected<std::vector<select::FrameChain>> frameChains(const std::vector<plan::Fr
   return out;
 }
 
-// The workload's memory budget: the choice's own units resident under it.
-Status applyMemoryBudget(const SolveStitchOptions& o, const StitchSpace& space, const std::string& budget,
+// The device's memory budget: the choice's own units resident under it.
+// `where` names the budget's source in errors.
+Status applyMemoryBudget(const StitchSpace& space, const std::string& budget, const std::string& where,
                          select::ServingWorkload& w) {
   const UnitBytes u = unitBytes(space);
   auto bytes = select::parseBudget(budget, u.total);
-  if (!bytes.ok())
-    return makeError("{}: $.workload.memory_budget: '{}': expected bytes or a percentage such as \"60%\"", o.slo,
-                     budget);
+  if (!bytes.ok()) return makeError("{}: '{}': expected bytes or a percentage such as \"60%\"", where, budget);
   if (*bytes < u.leastNeeded)
-    return makeError("{}: $.workload.memory_budget: {} bytes holds no plan: task '{}' needs {} bytes resident to run "
-                     "a query at all (raise the budget to at least that)",
-                     o.slo, *bytes, u.neededBy, u.leastNeeded);
+    return makeError("{}: {} bytes holds no plan: task '{}' needs {} bytes resident to run a query at all (raise the "
+                     "budget to at least that)",
+                     where, *bytes, u.neededBy, u.leastNeeded);
   w.budgetBytes = *bytes;
   w.residentByLoadCost = true;
   return {};
@@ -165,8 +164,12 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   if (spec) {
     ZP_ASSIGN_OR_RETURN(w->frames, frameChains(spec->frames, space));
     frames = spec->frames;
-    if (!spec->memoryBudget.empty()) ZP_TRY(applyMemoryBudget(o, space, spec->memoryBudget, *w));
+    if (!spec->memoryBudget.empty())
+      ZP_TRY(applyMemoryBudget(space, spec->memoryBudget, o.slo + ": $.workload.memory_budget", *w));
   }
+  // Without a device budget in the workload, the first preload budget is the device's.
+  if (!w->residentByLoadCost && !o.budgets.empty())
+    ZP_TRY(applyMemoryBudget(space, o.budgets.front(), "--memory-budget (the device's, the first)", *w));
   if (auto trace = select::workloadTrace(space, *w); !trace.ok())
     return makeError("{}: {}", o.slo, trace.error().message);
   ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed));
@@ -195,8 +198,7 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
 Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& selectParams, const StitchSpace& space,
                     const plan::SloConfiguration& first, const select::StitchSolution& s) {
   select::Algorithm1Result a1;
-  std::string note;
-  select::Choice choice = zooplanChoice(space, first, selectParams, &a1, &note);
+  select::Choice choice = zooplanChoice(space, first, selectParams, &a1, nullptr);
   if (!o.trace.empty()) {
     auto q = queriesOf(space, choice, o.select.queriesPerTask);
     std::vector<int> arrival(space.tasks.size());
@@ -251,7 +253,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))
                                .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
                                .generic_string();
-  result.summary = servingSummary + select::stitchSummary(solution);
+  result.summary = servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
   ZP_ASSIGN_OR_RETURN(StitchColdPlans cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
   plan.cold = std::move(cold.plans);
   if (cold.profiled) plan.header.inputs["profile/cold_profile.csv"] = cold.profileSha256;

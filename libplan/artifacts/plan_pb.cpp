@@ -41,6 +41,14 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
   for (const auto& sel : s.selections) {
     auto* sm = m->add_selections();
     sm->set_slo(sel.slo);
+    if (sel.predicted) {
+      auto* pm = sm->mutable_predicted();
+      pm->set_violation_rate(sel.predicted->violationRate);
+      pm->set_throughput_qps(sel.predicted->throughputQps);
+      pm->set_judged(sel.predicted->judged);
+      pm->set_proven_best(sel.predicted->provenBest);
+      pm->set_violation_bound(sel.predicted->violationBound);
+    }
     for (const auto& c : sel.tasks) {
       auto* cm = sm->add_tasks();
       cm->set_task(c.task);
@@ -57,7 +65,12 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
 ServedSystem get(const planpb::ServedSystem& m) {
   ServedSystem s{m.name(), m.description(), {}};
   for (const auto& sm : m.selections()) {
-    SystemSelection sel{sm.slo(), {}};
+    SystemSelection sel{sm.slo(), {}, {}};
+    if (sm.has_predicted()) {
+      const auto& pm = sm.predicted();
+      sel.predicted = PredictedServing{pm.violation_rate(), pm.throughput_qps(), pm.judged(), pm.proven_best(),
+                                       pm.violation_bound()};
+    }
     for (const auto& cm : sm.tasks())
       sel.tasks.push_back(SystemTaskChoice{cm.task(), cm.combination(),
                                            std::vector<std::string>(cm.placement().begin(), cm.placement().end()),

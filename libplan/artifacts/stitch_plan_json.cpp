@@ -107,7 +107,15 @@ Json toJson(const StitchPlan& s) {
           tasks.push_back(Json{{"task", c.task}, {"combination", c.combination}, {"placement", c.placement},
                                {"feasible", c.feasible}, {"accuracy", c.accuracy},
                                {"accuracy_source", c.accuracySource}, {"latency_ms", latencyJson(c.latencyMs)}});
-        sj["selections"].push_back(Json{{"slo", sel.slo}, {"tasks", tasks}});
+        Json selj{{"slo", sel.slo}, {"tasks", tasks}};
+        if (sel.predicted) {
+          const auto& pr = *sel.predicted;
+          selj["predicted"] = Json{{"violation_rate", pr.violationRate}, {"throughput_qps", pr.throughputQps}};
+          if (pr.judged > 0)
+            selj["predicted"]["search"] = Json{{"judged", pr.judged}, {"proven_best", pr.provenBest},
+                                               {"violation_bound", pr.violationBound}};
+        }
+        sj["selections"].push_back(std::move(selj));
       }
       j["systems"].push_back(sj);
     }
@@ -238,6 +246,20 @@ Expected<PreloadSet> preloadFrom(const JsonAt& p) {
   return ps;
 }
 
+Expected<PredictedServing> predictedFrom(const JsonAt& selj) {
+  ZP_ASSIGN_OR_RETURN(JsonAt pj, selj.at("predicted"));
+  PredictedServing p;
+  ZP_ASSIGN_OR_RETURN(p.violationRate, pj.number("violation_rate", 0, 1));
+  ZP_ASSIGN_OR_RETURN(p.throughputQps, pj.number("throughput_qps", 0));
+  if (pj.has("search")) {
+    ZP_ASSIGN_OR_RETURN(JsonAt search, pj.at("search"));
+    ZP_ASSIGN_OR_RETURN(p.judged, search.integer("judged", 1));
+    ZP_ASSIGN_OR_RETURN(p.provenBest, search.boolean("proven_best"));
+    ZP_ASSIGN_OR_RETURN(p.violationBound, search.number("violation_bound", 0, 1));
+  }
+  return p;
+}
+
 Expected<ServedSystem> systemFrom(const JsonAt& sj) {
   ServedSystem sys;
   ZP_ASSIGN_OR_RETURN(sys.name, sj.string("name"));
@@ -258,6 +280,9 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
       ZP_ASSIGN_OR_RETURN(c.accuracySource, accuracySourceFrom(cj));
       ZP_ASSIGN_OR_RETURN(c.latencyMs, latencyFrom(cj));
       sel.tasks.push_back(std::move(c));
+    }
+    if (selj.has("predicted")) {
+      ZP_ASSIGN_OR_RETURN(sel.predicted, predictedFrom(selj));
     }
     sys.selections.push_back(std::move(sel));
   }

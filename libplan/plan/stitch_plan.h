@@ -113,9 +113,21 @@ struct SystemTaskChoice {
   bool operator==(const SystemTaskChoice&) const = default;
 };
 
+// A system's choice for one configuration served at the plan's workload, as
+// the calibrated serving simulator predicts it; for zooplan's, how its search went.
+struct PredictedServing {
+  double violationRate = 0;
+  double throughputQps = 0;
+  int64_t judged = 0;          // zooplan: distinct choices judged (0: another system's)
+  bool provenBest = false;     // zooplan: every mix of its candidates' per-task decisions was judged
+  double violationBound = 0;   // zooplan: no such mix predicts fewer violations
+  bool operator==(const PredictedServing&) const = default;
+};
+
 struct SystemSelection {
   std::string slo;                       // configuration id
   std::vector<SystemTaskChoice> tasks;   // in plan task order
+  std::optional<PredictedServing> predicted;  // when the plan has a workload
   bool operator==(const SystemSelection&) const = default;
 };
 

@@ -23,8 +23,8 @@ using Sums = std::map<std::string, std::pair<double, double>>;  // system -> (vi
 Json evaluateConfiguration(const StitchSpace& space, const plan::SloConfiguration& cfg, const SelectParams& params,
                            Sums& sums) {
   Json cj{{"id", cfg.id}, {"systems", Json::object()}};
-  std::string why;
-  Choice z = zooplanChoice(space, cfg, params, nullptr, &why);
+  ZooplanSearch search;
+  Choice z = zooplanChoice(space, cfg, params, nullptr, &search);
   std::vector<Choice> all{z};
   for (auto& b : baselineChoices(space, cfg, params)) all.push_back(b);
   for (size_t s = 0; s < all.size(); ++s) {
@@ -40,7 +40,7 @@ Json evaluateConfiguration(const StitchSpace& space, const plan::SloConfiguratio
     cj["systems"][kSystems[s]] =
         Json{{"violation_rate", o.violationRate}, {"throughput_qps", o.throughputQps}, {"choice", chosen}};
   }
-  cj["zooplan_choice_from"] = why;
+  cj["zooplan_choice_from"] = search.winner;
   return cj;
 }
 

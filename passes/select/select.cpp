@@ -425,9 +425,9 @@ bool betterOutcome(const Outcome& a, const Outcome& b) {
 }
 
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
-                     Algorithm1Result* algorithm1Out, std::string* note) {
+                     Algorithm1Result* algorithm1Out, ZooplanSearch* search) {
   auto tasks = taskSearches(space, slo, orderIndices(space, globalOrders(space)), params, false);
-  return zooplanChoice(space, slo, params, tasks, algorithm1Out, note);
+  return zooplanChoice(space, slo, params, tasks, algorithm1Out, search);
 }
 
 namespace {
@@ -455,10 +455,50 @@ void improveTaskByTask(const std::vector<Choice>& candidates, const std::functio
   }
 }
 
+// Per task, the distinct decisions the candidates take, in candidate order:
+// each as the candidate it first came from.
+std::vector<std::vector<size_t>> distinctDecisions(const std::vector<Choice>& candidates, size_t tasks) {
+  std::vector<std::vector<size_t>> out(tasks);
+  for (size_t t = 0; t < tasks; ++t)
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      bool seen = false;
+      for (size_t d : out[t])
+        seen = seen || (candidates[d].candidate[t] == candidates[c].candidate[t] &&
+                        candidates[d].placement[t] == candidates[c].placement[t]);
+      if (!seen) out[t].push_back(c);
+    }
+  return out;
+}
+
+// Every mix of the candidates' per-task decisions, in a fixed order (the first
+// task's decision changing slowest); the best by betterOutcome wins, ties
+// keeping the one judged first.
+void judgeEveryMix(const std::vector<Choice>& candidates, const std::vector<std::vector<size_t>>& decisions,
+                   const std::function<const Outcome&(const Choice&)>& outcome, Choice& best, std::string& winner) {
+  const size_t T = decisions.size();
+  std::vector<size_t> at(T, 0);
+  Choice mix = best;
+  while (true) {
+    for (size_t t = 0; t < T; ++t) {
+      const Choice& from = candidates[decisions[t][at[t]]];
+      mix.candidate[t] = from.candidate[t];
+      mix.placement[t] = from.placement[t];
+      mix.feasible[t] = from.feasible[t];
+    }
+    if (betterOutcome(outcome(mix), outcome(best))) {
+      best = mix;
+      winner = "the best mix of the candidates' decisions, task by task";
+    }
+    size_t t = T;
+    while (t > 0 && ++at[t - 1] == decisions[t - 1].size()) at[--t] = 0;
+    if (t == 0) return;
+  }
+}
+
 }  // namespace
 
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
-                     std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, std::string* note) {
+                     std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, ZooplanSearch* search) {
   const auto orders = globalOrders(space);
   const auto orderIdx = orderIndices(space, orders);
   Algorithm1Result a1 = algorithm1With(space, orders, orderIdx, tasks, "zooplan");
@@ -507,9 +547,26 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
   // Served at the workload's rates, tasks compete for the processors: mixing
   // the candidates' decisions task by task can beat every candidate whole.
-  if (trace) improveTaskByTask(candidates, outcome, best, winner, 2);
+  ZooplanSearch found;
+  if (trace) {
+    const auto decisions = distinctDecisions(candidates, space.tasks.size());
+    double mixes = 1;
+    for (const auto& d : decisions) mixes *= static_cast<double>(d.size());
+    found.provenBest = mixes <= static_cast<double>(params.maxMixesJudged);
+    if (found.provenBest) judgeEveryMix(candidates, decisions, outcome, best, winner);
+    else improveTaskByTask(candidates, outcome, best, winner, 2);
+    std::vector<std::vector<TaskDecision>> options(space.tasks.size());
+    for (size_t t = 0; t < space.tasks.size(); ++t)
+      for (size_t c : decisions[t]) options[t].push_back({candidates[c].candidate[t], candidates[c].placement[t]});
+    found.violationBound = servingViolationBound(space, slo, options, *params.workload, *trace);
+  }
   best.system = "zooplan";
-  if (note) *note = winner;
+  if (search) {
+    found.winner = winner;
+    found.predicted = outcome(best);
+    found.judged = static_cast<int64_t>(judged.size());
+    *search = std::move(found);
+  }
   return best;
 }
 

@@ -33,6 +33,10 @@ struct SelectParams {
   // The workload zooplan's choice is made for: judged served at its arrival
   // rates (serving_objective.h) instead of in the query simulator's burst.
   std::shared_ptr<const ServingWorkload> workload;
+  // At a workload, every mix of the candidates' per-task decisions is judged
+  // when there are at most this many (the choice is then proven best among
+  // them); beyond, a task-by-task descent from the best candidate.
+  int64_t maxMixesJudged = 4096;
 };
 
 // One system's decision for one configuration: a combination and a placement per task.
@@ -91,16 +95,27 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
 std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloConfiguration& slo,
                                     const SelectParams& params);
 
+// How zooplan's choice was found.
+struct ZooplanSearch {
+  std::string winner;      // the candidate, or the mix of their decisions, it came from
+  Outcome predicted;       // the choice judged (at the workload, or in the query simulator's burst)
+  int64_t judged = 0;      // distinct choices judged
+  bool provenBest = false;  // at a workload: every mix of the candidates' per-task decisions was judged
+  // At a workload: no mix of the candidates' decisions predicts fewer violations
+  // (ServingBound, serving_objective.h); predicted - bound is the gap.
+  double violationBound = 0;
+};
+
 // zooplan: Algorithm 1's choice, then every order's Algorithm-1 choice and the
 // baselines' choices judged in the simulator; the best by betterOutcome wins,
-// so zooplan is never worse than a baseline. `note`
-// says which candidate won.
+// so zooplan is never worse than a baseline. At a workload, also every task
+// whole on each processor, and the candidates' decisions mixed task by task.
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
-                     Algorithm1Result* algorithm1Out, std::string* note);
+                     Algorithm1Result* algorithm1Out, ZooplanSearch* search);
 // The same with the tasks' searches under `slo` (taskSearches over every
 // global order, not originals only) made by the caller: what they found is reused.
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
-                     std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, std::string* note);
+                     std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, ZooplanSearch* search);
 
 // The simulated schedule of a choice (first arrival order) as sim inputs.
 std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& choice, int queries);

@@ -1,5 +1,10 @@
 #include "passes/select/served_systems.h"
 
+#include <cassert>
+#include <optional>
+
+#include "passes/select/serving_objective.h"
+
 namespace zp::select {
 namespace {
 
@@ -52,18 +57,35 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         "whole on their fastest processor, every task whole on each processor, the baselines' choices, and their "
         "decisions mixed task by task";
   served.choices.resize(out.size());
-  auto add = [&](size_t system, const std::string& slo, const Choice& c) {
-    out[system].selections.push_back(selectionOf(space, slo, c));
+  std::optional<runtime::serve::ArrivalTrace> trace;
+  if (params.workload) {
+    auto t = workloadTrace(space, *params.workload);
+    assert(t.ok() && "the driver checks the workload names every task");
+    trace = std::move(*t);
+  }
+  auto add = [&](size_t system, const plan::SloConfiguration& slo, const Choice& c) {
+    out[system].selections.push_back(selectionOf(space, slo.id, c));
+    if (trace) {
+      const Outcome o = evaluateServing(space, slo, c, *params.workload, *trace);
+      out[system].selections.back().predicted = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
+    }
     served.choices[system].push_back(c);
   };
   for (size_t c = 0; c < slos.size(); ++c) {
     const auto& slo = slos[c];
     Algorithm1Result a1;
-    Choice best = zooplanChoice(space, slo, params, searches[c], &a1, nullptr);
-    add(0, slo.id, best);
-    add(1, slo.id, a1.choice);
+    ZooplanSearch search;
+    Choice best = zooplanChoice(space, slo, params, searches[c], &a1, &search);
+    add(0, slo, best);
+    if (trace) {
+      auto& p = *out[0].selections.back().predicted;
+      p.judged = search.judged;
+      p.provenBest = search.provenBest;
+      p.violationBound = search.violationBound;
+    }
+    add(1, slo, a1.choice);
     const auto baselines = baselineChoices(space, slo, params);
-    for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo.id, baselines[b]);
+    for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo, baselines[b]);
   }
   return served;
 }

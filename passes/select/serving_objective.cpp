@@ -66,6 +66,103 @@ void makeResidentByLoadCost(const StitchSpace& space, const ServingWorkload& wor
 
 }  // namespace
 
+namespace {
+
+// A task's decision as the simulator's slots: each position its own run, as the
+// executor runs it, paying the hand-over from another processor's position;
+// its unit's measured figures where the calibration has them.
+struct DecisionSlots {
+  std::vector<sim::ServeSimSlot> slots;
+  std::vector<std::string> unitIds;
+};
+
+DecisionSlots decisionSlots(const StitchSpace& space, size_t t, int64_t candidate,
+                            const std::vector<std::string>& placement, const ServingCalibration& cal) {
+  const auto& ts = space.tasks[t];
+  const auto variants = ts.variantsOf(static_cast<uint64_t>(candidate));
+  DecisionSlots d;
+  for (int j = 0; j < ts.positions; ++j) {
+    const std::string& proc = placement[static_cast<size_t>(j)];
+    const int p = processorIndex(space, proc);
+    double ms = ts.latency.subgraph(j, variants[static_cast<size_t>(j)], proc).value_or(kUnprofiledMs);
+    if (j > 0 && placement[static_cast<size_t>(j - 1)] != proc)
+      ms += ts.latency.transition(placement[static_cast<size_t>(j - 1)], proc, ts.boundaryBytes[static_cast<size_t>(j - 1)]);
+    if (!std::isfinite(ms)) ms = kUnprofiledMs;
+    const std::string& variant = variants[static_cast<size_t>(j)];
+    const int64_t bytes = ts.memoryBytes(j, variant, proc);
+    sim::ServeSimSlot slot{p, ms, cal.loadMsPerMB * static_cast<double>(bytes) / 1e6, bytes, false, {}, {}};
+    d.unitIds.push_back(plan::UnitId::subgraph(ts.name, j, variant).str());
+    if (auto u = cal.units.find(d.unitIds.back() + "@" + proc); u != cal.units.end()) {
+      // As plan-run's calibrated prediction runs a slot: its measured times as they are.
+      slot.runSamplesMs = u->second.hotMs;
+      slot.idleRunSamplesMs = u->second.idleMs;
+      if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
+    } else {
+      const auto q = static_cast<size_t>(p);
+      if (q < cal.hotRatios.size())
+        for (double r : cal.hotRatios[q]) slot.runSamplesMs.push_back(ms * r);
+      if (q < cal.idleRatios.size())
+        for (double r : cal.idleRatios[q]) slot.idleRunSamplesMs.push_back(ms * r);
+    }
+    d.slots.push_back(std::move(slot));
+  }
+  return d;
+}
+
+bool accuracyMet(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate) {
+  const auto& ts = space.tasks[t];
+  return ts.accuracy->judged(static_cast<uint64_t>(candidate)) >= slo.tasks.at(ts.name).accuracy;  // NaN: missed
+}
+
+// The least a query of this decision can take: dispatched, every position at its
+// fastest measured run, hand-overs between processors, nothing queued or loaded.
+double fastestMs(const DecisionSlots& d, const ServingCalibration& cal) {
+  double ms = 0;
+  for (size_t j = 0; j < d.slots.size(); ++j) {
+    const auto& s = d.slots[j];
+    double run = s.runSamplesMs.empty() && s.idleRunSamplesMs.empty() ? s.runMs : kUnprofiledMs;
+    for (double x : s.runSamplesMs) run = std::min(run, x);
+    for (double x : s.idleRunSamplesMs) run = std::min(run, x);
+    ms += run + (j > 0 && s.processor != d.slots[j - 1].processor ? cal.handoffMs : 0.0);
+  }
+  return ms;
+}
+
+}  // namespace
+
+double servingViolationBound(const StitchSpace& space, const plan::SloConfiguration& slo,
+                             const std::vector<std::vector<TaskDecision>>& decisions, const ServingWorkload& workload,
+                             const runtime::serve::ArrivalTrace& trace) {
+  const auto& cal = workload.calibration;
+  const size_t T = space.tasks.size();
+  std::vector<bool> certain(T + workload.frames.size(), false), accuracyAlwaysMissed(T, true);
+  std::vector<double> leastMs(T, 1e300);
+  for (size_t t = 0; t < T; ++t) {
+    bool alwaysViolates = true;
+    for (const auto& [candidate, placement] : decisions[t]) {
+      const bool met = accuracyMet(space, slo, t, candidate);
+      const double ms = cal.dispatchMs + fastestMs(decisionSlots(space, t, candidate, placement, cal), cal);
+      accuracyAlwaysMissed[t] = accuracyAlwaysMissed[t] && !met;
+      leastMs[t] = std::min(leastMs[t], ms - cal.dispatchMs);
+      alwaysViolates = alwaysViolates && (!met || ms > slo.tasks.at(space.tasks[t].name).latencyMs);
+    }
+    certain[t] = alwaysViolates;
+  }
+  for (size_t c = 0; c < workload.frames.size(); ++c) {
+    double ms = cal.dispatchMs;
+    bool missed = false;
+    for (int t : workload.frames[c].tasks) {
+      ms += leastMs[static_cast<size_t>(t)];
+      missed = missed || accuracyAlwaysMissed[static_cast<size_t>(t)];
+    }
+    certain[T + c] = missed || ms > workload.frames[c].latencyMs;
+  }
+  if (trace.arrivals.empty()) return 0;
+  int64_t n = 0;
+  for (const auto& a : trace.arrivals) n += certain[static_cast<size_t>(a.task)];
+  return static_cast<double>(n) / static_cast<double>(trace.arrivals.size());
+}
+
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                         const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace) {
   const auto& cal = workload.calibration;
@@ -75,40 +172,14 @@ Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& 
   Outcome o;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
     const auto& ts = space.tasks[t];
-    const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
-    const auto& placement = choice.placement[t];
-    const auto& s = slo.tasks.at(ts.name);
-    const double accuracy = ts.accuracy->judged(static_cast<uint64_t>(choice.candidate[t]));
-    const bool accuracyMet = accuracy >= s.accuracy;  // NaN: missed
-    o.accuracyMisses += !accuracyMet;
-    sim::ServeSimTask task{ts.name, {}, s.latencyMs, accuracyMet};
-    for (int j = 0; j < ts.positions; ++j) {
-      const std::string& proc = placement[static_cast<size_t>(j)];
-      const int p = processorIndex(space, proc);
-      // Each position is its own run, as the executor runs it: it pays the
-      // per-run overhead, and the hand-over from another processor's position.
-      double ms = ts.latency.subgraph(j, variants[static_cast<size_t>(j)], proc).value_or(kUnprofiledMs);
-      if (j > 0 && placement[static_cast<size_t>(j - 1)] != proc)
-        ms += ts.latency.transition(placement[static_cast<size_t>(j - 1)], proc, ts.boundaryBytes[static_cast<size_t>(j - 1)]);
-      if (!std::isfinite(ms)) ms = kUnprofiledMs;
-      const std::string& variant = variants[static_cast<size_t>(j)];
-      const int64_t bytes = ts.memoryBytes(j, variant, proc);
-      sim::ServeSimSlot slot{p, ms, cal.loadMsPerMB * static_cast<double>(bytes) / 1e6, bytes, false, {}, {}};
-      slotIds.push_back(plan::UnitId::subgraph(ts.name, j, variant).str());
-      if (auto u = cal.units.find(slotIds.back() + "@" + proc); u != cal.units.end()) {
-        // As plan-run's calibrated prediction runs a slot: its measured times as they are.
-        slot.runSamplesMs = u->second.hotMs;
-        slot.idleRunSamplesMs = u->second.idleMs;
-        if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
-      } else {
-        const auto q = static_cast<size_t>(p);
-        if (q < cal.hotRatios.size())
-          for (double r : cal.hotRatios[q]) slot.runSamplesMs.push_back(ms * r);
-        if (q < cal.idleRatios.size())
-          for (double r : cal.idleRatios[q]) slot.idleRunSamplesMs.push_back(ms * r);
-      }
+    const bool met = accuracyMet(space, slo, t, choice.candidate[t]);
+    o.accuracyMisses += !met;
+    sim::ServeSimTask task{ts.name, {}, slo.tasks.at(ts.name).latencyMs, met};
+    auto d = decisionSlots(space, t, choice.candidate[t], choice.placement[t], cal);
+    for (size_t j = 0; j < d.slots.size(); ++j) {
       task.slots.push_back(static_cast<int>(slots.size()));
-      slots.push_back(std::move(slot));
+      slots.push_back(std::move(d.slots[j]));
+      slotIds.push_back(std::move(d.unitIds[j]));
     }
     tasks.push_back(std::move(task));
   }

@@ -76,6 +76,18 @@ double taskQueriesPerSecond(const ServingWorkload& workload, const StitchSpace& 
 // queries), then the frame chains (one query per period each, from time 0).
 Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, const ServingWorkload& workload);
 
+// A task's decision: a combination number and its placement (as in a Choice).
+using TaskDecision = std::pair<int64_t, std::vector<std::string>>;
+
+// A lower bound on the violation rate of every choice that takes, per task, one
+// of `decisions[t]`, served on `trace` under `slo`: the queries that violate
+// whatever the others do, a task's when each of its decisions misses the
+// accuracy floor or, run on idle processors at its fastest measured times (no
+// queueing, no load), still ends after its bound; a frame chain's likewise.
+double servingViolationBound(const StitchSpace& space, const plan::SloConfiguration& slo,
+                             const std::vector<std::vector<TaskDecision>>& decisions, const ServingWorkload& workload,
+                             const runtime::serve::ArrivalTrace& trace);
+
 // `choice` served on `trace` under `slo`: violation rate over all queries,
 // throughput, per task the mean latency and whether most of its queries violate.
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,

@@ -81,7 +81,7 @@ else fail "--rounds: $(cat "$WORK/rounds.txt")"; fi
 "$BIN/plan-solve" "$PROF" -o "$WORK/rate/plan.json" --slo grid --rate 40 --calibration-rounds 0 >/dev/null
 "$BIN/plan-emit" "$WORK/rate/plan.json" -o "$WORK/rate/bundle" >/dev/null
 "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --count 5 --rate 80 --calibration-rounds 0 > /dev/null 2> "$WORK/rate.err" \
-  && grep -q "note: the plan's choice was made for breast_cancer 40 q/s, digits 40 q/s, iris 40 q/s, wine 40 q/s (poisson); served here at 80 q/s per task (poisson)" "$WORK/rate.err" \
+  && grep -q "note: the plan's choice was made for breast_cancer 40 q/s, digits 40 q/s, iris 40 q/s, wine 40 q/s, memory budget [0-9]* bytes (poisson); served here at 80 q/s per task (poisson)" "$WORK/rate.err" \
   && "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --count 5 --rate 40 --calibration-rounds 0 > /dev/null 2> "$WORK/rate2.err" \
   && ! grep -q "was made for" "$WORK/rate2.err" \
   && pass "serving at another rate than the plan was made for is noted" || fail "workload note: $(cat "$WORK/rate.err" "$WORK/rate2.err")"

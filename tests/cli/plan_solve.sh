@@ -13,7 +13,9 @@ cmp -s "$WORK/a/plan.json" "$WORK/b/plan.json" && pass "two runs give byte-ident
 # (--calibration-rounds 0) the plan is a pure function of its inputs.
 "$BIN/plan-solve" "$PROF" -o "$WORK/r1/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r1.txt"
 "$BIN/plan-solve" "$PROF" -o "$WORK/r2/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r2.txt"
-grep -q "zooplan's choice: served at 40 q/s per task (poisson, 10 s simulated), run times as profiled" "$WORK/r1.txt" \
+grep -q "zooplan's choice: served at 40 q/s per task (poisson, 10 s simulated), memory budget [0-9]* bytes (units resident by load cost per byte, the rest loaded on demand), run times as profiled" "$WORK/r1.txt" \
+  && grep -q "^predicted at the workload (calibrated serving simulator)" "$WORK/r1.txt" \
+  && grep -q "^zooplan's choice: proven best of every mix of its candidates' decisions in [0-9]* of [0-9]* configuration" "$WORK/r1.txt" \
   && cmp -s "$WORK/r1/plan.json" "$WORK/r2/plan.json" \
   && $PY -c "
 import json, sys
@@ -21,6 +23,13 @@ st = json.load(open(sys.argv[1]))['stitch']
 assert 'arrival rates' in st['systems'][0]['description'], st['systems'][0]['description']
 w = st['workload']
 assert w['process'] == 'poisson' and set(w['rate_qps'].values()) == {40} and w['calibration']['rounds'] == 0, w
+assert w['memory_budget_bytes'] > 0, w  # the first preload budget is the device's
+# every system's choice is predicted at the workload; zooplan's is never predicted worse, nor below its bound
+for c, sel in enumerate(st['systems'][0]['selections']):
+    z = sel['predicted']
+    assert z['search']['violation_bound'] <= z['violation_rate'] + 1e-12, z
+    for other in st['systems'][1:]:
+        assert z['violation_rate'] <= other['selections'][c]['predicted']['violation_rate'] + 1e-12, (other['name'], c)
 " "$WORK/r1/plan.json" \
   && pass "--rate: the choice is made for the workload, byte-identical without calibration" || fail "--rate: $(cat "$WORK/r1.txt")"
 "$BIN/plan-solve" "$PROF" -o "$WORK/r3/plan.json" --rate 40 --calibration-rounds 2 > "$WORK/r3.txt" \

@@ -73,9 +73,10 @@ TEST(SearchEqualsEnumeration, Algorithm1AndEverySystemZooplanConsiders) {
       expectSame(algorithm1(sp, slo, {o}, params, false, "zooplan").choice,
                  reference::algorithm1(sp, slo, {o}, params, false, "zooplan").choice, what + " single order");
     Algorithm1Result a1, b1;
-    std::string noteA, noteB;
-    expectSame(zooplanChoice(sp, slo, params, &a1, &noteA), reference::zooplanChoice(sp, slo, params, &b1, &noteB), what);
-    EXPECT_EQ(noteA, noteB) << what;
+    ZooplanSearch searchA;
+    std::string noteB;
+    expectSame(zooplanChoice(sp, slo, params, &a1, &searchA), reference::zooplanChoice(sp, slo, params, &b1, &noteB), what);
+    EXPECT_EQ(searchA.winner, noteB) << what;
     const auto ba = baselineChoices(sp, slo, params), bb = reference::baselineChoices(sp, slo, params);
     ASSERT_EQ(ba.size(), bb.size());
     for (size_t i = 0; i < ba.size(); ++i) expectSame(ba[i], bb[i], what);
@@ -162,9 +163,10 @@ TEST(SearchEqualsEnumeration, DegenerateSlos) {
       const auto b = reference::algorithm1(sp, cfg, orders, params, false, "zooplan");
       expectSame(a.choice, b.choice, what);
       EXPECT_TRUE(a.meanLatencyMs == b.meanLatencyMs || (std::isnan(a.meanLatencyMs) && std::isnan(b.meanLatencyMs))) << what;
-      std::string noteA, noteB;
-      expectSame(zooplanChoice(sp, cfg, params, nullptr, &noteA), reference::zooplanChoice(sp, cfg, params, nullptr, &noteB), what);
-      EXPECT_EQ(noteA, noteB) << what;
+      ZooplanSearch searchA;
+      std::string noteB;
+      expectSame(zooplanChoice(sp, cfg, params, nullptr, &searchA), reference::zooplanChoice(sp, cfg, params, nullptr, &noteB), what);
+      EXPECT_EQ(searchA.winner, noteB) << what;
     }
 }
 

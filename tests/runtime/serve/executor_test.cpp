@@ -73,8 +73,7 @@ ArrivalTrace periodic(int count, double rateQps, std::vector<int> samples) {
 // as a plain run of b on that sample gives them.
 TEST(Executor, AFrameChainFeedsEachLaterDnnItsOwnInput) {
   auto t = twoTasks(2);
-  const auto& a = t.setup.tasks[0];
-  const auto& b = t.setup.tasks[1];
+  const ServeTask a = t.setup.tasks[0], b = t.setup.tasks[1];  // copies: the setup's tasks are replaced below
   ServeTask frame{"cam.0", {0, 1, 2, 3}, 1000, true, a.samples, {}, "cam.0", {{2, b.samples}}};
   for (size_t s = 0; s < a.samples.size(); ++s) frame.labels.push_back(b.labels[s % b.samples.size()]);
   t.setup.tasks = {frame};
