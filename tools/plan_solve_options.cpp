@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -26,6 +27,12 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
   app.add_option("--mode", mode,
                  "stitch (PROFILE_DIR) | concurrent (WORKLOAD.json) | opplace (MODEL.onnx) | cold (MODEL.onnx) | mts (MTS_DIR)")
       ->check(CLI::IsMember({"stitch", "concurrent", "opplace", "cold", "mts"}));
+  std::string only;
+  app.add_option("--only", only,
+                 "restrict the plan to one technique, for ablation: sparseloom (stitch: Algorithm 1's choice, the "
+                 "preload set resident, no cold sections), haxconn (= --mode concurrent), sparoa (= --mode opplace), "
+                 "nnv12 (= --mode cold), mts (= --mode mts)")
+      ->check(CLI::IsMember({"sparseloom", "haxconn", "sparoa", "nnv12", "mts"}));
   app.add_option("input", input,
                  "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace, cold: MODEL.onnx; "
                  "mts: zoo-mts's directory or its mts.json")
@@ -103,6 +110,17 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
   app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)")->check(integerIn(0, INT64_MAX));
   if (auto rc = parse(app, argc, argv, "plan-solve")) return *rc;
+  if (!only.empty()) {
+    static const std::map<std::string, std::string> kModeOf = {
+        {"sparseloom", "stitch"}, {"haxconn", "concurrent"}, {"sparoa", "opplace"}, {"nnv12", "cold"}, {"mts", "mts"}};
+    const std::string& implied = kModeOf.at(only);
+    if (app.count("--mode") && mode != implied)
+      return printError("plan-solve", fmt::format("--only {} plans in --mode {}, not --mode {}: drop --mode", only,
+                                                  implied, mode)),
+             kOptionError;
+    mode = implied;
+    sp.select.sparseLoomOnly = only == "sparseloom";
+  }
   for (const auto& b : budgets)  // the form now; the bytes a percentage means once the profile is read
     if (auto r = select::parseBudget(b, 0); !r.ok())
       return printError("plan-solve", r.error().message), kOptionError;

@@ -167,8 +167,9 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
     if (!spec->memoryBudget.empty())
       ZP_TRY(applyMemoryBudget(space, spec->memoryBudget, o.slo + ": $.workload.memory_budget", *w));
   }
-  // Without a device budget in the workload, the first preload budget is the device's.
-  if (!w->residentByLoadCost && !o.budgets.empty())
+  // Without a device budget in the workload, the first preload budget is the
+  // device's (SparseLoom alone keeps its preload set resident instead).
+  if (!w->residentByLoadCost && !o.budgets.empty() && !o.select.sparseLoomOnly)
     ZP_TRY(applyMemoryBudget(space, o.budgets.front(), "--memory-budget (the device's, the first)", *w));
   if (auto trace = select::workloadTrace(space, *w); !trace.ok())
     return makeError("{}: {}", o.slo, trace.error().message);
@@ -254,7 +255,11 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
                                .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
                                .generic_string();
   result.summary = servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
-  ZP_ASSIGN_OR_RETURN(StitchColdPlans cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
+  StitchColdPlans cold;
+  if (o.select.sparseLoomOnly) cold.summary = "--only sparseloom: no cold-start sections\n";
+  else {
+    ZP_ASSIGN_OR_RETURN(cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
+  }
   plan.cold = std::move(cold.plans);
   if (cold.profiled) plan.header.inputs["profile/cold_profile.csv"] = cold.profileSha256;
   result.summary += cold.summary;

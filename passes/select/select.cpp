@@ -521,6 +521,12 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   };
   Choice best = a1.choice;
   std::string winner = "Algorithm 1";
+  if (params.sparseLoomOnly) {
+    best.system = "zooplan";
+    if (search) *search = ZooplanSearch{winner + " (SparseLoom alone)", {}, 0, false, 0};
+    if (search && trace) search->predicted = evaluateServing(space, slo, best, *params.workload, *trace);
+    return best;
+  }
   std::vector<Choice> candidates{a1.choice};
   auto consider = [&](Choice c, const std::string& label) {
     if (betterOutcome(outcome(c), outcome(best))) {

@@ -37,6 +37,8 @@ struct SelectParams {
   // when there are at most this many (the choice is then proven best among
   // them); beyond, a task-by-task descent from the best candidate.
   int64_t maxMixesJudged = 4096;
+  // SparseLoom alone (plan-solve --only sparseloom): zooplan's choice is Algorithm 1's.
+  bool sparseLoomOnly = false;
 };
 
 // One system's decision for one configuration: a combination and a placement per task.

@@ -56,6 +56,8 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         "SLOs met, then throughput), calibrated on this host, of Algorithm 1 under every order, stitched variants "
         "whole on their fastest processor, every task whole on each processor, the baselines' choices, and their "
         "decisions mixed task by task";
+  if (params.sparseLoomOnly)
+    out.front().description = "the plan, SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice";
   served.choices.resize(out.size());
   std::optional<runtime::serve::ArrivalTrace> trace;
   if (params.workload) {

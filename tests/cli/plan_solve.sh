@@ -83,6 +83,25 @@ rejected "an arrivals file to plan for" 1 "slo_arrivals.json: \$.workload.arriva
   "$BIN/plan-solve" "$PROF" -o "$WORK/f4/plan.json" --slo "$WORK/slo_arrivals.json" --calibration-rounds 0
 rejected "a rate below zero" 2 "--rate: Value -5 not in range" -- "$BIN/plan-solve" "$PROF" -o "$WORK/r4/plan.json" --rate -5
 
+# --only sparseloom: one technique, for ablation: zooplan's choice is Algorithm 1's.
+"$BIN/plan-solve" "$PROF" -o "$WORK/only/plan.json" --rate 40 --calibration-rounds 0 --only sparseloom > "$WORK/only.txt" \
+  && grep -q "^--only sparseloom: no cold-start sections" "$WORK/only.txt" \
+  && $PY -c "
+import json, sys
+st = json.load(open(sys.argv[1]))['stitch']
+z, a1 = st['systems'][0], st['systems'][1]
+assert a1['name'] == 'Algorithm-1' and 'SparseLoom alone' in z['description'], z['description']
+for zs, a1s in zip(z['selections'], a1['selections']):
+    assert [t['combination'] for t in zs['tasks']] == [t['combination'] for t in a1s['tasks']], zs['slo']
+    assert 'search' not in zs['predicted'], zs['predicted']
+assert st['workload']['memory_budget_bytes'] == 0, 'SparseLoom alone keeps its preload set resident'
+" "$WORK/only/plan.json" \
+  && pass "--only sparseloom plans with Algorithm 1 alone" || fail "--only sparseloom"
+rejected "--only with another mode" 2 "--only haxconn plans in --mode concurrent, not --mode stitch: drop --mode" -- \
+  "$BIN/plan-solve" "$PROF" -o "$WORK/only2/plan.json" --only haxconn --mode stitch
+rejected "--only an unknown technique" 2 "--only: sparse not in {sparseloom,haxconn,sparoa,nnv12,mts}" -- \
+  "$BIN/plan-solve" "$PROF" -o "$WORK/only3/plan.json" --only sparse
+
 if $PY - "$WORK/a" <<'PYEOF'
 import json, os, sys
 d = sys.argv[1]
