@@ -2,7 +2,8 @@
 """Deployment bench: the deployment zoo (testdata/deployment, one model per planning
 technique) through the whole pipeline, planned for its own workload (slo.json:
 request rates, camera frames, a device memory budget), then every system the plan
-carries served by the executor on the workload's traces (one per seed), measured
+carries served by the executor on the workload's traces (one per seed), and the
+SparseLoom-alone plan's choice (plan-solve --only sparseloom) on the same traces, measured
 beside predicted: violation rate, p50/p99, throughput, peak RSS. Also plan-solve's
 time (calibration included) and whether reruns give byte-identical plans (without
 calibration, which is measured). Prints Markdown tables; writes results.json and table.md.
@@ -42,22 +43,31 @@ def pipeline(a):
     for p in reruns:
         run([f'{a.bin}/plan-solve', profile, '-o', p, '--slo', a.slo, '--seed', '1', '--calibration-rounds', '0'])
     run([f'{a.bin}/plan-emit', plan, '-o', bundle])
-    return bundle, solve_s, filecmp.cmp(*reruns, shallow=False)
+    # SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice, its preload set resident.
+    alone, alone_bundle = os.path.join(w, 'plan-sparseloom.json'), os.path.join(w, 'bundle-sparseloom')
+    run([f'{a.bin}/plan-solve', profile, '-o', alone, '--slo', a.slo, '--seed', '1', '--only', 'sparseloom'])
+    run([f'{a.bin}/plan-emit', alone, '-o', alone_bundle])
+    return {'plan': bundle, 'sparseloom': alone_bundle}, solve_s, filecmp.cmp(*reruns, shallow=False)
 
 
-def systems_runs(a, bundle):
-    """Every system on the plan's own workload, one trace per seed; rows per system and seed."""
+def systems_runs(a, bundles):
+    """Every system on the plan's own workload, one trace per seed (the same trace for the
+    SparseLoom-alone plan's choice); rows per system and seed."""
     rows = []
     for seed in range(1, a.runs + 1):
-        out = os.path.join(a.work_dir, f'serve-{seed}.json')
-        run([f'{a.bin}/plan-run', bundle, '--serve', '--compare', 'all', '--duration-ms', str(a.duration_ms),
-             '--seed', str(seed), '--rounds', str(a.rounds), '--json', out])
-        with open(out) as f:
-            r = json.load(f)
-        for name, s in sorted(r['systems'].items()):
-            rows.append({'system': name, 'seed': seed, 'measured': s['measured'], 'predicted': s['predicted'],
-                         'predicted_from_plan_latencies': s['predicted_from_plan_latencies'],
-                         'calibration': s['calibration']})
+        served = [(bundles['plan'], ['--compare', 'all'], {}),
+                  (bundles['sparseloom'], [], {'zooplan': 'SparseLoom-alone'})]
+        for k, (bundle, compare, rename) in enumerate(served):
+            out = os.path.join(a.work_dir, f'serve-{seed}-{k}.json')
+            run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
+                 '--seed', str(seed), '--rounds', str(a.rounds), '--json', out])
+            with open(out) as f:
+                r = json.load(f)
+            for name, s in sorted(r['systems'].items()):
+                rows.append({'system': rename.get(name, name), 'seed': seed, 'measured': s['measured'],
+                             'predicted': s['predicted'],
+                             'predicted_from_plan_latencies': s['predicted_from_plan_latencies'],
+                             'calibration': s['calibration']})
     return rows
 
 
@@ -114,8 +124,8 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.work_dir, exist_ok=True)
     before = load_average()
-    bundle, solve_s, identical = pipeline(a)
-    rows = systems_runs(a, bundle)
+    bundles, solve_s, identical = pipeline(a)
+    rows = systems_runs(a, bundles)
     summary = summarize(rows)
     table, verdict = tables(summary, rows, a, solve_s, identical)
     with open('/proc/cpuinfo') as f:

@@ -164,7 +164,7 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   if (spec) {
     ZP_ASSIGN_OR_RETURN(w->frames, frameChains(spec->frames, space));
     frames = spec->frames;
-    if (!spec->memoryBudget.empty())
+    if (!spec->memoryBudget.empty() && !o.select.sparseLoomOnly)
       ZP_TRY(applyMemoryBudget(space, spec->memoryBudget, o.slo + ": $.workload.memory_budget", *w));
   }
   // Without a device budget in the workload, the first preload budget is the
@@ -233,7 +233,15 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   std::vector<plan::FrameSpec> frames;
   ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary, frames));
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
-  ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, o.budgets, selectParams));
+  // SparseLoom alone holds the device's budget with its preload set (its first budget).
+  std::vector<std::string> budgets = o.budgets;
+  if (o.select.sparseLoomOnly && fs::is_regular_file(o.slo)) {
+    std::vector<std::string> names;
+    for (const auto& t : space.tasks) names.push_back(t.name);
+    ZP_ASSIGN_OR_RETURN(auto spec, artifacts::readSloWorkload(o.slo, names));
+    if (spec && !spec->memoryBudget.empty()) budgets.insert(budgets.begin(), spec->memoryBudget);
+  }
+  ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, budgets, selectParams));
 
   SolveStitchResult result;
   plan::Plan& plan = result.plan;
