@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -218,27 +217,33 @@ double setupTaskQps(const StitchServe& c, size_t setupTask) {
 
 // Marks the plan's preload set resident, in its order, as far as the budget allows;
 // under the plan's device budget, the system's units by the planner's rule. The
-// planner judges each SLO configuration's choice alone, its units resident; served
-// in turn, only the units every configuration runs are kept resident, and the
-// budget's rest is the least-recently-used room each phase fills with its own.
+// planner judges each SLO configuration's choice alone, with its own units resident
+// by load cost; served in turn, the units every configuration keeps so stay resident,
+// and the budget's rest is the least-recently-used room where each phase's other
+// units stay once loaded.
 void markPreload(const StitchServe& c, SystemSetup& r) {
   if (c.residentByLoadCost) {
     const size_t K = c.slos.size();
-    std::vector<double> qps(r.slots.size(), 0.0), loadMs;
-    std::vector<std::set<size_t>> configurations(r.slots.size());  // per slot: the configurations running it
-    std::vector<int64_t> bytes;
-    for (size_t t = 0; t < r.tasks.size(); ++t)
-      for (int s : r.tasks[t].slots) {
-        qps[static_cast<size_t>(s)] += setupTaskQps(c, t);
-        configurations[static_cast<size_t>(s)].insert(t % K);
+    std::vector<bool> everywhere(r.slots.size(), true);
+    for (size_t k = 0; k < K; ++k) {
+      std::map<int, double> qps;  // configuration k's slots and their queries per second
+      for (size_t t = k; t < r.tasks.size(); t += K)
+        for (int s : r.tasks[t].slots) qps[s] += setupTaskQps(c, t);
+      std::vector<double> q, loadMs;
+      std::vector<int64_t> bytes;
+      for (const auto& [s, x] : qps) {
+        const auto& slot = r.slots[static_cast<size_t>(s)];
+        q.push_back(x);
+        bytes.push_back(slot.bytes);
+        loadMs.push_back(c.st.workload->loadMsPerMB * static_cast<double>(slot.bytes) / 1e6);
       }
-    for (size_t s = 0; s < r.slots.size(); ++s) {
-      if (configurations[s].size() < K) qps[s] = 0;  // ranked last, and left out below
-      bytes.push_back(r.slots[s].bytes);
-      loadMs.push_back(c.st.workload->loadMsPerMB * static_cast<double>(r.slots[s].bytes) / 1e6);
+      const auto resident = sim::residentByLoadCost(q, loadMs, bytes, c.budgetBytes);
+      std::vector<bool> keeps(r.slots.size(), false);
+      size_t i = 0;
+      for (const auto& entry : qps) keeps[static_cast<size_t>(entry.first)] = resident[i++];
+      for (size_t s = 0; s < r.slots.size(); ++s) everywhere[s] = everywhere[s] && keeps[s];
     }
-    const auto resident = sim::residentByLoadCost(qps, loadMs, bytes, c.budgetBytes);
-    for (size_t s = 0; s < r.slots.size(); ++s) r.slots[s].preload = resident[s] && configurations[s].size() == K;
+    for (size_t s = 0; s < r.slots.size(); ++s) r.slots[s].preload = everywhere[s];
     return;
   }
   int64_t used = 0;

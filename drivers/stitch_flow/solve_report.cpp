@@ -126,7 +126,7 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
   }
   if (n > 0)
     out += fmt::format("zooplan's choice: proven best of every mix of its candidates' decisions in {} of {} "
-                       "configuration(s){}\n",
+                       "configuration(s) (every mix judged, or the violation bound met){}\n",
                        proven, n,
                        worstAt.empty() ? ""
                                        : fmt::format("; not proven optimal in the others, gap to the bound up to {:.1f} "

@@ -351,6 +351,7 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
   o.violationRate = violations / static_cast<double>(orders * static_cast<int>(T));
   o.throughputQps = throughput / orders;
   for (auto& l : o.taskLatencyMs) l /= orders;
+  for (double l : o.taskLatencyMs) o.meanLatencyMs += l / static_cast<double>(T);
   return o;
 }
 
@@ -421,7 +422,9 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
 bool betterOutcome(const Outcome& a, const Outcome& b) {
   if (std::abs(a.violationRate - b.violationRate) > 1e-12) return a.violationRate < b.violationRate;
   if (a.accuracyMisses != b.accuracyMisses) return a.accuracyMisses < b.accuracyMisses;
-  return a.throughputQps > b.throughputQps * (1 + 1e-9);
+  if (std::abs(a.throughputQps - b.throughputQps) > 1e-3 * std::max(a.throughputQps, b.throughputQps))
+    return a.throughputQps > b.throughputQps;
+  return a.meanLatencyMs < b.meanLatencyMs * (1 - 1e-9);
 }
 
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
@@ -565,6 +568,8 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     for (size_t t = 0; t < space.tasks.size(); ++t)
       for (size_t c : decisions[t]) options[t].push_back({candidates[c].candidate[t], candidates[c].placement[t]});
     found.violationBound = servingViolationBound(space, slo, options, *params.workload, *trace);
+    // A choice at the bound is optimal whether or not every mix was judged.
+    found.provenBest = found.provenBest || outcome(best).violationRate <= found.violationBound + 1e-12;
   }
   best.system = "zooplan";
   if (search) {

@@ -83,11 +83,14 @@ struct Outcome {
   std::vector<double> taskLatencyMs;  // mean over arrival orders
   std::vector<bool> taskViolated;     // in the first arrival order
   int accuracyMisses = 0;             // tasks whose (judged) accuracy is below their SLO's
+  double meanLatencyMs = 0;           // over every query
 };
 // The order zooplan's choice is made in: the violation rate, then fewer tasks
 // below their accuracy SLO (when every query violates anyway, throughput alone
-// would pick the least accurate choice), then throughput. Ties keep the
-// earlier candidate.
+// would pick the least accurate choice), then throughput where it differs by
+// more than 0.1% (served open loop, every choice that keeps up completes the
+// same queries), then the mean latency (the slack left). Ties keep the earlier
+// candidate.
 bool betterOutcome(const Outcome& a, const Outcome& b);
 // Judged with measured accuracy where zoo-profile measured it, latency simulated.
 Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
@@ -102,7 +105,7 @@ struct ZooplanSearch {
   std::string winner;      // the candidate, or the mix of their decisions, it came from
   Outcome predicted;       // the choice judged (at the workload, or in the query simulator's burst)
   int64_t judged = 0;      // distinct choices judged
-  bool provenBest = false;  // at a workload: every mix of the candidates' per-task decisions was judged
+  bool provenBest = false;  // at a workload: every mix of the candidates' per-task decisions was judged, or the choice meets the bound
   // At a workload: no mix of the candidates' decisions predicts fewer violations
   // (ServingBound, serving_objective.h); predicted - bound is the gap.
   double violationBound = 0;

@@ -52,14 +52,18 @@ Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, c
 
 namespace {
 
-// The choice's units (slots) made resident by load cost per byte (ServingWorkload::residentByLoadCost).
+// The choice's units (slots) made resident by load cost per byte (ServingWorkload::residentByLoadCost),
+// ranked with the plan's per-MB load cost as plan-run ranks them (it has no per-unit figures).
 void makeResidentByLoadCost(const StitchSpace& space, const ServingWorkload& workload,
                             const std::vector<sim::ServeSimTask>& tasks, std::vector<sim::ServeSimSlot>& slots) {
   std::vector<double> qps(slots.size(), 0.0), loadMs;
   std::vector<int64_t> bytes;
   for (size_t t = 0; t < space.tasks.size(); ++t)
     for (int s : tasks[t].slots) qps[static_cast<size_t>(s)] += taskQueriesPerSecond(workload, space, t);
-  for (const auto& s : slots) loadMs.push_back(s.loadMs), bytes.push_back(s.bytes);
+  for (const auto& s : slots) {
+    loadMs.push_back(workload.calibration.loadMsPerMB * static_cast<double>(s.bytes) / 1e6);
+    bytes.push_back(s.bytes);
+  }
   const auto resident = sim::residentByLoadCost(qps, loadMs, bytes, workload.budgetBytes);
   for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || resident[s];
 }
@@ -217,6 +221,7 @@ Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& 
   const size_t T = space.tasks.size();
   std::vector<double> latency(T, 0.0);
   std::vector<int> queries(T, 0), violations(T, 0);
+  for (const auto& q : r.queries) o.meanLatencyMs += (q.finishMs - q.arrivalMs) / static_cast<double>(r.queries.size());
   for (const auto& q : r.queries) {
     const auto t = static_cast<size_t>(q.task);
     if (t >= T) continue;  // a frame chain's query: counted in the violation rate only

@@ -85,6 +85,38 @@ TEST(ServingObjective, KeepsWhatFitsTheMemoryBudgetWhereTheBurstTakesTheFastest)
   EXPECT_LT(kept.violationRate, 0.05);
 }
 
+// Composition against one technique on a planted space: SparseLoom alone
+// (--only sparseloom) takes Algorithm 1's fastest feasible choice, whose units
+// thrash under the device budget; the composed choice (candidates mixed, its own
+// units resident by load cost) keeps what fits: violations on at least 15% fewer
+// of all queries (planted: 20% against none).
+TEST(ServingObjective, TheComposedChoiceBeatsSparseLoomAloneUnderTheDeviceBudget) {
+  StitchSpace sp = thrashingSpace();
+  const plan::SloConfiguration cfg{"C01", {{"digits", {0.9, 5.0}}}};
+  // 20 q/s: queries rarely overlap, so a unit is never in use when the other evicts it.
+  auto w = workloadFor(sp, 20);
+  w->budgetBytes = 15'000'000;
+  w->residentByLoadCost = true;
+  w->calibration.loadMsPerMB = 1.0;
+  const auto trace = workloadTrace(sp, *w);
+  ASSERT_TRUE(trace.ok());
+  SelectParams alone;
+  alone.workload = w;
+  alone.sparseLoomOnly = true;
+  Algorithm1Result a1;
+  ZooplanSearch aloneSearch, composedSearch;
+  const Choice sparseLoom = zooplanChoice(sp, cfg, alone, &a1, &aloneSearch);
+  EXPECT_EQ(sparseLoom.candidate, a1.choice.candidate) << "SparseLoom alone is Algorithm 1's choice";
+  EXPECT_EQ(aloneSearch.judged, 0);
+  SelectParams composed = alone;
+  composed.sparseLoomOnly = false;
+  zooplanChoice(sp, cfg, composed, nullptr, &composedSearch);
+  EXPECT_TRUE(composedSearch.provenBest);
+  EXPECT_GT(aloneSearch.predicted.violationRate - composedSearch.predicted.violationRate, 0.15)
+      << "SparseLoom alone " << aloneSearch.predicted.violationRate << ", composed "
+      << composedSearch.predicted.violationRate;
+}
+
 // A unit measured on its own replaces the per-processor ratios and the per-MB
 // load cost: here u90's runs measured at 20 ms (profiled 0.3 ms) make the
 // choice that ran fastest as profiled the one that misses its bound, and a
@@ -242,7 +274,8 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
     params.maxMixesJudged = 1;
     ZooplanSearch limited;
     zooplanChoice(sp, slo, params, nullptr, &limited);
-    if (limited.judged > 1) EXPECT_FALSE(limited.provenBest) << "round " << round;
+    if (limited.judged > 1 && limited.predicted.violationRate > limited.violationBound + 1e-12)
+      EXPECT_FALSE(limited.provenBest) << "round " << round;
   }
   EXPECT_EQ(provenRounds, 16) << "small spaces: every mix judged";
   EXPECT_GT(certainViolations, 0) << "no draw had a certain violation: the bound was never tested above 0";
