@@ -5,17 +5,21 @@
 #   scripts/build.sh --benches          also build the bench executables and
 #                                       register their smoke runs in ctest
 #                                       (-DZP_BENCHES=ON; without it, OFF)
+#   scripts/build.sh --tools            build the command-line tools only (the
+#                                       target `tools`), not the test suite
 # Compiles through ccache when it is installed (CMakeLists.txt says how a clone
 # in another folder shares the cache).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 configure_only=0
 benches=OFF
+target=()
 for arg in "$@"; do
   case "$arg" in
     --configure-only) configure_only=1 ;;
     --benches) benches=ON ;;
-    *) echo "build.sh: unknown option '$arg' (known: --configure-only, --benches)" >&2; exit 2 ;;
+    --tools) target=(--target tools) ;;
+    *) echo "build.sh: unknown option '$arg' (known: --configure-only, --benches, --tools)" >&2; exit 2 ;;
   esac
 done
 generator=()
@@ -26,4 +30,4 @@ elif [ $configure_only -eq 1 ] || ! grep -q "^ZP_BENCHES:BOOL=$benches$" build/C
   cmake -S . -B build -DZP_BENCHES=$benches >/dev/null
 fi
 [ $configure_only -eq 1 ] && exit 0
-cmake --build build --parallel "$(nproc)"
+cmake --build build --parallel "$(nproc)" "${target[@]}"

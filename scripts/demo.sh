@@ -19,8 +19,8 @@ out="${1:-out}"
 zoo="${2:-testdata/realistic/zoo.json}"
 rate="${3:-50}"
 bash scripts/bootstrap.sh
-echo "== building (first build takes minutes on 2 cores; progress below)"
-bash scripts/build.sh
+echo "== building the tools (not the test suite; the first build takes minutes on 2 cores)"
+bash scripts/build.sh --tools
 bin=build/bin
 
 step() { echo; echo "== $*"; }

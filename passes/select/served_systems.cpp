@@ -53,9 +53,10 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
   if (params.workload)
     out.front().description =
         "the plan: best served at the workload's arrival rates in the serving simulator (violations, then accuracy "
-        "SLOs met, then throughput), calibrated on this host, of Algorithm 1 under every order, stitched variants "
-        "whole on their fastest processor, every task whole on each processor, the baselines' choices, and their "
-        "decisions mixed task by task";
+        "SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units resident under "
+        "the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
+        "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
+        "task by task";
   if (params.sparseLoomOnly)
     out.front().description = "the plan, SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice";
   served.choices.resize(out.size());
