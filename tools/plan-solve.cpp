@@ -25,6 +25,21 @@ int solveAndPrint(Solve solve, const Options& options, Print print) {
   return 0;
 }
 
+// --check: 0 when the plan is up to date; 1 when it is stale (what changed is
+// listed) or an input is bad (one line).
+int checkAndPrint(const zp::drivers::SolveStitchOptions& options) {
+  auto r = zp::drivers::checkStitchPlanFreshness(options);
+  if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
+  const std::string plan = options.output.string();
+  if (!r->stale()) {
+    fmt::print("{}: up to date ({} inputs checked)\n", plan, r->checked);
+    return 0;
+  }
+  fmt::print("{}: stale ({} of {} inputs changed):\n", plan, r->changed.size(), r->checked);
+  for (const auto& line : r->changed) fmt::print("  {}\n", line);
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -37,6 +52,7 @@ int main(int argc, char** argv) {
   if (req.mode == "cold")
     return solveAndPrint(zp::drivers::solveCold, req.cold,
                          [&](const auto& r) { fmt::print("{}wrote {}\n", r.summary, req.cold.output.string()); });
+  if (req.check) return checkAndPrint(req.stitch);
   if (req.mode == "stitch")
     return solveAndPrint(zp::drivers::solveStitch, req.stitch, [&](const auto& r) {
       fmt::print("{}wrote {} ({:.0f} ms)\n", r.summary, req.stitch.output.string(), r.solveMs);

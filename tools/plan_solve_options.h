@@ -8,6 +8,7 @@
 #include "drivers/concurrent_flow/solve_concurrent.h"
 #include "drivers/mts_flow/solve_mts.h"
 #include "drivers/opplace_flow/solve_opplace.h"
+#include "drivers/stitch_flow/plan_freshness.h"
 #include "drivers/stitch_flow/solve_stitch.h"
 
 namespace zp::cli {
@@ -20,6 +21,7 @@ struct PlanSolveRequest {
   drivers::SolveColdOptions cold;
   drivers::SolveMtsOptions mts;
   bool anytime = false;  // concurrent: print each improving schedule
+  bool check = false;    // stitch: compare the plan with its inputs instead of planning
 };
 
 // A request, or the exit code to end with: 0 after --help, kOptionError after

@@ -61,19 +61,6 @@ Status makeParentDirs(const std::vector<fs::path>& files) {
 }
 
 // The plan's header: the tool, and the hash of every input (the SLO file's, or the generated set's name).
-Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchSpace& space) {
-  plan::PlanHeader h;
-  h.tool = o.tool;
-  h.version = o.version;
-  h.inputs = space.inputHashes;
-  if (fs::exists(o.slo)) {
-    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(o.slo));
-    h.inputs["slo"] = sha256Hex(bytes);
-  } else {
-    h.inputs["slo"] = "generated:" + o.slo;
-  }
-  return h;
-}
 
 // Every unit's bytes (each subgraph on its first profiled processor): what a
 // percentage budget is of; and the least a budget must hold for every task to
@@ -219,6 +206,20 @@ Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& sel
 }
 
 }  // namespace
+
+Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchSpace& space) {
+  plan::PlanHeader h;
+  h.tool = o.tool;
+  h.version = o.version;
+  h.inputs = space.inputHashes;
+  if (fs::exists(o.slo)) {
+    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(o.slo));
+    h.inputs["slo"] = sha256Hex(bytes);
+  } else {
+    h.inputs["slo"] = "generated:" + o.slo;
+  }
+  return h;
+}
 
 Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();

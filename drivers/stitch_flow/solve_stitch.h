@@ -45,6 +45,10 @@ struct SolveStitchResult {
   double solveMs = 0;  // wall time of the whole run
 };
 
+// The plan's header: the tool, and the hash of every input it reads (the
+// profile's files, stitch.json, the SLO file).
+Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& options, const select::StitchSpace& space);
+
 // Every output is checked before anything is written (checkOutputFile: not a
 // directory, not an input, no two the same) and written atomically.
 Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& options);

@@ -1,0 +1,70 @@
+#include "drivers/stitch_flow/plan_freshness.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "drivers/stitch_flow/stitch_space_read.h"
+#include "libplan/artifacts/plan_json.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+
+namespace zp::drivers {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What a changed input asks to re-run, by the input's key in the plan's header.
+std::string rerunFor(const std::string& key) {
+  if (key == "slo") return "re-run plan-solve";
+  if (key.rfind("profile/", 0) == 0) return "re-run plan-solve (the profile changed)";
+  return "re-run zoo-profile and plan-solve";
+}
+
+// A file against the hash recorded for it; a line in `out` when it differs or is gone.
+void compareFile(const fs::path& file, const std::string& recorded, const std::string& rerun, PlanFreshness& out) {
+  ++out.checked;
+  auto bytes = readFile(file);
+  if (!bytes.ok()) {
+    out.changed.push_back(fmt::format("{}: cannot be read ({}): {}", file.string(), bytes.error().message, rerun));
+    return;
+  }
+  if (sha256Hex(*bytes) != recorded) out.changed.push_back(fmt::format("{}: changed: {}", file.string(), rerun));
+}
+
+}  // namespace
+
+Expected<PlanFreshness> checkStitchPlanFreshness(const SolveStitchOptions& o) {
+  ZP_ASSIGN_OR_RETURN(const plan::Plan plan, artifacts::readPlan(o.output));
+  if (!plan.stitch)
+    return makeError("{}: not a stitch plan: --check compares a stitch plan with its profile", o.output.string());
+  ZP_ASSIGN_OR_RETURN(auto space, readStitchSpace(o.profileDir));
+  ZP_ASSIGN_OR_RETURN(const plan::PlanHeader now, planHeader(o, space));
+  PlanFreshness out;
+  // The plan's own inputs, by their keys in its header (sorted: std::map).
+  std::set<std::string> keys;
+  for (const auto& [k, v] : plan.header.inputs) keys.insert(k);
+  for (const auto& [k, v] : now.inputs) keys.insert(k);
+  for (const auto& key : keys) {
+    ++out.checked;
+    auto was = plan.header.inputs.find(key);
+    auto is = now.inputs.find(key);
+    if (was == plan.header.inputs.end())
+      out.changed.push_back(fmt::format("{}: read now but not when the plan was made: {}", key, rerunFor(key)));
+    else if (is == now.inputs.end())
+      out.changed.push_back(fmt::format("{}: read when the plan was made, not now: {}", key, rerunFor(key)));
+    else if (was->second != is->second)
+      out.changed.push_back(fmt::format("{}: changed: {}", key == "slo" ? o.slo : key, rerunFor(key)));
+  }
+  // Down the chain: what zoo-stitch read, as stitch.json recorded it.
+  const auto& m = space.manifest;
+  const fs::path zooFile = space.stitchDir / m.zooPath;
+  const std::string fromZoo = "re-run zoo-stitch, zoo-profile and plan-solve";
+  compareFile(zooFile, m.zooSha256, fromZoo, out);
+  for (const auto& t : m.tasks)
+    for (const auto& v : t.variants) compareFile(zooFile.parent_path() / v.onnx, v.sha256, fromZoo, out);
+  return out;
+}
+
+}  // namespace zp::drivers
