@@ -8,6 +8,7 @@
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/json_reader.h"
 
 namespace zp::drivers {
 
@@ -64,6 +65,19 @@ Expected<PlanFreshness> checkStitchPlanFreshness(const SolveStitchOptions& o) {
   compareFile(zooFile, m.zooSha256, fromZoo, out);
   for (const auto& t : m.tasks)
     for (const auto& v : t.variants) compareFile(zooFile.parent_path() / v.onnx, v.sha256, fromZoo, out);
+  // And the datasets zoo-profile measured accuracy on, as its report recorded them.
+  const fs::path reportFile = o.profileDir / "report.json";
+  ZP_ASSIGN_OR_RETURN(const Json report, readJsonFile(reportFile));
+  const std::string label = reportFile.string();
+  ZP_ASSIGN_OR_RETURN(JsonAt inputs, JsonAt(report, label).at("inputs"));
+  if (inputs.has("datasets")) {
+    ZP_ASSIGN_OR_RETURN(auto datasets, inputs.array("datasets"));
+    for (const auto& d : datasets) {
+      ZP_ASSIGN_OR_RETURN(std::string file, d.string("file"));
+      ZP_ASSIGN_OR_RETURN(std::string sha, d.string("sha256"));
+      compareFile(zooFile.parent_path() / file, sha, "re-run zoo-profile and plan-solve", out);
+    }
+  }
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Whether a stitch plan is still what plan-solve would make from its inputs:
 // the hashes the plan recorded (the profile's files, stitch.json, the SLO file)
 // against the files now, and down the chain the hashes stitch.json recorded
-// (zoo.json and every variant's ONNX file) against theirs.
+// (zoo.json and every variant's ONNX file) and zoo-profile's report recorded
+// (every dataset it measured accuracy on) against theirs.
 #pragma once
 #include <string>
 #include <vector>

@@ -102,6 +102,16 @@ Expected<Json> zoo_profile::runInputs(const Sources& src, const ProfileParams& p
     }
     inputs["processors"].push_back(pj);
   }
+  // The datasets accuracy is measured on: a changed one is measured again (and a plan made from it is stale).
+  inputs["datasets"] = Json::array();
+  for (const auto& t : src.zoo.tasks) {
+    if (!t.dataset) continue;
+    for (const std::string* file : {&t.dataset->inputs, &t.dataset->labels, &t.dataset->calibration}) {
+      if (file->empty()) continue;
+      ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(src.zoo.resolve(*file)));
+      inputs["datasets"].push_back(Json{{"task", t.name}, {"file", *file}, {"sha256", sha256Hex(bytes)}});
+    }
+  }
   return inputs;
 }
 
