@@ -27,10 +27,9 @@ int solveAndPrint(Solve solve, const Options& options, Print print) {
 
 // --check: 0 when the plan is up to date; 1 when it is stale (what changed is
 // listed) or an input is bad (one line).
-int checkAndPrint(const zp::drivers::SolveStitchOptions& options) {
-  auto r = zp::drivers::checkStitchPlanFreshness(options);
+int checkAndPrint(const std::string& plan, const zp::drivers::SolveStitchOptions& defaults) {
+  auto r = zp::drivers::checkStitchPlanFreshness(plan, defaults);
   if (!r.ok()) return zp::cli::inputError("plan-solve", r.error());
-  const std::string plan = options.output.string();
   if (!r->stale()) {
     fmt::print("{}: up to date ({} inputs checked)\n", plan, r->checked);
     return 0;
@@ -52,7 +51,7 @@ int main(int argc, char** argv) {
   if (req.mode == "cold")
     return solveAndPrint(zp::drivers::solveCold, req.cold,
                          [&](const auto& r) { fmt::print("{}wrote {}\n", r.summary, req.cold.output.string()); });
-  if (req.check) return checkAndPrint(req.stitch);
+  if (!req.checkPlan.empty()) return checkAndPrint(req.checkPlan, req.stitch);
   if (req.mode == "stitch")
     return solveAndPrint(zp::drivers::solveStitch, req.stitch, [&](const auto& r) {
       fmt::print("{}wrote {} ({:.0f} ms)\n", r.summary, req.stitch.output.string(), r.solveMs);

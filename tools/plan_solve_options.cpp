@@ -35,16 +35,15 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
       ->check(CLI::IsMember({"sparseloom", "haxconn", "sparoa", "nnv12", "mts"}));
   app.add_option("input", input,
                  "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace, cold: MODEL.onnx; "
-                 "mts: zoo-mts's directory or its mts.json")
-      ->required();
-  app.add_option("-o,--output", output, "plan JSON to write")->required();
+                 "mts: zoo-mts's directory or its mts.json (required unless --check)");
+  app.add_option("-o,--output", output, "plan JSON to write (required unless --check)");
   // stitch mode
   app.add_option("--slo", sp.slo, "stitch: SLO.json, or grid | accuracy-guaranteed | latency-guaranteed")->default_val("grid");
   app.add_option("--memory-budget", budgets, "stitch: preload budgets, BYTES or PCT% (default 15% 55% 100%)");
-  app.add_flag("--check", req.check,
-               "stitch: compare the plan -o names with the inputs it was made from (the profile, stitch.json, the SLO "
-               "file, and down the chain zoo.json and every ONNX file): list what changed and exit 1 when stale, "
-               "0 when up to date; writes nothing");
+  app.add_option("--check", req.checkPlan,
+                 "PLAN: instead of planning, compare a stitch plan with the inputs it records (its profile, stitch.json, "
+                 "its SLO file, and down the chain zoo.json, every ONNX file and every dataset): list what changed and "
+                 "exit 1 when stale, 0 when up to date; writes nothing");
   app.add_option("--svg-dir", svgDir, "stitch: write <task>.svg accuracy-latency plots here");
   app.add_option("--evaluate", evaluate, "stitch: evaluate against the six baselines, write JSON here");
   bool estimatedAccuracy = false;
@@ -114,9 +113,17 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
   app.add_option("--stats", stats, "write solve times (non-deterministic) to this JSON file");
   app.add_option("--seed", cc.solve.seed, "random seed (recorded in the plan)")->check(integerIn(0, INT64_MAX));
   if (auto rc = parse(app, argc, argv, "plan-solve")) return *rc;
-  if (req.check && mode != "stitch")
-    return printError("plan-solve", fmt::format("--check compares a stitch plan with its profile, not --mode {}", mode)),
-           kOptionError;
+  if (!req.checkPlan.empty()) {
+    if (mode != "stitch")
+      return printError("plan-solve", fmt::format("--check compares a stitch plan with its inputs, not --mode {}", mode)),
+             kOptionError;
+    if (!input.empty() || !output.empty())
+      return printError("plan-solve", "--check PLAN takes no input and no -o: the plan records its inputs"), kOptionError;
+  } else if (input.empty()) {
+    return printError("plan-solve", "input is required"), kOptionError;
+  } else if (output.empty()) {
+    return printError("plan-solve", "--output is required"), kOptionError;
+  }
   if (!only.empty()) {
     static const std::map<std::string, std::string> kModeOf = {
         {"sparseloom", "stitch"}, {"haxconn", "concurrent"}, {"sparoa", "opplace"}, {"nnv12", "cold"}, {"mts", "mts"}};

@@ -21,7 +21,7 @@ struct PlanSolveRequest {
   drivers::SolveColdOptions cold;
   drivers::SolveMtsOptions mts;
   bool anytime = false;  // concurrent: print each improving schedule
-  bool check = false;    // stitch: compare the plan with its inputs instead of planning
+  std::string checkPlan;  // --check: the stitch plan to compare with its inputs instead of planning
 };
 
 // A request, or the exit code to end with: 0 after --help, kOptionError after

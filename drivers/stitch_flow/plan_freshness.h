@@ -17,7 +17,9 @@ struct PlanFreshness {
   bool stale() const { return !changed.empty(); }
 };
 
-// `options` as for solveStitch, its output the plan to check (read, never written).
-Expected<PlanFreshness> checkStitchPlanFreshness(const SolveStitchOptions& options);
+// The plan at `planFile` (read, never written) against the inputs it records:
+// its profile directory and SLO source; `defaults` give the tool's name and version.
+Expected<PlanFreshness> checkStitchPlanFreshness(const std::filesystem::path& planFile,
+                                                 const SolveStitchOptions& defaults);
 
 }  // namespace zp::drivers

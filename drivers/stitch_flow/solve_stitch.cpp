@@ -260,9 +260,12 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
                                                         w->residentByLoadCost ? w->budgetBytes : 0};
   }
   const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
-  plan.stitch->stitchDir = fs::weakly_canonical(fs::absolute(space.stitchDir))
-                               .lexically_relative(fs::weakly_canonical(fs::absolute(outDir)))
-                               .generic_string();
+  auto fromPlan = [&](const fs::path& p) {
+    return fs::weakly_canonical(fs::absolute(p)).lexically_relative(fs::weakly_canonical(fs::absolute(outDir))).generic_string();
+  };
+  plan.stitch->stitchDir = fromPlan(space.stitchDir);
+  plan.stitch->profileDir = fromPlan(o.profileDir);
+  plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
   result.summary = servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
   StitchColdPlans cold;
   if (o.select.sparseLoomOnly) cold.summary = "--only sparseloom: no cold-start sections\n";

@@ -83,6 +83,8 @@ ServedSystem get(const planpb::ServedSystem& m) {
 
 void put(const StitchPlan& s, planpb::StitchPlan* m) {
   m->set_stitch_dir(s.stitchDir);
+  m->set_profile_dir(s.profileDir);
+  m->set_slo_source(s.sloSource);
   m->set_accuracy_source(s.accuracySource);
   for (const auto& p : s.processors) put(p, m->add_processors());
   for (const auto& o : s.placementOrder) m->add_placement_order(o);
@@ -302,6 +304,8 @@ void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
 StitchPlan get(const planpb::StitchPlan& m) {
   StitchPlan s;
   s.stitchDir = m.stitch_dir();
+  s.profileDir = m.profile_dir();
+  s.sloSource = m.slo_source();
   s.accuracySource = m.accuracy_source();
   for (const auto& p : m.processors())
     s.processors.push_back(get(p));

@@ -37,6 +37,8 @@ Json toJson(const Processor& p) {
 Json toJson(const StitchPlan& s) {
   Json j;
   j["stitch_dir"] = s.stitchDir;
+  if (!s.profileDir.empty()) j["profile_dir"] = s.profileDir;
+  if (!s.sloSource.empty()) j["slo_source"] = s.sloSource;
   j["accuracy_source"] = s.accuracySource;
   j["processors"] = Json::array();
   for (const auto& p : s.processors) j["processors"].push_back(toJson(p));
@@ -343,6 +345,12 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     return root.error("written by an older plan-solve (its selections are not the plan's choice); re-run plan-solve");
   ZP_ASSIGN_OR_RETURN(s.chosenSystem, root.id("chosen_system"));
   ZP_ASSIGN_OR_RETURN(s.stitchDir, root.string("stitch_dir"));
+  if (root.has("profile_dir")) {
+    ZP_ASSIGN_OR_RETURN(s.profileDir, root.string("profile_dir"));
+  }
+  if (root.has("slo_source")) {
+    ZP_ASSIGN_OR_RETURN(s.sloSource, root.string("slo_source"));
+  }
   ZP_ASSIGN_OR_RETURN(s.accuracySource, root.string("accuracy_source"));
   ZP_ASSIGN_OR_RETURN(auto processors, root.array("processors"));
   for (const auto& p : processors) {

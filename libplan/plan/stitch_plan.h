@@ -141,6 +141,10 @@ struct ServedSystem {
 
 struct StitchPlan {
   std::string stitchDir;       // relative to the plan file's directory
+  // What it was planned from, for plan-solve --check: zoo-profile's directory
+  // (relative to the plan file's directory) and --slo as given (a file:
+  // relative to the plan file's directory). Empty in plans made before.
+  std::string profileDir, sloSource;
   std::string accuracySource;  // what decisions used: "measured where available" | "estimated (originals measured)"
   std::vector<Processor> processors;
   std::vector<std::string> placementOrder;  // position -> processor

@@ -97,30 +97,34 @@ for zs, a1s in zip(z['selections'], a1['selections']):
 assert st['workload']['memory_budget_bytes'] == 0, 'SparseLoom alone keeps its preload set resident'
 " "$WORK/only/plan.json" \
   && pass "--only sparseloom plans with Algorithm 1 alone" || fail "--only sparseloom"
-# --check: the plan against its inputs now, down to zoo.json, the ONNX files and the datasets
-# (a copy of the fixture beside a copy of its zoo, where stitch.json's relative
-# zoo path leads).
+# --check PLAN: the plan against the inputs it records, down to zoo.json, the ONNX
+# files and the datasets (a copy of the fixture beside a copy of its zoo, where
+# stitch.json's relative zoo path leads).
 R="$WORK/fresh"
 mkdir -p "$R/testdata" "$R/a/b/c"
 cp -r "$SRC/testdata/multitask" "$R/testdata/"
 cp -r "$ST" "$R/a/b/c/st"
 cp -r "$PROF" "$R/a/b/c/prof"
-"$BIN/plan-solve" "$R/a/b/c/prof" -o "$R/plan.json" --calibration-rounds 0 > /dev/null
-rc0=0; "$BIN/plan-solve" "$R/a/b/c/prof" -o "$R/plan.json" --check > "$WORK/check0.txt" || rc0=$?
+cp "$WORK/slo_workload.json" "$R/slo.json"
+"$BIN/plan-solve" "$R/a/b/c/prof" -o "$R/plan.json" --slo "$R/slo.json" --calibration-rounds 0 > /dev/null
+rc0=0; "$BIN/plan-solve" --check "$R/plan.json" > "$WORK/check0.txt" || rc0=$?
 printf 'x' >> "$R/testdata/multitask/models/digits/u50.onnx"
 printf 'x' >> "$R/testdata/multitask/data/wine_test_y.npy"
-rc1=0; "$BIN/plan-solve" "$R/a/b/c/prof" -o "$R/plan.json" --slo accuracy-guaranteed --check > "$WORK/check1.txt" || rc1=$?
+printf ' ' >> "$R/slo.json"
+rc1=0; "$BIN/plan-solve" --check "$R/plan.json" > "$WORK/check1.txt" || rc1=$?
 [ $rc0 -eq 0 ] && grep -q "plan.json: up to date ([0-9]* inputs checked)" "$WORK/check0.txt" \
   && [ $rc1 -eq 1 ] && grep -q "plan.json: stale (3 of [0-9]* inputs changed):" "$WORK/check1.txt" \
+  && grep -q "slo.json: changed: re-run plan-solve$" "$WORK/check1.txt" \
   && grep -q "data/wine_test_y.npy: changed: re-run zoo-profile and plan-solve$" "$WORK/check1.txt" \
-  && grep -q "^  accuracy-guaranteed: changed: re-run plan-solve$" "$WORK/check1.txt" \
   && grep -q "models/digits/u50.onnx: changed: re-run zoo-stitch, zoo-profile and plan-solve$" "$WORK/check1.txt" \
-  && pass "--check: up to date, then the SLOs, an ONNX file and a dataset changed" \
+  && pass "--check: up to date, then the SLO file, an ONNX file and a dataset changed" \
   || fail "--check: rc $rc0/$rc1: $(cat "$WORK/check0.txt" "$WORK/check1.txt" | tr '\n' ' ')"
-rejected "--check of a plan that is not there" 1 "no-plan.json" -- \
-  "$BIN/plan-solve" "$R/a/b/c/prof" -o "$WORK/no-plan.json" --check
-rejected "--check in another mode" 2 "--check compares a stitch plan with its profile, not --mode mts" -- \
-  "$BIN/plan-solve" "$R/a/b/c/prof" -o "$R/plan.json" --check --mode mts
+rejected "--check of a plan that is not there" 1 "no-plan.json" -- "$BIN/plan-solve" --check "$WORK/no-plan.json"
+rejected "--check with a profile" 2 "--check PLAN takes no input and no -o: the plan records its inputs" -- \
+  "$BIN/plan-solve" "$R/a/b/c/prof" --check "$R/plan.json"
+rejected "--check in another mode" 2 "--check compares a stitch plan with its inputs, not --mode mts" -- \
+  "$BIN/plan-solve" --check "$R/plan.json" --mode mts
+rejected "plan-solve without input" 2 "plan-solve: error: input is required" -- "$BIN/plan-solve" -o "$WORK/x/plan.json"
 rejected "--only with another mode" 2 "--only haxconn plans in --mode concurrent, not --mode stitch: drop --mode" -- \
   "$BIN/plan-solve" "$PROF" -o "$WORK/only2/plan.json" --only haxconn --mode stitch
 rejected "--only an unknown technique" 2 "--only: sparse not in {sparseloom,haxconn,sparoa,nnv12,mts}" -- \
