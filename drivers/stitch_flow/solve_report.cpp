@@ -129,7 +129,7 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
                        "configuration(s) (every mix judged, or the violation bound met){}\n",
                        proven, n,
                        worstAt.empty() ? ""
-                                       : fmt::format("; not proven optimal in the others, gap to the bound up to {:.1f} "
+                                       : fmt::format("; not proven optimal in the others, gap to the bound up to {:.2f} "
                                                      "points ({})",
                                                      100 * worstGap, worstAt));
   return out;
