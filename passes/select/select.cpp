@@ -526,8 +526,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   std::string winner = "Algorithm 1";
   if (params.sparseLoomOnly) {
     best.system = "zooplan";
-    if (search) *search = ZooplanSearch{winner + " (SparseLoom alone)", {}, 0, false, 0};
-    if (search && trace) search->predicted = evaluateServing(space, slo, best, *params.workload, *trace);
+    if (search) *search = ZooplanSearch{winner + " (SparseLoom alone)", outcome(best), 0, false, 0};
     return best;
   }
   std::vector<Choice> candidates{a1.choice};

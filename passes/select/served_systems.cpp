@@ -66,10 +66,11 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     assert(t.ok() && "the driver checks the workload names every task");
     trace = std::move(*t);
   }
-  auto add = [&](size_t system, const plan::SloConfiguration& slo, const Choice& c) {
+  // `known`: the choice's outcome when already judged at the workload (zooplan's search).
+  auto add = [&](size_t system, const plan::SloConfiguration& slo, const Choice& c, const Outcome* known) {
     out[system].selections.push_back(selectionOf(space, slo.id, c));
     if (trace) {
-      const Outcome o = evaluateServing(space, slo, c, *params.workload, *trace);
+      const Outcome o = known ? *known : evaluateServing(space, slo, c, *params.workload, *trace);
       out[system].selections.back().predicted = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
     }
     served.choices[system].push_back(c);
@@ -79,16 +80,16 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     Algorithm1Result a1;
     ZooplanSearch search;
     Choice best = zooplanChoice(space, slo, params, searches[c], &a1, &search);
-    add(0, slo, best);
+    add(0, slo, best, &search.predicted);
     if (trace) {
       auto& p = *out[0].selections.back().predicted;
       p.judged = search.judged;
       p.provenBest = search.provenBest;
       p.violationBound = search.violationBound;
     }
-    add(1, slo, a1.choice);
+    add(1, slo, a1.choice, nullptr);
     const auto baselines = baselineChoices(space, slo, params);
-    for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo, baselines[b]);
+    for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo, baselines[b], nullptr);
   }
   return served;
 }

@@ -68,10 +68,6 @@ void makeResidentByLoadCost(const StitchSpace& space, const ServingWorkload& wor
   for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || resident[s];
 }
 
-}  // namespace
-
-namespace {
-
 // A task's decision as the simulator's slots: each position its own run, as the
 // executor runs it, paying the hand-over from another processor's position;
 // its unit's measured figures where the calibration has them.
