@@ -5,6 +5,9 @@
 #   scripts/bootstrap.sh          what the build, the demo and scripts/test.sh need
 #   scripts/bootstrap.sh --full   also clang and its fuzzer and sanitizer runtimes
 #                                 (scripts/test.sh --full, fuzz.sh, sanitize.sh --clang)
+#                                 and what scripts/cross_aarch64.sh needs: the
+#                                 aarch64 cross toolchain, qemu-user and the arm64
+#                                 libraries (Debian multiarch, architecture arm64)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -14,7 +17,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libonnx-dev libprotobuf-dev protobuf-compiler
   libz3-dev libcli11-dev libfmt-dev nlohmann-json3-dev universal-ctags
-  libxgboost-dev xgboost libgtest-dev libdnnl-dev libblis-serial-dev libssl-dev
+  libxgboost-dev xgboost libgtest-dev libdnnl-dev libblis-serial-dev libssl-dev libhwy-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
   # Profiling on a cluster (scripts/slurm_profile.sh and its test): a one-node
   # Slurm with MUNGE authentication, and GNU parallel for the same shards.
@@ -23,6 +26,19 @@ packages=(
 # The fuzz harnesses (scripts/build_fuzz.sh): clang, its libFuzzer and
 # sanitizer runtimes, and the OpenMP runtime the libraries link with under clang.
 if [ $full -eq 1 ]; then packages+=(clang libclang-rt-14-dev libomp-dev); fi
+# The aarch64 cross build of the runtime (scripts/cross_aarch64.sh).
+aarch64_packages=(g++-aarch64-linux-gnu qemu-user
+  libonnx-dev:arm64 libprotobuf-dev:arm64 libdnnl-dev:arm64 libblis-serial-dev:arm64 libhwy-dev:arm64
+  libfmt-dev:arm64 libgtest-dev:arm64 libssl-dev:arm64)
+if [ $full -eq 1 ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "bootstrap: adding the arm64 architecture (Debian multiarch)"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO dpkg --add-architecture arm64
+  fi
+  packages+=("${aarch64_packages[@]}")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

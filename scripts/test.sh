@@ -8,8 +8,10 @@
 #                             corpus and crash reproducers (fuzz-replay.*).
 #   scripts/test.sh --full    adds the sanitizer build (clang, ASan + UBSan +
 #                             libFuzzer coverage, build-fuzz/), fresh fuzzing of
-#                             every harness (ctest label "fuzz", 30 s each) and
-#                             the benches' smoke runs (ctest label "bench-smoke").
+#                             every harness (ctest label "fuzz", 30 s each), the
+#                             benches' smoke runs (ctest label "bench-smoke") and
+#                             the runtime's tests built for aarch64 and run under
+#                             qemu-user (scripts/cross_aarch64.sh, build-aarch64/).
 #
 # Prints the wall time of each phase (bootstrap, configure, build, fuzz, tests)
 # at the end. Extra arguments go to the main ctest run (e.g. -R cli).
@@ -58,6 +60,17 @@ test_status=0
 ctest --test-dir build --output-on-failure --timeout 3000 -j "$(nproc)" "$@" || test_status=$?
 end_phase tests
 
+aarch64_status=0
+if [ $full -eq 1 ]; then
+  start_phase aarch64
+  bash scripts/cross_aarch64.sh || aarch64_status=$?
+  end_phase aarch64
+fi
+
+if [ "$aarch64_status" -ne 0 ]; then
+  echo "test.sh: the aarch64 runtime tests failed (scripts/cross_aarch64.sh; build-aarch64/)"
+  exit "$aarch64_status"
+fi
 if [ "$fuzz_status" -ne 0 ]; then
   echo "test.sh: fresh fuzzing found a crash (ctest --test-dir build-fuzz -L fuzz); the inputs are in build-fuzz/fuzz-artifacts/"
   exit "$fuzz_status"

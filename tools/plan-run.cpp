@@ -3,6 +3,7 @@
 #include <iostream>
 #include <variant>
 
+#include "libplan/runtime/kernels/simd_target.h"
 #include "tools/cli.h"
 #include "tools/plan_run_options.h"
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   auto parsed = zp::cli::parsePlanRunArgs(argc, argv);
   if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const auto& req = std::get<zp::cli::PlanRunRequest>(parsed);
+  if (auto s = zp::runtime::useSimdTarget(req.simdTarget, true); !s.ok()) return zp::cli::inputError("plan-run", s.error());
   switch (req.kind) {
     case zp::cli::PlanRunRequest::Kind::Serve: return printServe(req.serve);
     case zp::cli::PlanRunRequest::Kind::Bundle: return printBundleRun(req.bundle, req.json);

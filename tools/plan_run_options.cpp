@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/runtime/kernels/simd_target.h"
 #include "libplan/util/dim_limits.h"
 #include "libplan/util/validate.h"
 #include "passes/select/served_systems.h"
@@ -33,13 +34,14 @@ struct Given {
   std::string model, saveOutputs, cache, writeCache, trace, coldPlan;
   std::vector<std::string> inputs;
   bool serve = false;
-  std::string jsonOut, compareList;
+  std::string jsonOut, compareList, simdTarget = "best";
   drivers::BundleRunParams bundle;
   drivers::ServeBundleParams sp;
 };
 
 void addOptions(CLI::App& app, Given& g) {
-  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, serve, jsonOut, compareList, bundle, sp] = g;
+  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, serve, jsonOut, compareList, simdTarget,
+         bundle, sp] = g;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -91,6 +93,12 @@ void addOptions(CLI::App& app, Given& g) {
                                             "(medians over rounds); --serve: the trace in this many segments, "
                                             "every system serving each in turn (default 1)")
       ->check(integerIn(1, 10000));
+  std::vector<std::string> targets = runtime::simdTargetsOfThisHost();
+  app.add_option("--simd", simdTarget,
+                 fmt::format("SIMD target of the runtime's kernels, and oneDNN's instruction-set cap: {} (this CPU's, "
+                             "best first) or best (the default); a narrower one measures the path a smaller CPU runs",
+                             fmt::join(targets, ", ")))
+      ->check(CLI::IsMember([&] { targets.push_back("best"); return targets; }()));
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(integerIn(0, INT64_MAX));
   app.add_option("--batch", o.batch, "random inputs: size of a symbolic (dynamic) leading dim")
       ->default_val(1)->check(integerIn(1, kMaxDimValue));
@@ -198,18 +206,8 @@ std::variant<PlanRunRequest, int> modelRequest(const CLI::App& app, Given& g, bo
   return req;
 }
 
-}  // namespace
-
-std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
-  CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
-  Given g;
-  addOptions(app, g);
-  if (auto rc = parse(app, argc, argv, "plan-run")) return *rc;
-  if (g.model.empty()) {
-    printError("plan-run", "model: an empty path; give an ONNX model or a bundle directory");
-    return kOptionError;
-  }
-  if (g.serve) return serveRequest(app, g);
+// A bundle's run or a model's, after the checks that hold for both.
+std::variant<PlanRunRequest, int> kindRequest(const CLI::App& app, Given& g) {
   const bool json = app.count("--json") > 0;
   if (const char* opt = firstGiven(app, {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--budget",
                                          "--trace-system", "--calibration-rounds", "--max-queue"})) {
@@ -232,4 +230,21 @@ std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
   return isBundle ? bundleRequest(g, json) : modelRequest(app, g, json);
 }
 
+}  // namespace
+
+std::variant<PlanRunRequest, int> parsePlanRunArgs(int argc, char** argv) {
+  CLI::App app{"Run an ONNX model with the zooplan runtime and measure it"};
+  Given g;
+  addOptions(app, g);
+  if (auto rc = parse(app, argc, argv, "plan-run")) return *rc;
+  if (g.model.empty()) {
+    printError("plan-run", "model: an empty path; give an ONNX model or a bundle directory");
+    return kOptionError;
+  }
+  auto req = g.serve ? serveRequest(app, g) : kindRequest(app, g);
+  if (auto* r = std::get_if<PlanRunRequest>(&req)) r->simdTarget = g.simdTarget;
+  return req;
+}
+
 }  // namespace zp::cli
+

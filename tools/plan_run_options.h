@@ -16,6 +16,7 @@ struct PlanRunRequest {
   drivers::BundleRunParams bundle;    // Kind::Bundle
   drivers::ServeBundleParams serve;   // Kind::Serve
   bool json = false;                  // print the report as JSON (Model, Bundle)
+  std::string simdTarget = "best";    // the kernels' SIMD target (and oneDNN's cap)
 };
 
 // A request, or the exit code to end with: 0 after --help, kOptionError after

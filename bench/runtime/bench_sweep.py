@@ -12,6 +12,9 @@ a loaded host, the ratio of the two fastest runs).
 Per model (--profile-threads): our per-node times (min over --trace-runs
 profiled runs of plan-run --trace) with each node's kernel, and ORT's per-node times
 from its profiler, both summed by operator type. Geometric means over the family.
+Every SIMD target the host runs (plan-run --simd: AVX-512 and AVX2 on an AVX-512 host)
+is measured in the same rounds against the same ORT runs, one table each; the per-node
+profile is of the best target. The JSON records the host's CPU flags.
 Writes table.md and results.json into --out-dir and prints the table.
 """
 import argparse
@@ -47,29 +50,51 @@ def ort_cmd(a, model, inputs, threads, repeat, extra=()):
             model, *inputs, '--threads', str(threads), '--repeat', str(repeat), *extra]
 
 
-def ours_cmd(a, model, inputs, threads, repeat, extra=()):
-    return [a.plan_run, model, *inputs, '--json', '--threads', str(threads), '--repeat', str(repeat), *extra]
+def ours_cmd(a, model, inputs, threads, repeat, extra=(), simd='best'):
+    return [a.plan_run, model, *inputs, '--json', '--threads', str(threads), '--repeat', str(repeat), '--simd', simd,
+            *extra]
+
+
+def host_simd_targets(a, path, inputs):
+    """The SIMD targets this build runs on this host, best first (plan-run's report)."""
+    return run_json(ours_cmd(a, path, inputs, 1, 0))['simd_targets']
+
+
+def cpu_flags():
+    """The CPU's model name and feature flags as /proc/cpuinfo gives them (x86: flags; ARM: Features)."""
+    name, flags = platform.processor(), []
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                key, _, value = line.partition(':')
+                key = key.strip()
+                if key in ('model name', 'CPU part') and not name:
+                    name = value.strip()
+                if key in ('flags', 'Features') and not flags:
+                    flags = value.split()
+    except OSError:
+        pass
+    return {'model': name, 'flags': sorted(flags)}
 
 
 def cpus_for(a, threads):
     return a.cpus_1 if threads == 1 else a.cpus_2
 
 
-def warm_round(a, path, inputs, threads, ort_first):
-    """One round for one model: ORT and ours, each a fresh pinned process; the one
-    that goes first alternates between rounds, so that drift cancels."""
+def warm_round(a, path, inputs, threads, ort_first, targets):
+    """One round for one model: ORT and ours on each SIMD target, each a fresh pinned
+    process; whether ORT goes first or last alternates between rounds, so that drift
+    cancels. Per target: (ORT median, ours median), (ORT min, ours min)."""
     cpus = cpus_for(a, threads)
     def ort():
         return run_json(pinned(cpus, ort_cmd(a, path, inputs, threads, a.repeat)), True)
-    def ours():
-        return run_json(pinned(cpus, ours_cmd(a, path, inputs, threads, a.repeat)))['warm']
-    if ort_first:
+    def ours(t):
+        return run_json(pinned(cpus, ours_cmd(a, path, inputs, threads, a.repeat, simd=t)))['warm']
+    o = ort() if ort_first else None
+    w = {t: ours(t) for t in (targets if ort_first else reversed(targets))}
+    if o is None:
         o = ort()
-        w = ours()
-    else:
-        w = ours()
-        o = ort()
-    return (o['warm_median_ms'], w['median_ms']), (o['warm_min_ms'], w['min_ms'])
+    return {t: ((o['warm_median_ms'], w[t]['median_ms']), (o['warm_min_ms'], w[t]['min_ms'])) for t in targets}
 
 
 def summarize(rounds, mins):
@@ -130,32 +155,47 @@ def fmt(v):
     return '-' if v is None else (f'{v:.2f}' if v < 100 else f'{v:.0f}')
 
 
-def tables(rows, a):
+def tables(rows, a, targets, cpu):
+    lines = []
+    for target in targets:
+        lines += warm_table(rows, a, target, target == targets[0], cpu)
+    return profile_tables(rows, a, lines)
+
+
+def warm_table(rows, a, target, best, cpu):
     th = a.threads
     head = '| model | input | export s | ' + ' | '.join(f'ORT {t}t ms | ours {t}t ms | ours/ORT {t}t | min ratio {t}t'
                                                         for t in th) + ' |'
-    lines = ['## Warm latency (ms), ours vs ONNX Runtime', '', head, '|' + '---|' * (3 + 4 * len(th))]
+    lines = [f'## Warm latency (ms), ours on the {target} kernels{" (the best this CPU runs)" if best else ""} vs '
+             f'ONNX Runtime', '', f'Host CPU: {cpu["model"]}; ORT picks its own kernels for this CPU in every table.', '',
+             head, '|' + '---|' * (3 + 4 * len(th))]
     for r in rows:
         cells = []
         for t in th:
-            x = r['threads'].get(str(t))
+            x = r['by_target'][target].get(str(t))
             cells += ([fmt(x['ort_ms']), fmt(x['ours_ms']), f"{x['ratio']:.2f}", f"{x['min_ratio']:.2f}"] if x
                       else ['-', '-', '-', '-'])
         lines.append(f"| {r['model']} | {r['res']} | {r['export_s']:.1f} | " + ' | '.join(cells) + ' |')
     gm = ['', '', '']
     summary = []
     for t in th:
-        ratios = [r['threads'][str(t)]['ratio'] for r in rows if str(t) in r['threads']]
+        per = [r['by_target'][target][str(t)] for r in rows if str(t) in r['by_target'][target]]
+        ratios = [x['ratio'] for x in per]
         g = geomean(ratios)
-        gmin = geomean([r['threads'][str(t)]['min_ratio'] for r in rows if str(t) in r['threads']])
-        worst = max(rows, key=lambda r: r['threads'][str(t)]['ratio'])
+        gmin = geomean([x['min_ratio'] for x in per])
+        worst = max(rows, key=lambda r: r['by_target'][target][str(t)]['ratio'])
         gm += ['', '', f'**{g:.2f}**', f'{gmin:.2f}']
-        summary.append(f"{t} thread{'s' if t > 1 else ''}: geometric mean ours/ORT {g:.3f} over {len(ratios)} models, "
-                       f"{sum(x > 1.2 for x in ratios)} above 1.2x, {sum(x <= 1.0 for x in ratios)} at or below 1.0x, "
-                       f"worst {worst['model']} {worst['threads'][str(t)]['ratio']:.2f}x; ratio of the fastest runs: "
+        summary.append(f"{target}, {t} thread{'s' if t > 1 else ''}: geometric mean ours/ORT {g:.3f} over "
+                       f"{len(ratios)} models, {sum(x > 1.2 for x in ratios)} above 1.2x, "
+                       f"{sum(x <= 1.0 for x in ratios)} at or below 1.0x, worst {worst['model']} "
+                       f"{worst['by_target'][target][str(t)]['ratio']:.2f}x; ratio of the fastest runs: "
                        f"geometric mean {gmin:.3f}")
     lines.append('| **geometric mean** | ' + ' | '.join(gm[1:]) + ' |')
-    lines += [''] + [f'- {s}' for s in summary]
+    lines += [''] + [f'- {s}' for s in summary] + ['']
+    return lines
+
+
+def profile_tables(rows, a, lines):
     for t in a.profile_threads:
         lines += ['', f'## Where the time goes ({t} thread{"s" if t > 1 else ""}): top nodes and operator types', '',
                   'Ours: per node min over profiled runs (plan-run --trace), kernel in brackets; ORT: its profiler '
@@ -188,6 +228,8 @@ def main():
     ap.add_argument('--top', type=int, default=5, help='our slowest nodes listed per model')
     ap.add_argument('--cpus-1', default='0', help='taskset CPU list for 1-thread runs')
     ap.add_argument('--cpus-2', default='0,1', help='taskset CPU list for 2-thread runs')
+    ap.add_argument('--simd-targets', nargs='*', default=[],
+                    help='SIMD targets to measure (plan-run --simd); default: every one this host runs')
     a = ap.parse_args()
     for m in a.models:
         if m not in models.SWEEP:
@@ -215,20 +257,26 @@ def main():
                      'profile': {}, 'measure_s': 0.0})
     # Rounds go over the whole family, so a model's rounds lie minutes apart: a slow
     # spell of the shared host (seconds to a minute) then lands in one of them, not all.
-    samples = {(m, t): ([], []) for m, *_ in prepared for t in a.threads}
+    targets = host_simd_targets(a, prepared[0][2], prepared[0][4])
+    if a.simd_targets:
+        unknown = [t for t in a.simd_targets if t not in targets]
+        if unknown:
+            raise SystemExit(f'--simd-targets: {", ".join(unknown)} not run by this host ({", ".join(targets)})')
+        targets = a.simd_targets
+    samples = {(m, t, s): ([], []) for m, *_ in prepared for t in a.threads for s in targets}
     for r in range(a.warm_rounds):
         print(f'round {r + 1} of {a.warm_rounds} ...', file=sys.stderr, flush=True)
         for (m, res, path, d, inputs), row in zip(prepared, rows):
             t1 = time.time()
             for t in a.threads:
-                med, mn = warm_round(a, path, inputs, t, ort_first=(r % 2 == 0))
-                samples[(m, t)][0].append(med)
-                samples[(m, t)][1].append(mn)
+                for s, (med, mn) in warm_round(a, path, inputs, t, (r % 2 == 0), targets).items():
+                    samples[(m, t, s)][0].append(med)
+                    samples[(m, t, s)][1].append(mn)
             row['measure_s'] += time.time() - t1
     for (m, res, path, d, inputs), row in zip(prepared, rows):
         t1 = time.time()
-        for t in a.threads:
-            row['threads'][str(t)] = summarize(*samples[(m, t)])
+        row['by_target'] = {s: {str(t): summarize(*samples[(m, t, s)]) for t in a.threads} for s in targets}
+        row['threads'] = row['by_target'][targets[0]]
         for t in a.profile_threads:
             ours = our_nodes(a, path, inputs, t, os.path.join(d, f'trace_{t}.json'))
             ort = ort_nodes(a, path, inputs, t, os.path.join(d, f'ort_profile_{t}'))
@@ -238,19 +286,20 @@ def main():
         print(f'{m}: ' + ', '.join(f"{t}t: ORT {x['ort_ms']:.2f} ms, ours {x['ours_ms']:.2f} ms, {x['ratio']:.2f}x"
                                    for t, x in row['threads'].items()), file=sys.stderr, flush=True)
     total = time.time() - t_start
-    summary = {str(t): {'geomean_ratio': geomean([r['threads'][str(t)]['ratio'] for r in rows]),
-                        'geomean_min_ratio': geomean([r['threads'][str(t)]['min_ratio'] for r in rows]),
-                        'max_ratio': max(r['threads'][str(t)]['ratio'] for r in rows),
-                        'above_1_2': [r['model'] for r in rows if r['threads'][str(t)]['ratio'] > 1.2]}
-               for t in a.threads}
+    summary = {s: {str(t): {'geomean_ratio': geomean([r['by_target'][s][str(t)]['ratio'] for r in rows]),
+                            'geomean_min_ratio': geomean([r['by_target'][s][str(t)]['min_ratio'] for r in rows]),
+                            'max_ratio': max(r['by_target'][s][str(t)]['ratio'] for r in rows),
+                            'above_1_2': [r['model'] for r in rows if r['by_target'][s][str(t)]['ratio'] > 1.2]}
+                        for t in a.threads}
+               for s in targets}
     try:
         load = os.getloadavg()
     except OSError:
         load = None
     meta = {'host': platform.node(), 'load_avg_at_start': load0, 'load_avg_at_end': load, 'total_s': total, 'export_s': export_total,
             'repeat': a.repeat, 'warm_rounds': a.warm_rounds, 'trace_runs': a.trace_runs, 'cpus_1': a.cpus_1,
-            'cpus_2': a.cpus_2, 'seed': 0, 'opset': 13}
-    text = tables(rows, a)
+            'cpus_2': a.cpus_2, 'seed': 0, 'opset': 13, 'cpu': cpu_flags(), 'simd_targets': targets}
+    text = tables(rows, a, targets, meta['cpu'])
     text += (f'\nMeasured in {total:.0f} s (of which exporting {export_total:.0f} s); warm = median over {a.warm_rounds} '
              f'rounds over the family, ORT and ours alternating (fresh processes, taskset -c {a.cpus_1} / {a.cpus_2}) of the median of {a.repeat} '
              f'runs; ratio = median of the per-round ratios; min ratio = our fastest run over ORT\'s fastest. '

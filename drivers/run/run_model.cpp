@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "drivers/run/cold_run.h"
+#include "libplan/runtime/kernels/simd_target.h"
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/npy.h"
 #include "libplan/util/file.h"
@@ -135,8 +136,8 @@ Status runAndTime(ModelRun& m) {
     ZP_ASSIGN_OR_RETURN(WarmStats w, measureWarm(*m.session, m.inputs, o.repeat, !o.cold || m.so.coldSchedule));
     m.report["warm"] = {{"runs", w.runs}, {"median_ms", w.medianMs}, {"p90_ms", w.p90Ms}, {"min_ms", w.minMs},
                         {"mean_ms", w.meanMs}};
-    m.text += fmt::format("warm: median {:.3f} ms, p90 {:.3f} ms over {} runs ({} thread{})\n", w.medianMs, w.p90Ms,
-                          w.runs, m.so.threads, m.so.threads == 1 ? "" : "s");
+    m.text += fmt::format("warm: median {:.3f} ms, p90 {:.3f} ms over {} runs ({} thread{}, {} kernels)\n", w.medianMs,
+                          w.p90Ms, w.runs, m.so.threads, m.so.threads == 1 ? "" : "s", simdTargetInUse());
   }
   if (o.cold && !o.trace.empty()) {
     const Json trace = m.coldTrace.is_null() ? chromeTrace(m.coldProfile, o.model.filename().string() + " (cold run)")
@@ -210,6 +211,8 @@ Expected<RunModelResult> runModel(const RunModelOptions& o) {
   m.report["model"] = o.model.string();
   m.report["threads"] = m.so.threads;
   m.report["kernels"] = o.kernels;
+  m.report["simd_target"] = simdTargetInUse();
+  m.report["simd_targets"] = simdTargetsOfThisHost();
   ZP_TRY(load(m));
   if (m.inputs.empty()) {
     uint64_t k = 0;

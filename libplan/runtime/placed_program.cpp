@@ -1,11 +1,10 @@
 #include "libplan/runtime/placed_program.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cassert>
 #include <limits>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/session_impl.h"
 #include "libplan/util/stats.h"
 
@@ -239,7 +238,7 @@ bool PlacedProgram::waitDone(int step, double spinUs) const {
     if (v == epoch_) return true;
     if (v == kFailed || failed_.load(std::memory_order_relaxed)) return false;
     if (Clock::now() - t0 < spin) {
-      _mm_pause();
+      cpuRelax();
       continue;
     }
     d.wait(v, std::memory_order_acquire);

@@ -1,9 +1,11 @@
-// The 16-bit float conversions against the CPU's own (F16C) and against exhaustive
+// The 16-bit float conversions against the CPU's own (x86's F16C, ARM's FCVT) and against exhaustive
 // round trips; the element types' sizes and ONNX codes.
 #include <gtest/gtest.h>
 
+#if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
+#endif
 
 #include <cmath>
 #include <cstring>
@@ -14,6 +16,7 @@
 namespace zp::runtime {
 namespace {
 
+#if defined(__x86_64__)
 __attribute__((target("f16c"))) uint16_t cpuFloatToHalf(float f) {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
 }
@@ -30,6 +33,25 @@ bool cpuHasF16c() {
   __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
   return (xcr0_low & 0x6) == 0x6;
 }
+#elif defined(__aarch64__)
+// ARMv8's own conversions (FCVT), through the compiler's __fp16.
+uint16_t cpuFloatToHalf(float f) {
+  const __fp16 h = static_cast<__fp16>(f);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+float cpuHalfToFloat(uint16_t bits) {
+  __fp16 h;
+  std::memcpy(&h, &bits, 2);
+  return h;
+}
+bool cpuHasF16c() { return true; }
+#else
+uint16_t cpuFloatToHalf(float) { return 0; }
+float cpuHalfToFloat(uint16_t) { return 0; }
+bool cpuHasF16c() { return false; }
+#endif
 
 TEST(HalfFloat, EveryHalfWidensLikeTheCpuAndRoundTrips) {
   if (!cpuHasF16c()) GTEST_SKIP() << "no F16C on this CPU";

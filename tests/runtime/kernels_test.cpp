@@ -1,7 +1,9 @@
 // Every kernel against the naive reference on random shapes: odd sizes, strides,
-// asymmetric padding, dilation, groups, depthwise multipliers, pruned weights, epilogues.
+// asymmetric padding, dilation, groups, depthwise multipliers, pruned weights, epilogues;
+// the SIMD kernels on every target this CPU runs (AVX-512 and AVX2 on an AVX-512 host).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -9,11 +11,49 @@
 #include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/kernels.h"
 #include "libplan/runtime/kernels/matmul_panels.h"
+#include "libplan/runtime/kernels/simd_target.h"
 #include "libplan/runtime/kernels/sparse.h"
 #include "libplan/runtime/kernels/transpose.h"
 
 namespace zp::runtime {
 namespace {
+
+// A test of the SIMD kernels, run once per target this CPU runs.
+class OnEachSimdTarget : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { ASSERT_TRUE(useSimdTarget(GetParam()).ok()); }
+  void TearDown() override { ASSERT_TRUE(useSimdTarget("best").ok()); }
+};
+class ConvKernels : public OnEachSimdTarget {};
+class PoolKernels : public OnEachSimdTarget {};
+class TransposeKernel : public OnEachSimdTarget {};
+class Activation : public OnEachSimdTarget {};
+
+std::string targetName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Simd, ConvKernels, ::testing::ValuesIn(simdTargetsOfThisHost()), targetName);
+INSTANTIATE_TEST_SUITE_P(Simd, PoolKernels, ::testing::ValuesIn(simdTargetsOfThisHost()), targetName);
+INSTANTIATE_TEST_SUITE_P(Simd, TransposeKernel, ::testing::ValuesIn(simdTargetsOfThisHost()), targetName);
+INSTANTIATE_TEST_SUITE_P(Simd, Activation, ::testing::ValuesIn(simdTargetsOfThisHost()), targetName);
+
+TEST(SimdTargets, TheHostRunsOneAndRefusesAnUnknownOne) {
+  const auto targets = simdTargetsOfThisHost();
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(simdTargetInUse(), targets.front());
+  ASSERT_TRUE(useSimdTarget(targets.back()).ok());
+  EXPECT_EQ(simdTargetInUse(), targets.back());
+  EXPECT_EQ(simdTargetsOfThisHost(), targets);  // what the host runs, whatever is in use
+  const Status bad = useSimdTarget("mmx");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("it runs: " + targets.front()), std::string::npos) << bad.error().message;
+  ASSERT_TRUE(useSimdTarget("best").ok());
+  EXPECT_EQ(simdTargetInUse(), targets.front());
+}
 
 std::vector<float> randomSparseVec(size_t n, std::mt19937& rng, double zeroFraction = 0) {
   std::uniform_real_distribution<float> d(-1, 1);
@@ -90,12 +130,18 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
       runConv(k, a, pw, x.data(), c.N, c.H, c.W, y.data(), e, scratch, threads, gemm);
       EXPECT_LE(relErr(y, ref), 1e-5) << convKernelName(k) << " " << gemmLibraryKey(gemm) << " threads " << threads
                                       << ": " << describe(c);
+      if (threads == 1) continue;
+      // The same bits as on one thread: work is split the same way whatever runs it.
+      std::vector<float> one(outN, NAN);
+      runConv(k, a, pw, x.data(), c.N, c.H, c.W, one.data(), e, scratch, 1, gemm);
+      EXPECT_EQ(std::memcmp(one.data(), y.data(), outN * 4), 0)
+          << convKernelName(k) << " " << gemmLibraryKey(gemm) << ": thread count changed the result: " << describe(c);
     }
     (*covered)[convKernelName(k)]++;
   }
 }
 
-TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
+TEST_P(ConvKernels, MatchNaiveOnHandPickedShapes) {
   std::mt19937 rng(1);
   std::map<std::string, int> covered;
   const std::vector<ConvCase> cases = {
@@ -144,13 +190,11 @@ TEST(ConvKernels, MatchNaiveOnHandPickedShapes) {
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
-  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1"}) EXPECT_GT(covered[k], 0) << k;
-  if (pointwisePackedFast()) {
-    EXPECT_GT(covered["direct"], 0);  // AVX-512 only
-  }
+  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1", "direct"})
+    EXPECT_GT(covered[k], 0) << k;
 }
 
-TEST(ConvKernels, MatchNaiveOnRandomShapes) {
+TEST_P(ConvKernels, MatchNaiveOnRandomShapes) {
   std::mt19937 rng(2);
   std::map<std::string, int> covered;
   std::uniform_int_distribution<int> u(0, 1 << 30);
@@ -203,7 +247,7 @@ Epilogue randomEpilogue(std::mt19937& rng) {
 // Each depthwise path on its own (the kernel picks one by map size): the channel-blocked
 // tile, the rows from the input, the padded window, on random shapes with partial
 // channel blocks, strides, dilations, asymmetric pads and every epilogue.
-TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
+TEST_P(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> u(0, 1 << 30);
   std::map<std::string, int> covered;
@@ -242,17 +286,15 @@ TEST(ConvKernels, DepthwisePathsMatchNaiveOnRandomShapes) {
     check("window", [&](float* y) { convDepthwiseWindow(a, pw, x.data(), N, H, W, y, e, scratch, threads); });
   }
   EXPECT_GT(covered["window"], 0);
-  if (pointwisePackedFast()) {  // an AVX-512 host: the other two paths ran as well
-    EXPECT_GT(covered["blocked"], 20);
-    EXPECT_GT(covered["rows"], 20);
-  }
+  EXPECT_GT(covered["blocked"], 20);
+  EXPECT_GT(covered["rows"], 20);
 }
 
 // The direct kernel against the naive conv on random shapes: 1-6 groups (and 8-20), 8-32 output
 // channels per group (blocks of 8 and of 16), 1-40 input channels per group, any kernel
 // (1x1 only grouped), stride, dilation and padding, every epilogue, one and two
 // threads, one and two images.
-TEST(ConvKernels, DirectMatchesNaiveOnRandomShapes) {
+TEST_P(ConvKernels, DirectMatchesNaiveOnRandomShapes) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> u(0, 1 << 30);
   int covered = 0, ungrouped = 0;
@@ -285,10 +327,8 @@ TEST(ConvKernels, DirectMatchesNaiveOnRandomShapes) {
     ++covered;
     ungrouped += a.group == 1;
   }
-  if (pointwisePackedFast()) {  // an AVX-512 host: every shape but the ungrouped 1x1s ran
-    EXPECT_GT(covered, 60);
-    EXPECT_GT(ungrouped, 5);
-  }
+  EXPECT_GT(covered, 60);  // every shape but the ungrouped 1x1s
+  EXPECT_GT(ungrouped, 5);
 }
 
 // Max pooling against the definition (max over the window's in-bounds inputs) on random
@@ -317,7 +357,7 @@ PoolCase randomPoolCase(std::mt19937& rng, int maxKernel, bool dilate) {
   return c;
 }
 
-TEST(PoolKernels, MaxPoolMatchesDefinition) {
+TEST_P(PoolKernels, MaxPoolMatchesDefinition) {
   std::mt19937 rng(4);
   for (int t = 0; t < 80; ++t) {
     const auto [a, N, C, H, W] = randomPoolCase(rng, 4, true);
@@ -342,7 +382,7 @@ TEST(PoolKernels, MaxPoolMatchesDefinition) {
   }
 }
 
-TEST(PoolKernels, AvgPoolMatchesDefinition) {
+TEST_P(PoolKernels, AvgPoolMatchesDefinition) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> u(0, 1 << 30);
   for (int t = 0; t < 80; ++t) {
@@ -458,7 +498,7 @@ TEST(GemmKernels, MatmulPanelsMatchNaive) {
 
 // Tiles cut at every edge (sizes around 16), planes at scattered offsets, leading
 // dimensions wider than the planes, one and two threads.
-TEST(TransposeKernel, MatchesTheDefinitionOnRandomPlanes) {
+TEST_P(TransposeKernel, MatchesTheDefinitionOnRandomPlanes) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int64_t> side(1, 70), extra(0, 5), planes(1, 4);
   for (int trial = 0; trial < 60; ++trial) {
@@ -533,7 +573,7 @@ TEST(GemmLibraries, NamesParseAndReportTheLibrary) {
   EXPECT_EQ(gemmLibraryName(GemmLibrary::OneDnn).rfind("oneDNN ", 0), 0u) << gemmLibraryName(GemmLibrary::OneDnn);
 }
 
-TEST(ConvKernels, SparseTransformStoresOnlyNonzeros) {
+TEST_P(ConvKernels, SparseTransformStoresOnlyNonzeros) {
   std::mt19937 rng(4);
   ConvAttrs a;
   a.M = 16; a.Cg = 16; a.kh = a.kw = 3;
@@ -551,9 +591,8 @@ TEST(ConvKernels, SparseTransformStoresOnlyNonzeros) {
 
 // The sparse kernel's own paths: stride phases (2, 3, with dilation), flat planes of
 // small maps and their partial register blocks, several channel chunks, many tiles,
-// empty rows and all-zero weights, on the AVX-512 path (where the CPU has it) and the
-// AVX2 path.
-TEST(ConvKernels, SparseMatchesNaiveOnItsPaths) {
+// empty rows and all-zero weights.
+TEST_P(ConvKernels, SparseMatchesNaiveOnItsPaths) {
   std::mt19937 rng(6);
   const std::vector<ConvCase> cases = {
       {1, 64, 30, 30, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.9, Epilogue::Relu},    // chunks, tiles
@@ -576,21 +615,17 @@ TEST(ConvKernels, SparseMatchesNaiveOnItsPaths) {
       {2, 16, 12, 10, 8, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0.7, Epilogue::Relu},     // 3x1, row padding
       {1, 24, 33, 35, 40, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0.9, Epilogue::None},    // 1x1/2, several tiles
   };
-  for (bool avx512 : {true, false}) {
-    sparseConvAllowAvx512(avx512);
-    for (int threads : {1, 2})
-      for (const auto& c : cases) {
-        std::map<std::string, int> covered;
-        checkConvCase(c, rng, threads, &covered);
-        EXPECT_EQ(covered["sparse"], 1) << describe(c);
-      }
-  }
-  sparseConvAllowAvx512(true);
+  for (int threads : {1, 2})
+    for (const auto& c : cases) {
+      std::map<std::string, int> covered;
+      checkConvCase(c, rng, threads, &covered);
+      EXPECT_EQ(covered["sparse"], 1) << describe(c);
+    }
 }
 
 // Output channels whose nonzeros all sit in the first input channels: later channel
 // chunks are empty for them, and the activation must still be applied after the last.
-TEST(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
+TEST_P(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
   std::mt19937 rng(8);
   for (int64_t k : {1, 3}) {
     ConvAttrs a;
@@ -620,7 +655,7 @@ TEST(ConvKernels, SparseAppliesTheActivationAfterEmptyChunks) {
 // The vectorized activation functions against the std:: ones, on random inputs and the
 // edges of each approximation's ranges; and the same bits for a value wherever it
 // sits in an array (tails go through the vector code too).
-TEST(Activation, MatchesTheStdFunctionsAndDoesNotDependOnPosition) {
+TEST_P(Activation, MatchesTheStdFunctionsAndDoesNotDependOnPosition) {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> d(-12, 12);
   std::vector<float> x = {0.0f, -0.0f, 1e-8f, -1e-8f, 0.49f, -0.49f, 0.5f, -0.5f, 0.51f, 3.0f, -3.0f,

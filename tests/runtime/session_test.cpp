@@ -114,7 +114,7 @@ TEST(Session, DefaultPolicyPicksSparseForPrunedWeightsAndKernelsCanBeForcedPerNo
   for (const auto& n : (*s)->nodes()) k[n.name] = n.kernel;
   EXPECT_EQ(k["Conv_3"], "sparse");  // W2 is ~97% zeros
   // 4 channels: too narrow for Winograd; 8 outputs: blocks of 8 for the direct kernel.
-  EXPECT_EQ(k["Conv_0"], pointwisePackedFast() ? "direct" : "im2col");
+  EXPECT_EQ(k["Conv_0"], "direct");
   SessionOptions o;
   o.kernels.perNode["Conv_0"] = "winograd";
   auto s2 = Session::fromModel(*model, "cnn", o);

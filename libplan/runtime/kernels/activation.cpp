@@ -3,144 +3,121 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include "libplan/runtime/kernels/cpu_features.h"
 
-namespace zp::runtime {
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "libplan/runtime/kernels/activation.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace zp::runtime::HWY_NAMESPACE {
 namespace {
+namespace hn = hwy::HWY_NAMESPACE;
 
-// The math is written once on GCC vector types; compiled for 8 lanes (AVX2) and, in
-// a target("avx512f") function, for 16.
-template <int W>
-struct Lanes {
-  typedef float F __attribute__((vector_size(4 * W)));
-  typedef int32_t I __attribute__((vector_size(4 * W)));
-};
-
-template <typename F>
-[[gnu::always_inline]] inline F splat(float v) {
-  return F{} + v;
-}
-
-template <typename F>
-[[gnu::always_inline]] inline F vmin(F a, F b) {
-  return a < b ? a : b;
-}
-
-template <typename F>
-[[gnu::always_inline]] inline F vmax(F a, F b) {
-  return a > b ? a : b;
-}
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+using DI = hn::RebindToSigned<D>;
 
 // exp(x) = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 (in two parts), e^r by
 // its Taylor polynomial to degree 6 on |r| <= ln(2)/2. x is clamped to where 2^n
 // stays a normal float.
-template <typename F, typename I>
-[[gnu::always_inline]] inline F vexp(F x) {
-  x = vmax(vmin(x, splat<F>(88.0f)), splat<F>(-87.3365478515625f));
-  const F magic = splat<F>(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
-  const F t = x * 1.44269504088896341f + magic;
-  const F n = t - magic;
-  F r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  F p = splat<F>(1.0f / 720);
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const I ni = (I)t - 0x4B400000;  // t's low mantissa bits hold n (a vector cast keeps the bits)
-  return p * (F)((ni + 127) << 23);
+HWY_INLINE V Exp(D d, V x) {
+  const DI di;
+  x = hn::Max(hn::Min(x, hn::Set(d, 88.0f)), hn::Set(d, -87.3365478515625f));
+  const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const V t = hn::MulAdd(x, hn::Set(d, 1.44269504088896341f), magic);
+  const V n = hn::Sub(t, magic);
+  V r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), x);
+  r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), r);
+  V p = hn::Set(d, 1.0f / 720);
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 120));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 24));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 6));
+  p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
+  // t's low mantissa bits hold n.
+  const auto ni = hn::Sub(hn::BitCast(di, t), hn::Set(di, 0x4B400000));
+  return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(ni, hn::Set(di, 127)))));
 }
 
 // erf(x): odd Taylor series to x^13 for |x| < 0.5; 1 - t (a1 + t (a2 + ...)) e^{-x^2}
 // with t = 1 / (1 + p|x|) (Abramowitz and Stegun 7.1.26) above, with x's sign.
-template <typename F, typename I>
-[[gnu::always_inline]] inline F verf(F x) {
-  const F ax = vmax(x, -x);
-  const F x2 = x * x;
-  F s = splat<F>(-1.0f / 75600);  // erf(x) / (2x / sqrt(pi)) = 1 - x^2/3 + x^4/10 - ... - x^14/75600
-  s = s * x2 + 1.0f / 9360;
-  s = s * x2 - 1.0f / 1320;
-  s = s * x2 + 1.0f / 216;
-  s = s * x2 - 1.0f / 42;
-  s = s * x2 + 1.0f / 10;
-  s = s * x2 - 1.0f / 3;
-  s = s * x2 + 1.0f;
-  const F small = s * x * 1.12837916709551257f;
-  const F t = 1.0f / (ax * 0.3275911f + 1.0f);
-  F q = splat<F>(1.061405429f);
-  q = q * t - 1.453152027f;
-  q = q * t + 1.421413741f;
-  q = q * t - 0.284496736f;
-  q = q * t + 0.254829592f;
-  F big = 1.0f - q * t * vexp<F, I>(-x2);
-  big = x < 0.0f ? -big : big;
-  return ax < 0.5f ? small : big;
+HWY_INLINE V Erf(D d, V x) {
+  const V ax = hn::Abs(x);
+  const V x2 = hn::Mul(x, x);
+  V s = hn::Set(d, -1.0f / 75600);  // erf(x) / (2x / sqrt(pi)) = 1 - x^2/3 + x^4/10 - ... - x^14/75600
+  s = hn::MulAdd(s, x2, hn::Set(d, 1.0f / 9360));
+  s = hn::MulAdd(s, x2, hn::Set(d, -1.0f / 1320));
+  s = hn::MulAdd(s, x2, hn::Set(d, 1.0f / 216));
+  s = hn::MulAdd(s, x2, hn::Set(d, -1.0f / 42));
+  s = hn::MulAdd(s, x2, hn::Set(d, 1.0f / 10));
+  s = hn::MulAdd(s, x2, hn::Set(d, -1.0f / 3));
+  s = hn::MulAdd(s, x2, hn::Set(d, 1.0f));
+  const V small = hn::Mul(hn::Mul(s, x), hn::Set(d, 1.12837916709551257f));
+  const V t = hn::Div(hn::Set(d, 1.0f), hn::MulAdd(ax, hn::Set(d, 0.3275911f), hn::Set(d, 1.0f)));
+  V q = hn::Set(d, 1.061405429f);
+  q = hn::MulAdd(q, t, hn::Set(d, -1.453152027f));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.421413741f));
+  q = hn::MulAdd(q, t, hn::Set(d, -0.284496736f));
+  q = hn::MulAdd(q, t, hn::Set(d, 0.254829592f));
+  V big = hn::NegMulAdd(hn::Mul(q, t), Exp(d, hn::Neg(x2)), hn::Set(d, 1.0f));
+  big = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Neg(big), big);
+  return hn::IfThenElse(hn::Lt(ax, hn::Set(d, 0.5f)), small, big);
 }
 
-template <typename F, typename I>
-[[gnu::always_inline]] inline F vapply(ActFn f, const ActParams& p, F x) {
+// 0 <= alpha x + beta <= 1.
+HWY_INLINE V HardStep(D d, const ActParams& p, V x) {
+  return hn::Min(hn::Max(hn::MulAdd(x, hn::Set(d, p.alpha), hn::Set(d, p.beta)), hn::Zero(d)), hn::Set(d, 1.0f));
+}
+
+HWY_INLINE V Apply(D d, ActFn f, const ActParams& p, V x) {
+  const V one = hn::Set(d, 1.0f);
   switch (f) {
-    case ActFn::Sigmoid: return 1.0f / (1.0f + vexp<F, I>(-x));
-    case ActFn::Silu: return x / (1.0f + vexp<F, I>(-x));
-    case ActFn::HardSigmoid: return vmin(vmax(x * p.alpha + p.beta, splat<F>(0.0f)), splat<F>(1.0f));
-    case ActFn::HardSwish: return x * vmin(vmax(x * p.alpha + p.beta, splat<F>(0.0f)), splat<F>(1.0f));
-    case ActFn::Gelu: return x * 0.5f * (1.0f + verf<F, I>(x * 0.707106781186547524f));
+    case ActFn::Sigmoid: return hn::Div(one, hn::Add(one, Exp(d, hn::Neg(x))));
+    case ActFn::Silu: return hn::Div(x, hn::Add(one, Exp(d, hn::Neg(x))));
+    case ActFn::HardSigmoid: return HardStep(d, p, x);
+    case ActFn::HardSwish: return hn::Mul(x, HardStep(d, p, x));
+    case ActFn::Gelu:
+      return hn::Mul(hn::Mul(x, hn::Set(d, 0.5f)), hn::Add(one, Erf(d, hn::Mul(x, hn::Set(d, 0.707106781186547524f)))));
     case ActFn::Tanh: {
       // tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)): no overflow, absolute error ~1e-7.
-      const F ax = vmax(x, -x);
-      const F r = 1.0f - 2.0f / (vexp<F, I>(ax * 2.0f) + 1.0f);
-      return x < 0.0f ? -r : r;
+      const V r = hn::Sub(one, hn::Div(hn::Set(d, 2.0f), hn::Add(Exp(d, hn::Add(hn::Abs(x), hn::Abs(x))), one)));
+      return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Neg(r), r);
     }
-    case ActFn::Erf: return verf<F, I>(x);
-    case ActFn::Exp: return vexp<F, I>(x);
+    case ActFn::Erf: return Erf(d, x);
+    case ActFn::Exp: return Exp(d, x);
   }
   return x;
 }
 
-template <int W>
-[[gnu::always_inline]] inline void applyLanes(ActFn f, const ActParams& p, const float* x, float* y, int64_t n,
-                                              float bias) {
-  using F = typename Lanes<W>::F;
-  using I = typename Lanes<W>::I;
+}  // namespace
+
+void ApplyActivation(ActFn f, const ActParams& p, const float* x, float* y, int64_t n, float bias) {
+  const D d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const V vb = hn::Set(d, bias);
   int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    F v;
-    std::memcpy(&v, x + i, sizeof(F));
-    v = vapply<F, I>(f, p, v + bias);
-    std::memcpy(y + i, &v, sizeof(F));
-  }
-  if (i < n) {
-    float buf[W] = {};
+  for (; i + N <= n; i += N) hn::StoreU(Apply(d, f, p, hn::Add(hn::LoadU(d, x + i), vb)), d, y + i);
+  if (i < n) {  // the tail on a padded copy: the same instructions as every other element
+    HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
     std::memcpy(buf, x + i, static_cast<size_t>(n - i) * 4);
-    F v;
-    std::memcpy(&v, buf, sizeof(F));
-    v = vapply<F, I>(f, p, v + bias);
-    std::memcpy(buf, &v, sizeof(F));
+    hn::Store(Apply(d, f, p, hn::Add(hn::Load(d, buf), vb)), d, buf);
     std::memcpy(y + i, buf, static_cast<size_t>(n - i) * 4);
   }
 }
 
-void apply8(ActFn f, const ActParams& p, const float* x, float* y, int64_t n, float bias) {
-  applyLanes<8>(f, p, x, y, n, bias);
-}
+}  // namespace zp::runtime::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
 
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) void apply16(ActFn f, const ActParams& p, const float* x, float* y, int64_t n,
-                                                float bias) {
-  applyLanes<16>(f, p, x, y, n, bias);
-}
-#endif
+#if HWY_ONCE
+namespace zp::runtime {
 
-}  // namespace
+HWY_EXPORT(ApplyActivation);
 
 void applyActivation(ActFn f, const ActParams& p, const float* x, float* y, int64_t n, float bias) {
   if (n <= 0) return;
-#if defined(__x86_64__)
-  if (kHaveAvx512) return apply16(f, p, x, y, n, bias);
-#endif
-  apply8(f, p, x, y, n, bias);
+  HWY_DYNAMIC_DISPATCH(ApplyActivation)(f, p, x, y, n, bias);
 }
 
 float activationReference(ActFn f, const ActParams& p, float v) {
@@ -159,3 +136,4 @@ float activationReference(ActFn f, const ActParams& p, float v) {
 }
 
 }  // namespace zp::runtime
+#endif  // HWY_ONCE

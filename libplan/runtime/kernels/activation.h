@@ -1,5 +1,5 @@
-// Elementwise activation functions on float arrays, vectorized (16 lanes where the
-// CPU has AVX-512, else 8 with AVX2): the fused epilogues of the heavy kernels
+// Elementwise activation functions on float arrays, vectorized on the SIMD target
+// the kernels dispatch to (simd_target.h): the fused epilogues of the heavy kernels
 // (Epilogue, kernels.h) and the bodies of the unary ops. Every element goes through
 // the same instruction sequence whatever its position (a tail is computed on a
 // padded copy), so results do not depend on how an array is split into chunks.

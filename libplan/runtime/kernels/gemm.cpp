@@ -71,9 +71,19 @@ static void sgemmOne(GemmLibrary gemm, bool transA, bool transB, int64_t M, int6
   auto& started = gemmStarted[static_cast<size_t>(gemm)];
   if (!started.load(std::memory_order_relaxed)) started.store(true, std::memory_order_relaxed);
   if (gemm == GemmLibrary::Blis) {
+    // Without BLIS's small-matrix ("sup") path, which it picks by the extents: the
+    // panels a product is split into follow the thread count, and with that path the
+    // thread count changed the result. The packed path sums each element the same way
+    // whatever the panel.
+    static const rntm_t packedOnly = [] {
+      rntm_t r = BLIS_RNTM_INITIALIZER;
+      bli_rntm_disable_l3_sup(&r);
+      return r;
+    }();
+    rntm_t rntm = packedOnly;
     // BLIS takes row and column strides; its API is not const-correct.
-    bli_sgemm(transA ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, transB ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
-              &alpha, const_cast<float*>(A), lda, 1, const_cast<float*>(B), ldb, 1, &beta, C, ldc, 1);
+    bli_sgemm_ex(transA ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, transB ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
+                 &alpha, const_cast<float*>(A), lda, 1, const_cast<float*>(B), ldb, 1, &beta, C, ldc, 1, nullptr, &rntm);
     return;
   }
   [[maybe_unused]] dnnl_status_t st =

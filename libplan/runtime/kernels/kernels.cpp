@@ -232,20 +232,6 @@ static void convNaive(const ConvAttrs& a, const float* w, const float* bias, con
   });
 }
 
-// d[k] = s[2k] for k in [lo, hi): stride-2 columns. The vector loop stops while a full
-// 16-float load still ends before s[2 * (hi - 1)], so it never reads past the row.
-void copyEven(const float* s, int64_t lo, int64_t hi, float* d) {
-  int64_t k = lo;
-#if defined(__AVX2__)
-  for (; k + 8 < hi; k += 8) {
-    __m256 ev, od;
-    deinterleave16(s + 2 * k, &ev, &od);
-    _mm256_storeu_ps(d + k, ev);
-  }
-#endif
-  for (; k < hi; ++k) d[k] = s[2 * k];
-}
-
 // col[(c*kh + i)*kw + j][(oh - oh0)*OW + ow] for Cg channels starting at x and
 // output rows [oh0, oh1); rows of col `ld` floats apart ((oh1 - oh0)*OW: one
 // image's columns; more: images side by side).

@@ -81,14 +81,14 @@ struct ConvAttrs {
 };
 
 // Packed1x1: a pointwise conv on weights packed at load in panels of 32 output channels.
-// Direct: FMAs over blocks of 16 output channels, weights transposed per block at load
-// (AVX-512 CPUs).
+// Direct: FMAs over blocks of 16 output channels, weights transposed per block at load.
 enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1, Direct };
 inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col,    ConvKernel::Gemm1x1,
                                                  ConvKernel::Winograd,  ConvKernel::Depthwise, ConvKernel::Sparse,
                                                  ConvKernel::Packed1x1, ConvKernel::Direct};
 const char* convKernelName(ConvKernel k);
-// Packed1x1 runs its AVX-512 path on this CPU (else a portable loop the default policy avoids).
+// Packed1x1 keeps a whole tile in registers on the SIMD target in use (16 lanes: AVX-512);
+// with narrower vectors the default policy takes the GEMM library's product instead.
 bool pointwisePackedFast();
 bool parseConvKernel(const std::string& name, ConvKernel* out);
 bool convKernelApplies(ConvKernel k, const ConvAttrs& a);

@@ -1,23 +1,27 @@
-// Pointwise (1x1) conv as a product with weights packed once at load, for CPUs with
-// AVX-512: Y[M, P] = W[M, K] X[K, P]. The weights are stored in panels of 32 output
-// channels, k-major ([M/32][K][32], zero-padded), so that a tile of 32 channels by up
-// to 8 pixels keeps 16 accumulators in registers: per k, two weight vectors and one
-// broadcast input per pixel. The GEMM library instead packs the weight matrix again
+// Pointwise (1x1) conv as a product with weights packed once at load:
+// Y[M, P] = W[M, K] X[K, P]. The weights are stored in panels of 32 output
+// channels, k-major ([M/32][K][32], zero-padded), so that with AVX-512 a tile of 32
+// channels by up to 8 pixels keeps 16 accumulators in registers: per k, two weight
+// vectors and one broadcast input per pixel. The GEMM library instead packs the weight matrix again
 // on every call, which on small maps (7x7, 14x14) costs as much as the product.
 // Each tile's 32 channels of a pixel are written with one scatter of stride P.
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/simd_target.h"
 
+#ifndef ZP_RUNTIME_KERNELS_PACKED1X1_ONCE_
+#define ZP_RUNTIME_KERNELS_PACKED1X1_ONCE_
 namespace zp::runtime {
 
 namespace {
 constexpr int64_t kPanel = 32;    // output channels per panel
-constexpr int kPixelTile = 8;          // pixels per tile
 constexpr int64_t kPixelGroup = 64;  // pixels per parallel work item
 }  // namespace
 
@@ -34,56 +38,88 @@ std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w) {
   return p;
 }
 
-#if defined(__x86_64__)
+}  // namespace zp::runtime
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "libplan/runtime/kernels/packed1x1.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "libplan/runtime/kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace zp::runtime::HWY_NAMESPACE {
 namespace {
 
+constexpr int kPanelVectors = static_cast<int>(kPanel / kLanes);
+// Pixels per tile: their accumulators, the panel's weight vectors and a broadcast in
+// registers (8 with AVX-512; 2 with AVX2 or NEON, where the policy takes the GEMM).
+constexpr int kPixelTile = std::clamp((kVectorRegisters - kPanelVectors - 1) / kPanelVectors, 1, 8);
+
 template <int NP>
-__attribute__((target("avx512f"))) void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bias,
-                                             const Epilogue& e, __mmask16 m0, __mmask16 m1, float* y) {
-  const __m512 b0 = _mm512_maskz_loadu_ps(m0, bias), b1 = _mm512_maskz_loadu_ps(m1, bias + 16);
-  __m512 a0[NP], a1[NP];
-  for (int p = 0; p < NP; ++p) { a0[p] = b0; a1[p] = b1; }
+void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bias, int64_t rows, const Epilogue& e,
+          float* y) {
+  const DF d;
+  const hn::RebindToSigned<DF> di;
+  VF acc[kPanelVectors][NP];
+  for (int v = 0; v < kPanelVectors; ++v) {
+    const VF b = LoadFirst(d, bias + v * kLanes, rows - v * kLanes);
+    for (int p = 0; p < NP; ++p) acc[v][p] = b;
+  }
   for (int64_t k = 0; k < K; ++k) {
-    const __m512 w0 = _mm512_loadu_ps(wp + k * kPanel), w1 = _mm512_loadu_ps(wp + k * kPanel + 16);
+    VF w[kPanelVectors];
+    for (int v = 0; v < kPanelVectors; ++v) w[v] = hn::LoadU(d, wp + k * kPanel + v * kLanes);
     const float* xr = x + k * P;
     for (int p = 0; p < NP; ++p) {
-      const __m512 v = _mm512_set1_ps(xr[p]);
-      a0[p] = _mm512_fmadd_ps(w0, v, a0[p]);
-      a1[p] = _mm512_fmadd_ps(w1, v, a1[p]);
+      const VF xv = hn::Set(d, xr[p]);
+      for (int v = 0; v < kPanelVectors; ++v) acc[v][p] = hn::MulAdd(w[v], xv, acc[v][p]);
     }
   }
-  const __m512 lo = _mm512_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = _mm512_set1_ps(e.hi);
-  const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                         _mm512_set1_epi32(static_cast<int>(P)));
-  for (int p = 0; p < NP; ++p) {
-    __m512 v0 = a0[p], v1 = a1[p];
-    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
-    if (e.kind != Epilogue::None) { v0 = _mm512_mask_max_ps(v0, 0xffff, v0, lo); v1 = _mm512_mask_max_ps(v1, 0xffff, v1, lo); }
-    if (e.kind == Epilogue::Clip) { v0 = _mm512_mask_min_ps(v0, 0xffff, v0, hi); v1 = _mm512_mask_min_ps(v1, 0xffff, v1, hi); }
-    _mm512_mask_i32scatter_ps(y + p, m0, idx, v0, 4);
-    _mm512_mask_i32scatter_ps(y + 16 * P + p, m1, idx, v1, 4);
+  const VF lo = hn::Set(d, e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = hn::Set(d, e.hi);
+  // Lane l of a vector is output channel l: P floats apart.
+  const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(P)));
+  for (int v = 0; v < kPanelVectors; ++v) {
+    const int64_t n = std::min(kLanes, rows - v * kLanes);
+    if (n <= 0) break;
+    for (int p = 0; p < NP; ++p) {
+      VF r = acc[v][p];
+      if (e.kind != Epilogue::None) r = hn::Max(r, lo);
+      if (e.kind == Epilogue::Clip) r = hn::Min(r, hi);
+      float* out = y + v * kLanes * P + p;
+      if (n == kLanes) {
+        hn::ScatterIndex(r, d, out, idx);
+      } else {
+        HWY_ALIGN float buf[kLanes];
+        hn::Store(r, d, buf);
+        for (int64_t l = 0; l < n; ++l) out[l * P] = buf[l];
+      }
+    }
   }
 }
 
-using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, const Epilogue&, __mmask16,
-                        __mmask16, float*);
-constexpr TileFn kTiles[kPixelTile + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
+using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, int64_t, const Epilogue&, float*);
 
-// Output channels [m0, m0 + 32) by pixels [p0, p1).
+template <size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> tileTable(std::index_sequence<I...>) {
+  return {&tile<static_cast<int>(I) + 1>...};
+}
+constexpr auto kTiles = tileTable(std::make_index_sequence<kPixelTile>{});
+
+// Output channels [m0, m0 + kPanel) by pixels [p0, p1).
 void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
                  const Epilogue& e, int64_t m0, int64_t p0, int64_t p1) {
   const int64_t rows = std::min(kPanel, M - m0);
-  const __mmask16 k0 = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1u);
-  const __mmask16 k1 = static_cast<__mmask16>(rows >= 32 ? 0xffff : rows <= 16 ? 0 : (1u << (rows - 16)) - 1u);
   const float* wpan = wp + (m0 / kPanel) * K * kPanel;
   for (int64_t p = p0; p < p1; p += kPixelTile) {
-    const int np = static_cast<int>(std::min<int64_t>(kPixelTile, p1 - p));
-    kTiles[np](wpan, x + p, P, K, bias + m0, e, k0, k1, y + m0 * P + p);
+    const int64_t np = std::min<int64_t>(kPixelTile, p1 - p);
+    kTiles[static_cast<size_t>(np - 1)](wpan, x + p, P, K, bias + m0, rows, e, y + m0 * P + p);
   }
 }
 
-void pointwise512(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
-                  const Epilogue& e, int threads) {
+}  // namespace
+
+void Pointwise(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
+               const Epilogue& e, int threads) {
   const int64_t panels = (M + kPanel - 1) / kPanel, groups = (P + kPixelGroup - 1) / kPixelGroup;
   parallelForEach(threads, panels * groups, [&](int64_t item, int) {
     const int64_t p0 = (item % groups) * kPixelGroup;
@@ -91,18 +127,17 @@ void pointwise512(int64_t M, int64_t K, int64_t P, const float* wp, const float*
   });
 }
 
-const bool kHaveAvx512Pointwise = __builtin_cpu_supports("avx512f");
+}  // namespace zp::runtime::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
 
-}  // namespace
-#endif
+#if HWY_ONCE
+namespace zp::runtime {
 
-bool pointwisePackedFast() {
-#if defined(__x86_64__)
-  return kHaveAvx512Pointwise;
-#else
-  return false;
-#endif
-}
+HWY_EXPORT(Pointwise);
+
+// With 16 lanes a tile keeps 8 pixels of a panel in registers; narrower vectors
+// keep 2, and the GEMM library's product is faster.
+bool pointwisePackedFast() { return simdFloatLanes() >= 16; }
 
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
@@ -121,24 +156,10 @@ void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const floa
       xn = col;
     }
     float* yn = y + n * M * P;
-#if defined(__x86_64__)
-    if (kHaveAvx512Pointwise) {
-      pointwise512(M, K, P, wp, bias, xn, yn, e, threads);
-    } else
-#endif
-    {
-      // Portable fallback on the same packing (the default policy picks this kernel only with AVX-512).
-      parallelForEach(threads, M, [&](int64_t m, int) {
-        const float* wm = wp + (m / kPanel) * K * kPanel + m % kPanel;
-        for (int64_t p = 0; p < P; ++p) {
-          float s = bias[m];
-          for (int64_t k = 0; k < K; ++k) s += wm[k * kPanel] * xn[k * P + p];
-          yn[m * P + p] = actOne(s, e);
-        }
-      });
-    }
+    HWY_DYNAMIC_DISPATCH(Pointwise)(M, K, P, wp, bias, xn, yn, e, threads);
     if (!epilogue.clampOnly()) applyEpilogueParallel(yn, M, P, nullptr, epilogue, threads);
   }
 }
 
 }  // namespace zp::runtime
+#endif  // HWY_ONCE

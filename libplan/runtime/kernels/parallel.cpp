@@ -11,18 +11,8 @@
 
 #include "libplan/util/signals.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace zp::runtime {
 namespace {
-
-inline void cpuRelax() {
-#if defined(__x86_64__)
-  _mm_pause();
-#endif
-}
 
 thread_local int tlsDepth = 0;  // > 0 inside a chunk: nested loops run serially
 

@@ -11,7 +11,20 @@
 #include <cstdint>
 #include <functional>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace zp::runtime {
+
+// In a spin-wait loop: tells the core (and a hyperthread sibling) that this one waits.
+inline void cpuRelax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
 
 // fn(begin, end, worker) over [0, n) in chunks of `grain` indices (0: about four
 // chunks per thread); worker in [0, threads) names the thread running the chunk

@@ -9,7 +9,7 @@
 // contiguous. A plane is Hq x Wq with Hq = OH + max di and Wq = OW + max dj, and output
 // (oh, ow) sits at the "flat" position q = oh*Wq + ow of its plane. A nonzero weight
 // (c, i, j) of output channel m then adds vals * plane[c, phase(i, j)][q + di*Wq + dj]
-// for every q: one contiguous vector load per 16 outputs (8 with AVX2) that runs across
+// for every q: one contiguous vector load per vector of outputs that runs across
 // row ends, so a 7x7 map is four AVX-512 vectors; the Wq - OW extra columns per row
 // are computed and dropped when the results are copied out.
 //
@@ -38,10 +38,7 @@
 
 #include "libplan/runtime/kernels/parallel.h"
 
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define ZP_SPARSE_X86 1
-#endif
+#include "libplan/runtime/kernels/internal.h"
 
 namespace zp::runtime {
 
@@ -121,146 +118,6 @@ void sparseConvWeights(const ConvAttrs& a, const float* w, PackedWeights* pw) {
 }
 
 namespace {
-
-// out[0, len) = clamp((in ? in : b) + sum over z in [z0, z1) of vals[z] * rb[off[z] + (0 .. len)], lo, hi)
-// (the clamp keeps NaNs; lo = -inf, hi = inf for none).
-// Works in whole vectors: may read up to a register block past rb[off + len] and
-// writes up to the next multiple of the vector width.
-using RowFn = void (*)(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                       const float* in, float b, float* out, int64_t len, float lo, float hi);
-
-#ifdef ZP_SPARSE_X86
-// AVX-512: NV vectors of 16 outputs, S accumulator sets taking alternate nonzeros.
-template <int NV, int S>
-__attribute__((target("avx512f"), always_inline)) inline void block512(
-    const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, const float* in, float b,
-    float* out, float lo, float hi) {
-  __m512 acc[S][NV];
-  if (in)
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_loadu_ps(in + 16 * v);
-  else
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_set1_ps(b);
-  for (int s = 1; s < S; ++s)
-    for (int v = 0; v < NV; ++v) acc[s][v] = _mm512_setzero_ps();
-  int32_t z = z0;
-  for (; (z1 - z) % S != 0; ++z) {  // the odd ones first, so that the loop below runs whole sets
-    const float* src = rb + off[z];
-    const __m512 wv = _mm512_set1_ps(vals[z]);
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src + 16 * v), acc[0][v]);
-  }
-  for (; z < z1; z += S)
-    for (int s = 0; s < S; ++s) {
-      const float* src = rb + off[z + s];
-      const __m512 wv = _mm512_set1_ps(vals[z + s]);
-      for (int v = 0; v < NV; ++v) acc[s][v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src + 16 * v), acc[s][v]);
-    }
-  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  for (int v = 0; v < NV; ++v) {
-    __m512 r = acc[0][v];
-    for (int s = 1; s < S; ++s) r = _mm512_add_ps(r, acc[s][v]);
-    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
-    r = _mm512_mask_max_ps(r, 0xffff, vlo, r);
-    _mm512_storeu_ps(out + 16 * v, _mm512_mask_min_ps(r, 0xffff, vhi, r));
-  }
-}
-
-template <int NV>
-__attribute__((target("avx512f"))) void row512(const float* rb, const int32_t* off, const float* vals, int32_t z0,
-                                                int32_t z1, const float* in, float b, float* out, int64_t len,
-                                                float lo, float hi) {
-  constexpr int64_t kB = 16 * NV;
-  int64_t q = 0;
-  for (; q + kB <= len; q += kB) block512<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q, lo, hi);
-  // The last partial block: as few vectors as cover it, with more sets when few.
-  while (q < len) {
-    const int64_t nv = (len - q + 15) / 16;
-    const float* i = in ? in + q : nullptr;
-    if (nv >= 4) { block512<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 64; }
-    else if (nv == 3) { block512<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 48; }
-    else if (nv == 2) { block512<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 32; }
-    else { block512<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 16; }
-  }
-}
-
-// The AVX2 twin of block512 (every x86-64 this runtime targets has AVX2).
-template <int NV, int S>
-__attribute__((always_inline)) inline void block256(const float* rb, const int32_t* off, const float* vals,
-                                                    int32_t z0, int32_t z1, const float* in, float b, float* out,
-                                                    float lo, float hi) {
-  __m256 acc[S][NV];
-  if (in)
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_loadu_ps(in + 8 * v);
-  else
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_set1_ps(b);
-  for (int s = 1; s < S; ++s)
-    for (int v = 0; v < NV; ++v) acc[s][v] = _mm256_setzero_ps();
-  int32_t z = z0;
-  for (; (z1 - z) % S != 0; ++z) {  // the odd ones first, so that the loop below runs whole sets
-    const float* src = rb + off[z];
-    const __m256 wv = _mm256_set1_ps(vals[z]);
-    for (int v = 0; v < NV; ++v) acc[0][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[0][v]);
-  }
-  for (; z < z1; z += S)
-    for (int s = 0; s < S; ++s) {
-      const float* src = rb + off[z + s];
-      const __m256 wv = _mm256_set1_ps(vals[z + s]);
-      for (int v = 0; v < NV; ++v) acc[s][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[s][v]);
-    }
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  for (int v = 0; v < NV; ++v) {
-    __m256 r = acc[0][v];
-    for (int s = 1; s < S; ++s) r = _mm256_add_ps(r, acc[s][v]);
-    _mm256_storeu_ps(out + 8 * v, _mm256_min_ps(vhi, _mm256_max_ps(vlo, r)));
-  }
-}
-
-template <int NV>
-void row256(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1, const float* in,
-            float b, float* out, int64_t len, float lo, float hi) {
-  constexpr int64_t kB = 8 * NV;
-  int64_t q = 0;
-  for (; q + kB <= len; q += kB) block256<NV, 2>(rb + q, off, vals, z0, z1, in ? in + q : nullptr, b, out + q, lo, hi);
-  // The last partial block: as few vectors as cover it, with more sets when few.
-  while (q < len) {
-    const int64_t nv = (len - q + 7) / 8;
-    const float* i = in ? in + q : nullptr;
-    if (nv >= 4) { block256<4, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 32; }
-    else if (nv == 3) { block256<3, 2>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 24; }
-    else if (nv == 2) { block256<2, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 16; }
-    else { block256<1, 4>(rb + q, off, vals, z0, z1, i, b, out + q, lo, hi); q += 8; }
-  }
-}
-#endif
-
-// Portable fallback (non-x86 builds), in blocks of 8.
-[[maybe_unused]] void rowScalar(const float* rb, const int32_t* off, const float* vals, int32_t z0, int32_t z1,
-                                const float* in, float b, float* out, int64_t len, float lo, float hi) {
-  for (int64_t q = 0; q < len; q += 8) {
-    float acc[8];
-    for (int l = 0; l < 8; ++l) acc[l] = in ? in[q + l] : b;
-    for (int32_t z = z0; z < z1; ++z)
-      for (int l = 0; l < 8; ++l) acc[l] += vals[z] * rb[off[z] + q + l];
-    for (int l = 0; l < 8; ++l) out[q + l] = acc[l] < lo ? lo : acc[l] > hi ? hi : acc[l];
-  }
-}
-
-struct RowKernel {
-  RowFn fn;
-  int64_t block;  // outputs per full register block (tiles are multiples of it)
-  int64_t lanes;  // outputs per vector
-};
-
-std::atomic<bool> gAllowAvx512{true};
-
-RowKernel rowKernel() {
-#ifdef ZP_SPARSE_X86
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && gAllowAvx512.load(std::memory_order_relaxed)) return {row512<4>, 64, 16};
-  return {row256<4>, 32, 8};
-#else
-  return {rowScalar, 8, 8};
-#endif
-}
 
 // The phase planes of one image and how they are tiled.
 struct Geometry {
@@ -350,11 +207,9 @@ void forEach(int64_t n, int threads, F&& body) {
 
 }  // namespace
 
-void sparseConvAllowAvx512(bool allow) { gAllowAvx512.store(allow, std::memory_order_relaxed); }
-
 void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                 float* y, const Epilogue& e, Scratch& scratch, int threads) {
-  const RowKernel rk = rowKernel();
+  const SparseRowKernel rk = sparseRowKernel();
   const Phases ph(a);
   const WeightArray& valsArr = pw.get("vals");
   const Geometry g(a, ph, H, W, rk.block, valsArr.count);

@@ -18,8 +18,4 @@ void sparseConvWeights(const ConvAttrs& a, const float* w, PackedWeights* pw);
 void convSparse(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
                 float* y, const Epilogue& e, Scratch& scratch, int threads);
 
-// The kernel runs AVX-512 where the CPU has it, AVX2 otherwise; tests switch
-// AVX-512 off to check the AVX2 path on AVX-512 hosts.
-void sparseConvAllowAvx512(bool allow);
-
 }  // namespace zp::runtime

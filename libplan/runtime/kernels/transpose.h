@@ -1,4 +1,4 @@
-// Planes of 4-byte elements transposed in 16x16 tiles, on the runtime's threads.
+// Planes of 4-byte elements transposed in square tiles of a vector's width, on the runtime's threads.
 // Transpose's general strided copy reads its innermost output dim down a column:
 // one cache line per element, and ConvNeXt's NCHW <-> NHWC permutes ran slower on
 // two threads than on one.

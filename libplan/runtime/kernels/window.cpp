@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "libplan/runtime/kernels/parallel.h"
-#include "libplan/runtime/kernels/cpu_features.h"
 
 namespace zp::runtime {
 
@@ -17,7 +16,7 @@ namespace zp::runtime {
 // sh*r + pr goes to row phase pr, slot r; likewise columns), so every tap of every
 // stride and dilation reads at a constant offset from the output position and no
 // tap needs a bounds check. Output (oh, ow) lives at flat position oh*Wq + ow, so
-// whole planes run as one long row in blocks of 32 outputs: four independent
+// whole planes run as one long row in blocks of four vectors: four independent
 // accumulators per tap keep the vector units busy even on 7x7 maps. The Wq - OW
 // padding columns per row are computed and dropped when copying out.
 namespace {
@@ -25,8 +24,7 @@ namespace {
 struct WindowGeom {
   int64_t OH = 0, OW = 0, R = 0, Wq = 0, phaseStride = 0, phases = 0;
   std::vector<int64_t> tapOffset;  // per tap (i, j): offset of output (0, 0)'s input
-  static constexpr int64_t kBlock = 32;
-  static constexpr int64_t kSlack = 2 * kBlock;  // the AVX-512 path runs blocks of 64
+  static constexpr int64_t kSlack = kFlatBlockMax;  // the flat rows run whole blocks
   int64_t flatLen() const { return OH * Wq; }
   int64_t planeFloats() const { return phases * phaseStride + kSlack; }
 };
@@ -74,81 +72,6 @@ void windowPadPlane(const ConvAttrs& a, const WindowGeom& g, const float* src, i
   std::fill(q + g.phases * g.phaseStride, q + g.planeFloats(), pad);
 }
 
-// flat[0, roundUp(OH*Wq, kBlock or 2 * kBlock)) = bias + sum over taps, then the epilogue.
-void depthwiseFlat(const WindowGeom& g, const float* q, const float* wm, float bias, const Epilogue& e,
-                   float* flat) {
-  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
-  const int64_t* off = g.tapOffset.data();
-#if defined(__AVX2__) && defined(__FMA__)
-  const __m256 vb = _mm256_set1_ps(bias);
-  const __m256 lo = _mm256_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
-  const __m256 hi = _mm256_set1_ps(e.hi);
-  for (int64_t f = 0; f < L; f += WindowGeom::kBlock) {
-    __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m256 w = _mm256_set1_ps(wm[t]);
-      const float* s = q + off[t] + f;
-      a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s), a0);
-      a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 8), a1);
-      a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 16), a2);
-      a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(s + 24), a3);
-    }
-    if (e.kind != Epilogue::None) {
-      a0 = _mm256_max_ps(a0, lo); a1 = _mm256_max_ps(a1, lo); a2 = _mm256_max_ps(a2, lo); a3 = _mm256_max_ps(a3, lo);
-    }
-    if (e.kind == Epilogue::Clip) {
-      a0 = _mm256_min_ps(a0, hi); a1 = _mm256_min_ps(a1, hi); a2 = _mm256_min_ps(a2, hi); a3 = _mm256_min_ps(a3, hi);
-    }
-    _mm256_storeu_ps(flat + f, a0);
-    _mm256_storeu_ps(flat + f + 8, a1);
-    _mm256_storeu_ps(flat + f + 16, a2);
-    _mm256_storeu_ps(flat + f + 24, a3);
-  }
-#else
-  for (int64_t f = 0; f < L; ++f) {
-    float acc = bias;
-    for (int64_t t = 0; t < taps; ++t) acc += wm[t] * q[off[t] + f];
-    flat[f] = actOne(acc, e);
-  }
-#endif
-}
-
-#if defined(__x86_64__)
-// The same with 16-float vectors, for CPUs with AVX-512 (64 outputs per block).
-__attribute__((target("avx512f"))) void depthwiseFlat512(const WindowGeom& g, const float* q, const float* wm,
-                                                         float bias, const Epilogue& e, float* flat) {
-  const int64_t taps = static_cast<int64_t>(g.tapOffset.size()), L = g.flatLen();
-  const int64_t* off = g.tapOffset.data();
-  const __m512 vb = _mm512_set1_ps(bias);
-  const __m512 lo = _mm512_set1_ps(e.kind == Epilogue::Clip ? e.lo : 0.0f);
-  const __m512 hi = _mm512_set1_ps(e.hi);
-  for (int64_t f = 0; f < L; f += 2 * WindowGeom::kBlock) {
-    __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m512 w = _mm512_set1_ps(wm[t]);
-      const float* s = q + off[t] + f;
-      a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s), a0);
-      a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 16), a1);
-      a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 32), a2);
-      a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(s + 48), a3);
-    }
-    // Masked forms with every lane set: GCC 12 warns about the plain ones (its bug 105593).
-    if (e.kind != Epilogue::None) {
-      a0 = _mm512_mask_max_ps(a0, 0xffff, a0, lo); a1 = _mm512_mask_max_ps(a1, 0xffff, a1, lo);
-      a2 = _mm512_mask_max_ps(a2, 0xffff, a2, lo); a3 = _mm512_mask_max_ps(a3, 0xffff, a3, lo);
-    }
-    if (e.kind == Epilogue::Clip) {
-      a0 = _mm512_mask_min_ps(a0, 0xffff, a0, hi); a1 = _mm512_mask_min_ps(a1, 0xffff, a1, hi);
-      a2 = _mm512_mask_min_ps(a2, 0xffff, a2, hi); a3 = _mm512_mask_min_ps(a3, 0xffff, a3, hi);
-    }
-    _mm512_storeu_ps(flat + f, a0);
-    _mm512_storeu_ps(flat + f + 16, a1);
-    _mm512_storeu_ps(flat + f + 32, a2);
-    _mm512_storeu_ps(flat + f + 48, a3);
-  }
-}
-#endif
-
 }  // namespace
 
 void convDepthwise(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
@@ -176,11 +99,7 @@ void convDepthwiseWindow(const ConvAttrs& a, const PackedWeights& pw, const floa
     windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
     for (int64_t k = 0; k < mult; ++k) {
       const int64_t m = c * mult + k;
-#if defined(__x86_64__)
-      if (kHaveAvx512) depthwiseFlat512(g, q, w + m * taps, bias[m], e, flat);
-      else
-#endif
-        depthwiseFlat(g, q, w + m * taps, bias[m], e, flat);
+      depthwiseFlatRow(q, g.tapOffset.data(), taps, g.flatLen(), w + m * taps, bias[m], e, flat);
       if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, flat, flat, g.flatLen());
       float* dst = y + (n * a.M + m) * g.OH * g.OW;
       for (int64_t oh = 0; oh < g.OH; ++oh)

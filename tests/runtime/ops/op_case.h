@@ -62,9 +62,18 @@ struct CaseResult {
 // Writes every case's model and inputs under `dir`, runs ONNX Runtime once over all
 // of them (node at `node`, tests/ort/run_ort.js under `sourceDir`), runs the runtime
 // on each under each of its policies, and compares. An error when ORT cannot be run.
+// Also records, per case, ORT's error ("" for none) in dir/ort_errors.json, so that
+// dir serves as the references of checkAgainstOrtOutputs.
 Expected<std::vector<CaseResult>> runAgainstOnnxRuntime(const std::vector<OpCase>& cases,
                                                         const std::filesystem::path& dir,
                                                         const std::string& node, const std::string& sourceDir);
+
+// The same check against ORT's outputs written before by runAgainstOnnxRuntime into
+// `references` (on another machine: the aarch64 build under qemu-user, whose cases
+// and inputs are the same, seeded), working in `dir`.
+Expected<std::vector<CaseResult>> checkAgainstOrtOutputs(const std::vector<OpCase>& cases,
+                                                         const std::filesystem::path& references,
+                                                         const std::filesystem::path& dir);
 
 // The cases, by operator family (tests/runtime/ops/<family>_cases.cpp).
 std::vector<OpCase> elementwiseCases();

@@ -1,9 +1,15 @@
 // Every operator of ops/op_list.def against ONNX Runtime on random inputs, through
 // the one helper of op_case.h; ORT runs once for all cases.
+//
+//   runtime_ops_test                          ORT through node, here
+//   runtime_ops_test --write-references DIR   the same, keeping the cases and ORT's outputs in DIR
+//   runtime_ops_test --references DIR         no ORT: against the outputs in DIR (another machine's:
+//                                             the aarch64 build under qemu-user)
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
 
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -14,6 +20,8 @@
 namespace zp::runtime::testing {
 namespace {
 namespace fs = std::filesystem;
+
+fs::path gWriteReferences, gReferences;  // from the command line
 
 std::vector<OpCase> allCases() {
   std::vector<OpCase> all;
@@ -39,11 +47,19 @@ TEST(OpsAgainstOnnxRuntime, EveryOperatorOfTheListHasCasesAndEveryCaseIsOfTheLis
 }
 
 TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
-  std::string pattern = (fs::temp_directory_path() / "zp_ops_vs_ort_XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  const fs::path dir = pattern;
+  fs::path dir = gWriteReferences;
+  if (dir.empty()) {
+    std::string pattern = (fs::temp_directory_path() / "zp_ops_vs_ort_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir = pattern;
+  } else {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
   const auto cases = allCases();
-  auto results = runAgainstOnnxRuntime(cases, dir, zp::testing::kNodeExecutable, zp::testing::kSourceDir);
+  auto results = gReferences.empty()
+                     ? runAgainstOnnxRuntime(cases, dir, zp::testing::kNodeExecutable, zp::testing::kSourceDir)
+                     : checkAgainstOrtOutputs(cases, gReferences, dir);
   ASSERT_TRUE(results.ok()) << results.error().message << " (models and inputs kept in " << dir << ")";
   ASSERT_EQ(results->size(), cases.size());
   int failed = 0;
@@ -51,9 +67,27 @@ TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
     for (const auto& f : r.failures) ADD_FAILURE() << r.name << ": " << f;
     failed += !r.failures.empty();
   }
-  if (failed == 0) fs::remove_all(dir);
-  else ADD_FAILURE() << failed << " of " << cases.size() << " cases failed; models and ORT outputs kept in " << dir;
+  if (failed == 0) {
+    if (gWriteReferences.empty()) fs::remove_all(dir);
+  } else {
+    ADD_FAILURE() << failed << " of " << cases.size() << " cases failed; models and ORT outputs kept in " << dir;
+  }
 }
 
 }  // namespace
 }  // namespace zp::runtime::testing
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--references" || arg == "--write-references") && i + 1 < argc) {
+      (arg == "--references" ? zp::runtime::testing::gReferences : zp::runtime::testing::gWriteReferences) = argv[++i];
+    } else {
+      std::cerr << "runtime_ops_test: unknown argument '" << arg
+                << "' (--references DIR or --write-references DIR, and gtest's own)\n";
+      return 2;
+    }
+  }
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The runtime on 64-bit ARM: builds util, graph and the runtime with their tests for
+# aarch64 (Debian's cross toolchain and arm64 multiarch libraries;
+# cmake/aarch64-linux-gnu.cmake) and runs the tests under qemu-user, where the SIMD
+# kernels run their NEON target:
+#   - every kernel against its naive reference, and every runtime test that needs no
+#     planner (runtime_test; the session tests that go through plan-run's driver stay
+#     on x86-64);
+#   - every operator against ONNX Runtime's outputs, written beforehand by the
+#     x86-64 build (runtime_ops_test --write-references): the cases and their inputs
+#     are seeded, so both machines build the same ones.
+#
+#   scripts/cross_aarch64.sh [BUILD_DIR]    default: build-aarch64 (beside build/)
+#
+# Installs what it needs (scripts/bootstrap.sh --full) and builds the x86-64
+# runtime_ops_test into build/ first. Prints ctest's summary; exits non-zero when a
+# test fails. scripts/test.sh --full runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-aarch64}
+start=$(date +%s)
+
+bash scripts/bootstrap.sh --full
+
+echo "== cross_aarch64.sh: ONNX Runtime's outputs for every operator case (x86-64)"
+bash scripts/build.sh --configure-only
+cmake --build build --parallel "$(nproc)" --target runtime_ops_test
+references=$PWD/$build/ort_references
+mkdir -p "$build"
+build/bin/runtime_ops_test --write-references "$references" --gtest_brief=1
+
+echo "== cross_aarch64.sh: configure and build for aarch64 into $build/"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DZP_RUNTIME_ONLY=ON -DZP_ORT_REFERENCES="$references" >/dev/null
+cmake --build "$build" --parallel "$(nproc)"
+file "$build/bin/runtime_test" | sed 's/^/   /'
+
+echo "== cross_aarch64.sh: the tests under qemu-user"
+status=0
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 3000 || status=$?
+echo "== cross_aarch64.sh: $(( $(date +%s) - start )) s in all"
+exit "$status"
