@@ -27,8 +27,11 @@ packages=(
 # sanitizer runtimes, and the OpenMP runtime the libraries link with under clang.
 if [ $full -eq 1 ]; then packages+=(clang libclang-rt-14-dev libomp-dev); fi
 # The aarch64 cross build of the runtime (scripts/cross_aarch64.sh).
+# libdnnl-dev and libonnx-dev cannot be installed for arm64 beside amd64 (files that
+# differ per architecture in shared paths): their runtime libraries here, the -dev
+# packages unpacked by scripts/cross_aarch64.sh into its build folder.
 aarch64_packages=(g++-aarch64-linux-gnu qemu-user
-  libonnx-dev:arm64 libprotobuf-dev:arm64 libdnnl-dev:arm64 libblis-serial-dev:arm64 libhwy-dev:arm64
+  libonnx1:arm64 libprotobuf-dev:arm64 libdnnl2:arm64 libblis-serial-dev:arm64 libhwy-dev:arm64
   libfmt-dev:arm64 libgtest-dev:arm64 libssl-dev:arm64)
 if [ $full -eq 1 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then

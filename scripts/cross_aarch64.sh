@@ -29,11 +29,32 @@ references=$PWD/$build/ort_references
 mkdir -p "$build"
 build/bin/runtime_ops_test --write-references "$references" --gtest_brief=1
 
+# libdnnl-dev and libonnx-dev (with libonnxifi) for arm64 cannot be installed beside
+# their amd64 twins (files that differ per architecture in shared paths): unpacked
+# into a folder of the build instead, their libraries' links pointed at the arm64
+# runtime libraries multiarch installs (libdnnl2:arm64, libonnx1:arm64).
+sysroot=$PWD/$build/sysroot
+if [ ! -f "$sysroot/.complete" ]; then
+  echo "== cross_aarch64.sh: unpacking libdnnl-dev, libonnx-dev and libonnxifi (arm64) into $build/sysroot/"
+  rm -rf "$sysroot" "$build/debs"
+  mkdir -p "$sysroot" "$build/debs"
+  (cd "$build/debs" && apt-get download -q libdnnl-dev:arm64 libonnx-dev:arm64 libonnxifi:arm64 2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
+  for deb in "$build"/debs/*.deb; do dpkg-deb -x "$deb" "$sysroot"; done
+  for link in "$sysroot"/usr/lib/aarch64-linux-gnu/*.so; do
+    target=$(readlink "$link" || true)
+    if [ -n "$target" ] && [ ! -e "$sysroot/usr/lib/aarch64-linux-gnu/$target" ]; then
+      ln -sf "/usr/lib/aarch64-linux-gnu/$target" "$sysroot/usr/lib/aarch64-linux-gnu/$target"
+    fi
+  done
+  touch "$sysroot/.complete"
+fi
+
 echo "== cross_aarch64.sh: configure and build for aarch64 into $build/"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DZP_RUNTIME_ONLY=ON -DZP_ORT_REFERENCES="$references" >/dev/null
+  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DZP_AARCH64_SYSROOT="$sysroot" -DZP_RUNTIME_ONLY=ON \
+  -DZP_ORT_REFERENCES="$references" >/dev/null
 cmake --build "$build" --parallel "$(nproc)"
 file "$build/bin/runtime_test" | sed 's/^/   /'
 

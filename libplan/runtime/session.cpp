@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "libplan/graph/model_io.h"
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/session_impl.h"
 #include "libplan/util/signals.h"
 #include "libplan/util/stats.h"
@@ -65,6 +66,10 @@ namespace {
 
 std::shared_ptr<GemmWarmup> startGemmWarmup(GemmLibrary gemm) {
   if (!claimGemmStartup(gemm)) return nullptr;
+  if (!runtimeMayStartThreads()) {
+    markGemmReady(gemm);  // the first product starts the library itself
+    return nullptr;
+  }
   auto w = std::make_shared<GemmWarmup>();
   GemmWarmup* raw = w.get();
   try {

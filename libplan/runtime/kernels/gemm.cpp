@@ -71,19 +71,9 @@ static void sgemmOne(GemmLibrary gemm, bool transA, bool transB, int64_t M, int6
   auto& started = gemmStarted[static_cast<size_t>(gemm)];
   if (!started.load(std::memory_order_relaxed)) started.store(true, std::memory_order_relaxed);
   if (gemm == GemmLibrary::Blis) {
-    // Without BLIS's small-matrix ("sup") path, which it picks by the extents: the
-    // panels a product is split into follow the thread count, and with that path the
-    // thread count changed the result. The packed path sums each element the same way
-    // whatever the panel.
-    static const rntm_t packedOnly = [] {
-      rntm_t r = BLIS_RNTM_INITIALIZER;
-      bli_rntm_disable_l3_sup(&r);
-      return r;
-    }();
-    rntm_t rntm = packedOnly;
     // BLIS takes row and column strides; its API is not const-correct.
-    bli_sgemm_ex(transA ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, transB ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
-                 &alpha, const_cast<float*>(A), lda, 1, const_cast<float*>(B), ldb, 1, &beta, C, ldc, 1, nullptr, &rntm);
+    bli_sgemm(transA ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, transB ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
+              &alpha, const_cast<float*>(A), lda, 1, const_cast<float*>(B), ldb, 1, &beta, C, ldc, 1);
     return;
   }
   [[maybe_unused]] dnnl_status_t st =
@@ -97,9 +87,22 @@ void startGemmLibrary(GemmLibrary gemm) {
   sgemmOne(gemm, false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
 }
 
-// The GEMM library runs single-threaded; with threads > 1 the product is split into
-// column (or row) panels computed by the runtime's threads (parallel.h), so only one
-// thread pool competes for the cores.
+bool gemmSplitsFreely(GemmLibrary gemm) {
+#if defined(__x86_64__)
+  return gemm == GemmLibrary::OneDnn;
+#else
+  (void)gemm;
+  return false;
+#endif
+}
+
+int gemmSplitParts(GemmLibrary gemm, int threads) { return gemmSplitsFreely(gemm) ? std::max(1, threads) : kFixedGemmParts; }
+
+// The GEMM library runs single-threaded; a large product is split into column (or
+// row) panels computed by the runtime's threads (parallel.h), so only one thread pool
+// competes for the cores. The panels follow the thread count only where the library
+// sums an element the same way whatever the panel (gemmSplitsFreely); elsewhere they
+// are fixed by the shape, on one thread too.
 void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads,
                    GemmLibrary gemm) {
@@ -110,16 +113,17 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
     return;
   }
   threads = std::max(1, threads);
-  if (threads == 1 || M * N * K < 2000000) {
+  const int parts = gemmSplitParts(gemm, threads);
+  if (parts == 1 || M * N * K < 2000000) {
     sgemmOne(gemm, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-  const bool splitN = N >= M || N >= 64 * threads;
+  const bool splitN = N >= M || N >= 64 * parts;
   const int64_t total = splitN ? N : M;
-  const int64_t chunk = ((total + threads - 1) / threads + 15) / 16 * 16;
-  parallelForEach(threads, threads, [&](int64_t t, int) {
+  const int64_t chunk = ((total + parts - 1) / parts + 15) / 16 * 16;
+  const int64_t panels = (total + chunk - 1) / chunk;
+  parallelForEach(threads, panels, [&](int64_t t, int) {
     const int64_t lo = t * chunk, hi = std::min(total, lo + chunk);
-    if (lo >= hi) return;
     if (splitN)
       sgemmOne(gemm, transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
     else

@@ -23,6 +23,16 @@ void sgemmRowMajor(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
 // Keeps oneDNN's GEMMs on the calling thread (the runtime's own threads split them)
 // and turns off its JIT profiling hooks. (The BLIS linked is its single-threaded build.)
 void useSingleThreadedGemm();
+
+// Whether `gemm` sums each element of a product the same way whatever the extents of
+// the product it is computed in (oneDNN's JIT sgemm on x86-64; the kernel tests check
+// it bitwise): then a product may be split by the thread count. Elsewhere (BLIS, whose
+// small-matrix path depends on the extents; oneDNN's portable sgemm on aarch64) it is
+// split by its shape alone, into kFixedGemmParts, whatever the thread count.
+bool gemmSplitsFreely(GemmLibrary gemm);
+inline constexpr int kFixedGemmParts = 4;
+// The parts a product (or a loop of products) is split into on `threads` threads.
+int gemmSplitParts(GemmLibrary gemm, int threads);
 // Runs one tiny product so that `gemm` has started up in this process (oneDNN
 // generates its kernels, BLIS sets up its contexts and pools).
 void startGemmLibrary(GemmLibrary gemm);

@@ -336,9 +336,9 @@ constexpr int64_t kColumnTileBytes = int64_t{1} << 20;
 static void convGemmRowTiles(const ConvAttrs& a, const float* w, const float* xg, int64_t H, int64_t W, float* yg,
                              Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
-  // Smaller tiles rather than idle threads.
-  const int64_t rowsPerTile =
-      std::clamp<int64_t>(kColumnTileBytes / (K * OW * 4), 1, (OH + threads - 1) / std::max(1, threads));
+  // Smaller tiles rather than idle threads (as many as the product's parts).
+  const int parts = gemmSplitParts(gemm, threads);
+  const int64_t rowsPerTile = std::clamp<int64_t>(kColumnTileBytes / (K * OW * 4), 1, (OH + parts - 1) / parts);
   const int64_t tiles = (OH + rowsPerTile - 1) / rowsPerTile;
   const int workers = static_cast<int>(std::min<int64_t>(threads, tiles));
   const int64_t tileFloats = K * rowsPerTile * OW;
@@ -376,7 +376,10 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
   const float* bias = pw.get("bias").as<float>();
   if (N > 1 && P <= kBatchedGemmMaxPositions)
     return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
-  if (threads > 1 && a.group >= threads) return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
+  // Whole groups per thread: their products' extents differ from the row tiles' one
+  // thread uses, so only with a library whose results do not depend on them.
+  if (threads > 1 && a.group >= threads && gemmSplitsFreely(gemm))
+    return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
   const bool rowTiles = !isPointwise(a) && K * P * 4 > kColumnTileBytes;
   float* col = needsColumns(a) && !rowTiles ? scratch.floats(static_cast<size_t>(K * P)) : nullptr;
   for (int64_t n = 0; n < N; ++n)
@@ -498,9 +501,9 @@ void runGemm(GemmKernel k, int64_t K, int64_t N, const PackedWeights& pw, const 
     case GemmKernel::Blas: {
       const float* w = pw.get("w").as<float>();
       if (rows == 1 && K > 0) {
-        const int64_t parts = (threads > 1 && N * K >= 262144) ? threads : 1;
+        const int64_t parts = N * K >= 262144 ? gemmSplitParts(gemm, threads) : 1;
         const int64_t chunk = (N + parts - 1) / parts;
-        parallelForEach(static_cast<int>(parts), parts, [&](int64_t t, int) {
+        parallelForEach(threads, parts, [&](int64_t t, int) {
           const int64_t lo = t * chunk, hi = std::min(N, lo + chunk);
           if (lo < hi)
             sgemmRowMajor(false, true, 1, hi - lo, K, 1.0f, x, K, w + lo * K, K, 0.0f, y + lo, N, 1, gemm);

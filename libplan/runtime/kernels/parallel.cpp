@@ -15,6 +15,7 @@ namespace zp::runtime {
 namespace {
 
 thread_local int tlsDepth = 0;  // > 0 inside a chunk: nested loops run serially
+std::atomic<int> gMaxHelpers{1 << 30};
 
 struct Job {
   const std::function<void(int64_t, int64_t, int)>* fn = nullptr;
@@ -115,7 +116,7 @@ class Pool {
 void parallelFor(int threads, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn) {
   if (n <= 0) return;
   if (grain <= 0) grain = std::max<int64_t>(1, (n + 4 * threads - 1) / (4 * std::max(threads, 1)));
-  if (threads <= 1 || n <= grain || tlsDepth > 0) {
+  if (threads <= 1 || n <= grain || tlsDepth > 0 || gMaxHelpers.load(std::memory_order_relaxed) == 0) {
     ++tlsDepth;
     for (int64_t lo = 0; lo < n; lo += grain) fn(lo, std::min(n, lo + grain), 0);
     --tlsDepth;
@@ -125,8 +126,12 @@ void parallelFor(int threads, int64_t n, int64_t grain, const std::function<void
   job.fn = &fn;
   job.n = n;
   job.grain = grain;
-  job.threads = threads;
+  job.threads = std::min(threads, gMaxHelpers.load(std::memory_order_relaxed) + 1);
   Pool::instance().run(job);
 }
+
+void capHelperThreads(int helpers) { gMaxHelpers.store(std::max(0, helpers), std::memory_order_relaxed); }
+
+bool runtimeMayStartThreads() { return gMaxHelpers.load(std::memory_order_relaxed) > 0; }
 
 }  // namespace zp::runtime

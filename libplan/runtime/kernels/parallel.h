@@ -32,6 +32,14 @@ inline void cpuRelax() {
 // the calling thread as worker 0.
 void parallelFor(int threads, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn);
 
+// At most this many helper threads for the whole process from now on (0: every loop
+// runs on its caller, in the same chunks, and the runtime starts no thread of its own,
+// such as a session's GEMM warm-up). For an emulator that cannot start threads
+// (qemu-user 7.2 hangs in the first thread start on some hosts); results do not change.
+void capHelperThreads(int helpers);
+// False after capHelperThreads(0).
+bool runtimeMayStartThreads();
+
 // body(i, worker) for every i in [0, n), in chunks of `grain` indices (0: about four per thread).
 template <typename F>
 void parallelForEach(int threads, int64_t n, F&& body, int64_t grain = 0) {
