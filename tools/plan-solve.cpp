@@ -11,6 +11,7 @@
 #include <string>
 #include <variant>
 
+#include "drivers/stitch_flow/plan_freshness.h"
 #include "tools/cli.h"
 #include "tools/plan_solve_options.h"
 

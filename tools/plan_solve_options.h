@@ -8,7 +8,6 @@
 #include "drivers/concurrent_flow/solve_concurrent.h"
 #include "drivers/mts_flow/solve_mts.h"
 #include "drivers/opplace_flow/solve_opplace.h"
-#include "drivers/stitch_flow/plan_freshness.h"
 #include "drivers/stitch_flow/solve_stitch.h"
 
 namespace zp::cli {

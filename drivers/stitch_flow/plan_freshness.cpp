@@ -60,18 +60,18 @@ Expected<PlanFreshness> checkStitchPlanFreshness(const fs::path& planFile, const
   for (const auto& [k, v] : plan.header.inputs) keys.insert(k);
   for (const auto& [k, v] : now.inputs) keys.insert(k);
   for (const auto& key : keys) {
-    ++out.checked;
     auto was = plan.header.inputs.find(key);
     auto is = now.inputs.find(key);
-    if (was == plan.header.inputs.end()) {
-      out.changed.push_back(fmt::format("{}: read now but not when the plan was made: {}", key, rerunFor(key)));
-    } else if (is == now.inputs.end()) {
-      --out.checked;  // a profile file only some plans read (cold_profile.csv): compared as a file
-      if (key.rfind("profile/", 0) == 0)
-        compareFile(o.profileDir / key.substr(8), was->second, rerunFor(key), out);
-      else
-        out.changed.push_back(fmt::format("{}: read when the plan was made, not now: {}", key, rerunFor(key)));
+    if (was != plan.header.inputs.end() && is == now.inputs.end() && key.rfind("profile/", 0) == 0) {
+      // A profile file only some plans read (cold_profile.csv): compared as a file.
+      compareFile(o.profileDir / key.substr(8), was->second, rerunFor(key), out);
+      continue;
     }
+    ++out.checked;
+    if (was == plan.header.inputs.end())
+      out.changed.push_back(fmt::format("{}: read now but not when the plan was made: {}", key, rerunFor(key)));
+    else if (is == now.inputs.end())
+      out.changed.push_back(fmt::format("{}: read when the plan was made, not now: {}", key, rerunFor(key)));
     else if (was->second != is->second)
       out.changed.push_back(fmt::format("{}: changed: {}", key == "slo" ? o.slo : key, rerunFor(key)));
   }

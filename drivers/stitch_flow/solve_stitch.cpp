@@ -60,8 +60,6 @@ Status makeParentDirs(const std::vector<fs::path>& files) {
   return {};
 }
 
-// The plan's header: the tool, and the hash of every input (the SLO file's, or the generated set's name).
-
 // Every unit's bytes (each subgraph on its first profiled processor): what a
 // percentage budget is of; and the least a budget must hold for every task to
 // run at all (its smallest variant's largest subgraph), with the task that needs it.
@@ -207,6 +205,7 @@ Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& sel
 
 }  // namespace
 
+// The SLO file's hash, or the generated set's name.
 Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchSpace& space) {
   plan::PlanHeader h;
   h.tool = o.tool;

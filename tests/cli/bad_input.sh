@@ -102,6 +102,15 @@ rejected "zoo.json number beyond DBL_MAX" 1 "zoo/big.json: not valid JSON: numbe
 # --- thread counts -----------------------------------------------------------------
 rejected "plan-run --threads 100000" 2 "plan-run: error: --threads: 100000 threads is above" -- \
   "$BIN/plan-run" "$MODEL" --threads 100000
+rejected "plan-run --simd mmx" 2 "plan-run: error: --simd: mmx not in" -- \
+  "$BIN/plan-run" "$MODEL" --simd mmx
+
+# --simd: the narrowest target this CPU runs is the one the report names.
+targets=$("$BIN/plan-run" "$MODEL" --repeat 0 --json | /usr/bin/python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["simd_targets"]))')
+narrowest=${targets##* }
+used=$("$BIN/plan-run" "$MODEL" --repeat 1 --simd "$narrowest" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["simd_target"])')
+if [ -n "$narrowest" ] && [ "$used" = "$narrowest" ]; then pass "plan-run --simd $narrowest runs it (this CPU: $targets)"
+else fail "plan-run --simd $narrowest: the report names '$used' (this CPU: $targets)"; fi
 rejected "zoo-profile --jobs 100000" 2 "zoo-profile: error: --jobs: 100000 threads is above" -- \
   "$BIN/zoo-profile" "$WORK/st" -o "$WORK/out" --jobs 100000
 rejected "zoo-profile --processor cpu=host:default@100000" 2 "--processor 'cpu=host:default@100000': 100000 threads is above" -- \

@@ -44,14 +44,11 @@ constexpr Known kKnown[] = {
 
 int64_t builtAndSupported() { return hwy::SupportedTargets() & HWY_TARGETS; }
 
-int64_t gDisabled = 0;  // the targets useSimdTarget turned off
-
-// Every target this build has and the CPU runs, whatever is turned off now.
+// Every target this build has and the CPU runs: read once, before useSimdTarget
+// turns any off (it reads this first).
 int64_t hostTargets() {
-  hwy::DisableTargets(0);
-  const int64_t have = builtAndSupported();
-  hwy::DisableTargets(gDisabled);
-  return have;
+  static const int64_t host = builtAndSupported();
+  return host;
 }
 
 }  // namespace
@@ -74,12 +71,11 @@ std::string simdTargetInUse() {
 int64_t simdFloatLanes() { return HWY_DYNAMIC_DISPATCH(FloatLanes)(); }
 
 Status useSimdTarget(const std::string& name, bool gemmLibraries) {
+  const std::vector<std::string> have = simdTargetsOfThisHost();
   if (name == "best") {
-    gDisabled = 0;
     hwy::DisableTargets(0);
     return Status::success();
   }
-  const std::vector<std::string> have = simdTargetsOfThisHost();
   const Known* chosen = nullptr;
   for (const Known& k : kKnown)
     if (k.name == name) chosen = &k;
@@ -90,7 +86,6 @@ Status useSimdTarget(const std::string& name, bool gemmLibraries) {
     if (&k == chosen) break;
     better |= k.target;
   }
-  gDisabled = better;
   hwy::DisableTargets(better);
   if (gemmLibraries && chosen->isa != dnnl::cpu_isa::all && dnnl::set_max_cpu_isa(chosen->isa) != dnnl::status::success)
     return makeError("oneDNN's instruction set cannot be capped at '{}' any more (it already ran)", name);

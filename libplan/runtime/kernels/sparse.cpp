@@ -30,7 +30,6 @@
 #include "libplan/runtime/kernels/sparse.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <climits>
 #include <cstring>

@@ -235,92 +235,89 @@ void checkPolicy(const OpCase& c, const onnx::ModelProto& model, const TensorMap
 
 namespace {
 
-// Every case's model and inputs under dir/case<i>, and ORT's jobs file.
-Expected<Json> writeCases(const std::vector<OpCase>& cases, const fs::path& dir, std::vector<onnx::ModelProto>* models,
-                          std::vector<TensorMap>* inputs) {
-  models->assign(cases.size(), {});
-  inputs->assign(cases.size(), {});
-  Json jobs = Json::array();
+struct BuiltCases {
+  std::vector<onnx::ModelProto> models;
+  std::vector<TensorMap> inputs;
+};
+
+// Every case's model and inputs, seeded by its index (the same on every machine).
+Expected<BuiltCases> buildCases(const std::vector<OpCase>& cases) {
+  BuiltCases b;
+  b.models.resize(cases.size());
+  b.inputs.resize(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
-    ZP_ASSIGN_OR_RETURN((*models)[i], caseModel(cases[i], static_cast<uint32_t>(1000 + i), &(*inputs)[i]));
-    const fs::path caseDir = dir / fmt::format("case{}", i);
-    fs::create_directories(caseDir);
-    ZP_TRY(graph::saveModel((*models)[i], caseDir / "model.onnx"));
+    ZP_ASSIGN_OR_RETURN(b.models[i], caseModel(cases[i], static_cast<uint32_t>(1000 + i), &b.inputs[i]));
+  }
+  return b;
+}
+
+fs::path caseDir(const fs::path& dir, size_t i) { return dir / fmt::format("case{}", i); }
+
+// Every case's model and inputs under dir/case<i>; ORT's jobs file.
+Expected<Json> writeCases(const BuiltCases& b, const fs::path& dir) {
+  Json jobs = Json::array();
+  for (size_t i = 0; i < b.models.size(); ++i) {
+    const fs::path cd = caseDir(dir, i);
+    fs::create_directories(cd);
+    ZP_TRY(graph::saveModel(b.models[i], cd / "model.onnx"));
     Json feeds = Json::object();
-    for (const auto& [name, t] : (*inputs)[i]) {
-      const fs::path file = caseDir / (sanitize(name) + ".npy");
+    for (const auto& [name, t] : b.inputs[i]) {
+      const fs::path file = cd / (sanitize(name) + ".npy");
       ZP_TRY(writeNpy(file, t));
       feeds[name] = file.string();
     }
-    jobs.push_back({{"model", (caseDir / "model.onnx").string()}, {"inputs", feeds}, {"output_dir", (caseDir / "ort").string()}});
+    jobs.push_back({{"model", (cd / "model.onnx").string()}, {"inputs", feeds}, {"output_dir", (cd / "ort").string()}});
   }
   return jobs;
 }
 
-// Our outputs under each policy against ORT's in caseDir/ort; ortErrors by case index.
-std::vector<CaseResult> checkCases(const std::vector<OpCase>& cases, const std::vector<onnx::ModelProto>& models,
-                                   const std::vector<TensorMap>& inputs, const fs::path& dir,
-                                   const std::map<size_t, std::optional<std::string>>& ortErrors) {
+// Our outputs under each policy against ORT's in ortDir/case<i>/ort; ORT's error per
+// case ("" for none; no entry: ORT did not report the case).
+std::vector<CaseResult> checkCases(const std::vector<OpCase>& cases, const BuiltCases& b, const fs::path& ortDir,
+                                   const std::map<std::string, std::string>& ortErrors) {
   std::vector<CaseResult> results;
   for (size_t i = 0; i < cases.size(); ++i) {
     CaseResult r;
     r.name = cases[i].name();
-    const fs::path caseDir = dir / fmt::format("case{}", i);
-    auto it = ortErrors.find(i);
-    if (it == ortErrors.end() || !it->second) r.failures.push_back("ONNX Runtime did not report this model");
-    else if (!it->second->empty()) r.failures.push_back("ONNX Runtime: " + *it->second);
+    auto it = ortErrors.find(r.name);
+    if (it == ortErrors.end()) r.failures.push_back("ONNX Runtime did not report this model");
+    else if (!it->second.empty()) r.failures.push_back("ONNX Runtime: " + it->second);
     else
-      for (const auto& policy : cases[i].policies) checkPolicy(cases[i], models[i], inputs[i], policy, caseDir / "ort", &r);
+      for (const auto& policy : cases[i].policies)
+        checkPolicy(cases[i], b.models[i], b.inputs[i], policy, caseDir(ortDir, i) / "ort", &r);
     results.push_back(std::move(r));
   }
   return results;
 }
 
-constexpr const char* kOrtErrorsFile = "ort_errors.json";  // per case: ORT's error, "" for none
+constexpr const char* kOrtErrorsFile = "ort_errors.json";  // per case name: ORT's error, "" for none
 
 }  // namespace
 
 Expected<std::vector<CaseResult>> runAgainstOnnxRuntime(const std::vector<OpCase>& cases, const fs::path& dir,
                                                         const std::string& node, const std::string& sourceDir) {
-  std::vector<onnx::ModelProto> models;
-  std::vector<TensorMap> inputs;
-  ZP_ASSIGN_OR_RETURN(Json jobs, writeCases(cases, dir, &models, &inputs));
+  ZP_ASSIGN_OR_RETURN(const BuiltCases built, buildCases(cases));
+  ZP_ASSIGN_OR_RETURN(Json jobs, writeCases(built, dir));
   ZP_TRY(writeFileAtomic(dir / "jobs.json", jobs.dump(1)));
   ZP_ASSIGN_OR_RETURN(auto byModel, runOrt(dir / "jobs.json", dir, node, sourceDir));
-  std::map<size_t, std::optional<std::string>> ortErrors;
-  Json record = Json::object();
-  for (size_t i = 0; i < cases.size(); ++i) {
-    auto it = byModel.find((dir / fmt::format("case{}", i) / "model.onnx").string());
-    ortErrors[i] = it == byModel.end() ? std::nullopt : std::optional<std::string>(it->second);
-    if (it != byModel.end()) record[cases[i].name()] = it->second;
-  }
-  ZP_TRY(writeFileAtomic(dir / kOrtErrorsFile, record.dump(1)));
-  return checkCases(cases, models, inputs, dir, ortErrors);
+  std::map<std::string, std::string> ortErrors;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (auto it = byModel.find((caseDir(dir, i) / "model.onnx").string()); it != byModel.end())
+      ortErrors[cases[i].name()] = it->second;
+  ZP_TRY(writeFileAtomic(dir / kOrtErrorsFile, Json(ortErrors).dump(1)));
+  return checkCases(cases, built, dir, ortErrors);
 }
 
-Expected<std::vector<CaseResult>> checkAgainstOrtOutputs(const std::vector<OpCase>& cases, const fs::path& references,
-                                                         const fs::path& dir) {
-  ZP_ASSIGN_OR_RETURN(std::string text, readFile(references / kOrtErrorsFile));
+Expected<std::vector<CaseResult>> checkAgainstOrtOutputs(const std::vector<OpCase>& cases,
+                                                         const fs::path& references) {
+  const fs::path errorsFile = references / kOrtErrorsFile;
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(errorsFile));
   const Json record = Json::parse(text, nullptr, false);
   if (!record.is_object())
-    return makeError("{}: not the {} that runtime_ops_test --write-references writes", (references / kOrtErrorsFile).string(),
+    return makeError("{}: not the {} that runtime_ops_test --write-references writes", errorsFile.string(),
                      kOrtErrorsFile);
-  std::vector<onnx::ModelProto> models;
-  std::vector<TensorMap> inputs;
-  ZP_ASSIGN_OR_RETURN(Json jobs, writeCases(cases, dir, &models, &inputs));
-  std::map<size_t, std::optional<std::string>> ortErrors;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const std::string ref = (references / fmt::format("case{}", i) / "ort").string();
-    const fs::path mine = dir / fmt::format("case{}", i) / "ort";
-    if (!record.contains(cases[i].name()) || !fs::is_directory(ref)) {
-      ortErrors[i] = std::nullopt;
-      continue;
-    }
-    ortErrors[i] = record.at(cases[i].name()).get<std::string>();
-    fs::create_directories(mine);
-    for (const auto& f : fs::directory_iterator(ref)) fs::copy_file(f.path(), mine / f.path().filename());
-  }
-  return checkCases(cases, models, inputs, dir, ortErrors);
+  ZP_ASSIGN_OR_RETURN(const BuiltCases built, buildCases(cases));
+  return checkCases(cases, built, references, record.get<std::map<std::string, std::string>>());
 }
 
 }  // namespace zp::runtime::testing

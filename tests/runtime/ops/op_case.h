@@ -70,10 +70,9 @@ Expected<std::vector<CaseResult>> runAgainstOnnxRuntime(const std::vector<OpCase
 
 // The same check against ORT's outputs written before by runAgainstOnnxRuntime into
 // `references` (on another machine: the aarch64 build under qemu-user, whose cases
-// and inputs are the same, seeded), working in `dir`.
+// and inputs are the same, seeded); reads them in place, writes nothing.
 Expected<std::vector<CaseResult>> checkAgainstOrtOutputs(const std::vector<OpCase>& cases,
-                                                         const std::filesystem::path& references,
-                                                         const std::filesystem::path& dir);
+                                                         const std::filesystem::path& references);
 
 // The cases, by operator family (tests/runtime/ops/<family>_cases.cpp).
 std::vector<OpCase> elementwiseCases();

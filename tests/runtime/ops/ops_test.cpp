@@ -46,7 +46,26 @@ TEST(OpsAgainstOnnxRuntime, EveryOperatorOfTheListHasCasesAndEveryCaseIsOfTheLis
     EXPECT_NE(std::find(supportedOpTypes().begin(), supportedOpTypes().end(), op), supportedOpTypes().end()) << op;
 }
 
+// The failures of every case, one line each; and the count.
+int reportFailures(const std::vector<CaseResult>& results) {
+  int failed = 0;
+  for (const auto& r : results) {
+    for (const auto& f : r.failures) ADD_FAILURE() << r.name << ": " << f;
+    failed += !r.failures.empty();
+  }
+  return failed;
+}
+
 TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
+  const auto cases = allCases();
+  if (!gReferences.empty()) {
+    auto results = checkAgainstOrtOutputs(cases, gReferences);
+    ASSERT_TRUE(results.ok()) << results.error().message;
+    ASSERT_EQ(results->size(), cases.size());
+    const int failed = reportFailures(*results);
+    EXPECT_EQ(failed, 0) << failed << " of " << cases.size() << " cases failed against " << gReferences;
+    return;
+  }
   fs::path dir = gWriteReferences;
   if (dir.empty()) {
     std::string pattern = (fs::temp_directory_path() / "zp_ops_vs_ort_XXXXXX").string();
@@ -56,17 +75,10 @@ TEST(OpsAgainstOnnxRuntime, EveryOperatorMatchesOnnxRuntimeOnRandomInputs) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
-  const auto cases = allCases();
-  auto results = gReferences.empty()
-                     ? runAgainstOnnxRuntime(cases, dir, zp::testing::kNodeExecutable, zp::testing::kSourceDir)
-                     : checkAgainstOrtOutputs(cases, gReferences, dir);
+  auto results = runAgainstOnnxRuntime(cases, dir, zp::testing::kNodeExecutable, zp::testing::kSourceDir);
   ASSERT_TRUE(results.ok()) << results.error().message << " (models and inputs kept in " << dir << ")";
   ASSERT_EQ(results->size(), cases.size());
-  int failed = 0;
-  for (const auto& r : *results) {
-    for (const auto& f : r.failures) ADD_FAILURE() << r.name << ": " << f;
-    failed += !r.failures.empty();
-  }
+  const int failed = reportFailures(*results);
   if (failed == 0) {
     if (gWriteReferences.empty()) fs::remove_all(dir);
   } else {
