@@ -139,6 +139,16 @@ Expected<Dataset> Bundle::samples(const std::string& task, const runtime::IoInfo
   return d;
 }
 
+Expected<runtime::IoInfo> Bundle::firstInput(const plan::Unit& unit) {
+  ZP_ASSIGN_OR_RETURN(const fs::path model, this->model(unit));
+  if (auto it = firstInputs_.find(model); it != firstInputs_.end()) return it->second;
+  runtime::SessionOptions so;
+  so.checkModel = false;
+  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(model, so));
+  if (session->inputs().empty()) return makeError("{}: the model has no inputs", model.string());
+  return firstInputs_.emplace(model, session->inputs().front()).first->second;
+}
+
 Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bundle, const plan::Unit& unit) {
   const plan::ColdPlan* cold = plan::coldSectionOf(bundle.plan(), unit);
   if (!cold) return std::optional<runtime::serve::SubgraphFiles>();

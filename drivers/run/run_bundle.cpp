@@ -2,6 +2,7 @@
 #include "drivers/run/bundle.h"
 #include "drivers/emit/emit_bundle.h"
 #include "drivers/run/cold_run.h"
+#include "drivers/run/unit_runs.h"
 #include "libplan/runtime/measure.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "libplan/plan/plan.h"
@@ -219,7 +221,7 @@ Expected<BundleRunResult> runConcurrent(const BundleRunParams& params, Bundle& b
 struct BundleContext {
   const BundleRunParams& params;
   Bundle& bundle;
-  std::map<std::string, const Processor*> procs;  // by name
+  std::vector<Processor> processors;  // the stitch section's, checked against this machine
   const plan::Plan* plan = nullptr;
   std::map<std::string, std::pair<fs::path, Tensor>> userInputs;  // --input: task -> (file, tensor)
   std::map<std::string, Dataset> datasets;                        // per task, once read
@@ -258,94 +260,109 @@ std::optional<ChoiceToRun> choiceToRun(const BundleRunParams& params, const plan
   return std::nullopt;
 }
 
-// One position's subgraph: a session with the bundle's weight cache and a
-// reference session without it.
-Status loadPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
-                    const std::string& onProc, const std::string& where, Chain& cached, Chain& reference,
-                    TaskRunReport& r, bool referenceOnly) {
+// A system's choice for a task as the executor runs it: a slot per position on
+// the processor the choice places it on, with the bundle's weight caches
+// (`cached`), without them (`reference`), and loaded following each position's
+// cold section (`cold`, with --cold).
+struct ChainSetups {
+  UnitRunSetup cached, reference, cold;
+  std::vector<const plan::ColdPlan*> coldPlans;  // per position, with --cold
+  std::vector<const plan::Unit*> units;          // per position
+};
+
+Status addPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
+                   const std::string& onProc, const std::string& where, ChainSetups& c, TaskRunReport& r) {
   auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
     return s.position == pos && s.variant == v && s.processor == onProc;
   });
   if (g == task.subgraphs.end()) return makeError("{}: no planned subgraph for position {} variant '{}'", where, pos, v);
-  auto proc = ctx.procs.find(g->processor);
-  if (proc == ctx.procs.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
-  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(plan::UnitId::subgraph(task.name, pos, v)));
+  auto proc = std::find_if(ctx.processors.begin(), ctx.processors.end(),
+                           [&](const Processor& p) { return p.name == g->processor; });
+  if (proc == ctx.processors.end()) return makeError("{}: unknown processor '{}'", where, g->processor);
+  const plan::UnitId id = plan::UnitId::subgraph(task.name, pos, v);
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(id));
   ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
-  const auto config = *proc->second;
-  const runtime::SessionOptions so = runtime::serve::sessionOptions(config);
-  ZP_ASSIGN_OR_RETURN(auto ref, runtime::serve::loadUnit({model, {}}, so));
-  reference.units.push_back(std::move(ref.unit));
+  c.units.push_back(unit);
   r.processors.push_back(g->processor);
-  if (referenceOnly) return {};
+  const runtime::serve::ServeSlot slot{id.profileKey(), static_cast<int>(proc - ctx.processors.begin()), 0, true};
+  for (UnitRunSetup* s : {&c.cached, &c.reference, &c.cold}) {
+    s->slots.push_back(slot);
+    s->processors = ctx.processors;
+  }
+  c.reference.files.push_back({model, {}});
   // A subgraph with a cold section has its cold cache only: its entries that fit are used.
-  auto cache = ctx.bundle.cache(*unit, config.policy);
+  auto cache = ctx.bundle.cache(*unit, proc->policy);
   if (!cache) cache = ctx.bundle.cache(*unit, kColdCachePolicy);
   if (!cache)
     ctx.warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
-                         ctx.bundle.cachePath(*unit, config.policy).string()));
-  ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit({model, cache.value_or(fs::path())}, so));
-  const Session& s = loaded.unit.session();
-  for (const auto& w : s.warnings()) ctx.warn(w);
-  r.cacheHits += s.loadStats().cacheHits;
-  r.cacheFallbacks += s.loadStats().cacheFallbacks;
-  cached.units.push_back(std::move(loaded.unit));
+                         ctx.bundle.cachePath(*unit, proc->policy).string()));
+  c.cached.files.push_back({model, cache.value_or(fs::path())});
+  if (!ctx.params.cold) return {};
+  const auto& cold = ctx.plan->cold;
+  auto cp = std::find_if(cold.begin(), cold.end(), [&](const plan::ColdPlan& p) { return p.unit == id; });
+  ZP_ASSIGN_OR_RETURN(auto files, coldUnitFiles(ctx.bundle, *unit));
+  if (cp == cold.end() || !files)
+    return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where,
+                     id.profileKey());
+  c.cold.files.push_back(*files);
+  c.coldPlans.push_back(&*cp);
   return {};
 }
 
-// The task's cold start: position by position, its subgraph and cold cache evicted,
-// loaded following its cold section and run on what the position before gave it.
-Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::TaskPlan& task,
-                      const std::vector<std::string>& variants, const std::vector<std::string>& placement,
-                      const std::string& where, Chain& cold, TaskRunReport& r) {
+// Every setup's one task, on `samples`.
+void setTask(ChainSetups& c, const std::string& name, const std::vector<TensorMap>& samples,
+             const std::vector<int64_t>& labels) {
+  std::vector<int> slots(c.units.size());
+  for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int>(i);
+  for (UnitRunSetup* s : {&c.cached, &c.reference, &c.cold})
+    s->tasks = {runtime::serve::ServeTask{name, slots, kUnboundedMs, true, samples, labels}};
+}
+
+std::vector<UnitQuery> queriesOf(int checked, int timed) {
+  std::vector<UnitQuery> q;
+  for (int i = 0; i < checked; ++i) q.push_back({0, i});
+  for (int k = 0; k < timed; ++k) q.push_back({0, 0});
+  return q;
+}
+
+// The task's cold start through the executor: every position's files evicted,
+// the first query loading each position following its cold section on its
+// processor; then the next query at once (warm kernels where ready).
+Status coldStart(BundleContext& ctx, ChainSetups& c, const runtime::IoInfo& in0, TaskRunReport& r) {
+  setTask(c, r.task, {TensorMap{{in0.name, runtime::randomInput({in0.name, in0.dtype, staticShape(in0)}, ctx.params.seed)}}},
+          {});
+  std::vector<Json> positions(c.units.size());
+  std::vector<std::string> tables(c.units.size());
+  std::mutex mu;
+  UnitRunParams up;
+  up.preload = false;
+  up.afterRun = [&](const runtime::serve::ExecSlice& run, runtime::serve::LoadedUnit& unit) {
+    const runtime::Session* session = unit.plainSession();
+    const auto report = session ? session->coldReport() : std::nullopt;
+    if (run.query != 0 || !report) return;
+    const size_t pos = static_cast<size_t>(run.position);
+    std::lock_guard lock(mu);
+    positions[pos] = coldRunJson(*report, *session, *c.coldPlans[pos]);
+    tables[pos] = coldRunTable(*report, *session, *c.coldPlans[pos]);
+    for (const auto& w : session->warnings()) ctx.warn(w);
+  };
+  ZP_ASSIGN_OR_RETURN(UnitRuns runs, runUnits(c.cold, queriesOf(1, 1), up));
   r.coldPositions = Json::array();
-  TensorMap feeds, out;
-  Tensor x;  // the chain's input
-  for (int pos = 0; pos < task.positions; ++pos) {
-    const plan::UnitId id = plan::UnitId::subgraph(task.name, pos, variants[static_cast<size_t>(pos)]);
-    const std::string label = id.profileKey();
-    auto cp = std::find_if(plan.cold.begin(), plan.cold.end(), [&](const plan::ColdPlan& c) { return c.unit == id; });
-    auto g = std::find_if(task.subgraphs.begin(), task.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
-      return s.position == pos && s.variant == variants[static_cast<size_t>(pos)] &&
-             s.processor == placement.at(static_cast<size_t>(pos));
-    });
-    if (cp == plan.cold.end() || g == task.subgraphs.end())
-      return makeError("{}: no cold section for subgraph '{}' (plan-solve with zoo-profile --cold-profile)", where, label);
-    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(id));
-    ZP_ASSIGN_OR_RETURN(auto files, coldUnitFiles(ctx.bundle, *unit));
-    assert(files && "the cold section was found above");
-    ZP_TRY(runtime::evictFromPageCache(files->model));
-    ZP_TRY(runtime::evictFromPageCache(files->cache));
-    const auto t0 = SteadyClock::now();
-    ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit(*files, runtime::serve::sessionOptions(*ctx.procs.at(g->processor))));
-    double ms = msSince(t0);
-    cold.units.push_back(std::move(loaded.unit));
-    Session& session = *cold.units.back().plainSession();
-    if (pos == 0) {  // the input is made outside the timed span
-      const runtime::IoInfo& in0 = session.inputs().at(0);
-      x = runtime::randomInput(runtime::IoInfo{in0.name, in0.dtype, staticShape(in0)}, ctx.params.seed);
-      feeds.emplace(in0.name, x);
-    } else {
-      ZP_ASSIGN_OR_RETURN(feeds, cold.feedsAfter(static_cast<size_t>(pos) - 1, out));
-    }
-    const auto tRun = SteadyClock::now();
-    ZP_ASSIGN_OR_RETURN(out, session.run(feeds));
-    ms += msSince(tRun);
-    r.coldMs += ms;
-    r.predictedColdMs += cp->predictedColdMs;
-    r.cacheHits += session.loadStats().cacheHits;
-    const auto report = session.coldReport();
-    Json pj = coldRunJson(*report, session, *cp);
+  for (size_t pos = 0; pos < c.units.size(); ++pos) {
+    double ms = 0;
+    for (const auto& s : runs.served.slices)
+      if (s.query == 0 && s.position == static_cast<int>(pos)) ms += s.endMs - s.startMs;
+    const std::string label = c.units[pos]->id.profileKey();
+    Json pj = positions[pos].is_null() ? Json::object() : positions[pos];
     pj["subgraph"] = label;
     pj["cold_ms"] = ms;
     r.coldPositions.push_back(std::move(pj));
-    r.coldTable += fmt::format("position {} ({}): {:.2f} ms\n", pos, label, ms) + coldRunTable(*report, session, *cp);
-    for (const auto& w : session.warnings()) ctx.warn(w);
+    r.coldTable += fmt::format("position {} ({}): {:.2f} ms\n", pos, label, ms) + tables[pos];
+    r.predictedColdMs += c.coldPlans[pos]->predictedColdMs;
+    r.cacheHits += runs.loads[pos].cacheHits;
   }
-  // The next run at once (warm kernels where ready), then the whole warm switch.
-  const auto t1 = SteadyClock::now();
-  ZP_TRY(cold.run(x));
-  r.secondRunMs = msSince(t1);
-  for (auto& u : cold.units) u.plainSession()->waitForWarmSwitch();
+  r.coldMs = runs.served.queries.at(0).latencyMs;
+  r.secondRunMs = runs.served.queries.at(1).latencyMs;
   return {};
 }
 
@@ -353,9 +370,8 @@ Status coldStartChain(BundleContext& ctx, const plan::Plan& plan, const plan::Ta
 constexpr int kRandomSamples = 8;
 
 // Dataset samples or seeded random ones, read once per task (every system --compare runs shares them).
-Expected<const Dataset*> chainInputs(BundleContext& ctx, const plan::TaskPlan& task, const Chain& cached) {
+Expected<const Dataset*> taskInputs(BundleContext& ctx, const plan::TaskPlan& task, const runtime::IoInfo& in0) {
   if (auto it = ctx.datasets.find(task.name); it != ctx.datasets.end()) return &it->second;
-  const runtime::IoInfo& in0 = cached.session(0).inputs().at(0);
   const int limit = ctx.params.samples > 0 ? ctx.params.samples : std::numeric_limits<int>::max();
   ZP_ASSIGN_OR_RETURN(Dataset data, ctx.bundle.samples(task.name, in0, limit,
                                                        ctx.params.samples > 0 ? ctx.params.samples : kRandomSamples,
@@ -363,70 +379,48 @@ Expected<const Dataset*> chainInputs(BundleContext& ctx, const plan::TaskPlan& t
   return &ctx.datasets.emplace(task.name, std::move(data)).first->second;
 }
 
-// The cached chain against the reference on every sample, and top-1 accuracy when labelled.
-Status compareChains(const BundleRunParams& params, Chain& cached, Chain& reference, const Dataset& data,
-                     const std::string& where, TaskRunReport& r) {
+// The choice with the bundle's caches against the reference on `checked` samples
+// (top-1 accuracy when labelled), then `repeat` warm queries of the first timed.
+Expected<std::vector<TensorMap>> checkAndTime(BundleContext& ctx, ChainSetups& c, int checked, bool labelled,
+                                              TaskRunReport& r) {
+  ZP_ASSIGN_OR_RETURN(UnitRuns got, runUnits(c.cached, queriesOf(checked, std::max(0, ctx.params.repeat))));
+  ZP_ASSIGN_OR_RETURN(UnitRuns want, runUnits(c.reference, queriesOf(checked, 0)));
+  OutputDiff diff;
   int correct = 0;
-  for (size_t i = 0; i < data.samples.size(); ++i) {
-    ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(data.samples[i]));
-    ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(data.samples[i]));
-    for (const auto& [name, w] : want) {
-      auto it = got.find(name);
-      if (it == got.end() || it->second.shape != w.shape)
-        return makeError("{}: output '{}' differs in presence or shape from the reference", where, name);
-      auto gv = it->second.toF32(), wv = w.toF32();
-      for (size_t k = 0; k < wv.size(); ++k) {
-        const double d = std::abs(static_cast<double>(gv[k]) - wv[k]);
-        r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
-        r.refScale = std::max(r.refScale, std::abs(static_cast<double>(wv[k])));
-      }
-    }
-    if (!data.labels.empty()) {
-      const auto& last = cached.session(cached.units.size() - 1).outputs().at(0).name;
-      correct += argmax(got.at(last)) == data.labels[i];
-    }
+  for (size_t i = 0; i < static_cast<size_t>(checked); ++i) {
+    diff.add(got.served.outputs.at(i), want.served.outputs.at(i));
+    correct += got.served.queries[i].correct;
   }
-  r.match = r.maxAbsDiff <= params.tolerance * std::max(1.0, r.refScale);
-  if (!data.labels.empty()) r.accuracy = static_cast<double>(correct) / static_cast<double>(data.samples.size());
-  return {};
-}
-
-// Latency: one untimed run, then the median of `repeat` runs of the chain.
-Expected<double> timeChain(Chain& cached, const Tensor& input, int repeat) {
-  ZP_TRY(cached.run(input));
-  std::vector<double> ms;
-  for (int k = 0; k < repeat; ++k) {
-    auto t0 = SteadyClock::now();
-    ZP_TRY(cached.run(input));
-    ms.push_back(msSince(t0));
+  r.maxAbsDiff = diff.maxAbsDiff;
+  r.refScale = diff.refScale;
+  r.match = diff.within(ctx.params.tolerance);
+  if (labelled) r.accuracy = static_cast<double>(correct) / checked;
+  if (ctx.params.repeat > 0) r.measuredMs = medianLatencyMs(got.served, static_cast<size_t>(checked));
+  for (const auto& l : got.loads) {
+    r.cacheHits += l.cacheHits;
+    r.cacheFallbacks += l.cacheFallbacks;
+    for (const auto& w : l.warnings) ctx.warn(w);
   }
-  return median(std::move(ms));
+  got.served.outputs.resize(static_cast<size_t>(checked));
+  return std::move(got.served.outputs);
 }
 
 // The chain on the user's --input: checked against the reference and timed; the
 // plan's own choice saves its outputs with --save-outputs.
-Expected<TaskRunReport> runOnUserInput(BundleContext& ctx, const fs::path& file, const Tensor& x, bool save,
-                                       Chain& cached, Chain& reference, TaskRunReport& r) {
-  const runtime::IoInfo& in0 = cached.session(0).inputs().at(0);
+Status runOnUserInput(BundleContext& ctx, const fs::path& file, const Tensor& x, bool save, ChainSetups& c,
+                      const runtime::IoInfo& in0, TaskRunReport& r) {
   if (auto why = inputMismatch(in0, x)) return makeError("{}: --input {}: {}", file.string(), r.task, *why);
-  ZP_ASSIGN_OR_RETURN(TensorMap got, cached.run(x));
-  ZP_ASSIGN_OR_RETURN(TensorMap want, reference.run(x));
-  OutputDiff diff;
-  diff.add(got, want);
-  r.maxAbsDiff = diff.maxAbsDiff;
-  r.refScale = diff.refScale;
-  r.match = diff.within(ctx.params.tolerance);
+  setTask(c, r.task, {TensorMap{{in0.name, x}}}, {});
   r.inputs = file.string();
   r.samples = 1;
+  ZP_ASSIGN_OR_RETURN(auto outputs, checkAndTime(ctx, c, 1, false, r));
   if (save && ctx.saved)
-    for (const auto& [name, t] : got) ZP_TRY(runtime::writeNpy(ctx.saved->path() / npyFileName(r.task + "." + name), t));
-  if (ctx.params.repeat > 0) {
-    ZP_ASSIGN_OR_RETURN(r.measuredMs, timeChain(cached, x, ctx.params.repeat));
-  }
-  return r;
+    for (const auto& [name, t] : outputs.at(0))
+      ZP_TRY(runtime::writeNpy(ctx.saved->path() / npyFileName(r.task + "." + name), t));
+  return {};
 }
 
-// One task: one system's choice chained through the runtime, checked and timed.
+// One task: one system's choice run through the executor, checked and timed.
 Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const plan::ServedSystem& system) {
   const plan::TaskPlan& task = ctx.plan->stitch->tasks[taskIndex];
   TaskRunReport r;
@@ -451,23 +445,25 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const plan
   if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel.placement.size()) != task.positions)
     return makeError("{}: combination '{}' and placement of {} processors for {} positions", where, sel.combination,
                      sel.placement.size(), task.positions);
-  Chain cached, reference;
-  // A cold start first, before any other load reads these files.
-  if (ctx.params.cold) ZP_TRY(coldStartChain(ctx, *ctx.plan, task, variants, sel.placement, where, cached, r));
+  ChainSetups c;
   for (int pos = 0; pos < task.positions; ++pos)
-    ZP_TRY(loadPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel.placement[static_cast<size_t>(pos)],
-                        where, cached, reference, r, ctx.params.cold));
-  if (auto user = ctx.userInputs.find(task.name); user != ctx.userInputs.end())
-    return runOnUserInput(ctx, user->second.first, user->second.second, system.name == ctx.plan->stitch->chosenSystem,
-                          cached, reference, r);
-  ZP_ASSIGN_OR_RETURN(const Dataset* inputs, chainInputs(ctx, task, cached));
-  const Dataset& data = *inputs;
-  r.inputs = data.source;
-  r.samples = static_cast<int>(data.samples.size());
-  ZP_TRY(compareChains(ctx.params, cached, reference, data, where, r));
-  if (ctx.params.repeat > 0) {
-    ZP_ASSIGN_OR_RETURN(r.measuredMs, timeChain(cached, data.samples.front(), ctx.params.repeat));
+    ZP_TRY(addPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel.placement[static_cast<size_t>(pos)],
+                       where, c, r));
+  ZP_ASSIGN_OR_RETURN(const runtime::IoInfo in0, ctx.bundle.firstInput(*c.units.front()));
+  // A cold start first, before any other load reads these files.
+  if (ctx.params.cold) ZP_TRY(coldStart(ctx, c, in0, r));
+  if (auto user = ctx.userInputs.find(task.name); user != ctx.userInputs.end()) {
+    ZP_TRY(runOnUserInput(ctx, user->second.first, user->second.second,
+                          system.name == ctx.plan->stitch->chosenSystem, c, in0, r));
+    return r;
   }
+  ZP_ASSIGN_OR_RETURN(const Dataset* data, taskInputs(ctx, task, in0));
+  std::vector<TensorMap> samples;
+  for (const auto& x : data->samples) samples.push_back(TensorMap{{in0.name, x}});
+  setTask(c, task.name, samples, data->labels);
+  r.inputs = data->source;
+  r.samples = static_cast<int>(samples.size());
+  ZP_TRY(checkAndTime(ctx, c, r.samples, !data->labels.empty(), r));
   return r;
 }
 
@@ -519,13 +515,13 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
     return makeError("{}: the plan has no stitch, MTS, operator-placement or concurrent section to run",
                      bundle.planFile());
   ZP_TRY(checkStitchOptions(params, plan));
-  BundleContext ctx{params, bundle, {}, &plan, {}, {}, {}, {}, {}};
+  ZP_ASSIGN_OR_RETURN(auto processors, bundle.processors(plan.stitch->processors));
+  BundleContext ctx{params, bundle, std::move(processors), &plan, {}, {}, {}, {}, {}};
   ctx.res.legend = {
       "accuracy: top-1 on the samples run (all of the task's dataset unless --samples); planned: the plan's figure",
-      "measured: median of warm runs of the chained sessions on this host; predicted: the plan's latency on its "
-      "processors",
+      "measured: median of warm queries run one at a time through the executor, each position on its processor's "
+      "pinned worker; predicted: the plan's latency on its processors",
       "match: outputs with the bundle's weight caches equal the same subgraphs run without caches"};
-  for (const auto& p : plan.stitch->processors) ctx.procs[p.name] = &p;
   ZP_ASSIGN_OR_RETURN(const auto systems, selectSystems(plan.stitch->systems, plan.stitch->chosenSystem, params.compare));
   ZP_TRY(readUserInputs(ctx));
   for (const auto* sys : systems) ctx.res.systems.push_back({sys->name, sys->description});

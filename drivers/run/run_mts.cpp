@@ -5,6 +5,7 @@
 // own model alone otherwise. Per member task: top-1 accuracy of its outputs,
 // its outputs against its own model run without caches, and the warm run time
 // of the unit it ran in on its pinned processor beside the plan's measured one.
+// Every run goes through the executor one query at a time (drivers/run/unit_runs.h).
 #include <algorithm>
 #include <limits>
 
@@ -13,6 +14,7 @@
 #include "drivers/run/mts_units.h"
 #include "drivers/run/run_bundle.h"
 #include "drivers/run/serve_system.h"
+#include "drivers/run/unit_runs.h"
 #include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/placed_executor.h"
 #include "libplan/util/stats.h"
@@ -41,25 +43,40 @@ struct MemberRun {
   }
 };
 
-// The unit of `unit` on processor p as the executor loads it (warm from its weight cache, or cold).
-Expected<runtime::serve::LoadedUnit> loadOn(Bundle& bundle, const plan::Unit& unit, int p, const Processor& proc) {
+// The unit on processor p as the executor loads it (warm from its weight cache,
+// or cold), and the reference: a member's own model without caches there.
+Expected<runtime::serve::SubgraphFiles> filesOn(Bundle& bundle, const plan::Unit& unit, int p, const Processor& proc) {
   ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(bundle, unit, p, proc));
-  ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit(slot.files, runtime::serve::sessionOptions(proc)));
-  return std::move(loaded.unit);
+  return slot.files;
 }
 
-// The reference: the member's own model without caches, on the same processor's engine.
-Expected<std::unique_ptr<runtime::Session>> ownReference(Bundle& bundle, const plan::Unit& unit, const Processor& proc) {
+Expected<runtime::serve::SubgraphFiles> ownReference(Bundle& bundle, const plan::Unit& unit) {
   ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(unit));
-  return runtime::Session::load(model, runtime::serve::sessionOptions(proc));
+  return runtime::serve::SubgraphFiles{model, {}};
 }
 
-Expected<double> warmMs(runtime::serve::LoadedUnit& unit, const Processor& proc, const TensorMap& inputs, int repeat) {
-  if (repeat <= 0) return 0.0;
-  runtime::Session* session = unit.plainSession();
-  if (!session) return makeError("an MTS unit is run as one session");
-  ZP_ASSIGN_OR_RETURN(auto stats, runtime::serve::measureOnProcessor(*session, proc, inputs, 1, repeat));
-  return stats.medianMs;
+// A setup of one slot per unit on processor p, and a task per slot that runs it on `samples`.
+UnitRunSetup oneSlotEach(const std::vector<Processor>& processors, int p,
+                         std::vector<runtime::serve::SubgraphFiles> files,
+                         const std::vector<std::vector<TensorMap>>& samples) {
+  UnitRunSetup s;
+  s.processors = processors;
+  s.files = std::move(files);
+  for (const auto& f : s.files) s.slots.push_back({f.model.filename().string(), p, 0, true});
+  for (size_t k = 0; k < samples.size(); ++k) {
+    const int slot = static_cast<int>(std::min(k, s.files.size() - 1));
+    s.tasks.push_back({fmt::format("member {}", k), {slot}, kUnboundedMs, true, samples[k], {}});
+  }
+  return s;
+}
+
+// Every sample of every task of the setup, then `repeat` warm runs of task 0's first.
+std::vector<UnitQuery> everySample(const std::vector<std::vector<TensorMap>>& samples, int repeat) {
+  std::vector<UnitQuery> q;
+  for (size_t k = 0; k < samples.size(); ++k)
+    for (size_t i = 0; i < samples[k].size(); ++i) q.push_back({static_cast<int>(k), static_cast<int>(i)});
+  for (int r = 0; r < repeat; ++r) q.push_back({0, 0});
+  return q;
 }
 
 struct MtsRun {
@@ -98,27 +115,39 @@ Status runStitched(MtsRun& c, const plan::MtsSystem& sys, size_t u, int p, std::
   const auto& g = c.units.mts->units[u];
   const auto& s = c.units.samples[u];
   const Processor& proc = c.units.processors[static_cast<size_t>(p)];
-  ZP_ASSIGN_OR_RETURN(auto unit, loadOn(c.bundle, *c.units.groups[u], p, proc));
+  ZP_ASSIGN_OR_RETURN(auto files, filesOn(c.bundle, *c.units.groups[u], p, proc));
+  std::vector<runtime::serve::SubgraphFiles> own;
+  std::vector<std::vector<TensorMap>> stitched(g.members.size());  // per member, per sample
   std::vector<MemberRun> runs;
-  for (size_t k = 0; k < g.members.size(); ++k)
-    runs.push_back(startMember(sys, g.members[k], s, k, c.units.groups[u]->id.str(), proc.name,
-                               g.stitchedMs[static_cast<size_t>(p)]));
   for (size_t k = 0; k < g.members.size(); ++k) {
     const auto& b = g.members[k];
-    ZP_ASSIGN_OR_RETURN(auto own, ownReference(c.bundle, *c.units.members[u][k], proc));
+    runs.push_back(startMember(sys, b, s, k, c.units.groups[u]->id.str(), proc.name,
+                               g.stitchedMs[static_cast<size_t>(p)]));
+    ZP_ASSIGN_OR_RETURN(auto ref, ownReference(c.bundle, *c.units.members[u][k]));
+    own.push_back(std::move(ref));
     for (size_t i = 0; i < s.members[k].size(); ++i) {
       // Every sample of this member, the other members' inputs from their own samples.
       TensorMap in = s.stitched[i % s.stitched.size()];
       in.insert_or_assign(b.stitchedInput, s.members[k][i].at(b.input));  // tensors share storage: no copy
-      ZP_ASSIGN_OR_RETURN(TensorMap all, unit.run(in));
-      ZP_ASSIGN_OR_RETURN(TensorMap want, own->run(s.members[k][i]));
-      TensorMap got;
-      for (size_t j = 0; j < b.outputs.size(); ++j)
-        if (auto it = all.find(b.stitchedOutputs[j]); it != all.end()) got.emplace(b.outputs[j], it->second);
-      runs[k].score(got, want, b.outputs.front(), s.labels[k], i);
+      stitched[k].push_back(std::move(in));
     }
   }
-  ZP_ASSIGN_OR_RETURN(const double ms, warmMs(unit, proc, s.stitched.front(), c.params.repeat));
+  ZP_ASSIGN_OR_RETURN(UnitRuns got, runUnits(oneSlotEach(c.units.processors, p, {files}, stitched),
+                                             everySample(stitched, c.params.repeat)));
+  ZP_ASSIGN_OR_RETURN(UnitRuns want, runUnits(oneSlotEach(c.units.processors, p, own, s.members),
+                                              everySample(s.members, 0)));
+  size_t q = 0;
+  for (size_t k = 0; k < g.members.size(); ++k) {
+    const auto& b = g.members[k];
+    for (size_t i = 0; i < s.members[k].size(); ++i, ++q) {
+      const TensorMap& all = got.served.outputs[q];
+      TensorMap got1;
+      for (size_t j = 0; j < b.outputs.size(); ++j)
+        if (auto it = all.find(b.stitchedOutputs[j]); it != all.end()) got1.emplace(b.outputs[j], it->second);
+      runs[k].score(got1, want.served.outputs[q], b.outputs.front(), s.labels[k], i);
+    }
+  }
+  const double ms = c.params.repeat > 0 ? medianLatencyMs(got.served, q) : 0;
   for (auto& m : runs) {
     finishMember(m, ms, kStitchedTolerance);
     out.push_back(std::move(m.report));
@@ -134,16 +163,17 @@ Status runMembers(MtsRun& c, const plan::MtsSystem& sys, size_t u, int p, std::v
   for (size_t k = 0; k < g.members.size(); ++k) {
     const auto& b = g.members[k];
     const plan::Unit& mu = *c.units.members[u][k];
-    ZP_ASSIGN_OR_RETURN(auto unit, loadOn(c.bundle, mu, p, proc));
-    ZP_ASSIGN_OR_RETURN(auto own, ownReference(c.bundle, mu, proc));
+    ZP_ASSIGN_OR_RETURN(auto files, filesOn(c.bundle, mu, p, proc));
+    ZP_ASSIGN_OR_RETURN(auto own, ownReference(c.bundle, mu));
+    const std::vector<std::vector<TensorMap>> samples{s.members[k]};
+    ZP_ASSIGN_OR_RETURN(UnitRuns got, runUnits(oneSlotEach(c.units.processors, p, {files}, samples),
+                                               everySample(samples, c.params.repeat)));
+    ZP_ASSIGN_OR_RETURN(UnitRuns want, runUnits(oneSlotEach(c.units.processors, p, {own}, samples),
+                                                everySample(samples, 0)));
     MemberRun m = startMember(sys, b, s, k, mu.id.str(), proc.name, b.ms[static_cast<size_t>(p)]);
-    for (size_t i = 0; i < s.members[k].size(); ++i) {
-      ZP_ASSIGN_OR_RETURN(TensorMap got, unit.run(s.members[k][i]));
-      ZP_ASSIGN_OR_RETURN(TensorMap want, own->run(s.members[k][i]));
-      m.score(got, want, b.outputs.front(), s.labels[k], i);
-    }
-    ZP_ASSIGN_OR_RETURN(const double ms, warmMs(unit, proc, s.members[k].front(), c.params.repeat));
-    finishMember(m, ms, c.params.tolerance);
+    for (size_t i = 0; i < s.members[k].size(); ++i)
+      m.score(got.served.outputs[i], want.served.outputs[i], b.outputs.front(), s.labels[k], i);
+    finishMember(m, c.params.repeat > 0 ? medianLatencyMs(got.served, s.members[k].size()) : 0, c.params.tolerance);
     out.push_back(std::move(m.report));
   }
   return {};

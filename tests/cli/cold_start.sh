@@ -194,6 +194,7 @@ assert ran and r['ok'], r
 for t in ran:
     assert t['match'] and t['cold']['cold_ms'] > 0 and t['cold']['predicted_cold_ms'] > 0, t
     assert len(t['cold']['positions']) == len(t['processors'])
+    assert all(p['pipelined'] is not None and p['nodes'] and p['cold_ms'] > 0 for p in t['cold']['positions']), t
 " && pass "plan-run BUNDLE --cold: cold chains checked against the reference" || fail "plan-run BUNDLE --cold"
 # Served: the subgraphs with a cold section load following it (from their cold caches) when a query needs them.
 if "$BIN/plan-run" "$WORK/bundle" --serve --slo C13 --count 20 --rate 100 --calibration-rounds 0 \

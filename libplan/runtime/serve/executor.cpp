@@ -46,6 +46,8 @@ class Server {
   Status start();
   Status preload(bool warm);
   Expected<ServeResult> run(const ServeParams& params);
+  void setAfterRun(std::function<void(const ExecSlice&, LoadedUnit&)> f) { afterRun_ = std::move(f); }
+  void keepOutputs() { keepOutputs_ = true; }
 
  private:
   double nowMs() const { return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count(); }
@@ -66,6 +68,9 @@ class Server {
   // every output so far; empty before and after).
   std::vector<QueryRecord> records_;
   std::vector<TensorMap> values_;
+  bool keepOutputs_ = false;
+  std::vector<TensorMap> outputs_;                // with keepOutputs_: per query, its last position's outputs
+  std::function<void(const ExecSlice&, LoadedUnit&)> afterRun_;
   std::vector<int> queueOf_;                      // setup task -> admission queue
   std::unique_ptr<std::atomic<int>[]> inFlight_;  // per queue: queries queued or running
   std::vector<std::vector<ExecSlice>> slices_;  // per processor, appended by its worker only
@@ -174,12 +179,16 @@ Status Server::runPositionOrFail(int query, int position) {
   auto outputs = lease.unit->run(inputs);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
   const std::string firstOutput = lease.unit->outputs().empty() ? "" : lease.unit->outputs()[0].name;
+  const ExecSlice run{ExecSlice::Kind::Run, proc, query, rec.task, position, slot, runStart, runEnd, runCpu};
+  if (outputs.ok() && afterRun_) afterRun_(run, *lease.unit);
   residency_->release(slot);
   if (!outputs.ok()) return makeError("subgraph '{}': {}", setup_.slots[static_cast<size_t>(slot)].name,
                                       outputs.error().message);
-  slices.push_back({ExecSlice::Kind::Run, proc, query, rec.task, position, slot, runStart, runEnd, runCpu});
+  slices.push_back(run);
+  const bool last = position + 1 == static_cast<int>(task.slots.size());
+  if (last && keepOutputs_) outputs_[static_cast<size_t>(query)] = *outputs;  // tensors share storage
   for (auto& [name, t] : *outputs) values[name] = std::move(t);
-  if (position + 1 < static_cast<int>(task.slots.size())) {
+  if (!last) {
     const int next = setup_.slots[static_cast<size_t>(task.slots[static_cast<size_t>(position + 1)])].processor;
     workers_[static_cast<size_t>(next)]->post([this, query, position] { runPosition(query, position + 1); });
     return {};
@@ -203,6 +212,7 @@ void Server::finish(int query, bool completed) {
 Expected<ServeResult> Server::run(const ServeParams& params) {
   records_.resize(trace_.arrivals.size());
   values_.resize(trace_.arrivals.size());
+  if (keepOutputs_) outputs_.resize(trace_.arrivals.size());
   for (size_t i = 0; i < trace_.arrivals.size(); ++i) {
     const auto& a = trace_.arrivals[i];
     auto& rec = records_[i];
@@ -223,6 +233,12 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     const size_t i = dispatched;
     std::this_thread::sleep_until(t0_ + std::chrono::nanoseconds(static_cast<int64_t>(trace_.arrivals[i].timeMs * 1e6)));
     auto& rec = records_[i];
+    if (params.closedLoop) {
+      std::unique_lock lock(doneMutex_);
+      doneCv_.wait(lock, [&] { return done_ == dispatched || failed_; });
+      if (failed_) break;
+      rec.arrivalMs = nowMs();
+    }
     const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
     auto& inFlight = inFlight_[static_cast<size_t>(queueOf_[static_cast<size_t>(rec.task)])];
     if (inFlight >= params.maxQueuedPerTask) {
@@ -277,6 +293,7 @@ ServeResult Server::collect() {
   r.evictions = residency_->evictions();
   r.overBudgetLoads = residency_->overBudgetLoads();
   r.preloadMs = preloadMs_;
+  r.outputs = std::move(outputs_);
   return r;
 }
 
@@ -343,6 +360,8 @@ Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, con
   }
   resetPeakRss();
   Server server(setup, loader, trace, std::move(taskOf));
+  if (params.afterRun) server.setAfterRun(params.afterRun);
+  if (params.keepOutputs) server.keepOutputs();
   ZP_TRY(server.start());
   ZP_TRY(server.preload(params.warmPreloaded));
   return server.run(params);

@@ -7,6 +7,7 @@
 // other subgraphs under the memory budget, the load time counted in the query
 // that needed it.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,15 @@ struct ServeParams {
   // violation), so an overload holds a bounded number of queries' tensors, not
   // the whole backlog.
   int maxQueuedPerTask = kDefaultMaxQueuedPerTask;
+  // A run rather than a workload (plan-run BUNDLE checks and times units this
+  // way): each query is dispatched once the one before it has ended, no earlier
+  // than its trace time, and arrives when it is dispatched.
+  bool closedLoop = false;
+  // ServeResult::outputs: each completed query's last outputs.
+  bool keepOutputs = false;
+  // Called on the processor's worker after each run, with the unit that ran
+  // while it is still resident (e.g. to read a cold-loaded session's report).
+  std::function<void(const ExecSlice& run, LoadedUnit& unit)> afterRun = {};
 };
 
 // Indices, processors, cores and the preload budget; a one-line error otherwise.

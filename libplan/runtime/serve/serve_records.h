@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/runtime/tensor.h"
 #include "libplan/util/json.h"
 #include "libplan/util/query_summary.h"
 
@@ -46,6 +47,8 @@ struct ServeResult {
   int64_t peakResidentBytes = 0;                      // the residency manager's count (slot bytes)
   int loads = 0, evictions = 0, overBudgetLoads = 0;  // while serving (preloads not counted)
   double preloadMs = 0;                               // loading the preload set, before serving
+  // With ServeParams::keepOutputs, per query: the outputs of its last position (empty: it did not complete).
+  std::vector<TensorMap> outputs;
 };
 
 // The summary of the records (the same definition as the simulator's prediction).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/executor.h"
@@ -89,6 +90,42 @@ TEST(Executor, AFrameChainFeedsEachLaterDnnItsOwnInput) {
   // A stage that starts no later DNN is a mistake in the setup.
   t.setup.tasks[0].stages = {{4, b.samples}};
   EXPECT_FALSE(serve(t.setup, loader, *generateArrivals(p)).ok());
+}
+
+// A run rather than a workload: every arrival at time 0, yet each query starts
+// after the one before it ended; each keeps its last outputs, equal to a plain
+// sequential run's; the hook sees every run with its unit.
+TEST(Executor, AClosedLoopRunsOneQueryAtATimeAndKeepsItsOutputs) {
+  auto t = twoTasks(2);
+  testing::InMemoryLoader loader(t.texts);
+  ArrivalTrace trace{{"a", "b"}, {}};
+  for (int i = 0; i < 6; ++i) trace.arrivals.push_back({0.0, i % 2, i / 2});
+  ServeParams params;
+  params.closedLoop = true;
+  params.keepOutputs = true;
+  std::mutex mu;
+  std::vector<std::pair<int, int>> seen;  // (query, position)
+  params.afterRun = [&](const ExecSlice& run, LoadedUnit& unit) {
+    ASSERT_TRUE(unit);
+    std::lock_guard lock(mu);
+    seen.push_back({run.query, run.position});
+  };
+  auto r = serve(t.setup, loader, trace, params);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->outputs.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    const auto& q = r->queries[i];
+    EXPECT_TRUE(q.completed && q.correct) << "query " << i;
+    if (i > 0) EXPECT_GE(q.arrivalMs, r->queries[i - 1].finishMs) << "query " << i << " overlapped the one before";
+    const std::string out = i % 2 ? "yb" : "ya";
+    ASSERT_EQ(r->outputs[i].count(out), 1u) << "query " << i;
+    const auto v = r->outputs[i].at(out).toF32();
+    EXPECT_EQ(std::max_element(v.begin(), v.end()) - v.begin(), q.label);
+  }
+  std::sort(seen.begin(), seen.end());
+  std::vector<std::pair<int, int>> all;
+  for (int q = 0; q < 6; ++q) all.insert(all.end(), {{q, 0}, {q, 1}});
+  EXPECT_EQ(seen, all);
 }
 
 TEST(Executor, TwoProcessorsRunDifferentTasksAtTheSameTime) {
