@@ -139,14 +139,14 @@ Expected<Dataset> Bundle::samples(const std::string& task, const runtime::IoInfo
   return d;
 }
 
-Expected<runtime::IoInfo> Bundle::firstInput(const plan::Unit& unit) {
+Expected<std::vector<runtime::IoInfo>> Bundle::inputs(const plan::Unit& unit) {
   ZP_ASSIGN_OR_RETURN(const fs::path model, this->model(unit));
-  if (auto it = firstInputs_.find(model); it != firstInputs_.end()) return it->second;
+  if (auto it = inputs_.find(model); it != inputs_.end()) return it->second;
   runtime::SessionOptions so;
   so.checkModel = false;
   ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(model, so));
   if (session->inputs().empty()) return makeError("{}: the model has no inputs", model.string());
-  return firstInputs_.emplace(model, session->inputs().front()).first->second;
+  return inputs_.emplace(model, session->inputs()).first->second;
 }
 
 Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bundle, const plan::Unit& unit) {

@@ -53,8 +53,8 @@ class Bundle {
   Expected<Dataset> samples(const std::string& task, const runtime::IoInfo& input, int limit, int randomCount,
                             uint64_t seed);
 
-  // The unit's first input as the runtime sees it (its model loaded once, unchecked).
-  Expected<runtime::IoInfo> firstInput(const plan::Unit& unit);
+  // The unit's inputs as the runtime sees them (its model loaded once, unchecked).
+  Expected<std::vector<runtime::IoInfo>> inputs(const plan::Unit& unit);
 
   // What reading the bundle found worth telling (each once, in order).
   const std::vector<std::string>& notes() const { return notes_; }
@@ -66,7 +66,7 @@ class Bundle {
   plan::Plan plan_;
   std::map<std::string, std::string> artifactSha_;  // manifest: path -> sha256
   std::set<std::filesystem::path> verified_;        // models whose hash was checked, caches compared
-  std::map<std::filesystem::path, runtime::IoInfo> firstInputs_;
+  std::map<std::filesystem::path, std::vector<runtime::IoInfo>> inputs_;
   bool zooRead_ = false;
   std::optional<zoo::Zoo> zoo_;
   std::vector<std::string> notes_;

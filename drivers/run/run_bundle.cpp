@@ -449,7 +449,8 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const plan
   for (int pos = 0; pos < task.positions; ++pos)
     ZP_TRY(addPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel.placement[static_cast<size_t>(pos)],
                        where, c, r));
-  ZP_ASSIGN_OR_RETURN(const runtime::IoInfo in0, ctx.bundle.firstInput(*c.units.front()));
+  ZP_ASSIGN_OR_RETURN(const auto inputs, ctx.bundle.inputs(*c.units.front()));
+  const runtime::IoInfo& in0 = inputs.front();
   // A cold start first, before any other load reads these files.
   if (ctx.params.cold) ZP_TRY(coldStart(ctx, c, in0, r));
   if (auto user = ctx.userInputs.find(task.name); user != ctx.userInputs.end()) {

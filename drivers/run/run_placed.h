@@ -1,12 +1,12 @@
-// plan-run BUNDLE_DIR for a bundle of an operator-placement plan: the model the
-// plan places runs with each operator on its processor's pinned worker
-// (runtime/serve/placed_executor.h: one worker per processor pinned to its cores,
+// plan-run BUNDLE_DIR for a bundle of an operator-placement plan: the placed
+// unit runs through the serving executor like any unit (drivers/run/unit_runs.h),
+// each operator on its processor's pinned worker (runtime/serve/placed_executor.h:
 // independent branches at the same time, tensors handed over in shared memory),
 // each processor's session with its kernel policy, GEMM library, threads and the
 // bundle's weight cache for that policy. Its outputs are checked against the
 // whole model run on the plan's first processor alone; its measured latency
-// (median of warm runs) is reported beside the plan's prediction, and so is each
-// processor's alone (the plan's "<processor>-only" baselines).
+// (median of warm queries) is reported beside the plan's prediction, and so is
+// each processor's alone (the plan's "<processor>-only" baselines).
 #pragma once
 #include <filesystem>
 #include <string>

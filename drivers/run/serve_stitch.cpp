@@ -95,7 +95,8 @@ Status readSamples(StitchServe& c) {
   for (const auto& t : c.st.tasks) {
     const auto& g = t.subgraphs.front();  // position 0 (sorted by position)
     ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(plan::UnitId::subgraph(t.name, g.position, g.variant)));
-    ZP_ASSIGN_OR_RETURN(const runtime::IoInfo in, c.bundle.firstInput(*unit));
+    ZP_ASSIGN_OR_RETURN(const auto inputs, c.bundle.inputs(*unit));
+    const runtime::IoInfo& in = inputs.front();
     ZP_ASSIGN_OR_RETURN(Dataset d, c.bundle.samples(t.name, in, c.params.samples, c.params.samples, c.params.seed));
     std::vector<runtime::TensorMap> maps;
     for (auto& x : d.samples) maps.push_back(runtime::TensorMap{{in.name, std::move(x)}});

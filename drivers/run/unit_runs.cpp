@@ -19,9 +19,19 @@ class RecordingLoader : public runtime::serve::SubgraphLoader {
   Expected<runtime::serve::LoadedSubgraph> load(int slot, const runtime::serve::ServeSlot&,
                                                 const runtime::SessionOptions& options) override {
     ZP_ASSIGN_OR_RETURN(auto loaded, runtime::serve::loadUnit(files_.at(static_cast<size_t>(slot)), options));
-    const runtime::Session& s = loaded.unit.session();
+    SlotLoadStats stats;
+    auto add = [&](const runtime::Session& s) {
+      stats.cacheHits += s.loadStats().cacheHits;
+      stats.cacheFallbacks += s.loadStats().cacheFallbacks;
+      stats.warnings.insert(stats.warnings.end(), s.warnings().begin(), s.warnings().end());
+    };
+    if (const auto* placed = loaded.unit.placed()) {
+      for (int p = 0; p < placed->program().processors(); ++p) add(placed->program().session(p));
+    } else {
+      add(loaded.unit.session());
+    }
     std::lock_guard lock(mutex_);
-    stats_[static_cast<size_t>(slot)] = {s.loadStats().cacheHits, s.loadStats().cacheFallbacks, s.warnings()};
+    stats_[static_cast<size_t>(slot)] = std::move(stats);
     return loaded;
   }
 
@@ -58,9 +68,14 @@ Expected<UnitRuns> runUnits(const UnitRunSetup& setup, const std::vector<UnitQue
   return UnitRuns{std::move(served), loader.stats()};
 }
 
-double medianLatencyMs(const runtime::serve::ServeResult& served, size_t from) {
+std::vector<double> latenciesMs(const runtime::serve::ServeResult& served, size_t from, size_t to) {
   std::vector<double> ms;
-  for (size_t i = from; i < served.queries.size(); ++i) ms.push_back(served.queries[i].latencyMs);
+  for (size_t i = from; i < std::min(to, served.queries.size()); ++i) ms.push_back(served.queries[i].latencyMs);
+  return ms;
+}
+
+double medianLatencyMs(const runtime::serve::ServeResult& served, size_t from) {
+  auto ms = latenciesMs(served, from, served.queries.size());
   return ms.empty() ? 0.0 : median(std::move(ms));
 }
 

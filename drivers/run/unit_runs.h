@@ -36,7 +36,7 @@ struct UnitRunParams {
   std::function<void(const runtime::serve::ExecSlice&, runtime::serve::LoadedUnit&)> afterRun = {};
 };
 
-struct SlotLoadStats {
+struct SlotLoadStats {  // summed over an operator-placed unit's sessions
   int cacheHits = 0, cacheFallbacks = 0;
   std::vector<std::string> warnings;
 };
@@ -49,8 +49,8 @@ struct UnitRuns {
 Expected<UnitRuns> runUnits(const UnitRunSetup& setup, const std::vector<UnitQuery>& queries,
                             const UnitRunParams& params = {});
 
-// The median latency of the queries from index `from` on (warm runs timed after
-// the checked ones).
+// The latencies of the queries [from, to) (warm runs timed after the checked ones).
+std::vector<double> latenciesMs(const runtime::serve::ServeResult& served, size_t from, size_t to);
 double medianLatencyMs(const runtime::serve::ServeResult& served, size_t from);
 
 // A task's latency bound in these runs: none (they measure, they do not judge).

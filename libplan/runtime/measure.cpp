@@ -29,12 +29,14 @@ Status evictFromPageCache(const fs::path& path) {
   return {};
 }
 
-TensorMap randomInputs(const Session& session, uint64_t seed) {
+TensorMap randomInputs(const std::vector<IoInfo>& inputs, uint64_t seed) {
   TensorMap m;
   uint64_t k = 0;
-  for (const auto& io : session.inputs()) m[io.name] = randomInput(io, seed + k++);
+  for (const auto& io : inputs) m[io.name] = randomInput(io, seed + k++);
   return m;
 }
+
+TensorMap randomInputs(const Session& session, uint64_t seed) { return randomInputs(session.inputs(), seed); }
 
 Expected<WarmStats> measureWarm(Session& session, const TensorMap& inputs, int repeat, bool warmup) {
   if (warmup) { ZP_TRY(session.run(inputs)); }

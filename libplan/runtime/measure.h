@@ -48,6 +48,7 @@ Expected<std::pair<ColdStats, std::unique_ptr<Session>>> measureCold(
 
 // Random inputs for every model input (seed + input index).
 TensorMap randomInputs(const Session& session, uint64_t seed = 0);
+TensorMap randomInputs(const std::vector<IoInfo>& inputs, uint64_t seed = 0);
 
 // --kernels argument: a policy name or a JSON file
 // ({"policy": "default", "nodes": {"conv1": "winograd"}} or {"conv1": "winograd"}).
