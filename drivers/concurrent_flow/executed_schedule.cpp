@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <tuple>
 
 #include "libplan/runtime/placed_program.h"
+#include "libplan/runtime/serve/executor.h"
 #include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/placed_executor.h"
 #include "libplan/util/stats.h"
@@ -147,6 +149,26 @@ std::vector<double> dnnLatencies(const std::vector<runtime::PlacedStepTiming>& s
 
 }  // namespace
 
+namespace {
+
+// The frame's one unit, loaded once before serving (its inputs make the query)
+// and handed to the executor when it preloads.
+class FrameLoader : public runtime::serve::SubgraphLoader {
+ public:
+  explicit FrameLoader(std::unique_ptr<runtime::serve::PlacedExecutor> exec) : exec_(std::move(exec)) {}
+  Expected<runtime::serve::LoadedSubgraph> load(int, const runtime::serve::ServeSlot&,
+                                                const runtime::SessionOptions&) override {
+    if (!exec_) return makeError("joined schedule: loaded once, asked again");
+    const int64_t bytes = runtime::serve::placedBytes(exec_->program());
+    return runtime::serve::LoadedSubgraph{runtime::serve::LoadedUnit(std::move(exec_)), bytes};
+  }
+
+ private:
+  std::unique_ptr<runtime::serve::PlacedExecutor> exec_;
+};
+
+}  // namespace
+
 Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& models, const ExecutionOrder& order,
                                            const std::vector<Processor>& processors,
                                            const ExecuteParams& ep) {
@@ -170,26 +192,41 @@ Expected<ExecutedSchedule> executeSchedule(const std::vector<ScheduledModel>& mo
   const std::vector<int> dnnOfStep = dnnOfSteps(first.nodes(), models);
   ExecutedSchedule out;
   out.handoffs = exec->program().handoffs();
-  for (int i = 0; i < ep.warmup; ++i) ZP_TRY(exec->run(inputs));
-  std::vector<double> walls, throughputs;
+  // Served as any unit: one query per round, one at a time, each profiled for its DNNs' ends.
+  runtime::serve::ServeSetup setup{processors, {{"joined schedule", 0, 0, true}}, {}, INT64_MAX};
+  setup.tasks.push_back({"frame", {0}, 1e9, true, {inputs}, {}});
+  runtime::serve::ArrivalTrace trace{{"frame"}, {}};
+  const int rounds = ep.warmup + std::max(1, ep.repeat);
+  for (int i = 0; i < rounds; ++i) trace.arrivals.push_back({0.0, 0, 0});
   std::vector<std::vector<double>> latencies(models.size());
-  for (int i = 0; i < ep.repeat; ++i) {
-    double wall = 0;
-    ZP_ASSIGN_OR_RETURN(out.outputs, exec->run(inputs, true, &wall));
-    walls.push_back(wall);
-    const auto lat = dnnLatencies(exec->program().lastProfile(), dnnOfStep, order.deps);
+  std::vector<double> throughputs;
+  runtime::serve::ServeParams sp;
+  sp.closedLoop = true;
+  sp.keepOutputs = true;
+  sp.profileRuns = true;
+  sp.warmPreloaded = false;
+  sp.afterRun = [&](const runtime::serve::ExecSlice& run, runtime::serve::LoadedUnit& unit) {
+    if (run.query < ep.warmup || !unit.placed()) return;
+    const auto lat = dnnLatencies(unit.placed()->program().lastProfile(), dnnOfStep, order.deps);
     double thr = 0;
     for (size_t d = 0; d < lat.size(); ++d) {
       latencies[d].push_back(lat[d]);
       thr += lat[d] > 0 ? 1000.0 / lat[d] : 0;
     }
     throughputs.push_back(thr);
-  }
+    if (run.query + 1 == rounds)
+      out.trace = runtime::serve::placedRunTrace(unit.placed()->program(), processors, "executed concurrent schedule");
+  };
+  FrameLoader loader(std::move(exec));
+  ZP_ASSIGN_OR_RETURN(auto served, runtime::serve::serve(setup, loader, trace, sp));
+  std::vector<double> walls;
+  for (size_t i = static_cast<size_t>(ep.warmup); i < served.queries.size(); ++i)
+    walls.push_back(served.queries[i].latencyMs);
   out.wall = runtime::warmStatsOf(walls);
   out.inputs = inputs;
+  out.outputs = std::move(served.outputs.back());
   for (const auto& l : latencies) out.dnnLatencyMs.push_back(median(l));
   out.throughput = median(throughputs);
-  out.trace = runtime::serve::placedRunTrace(exec->program(), processors, "executed concurrent schedule");
   return out;
 }
 

@@ -48,6 +48,7 @@ class Server {
   Expected<ServeResult> run(const ServeParams& params);
   void setAfterRun(std::function<void(const ExecSlice&, LoadedUnit&)> f) { afterRun_ = std::move(f); }
   void keepOutputs() { keepOutputs_ = true; }
+  void profileRuns() { profileRuns_ = true; }
 
  private:
   double nowMs() const { return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count(); }
@@ -68,7 +69,7 @@ class Server {
   // every output so far; empty before and after).
   std::vector<QueryRecord> records_;
   std::vector<TensorMap> values_;
-  bool keepOutputs_ = false;
+  bool keepOutputs_ = false, profileRuns_ = false;
   std::vector<TensorMap> outputs_;                // with keepOutputs_: per query, its last position's outputs
   std::function<void(const ExecSlice&, LoadedUnit&)> afterRun_;
   std::vector<int> queueOf_;                      // setup task -> admission queue
@@ -176,7 +177,7 @@ Status Server::runPositionOrFail(int query, int position) {
     inputs.emplace(io.name, it->second);
   }
   const double runStart = nowMs(), runStartCpu = threadCpuMs();
-  auto outputs = lease.unit->run(inputs);
+  auto outputs = lease.unit->run(inputs, profileRuns_);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
   const std::string firstOutput = lease.unit->outputs().empty() ? "" : lease.unit->outputs()[0].name;
   const ExecSlice run{ExecSlice::Kind::Run, proc, query, rec.task, position, slot, runStart, runEnd, runCpu};
@@ -362,6 +363,7 @@ Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, con
   Server server(setup, loader, trace, std::move(taskOf));
   if (params.afterRun) server.setAfterRun(params.afterRun);
   if (params.keepOutputs) server.keepOutputs();
+  if (params.profileRuns) server.profileRuns();
   ZP_TRY(server.start());
   ZP_TRY(server.preload(params.warmPreloaded));
   return server.run(params);

@@ -69,6 +69,8 @@ struct ServeParams {
   bool closedLoop = false;
   // ServeResult::outputs: each completed query's last outputs.
   bool keepOutputs = false;
+  // Every run profiled (its unit's lastProfile(), e.g. for afterRun to read).
+  bool profileRuns = false;
   // Called on the processor's worker after each run, with the unit that ran
   // while it is still resident (e.g. to read a cold-loaded session's report).
   std::function<void(const ExecSlice& run, LoadedUnit& unit)> afterRun = {};

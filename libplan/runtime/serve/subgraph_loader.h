@@ -34,7 +34,10 @@ class LoadedUnit {
 
   const std::vector<IoInfo>& inputs() const { return placed_ ? placed_->program().inputs() : session_->inputs(); }
   const std::vector<IoInfo>& outputs() const { return placed_ ? placed_->program().outputs() : session_->outputs(); }
-  Expected<TensorMap> run(const TensorMap& inputs) { return placed_ ? placed_->run(inputs) : session_->run(inputs); }
+  // `profile`: the run fills the session's (the program's) lastProfile().
+  Expected<TensorMap> run(const TensorMap& inputs, bool profile = false) {
+    return placed_ ? placed_->run(inputs, profile) : session_->run(inputs, RunOptions{profile, {}});
+  }
   // The session whose inputs and outputs the unit has (an operator-placed one: its first processor's).
   const Session& session() const { return placed_ ? placed_->program().session(0) : *session_; }
   Session* plainSession() { return session_.get(); }  // null for an operator-placed unit
