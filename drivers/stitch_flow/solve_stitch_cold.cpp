@@ -15,15 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every subgraph unit a feasible selection runs.
+// Every subgraph unit a feasible choice of the plan runs.
 std::set<plan::UnitId> chosenSubgraphs(const plan::StitchPlan& stitch) {
   std::set<plan::UnitId> labels;
-  for (const auto& t : stitch.tasks)
-    for (const auto& sel : t.selections) {
-      if (!sel.feasible) continue;
-      const auto variants = zoo::combinationVariants(sel.combination);
+  for (const auto& sel : plan::chosenSystem(stitch).selections)
+    for (const auto& c : sel.tasks) {
+      if (!c.feasible) continue;
+      const auto variants = zoo::combinationVariants(c.combination);
       for (size_t pos = 0; pos < variants.size(); ++pos)
-        labels.insert(plan::UnitId::subgraph(t.name, static_cast<int>(pos), variants[pos]));
+        labels.insert(plan::UnitId::subgraph(c.task, static_cast<int>(pos), variants[pos]));
     }
   return labels;
 }

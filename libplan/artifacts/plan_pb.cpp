@@ -58,6 +58,12 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
       cm->set_accuracy(c.accuracy);
       cm->set_accuracy_source(c.accuracySource);
       cm->set_latency_ms(c.latencyMs);
+      if (c.miss) {
+        auto* mm = cm->mutable_miss();
+        mm->set_combination(c.miss->combination);
+        mm->set_accuracy_short(c.miss->accuracyShort);
+        mm->set_latency_over_ms(c.miss->latencyOverMs);
+      }
     }
   }
 }
@@ -71,11 +77,13 @@ ServedSystem get(const planpb::ServedSystem& m) {
       sel.predicted = PredictedServing{pm.violation_rate(), pm.throughput_qps(), pm.judged(), pm.proven_best(),
                                        pm.violation_bound()};
     }
-    for (const auto& cm : sm.tasks())
-      sel.tasks.push_back(SystemTaskChoice{cm.task(), cm.combination(),
-                                           std::vector<std::string>(cm.placement().begin(), cm.placement().end()),
-                                           cm.feasible(), cm.accuracy(), cm.accuracy_source(),
-                                           cm.latency_ms()});
+    for (const auto& cm : sm.tasks()) {
+      SystemTaskChoice c{cm.task(), cm.combination(),
+                         std::vector<std::string>(cm.placement().begin(), cm.placement().end()),
+                         cm.feasible(), cm.accuracy(), cm.accuracy_source(), cm.latency_ms(), std::nullopt};
+      if (cm.has_miss()) c.miss = SloMiss{cm.miss().combination(), cm.miss().accuracy_short(), cm.miss().latency_over_ms()};
+      sel.tasks.push_back(std::move(c));
+    }
     s.selections.push_back(std::move(sel));
   }
   return s;
@@ -106,22 +114,6 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
     auto* tm = m->add_tasks();
     tm->set_name(t.name);
     tm->set_positions(t.positions);
-    for (const auto& sel : t.selections) {
-      auto* sm = tm->add_selections();
-      sm->set_slo(sel.slo);
-      sm->set_feasible(sel.feasible);
-      sm->set_combination(sel.combination);
-      sm->set_accuracy(sel.accuracy);
-      sm->set_accuracy_source(sel.accuracySource);
-      for (const auto& p : sel.placement) sm->add_placement(p);
-      sm->set_latency_ms(sel.latencyMs);
-      if (sel.miss) {
-        auto* mm = sm->mutable_miss();
-        mm->set_combination(sel.miss->combination);
-        mm->set_accuracy_short(sel.miss->accuracyShort);
-        mm->set_latency_over_ms(sel.miss->latencyOverMs);
-      }
-    }
     for (const auto& g : t.subgraphs) {
       auto* gm = tm->add_subgraphs();
       gm->set_position(g.position);
@@ -324,19 +316,6 @@ StitchPlan get(const planpb::StitchPlan& m) {
     TaskPlan t;
     t.name = tm.name();
     t.positions = tm.positions();
-    for (const auto& sm : tm.selections()) {
-      Selection sel;
-      sel.slo = sm.slo();
-      sel.feasible = sm.feasible();
-      sel.combination = sm.combination();
-      sel.accuracy = sm.accuracy();
-      sel.accuracySource = sm.accuracy_source();
-      sel.placement.assign(sm.placement().begin(), sm.placement().end());
-      sel.latencyMs = sm.latency_ms();
-      if (sm.has_miss())
-        sel.miss = SloMiss{sm.miss().combination(), sm.miss().accuracy_short(), sm.miss().latency_over_ms()};
-      t.selections.push_back(std::move(sel));
-    }
     for (const auto& g : tm.subgraphs())
       t.subgraphs.push_back(
           PlannedSubgraph{g.position(), g.variant(), g.processor(), g.memory_bytes(), g.latency_ms()});

@@ -56,16 +56,7 @@ Json toJson(const StitchPlan& s) {
   }
   j["tasks"] = Json::array();
   for (const auto& t : s.tasks) {
-    Json tj{{"name", t.name}, {"positions", t.positions}, {"selections", Json::array()}, {"subgraphs", Json::array()}};
-    for (const auto& sel : t.selections) {
-      Json sj{{"slo", sel.slo}, {"feasible", sel.feasible}, {"combination", sel.combination},
-              {"placement", sel.placement}, {"accuracy", sel.accuracy}, {"accuracy_source", sel.accuracySource},
-              {"latency_ms", latencyJson(sel.latencyMs)}};
-      if (sel.miss)
-        sj["miss"] = Json{{"combination", sel.miss->combination}, {"accuracy_short", sel.miss->accuracyShort},
-                          {"latency_over_ms", sel.miss->latencyOverMs}};
-      tj["selections"].push_back(sj);
-    }
+    Json tj{{"name", t.name}, {"positions", t.positions}, {"subgraphs", Json::array()}};
     for (const auto& g : t.subgraphs)
       tj["subgraphs"].push_back(Json{{"position", g.position}, {"variant", g.variant}, {"processor", g.processor},
                                      {"memory_bytes", g.memoryBytes}, {"latency_ms", g.latencyMs}});
@@ -99,16 +90,21 @@ Json toJson(const StitchPlan& s) {
     }
     j["workload"]["frames"] = std::move(frames);
   }
-  if (!s.systems.empty()) {
+  {
     j["systems"] = Json::array();
     for (const auto& sys : s.systems) {
       Json sj{{"name", sys.name}, {"description", sys.description}, {"selections", Json::array()}};
       for (const auto& sel : sys.selections) {
         Json tasks = Json::array();
-        for (const auto& c : sel.tasks)
-          tasks.push_back(Json{{"task", c.task}, {"combination", c.combination}, {"placement", c.placement},
-                               {"feasible", c.feasible}, {"accuracy", c.accuracy},
-                               {"accuracy_source", c.accuracySource}, {"latency_ms", latencyJson(c.latencyMs)}});
+        for (const auto& c : sel.tasks) {
+          Json cj{{"task", c.task}, {"combination", c.combination}, {"placement", c.placement},
+                  {"feasible", c.feasible}, {"accuracy", c.accuracy}, {"accuracy_source", c.accuracySource},
+                  {"latency_ms", latencyJson(c.latencyMs)}};
+          if (c.miss)
+            cj["miss"] = Json{{"combination", c.miss->combination}, {"accuracy_short", c.miss->accuracyShort},
+                              {"latency_over_ms", c.miss->latencyOverMs}};
+          tasks.push_back(std::move(cj));
+        }
         Json selj{{"slo", sel.slo}, {"tasks", tasks}};
         if (sel.predicted) {
           const auto& pr = *sel.predicted;
@@ -185,26 +181,15 @@ Expected<std::string> accuracySourceFrom(const JsonAt& j) {
   return source;
 }
 
-Expected<Selection> selectionFrom(const JsonAt& sj) {
-  Selection sel;
-  ZP_ASSIGN_OR_RETURN(sel.slo, sj.string("slo"));
-  ZP_ASSIGN_OR_RETURN(sel.feasible, sj.boolean("feasible"));
-  ZP_ASSIGN_OR_RETURN(JsonAt combination, sj.at("combination"));
-  ZP_ASSIGN_OR_RETURN(sel.combination, combinationId(combination));
-  ZP_ASSIGN_OR_RETURN(sel.placement, sj.strings("placement"));
-  ZP_ASSIGN_OR_RETURN(sel.accuracy, sj.number("accuracy", 0, 1));
-  ZP_ASSIGN_OR_RETURN(sel.accuracySource, accuracySourceFrom(sj));
-  ZP_ASSIGN_OR_RETURN(sel.latencyMs, latencyFrom(sj));
-  if (sj.has("miss")) {
-    ZP_ASSIGN_OR_RETURN(JsonAt mj, sj.at("miss"));
-    SloMiss miss;
-    ZP_ASSIGN_OR_RETURN(JsonAt mc, mj.at("combination"));
-    ZP_ASSIGN_OR_RETURN(miss.combination, combinationId(mc));
-    ZP_ASSIGN_OR_RETURN(miss.accuracyShort, mj.number("accuracy_short"));
-    ZP_ASSIGN_OR_RETURN(miss.latencyOverMs, mj.number("latency_over_ms"));
-    sel.miss = miss;
-  }
-  return sel;
+Expected<std::optional<SloMiss>> missFrom(const JsonAt& cj) {
+  if (!cj.has("miss")) return std::optional<SloMiss>();
+  ZP_ASSIGN_OR_RETURN(JsonAt mj, cj.at("miss"));
+  SloMiss miss;
+  ZP_ASSIGN_OR_RETURN(JsonAt mc, mj.at("combination"));
+  ZP_ASSIGN_OR_RETURN(miss.combination, combinationId(mc));
+  ZP_ASSIGN_OR_RETURN(miss.accuracyShort, mj.number("accuracy_short"));
+  ZP_ASSIGN_OR_RETURN(miss.latencyOverMs, mj.number("latency_over_ms"));
+  return std::optional<SloMiss>(miss);
 }
 
 Expected<TaskPlan> taskFrom(const JsonAt& tj) {
@@ -212,11 +197,9 @@ Expected<TaskPlan> taskFrom(const JsonAt& tj) {
   ZP_ASSIGN_OR_RETURN(t.name, tj.id("name"));
   ZP_ASSIGN_OR_RETURN(int64_t positions, tj.integer("positions", 1, zoo::kMaxPositions));
   t.positions = static_cast<int>(positions);
-  ZP_ASSIGN_OR_RETURN(auto selections, tj.array("selections"));
-  for (const auto& sj : selections) {
-    ZP_ASSIGN_OR_RETURN(auto sel, selectionFrom(sj));
-    t.selections.push_back(std::move(sel));
-  }
+  if (tj.has("selections"))
+    return tj.error("selections: written by an older plan-solve (the plan's choice is now its chosen system's); "
+                    "re-run plan-solve");
   ZP_ASSIGN_OR_RETURN(auto subgraphs, tj.array("subgraphs"));
   for (const auto& g : subgraphs) {
     PlannedSubgraph sg;
@@ -281,6 +264,7 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
       ZP_ASSIGN_OR_RETURN(c.accuracy, cj.number("accuracy", 0, 1));
       ZP_ASSIGN_OR_RETURN(c.accuracySource, accuracySourceFrom(cj));
       ZP_ASSIGN_OR_RETURN(c.latencyMs, latencyFrom(cj));
+      ZP_ASSIGN_OR_RETURN(c.miss, missFrom(cj));
       sel.tasks.push_back(std::move(c));
     }
     if (selj.has("predicted")) {
@@ -386,15 +370,20 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     s.preload.push_back(std::move(ps));
   }
   if (root.has("workload")) { ZP_ASSIGN_OR_RETURN(s.workload, workloadFrom(root)); }
-  if (root.has("systems")) {
-    ZP_ASSIGN_OR_RETURN(auto systems, root.array("systems"));
-    for (const auto& sj : systems) {
-      ZP_ASSIGN_OR_RETURN(auto sys, systemFrom(sj));
-      s.systems.push_back(std::move(sys));
-    }
-    if (std::none_of(s.systems.begin(), s.systems.end(), [&](const ServedSystem& x) { return x.name == s.chosenSystem; }))
-      return root.error(fmt::format("chosen_system '{}' is none of its systems", s.chosenSystem));
+  ZP_ASSIGN_OR_RETURN(auto systems, root.array("systems"));
+  for (const auto& sj : systems) {
+    ZP_ASSIGN_OR_RETURN(auto sys, systemFrom(sj));
+    if (sys.selections.size() != s.slos.size())
+      return root.error(fmt::format("systems: '{}' has {} selections for {} SLO configurations", sys.name,
+                                    sys.selections.size(), s.slos.size()));
+    for (const auto& sel : sys.selections)
+      if (sel.tasks.size() != s.tasks.size())
+        return root.error(fmt::format("systems: '{}' under {} chooses for {} tasks of {}", sys.name, sel.slo,
+                                      sel.tasks.size(), s.tasks.size()));
+    s.systems.push_back(std::move(sys));
   }
+  if (std::none_of(s.systems.begin(), s.systems.end(), [&](const ServedSystem& x) { return x.name == s.chosenSystem; }))
+    return root.error(fmt::format("chosen_system '{}' is none of its systems", s.chosenSystem));
   return s;
 }
 

@@ -50,20 +50,6 @@ struct SloMiss {  // for an infeasible SLO: the closest variant and by how much 
   bool operator==(const SloMiss&) const = default;
 };
 
-// The plan's answer for one task under one SLO configuration: what plan-run
-// runs and serves (zooplan's choice; the other systems are for comparison).
-struct Selection {
-  std::string slo;          // configuration id
-  bool feasible = false;    // the plan predicts it meets the SLO
-  std::string combination;  // chosen stitched variant (when infeasible: the one that misses least)
-  std::vector<std::string> placement;  // position -> processor
-  double accuracy = 0;
-  std::string accuracySource;  // "measured" (zoo-profile measured it) | "estimated"
-  double latencyMs = 0;     // predicted for one query under `placement`
-  std::optional<SloMiss> miss;  // when infeasible: by how much `combination` misses
-  bool operator==(const Selection&) const = default;
-};
-
 // A subgraph on one processor (its file and hash: the plan's unit
 // subgraph:TASK/POSITION/VARIANT).
 struct PlannedSubgraph {
@@ -78,9 +64,8 @@ struct PlannedSubgraph {
 struct TaskPlan {
   std::string name;
   int positions = 0;
-  std::vector<Selection> selections;       // one per SLO configuration, in configuration order
-  // Every subgraph some selection (or some served system's choice) uses on the
-  // processor it runs on, by (position, variant, processor).
+  // Every subgraph some system's choice (or Algorithm 1's under the global
+  // order) uses on the processor it runs on, by (position, variant, processor).
   std::vector<PlannedSubgraph> subgraphs;
   bool operator==(const TaskPlan&) const = default;
 };
@@ -110,6 +95,7 @@ struct SystemTaskChoice {
   double accuracy = 0;                 // measured where zoo-profile measured it, else estimated
   std::string accuracySource;          // "measured" | "estimated"
   double latencyMs = 0;                // predicted for one query under `placement`
+  std::optional<SloMiss> miss;         // the plan's own choice, infeasible: by how much it misses
   bool operator==(const SystemTaskChoice&) const = default;
 };
 
@@ -153,7 +139,7 @@ struct StitchPlan {
   std::vector<SloConfiguration> slos;
   std::vector<TaskPlan> tasks;
   std::vector<PreloadSet> preload;
-  // The plan's selections are this system's choices (the others run with plan-run --compare).
+  // The plan's answer: this system's choices (the others run with plan-run --compare).
   std::string chosenSystem;
   std::vector<ServedSystem> systems;  // zooplan, Algorithm-1 and the six baselines
   // The batch the profile's latencies were measured at (symbolic batch dims
@@ -165,5 +151,8 @@ struct StitchPlan {
   std::optional<ServingWorkloadRecord> workload;
   bool operator==(const StitchPlan&) const = default;
 };
+
+// The system whose choices are the plan's answer (the reader checks it is there).
+const ServedSystem& chosenSystem(const StitchPlan& plan);
 
 }  // namespace zp::plan

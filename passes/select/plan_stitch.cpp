@@ -24,21 +24,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
-// The combination closest to missing the SLO `s` under placement `pl`, and by how much it misses.
-plan::Selection closestMiss(const TaskSpace& ts, const std::vector<std::string>& pl, const std::vector<int>& order,
-                            const plan::TaskSlo& s, TaskSearch& search, const SelectParams& params, int64_t* pick) {
-  *pick = search.closestMiss(order).combination;
-  const Candidate cand = ts.candidate(static_cast<uint64_t>(*pick));
-  double acc = decisionAccuracy(cand, params);
-  double lat = ts.latencyMs(cand, pl);
-  plan::Selection sel;
-  sel.feasible = false;
-  sel.combination = cand.id;
-  sel.accuracy = acc;
-  sel.latencyMs = lat;
-  sel.miss = plan::SloMiss{cand.id, std::max(0.0, s.accuracy - acc), std::max(0.0, lat - s.latencyMs)};
-  return sel;
-}
 
 // Adds (position, variant) on `proc` to the task's subgraphs unless there,
 // keeping them sorted by (position, variant, processor).
@@ -62,30 +47,23 @@ plan::TaskPlan taskPlan(const StitchSpace& space, size_t t, const std::vector<st
   plan::TaskPlan tp;
   tp.name = ts.name;
   tp.positions = ts.positions;
-  std::vector<std::string> pl(order.begin(), order.begin() + ts.positions);
   const std::vector<int> orderIdx = orderIndices(space, {order}).front();
   std::set<std::pair<int, std::string>> used;
   for (size_t c = 0; c < slos.size(); ++c) {
     const auto& s = slos[c].tasks.at(ts.name);
     const Pick& q = searches[c][t].fastestAccurate(orderIdx);
+    // Algorithm 1's pick under p*: the fastest accurate one when it meets the
+    // latency SLO (infeasible under p* although feasible under another order
+    // counts as infeasible here), else the closest miss.
     int64_t pick = -1;
-    plan::Selection sel;
-    // Infeasible under p* although feasible under another order counts as infeasible here.
     if (q.found() && q.value <= s.latencyMs) {
       pick = q.combination;
-      sel.feasible = true;
-      const Candidate cand = ts.candidate(static_cast<uint64_t>(pick));
-      sel.combination = cand.id;
-      sel.accuracy = decisionAccuracy(cand, params);
-      sel.latencyMs = q.value;
       if (*firstChosen < 0) *firstChosen = pick;
     } else {
-      sel = closestMiss(ts, pl, orderIdx, s, searches[c][t], params, &pick);
+      pick = searches[c][t].closestMiss(orderIdx).combination;
     }
-    sel.slo = slos[c].id;
     for (int p = 0; p < ts.positions; ++p)
       used.insert({p, ts.variants[static_cast<size_t>(ts.combinations().digit(static_cast<uint64_t>(pick), p))]});
-    tp.selections.push_back(std::move(sel));
   }
   for (const auto& [pos, variant] : used) addSubgraph(ts, pos, variant, order[static_cast<size_t>(pos)], tp);
   return tp;
@@ -189,29 +167,16 @@ bool meanBound(const std::vector<int>& order, std::vector<std::vector<TaskSearch
 
 void adoptChosenSystem(const StitchSpace& space, plan::StitchPlan& sp) {
   assert(!sp.systems.empty() && sp.systems.front().name == "zooplan");
-  const plan::ServedSystem& chosen = sp.systems.front();
+  plan::ServedSystem& chosen = sp.systems.front();
   sp.chosenSystem = chosen.name;
-  for (size_t t = 0; t < space.tasks.size(); ++t) {
-    const auto& ts = space.tasks[t];
-    auto& selections = sp.tasks[t].selections;
-    selections.clear();
-    for (size_t c = 0; c < chosen.selections.size(); ++c) {
-      const plan::SystemTaskChoice& ch = chosen.selections[c].tasks.at(t);
-      const plan::TaskSlo& slo = sp.slos.at(c).tasks.at(ts.name);
-      plan::Selection sel;
-      sel.slo = chosen.selections[c].slo;
-      sel.feasible = ch.feasible;
-      sel.combination = ch.combination;
-      sel.placement = ch.placement;
-      sel.accuracy = ch.accuracy;
-      sel.accuracySource = ch.accuracySource;
-      sel.latencyMs = ch.latencyMs;
-      if (!sel.feasible)
-        sel.miss = plan::SloMiss{ch.combination, std::max(0.0, slo.accuracy - sel.accuracy),
-                                 std::max(0.0, sel.latencyMs - slo.latencyMs)};
-      selections.push_back(std::move(sel));
+  for (size_t c = 0; c < chosen.selections.size(); ++c)
+    for (size_t t = 0; t < space.tasks.size(); ++t) {
+      plan::SystemTaskChoice& ch = chosen.selections[c].tasks.at(t);
+      const plan::TaskSlo& slo = sp.slos.at(c).tasks.at(space.tasks[t].name);
+      if (!ch.feasible)
+        ch.miss = plan::SloMiss{ch.combination, std::max(0.0, slo.accuracy - ch.accuracy),
+                                std::max(0.0, ch.latencyMs - slo.latencyMs)};
     }
-  }
 }
 
 Expected<int64_t> parseBudget(const std::string& text, int64_t total) {
@@ -324,20 +289,22 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
 }
 
 std::string stitchSummary(const StitchSolution& s) {
+  const plan::ServedSystem& chosen = plan::chosenSystem(s.plan);
   std::string feasibleCount;
-  for (const auto& tp : s.plan.tasks) {
+  for (size_t t = 0; t < s.plan.tasks.size(); ++t) {
     int f = 0;
-    for (const auto& sel : tp.selections) f += sel.feasible;
-    feasibleCount += fmt::format("{}{}: {}/{}", feasibleCount.empty() ? "" : ", ", tp.name, f, tp.selections.size());
+    for (const auto& sel : chosen.selections) f += sel.tasks.at(t).feasible;
+    feasibleCount += fmt::format("{}{}: {}/{}", feasibleCount.empty() ? "" : ", ", s.plan.tasks[t].name, f,
+                                 chosen.selections.size());
   }
   std::string out = fmt::format(
       "placement order {} (best of {} orders, mean latency {:.4f} ms)\nfeasible SLO configurations per task: {}\npreloading:\n{}",
       join(s.plan.placementOrder, ">"), s.ordersEvaluated, s.plan.meanLatencyMs, feasibleCount, s.preloadSummary);
-  for (const auto& tp : s.plan.tasks)
-    for (const auto& sel : tp.selections)
-      if (!sel.feasible && sel.miss)
+  for (size_t t = 0; t < s.plan.tasks.size(); ++t)
+    for (const auto& sel : chosen.selections)
+      if (const auto& miss = sel.tasks.at(t).miss)
         out += fmt::format("  infeasible: {} under {}: closest {} misses accuracy by {:.4f}, latency by {:.4f} ms\n",
-                           tp.name, sel.slo, sel.miss->combination, sel.miss->accuracyShort, sel.miss->latencyOverMs);
+                           s.plan.tasks[t].name, sel.slo, miss->combination, miss->accuracyShort, miss->latencyOverMs);
   return out;
 }
 

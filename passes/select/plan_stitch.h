@@ -26,7 +26,7 @@ GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<
                                     std::vector<std::vector<TaskSearch>>& searches);
 
 struct StitchSolution {
-  plan::StitchPlan plan;              // processors, order, selections, subgraphs, preload sets (no stitch_dir)
+  plan::StitchPlan plan;              // processors, order, systems' choices, subgraphs, preload sets (no stitch_dir)
   std::vector<plan::Unit> units;      // the subgraphs the plan names, in task, position, variant order
   std::vector<int64_t> firstChosen;   // per task: the candidate chosen for the first feasible configuration (-1: none)
   std::string preloadSummary;         // one line per budget
@@ -43,10 +43,9 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
 // preload set; in task order, then by position and variant.
 std::vector<plan::Unit> subgraphUnits(const StitchSpace& space, const plan::StitchPlan& plan);
 
-// The plan's answer: its selections become its first system's (zooplan's)
-// choices, each with its placement, predicted latency and, when infeasible,
-// by how much it misses; chosenSystem names it. Algorithm 1's own selections
-// stay in the system "Algorithm-1".
+// The plan's answer is its first system's (zooplan's) choices: chosenSystem
+// names it, and each infeasible choice records by how much it misses.
+// Algorithm 1's own choices stay in the system "Algorithm-1".
 void adoptChosenSystem(const StitchSpace& space, plan::StitchPlan& plan);
 
 // Parses "15%" (of all subgraphs' memory) or a byte count.

@@ -164,11 +164,12 @@ if $PY - "$WORK/sp/plan.json" "$WORK/bundle" <<'PYEOF'
 import json, os, sys
 plan = json.load(open(sys.argv[1]))
 labels = set()
-for t in plan["stitch"]["tasks"]:
-    for sel in t["selections"]:
-        if sel["feasible"]:
-            for pos, v in enumerate(sel["combination"].split("+")):
-                labels.add(f"{t['name']}/{pos}/{v}")
+chosen = next(s for s in plan["stitch"]["systems"] if s["name"] == plan["stitch"]["chosen_system"])
+for sel in chosen["selections"]:
+    for c in sel["tasks"]:
+        if c["feasible"]:
+            for pos, v in enumerate(c["combination"].split("+")):
+                labels.add(f"{c['task']}/{pos}/{v}")
 assert labels and {"subgraph:" + l for l in labels} == {c["unit"] for c in plan["cold"]}, (labels, plan["cold"])
 units = {u["id"]: u for u in plan["units"]}
 assert all(units[c["unit"]]["residency"] == "preload-set" for c in plan["cold"]), plan["units"]

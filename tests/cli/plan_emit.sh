@@ -14,6 +14,7 @@ m = json.load(open(sys.argv[1]))
 order = ["cpu", "gpu", "npu"]
 tasks, slos = [], [{"id": "C01", "tasks": {}}, {"id": "C02", "tasks": {}}]
 units = {}
+choices = []  # the plan's own: per task, per configuration
 for ti, t in enumerate(m["tasks"]):
     slos[0]["tasks"][t["name"]] = {"accuracy": 0.75, "latency_ms": 2.5}
     slos[1]["tasks"][t["name"]] = {"accuracy": 0.99, "latency_ms": 0.001}
@@ -23,15 +24,15 @@ for ti, t in enumerate(m["tasks"]):
     mixed = [c.split("+") for c in valid if len(set(c.split("+"))) > 1] + [c.split("+") for c in valid]
     combo = lambda k: mixed[(k * 7) % len(mixed)]
     a, b = combo(ti + 1), combo(ti + 2)
-    sels = [{"slo": "C01", "feasible": True, "combination": "+".join(a), "placement": order[:S], "accuracy": 0.875,
+    sels = [{"task": t["name"], "feasible": True, "combination": "+".join(a), "placement": order[:S], "accuracy": 0.875,
              "accuracy_source": "measured", "latency_ms": 0.5 + 0.25 * ti}]
     used = [a]
     if ti == 0:
-        sels.append({"slo": "C02", "feasible": False, "combination": "", "placement": [], "accuracy": 0,
+        sels.append({"task": t["name"], "feasible": False, "combination": "", "placement": [], "accuracy": 0,
                      "accuracy_source": "estimated", "latency_ms": 0,
                      "miss": {"combination": "+".join(b), "accuracy_short": 0.0625, "latency_over_ms": 1.5}})
     else:
-        sels.append({"slo": "C02", "feasible": True, "combination": "+".join(b), "placement": order[:S],
+        sels.append({"task": t["name"], "feasible": True, "combination": "+".join(b), "placement": order[:S],
                      "accuracy": 0.9375, "accuracy_source": "estimated", "latency_ms": 0.75})
         used.append(b)
     subs = {}
@@ -42,7 +43,8 @@ for ti, t in enumerate(m["tasks"]):
                             "memory_bytes": g["cost"]["weight_bytes"]}
             units[f"subgraph:{t['name']}/{p}/{v}"] = {"id": f"subgraph:{t['name']}/{p}/{v}", "file": g["file"],
                                                       "sha256": g["hash"], "residency": "preload-set"}
-    tasks.append({"name": t["name"], "positions": S, "selections": sels, "subgraphs": [subs[k] for k in sorted(subs)]})
+    choices.append(sels)
+    tasks.append({"name": t["name"], "positions": S, "subgraphs": [subs[k] for k in sorted(subs)]})
 plan = {"header": {"tool": "plan-solve", "version": "test", "inputs": {}},
         "units": [units[k] for k in sorted(units)],
         "stitch": {"stitch_dir": "stitch", "accuracy_source": "predicted",
@@ -55,13 +57,7 @@ plan = {"header": {"tool": "plan-solve", "version": "test", "inputs": {}},
                    "placement_order": order, "orders_evaluated": 6, "mean_latency_ms": float(sys.argv[3]),
                    "slo_configurations": slos, "tasks": tasks, "preload": [], "chosen_system": "zooplan",
                    "systems": [{"name": "zooplan", "description": "the plan", "selections": [
-                       {"slo": c["id"], "tasks": [
-                           {"task": t["name"], "combination": t["selections"][k]["combination"],
-                            "placement": t["selections"][k]["placement"], "feasible": t["selections"][k]["feasible"],
-                            "accuracy": t["selections"][k]["accuracy"],
-                            "accuracy_source": t["selections"][k]["accuracy_source"],
-                            "latency_ms": t["selections"][k]["latency_ms"]} for t in tasks]}
-                       for k, c in enumerate(slos)]}]}}
+                       {"slo": c["id"], "tasks": [tc[k] for tc in choices]} for k, c in enumerate(slos)]}]}}
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PYEOF
 }

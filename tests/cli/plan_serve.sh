@@ -153,7 +153,8 @@ assert st["chosen_system"] == "zooplan"
 assert {t["system"] for t in run["tasks"]} == {"zooplan"}, run["tasks"]
 assert [t["task"] for t in run["tasks"]] == [t["name"] for t in st["tasks"]]
 for t in run["tasks"]:
-    sel = next(s for tp in st["tasks"] if tp["name"] == t["task"] for s in tp["selections"] if s["slo"] == "C19")
+    chosen = next(s for s in st["systems"] if s["name"] == st["chosen_system"])
+    sel = next(c for s in chosen["selections"] if s["slo"] == "C19" for c in s["tasks"] if c["task"] == t["task"])
     if not t["ran"]:
         assert not sel["feasible"], t
         continue

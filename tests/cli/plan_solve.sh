@@ -137,10 +137,13 @@ plan = json.load(open(os.path.join(d, "plan.json")))
 st = plan["stitch"]
 assert len(st["placement_order"]) == 2 and st["orders_evaluated"] == 2
 assert len(st["slo_configurations"]) == 25
-for t in st["tasks"]:
-    assert len(t["selections"]) == 25
-    for s in t["selections"]:
-        assert s["feasible"] or "miss" in s, s
+chosen = next(s for s in st["systems"] if s["name"] == st["chosen_system"])
+assert len(chosen["selections"]) == 25
+for sel in chosen["selections"]:
+    assert len(sel["tasks"]) == len(st["tasks"])
+    for c in sel["tasks"]:
+        assert c["feasible"] or "miss" in c, c
+assert all("selections" not in t for t in st["tasks"]), "the plan's choice is its chosen system's, once"
 assert [p["budget"] for p in st["preload"]] == ["15%", "55%", "100%"]
 for p in st["preload"]:
     assert p["exact"]["optimal"] and p["exact"]["hotness"] >= p["greedy"]["hotness"] - 1e-9 and 0 <= p["gap"] <= 1

@@ -62,6 +62,7 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     c2.tasks[t.name] = {0.99, 0.001};
   }
   s.slos = {c1, c2};
+  std::vector<std::vector<plan::SystemTaskChoice>> choices;  // the plan's own: per task, per configuration
   for (size_t ti = 0; ti < m.tasks.size(); ++ti) {
     const auto& t = m.tasks[ti];
     plan::TaskPlan tp;
@@ -80,13 +81,14 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     std::vector<std::vector<std::string>> used;
     auto a = combo(ti + 1), b = combo(ti + 2);
     const std::vector<std::string> placement(s.placementOrder.begin(), s.placementOrder.begin() + tp.positions);
-    tp.selections.push_back(
-        {"C01", true, join(a), placement, 0.875, "measured", 0.5 + 0.25 * static_cast<double>(ti), std::nullopt});
+    auto& tc = choices.emplace_back();
+    tc.push_back({t.name, join(a), placement, true, 0.875, "measured", 0.5 + 0.25 * static_cast<double>(ti),
+                  std::nullopt});
     used.push_back(a);
     if (ti == 0) {
-      tp.selections.push_back({"C02", false, "", {}, 0, "estimated", 0, plan::SloMiss{join(b), 0.0625, 1.5}});
+      tc.push_back({t.name, "", {}, false, 0, "estimated", 0, plan::SloMiss{join(b), 0.0625, 1.5}});
     } else {
-      tp.selections.push_back({"C02", true, join(b), placement, 0.9375, "estimated", 0.75, std::nullopt});
+      tc.push_back({t.name, join(b), placement, true, 0.9375, "estimated", 0.75, std::nullopt});
       used.push_back(b);
     }
     std::map<std::pair<int, std::string>, plan::PlannedSubgraph> subs;
@@ -99,25 +101,23 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     for (auto& [k, g] : subs) tp.subgraphs.push_back(g);
     s.tasks.push_back(std::move(tp));
   }
-  // The plan's own system: its choices are the selections.
+  // The plan's own system.
   s.chosenSystem = "zooplan";
   plan::ServedSystem chosen{"zooplan", "the plan", {}};
   for (size_t c = 0; c < s.slos.size(); ++c) {
-    plan::SystemSelection sel{s.slos[c].id, {}};
-    for (const auto& tp : s.tasks) {
-      const auto& x = tp.selections[c];
-      sel.tasks.push_back({tp.name, x.combination, x.placement, x.feasible, x.accuracy, x.accuracySource, x.latencyMs});
-    }
+    plan::SystemSelection sel{s.slos[c].id, {}, std::nullopt};
+    for (const auto& tc : choices) sel.tasks.push_back(tc[c]);
     chosen.selections.push_back(std::move(sel));
   }
   s.systems.push_back(std::move(chosen));
   plan::ServedSystem sys{"AV-P", "a baseline", {}};
   for (const auto& c : s.slos) {
-    plan::SystemSelection sel{c.id, {}};
-    for (const auto& tp : s.tasks) {
-      const auto& combination = tp.selections.front().combination;
+    plan::SystemSelection sel{c.id, {}, std::nullopt};
+    for (size_t ti = 0; ti < s.tasks.size(); ++ti) {
+      const auto& tp = s.tasks[ti];
       std::vector<std::string> placement(s.placementOrder.begin(), s.placementOrder.begin() + tp.positions);
-      sel.tasks.push_back({tp.name, combination, placement, true, 0.875, "measured", 0.625});
+      sel.tasks.push_back({tp.name, choices[ti].front().combination, placement, true, 0.875, "measured", 0.625,
+                           std::nullopt});
     }
     sys.selections.push_back(std::move(sel));
   }

@@ -112,7 +112,7 @@ TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   q.stitch->preload[0].exactOptimal = false;
   EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
   q = p;
-  q.stitch->tasks[0].selections[1].miss->latencyOverMs = 2;
+  q.stitch->systems[0].selections[1].tasks[0].miss->latencyOverMs = 2;
   EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
 }
 

@@ -48,7 +48,7 @@ TEST_F(emitRunBundle, ChainedCachedRunsMatchTheReferenceOnDatasetSamples) {
   ASSERT_EQ(r->tasks.size(), plan_.stitch->tasks.size());
   for (size_t i = 0; i < r->tasks.size(); ++i) {
     const auto& t = r->tasks[i];
-    const auto& sel = plan_.stitch->tasks[i].selections[0];
+    const auto& sel = plan_.stitch->systems[0].selections[0].tasks[i];
     EXPECT_EQ(t.task, plan_.stitch->tasks[i].name);
     EXPECT_TRUE(t.feasible);
     EXPECT_EQ(t.slo, "C01");
@@ -80,7 +80,7 @@ TEST_F(emitRunBundle, SloAndTaskSelectWhatRuns) {
   EXPECT_NE(r->tasks[0].skipped.find("infeasible"), std::string::npos);
   for (size_t i = 1; i < r->tasks.size(); ++i) {
     EXPECT_TRUE(r->tasks[i].feasible);
-    EXPECT_EQ(r->tasks[i].combination, plan_.stitch->tasks[i].selections[1].combination);
+    EXPECT_EQ(r->tasks[i].combination, plan_.stitch->systems[0].selections[1].tasks[i].combination);
     EXPECT_TRUE(r->tasks[i].match);
   }
   p.slo.clear();

@@ -46,13 +46,9 @@ plan::TaskPlan taskPlan(const StitchSpace& space, size_t t, const std::vector<st
       double lat = ts.latencyMs(l.candidates[static_cast<size_t>(k)], pl);
       if (lat < bestLat) { bestLat = lat; pick = k; }
     }
-    plan::Selection sel;
+    // Algorithm 1's pick under the order: the fastest of Θ^t when it meets the
+    // latency SLO, else the closest miss; the subgraphs it uses are the plan's.
     if (pick >= 0 && bestLat <= s.latencyMs) {
-      sel.feasible = true;
-      const auto& cand = l.candidates[static_cast<size_t>(pick)];
-      sel.combination = cand.id;
-      sel.accuracy = decisionAccuracy(cand, params);
-      sel.latencyMs = bestLat;
       if (*firstChosen < 0) *firstChosen = static_cast<int64_t>(l.numbers[static_cast<size_t>(pick)]);
     } else {
       double bestMiss = kInf;
@@ -61,18 +57,9 @@ plan::TaskPlan taskPlan(const StitchSpace& space, size_t t, const std::vector<st
         double m = missScore(decisionAccuracy(l.candidates[k], params), ts.latencyMs(l.candidates[k], pl), s);
         if (pick < 0 || m < bestMiss) { bestMiss = m; pick = static_cast<int>(k); }
       }
-      const auto& cand = l.candidates[static_cast<size_t>(pick)];
-      double acc = decisionAccuracy(cand, params), lat = ts.latencyMs(cand, pl);
-      sel.feasible = false;
-      sel.combination = cand.id;
-      sel.accuracy = acc;
-      sel.latencyMs = lat;
-      sel.miss = plan::SloMiss{cand.id, std::max(0.0, s.accuracy - acc), std::max(0.0, lat - s.latencyMs)};
     }
-    sel.slo = slos[c].id;
     const auto& cand = l.candidates[static_cast<size_t>(pick)];
     for (int p = 0; p < ts.positions; ++p) used.insert({p, cand.variants[static_cast<size_t>(p)]});
-    tp.selections.push_back(std::move(sel));
   }
   for (const auto& [pos, variant] : used) addSubgraph(ts, pos, variant, order[static_cast<size_t>(pos)], tp);
   return tp;
