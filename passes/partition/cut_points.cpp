@@ -7,8 +7,34 @@
 namespace zp::partition {
 
 namespace {
-bool isQdq(const std::string& op) { return op == "QuantizeLinear" || op == "DequantizeLinear"; }
+
+bool isQdqOp(const std::string& op) { return op == "QuantizeLinear" || op == "DequantizeLinear"; }
+
+// A Cast or Clip between a QuantizeLinear and the DequantizeLinear it feeds:
+// torch's fake-quant exports clamp the integers (Q -> Clip -> DQ), its
+// convert() exports change their type (Q -> Cast -> DQ).
+bool isQuantGlue(const graph::GraphView& view, int i, int depth = 0) {
+  const auto& n = view.node(i);
+  if ((n.op_type() != "Cast" && n.op_type() != "Clip") || n.input_size() == 0 || depth > 4) return false;
+  const int prod = view.producer(n.input(0));
+  if (prod < 0) return false;
+  const auto& p = view.node(prod).op_type();
+  if (p != "QuantizeLinear" && !isQuantGlue(view, prod, depth + 1)) return false;
+  bool any = false;
+  for (const auto& out : n.output())
+    for (int c : view.consumers(out)) {
+      const auto& op = view.node(c).op_type();
+      if (op != "DequantizeLinear" && op != "Cast" && op != "Clip") return false;
+      any = true;
+    }
+  return any;
+}
+
 }  // namespace
+
+bool isQdq(const graph::GraphView& view, int node) {
+  return isQdqOp(view.node(node).op_type()) || isQuantGlue(view, node);
+}
 
 bool isFusiblePair(const std::string& producer, const std::string& consumer) {
   static const std::set<std::string> kActivations = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
@@ -30,7 +56,7 @@ MainSequence mainSequence(const graph::GraphView& view) {
   MainSequence seq;
   seq.position.assign(static_cast<size_t>(view.numNodes()), -1);
   for (int i : view.topoOrder()) {
-    if (view.isConstantNode(i) || isQdq(view.node(i).op_type())) continue;
+    if (view.isConstantNode(i) || isQdq(view, i)) continue;
     seq.position[static_cast<size_t>(i)] = static_cast<int>(seq.nodes.size());
     seq.nodes.push_back(i);
   }
@@ -40,7 +66,7 @@ MainSequence mainSequence(const graph::GraphView& view) {
   const auto& topo = view.topoOrder();
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
     int i = *it;
-    if (view.isConstantNode(i) || !isQdq(view.node(i).op_type())) continue;
+    if (view.isConstantNode(i) || !isQdq(view, i)) continue;
     int owner = -1;
     for (const auto& out : view.node(i).output())
       for (int c : view.consumers(out)) {
@@ -48,10 +74,14 @@ MainSequence mainSequence(const graph::GraphView& view) {
         if (p >= 0 && (owner < 0 || p < owner)) owner = p;
       }
     if (owner < 0) {
-      // Feeds only a graph output: it stays with whatever produced its input.
+      // Feeds only a graph output (torch's DeQuantStub at a model's end): it
+      // stays with the main node that produced its input, through the Q/DQ
+      // nodes before it (not yet placed: the walk goes backwards).
       for (const auto& in : view.node(i).input()) {
         int prod = view.producer(in);
-        if (prod >= 0) owner = std::max(owner, seq.position[static_cast<size_t>(prod)]);
+        for (int hops = 0; prod >= 0 && isQdq(view, prod) && hops < 8; ++hops)
+          prod = view.node(prod).input_size() > 0 ? view.producer(view.node(prod).input(0)) : -1;
+        if (prod >= 0 && !view.isConstantNode(prod)) owner = std::max(owner, seq.position[static_cast<size_t>(prod)]);
       }
       owner = std::max(owner, 0);
     }
@@ -106,7 +136,7 @@ std::vector<CutPoint> findCutPoints(const graph::GraphView& view, const MainSequ
     int prod = view.producer(tensor);
     if (prod < 0) continue;  // a graph input read later: the parts cannot be chained
     const auto& producerOp = view.node(prod).op_type();
-    if (isQdq(producerOp)) continue;
+    if (isQdq(view, prod)) continue;
     bool fusible = false;
     for (int c : view.consumers(tensor)) {
       // Look through Q/DQ nodes to the op they feed.
@@ -114,7 +144,7 @@ std::vector<CutPoint> findCutPoints(const graph::GraphView& view, const MainSequ
       while (!frontier.empty()) {
         int n = frontier.back();
         frontier.pop_back();
-        if (isQdq(view.node(n).op_type())) {
+        if (isQdq(view, n)) {
           for (const auto& out : view.node(n).output())
             for (int cc : view.consumers(out)) frontier.push_back(cc);
           continue;

@@ -1,6 +1,7 @@
 // Where a graph may be cut: the points of its (topologically ordered) main
 // node sequence where exactly one tensor crosses from the earlier part to the
-// later one, outside fusible chains, with Q/DQ nodes kept with the op they feed.
+// later one, outside fusible chains, with Q/DQ nodes (and the Cast or Clip
+// between a pair) kept with the op they feed.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct MainSequence {
 };
 
 MainSequence mainSequence(const graph::GraphView& view);
+
+// A QuantizeLinear or DequantizeLinear node, or the Cast or Clip between the
+// two that torch's quantized exports put there: transparent to the alignment.
+bool isQdq(const graph::GraphView& view, int node);
 
 struct CutPoint {
   int after = 0;            // the cut lies between main positions `after` and `after + 1`

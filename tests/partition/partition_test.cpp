@@ -118,6 +118,51 @@ TEST(CutPoints, QdqNodesTravelWithTheOpTheyFeed) {
   EXPECT_EQ(a->cuts.size(), 1u);
 }
 
+// torch's quantized exports: convert() puts a Cast between each Q and DQ,
+// fake-quant a Clip; both quantize the model's input and dequantize its output
+// (QuantStub, DeQuantStub). Aligned with the float model modulo those nodes,
+// cut at the same tensor; the trailing Q/DQ to the output stays with the last op.
+TEST(CutPoints, TorchQuantizedExportsAlignWithTheirFloatTwin) {
+  const std::string weights = floatInitializer("w1", {4, 4}) + ", " + floatInitializer("w2", {4, 4});
+  auto fp = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4] x) => (float[1,4] y)
+    <)" + weights + R"(>
+    {
+      m1 = MatMul (x, w1)
+      r1 = Relu (m1)
+      m2 = MatMul (r1, w2)
+      y = Sigmoid (m2)
+    })");
+  for (const std::string between : {"Cast <to = 2>", "Clip"}) {
+    auto q = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4] x) => (float[1,4] y)
+    <)" + weights + R"(, float s = {0.1}, uint8 z = {128}>
+    {
+      xq = QuantizeLinear (x, s, z)
+      xc = )" + between + R"( (xq)
+      xd = DequantizeLinear (xc, s, z)
+      m1 = MatMul (xd, w1)
+      r1 = Relu (m1)
+      r1q = QuantizeLinear (r1, s, z)
+      r1c = )" + between + R"( (r1q)
+      r1d = DequantizeLinear (r1c, s, z)
+      m2 = MatMul (r1d, w2)
+      s2 = Sigmoid (m2)
+      yq = QuantizeLinear (s2, s, z)
+      yc = )" + between + R"( (yq)
+      y = DequantizeLinear (yc, s, z)
+    })");
+    graph::GraphView vf(fp), vq(q);
+    EXPECT_EQ(mainSequence(vq).nodes.size(), 4u) << between;
+    auto cq = findCutPoints(vq);
+    ASSERT_EQ(cq.size(), 1u) << between << ": the trailing Q/DQ must not cross every cut";
+    EXPECT_EQ(cq[0].tensor, "r1") << between;
+    auto a = alignVariants({{"fp", &vf}, {"q", &vq}}, "t");
+    ASSERT_TRUE(a.ok()) << between << ": " << a.error().message;
+    EXPECT_EQ(a->cuts.size(), 1u) << between;
+  }
+}
+
 TEST(Align, DivergingVariantsNameTheFirstDivergentNodes) {
   auto a = parse(residualCnn()), b = parse(residualCnn(true));
   graph::GraphView va(a), vb(b);
