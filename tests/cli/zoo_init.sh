@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# A user's own zoo, from torch exports to a served plan with no hand-written
+# JSON: make_torch_zoo.py trains three small models and exports them as torch
+# users do (dense, pruned with torch.nn.utils.prune, int8 from convert() and
+# from quantization-aware training, a dynamic batch axis); zoo-init writes
+# zoo.json (kinds read from the weights), then the whole pipeline runs. The
+# runtime's accuracy of every variant equals ONNX Runtime's. Bad folders are
+# one line naming the file and the fix.
+source "$(dirname "$0")/lib.sh"
+Z="$WORK/zoo"
+$PY "$SRC/tests/cli/make_torch_zoo.py" "$Z" > "$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; fail "make_torch_zoo.py"; finish; }
+
+if "$BIN/zoo-init" "$Z" > "$WORK/init.txt" 2> "$WORK/init.err"; then pass "zoo-init wrote zoo.json"
+else fail "zoo-init: $(cat "$WORK/init.err")"; fi
+if $PY - "$Z/zoo.json" <<'PYEOF'
+import json, sys
+z = json.load(open(sys.argv[1]))
+kinds = {(t["name"], v["id"]): (v["kind"], v["precision"], v["sparsity"]) for t in z["tasks"] for v in t["variants"]}
+want = {"dense": "dense", "u50": "unstructured", "u80": "unstructured", "s50": "structured", "int8": "quantized",
+        "int8q": "quantized"}
+assert len(kinds) == 13, kinds
+for (task, vid), (kind, precision, sparsity) in kinds.items():
+    assert kind == want[vid], (task, vid, kind)
+    assert precision == ("int8" if kind == "quantized" else "fp32"), (task, vid, precision)
+    if vid.startswith("u"):
+        assert abs(sparsity - int(vid[1:]) / 100) < 0.01, (task, vid, sparsity)
+    if vid == "s50":
+        assert 0.4 < sparsity < 0.55, (task, vid, sparsity)
+for t in z["tasks"]:
+    assert t["variants"][0]["id"] == "dense", "the reference comes first"
+    assert t["dataset"] == {"inputs": t["name"] + "/data/inputs.npy", "labels": t["name"] + "/data/labels.npy",
+                            "metric": "top1"}, t["dataset"]
+assert [p["name"] for p in z["processors"]][0] == "cpu" and all(p["cores"] for p in z["processors"])
+PYEOF
+then pass "zoo.json: every variant's kind, sparsity and precision read from its weights; datasets; host processors"
+else fail "zoo.json contents"; fi
+grep -q "configurations of this host's CPU cores" "$WORK/init.txt" && pass "zoo-init says what the processors are" \
+  || fail "zoo-init output: $(cat "$WORK/init.txt")"
+expect_error "zoo-init over an existing zoo.json" "exists; zoo-init does not replace it (--force does)" \
+  "$WORK/never_written" -- "$BIN/zoo-init" "$Z"
+
+# The pipeline on what zoo-init wrote.
+"$BIN/zoo-stitch" "$Z/zoo.json" -o "$WORK/st" > "$WORK/stitch.txt" && pass "zoo-stitch: every variant, int8 ones too" \
+  || fail "zoo-stitch on zoo-init's zoo.json"
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" > /dev/null 2>&1 && pass "zoo-profile" || fail "zoo-profile"
+# The runtime's accuracy of each exported variant equals ONNX Runtime's on the same test split.
+if $PY - "$Z" "$WORK/prof/accuracy.csv" "$SRC" <<'PYEOF'
+import csv, json, os, subprocess, sys
+zoo, acc, src = sys.argv[1:4]
+ours = {(r["task"], r["combination"]): float(r["measured_accuracy"]) for r in csv.DictReader(open(acc))
+        if r["kind"] == "original"}
+checked = 0
+for task in sorted(os.listdir(zoo)):
+    d = os.path.join(zoo, task)
+    if not os.path.isdir(d):
+        continue
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".onnx"):
+            continue
+        vid = f[:-5]
+        out = subprocess.run(["node", os.path.join(src, "tests", "ort", "eval_accuracy.js"), os.path.join(d, f),
+                              os.path.join(d, "data", "inputs.npy"), os.path.join(d, "data", "labels.npy")],
+                             capture_output=True, text=True, check=True)
+        ort = json.loads(out.stdout)
+        mine = ours[(task, vid + "+" + vid)]
+        # One sample either way at most (an int8 rounding tie).
+        assert abs(mine - ort["top1"]) * ort["samples"] <= 1.0 + 1e-9, (task, vid, mine, ort)
+        checked += 1
+assert checked == 13, checked
+PYEOF
+then pass "accuracy of all 13 variants (int8 included) as ONNX Runtime measures it"
+else fail "runtime accuracy against ORT"; fi
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/plan/plan.json" > /dev/null && "$BIN/plan-emit" "$WORK/plan/plan.json" -o "$WORK/bundle" > /dev/null \
+  && pass "plan-solve, plan-emit" || fail "plan-solve / plan-emit"
+if "$BIN/plan-run" "$WORK/bundle" --json > "$WORK/run.json" && $PY -c "
+import json
+r = json.load(open('$WORK/run.json'))
+assert r['ok'] and {t['task'] for t in r['tasks']} == {'digits', 'cancer', 'wine'}, r
+n = {'digits': 450, 'cancer': 143, 'wine': 45}
+for t in r['tasks']:
+    assert t['ran'] and t['match'] and t['samples'] == n[t['task']] and t['accuracy'] is not None, t
+"; then pass "plan-run BUNDLE: one configuration per task, accuracy on the whole test split"
+else fail "plan-run bundle"; fi
+"$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 500 --calibration-rounds 1 > "$WORK/serve.txt" 2>&1 \
+  && grep -q "^zooplan" "$WORK/serve.txt" && pass "plan-run --serve serves the plan" || fail "serve: $(cat "$WORK/serve.txt")"
+
+# Bad folders: one line, the file and the fix, nothing written.
+mkdir -p "$WORK/bad/t" "$WORK/bad2/t" "$WORK/bad3/bad name" "$WORK/empty"
+cp "$Z/wine/dense.onnx" "$WORK/bad/t/dense.onnx" && cp "$Z/digits/u50.onnx" "$WORK/bad/t/other.onnx"
+cp "$Z/wine/dense.onnx" "$WORK/bad2/t/dense.onnx" && mkdir -p "$WORK/bad2/t/data" && cp "$Z/wine/data/inputs.npy" "$WORK/bad2/t/data/"
+cp "$Z/wine/dense.onnx" "$WORK/bad3/bad name/dense.onnx"
+if ! "$BIN/zoo-init" "$WORK/bad" > /dev/null 2> "$WORK/bad.err" && grep -q "t/other: .*fix: export it from the same model" "$WORK/bad.err" \
+   && [ ! -e "$WORK/bad/zoo.json" ]; then pass "a variant of another model: named, why and the fix, nothing written"
+else fail "unaligned variant: $(cat "$WORK/bad.err")"; fi
+"$BIN/zoo-init" "$WORK/bad" --leave-out > /dev/null 2>&1 && [ -s "$WORK/bad/zoo.json" ] \
+  && pass "--leave-out writes zoo.json without it" || fail "--leave-out"
+expect_error "labels missing" "found without" "$WORK/bad2/zoo.json" -- "$BIN/zoo-init" "$WORK/bad2"
+expect_error "a task folder zoo.json cannot name" "rename the folder" "$WORK/bad3/zoo.json" -- "$BIN/zoo-init" "$WORK/bad3"
+expect_error "no tasks" "no task folders with ONNX files" "$WORK/empty/zoo.json" -- "$BIN/zoo-init" "$WORK/empty"
+finish
