@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   if (req.mode == "stitch")
     return solveAndPrint(zp::drivers::solveStitch, req.stitch, [&](const auto& r) {
       fmt::print("{}wrote {} ({:.0f} ms)\n", r.summary, req.stitch.output.string(), r.solveMs);
+      for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
     });
   if (req.anytime) req.concurrent.onImprovement = [](const std::string& line) { std::cout << line << std::endl; };
   return solveAndPrint(zp::drivers::solveConcurrent, req.concurrent, summary);

@@ -172,7 +172,47 @@ struct SystemOutcome {
   int predictedLoads = 0;
   int64_t predictedPeakResidentBytes = 0;
   Json calibration = Json::object();
+  std::vector<std::string> unreachable;  // tasks whose latency SLO no query can meet here
 };
+
+// Tasks whose latency SLO lies below their fastest query as calibrated here:
+// the dispatch, each position's median run back to back, the hand-overs.
+// One line per user task (its SLO configurations' setup tasks together).
+std::vector<std::string> unreachableSlos(const Prepared& p, const RunCalibration& cal) {
+  struct Miss {
+    int count = 0, of = 0;
+    double loMs = INFINITY, hiMs = 0, fastestMs = INFINITY;
+  };
+  std::map<std::string, Miss> misses;
+  std::vector<std::string> order;
+  for (const auto& t : p.setup.tasks) {
+    const std::string user = t.queue.empty() ? t.name : t.queue;
+    if (!misses.count(user)) order.push_back(user);
+    Miss& m = misses[user];
+    ++m.of;
+    double ms = cal.dispatchMs;
+    for (size_t k = 0; k < t.slots.size(); ++k) {
+      const auto& runs = cal.hotMs[static_cast<size_t>(t.slots[k])];
+      ms += runs.empty() ? 0.0 : median(runs);
+      if (k > 0 && p.setup.slots[static_cast<size_t>(t.slots[k])].processor !=
+                       p.setup.slots[static_cast<size_t>(t.slots[k - 1])].processor)
+        ms += cal.handoffMs;
+    }
+    if (t.sloMs >= ms) continue;
+    ++m.count;
+    m.loMs = std::min(m.loMs, t.sloMs), m.hiMs = std::max(m.hiMs, t.sloMs), m.fastestMs = std::min(m.fastestMs, ms);
+  }
+  std::vector<std::string> out;
+  for (const auto& user : order) {
+    const Miss& m = misses.at(user);
+    if (m.count == 0) continue;
+    out.push_back(fmt::format("task '{}': the latency SLO of {} of its {} served configuration(s) ({:.4g}-{:.4g} ms) "
+                              "lies below its fastest query here, {:.4g} ms or more (dispatch {:.3g} ms and its runs as "
+                              "calibrated): every such query violates it; plan with SLOs this host can meet (slo.json)",
+                              user, m.count, m.of, m.loMs, m.hiMs, m.fastestMs, cal.dispatchMs));
+  }
+  return out;
+}
 
 // The prediction of a system served as it is measured: in `rounds` segments of
 // its trace, each from a fresh start (residency and queues empty), pooled.
@@ -236,7 +276,7 @@ struct SystemRun {
 Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
   SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0,
-                                              Json::object()}};
+                                              Json::object(), {}}};
   Prepared& p = run.prepared;
   SystemOutcome& o = run.outcome;
   ZP_TRY(measureLoads(sp, p, loadTimes));
@@ -267,6 +307,7 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
     o.predictedLoads = predicted.loads;
     o.predictedPeakResidentBytes = predicted.peakResidentBytes;
     o.calibration = calibrationJson(sp, p, cal);
+    o.unreachable = unreachableSlos(p, cal);
   }
   p.arrivals = {};
   return run;
@@ -480,6 +521,7 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   ZP_TRY(measureSystems(sp, runs, params, params.trace.empty() ? std::string() : traceName));
   std::vector<SystemOutcome> outcomes;
   for (auto& r : runs) outcomes.push_back(std::move(r.outcome));
+  for (const auto& w : outcomes.front().unreachable) bundle.note(w);  // the plan's own choice
   ServeBundleResult res{reportJson(params, sp, outcomes, bundle.notes()),
                         reportTable(sp, outcomes, params.calibrationRounds > 0), bundle.notes()};
   if (!params.trace.empty()) {

@@ -23,10 +23,15 @@ using select::StitchSpace;
 
 namespace {
 
+std::optional<select::SloSet> generatedSloSet(const std::string& spec) {
+  if (spec == "grid") return select::SloSet::Grid;
+  if (spec == "accuracy-guaranteed") return select::SloSet::AccuracyGuaranteed;
+  if (spec == "latency-guaranteed") return select::SloSet::LatencyGuaranteed;
+  return std::nullopt;
+}
+
 Expected<std::vector<plan::SloConfiguration>> slosFor(const std::string& spec, const StitchSpace& space) {
-  if (spec == "grid") return generateSlos(space, select::SloSet::Grid);
-  if (spec == "accuracy-guaranteed") return generateSlos(space, select::SloSet::AccuracyGuaranteed);
-  if (spec == "latency-guaranteed") return generateSlos(space, select::SloSet::LatencyGuaranteed);
+  if (const auto set = generatedSloSet(spec)) return generateSlos(space, *set);
   std::vector<std::string> names;
   for (const auto& t : space.tasks) names.push_back(t.name);
   return artifacts::readSloFile(spec, names);
@@ -266,6 +271,9 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->profileDir = fromPlan(o.profileDir);
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
   result.summary = servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
+  if (const auto set = generatedSloSet(o.slo)) result.summary += select::sloSetLegend(*set) + "\n";
+  const double dispatchMs = selectParams.workload ? selectParams.workload->calibration.dispatchMs : 0.0;
+  result.warnings = select::unreachableSloWarnings(space, slos, dispatchMs);
   StitchColdPlans cold;
   if (o.select.sparseLoomOnly) cold.summary = "--only sparseloom: no cold-start sections\n";
   else {

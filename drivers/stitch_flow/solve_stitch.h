@@ -41,6 +41,7 @@ struct SolveStitchOptions {
 struct SolveStitchResult {
   plan::Plan plan;
   std::string summary;
+  std::vector<std::string> warnings;  // SLOs no plan can meet on this host
   Json evaluation;  // empty unless asked
   double solveMs = 0;  // wall time of the whole run
 };

@@ -18,13 +18,28 @@ Expected<std::vector<plan::SloConfiguration>> readSloFile(const fs::path& path, 
   ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
   const std::string label = path.string();
   JsonAt root(j, label);
-  if (!j.is_object() || !j.contains("configurations") || !j["configurations"].is_array() || j["configurations"].empty())
+  if (!j.is_object()) return makeError("{}: $: expected an object (schemas/slo.schema.json)", label);
+  const bool perTask = j.contains("tasks"), grid = j.contains("configurations");
+  if (perTask == grid)
+    return makeError("{}: $: expected 'tasks' (one SLO per task: {{\"tasks\": {{\"TASK\": {{\"accuracy\": 0.9, "
+                     "\"latency_ms\": 5}}}}}}) or 'configurations' (several named sets of them){}",
+                     label, perTask ? ", not both" : "");
+  if (grid && (!j["configurations"].is_array() || j["configurations"].empty()))
     return makeError("{}: $.configurations: expected a non-empty array", label);
-  ZP_ASSIGN_OR_RETURN(auto configs, root.array("configurations"));
+  std::vector<JsonAt> configs;
+  if (grid) {
+    ZP_ASSIGN_OR_RETURN(configs, root.array("configurations"));
+  } else {
+    configs.push_back(root);
+  }
   std::vector<plan::SloConfiguration> out;
   for (const auto& c : configs) {
     plan::SloConfiguration cfg;
-    ZP_ASSIGN_OR_RETURN(cfg.id, c.string("id"));
+    if (grid) {
+      ZP_ASSIGN_OR_RETURN(cfg.id, c.string("id"));
+    } else {
+      cfg.id = kPerTaskSloId;
+    }
     ZP_ASSIGN_OR_RETURN(JsonAt tasks, c.at("tasks"));
     ZP_ASSIGN_OR_RETURN(auto members, tasks.members());
     for (const auto& name : taskNames) {
@@ -172,8 +187,18 @@ Json workloadJson(const plan::WorkloadSpec& w) {
 }
 
 Json sloFileJson(const std::vector<plan::SloConfiguration>& configs, const std::optional<plan::WorkloadSpec>& workload) {
-  Json j{{"schema_version", 1}, {"configurations", Json::array()}};
+  auto tasksJson = [](const plan::SloConfiguration& c) {
+    Json tj = Json::object();
+    for (const auto& [t, s] : c.tasks) tj[t] = Json{{"accuracy", s.accuracy}, {"latency_ms", s.latencyMs}};
+    return tj;
+  };
+  Json j{{"schema_version", 1}};
   if (workload) j["workload"] = workloadJson(*workload);
+  if (configs.size() == 1 && configs.front().id == kPerTaskSloId) {
+    j["tasks"] = tasksJson(configs.front());
+    return j;
+  }
+  j["configurations"] = Json::array();
   for (const auto& c : configs) {
     Json tj = Json::object();
     for (const auto& [t, s] : c.tasks) tj[t] = Json{{"accuracy", s.accuracy}, {"latency_ms", s.latencyMs}};

@@ -6,6 +6,8 @@
 //                 "frames": [{"name": "camera", "period_ms": 50, "dnns": ["det", "track"],
 //                             "depends_on": {"track": ["det"]}}],
 //                 "memory_budget": "60%"}}
+// Or, one SLO per task (a single configuration, named kPerTaskSloId):
+//   {"tasks": {"digits": {"accuracy": 0.97, "latency_ms": 5}, ...}, "workload": ...}
 // Every configuration names an SLO for each of the profiled tasks and no other;
 // a workload queries each of them (a rate, or an arrivals file) or runs it in a frame.
 #pragma once
@@ -20,6 +22,9 @@
 #include "libplan/util/json.h"
 
 namespace zp::artifacts {
+
+// The one configuration of an slo.json written per task.
+inline constexpr const char* kPerTaskSloId = "SLO";
 
 // `taskNames`: the tasks of the profile the SLOs are for.
 Expected<std::vector<plan::SloConfiguration>> readSloFile(const std::filesystem::path& path,

@@ -283,6 +283,68 @@ std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSe
   return out;
 }
 
+std::string sloSetLegend(SloSet set) {
+  switch (set) {
+    case SloSet::Grid:
+      return "C01..C25: SparseLoom's SLO grid (§5.1): 5 accuracy floors x 5 latency bounds over the original "
+             "variants' ranges; C01-C05 the lowest floor, each row from the tightest bound to the loosest";
+    case SloSet::AccuracyGuaranteed:
+      return "ACC1..ACC5: the best original's accuracy, latency bounds from the fastest original's to the slowest's";
+    case SloSet::LatencyGuaranteed:
+      return "LAT1..LAT5: the fastest original's latency, accuracy floors from the lowest original's to the best's";
+  }
+  return {};
+}
+
+std::vector<double> fastestQueryMs(const StitchSpace& space) {
+  std::vector<double> out;
+  for (const auto& t : space.tasks) {
+    double best = kInf;
+    if (t.combinations().size() <= kMaxFastestScan) {
+      const auto placements = allPlacements(space, t.positions);
+      for (uint64_t k : t.validCombinations()) {
+        const Candidate c = t.candidate(k);
+        for (const auto& pl : placements) best = std::min(best, t.latencyMs(c, pl));
+      }
+    }
+    out.push_back(best);
+  }
+  return out;
+}
+
+std::vector<std::string> unreachableSloWarnings(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                                                double overheadMs) {
+  const auto fastest = fastestQueryMs(space);
+  std::vector<std::string> out;
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    if (!std::isfinite(fastest[t])) continue;
+    const double floor = fastest[t] + overheadMs;
+    std::vector<std::string> ids;
+    double lo = kInf, hi = 0;
+    for (const auto& c : slos) {
+      const double l = c.tasks.at(space.tasks[t].name).latencyMs;
+      if (l >= floor) continue;
+      ids.push_back(c.id);
+      lo = std::min(lo, l);
+      hi = std::max(hi, l);
+    }
+    if (ids.empty()) continue;
+    const std::string which = ids.size() == slos.size() ? fmt::format("every configuration ({})", ids.size())
+                              : ids.size() <= 3 ? fmt::format("{}", fmt::join(ids, ", "))
+                                                : fmt::format("{} of {} configurations ({}..{})", ids.size(),
+                                                              slos.size(), ids.front(), ids.back());
+    out.push_back(fmt::format(
+        "task '{}': the latency SLO of {} ({:.4g}-{:.4g} ms) lies below its fastest query, {:.4g} ms ({}): every "
+        "query misses it whatever the plan; write SLOs this host can meet (slo.json, one per task: "
+        "{{\"tasks\": {{\"{}\": {{\"accuracy\": A, \"latency_ms\": L}}}}}})",
+        space.tasks[t].name, which, lo, hi, floor,
+        overheadMs > 0 ? fmt::format("{:.4g} ms profiled + {:.4g} ms dispatch measured", fastest[t], overheadMs)
+                       : "profiled, without the serving dispatch plan-solve --rate measures",
+        space.tasks[t].name));
+  }
+  return out;
+}
+
 Algorithm1Result algorithm1(const StitchSpace& space, const plan::SloConfiguration& slo,
                             const std::vector<std::vector<std::string>>& orders, const SelectParams& params,
                             bool originalsOnly, const std::string& system) {

@@ -24,6 +24,20 @@ enum class SloSet { Grid, AccuracyGuaranteed, LatencyGuaranteed };
 // LatencyGuaranteed: latency = the fastest original's, 5 accuracies (Appendix D).
 std::vector<plan::SloConfiguration> generateSlos(const StitchSpace& space, SloSet set);
 
+// What the names of a generated SLO set mean, for the lines that print them.
+std::string sloSetLegend(SloSet set);
+
+// Per task, the fastest one query of any valid combination runs in under any
+// placement, as profiled (no queueing, no dispatch); infinite when its space is
+// too large to scan (more than kMaxFastestScan combinations).
+inline constexpr uint64_t kMaxFastestScan = 20000;
+std::vector<double> fastestQueryMs(const StitchSpace& space);
+// A line per task whose latency SLO lies, in some configuration, below its
+// fastest query plus `overheadMs` (the measured dispatch; 0 when not measured):
+// every query of it misses that SLO whatever the plan.
+std::vector<std::string> unreachableSloWarnings(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                                                double overheadMs);
+
 struct ServingWorkload;  // serving_objective.h
 
 struct SelectParams {

@@ -42,6 +42,35 @@ TEST_F(artifactsSloJson, WrittenConfigurationsReadBackTheSame) {
   EXPECT_NE(missing.error().message.find("speech"), std::string::npos);
 }
 
+// The form a user writes first: one SLO per task, no configuration names.
+TEST_F(artifactsSloJson, OneSloPerTaskReadsAsOneConfigurationAndWritesBackSo) {
+  file = dir / "slo.json";
+  ASSERT_TRUE(writeFileAtomic(file, R"({"tasks": {"digits": {"accuracy": 0.9, "latency_ms": 5},
+                                                  "faces": {"accuracy": 0.8, "latency_ms": 20}}})")
+                  .ok());
+  auto back = readSloFile(file, {"digits", "faces"});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ(back->front().id, kPerTaskSloId);
+  EXPECT_EQ(back->front().tasks.at("faces").latencyMs, 20);
+  const Json written = sloFileJson(*back);
+  EXPECT_TRUE(written.contains("tasks") && !written.contains("configurations")) << written.dump();
+  ASSERT_TRUE(writeFileAtomic(file, canonicalJson(written)).ok());
+  auto again = readSloFile(file, {"digits", "faces"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *back);
+  // Neither form, or both: one line naming the file and both forms.
+  ASSERT_TRUE(writeFileAtomic(file, R"({"slos": {}})").ok());
+  auto neither = readSloFile(file, {"digits"});
+  ASSERT_FALSE(neither.ok());
+  EXPECT_NE(neither.error().message.find("expected 'tasks' (one SLO per task"), std::string::npos)
+      << neither.error().message;
+  ASSERT_TRUE(writeFileAtomic(file, R"({"tasks": {}, "configurations": []})").ok());
+  auto both = readSloFile(file, {"digits"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("not both"), std::string::npos) << both.error().message;
+}
+
 TEST_F(artifactsSloJson, AWorkloadReadsBackAndNamesWhatIsWrong) {
   file = dir / "slo.json";
   std::vector<plan::SloConfiguration> configs(1);

@@ -70,8 +70,21 @@ assert checked == 13, checked
 PYEOF
 then pass "accuracy of all 13 variants (int8 included) as ONNX Runtime measures it"
 else fail "runtime accuracy against ORT"; fi
-"$BIN/plan-solve" "$WORK/prof" -o "$WORK/plan/plan.json" > /dev/null && "$BIN/plan-emit" "$WORK/plan/plan.json" -o "$WORK/bundle" > /dev/null \
-  && pass "plan-solve, plan-emit" || fail "plan-solve / plan-emit"
+# SparseLoom's grid sets latency bounds below what any variant runs in: plan-solve says so, per task.
+"$BIN/plan-solve" "$WORK/prof" -o "$WORK/grid/plan.json" > "$WORK/grid.txt" 2> "$WORK/grid.err" \
+  && grep -q "^C01..C25: SparseLoom's SLO grid" "$WORK/grid.txt" \
+  && [ "$(grep -c "^warning: task '.*': the latency SLO of .* lies below its fastest query" "$WORK/grid.err")" -eq 3 ] \
+  && pass "the grid's names explained; its unreachable latency bounds warned, one line per task" \
+  || fail "grid SLO warnings: $(cat "$WORK/grid.err")"
+# The SLOs a user writes: one per task.
+cat > "$WORK/slo.json" <<'JSON'
+{"tasks": {"digits": {"accuracy": 0.85, "latency_ms": 20},
+           "cancer": {"accuracy": 0.9, "latency_ms": 20},
+           "wine": {"accuracy": 0.9, "latency_ms": 20}}}
+JSON
+"$BIN/plan-solve" "$WORK/prof" --slo "$WORK/slo.json" -o "$WORK/plan/plan.json" > /dev/null 2> "$WORK/solve.err" \
+  && [ ! -s "$WORK/solve.err" ] && "$BIN/plan-emit" "$WORK/plan/plan.json" -o "$WORK/bundle" > /dev/null \
+  && pass "plan-solve on one SLO per task (no warning), plan-emit" || fail "plan-solve / plan-emit: $(cat "$WORK/solve.err")"
 if "$BIN/plan-run" "$WORK/bundle" --json > "$WORK/run.json" && $PY -c "
 import json
 r = json.load(open('$WORK/run.json'))
@@ -79,6 +92,7 @@ assert r['ok'] and {t['task'] for t in r['tasks']} == {'digits', 'cancer', 'wine
 n = {'digits': 450, 'cancer': 143, 'wine': 45}
 for t in r['tasks']:
     assert t['ran'] and t['match'] and t['samples'] == n[t['task']] and t['accuracy'] is not None, t
+    assert t['slo'] == 'SLO' and t['accuracy'] >= (0.85 if t['task'] == 'digits' else 0.9), t
 "; then pass "plan-run BUNDLE: one configuration per task, accuracy on the whole test split"
 else fail "plan-run bundle"; fi
 "$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 500 --calibration-rounds 1 > "$WORK/serve.txt" 2>&1 \
