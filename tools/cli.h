@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "libplan/util/error.h"
+#include "libplan/util/progress.h"
 #include "libplan/util/validate.h"
 
 namespace zp::cli {
@@ -110,9 +111,13 @@ inline std::string_view& outOfMemoryTool() {
 // prints one line "TOOL: error: ..." and gives kOptionError; nothing: carry on.
 // Every tool parses first: from here on an allocation failure ends it as
 // exitOutOfMemory says.
+// Every tool takes --quiet: no progress lines on stderr (libplan/util/progress.h).
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv, std::string_view tool) {
   outOfMemoryTool() = tool;
   std::set_new_handler(exitOutOfMemory);
+  app.add_flag_callback("--quiet", [] { Progress::setOutput(Progress::Output::Off); },
+                        "no progress lines on stderr (on a terminal: a line redrawn in place; in a log: one every "
+                        "10 s of a long step)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,7 @@
 #include "libplan/sim/queries/serve_sim.h"
 #include "libplan/util/file.h"
 #include "libplan/util/output_dir.h"
+#include "libplan/util/progress.h"
 #include "libplan/util/stats.h"
 
 namespace zp::drivers {
@@ -294,7 +295,11 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
     RunCalibrationParams cp;
     cp.rounds = params.calibrationRounds;
     cp.seed = params.seed;
+    Progress progress("plan-run: calibrating " + s.name + "'s units on the pinned processors",
+                      p.setup.slots.size() * static_cast<size_t>(cp.warmup + 2 * cp.rounds), "runs");
+    cp.afterRun = [&] { progress.advance(); };
     ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(p.setup, loader, cp));
+    progress.finish();
     for (size_t k = 0; k < p.simSlots.size(); ++k) {
       p.simSlots[k].runSamplesMs = cal.hotMs[k];
       p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
@@ -363,6 +368,11 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
     runs[k].outcome.measured.queries.resize(trace.arrivals.size());
   }
   std::vector<size_t> index;
+  double totalMs = 0;  // the serving time ahead, what progress counts
+  for (double s : span) totalMs += s;
+  Progress progress(fmt::format("plan-run: serving {} system(s) in {} round(s)", runs.size(), R),
+                    static_cast<size_t>(totalMs), "ms of traces");
+  double servedMs = 0;
   for (int r = 0; r < R; ++r)
     for (size_t j = 0; j < runs.size(); ++j) {
       const size_t k = (j + static_cast<size_t>(r)) % runs.size();
@@ -376,7 +386,10 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       if (s.name != traced) measured.slices = {};
       addSegment(runs[k].outcome.measured, std::move(measured), index, g.fromMs);
       ::malloc_trim(0);  // glibc keeps freed pages: one run's records out of the next one's peak RSS
+      servedMs += span[k] / R;
+      progress.set(static_cast<size_t>(servedMs));
     }
+  progress.finish();
   for (size_t k = 0; k < runs.size(); ++k) {
     auto& o = runs[k].outcome;
     const auto& s = sp.systems[k];

@@ -5,6 +5,7 @@
 #include "libplan/plan/unit.h"
 #include "libplan/runtime/serve/model_file_loader.h"
 #include "libplan/runtime/serve/run_calibration.h"
+#include "libplan/util/progress.h"
 #include "libplan/util/stats.h"
 
 namespace zp::drivers {
@@ -40,7 +41,11 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   cp.rounds = rounds;
   cp.seed = seed;
   cp.loadRepeats = 3;
+  Progress progress("plan-solve: calibrating run times on the pinned processors",
+                    setup.slots.size() * static_cast<size_t>(cp.warmup + 2 * cp.rounds), "runs");
+  cp.afterRun = [&] { progress.advance(); };
   ZP_ASSIGN_OR_RETURN(auto cal, runtime::serve::calibrateServing(setup, loader, cp));
+  progress.finish();
   out.dispatchMs = cal.dispatchMs;
   out.handoffMs = cal.handoffMs;
   out.hotRatios.resize(space.processors.size());

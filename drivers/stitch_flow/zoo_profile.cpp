@@ -21,6 +21,7 @@
 #include "libplan/estimate/latency_model.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "libplan/util/progress.h"
 #include "libplan/util/output_dir.h"
 
 namespace zp::drivers {
@@ -261,11 +262,15 @@ Status measureColdProfiles(const Sources& src, const ProfileParams& params, cons
   cp.workDir = stage / ".cold-profile-scratch";
   profile::ColdProfile profile;
   Status st = measure::measureColdHost(cp, profile);
-  size_t subgraphs = 0;
+  size_t subgraphs = 0, total = 0;
+  for (const auto& task : src.manifest.tasks)
+    for (const auto& position : task.subgraphs) total += position.size();
+  Progress progress("zoo-profile: cold profile (every subgraph under every kernel)", total, "subgraphs");
   for (const auto& task : src.manifest.tasks)
     for (const auto& position : task.subgraphs)
       for (const auto& g : position) {
         if (!st.ok()) break;
+        progress.advance();
         // Keyed as the plan's cold sections name the subgraph's unit.
         st = measure::measureColdModel(src.stitchDir / g.file,
                                        plan::UnitId::subgraph(task.name, g.position, g.variant).profileKey(), cp, profile);

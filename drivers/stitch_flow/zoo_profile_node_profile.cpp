@@ -6,6 +6,7 @@
 
 #include "drivers/stitch_flow/zoo_profile_steps.h"
 #include "libplan/graph/model_io.h"
+#include "libplan/util/progress.h"
 #include "passes/measure/node_profile.h"
 
 namespace zp::drivers::zoo_profile {
@@ -38,10 +39,15 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileVariantNodes(const Run& 
 Expected<std::vector<artifacts::NodeProfileRow>> measureNodeProfiles(const Run& run) {
   std::vector<artifacts::NodeProfileRow> rows;
   const auto configs = nodeProfileConfigs(run);
+  size_t variants = 0;
+  for (const auto& task : run.src.manifest.tasks) variants += task.variants.size();
+  Progress progress("zoo-profile: per-node profiles (every variant on every processor)", variants * configs.size(),
+                    "runs");
   for (const auto& task : run.src.manifest.tasks)
     for (const auto& v : task.variants) {
       if (run.stopRequested()) return makeError("zoo-profile: stopped while profiling nodes");
       for (const auto& c : configs) {
+        progress.advance();
         std::vector<artifacts::NodeProfileRow> r;
         if (const auto* given = run.given ? findIn(run.given->nodes, std::make_tuple(task.name, v.id, c.label())) : nullptr)
           r = *given;

@@ -42,7 +42,8 @@ expect_error "zoo-init over an existing zoo.json" "exists; zoo-init does not rep
 # The pipeline on what zoo-init wrote.
 "$BIN/zoo-stitch" "$Z/zoo.json" -o "$WORK/st" > "$WORK/stitch.txt" && pass "zoo-stitch: every variant, int8 ones too" \
   || fail "zoo-stitch on zoo-init's zoo.json"
-"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" > /dev/null 2>&1 && pass "zoo-profile" || fail "zoo-profile"
+"$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" --quiet > /dev/null 2> "$WORK/profile.err" && [ ! -s "$WORK/profile.err" ] \
+  && pass "zoo-profile --quiet: nothing on stderr" || fail "zoo-profile: $(cat "$WORK/profile.err")"
 # The runtime's accuracy of each exported variant equals ONNX Runtime's on the same test split.
 if $PY - "$Z" "$WORK/prof/accuracy.csv" "$SRC" <<'PYEOF'
 import csv, json, os, subprocess, sys

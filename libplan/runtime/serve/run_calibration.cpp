@@ -73,6 +73,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     for (auto& l : mine) {
       auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
       ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? params.idleGapMs : 0.0));
+      if (params.afterRun) params.afterRun();
     }
   }
   doneTiming.now();

@@ -10,6 +10,7 @@
 // memory, as in serving); and the wake-up delays are timed the way the
 // executor dispatches and hands over.
 #pragma once
+#include <functional>
 #include <cstdint>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct RunCalibrationParams {
   int wakeSamples = 20;    // timed dispatches and hand-overs
   uint64_t seed = 0;       // random inputs of each slot
   int loadRepeats = 0;     // times each slot is loaded on its worker before timing runs (0: loaded once, untimed)
+  // Called (on the processors' workers, at once) after each of the
+  // slots x (warmup + 2 rounds) runs: how a caller shows progress.
+  std::function<void()> afterRun = {};
 };
 
 struct RunCalibration {
