@@ -7,6 +7,7 @@
 #include <set>
 
 #include "drivers/cold_flow/cold_schedule.h"
+#include "drivers/stitch_flow/plan_freshness.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
@@ -441,11 +442,39 @@ std::string emitSummary(const EmitParams& params, const EmitResult& r) {
 }
 
 std::string CheckResult::text() const {
-  if (changes.empty()) return "bundle is up to date\n";
-  std::string s = fmt::format("bundle is stale: {} change{}\n", changes.size(), changes.size() == 1 ? "" : "s");
+  std::string s = changes.empty() ? fmt::format("bundle is up to date ({} inputs checked)\n", inputsChecked)
+                                  : fmt::format("bundle is stale: {} change{}\n", changes.size(),
+                                                changes.size() == 1 ? "" : "s");
   for (const auto& c : changes) s += "  " + c + "\n";
+  for (const auto& n : notes) s += "note: " + n + "\n";
   return s;
 }
+
+namespace {
+
+// A stitch plan's own inputs, down the chain (profile, SLO file, stitch.json,
+// zoo.json, the variants' ONNX files, the datasets): what plan-solve --check compares.
+void checkPlanChain(const fs::path& planPath, const std::string& toolVersion, CheckResult& r) {
+  auto plan = artifacts::readPlan(planPath);
+  if (!plan.ok() || !plan->stitch) return;  // an unreadable plan is a change above; other kinds record no chain
+  if (plan->stitch->profileDir.empty()) {
+    r.notes.push_back(fmt::format("{} records no profile directory (an older plan-solve wrote it): the inputs "
+                                  "before the plan are not checked; re-run plan-solve to record them",
+                                  planPath.string()));
+    return;
+  }
+  SolveStitchOptions defaults;
+  defaults.version = toolVersion;
+  auto chain = checkStitchPlanFreshness(planPath, defaults);
+  if (!chain.ok()) {
+    r.changes.push_back(fmt::format("the plan's inputs cannot be checked: {}", chain.error().message));
+    return;
+  }
+  for (const auto& c : chain->changed) r.changes.push_back("plan input " + c);
+  r.inputsChecked += chain->checked;
+}
+
+}  // namespace
 
 Expected<CheckResult> checkBundle(const CheckParams& params) {
   ZP_ASSIGN_OR_RETURN(BundleManifest m, artifacts::readBundleManifest(params.bundle));
@@ -483,6 +512,8 @@ Expected<CheckResult> checkBundle(const CheckParams& params) {
     }
     for (const auto& [k, in] : recorded)
       if (!seen.count(k)) r.changes.push_back(fmt::format("{} no longer used by the plan: {}", in->role, in->path));
+    r.inputsChecked += static_cast<int>(src->inputs.size());
+    checkPlanChain(planPath, params.toolVersion, r);
   }
 
   // Artifacts against the manifest.

@@ -69,11 +69,15 @@ struct CheckParams {
 
 struct CheckResult {
   std::vector<std::string> changes;  // one line each; empty: up to date
+  std::vector<std::string> notes;    // what could not be checked, and why
+  int inputsChecked = 0;             // the bundle's inputs and, for a stitch plan, the plan's down to zoo.json
   bool upToDate() const { return changes.empty(); }
   std::string text() const;          // summary line + one line per change
 };
 
-// Compares the bundle with its inputs as they are now and with its manifest.
+// Compares the bundle with its inputs as they are now and with its manifest;
+// for a stitch plan also the plan with its own inputs down the chain (zoo.json,
+// the ONNX files, datasets, SLO and workload files: plan_freshness.h).
 // Errors only when the bundle cannot be checked at all (no manifest).
 Expected<CheckResult> checkBundle(const CheckParams& params);
 

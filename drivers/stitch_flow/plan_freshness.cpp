@@ -24,7 +24,8 @@ std::string rerunFor(const std::string& key) {
 }
 
 // A file against the hash recorded for it; a line in `out` when it differs or is gone.
-void compareFile(const fs::path& file, const std::string& recorded, const std::string& rerun, PlanFreshness& out) {
+void compareFile(const fs::path& path, const std::string& recorded, const std::string& rerun, PlanFreshness& out) {
+  const fs::path file = path.lexically_normal();
   ++out.checked;
   auto bytes = readFile(file);
   if (!bytes.ok()) {

@@ -99,6 +99,22 @@ else fail "plan-run bundle"; fi
 "$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 500 --calibration-rounds 1 > "$WORK/serve.txt" 2>&1 \
   && grep -q "^zooplan" "$WORK/serve.txt" && pass "plan-run --serve serves the plan" || fail "serve: $(cat "$WORK/serve.txt")"
 
+# The bundle's freshness down the chain: a dataset or the SLO file changed makes it stale, named.
+"$BIN/plan-emit" --check "$WORK/bundle" > "$WORK/check.txt" && grep -q "^bundle is up to date" "$WORK/check.txt" \
+  && pass "plan-emit --check: up to date ($(head -1 "$WORK/check.txt"))" || fail "fresh bundle: $(cat "$WORK/check.txt")"
+cp "$Z/wine/data/labels.npy" "$WORK/labels.bak"
+$PY -c "
+import numpy as np
+y = np.load('$Z/wine/data/labels.npy'); y[0] = (y[0] + 1) % 3; np.save('$Z/wine/data/labels.npy', y)"
+rc=0; "$BIN/plan-emit" --check "$WORK/bundle" > "$WORK/check.txt" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "plan input $Z/wine/data/labels.npy: changed: re-run zoo-profile and plan-solve" "$WORK/check.txt" \
+  && pass "a changed dataset makes the bundle stale, named with what to re-run" || fail "dataset change: rc $rc $(cat "$WORK/check.txt")"
+cp "$WORK/labels.bak" "$Z/wine/data/labels.npy"
+echo " " >> "$WORK/slo.json"
+rc=0; "$BIN/plan-emit" --check "$WORK/bundle" > "$WORK/check.txt" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "slo.json: changed: re-run plan-solve" "$WORK/check.txt" \
+  && pass "a changed SLO file makes the bundle stale" || fail "SLO change: rc $rc $(cat "$WORK/check.txt")"
+
 # Bad folders: one line, the file and the fix, nothing written.
 mkdir -p "$WORK/bad/t" "$WORK/bad2/t" "$WORK/bad3/bad name" "$WORK/empty"
 cp "$Z/wine/dense.onnx" "$WORK/bad/t/dense.onnx" && cp "$Z/digits/u50.onnx" "$WORK/bad/t/other.onnx"
