@@ -219,7 +219,7 @@ assert paths and not any(os.path.isabs(p) for p in paths), paths
 assert all(os.path.exists(os.path.join(os.path.dirname(sys.argv[1]), p)) for p in paths), paths
 PYEOF
 then pass "manifest input paths are relative to the bundle"; else fail "manifest input paths: $(grep '"path"' "$WORK/bundle/manifest.json" | head -3)"; fi
-out="$("$BIN/plan-emit" --check "$WORK/bundle")" && [ "$out" = "bundle is up to date" ] \
+out="$("$BIN/plan-emit" --check "$WORK/bundle")" && [ "${out%% (*}" = "bundle is up to date" ] \
   && pass "plan-emit --check reads the relative paths" || fail "plan-emit --check: $out"
 # plan-solve never lists combinations but does list placement orders: a zoo
 # that grew to 102 processors after profiling has more than it searches.
@@ -234,6 +234,6 @@ rejected "102 processors: too many placement orders" 1 \
 
 mkdir -p "$WORK/moved"
 mv "$WORK/st" "$WORK/prof" "$WORK/plan" "$WORK/bundle" "$WORK/moved/"
-out="$("$BIN/plan-emit" --check "$WORK/moved/bundle")" && [ "$out" = "bundle is up to date" ] \
+out="$("$BIN/plan-emit" --check "$WORK/moved/bundle")" && [ "${out%% (*}" = "bundle is up to date" ] \
   && pass "a bundle moved together with its inputs is still up to date" || fail "moved bundle: $out"
 finish
