@@ -234,6 +234,11 @@ rejected "102 processors: too many placement orders" 1 \
 
 mkdir -p "$WORK/moved"
 mv "$WORK/st" "$WORK/prof" "$WORK/plan" "$WORK/bundle" "$WORK/moved/"
-out="$("$BIN/plan-emit" --check "$WORK/moved/bundle")" && [ "${out%% (*}" = "bundle is up to date" ] \
-  && pass "a bundle moved together with its inputs is still up to date" || fail "moved bundle: $out"
+# The bundle's own inputs moved with it and check; the zoo did not move, so the
+# plan's chain cannot reach it: stale, and the line names the zoo.json it looked for.
+rc=0; out="$("$BIN/plan-emit" --check "$WORK/moved/bundle")" || rc=$?
+[ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | grep -c '^  ')" -eq 1 ] \
+  && printf '%s\n' "$out" | grep -q "the plan's inputs cannot be checked: .*zoo.json: cannot open" \
+  && pass "a bundle moved with its plan but not its zoo: only the zoo it cannot reach is named" \
+  || fail "moved bundle: rc $rc $(printf "%s" "$out" | tr "\n" "|")"
 finish
