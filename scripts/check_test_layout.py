@@ -3,8 +3,8 @@
 (CMakeLists.txt) has its tests in tests/<folder without libplan/, passes/ or
 drivers/> (libplan/sim/queries -> tests/sim/queries), with a CMakeLists.txt that
 builds them; no test folder is named after a stage that does not exist; and the
-README's layout section names every stage folder (as FOLDER/, without libplan/,
-passes/ or drivers/), so the map a newcomer reads first matches the tree.
+layout page (docs/layout.md) names every stage folder (as FOLDER/, without
+libplan/, passes/ or drivers/), so the map a newcomer reads matches the tree.
 
   scripts/check_test_layout.py [SOURCE_ROOT]
 """
@@ -38,8 +38,8 @@ def mirrored(stage):
 
 
 def readme_layout(root):
-    """The code block under '## Layout' in README.md ('' when there is none)."""
-    path = os.path.join(root, "README.md")
+    """The code block under '## Layout' in docs/layout.md ('' when there is none)."""
+    path = os.path.join(root, "docs", "layout.md")
     if not os.path.isfile(path):
         return ""
     m = re.search(r"^## Layout\n.*?```\n(.*?)```", open(path).read(), re.S | re.M)
@@ -65,12 +65,12 @@ def main():
     layout = readme_layout(root)
     for stage in stages:
         if not re.search(r"(^|[\s(/])" + re.escape(mirrored(stage)) + "/", layout):
-            problems.append(f"{stage}: README.md's layout section does not name {mirrored(stage)}/")
+            problems.append(f"{stage}: docs/layout.md does not name {mirrored(stage)}/")
     for p in problems:
         print(p)
     if problems:
         return 1
-    print(f"{len(expected)} stage folders, each with its tests in tests/<folder>; README.md's layout names all {len(stages)} stages")
+    print(f"{len(expected)} stage folders, each with its tests in tests/<folder>; docs/layout.md names all {len(stages)} stages")
     return 0
 
 

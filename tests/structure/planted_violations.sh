@@ -7,7 +7,7 @@
 #   - a stage in ZOOPLAN_STAGES without its folder fails the CMake configure;
 #   - a stage without its tests/<folder>, and a test folder no stage mirrors,
 #     fail check_test_layout.py, naming them;
-#   - a stage folder the README's layout section does not name fails it too.
+#   - a stage folder the layout page (docs/layout.md) does not name fails it too.
 # The unmodified copy passes both scripts first, so a failure is the plant's.
 #   planted_violations.sh SOURCE_DIR PYTHON
 set -uo pipefail
@@ -21,7 +21,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 copy="$work/tree"
 mkdir -p "$copy"
-(cd "$src" && cp -r CMakeLists.txt README.md libplan passes drivers tools schemas scripts "$copy/")
+(cd "$src" && cp -r CMakeLists.txt README.md docs libplan passes drivers tools schemas scripts "$copy/")
 # The test layout only: every test folder with its CMakeLists.txt.
 (cd "$src" && find tests -type d -name node_modules -prune -o -type d -print) | while read -r d; do
   mkdir -p "$copy/$d"
@@ -75,14 +75,14 @@ fi
 
 mv "$copy/tests/preloading" "$copy/tests/preload"
 
-# The README's layout section loses a stage folder.
+# The layout page loses a stage folder.
 # Every mention: the layout names a folder wherever it lists it (passes/, bench/).
-sed -i 's#coldstart/#cold/#g' "$copy/README.md"
-grep -q "cold/ (cold problem" "$copy/README.md" || fail "could not plant the README change (layout text changed?)"
+sed -i 's#coldstart/#cold/#g' "$copy/docs/layout.md"
+grep -q "cold/ (cold problem" "$copy/docs/layout.md" || fail "could not plant the layout change (layout text changed?)"
 if "$py" "$copy/scripts/check_test_layout.py" "$copy" >"$work/readme.txt" 2>&1; then
-  fail "a stage missing from the README's layout passed the layout check"
-elif grep -q "^passes/coldstart: README.md's layout section does not name coldstart/" "$work/readme.txt"; then
-  pass "a stage missing from the README's layout fails the layout check, named"
+  fail "a stage missing from the layout page passed the layout check"
+elif grep -q "^passes/coldstart: docs/layout.md does not name coldstart/" "$work/readme.txt"; then
+  pass "a stage missing from the layout page fails the layout check, named"
 else
   fail "the layout check failed without naming the stage: $(cat "$work/readme.txt")"
 fi
