@@ -134,6 +134,7 @@ Expected<SolveColdResult> solveCold(const SolveColdOptions& o) {
   p.units.push_back(std::move(u));
   p.cold.push_back(*cold);
   ZP_TRY(makeParentDir(o.output));
+  ZP_TRY(createParentDirectories(o.output));
   ZP_TRY(artifacts::writePlan(p, o.output));
   return SolveColdResult{coldSummary(*cold)};
 }

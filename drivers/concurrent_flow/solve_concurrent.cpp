@@ -97,6 +97,7 @@ Expected<SolveConcurrentResult> solveConcurrent(const SolveConcurrentOptions& o)
   if (!o.stats.empty())
     statsText = canonicalJson(Json{{"solveMs", out.solveMs}, {"firstFeasibleMs", out.firstFeasibleMs},
                                    {"solver", out.section.solver.solver}, {"status", out.section.solver.status}});
+  for (const auto& f : {o.output, o.trace, o.stats}) ZP_TRY(createParentDirectories(f));
   ZP_TRY(writeFileAtomic(o.output, planText));
   if (!o.trace.empty()) ZP_TRY(writeFileAtomic(o.trace, traceText));
   if (!o.stats.empty()) ZP_TRY(writeFileAtomic(o.stats, statsText));

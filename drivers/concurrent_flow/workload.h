@@ -10,6 +10,9 @@
 
 namespace zp::drivers {
 
+// The ONNX file of a model DNN: its `model`, or its zoo variant's file.
+Expected<std::filesystem::path> dnnModelFile(const artifacts::WorkloadDnn& d, const std::string& label);
+
 // Errors are one line naming the file and the JSON path of the DNN they concern.
 Expected<schedule::Workload> loadWorkload(const std::filesystem::path& path);
 // The same from a parsed workload.json (`file`: where it was read from; errors name it).

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "drivers/cold_flow/cold_schedule.h"
+#include "drivers/concurrent_flow/workload.h"
 #include "drivers/stitch_flow/plan_freshness.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/file.h"
@@ -220,8 +221,17 @@ Status collectConcurrentSources(Sources& s, bool strict) {
     // that climbs out of it: the key must not depend on the working directory),
     // or by its absolute path when there is no such relative path.
     std::set<fs::path> models;
-    for (const auto& d : spec->dnns)
-      if (d.source == artifacts::WorkloadDnn::Source::Model) models.insert(d.model.lexically_normal());
+    for (const auto& d : spec->dnns) {
+      if (d.source != artifacts::WorkloadDnn::Source::Model && d.source != artifacts::WorkloadDnn::Source::ZooVariant)
+        continue;
+      auto file = dnnModelFile(d, wp.string());
+      if (!file.ok()) {
+        if (strict) return file.error();
+        s.notes.push_back(file.error().message);
+        continue;
+      }
+      models.insert(file->lexically_normal());
+    }
     const fs::path base = wp.parent_path().lexically_normal();
     for (const auto& mp : models) {
       const fs::path rel = mp.lexically_relative(base);

@@ -259,6 +259,7 @@ Expected<SolveMtsResult> solveMts(const SolveMtsOptions& o) {
   r.plan.header = plan::PlanHeader{o.tool, o.version, in.hashes};
   r.plan.mts = std::move(section);
   r.plan.units = mtsUnits(*r.plan.mts, models);
+  ZP_TRY(createParentDirectories(o.output));
   ZP_TRY(artifacts::writePlan(r.plan, o.output));
   r.summary = summaryOf(*r.plan.mts, o.output);
   return r;

@@ -88,6 +88,7 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   if (used.size() == 1) unit.processor = *used.begin();
   else unit.operatorPlaced = true;
   plan.units.push_back(std::move(unit));
+  ZP_TRY(createParentDirectories(o.output));
   ZP_TRY(artifacts::writePlan(plan, o.output));
 
   const auto& s = result.solution;

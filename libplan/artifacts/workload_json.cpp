@@ -171,18 +171,27 @@ Status parseIdentity(const Ctx& c, const Json& d, const std::string& p, const st
   return {};
 }
 
-// A model DNN: model, profile, task, variant and the grouping options.
+// A model DNN: model, profile, task, variant and the grouping options; or a
+// zoo's variant: zoo, profile (zoo-profile's folder), task, variant.
 Status parseModelSource(const Ctx& c, const Json& d, const std::string& p, const fs::path& baseDir, WorkloadDnn& e) {
-  for (const char* k : {"model", "profile", "task", "variant"})
+  const bool zoo = d.contains("zoo");
+  for (const char* k : {zoo ? "zoo" : "model", "profile", "task", "variant"})
     if (!d.contains(k) || !d[k].is_string())
-      return c.err(p + "." + k, "expected a string (model needs model, profile, task, variant)");
+      return c.err(p + "." + k, zoo ? "expected a string (a zoo's variant needs zoo, profile, task, variant)"
+                                    : "expected a string (model needs model, profile, task, variant)");
   for (const char* k : {"task", "variant"})
     if (auto problem = idProblem(d[k].get<std::string>())) return c.err(p + "." + k, *problem);
-  e.source = WorkloadDnn::Source::Model;
-  e.model = baseDir / d["model"].get<std::string>();
-  e.profile = baseDir / d["profile"].get<std::string>();
   e.task = d["task"].get<std::string>();
   e.variant = d["variant"].get<std::string>();
+  if (zoo) {
+    e.source = WorkloadDnn::Source::ZooVariant;
+    e.zoo = baseDir / d["zoo"].get<std::string>();
+    e.profileDir = baseDir / d["profile"].get<std::string>();
+  } else {
+    e.source = WorkloadDnn::Source::Model;
+    e.model = baseDir / d["model"].get<std::string>();
+    e.profile = baseDir / d["profile"].get<std::string>();
+  }
   if (!d.contains("grouping")) return {};
   const Json& o = d["grouping"];
   const std::string op = p + ".grouping";
@@ -253,11 +262,12 @@ Expected<WorkloadDnn> parseDnn(const Ctx& c, const Json& d, size_t n, const fs::
   e.jsonPath = fmt::format("$.dnns[{}]", n);
   const std::string& p = e.jsonPath;
   if (!d.is_object()) return c.err(p, "expected an object");
-  ZP_TRY(checkKeys(c, d, p, {"name", "instances", "dependsOn", "groups", "groupsCsv", "model", "profile", "task", "variant", "grouping"}));
+  ZP_TRY(checkKeys(c, d, p, {"name", "instances", "dependsOn", "groups", "groupsCsv", "model", "zoo", "profile", "task",
+                             "variant", "grouping"}));
   ZP_TRY(parseIdentity(c, d, p, w.dnns, e));
-  const int sources = d.contains("groups") + d.contains("groupsCsv") + d.contains("model");
-  if (sources != 1) return c.err(p, "give exactly one of 'groups', 'groupsCsv' or 'model'");
-  if (d.contains("model")) {
+  const int sources = d.contains("groups") + d.contains("groupsCsv") + d.contains("model") + d.contains("zoo");
+  if (sources != 1) return c.err(p, "give exactly one of 'groups', 'groupsCsv', 'model' or 'zoo'");
+  if (d.contains("model") || d.contains("zoo")) {
     ZP_TRY(parseModelSource(c, d, p, baseDir, e));
   } else if (d.contains("groupsCsv")) {
     if (!d["groupsCsv"].is_string()) return c.err(p + ".groupsCsv", "expected a path");
@@ -340,6 +350,13 @@ Json dnnJson(const WorkloadDnn& e, const std::vector<std::string>& accs, const f
     case WorkloadDnn::Source::Model:
       d["model"] = pathFrom(e.model, baseDir);
       d["profile"] = pathFrom(e.profile, baseDir);
+      d["task"] = e.task;
+      d["variant"] = e.variant;
+      putGrouping(e.grouping, d);
+      break;
+    case WorkloadDnn::Source::ZooVariant:
+      d["zoo"] = pathFrom(e.zoo, baseDir);
+      d["profile"] = pathFrom(e.profileDir, baseDir);
       d["task"] = e.task;
       d["variant"] = e.variant;
       putGrouping(e.grouping, d);

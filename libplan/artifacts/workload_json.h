@@ -25,7 +25,7 @@ struct GroupingOptions {
 };
 
 struct WorkloadDnn {
-  enum class Source { Groups, GroupsCsv, Model };
+  enum class Source { Groups, GroupsCsv, Model, ZooVariant };
   std::string name;
   std::string jsonPath;  // "$.dnns[N]", where messages about it point
   int instances = 1;
@@ -34,7 +34,11 @@ struct WorkloadDnn {
   std::vector<sim::GroupCost> groups;  // Source::Groups: the rows as written
   std::filesystem::path groupsCsv;     // Source::GroupsCsv: resolved against the workload's folder
   std::filesystem::path model, profile;  // Source::Model: ONNX model and profile CSV (resolved)
-  std::string task, variant;             // Source::Model: which node rows of the profile
+  std::string task, variant;             // Source::Model: which node rows of the profile; ZooVariant: which variant
+  // Source::ZooVariant: a variant of a zoo (its ONNX file) with the per-node
+  // profile zoo-profile measured of it (PROFILE_DIR/node_profile.csv); the
+  // accelerators are the zoo's processors, by name.
+  std::filesystem::path zoo, profileDir;
   GroupingOptions grouping;              // Source::Model
 };
 

@@ -72,6 +72,14 @@ Expected<fs::path> regularFileDestination(const fs::path& path) {
   return resolved;
 }
 
+Status createParentDirectories(const fs::path& file) {
+  if (file.empty() || file.parent_path().empty()) return {};
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return makeError("{}: cannot create its folder: {}", file.string(), ec.message());
+  return {};
+}
+
 Status writeFileAtomic(const fs::path& destination, std::string_view bytes) {
   ZP_ASSIGN_OR_RETURN(const fs::path path, regularFileDestination(destination));
   fs::path tmp = path;

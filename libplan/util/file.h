@@ -26,6 +26,9 @@ Expected<std::filesystem::path> regularFileDestination(const std::filesystem::pa
 // Writes to "<file>.tmp.<pid>" beside the destination (regularFileDestination),
 // fsyncs, then renames.
 Status writeFileAtomic(const std::filesystem::path& path, std::string_view bytes);
+// The folder a file output goes into, made when it is missing (called once the
+// inputs are checked, so that a refused run leaves no folder behind).
+Status createParentDirectories(const std::filesystem::path& file);
 
 // A directory tree built under a temporary sibling name (".NAME.staging.PID")
 // and moved into place by commit(). If commit() is never called, the destructor

@@ -76,7 +76,7 @@ Status addNode(const graph::GraphView& v, int n, const profile::ProfileDb& db, c
   for (size_t a = 0; a < prm.accelerators.size(); ++a) {
     const auto* row = db.findNode(prm.task, prm.variant, prm.accelerators[a], name);
     if (!row) {
-      if (!isQdq) u.time[a] = -1;
+      if (!isQdq && !prm.absentNodesFused) u.time[a] = -1;  // else: fused into a neighbour there, no time of its own
       continue;
     }
     any = true;
@@ -85,7 +85,7 @@ Status addNode(const graph::GraphView& v, int n, const profile::ProfileDb& db, c
       u.bytes[a] += static_cast<double>(bytes);
     }
   }
-  if (!any && !isQdq)
+  if (!any && !isQdq && !prm.absentNodesFused)
     return makeError("{}: node '{}' ({}) has no profile row for task '{}' variant '{}' on any accelerator", label,
                      name, node.op_type(), prm.task, prm.variant);
   u.nodes.push_back(n);

@@ -31,6 +31,10 @@ struct GroupingParams {
   // Requested memory throughput of a node = bytes it reads and writes (activations +
   // weights) / its time, in % of this peak (136.5 GB/s: Xavier AGX, HaX-CoNN Table 4).
   double peakBandwidthGBs = 136.5;
+  // The rows are the runtime's own per-node profile (zoo-profile's node_profile.csv):
+  // a node without a row was fused into a neighbour or folded, and costs nothing
+  // of its own (else it is an error: the profile lacks it).
+  bool absentNodesFused = false;
 };
 
 struct Grouping {

@@ -99,6 +99,32 @@ else fail "plan-run bundle"; fi
 "$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 500 --calibration-rounds 1 > "$WORK/serve.txt" 2>&1 \
   && grep -q "^zooplan" "$WORK/serve.txt" && pass "plan-run --serve serves the plan" || fail "serve: $(cat "$WORK/serve.txt")"
 
+# A concurrent workload of the zoo's own variants: their per-node profile is zoo-profile's
+# node_profile.csv (no hand-written rows; what the runtime fused costs nothing of its own).
+NPU_CORE=$(( $(nproc) > 1 ? 1 : 0 ))
+cat > "$WORK/workload.json" <<JSON
+{"version": 1, "accelerators": ["cpu", "npu"],
+ "processors": [{"name": "cpu", "cores": [0], "policy": "default", "gemm": "onednn"},
+                {"name": "npu", "cores": [$NPU_CORE], "policy": "sparse", "gemm": "blis"}],
+ "dnns": [{"name": "digits", "zoo": "zoo/zoo.json", "profile": "prof", "task": "digits", "variant": "u50"},
+          {"name": "cancer", "zoo": "zoo/zoo.json", "profile": "prof", "task": "cancer", "variant": "int8"}]}
+JSON
+if "$BIN/plan-solve" --mode concurrent "$WORK/workload.json" -o "$WORK/cplan/plan.json" > /dev/null \
+   && "$BIN/plan-emit" "$WORK/cplan/plan.json" -o "$WORK/cbundle" > /dev/null \
+   && "$BIN/plan-run" "$WORK/cbundle" --rounds 1 --repeat 3 --json > "$WORK/crun.json" \
+   && $PY -c "
+import json
+r = json.load(open('$WORK/crun.json'))['concurrent']
+assert r['dnns'] == ['digits', 'cancer'] and all(s['match'] for s in r['schedules']), r
+"; then pass "a concurrent workload of zoo variants: planned from node_profile.csv, bundled, run, outputs checked"
+else fail "concurrent workload of zoo variants"; fi
+cat > "$WORK/bad_workload.json" <<JSON
+{"version": 1, "accelerators": ["cpu", "gpu"],
+ "dnns": [{"name": "digits", "zoo": "zoo/zoo.json", "profile": "prof", "task": "digits", "variant": "u50"}]}
+JSON
+expect_error "an accelerator the zoo lacks" "'gpu' is not a processor of" "$WORK/cplan2.json" -- \
+  "$BIN/plan-solve" --mode concurrent "$WORK/bad_workload.json" -o "$WORK/cplan2.json"
+
 # The bundle's freshness down the chain: a dataset or the SLO file changed makes it stale, named.
 "$BIN/plan-emit" --check "$WORK/bundle" > "$WORK/check.txt" && grep -q "^bundle is up to date" "$WORK/check.txt" \
   && pass "plan-emit --check: up to date ($(head -1 "$WORK/check.txt"))" || fail "fresh bundle: $(cat "$WORK/check.txt")"
