@@ -50,6 +50,9 @@ void addStitchOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
       ->default_val(5)->check(CLI::Range(0, 1000));
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
       ->check(integerIn(1, 1000000));
+  app.add_option("--previous", sp.previousPlan,
+                 "stitch: an earlier plan of these tasks: a task whose earlier pick is predicted as good as the new "
+                 "one within the noise (0.5 points of violations, 5% of mean latency) keeps it");
 }
 
 void addConcurrentOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {

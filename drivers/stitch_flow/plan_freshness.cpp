@@ -61,6 +61,7 @@ Expected<PlanFreshness> checkStitchPlanFreshness(const fs::path& planFile, const
   for (const auto& [k, v] : plan.header.inputs) keys.insert(k);
   for (const auto& [k, v] : now.inputs) keys.insert(k);
   for (const auto& key : keys) {
+    if (key == "previous") continue;  // provenance: an earlier plan ties kept picks of, usually replaced by this one
     auto was = plan.header.inputs.find(key);
     auto is = now.inputs.find(key);
     if (was != plan.header.inputs.end() && is == now.inputs.end() && key.rfind("profile/", 0) == 0) {

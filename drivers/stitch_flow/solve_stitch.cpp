@@ -210,6 +210,18 @@ Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& sel
 
 }  // namespace
 
+// The chosen system's decisions of an earlier stitch plan, for ties to keep.
+Expected<std::shared_ptr<const select::PreviousChoices>> previousChoices(const fs::path& file) {
+  if (file.empty()) return std::shared_ptr<const select::PreviousChoices>();
+  ZP_ASSIGN_OR_RETURN(const plan::Plan previous, artifacts::readPlan(file));
+  if (!previous.stitch) return makeError("--previous {}: not a stitch plan", file.string());
+  auto out = std::make_shared<select::PreviousChoices>();
+  for (const auto& sel : plan::chosenSystem(*previous.stitch).selections)
+    for (const auto& c : sel.tasks)
+      if (c.feasible) out->bySlo[sel.slo][c.task] = {c.combination, c.placement};
+  return std::shared_ptr<const select::PreviousChoices>(std::move(out));
+}
+
 // The SLO file's hash, or the generated set's name.
 Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchSpace& space) {
   plan::PlanHeader h;
@@ -221,6 +233,10 @@ Expected<plan::PlanHeader> planHeader(const SolveStitchOptions& o, const StitchS
     h.inputs["slo"] = sha256Hex(bytes);
   } else {
     h.inputs["slo"] = "generated:" + o.slo;
+  }
+  if (!o.previousPlan.empty()) {
+    ZP_ASSIGN_OR_RETURN(std::string bytes, readFile(o.previousPlan));
+    h.inputs["previous"] = sha256Hex(bytes);
   }
   return h;
 }
@@ -235,6 +251,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
   std::string servingSummary;
   select::SelectParams selectParams = o.select;
+  ZP_ASSIGN_OR_RETURN(selectParams.previous, previousChoices(o.previousPlan));
   std::vector<plan::FrameSpec> frames;
   ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary, frames));
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));

@@ -562,6 +562,62 @@ void judgeEveryMix(const std::vector<Choice>& candidates, const std::vector<std:
 
 }  // namespace
 
+namespace {
+
+// The previous plan's decision for task t as this space numbers it; none when
+// its variants or processors are not in the space any more.
+std::optional<std::pair<int64_t, std::vector<std::string>>> previousDecision(const StitchSpace& space, size_t t,
+                                                                             const PreviousChoices::Decision& d) {
+  const auto& ts = space.tasks[t];
+  std::vector<std::string> ids;
+  for (size_t from = 0;;) {
+    const size_t plus = d.combination.find('+', from);
+    ids.push_back(d.combination.substr(from, plus - from));
+    if (plus == std::string::npos) break;
+    from = plus + 1;
+  }
+  if (static_cast<int>(ids.size()) != ts.positions || static_cast<int>(d.placement.size()) != ts.positions) return {};
+  std::vector<int> digits;
+  for (const auto& id : ids) {
+    auto it = std::find(ts.variants.begin(), ts.variants.end(), id);
+    if (it == ts.variants.end()) return {};
+    digits.push_back(static_cast<int>(it - ts.variants.begin()));
+  }
+  for (const auto& p : d.placement)
+    if (processorIndex(space, p) < 0) return {};
+  const uint64_t k = ts.combinations().number(digits);
+  if (!ts.valid(k)) return {};
+  return std::make_pair(static_cast<int64_t>(k), d.placement);
+}
+
+// Each task whose previous pick, put in place of the new one, is judged as good
+// within the noise keeps it (tasks in order, each on top of the ones kept).
+int keepPreviousPicks(const StitchSpace& space, const plan::SloConfiguration& slo, const PreviousChoices& previous,
+                      const std::function<const Outcome&(const Choice&)>& outcome, Choice& best) {
+  auto sloIt = previous.bySlo.find(slo.id);
+  if (sloIt == previous.bySlo.end()) return 0;
+  int kept = 0;
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    auto d = sloIt->second.find(space.tasks[t].name);
+    if (d == sloIt->second.end()) continue;
+    const auto decision = previousDecision(space, t, d->second);
+    if (!decision || (decision->first == best.candidate[t] && decision->second == best.placement[t])) continue;
+    Choice next = best;
+    next.candidate[t] = decision->first;
+    next.placement[t] = decision->second;
+    const Outcome& now = outcome(best);
+    const Outcome& then = outcome(next);
+    if (then.violationRate <= now.violationRate + previous.violationNoise && then.accuracyMisses <= now.accuracyMisses &&
+        then.meanLatencyMs <= now.meanLatencyMs * (1 + previous.latencyNoise)) {
+      best = next;
+      ++kept;
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
                      std::vector<TaskSearch>& tasks, Algorithm1Result* algorithm1Out, ZooplanSearch* search) {
   const auto orders = globalOrders(space);
@@ -631,6 +687,13 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     found.violationBound = servingViolationBound(space, slo, options, *params.workload, *trace);
     // A choice at the bound is optimal whether or not every mix was judged.
     found.provenBest = found.provenBest || outcome(best).violationRate <= found.violationBound + 1e-12;
+  }
+  if (params.previous) {
+    found.keptPrevious = keepPreviousPicks(space, slo, *params.previous, outcome, best);
+    if (found.keptPrevious > 0) {
+      winner += fmt::format(", {} task(s) keeping the previous plan's pick (a tie within the noise)", found.keptPrevious);
+      found.provenBest = found.provenBest && outcome(best).violationRate <= found.violationBound + 1e-12;
+    }
   }
   best.system = "zooplan";
   if (search) {

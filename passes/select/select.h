@@ -40,6 +40,20 @@ std::vector<std::string> unreachableSloWarnings(const StitchSpace& space, const 
 
 struct ServingWorkload;  // serving_objective.h
 
+// The choices of a plan made before (plan-solve --previous), per SLO
+// configuration and task: a task whose earlier pick is as good as the new one
+// within the measurement's noise keeps it, so that re-profiling alone does not
+// move unchanged tasks.
+struct PreviousChoices {
+  struct Decision {
+    std::string combination;             // variant ids joined by '+'
+    std::vector<std::string> placement;  // position -> processor
+  };
+  std::map<std::string, std::map<std::string, Decision>> bySlo;  // configuration id -> task -> decision
+  double violationNoise = 0.005;  // predicted violation rates this close are a tie
+  double latencyNoise = 0.05;     // and mean latencies within this share
+};
+
 struct SelectParams {
   bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
   int queriesPerTask = 100;
@@ -53,6 +67,7 @@ struct SelectParams {
   int64_t maxMixesJudged = 4096;
   // SparseLoom alone (plan-solve --only sparseloom): zooplan's choice is Algorithm 1's.
   bool sparseLoomOnly = false;
+  std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to
 };
 
 // One system's decision for one configuration: a combination and a placement per task.
@@ -123,6 +138,7 @@ struct ZooplanSearch {
   // At a workload: no mix of the candidates' decisions predicts fewer violations
   // (ServingBound, serving_objective.h); predicted - bound is the gap.
   double violationBound = 0;
+  int keptPrevious = 0;    // tasks that kept the previous plan's pick (a tie within the noise)
 };
 
 // zooplan: Algorithm 1's choice, then every order's Algorithm-1 choice and the

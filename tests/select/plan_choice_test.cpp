@@ -65,5 +65,30 @@ TEST(PlanChoice, DecidesWithMeasuredAccuracyAndRecordsItsSource) {
   EXPECT_NE(plan::chosenSystem(estimated->plan).selections[0].tasks[0].combination, "dense+u90");
 }
 
+// Re-profiling moves microsecond latencies by noise: a task whose earlier pick
+// is predicted within the noise of the new one keeps it; one clearly worse does not.
+TEST(PlanChoice, ATieWithinTheNoiseKeepsThePreviousPlansPick) {
+  // dense+dense 1.0 + 1.0 ms; u90+u90 0.98 + 1.0 ms (2% faster: a tie); both accurate enough.
+  StitchSpace sp = plantedSpace({{0.99, 0.99}, {0.97, -1}, {0.96, -1}, {0.98, 0.98}}, {{1.0, 0.98}, {1.0, 1.0}});
+  plan::SloConfiguration cfg{"C01", {{"digits", {0.95, 10}}}};
+  SelectParams params;
+  params.queriesPerTask = 5;
+  const Choice fresh = zooplanChoice(sp, cfg, params, nullptr, nullptr);
+  const std::string freshPick = sp.tasks[0].idOf(static_cast<uint64_t>(fresh.candidate[0]));
+  ASSERT_NE(freshPick, "dense+dense") << "planted: without an earlier plan the faster mix wins";
+  auto previous = std::make_shared<PreviousChoices>();
+  previous->bySlo["C01"]["digits"] = {"dense+dense", fresh.placement[0]};
+  params.previous = previous;
+  ZooplanSearch search;
+  const Choice kept = zooplanChoice(sp, cfg, params, nullptr, &search);
+  EXPECT_EQ(sp.tasks[0].idOf(static_cast<uint64_t>(kept.candidate[0])), "dense+dense");
+  EXPECT_EQ(search.keptPrevious, 1);
+  // Beyond the noise (the earlier pick 30% slower) the new pick stands.
+  StitchSpace slow = plantedSpace({{0.99, 0.99}, {0.97, -1}, {0.96, -1}, {0.98, 0.98}}, {{1.0, 0.5}, {1.0, 0.5}});
+  const Choice moved = zooplanChoice(slow, cfg, params, nullptr, &search);
+  EXPECT_NE(slow.tasks[0].idOf(static_cast<uint64_t>(moved.candidate[0])), "dense+dense");
+  EXPECT_EQ(search.keptPrevious, 0);
+}
+
 }  // namespace
 }  // namespace zp::select
