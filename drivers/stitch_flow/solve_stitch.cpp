@@ -65,11 +65,10 @@ Status makeParentDirs(const std::vector<fs::path>& files) {
   return {};
 }
 
-// Every unit's bytes (each subgraph on its first profiled processor): what a
-// percentage budget is of; and the least a budget must hold for every task to
-// run at all (its smallest variant's largest subgraph), with the task that needs it.
+// The least a budget must hold for every task to run at all (its smallest
+// variant's largest subgraph), with the task that needs it.
 struct UnitBytes {
-  int64_t total = 0, leastNeeded = 0;
+  int64_t leastNeeded = 0;
   std::string neededBy;
 };
 UnitBytes unitBytes(const StitchSpace& space) {
@@ -81,7 +80,6 @@ UnitBytes unitBytes(const StitchSpace& space) {
       for (int j = 0; j < ts.positions; ++j) {
         int64_t least = INT64_MAX;
         for (const auto& p : space.processors) least = std::min(least, ts.memoryBytes(j, v, p.name));
-        u.total += ts.memoryBytes(j, v, space.processors.front().name);
         largest = std::max(largest, least);
       }
       smallest = std::min(smallest, largest);
@@ -115,7 +113,7 @@ Expected<std::vector<select::FrameChain>> frameChains(const std::vector<plan::Fr
 Status applyMemoryBudget(const StitchSpace& space, const std::string& budget, const std::string& where,
                          select::ServingWorkload& w) {
   const UnitBytes u = unitBytes(space);
-  auto bytes = select::parseBudget(budget, u.total);
+  auto bytes = select::parseBudget(budget, select::allSubgraphBytes(space));
   if (!bytes.ok()) return makeError("{}: '{}': expected bytes or a percentage such as \"60%\"", where, budget);
   if (*bytes < u.leastNeeded)
     return makeError("{}: {} bytes holds no plan: task '{}' needs {} bytes resident to run a query at all (raise the "

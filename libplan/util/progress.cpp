@@ -50,6 +50,7 @@ void Progress::finish() {
   if (finished_) return;
   finished_ = true;
   if (!enabled_ || (!terminal_ && !drawn_)) return;  // a log hears of steps that took logEvery_ or more
+  if (!terminal_ && drawnDone_ == done_) return;    // its last line already says where it ended
   draw(true);
   if (terminal_) std::fputc('\n', stderr);
 }
@@ -72,6 +73,7 @@ void Progress::draw(bool force) {
     return;
   lastDraw_ = now;
   drawn_ = true;
+  drawnDone_ = done_;
   if (terminal_) std::fprintf(stderr, "\r\033[K%s", line().c_str());
   else std::fprintf(stderr, "%s\n", line().c_str());
   std::fflush(stderr);

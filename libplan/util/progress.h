@@ -32,7 +32,7 @@ class Progress {
   std::string line() const;
   std::string label_, unit_;
   size_t total_;
-  size_t done_ = 0;
+  size_t done_ = 0, drawnDone_ = 0;
   bool terminal_, enabled_;
   bool finished_ = false, drawn_ = false;
   std::chrono::milliseconds logEvery_;

@@ -179,6 +179,18 @@ void adoptChosenSystem(const StitchSpace& space, plan::StitchPlan& sp) {
     }
 }
 
+int64_t allSubgraphBytes(const StitchSpace& space) {
+  int64_t total = 0;
+  for (const auto& ts : space.tasks)
+    for (int pos = 0; pos < ts.positions; ++pos)
+      for (const auto& v : ts.variants) {
+        int64_t largest = 0;
+        for (const auto& p : space.processors) largest = std::max(largest, ts.memoryBytes(pos, v, p.name));
+        total += largest;
+      }
+  return total;
+}
+
 Expected<int64_t> parseBudget(const std::string& text, int64_t total) {
   try {
     if (!text.empty() && text.back() == '%') {
@@ -263,8 +275,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
     sp.tasks.push_back(taskPlan(space, t, g.order, slos, searches, params, &s.firstChosen[t]));
 
   const auto items = preloadItems(space, g.order, searches);
-  int64_t totalBytes = 0;
-  for (const auto& it : items) totalBytes += it.bytes;
+  const int64_t totalBytes = allSubgraphBytes(space);  // what percentages are of, as the workload's budget
   for (const auto& b : budgets) {
     ZP_ASSIGN_OR_RETURN(auto ps, preloadSet(items, b, totalBytes, s.preloadSummary));
     sp.preload.push_back(std::move(ps));

@@ -50,6 +50,10 @@ void adoptChosenSystem(const StitchSpace& space, plan::StitchPlan& plan);
 
 // Parses "15%" (of all subgraphs' memory) or a byte count.
 Expected<int64_t> parseBudget(const std::string& text, int64_t total);
+// What a percentage budget is a share of, wherever one is given (the preload
+// sets' --memory-budget, a workload's memory_budget): every subgraph once, at
+// its largest size over the processors.
+int64_t allSubgraphBytes(const StitchSpace& space);
 
 // "placement order ..., feasible SLO configurations per task ..., preloading ...,
 // infeasible ..." for the terminal.

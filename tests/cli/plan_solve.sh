@@ -77,6 +77,13 @@ PYEOF
   && "$BIN/plan-solve" "$PROF" -o "$WORK/f2/plan.json" --slo "$WORK/slo_frames.json" --calibration-rounds 0 >/dev/null \
   && cmp -s "$WORK/f1/plan.json" "$WORK/f2/plan.json" \
   && pass "frames and a memory budget: zooplan's choice made for them, byte-identical reruns" || fail "frames: $(cat "$WORK/f1.txt")"
+# "40%" is the same bytes in the workload and as a preload budget (one base: every subgraph once).
+"$BIN/plan-solve" "$PROF" -o "$WORK/f3/plan.json" --slo "$WORK/slo_frames.json" --calibration-rounds 0 \
+  --memory-budget 40% > /dev/null && $PY -c "
+import json
+st = json.load(open('$WORK/f3/plan.json'))['stitch']
+assert st['workload']['memory_budget_bytes'] == st['preload'][0]['budget_bytes'] > 0, (st['workload'], st['preload'][0])
+" && pass "a percentage budget is of one total, in the workload and in --memory-budget" || fail "percentage budgets differ"
 rejected "a memory budget no plan fits" 1 "slo_tiny.json: \$.workload.memory_budget: 10 bytes holds no plan: task '" -- \
   "$BIN/plan-solve" "$PROF" -o "$WORK/f3/plan.json" --slo "$WORK/slo_tiny.json" --calibration-rounds 0
 rejected "an arrivals file to plan for" 1 "slo_arrivals.json: \$.workload.arrivals: an arrivals file is served by plan-run" -- \

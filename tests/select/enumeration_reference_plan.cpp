@@ -178,8 +178,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   addSystemsSubgraphs(space, sp.systems, sp);
   select::adoptChosenSystem(space, sp);
   const auto items = preloadItems(space, g.order, theta);
-  int64_t totalBytes = 0;
-  for (const auto& it : items) totalBytes += it.bytes;
+  const int64_t totalBytes = allSubgraphBytes(space);  // what percentages are of
   for (const auto& b : budgets) {
     ZP_ASSIGN_OR_RETURN(auto ps, preloadSet(items, b, totalBytes));
     sp.preload.push_back(std::move(ps));
