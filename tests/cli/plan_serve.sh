@@ -216,7 +216,19 @@ printf 'time_ms,task,sample\n-2,digits,0\n' > "$WORK/negative.csv"
 rejected "arrivals with a negative time" 1 "negative.csv:2: time -2 is negative" -- \
   "$BIN/plan-run" "$WORK/bundle" --serve --arrivals "$WORK/negative.csv" --json "$WORK/out/x.json"
 cp -r "$WORK/bundle" "$WORK/nocache"
-rm "$(ls "$WORK"/nocache/caches/*.zwc | head -1)"
+# The cache of a unit the plan's choice runs (the first task's first position, on its processor).
+rm "$($PY - "$WORK/nocache" <<'PYEOF'
+import json, os, sys
+b = sys.argv[1]
+plan = json.load(open(os.path.join(b, "plan.json")))
+st = plan["stitch"]
+chosen = next(s for s in st["systems"] if s["name"] == st["chosen_system"])
+choice = next(c for sel in chosen["selections"] for c in sel["tasks"] if c["feasible"])
+unit = next(u for u in plan["units"] if u["id"] == "subgraph:%s/0/%s" % (choice["task"], choice["combination"].split("+")[0]))
+policy = next(p["policy"] for p in st["processors"] if p["name"] == choice["placement"][0])
+print(os.path.join(b, "caches", "%s.%s.zwc" % (unit["sha256"][:16], policy)))
+PYEOF
+)"
 rejected "a bundle missing a weight cache" 1 "missing from the bundle" -- \
   "$BIN/plan-run" "$WORK/nocache" --serve --compare all --json "$WORK/out/x.json" --trace "$WORK/out/x.trace.json"
 $PY - "$SRC/testdata/multitask/zoo.json" "$WORK/bigzoo.json" "$SRC/testdata/multitask" <<'PYEOF'
