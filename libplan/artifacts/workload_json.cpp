@@ -348,19 +348,15 @@ Json dnnJson(const WorkloadDnn& e, const std::vector<std::string>& accs, const f
       d["groupsCsv"] = pathFrom(e.groupsCsv, baseDir);
       break;
     case WorkloadDnn::Source::Model:
-      d["model"] = pathFrom(e.model, baseDir);
-      d["profile"] = pathFrom(e.profile, baseDir);
+    case WorkloadDnn::Source::ZooVariant: {
+      const bool zoo = e.source == WorkloadDnn::Source::ZooVariant;
+      d[zoo ? "zoo" : "model"] = pathFrom(zoo ? e.zoo : e.model, baseDir);
+      d["profile"] = pathFrom(zoo ? e.profileDir : e.profile, baseDir);
       d["task"] = e.task;
       d["variant"] = e.variant;
       putGrouping(e.grouping, d);
       break;
-    case WorkloadDnn::Source::ZooVariant:
-      d["zoo"] = pathFrom(e.zoo, baseDir);
-      d["profile"] = pathFrom(e.profileDir, baseDir);
-      d["task"] = e.task;
-      d["variant"] = e.variant;
-      putGrouping(e.grouping, d);
-      break;
+    }
   }
   return d;
 }

@@ -80,19 +80,24 @@ TEST(CutPoints, NeverInsideFusibleChains) {
   EXPECT_EQ(cutTensors(v), (std::vector<std::string>{"r1"}));
 }
 
-TEST(CutPoints, QdqNodesTravelWithTheOpTheyFeed) {
-  // Float model and its QDQ twin (weight DQ + activation Q/DQ before the
-  // second MatMul) have the same main sequence and the same cut.
-  const std::string weights = floatInitializer("w1", {4, 4}) + ", " + floatInitializer("w2", {4, 4});
-  auto fp = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+// x -> MatMul(w1) -> Relu -> MatMul(w2) -> Sigmoid: the float model the Q/DQ tests align with.
+std::string twoMatMulWeights() { return floatInitializer("w1", {4, 4}) + ", " + floatInitializer("w2", {4, 4}); }
+std::string twoMatMuls() {
+  return R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4] x) => (float[1,4] y)
-    <)" + weights + R"(>
+    <)" + twoMatMulWeights() + R"(>
     {
       m1 = MatMul (x, w1)
       r1 = Relu (m1)
       m2 = MatMul (r1, w2)
       y = Sigmoid (m2)
-    })");
+    })";
+}
+
+TEST(CutPoints, QdqNodesTravelWithTheOpTheyFeed) {
+  // Float model and its QDQ twin (weight DQ + activation Q/DQ before the
+  // second MatMul) have the same main sequence and the same cut.
+  auto fp = parse(twoMatMuls());
   auto q = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4] x) => (float[1,4] y)
     <)" + floatInitializer("w1", {4, 4}) + R"(, int8[4,4] w2q = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}, float s = {0.1}, int8 z = {0}>
@@ -123,16 +128,8 @@ TEST(CutPoints, QdqNodesTravelWithTheOpTheyFeed) {
 // (QuantStub, DeQuantStub). Aligned with the float model modulo those nodes,
 // cut at the same tensor; the trailing Q/DQ to the output stays with the last op.
 TEST(CutPoints, TorchQuantizedExportsAlignWithTheirFloatTwin) {
-  const std::string weights = floatInitializer("w1", {4, 4}) + ", " + floatInitializer("w2", {4, 4});
-  auto fp = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
-    g (float[1,4] x) => (float[1,4] y)
-    <)" + weights + R"(>
-    {
-      m1 = MatMul (x, w1)
-      r1 = Relu (m1)
-      m2 = MatMul (r1, w2)
-      y = Sigmoid (m2)
-    })");
+  const std::string weights = twoMatMulWeights();
+  auto fp = parse(twoMatMuls());
   for (const std::string between : {"Cast <to = 2>", "Clip"}) {
     auto q = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4] x) => (float[1,4] y)
