@@ -11,7 +11,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"zoo-init: write zoo.json from DIR/<task>/<variant>.onnx (each task's test split in "
                "DIR/<task>/data/inputs.npy and labels.npy); each variant's kind, sparsity and precision are read "
-               "from its weights, the processors are this machine's cores, and every variant is checked to stitch"};
+               "from its weights, the processors are this machine's cores unless --processors names others, and every variant is checked to stitch"};
   zp::drivers::ZooInitOptions o;
   app.add_option("dir", o.dir, "folder of task folders")->required();
   app.add_option("-o,--out", o.out, "zoo.json to write (default DIR/zoo.json)");
@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   app.add_option("--labels", o.labels, "each task's labels, relative to its folder")->default_val(o.labels);
   app.add_option("--reference", o.reference, "the reference variant's id in every task (default: dense, else the "
                                              "fp32 one with the fewest zero weights)");
+  app.add_option("--processors", o.processors, "FILE: use the processors of another zoo.json (or of a file holding "
+                                               "{\"processors\": [...]} in its form) instead of this machine's cores");
   app.add_option("--subgraphs", o.subgraphs, "subgraphs per task the stitch check cuts (default: the processors')")
       ->check(zp::cli::integerIn(1, zp::zoo::kMaxPositions));
   app.add_option("--batch", o.dims.batch, "the batch a symbolic batch dim is bound to, as zoo-stitch --batch")

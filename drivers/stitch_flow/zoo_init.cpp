@@ -106,7 +106,7 @@ Status findDataset(FoundTask& t, const ZooInitOptions& o, std::vector<std::strin
     return {};
   }
   if (hasInputs != hasLabels)
-    return makeError("{}: found without {}: a dataset needs both (samples and their integer labels)",
+    return makeError("{}: found without {}: a dataset needs both (samples and their class-id labels)",
                      (hasInputs ? inputs : labels).string(), (hasInputs ? labels : inputs).string());
   graph::GraphView view(t.variants.front().model.model);
   const auto names = view.graphInputs();
@@ -130,6 +130,19 @@ std::vector<Processor> hostProcessors() {
   std::vector<Processor> ps;
   ps.push_back(Processor{"cpu", "cpu", kHostSource, "default", 1, {cores.front()}, "onednn", ""});
   if (cores.size() > 1) ps.push_back(Processor{"npu", "npu", kHostSource, "sparse", 1, {cores[1]}, "blis", ""});
+  return ps;
+}
+
+// The processors of `o.processors` when given, their imported profiles'
+// paths rewritten against the zoo.json to write; else this machine's cores.
+Expected<std::vector<Processor>> chosenProcessors(const ZooInitOptions& o, const fs::path& zooFile) {
+  if (o.processors.empty()) return hostProcessors();
+  ZP_ASSIGN_OR_RETURN(auto ps, artifacts::loadProcessors(o.processors));
+  const fs::path from = fs::absolute(o.processors).parent_path();
+  for (auto& p : ps)
+    if (!p.profileFile.empty())
+      p.profileFile = fs::absolute(from / p.profileFile).lexically_normal().lexically_relative(zooFile.parent_path())
+                          .generic_string();
   return ps;
 }
 
@@ -205,7 +218,7 @@ Expected<ZooInitResult> runZooInit(const ZooInitOptions& o) {
   if (!validName(res.zoo.name))
     return makeError("--name {}: cannot name a zoo (letters, digits, '_', '.', '-'; at most 64)", res.zoo.name);
   res.zoo.description = fmt::format("written by zoo-init from {}", o.dir.string());
-  res.zoo.processors = hostProcessors();
+  ZP_ASSIGN_OR_RETURN(res.zoo.processors, chosenProcessors(o, zooFile));
   for (const auto& t : tasks) {
     std::vector<size_t> kept{0};
     res.variants.push_back({t.name, t.variants[0].id, t.variants[0].facts, true, {}});
@@ -233,12 +246,22 @@ std::string zooInitSummary(const ZooInitResult& r) {
                      100 * v.facts.sparsity, v.facts.precision, v.facts.evidence,
                      v.reference ? " (the reference)" : v.problem.empty() ? "" : " (LEFT OUT)");
   std::string procs;
-  for (const auto& p : r.zoo.processors)
-    procs += fmt::format("{}{} (core {}, {} kernels, {})", procs.empty() ? "" : ", ", p.name, p.cores.front(),
-                         p.policy, p.gemm);
-  s += fmt::format("processors: {}: configurations of this host's CPU cores (a real device's costs come in through "
-                   "an imported profile; see zoo.json's processors[].profile)\n",
-                   procs);
+  bool imported = false;
+  for (const auto& p : r.zoo.processors) {
+    procs += procs.empty() ? "" : ", ";
+    if (!p.host()) {
+      procs += fmt::format("{} ({} profile {})", p.name, p.source, p.profileFile);
+      imported = true;
+    } else {
+      procs += fmt::format("{} (core{} {}, {} kernels, {})", p.name, p.cores.size() == 1 ? "" : "s",
+                           p.cores.empty() ? std::string("any") : fmt::format("{}", fmt::join(p.cores, ",")), p.policy,
+                           p.gemm);
+    }
+  }
+  s += fmt::format("processors: {}: {}\n", procs,
+                   imported ? "imported profiles and configurations of this host's CPU cores"
+                            : "configurations of this host's CPU cores (a real device's costs come in through an "
+                              "imported profile; see zoo.json's processors[].profile, or zoo-init --processors)");
   for (const auto& n : r.notes) s += "note: " + n + "\n";
   return s;
 }

@@ -22,6 +22,7 @@ struct ZooInitOptions {
   std::string name;                   // the zoo's name (default: the folder's)
   std::string inputs = "data/inputs.npy", labels = "data/labels.npy";  // per task, relative to its folder
   std::string reference;              // the reference variant's id (default: "dense", else the densest fp32 one)
+  std::filesystem::path processors;   // a zoo.json (or {"processors": [...]}) whose processors to use (default: this machine's cores)
   int subgraphs = 0;                  // the stitch check's subgraphs per task (default: the processors')
   graph::DimBinding dims;             // symbolic dims as zoo-stitch binds them (--batch)
   bool leaveOut = false;              // write zoo.json without the variants that cannot stitch

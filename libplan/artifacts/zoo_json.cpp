@@ -73,20 +73,10 @@ class Reader {
   std::string file_;
 };
 
-}  // namespace
-
-Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool checkFiles) {
-  Reader r(path.string());
-  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
-  Zoo zoo;
-  zoo.file = path;
-  zoo.sha256 = sha256Hex(text);
-  ZP_TRY(r.object(j, "$", {"schema_version", "name", "processors", "tasks"},
-                  {"description", "multitask_groups"}));  // multitask_groups: multitask_group_json.h
-  if (j["schema_version"] != 1) return r.error("$.schema_version", "unsupported version (expected 1)");
-  ZP_ASSIGN_OR_RETURN(zoo.name, r.id(j, "$", "name"));
-  if (j.contains("description")) { ZP_ASSIGN_OR_RETURN(zoo.description, r.string(j, "$", "description")); }
-
+// $.processors of a zoo.json (or of a file holding only that list); profile
+// files resolve against `zoo`'s folder.
+Expected<std::vector<Processor>> parseProcessors(const Reader& r, const Json& j, const Zoo& zoo, bool checkFiles) {
+  std::vector<Processor> out;
   if (!j["processors"].is_array() || j["processors"].empty())
     return r.error("$.processors", "expected a non-empty array");
   std::set<std::string> procNames;
@@ -131,8 +121,26 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
       if (checkFiles && !proc.profileFile.empty() && !fs::exists(zoo.resolve(proc.profileFile)))
         return r.error(sp + ".file", fmt::format("file not found: {}", zoo.resolve(proc.profileFile).string()));
     }
-    zoo.processors.push_back(std::move(proc));
+    out.push_back(std::move(proc));
   }
+  return out;
+}
+
+}  // namespace
+
+Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool checkFiles) {
+  Reader r(path.string());
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
+  Zoo zoo;
+  zoo.file = path;
+  zoo.sha256 = sha256Hex(text);
+  ZP_TRY(r.object(j, "$", {"schema_version", "name", "processors", "tasks"},
+                  {"description", "multitask_groups"}));  // multitask_groups: multitask_group_json.h
+  if (j["schema_version"] != 1) return r.error("$.schema_version", "unsupported version (expected 1)");
+  ZP_ASSIGN_OR_RETURN(zoo.name, r.id(j, "$", "name"));
+  if (j.contains("description")) { ZP_ASSIGN_OR_RETURN(zoo.description, r.string(j, "$", "description")); }
+
+  ZP_ASSIGN_OR_RETURN(zoo.processors, parseProcessors(r, j, zoo, checkFiles));
 
   if (!j["tasks"].is_array() || j["tasks"].empty()) return r.error("$.tasks", "expected a non-empty array");
   std::set<std::string> taskNames;
@@ -188,6 +196,17 @@ Expected<Zoo> parseZoo(const std::string& text, const fs::path& path, bool check
 Expected<Zoo> loadZoo(const fs::path& path) {
   ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
   return parseZoo(text, path);
+}
+
+Expected<std::vector<Processor>> loadProcessors(const fs::path& path) {
+  ZP_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  Reader r(path.string());
+  ZP_ASSIGN_OR_RETURN(Json j, parseJson(text, path.string()));
+  if (!j.is_object() || !j.contains("processors"))
+    return r.error("$", "expected an object with 'processors' (a zoo.json, or {\"processors\": [...]} in its form)");
+  Zoo from;
+  from.file = path;
+  return parseProcessors(r, j, from, true);
 }
 
 Json zooToJson(const Zoo& zoo) {

@@ -39,6 +39,42 @@ grep -q "configurations of this host's CPU cores" "$WORK/init.txt" && pass "zoo-
 expect_error "zoo-init over an existing zoo.json" "exists; zoo-init does not replace it (--force does)" \
   "$WORK/never_written" -- "$BIN/zoo-init" "$Z"
 
+# Processors of the user's own (another zoo.json's, or a file of just that
+# list), an imported profile's path rewritten against the new zoo.json.
+mkdir -p "$WORK/procs/prof"
+echo '[]' > "$WORK/procs/prof/gpu.json"
+cat > "$WORK/procs/procs.json" <<'EOF2'
+{"processors": [{"name": "big", "kind": "cpu", "cores": [0]},
+                {"name": "little", "kind": "npu", "cores": [1], "profile": {"source": "host", "policy": "sparse", "gemm": "blis"}},
+                {"name": "gpu", "kind": "gpu", "profile": {"source": "ort-json", "file": "prof/gpu.json"}}]}
+EOF2
+if "$BIN/zoo-init" "$Z" -o "$WORK/procs_zoo.json" --processors "$WORK/procs/procs.json" > "$WORK/procs.txt" 2>&1 \
+   && $PY - "$WORK/procs_zoo.json" <<'PYEOF'
+import json, sys
+z = json.load(open(sys.argv[1]))
+ps = z["processors"]
+assert [p["name"] for p in ps] == ["big", "little", "gpu"], ps
+assert ps[1]["profile"] == {"source": "host", "policy": "sparse", "gemm": "blis"}, ps[1]
+assert ps[2]["profile"]["file"] == "procs/prof/gpu.json", ps[2]
+PYEOF
+then pass "zoo-init --processors: the user's processors, an imported profile's path relative to the new zoo.json"
+else fail "zoo-init --processors: $(cat "$WORK/procs.txt")"; fi
+echo '{"processors": [{"name": "x", "kind": "tpu"}]}' > "$WORK/procs/bad.json"
+expect_error "a processor zoo.json cannot hold" "bad.json: \$.processors[0].kind: 'tpu' is not one of" \
+  "$WORK/procs_bad.json" -- "$BIN/zoo-init" "$Z" -o "$WORK/procs_bad.json" --processors "$WORK/procs/bad.json"
+echo '{"tasks": []}' > "$WORK/procs/none.json"
+expect_error "a file without processors" "expected an object with 'processors'" \
+  "$WORK/procs_bad.json" -- "$BIN/zoo-init" "$Z" -o "$WORK/procs_bad.json" --processors "$WORK/procs/none.json"
+
+# Data saved as numpy gives it: float64 samples and one-hot float labels.
+mkdir -p "$WORK/np64/wine/data" && cp "$Z/wine/dense.onnx" "$Z/wine/u80.onnx" "$WORK/np64/wine/"
+$PY -c "
+import numpy as np
+x = np.load('$Z/wine/data/inputs.npy').astype(np.float64); y = np.load('$Z/wine/data/labels.npy')
+np.save('$WORK/np64/wine/data/inputs.npy', x); np.save('$WORK/np64/wine/data/labels.npy', np.eye(3)[y])"
+"$BIN/zoo-init" "$WORK/np64" > "$WORK/np64.txt" 2>&1 && grep -q "wine: dataset .* (45 samples)" "$WORK/np64.txt" \
+  && pass "float64 samples and one-hot labels are read" || fail "numpy-default dataset: $(cat "$WORK/np64.txt")"
+
 # The pipeline on what zoo-init wrote.
 "$BIN/zoo-stitch" "$Z/zoo.json" -o "$WORK/st" > "$WORK/stitch.txt" && pass "zoo-stitch: every variant, int8 ones too" \
   || fail "zoo-stitch on zoo-init's zoo.json"
