@@ -52,7 +52,8 @@ void addStitchOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
       ->check(integerIn(1, 1000000));
   app.add_option("--previous", sp.previousPlan,
                  "stitch: an earlier plan of these tasks: a task whose earlier pick is predicted as good as the new "
-                 "one within the noise (0.5 points of violations, 5% of mean latency) keeps it");
+                 "one within the noise (0.5 points of violations; a mean latency within the profile's run-to-run "
+                 "spread, its median (p90 - median) / median, kept in 1-25%) keeps it");
 }
 
 void addConcurrentOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {

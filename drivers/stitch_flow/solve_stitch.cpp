@@ -208,16 +208,37 @@ Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& sel
 
 }  // namespace
 
-// The chosen system's decisions of an earlier stitch plan, for ties to keep.
-Expected<std::shared_ptr<const select::PreviousChoices>> previousChoices(const fs::path& file) {
+// The chosen system's decisions of an earlier stitch plan, for ties to keep:
+// mean latencies within the profile's own run-to-run spread are a tie.
+Expected<std::shared_ptr<const select::PreviousChoices>> previousChoices(const fs::path& file,
+                                                                         const select::StitchSpace& space) {
   if (file.empty()) return std::shared_ptr<const select::PreviousChoices>();
   ZP_ASSIGN_OR_RETURN(const plan::Plan previous, artifacts::readPlan(file));
   if (!previous.stitch) return makeError("--previous {}: not a stitch plan", file.string());
   auto out = std::make_shared<select::PreviousChoices>();
+  if (space.latencySpread > 0) out->latencyNoise = std::clamp(space.latencySpread, 0.01, 0.25);
   for (const auto& sel : plan::chosenSystem(*previous.stitch).selections)
     for (const auto& c : sel.tasks)
       if (c.feasible) out->bySlo[sel.slo][c.task] = {c.combination, c.placement};
   return std::shared_ptr<const select::PreviousChoices>(std::move(out));
+}
+
+// How many of the plan's picks are the earlier plan's, and the noise ties were judged in.
+std::string previousPicksLine(const select::PreviousChoices& previous, const plan::StitchPlan& plan) {
+  int same = 0, compared = 0;
+  for (const auto& sel : plan::chosenSystem(plan).selections) {
+    auto bySlo = previous.bySlo.find(sel.slo);
+    if (bySlo == previous.bySlo.end()) continue;
+    for (const auto& c : sel.tasks) {
+      auto d = bySlo->second.find(c.task);
+      if (d == bySlo->second.end()) continue;
+      ++compared;
+      same += d->second.combination == c.combination && d->second.placement == c.placement;
+    }
+  }
+  return fmt::format("--previous: {} of {} task picks are the earlier plan's (ties within the noise: {:.1f} points of "
+                     "violations, {:.0f}% of mean latency, the profile's run-to-run spread)\n",
+                     same, compared, 100 * previous.violationNoise, 100 * previous.latencyNoise);
 }
 
 // The SLO file's hash, or the generated set's name.
@@ -249,7 +270,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
   std::string servingSummary;
   select::SelectParams selectParams = o.select;
-  ZP_ASSIGN_OR_RETURN(selectParams.previous, previousChoices(o.previousPlan));
+  ZP_ASSIGN_OR_RETURN(selectParams.previous, previousChoices(o.previousPlan, space));
   std::vector<plan::FrameSpec> frames;
   ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary, frames));
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
@@ -287,6 +308,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
   result.summary = servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
   if (const auto set = generatedSloSet(o.slo)) result.summary += select::sloSetLegend(*set) + "\n";
+  if (selectParams.previous) result.summary += previousPicksLine(*selectParams.previous, *plan.stitch);
   const double dispatchMs = selectParams.workload ? selectParams.workload->calibration.dispatchMs : 0.0;
   result.warnings = select::unreachableSloWarnings(space, slos, dispatchMs);
   StitchColdPlans cold;

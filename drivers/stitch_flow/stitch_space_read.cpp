@@ -115,6 +115,17 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
   const std::string latencyLabel = (profileDir / "latency_model.json").string();
   ZP_ASSIGN_OR_RETURN(auto latency, artifacts::parseLatencyModel(bytesOf["latency_model.json"], latencyLabel));
 
+  {
+    std::vector<double> spreads;
+    for (const auto* r : db.rows())
+      if (r->kind == profile::RowKind::Subgraph && r->p90Ms && r->medianMs > 0)
+        spreads.push_back(std::max(0.0, *r->p90Ms - r->medianMs) / r->medianMs);
+    if (!spreads.empty()) {
+      std::nth_element(spreads.begin(), spreads.begin() + static_cast<std::ptrdiff_t>(spreads.size() / 2), spreads.end());
+      sp.latencySpread = spreads[spreads.size() / 2];
+    }
+  }
+
   // Processors, with the host configuration the profile measured them under.
   for (const auto& p : zoo.processors) {
     Processor pp = p;

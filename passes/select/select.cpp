@@ -691,7 +691,9 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   if (params.previous) {
     found.keptPrevious = keepPreviousPicks(space, slo, *params.previous, outcome, best);
     if (found.keptPrevious > 0) {
-      winner += fmt::format(", {} task(s) keeping the previous plan's pick (a tie within the noise)", found.keptPrevious);
+      winner += fmt::format(", {} task(s) keeping the previous plan's pick (a tie within the noise: {:.1f} points of "
+                            "violations, {:.0f}% of mean latency)",
+                            found.keptPrevious, 100 * params.previous->violationNoise, 100 * params.previous->latencyNoise);
       found.provenBest = found.provenBest && outcome(best).violationRate <= found.violationBound + 1e-12;
     }
   }

@@ -90,6 +90,9 @@ struct StitchSpace {
   std::vector<TaskSpace> tasks;
   std::map<std::string, std::string> inputHashes;  // file -> sha256 (for the plan header)
   int64_t batch = 1;  // the batch the profile measured latency at (report.json; else stitch.json's)
+  // The run-to-run spread of the profile's latencies: the median over its
+  // subgraph rows of (p90 - median) / median; 0 when no row has a p90.
+  double latencySpread = 0;
 };
 
 // Plans on the named processors only (e.g. the best plan confined to one

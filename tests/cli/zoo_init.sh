@@ -122,6 +122,10 @@ JSON
 "$BIN/plan-solve" "$WORK/prof" --slo "$WORK/slo.json" -o "$WORK/plan/plan.json" > /dev/null 2> "$WORK/solve.err" \
   && [ ! -s "$WORK/solve.err" ] && "$BIN/plan-emit" "$WORK/plan/plan.json" -o "$WORK/bundle" > /dev/null \
   && pass "plan-solve on one SLO per task (no warning), plan-emit" || fail "plan-solve / plan-emit: $(cat "$WORK/solve.err")"
+"$BIN/plan-solve" "$WORK/prof" --slo "$WORK/slo.json" --previous "$WORK/plan/plan.json" -o "$WORK/plan_again.json" \
+  > "$WORK/again.txt" 2>&1 && grep -Eq -- "--previous: 3 of 3 task picks are the earlier plan's \(ties within the noise: 0.5 points of violations, [0-9]+% of mean latency" "$WORK/again.txt" \
+  && pass "plan-solve --previous: says how many picks it kept and the noise (from the profile's spread)" \
+  || fail "--previous: $(cat "$WORK/again.txt")"
 if "$BIN/plan-run" "$WORK/bundle" --json > "$WORK/run.json" && $PY -c "
 import json
 r = json.load(open('$WORK/run.json'))
