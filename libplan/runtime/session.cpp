@@ -143,7 +143,28 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 // A cold session's pipeline threads run tasks on the session's members: they
 // stop before any member goes.
 Session::~Session() {
-  if (impl_ && impl_->cold && impl_->cold->pipeline) impl_->cold->pipeline->stop();
+  if (impl_ && impl_->execution) impl_->execution->stop();
+}
+
+std::optional<ColdRunReport> Session::coldReport() const { return impl_->execution->coldReport(); }
+
+void Session::waitForWarmSwitch() { impl_->execution->waitForWarmSwitch(); }
+
+// Until the GEMM library has started nothing can run: fault in the activation
+// arena and check payloads ahead meanwhile (waiting for the pages being read ahead).
+Status Session::WarmExecution::beginRun(Session& s, std::string* corruptNode, std::string* why) {
+  Impl& m = *s.impl_;
+  if (!m.pending || !m.warmup || m.warmup->done) return {};
+  if (m.arena) {
+    char* a = static_cast<char*>(m.arena.get());
+    for (size_t off = 0; off < s.arenaBytes_; off += 4096) a[off] = 0;
+  }
+  for (size_t i = 0; i < m.steps.size() && !m.warmup->done; ++i) ZP_TRY(s.verifyPayloads(i, corruptNode, why));
+  return {};
+}
+
+Status Session::WarmExecution::beforeStep(Session& s, size_t i, std::string* corruptNode, std::string* why) {
+  return s.verifyPayloads(i, corruptNode, why);
 }
 
 Expected<std::unique_ptr<Session>> Session::loadModelFile(const fs::path& path, const SessionOptions& options,
@@ -351,34 +372,21 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   const bool timing = options.profile || static_cast<bool>(options.onNode);
   if (options.profile) profile_.clear();
   const auto tRun = Clock::now();
-  ColdState* cold = m.cold.get();
-  const bool coldRun = cold && !cold->ran;  // the first run of a cold schedule: the pipeline's
-  if (coldRun) cold->runStartMs = std::chrono::duration<double, std::milli>(tRun - cold->t0).count();
+  Execution& ex = *m.execution;
   std::vector<const Tensor*> ins, outs;
-  Status failure;
-  if (m.pending && m.warmup && !m.warmup->done) {
-    // Until the GEMM library has started nothing can run: fault in the activation
-    // arena and check payloads ahead meanwhile (waiting for the pages being read ahead).
-    if (m.arena) {
-      char* a = static_cast<char*>(m.arena.get());
-      for (size_t off = 0; off < arenaBytes_; off += 4096) a[off] = 0;
-    }
-    for (size_t i = 0; i < m.steps.size() && !m.warmup->done && failure.ok(); ++i)
-      failure = verifyPayloads(i, corruptNode, why);
-  }
+  Status failure = ex.beginRun(*this, corruptNode, why);
   for (size_t sIdx = 0; sIdx < m.steps.size() && failure.ok(); ++sIdx) {
     const Step& step = m.steps[sIdx];
     ins.clear();
     for (int v : m.flow[sIdx].in) ins.push_back(v >= 0 ? &m.values.vals[static_cast<size_t>(v)] : nullptr);
-    failure = coldRun ? beforeColdStep(sIdx, corruptNode, why) : verifyPayloads(sIdx, corruptNode, why);
+    failure = ex.beforeStep(*this, sIdx, corruptNode, why);
     if (!failure.ok()) break;
-    if (cold && !coldRun) switchToWarm(sIdx);
     ctx.setStep(sIdx);
     ctx.gemm = step.gemm;
-    const auto t0 = timing || coldRun ? Clock::now() : Clock::time_point{};
+    const bool exTimes = ex.timesSteps();
+    const auto t0 = timing || exTimes ? Clock::now() : Clock::time_point{};
     Status r = step.op->run(ctx, ins);
-    if (coldRun)
-      cold->executeMs[sIdx] = {std::chrono::duration<double, std::milli>(t0 - cold->t0).count(), msSince(cold->t0)};
+    if (exTimes) ex.stepRan(sIdx, t0);
     if (!r.ok()) {
       failure = makeError("{}: node '{}' ({}): {}", label_, step.node->name(), step.node->op_type(), r.error().message);
       break;
@@ -398,11 +406,7 @@ Expected<TensorMap> Session::runOnce(const TensorMap& inputs, const RunOptions& 
   }
   TensorMap result = takeOutputs(!failure.ok());
   if (!failure.ok()) return failure.error();
-  if (coldRun) {
-    cold->ran = true;
-    cold->runEndMs = msSince(cold->t0);
-    cold->pipeline->coldRunDone();
-  }
+  ex.endRun();
   if (m.warmup && m.warmup->done) stats_.gemmInitMs = m.warmup->ms;
   if (m.planDirty) {
     // Sizes seen in this run become the plan.

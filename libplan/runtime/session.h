@@ -182,12 +182,17 @@ class Session {
   struct Impl;          // session_impl.h
   struct WeightSource;  // where heavy weights come from: a cache, alone or checked, or the model (session_impl.h)
   class Builder;        // builds a session section by section (session_build.cpp)
+  class Execution;      // how steps become ready to run: warm or cold, side by side (session_execution.h)
+  class WarmExecution;
+  class ColdExecution;
   friend class PlacedProgram;  // runs the steps of several sessions on their processors (placed_program.h)
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
+  // `execution` null: warm.
   static Expected<std::unique_ptr<Session>> build(onnx::ModelProto model, const std::string& label,
-                                                  const SessionOptions& options, WeightSource& weights);
+                                                  const SessionOptions& options, WeightSource& weights,
+                                                  std::unique_ptr<Execution> execution = nullptr);
   static Expected<std::unique_ptr<Session>> loadModelFile(const std::filesystem::path& path,
                                                           const SessionOptions& options, WeightSource& weights);
   static Expected<std::unique_ptr<Session>> loadCold(const std::filesystem::path& path, const SessionOptions& options);
@@ -195,11 +200,6 @@ class Session {
                               std::string* why);
   Status bindInputs(const TensorMap& inputs);
   Status verifyPayloads(size_t step, std::string* corruptNode, std::string* why);
-  Status startColdPipeline(const ColdSchedule& schedule, std::chrono::steady_clock::time_point t0);
-  Status beforeColdStep(size_t step, std::string* corruptNode, std::string* why);
-  Status runColdTask(int task, int core);
-  void requestColdReadsAhead(size_t fromStep);
-  void switchToWarm(size_t step);
   TensorMap takeOutputs(bool failed);
   Status rebuildFromModel();
   std::unique_ptr<Impl> impl_;

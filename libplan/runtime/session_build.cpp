@@ -56,24 +56,6 @@ NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
   return info;
 }
 
-namespace {
-
-// A heavy node a cold schedule transforms on a worker: nothing to run until its
-// task has built the real op (the cold run installs it before the step runs).
-class PendingOp : public Op {
- public:
-  explicit PendingOp(std::string kernel) : kernel_(std::move(kernel)) {}
-  Status run(ExecContext&, const std::vector<const Tensor*>&) override {
-    return makeError("its weights have not been transformed yet");
-  }
-  std::string kernel() const override { return kernel_; }
-
- private:
-  std::string kernel_;
-};
-
-}  // namespace
-
 class Session::Builder {
  public:
   Builder(Session& s, const SessionOptions& options, WeightSource& weights)
@@ -90,7 +72,6 @@ class Session::Builder {
 
  private:
   Status buildStep(size_t index);
-  bool deferStep(size_t index, const onnx::NodeProto& n);
   BuildContext buildContext(const onnx::NodeProto& n) const;
   void accountWeights(const WeightInfo& w, double opMs);
   Status checkSkeletonReads(const onnx::NodeProto& n, const Op& op) const;
@@ -117,8 +98,8 @@ Status Session::Builder::readInitializers() {
     r.value = v;
     r.where = where;
   }
-  // A cold schedule reads them in its pipeline; any other session now.
-  if (!m_.cold)
+  // A cold schedule reads them in its pipeline; a warm session now.
+  if (m_.execution->readsModelFileAtLoad())
     for (size_t i = 0; i < m_.modelReads.size(); ++i) {
       std::string why;
       if (!m_.readModelRef(i, &why).ok()) return makeError("{}: {}", s_.label_, why);
@@ -191,12 +172,7 @@ void Session::Builder::fuse() {
 
 Status Session::Builder::buildSteps() {
   const size_t n = static_cast<size_t>(m_.program.graph.node_size());
-  if (m_.cold) {  // sized once: the tasks' build contexts point into them
-    m_.cold->deferred.resize(n);
-    m_.cold->warm.resize(n);
-    m_.cold->warnings.resize(n);
-    m_.cold->warmWarnings.resize(n);
-  }
+  m_.execution->sizeSteps(n);
   for (size_t i = 0; i < n; ++i) ZP_TRY(buildStep(i));
   return {};
 }
@@ -213,7 +189,7 @@ BuildContext Session::Builder::buildContext(const onnx::NodeProto& n) const {
   bc.warnings = &s_.warnings_;
   bc.threads = s_.threads_;
   bc.gemm = options_.gemm;
-  bc.reorderForOneDnn = options_.gemm == GemmLibrary::OneDnn && !m_.cold;
+  bc.reorderForOneDnn = options_.gemm == GemmLibrary::OneDnn && m_.execution->reorderForOneDnn();
   bc.halfInputs = false;
   for (const auto& in : n.input()) {
     bc.constInputs.push_back(m_.values.constant(in));
@@ -254,15 +230,10 @@ Status Session::Builder::checkSkeletonReads(const onnx::NodeProto& n, const Op& 
   return {};
 }
 
-// Sessions following a cold schedule: a node it transforms at load gets its real
-// op from a task (the build context kept for it), and a node that switches kernel
-// for later runs keeps the build context of its warm op.
-bool Session::Builder::deferStep(size_t index, const onnx::NodeProto& n) {
-  ColdState& c = *m_.cold;
-  auto it = c.stepOf.find(n.name());
-  if (it == c.stepOf.end()) return false;  // buildStep refuses it
-  const ColdStep& cs = c.schedule.steps[it->second];
-  auto taskContext = [&](const KernelPolicy& policy, bool fromCache, std::vector<std::string>& warnings) {
+Status Session::Builder::buildStep(size_t index) {
+  const auto& n = m_.program.graph.node(static_cast<int>(index));
+  // A context for an op the execution builds later (on a worker: one thread).
+  auto contextFor = [&](const KernelPolicy& policy, bool fromCache, std::vector<std::string>& warnings) {
     BuildContext bc = buildContext(n);
     bc.policy = &policy;
     bc.fromCacheOnly = fromCache;
@@ -273,22 +244,11 @@ bool Session::Builder::deferStep(size_t index, const onnx::NodeProto& n) {
     bc.threads = 1;
     return bc;
   };
-  if (cs.switchesKernel())
-    c.warm[index] = taskContext(c.warmPolicy, cs.warmWeights == ColdWeights::Cache, c.warmWarnings[index]);
-  if (cs.weights != ColdWeights::Transform) return false;
-  c.deferred[index] = taskContext(c.coldPolicy, false, c.warnings[index]);
-  return true;
-}
-
-Status Session::Builder::buildStep(size_t index) {
-  const auto& n = m_.program.graph.node(static_cast<int>(index));
-  if (m_.cold && !m_.cold->stepOf.count(n.name()))
-    return makeError("{}: node '{}' is not in the cold plan (a plan of another model?)", s_.label_, n.name());
-  const bool deferred = m_.cold && deferStep(index, n);
+  auto setup = m_.execution->setupStep(index, n, contextFor);
+  if (!setup.ok()) return makeError("{}: {}", s_.label_, setup.error().message);
+  const bool deferred = setup->placeholder != nullptr;
   const auto t0 = Clock::now();
-  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::make_unique<PendingOp>(
-                           m_.cold->schedule.steps[m_.cold->stepOf.at(n.name())].kernel))
-                     : createOp(buildContext(n));
+  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::move(setup->placeholder)) : createOp(buildContext(n));
   const double opMs = msSince(t0);
   if (!op.ok()) return makeError("{}: {}", s_.label_, op.error().message);
   if (const WeightInfo* w = (*op)->weights()) accountWeights(*w, opMs);
@@ -299,20 +259,11 @@ Status Session::Builder::buildStep(size_t index) {
   if ((*op)->isView() && io.in[0] >= 0 && io.out[0] >= 0)
     m_.values.aliasRoot[static_cast<size_t>(io.out[0])] = m_.values.root(io.in[0]);
   NodeInfo info = nodeInfoOf(n, **op);
-  GemmLibrary gemm = options_.gemm;
-  if (m_.cold) {
-    if (auto it = m_.cold->stepOf.find(n.name()); it != m_.cold->stepOf.end()) {
-      // A node the plan gives no library (no heavy weights, or a kernel without
-      // products) may still multiply activations: on BLIS, which has no kernels to
-      // generate, so that no node starts oneDNN inside a run.
-      const ColdStep& cs = m_.cold->schedule.steps[it->second];
-      gemm = cs.gemm.value_or(GemmLibrary::Blis);
-      if (deferred) {
-        info.hasWeights = true;
-        info.transform = "pending";
-      }
-    }
+  if (deferred) {
+    info.hasWeights = true;
+    info.transform = "pending";
   }
+  const GemmLibrary gemm = setup->gemm.value_or(options_.gemm);
   s_.nodeInfos_.push_back(std::move(info));
   m_.steps.push_back(Step{std::move(*op), &n, m_.program.source[index], gemm});
   m_.flow.push_back(std::move(io));
@@ -322,7 +273,7 @@ Status Session::Builder::buildStep(size_t index) {
 Status Session::Builder::checkSteps() {
   // Payload checksums of sessions from the cache are checked as each node first runs.
   m_.pendingVerify.assign(m_.steps.size(), 0);
-  if (weights_.fromCacheOnly && !m_.cold)  // a cold schedule's reads check them
+  if (weights_.fromCacheOnly && m_.execution->readsModelFileAtLoad())  // a cold schedule's reads check them
     for (size_t i = 0; i < m_.steps.size(); ++i) {
       const WeightInfo* w = m_.steps[i].op->weights();
       if (w && w->fromCache) { m_.pendingVerify[i] = 1; ++m_.pending; }
@@ -377,7 +328,8 @@ void Session::Builder::planMemory() {
 // BatchNormalization and activations into heavy nodes, one op per remaining node
 // (kernel choice, weights transformed or from the cache), and the memory plan.
 Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto model, const std::string& label,
-                                                  const SessionOptions& options, WeightSource& weights) {
+                                                  const SessionOptions& options, WeightSource& weights,
+                                                  std::unique_ptr<Execution> execution) {
   const auto tStart = Clock::now();
   std::unique_ptr<Session> s(new Session(std::make_unique<Impl>()));
   s->impl_->model = std::move(model);
@@ -385,8 +337,9 @@ Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto model, const 
   s->threads_ = std::max(1, options.threads);
   s->impl_->cache = std::move(weights.cache);
   if (weights.fromCacheOnly) assert(s->impl_->cache);
-  if (options.coldSchedule && weights.fromCacheOnly) s->impl_->cold = makeColdState(*options.coldSchedule);
-  else s->stats_.cacheReadMs += weights.cacheOpenMs;
+  const bool cold = execution != nullptr;
+  s->impl_->execution = cold ? std::move(execution) : std::make_unique<WarmExecution>();
+  if (!cold) s->stats_.cacheReadMs += weights.cacheOpenMs;
 
   Builder b(*s, options, weights);
   ZP_TRY(b.readInitializers());

@@ -1,7 +1,7 @@
-// Sessions that follow a cold schedule: loading from the plan's weight cache, the
-// pipeline's tasks (reads, transforms, GEMM start-ups; the warm kernels' weights
-// after them), the cold run waiting for each step's tasks, and later runs
-// switching node by node to the warm kernels.
+// The cold execution strategy (session_execution.h): loading from the plan's
+// weight cache, the pipeline's tasks (reads, transforms, GEMM start-ups; the warm
+// kernels' weights after them), the cold run waiting for each step's tasks, and
+// later runs switching node by node to the warm kernels.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <omp.h>
@@ -30,16 +30,67 @@ const char* coldWeightsName(ColdWeights w) {
   return "?";
 }
 
-std::unique_ptr<ColdState> makeColdState(const ColdSchedule& schedule) {
-  auto c = std::make_unique<ColdState>();
-  c->schedule = schedule;
+Session::ColdExecution::ColdExecution(const ColdSchedule& schedule) {
+  c_.schedule = schedule;
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const ColdStep& s = schedule.steps[i];
-    c->stepOf.emplace(s.node, i);
-    if (!s.kernel.empty()) c->coldPolicy.perNode[s.node] = s.kernel;
-    if (s.switchesKernel()) c->warmPolicy.perNode[s.node] = s.warmKernel;
+    c_.stepOf.emplace(s.node, i);
+    if (!s.kernel.empty()) c_.coldPolicy.perNode[s.node] = s.kernel;
+    if (s.switchesKernel()) c_.warmPolicy.perNode[s.node] = s.warmKernel;
   }
-  return c;
+}
+
+Session::ColdExecution::~ColdExecution() { stop(); }
+
+void Session::ColdExecution::stop() {
+  if (c_.pipeline) c_.pipeline->stop();
+}
+
+void Session::ColdExecution::sizeSteps(size_t n) {  // sized once: the tasks' build contexts point into them
+  c_.deferred.resize(n);
+  c_.warm.resize(n);
+  c_.warnings.resize(n);
+  c_.warmWarnings.resize(n);
+}
+
+namespace {
+
+// A heavy node a cold schedule transforms on a worker: nothing to run until its
+// task has built the real op (the cold run installs it before the step runs).
+class PendingOp : public Op {
+ public:
+  explicit PendingOp(std::string kernel) : kernel_(std::move(kernel)) {}
+  Status run(ExecContext&, const std::vector<const Tensor*>&) override {
+    return makeError("its weights have not been transformed yet");
+  }
+  std::string kernel() const override { return kernel_; }
+
+ private:
+  std::string kernel_;
+};
+
+}  // namespace
+
+// A node the schedule transforms at load gets its real op from a task (the
+// build context kept for it), and a node that switches kernel for later runs
+// keeps the build context of its warm op. A node the plan gives no library (no
+// heavy weights, or a kernel without products) may still multiply activations:
+// on BLIS, which has no kernels to generate, so that no node starts oneDNN
+// inside a run.
+Expected<Session::Execution::StepSetup> Session::ColdExecution::setupStep(size_t index, const onnx::NodeProto& n,
+                                                                          const ContextFor& context) {
+  auto it = c_.stepOf.find(n.name());
+  if (it == c_.stepOf.end()) return makeError("node '{}' is not in the cold plan (a plan of another model?)", n.name());
+  const ColdStep& cs = c_.schedule.steps[it->second];
+  StepSetup setup;
+  setup.gemm = cs.gemm.value_or(GemmLibrary::Blis);
+  if (cs.switchesKernel())
+    c_.warm[index] = context(c_.warmPolicy, cs.warmWeights == ColdWeights::Cache, c_.warmWarnings[index]);
+  if (cs.weights == ColdWeights::Transform) {
+    c_.deferred[index] = context(c_.coldPolicy, false, c_.warnings[index]);
+    setup.placeholder = std::make_unique<PendingOp>(cs.kernel);
+  }
+  return setup;
 }
 
 Status Session::Impl::readModelRef(size_t i, std::string* why) {
@@ -94,9 +145,9 @@ void requestFileRange(const fs::path& path, uint64_t offset, uint64_t bytes) {
 }  // namespace
 
 // Asks for the cold reads from step `from` on, up to kColdReadAheadBytes, each once.
-void Session::requestColdReadsAhead(size_t from) {
+void Session::ColdExecution::requestReadsAhead(size_t from) {
   Impl& m = *impl_;
-  ColdState& c = *m.cold;
+  ColdState& c = c_;
   std::lock_guard<std::mutex> lock(c.requestMu);
   uint64_t bytes = 0;
   for (size_t j = from; j < c.schedule.steps.size() && bytes < kColdReadAheadBytes; ++j) {
@@ -150,7 +201,9 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   const auto tRead = Clock::now();
   ZP_ASSIGN_OR_RETURN(onnx::ModelProto model, graph::parseModelBytes(fast.cache->skeleton(), cp + " (model skeleton)"));
   const double parseMs = msSince(tRead);
-  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), path.string(), o, fast));
+  auto execution = std::make_unique<ColdExecution>(*options.coldSchedule);
+  ColdExecution& cold = *execution;
+  ZP_ASSIGN_OR_RETURN(auto s, build(std::move(model), path.string(), o, fast, std::move(execution)));
   // The scratch the cold run needs, allocated now (its pages are faulted in by a task).
   constexpr size_t kMaxScratchBytes = size_t{1} << 36;
   auto scratch = skeletonScratchBytes(s->impl_->model, kMaxScratchBytes);
@@ -161,7 +214,7 @@ Expected<std::unique_ptr<Session>> Session::loadCold(const fs::path& path, const
   s->modelPath_ = path;
   s->options_ = o;
   s->identity_ = identity;
-  ZP_TRY(s->startColdPipeline(*options.coldSchedule, t0));
+  ZP_TRY(cold.start(*s, t0));
   s->stats_.totalMs = msSince(t0);
   return s;
 }
@@ -188,11 +241,15 @@ Status checkScheduleMatches(const ColdSchedule& sc, const std::vector<Step>& ste
 
 // The tasks, in the order the pipeline queues them: the GEMM start-ups, then per
 // step its read and transform, then the warm kernels' start-ups, reads and transforms.
-Status Session::startColdPipeline(const ColdSchedule& sc, SteadyClock::time_point t0) {
+Status Session::ColdExecution::start(Session& s, SteadyClock::time_point t0) {
+  impl_ = s.impl_.get();
+  arenaBytes_ = s.arenaBytes_;
   Impl& m = *impl_;
-  ColdState& c = *m.cold;
+  ColdState& c = c_;
+  const ColdSchedule& sc = c.schedule;
+  const std::string& label_ = s.label_;
   c.t0 = t0;
-  ZP_TRY(checkScheduleMatches(sc, m.steps, nodeInfos_, label_));
+  ZP_TRY(checkScheduleMatches(sc, m.steps, s.nodeInfos_, label_));
   const size_t n = m.steps.size();
   std::map<int, int> refOfValue;
   for (size_t r = 0; r < m.modelReads.size(); ++r) refOfValue[m.modelReads[r].value] = static_cast<int>(r);
@@ -257,8 +314,7 @@ Status Session::startColdPipeline(const ColdSchedule& sc, SteadyClock::time_poin
   c.corrupt.assign(n, {});
   c.executeMs.assign(n, {0.0, 0.0});
   ColdPipelineParams params{sc.cores, sc.pipelined, sc.workerDelayMs};
-  c.pipeline = std::make_unique<ColdPipeline>(std::move(tasks), params,
-                                              [this](int t, int core) { return runColdTask(t, core); }, t0);
+  c.pipeline = std::make_unique<ColdPipeline>(std::move(tasks), params, [this](int t, int) { return runTask(t); }, t0);
   c.setupMs = msSince(t0);
   c.pipeline->start();
   return {};
@@ -266,15 +322,15 @@ Status Session::startColdPipeline(const ColdSchedule& sc, SteadyClock::time_poin
 
 // What each task does. Reads fault in (and check) the weights: the cache's payload
 // of the kernel, or the model file's bytes of the initializers the node transforms.
-Status Session::runColdTask(int t, int) {
+Status Session::ColdExecution::runTask(int t) {
   Impl& m = *impl_;
-  ColdState& c = *m.cold;
+  ColdState& c = c_;
   const ColdTask& k = c.pipeline->tasks()[static_cast<size_t>(t)];
   if (k.kind == ColdTask::Kind::Prefault) {
     // MADV_POPULATE_WRITE maps the pages without writing them: the executor may be
     // writing some of them already. Without it (older kernels) nothing happens.
     std::vector<std::pair<void*, size_t>> extents = m.scratch.blocks();
-    if (m.arena) extents.push_back({m.arena.get(), arenaBytes_});
+    if (m.arena) extents.push_back({m.arena.get(), arenaBytes_});  // as planned at load
     static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     for (const auto& [p, bytes] : extents) {
       const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
@@ -315,7 +371,7 @@ Status Session::runColdTask(int t, int) {
     case ColdTask::Kind::Prefault:
     case ColdTask::Kind::WarmGemmStart: return {};
     case ColdTask::Kind::Read:
-      requestColdReadsAhead(i);
+      requestReadsAhead(i);
       return readWeights(cs.weights, cs.kernel);
     case ColdTask::Kind::WarmRead: return readWeights(cs.warmWeights, cs.warmKernel);
     case ColdTask::Kind::Transform:
@@ -333,9 +389,9 @@ Status Session::runColdTask(int t, int) {
 
 // The cold run, before step i: its weights read (and transformed) and its GEMM
 // library started, running what no thread has taken yet; then its op installed.
-Status Session::beforeColdStep(size_t i, std::string* corruptNode, std::string* why) {
+Status Session::ColdExecution::beforeColdStep(Session& s, size_t i, std::string* corruptNode, std::string* why) {
   Impl& m = *impl_;
-  ColdState& c = *m.cold;
+  ColdState& c = c_;
   Status st;
   if (!c.schedule.pipelined && i == 0) {
     // Not pipelined: every read and transform first (in order), then the execution.
@@ -352,38 +408,38 @@ Status Session::beforeColdStep(size_t i, std::string* corruptNode, std::string* 
         *why = c.corrupt[s];
         break;
       }
-    return makeError("{}: node '{}': {}", label_, c.schedule.steps[i].node, st.error().message);
+    return makeError("{}: node '{}': {}", s.label_, c.schedule.steps[i].node, st.error().message);
   }
-  for (auto& w : c.warnings[i]) warnings_.push_back(std::move(w));
+  for (auto& w : c.warnings[i]) s.warnings_.push_back(std::move(w));
   c.warnings[i].clear();
   if (c.builtOps[i]) {
     m.steps[i].op = std::move(c.builtOps[i]);
-    nodeInfos_[i] = nodeInfoOf(*m.steps[i].node, *m.steps[i].op);
-    stats_.transformMs += nodeInfos_[i].transformMs;
+    s.nodeInfos_[i] = nodeInfoOf(*m.steps[i].node, *m.steps[i].op);
+    s.stats_.transformMs += s.nodeInfos_[i].transformMs;
   }
   return {};
 }
 
 // Later runs, before step i: the warm op once its task is done and its library
 // has started (NNV12 §3.5); until then the cold one, so no run waits for it.
-void Session::switchToWarm(size_t i) {
+void Session::ColdExecution::switchToWarm(Session& s, size_t i) {
   Impl& m = *impl_;
-  ColdState& c = *m.cold;
+  ColdState& c = c_;
   if (c.switched[i]) return;
   const ColdStep& cs = c.schedule.steps[i];
   const bool libraryReady = c.warmGemmTask[i] < 0 || c.pipeline->isDone(c.warmGemmTask[i]);
   if (cs.switchesKernel()) {
     if (!c.pipeline->isDone(c.warmOpTask[i]) || (cs.warmGemm && !libraryReady)) return;
     c.switched[i] = 1;
-    for (auto& w : c.warmWarnings[i]) warnings_.push_back(std::move(w));
+    for (auto& w : c.warmWarnings[i]) s.warnings_.push_back(std::move(w));
     if (!c.warmOps[i]) {
       const auto records = c.pipeline->records();
-      warnings_.push_back(fmt::format("{}: node '{}' keeps its cold kernel {}: {}", label_, cs.node, cs.kernel,
-                                      records[static_cast<size_t>(c.warmOpTask[i])].error));
+      s.warnings_.push_back(fmt::format("{}: node '{}' keeps its cold kernel {}: {}", s.label_, cs.node, cs.kernel,
+                                        records[static_cast<size_t>(c.warmOpTask[i])].error));
       return;
     }
     m.steps[i].op = std::move(c.warmOps[i]);
-    nodeInfos_[i] = nodeInfoOf(*m.steps[i].node, *m.steps[i].op);
+    s.nodeInfos_[i] = nodeInfoOf(*m.steps[i].node, *m.steps[i].op);
     if (cs.warmGemm) m.steps[i].gemm = *cs.warmGemm;
     ++c.warmSwitched;
   } else if (cs.warmGemm && cs.warmGemm != cs.gemm) {
@@ -396,9 +452,34 @@ void Session::switchToWarm(size_t i) {
   }
 }
 
-std::optional<ColdRunReport> Session::coldReport() const {
-  if (!impl_->cold) return std::nullopt;
-  const ColdState& c = *impl_->cold;
+// The first run of the schedule is the cold run, which the pipeline's tasks
+// ready step by step; later runs switch to the warm kernels as they are ready.
+Status Session::ColdExecution::beginRun(Session&, std::string*, std::string*) {
+  inColdRun_ = !c_.ran;
+  if (inColdRun_) c_.runStartMs = msSince(c_.t0);
+  return {};
+}
+
+Status Session::ColdExecution::beforeStep(Session& s, size_t i, std::string* corruptNode, std::string* why) {
+  if (inColdRun_) return beforeColdStep(s, i, corruptNode, why);
+  switchToWarm(s, i);
+  return {};
+}
+
+void Session::ColdExecution::stepRan(size_t i, SteadyClock::time_point start) {
+  c_.executeMs[i] = {std::chrono::duration<double, std::milli>(start - c_.t0).count(), msSince(c_.t0)};
+}
+
+void Session::ColdExecution::endRun() {
+  if (!inColdRun_) return;
+  inColdRun_ = false;
+  c_.ran = true;
+  c_.runEndMs = msSince(c_.t0);
+  c_.pipeline->coldRunDone();
+}
+
+std::optional<ColdRunReport> Session::ColdExecution::coldReport() const {
+  const ColdState& c = c_;
   ColdRunReport r;
   r.cores = c.schedule.cores;
   r.pipelined = c.schedule.pipelined;
@@ -413,8 +494,8 @@ std::optional<ColdRunReport> Session::coldReport() const {
   return r;
 }
 
-void Session::waitForWarmSwitch() {
-  if (impl_->cold && impl_->cold->ran) impl_->cold->pipeline->waitAll();
+void Session::ColdExecution::waitForWarmSwitch() {
+  if (c_.ran) c_.pipeline->waitAll();
 }
 
 }  // namespace zp::runtime

@@ -1,6 +1,6 @@
-// The state of a session that follows a cold schedule (session_cold.cpp): the ops
-// its transform tasks build, the tasks each step waits for, the warm ops later
-// runs switch to, and the pipeline running the tasks. Part of Session::Impl.
+// The state of a session that follows a cold schedule (Session::ColdExecution,
+// session_cold.cpp): the ops its transform tasks build, the tasks each step
+// waits for, the warm ops later runs switch to, and the pipeline running the tasks.
 #pragma once
 #include <map>
 #include <memory>
@@ -47,7 +47,5 @@ struct ColdState {
   int warmSwitched = 0;
   std::unique_ptr<ColdPipeline> pipeline;  // last: stopped before the rest goes
 };
-
-std::unique_ptr<ColdState> makeColdState(const ColdSchedule& schedule);
 
 }  // namespace zp::runtime

@@ -15,7 +15,7 @@
 #include "libplan/runtime/memory_plan.h"
 #include "libplan/runtime/ops/op.h"
 #include "libplan/runtime/session.h"
-#include "libplan/runtime/session_cold.h"
+#include "libplan/runtime/session_execution.h"
 #include "libplan/runtime/values.h"
 
 namespace zp::runtime {
@@ -84,7 +84,8 @@ struct Session::Impl {
   std::shared_ptr<GemmWarmup> warmup;  // held by the session that started it
   std::filesystem::path modelPath;     // where model-file references point
   std::deque<ModelRead> modelReads;
-  std::unique_ptr<ColdState> cold;     // following a cold schedule; last: its threads stop first
+  // Warm or cold (session_execution.h); last: a cold one's threads stop first.
+  std::unique_ptr<Session::Execution> execution;
 
   ValueKinds valueKinds() const;
   // Reads modelReads[i] from the model file into its value (once; its checksum
