@@ -11,6 +11,7 @@
 #include "libplan/artifacts/plan_pb.h"
 #include "libplan/artifacts/stitch_json.h"
 #include "libplan/artifacts/zoo_json.h"
+#include "libplan/graph/model_io.h"
 #include "libplan/runtime/serve/processor.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
@@ -142,11 +143,12 @@ Expected<Dataset> Bundle::samples(const std::string& task, const runtime::IoInfo
 Expected<std::vector<runtime::IoInfo>> Bundle::inputs(const plan::Unit& unit) {
   ZP_ASSIGN_OR_RETURN(const fs::path model, this->model(unit));
   if (auto it = inputs_.find(model); it != inputs_.end()) return it->second;
-  runtime::SessionOptions so;
-  so.checkModel = false;
-  ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(model, so));
-  if (session->inputs().empty()) return makeError("{}: the model has no inputs", model.string());
-  return inputs_.emplace(model, session->inputs()).first->second;
+  graph::LoadOptions lo;
+  lo.check = false;
+  ZP_ASSIGN_OR_RETURN(auto proto, graph::loadModel(model, lo));
+  ZP_ASSIGN_OR_RETURN(auto inputs, runtime::modelInputs(proto, model.string()));
+  if (inputs.empty()) return makeError("{}: the model has no inputs", model.string());
+  return inputs_.emplace(model, std::move(inputs)).first->second;
 }
 
 Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bundle, const plan::Unit& unit) {

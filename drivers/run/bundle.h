@@ -53,7 +53,7 @@ class Bundle {
   Expected<Dataset> samples(const std::string& task, const runtime::IoInfo& input, int limit, int randomCount,
                             uint64_t seed);
 
-  // The unit's inputs as the runtime sees them (its model loaded once, unchecked).
+  // The unit's inputs as the runtime sees them (read from its graph once, unchecked).
   Expected<std::vector<runtime::IoInfo>> inputs(const plan::Unit& unit);
 
   // What reading the bundle found worth telling (each once, in order).

@@ -218,6 +218,11 @@ class Session {
   int threads_ = 1;
 };
 
+// The inputs a session of `model` takes (its graph inputs that no initializer
+// feeds), read from the graph without building a session. `label` names the
+// model in errors.
+Expected<std::vector<IoInfo>> modelInputs(const onnx::ModelProto& model, const std::string& label);
+
 // A random input for `info` with a fixed seed: floats uniform in [-1, 1),
 // integers in [0, 10), booleans fair; dynamic dimensions become 1.
 Tensor randomInput(const IoInfo& info, uint64_t seed);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <set>
 
 #include "libplan/runtime/constant_fold.h"
 #include "libplan/runtime/session_impl.h"
@@ -36,7 +37,30 @@ IoInfo ioInfoOf(const onnx::ValueInfoProto& vi) {
   return io;
 }
 
+// A graph input a run is given: a tensor of a dtype the runtime has.
+Expected<IoInfo> runInputOf(const onnx::ValueInfoProto& vi, const std::string& label) {
+  IoInfo io = ioInfoOf(vi);
+  if (const std::string kind = nonTensorKind(vi.type()); !kind.empty())
+    return makeError("{}: input '{}' is {}, not a tensor: the runtime runs tensors only", label, vi.name(), kind);
+  auto dt = dtypeFromOnnx(vi.type().tensor_type().elem_type());
+  if (!dt.ok()) return makeError("{}: input '{}': {}", label, vi.name(), dt.error().message);
+  io.dtype = *dt;
+  return io;
+}
+
 }  // namespace
+
+Expected<std::vector<IoInfo>> modelInputs(const onnx::ModelProto& model, const std::string& label) {
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<IoInfo> out;
+  for (const auto& vi : model.graph().input()) {
+    if (initializers.count(vi.name())) continue;
+    ZP_ASSIGN_OR_RETURN(auto io, runInputOf(vi, label));
+    out.push_back(std::move(io));
+  }
+  return out;
+}
 
 NodeInfo nodeInfoOf(const onnx::NodeProto& n, const Op& op) {
   NodeInfo info;
@@ -114,12 +138,7 @@ Status Session::Builder::declareInputsAndOutputs() {
   bool inputsFixed = true;
   for (const auto& vi : g.input()) {
     if (m_.values.isConst[static_cast<size_t>(m_.values.id(vi.name()))]) continue;
-    IoInfo io = ioInfoOf(vi);
-    if (const std::string kind = nonTensorKind(vi.type()); !kind.empty())
-      return makeError("{}: input '{}' is {}, not a tensor: the runtime runs tensors only", s_.label_, vi.name(), kind);
-    auto dt = dtypeFromOnnx(vi.type().tensor_type().elem_type());
-    if (!dt.ok()) return makeError("{}: input '{}': {}", s_.label_, vi.name(), dt.error().message);
-    io.dtype = *dt;
+    ZP_ASSIGN_OR_RETURN(IoInfo io, runInputOf(vi, s_.label_));
     inputsFixed = inputsFixed && vi.type().tensor_type().has_shape() &&
                   std::none_of(io.shape.begin(), io.shape.end(), [](int64_t d) { return d < 0; });
     const int v = m_.values.id(io.name);

@@ -149,6 +149,37 @@ TEST(Session, DefaultPolicyPicksSparseForPrunedStridedAndSmallConvs) {
   EXPECT_EQ(k["Conv_1"], pointwisePackedFast() ? "packed1x1" : "gemm1x1");
 }
 
+// What a bundle reads to feed a unit: the inputs a session takes, from the
+// graph alone (an initializer listed among the graph inputs is no input).
+TEST(Session, ModelInputsAreTheSessionsInputsWithoutBuildingOne) {
+  auto model = graph::parseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[N,4] x, int64[2] shape, float[4] b) => (float[2,N,2] y) {
+      s = Add (x, b)
+      y = Reshape (s, shape)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto* b = model->mutable_graph()->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(4);
+  for (int i = 0; i < 4; ++i) b->add_float_data(static_cast<float>(i));
+  auto inputs = modelInputs(*model, "m.onnx");
+  ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+  auto s = Session::fromModel(*model, "m.onnx", {});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(inputs->size(), 2u);
+  ASSERT_EQ(inputs->size(), (*s)->inputs().size());
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    EXPECT_EQ((*inputs)[i].name, (*s)->inputs()[i].name);
+    EXPECT_EQ((*inputs)[i].dtype, (*s)->inputs()[i].dtype);
+    EXPECT_EQ((*inputs)[i].shape, (*s)->inputs()[i].shape);
+  }
+  EXPECT_EQ((*inputs)[0].shape, (Shape{-1, 4}));
+  EXPECT_EQ((*inputs)[1].dtype, DType::I64);
+}
+
 TEST(Session, UnsupportedOperatorIsReportedAtLoadNamingNodeAndOp) {
   auto model = graph::parseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>
