@@ -75,6 +75,7 @@ Expected<SolveConcurrentResult> solveConcurrent(const SolveConcurrentOptions& o)
     pl.header.inputs[f.string()] = sha256Hex(bytes);
   }
   pl.concurrent = out.section;
+  pl.processors = out.processors;
   // A model DNN is a unit: on one accelerator, or its layer groups on several (the timeline places them).
   for (size_t n = 0; n < w.sources.size(); ++n) {
     const auto& d = pl.concurrent->dnns[n];

@@ -137,12 +137,7 @@ Status collectStitchSources(Sources& s, bool strict) {
   const auto& st = *s.plan.stitch;
   s.stitchDir = (planDir / st.stitchDir).lexically_normal();
   if (st.stitchDir.empty()) s.stitchDir = planDir.empty() ? fs::path(".") : planDir;
-  std::map<std::string, const Processor*> procs;
-  for (const auto& p : st.processors) {
-    procs[p.name] = &p;
-    if (!runtime::isKnownPolicy(p.policy))
-      return makeError("{}: $.stitch.processors '{}': unknown kernel policy '{}'", planPath.string(), p.name, p.policy);
-  }
+  ZP_ASSIGN_OR_RETURN(const auto processors, plan::processorsNamed(s.plan, st.processors));
   ZP_ASSIGN_OR_RETURN(auto manifest, readPlannedManifest(s, strict));
   for (const auto& t : st.tasks) {
     const zoo::TaskStitch* ts = manifest ? manifest->task(t.name) : nullptr;
@@ -156,8 +151,9 @@ Status collectStitchSources(Sources& s, bool strict) {
       if (!unit) return makeError("{}: the plan has no unit '{}'", where, id.str());
       if (!isSafeRelativePath(unit->file))
         return makeError("{}: file '{}' is not a relative path inside the stitch directory", where, unit->file);
-      auto proc = procs.find(g.processor);
-      if (proc == procs.end()) return makeError("{}: unknown processor '{}'", where, g.processor);
+      const Processor* proc = plan::findProcessor(s.plan, g.processor);
+      if (!proc || std::find(st.processors.begin(), st.processors.end(), g.processor) == st.processors.end())
+        return makeError("{}: unknown processor '{}'", where, g.processor);
       if (ts && strict) ZP_TRY(checkAgainstManifest(g, *unit, *ts, where));
       auto& use = s.subgraphs[unit->file];
       if (use.file.empty()) {
@@ -168,7 +164,7 @@ Status collectStitchSources(Sources& s, bool strict) {
         return makeError("{}: file '{}' is named with two hashes ({} and {})", where, unit->file, short16(use.hash),
                          short16(unit->sha256));
       }
-      use.policies.insert({proc->second->policy, std::max(1, proc->second->threads)});
+      use.policies.insert({proc->policy, std::max(1, proc->threads)});
       // One cold cache per file, from the cold section its units load by.
       use.cold = plan::coldSectionOf(s.plan, *unit);
     }
@@ -184,8 +180,8 @@ Status collectStitchSources(Sources& s, bool strict) {
     auto& use = s.subgraphs[u.file];
     use.file = u.file;
     use.hash = u.sha256;
-    use.processor = st.processors.front().name;
-    for (const auto& p : st.processors) use.policies.insert({p.policy, std::max(1, p.threads)});
+    use.processor = st.processors.front();
+    for (const auto& p : processors) use.policies.insert({p.policy, std::max(1, p.threads)});
   }
   for (const auto& [file, use] : s.subgraphs) {
     const fs::path src = s.stitchDir / file;
@@ -268,9 +264,6 @@ Status collectOpplaceSources(Sources& s, bool strict) {
   const plan::Unit* unit = plan::findUnit(s.plan.units, s.plan.opplace->unit);
   assert(unit && "the plan reader checks that every section names a unit of the plan");
   ZP_TRY(addHashedModel(s, unit->file, unit->sha256, strict));
-  for (const auto& p : s.plan.opplace->processors)
-    if (!runtime::isKnownPolicy(p.policy))
-      return makeError("{}: $.opplace.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
   return {};
 }
 
@@ -278,9 +271,6 @@ Status collectOpplaceSources(Sources& s, bool strict) {
 Status collectMtsSources(Sources& s, bool strict) {
   const auto& m = *s.plan.mts;
   ZP_TRY(addInput(s, "mts-manifest", "mts.json", asRecorded(s, m.manifest), strict));
-  for (const auto& p : m.processors)
-    if (!runtime::isKnownPolicy(p.policy))
-      return makeError("{}: $.mts.processors '{}': unknown kernel policy '{}'", s.planPath.string(), p.name, p.policy);
   // Its units: every group's stitched graph and every member's own model.
   for (const auto& u : s.plan.units)
     if (u.id.kind == plan::UnitKind::Group || u.group) ZP_TRY(addHashedModel(s, u.file, u.sha256, strict));
@@ -308,6 +298,9 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     c.found = true;
     s.inputs.push_back(std::move(c));
   }
+  for (size_t i = 0; i < s.plan.processors.size(); ++i)
+    if (const auto& p = s.plan.processors[i]; !runtime::isKnownPolicy(p.policy))
+      return makeError("{}: $.processors[{}] '{}': unknown kernel policy '{}'", planPath.string(), i, p.name, p.policy);
   if (s.plan.stitch) ZP_TRY(collectStitchSources(s, strict));
   if (s.plan.concurrent) ZP_TRY(collectConcurrentSources(s, strict));
   if (s.plan.opplace) ZP_TRY(collectOpplaceSources(s, strict));
@@ -414,11 +407,13 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       ++res.models;
       if (src.plan.opplace && in.input.key == plan::findUnit(src.plan.units, src.plan.opplace->unit)->file &&
           params.writeCaches)
-        for (const auto& p : src.plan.opplace->processors)
-          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p.policy, std::max(1, p.threads), rel, res));
+        for (const auto& name : src.plan.opplace->processors)
+          if (const Processor* p = plan::findProcessor(src.plan, name))
+            ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p->policy, std::max(1, p->threads), rel, res));
       if (src.plan.mts && params.writeCaches)  // any system may run a unit's models on any of its processors
-        for (const auto& p : src.plan.mts->processors)
-          ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p.policy, std::max(1, p.threads), rel, res));
+        for (const auto& name : src.plan.mts->processors)
+          if (const Processor* p = plan::findProcessor(src.plan, name))
+            ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p->policy, std::max(1, p->threads), rel, res));
     }
   }
 

@@ -165,7 +165,7 @@ plan::MtsSystem systemOf(plan::MtsPlan& p, std::string name, std::string descrip
   plan::MtsSystem s{std::move(name), std::move(description), {}, {}, placed.makespanMs};
   for (size_t u = 0; u < p.units.size(); ++u) {
     const auto q = static_cast<size_t>(placed.processor[u]);
-    s.placement.push_back(p.processors[q].name);
+    s.placement.push_back(p.processors[q]);
     s.stitched.push_back(mode(p.units[u], q));
   }
   if (s.name == "zooplan") {
@@ -195,7 +195,7 @@ void placeSystems(plan::MtsPlan& p) {
 
 std::string summaryOf(const plan::MtsPlan& p, const fs::path& output) {
   std::string s = fmt::format("{:<10} {:>7} {:>10} {:>10}", "group", "members", "weights MB", "members MB");
-  for (const auto& q : p.processors) s += fmt::format(" {:>16}", q.name + " ms st/seq");
+  for (const auto& q : p.processors) s += fmt::format(" {:>16}", q + " ms st/seq");
   s += "\n";
   for (const auto& u : p.units) {
     s += fmt::format("{:<10} {:>7} {:>10.3f} {:>10.3f}", u.group, u.members.size(), u.weightBytes / 1e6,
@@ -245,18 +245,20 @@ Expected<SolveMtsResult> solveMts(const SolveMtsOptions& o) {
   ZP_ASSIGN_OR_RETURN(Inputs in, readInputs(o));
   plan::MtsPlan section;
   section.manifest = in.manifestPath.generic_string();
-  ZP_ASSIGN_OR_RETURN(section.processors, hostProcessors(in.hostZoo));
+  ZP_ASSIGN_OR_RETURN(const std::vector<Processor> processors, hostProcessors(in.hostZoo));
+  section.processors = plan::processorNames(processors);
   section.seed = o.seed;
   std::vector<GroupModels> models;
   for (const auto& g : in.manifest.groups) {
     ZP_ASSIGN_OR_RETURN(auto u, unitOf(g, in));
-    ZP_TRY(measureUnit(u.section, u.models, section.processors, o));
+    ZP_TRY(measureUnit(u.section, u.models, processors, o));
     section.units.push_back(std::move(u.section));
     models.push_back(std::move(u.models));
   }
   placeSystems(section);
   SolveMtsResult r;
   r.plan.header = plan::PlanHeader{o.tool, o.version, in.hashes};
+  r.plan.processors = processors;
   r.plan.mts = std::move(section);
   r.plan.units = mtsUnits(*r.plan.mts, models);
   ZP_TRY(createParentDirectories(o.output));

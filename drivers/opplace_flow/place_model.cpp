@@ -128,7 +128,7 @@ plan::OpPlacement placementSection(const opplace::Problem& p, const opplace::Pla
   plan::OpPlacement o;
   o.unit = unit;
   o.costSource = costSource;
-  o.processors = processors;
+  o.processors = plan::processorNames(processors);
   o.latencyMs = r.solution.latencyMs;
   const auto& s = r.solution;
   o.solver = plan::SolverReport{s.solver, s.optimal ? "optimal" : "feasible", "all assignments", -1, s.latencyMs,

@@ -82,6 +82,7 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   unit.id = plan::UnitId::model(in.modelKey);
   unit.file = o.model;
   unit.sha256 = plan.header.inputs.at(o.model);
+  plan.processors = in.processors;
   plan.opplace = opplace_flow::placementSection(pp.problem, result, in.processors, unit.id, pp.costSource, o.solve);
   std::set<std::string> used;
   for (const auto& n : plan.opplace->nodes) used.insert(n.processor);

@@ -109,6 +109,12 @@ Expected<std::vector<Processor>> Bundle::processors(const std::vector<Processor>
   return out;
 }
 
+Expected<std::vector<Processor>> Bundle::processors(const std::vector<std::string>& names) const {
+  auto named = plan::processorsNamed(plan(), names);
+  if (!named.ok()) return makeError("{}: {}", planFile(), named.error().message);
+  return processors(*named);
+}
+
 const std::optional<zoo::Zoo>& Bundle::zoo() {
   if (zooRead_) return zoo_;
   zooRead_ = true;
@@ -177,7 +183,7 @@ Expected<runtime::serve::OperatorPlacement> operatorPlacement(Bundle& bundle, co
     if (!cache && std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
   }
   std::map<std::string, int> index;
-  for (size_t p = 0; p < placement.processors.size(); ++p) index[placement.processors[p].name] = static_cast<int>(p);
+  for (size_t p = 0; p < placement.processors.size(); ++p) index[placement.processors[p]] = static_cast<int>(p);
   for (const auto& n : placement.nodes) out.nodeProcessor[n.node] = index.at(n.processor);  // the reader checked the names
   out.source = bundle.planFile() + ": $.opplace.nodes";
   return out;

@@ -43,6 +43,8 @@ class Bundle {
   // The processors, each checked to name cores of this machine, a known kernel
   // policy and GEMM library and sane threads; errors name plan.pb.
   Expected<std::vector<Processor>> processors(const std::vector<Processor>& processors) const;
+  // The plan's processors with these names, checked so.
+  Expected<std::vector<Processor>> processors(const std::vector<std::string>& names) const;
 
   // The zoo the bundle was made from (through its stitch.json or mts.json),
   // read on first use; nothing (and a note) when it cannot be read.

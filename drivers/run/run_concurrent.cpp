@@ -24,11 +24,11 @@ std::string planFile(const ConcurrentRunParams& p) { return (p.bundle / "plan.pb
 
 // The workload's host processors as the runtime runs them: each must name cores of this machine.
 Expected<std::vector<Processor>> hostProcessors(const Bundle& bundle, const plan::ConcurrentSchedule& c) {
-  if (c.processors.empty())
+  if (!plan::findProcessor(bundle.plan(), c.accelerators.front()))
     return makeError("{}: the plan names no host processors (its workload has no 'processors'): it can be "
                      "simulated, not run",
                      bundle.planFile());
-  return bundle.processors(c.processors);
+  return bundle.processors(c.accelerators);
 }
 
 // Every DNN of the plan as the executor joins it: its model and the nodes of its groups.
@@ -162,7 +162,7 @@ Expected<ConcurrentRunReport> runConcurrentBundle(const ConcurrentRunParams& par
   r.source = c.source;
   r.repeat = params.repeat;
   r.rounds = params.rounds;
-  for (const auto& p : c.processors)
+  for (const auto& p : processors)
     r.processors.push_back(fmt::format("{}: cores {}, {}, {}", p.name, fmt::join(p.cores, ","), p.policy,
                                        p.gemm));
   for (const auto& d : c.dnns) r.dnns.push_back(d.name);

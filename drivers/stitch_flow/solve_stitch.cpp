@@ -287,6 +287,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   SolveStitchResult result;
   plan::Plan& plan = result.plan;
   ZP_ASSIGN_OR_RETURN(plan.header, planHeader(o, space));
+  plan.processors = solution.processors;
   plan.units = solution.units;
   plan.stitch = solution.plan;
   plan.stitch->batch = space.batch;

@@ -88,20 +88,18 @@ Expected<MtsSystem> systemFrom(const JsonAt& j, const MtsPlan& p) {
     return j.error(fmt::format("placement, stitched: {} and {} values for {} units", s.placement.size(),
                                s.stitched.size(), p.units.size()));
   for (const auto& name : s.placement)
-    if (std::none_of(p.processors.begin(), p.processors.end(), [&](const Processor& q) { return q.name == name; }))
+    if (std::find(p.processors.begin(), p.processors.end(), name) == p.processors.end())
       return j.error(fmt::format("placement: unknown processor '{}'", name));
   return s;
 }
 
 Status readProcessors(const JsonAt& j, MtsPlan& p) {
-  ZP_ASSIGN_OR_RETURN(auto processors, j.array("processors"));
-  if (processors.empty()) return j.error("processors: empty");
-  for (const auto& pj : processors) {
-    ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(pj));
-    for (const auto& q : p.processors)
-      if (q.name == proc.name) return pj.error(fmt::format("processor '{}' is listed twice", proc.name));
-    p.processors.push_back(std::move(proc));
-  }
+  ZP_ASSIGN_OR_RETURN(p.processors, j.strings("processors"));
+  if (p.processors.empty()) return j.error("processors: empty");
+  for (size_t i = 0; i < p.processors.size(); ++i)
+    if (std::find(p.processors.begin(), p.processors.begin() + static_cast<std::ptrdiff_t>(i), p.processors[i]) !=
+        p.processors.begin() + static_cast<std::ptrdiff_t>(i))
+      return j.error(fmt::format("processors: '{}' is listed twice", p.processors[i]));
   return {};
 }
 
@@ -123,15 +121,13 @@ Status readSolver(const JsonAt& j, MtsPlan& p) {
 }  // namespace
 
 Json toJson(const MtsPlan& p) {
-  Json processors = Json::array();
-  for (const auto& q : p.processors) processors.push_back(toJson(q));
   Json units = Json::array();
   for (const auto& u : p.units) units.push_back(unitJson(u));
   Json systems = Json::array();
   for (const auto& s : p.systems)
     systems.push_back(Json{{"name", s.name}, {"description", s.description}, {"placement", s.placement},
                            {"stitched", s.stitched}, {"makespan_ms", s.makespanMs}});
-  return Json{{"manifest", p.manifest}, {"processors", processors}, {"cost_source", p.costSource},
+  return Json{{"manifest", p.manifest}, {"processors", p.processors}, {"cost_source", p.costSource},
               {"units", units},         {"solver", p.solver},       {"status", p.status},
               {"lower_bound_ms", p.lowerBoundMs}, {"assignments", p.assignments}, {"seed", p.seed},
               {"systems", systems}};

@@ -204,9 +204,7 @@ Json toJson(const OpPlacement& o) {
     nodes.push_back({{"node", n.node}, {"processor", n.processor}, {"startMs", n.startMs}, {"endMs", n.endMs}});
   Json baselines = Json::array();
   for (const auto& b : o.baselines) baselines.push_back(resultJson(b));
-  Json processors = Json::array();
-  for (const auto& p : o.processors) processors.push_back(toJson(p));
-  return Json{{"unit", o.unit.str()},       {"costSource", o.costSource}, {"processors", processors},
+  return Json{{"unit", o.unit.str()},       {"costSource", o.costSource}, {"processors", o.processors},
               {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"minMixGain", o.minMixGain},
               {"mixedLatencyMs", o.mixedLatencyMs}, {"nodes", nodes}, {"baselines", baselines}};
 }
@@ -223,14 +221,12 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
     return makeError("{}: {}.costSource: must be 'predicted' or 'measured'", label, path);
   {
     JsonAt at(j, label, path);
-    ZP_ASSIGN_OR_RETURN(auto processors, at.array("processors"));
-    if (processors.empty()) return at.error("processors: empty");
-    for (const auto& pj : processors) {
-      ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(pj));
-      for (const auto& q : o.processors)
-        if (q.name == proc.name) return pj.error(fmt::format("processor '{}' is listed twice", proc.name));
-      o.processors.push_back(std::move(proc));
-    }
+    ZP_ASSIGN_OR_RETURN(o.processors, at.strings("processors"));
+    if (o.processors.empty()) return at.error("processors: empty");
+    for (size_t i = 0; i < o.processors.size(); ++i)
+      if (std::find(o.processors.begin(), o.processors.begin() + static_cast<std::ptrdiff_t>(i), o.processors[i]) !=
+          o.processors.begin() + static_cast<std::ptrdiff_t>(i))
+        return at.error(fmt::format("processors: '{}' is listed twice", o.processors[i]));
   }
   ZP_ASSIGN_OR_RETURN(o.latencyMs, rd.num(j, path, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(o.solver, solverFromJson(rd, j, path));
@@ -251,7 +247,7 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
     ZP_ASSIGN_OR_RETURN(n.processor, rd.str((*ns)[i], np, "processor"));
     ZP_ASSIGN_OR_RETURN(n.startMs, rd.num((*ns)[i], np, "startMs"));
     ZP_ASSIGN_OR_RETURN(n.endMs, rd.num((*ns)[i], np, "endMs"));
-    if (std::none_of(o.processors.begin(), o.processors.end(), [&](const Processor& p) { return p.name == n.processor; }))
+    if (std::find(o.processors.begin(), o.processors.end(), n.processor) == o.processors.end())
       return makeError("{}: {}.processor: unknown processor '{}'", label, np, n.processor);
     if (n.endMs < n.startMs) return makeError("{}: {}: ends before it starts", label, np);
     o.nodes.push_back(std::move(n));
@@ -275,10 +271,6 @@ Json toJson(const ConcurrentSchedule& c) {
          {"objectiveValue", c.objectiveValue}, {"latencyMs", c.latencyMs},
          {"throughput", c.throughput},     {"solver", solver},
          {"dnns", dnns},                   {"baselines", baselines}};
-  if (!c.processors.empty()) {
-    Json& ps = j["processors"] = Json::array();
-    for (const auto& p : c.processors) ps.push_back(toJson(p));
-  }
   return j;
 }
 
@@ -304,21 +296,9 @@ Expected<ConcurrentSchedule> concurrentFromJson(const Json& j, const std::string
         return makeError("{}: {}.dnns[{}].dependsOn: '{}' is not a DNN listed before it", label, path, n, e);
     c.dnns.push_back(std::move(d));
   }
-  if (rd.has(j, "processors")) {
-    JsonAt at(j, label, path);
-    ZP_ASSIGN_OR_RETURN(auto processors, at.array("processors"));
-    for (const auto& pj : processors) {
-      ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(pj));
-      c.processors.push_back(std::move(proc));
-    }
-    if (c.processors.size() != c.accelerators.size())
-      return makeError("{}: {}.processors: {} for {} accelerators", label, path, c.processors.size(),
-                       c.accelerators.size());
-    for (size_t a = 0; a < c.processors.size(); ++a)
-      if (c.processors[a].name != c.accelerators[a])
-        return makeError("{}: {}.processors[{}]: '{}' where accelerator '{}' is", label, path, a,
-                         c.processors[a].name, c.accelerators[a]);
-  }
+  if (rd.has(j, "processors"))
+    return makeError("{}: {}.processors: a schedule's processors are the plan's now ($.processors); written by an older "
+                     "plan-solve: re-run plan-solve", label, path);
   ZP_ASSIGN_OR_RETURN(const Json* bs, rd.arr(j, path, "baselines"));
   for (size_t i = 0; i < bs->size(); ++i) {
     ZP_ASSIGN_OR_RETURN(auto r, resultFromJson(rd, (*bs)[i], fmt::format("{}.baselines[{}]", path, i), c.accelerators));
@@ -420,9 +400,42 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
   return {};
 }
 
+// Every processor a unit or section names is one of the plan's; a concurrent
+// schedule's accelerators are all defined (plan-run executes it) or none are
+// (simulated only).
+Status checkProcessorReferences(const Plan& p, const std::string& label) {
+  auto check = [&](const std::string& name, const std::string& where) -> Status {
+    if (findProcessor(p, name)) return {};
+    return makeError("{}: {}: '{}' is not one of the plan's processors ($.processors)", label, where, name);
+  };
+  for (size_t u = 0; u < p.units.size(); ++u)
+    if (!p.units[u].processor.empty()) ZP_TRY(check(p.units[u].processor, fmt::format("$.units[{}].processor", u)));
+  if (p.stitch) {
+    for (size_t i = 0; i < p.stitch->processors.size(); ++i)
+      ZP_TRY(check(p.stitch->processors[i], fmt::format("$.stitch.processors[{}]", i)));
+    for (size_t i = 0; i < p.stitch->placementOrder.size(); ++i)
+      ZP_TRY(check(p.stitch->placementOrder[i], fmt::format("$.stitch.placement_order[{}]", i)));
+  }
+  if (p.opplace)
+    for (size_t i = 0; i < p.opplace->processors.size(); ++i)
+      ZP_TRY(check(p.opplace->processors[i], fmt::format("$.opplace.processors[{}]", i)));
+  if (p.mts)
+    for (size_t i = 0; i < p.mts->processors.size(); ++i)
+      ZP_TRY(check(p.mts->processors[i], fmt::format("$.mts.processors[{}]", i)));
+  if (p.concurrent) {
+    const auto& acc = p.concurrent->accelerators;
+    const auto defined = std::count_if(acc.begin(), acc.end(), [&](const std::string& a) { return findProcessor(p, a); });
+    if (defined != 0 && defined != static_cast<std::ptrdiff_t>(acc.size()))
+      for (size_t i = 0; i < acc.size(); ++i) ZP_TRY(check(acc[i], fmt::format("$.concurrent.accelerators[{}]", i)));
+  }
+  return {};
+}
+
 Json toJson(const Plan& p) {
   Json j = {{"header", {{"tool", p.header.tool}, {"version", p.header.version},
                         {"inputs", p.header.inputs}}}};
+  j["processors"] = Json::array();
+  for (const auto& q : p.processors) j["processors"].push_back(toJson(q));
   j["units"] = Json::array();
   for (const auto& u : p.units) j["units"].push_back(toJson(u));
   if (p.stitch) j["stitch"] = toJson(*p.stitch);
@@ -452,6 +465,18 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
   if (!j.contains("units"))
     return makeError("{}: $.units: missing: written by an older plan-solve (a plan is now a list of units); re-run plan-solve",
                      label);
+  if (!j.contains("processors"))
+    return makeError("{}: $.processors: missing: written by an older plan-solve (a plan lists its processors once); "
+                     "re-run plan-solve", label);
+  {
+    JsonAt root(j, label);
+    ZP_ASSIGN_OR_RETURN(auto processors, root.array("processors"));
+    for (const auto& pj : processors) {
+      ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(pj));
+      if (findProcessor(p, proc.name)) return pj.error(fmt::format("processor '{}' is listed twice", proc.name));
+      p.processors.push_back(std::move(proc));
+    }
+  }
   {
     JsonAt root(j, label);
     ZP_ASSIGN_OR_RETURN(auto units, root.array("units"));
@@ -488,6 +513,7 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
     ZP_ASSIGN_OR_RETURN(auto m, mtsPlanFromJson(mj));
     p.mts = std::move(m);
   }
+  ZP_TRY(checkProcessorReferences(p, label));
   ZP_TRY(checkUnitReferences(p, label));
   return p;
 }

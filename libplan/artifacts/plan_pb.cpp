@@ -94,7 +94,7 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
   m->set_profile_dir(s.profileDir);
   m->set_slo_source(s.sloSource);
   m->set_accuracy_source(s.accuracySource);
-  for (const auto& p : s.processors) put(p, m->add_processors());
+  for (const auto& p : s.processors) m->add_processors(p);
   for (const auto& o : s.placementOrder) m->add_placement_order(o);
   m->set_orders_evaluated(s.ordersEvaluated);
   m->set_mean_latency_ms(s.meanLatencyMs);
@@ -247,7 +247,7 @@ Expected<ScheduleResult> get(const planpb::ScheduleResult& b) {
 void put(const OpPlacement& o, planpb::OpPlacement* m) {
   m->set_unit(o.unit.str());
   m->set_cost_source(o.costSource);
-  for (const auto& p : o.processors) put(p, m->add_processors());
+  for (const auto& p : o.processors) m->add_processors(p);
   m->set_latency_ms(o.latencyMs);
   put(o.solver, m->mutable_solver());
   m->set_min_mix_gain(o.minMixGain);
@@ -266,7 +266,7 @@ Expected<OpPlacement> get(const planpb::OpPlacement& m) {
   OpPlacement o;
   ZP_ASSIGN_OR_RETURN(o.unit, parseUnitId(m.unit()));
   o.costSource = m.cost_source();
-  for (const auto& p : m.processors()) o.processors.push_back(get(p));
+  o.processors.assign(m.processors().begin(), m.processors().end());
   o.latencyMs = m.latency_ms();
   o.solver = get(m.solver());
   o.minMixGain = m.min_mix_gain();
@@ -289,7 +289,6 @@ void put(const ConcurrentSchedule& c, planpb::ConcurrentSchedule* m) {
   m->set_throughput(c.throughput);
   put(c.solver, m->mutable_solver());
   for (const auto& d : c.dnns) put(d, m->add_dnns());
-  for (const auto& p : c.processors) put(p, m->add_processors());
   for (const auto& b : c.baselines) put(b, m->add_baselines());
 }
 
@@ -299,8 +298,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
   s.profileDir = m.profile_dir();
   s.sloSource = m.slo_source();
   s.accuracySource = m.accuracy_source();
-  for (const auto& p : m.processors())
-    s.processors.push_back(get(p));
+  s.processors.assign(m.processors().begin(), m.processors().end());
   s.placementOrder.assign(m.placement_order().begin(), m.placement_order().end());
   s.ordersEvaluated = m.orders_evaluated();
   s.meanLatencyMs = m.mean_latency_ms();
@@ -367,7 +365,6 @@ Expected<ConcurrentSchedule> get(const planpb::ConcurrentSchedule& m) {
     ZP_ASSIGN_OR_RETURN(auto dnn, get(dm));
     c.dnns.push_back(std::move(dnn));
   }
-  for (const auto& p : m.processors()) c.processors.push_back(get(p));
   for (const auto& b : m.baselines()) {
     ZP_ASSIGN_OR_RETURN(auto r, get(b));
     c.baselines.push_back(std::move(r));
@@ -511,7 +508,7 @@ MtsUnit get(const planpb::MtsUnit& m) {
 
 void put(const MtsPlan& p, planpb::MtsPlan* m) {
   m->set_manifest(p.manifest);
-  for (const auto& q : p.processors) put(q, m->add_processors());
+  for (const auto& q : p.processors) m->add_processors(q);
   m->set_cost_source(p.costSource);
   for (const auto& u : p.units) put(u, m->add_units());
   m->set_solver(p.solver);
@@ -532,7 +529,7 @@ void put(const MtsPlan& p, planpb::MtsPlan* m) {
 MtsPlan get(const planpb::MtsPlan& m) {
   MtsPlan p;
   p.manifest = m.manifest();
-  for (const auto& q : m.processors()) p.processors.push_back(get(q));
+  p.processors.assign(m.processors().begin(), m.processors().end());
   p.costSource = m.cost_source();
   for (const auto& u : m.units()) p.units.push_back(get(u));
   p.solver = m.solver();
@@ -579,6 +576,7 @@ planpb::Plan toProto(const plan::Plan& p) {
     in->set_path(path);
     in->set_sha256(sha);
   }
+  for (const auto& q : p.processors) put(q, m.add_processors());
   for (const auto& u : p.units) put(u, m.add_units());
   if (p.stitch) put(*p.stitch, m.mutable_stitch());
   if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
@@ -597,6 +595,10 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
     if (!p.header.inputs.emplace(in.path(), in.sha256()).second)
       return makeError("{}: header.inputs: duplicate path '{}'", label, in.path());
   }
+  for (const auto& q : m.processors()) p.processors.push_back(get(q));
+  if (p.processors.empty() && (m.has_stitch() || m.has_opplace() || m.has_mts()))
+    return makeError("{}: processors: none: written by an older plan-solve (a plan lists its processors once); "
+                     "re-run plan-solve and plan-emit", label);
   for (int i = 0; i < m.units_size(); ++i) {
     auto u = get(m.units(i));
     if (!u.ok()) return makeError("{}: units[{}]: {}", label, i, u.error().message);

@@ -40,8 +40,7 @@ Json toJson(const StitchPlan& s) {
   if (!s.profileDir.empty()) j["profile_dir"] = s.profileDir;
   if (!s.sloSource.empty()) j["slo_source"] = s.sloSource;
   j["accuracy_source"] = s.accuracySource;
-  j["processors"] = Json::array();
-  for (const auto& p : s.processors) j["processors"].push_back(toJson(p));
+  j["processors"] = s.processors;
   j["placement_order"] = s.placementOrder;
   j["orders_evaluated"] = s.ordersEvaluated;
   j["mean_latency_ms"] = s.meanLatencyMs;
@@ -336,11 +335,7 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     ZP_ASSIGN_OR_RETURN(s.sloSource, root.string("slo_source"));
   }
   ZP_ASSIGN_OR_RETURN(s.accuracySource, root.string("accuracy_source"));
-  ZP_ASSIGN_OR_RETURN(auto processors, root.array("processors"));
-  for (const auto& p : processors) {
-    ZP_ASSIGN_OR_RETURN(auto proc, processorFromJson(p));
-    s.processors.push_back(std::move(proc));
-  }
+  ZP_ASSIGN_OR_RETURN(s.processors, root.strings("processors"));
   ZP_ASSIGN_OR_RETURN(s.placementOrder, root.strings("placement_order"));
   ZP_ASSIGN_OR_RETURN(int64_t orders, root.integer("orders_evaluated", 0, kMaxInt));
   s.ordersEvaluated = static_cast<int>(orders);

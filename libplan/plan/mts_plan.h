@@ -51,7 +51,7 @@ struct MtsSystem {
 
 struct MtsPlan {
   std::string manifest;        // mts.json, as the header's inputs name it
-  std::vector<Processor> processors;
+  std::vector<std::string> processors;  // the processors it plans on, by name (the plan's processors define them)
   std::string costSource = "measured";
   std::vector<MtsUnit> units;
   std::string solver;          // "enumeration" (every assignment) | "lpt" (too many to enumerate)

@@ -12,6 +12,28 @@ const ServedSystem& chosenSystem(const StitchPlan& plan) {
   return *it;
 }
 
+const Processor* findProcessor(const Plan& plan, const std::string& name) {
+  auto it = std::find_if(plan.processors.begin(), plan.processors.end(),
+                         [&](const Processor& p) { return p.name == name; });
+  return it == plan.processors.end() ? nullptr : &*it;
+}
+
+Expected<std::vector<Processor>> processorsNamed(const Plan& plan, const std::vector<std::string>& names) {
+  std::vector<Processor> out;
+  for (const auto& n : names) {
+    const Processor* p = findProcessor(plan, n);
+    if (!p) return makeError("processor '{}' is not one of the plan's processors", n);
+    out.push_back(*p);
+  }
+  return out;
+}
+
+std::vector<std::string> processorNames(const std::vector<Processor>& processors) {
+  std::vector<std::string> out;
+  for (const auto& p : processors) out.push_back(p.name);
+  return out;
+}
+
 const ColdPlan* coldSectionOf(const Plan& plan, const Unit& unit) {
   const ColdPlan* first = nullptr;
   for (const auto& c : plan.cold) {

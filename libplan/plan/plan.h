@@ -88,11 +88,10 @@ struct SolverReport {
 struct ConcurrentSchedule {
   std::string workload;        // workload file as given
   std::string objective;       // "latency" | "throughput"
+  // The processors the groups run on, by name. plan-run executes the schedule
+  // when the plan's processors define them all (cores, policy, GEMM, threads);
+  // a workload that named none is simulated only.
   std::vector<std::string> accelerators;
-  // The host processor each accelerator runs on when plan-run executes the
-  // schedule (cores, policy, GEMM, threads), in accelerator order; empty: the
-  // workload named none (the plan is simulated only).
-  std::vector<Processor> processors;
   std::string source;          // "zooplan" or "baseline:<name>" if a baseline won in the simulator
   double objectiveValue = 0;   // simulated
   double latencyMs = 0;
@@ -115,7 +114,7 @@ struct OpPlacementNode {
 struct OpPlacement {
   UnitId unit;             // the placed model (its file and hash: the plan's unit)
   std::string costSource;  // "predicted" | "measured"
-  std::vector<Processor> processors;  // what plan-run pins and runs each on (cores, policy, GEMM, threads)
+  std::vector<std::string> processors;  // the processors it places on, by name (the plan's processors define them)
   double latencyMs = 0;    // one inference under the cost model
   SolverReport solver;     // "chain-dp" or "branch-and-bound"; searchSpace "all assignments"
   // A mix of processors is placed only when it beats the best single processor
@@ -129,6 +128,10 @@ struct OpPlacement {
 
 struct Plan {
   PlanHeader header;
+  // Every processor a unit or section names, each once: what plan-run pins and
+  // runs on (cores, kernel policy, GEMM library, threads). Sections and units
+  // name them.
+  std::vector<Processor> processors;
   std::vector<Unit> units;  // every unit a section names, in the order the plan-solve mode listed them
   std::optional<StitchPlan> stitch;
   std::optional<ConcurrentSchedule> concurrent;
@@ -137,6 +140,14 @@ struct Plan {
   std::optional<MtsPlan> mts;  // stitched multitask groups placed as units
   bool operator==(const Plan&) const = default;
 };
+
+// The plan's processor named `name`, or null.
+const Processor* findProcessor(const Plan& plan, const std::string& name);
+// The plan's processors with these names, in this order; an error names the
+// first the plan does not define.
+Expected<std::vector<Processor>> processorsNamed(const Plan& plan, const std::vector<std::string>& names);
+// Names of processors, in order.
+std::vector<std::string> processorNames(const std::vector<Processor>& processors);
 
 // The cold section a unit is loaded by. Units of equal content (one file) share one
 // cold cache, written from the cold section of the first of them in unit order that

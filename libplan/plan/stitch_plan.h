@@ -132,7 +132,7 @@ struct StitchPlan {
   // relative to the plan file's directory). Empty in plans made before.
   std::string profileDir, sloSource;
   std::string accuracySource;  // what decisions used: "measured where available" | "estimated (originals measured)"
-  std::vector<Processor> processors;
+  std::vector<std::string> processors;  // the processors it plans on, by name (the plan's processors define them)
   std::vector<std::string> placementOrder;  // position -> processor
   int ordersEvaluated = 0;
   double meanLatencyMs = 0;    // Algorithm 1's L(p*) over the configurations

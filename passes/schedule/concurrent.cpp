@@ -235,7 +235,7 @@ Expected<ConcurrentOutcome> solveConcurrent(const Workload& w, const std::string
   sec.latencyMs = out.result.latencyMs;
   sec.throughput = out.result.throughput;
   sec.dnns = describeSchedule(p, out.result);
-  sec.processors = w.processors;
+  out.processors = w.processors;
   for (size_t n = 0; n < w.sources.size(); ++n) {
     if (!w.sources[n].model.empty()) sec.dnns[n].unit = plan::UnitId::model(sec.dnns[n].name);
     for (size_t i = 0; i < w.sources[n].groupNodes.size(); ++i) sec.dnns[n].groups[i].nodes = w.sources[n].groupNodes[i];

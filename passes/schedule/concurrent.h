@@ -31,6 +31,7 @@ struct ConcurrentOutcome {
   sim::Schedule schedule;  // the plan's schedule
   sim::SimResult result;   // its simulation (with contention spans)
   plan::ConcurrentSchedule section;
+  std::vector<Processor> processors;  // the accelerators' host processors (the plan's), if the workload named them
   double solveMs = 0;      // wall time of baselines + solver (not in the plan: plans are byte-identical)
   double firstFeasibleMs = 0;
 };

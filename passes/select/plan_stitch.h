@@ -28,6 +28,7 @@ GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<
 struct StitchSolution {
   plan::StitchPlan plan;              // processors, order, systems' choices, subgraphs, preload sets (no stitch_dir)
   std::vector<plan::Unit> units;      // the subgraphs the plan names, in task, position, variant order
+  std::vector<Processor> processors;  // the plan's: the ones the section names
   std::vector<int64_t> firstChosen;   // per task: the candidate chosen for the first feasible configuration (-1: none)
   std::string preloadSummary;         // one line per budget
   size_t ordersEvaluated = 0;

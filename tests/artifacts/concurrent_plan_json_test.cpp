@@ -25,7 +25,7 @@ TEST(concurrentPlan, ConcurrentSectionRoundTrips) {
 }
 
 TEST(concurrentPlan, ReaderErrorsNameThePath) {
-  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}}, "units": [],
+  Json j = Json::parse(R"({"header": {"tool": "t", "version": "v", "inputs": {}}, "processors": [], "units": [],
                            "concurrent": {"workload": "w", "objective": "speed"}})");
   auto r = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(r.ok());
@@ -51,7 +51,8 @@ TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
   auto o = schedule::solveConcurrent(w, "w.json", {});
   ASSERT_TRUE(o.ok()) << o.error().message;
   const auto& c = o->section;
-  EXPECT_EQ(c.processors, w.processors);
+  EXPECT_EQ(o->processors, w.processors);
+  EXPECT_EQ(c.accelerators, w.problem.accelerators);
   ASSERT_EQ(c.dnns.size(), 2u);
   EXPECT_EQ(c.dnns[1].dependsOn, (std::vector<std::string>{c.dnns[0].name}));
   EXPECT_EQ(c.dnns[0].unit, plan::UnitId::model(c.dnns[0].name));
@@ -65,6 +66,7 @@ TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
   }
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"w.json", "abc"}}};
+  p.processors = o->processors;
   for (size_t n = 0; n < c.dnns.size(); ++n)
     p.units.push_back(plan::Unit{*c.dnns[n].unit, w.sources[n].model, std::string(64, 'a'), "", true, plan::kResidentUnit,
                                  std::nullopt});
@@ -73,7 +75,7 @@ TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
   auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(artifacts::planToText(*back), text);  // numbers as the text rounds them
-  EXPECT_EQ(back->concurrent->processors, c.processors);
+  EXPECT_EQ(back->processors, o->processors);
   EXPECT_EQ(back->concurrent->dnns[1].dependsOn, c.dnns[1].dependsOn);
   EXPECT_EQ(back->concurrent->dnns[1].groups[2].nodes, c.dnns[1].groups[2].nodes);
   EXPECT_EQ(back->concurrent->baselines.back().dnns.size(), 2u);
@@ -90,10 +92,17 @@ TEST(concurrentPlan, AnExecutablePlanRecordsWhatPlanRunNeedsAndRoundTrips) {
                                      "' is not a DNN listed before it"),
             std::string::npos)
       << bad.error().message;
-  // Processors must follow the accelerators.
+  // Every accelerator is one of the plan's processors, or none is (simulated only).
   Json k = Json::parse(text);
-  std::swap(k["concurrent"]["processors"][0], k["concurrent"]["processors"][1]);
-  auto swapped = artifacts::planFromJson(k, "plan.json");
-  ASSERT_FALSE(swapped.ok());
-  EXPECT_NE(swapped.error().message.find("$.concurrent.processors[0]: '"), std::string::npos) << swapped.error().message;
+  k["processors"].erase(0);
+  auto partial = artifacts::planFromJson(k, "plan.json");
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.error().message.find("$.concurrent.accelerators[0]: '"), std::string::npos)
+      << partial.error().message;
+  // A schedule of the older shape (its own processors) is refused with what to do.
+  Json old = Json::parse(text);
+  old["concurrent"]["processors"] = old["processors"];
+  auto refused = artifacts::planFromJson(old, "plan.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("re-run plan-solve"), std::string::npos) << refused.error().message;
 }

@@ -15,8 +15,7 @@ const std::string kSha(64, 'a');
 plan::Plan mtsPlan() {
   plan::MtsPlan m;
   m.manifest = "st/mts.json";
-  m.processors = {Processor{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
-                  Processor{"npu", "npu", "host", "sparse", 1, {1}, "blis"}};
+  m.processors = {"cpu", "npu"};
   plan::MtsUnit digits{"digits", true, {}, 146564, 314436, {0.391, 0.331}};
   digits.members.push_back({"digit10", "x", "x", {"logits"}, {"digit10.logits"}, {0.0412, 0.0371}});
   digits.members.push_back({"gt4", "x", "x", {"logits"}, {"gt4.logits"}, {0.0401, 0.0366}});
@@ -32,6 +31,8 @@ plan::Plan mtsPlan() {
                {"sequential", "members", {"npu", "cpu"}, {false, false}, 0.1}};
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"st/mts.json", kSha}}};
+  p.processors = {Processor{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
+                  Processor{"npu", "npu", "host", "sparse", 1, {1}, "blis"}};
   p.mts = m;
   // Each group's stitched graph and each member's own model are units of the plan.
   auto unit = [&](plan::UnitId id, const std::string& file, char sha, std::optional<plan::UnitId> group) {

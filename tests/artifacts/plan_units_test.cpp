@@ -35,6 +35,7 @@ TEST(UnitId, EachKindReadsBackAsWritten) {
 plan::Plan coldPlanOfTwoUnits() {
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"m.onnx", kSha}}};
+  p.processors = {Processor{"cpu", "cpu", "host", "default", 1, {0}, "onednn"}};
   p.units.push_back(plan::Unit{UnitId::group("g"), "g.onnx", kSha, "cpu", false, plan::kResidentUnit, std::nullopt});
   p.units.push_back(plan::Unit{UnitId::model("m"), "m.onnx", std::string(64, 'b'), "", true, plan::kColdUnit, UnitId::group("g")});
   plan::ColdPlan c;
@@ -57,9 +58,11 @@ TEST(PlanUnits, JsonAndProtobufCarryTheUnits) {
   auto json = artifacts::parsePlanJson(artifacts::planToText(p), "plan.json");
   ASSERT_TRUE(json.ok()) << json.error().message;
   EXPECT_EQ(json->units, p.units);
+  EXPECT_EQ(json->processors, p.processors);
   auto pb = artifacts::parsePlanPb(artifacts::serializePlanPb(p), "plan.pb");
   ASSERT_TRUE(pb.ok()) << pb.error().message;
   EXPECT_EQ(pb->units, p.units);
+  EXPECT_EQ(pb->processors, p.processors);
   EXPECT_EQ(pb->cold.front().unit, UnitId::model("m"));
 }
 
@@ -75,6 +78,19 @@ TEST(PlanUnits, WhatTheUnitsDoNotHoldIsRefused) {
   old.erase("units");
   EXPECT_EQ(errorOf(old), "plan.json: $.units: missing: written by an older plan-solve (a plan is now a list of units); "
                           "re-run plan-solve");
+  // The processors are the plan's, listed once; units and sections name them.
+  Json oldProcessors = good;
+  oldProcessors.erase("processors");
+  EXPECT_EQ(errorOf(oldProcessors), "plan.json: $.processors: missing: written by an older plan-solve (a plan lists "
+                                    "its processors once); re-run plan-solve");
+  Json unknownProcessor = good;
+  unknownProcessor["units"][0]["processor"] = "npu";
+  EXPECT_EQ(errorOf(unknownProcessor),
+            "plan.json: $.units[0].processor: 'npu' is not one of the plan's processors ($.processors)");
+  Json processorTwice = good;
+  processorTwice["processors"].push_back(processorTwice["processors"][0]);
+  EXPECT_NE(errorOf(processorTwice).find("processor 'cpu' is listed twice"), std::string::npos)
+      << errorOf(processorTwice);
   Json twice = good;
   twice["units"].push_back(twice["units"][0]);
   EXPECT_EQ(errorOf(twice), "plan.json: $.units[2].id: 'group:g' is listed twice");

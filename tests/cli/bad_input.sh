@@ -119,8 +119,8 @@ sed '0,/"threads": 1/s//"threads": 100000/' "$Z/zoo.json" > "$WORK/zoo/threads.j
 rejected "zoo.json processor threads 100000" 1 "zoo/threads.json: \$.processors[0].profile.threads: 100000 threads is above" -- \
   "$BIN/zoo-stitch" "$WORK/zoo/threads.json" -o "$WORK/out"
 copy_dir "$WORK/plan" pthreads
-edit_json "$WORK/pthreads/plan.json" "j['stitch']['processors'][0]['threads'] = 100000"
-rejected "plan.json processor threads 100000" 1 "pthreads/plan.json: \$.stitch.processors[0].threads: 100000 threads is above" -- \
+edit_json "$WORK/pthreads/plan.json" "j['processors'][0]['threads'] = 100000"
+rejected "plan.json processor threads 100000" 1 "pthreads/plan.json: \$.processors[0].threads: 100000 threads is above" -- \
   "$BIN/plan-emit" "$WORK/pthreads/plan.json" -o "$WORK/out"
 
 # --- .npy shapes --------------------------------------------------------------------

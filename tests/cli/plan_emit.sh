@@ -46,14 +46,14 @@ for ti, t in enumerate(m["tasks"]):
     choices.append(sels)
     tasks.append({"name": t["name"], "positions": S, "subgraphs": [subs[k] for k in sorted(subs)]})
 plan = {"header": {"tool": "plan-solve", "version": "test", "inputs": {}},
+        "processors": [{"name": "cpu", "kind": "cpu", "cores": [0], "source": "host", "policy": "default",
+                        "threads": 1},
+                       {"name": "gpu", "kind": "gpu", "cores": [1], "source": "host", "policy": "im2col",
+                        "threads": 1},
+                       {"name": "npu", "kind": "npu", "cores": [1], "source": "host", "policy": "sparse",
+                        "threads": 1}],
         "units": [units[k] for k in sorted(units)],
-        "stitch": {"stitch_dir": "stitch", "accuracy_source": "predicted",
-                   "processors": [{"name": "cpu", "kind": "cpu", "cores": [0], "source": "host", "policy": "default",
-                                   "threads": 1},
-                                  {"name": "gpu", "kind": "gpu", "cores": [1], "source": "host", "policy": "im2col",
-                                   "threads": 1},
-                                  {"name": "npu", "kind": "npu", "cores": [1], "source": "host", "policy": "sparse",
-                                   "threads": 1}],
+        "stitch": {"stitch_dir": "stitch", "accuracy_source": "predicted", "processors": ["cpu", "gpu", "npu"],
                    "placement_order": order, "orders_evaluated": 6, "mean_latency_ms": float(sys.argv[3]),
                    "slo_configurations": slos, "tasks": tasks, "preload": [], "chosen_system": "zooplan",
                    "systems": [{"name": "zooplan", "description": "the plan", "selections": [
@@ -157,7 +157,7 @@ expect_check "concurrent bundle fresh" 0 "bundle is up to date" "" -- "$WORK/cb"
 
 # --- bad input ---
 expect_error "missing plan" "nope.json: cannot open" "$WORK/out" -- "$BIN/plan-emit" "$WORK/nope.json" -o "$WORK/out"
-echo '{"header": {"tool": "x", "version": "1", "inputs": {}}, "units": []}' > "$WORK/empty.json"
+echo '{"header": {"tool": "x", "version": "1", "inputs": {}}, "processors": [], "units": []}' > "$WORK/empty.json"
 expect_error "plan without sections" "has no 'stitch', 'concurrent', 'opplace' or 'mts' section" "$WORK/out" -- \
   "$BIN/plan-emit" "$WORK/empty.json" -o "$WORK/out"
 echo '{' > "$WORK/broken.json"

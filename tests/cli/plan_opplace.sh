@@ -70,10 +70,12 @@ PYEOF
   > "$WORK/solve.txt"
 if $PY - "$WORK/plan.json" <<'PYEOF'
 import json, sys
-o = json.load(open(sys.argv[1]))["opplace"]
-assert [p["name"] for p in o["processors"]] == ["cpu", "npu"], o["processors"]
-assert o["processors"][0]["cores"] == [0] and o["processors"][1]["cores"] == [1], o["processors"]
-assert o["processors"][1]["policy"] == "sparse" and o["processors"][1]["gemm"] == "blis", o["processors"]
+plan = json.load(open(sys.argv[1]))
+o, ps = plan["opplace"], plan["processors"]
+assert o["processors"] == ["cpu", "npu"], o["processors"]
+assert [p["name"] for p in ps] == ["cpu", "npu"], ps
+assert ps[0]["cores"] == [0] and ps[1]["cores"] == [1], ps
+assert ps[1]["policy"] == "sparse" and ps[1]["gemm"] == "blis", ps
 used = {n["processor"] for n in o["nodes"]}
 assert used == {"cpu", "npu"}, used
 only = {b["name"]: b["latencyMs"] for b in o["baselines"]}
@@ -144,7 +146,8 @@ $PY - "$WORK/plan.json" "$WORK/plan_all.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
 o = p["opplace"]
-o["processors"].append({"name": "all", "kind": "cpu", "source": "host", "policy": "default", "threads": 2, "cores": [0, 1]})
+p["processors"].append({"name": "all", "kind": "cpu", "source": "host", "policy": "default", "threads": 2, "cores": [0, 1]})
+o["processors"].append("all")
 for i, n in enumerate(o["nodes"]):
     if i % 3 == 2: n["processor"] = "all"
 json.dump(p, open(sys.argv[2], "w"))
@@ -162,7 +165,7 @@ MISSING=$(( $(nproc --all) + 3 ))
 $PY - "$WORK/plan.json" "$WORK/plan_badcore.json" "$MISSING" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
-p["opplace"]["processors"][1]["cores"] = [int(sys.argv[3])]
+p["processors"][1]["cores"] = [int(sys.argv[3])]
 json.dump(p, open(sys.argv[2], "w"))
 PYEOF
 "$BIN/plan-emit" "$WORK/plan_badcore.json" -o "$WORK/bundle_badcore" --no-caches > /dev/null

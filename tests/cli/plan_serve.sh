@@ -225,7 +225,7 @@ st = plan["stitch"]
 chosen = next(s for s in st["systems"] if s["name"] == st["chosen_system"])
 choice = next(c for sel in chosen["selections"] for c in sel["tasks"] if c["feasible"])
 unit = next(u for u in plan["units"] if u["id"] == "subgraph:%s/0/%s" % (choice["task"], choice["combination"].split("+")[0]))
-policy = next(p["policy"] for p in st["processors"] if p["name"] == choice["placement"][0])
+policy = next(p["policy"] for p in plan["processors"] if p["name"] == choice["placement"][0])
 print(os.path.join(b, "caches", "%s.%s.zwc" % (unit["sha256"][:16], policy)))
 PYEOF
 )"

@@ -69,10 +69,10 @@ if "$BIN/plan-solve" --mode opplace "$SRC/testdata/digits/models/dense.onnx" --z
      --profile "$WORK/prof" -o "$WORK/opplace_plan.json" > "$WORK/opplace.txt" 2> "$WORK/opplace.err" &&
    $PY - "$WORK/opplace_plan.json" "$WORK/prof/node_profile.csv" <<'PYEOF'
 import csv, json, sys
-o = json.load(open(sys.argv[1]))["opplace"]
-names = [p["name"] for p in o["processors"]]
-assert o["costSource"] == "measured" and names == ["cpu", "npu"], (o["costSource"], o["processors"])
-assert o["processors"][1]["cores"] == [1] and o["processors"][1]["gemm"] == "blis", o["processors"]
+plan = json.load(open(sys.argv[1]))
+o, ps = plan["opplace"], plan["processors"]
+assert o["costSource"] == "measured" and o["processors"] == ["cpu", "npu"], (o["costSource"], o["processors"])
+assert [p["name"] for p in ps] == ["cpu", "npu"] and ps[1]["cores"] == [1] and ps[1]["gemm"] == "blis", ps
 rows = {r["node"] for r in csv.DictReader(open(sys.argv[2])) if r["model"] == "digits/digits/dense"}
 assert o["nodes"] and {n["node"] for n in o["nodes"]} <= rows and o["latencyMs"] > 0, o["nodes"]
 PYEOF

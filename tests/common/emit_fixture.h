@@ -48,9 +48,10 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
   plan::StitchPlan s;
   s.stitchDir = stitchDir;
   s.accuracySource = "predicted";
-  s.processors = {{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
+  p.processors = {{"cpu", "cpu", "host", "default", 1, {0}, "onednn"},
                   {"gpu", "gpu", "host", "im2col", 1, {1}, "onednn"},
                   {"npu", "npu", "host", "sparse", 2, {1}, "blis"}};
+  s.processors = {"cpu", "gpu", "npu"};
   s.placementOrder = {"cpu", "gpu", "npu"};
   s.ordersEvaluated = 6;
   s.meanLatencyMs = 0.125;

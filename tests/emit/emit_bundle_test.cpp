@@ -411,7 +411,7 @@ TEST_F(emitTest, BadInputIsAOneLineErrorAndLeavesNothing) {
   expectError(params(writePlan(escape, "escape.json"), "b5"), "is not a relative path inside the stitch directory");
 
   plan::Plan badPolicy = testing::stitchPlanFor(*manifest_);
-  badPolicy.stitch->processors[1].policy = "magic";
+  badPolicy.processors[1].policy = "magic";
   expectError(params(writePlan(badPolicy, "badpolicy.json"), "b6"), "unknown kernel policy 'magic'");
 
   ASSERT_TRUE(writeFileAtomic(*dir_ / "notjson.json", "{").ok());

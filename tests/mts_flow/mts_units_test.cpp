@@ -29,7 +29,8 @@ TEST(MtsUnits, ATaskInTwoGroupsIsAUnitOfEach) {
   for (const char* name : {"cpu", "npu"}) {
     Processor proc;
     proc.name = proc.kind = name;
-    m.processors.push_back(proc);
+    p.processors.push_back(proc);
+    m.processors.push_back(name);
   }
   m.units = {group("vision", {"digits", "gt4"}), group("pairs", {"digits", "wine"})};
   m.solver = "enumeration";

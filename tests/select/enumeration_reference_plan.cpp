@@ -166,7 +166,8 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   s.ordersEvaluated = orders.size();
   auto& sp = s.plan;
   sp.accuracySource = params.measuredAccuracyForDecisions ? "measured where available" : "estimated (originals measured)";
-  sp.processors = space.processors;
+  s.processors = space.processors;
+  for (const auto& p : space.processors) sp.processors.push_back(p.name);
   sp.placementOrder = g.order;
   sp.ordersEvaluated = static_cast<int>(orders.size());
   sp.meanLatencyMs = std::isfinite(g.meanLatencyMs) ? g.meanLatencyMs : 0.0;

@@ -162,6 +162,7 @@ TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   ASSERT_TRUE(solution.ok()) << solution.error().message;
   plan::Plan p;
   p.header = {"plan-solve", "0.1.0", {{"profile", std::string(64, 'a')}}};
+  p.processors = solution->processors;
   p.units = solution->units;
   p.stitch = solution->plan;
   p.stitch->workload = plan::ServingWorkloadRecord{"poisson", {{"digits", 100}}, 2000, 3, 5, 0.12, 0.03, 1.5,
