@@ -102,16 +102,27 @@ std::string accuracyLatencySvg(const TaskSpace& ts, const std::vector<std::strin
 
 std::string predictedServingTable(const plan::StitchPlan& plan) {
   if (!plan.workload || plan.systems.empty()) return "";
+  const bool inTurn = plan.systems.front().predictedInTurn.has_value();
   std::string out = fmt::format("predicted at the workload (calibrated serving simulator), mean over {} SLO "
-                                "configuration(s):\n{:<12} {:>10} {:>16}\n",
-                                plan.systems.front().selections.size(), "system", "violations", "throughput q/s");
+                                "configuration(s) each alone{}:\n{:<12} {:>10} {:>16}{}\n",
+                                plan.systems.front().selections.size(),
+                                inTurn ? ", and served in turn as plan-run --serve serves them" : "", "system",
+                                "violations", "throughput q/s", inTurn ? "   in turn: violations" : "");
   for (const auto& sys : plan.systems) {
     double violations = 0, qps = 0;
     int n = 0;
     for (const auto& sel : sys.selections)
       if (sel.predicted) violations += sel.predicted->violationRate, qps += sel.predicted->throughputQps, ++n;
     if (n == 0) continue;
-    out += fmt::format("{:<12} {:>9.1f}% {:>16.1f}\n", sys.name, 100 * violations / n, qps / n);
+    out += fmt::format("{:<12} {:>9.1f}% {:>16.1f}", sys.name, 100 * violations / n, qps / n);
+    if (sys.predictedInTurn) out += fmt::format(" {:>21.1f}%", 100 * sys.predictedInTurn->violationRate);
+    out += "\n";
+  }
+  if (inTurn) {
+    const auto& z = *plan.systems.front().predictedInTurn;
+    out += fmt::format("zooplan's choices judged together, served in turn: {} joint choice(s) judged, each moving one "
+                       "task's decision under one configuration to one a system takes (not proven best)\n",
+                       z.judged);
   }
   // zooplan's search: proven best among every mix of its candidates' decisions, or the gap to the bound.
   int proven = 0, n = 0;

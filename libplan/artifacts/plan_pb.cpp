@@ -35,20 +35,26 @@ Processor get(const planpb::Processor& p) {
   return out;
 }
 
+void put(const PredictedServing& p, planpb::PredictedServing* pm) {
+  pm->set_violation_rate(p.violationRate);
+  pm->set_throughput_qps(p.throughputQps);
+  pm->set_judged(p.judged);
+  pm->set_proven_best(p.provenBest);
+  pm->set_violation_bound(p.violationBound);
+}
+
+PredictedServing get(const planpb::PredictedServing& pm) {
+  return PredictedServing{pm.violation_rate(), pm.throughput_qps(), pm.judged(), pm.proven_best(), pm.violation_bound()};
+}
+
 void put(const ServedSystem& s, planpb::ServedSystem* m) {
   m->set_name(s.name);
   m->set_description(s.description);
+  if (s.predictedInTurn) put(*s.predictedInTurn, m->mutable_predicted_in_turn());
   for (const auto& sel : s.selections) {
     auto* sm = m->add_selections();
     sm->set_slo(sel.slo);
-    if (sel.predicted) {
-      auto* pm = sm->mutable_predicted();
-      pm->set_violation_rate(sel.predicted->violationRate);
-      pm->set_throughput_qps(sel.predicted->throughputQps);
-      pm->set_judged(sel.predicted->judged);
-      pm->set_proven_best(sel.predicted->provenBest);
-      pm->set_violation_bound(sel.predicted->violationBound);
-    }
+    if (sel.predicted) put(*sel.predicted, sm->mutable_predicted());
     for (const auto& c : sel.tasks) {
       auto* cm = sm->add_tasks();
       cm->set_task(c.task);
@@ -69,14 +75,11 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
 }
 
 ServedSystem get(const planpb::ServedSystem& m) {
-  ServedSystem s{m.name(), m.description(), {}};
+  ServedSystem s{m.name(), m.description(), {}, std::nullopt};
+  if (m.has_predicted_in_turn()) s.predictedInTurn = get(m.predicted_in_turn());
   for (const auto& sm : m.selections()) {
     SystemSelection sel{sm.slo(), {}, {}};
-    if (sm.has_predicted()) {
-      const auto& pm = sm.predicted();
-      sel.predicted = PredictedServing{pm.violation_rate(), pm.throughput_qps(), pm.judged(), pm.proven_best(),
-                                       pm.violation_bound()};
-    }
+    if (sm.has_predicted()) sel.predicted = get(sm.predicted());
     for (const auto& cm : sm.tasks()) {
       SystemTaskChoice c{cm.task(), cm.combination(),
                          std::vector<std::string>(cm.placement().begin(), cm.placement().end()),

@@ -24,6 +24,13 @@ Expected<double> latencyFrom(const JsonAt& j) {
   return j.number("latency_ms", 0);
 }
 
+Json predictedJson(const PredictedServing& pr) {
+  Json j{{"violation_rate", pr.violationRate}, {"throughput_qps", pr.throughputQps}};
+  if (pr.judged > 0)
+    j["search"] = Json{{"judged", pr.judged}, {"proven_best", pr.provenBest}, {"violation_bound", pr.violationBound}};
+  return j;
+}
+
 }  // namespace
 
 Json toJson(const Processor& p) {
@@ -105,15 +112,10 @@ Json toJson(const StitchPlan& s) {
           tasks.push_back(std::move(cj));
         }
         Json selj{{"slo", sel.slo}, {"tasks", tasks}};
-        if (sel.predicted) {
-          const auto& pr = *sel.predicted;
-          selj["predicted"] = Json{{"violation_rate", pr.violationRate}, {"throughput_qps", pr.throughputQps}};
-          if (pr.judged > 0)
-            selj["predicted"]["search"] = Json{{"judged", pr.judged}, {"proven_best", pr.provenBest},
-                                               {"violation_bound", pr.violationBound}};
-        }
+        if (sel.predicted) selj["predicted"] = predictedJson(*sel.predicted);
         sj["selections"].push_back(std::move(selj));
       }
+      if (sys.predictedInTurn) sj["predicted_in_turn"] = predictedJson(*sys.predictedInTurn);
       j["systems"].push_back(sj);
     }
   }
@@ -230,8 +232,8 @@ Expected<PreloadSet> preloadFrom(const JsonAt& p) {
   return ps;
 }
 
-Expected<PredictedServing> predictedFrom(const JsonAt& selj) {
-  ZP_ASSIGN_OR_RETURN(JsonAt pj, selj.at("predicted"));
+Expected<PredictedServing> predictedFrom(const JsonAt& selj, const char* key = "predicted") {
+  ZP_ASSIGN_OR_RETURN(JsonAt pj, selj.at(key));
   PredictedServing p;
   ZP_ASSIGN_OR_RETURN(p.violationRate, pj.number("violation_rate", 0, 1));
   ZP_ASSIGN_OR_RETURN(p.throughputQps, pj.number("throughput_qps", 0));
@@ -270,6 +272,9 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
       ZP_ASSIGN_OR_RETURN(sel.predicted, predictedFrom(selj));
     }
     sys.selections.push_back(std::move(sel));
+  }
+  if (sj.has("predicted_in_turn")) {
+    ZP_ASSIGN_OR_RETURN(sys.predictedInTurn, predictedFrom(sj, "predicted_in_turn"));
   }
   return sys;
 }

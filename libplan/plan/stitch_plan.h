@@ -122,6 +122,10 @@ struct ServedSystem {
   std::string name;                       // "zooplan", "Algorithm-1", "SV-AO-P", ...
   std::string description;
   std::vector<SystemSelection> selections;  // one per SLO configuration, in configuration order
+  // Its choices for every configuration served in turn at the plan's workload
+  // (plan-run --serve's phases), predicted; with more than one configuration.
+  // zooplan's `judged`: the joint choices it judged.
+  std::optional<PredictedServing> predictedInTurn;
   bool operator==(const ServedSystem&) const = default;
 };
 

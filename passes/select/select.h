@@ -65,6 +65,10 @@ struct SelectParams {
   // when there are at most this many (the choice is then proven best among
   // them); beyond, a task-by-task descent from the best candidate.
   int64_t maxMixesJudged = 4096;
+  // Several configurations served in turn: at most this many joint choices are
+  // judged when moving a task's decision in one configuration to another's
+  // (sharing units across the switches).
+  int64_t maxJointJudged = 2000;
   // SparseLoom alone (plan-solve --only sparseloom): zooplan's choice is Algorithm 1's.
   bool sparseLoomOnly = false;
   std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to

@@ -25,6 +25,74 @@ plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& s
   return sel;
 }
 
+// Whether a decision meets the configuration's SLOs as planned (accuracy as judged, latency as profiled).
+bool plannedFeasible(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate,
+                     const std::vector<std::string>& placement) {
+  const auto& ts = space.tasks[t];
+  const auto k = static_cast<uint64_t>(candidate);
+  const auto& s = slo.tasks.at(ts.name);
+  return ts.accuracy->judged(k) >= s.accuracy && ts.latencyMs(ts.candidate(k), placement) <= s.latencyMs;
+}
+
+// Served in turn, a configuration's choice pays for the units the others
+// choose: loads at each switch, and less of the budget resident. A joint
+// choice improves by moving a task's decision under one configuration to the
+// one it has under another (its units then shared across the switch) while the
+// whole serves better, until a round changes nothing or `maxJudged` joint
+// choices in all were judged. Two starts descend so, zooplan's choices per
+// configuration and the best of the other systems' served in turn; the better
+// end wins (the first on a tie).
+struct JointResult {
+  std::vector<Choice> choices;
+  Outcome outcome;
+  int64_t judged = 0;
+};
+
+void descendJointly(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                    const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace, int64_t maxJudged,
+                    JointResult& r) {
+  const size_t T = space.tasks.size(), K = slos.size();
+  for (int round = 0; round < 3; ++round) {
+    bool changed = false;
+    for (size_t t = 0; t < T; ++t)
+      for (size_t k = 0; k < K; ++k)
+        for (size_t from = 0; from < K; ++from) {
+          const int64_t candidate = r.choices[from].candidate[t];
+          const std::vector<std::string> placement = r.choices[from].placement[t];
+          if (candidate == r.choices[k].candidate[t] && placement == r.choices[k].placement[t]) continue;
+          if (r.judged >= maxJudged) return;
+          std::vector<Choice> next = r.choices;
+          next[k].candidate[t] = candidate;
+          next[k].placement[t] = placement;
+          next[k].feasible[t] = plannedFeasible(space, slos[k], t, candidate, placement);
+          const Outcome o = evaluateServingInTurn(space, slos, next, workload, trace);
+          ++r.judged;
+          if (betterOutcome(o, r.outcome)) {
+            r.choices = std::move(next);
+            r.outcome = o;
+            changed = true;
+          }
+        }
+    if (!changed) return;
+  }
+}
+
+JointResult chooseJointly(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                          const std::vector<std::vector<Choice>>& systems, const std::vector<Outcome>& inTurn,
+                          const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace,
+                          int64_t maxJudged) {
+  JointResult own{systems.front(), inTurn.front(), 0};
+  descendJointly(space, slos, workload, trace, maxJudged, own);
+  size_t other = 1;
+  for (size_t s = 2; s < systems.size(); ++s)
+    if (betterOutcome(inTurn[s], inTurn[other])) other = s;
+  JointResult best{systems[other], inTurn[other], own.judged};
+  descendJointly(space, slos, workload, trace, maxJudged, best);
+  if (betterOutcome(best.outcome, own.outcome)) return best;
+  own.judged = best.judged;
+  return own;
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& servedSystemCatalog() {
@@ -49,14 +117,14 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
                             const SelectParams& params, std::vector<std::vector<TaskSearch>>& searches) {
   ServedSystems served;
   auto& out = served.systems;
-  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}});
+  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}, std::nullopt});
   if (params.workload)
     out.front().description =
         "the plan: best served at the workload's arrival rates in the serving simulator (violations, then accuracy "
         "SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units resident under "
         "the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
         "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
-        "task by task";
+        "task by task; several configurations then judged together as served in turn (units shared across switches)";
   if (params.sparseLoomOnly)
     out.front().description = "the plan, SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice";
   served.choices.resize(out.size());
@@ -90,6 +158,32 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     add(1, slo, a1.choice, nullptr);
     const auto baselines = baselineChoices(space, slo, params);
     for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo, baselines[b], nullptr);
+  }
+  if (trace && slos.size() > 1) {
+    std::vector<Outcome> inTurn;
+    for (size_t s = 0; s < out.size(); ++s) {
+      inTurn.push_back(evaluateServingInTurn(space, slos, served.choices[s], *params.workload, *trace));
+      out[s].predictedInTurn = plan::PredictedServing{inTurn.back().violationRate, inTurn.back().throughputQps, 0,
+                                                      false, 0};
+    }
+    if (!params.sparseLoomOnly) {
+      const JointResult joint =
+          chooseJointly(space, slos, served.choices, inTurn, *params.workload, *trace, params.maxJointJudged);
+      for (size_t c = 0; c < slos.size(); ++c) {
+        if (joint.choices[c].candidate == served.choices[0][c].candidate &&
+            joint.choices[c].placement == served.choices[0][c].placement)
+          continue;
+        // Moved for the whole: predicted alone again; its own search's proof and bound no longer apply.
+        auto& sel = out[0].selections[c];
+        sel = selectionOf(space, slos[c].id, joint.choices[c]);
+        const Outcome alone = evaluateServing(space, slos[c], joint.choices[c], *params.workload, *trace);
+        sel.predicted = plan::PredictedServing{alone.violationRate, alone.throughputQps, 0, false, 0};
+        served.choices[0][c] = joint.choices[c];
+      }
+      // Not proven best: a local optimum over single moves when the last round moved nothing.
+      out[0].predictedInTurn = plan::PredictedServing{joint.outcome.violationRate, joint.outcome.throughputQps,
+                                                      std::max<int64_t>(joint.judged, 1), false, 0};
+    }
   }
   return served;
 }

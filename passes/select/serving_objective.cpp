@@ -1,7 +1,9 @@
 #include "passes/select/serving_objective.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <map>
 
 #include "libplan/plan/unit.h"
 
@@ -163,6 +165,131 @@ double servingViolationBound(const StitchSpace& space, const plan::SloConfigurat
   return static_cast<double>(n) / static_cast<double>(trace.arrivals.size());
 }
 
+namespace {
+
+// The simulator's figures of a run as an Outcome (per task t < T: its queries under every configuration).
+void fillOutcome(const sim::ServeSimResult& r, const std::vector<sim::ServeSimTask>& tasks, size_t T, size_t K,
+                 Outcome& o) {
+  o.violationRate = r.summary.violationRate;
+  o.throughputQps = r.summary.throughputQps;
+  std::vector<double> latency(T, 0.0);
+  std::vector<int> queries(T, 0), violations(T, 0);
+  for (const auto& q : r.queries) o.meanLatencyMs += (q.finishMs - q.arrivalMs) / static_cast<double>(r.queries.size());
+  for (const auto& q : r.queries) {
+    const auto t = static_cast<size_t>(q.task) / K;
+    if (t >= T) continue;  // a frame chain's query: counted in the violation rate only
+    const auto& task = tasks[static_cast<size_t>(q.task)];
+    latency[t] += q.finishMs - q.arrivalMs;
+    ++queries[t];
+    violations[t] += !sloMet({q.arrivalMs, q.finishMs, true, task.sloMs, task.accuracySloMet});
+  }
+  for (size_t t = 0; t < T; ++t) {
+    o.taskLatencyMs.push_back(queries[t] ? latency[t] / queries[t] : 0.0);
+    o.taskViolated.push_back(2 * violations[t] > queries[t]);
+  }
+}
+
+sim::ServeSimParams simParams(const StitchSpace& space, const ServingWorkload& workload) {
+  sim::ServeSimParams sp;
+  sp.processors = static_cast<int>(space.processors.size());
+  sp.memoryBudgetBytes = workload.budgetBytes;
+  sp.dispatchMs = workload.calibration.dispatchMs;
+  sp.handoffMs = workload.calibration.handoffMs;
+  sp.seed = workload.seed;
+  return sp;
+}
+
+// The preload set resident, in its order, as far as the budget allows (as plan-run marks it).
+void markPreloadSet(const ServingWorkload& workload, const std::vector<std::string>& slotIds,
+                    std::vector<sim::ServeSimSlot>& slots) {
+  int64_t used = 0;
+  for (const auto& id : workload.preload)
+    for (size_t s = 0; s < slots.size(); ++s)
+      if (!slots[s].preload && slotIds[s] == id && used + slots[s].bytes <= workload.budgetBytes) {
+        slots[s].preload = true;
+        used += slots[s].bytes;
+      }
+}
+
+}  // namespace
+
+Outcome evaluateServingInTurn(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                              const std::vector<Choice>& choices, const ServingWorkload& workload,
+                              const runtime::serve::ArrivalTrace& trace) {
+  assert(choices.size() == slos.size() && !slos.empty());
+  const auto& cal = workload.calibration;
+  const size_t T = space.tasks.size(), K = slos.size(), F = workload.frames.size();
+  std::vector<sim::ServeSimSlot> slots;
+  std::vector<std::string> slotIds;
+  std::map<std::string, int> slotOf;  // "UNIT@PROCESSOR": one slot however many configurations choose it
+  std::vector<sim::ServeSimTask> tasks((T + F) * K);  // task t under configuration k: t * K + k; then the frame chains
+  Outcome o;
+  for (size_t t = 0; t < T; ++t)
+    for (size_t k = 0; k < K; ++k) {
+      const auto& ts = space.tasks[t];
+      const Choice& c = choices[k];
+      const bool met = accuracyMet(space, slos[k], t, c.candidate[t]);
+      o.accuracyMisses += !met;
+      sim::ServeSimTask task{ts.name + "@" + slos[k].id, {}, slos[k].tasks.at(ts.name).latencyMs, met};
+      auto d = decisionSlots(space, t, c.candidate[t], c.placement[t], cal);
+      for (size_t j = 0; j < d.slots.size(); ++j) {
+        const std::string key = d.unitIds[j] + "@" + c.placement[t][j];
+        auto [it, added] = slotOf.emplace(key, static_cast<int>(slots.size()));
+        if (added) {
+          slots.push_back(std::move(d.slots[j]));
+          slotIds.push_back(std::move(d.unitIds[j]));
+        }
+        task.slots.push_back(it->second);
+      }
+      tasks[t * K + k] = std::move(task);
+    }
+  for (size_t f = 0; f < F; ++f)
+    for (size_t k = 0; k < K; ++k) {
+      const auto& frame = workload.frames[f];
+      sim::ServeSimTask chain{frame.name + "@" + slos[k].id, {}, frame.latencyMs, true};
+      for (int t : frame.tasks) {
+        const auto& member = tasks[static_cast<size_t>(t) * K + k];
+        chain.slots.insert(chain.slots.end(), member.slots.begin(), member.slots.end());
+        chain.accuracySloMet = chain.accuracySloMet && member.accuracySloMet;
+      }
+      tasks[(T + f) * K + k] = std::move(chain);
+    }
+  if (workload.residentByLoadCost) {
+    // Each configuration's own residency over its units; resident are those every one keeps.
+    std::vector<bool> everywhere(slots.size(), true);
+    for (size_t k = 0; k < K; ++k) {
+      std::map<int, double> qps;
+      for (size_t t = 0; t < T; ++t)
+        for (int s : tasks[t * K + k].slots)
+          qps[s] += taskQueriesPerSecond(workload, space, t) / static_cast<double>(K);
+      std::vector<double> q, loadMs;
+      std::vector<int64_t> bytes;
+      for (const auto& [s, x] : qps) {
+        q.push_back(x);
+        bytes.push_back(slots[static_cast<size_t>(s)].bytes);
+        loadMs.push_back(cal.loadMsPerMB * static_cast<double>(bytes.back()) / 1e6);
+      }
+      const auto resident = sim::residentByLoadCost(q, loadMs, bytes, workload.budgetBytes);
+      std::vector<bool> keeps(slots.size(), false);
+      size_t i = 0;
+      for (const auto& entry : qps) keeps[static_cast<size_t>(entry.first)] = resident[i++];
+      for (size_t s = 0; s < slots.size(); ++s) everywhere[s] = everywhere[s] && keeps[s];
+    }
+    for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || everywhere[s];
+  }
+  markPreloadSet(workload, slotIds, slots);
+  std::vector<sim::ServeSimArrival> arrivals;
+  arrivals.reserve(trace.arrivals.size());
+  const double last = trace.arrivals.empty() ? 0.0 : trace.arrivals.back().timeMs;
+  const double phaseMs = std::max(last, 1e-9) * (1 + 1e-12) / static_cast<double>(K);
+  for (const auto& a : trace.arrivals) {
+    const size_t k = std::min(K - 1, static_cast<size_t>(a.timeMs / phaseMs));
+    arrivals.push_back({a.timeMs, static_cast<int>(static_cast<size_t>(a.task) * K + k)});
+  }
+  fillOutcome(sim::simulateServing(slots, tasks, arrivals, simParams(space, workload)), tasks, T, K, o);
+  return o;
+}
+
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                         const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace) {
   const auto& cal = workload.calibration;
@@ -194,42 +321,12 @@ Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& 
     tasks.push_back(std::move(chain));
   }
   if (workload.residentByLoadCost) makeResidentByLoadCost(space, workload, tasks, slots);
-  // The preload set resident, in its order, as far as the budget allows (as plan-run marks it).
-  int64_t used = 0;
-  for (const auto& id : workload.preload)
-    for (size_t s = 0; s < slots.size(); ++s)
-      if (!slots[s].preload && slotIds[s] == id && used + slots[s].bytes <= workload.budgetBytes) {
-        slots[s].preload = true;
-        used += slots[s].bytes;
-      }
+  markPreloadSet(workload, slotIds, slots);
   std::vector<sim::ServeSimArrival> arrivals;
   arrivals.reserve(trace.arrivals.size());
   for (const auto& a : trace.arrivals) arrivals.push_back({a.timeMs, a.task});
-  sim::ServeSimParams sp;
-  sp.processors = static_cast<int>(space.processors.size());
-  sp.memoryBudgetBytes = workload.budgetBytes;
-  sp.dispatchMs = cal.dispatchMs;
-  sp.handoffMs = cal.handoffMs;
-  sp.seed = workload.seed;
-  const auto r = sim::simulateServing(slots, tasks, arrivals, sp);
-  o.violationRate = r.summary.violationRate;
-  o.throughputQps = r.summary.throughputQps;
-  const size_t T = space.tasks.size();
-  std::vector<double> latency(T, 0.0);
-  std::vector<int> queries(T, 0), violations(T, 0);
-  for (const auto& q : r.queries) o.meanLatencyMs += (q.finishMs - q.arrivalMs) / static_cast<double>(r.queries.size());
-  for (const auto& q : r.queries) {
-    const auto t = static_cast<size_t>(q.task);
-    if (t >= T) continue;  // a frame chain's query: counted in the violation rate only
-    const double ms = q.finishMs - q.arrivalMs;
-    latency[t] += ms;
-    ++queries[t];
-    violations[t] += !sloMet({q.arrivalMs, q.finishMs, true, tasks[t].sloMs, tasks[t].accuracySloMet});
-  }
-  for (size_t t = 0; t < T; ++t) {
-    o.taskLatencyMs.push_back(queries[t] ? latency[t] / queries[t] : 0.0);
-    o.taskViolated.push_back(2 * violations[t] > queries[t]);
-  }
+  fillOutcome(sim::simulateServing(slots, tasks, arrivals, simParams(space, workload)), tasks, space.tasks.size(), 1,
+              o);
   return o;
 }
 

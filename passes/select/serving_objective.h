@@ -93,4 +93,14 @@ double servingViolationBound(const StitchSpace& space, const plan::SloConfigurat
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                         const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace);
 
+// The choices for several SLO configurations (choices[k] under slos[k]) served
+// in turn, as plan-run --serve serves them: the trace split into equal phases,
+// configuration k active in the k-th; a unit two configurations choose is one
+// unit, loaded once; under the device budget (residentByLoadCost) resident are
+// the units every configuration's own residency keeps, the rest load on demand.
+// Accuracy misses are summed over the configurations.
+Outcome evaluateServingInTurn(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                              const std::vector<Choice>& choices, const ServingWorkload& workload,
+                              const runtime::serve::ArrivalTrace& trace);
+
 }  // namespace zp::select

@@ -80,7 +80,7 @@ std::vector<plan::ServedSystem> servedSystems(const StitchSpace& space, const st
     return sel;
   };
   std::vector<plan::ServedSystem> out;
-  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}});
+  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}, std::nullopt});
   for (const auto& slo : slos) {
     Algorithm1Result a1;
     Choice best = reference::zooplanChoice(space, slo, params, &a1, nullptr);

@@ -5,6 +5,8 @@
 // memory budget, it keeps what fits where the burst objective takes the fastest.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/plan_pb.h"
 #include "passes/select/plan_stitch.h"
@@ -280,6 +282,77 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
   }
   EXPECT_EQ(provenRounds, 16) << "small spaces: every mix judged";
   EXPECT_GT(certainViolations, 0) << "no draw had a certain violation: the bound was never tested above 0";
+}
+
+// Served in turn (plan-run --serve's phases), one configuration is the plain
+// served objective; across configurations a unit both choose is one unit.
+TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 6; ++round) {
+    testing::SpaceOptions options;
+    options.unprofiled = 0;
+    StitchSpace sp = testing::randomSpace(rng, testing::Shape{2 + round % 2, 2, 2, 2}, options);
+    const auto slo = testing::randomSlo(rng, sp, "C");
+    auto w = workloadFor(sp, 30);
+    w->residentByLoadCost = round % 2;
+    w->budgetBytes = 4000;
+    if (round % 3 == 0) w->frames = {{"cam.0", 40, 5.0, {0, 1}}};
+    const auto trace = workloadTrace(sp, *w);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    SelectParams params;
+    params.workload = w;
+    const Choice z = zooplanChoice(sp, slo, params, nullptr, nullptr);
+    const Outcome alone = evaluateServing(sp, slo, z, *w, *trace);
+    const Outcome inTurn = evaluateServingInTurn(sp, {slo}, {z}, *w, *trace);
+    EXPECT_EQ(inTurn.violationRate, alone.violationRate) << "round " << round;
+    EXPECT_EQ(inTurn.taskLatencyMs, alone.taskLatencyMs) << "round " << round;
+    EXPECT_EQ(inTurn.accuracyMisses, alone.accuracyMisses) << "round " << round;
+  }
+}
+
+// Two configurations served in turn under a budget of 2.5 subgraphs. Alone,
+// C01 takes the fastest u90+u90 and C02 (a higher accuracy floor) the stitched
+// dense+u90; in turn they share only u90 at position 1, so position 0 loads at
+// every switch. Judged together, C01 takes C02's dense+u90: both its units stay
+// resident, no violations, and faster than the baselines' dense+dense (which
+// no violation either, but only stitched variants run faster within the floor).
+TEST(ServingObjective, ConfigurationsServedInTurnShareUnitsWhenThatServesBetter) {
+  StitchSpace sp = testing::plantedSpace({{0.99, 0.99}, {0.985, 0.985}, {0.95, 0.95}, {0.95, 0.95}},
+                                         {{1.0, 0.3}, {1.0, 0.3}}, {10'000'000, 10'000'000});
+  const std::vector<plan::SloConfiguration> slos{{"C01", {{"digits", {0.9, 5.0}}}},
+                                                 {"C02", {{"digits", {0.98, 5.0}}}}};
+  auto w = workloadFor(sp, 20);
+  w->budgetBytes = 25'000'000;
+  w->residentByLoadCost = true;
+  w->calibration.loadMsPerMB = 1.0;
+  SelectParams params;
+  params.workload = w;
+  auto solution = planStitch(sp, slos, {}, params);
+  ASSERT_TRUE(solution.ok()) << solution.error().message;
+  const auto& systems = solution->plan.systems;
+  const auto& zooplan = systems.front();
+  ASSERT_EQ(zooplan.name, "zooplan");
+  const auto& a1 = *std::find_if(systems.begin(), systems.end(), [](const auto& s) { return s.name == "Algorithm-1"; });
+  EXPECT_EQ(a1.selections[0].tasks[0].combination, "u90+u90") << "planted: alone, C01's fastest pair";
+  EXPECT_EQ(a1.selections[1].tasks[0].combination, "dense+u90") << "planted: alone, C02's fastest feasible pair";
+  EXPECT_EQ(zooplan.selections[0].tasks[0].combination, "dense+u90");
+  EXPECT_EQ(zooplan.selections[1].tasks[0].combination, "dense+u90");
+  ASSERT_TRUE(zooplan.predictedInTurn && a1.predictedInTurn);
+  EXPECT_EQ(zooplan.predictedInTurn->violationRate, 0.0);
+  EXPECT_GT(a1.predictedInTurn->violationRate, 0.0) << "the switches' loads violate";
+  EXPECT_GE(zooplan.predictedInTurn->judged, 1);
+  for (const auto& s : systems) {
+    ASSERT_TRUE(s.predictedInTurn) << s.name;
+    EXPECT_LE(zooplan.predictedInTurn->violationRate, s.predictedInTurn->violationRate) << s.name;
+  }
+  // Moved for the whole, C01's choice keeps no claim of its own search.
+  ASSERT_TRUE(zooplan.selections[0].predicted);
+  EXPECT_EQ(zooplan.selections[0].predicted->judged, 0);
+  // Without the moves, zooplan's choices are the best system's served in turn: the baselines' dense+dense.
+  params.maxJointJudged = 0;
+  auto unmoved = planStitch(sp, slos, {}, params);
+  ASSERT_TRUE(unmoved.ok());
+  EXPECT_EQ(unmoved->plan.systems.front().selections[0].tasks[0].combination, "dense+dense");
 }
 
 }  // namespace
