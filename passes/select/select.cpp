@@ -569,13 +569,7 @@ namespace {
 std::optional<std::pair<int64_t, std::vector<std::string>>> previousDecision(const StitchSpace& space, size_t t,
                                                                              const PreviousChoices::Decision& d) {
   const auto& ts = space.tasks[t];
-  std::vector<std::string> ids;
-  for (size_t from = 0;;) {
-    const size_t plus = d.combination.find('+', from);
-    ids.push_back(d.combination.substr(from, plus - from));
-    if (plus == std::string::npos) break;
-    from = plus + 1;
-  }
+  const std::vector<std::string> ids = zoo::combinationVariants(d.combination);
   if (static_cast<int>(ids.size()) != ts.positions || static_cast<int>(d.placement.size()) != ts.positions) return {};
   std::vector<int> digits;
   for (const auto& id : ids) {
