@@ -32,6 +32,8 @@ sys.path.insert(0, os.path.join(HERE, '..', 'runtime'))
 import bench_runtime  # noqa: E402  (its plan_run, fmt_ms and write_outputs; it puts tests/ort_models on the path)
 import check_ort  # noqa: E402
 import models  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, '..'))
+from progress import Progress  # noqa: E402
 
 MODELS = ['resnet18', 'mobilenet_v2', 'squeezenet1_1', 'googlenet', 'efficientnet_b0']
 KNOBS = ['none', 'K', 'C', 'P', 'K+C+P']  # each knob alone and all together, against none
@@ -300,18 +302,22 @@ def main():
     ap.add_argument('--calibration-rounds', type=int, default=2,
                     help='rounds of running a plan and planning again against every run so far (0: the profile alone)')
     ap.add_argument('--reuse-profiles', action='store_true', help='keep cold profiles an earlier run measured')
+    ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
+    prog = Progress('bench-coldstart', quiet=a.quiet)
     check_ort.ensure_ort(a.ort_prefix)
     start = {'time': time.strftime('%Y-%m-%d %H:%M:%S'), 'loadavg': os.getloadavg(),
              'cpus': sorted(os.sched_getaffinity(0))}
     t0 = time.time()
     rows = []
+    prog.phase('models', len(a.models) + (0 if a.no_stitched else 1))
     for m in a.models:
-        print(f'bench {m} ...', file=sys.stderr, flush=True)
+        prog.step(m)
         rows.append(bench_model(a, m))
     if not a.no_stitched:
-        print('bench realistic (stitched) ...', file=sys.stderr, flush=True)
+        prog.step('realistic (stitched)')
         rows += bench_stitched(a)
+    prog.done()
     text = tables(rows)
     end = {'loadavg': os.getloadavg(), 'seconds': time.time() - t0}
     text += (f"\nMeasured {start['time']} on CPUs {start['cpus']} in {end['seconds']:.0f} s; load average "

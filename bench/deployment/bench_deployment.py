@@ -22,45 +22,59 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, '..', '..')
 sys.path.insert(0, os.path.join(HERE, '..', 'runtime'))
 sys.path.insert(0, os.path.join(HERE, '..', 'serve'))
+sys.path.insert(0, os.path.join(HERE, '..'))
 from bench_runtime import write_outputs  # noqa: E402
+from progress import Progress  # noqa: E402
 from bench_serve_plans import load_average, run, summarize  # noqa: E402
 
 
-def pipeline(a):
+def pipeline(a, p):
     """stitch -> profile (reused when the work dir has one; with --cold-profile, cold costs too, so
     the plan's units get NNV12 cold sections that serving loads on-demand units by) -> plan
     (timed) -> bundle; and two plans without calibration, compared byte for byte."""
     w = a.work_dir
     stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
-    if not os.path.isfile(os.path.join(profile, 'report.json')):
+    profiled = os.path.isfile(os.path.join(profile, 'report.json'))
+    p.phase('pipeline', 6 if profiled else 8)
+    if not profiled:
+        p.step('zoo-stitch')
         run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
-        run([f'{a.bin}/zoo-profile', stitch, '-o', profile] + (['--cold-profile'] if a.cold_profile else []))
+        p.step('zoo-profile')
+        run([f'{a.bin}/zoo-profile', stitch, '-o', profile, '--quiet'] + (['--cold-profile'] if a.cold_profile else []))
     plan, bundle = os.path.join(w, 'plan.json'), os.path.join(w, 'bundle')
+    p.step('plan-solve (timed, calibration included)')
     t0 = time.monotonic()
-    run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', a.slo, '--seed', '1'])
+    run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', a.slo, '--seed', '1', '--quiet'])
     solve_s = time.monotonic() - t0
     reruns = [os.path.join(w, f'plan-nocal-{k}.json') for k in (1, 2)]
-    for p in reruns:
-        run([f'{a.bin}/plan-solve', profile, '-o', p, '--slo', a.slo, '--seed', '1', '--calibration-rounds', '0'])
+    for k, r in enumerate(reruns):
+        p.step(f'plan-solve without calibration, run {k + 1} of 2')
+        run([f'{a.bin}/plan-solve', profile, '-o', r, '--slo', a.slo, '--seed', '1', '--calibration-rounds', '0',
+             '--quiet'])
+    p.step('plan-emit')
     run([f'{a.bin}/plan-emit', plan, '-o', bundle])
     # SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice, its preload set resident.
     alone, alone_bundle = os.path.join(w, 'plan-sparseloom.json'), os.path.join(w, 'bundle-sparseloom')
-    run([f'{a.bin}/plan-solve', profile, '-o', alone, '--slo', a.slo, '--seed', '1', '--only', 'sparseloom'])
+    p.step('plan-solve --only sparseloom')
+    run([f'{a.bin}/plan-solve', profile, '-o', alone, '--slo', a.slo, '--seed', '1', '--only', 'sparseloom', '--quiet'])
+    p.step('plan-emit (SparseLoom alone)')
     run([f'{a.bin}/plan-emit', alone, '-o', alone_bundle])
     return {'plan': bundle, 'sparseloom': alone_bundle}, solve_s, filecmp.cmp(*reruns, shallow=False)
 
 
-def systems_runs(a, bundles):
+def systems_runs(a, bundles, p):
     """Every system on the plan's own workload, one trace per seed (the same trace for the
     SparseLoom-alone plan's choice); rows per system and seed."""
     rows = []
+    p.phase('serving', 2 * a.runs)
     for seed in range(1, a.runs + 1):
         served = [(bundles['plan'], ['--compare', 'all'], {}),
                   (bundles['sparseloom'], [], {'zooplan': 'SparseLoom-alone'})]
         for k, (bundle, compare, rename) in enumerate(served):
             out = os.path.join(a.work_dir, f'serve-{seed}-{k}.json')
+            p.step(f'seed {seed}: ' + ('every system of the plan' if compare else 'the SparseLoom-alone plan'))
             run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
-                 '--seed', str(seed), '--rounds', str(a.rounds), '--json', out])
+                 '--seed', str(seed), '--rounds', str(a.rounds), '--json', out, '--quiet'])
             with open(out) as f:
                 r = json.load(f)
             for name, s in sorted(r['systems'].items()):
@@ -121,11 +135,14 @@ def main():
     ap.add_argument('--cold-profile', action='store_true',
                     help='profile cold costs: units loaded on demand follow NNV12 cold sections (the choice does not '
                          'model them yet)')
+    ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
     os.makedirs(a.work_dir, exist_ok=True)
     before = load_average()
-    bundles, solve_s, identical = pipeline(a)
-    rows = systems_runs(a, bundles)
+    p = Progress('bench-deployment', quiet=a.quiet)
+    bundles, solve_s, identical = pipeline(a, p)
+    rows = systems_runs(a, bundles, p)
+    p.done()
     summary = summarize(rows)
     table, verdict = tables(summary, rows, a, solve_s, identical)
     with open('/proc/cpuinfo') as f:

@@ -22,6 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'tests', 'ort_models'))
 import check_ort  # noqa: E402
 import models  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, '..'))
+from progress import Progress  # noqa: E402
 
 KERNEL_POLICIES = ['default', 'im2col', 'gemm1x1', 'winograd', 'depthwise', 'sparse']
 
@@ -200,11 +202,14 @@ def main():
     ap.add_argument('--repeat', type=int, default=20)
     ap.add_argument('--warm-rounds', type=int, default=3, help='alternating ORT/ours warm measurements')
     ap.add_argument('--cold-runs', type=int, default=3)
+    ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
     check_ort.ensure_ort(a.ort_prefix)
     td = a.testdata_dir or a.source_dir
     rows = []
     t0 = time.time()
+    prog = Progress('bench-runtime', quiet=a.quiet)
+    prog.phase('models', len(a.models))
     for m in a.models:
         if m.startswith('digits/'):
             path = os.path.join(td, 'testdata', 'digits', 'models', m.split('/')[1] + '.onnx')
@@ -221,8 +226,9 @@ def main():
             path = os.path.join(a.work_dir, 'models', f'{m}_{res}.onnx')
             models.export(m, res, path)
             label = f'{m} {res}'
-        print(f'bench {label} ...', file=sys.stderr, flush=True)
+        prog.step(label)
         bench_model(a, label, path, rows)
+    prog.done()
     text = tables(rows, a.threads)
     text += (f'\nMeasured on this host in {time.time() - t0:.0f} s; warm = median over {a.warm_rounds} alternating rounds '
              f'of the median of {a.repeat} runs, cold = median of {a.cold_runs} fresh processes.\n')

@@ -32,6 +32,8 @@ sys.path.insert(0, os.path.join(HERE, '..', '..', 'tests', 'ort_models'))
 import check_ort  # noqa: E402
 import models  # noqa: E402
 from bench_runtime import write_outputs  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, '..'))
+from progress import Progress  # noqa: E402
 
 
 def pinned(cpus, cmd):
@@ -230,7 +232,9 @@ def main():
     ap.add_argument('--cpus-2', default='0,1', help='taskset CPU list for 2-thread runs')
     ap.add_argument('--simd-targets', nargs='*', default=[],
                     help='SIMD targets to measure (plan-run --simd); default: every one this host runs')
+    ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
+    prog = Progress('bench-sweep', quiet=a.quiet)
     for m in a.models:
         if m not in models.SWEEP:
             raise SystemExit(f'--models: {m} is not in the sweep ({", ".join(models.SWEEP)})')
@@ -264,16 +268,19 @@ def main():
             raise SystemExit(f'--simd-targets: {", ".join(unknown)} not run by this host ({", ".join(targets)})')
         targets = a.simd_targets
     samples = {(m, t, s): ([], []) for m, *_ in prepared for t in a.threads for s in targets}
+    prog.phase('warm rounds', a.warm_rounds * len(prepared))
     for r in range(a.warm_rounds):
-        print(f'round {r + 1} of {a.warm_rounds} ...', file=sys.stderr, flush=True)
         for (m, res, path, d, inputs), row in zip(prepared, rows):
+            prog.step(f'round {r + 1} of {a.warm_rounds}, {m}')
             t1 = time.time()
             for t in a.threads:
                 for s, (med, mn) in warm_round(a, path, inputs, t, (r % 2 == 0), targets).items():
                     samples[(m, t, s)][0].append(med)
                     samples[(m, t, s)][1].append(mn)
             row['measure_s'] += time.time() - t1
+    prog.phase('node profiles', len(prepared))
     for (m, res, path, d, inputs), row in zip(prepared, rows):
+        prog.step(m)
         t1 = time.time()
         row['by_target'] = {s: {str(t): summarize(*samples[(m, t, s)]) for t in a.threads} for s in targets}
         row['threads'] = row['by_target'][targets[0]]
@@ -283,8 +290,10 @@ def main():
             row['profile'][str(t)] = {'ours_top': ours[:a.top], 'ours_by_op': by_op(ours), 'ort_by_op': by_op(ort),
                                       'ours_nodes': ours, 'ort_nodes': ort}
         row['measure_s'] += time.time() - t1
-        print(f'{m}: ' + ', '.join(f"{t}t: ORT {x['ort_ms']:.2f} ms, ours {x['ours_ms']:.2f} ms, {x['ratio']:.2f}x"
-                                   for t, x in row['threads'].items()), file=sys.stderr, flush=True)
+        if not a.quiet:
+            print(f'{m}: ' + ', '.join(f"{t}t: ORT {x['ort_ms']:.2f} ms, ours {x['ours_ms']:.2f} ms, {x['ratio']:.2f}x"
+                                       for t, x in row['threads'].items()), file=sys.stderr, flush=True)
+    prog.done()
     total = time.time() - t_start
     summary = {s: {str(t): {'geomean_ratio': geomean([r['by_target'][s][str(t)]['ratio'] for r in rows]),
                             'geomean_min_ratio': geomean([r['by_target'][s][str(t)]['min_ratio'] for r in rows]),

@@ -17,7 +17,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'runtime'))
+sys.path.insert(0, os.path.join(HERE, '..'))
 from bench_runtime import write_outputs  # noqa: E402
+from progress import Progress  # noqa: E402
 
 
 def run(cmd):
@@ -33,36 +35,44 @@ def load_average():
         return [float(x) for x in f.read().split()[:3]]
 
 
-def pipeline(a):
+def pipeline(a, prog):
     """stitch -> profile (reused when the work dir has one) -> plans (every processor, and
     each processor of the zoo alone) -> bundles."""
     w = a.work_dir
     stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
-    if not os.path.isfile(os.path.join(profile, 'report.json')):
-        run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
-        run([f'{a.bin}/zoo-profile', stitch, '-o', profile])
     with open(a.zoo) as f:
         procs = [p['name'] for p in json.load(f)['processors']]
+    profiled = os.path.isfile(os.path.join(profile, 'report.json'))
+    prog.phase('pipeline', 2 * (1 + len(procs)) + (0 if profiled else 2))
+    if not profiled:
+        prog.step('zoo-stitch')
+        run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
+        prog.step('zoo-profile')
+        run([f'{a.bin}/zoo-profile', stitch, '-o', profile, '--quiet'])
     bundles = {}
     for label, restrict in [('all', None)] + [(p, p) for p in procs]:
         plan, bundle = os.path.join(w, f'plan-{label}.json'), os.path.join(w, f'bundle-{label}')
-        run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', 'grid', '--rate', str(a.rate), '--seed', '1']
-            + (['--processors', restrict] if restrict else []))
+        prog.step(f'plan-solve ({label})')
+        run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', 'grid', '--rate', str(a.rate), '--seed', '1',
+             '--quiet'] + (['--processors', restrict] if restrict else []))
+        prog.step(f'plan-emit ({label})')
         run([f'{a.bin}/plan-emit', plan, '-o', bundle])
         bundles[label] = bundle
     return bundles
 
 
 def serve(a, bundle, extra, out_json):
-    run([f'{a.bin}/plan-run', bundle, '--serve', '--json', out_json, *extra])
+    run([f'{a.bin}/plan-run', bundle, '--serve', '--json', out_json, '--quiet', *extra])
     with open(out_json) as f:
         return json.load(f)
 
 
-def systems_runs(a, bundle):
+def systems_runs(a, bundle, prog):
     """Every system, one Poisson trace per seed; rows per system and seed."""
     rows = []
+    prog.phase('serving', a.runs)
     for seed in range(1, a.runs + 1):
+        prog.step(f'seed {seed}: every system')
         r = serve(a, bundle, ['--compare', 'all', '--slo', a.slos, '--rate', str(a.rate), '--duration-ms', str(a.duration_ms),
                               '--seed', str(seed), '--rounds', str(a.rounds)], os.path.join(a.work_dir, f'serve-{seed}.json'))
         for name, s in sorted(r['systems'].items()):
@@ -72,11 +82,13 @@ def systems_runs(a, bundle):
     return rows
 
 
-def saturated(a, bundles):
+def saturated(a, bundles, prog):
     """zooplan's throughput per SLO configuration with queries arriving faster than any plan serves them."""
     out = {}
+    prog.phase('saturated', len(bundles) * len(a.slos.split(',')))
     for label, bundle in bundles.items():
         for slo in a.slos.split(','):
+            prog.step(f'{label}, {slo}')
             r = serve(a, bundle, ['--slo', slo, '--process', 'periodic', '--rate', '5000',
                                   '--count', str(a.saturating_count), '--seed', '1'],
                       os.path.join(a.work_dir, f'saturated-{label}-{slo}.json'))
@@ -134,12 +146,15 @@ def main():
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--rounds', type=int, default=5, help='plan-run --serve --rounds: segments every system serves in turn')
     ap.add_argument('--saturating-count', type=int, default=300)
+    ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
+    prog = Progress('bench-serve-plans', quiet=a.quiet)
     os.makedirs(a.work_dir, exist_ok=True)
     before = load_average()
-    bundles = pipeline(a)
-    rows = systems_runs(a, bundles['all'])
-    sat = saturated(a, bundles)
+    bundles = pipeline(a, prog)
+    rows = systems_runs(a, bundles['all'], prog)
+    sat = saturated(a, bundles, prog)
+    prog.done()
     summary = summarize(rows)
     best_single = {slo: max(sat[l][slo]['measured_qps'] for l in sat if l != 'all') for slo in sat['all']}
     ratio = {slo: sat['all'][slo]['measured_qps'] / best_single[slo] for slo in sat['all']}
