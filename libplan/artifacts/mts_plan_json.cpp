@@ -94,12 +94,7 @@ Expected<MtsSystem> systemFrom(const JsonAt& j, const MtsPlan& p) {
 }
 
 Status readProcessors(const JsonAt& j, MtsPlan& p) {
-  ZP_ASSIGN_OR_RETURN(p.processors, j.strings("processors"));
-  if (p.processors.empty()) return j.error("processors: empty");
-  for (size_t i = 0; i < p.processors.size(); ++i)
-    if (std::find(p.processors.begin(), p.processors.begin() + static_cast<std::ptrdiff_t>(i), p.processors[i]) !=
-        p.processors.begin() + static_cast<std::ptrdiff_t>(i))
-      return j.error(fmt::format("processors: '{}' is listed twice", p.processors[i]));
+  ZP_ASSIGN_OR_RETURN(p.processors, processorNamesFromJson(j));
   return {};
 }
 

@@ -198,6 +198,14 @@ Expected<SolverReport> solverFromJson(const Reader& rd, const Json& j, const std
 
 }  // namespace
 
+Expected<std::vector<std::string>> processorNamesFromJson(const JsonAt& section) {
+  ZP_ASSIGN_OR_RETURN(auto names, section.strings("processors"));
+  if (names.empty()) return section.error("processors: empty");
+  for (auto it = names.begin(); it != names.end(); ++it)
+    if (std::find(names.begin(), it, *it) != it) return section.error(fmt::format("processors: '{}' is listed twice", *it));
+  return names;
+}
+
 Json toJson(const OpPlacement& o) {
   Json nodes = Json::array();
   for (const auto& n : o.nodes)
@@ -219,15 +227,7 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
   ZP_ASSIGN_OR_RETURN(o.costSource, rd.str(j, path, "costSource"));
   if (o.costSource != "predicted" && o.costSource != "measured")
     return makeError("{}: {}.costSource: must be 'predicted' or 'measured'", label, path);
-  {
-    JsonAt at(j, label, path);
-    ZP_ASSIGN_OR_RETURN(o.processors, at.strings("processors"));
-    if (o.processors.empty()) return at.error("processors: empty");
-    for (size_t i = 0; i < o.processors.size(); ++i)
-      if (std::find(o.processors.begin(), o.processors.begin() + static_cast<std::ptrdiff_t>(i), o.processors[i]) !=
-          o.processors.begin() + static_cast<std::ptrdiff_t>(i))
-        return at.error(fmt::format("processors: '{}' is listed twice", o.processors[i]));
-  }
+  ZP_ASSIGN_OR_RETURN(o.processors, processorNamesFromJson(JsonAt(j, label, path)));
   ZP_ASSIGN_OR_RETURN(o.latencyMs, rd.num(j, path, "latencyMs"));
   ZP_ASSIGN_OR_RETURN(o.solver, solverFromJson(rd, j, path));
   // Absent in plans written before a mix had to earn its place: 0, every mix kept.

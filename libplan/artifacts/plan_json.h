@@ -16,6 +16,8 @@ namespace zp::artifacts {
 // A processor as the stitch and operator-placement sections record it.
 Json toJson(const Processor& p);
 Expected<Processor> processorFromJson(const JsonAt& p);
+// A section's "processors": the names of plan processors it uses, at least one, each once.
+Expected<std::vector<std::string>> processorNamesFromJson(const JsonAt& section);
 Json toJson(const plan::StitchPlan& s);
 Expected<plan::StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
 Json toJson(const plan::ConcurrentSchedule& c);

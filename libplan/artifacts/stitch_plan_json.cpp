@@ -340,7 +340,7 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     ZP_ASSIGN_OR_RETURN(s.sloSource, root.string("slo_source"));
   }
   ZP_ASSIGN_OR_RETURN(s.accuracySource, root.string("accuracy_source"));
-  ZP_ASSIGN_OR_RETURN(s.processors, root.strings("processors"));
+  ZP_ASSIGN_OR_RETURN(s.processors, processorNamesFromJson(root));
   ZP_ASSIGN_OR_RETURN(s.placementOrder, root.strings("placement_order"));
   ZP_ASSIGN_OR_RETURN(int64_t orders, root.integer("orders_evaluated", 0, kMaxInt));
   s.ordersEvaluated = static_cast<int>(orders);

@@ -265,9 +265,9 @@ Status Session::Builder::buildStep(size_t index) {
   };
   auto setup = m_.execution->setupStep(index, n, contextFor);
   if (!setup.ok()) return makeError("{}: {}", s_.label_, setup.error().message);
-  const bool deferred = setup->placeholder != nullptr;
+  const bool deferred = setup->deferredOp != nullptr;
   const auto t0 = Clock::now();
-  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::move(setup->placeholder)) : createOp(buildContext(n));
+  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::move(setup->deferredOp)) : createOp(buildContext(n));
   const double opMs = msSince(t0);
   if (!op.ok()) return makeError("{}: {}", s_.label_, op.error().message);
   if (const WeightInfo* w = (*op)->weights()) accountWeights(*w, opMs);

@@ -88,7 +88,7 @@ Expected<Session::Execution::StepSetup> Session::ColdExecution::setupStep(size_t
     c_.warm[index] = context(c_.warmPolicy, cs.warmWeights == ColdWeights::Cache, c_.warmWarnings[index]);
   if (cs.weights == ColdWeights::Transform) {
     c_.deferred[index] = context(c_.coldPolicy, false, c_.warnings[index]);
-    setup.placeholder = std::make_unique<PendingOp>(cs.kernel);
+    setup.deferredOp = std::make_unique<PendingOp>(cs.kernel);
   }
   return setup;
 }

@@ -39,7 +39,7 @@ class Session::Execution {
   using ContextFor = std::function<BuildContext(const KernelPolicy& policy, bool fromCache,
                                                 std::vector<std::string>& warnings)>;
   struct StepSetup {
-    std::unique_ptr<Op> placeholder;   // the strategy builds the op itself; null: build it now
+    std::unique_ptr<Op> deferredOp;    // stands in until the strategy has built the real op; null: build it now
     std::optional<GemmLibrary> gemm;   // the library the step's products go through (none: the session's)
   };
   // Called once per step in order, after sizeSteps(n).
