@@ -1,5 +1,6 @@
 #include "passes/select/served_systems.h"
 
+#include <algorithm>
 #include <cassert>
 #include <optional>
 
@@ -41,11 +42,14 @@ bool plannedFeasible(const StitchSpace& space, const plan::SloConfiguration& slo
 // whole serves better, until a round changes nothing or `maxJudged` joint
 // choices in all were judged. Two starts descend so, zooplan's choices per
 // configuration and the best of the other systems' served in turn; the better
-// end wins (the first on a tie).
+// end wins (the first on a tie). Every choice reachable so takes, per task,
+// one of the decisions the two starts take for it under any configuration:
+// `bound` is the in-turn violation rate none of those choices goes below.
 struct JointResult {
   std::vector<Choice> choices;
   Outcome outcome;
   int64_t judged = 0;
+  double bound = 0;
 };
 
 void descendJointly(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
@@ -88,9 +92,17 @@ JointResult chooseJointly(const StitchSpace& space, const std::vector<plan::SloC
     if (betterOutcome(inTurn[s], inTurn[other])) other = s;
   JointResult best{systems[other], inTurn[other], own.judged};
   descendJointly(space, slos, workload, trace, maxJudged, best);
-  if (betterOutcome(best.outcome, own.outcome)) return best;
-  own.judged = best.judged;
-  return own;
+  std::vector<std::vector<TaskDecision>> reachable(space.tasks.size());
+  for (const auto* start : {&systems.front(), &systems[other]})
+    for (const auto& c : *start)
+      for (size_t t = 0; t < space.tasks.size(); ++t) {
+        TaskDecision d{c.candidate[t], c.placement[t]};
+        if (std::find(reachable[t].begin(), reachable[t].end(), d) == reachable[t].end()) reachable[t].push_back(d);
+      }
+  JointResult& won = betterOutcome(best.outcome, own.outcome) ? best : own;
+  won.judged = best.judged;
+  won.bound = servingViolationBoundInTurn(space, slos, reachable, workload, trace);
+  return won;
 }
 
 }  // namespace
@@ -180,9 +192,10 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         sel.predicted = plan::PredictedServing{alone.violationRate, alone.throughputQps, 0, false, 0};
         served.choices[0][c] = joint.choices[c];
       }
-      // Not proven best: a local optimum over single moves when the last round moved nothing.
-      out[0].predictedInTurn = plan::PredictedServing{joint.outcome.violationRate, joint.outcome.throughputQps,
-                                                      std::max<int64_t>(joint.judged, 1), false, 0};
+      // Proven best among the reachable choices only when it meets their bound; else the gap is recorded.
+      out[0].predictedInTurn = plan::PredictedServing{
+          joint.outcome.violationRate, joint.outcome.throughputQps, std::max<int64_t>(joint.judged, 1),
+          joint.outcome.violationRate <= joint.bound + 1e-12, joint.bound};
     }
   }
   return served;

@@ -132,9 +132,13 @@ double fastestMs(const DecisionSlots& d, const ServingCalibration& cal) {
 
 }  // namespace
 
-double servingViolationBound(const StitchSpace& space, const plan::SloConfiguration& slo,
-                             const std::vector<std::vector<TaskDecision>>& decisions, const ServingWorkload& workload,
-                             const runtime::serve::ArrivalTrace& trace) {
+namespace {
+
+// Per trace task (the space's tasks, then the frame chains): whether every one
+// of its decisions violates `slo` even on idle processors at the fastest runs.
+std::vector<bool> certainViolators(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                   const std::vector<std::vector<TaskDecision>>& decisions,
+                                   const ServingWorkload& workload) {
   const auto& cal = workload.calibration;
   const size_t T = space.tasks.size();
   std::vector<bool> certain(T + workload.frames.size(), false), accuracyAlwaysMissed(T, true);
@@ -159,9 +163,28 @@ double servingViolationBound(const StitchSpace& space, const plan::SloConfigurat
     }
     certain[T + c] = missed || ms > workload.frames[c].latencyMs;
   }
+  return certain;
+}
+
+}  // namespace
+
+double servingViolationBound(const StitchSpace& space, const plan::SloConfiguration& slo,
+                             const std::vector<std::vector<TaskDecision>>& decisions, const ServingWorkload& workload,
+                             const runtime::serve::ArrivalTrace& trace) {
+  return servingViolationBoundInTurn(space, {slo}, decisions, workload, trace);
+}
+
+double servingViolationBoundInTurn(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                                   const std::vector<std::vector<TaskDecision>>& decisions,
+                                   const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace) {
   if (trace.arrivals.empty()) return 0;
+  std::vector<std::vector<bool>> certain;
+  for (const auto& slo : slos) certain.push_back(certainViolators(space, slo, decisions, workload));
+  const size_t K = slos.size();
+  const double phaseMs = std::max(trace.arrivals.back().timeMs, 1e-9) * (1 + 1e-12) / static_cast<double>(K);
   int64_t n = 0;
-  for (const auto& a : trace.arrivals) n += certain[static_cast<size_t>(a.task)];
+  for (const auto& a : trace.arrivals)
+    n += certain[std::min(K - 1, static_cast<size_t>(a.timeMs / phaseMs))][static_cast<size_t>(a.task)];
   return static_cast<double>(n) / static_cast<double>(trace.arrivals.size());
 }
 

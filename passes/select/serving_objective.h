@@ -88,6 +88,12 @@ double servingViolationBound(const StitchSpace& space, const plan::SloConfigurat
                              const std::vector<std::vector<TaskDecision>>& decisions, const ServingWorkload& workload,
                              const runtime::serve::ArrivalTrace& trace);
 
+// The same served in turn (evaluateServingInTurn's phases): a query of phase k
+// violates whatever is chosen when every decision of its task violates slos[k].
+double servingViolationBoundInTurn(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                                   const std::vector<std::vector<TaskDecision>>& decisions,
+                                   const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace);
+
 // `choice` served on `trace` under `slo`: violation rate over all queries,
 // throughput, per task the mean latency and whether most of its queries violate.
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,

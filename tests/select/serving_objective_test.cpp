@@ -285,7 +285,8 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
 }
 
 // Served in turn (plan-run --serve's phases), one configuration is the plain
-// served objective; across configurations a unit both choose is one unit.
+// served objective; across configurations a unit both choose is one unit; the
+// in-turn bound holds for any choices among the decisions it is given.
 TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
   std::mt19937_64 rng(5);
   for (int round = 0; round < 6; ++round) {
@@ -307,6 +308,30 @@ TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
     EXPECT_EQ(inTurn.violationRate, alone.violationRate) << "round " << round;
     EXPECT_EQ(inTurn.taskLatencyMs, alone.taskLatencyMs) << "round " << round;
     EXPECT_EQ(inTurn.accuracyMisses, alone.accuracyMisses) << "round " << round;
+    // The in-turn bound holds for any choices among the decisions it is given (brute force over draws).
+    const auto slo2 = testing::randomSlo(rng, sp, "D");
+    std::vector<std::vector<TaskDecision>> decisions(sp.tasks.size());
+    std::vector<Choice> draws;
+    for (int draw = 0; draw < 4; ++draw) {
+      Choice c;
+      for (size_t t = 0; t < sp.tasks.size(); ++t) {
+        const auto& ts = sp.tasks[t];
+        c.candidate.push_back(static_cast<int64_t>(rng() % ts.combinations().size()));
+        std::vector<std::string> placement;
+        for (int j = 0; j < ts.positions; ++j) placement.push_back(sp.processors[rng() % sp.processors.size()].name);
+        c.placement.push_back(placement);
+        c.feasible.push_back(true);
+        decisions[t].push_back({c.candidate.back(), placement});
+      }
+      draws.push_back(std::move(c));
+    }
+    const double bound = servingViolationBoundInTurn(sp, {slo, slo2}, decisions, *w, *trace);
+    EXPECT_EQ(servingViolationBoundInTurn(sp, {slo}, decisions, *w, *trace),
+              servingViolationBound(sp, slo, decisions, *w, *trace));
+    for (size_t a = 0; a < draws.size(); ++a)
+      for (size_t b = 0; b < draws.size(); ++b)
+        EXPECT_LE(bound, evaluateServingInTurn(sp, {slo, slo2}, {draws[a], draws[b]}, *w, *trace).violationRate + 1e-12)
+            << "round " << round;
   }
 }
 
@@ -341,6 +366,7 @@ TEST(ServingObjective, ConfigurationsServedInTurnShareUnitsWhenThatServesBetter)
   EXPECT_EQ(zooplan.predictedInTurn->violationRate, 0.0);
   EXPECT_GT(a1.predictedInTurn->violationRate, 0.0) << "the switches' loads violate";
   EXPECT_GE(zooplan.predictedInTurn->judged, 1);
+  EXPECT_TRUE(zooplan.predictedInTurn->provenBest) << "no violation: at the bound of the choices it could reach";
   for (const auto& s : systems) {
     ASSERT_TRUE(s.predictedInTurn) << s.name;
     EXPECT_LE(zooplan.predictedInTurn->violationRate, s.predictedInTurn->violationRate) << s.name;
