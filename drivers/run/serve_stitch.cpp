@@ -221,25 +221,17 @@ double setupTaskQps(const StitchServe& c, size_t setupTask) {
 void markPreload(const StitchServe& c, SystemSetup& r) {
   if (c.residentByLoadCost) {
     const size_t K = c.slos.size();
-    std::vector<bool> everywhere(r.slots.size(), true);
-    for (size_t k = 0; k < K; ++k) {
-      std::map<int, double> qps;  // configuration k's slots and their queries per second
+    std::vector<std::map<int, double>> phaseQps(K);  // configuration k's slots and their queries per second
+    for (size_t k = 0; k < K; ++k)
       for (size_t t = k; t < r.tasks.size(); t += K)
-        for (int s : r.tasks[t].slots) qps[s] += setupTaskQps(c, t);
-      std::vector<double> q, loadMs;
-      std::vector<int64_t> bytes;
-      for (const auto& [s, x] : qps) {
-        const auto& slot = r.slots[static_cast<size_t>(s)];
-        q.push_back(x);
-        bytes.push_back(slot.bytes);
-        loadMs.push_back(c.st.workload->loadMsPerMB * static_cast<double>(slot.bytes) / 1e6);
-      }
-      const auto resident = sim::residentByLoadCost(q, loadMs, bytes, c.budgetBytes);
-      std::vector<bool> keeps(r.slots.size(), false);
-      size_t i = 0;
-      for (const auto& entry : qps) keeps[static_cast<size_t>(entry.first)] = resident[i++];
-      for (size_t s = 0; s < r.slots.size(); ++s) everywhere[s] = everywhere[s] && keeps[s];
+        for (int s : r.tasks[t].slots) phaseQps[k][s] += setupTaskQps(c, t);
+    std::vector<double> loadMs;
+    std::vector<int64_t> bytes;
+    for (const auto& slot : r.slots) {
+      bytes.push_back(slot.bytes);
+      loadMs.push_back(c.st.workload->loadMsPerMB * static_cast<double>(slot.bytes) / 1e6);
     }
+    const auto everywhere = sim::residentInEveryPhase(phaseQps, loadMs, bytes, c.budgetBytes);
     for (size_t s = 0; s < r.slots.size(); ++s) r.slots[s].preload = everywhere[s];
     return;
   }

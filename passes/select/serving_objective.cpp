@@ -278,26 +278,19 @@ Outcome evaluateServingInTurn(const StitchSpace& space, const std::vector<plan::
       tasks[(T + f) * K + k] = std::move(chain);
     }
   if (workload.residentByLoadCost) {
-    // Each configuration's own residency over its units; resident are those every one keeps.
-    std::vector<bool> everywhere(slots.size(), true);
-    for (size_t k = 0; k < K; ++k) {
-      std::map<int, double> qps;
+    // Ranked with the per-MB load cost, as plan-run ranks them.
+    std::vector<std::map<int, double>> phaseQps(K);
+    for (size_t k = 0; k < K; ++k)
       for (size_t t = 0; t < T; ++t)
         for (int s : tasks[t * K + k].slots)
-          qps[s] += taskQueriesPerSecond(workload, space, t) / static_cast<double>(K);
-      std::vector<double> q, loadMs;
-      std::vector<int64_t> bytes;
-      for (const auto& [s, x] : qps) {
-        q.push_back(x);
-        bytes.push_back(slots[static_cast<size_t>(s)].bytes);
-        loadMs.push_back(cal.loadMsPerMB * static_cast<double>(bytes.back()) / 1e6);
-      }
-      const auto resident = sim::residentByLoadCost(q, loadMs, bytes, workload.budgetBytes);
-      std::vector<bool> keeps(slots.size(), false);
-      size_t i = 0;
-      for (const auto& entry : qps) keeps[static_cast<size_t>(entry.first)] = resident[i++];
-      for (size_t s = 0; s < slots.size(); ++s) everywhere[s] = everywhere[s] && keeps[s];
+          phaseQps[k][s] += taskQueriesPerSecond(workload, space, t) / static_cast<double>(K);
+    std::vector<double> loadMs;
+    std::vector<int64_t> bytes;
+    for (const auto& s : slots) {
+      bytes.push_back(s.bytes);
+      loadMs.push_back(cal.loadMsPerMB * static_cast<double>(s.bytes) / 1e6);
     }
+    const auto everywhere = sim::residentInEveryPhase(phaseQps, loadMs, bytes, workload.budgetBytes);
     for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || everywhere[s];
   }
   markPreloadSet(workload, slotIds, slots);

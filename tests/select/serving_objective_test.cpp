@@ -25,6 +25,23 @@ std::shared_ptr<ServingWorkload> workloadFor(const StitchSpace& sp, double rateQ
   return w;
 }
 
+// A random choice: per task a combination and a processor per position; each
+// task's decision is also appended to `decisions[t]`.
+Choice randomChoice(std::mt19937_64& rng, const StitchSpace& sp, std::vector<std::vector<TaskDecision>>& decisions) {
+  Choice c;
+  decisions.resize(sp.tasks.size());
+  for (size_t t = 0; t < sp.tasks.size(); ++t) {
+    const auto& ts = sp.tasks[t];
+    c.candidate.push_back(static_cast<int64_t>(rng() % ts.combinations().size()));
+    std::vector<std::string> placement;
+    for (int j = 0; j < ts.positions; ++j) placement.push_back(sp.processors[rng() % sp.processors.size()].name);
+    c.placement.push_back(placement);
+    c.feasible.push_back(true);
+    decisions[t].push_back({c.candidate.back(), placement});
+  }
+  return c;
+}
+
 TEST(ServingObjective, ZooplanIsNeverPredictedWorseThanASystemItConsiders) {
   std::mt19937_64 rng(77);
   int strictlyBetter = 0;
@@ -253,16 +270,8 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
     const auto trace = workloadTrace(sp, *w);
     ASSERT_TRUE(trace.ok()) << trace.error().message;
     for (int draw = 0; draw < 6; ++draw) {
-      Choice c;
       std::vector<std::vector<TaskDecision>> own;
-      for (const auto& ts : sp.tasks) {
-        c.candidate.push_back(static_cast<int64_t>(rng() % ts.combinations().size()));
-        std::vector<std::string> placement;
-        for (int j = 0; j < ts.positions; ++j) placement.push_back(sp.processors[rng() % sp.processors.size()].name);
-        c.placement.push_back(placement);
-        c.feasible.push_back(true);
-        own.push_back({{c.candidate.back(), placement}});
-      }
+      const Choice c = randomChoice(rng, sp, own);
       const double bound = servingViolationBound(sp, slo, own, *w, *trace);
       EXPECT_LE(bound, evaluateServing(sp, slo, c, *w, *trace).violationRate + 1e-12) << "round " << round;
       certainViolations += bound > 0;
@@ -310,21 +319,9 @@ TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
     EXPECT_EQ(inTurn.accuracyMisses, alone.accuracyMisses) << "round " << round;
     // The in-turn bound holds for any choices among the decisions it is given (brute force over draws).
     const auto slo2 = testing::randomSlo(rng, sp, "D");
-    std::vector<std::vector<TaskDecision>> decisions(sp.tasks.size());
+    std::vector<std::vector<TaskDecision>> decisions;
     std::vector<Choice> draws;
-    for (int draw = 0; draw < 4; ++draw) {
-      Choice c;
-      for (size_t t = 0; t < sp.tasks.size(); ++t) {
-        const auto& ts = sp.tasks[t];
-        c.candidate.push_back(static_cast<int64_t>(rng() % ts.combinations().size()));
-        std::vector<std::string> placement;
-        for (int j = 0; j < ts.positions; ++j) placement.push_back(sp.processors[rng() % sp.processors.size()].name);
-        c.placement.push_back(placement);
-        c.feasible.push_back(true);
-        decisions[t].push_back({c.candidate.back(), placement});
-      }
-      draws.push_back(std::move(c));
-    }
+    for (int draw = 0; draw < 4; ++draw) draws.push_back(randomChoice(rng, sp, decisions));
     const double bound = servingViolationBoundInTurn(sp, {slo, slo2}, decisions, *w, *trace);
     EXPECT_EQ(servingViolationBoundInTurn(sp, {slo}, decisions, *w, *trace),
               servingViolationBound(sp, slo, decisions, *w, *trace));

@@ -118,4 +118,25 @@ std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::
   return resident;
 }
 
+std::vector<bool> residentInEveryPhase(const std::vector<std::map<int, double>>& phaseQps,
+                                       const std::vector<double>& loadMs, const std::vector<int64_t>& bytes,
+                                       int64_t budgetBytes) {
+  std::vector<bool> everywhere(bytes.size(), !phaseQps.empty());
+  for (const auto& qps : phaseQps) {
+    std::vector<double> q, load;
+    std::vector<int64_t> b;
+    for (const auto& [unit, x] : qps) {
+      q.push_back(x);
+      load.push_back(loadMs[static_cast<size_t>(unit)]);
+      b.push_back(bytes[static_cast<size_t>(unit)]);
+    }
+    const auto resident = residentByLoadCost(q, load, b, budgetBytes);
+    std::vector<bool> keeps(bytes.size(), false);
+    size_t i = 0;
+    for (const auto& entry : qps) keeps[static_cast<size_t>(entry.first)] = resident[i++];
+    for (size_t u = 0; u < bytes.size(); ++u) everywhere[u] = everywhere[u] && keeps[u];
+  }
+  return everywhere;
+}
+
 }  // namespace zp::sim

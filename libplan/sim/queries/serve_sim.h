@@ -14,6 +14,7 @@
 // another processor takes handoffMs.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ struct ServeSimResult {
 // device memory budget.
 std::vector<bool> residentByLoadCost(const std::vector<double>& qps, const std::vector<double>& loadMs,
                                      const std::vector<int64_t>& bytes, int64_t budgetBytes);
+
+// Several SLO configurations served in turn: each phase's own residency
+// (residentByLoadCost over the units that phase uses, `phaseQps[k]`: unit ->
+// its queries per second in phase k), and resident throughout are the units
+// every phase keeps; the rest of the budget is room for each phase's others.
+std::vector<bool> residentInEveryPhase(const std::vector<std::map<int, double>>& phaseQps,
+                                       const std::vector<double>& loadMs, const std::vector<int64_t>& bytes,
+                                       int64_t budgetBytes);
 
 // Arrivals must be sorted by time; slots, tasks and processors consistent.
 ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std::vector<ServeSimTask>& tasks,

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <limits>
 #include <random>
@@ -195,6 +197,24 @@ TEST(ServeSim, IsDeterministic) {
 // per byte stay resident, a busy small unit before a rarely queried large one,
 // as long as the largest unit left out still loads beside them; checked against
 // every subset on this instance.
+// Served in turn, resident throughout are the units every phase's own
+// residency keeps: a unit one phase does not use, or does not keep, is loaded
+// on demand in the phases that use it.
+TEST(ServeSim, PhasesServedInTurnKeepResidentOnlyWhatEveryPhaseKeeps) {
+  const std::vector<int64_t> bytes{1'000'000, 1'000'000, 1'000'000, 8'000'000};
+  std::vector<double> loadMs;
+  for (auto b : bytes) loadMs.push_back(5.0 * static_cast<double>(b) / 1e6);
+  // Unit 0 in both phases, 1 only in the first, 2 only in the second, 3 in both but rarely run.
+  const std::vector<std::map<int, double>> phases{{{0, 100}, {1, 50}, {3, 0.1}}, {{0, 100}, {2, 50}, {3, 0.1}}};
+  EXPECT_EQ(residentInEveryPhase(phases, loadMs, bytes, 100'000'000), (std::vector<bool>{true, false, false, true}));
+  // 9.5 MB: each phase keeps its busiest unit beside room for unit 3 (8 MB); both keep unit 0 only.
+  EXPECT_EQ(residentInEveryPhase(phases, loadMs, bytes, 9'500'000), (std::vector<bool>{true, false, false, false}));
+  const std::map<int, double> every{{0, 100}, {1, 50}, {2, 0}, {3, 0.1}};
+  EXPECT_EQ(residentInEveryPhase({every}, loadMs, bytes, 10'500'000),
+            residentByLoadCost({100, 50, 0, 0.1}, loadMs, bytes, 10'500'000))
+      << "one phase using every unit is its own residency";
+}
+
 TEST(ServeSim, TheBudgetKeepsTheUnitsWhoseLoadsWouldCostMost) {
   // busy 200 q/s 1 MB, rare 0.5 q/s 8 MB, medium 20 q/s 2 MB; loads 5 ms per MB.
   const std::vector<double> qps{200, 0.5, 20};
