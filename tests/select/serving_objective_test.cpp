@@ -25,6 +25,14 @@ std::shared_ptr<ServingWorkload> workloadFor(const StitchSpace& sp, double rateQ
   return w;
 }
 
+// A random space of `tasks` tasks (two positions, variants and processors),
+// every subgraph profiled.
+StitchSpace profiledSpace(std::mt19937_64& rng, int tasks) {
+  testing::SpaceOptions options;
+  options.unprofiled = 0;
+  return testing::randomSpace(rng, testing::Shape{tasks, 2, 2, 2}, options);
+}
+
 // A random choice: per task a combination and a processor per position; each
 // task's decision is also appended to `decisions[t]`.
 Choice randomChoice(std::mt19937_64& rng, const StitchSpace& sp, std::vector<std::vector<TaskDecision>>& decisions) {
@@ -261,9 +269,7 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
   std::mt19937_64 rng(123);
   int provenRounds = 0, certainViolations = 0;
   for (int round = 0; round < 16; ++round) {
-    testing::SpaceOptions options;
-    options.unprofiled = 0;
-    StitchSpace sp = testing::randomSpace(rng, testing::Shape{2 + round % 2, 2, 2, 2}, options);
+    StitchSpace sp = profiledSpace(rng, 2 + round % 2);
     const auto slo = testing::randomSlo(rng, sp, "C");
     auto w = workloadFor(sp, 30);
     if (round % 2) w->frames = {{"cam.0", 40, 5.0, {0, 1}}};
@@ -299,9 +305,7 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
 TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
   std::mt19937_64 rng(5);
   for (int round = 0; round < 6; ++round) {
-    testing::SpaceOptions options;
-    options.unprofiled = 0;
-    StitchSpace sp = testing::randomSpace(rng, testing::Shape{2 + round % 2, 2, 2, 2}, options);
+    StitchSpace sp = profiledSpace(rng, 2 + round % 2);
     const auto slo = testing::randomSlo(rng, sp, "C");
     auto w = workloadFor(sp, 30);
     w->residentByLoadCost = round % 2;
