@@ -28,8 +28,8 @@ step "zoo-stitch $zoo -> $out/stitch"
 "$bin/zoo-stitch" "$zoo" -o "$out/stitch"
 step "zoo-profile $out/stitch -> $out/profile"
 "$bin/zoo-profile" "$out/stitch" -o "$out/profile"
-step "plan-solve $out/profile -> $out/plan.json (zooplan's choice made for $rate q/s per task)"
-"$bin/plan-solve" "$out/profile" -o "$out/plan.json" --slo grid --rate "$rate" --evaluate "$out/evaluation.json" \
+step "plan-solve $out/profile -> $out/plan.json (zooplan's choice made for $rate q/s per task, C07, C13, C19 served in turn)"
+"$bin/plan-solve" "$out/profile" -o "$out/plan.json" --slo grid --rate "$rate" --serve-in-turn C07,C13,C19 --evaluate "$out/evaluation.json" \
   --trace "$out/schedule.trace.json" --svg-dir "$out/svg" | grep -v "^  infeasible"
 if [ -x "$bin/plan-emit" ]; then
   step "plan-emit $out/plan.json -> $out/bundle"

@@ -20,7 +20,7 @@ namespace {
 // What the command line gives before it is sorted into the chosen mode's options.
 struct SolveArgs {
   std::string input, output, trace, stats, svgDir, evaluate, only, objective, solver = "exact", zooPath;
-  std::string processorList, knobs = "K+C+P";
+  std::string processorList, servedInTurnList, knobs = "K+C+P";
   std::vector<std::string> budgets;
   bool estimatedAccuracy = false;
 };
@@ -50,6 +50,10 @@ void addStitchOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
       ->default_val(5)->check(CLI::Range(0, 1000));
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
       ->check(integerIn(1, 1000000));
+  app.add_option("--serve-in-turn", g.servedInTurnList,
+                 "stitch: with a workload, the SLO configurations plan-run --serve will serve in turn "
+                 "(comma-separated ids, in order): zooplan's choices are judged jointly over these, and plan-run "
+                 "--serve serves them when --slo is not given (default: every configuration)");
   app.add_option("--previous", sp.previousPlan,
                  "stitch: an earlier plan of these tasks: a task whose earlier pick is predicted as good as the new "
                  "one within the noise (0.5 points of violations; a mean latency within the profile's run-to-run "
@@ -162,6 +166,7 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     sp.select.measuredAccuracyForDecisions = !g.estimatedAccuracy;
     if (!g.budgets.empty()) sp.budgets = g.budgets;
     sp.processors = splitList(g.processorList);
+    sp.servedInTurn = splitList(g.servedInTurnList);
     sp.tool = "plan-solve";
     sp.version = zooplanVersion();
   } else {

@@ -71,9 +71,12 @@ Status readFrames(StitchServe& c) {
 
 Status chooseConfigurations(StitchServe& c) {
   const auto& slos = c.st.slos;
-  if (c.params.slos.empty())
+  // Without --slo: the configurations the plan was made to serve in turn, else every one.
+  std::vector<std::string> ids = c.params.slos;
+  if (ids.empty() && c.st.workload) ids = c.st.workload->servedInTurn;
+  if (ids.empty())
     for (size_t i = 0; i < slos.size(); ++i) c.slos.push_back(i);
-  for (const auto& id : c.params.slos) {
+  for (const auto& id : ids) {
     auto it = std::find_if(slos.begin(), slos.end(), [&](const auto& s) { return s.id == id; });
     if (it == slos.end()) return makeError("--slo {}: no such SLO configuration in {}", id, c.bundle.planFile());
     c.slos.push_back(static_cast<size_t>(it - slos.begin()));

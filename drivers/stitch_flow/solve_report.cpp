@@ -103,10 +103,12 @@ std::string accuracyLatencySvg(const TaskSpace& ts, const std::vector<std::strin
 std::string predictedServingTable(const plan::StitchPlan& plan) {
   if (!plan.workload || plan.systems.empty()) return "";
   const bool inTurn = plan.systems.front().predictedInTurn.has_value();
+  std::string turn = ", and served in turn as plan-run --serve serves them";
+  if (!plan.workload->servedInTurn.empty()) turn += " (" + fmt::format("{}", fmt::join(plan.workload->servedInTurn, ", ")) + ")";
   std::string out = fmt::format("predicted at the workload (calibrated serving simulator), mean over {} SLO "
                                 "configuration(s) each alone{}:\n{:<12} {:>10} {:>16}{}\n",
                                 plan.systems.front().selections.size(),
-                                inTurn ? ", and served in turn as plan-run --serve serves them" : "", "system",
+                                inTurn ? turn : "", "system",
                                 "violations", "throughput q/s", inTurn ? "   in turn: violations" : "");
   for (const auto& sys : plan.systems) {
     double violations = 0, qps = 0;

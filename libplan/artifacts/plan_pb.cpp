@@ -151,6 +151,7 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
       }
     }
     w->set_memory_budget_bytes(s.workload->memoryBudgetBytes);
+    for (const auto& id : s.workload->servedInTurn) w->add_served_in_turn(id);
   }
   for (const auto& p : s.preload) {
     auto* pm = m->add_preload();
@@ -349,6 +350,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
       r.frames.push_back(std::move(f));
     }
     r.memoryBudgetBytes = w.memory_budget_bytes();
+    r.servedInTurn.assign(w.served_in_turn().begin(), w.served_in_turn().end());
     s.workload = std::move(r);
   }
   return s;

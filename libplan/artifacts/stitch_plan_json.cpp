@@ -86,6 +86,7 @@ Json toJson(const StitchPlan& s) {
                                               {"handoff_ms", s.workload->handoffMs},
                                               {"load_ms_per_mb", s.workload->loadMsPerMB}}},
                          {"memory_budget_bytes", s.workload->memoryBudgetBytes}};
+  if (s.workload && !s.workload->servedInTurn.empty()) j["workload"]["served_in_turn"] = s.workload->servedInTurn;
   if (s.workload && !s.workload->frames.empty()) {
     Json frames = Json::array();
     for (const auto& f : s.workload->frames) {
@@ -300,6 +301,7 @@ Expected<ServingWorkloadRecord> workloadFrom(const JsonAt& root) {
   ZP_ASSIGN_OR_RETURN(r.handoffMs, cal.number("handoff_ms", 0, 1e6));
   ZP_ASSIGN_OR_RETURN(r.loadMsPerMB, cal.number("load_ms_per_mb", 0, 1e6));
   if (w.has("memory_budget_bytes")) { ZP_ASSIGN_OR_RETURN(r.memoryBudgetBytes, w.integer("memory_budget_bytes", 0)); }
+  if (w.has("served_in_turn")) { ZP_ASSIGN_OR_RETURN(r.servedInTurn, w.strings("served_in_turn")); }
   if (w.has("frames")) {
     ZP_ASSIGN_OR_RETURN(auto frames, w.array("frames"));
     for (const auto& fj : frames) {
@@ -370,6 +372,10 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     s.preload.push_back(std::move(ps));
   }
   if (root.has("workload")) { ZP_ASSIGN_OR_RETURN(s.workload, workloadFrom(root)); }
+  if (s.workload)
+    for (const auto& id : s.workload->servedInTurn)
+      if (std::none_of(s.slos.begin(), s.slos.end(), [&](const SloConfiguration& c) { return c.id == id; }))
+        return root.error(fmt::format("workload.served_in_turn: '{}' is none of its SLO configurations", id));
   ZP_ASSIGN_OR_RETURN(auto systems, root.array("systems"));
   for (const auto& sj : systems) {
     ZP_ASSIGN_OR_RETURN(auto sys, systemFrom(sj));

@@ -34,6 +34,9 @@ struct ServingWorkloadRecord {
   // The device's memory budget the choice's own units were made resident under
   // (by load cost per byte); 0: the first preload set's budget and set.
   int64_t memoryBudgetBytes = 0;
+  // The configurations plan-run --serve serves in turn, which zooplan's choices
+  // were judged jointly for (ids, in serving order); empty: every configuration.
+  std::vector<std::string> servedInTurn;
   bool operator==(const ServingWorkloadRecord&) const = default;
 };
 

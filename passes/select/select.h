@@ -69,6 +69,9 @@ struct SelectParams {
   // judged when moving a task's decision in one configuration to another's
   // (sharing units across the switches).
   int64_t maxJointJudged = 2000;
+  // The configurations served in turn (ids, in serving order): the joint choice
+  // and every system's in-turn figure are over these (empty: every configuration).
+  std::vector<std::string> servedInTurn;
   // SparseLoom alone (plan-solve --only sparseloom): zooplan's choice is Algorithm 1's.
   bool sparseLoomOnly = false;
   std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to

@@ -105,6 +105,19 @@ JointResult chooseJointly(const StitchSpace& space, const std::vector<plan::SloC
   return won;
 }
 
+// The configurations served in turn, as indices into `slos` (every one when none are named).
+std::vector<size_t> servedInTurn(const std::vector<plan::SloConfiguration>& slos, const SelectParams& params) {
+  std::vector<size_t> out;
+  if (params.servedInTurn.empty())
+    for (size_t k = 0; k < slos.size(); ++k) out.push_back(k);
+  for (const auto& id : params.servedInTurn) {
+    auto it = std::find_if(slos.begin(), slos.end(), [&](const plan::SloConfiguration& c) { return c.id == id; });
+    assert(it != slos.end() && "the driver checks the served configurations exist");
+    out.push_back(static_cast<size_t>(it - slos.begin()));
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& servedSystemCatalog() {
@@ -171,26 +184,33 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     const auto baselines = baselineChoices(space, slo, params);
     for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo, baselines[b], nullptr);
   }
-  if (trace && slos.size() > 1) {
+  const std::vector<size_t> turn = servedInTurn(slos, params);
+  if (trace && turn.size() > 1) {
+    std::vector<plan::SloConfiguration> turnSlos;
+    for (size_t k : turn) turnSlos.push_back(slos[k]);
+    std::vector<std::vector<Choice>> turnChoices(out.size());
+    for (size_t s = 0; s < out.size(); ++s)
+      for (size_t k : turn) turnChoices[s].push_back(served.choices[s][k]);
     std::vector<Outcome> inTurn;
     for (size_t s = 0; s < out.size(); ++s) {
-      inTurn.push_back(evaluateServingInTurn(space, slos, served.choices[s], *params.workload, *trace));
+      inTurn.push_back(evaluateServingInTurn(space, turnSlos, turnChoices[s], *params.workload, *trace));
       out[s].predictedInTurn = plan::PredictedServing{inTurn.back().violationRate, inTurn.back().throughputQps, 0,
                                                       false, 0};
     }
     if (!params.sparseLoomOnly) {
       const JointResult joint =
-          chooseJointly(space, slos, served.choices, inTurn, *params.workload, *trace, params.maxJointJudged);
-      for (size_t c = 0; c < slos.size(); ++c) {
-        if (joint.choices[c].candidate == served.choices[0][c].candidate &&
-            joint.choices[c].placement == served.choices[0][c].placement)
+          chooseJointly(space, turnSlos, turnChoices, inTurn, *params.workload, *trace, params.maxJointJudged);
+      for (size_t j = 0; j < turn.size(); ++j) {
+        const size_t c = turn[j];
+        if (joint.choices[j].candidate == served.choices[0][c].candidate &&
+            joint.choices[j].placement == served.choices[0][c].placement)
           continue;
         // Moved for the whole: predicted alone again; its own search's proof and bound no longer apply.
         auto& sel = out[0].selections[c];
-        sel = selectionOf(space, slos[c].id, joint.choices[c]);
-        const Outcome alone = evaluateServing(space, slos[c], joint.choices[c], *params.workload, *trace);
+        sel = selectionOf(space, slos[c].id, joint.choices[j]);
+        const Outcome alone = evaluateServing(space, slos[c], joint.choices[j], *params.workload, *trace);
         sel.predicted = plan::PredictedServing{alone.violationRate, alone.throughputQps, 0, false, 0};
-        served.choices[0][c] = joint.choices[c];
+        served.choices[0][c] = joint.choices[j];
       }
       // Proven best among the reachable choices only when it meets their bound; else the gap is recorded.
       out[0].predictedInTurn = plan::PredictedServing{

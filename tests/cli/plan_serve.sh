@@ -94,6 +94,29 @@ import json, sys
 a = json.load(open(sys.argv[1]))['arrivals']
 assert a['process'] == 'poisson' and a['rate_qps'] == {'breast_cancer': 40, 'digits': 40, 'iris': 40, 'wine': 40}, a
 " "$WORK/rate3.json" && pass "a plan is served at its own workload by default" || fail "plan workload default: $(cat "$WORK/rate3.err")"
+# --serve-in-turn: the configurations the plan is made to serve in turn; plan-run serves them without --slo.
+"$BIN/plan-solve" "$PROF" -o "$WORK/turn/plan.json" --slo grid --rate 40 --calibration-rounds 0 \
+  --serve-in-turn C19,C07 > "$WORK/turn.txt" \
+  && grep -q "served in turn as plan-run --serve serves them (C19, C07)" "$WORK/turn.txt" \
+  && "$BIN/plan-emit" "$WORK/turn/plan.json" -o "$WORK/turn/bundle" >/dev/null \
+  && "$BIN/plan-run" "$WORK/turn/bundle" --serve --duration-ms 300 --calibration-rounds 0 --json "$WORK/turn.json" \
+    > /dev/null 2>&1 \
+  && $PY -c "
+import json, sys
+plan = json.load(open(sys.argv[1]))['stitch']
+assert plan['workload']['served_in_turn'] == ['C19', 'C07'], plan['workload']
+assert json.load(open(sys.argv[2]))['slo_configurations'] == ['C19', 'C07']
+" "$WORK/turn/plan.json" "$WORK/turn.json" \
+  && pass "--serve-in-turn: recorded in the plan and served in that order without --slo" \
+  || fail "--serve-in-turn: $(cat "$WORK/turn.txt")"
+for bad in "C99|--serve-in-turn C99: no such SLO configuration in --slo grid (it has C01 .. C25)" \
+           "C07,C07|--serve-in-turn C07: named twice"; do
+  if "$BIN/plan-solve" "$PROF" -o "$WORK/turnbad/plan.json" --slo grid --rate 40 --calibration-rounds 0 \
+       --serve-in-turn "${bad%%|*}" > /dev/null 2> "$WORK/turnbad.err"; then fail "--serve-in-turn ${bad%%|*} accepted"
+  elif grep -qF -e "${bad#*|}" "$WORK/turnbad.err" && [ "$(wc -l < "$WORK/turnbad.err")" = 1 ] && [ ! -e "$WORK/turnbad" ]; then
+    pass "--serve-in-turn ${bad%%|*}: one line, nothing written"
+  else fail "--serve-in-turn ${bad%%|*}: $(cat "$WORK/turnbad.err")"; fi
+done
 
 # Frames and a device memory budget in the workload: the frame's DNN chain is served as queries beside the
 # tasks' (each later DNN on its own input), the units kept resident as the planner kept them.

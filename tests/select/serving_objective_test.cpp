@@ -194,7 +194,7 @@ TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   p.stitch = solution->plan;
   p.stitch->workload = plan::ServingWorkloadRecord{"poisson", {{"digits", 100}}, 2000, 3, 5, 0.12, 0.03, 1.5,
                                                    {{"cam", 40, 30, {"digits", "track"}, {{"track", "digits"}}}},
-                                                   5'000'000};
+                                                   5'000'000, {"C01"}};
   auto json = artifacts::parsePlanJson(artifacts::planToText(p), "plan.json");
   ASSERT_TRUE(json.ok()) << json.error().message;
   EXPECT_EQ(json->stitch->workload, p.stitch->workload);
@@ -210,6 +210,11 @@ TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   auto bad = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plan.json: $.stitch.workload: process: 'bursty' is not poisson or periodic");
+  j = artifacts::toJson(p);
+  j["stitch"]["workload"]["served_in_turn"] = Json::array({"C09"});
+  bad = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plan.json: $.stitch: workload.served_in_turn: 'C09' is none of its SLO configurations");
 }
 
 TEST(ServingObjective, AWorkloadWithoutATasksRateIsAnError) {
@@ -380,6 +385,58 @@ TEST(ServingObjective, ConfigurationsServedInTurnShareUnitsWhenThatServesBetter)
   auto unmoved = planStitch(sp, slos, {}, params);
   ASSERT_TRUE(unmoved.ok());
   EXPECT_EQ(unmoved->plan.systems.front().selections[0].tasks[0].combination, "dense+dense");
+}
+
+// The same planted space with a third configuration, C03, as loose as C01: only
+// the configurations named as served in turn are judged together; C03, not
+// served with them, keeps its own best choice alone.
+TEST(ServingObjective, OnlyTheConfigurationsServedInTurnAreJudgedTogether) {
+  StitchSpace sp = testing::plantedSpace({{0.99, 0.99}, {0.985, 0.985}, {0.95, 0.95}, {0.95, 0.95}},
+                                         {{1.0, 0.3}, {1.0, 0.3}}, {10'000'000, 10'000'000});
+  const std::vector<plan::SloConfiguration> slos{{"C01", {{"digits", {0.9, 5.0}}}},
+                                                 {"C02", {{"digits", {0.98, 5.0}}}},
+                                                 {"C03", {{"digits", {0.9, 5.0}}}}};
+  auto w = workloadFor(sp, 20);
+  w->budgetBytes = 25'000'000;
+  w->residentByLoadCost = true;
+  w->calibration.loadMsPerMB = 1.0;
+  SelectParams params;
+  params.workload = w;
+  params.servedInTurn = {"C02", "C01"};
+  auto named = planStitch(sp, slos, {}, params);
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  const auto& zooplan = named->plan.systems.front();
+  EXPECT_EQ(zooplan.selections[0].tasks[0].combination, "dense+u90") << "served with C02: its units shared";
+  EXPECT_EQ(zooplan.selections[1].tasks[0].combination, "dense+u90");
+  EXPECT_EQ(zooplan.selections[2].tasks[0].combination, "u90+u90") << "not served in turn: its own best alone";
+  ASSERT_TRUE(zooplan.predictedInTurn);
+  auto trace = workloadTrace(sp, *w);
+  ASSERT_TRUE(trace.ok());
+  auto numberOf = [&](const std::string& id) {
+    for (uint64_t k : sp.tasks[0].validCombinations())
+      if (sp.tasks[0].idOf(k) == id) return static_cast<int64_t>(k);
+    ADD_FAILURE() << id << " is no combination";
+    return int64_t{0};
+  };
+  for (const auto& sys : named->plan.systems) {
+    std::vector<Choice> turn;
+    for (size_t k : {1, 0}) {
+      Choice c;
+      for (const auto& t : sys.selections[k].tasks) {
+        c.candidate.push_back(numberOf(t.combination));
+        c.placement.push_back(t.placement);
+        c.feasible.push_back(t.feasible);
+      }
+      turn.push_back(c);
+    }
+    const Outcome o = evaluateServingInTurn(sp, {slos[1], slos[0]}, turn, *w, *trace);
+    EXPECT_DOUBLE_EQ(sys.predictedInTurn->violationRate, o.violationRate) << sys.name << ": C02 then C01 only";
+  }
+  params.servedInTurn.clear();
+  auto every = planStitch(sp, slos, {}, params);
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->plan.systems.front().selections[2].tasks[0].combination, "dense+u90")
+      << "served with the others, C03 shares their units too";
 }
 
 }  // namespace
