@@ -83,7 +83,8 @@ void addOptions(CLI::App& app, Given& g) {
   app.add_option("--compare", compareList, compareHelp());
   app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
   app.add_option("--calibration-rounds", sp.calibrationRounds,
-                 "--serve: timed runs per subgraph to calibrate the prediction as serving runs it (0: the plan's latencies)")
+                 "--serve: timed runs per subgraph to calibrate the prediction as serving runs it, spread over --rounds "
+                 "(a piece before each of a system's segments; 0: the plan's latencies)")
       ->check(integerIn(0, 100000));
   app.add_option("--trace-system", sp.traceSystem, "--serve: the system whose measured timeline --trace writes");
   app.add_option("--trace", trace, "write a Chrome-trace JSON of one profiled run (with --cold: of the cold run; "

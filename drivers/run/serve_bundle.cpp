@@ -268,13 +268,19 @@ Json calibrationJson(const ServedPlan& sp, const Prepared& p, const RunCalibrati
   return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs}};
 }
 
-// One system before it is served: loads measured, run times calibrated, predicted.
+// One system served: loads measured, predicted from the plan's latencies, its
+// run times calibrated in pieces (one before each of its segments is served, so
+// that the calibration spans the same stretch of the host's load as the
+// measurement), then predicted from the pooled calibration.
 struct SystemRun {
   Prepared prepared;
   SystemOutcome outcome;
+  RunCalibration calibration;                // the pieces' runs, pooled per slot
+  std::vector<double> dispatchMs, handoffMs;  // per piece, its median
 };
 
-Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
+// Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
+Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
   SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0,
                                               Json::object(), {}}};
@@ -289,33 +295,57 @@ Expected<SystemRun> predictSystem(const ServedPlan& sp, SystemSetup& s, const Se
   o.predictedPerTask = perTask(p.setup.tasks, fromPlan.queries, always);
   o.predictedLoads = fromPlan.loads;
   o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
-  fromPlan = {};
-  if (params.calibrationRounds > 0) {
-    ModelFileLoader loader(p.files);
-    RunCalibrationParams cp;
-    cp.rounds = params.calibrationRounds;
-    cp.seed = params.seed;
-    Progress progress("plan-run: calibrating " + s.name + "'s units on the pinned processors",
-                      p.setup.slots.size() * static_cast<size_t>(cp.warmup + 2 * cp.rounds), "runs");
-    cp.afterRun = [&] { progress.advance(); };
-    ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(p.setup, loader, cp));
-    progress.finish();
-    for (size_t k = 0; k < p.simSlots.size(); ++k) {
-      p.simSlots[k].runSamplesMs = cal.hotMs[k];
-      p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
-    }
-    simParams.dispatchMs = cal.dispatchMs;
-    simParams.handoffMs = cal.handoffMs;
-    const auto predicted = simulateAsServed(p, simParams, params.rounds);
-    o.predicted = predictedQueries(s, p, predicted);
-    o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, always);
-    o.predictedLoads = predicted.loads;
-    o.predictedPeakResidentBytes = predicted.peakResidentBytes;
-    o.calibration = calibrationJson(sp, p, cal);
-    o.unreachable = unreachableSlos(p, cal);
-  }
-  p.arrivals = {};
+  run.calibration.hotMs.resize(p.setup.slots.size());
+  run.calibration.idleMs.resize(p.setup.slots.size());
   return run;
+}
+
+// The calibration rounds of serving round r of R: params.calibrationRounds spread over the serving rounds.
+int calibrationPiece(const ServeBundleParams& params, int r, int R) {
+  return params.calibrationRounds / R + (r < params.calibrationRounds % R ? 1 : 0);
+}
+
+// One piece of a system's calibration, `rounds` runs per slot and kind, pooled with its others.
+Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int rounds) {
+  if (rounds <= 0) return {};
+  ModelFileLoader loader(run.prepared.files);
+  RunCalibrationParams cp;
+  cp.rounds = rounds;
+  cp.seed = params.seed;
+  ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(run.prepared.setup, loader, cp));
+  for (size_t k = 0; k < cal.hotMs.size(); ++k) {
+    auto& hot = run.calibration.hotMs[k];
+    auto& idle = run.calibration.idleMs[k];
+    hot.insert(hot.end(), cal.hotMs[k].begin(), cal.hotMs[k].end());
+    idle.insert(idle.end(), cal.idleMs[k].begin(), cal.idleMs[k].end());
+  }
+  run.dispatchMs.push_back(cal.dispatchMs);
+  run.handoffMs.push_back(cal.handoffMs);
+  return {};
+}
+
+// The prediction from the pooled calibration (wake-up delays: the median of the pieces' medians).
+void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& run, const ServeBundleParams& params) {
+  if (run.dispatchMs.empty()) return;
+  Prepared& p = run.prepared;
+  SystemOutcome& o = run.outcome;
+  RunCalibration& cal = run.calibration;
+  cal.dispatchMs = median(run.dispatchMs);
+  cal.handoffMs = median(run.handoffMs);
+  for (size_t k = 0; k < p.simSlots.size(); ++k) {
+    p.simSlots[k].runSamplesMs = cal.hotMs[k];
+    p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
+  }
+  sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, cal.handoffMs};
+  simParams.dispatchMs = cal.dispatchMs;
+  simParams.seed = params.seed;
+  const auto predicted = simulateAsServed(p, simParams, params.rounds);
+  o.predicted = predictedQueries(s, p, predicted);
+  o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, [](const sim::ServeSimQuery&) { return true; });
+  o.predictedLoads = predicted.loads;
+  o.predictedPeakResidentBytes = predicted.peakResidentBytes;
+  o.calibration = calibrationJson(sp, p, cal);
+  o.unreachable = unreachableSlos(p, cal);
 }
 
 // A segment of a trace, its times from the segment's start; `index` receives
@@ -358,6 +388,7 @@ void addSegment(ServeResult& all, ServeResult seg, const std::vector<size_t>& in
 // Every system serves its trace, cut into `rounds` segments: in each round every
 // system serves that segment, starting with a different one each round, so a
 // change in the host's load falls on all alike (one round: each serves it whole).
+// Right before each segment, a piece of the system's calibration runs.
 Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const ServeBundleParams& params,
                       const std::string& traced) {
   const int R = std::max(1, params.rounds);
@@ -378,6 +409,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       const size_t k = (j + static_cast<size_t>(r)) % runs.size();
       const auto& s = sp.systems[k];
       const Segment g = segment(r, R, span[k]);
+      ZP_TRY(calibratePiece(runs[k], params, calibrationPiece(params, r, R)));
       const ArrivalTrace seg = segmentOf(s.trace, g, index);
       if (seg.arrivals.empty()) continue;
       ModelFileLoader loader(runs[k].prepared.files);
@@ -391,6 +423,8 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
     }
   progress.finish();
   for (size_t k = 0; k < runs.size(); ++k) {
+    predictCalibrated(sp, sp.systems[k], runs[k], params);
+    runs[k].prepared.arrivals = {};
     auto& o = runs[k].outcome;
     const auto& s = sp.systems[k];
     const auto& tasks = runs[k].prepared.setup.tasks;
@@ -524,11 +558,11 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   std::vector<std::string> served;
   for (const auto& s : sp.systems) served.push_back(s.name);
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
-  // Every system is predicted (its loads measured, its runs calibrated) before any is served.
+  // Every system's loads are measured before any is served; its calibration runs beside its serving.
   LoadTimes loadTimes;
   std::vector<SystemRun> runs;
   for (auto& s : sp.systems) {
-    ZP_ASSIGN_OR_RETURN(auto run, predictSystem(sp, s, params, loadTimes));
+    ZP_ASSIGN_OR_RETURN(auto run, prepareSystem(sp, s, params, loadTimes));
     runs.push_back(std::move(run));
   }
   ZP_TRY(measureSystems(sp, runs, params, params.trace.empty() ? std::string() : traceName));
