@@ -54,7 +54,7 @@ def pipeline(a, prog):
         plan, bundle = os.path.join(w, f'plan-{label}.json'), os.path.join(w, f'bundle-{label}')
         prog.step(f'plan-solve ({label})')
         run([f'{a.bin}/plan-solve', profile, '-o', plan, '--slo', 'grid', '--rate', str(a.rate), '--seed', '1',
-             '--quiet'] + (['--processors', restrict] if restrict else []))
+             '--serve-in-turn', a.slos, '--quiet'] + (['--processors', restrict] if restrict else []))
         prog.step(f'plan-emit ({label})')
         run([f'{a.bin}/plan-emit', plan, '-o', bundle])
         bundles[label] = bundle

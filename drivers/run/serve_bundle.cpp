@@ -265,7 +265,10 @@ Json calibrationJson(const ServedPlan& sp, const Prepared& p, const RunCalibrati
       procs[sp.processors[q].name] = Json{{"slots", n}, {"back_to_back_over_planned", std::exp(hot / n)},
                                           {"after_idle_over_planned", std::exp(idle / n)}};
   }
-  return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs}};
+  size_t runs = SIZE_MAX;  // timed runs per slot and kind, over the pieces
+  for (const auto& hot : cal.hotMs) runs = std::min(runs, hot.size());
+  return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs},
+              {"runs_per_slot", cal.hotMs.empty() ? 0 : runs}};
 }
 
 // One system served: loads measured, predicted from the plan's latencies, its
@@ -410,6 +413,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       const auto& s = sp.systems[k];
       const Segment g = segment(r, R, span[k]);
       ZP_TRY(calibratePiece(runs[k], params, calibrationPiece(params, r, R)));
+      ::malloc_trim(0);  // the calibration's units (all loaded at once) out of the segment's peak RSS
       const ArrivalTrace seg = segmentOf(s.trace, g, index);
       if (seg.arrivals.empty()) continue;
       ModelFileLoader loader(runs[k].prepared.files);

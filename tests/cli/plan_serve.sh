@@ -64,17 +64,21 @@ assert overlap > 0, "no two tasks ran at the same time on the two processors"
 PYEOF
 then pass "--trace: one track per processor, tasks overlapping"; else fail "--trace content"; fi
 
-# --rounds: the trace in segments, every system serving each in turn; every query measured once.
+# --rounds: the trace in segments, every system serving each in turn; every query measured once; the
+# calibration's runs spread over the rounds (4 in pieces of 2, 1, 1) and pooled.
 if "$BIN/plan-run" "$WORK/bundle" --serve --compare SV-LO-NP,AV-NP --slo C07 --count 30 --rate 300 --rounds 3 \
-     --calibration-rounds 0 --json "$WORK/rounds.json" > "$WORK/rounds.txt" 2>&1 && $PY - "$WORK/rounds.json" <<'PYEOF'
+     --calibration-rounds 4 --json "$WORK/rounds.json" > "$WORK/rounds.txt" 2>&1 && $PY - "$WORK/rounds.json" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert sorted(r["systems"]) == ["AV-NP", "SV-LO-NP", "zooplan"], sorted(r["systems"])
 for name, s in r["systems"].items():
     m = s["measured"]
     assert m["queries"] == r["queries"] == 120 and m["completed"] == 120 and m["p50_ms"] > 0, (name, m)
+    c = s["calibration"]
+    assert c["runs_per_slot"] == 4 and c["dispatch_ms"] > 0 and c["processors"], (name, c)
+    assert s["predicted"]["queries"] == 120, (name, s["predicted"])
 PYEOF
-then pass "--serve --rounds 3: each system serves the trace in three interleaved segments"
+then pass "--serve --rounds 3: each system serves the trace in three interleaved segments, calibrated in pieces"
 else fail "--rounds: $(cat "$WORK/rounds.txt")"; fi
 
 # A plan made for one workload, served at another: a note says so.
