@@ -368,6 +368,15 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
           return makeError("{}: $.stitch.tasks[{}].subgraphs[{}]: '{}' is not a unit of the plan", label, t, g, id.str());
       }
     }
+    for (size_t s = 0; s < p.stitch->systems.size(); ++s)
+      for (const auto& sel : p.stitch->systems[s].selections)
+        for (const auto& c : sel.tasks)
+          if (answeredByGroup(c)) {
+            auto id = parseUnitId(c.combination);
+            if (!id.ok() || !known(*id))
+              return makeError("{}: $.stitch.systems[{}]: task '{}' under {} runs '{}', which is not a unit of the plan",
+                               label, s, c.task, sel.slo, c.combination);
+          }
     for (size_t b = 0; b < p.stitch->preload.size(); ++b)
       for (const auto* set : {&p.stitch->preload[b].greedy, &p.stitch->preload[b].exact})
         for (const auto& text : *set) {

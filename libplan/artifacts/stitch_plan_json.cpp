@@ -157,6 +157,11 @@ constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 Expected<std::string> combinationId(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(std::string id, j.string());
   if (id.empty()) return id;  // an infeasible selection names none
+  // A weight-shared group's unit answering the task: its unit id (the plan's units list it).
+  if (id.rfind("group:", 0) == 0) {
+    if (auto p = idProblem(id.substr(6))) return j.error(*p);
+    return id;
+  }
   if (auto p = zoo::combinationIdProblem(id)) return j.error(*p);
   return id;
 }

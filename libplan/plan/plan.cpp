@@ -5,6 +5,8 @@
 
 namespace zp::plan {
 
+bool answeredByGroup(const SystemTaskChoice& choice) { return choice.combination.rfind("group:", 0) == 0; }
+
 const ServedSystem& chosenSystem(const StitchPlan& plan) {
   auto it = std::find_if(plan.systems.begin(), plan.systems.end(),
                          [&](const ServedSystem& s) { return s.name == plan.chosenSystem; });

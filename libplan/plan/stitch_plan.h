@@ -162,4 +162,8 @@ struct StitchPlan {
 // The system whose choices are the plan's answer (the reader checks it is there).
 const ServedSystem& chosenSystem(const StitchPlan& plan);
 
+// Whether a choice is a weight-shared group's unit answering the task (its
+// combination is the unit's id, "group:NAME") rather than the task's own subgraphs.
+bool answeredByGroup(const SystemTaskChoice& choice);
+
 }  // namespace zp::plan

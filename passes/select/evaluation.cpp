@@ -34,7 +34,7 @@ Json evaluateConfiguration(const StitchSpace& space, const plan::SloConfiguratio
     Json chosen = Json::object();
     for (size_t t = 0; t < space.tasks.size(); ++t)
       chosen[space.tasks[t].name] =
-          Json{{"variant", space.tasks[t].idOf(static_cast<uint64_t>(all[s].candidate[t]))},
+          Json{{"variant", decisionId(space, t, all[s].candidate[t])},
                {"placement", join(all[s].placement[t], ">")},
                {"simulated_latency_ms", o.taskLatencyMs[t]}};
     cj["systems"][kSystems[s]] =

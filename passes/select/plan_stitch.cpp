@@ -74,6 +74,7 @@ void addSystemsSubgraphs(const StitchSpace& space, const ServedSystems& served, 
   for (const auto& perSlo : served.choices)
     for (const auto& choice : perSlo)
       for (size_t t = 0; t < space.tasks.size(); ++t) {
+        if (sharedGroupOf(choice.candidate[t])) continue;  // a group's unit: groupUnits
         const auto& ts = space.tasks[t];
         const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
         for (int p = 0; p < ts.positions; ++p)
@@ -253,6 +254,25 @@ std::vector<plan::Unit> subgraphUnits(const StitchSpace& space, const plan::Stit
   return units;
 }
 
+// The shared groups some served system's choice runs, as units (in group order).
+std::vector<plan::Unit> groupUnits(const StitchSpace& space, const ServedSystems& served) {
+  std::set<size_t> used;
+  for (const auto& perSlo : served.choices)
+    for (const auto& choice : perSlo)
+      for (int64_t k : choice.candidate)
+        if (auto g = sharedGroupOf(k)) used.insert(*g);
+  std::vector<plan::Unit> units;
+  for (size_t g : used) {
+    plan::Unit u;
+    u.id = plan::UnitId::group(space.groups[g].name);
+    u.file = space.groups[g].file;
+    u.sha256 = space.groups[g].sha256;
+    u.residency = plan::kPreloadSetUnit;  // the processor is chosen per SLO configuration
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
 Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                                     const std::vector<std::string>& budgets, const SelectParams& params) {
   const auto orders = globalOrders(space);
@@ -297,6 +317,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   addSystemsSubgraphs(space, systems, sp);
   adoptChosenSystem(space, sp);
   s.units = subgraphUnits(space, sp);
+  for (auto& u : groupUnits(space, systems)) s.units.push_back(std::move(u));
   return s;
 }
 

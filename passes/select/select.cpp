@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "libplan/estimate/latency_model.h"
+#include "libplan/plan/unit.h"
 #include "libplan/util/infinity.h"
 #include "passes/select/serving_objective.h"
 
@@ -208,6 +209,36 @@ std::optional<Choice> wholeOnProcessorChoice(const StitchSpace& space, const pla
 
 }  // namespace
 
+int memberIndex(const SharedGroup& group, size_t t) {
+  auto it = std::find(group.members.begin(), group.members.end(), static_cast<int>(t));
+  return it == group.members.end() ? -1 : static_cast<int>(it - group.members.begin());
+}
+
+std::string decisionId(const StitchSpace& space, size_t t, int64_t candidate) {
+  if (auto g = sharedGroupOf(candidate)) return plan::UnitId::group(space.groups.at(*g).name).str();
+  return space.tasks[t].idOf(static_cast<uint64_t>(candidate));
+}
+
+double decisionJudgedAccuracy(const StitchSpace& space, size_t t, int64_t candidate) {
+  if (auto g = sharedGroupOf(candidate)) {
+    const SharedGroup& group = space.groups.at(*g);
+    const int m = memberIndex(group, t);
+    assert(m >= 0 && "a group answers its members only");
+    return group.accuracy[static_cast<size_t>(m)];
+  }
+  return space.tasks[t].accuracy->judged(static_cast<uint64_t>(candidate));
+}
+
+double decisionLatencyMs(const StitchSpace& space, size_t t, int64_t candidate, const std::vector<std::string>& placement) {
+  if (auto g = sharedGroupOf(candidate)) {
+    const auto& runMs = space.groups.at(*g).runMs;
+    auto it = placement.size() == 1 ? runMs.find(placement.front()) : runMs.end();
+    return it == runMs.end() ? kInf : it->second;
+  }
+  const auto& ts = space.tasks[t];
+  return ts.latencyMs(ts.candidate(static_cast<uint64_t>(candidate)), placement);
+}
+
 double decisionAccuracy(const Candidate& c, const SelectParams& params) {
   if (c.original || params.measuredAccuracyForDecisions) return c.accuracy(true);
   return c.predictedAccuracy;
@@ -357,11 +388,17 @@ std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& 
   std::vector<sim::TaskQueries> out;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
     const auto& ts = space.tasks[t];
-    const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
     const auto& pl = choice.placement[t];
     sim::TaskQueries q;
     q.name = ts.name;
     q.queries = queries;
+    if (sharedGroupOf(choice.candidate[t])) {  // the group's unit, one run on its processor
+      q.stages.push_back(sim::QueryStage{processorIndex(space, pl.front()),
+                                         decisionLatencyMs(space, t, choice.candidate[t], pl), 0.0});
+      out.push_back(std::move(q));
+      continue;
+    }
+    const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
     // A run of consecutive positions on one processor is one stage: it pays the
     // per-run overhead once (the latency model's rule).
     for (int p = 0; p < ts.positions;) {
@@ -396,7 +433,7 @@ Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, co
     auto r = sim::simulateQueries(queries, static_cast<int>(space.processors.size()), arrival);
     for (size_t t = 0; t < T; ++t) {
       const auto& ts = space.tasks[t];
-      const double accuracy = ts.accuracy->judged(static_cast<uint64_t>(choice.candidate[t]));
+      const double accuracy = decisionJudgedAccuracy(space, t, choice.candidate[t]);
       const auto& s = slo.tasks.at(ts.name);
       // Written so that a NaN (an unprofiled placement, an SLO no number meets) is a violation.
       bool violated = !(accuracy >= s.accuracy) || !(r.meanLatencyMs[t] <= s.latencyMs);
@@ -569,6 +606,10 @@ namespace {
 std::optional<std::pair<int64_t, std::vector<std::string>>> previousDecision(const StitchSpace& space, size_t t,
                                                                              const PreviousChoices::Decision& d) {
   const auto& ts = space.tasks[t];
+  for (size_t g = 0; g < space.groups.size(); ++g)
+    if (d.combination == plan::UnitId::group(space.groups[g].name).str() && memberIndex(space.groups[g], t) >= 0 &&
+        d.placement.size() == 1 && space.groups[g].runMs.count(d.placement.front()))
+      return std::make_pair(groupDecision(g), d.placement);
   const std::vector<std::string> ids = zoo::combinationVariants(d.combination);
   if (static_cast<int>(ids.size()) != ts.positions || static_cast<int>(d.placement.size()) != ts.positions) return {};
   std::vector<int> digits;
@@ -665,6 +706,22 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
       if (auto c = wholeOnProcessorChoice(space, slo, params, p))
         consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
+  // A weight-shared group's unit answering every member, on each processor it
+  // runs on, over the best so far: the mixes below then judge it member by member.
+  if (trace)
+    for (size_t g = 0; g < space.groups.size(); ++g)
+      for (const auto& [proc, ms] : space.groups[g].runMs) {
+        Choice c = best;
+        for (int m : space.groups[g].members) {
+          c.candidate[static_cast<size_t>(m)] = groupDecision(g);
+          c.placement[static_cast<size_t>(m)] = {proc};
+          c.feasible[static_cast<size_t>(m)] =
+              decisionJudgedAccuracy(space, static_cast<size_t>(m), groupDecision(g)) >=
+                  slo.tasks.at(space.tasks[static_cast<size_t>(m)].name).accuracy &&
+              ms <= slo.tasks.at(space.tasks[static_cast<size_t>(m)].name).latencyMs;
+        }
+        consider(std::move(c), "the shared group " + space.groups[g].name + "'s unit on " + proc);
+      }
   // Served at the workload's rates, tasks compete for the processors: mixing
   // the candidates' decisions task by task can beat every candidate whole.
   ZooplanSearch found;

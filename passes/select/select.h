@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,13 +79,30 @@ struct SelectParams {
 };
 
 // One system's decision for one configuration: a combination and a placement per task.
+// A task's decision is a combination number of its own (>= 0), or
+// groupDecision(g) (< 0): the shared group g's unit answers it, run whole on
+// the one processor its placement names.
 struct Choice {
   std::string system;
-  std::vector<int64_t> candidate;                    // combination number (TaskSpace::combinations)
+  std::vector<int64_t> candidate;                    // combination number (TaskSpace::combinations), or groupDecision
   std::vector<std::vector<std::string>> placement;   // per task, position -> processor
   std::vector<bool> feasible;                        // the system believed the task meets its SLO
   std::vector<std::string> order;                    // the global order, when the system has one
 };
+
+// Task decisions that are a shared group's unit (Choice::candidate < 0).
+constexpr int64_t groupDecision(size_t group) { return -1 - static_cast<int64_t>(group); }
+inline std::optional<size_t> sharedGroupOf(int64_t candidate) {
+  return candidate < 0 ? std::optional<size_t>(static_cast<size_t>(-1 - candidate)) : std::nullopt;
+}
+// Task t's decision `candidate`: its id in a plan (the combination's, or the
+// group's unit id "group:NAME"), the accuracy decisions judge it by, and one
+// query's latency under `placement` as profiled (the group's: its run).
+std::string decisionId(const StitchSpace& space, size_t t, int64_t candidate);
+double decisionJudgedAccuracy(const StitchSpace& space, size_t t, int64_t candidate);
+double decisionLatencyMs(const StitchSpace& space, size_t t, int64_t candidate, const std::vector<std::string>& placement);
+// The member index of task t in the shared group, or -1.
+int memberIndex(const SharedGroup& group, size_t t);
 
 // The accuracy a decision uses: measured for originals (zoo-profile measured
 // them), the estimate for stitched variants unless measured ones are asked for.

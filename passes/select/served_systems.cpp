@@ -9,19 +9,21 @@
 namespace zp::select {
 namespace {
 
-const char* accuracySourceOf(const TaskSpace& ts, uint64_t k) {
-  return ts.accuracy->measured(k) >= 0 ? "measured" : "estimated";
+// A shared group's answers are its members' own models' (measured by zoo-profile).
+const char* accuracySourceOf(const TaskSpace& ts, int64_t candidate) {
+  if (sharedGroupOf(candidate)) return "measured";
+  return ts.accuracy->measured(static_cast<uint64_t>(candidate)) >= 0 ? "measured" : "estimated";
 }
 
 plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& slo, const Choice& c) {
   plan::SystemSelection sel;
   sel.slo = slo;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
-    const auto& ts = space.tasks[t];
-    const uint64_t k = static_cast<uint64_t>(c.candidate[t]);
-    sel.tasks.push_back(plan::SystemTaskChoice{ts.name, ts.idOf(k), c.placement[t], static_cast<bool>(c.feasible[t]),
-                                               ts.accuracy->judged(k), accuracySourceOf(ts, k),
-                                               ts.latencyMs(ts.candidate(k), c.placement[t])});
+    const int64_t k = c.candidate[t];
+    sel.tasks.push_back(plan::SystemTaskChoice{space.tasks[t].name, decisionId(space, t, k), c.placement[t],
+                                               static_cast<bool>(c.feasible[t]), decisionJudgedAccuracy(space, t, k),
+                                               accuracySourceOf(space.tasks[t], k),
+                                               decisionLatencyMs(space, t, k, c.placement[t])});
   }
   return sel;
 }
@@ -29,10 +31,9 @@ plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& s
 // Whether a decision meets the configuration's SLOs as planned (accuracy as judged, latency as profiled).
 bool plannedFeasible(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate,
                      const std::vector<std::string>& placement) {
-  const auto& ts = space.tasks[t];
-  const auto k = static_cast<uint64_t>(candidate);
-  const auto& s = slo.tasks.at(ts.name);
-  return ts.accuracy->judged(k) >= s.accuracy && ts.latencyMs(ts.candidate(k), placement) <= s.latencyMs;
+  const auto& s = slo.tasks.at(space.tasks[t].name);
+  return decisionJudgedAccuracy(space, t, candidate) >= s.accuracy &&
+         decisionLatencyMs(space, t, candidate, placement) <= s.latencyMs;
 }
 
 // Served in turn, a configuration's choice pays for the units the others

@@ -54,22 +54,6 @@ Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, c
 
 namespace {
 
-// The choice's units (slots) made resident by load cost per byte (ServingWorkload::residentByLoadCost),
-// ranked with the plan's per-MB load cost as plan-run ranks them (it has no per-unit figures).
-void makeResidentByLoadCost(const StitchSpace& space, const ServingWorkload& workload,
-                            const std::vector<sim::ServeSimTask>& tasks, std::vector<sim::ServeSimSlot>& slots) {
-  std::vector<double> qps(slots.size(), 0.0), loadMs;
-  std::vector<int64_t> bytes;
-  for (size_t t = 0; t < space.tasks.size(); ++t)
-    for (int s : tasks[t].slots) qps[static_cast<size_t>(s)] += taskQueriesPerSecond(workload, space, t);
-  for (const auto& s : slots) {
-    loadMs.push_back(workload.calibration.loadMsPerMB * static_cast<double>(s.bytes) / 1e6);
-    bytes.push_back(s.bytes);
-  }
-  const auto resident = sim::residentByLoadCost(qps, loadMs, bytes, workload.budgetBytes);
-  for (size_t s = 0; s < slots.size(); ++s) slots[s].preload = slots[s].preload || resident[s];
-}
-
 // A task's decision as the simulator's slots: each position its own run, as the
 // executor runs it, paying the hand-over from another processor's position;
 // its unit's measured figures where the calibration has them.
@@ -78,11 +62,43 @@ struct DecisionSlots {
   std::vector<std::string> unitIds;
 };
 
+// Calibrated run samples for a slot of unit `id`: its own where measured, else
+// its planned time scaled by its processor's ratios.
+void calibrateSlot(const ServingCalibration& cal, const std::string& id, const std::string& proc,
+                   sim::ServeSimSlot& slot) {
+  if (auto u = cal.units.find(id + "@" + proc); u != cal.units.end()) {
+    // As plan-run's calibrated prediction runs a slot: its measured times as they are.
+    slot.runSamplesMs = u->second.hotMs;
+    slot.idleRunSamplesMs = u->second.idleMs;
+    if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
+    return;
+  }
+  const auto q = static_cast<size_t>(slot.processor);
+  if (q < cal.hotRatios.size())
+    for (double r : cal.hotRatios[q]) slot.runSamplesMs.push_back(slot.runMs * r);
+  if (q < cal.idleRatios.size())
+    for (double r : cal.idleRatios[q]) slot.idleRunSamplesMs.push_back(slot.runMs * r);
+}
+
 DecisionSlots decisionSlots(const StitchSpace& space, size_t t, int64_t candidate,
                             const std::vector<std::string>& placement, const ServingCalibration& cal) {
   const auto& ts = space.tasks[t];
-  const auto variants = ts.variantsOf(static_cast<uint64_t>(candidate));
   DecisionSlots d;
+  if (auto g = sharedGroupOf(candidate)) {  // the group's unit, run whole on its one processor
+    const SharedGroup& group = space.groups.at(*g);
+    const std::string& proc = placement.front();
+    double ms = decisionLatencyMs(space, t, candidate, placement);
+    if (!std::isfinite(ms)) ms = kUnprofiledMs;
+    auto b = group.bytes.find(proc);
+    const int64_t bytes = b == group.bytes.end() ? 0 : b->second;
+    sim::ServeSimSlot slot{processorIndex(space, proc), ms, cal.loadMsPerMB * static_cast<double>(bytes) / 1e6, bytes,
+                           false, {}, {}};
+    d.unitIds.push_back(plan::UnitId::group(group.name).str());
+    calibrateSlot(cal, d.unitIds.back(), proc, slot);
+    d.slots.push_back(std::move(slot));
+    return d;
+  }
+  const auto variants = ts.variantsOf(static_cast<uint64_t>(candidate));
   for (int j = 0; j < ts.positions; ++j) {
     const std::string& proc = placement[static_cast<size_t>(j)];
     const int p = processorIndex(space, proc);
@@ -94,26 +110,14 @@ DecisionSlots decisionSlots(const StitchSpace& space, size_t t, int64_t candidat
     const int64_t bytes = ts.memoryBytes(j, variant, proc);
     sim::ServeSimSlot slot{p, ms, cal.loadMsPerMB * static_cast<double>(bytes) / 1e6, bytes, false, {}, {}};
     d.unitIds.push_back(plan::UnitId::subgraph(ts.name, j, variant).str());
-    if (auto u = cal.units.find(d.unitIds.back() + "@" + proc); u != cal.units.end()) {
-      // As plan-run's calibrated prediction runs a slot: its measured times as they are.
-      slot.runSamplesMs = u->second.hotMs;
-      slot.idleRunSamplesMs = u->second.idleMs;
-      if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
-    } else {
-      const auto q = static_cast<size_t>(p);
-      if (q < cal.hotRatios.size())
-        for (double r : cal.hotRatios[q]) slot.runSamplesMs.push_back(ms * r);
-      if (q < cal.idleRatios.size())
-        for (double r : cal.idleRatios[q]) slot.idleRunSamplesMs.push_back(ms * r);
-    }
+    calibrateSlot(cal, d.unitIds.back(), proc, slot);
     d.slots.push_back(std::move(slot));
   }
   return d;
 }
 
 bool accuracyMet(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate) {
-  const auto& ts = space.tasks[t];
-  return ts.accuracy->judged(static_cast<uint64_t>(candidate)) >= slo.tasks.at(ts.name).accuracy;  // NaN: missed
+  return decisionJudgedAccuracy(space, t, candidate) >= slo.tasks.at(space.tasks[t].name).accuracy;  // NaN: missed
 }
 
 // The least a query of this decision can take: dispatched, every position at its
@@ -308,42 +312,7 @@ Outcome evaluateServingInTurn(const StitchSpace& space, const std::vector<plan::
 
 Outcome evaluateServing(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                         const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace) {
-  const auto& cal = workload.calibration;
-  std::vector<sim::ServeSimSlot> slots;
-  std::vector<sim::ServeSimTask> tasks;
-  std::vector<std::string> slotIds;  // per slot: its unit id
-  Outcome o;
-  for (size_t t = 0; t < space.tasks.size(); ++t) {
-    const auto& ts = space.tasks[t];
-    const bool met = accuracyMet(space, slo, t, choice.candidate[t]);
-    o.accuracyMisses += !met;
-    sim::ServeSimTask task{ts.name, {}, slo.tasks.at(ts.name).latencyMs, met};
-    auto d = decisionSlots(space, t, choice.candidate[t], choice.placement[t], cal);
-    for (size_t j = 0; j < d.slots.size(); ++j) {
-      task.slots.push_back(static_cast<int>(slots.size()));
-      slots.push_back(std::move(d.slots[j]));
-      slotIds.push_back(std::move(d.unitIds[j]));
-    }
-    tasks.push_back(std::move(task));
-  }
-  // Each frame chain: its DNNs' subgraphs one after another, done within the frame's bound.
-  for (const auto& f : workload.frames) {
-    sim::ServeSimTask chain{f.name, {}, f.latencyMs, true};
-    for (int t : f.tasks) {
-      const auto& member = tasks[static_cast<size_t>(t)];
-      chain.slots.insert(chain.slots.end(), member.slots.begin(), member.slots.end());
-      chain.accuracySloMet = chain.accuracySloMet && member.accuracySloMet;
-    }
-    tasks.push_back(std::move(chain));
-  }
-  if (workload.residentByLoadCost) makeResidentByLoadCost(space, workload, tasks, slots);
-  markPreloadSet(workload, slotIds, slots);
-  std::vector<sim::ServeSimArrival> arrivals;
-  arrivals.reserve(trace.arrivals.size());
-  for (const auto& a : trace.arrivals) arrivals.push_back({a.timeMs, a.task});
-  fillOutcome(sim::simulateServing(slots, tasks, arrivals, simParams(space, workload)), tasks, space.tasks.size(), 1,
-              o);
-  return o;
+  return evaluateServingInTurn(space, {slo}, {choice}, workload, trace);
 }
 
 }  // namespace zp::select

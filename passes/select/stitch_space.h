@@ -83,6 +83,21 @@ struct TaskSpace {
   size_t variants_ = 0, processors_ = 0;
 };
 
+// A weight-shared group (MTS, zoo.json's multitask_groups): one stitched unit
+// that runs its members' models at once over their shared weights. A member's
+// query may be answered by it, run whole on one processor; the answer is the
+// member's own model's (the stitched graph computes the same outputs), so its
+// accuracy is that model's.
+struct SharedGroup {
+  std::string name;
+  std::string file, sha256;                // the stitched graph (relative to the stitch directory)
+  std::vector<int> members;                // task indices
+  std::vector<double> accuracy;            // per member: its answers' top-1 accuracy
+  std::map<std::string, double> runMs;     // per processor it runs on: one run of the whole unit
+  std::map<std::string, int64_t> bytes;    // per processor: its resident size
+  bool operator==(const SharedGroup&) const = default;
+};
+
 struct StitchSpace {
   std::filesystem::path profileDir, stitchDir;
   zoo::StitchManifest manifest;
@@ -93,6 +108,7 @@ struct StitchSpace {
   // The run-to-run spread of the profile's latencies: the median over its
   // subgraph rows of (p90 - median) / median; 0 when no row has a p90.
   double latencySpread = 0;
+  std::vector<SharedGroup> groups;  // weight-shared groups whose units may answer their members
 };
 
 // Plans on the named processors only (e.g. the best plan confined to one

@@ -304,10 +304,11 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
   EXPECT_GT(certainViolations, 0) << "no draw had a certain violation: the bound was never tested above 0";
 }
 
-// Served in turn (plan-run --serve's phases), one configuration is the plain
-// served objective; across configurations a unit both choose is one unit; the
-// in-turn bound holds for any choices among the decisions it is given.
-TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
+// Served in turn (plan-run --serve's phases), the in-turn bound holds for any
+// choices among the decisions it is given, and with one configuration it is
+// the plain bound. (One configuration served is the in-turn objective with one
+// phase: evaluateServing calls it.)
+TEST(ServingObjective, TheInTurnBoundHoldsForAnyChoicesAmongItsDecisions) {
   std::mt19937_64 rng(5);
   for (int round = 0; round < 6; ++round) {
     StitchSpace sp = profiledSpace(rng, 2 + round % 2);
@@ -318,15 +319,6 @@ TEST(ServingObjective, OneConfigurationInTurnIsTheServedObjective) {
     if (round % 3 == 0) w->frames = {{"cam.0", 40, 5.0, {0, 1}}};
     const auto trace = workloadTrace(sp, *w);
     ASSERT_TRUE(trace.ok()) << trace.error().message;
-    SelectParams params;
-    params.workload = w;
-    const Choice z = zooplanChoice(sp, slo, params, nullptr, nullptr);
-    const Outcome alone = evaluateServing(sp, slo, z, *w, *trace);
-    const Outcome inTurn = evaluateServingInTurn(sp, {slo}, {z}, *w, *trace);
-    EXPECT_EQ(inTurn.violationRate, alone.violationRate) << "round " << round;
-    EXPECT_EQ(inTurn.taskLatencyMs, alone.taskLatencyMs) << "round " << round;
-    EXPECT_EQ(inTurn.accuracyMisses, alone.accuracyMisses) << "round " << round;
-    // The in-turn bound holds for any choices among the decisions it is given (brute force over draws).
     const auto slo2 = testing::randomSlo(rng, sp, "D");
     std::vector<std::vector<TaskDecision>> decisions;
     std::vector<Choice> draws;
