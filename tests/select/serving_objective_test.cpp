@@ -333,6 +333,20 @@ TEST(ServingObjective, TheInTurnBoundHoldsForAnyChoicesAmongItsDecisions) {
   }
 }
 
+// The planted space of the in-turn tests: two 10 MB variants per position, 20
+// q/s under a 25 MB device budget, loads at 1 ms per MB.
+StitchSpace inTurnSpace() {
+  return testing::plantedSpace({{0.99, 0.99}, {0.985, 0.985}, {0.95, 0.95}, {0.95, 0.95}}, {{1.0, 0.3}, {1.0, 0.3}},
+                               {10'000'000, 10'000'000});
+}
+std::shared_ptr<ServingWorkload> inTurnWorkload(const StitchSpace& sp) {
+  auto w = workloadFor(sp, 20);
+  w->budgetBytes = 25'000'000;
+  w->residentByLoadCost = true;
+  w->calibration.loadMsPerMB = 1.0;
+  return w;
+}
+
 // Two configurations served in turn under a budget of 2.5 subgraphs. Alone,
 // C01 takes the fastest u90+u90 and C02 (a higher accuracy floor) the stitched
 // dense+u90; in turn they share only u90 at position 1, so position 0 loads at
@@ -340,14 +354,10 @@ TEST(ServingObjective, TheInTurnBoundHoldsForAnyChoicesAmongItsDecisions) {
 // resident, no violations, and faster than the baselines' dense+dense (which
 // no violation either, but only stitched variants run faster within the floor).
 TEST(ServingObjective, ConfigurationsServedInTurnShareUnitsWhenThatServesBetter) {
-  StitchSpace sp = testing::plantedSpace({{0.99, 0.99}, {0.985, 0.985}, {0.95, 0.95}, {0.95, 0.95}},
-                                         {{1.0, 0.3}, {1.0, 0.3}}, {10'000'000, 10'000'000});
+  StitchSpace sp = inTurnSpace();
   const std::vector<plan::SloConfiguration> slos{{"C01", {{"digits", {0.9, 5.0}}}},
                                                  {"C02", {{"digits", {0.98, 5.0}}}}};
-  auto w = workloadFor(sp, 20);
-  w->budgetBytes = 25'000'000;
-  w->residentByLoadCost = true;
-  w->calibration.loadMsPerMB = 1.0;
+  auto w = inTurnWorkload(sp);
   SelectParams params;
   params.workload = w;
   auto solution = planStitch(sp, slos, {}, params);
@@ -383,15 +393,11 @@ TEST(ServingObjective, ConfigurationsServedInTurnShareUnitsWhenThatServesBetter)
 // the configurations named as served in turn are judged together; C03, not
 // served with them, keeps its own best choice alone.
 TEST(ServingObjective, OnlyTheConfigurationsServedInTurnAreJudgedTogether) {
-  StitchSpace sp = testing::plantedSpace({{0.99, 0.99}, {0.985, 0.985}, {0.95, 0.95}, {0.95, 0.95}},
-                                         {{1.0, 0.3}, {1.0, 0.3}}, {10'000'000, 10'000'000});
+  StitchSpace sp = inTurnSpace();
   const std::vector<plan::SloConfiguration> slos{{"C01", {{"digits", {0.9, 5.0}}}},
                                                  {"C02", {{"digits", {0.98, 5.0}}}},
                                                  {"C03", {{"digits", {0.9, 5.0}}}}};
-  auto w = workloadFor(sp, 20);
-  w->budgetBytes = 25'000'000;
-  w->residentByLoadCost = true;
-  w->calibration.loadMsPerMB = 1.0;
+  auto w = inTurnWorkload(sp);
   SelectParams params;
   params.workload = w;
   params.servedInTurn = {"C02", "C01"};
