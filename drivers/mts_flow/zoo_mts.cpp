@@ -87,30 +87,46 @@ Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options) {
     selected.push_back(*it);
   }
   if (options.groups.empty()) selected = groups;
+  for (auto& g : selected) g.sharedInput = g.sharedInput || options.sharedInput;
   // Stitch everything before touching the output directory.
-  std::vector<StitchedGroup> stitched;
-  for (auto& g : selected) {
-    g.sharedInput = g.sharedInput || options.sharedInput;
-    ZP_ASSIGN_OR_RETURN(auto s, stitchZooGroup(zoo, g, options.mode, options.memoryBudgetBytes, options.dims));
-    stitched.push_back(std::move(s));
-  }
+  ZP_ASSIGN_OR_RETURN(auto stitched,
+                      stitchZooGroups(zoo, selected, options.mode, options.memoryBudgetBytes, options.dims));
   std::vector<GuardedPath> inputs;
   for (const auto& f : zoo.files()) inputs.push_back({f, "input"});
   ZP_ASSIGN_OR_RETURN(auto staged, OutputDir::open(options.out, OutputDirOptions{options.tool, inputs, nullptr}));
+  ZP_ASSIGN_OR_RETURN(auto manifest,
+                      writeStitchedGroups(zoo, selected, stitched, options.mode, staged.path(), options.out, options.tool));
+  ZP_TRY(staged.commit());
+  return manifest;
+}
+
+Expected<std::vector<StitchedGroup>> stitchZooGroups(const zoo::Zoo& zoo, const std::vector<zoo::MultitaskGroup>& groups,
+                                                     StitchMode mode, std::optional<int64_t> budget,
+                                                     const graph::DimBinding& dims) {
+  std::vector<StitchedGroup> stitched;
+  for (const auto& g : groups) {
+    ZP_ASSIGN_OR_RETURN(auto s, stitchZooGroup(zoo, g, mode, budget, dims));
+    stitched.push_back(std::move(s));
+  }
+  return stitched;
+}
+
+Expected<zoo::MtsManifest> writeStitchedGroups(const zoo::Zoo& zoo, const std::vector<zoo::MultitaskGroup>& groups,
+                                               const std::vector<StitchedGroup>& stitched, StitchMode mode,
+                                               const fs::path& staged, const fs::path& dir, const std::string& tool) {
   zoo::MtsManifest manifest;
-  manifest.tool = options.tool;
-  fs::path zooAbs = fs::weakly_canonical(fs::absolute(options.zoo));
-  fs::path outAbs = fs::weakly_canonical(fs::absolute(options.out));
+  manifest.tool = tool;
+  fs::path zooAbs = fs::weakly_canonical(fs::absolute(zoo.file));
+  fs::path outAbs = fs::weakly_canonical(fs::absolute(dir));
   manifest.zooPath = zooAbs.lexically_relative(outAbs).generic_string();
   manifest.zooSha256 = zoo.sha256;
-  for (size_t k = 0; k < selected.size(); ++k) {
-    const std::string file = selected[k].name + ".onnx";
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const std::string file = groups[k].name + ".onnx";
     const std::string bytes = graph::serializeModel(stitched[k].model);
-    ZP_TRY(writeFileAtomic(staged.path() / file, bytes));
-    manifest.groups.push_back(entryFor(selected[k], stitched[k], options.mode, file, bytes));
+    ZP_TRY(writeFileAtomic(staged / file, bytes));
+    manifest.groups.push_back(entryFor(groups[k], stitched[k], mode, file, bytes));
   }
-  ZP_TRY(writeFileAtomic(staged.path() / "mts.json", canonicalJson(artifacts::mtsManifestToJson(manifest))));
-  ZP_TRY(staged.commit());
+  ZP_TRY(writeFileAtomic(staged / "mts.json", canonicalJson(artifacts::mtsManifestToJson(manifest))));
   return manifest;
 }
 

@@ -44,6 +44,19 @@ Expected<GroupModels> loadGroupModels(const zoo::Zoo& zoo, const zoo::MultitaskG
 Expected<StitchedGroup> stitchZooGroup(const zoo::Zoo& zoo, const zoo::MultitaskGroup& group, StitchMode mode,
                                        std::optional<int64_t> budget, const graph::DimBinding& dims = {});
 
+// Every group of `groups` stitched (stitchZooGroup), before anything is written.
+Expected<std::vector<StitchedGroup>> stitchZooGroups(const zoo::Zoo& zoo, const std::vector<zoo::MultitaskGroup>& groups,
+                                                     StitchMode mode, std::optional<int64_t> budget,
+                                                     const graph::DimBinding& dims = {});
+
+// Writes the stitched groups into `staged` (an output directory being staged
+// that will become `dir`): <group>.onnx and mts.json, which names the zoo
+// relative to `dir`.
+Expected<zoo::MtsManifest> writeStitchedGroups(const zoo::Zoo& zoo, const std::vector<zoo::MultitaskGroup>& groups,
+                                               const std::vector<StitchedGroup>& stitched, StitchMode mode,
+                                               const std::filesystem::path& staged, const std::filesystem::path& dir,
+                                               const std::string& tool);
+
 Expected<zoo::MtsManifest> runZooMts(const ZooMtsOptions& options);
 
 // One line per group: members, bytes (shared / exclusive / auxiliary), FLOPs.

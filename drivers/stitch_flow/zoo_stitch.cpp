@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "drivers/mts_flow/zoo_mts.h"
+#include "libplan/artifacts/multitask_group_json.h"
 #include "libplan/artifacts/stitch_json.h"
 #include "libplan/artifacts/zoo_json.h"
 #include "libplan/graph/model_io.h"
@@ -65,7 +67,20 @@ Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
   std::string zooRel = zooAbs.lexically_relative(outAbs).generic_string();
   ZP_ASSIGN_OR_RETURN(auto variants, readVariants(zoo));
   ZP_ASSIGN_OR_RETURN(auto result, stitch::stitchZoo(zoo, variants, options.params, zooRel));
+  // The zoo's weight-shared groups, stitched as zoo-mts stitches them, so that
+  // the planner may answer their members with one unit: OUT/groups/.
+  ZP_ASSIGN_OR_RETURN(auto groups, artifacts::loadMultitaskGroups(zoo));
+  ZP_ASSIGN_OR_RETURN(auto stitchedGroups,
+                      mts::stitchZooGroups(zoo, groups, mts::StitchMode::Mts, std::nullopt, options.params.dims));
   ZP_TRY(writeStitchDir(result, staged.path()));
+  if (!groups.empty()) {
+    std::error_code ec;
+    fs::create_directories(staged.path() / "groups", ec);
+    if (ec) return makeError("{}: cannot create: {}", (staged.path() / "groups").string(), ec.message());
+    auto written = mts::writeStitchedGroups(zoo, groups, stitchedGroups, mts::StitchMode::Mts,
+                                            staged.path() / "groups", options.out / "groups", "zoo-stitch");
+    if (!written.ok()) return written.error();
+  }
   ZP_TRY(writeFileAtomic(staged.path() / "stitch.json", canonicalJson(artifacts::toJson(result.manifest))));
   ZP_TRY(staged.commit());
   return std::move(result.manifest);

@@ -16,7 +16,8 @@ struct ZooStitchOptions {
   stitch::StitchParams params;
 };
 
-// zoo.json -> partition -> stitch -> OUT/{stitch.json, subgraphs/, stitched/}.
+// zoo.json -> partition -> stitch -> OUT/{stitch.json, subgraphs/, stitched/};
+// the zoo's multitask groups stitched as zoo-mts does -> OUT/groups/{mts.json, GROUP.onnx}.
 // OUT is replaced only when everything succeeded, and only when it is absent,
 // empty or an earlier zoo-stitch output (OutputDir); never over the zoo's files.
 Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options);
