@@ -107,10 +107,13 @@ assert checked == 13, checked
 PYEOF
 then pass "accuracy of all 13 variants (int8 included) as ONNX Runtime measures it"
 else fail "runtime accuracy against ORT"; fi
-# SparseLoom's grid sets latency bounds below what any variant runs in: plan-solve says so, per task.
+# SparseLoom's grid sets latency bounds below what any variant runs in: plan-solve says so, per task. (Which
+# tasks: those whose tightest bound, from the originals' measured range, lies below their fastest stitched
+# query; on these tiny models that is timing, so at least one and never a task twice.)
 "$BIN/plan-solve" "$WORK/prof" -o "$WORK/grid/plan.json" > "$WORK/grid.txt" 2> "$WORK/grid.err" \
   && grep -q "^C01..C25: SparseLoom's SLO grid" "$WORK/grid.txt" \
-  && [ "$(grep -c "^warning: task '.*': the latency SLO of .* lies below its fastest query" "$WORK/grid.err")" -eq 3 ] \
+  && [ "$(grep -c "^warning: task '.*': the latency SLO of .* lies below its fastest query" "$WORK/grid.err")" -ge 1 ] \
+  && [ "$(grep -o "^warning: task '[^']*'" "$WORK/grid.err" | sort | uniq -d | wc -l)" -eq 0 ] \
   && pass "the grid's names explained; its unreachable latency bounds warned, one line per task" \
   || fail "grid SLO warnings: $(cat "$WORK/grid.err")"
 # The SLOs a user writes: one per task.
