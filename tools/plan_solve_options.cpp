@@ -166,7 +166,7 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     sp.select.measuredAccuracyForDecisions = !g.estimatedAccuracy;
     if (!g.budgets.empty()) sp.budgets = g.budgets;
     sp.processors = splitList(g.processorList);
-    sp.servedInTurn = splitList(g.servedInTurnList);
+    sp.select.servedInTurn = splitList(g.servedInTurnList);
     sp.tool = "plan-solve";
     sp.version = zooplanVersion();
   } else {

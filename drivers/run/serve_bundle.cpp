@@ -303,9 +303,11 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   return run;
 }
 
-// The calibration rounds of serving round r of R: params.calibrationRounds spread over the serving rounds.
+// The calibration rounds of serving round r of R: params.calibrationRounds spread evenly over the
+// serving rounds (fewer rounds than serving rounds: every other one or so, the last one included).
 int calibrationPiece(const ServeBundleParams& params, int r, int R) {
-  return params.calibrationRounds / R + (r < params.calibrationRounds % R ? 1 : 0);
+  const int64_t c = params.calibrationRounds;
+  return static_cast<int>(c * (r + 1) / R - c * r / R);
 }
 
 // One piece of a system's calibration, `rounds` runs per slot and kind, pooled with its others.
@@ -324,6 +326,7 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   }
   run.dispatchMs.push_back(cal.dispatchMs);
   run.handoffMs.push_back(cal.handoffMs);
+  ::malloc_trim(0);  // the calibration's units (all loaded at once) out of the next segment's peak RSS
   return {};
 }
 
@@ -413,7 +416,6 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       const auto& s = sp.systems[k];
       const Segment g = segment(r, R, span[k]);
       ZP_TRY(calibratePiece(runs[k], params, calibrationPiece(params, r, R)));
-      ::malloc_trim(0);  // the calibration's units (all loaded at once) out of the segment's peak RSS
       const ArrivalTrace seg = segmentOf(s.trace, g, index);
       if (seg.arrivals.empty()) continue;
       ModelFileLoader loader(runs[k].prepared.files);

@@ -263,10 +263,6 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
         return makeError("{}: system '{}' has no choice for task '{}' under {}", c.bundle.planFile(), sys.name,
                          task.name, cfg.id);
       const auto& choice = sel->tasks[t];
-      if (plan::answeredByGroup(choice))
-        return makeError("{}: system '{}' answers task '{}' under {} with the weight-shared group's unit '{}': serving a "
-                         "group's unit from a stitch plan is not built yet",
-                         c.bundle.planFile(), sys.name, task.name, cfg.id, choice.combination);
       const auto variants = zoo::combinationVariants(choice.combination);
       ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
                    choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t], task.name};

@@ -186,17 +186,17 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
 // --serve-in-turn names configurations of the plan, each once, and needs a workload to judge them at.
 Status checkServedInTurn(const SolveStitchOptions& o, const std::vector<plan::SloConfiguration>& slos,
                          bool workload) {
-  if (o.servedInTurn.empty()) return {};
+  if (o.select.servedInTurn.empty()) return {};
   if (!workload)
     return makeError("--serve-in-turn: configurations are judged served in turn at a workload: give --rate or an "
                      "SLO file with a workload");
-  for (size_t i = 0; i < o.servedInTurn.size(); ++i) {
-    const std::string& id = o.servedInTurn[i];
+  for (size_t i = 0; i < o.select.servedInTurn.size(); ++i) {
+    const std::string& id = o.select.servedInTurn[i];
     if (std::none_of(slos.begin(), slos.end(), [&](const plan::SloConfiguration& c) { return c.id == id; }))
       return makeError("--serve-in-turn {}: no such SLO configuration in --slo {} (it has {} .. {})", id, o.slo,
                        slos.front().id, slos.back().id);
-    if (std::find(o.servedInTurn.begin(), o.servedInTurn.begin() + static_cast<std::ptrdiff_t>(i), id) !=
-        o.servedInTurn.begin() + static_cast<std::ptrdiff_t>(i))
+    if (std::find(o.select.servedInTurn.begin(), o.select.servedInTurn.begin() + static_cast<std::ptrdiff_t>(i), id) !=
+        o.select.servedInTurn.begin() + static_cast<std::ptrdiff_t>(i))
       return makeError("--serve-in-turn {}: named twice", id);
   }
   return {};
@@ -289,7 +289,6 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   for (const auto& b : o.budgets) ZP_TRY(select::parseBudget(b, 0));  // bad input before any directory is made
   std::string servingSummary;
   select::SelectParams selectParams = o.select;
-  selectParams.servedInTurn = o.servedInTurn;
   ZP_ASSIGN_OR_RETURN(selectParams.previous, previousChoices(o.previousPlan, space));
   std::vector<plan::FrameSpec> frames;
   ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary, frames));
@@ -320,7 +319,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
                                                         c.hotRatios.empty() ? 0 : o.calibrationRounds,
                                                         c.dispatchMs, c.handoffMs, c.loadMsPerMB, frames,
                                                         w->residentByLoadCost ? w->budgetBytes : 0,
-                                                        o.servedInTurn};
+                                                        o.select.servedInTurn};
   }
   const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
   auto fromPlan = [&](const fs::path& p) {

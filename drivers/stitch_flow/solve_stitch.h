@@ -34,9 +34,6 @@ struct SolveStitchOptions {
   int calibrationRounds = 5;
   coldstart::ColdStartParams cold;          // the cold-start section of each chosen subgraph
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
-  // With a workload: the configurations plan-run --serve serves in turn (ids;
-  // empty: every one), which zooplan's choices are judged jointly for.
-  std::vector<std::string> servedInTurn;
   std::filesystem::path previousPlan;       // an earlier plan whose picks ties keep (empty: none)
   std::string tool = "plan-solve";
   std::string version;

@@ -77,9 +77,10 @@ Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
     std::error_code ec;
     fs::create_directories(staged.path() / "groups", ec);
     if (ec) return makeError("{}: cannot create: {}", (staged.path() / "groups").string(), ec.message());
-    auto written = mts::writeStitchedGroups(zoo, groups, stitchedGroups, mts::StitchMode::Mts,
-                                            staged.path() / "groups", options.out / "groups", "zoo-stitch");
-    if (!written.ok()) return written.error();
+    if (auto written = mts::writeStitchedGroups(zoo, groups, stitchedGroups, mts::StitchMode::Mts,
+                                                staged.path() / "groups", options.out / "groups", "zoo-stitch");
+        !written.ok())
+      return written.error();
   }
   ZP_TRY(writeFileAtomic(staged.path() / "stitch.json", canonicalJson(artifacts::toJson(result.manifest))));
   ZP_TRY(staged.commit());

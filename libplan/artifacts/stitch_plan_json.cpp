@@ -159,7 +159,8 @@ Expected<std::string> combinationId(const JsonAt& j) {
   if (id.empty()) return id;  // an infeasible selection names none
   // A weight-shared group's unit answering the task: its unit id (the plan's units list it).
   if (id.rfind("group:", 0) == 0) {
-    if (auto p = idProblem(id.substr(6))) return j.error(*p);
+    auto unit = parseUnitId(id);
+    if (!unit.ok()) return j.error(unit.error().message);
     return id;
   }
   if (auto p = zoo::combinationIdProblem(id)) return j.error(*p);
@@ -378,9 +379,13 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
   }
   if (root.has("workload")) { ZP_ASSIGN_OR_RETURN(s.workload, workloadFrom(root)); }
   if (s.workload)
-    for (const auto& id : s.workload->servedInTurn)
-      if (std::none_of(s.slos.begin(), s.slos.end(), [&](const SloConfiguration& c) { return c.id == id; }))
-        return root.error(fmt::format("workload.served_in_turn: '{}' is none of its SLO configurations", id));
+    for (size_t i = 0; i < s.workload->servedInTurn.size(); ++i) {
+      const auto& turn = s.workload->servedInTurn;
+      if (std::none_of(s.slos.begin(), s.slos.end(), [&](const SloConfiguration& c) { return c.id == turn[i]; }))
+        return root.error(fmt::format("workload.served_in_turn: '{}' is none of its SLO configurations", turn[i]));
+      if (std::count(turn.begin(), turn.end(), turn[i]) > 1)
+        return root.error(fmt::format("workload.served_in_turn: '{}' is named twice", turn[i]));
+    }
   ZP_ASSIGN_OR_RETURN(auto systems, root.array("systems"));
   for (const auto& sj : systems) {
     ZP_ASSIGN_OR_RETURN(auto sys, systemFrom(sj));

@@ -239,6 +239,13 @@ double decisionLatencyMs(const StitchSpace& space, size_t t, int64_t candidate, 
   return ts.latencyMs(ts.candidate(static_cast<uint64_t>(candidate)), placement);
 }
 
+bool decisionMeetsSlo(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate,
+                      const std::vector<std::string>& placement) {
+  const auto& s = slo.tasks.at(space.tasks[t].name);
+  return decisionJudgedAccuracy(space, t, candidate) >= s.accuracy &&
+         decisionLatencyMs(space, t, candidate, placement) <= s.latencyMs;
+}
+
 double decisionAccuracy(const Candidate& c, const SelectParams& params) {
   if (c.original || params.measuredAccuracyForDecisions) return c.accuracy(true);
   return c.predictedAccuracy;
@@ -640,6 +647,7 @@ int keepPreviousPicks(const StitchSpace& space, const plan::SloConfiguration& sl
     Choice next = best;
     next.candidate[t] = decision->first;
     next.placement[t] = decision->second;
+    next.feasible[t] = decisionMeetsSlo(space, slo, t, next.candidate[t], next.placement[t]);
     const Outcome& now = outcome(best);
     const Outcome& then = outcome(next);
     if (then.violationRate <= now.violationRate + previous.violationNoise && then.accuracyMisses <= now.accuracyMisses &&
@@ -710,15 +718,14 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   // runs on, over the best so far: the mixes below then judge it member by member.
   if (trace)
     for (size_t g = 0; g < space.groups.size(); ++g)
-      for (const auto& [proc, ms] : space.groups[g].runMs) {
+      for (const auto& run : space.groups[g].runMs) {
+        const std::string& proc = run.first;
         Choice c = best;
-        for (int m : space.groups[g].members) {
-          c.candidate[static_cast<size_t>(m)] = groupDecision(g);
-          c.placement[static_cast<size_t>(m)] = {proc};
-          c.feasible[static_cast<size_t>(m)] =
-              decisionJudgedAccuracy(space, static_cast<size_t>(m), groupDecision(g)) >=
-                  slo.tasks.at(space.tasks[static_cast<size_t>(m)].name).accuracy &&
-              ms <= slo.tasks.at(space.tasks[static_cast<size_t>(m)].name).latencyMs;
+        for (int member : space.groups[g].members) {
+          const auto m = static_cast<size_t>(member);
+          c.candidate[m] = groupDecision(g);
+          c.placement[m] = {proc};
+          c.feasible[m] = decisionMeetsSlo(space, slo, m, c.candidate[m], c.placement[m]);
         }
         consider(std::move(c), "the shared group " + space.groups[g].name + "'s unit on " + proc);
       }

@@ -101,6 +101,9 @@ inline std::optional<size_t> sharedGroupOf(int64_t candidate) {
 std::string decisionId(const StitchSpace& space, size_t t, int64_t candidate);
 double decisionJudgedAccuracy(const StitchSpace& space, size_t t, int64_t candidate);
 double decisionLatencyMs(const StitchSpace& space, size_t t, int64_t candidate, const std::vector<std::string>& placement);
+// Whether task t's decision meets its SLOs under `slo` as planned (accuracy as judged, latency as profiled).
+bool decisionMeetsSlo(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate,
+                      const std::vector<std::string>& placement);
 // The member index of task t in the shared group, or -1.
 int memberIndex(const SharedGroup& group, size_t t);
 

@@ -28,13 +28,6 @@ plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& s
   return sel;
 }
 
-// Whether a decision meets the configuration's SLOs as planned (accuracy as judged, latency as profiled).
-bool plannedFeasible(const StitchSpace& space, const plan::SloConfiguration& slo, size_t t, int64_t candidate,
-                     const std::vector<std::string>& placement) {
-  const auto& s = slo.tasks.at(space.tasks[t].name);
-  return decisionJudgedAccuracy(space, t, candidate) >= s.accuracy &&
-         decisionLatencyMs(space, t, candidate, placement) <= s.latencyMs;
-}
 
 // Served in turn, a configuration's choice pays for the units the others
 // choose: loads at each switch, and less of the budget resident. A joint
@@ -69,7 +62,7 @@ void descendJointly(const StitchSpace& space, const std::vector<plan::SloConfigu
           std::vector<Choice> next = r.choices;
           next[k].candidate[t] = candidate;
           next[k].placement[t] = placement;
-          next[k].feasible[t] = plannedFeasible(space, slos[k], t, candidate, placement);
+          next[k].feasible[t] = decisionMeetsSlo(space, slos[k], t, candidate, placement);
           const Outcome o = evaluateServingInTurn(space, slos, next, workload, trace);
           ++r.judged;
           if (betterOutcome(o, r.outcome)) {

@@ -215,6 +215,10 @@ TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   bad = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plan.json: $.stitch: workload.served_in_turn: 'C09' is none of its SLO configurations");
+  j["stitch"]["workload"]["served_in_turn"] = Json::array({"C01", "C01"});
+  bad = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plan.json: $.stitch: workload.served_in_turn: 'C01' is named twice");
 }
 
 TEST(ServingObjective, AWorkloadWithoutATasksRateIsAnError) {
