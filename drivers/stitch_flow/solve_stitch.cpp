@@ -203,12 +203,10 @@ Status checkServedInTurn(const SolveStitchOptions& o, const std::vector<plan::Sl
 }
 
 // The simulated schedule of zooplan's choice for the first configuration, and the SVGs.
-Status writeVisuals(const SolveStitchOptions& o, const select::SelectParams& selectParams, const StitchSpace& space,
-                    const plan::SloConfiguration& first, const select::StitchSolution& s) {
-  select::Algorithm1Result a1;
-  select::Choice choice = zooplanChoice(space, first, selectParams, &a1, nullptr);
+Status writeVisuals(const SolveStitchOptions& o, const StitchSpace& space, const plan::SloConfiguration& first,
+                    const select::StitchSolution& s) {
   if (!o.trace.empty()) {
-    auto q = queriesOf(space, choice, o.select.queriesPerTask);
+    auto q = queriesOf(space, s.chosenFirst, o.select.queriesPerTask);
     std::vector<int> arrival(space.tasks.size());
     std::iota(arrival.begin(), arrival.end(), 0);
     auto r = sim::simulateQueries(q, static_cast<int>(space.processors.size()), arrival, true);
@@ -345,7 +343,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   // Outputs from here on: their folders are made only now, so a run refused
   // above (bad SLOs, budgets) leaves nothing behind.
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation, o.stats}));
-  ZP_TRY(writeVisuals(o, selectParams, space, slos.front(), solution));
+  ZP_TRY(writeVisuals(o, space, slos.front(), solution));
   if (!o.evaluation.empty()) {
     result.evaluation = select::evaluateAgainstBaselines(space, o.select);
     ZP_TRY(writeFileAtomic(o.evaluation, canonicalJson(result.evaluation)));

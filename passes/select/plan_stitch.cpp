@@ -314,6 +314,7 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   }
   const ServedSystems systems = servedSystems(space, slos, served, searches);
   sp.systems = systems.systems;
+  s.chosenFirst = systems.choices.front().front();
   addSystemsSubgraphs(space, systems, sp);
   adoptChosenSystem(space, sp);
   s.units = subgraphUnits(space, sp);

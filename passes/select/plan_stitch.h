@@ -30,6 +30,7 @@ struct StitchSolution {
   std::vector<plan::Unit> units;      // the subgraphs the plan names, in task, position, variant order
   std::vector<Processor> processors;  // the plan's: the ones the section names
   std::vector<int64_t> firstChosen;   // per task: the candidate chosen for the first feasible configuration (-1: none)
+  Choice chosenFirst;                 // the plan's choice (zooplan's) for the first configuration
   std::string preloadSummary;         // one line per budget
   size_t ordersEvaluated = 0;
 };
