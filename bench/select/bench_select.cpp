@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
                              {"variants_per_task", variants}, {"orders", orders.size()},
                              {"scan_latency_evaluations", scan}, {"algorithm1_feasible_tasks", feasible},
                              {"algorithm1_ms", a1Ms}, {"with_simulator_ms", fullMs},
-                             {"mean_latency_ms", a1.meanLatencyMs}, {"zooplan_from", note}});
+                             {"mean_latency_ms", a1.meanLatencyMs}});
     }
   }
   auto st = writeFileAtomic(out, canonicalJson(Json{{"results", results}}));

@@ -121,7 +121,7 @@ Expected<Group> unitOf(const zoo::MtsGroupEntry& g, Inputs& in) {
     const fs::path model = in.zoo.resolve(v->onnx);
     ZP_ASSIGN_OR_RETURN(std::string sha, hashFile(model, in));
     out.models.members.push_back({model.generic_string(), sha});
-    u.members.push_back(plan::MtsPlanMember{m.task, m.input, m.stitchedInput, m.outputs, m.stitchedOutputs, {}});
+    u.members.push_back(plan::MtsPlanMember{{m.task, m.input, m.stitchedInput, m.outputs, m.stitchedOutputs}, {}});
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "libplan/artifacts/accuracy_csv.h"
 #include "libplan/artifacts/latency_model_json.h"
+#include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/artifacts/profile_report.h"
 #include "libplan/artifacts/stitch_json.h"
@@ -84,6 +85,57 @@ Expected<std::pair<std::string, int>> parseHostConfig(const std::string& cfg, co
   return std::make_pair(cfg.substr(0, at), static_cast<int>(threads));
 }
 
+// The weight-shared groups zoo-stitch stitched (groups/mts.json), each with its
+// members' measured accuracy (the stitched graph answers as each member's own
+// model does: zoo-mts checks its outputs) and its profiled run on each processor.
+Status readSharedGroups(select::StitchSpace& sp, const std::optional<std::string>& bytes,
+                        const artifacts::AccuracyTable& acc,
+                        const profile::ProfileDb& db, const fs::path& profileDir) {
+  if (!bytes) return {};
+  const fs::path path = sp.stitchDir / zoo::kStitchGroupsManifest;
+  ZP_ASSIGN_OR_RETURN(auto manifest, artifacts::parseMtsManifest(*bytes, path.string()));
+  if (manifest.zooSha256 != sp.manifest.zooSha256)
+    return makeError("{}: made from another zoo.json than stitch.json; run zoo-stitch again", path.string());
+  for (const auto& g : manifest.groups) {
+    select::SharedGroup sg;
+    sg.name = g.name;
+    sg.file = (fs::path(zoo::kStitchGroupsDir) / g.file).generic_string();
+    sg.sha256 = g.sha256;
+    sg.sharedInput = g.sharedInput;
+    for (const auto& m : g.members) {
+      auto t = std::find_if(sp.tasks.begin(), sp.tasks.end(), [&](const auto& ts) { return ts.name == m.task; });
+      if (t == sp.tasks.end())
+        return makeError("{}: group '{}': member '{}' is not a task of stitch.json", path.string(), g.name, m.task);
+      const auto& combos = t->stitch->combinations;
+      auto own = std::find_if(combos.begin(), combos.end(), [&](const auto& c) {
+        return std::all_of(c.variants.begin(), c.variants.end(), [&](const auto& v) { return v == m.variant; });
+      });
+      if (own == combos.end())
+        return makeError("{}: group '{}': member '{}' has no variant '{}' in stitch.json", path.string(), g.name, m.task,
+                         m.variant);
+      auto a = acc.find({m.task, own->id});
+      if (a == acc.end())
+        return makeError("{}: no accuracy for {}/{}", (profileDir / "accuracy.csv").string(), m.task, own->id);
+      sg.members.push_back(static_cast<int>(t - sp.tasks.begin()));
+      sg.io.push_back(plan::GroupMember{m.task, m.input, m.stitchedInput, m.outputs, m.stitchedOutputs});
+      sg.accuracy.push_back(a->second.measured.value_or(a->second.predicted));
+    }
+    for (const auto& p : sp.processors) {
+      const std::string policy = p.source == "host" ? p.policy : std::string(profile::kDefaultPolicy);
+      for (const auto* r : db.select(profile::RowKind::Group, g.name, {}, p.name))
+        if (r->policy == policy) {
+          sg.runMs[p.name] = r->medianMs;
+          sg.bytes[p.name] = r->memoryBytes.value_or(0);
+        }
+    }
+    if (sg.runMs.empty())
+      return makeError("{}: group '{}' was measured on none of the processors; run zoo-profile again",
+                       (profileDir / "profile.csv").string(), g.name);
+    sp.groups.push_back(std::move(sg));
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
@@ -110,6 +162,12 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
     ZP_TRY(artifacts::checkRecordedStitch(report.json, reportPath, sp.stitchDir / "stitch.json", bytes));
     sp.inputHashes[plan::kPlanStitchInput] = sha256Hex(bytes);
   }
+  std::optional<std::string> groupsBytes;
+  if (const fs::path groups = sp.stitchDir / zoo::kStitchGroupsManifest; fs::exists(groups)) {
+    ZP_ASSIGN_OR_RETURN(groupsBytes, readFile(groups));
+    sp.inputHashes[std::string("stitch/") + zoo::kStitchGroupsManifest] = sha256Hex(*groupsBytes);
+  }
+  ZP_TRY(artifacts::checkRecordedGroups(report.json, reportPath, sp.stitchDir / zoo::kStitchGroupsManifest, groupsBytes));
   ZP_ASSIGN_OR_RETURN(auto db, artifacts::parseProfileCsv(bytesOf["profile.csv"], (profileDir / "profile.csv").string()));
   ZP_ASSIGN_OR_RETURN(auto acc, artifacts::parseAccuracyCsv(bytesOf["accuracy.csv"], (profileDir / "accuracy.csv").string()));
   const std::string latencyLabel = (profileDir / "latency_model.json").string();
@@ -182,6 +240,7 @@ Expected<select::StitchSpace> readStitchSpace(const fs::path& profileDir) {
     ts.buildDense(names);
     sp.tasks.push_back(std::move(ts));
   }
+  ZP_TRY(readSharedGroups(sp, groupsBytes, acc, db, profileDir));
   int positions = 0;
   for (const auto& t : sp.tasks) positions = std::max(positions, t.positions);
   if (!estimate::searchOrderCount(sp.processors.size(), positions, select::kMaxPlacementOrders))

@@ -14,6 +14,7 @@
 #include "libplan/artifacts/node_profile_csv.h"
 #include "passes/measure/cold_profile_measure.h"
 #include "libplan/artifacts/latency_model_json.h"
+#include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/profile_csv.h"
 #include "libplan/artifacts/profile_report.h"
 #include "libplan/artifacts/stitch_json.h"
@@ -103,6 +104,7 @@ Expected<Json> zoo_profile::runInputs(const Sources& src, const ProfileParams& p
     }
     inputs["processors"].push_back(pj);
   }
+  if (src.groups) inputs[artifacts::kReportGroupsKey] = sha256Hex(src.groupsBytes);
   // The datasets accuracy is measured on: a changed one is measured again (and a plan made from it is stale).
   inputs["datasets"] = Json::array();
   for (const auto& t : src.zoo.tasks) {
@@ -347,6 +349,10 @@ Expected<zoo_profile::SourcesRead> zoo_profile::readSources(const fs::path& stit
     return makeError("{}: {} changed since zoo-stitch wrote this directory; run zoo-stitch again",
                      (stitchDir / "stitch.json").string(), zooPath.string());
   ZP_TRY(zoo_profile::resolveProcessors(src, params));
+  if (const fs::path groups = stitchDir / zoo::kStitchGroupsManifest; fs::exists(groups)) {
+    ZP_ASSIGN_OR_RETURN(src.groupsBytes, readFile(groups));
+    ZP_ASSIGN_OR_RETURN(src.groups, artifacts::parseMtsManifest(src.groupsBytes, groups.string()));
+  }
   for (const auto& t : src.manifest.tasks) {  // the lookup table holds every valid variant under every placement
     const auto valid = std::count_if(t.combinations.begin(), t.combinations.end(), [](const auto& c) { return c.valid; });
     ZP_TRY(estimate::checkPlacementSearch((stitchDir / "stitch.json").string(), t.name, static_cast<uint64_t>(valid),

@@ -1,5 +1,6 @@
 // zoo-profile step 1: host latency per subgraph and configuration, and the
 // hand-over of each boundary tensor between processors.
+#include <filesystem>
 #include <set>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "libplan/util/validate.h"
 
 namespace zp::drivers::zoo_profile {
+namespace fs = std::filesystem;
 namespace {
 
 using profile::ProfileRow;
@@ -125,6 +127,42 @@ Status measureTransitions(Run& run, const zoo::TaskStitch& task) {
   return {};
 }
 
+// One run of each weight-shared group's stitched graph under every host
+// configuration, for every processor with it, on seeded random inputs (as the
+// subgraphs are measured), so the planner may answer the members with it.
+Status measureGroups(Run& run, const std::set<Processor>& configs) {
+  if (!run.src.groups) return {};
+  const fs::path dir = run.src.stitchDir / zoo::kStitchGroupsDir;
+  for (const auto& g : run.src.groups->groups)
+    for (const auto& config : configs) {
+      std::vector<const Processor*> procs;
+      for (const auto& p : run.src.processors)
+        if (p.host() && p.engine() == config) procs.push_back(&p);
+      const ProfileRow* old = nullptr;
+      for (const auto& p : run.previous)
+        for (const auto* r : p.db.select(RowKind::Group, g.name, {}, procs.front()->name))
+          if (!old && r->policy == config.policy && r->source == "host") old = r;
+      LatencyMeasurement m;
+      if (old) {
+        m = LatencyMeasurement{old->medianMs, old->p90Ms.value_or(old->medianMs), static_cast<int>(old->runs.value_or(1)),
+                               old->memoryBytes.value_or(0)};
+        ++run.counts.reused;
+      } else {
+        ZP_ASSIGN_OR_RETURN(auto pin, runtime::serve::ScopedCorePin::pin("processor " + procs.front()->name, config.cores));
+        ZP_ASSIGN_OR_RETURN(auto session, runtime::Session::load(dir / g.file, measure::sessionOptions(config)));
+        ZP_ASSIGN_OR_RETURN(m, measure::measureLatency(*session, runtime::randomInputs(*session, run.params.seed), run.mp));
+        run.countTimedRuns();
+      }
+      for (const auto* p : procs) {
+        ProfileRow r = subgraphRow(g.name, 0, "", p->name, config.policy, m);
+        r.kind = RowKind::Group;
+        r.position.reset();
+        run.db.add(r);
+      }
+    }
+  return {};
+}
+
 }  // namespace
 
 Expected<double> measureOverhead(const Run& run, const Processor& config) {
@@ -170,6 +208,7 @@ Expected<bool> measureHostLatency(Run& run) {
         }
     ZP_TRY(measureTransitions(run, task));
   }
+  if (!interrupted) ZP_TRY(measureGroups(run, configs));
   return interrupted;
 }
 

@@ -26,6 +26,7 @@
 #include "libplan/util/json.h"
 #include "libplan/util/output_dir.h"
 #include "libplan/util/stats.h"
+#include "libplan/zoo/mts_manifest.h"
 #include "libplan/zoo/stitch_manifest.h"
 #include "libplan/zoo/zoo.h"
 #include "passes/measure/accuracy_eval.h"
@@ -46,6 +47,9 @@ struct Sources {
   std::map<std::string, ImportSpec> importSpecs;
   Json imports;                             // report.json's "imports": what each imported profile matched
   std::vector<profile::ProfileDb> imported; // their rows, in processor order
+  // The weight-shared groups zoo-stitch stitched (groups/mts.json), when the zoo declares any.
+  std::optional<zoo::MtsManifest> groups;
+  std::string groupsBytes;
 };
 
 // An earlier run's rows that this run may reuse (same inputs, its profile.csv

@@ -75,10 +75,11 @@ Expected<zoo::StitchManifest> runZooStitch(const ZooStitchOptions& options) {
   ZP_TRY(writeStitchDir(result, staged.path()));
   if (!groups.empty()) {
     std::error_code ec;
-    fs::create_directories(staged.path() / "groups", ec);
-    if (ec) return makeError("{}: cannot create: {}", (staged.path() / "groups").string(), ec.message());
+    fs::create_directories(staged.path() / zoo::kStitchGroupsDir, ec);
+    if (ec) return makeError("{}: cannot create: {}", (staged.path() / zoo::kStitchGroupsDir).string(), ec.message());
     if (auto written = mts::writeStitchedGroups(zoo, groups, stitchedGroups, mts::StitchMode::Mts,
-                                                staged.path() / "groups", options.out / "groups", "zoo-stitch");
+                                                staged.path() / zoo::kStitchGroupsDir,
+                                                options.out / zoo::kStitchGroupsDir, "zoo-stitch");
         !written.ok())
       return written.error();
   }

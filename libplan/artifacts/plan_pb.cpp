@@ -9,6 +9,13 @@ namespace zp::artifacts {
 
 namespace {
 
+template <class T>
+std::vector<T> vec(const google::protobuf::RepeatedField<T>& r) { return std::vector<T>(r.begin(), r.end()); }
+std::vector<std::string> vec(const google::protobuf::RepeatedPtrField<std::string>& r) {
+  return std::vector<std::string>(r.begin(), r.end());
+}
+
+
 using namespace zp::plan;
 
 void put(const Processor& p, planpb::Processor* m) {
@@ -124,6 +131,25 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
       gm->set_processor(g.processor);
       gm->set_memory_bytes(g.memoryBytes);
       gm->set_latency_ms(g.latencyMs);
+    }
+  }
+  for (const auto& g : s.groups) {
+    auto* gm = m->add_groups();
+    gm->set_name(g.name);
+    gm->set_shared_input(g.sharedInput);
+    for (const auto& b : g.members) {
+      auto* bm = gm->add_members();
+      bm->set_task(b.task);
+      bm->set_input(b.input);
+      bm->set_stitched_input(b.stitchedInput);
+      for (const auto& o : b.outputs) bm->add_outputs(o);
+      for (const auto& o : b.stitchedOutputs) bm->add_stitched_outputs(o);
+    }
+    for (const auto& r : g.runs) {
+      auto* rm = gm->add_runs();
+      rm->set_processor(r.processor);
+      rm->set_memory_bytes(r.memoryBytes);
+      rm->set_latency_ms(r.latencyMs);
     }
   }
   m->set_chosen_system(s.chosenSystem);
@@ -323,6 +349,13 @@ StitchPlan get(const planpb::StitchPlan& m) {
           PlannedSubgraph{g.position(), g.variant(), g.processor(), g.memory_bytes(), g.latency_ms()});
     s.tasks.push_back(std::move(t));
   }
+  for (const auto& gm : m.groups()) {
+    PlannedGroup g{gm.name(), gm.shared_input(), {}, {}};
+    for (const auto& b : gm.members())
+      g.members.push_back(GroupMember{b.task(), b.input(), b.stitched_input(), vec(b.outputs()), vec(b.stitched_outputs())});
+    for (const auto& r : gm.runs()) g.runs.push_back(PlannedGroupRun{r.processor(), r.memory_bytes(), r.latency_ms()});
+    s.groups.push_back(std::move(g));
+  }
   for (const auto& pm : m.preload()) {
     PreloadSet p;
     p.budget = pm.budget();
@@ -479,12 +512,6 @@ Expected<ColdPlan> get(const planpb::ColdPlan& m) {
   return c;
 }
 
-template <class T>
-std::vector<T> vec(const google::protobuf::RepeatedField<T>& r) { return std::vector<T>(r.begin(), r.end()); }
-std::vector<std::string> vec(const google::protobuf::RepeatedPtrField<std::string>& r) {
-  return std::vector<std::string>(r.begin(), r.end());
-}
-
 void put(const MtsUnit& u, planpb::MtsUnit* m) {
   m->set_group(u.group);
   m->set_shared_input(u.sharedInput);
@@ -506,8 +533,8 @@ MtsUnit get(const planpb::MtsUnit& m) {
   MtsUnit u{m.group(), m.shared_input(), {}, m.weight_bytes(), m.member_bytes(),
             vec(m.stitched_ms())};
   for (const auto& b : m.members())
-    u.members.push_back(MtsPlanMember{b.task(), b.input(), b.stitched_input(), vec(b.outputs()),
-                                      vec(b.stitched_outputs()), vec(b.ms())});
+    u.members.push_back(MtsPlanMember{{b.task(), b.input(), b.stitched_input(), vec(b.outputs()),
+                                      vec(b.stitched_outputs())}, vec(b.ms())});
   return u;
 }
 

@@ -110,7 +110,7 @@ Expected<ProfileDb> parseProfileCsv(std::string_view text, const std::string& la
     ProfileRow row;
     auto kind = parseRowKind(cell(kKind));
     if (!kind)
-      return fail(fmt::format("column 'kind': unknown kind '{}' (expected subgraph, node or transition)", cell(kKind)));
+      return fail(fmt::format("column 'kind': unknown kind '{}' (expected subgraph, node, transition or group)", cell(kKind)));
     row.kind = *kind;
     row.task = cell(kTask);
     row.variant = cell(kVariant);

@@ -30,4 +30,21 @@ Status checkRecordedStitch(const Json& report, const fs::path& reportPath, const
   return {};
 }
 
+Status checkRecordedGroups(const Json& report, const fs::path& reportPath, const fs::path& mtsJson,
+                           const std::optional<std::string>& bytes) {
+  const Json* inputs = report.is_object() && report.contains("inputs") ? &report["inputs"] : nullptr;
+  const Json* recorded = inputs && inputs->is_object() && inputs->contains(kReportGroupsKey) ? &(*inputs)[kReportGroupsKey] : nullptr;
+  if (!bytes && !recorded) return {};
+  if (!bytes)
+    return makeError("{}: profiled {}, which is gone (zoo-stitch ran again since zoo-profile?); run zoo-profile again",
+                     reportPath.string(), mtsJson.string());
+  if (!recorded || !recorded->is_string())
+    return makeError("{}: was not profiled (the profile in {} predates it); run zoo-profile again", mtsJson.string(),
+                     reportPath.string());
+  if (recorded->get<std::string>() != sha256Hex(*bytes))
+    return makeError("{}: does not match the hash {} recorded (zoo-stitch ran again since zoo-profile?)",
+                     mtsJson.string(), reportPath.string());
+  return {};
+}
+
 }  // namespace zp::artifacts

@@ -68,6 +68,18 @@ Json toJson(const StitchPlan& s) {
                                      {"memory_bytes", g.memoryBytes}, {"latency_ms", g.latencyMs}});
     j["tasks"].push_back(tj);
   }
+  if (!s.groups.empty()) {
+    j["groups"] = Json::array();
+    for (const auto& g : s.groups) {
+      Json members = Json::array(), runs = Json::array();
+      for (const auto& m : g.members)
+        members.push_back(Json{{"task", m.task}, {"input", m.input}, {"stitched_input", m.stitchedInput},
+                               {"outputs", m.outputs}, {"stitched_outputs", m.stitchedOutputs}});
+      for (const auto& r : g.runs)
+        runs.push_back(Json{{"processor", r.processor}, {"memory_bytes", r.memoryBytes}, {"latency_ms", r.latencyMs}});
+      j["groups"].push_back(Json{{"name", g.name}, {"shared_input", g.sharedInput}, {"members", members}, {"runs", runs}});
+    }
+  }
   j["preload"] = Json::array();
   for (const auto& p : s.preload)
     j["preload"].push_back(Json{{"budget", p.budget}, {"budget_bytes", p.budgetBytes},
@@ -198,6 +210,60 @@ Expected<std::optional<SloMiss>> missFrom(const JsonAt& cj) {
   ZP_ASSIGN_OR_RETURN(miss.accuracyShort, mj.number("accuracy_short"));
   ZP_ASSIGN_OR_RETURN(miss.latencyOverMs, mj.number("latency_over_ms"));
   return std::optional<SloMiss>(miss);
+}
+
+Expected<PlannedGroup> groupFrom(const JsonAt& gj, const std::vector<std::string>& processors) {
+  PlannedGroup g;
+  ZP_ASSIGN_OR_RETURN(g.name, gj.id("name"));
+  ZP_ASSIGN_OR_RETURN(g.sharedInput, gj.boolean("shared_input"));
+  ZP_ASSIGN_OR_RETURN(auto members, gj.array("members"));
+  if (members.empty()) return gj.error("members: empty");
+  for (const auto& mj : members) {
+    GroupMember m;
+    ZP_ASSIGN_OR_RETURN(m.task, mj.id("task"));
+    ZP_ASSIGN_OR_RETURN(m.input, mj.string("input"));
+    ZP_ASSIGN_OR_RETURN(m.stitchedInput, mj.string("stitched_input"));
+    ZP_ASSIGN_OR_RETURN(m.outputs, mj.strings("outputs"));
+    ZP_ASSIGN_OR_RETURN(m.stitchedOutputs, mj.strings("stitched_outputs"));
+    if (m.input.empty() || m.stitchedInput.empty()) return mj.error("input and stitched_input: empty");
+    if (m.outputs.empty() || m.outputs.size() != m.stitchedOutputs.size())
+      return mj.error(fmt::format("outputs: {} for {} stitched outputs (one or more each, in the same order)",
+                                  m.outputs.size(), m.stitchedOutputs.size()));
+    if (memberOf(g, m.task)) return mj.error(fmt::format("task '{}' is a member twice", m.task));
+    g.members.push_back(std::move(m));
+  }
+  ZP_ASSIGN_OR_RETURN(auto runs, gj.array("runs"));
+  if (runs.empty()) return gj.error("runs: empty");
+  for (const auto& rj : runs) {
+    PlannedGroupRun r;
+    ZP_ASSIGN_OR_RETURN(r.processor, rj.id("processor"));
+    if (std::find(processors.begin(), processors.end(), r.processor) == processors.end())
+      return rj.error(fmt::format("processor: '{}' is not one the section plans on", r.processor));
+    if (std::any_of(g.runs.begin(), g.runs.end(), [&](const auto& x) { return x.processor == r.processor; }))
+      return rj.error(fmt::format("processor: '{}' is named twice", r.processor));
+    ZP_ASSIGN_OR_RETURN(r.memoryBytes, rj.integer("memory_bytes", 0, kMaxBytes));
+    ZP_ASSIGN_OR_RETURN(r.latencyMs, rj.number("latency_ms", 0, kMaxLatencyMs));
+    g.runs.push_back(std::move(r));
+  }
+  return g;
+}
+
+// A choice answered by a group names one of the section's groups, of which the
+// task is a member, on one processor the group runs on.
+Status checkGroupChoices(const JsonAt& root, const StitchPlan& s) {
+  for (const auto& sys : s.systems)
+    for (const auto& sel : sys.selections)
+      for (const auto& c : sel.tasks) {
+        if (!answeredByGroup(c)) continue;
+        const PlannedGroup* g = groupOf(s, c);
+        auto where = [&] { return fmt::format("systems: '{}' under {}: task '{}'", sys.name, sel.slo, c.task); };
+        if (!g) return root.error(fmt::format("{}: '{}' is none of the section's groups", where(), c.combination));
+        if (!memberOf(*g, c.task)) return root.error(fmt::format("{}: not a member of '{}'", where(), c.combination));
+        if (c.placement.size() != 1 ||
+            std::none_of(g->runs.begin(), g->runs.end(), [&](const auto& r) { return r.processor == c.placement[0]; }))
+          return root.error(fmt::format("{}: '{}' is placed on one processor it runs on", where(), c.combination));
+      }
+  return {};
 }
 
 Expected<TaskPlan> taskFrom(const JsonAt& tj) {
@@ -372,6 +438,15 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
     ZP_ASSIGN_OR_RETURN(auto t, taskFrom(tj));
     s.tasks.push_back(std::move(t));
   }
+  if (root.has("groups")) {
+    ZP_ASSIGN_OR_RETURN(auto groups, root.array("groups"));
+    for (const auto& gj : groups) {
+      ZP_ASSIGN_OR_RETURN(auto g, groupFrom(gj, s.processors));
+      if (std::any_of(s.groups.begin(), s.groups.end(), [&](const auto& x) { return x.name == g.name; }))
+        return gj.error(fmt::format("group '{}' is listed twice", g.name));
+      s.groups.push_back(std::move(g));
+    }
+  }
   ZP_ASSIGN_OR_RETURN(auto preload, root.array("preload"));
   for (const auto& p : preload) {
     ZP_ASSIGN_OR_RETURN(auto ps, preloadFrom(p));
@@ -400,6 +475,7 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
   }
   if (std::none_of(s.systems.begin(), s.systems.end(), [&](const ServedSystem& x) { return x.name == s.chosenSystem; }))
     return root.error(fmt::format("chosen_system '{}' is none of its systems", s.chosenSystem));
+  ZP_TRY(checkGroupChoices(root, s));
   return s;
 }
 

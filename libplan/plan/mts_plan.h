@@ -13,10 +13,7 @@
 namespace zp::plan {
 
 // A member task of a group; its own model is the plan's unit model:GROUP/TASK.
-struct MtsPlanMember {
-  std::string task;
-  std::string input, stitchedInput;                    // its input in its model / in the stitched graph
-  std::vector<std::string> outputs, stitchedOutputs;   // same order
+struct MtsPlanMember : GroupMember {
   std::vector<double> ms;      // one run of its own model on each processor (the section's order), measured
   bool operator==(const MtsPlanMember&) const = default;
 };

@@ -7,6 +7,20 @@ namespace zp::plan {
 
 bool answeredByGroup(const SystemTaskChoice& choice) { return choice.combination.rfind("group:", 0) == 0; }
 
+const PlannedGroup* groupOf(const StitchPlan& plan, const SystemTaskChoice& choice) {
+  if (!answeredByGroup(choice)) return nullptr;
+  const std::string name = choice.combination.substr(std::string("group:").size());
+  for (const auto& g : plan.groups)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+const GroupMember* memberOf(const PlannedGroup& group, const std::string& task) {
+  for (const auto& m : group.members)
+    if (m.task == task) return &m;
+  return nullptr;
+}
+
 const ServedSystem& chosenSystem(const StitchPlan& plan) {
   auto it = std::find_if(plan.systems.begin(), plan.systems.end(),
                          [&](const ServedSystem& s) { return s.name == plan.chosenSystem; });

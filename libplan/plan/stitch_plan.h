@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "libplan/plan/unit.h"
 #include "libplan/plan/workload.h"
 #include "libplan/zoo/processor.h"
 
@@ -71,6 +72,24 @@ struct TaskPlan {
   // order) uses on the processor it runs on, by (position, variant, processor).
   std::vector<PlannedSubgraph> subgraphs;
   bool operator==(const TaskPlan&) const = default;
+};
+
+// A weight-shared group some system's choice answers its members with: its unit
+// group:NAME (file and hash the plan's units give), how each member reads and
+// answers in it, and one run of it on each processor it may run on.
+struct PlannedGroupRun {
+  std::string processor;
+  int64_t memoryBytes = 0;  // resident size on that processor (profiled)
+  double latencyMs = 0;     // one run of the whole stitched graph (profiled)
+  bool operator==(const PlannedGroupRun&) const = default;
+};
+
+struct PlannedGroup {
+  std::string name;
+  bool sharedInput = false;  // members of one input shape read one stitched input
+  std::vector<GroupMember> members;
+  std::vector<PlannedGroupRun> runs;  // in the plan's processor order
+  bool operator==(const PlannedGroup&) const = default;
 };
 
 struct PreloadSet {
@@ -145,6 +164,7 @@ struct StitchPlan {
   double meanLatencyMs = 0;    // Algorithm 1's L(p*) over the configurations
   std::vector<SloConfiguration> slos;
   std::vector<TaskPlan> tasks;
+  std::vector<PlannedGroup> groups;  // the weight-shared groups some system's choice runs
   std::vector<PreloadSet> preload;
   // The plan's answer: this system's choices (the others run with plan-run --compare).
   std::string chosenSystem;
@@ -165,5 +185,9 @@ const ServedSystem& chosenSystem(const StitchPlan& plan);
 // Whether a choice is a weight-shared group's unit answering the task (its
 // combination is the unit's id, "group:NAME") rather than the task's own subgraphs.
 bool answeredByGroup(const SystemTaskChoice& choice);
+// The planned group a choice answered by a group names, or null.
+const PlannedGroup* groupOf(const StitchPlan& plan, const SystemTaskChoice& choice);
+// A member's entry in its group, or null.
+const GroupMember* memberOf(const PlannedGroup& group, const std::string& task);
 
 }  // namespace zp::plan

@@ -55,6 +55,15 @@ struct Unit {
   bool operator==(const Unit&) const = default;
 };
 
+// How a member task of a weight-shared group reads and answers in the group's
+// stitched graph: its input and outputs in its own model and in the stitched one.
+struct GroupMember {
+  std::string task;
+  std::string input, stitchedInput;
+  std::vector<std::string> outputs, stitchedOutputs;  // same order
+  bool operator==(const GroupMember&) const = default;
+};
+
 // The unit with `id` in `units`, or null.
 const Unit* findUnit(const std::vector<Unit>& units, const UnitId& id);
 

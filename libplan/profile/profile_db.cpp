@@ -15,6 +15,7 @@ namespace zp::profile {
 
 std::string_view rowKindName(RowKind k) {
   switch (k) {
+    case RowKind::Group: return "group";
     case RowKind::Node: return "node";
     case RowKind::Subgraph: return "subgraph";
     case RowKind::Transition: return "transition";
@@ -24,6 +25,7 @@ std::string_view rowKindName(RowKind k) {
 }
 
 std::optional<RowKind> parseRowKind(std::string_view s) {
+  if (s == "group") return RowKind::Group;
   if (s == "node") return RowKind::Node;
   if (s == "subgraph") return RowKind::Subgraph;
   if (s == "transition") return RowKind::Transition;
@@ -85,6 +87,16 @@ std::optional<std::string> ProfileRow::problem() const {
       } else {
         ZP_CHECK(mustBeEmpty(node.empty(), "node"));
       }
+      ZP_CHECK(mustBeEmpty(fromProcessor.empty(), "from_processor"));
+      ZP_CHECK(mustBeEmpty(toProcessor.empty(), "to_processor"));
+      ZP_CHECK(mustBeEmpty(!bytes, "bytes"));
+      break;
+    case RowKind::Group:
+      if (position) return std::string("column 'position' must be empty in a group row");
+      ZP_CHECK(mustBeEmpty(variant.empty(), "variant"));
+      ZP_CHECK(need(processor, "processor"));
+      ZP_CHECK(need(policy, "policy"));
+      ZP_CHECK(mustBeEmpty(node.empty(), "node"));
       ZP_CHECK(mustBeEmpty(fromProcessor.empty(), "from_processor"));
       ZP_CHECK(mustBeEmpty(toProcessor.empty(), "to_processor"));
       ZP_CHECK(mustBeEmpty(!bytes, "bytes"));

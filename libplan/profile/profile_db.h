@@ -15,7 +15,8 @@
 
 namespace zp::profile {
 
-enum class RowKind { Node, Subgraph, Transition };  // declaration order = sort order (alphabetical)
+// Group: one run of a weight-shared group's stitched graph (its name in `task`).
+enum class RowKind { Group, Node, Subgraph, Transition };  // declaration order = sort order (alphabetical)
 std::string_view rowKindName(RowKind k);
 std::optional<RowKind> parseRowKind(std::string_view s);
 

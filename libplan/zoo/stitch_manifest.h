@@ -20,6 +20,11 @@ namespace zp::zoo {
 // lookup-table check of each under every placement order) and plan-solve's
 // accuracy table read from accuracy.csv. plan-solve's selection itself
 // searches without listing them (passes/select/README.md).
+// The zoo's weight-shared groups, stitched into the stitch directory as
+// zoo-mts writes them (their ONNX files and mts.json).
+inline constexpr const char* kStitchGroupsDir = "groups";
+inline constexpr const char* kStitchGroupsManifest = "groups/mts.json";
+
 inline constexpr int kMaxPositions = 32;
 inline constexpr uint64_t kMaxCombinations = 100'000;
 // variants^positions, or nothing when that exceeds kMaxCombinations.

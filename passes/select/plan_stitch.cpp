@@ -254,6 +254,13 @@ std::vector<plan::Unit> subgraphUnits(const StitchSpace& space, const plan::Stit
   return units;
 }
 
+size_t groupIndex(const StitchSpace& space, const std::string& name) {
+  for (size_t g = 0; g < space.groups.size(); ++g)
+    if (space.groups[g].name == name) return g;
+  assert(false && "groupIndex: not a group of the space");
+  return 0;
+}
+
 // The shared groups some served system's choice runs, as units (in group order).
 std::vector<plan::Unit> groupUnits(const StitchSpace& space, const ServedSystems& served) {
   std::set<size_t> used;
@@ -318,7 +325,14 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   addSystemsSubgraphs(space, systems, sp);
   adoptChosenSystem(space, sp);
   s.units = subgraphUnits(space, sp);
-  for (auto& u : groupUnits(space, systems)) s.units.push_back(std::move(u));
+  for (auto& u : groupUnits(space, systems)) {
+    const SharedGroup& g = space.groups[groupIndex(space, u.id.name)];
+    plan::PlannedGroup pg{g.name, g.sharedInput, g.io, {}};
+    for (const auto& p : space.processors)
+      if (g.runMs.count(p.name)) pg.runs.push_back(plan::PlannedGroupRun{p.name, g.bytes.at(p.name), g.runMs.at(p.name)});
+    sp.groups.push_back(std::move(pg));
+    s.units.push_back(std::move(u));
+  }
   return s;
 }
 

@@ -92,6 +92,8 @@ struct SharedGroup {
   std::string name;
   std::string file, sha256;                // the stitched graph (relative to the stitch directory)
   std::vector<int> members;                // task indices
+  std::vector<plan::GroupMember> io;       // per member: its input and outputs in the stitched graph
+  bool sharedInput = false;                // members of one input shape read one stitched input
   std::vector<double> accuracy;            // per member: its answers' top-1 accuracy
   std::map<std::string, double> runMs;     // per processor it runs on: one run of the whole unit
   std::map<std::string, int64_t> bytes;    // per processor: its resident size

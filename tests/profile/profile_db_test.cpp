@@ -116,6 +116,24 @@ TEST(profileDb, HandWrittenFileReadsAndRewritesStably) {
   EXPECT_EQ(formatProfileCsv(*again), once);
 }
 
+// A weight-shared group's stitched graph measured on a processor: the group's
+// name in `task`, no position or variant; group rows sort first.
+TEST(profileDb, GroupRowsReadAndRewriteFirst) {
+  const std::string text = kHeader + "\nsubgraph,t,0,v,,cpu,default,1,,,,,,,host\ngroup,attrs,,,,cpu,sparse,0.25,0.3,20,4096,,,,host\n";
+  auto db = parseProfileCsv(text, "prof.csv");
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  const auto groups = db->select(RowKind::Group, "attrs");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0]->medianMs, 0.25);
+  EXPECT_EQ(groups[0]->memoryBytes, 4096);
+  EXPECT_EQ(groups[0]->policy, "sparse");
+  const std::string once = formatProfileCsv(*db);
+  EXPECT_EQ(once.substr(kHeader.size() + 1, 6), "group,");
+  auto again = parseProfileCsv(once, "again.csv");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(formatProfileCsv(*again), once);
+}
+
 TEST(profileDb, MergeLaterSourceReplacesSameKey) {
   ProfileDb a, b;
   a.add(subgraphRow("t", 0, "v", "cpu", 1.0));
@@ -184,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"!" + kHeader + ",comment\n", "prof.csv:1: header: unknown column 'comment' (expected " + kHeader + ")"},
         BadCase{"!" + kHeader + ",task\n", "prof.csv:1: header: column 'task' appears twice"},
         BadCase{"subgraph,t,0,v,,cpu,default,1,,,,,,,host\nlayer,t,0,v,,cpu,default,1,,,,,,,host\n",
-                "prof.csv:3: column 'kind': unknown kind 'layer' (expected subgraph, node or transition)"},
+                "prof.csv:3: column 'kind': unknown kind 'layer' (expected subgraph, node, transition or group)"},
         BadCase{"subgraph,t,0,v,,cpu,default,nan,,,,,,,host\n",
                 "prof.csv:2: column 'median_ms': 'nan' is not a finite number"},
         BadCase{"subgraph,t,0,v,,cpu,default,1,inf,,,,,,host\n",
@@ -207,6 +225,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"transition,t,0,,,,,1,,,,cpu,gpu,,host\n", "prof.csv:2: column 'bytes' is required"},
         BadCase{"transition,t,0,,,cpu,,1,,,,cpu,gpu,8,host\n",
                 "prof.csv:2: column 'processor' must be empty in a transition row"},
+        BadCase{"group,g,0,,,cpu,default,1,,,,,,,host\n", "prof.csv:2: column 'position' must be empty in a group row"},
+        BadCase{"group,g,,v,,cpu,default,1,,,,,,,host\n", "prof.csv:2: column 'variant' must be empty in a group row"},
+        BadCase{"group,g,,,,,default,1,,,,,,,host\n", "prof.csv:2: column 'processor' is required"},
         BadCase{"subgraph,t,0,v,,cpu,default,1,,,,,,,guess\n",
                 "prof.csv:2: column 'source': unknown source 'guess' (expected host, ort-json, trtexec, openvino-csv "
                 "or csv)"},

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "libplan/artifacts/plan_json.h"
+#include "libplan/artifacts/plan_pb.h"
 #include "passes/select/plan_stitch.h"
 #include "passes/select/serving_objective.h"
 #include "tests/select/planted_space.h"
@@ -66,6 +67,9 @@ StitchSpace groupAndRareSpace() {
   g.file = "groups/attrs.onnx";
   g.sha256 = std::string(64, 'e');
   g.members = {0, 1, 2, 3};
+  for (int h = 0; h < 4; ++h)
+    g.io.push_back(plan::GroupMember{fmt::format("h{}", h), "x", "x", {"y"}, {fmt::format("h{}/y", h)}});
+  g.sharedInput = true;
   g.accuracy = {0.97, 0.97, 0.97, 0.97};
   g.runMs = {{"cpu", 0.5}, {"gpu", 0.5}};
   g.bytes = {{"cpu", 5 * kMB}, {"gpu", 5 * kMB}};
@@ -170,13 +174,30 @@ TEST(SharedGroup, ThePlanNamesTheGroupsUnitOnceAndItsMembersChooseIt) {
   ASSERT_TRUE(back.ok()) << (back.ok() ? "" : back.error().message);
   EXPECT_EQ(artifacts::planToText(*back), artifacts::planToText(p)) << "plan.json keeps what it wrote";
   EXPECT_EQ(back->units, p.units);
+  // The section lists the group with its members' names in it and its runs.
+  ASSERT_EQ(back->stitch->groups.size(), 1u);
+  const plan::PlannedGroup& g = back->stitch->groups[0];
+  EXPECT_EQ(g.name, "attrs");
+  EXPECT_EQ(g.members, sp.groups[0].io);
+  ASSERT_EQ(g.runs.size(), 2u);
+  EXPECT_EQ(g.runs[0], (plan::PlannedGroupRun{"cpu", 5 * kMB, 0.5}));
+  auto pb = artifacts::parsePlanPb(artifacts::serializePlanPb(p), "plan.pb");
+  ASSERT_TRUE(pb.ok()) << pb.error().message;
+  EXPECT_EQ(*pb, p) << "plan.pb keeps the groups too";
   // A choice naming a group the plan does not list is refused, naming it.
   Json j = artifacts::toJson(p);
   j["stitch"]["systems"][0]["selections"][0]["tasks"][0]["combination"] = "group:other";
   auto bad = artifacts::planFromJson(j, "plan.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
-            "plan.json: $.stitch.systems[0]: task 'h0' under C01 runs 'group:other', which is not a unit of the plan");
+            "plan.json: $.stitch: systems: 'zooplan' under C01: task 'h0': 'group:other' is none of the section's groups");
+  // So is a group the section lists whose unit the plan does not.
+  plan::Plan noUnit = p;
+  std::erase_if(noUnit.units, [](const plan::Unit& u) { return u.id.kind == plan::UnitKind::Group; });
+  auto missing = artifacts::planFromJson(artifacts::toJson(noUnit), "plan.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            "plan.json: $.stitch.systems[0]: task 'h0' under C01 runs 'group:attrs', which is not a unit of the plan");
 }
 
 // Without the group in the space, the composed choice is no better than the
