@@ -53,6 +53,8 @@ struct SubgraphUse {
   std::string processor;  // first processor it is placed on (for messages)
   std::set<std::pair<std::string, int>> policies;  // (kernel policy, threads) it needs a cache for
   const plan::ColdPlan* cold = nullptr;  // its cold-start section (the first unit's): the one cache it gets
+  std::string bundlePath;  // where the bundle holds it: a subgraph at `file`, a group's unit by its hash
+  const std::string& inBundle() const { return bundlePath.empty() ? file : bundlePath; }
 };
 
 // Everything the bundle is made from, read from disk now.
@@ -182,6 +184,26 @@ Status collectStitchSources(Sources& s, bool strict) {
     use.hash = u.sha256;
     use.processor = st.processors.front();
     for (const auto& p : processors) use.policies.insert({p.policy, std::max(1, p.threads)});
+  }
+  // The weight-shared groups some choice answers its members with: each
+  // group's unit (in the stitch directory's groups/), held by its hash as a
+  // whole model is, with a cache for every processor it may run on.
+  for (const auto& g : st.groups) {
+    const plan::Unit* unit = plan::findUnit(s.plan.units, plan::UnitId::group(g.name));
+    assert(unit && "the plan reader checks that a planned group is a unit of the plan");
+    if (!isSafeRelativePath(unit->file))
+      return makeError("{}: unit '{}': file '{}' is not a relative path inside the stitch directory", planPath.string(),
+                       unit->id.str(), unit->file);
+    auto& use = s.subgraphs[unit->file];
+    use.file = unit->file;
+    use.hash = unit->sha256;
+    use.bundlePath = artifacts::modelFileName(unit->sha256);
+    use.processor = g.runs.front().processor;
+    for (const auto& r : g.runs) {
+      const Processor* proc = plan::findProcessor(s.plan, r.processor);
+      assert(proc && "the plan reader checks that a group runs on the section's processors");
+      use.policies.insert({proc->policy, std::max(1, proc->threads)});
+    }
   }
   for (const auto& [file, use] : s.subgraphs) {
     const fs::path src = s.stitchDir / file;
@@ -388,7 +410,7 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
   for (const auto& in : src.inputs) {
     if (in.input.role == "subgraph") {
       const auto& use = src.subgraphs.at(in.input.key);
-      ZP_TRY(writeUnder(root, use.file, in.bytes));
+      ZP_TRY(writeUnder(root, use.inBundle(), in.bytes));
       ++res.subgraphs;
       if (!params.writeCaches) continue;
       if (use.cold) {
@@ -399,7 +421,7 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
         continue;
       }
       for (const auto& [policy, threads] : use.policies)
-        ZP_TRY(writeWeightCache(root, use.file, use.hash, policy, threads, (src.stitchDir / use.file).string(), res));
+        ZP_TRY(writeWeightCache(root, use.inBundle(), use.hash, policy, threads, (src.stitchDir / use.file).string(), res));
     } else if (in.input.role == "model") {
       const std::string rel = artifacts::modelFileName(in.input.sha256);
       if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy

@@ -57,14 +57,6 @@ Expected<Bundle> Bundle::open(const fs::path& dir) {
   ZP_ASSIGN_OR_RETURN(std::string jsonBytes, manifestedPlanFile(dir, b.manifest_, "plan.json"));
   ZP_ASSIGN_OR_RETURN(plan::Plan fromJson, artifacts::parsePlanJson(jsonBytes, (dir / "plan.json").string()));
   if (!(fromJson == b.plan_)) return makeError("{}: differs from plan.json beside it", (dir / "plan.pb").string());
-  if (b.plan_.stitch)
-    for (const auto& sys : b.plan_.stitch->systems)
-      for (const auto& sel : sys.selections)
-        for (const auto& c : sel.tasks)
-          if (plan::answeredByGroup(c))
-            return makeError("{}: system '{}' answers task '{}' under {} with the weight-shared group's unit '{}': "
-                             "running a group's unit from a stitch plan is not built yet",
-                             (dir / "plan.pb").string(), sys.name, c.task, sel.slo, c.combination);
   for (const auto& a : b.manifest_.artifacts) b.artifactSha_[a.path] = a.sha256;
   return b;
 }

@@ -268,6 +268,12 @@ struct ChainSetups {
   UnitRunSetup cached, reference, cold;
   std::vector<const plan::ColdPlan*> coldPlans;  // per position, with --cold
   std::vector<const plan::Unit*> units;          // per position
+  // A weight-shared group's unit answering the task: the other members' inputs
+  // in its graph (every query feeds them), the output that answers, and the
+  // task's outputs by their names in the graph.
+  TensorMap otherInputs;
+  std::string answerOutput;
+  std::map<std::string, std::string> ownOutputNames;  // stitched name -> the task's own
 };
 
 Status addPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, const std::string& v,
@@ -309,13 +315,51 @@ Status addPosition(BundleContext& ctx, const plan::TaskPlan& task, int pos, cons
   return {};
 }
 
+// The group's unit as the task's one position, on the processor the choice
+// places it on (a group has no cold section: it runs from its weight cache).
+Status addGroup(BundleContext& ctx, const plan::PlannedGroup& g, const std::string& task, const std::string& onProc,
+                const std::string& where, ChainSetups& c, TaskRunReport& r) {
+  if (ctx.params.cold)
+    return makeError("{}: answered by group '{}', which has no cold section (--cold runs subgraphs)", where, g.name);
+  auto proc = std::find_if(ctx.processors.begin(), ctx.processors.end(), [&](const Processor& p) { return p.name == onProc; });
+  if (proc == ctx.processors.end()) return makeError("{}: unknown processor '{}'", where, onProc);
+  const plan::UnitId id = plan::UnitId::group(g.name);
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(id));
+  ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
+  c.units.push_back(unit);
+  r.processors.push_back(onProc);
+  const runtime::serve::ServeSlot slot{id.profileKey(), static_cast<int>(proc - ctx.processors.begin()), 0, true};
+  for (UnitRunSetup* s : {&c.cached, &c.reference}) {
+    s->slots.push_back(slot);
+    s->processors = ctx.processors;
+  }
+  c.reference.files.push_back({model, {}});
+  auto cache = ctx.bundle.cache(*unit, proc->policy);
+  if (!cache)
+    ctx.warn(fmt::format("{}: no weight cache in the bundle; transforming the raw ONNX weights",
+                         ctx.bundle.cachePath(*unit, proc->policy).string()));
+  c.cached.files.push_back({model, cache.value_or(fs::path())});
+  const plan::GroupMember* member = plan::memberOf(g, task);
+  c.answerOutput = member->stitchedOutputs.front();
+  for (size_t k = 0; k < member->outputs.size(); ++k) c.ownOutputNames[member->stitchedOutputs[k]] = member->outputs[k];
+  ZP_ASSIGN_OR_RETURN(const auto inputs, ctx.bundle.inputs(*unit));
+  for (const auto& in : inputs)
+    if (in.name != member->stitchedInput)
+      c.otherInputs.emplace(in.name, runtime::randomInput({in.name, in.dtype, staticShape(in)}, ctx.params.seed));
+  return {};
+}
+
 // Every setup's one task, on `samples`.
-void setTask(ChainSetups& c, const std::string& name, const std::vector<TensorMap>& samples,
+void setTask(ChainSetups& c, const std::string& name, std::vector<TensorMap> samples,
              const std::vector<int64_t>& labels) {
   std::vector<int> slots(c.units.size());
   for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int>(i);
-  for (UnitRunSetup* s : {&c.cached, &c.reference, &c.cold})
+  for (auto& s : samples)
+    for (const auto& [input, x] : c.otherInputs) s.emplace(input, x);
+  for (UnitRunSetup* s : {&c.cached, &c.reference, &c.cold}) {
     s->tasks = {runtime::serve::ServeTask{name, slots, kUnboundedMs, true, samples, labels}};
+    s->tasks.front().answerOutput = c.answerOutput;
+  }
 }
 
 std::vector<UnitQuery> queriesOf(int checked, int timed) {
@@ -415,8 +459,12 @@ Status runOnUserInput(BundleContext& ctx, const fs::path& file, const Tensor& x,
   r.samples = 1;
   ZP_ASSIGN_OR_RETURN(auto outputs, checkAndTime(ctx, c, 1, false, r));
   if (save && ctx.saved)
-    for (const auto& [name, t] : outputs.at(0))
-      ZP_TRY(runtime::writeNpy(ctx.saved->path() / npyFileName(r.task + "." + name), t));
+    for (const auto& [name, t] : outputs.at(0)) {
+      // A group's unit answers every member: the task's own outputs, by its own names.
+      if (!c.ownOutputNames.empty() && !c.ownOutputNames.count(name)) continue;
+      const std::string& own = c.ownOutputNames.empty() ? name : c.ownOutputNames.at(name);
+      ZP_TRY(runtime::writeNpy(ctx.saved->path() / npyFileName(r.task + "." + own), t));
+    }
   return {};
 }
 
@@ -439,18 +487,28 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const plan
   }
   r.feasible = true;
   r.combination = sel.combination;
-  const auto variants = zoo::combinationVariants(sel.combination);
   const std::string where = fmt::format("{}: task '{}' SLO {} ({})", (ctx.params.bundle / "plan.pb").string(),
                                         task.name, run->slo, system.name);
-  if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel.placement.size()) != task.positions)
-    return makeError("{}: combination '{}' and placement of {} processors for {} positions", where, sel.combination,
-                     sel.placement.size(), task.positions);
   ChainSetups c;
-  for (int pos = 0; pos < task.positions; ++pos)
-    ZP_TRY(addPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel.placement[static_cast<size_t>(pos)],
-                       where, c, r));
+  const plan::PlannedGroup* group = plan::groupOf(*ctx.plan->stitch, sel);
+  if (group) {
+    ZP_TRY(addGroup(ctx, *group, task.name, sel.placement.at(0), where, c, r));
+  } else {
+    const auto variants = zoo::combinationVariants(sel.combination);
+    if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel.placement.size()) != task.positions)
+      return makeError("{}: combination '{}' and placement of {} processors for {} positions", where, sel.combination,
+                       sel.placement.size(), task.positions);
+    for (int pos = 0; pos < task.positions; ++pos)
+      ZP_TRY(addPosition(ctx, task, pos, variants[static_cast<size_t>(pos)], sel.placement[static_cast<size_t>(pos)],
+                         where, c, r));
+  }
   ZP_ASSIGN_OR_RETURN(const auto inputs, ctx.bundle.inputs(*c.units.front()));
-  const runtime::IoInfo& in0 = inputs.front();
+  // The task's input: the first of its first subgraph, or its own in the group's graph.
+  auto in = group ? std::find_if(inputs.begin(), inputs.end(),
+                                 [&](const runtime::IoInfo& io) { return io.name == plan::memberOf(*group, task.name)->stitchedInput; })
+                  : inputs.begin();
+  if (in == inputs.end()) return makeError("{}: group '{}' has no input for the task", where, group->name);
+  const runtime::IoInfo& in0 = *in;
   // A cold start first, before any other load reads these files.
   if (ctx.params.cold) ZP_TRY(coldStart(ctx, c, in0, r));
   if (auto user = ctx.userInputs.find(task.name); user != ctx.userInputs.end()) {

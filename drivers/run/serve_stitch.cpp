@@ -200,6 +200,47 @@ Expected<int> slotFor(const StitchServe& c, SystemSetup& r, std::map<std::string
   return slots[key];
 }
 
+// The slot of a weight-shared group's unit on a processor, made on first use:
+// one slot the members answered by it share (loaded once, counted once).
+Expected<int> groupSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots,
+                           const plan::PlannedGroup& g, const std::string& proc) {
+  const plan::UnitId id = plan::UnitId::group(g.name);
+  const std::string key = id.str() + "@" + proc;
+  if (auto it = slots.find(key); it != slots.end()) return it->second;
+  auto run = std::find_if(g.runs.begin(), g.runs.end(), [&](const auto& x) { return x.processor == proc; });
+  const int p = processorIndex(c, proc);
+  if (run == g.runs.end() || p < 0)
+    return makeError("{}: group '{}' is not planned on processor '{}'", c.bundle.planFile(), g.name, proc);
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(id));
+  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, *unit, p, c.processors[static_cast<size_t>(p)]));
+  slot.bytes = run->memoryBytes;
+  slot.plannedMs = run->latencyMs;
+  slots[key] = static_cast<int>(r.slots.size());
+  r.slots.push_back(std::move(slot));
+  return slots[key];
+}
+
+// A member's samples as the group's stitched graph reads them: its own under
+// its stitched input; a member with an input of its own in the graph reads its
+// first sample there (the graph runs every member's heads).
+std::vector<runtime::TensorMap> groupSamples(const StitchServe& c, const plan::PlannedGroup& g, size_t t) {
+  const plan::GroupMember* member = plan::memberOf(g, c.st.tasks[t].name);
+  std::map<std::string, runtime::Tensor> others;
+  for (const auto& m : g.members) {
+    if (m.stitchedInput == member->stitchedInput || others.count(m.stitchedInput)) continue;
+    auto it = std::find_if(c.st.tasks.begin(), c.st.tasks.end(), [&](const auto& x) { return x.name == m.task; });
+    const auto& s = c.samples[static_cast<size_t>(it - c.st.tasks.begin())];
+    if (!s.empty()) others.emplace(m.stitchedInput, s.front().begin()->second);
+  }
+  std::vector<runtime::TensorMap> out;
+  for (const auto& sample : c.samples[t]) {
+    runtime::TensorMap in{{member->stitchedInput, sample.begin()->second}};
+    for (const auto& [name, x] : others) in.emplace(name, x);
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
 // Queries per second of a setup task as the plan was made for them, shared by the
 // configurations in turn: a task's rate, a frame chain's one per period; when the
 // frames are not served, a task also counts the frames it runs in (as the planner did).
@@ -263,9 +304,20 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
         return makeError("{}: system '{}' has no choice for task '{}' under {}", c.bundle.planFile(), sys.name,
                          task.name, cfg.id);
       const auto& choice = sel->tasks[t];
-      const auto variants = zoo::combinationVariants(choice.combination);
       ServeTask st{K > 1 ? task.name + "@" + cfg.id : task.name, {}, cfg.tasks.at(task.name).latencyMs,
                    choice.accuracy >= cfg.tasks.at(task.name).accuracy, c.samples[t], c.labels[t], task.name};
+      if (const plan::PlannedGroup* g = plan::groupOf(c.st, choice)) {
+        // The group's unit answers the task: its sample goes in as the member's
+        // input, its answer comes from the member's outputs in the stitched graph.
+        ZP_ASSIGN_OR_RETURN(int slot, groupSlotFor(c, r, slots, *g, choice.placement.at(0)));
+        st.slots.push_back(slot);
+        st.samples = groupSamples(c, *g, t);
+        st.answerOutput = plan::memberOf(*g, task.name)->stitchedOutputs.front();
+        r.trace.tasks.push_back(st.name);
+        r.tasks.push_back(std::move(st));
+        continue;
+      }
+      const auto variants = zoo::combinationVariants(choice.combination);
       for (int pos = 0; pos < task.positions; ++pos) {
         ZP_ASSIGN_OR_RETURN(int slot, slotFor(c, r, slots, task, pos, variants.at(static_cast<size_t>(pos)),
                                               choice.placement.at(static_cast<size_t>(pos))));
@@ -287,6 +339,7 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
         if (m > 0) st.stages.push_back({static_cast<int>(st.slots.size()), member.samples});
         st.slots.insert(st.slots.end(), member.slots.begin(), member.slots.end());
         st.accuracySloMet = st.accuracySloMet && member.accuracySloMet;
+        st.answerOutput = member.answerOutput;  // the last DNN's answers the frame
       }
       // The answer is the last DNN's, on its sample of the frame's index.
       const auto& last = c.labels[chain.tasks.back()];
@@ -332,6 +385,12 @@ Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& g
       const int p = processorIndex(c, g.processor);
       if (p >= 0) bundle.cache(*unit, c.processors[static_cast<size_t>(p)].policy);
     }
+  for (const auto& g : st.groups) {
+    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(plan::UnitId::group(g.name)));
+    ZP_TRY(bundle.model(*unit));
+    for (const auto& run : g.runs)
+      if (const int p = processorIndex(c, run.processor); p >= 0) bundle.cache(*unit, c.processors[static_cast<size_t>(p)].policy);
+  }
   ZP_TRY(readSamples(c));
   ZP_TRY(makeTrace(c));
   ZP_TRY(runtime::serve::checkTraceSize(c.trace));

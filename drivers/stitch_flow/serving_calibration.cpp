@@ -36,6 +36,19 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
           megabytes.push_back(static_cast<double>(ts.memoryBytes(pos, variant, space.processors[p].name)) / 1e6);
         }
       }
+  // Each weight-shared group's unit on every processor it was profiled on.
+  for (const auto& g : space.groups)
+    for (size_t p = 0; p < space.processors.size(); ++p) {
+      const std::string& proc = space.processors[p].name;
+      auto ms = g.runMs.find(proc);
+      if (ms == g.runMs.end() || !(ms->second > 0) || !std::isfinite(ms->second)) continue;
+      const std::string id = plan::UnitId::group(g.name).str();
+      setup.slots.push_back({id, static_cast<int>(p), 0, true});
+      keys.push_back(id + "@" + proc);
+      files.push_back({space.stitchDir / g.file, {}});
+      plannedMs.push_back(ms->second);
+      megabytes.push_back(static_cast<double>(g.bytes.at(proc)) / 1e6);
+    }
   runtime::serve::ModelFileLoader loader(files);
   runtime::serve::RunCalibrationParams cp;
   cp.rounds = rounds;

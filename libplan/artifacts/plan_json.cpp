@@ -368,6 +368,9 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
           return makeError("{}: $.stitch.tasks[{}].subgraphs[{}]: '{}' is not a unit of the plan", label, t, g, id.str());
       }
     }
+    for (size_t g = 0; g < p.stitch->groups.size(); ++g)
+      if (!known(UnitId::group(p.stitch->groups[g].name)))
+        return makeError("{}: $.stitch.groups[{}]: 'group:{}' is not a unit of the plan", label, g, p.stitch->groups[g].name);
     for (size_t s = 0; s < p.stitch->systems.size(); ++s)
       for (const auto& sel : p.stitch->systems[s].selections)
         for (const auto& c : sel.tasks)

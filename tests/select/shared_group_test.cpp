@@ -197,7 +197,7 @@ TEST(SharedGroup, ThePlanNamesTheGroupsUnitOnceAndItsMembersChooseIt) {
   auto missing = artifacts::planFromJson(artifacts::toJson(noUnit), "plan.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message,
-            "plan.json: $.stitch.systems[0]: task 'h0' under C01 runs 'group:attrs', which is not a unit of the plan");
+            "plan.json: $.stitch.groups[0]: 'group:attrs' is not a unit of the plan");
 }
 
 // Without the group in the space, the composed choice is no better than the

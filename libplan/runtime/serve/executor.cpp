@@ -179,7 +179,9 @@ Status Server::runPositionOrFail(int query, int position) {
   const double runStart = nowMs(), runStartCpu = threadCpuMs();
   auto outputs = lease.unit->run(inputs, profileRuns_);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
-  const std::string firstOutput = lease.unit->outputs().empty() ? "" : lease.unit->outputs()[0].name;
+  const std::string firstOutput = !task.answerOutput.empty() ? task.answerOutput
+                                  : lease.unit->outputs().empty() ? ""
+                                                                  : lease.unit->outputs()[0].name;
   const ExecSlice run{ExecSlice::Kind::Run, proc, query, rec.task, position, slot, runStart, runEnd, runCpu};
   if (outputs.ok() && afterRun_) afterRun_(run, *lease.unit);
   residency_->release(slot);
@@ -195,7 +197,11 @@ Status Server::runPositionOrFail(int query, int position) {
     return {};
   }
   rec.finishMs = runEnd;
-  rec.predicted = firstOutput.empty() ? -1 : argmax(values.at(firstOutput));
+  const auto answer = firstOutput.empty() ? values.end() : values.find(firstOutput);
+  if (!firstOutput.empty() && answer == values.end())
+    return makeError("subgraph '{}': has no output '{}' to answer task '{}' with", setup_.slots[static_cast<size_t>(slot)].name,
+                     firstOutput, task.name);
+  rec.predicted = answer == values.end() ? -1 : argmax(answer->second);
   finish(query, true);
   return {};
 }

@@ -36,6 +36,9 @@ struct ServeTask {
     std::vector<TensorMap> samples;
   };
   std::vector<Stage> stages = {};
+  // The output whose argmax is the query's answer; empty: the last unit's first
+  // output (a weight-shared group's unit answers a member from the member's own).
+  std::string answerOutput = {};
 };
 
 struct ServeSetup {
