@@ -281,6 +281,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   ZP_ASSIGN_OR_RETURN(auto space, readStitchSpace(o.profileDir));
   if (!o.processors.empty()) ZP_TRY(select::restrictProcessors(space, o.processors));
+  if (o.select.sparseLoomOnly) space.groups.clear();  // SparseLoom alone answers every task with its own subgraphs
   ZP_TRY(checkOutputs(o, space));
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(o.slo, space));

@@ -99,6 +99,12 @@ Status restrictProcessors(StitchSpace& space, const std::vector<std::string>& na
   std::vector<std::string> order;
   for (const auto& p : space.processors) order.push_back(p.name);
   for (auto& t : space.tasks) t.buildDense(order);
+  // A group runs on the kept processors only; one that runs on none of them is no decision.
+  for (auto& g : space.groups) {
+    std::erase_if(g.runMs, [&](const auto& r) { return std::find(order.begin(), order.end(), r.first) == order.end(); });
+    std::erase_if(g.bytes, [&](const auto& r) { return std::find(order.begin(), order.end(), r.first) == order.end(); });
+  }
+  std::erase_if(space.groups, [](const SharedGroup& g) { return g.runMs.empty(); });
   return {};
 }
 

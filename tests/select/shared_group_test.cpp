@@ -212,5 +212,20 @@ TEST(SharedGroup, WithoutTheGroupNoChoiceAvoidsTheThrashing) {
   EXPECT_GT(search.predicted.violationRate, 0.3) << "planted: some 34% of queries wait for a load";
 }
 
+// Planning on some processors only: a group keeps its runs on them, and one
+// that runs on none of them is no decision at all.
+TEST(SharedGroup, PlanningOnSomeProcessorsKeepsTheGroupsRunsOnThem) {
+  StitchSpace sp = groupAndRareSpace();
+  ASSERT_TRUE(restrictProcessors(sp, {"gpu"}).ok());
+  ASSERT_EQ(sp.groups.size(), 1u);
+  EXPECT_EQ(sp.groups[0].runMs, (std::map<std::string, double>{{"gpu", 0.5}}));
+  EXPECT_EQ(sp.groups[0].bytes.size(), 1u);
+  StitchSpace cpuOnly = groupAndRareSpace();
+  cpuOnly.groups[0].runMs.erase("cpu");
+  cpuOnly.groups[0].bytes.erase("cpu");
+  ASSERT_TRUE(restrictProcessors(cpuOnly, {"cpu"}).ok());
+  EXPECT_TRUE(cpuOnly.groups.empty());
+}
+
 }  // namespace
 }  // namespace zp::select

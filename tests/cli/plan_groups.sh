@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A weight-shared group as a decision of the composed planner, end to end on
+# the deployment zoo: zoo-stitch stitches the zoo's group, zoo-profile measures
+# its unit, plan-solve may answer the group's members with it under a memory
+# budget that cannot hold every head's own units beside the other models,
+# plan-emit bundles it, and plan-run runs and serves it with the members' own
+# answers. Bad inputs around the group are one line, exit 1, nothing written.
+source "$(dirname "$0")/lib.sh"
+D="$WORK/dep"
+"$BIN/zoo-stitch" "$SRC/testdata/deployment/zoo.json" -o "$D/stitch" >/dev/null
+"$BIN/zoo-profile" "$D/stitch" -o "$D/profile" --quiet >/dev/null
+
+if $PY - "$D/profile" <<'PYEOF'
+import csv, json, os, sys
+rows = [r for r in csv.DictReader(open(os.path.join(sys.argv[1], "profile.csv"))) if r["kind"] == "group"]
+assert sorted((r["task"], r["processor"]) for r in rows) == [("attrs", "cpu"), ("attrs", "npu")], rows
+assert all(float(r["median_ms"]) > 0 and int(r["memory_bytes"]) > 0 and r["position"] == "" for r in rows), rows
+report = json.load(open(os.path.join(sys.argv[1], "report.json")))
+assert len(report["inputs"]["groups_mts_json_sha256"]) == 64
+PYEOF
+then pass "zoo-profile measures the group's unit on both processors (profile.csv group rows)"
+else fail "group rows in profile.csv"; fi
+
+# The demo's workload under a 6 MB device budget: the heads' own units do not stay
+# resident beside the scene and camera models, the group's one unit does.
+$PY - "$SRC/testdata/deployment/slo.json" "$D/slo.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["workload"]["memory_budget"] = 6000000
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+"$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$D/slo.json" --quiet >"$D/solve.txt"
+if $PY - "$D/plan.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+st = p["stitch"]
+groups = {g["name"]: g for g in st.get("groups", [])}
+assert list(groups) == ["attrs"], list(groups)
+g = groups["attrs"]
+assert sorted(m["task"] for m in g["members"]) == ["digit10", "gt4", "loops", "parity"], g["members"]
+assert [r["processor"] for r in g["runs"]] == ["cpu", "npu"], g["runs"]
+units = [u for u in p["units"] if u["id"] == "group:attrs"]
+assert len(units) == 1 and units[0]["file"] == "groups/attrs.onnx", units
+zooplan = next(s for s in st["systems"] if s["name"] == "zooplan")
+answered = [c for sel in zooplan["selections"] for c in sel["tasks"] if c["combination"] == "group:attrs"]
+assert answered, "zooplan answers no head with the group under the 6 MB budget"
+assert all(len(c["placement"]) == 1 and c["task"] in ("digit10", "gt4", "loops", "parity") for c in answered)
+for s in st["systems"]:
+    if s["name"] != "zooplan":
+        assert all(not c["combination"].startswith("group:") for sel in s["selections"] for c in sel["tasks"]), s["name"]
+print(len(answered))
+PYEOF
+then pass "plan-solve answers heads with the group's unit under the budget (the plan lists the group, its members and runs)"
+else fail "the plan's group choice"; fi
+
+# SparseLoom alone never answers a task with the group.
+"$BIN/plan-solve" "$D/profile" -o "$D/sl.json" --slo "$D/slo.json" --only sparseloom --quiet >/dev/null
+if ! grep -q '"group:attrs"' "$D/sl.json"; then pass "--only sparseloom: no group choice"
+else fail "--only sparseloom chose the group"; fi
+
+"$BIN/plan-emit" "$D/plan.json" -o "$D/bundle" >/dev/null
+sha="$($PY -c "import json,sys; print(next(u['sha256'] for u in json.load(open(sys.argv[1]))['units'] if u['id']=='group:attrs'))" "$D/plan.json")"
+if [ -f "$D/bundle/models/${sha:0:16}.onnx" ] && ls "$D/bundle/caches/" | grep -q "^${sha:0:16}\."; then
+  pass "plan-emit holds the group's unit by its hash, with its weight caches"
+else fail "the group's unit in the bundle: $(ls "$D/bundle/models" "$D/bundle/caches" | tr '\n' ' ')"; fi
+
+# plan-run BUNDLE: each task the group answers gives the member's own accuracy
+# (what its own model measured), with and without the caches alike.
+"$BIN/plan-run" "$D/bundle" --samples 100 --json >"$D/run.json"
+if $PY - "$D/run.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+grouped = [t for t in r["tasks"] if t["system"] == "zooplan" and t["combination"] == "group:attrs"]
+assert grouped, [t["combination"] for t in r["tasks"]]
+for t in grouped:
+    assert t["match"] and t["samples"] == 100 and t["processors"] in (["cpu"], ["npu"]), t
+    assert t["accuracy"] >= 0.95, t
+print(", ".join(f"{t['task']} {t['accuracy']:.2f}" for t in grouped))
+PYEOF
+then pass "plan-run BUNDLE: the group's unit answers its members as their own models do"
+else fail "plan-run BUNDLE on the group's unit"; fi
+
+# plan-run --serve: the members' queries run the group's one unit and are answered.
+"$BIN/plan-run" "$D/bundle" --serve --duration-ms 1500 --seed 1 --json "$D/serve.json" --trace "$D/serve.trace.json" \
+  >/dev/null 2>&1
+if $PY - "$D/serve.json" "$D/serve.trace.json" <<'PYEOF'
+import json, sys
+z = json.load(open(sys.argv[1]))["systems"]["zooplan"]
+assert z["measured"]["accuracy"] >= 0.95, z["measured"]
+for name in ("digit10", "parity", "gt4", "loops"):
+    assert z["tasks"][name]["measured"]["completed"] > 0, (name, z["tasks"][name])
+runs = [e["args"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "run"]
+group = {a["task"].split("@")[0] for a in runs if a["subgraph"].startswith("group:attrs@")}
+assert group and group <= {"digit10", "parity", "gt4", "loops"}, group
+print(sorted(group))
+PYEOF
+then pass "plan-run --serve runs the group's one unit for its members"
+else fail "plan-run --serve with the group's unit"; fi
+
+# Bad inputs: the stitch directory's groups changed or gone since zoo-profile.
+cp -r "$D/stitch" "$D/stitch2" && cp -r "$D/profile" "$D/profile2"
+sed -i 's#"stitch_dir": "[^"]*"#"stitch_dir": "../stitch2"#' "$D/profile2/report.json"
+rm "$D/stitch2/groups/mts.json"
+SNAPSHOT_ROOT="$D"
+rejected "groups/mts.json gone since zoo-profile" 1 "which is gone (zoo-stitch ran again since zoo-profile?); run zoo-profile again" -- \
+  "$BIN/plan-solve" "$D/profile2" -o "$D/out/plan.json" --slo "$D/slo.json" --quiet
+cp "$D/stitch/groups/mts.json" "$D/stitch2/groups/mts.json"
+sed -i 's/"shared_input": true/"shared_input": false/' "$D/stitch2/groups/mts.json"
+rejected "groups/mts.json rewritten since zoo-profile" 1 "does not match the hash" -- \
+  "$BIN/plan-solve" "$D/profile2" -o "$D/out/plan.json" --slo "$D/slo.json" --quiet
+finish
