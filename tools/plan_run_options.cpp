@@ -94,10 +94,12 @@ void addOptions(CLI::App& app, Given& g) {
                                             "(medians over rounds); --serve: the trace in this many segments, "
                                             "every system serving each in turn (default 1)")
       ->check(integerIn(1, 10000));
-  std::vector<std::string> targets = runtime::simdTargetsOfThisHost();
+  // Every target the build names (the help is the same on every host); one this CPU lacks is refused when used.
+  std::vector<std::string> targets = runtime::simdTargetsOfThisBuild();
   app.add_option("--simd", simdTarget,
-                 fmt::format("SIMD target of the runtime's kernels, and oneDNN's instruction-set cap: {} (this CPU's, "
-                             "best first) or best (the default); a narrower one measures the path a smaller CPU runs",
+                 fmt::format("SIMD target of the runtime's kernels, and oneDNN's instruction-set cap: {} (best first; "
+                             "those this CPU runs) or best (the default); a narrower one measures the path a smaller CPU "
+                             "runs",
                              fmt::join(targets, ", ")))
       ->check(CLI::IsMember([&] { targets.push_back("best"); return targets; }()));
   app.add_option("--seed", o.seed, "seed of the random inputs")->check(integerIn(0, INT64_MAX));

@@ -174,6 +174,7 @@ struct SystemOutcome {
   int64_t predictedPeakResidentBytes = 0;
   Json calibration = Json::object();
   std::vector<std::string> unreachable;  // tasks whose latency SLO no query can meet here
+  Json slots = Json::array();            // per slot: its loads and runs measured beside calibrated
 };
 
 // Tasks whose latency SLO lies below their fastest query as calibrated here:
@@ -280,13 +281,18 @@ struct SystemRun {
   SystemOutcome outcome;
   RunCalibration calibration;                // the pieces' runs, pooled per slot
   std::vector<double> dispatchMs, handoffMs;  // per piece, its median
+  // Per slot, each load and run the executor measured while serving (what the
+  // report sets beside the calibrated figures the prediction used).
+  std::vector<std::vector<double>> servedLoadMs, servedRunMs;
 };
 
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
 Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
   SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0,
-                                              Json::object(), {}}};
+                                              Json::object(), {}, Json::array()}};
+  run.servedLoadMs.resize(run.prepared.setup.slots.size());
+  run.servedRunMs.resize(run.prepared.setup.slots.size());
   Prepared& p = run.prepared;
   SystemOutcome& o = run.outcome;
   ZP_TRY(measureLoads(sp, p, loadTimes));
@@ -330,6 +336,24 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   return {};
 }
 
+// Per slot that served: its loads and runs as the executor measured them beside
+// the calibrated figures the prediction used (medians), where a gap comes from.
+Json slotsJson(const Prepared& p, const SystemRun& run) {
+  Json out = Json::array();
+  auto med = [](const std::vector<double>& v) { return v.empty() ? Json(nullptr) : Json(median(v)); };
+  for (size_t k = 0; k < p.setup.slots.size(); ++k) {
+    const auto& loads = run.servedLoadMs[k];
+    const auto& runs = run.servedRunMs[k];
+    if (loads.empty() && runs.empty()) continue;
+    out.push_back(Json{{"slot", p.setup.slots[k].name},
+                       {"loads", loads.size()},
+                       {"load_ms", Json{{"measured", med(loads)}, {"calibrated", p.simSlots[k].loadMs}}},
+                       {"runs", runs.size()},
+                       {"run_ms", Json{{"measured", med(runs)}, {"calibrated", med(run.calibration.hotMs[k])}}}});
+  }
+  return out;
+}
+
 // The prediction from the pooled calibration (wake-up delays: the median of the pieces' medians).
 void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& run, const ServeBundleParams& params) {
   if (run.dispatchMs.empty()) return;
@@ -352,6 +376,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   o.predictedPeakResidentBytes = predicted.peakResidentBytes;
   o.calibration = calibrationJson(sp, p, cal);
   o.unreachable = unreachableSlos(p, cal);
+  o.slots = slotsJson(p, run);
 }
 
 // A segment of a trace, its times from the segment's start; `index` receives
@@ -421,6 +446,10 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       ModelFileLoader loader(runs[k].prepared.files);
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
                                                                {.maxQueuedPerTask = params.maxQueuedPerTask}));
+      for (const auto& x : measured.slices)
+        (x.kind == runtime::serve::ExecSlice::Kind::Load ? runs[k].servedLoadMs : runs[k].servedRunMs)
+            .at(static_cast<size_t>(x.slot))
+            .push_back(x.endMs - x.startMs);
       if (s.name != traced) measured.slices = {};
       addSegment(runs[k].outcome.measured, std::move(measured), index, g.fromMs);
       ::malloc_trim(0);  // glibc keeps freed pages: one run's records out of the next one's peak RSS
@@ -473,7 +502,8 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
                        {"measured", measured},
                        {"predicted", predicted},
                        {"predicted_from_plan_latencies", querySummaryJson(o.fromPlan)},
-                       {"calibration", o.calibration}});
+                       {"calibration", o.calibration},
+                       {"slots", o.slots}});
     systems[o.name] = std::move(system);
   }
   Json report = sp.report;

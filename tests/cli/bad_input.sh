@@ -111,6 +111,14 @@ narrowest=${targets##* }
 used=$("$BIN/plan-run" "$MODEL" --repeat 1 --simd "$narrowest" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["simd_target"])')
 if [ -n "$narrowest" ] && [ "$used" = "$narrowest" ]; then pass "plan-run --simd $narrowest runs it (this CPU: $targets)"
 else fail "plan-run --simd $narrowest: the report names '$used' (this CPU: $targets)"; fi
+# A target the build knows but this CPU lacks (when it lacks one): one line naming what it runs.
+for t in avx512-dl avx512 avx2; do
+  case " $targets " in *" $t "*) ;; *)
+    rejected "plan-run --simd $t on a CPU without it" 1 "SIMD target '$t' is not one this CPU runs" -- \
+      "$BIN/plan-run" "$MODEL" --repeat 1 --simd "$t"
+    break ;;
+  esac
+done
 rejected "zoo-profile --jobs 100000" 2 "zoo-profile: error: --jobs: 100000 threads is above" -- \
   "$BIN/zoo-profile" "$WORK/st" -o "$WORK/out" --jobs 100000
 rejected "zoo-profile --processor cpu=host:default@100000" 2 "--processor 'cpu=host:default@100000': 100000 threads is above" -- \

@@ -21,7 +21,12 @@ namespace {
 // A test of the SIMD kernels, run once per target this CPU runs.
 class OnEachSimdTarget : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { ASSERT_TRUE(useSimdTarget(GetParam()).ok()); }
+  void SetUp() override {
+    ASSERT_TRUE(useSimdTarget(GetParam()).ok());
+    // As a session runs its kernels: a GEMM on this thread stays on it (else
+    // oneDNN's own OpenMP team sums the one-thread reference another way).
+    useSingleThreadedGemm();
+  }
   void TearDown() override { ASSERT_TRUE(useSimdTarget("best").ok()); }
 };
 class ConvKernels : public OnEachSimdTarget {};

@@ -89,7 +89,12 @@ void startGemmLibrary(GemmLibrary gemm) {
 
 bool gemmSplitsFreely(GemmLibrary gemm) {
 #if defined(__x86_64__)
-  return gemm == GemmLibrary::OneDnn;
+  // oneDNN's AVX-512 sgemm sums an element the same way whatever the panel's
+  // extents (kernels_test checks it); its AVX2 kernels do not (on an AMD EPYC
+  // host a 12x1480x360 product summed differently from its row tiles), so there
+  // the panels are fixed as with BLIS. The ISA is fixed once oneDNN first runs.
+  static const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  return gemm == GemmLibrary::OneDnn && avx512;
 #else
   (void)gemm;
   return false;

@@ -61,6 +61,12 @@ std::vector<std::string> simdTargetsOfThisHost() {
   return out;
 }
 
+std::vector<std::string> simdTargetsOfThisBuild() {
+  std::vector<std::string> out;
+  for (const Known& k : kKnown) out.push_back(k.name);
+  return out;
+}
+
 std::string simdTargetInUse() {
   const int64_t have = builtAndSupported();
   for (const Known& k : kKnown)

@@ -14,6 +14,8 @@ namespace zp::runtime {
 
 // The targets this build has that this CPU runs, best first: "avx512", "avx2", "neon".
 std::vector<std::string> simdTargetsOfThisHost();
+// Every target this build's architecture names, best first, whether or not this CPU runs it.
+std::vector<std::string> simdTargetsOfThisBuild();
 // The target the kernels dispatch to now.
 std::string simdTargetInUse();
 // Floats per vector on that target.
