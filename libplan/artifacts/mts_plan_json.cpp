@@ -13,9 +13,9 @@ using namespace plan;
 namespace {
 
 Json memberJson(const MtsPlanMember& m) {
-  return Json{{"task", m.task},
-              {"input", m.input}, {"stitched_input", m.stitchedInput},
-              {"outputs", m.outputs}, {"stitched_outputs", m.stitchedOutputs}, {"ms", m.ms}};
+  Json j = toJson(static_cast<const GroupMember&>(m));
+  j["ms"] = m.ms;
+  return j;
 }
 
 Json unitJson(const MtsUnit& u) {
@@ -30,16 +30,8 @@ Expected<std::vector<double>> perProcessor(const JsonAt& j, std::string_view key
 
 Expected<MtsPlanMember> memberFrom(const JsonAt& j, size_t processors) {
   MtsPlanMember m;
-  ZP_ASSIGN_OR_RETURN(m.task, j.id("task"));
-  ZP_ASSIGN_OR_RETURN(m.input, j.string("input"));
-  ZP_ASSIGN_OR_RETURN(m.stitchedInput, j.string("stitched_input"));
-  ZP_ASSIGN_OR_RETURN(m.outputs, j.strings("outputs"));
-  ZP_ASSIGN_OR_RETURN(m.stitchedOutputs, j.strings("stitched_outputs"));
+  ZP_ASSIGN_OR_RETURN(static_cast<GroupMember&>(m), groupMemberFromJson(j));
   ZP_ASSIGN_OR_RETURN(m.ms, perProcessor(j, "ms", processors));
-  if (m.input.empty() || m.stitchedInput.empty()) return j.error("input and stitched_input: empty");
-  if (m.outputs.empty() || m.outputs.size() != m.stitchedOutputs.size())
-    return j.error(fmt::format("outputs: {} for {} stitched outputs (one or more each, in the same order)",
-                               m.outputs.size(), m.stitchedOutputs.size()));
   return m;
 }
 

@@ -18,6 +18,10 @@ Json toJson(const Processor& p);
 Expected<Processor> processorFromJson(const JsonAt& p);
 // A section's "processors": the names of plan processors it uses, at least one, each once.
 Expected<std::vector<std::string>> processorNamesFromJson(const JsonAt& section);
+// A weight-shared group's member as the stitch and MTS sections record it: its
+// input and outputs in its own model and in the stitched graph.
+Json toJson(const plan::GroupMember& m);
+Expected<plan::GroupMember> groupMemberFromJson(const JsonAt& j);
 Json toJson(const plan::StitchPlan& s);
 Expected<plan::StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label);
 Json toJson(const plan::ConcurrentSchedule& c);

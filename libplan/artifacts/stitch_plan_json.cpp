@@ -41,6 +41,25 @@ Json toJson(const Processor& p) {
   return pj;
 }
 
+Json toJson(const GroupMember& m) {
+  return Json{{"task", m.task}, {"input", m.input}, {"stitched_input", m.stitchedInput},
+              {"outputs", m.outputs}, {"stitched_outputs", m.stitchedOutputs}};
+}
+
+Expected<GroupMember> groupMemberFromJson(const JsonAt& j) {
+  GroupMember m;
+  ZP_ASSIGN_OR_RETURN(m.task, j.id("task"));
+  ZP_ASSIGN_OR_RETURN(m.input, j.string("input"));
+  ZP_ASSIGN_OR_RETURN(m.stitchedInput, j.string("stitched_input"));
+  ZP_ASSIGN_OR_RETURN(m.outputs, j.strings("outputs"));
+  ZP_ASSIGN_OR_RETURN(m.stitchedOutputs, j.strings("stitched_outputs"));
+  if (m.input.empty() || m.stitchedInput.empty()) return j.error("input and stitched_input: empty");
+  if (m.outputs.empty() || m.outputs.size() != m.stitchedOutputs.size())
+    return j.error(fmt::format("outputs: {} for {} stitched outputs (one or more each, in the same order)",
+                               m.outputs.size(), m.stitchedOutputs.size()));
+  return m;
+}
+
 Json toJson(const StitchPlan& s) {
   Json j;
   j["stitch_dir"] = s.stitchDir;
@@ -72,9 +91,7 @@ Json toJson(const StitchPlan& s) {
     j["groups"] = Json::array();
     for (const auto& g : s.groups) {
       Json members = Json::array(), runs = Json::array();
-      for (const auto& m : g.members)
-        members.push_back(Json{{"task", m.task}, {"input", m.input}, {"stitched_input", m.stitchedInput},
-                               {"outputs", m.outputs}, {"stitched_outputs", m.stitchedOutputs}});
+      for (const auto& m : g.members) members.push_back(toJson(m));
       for (const auto& r : g.runs)
         runs.push_back(Json{{"processor", r.processor}, {"memory_bytes", r.memoryBytes}, {"latency_ms", r.latencyMs}});
       j["groups"].push_back(Json{{"name", g.name}, {"shared_input", g.sharedInput}, {"members", members}, {"runs", runs}});
@@ -219,16 +236,7 @@ Expected<PlannedGroup> groupFrom(const JsonAt& gj, const std::vector<std::string
   ZP_ASSIGN_OR_RETURN(auto members, gj.array("members"));
   if (members.empty()) return gj.error("members: empty");
   for (const auto& mj : members) {
-    GroupMember m;
-    ZP_ASSIGN_OR_RETURN(m.task, mj.id("task"));
-    ZP_ASSIGN_OR_RETURN(m.input, mj.string("input"));
-    ZP_ASSIGN_OR_RETURN(m.stitchedInput, mj.string("stitched_input"));
-    ZP_ASSIGN_OR_RETURN(m.outputs, mj.strings("outputs"));
-    ZP_ASSIGN_OR_RETURN(m.stitchedOutputs, mj.strings("stitched_outputs"));
-    if (m.input.empty() || m.stitchedInput.empty()) return mj.error("input and stitched_input: empty");
-    if (m.outputs.empty() || m.outputs.size() != m.stitchedOutputs.size())
-      return mj.error(fmt::format("outputs: {} for {} stitched outputs (one or more each, in the same order)",
-                                  m.outputs.size(), m.stitchedOutputs.size()));
+    ZP_ASSIGN_OR_RETURN(GroupMember m, groupMemberFromJson(mj));
     if (memberOf(g, m.task)) return mj.error(fmt::format("task '{}' is a member twice", m.task));
     g.members.push_back(std::move(m));
   }
@@ -444,6 +452,9 @@ Expected<StitchPlan> stitchPlanFromJson(const Json& j, const std::string& label)
       ZP_ASSIGN_OR_RETURN(auto g, groupFrom(gj, s.processors));
       if (std::any_of(s.groups.begin(), s.groups.end(), [&](const auto& x) { return x.name == g.name; }))
         return gj.error(fmt::format("group '{}' is listed twice", g.name));
+      for (const auto& m : g.members)
+        if (std::none_of(s.tasks.begin(), s.tasks.end(), [&](const TaskPlan& t) { return t.name == m.task; }))
+          return gj.error(fmt::format("member '{}' is not a task of the section", m.task));
       s.groups.push_back(std::move(g));
     }
   }

@@ -191,6 +191,12 @@ TEST(SharedGroup, ThePlanNamesTheGroupsUnitOnceAndItsMembersChooseIt) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
             "plan.json: $.stitch: systems: 'zooplan' under C01: task 'h0': 'group:other' is none of the section's groups");
+  // And a group member that is none of the section's tasks.
+  Json stranger = artifacts::toJson(p);
+  stranger["stitch"]["groups"][0]["members"][0]["task"] = "nobody";
+  auto noTask = artifacts::planFromJson(stranger, "plan.json");
+  ASSERT_FALSE(noTask.ok());
+  EXPECT_EQ(noTask.error().message, "plan.json: $.stitch.groups[0]: member 'nobody' is not a task of the section");
   // So is a group the section lists whose unit the plan does not.
   plan::Plan noUnit = p;
   std::erase_if(noUnit.units, [](const plan::Unit& u) { return u.id.kind == plan::UnitKind::Group; });
