@@ -179,45 +179,43 @@ int processorIndex(const StitchServe& c, const std::string& name) {
   return -1;
 }
 
-// The slot of a subgraph unit on a processor, made on first use.
-Expected<int> slotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
-                      int pos, const std::string& variant, const std::string& proc) {
-  const plan::UnitId id = plan::UnitId::subgraph(t.name, pos, variant);
+// The slot of unit `id` on processor `proc`, made on first use with the plan's
+// size and run time of it there (null: the plan does not run it there); a
+// subgraph or group two choices share is one slot, loaded and counted once.
+Expected<int> unitSlot(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots, const plan::UnitId& id,
+                       const std::string& proc, const int64_t* bytes, const double* plannedMs) {
   const std::string key = id.str() + "@" + proc;
   if (auto it = slots.find(key); it != slots.end()) return it->second;
-  auto g = std::find_if(t.subgraphs.begin(), t.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
-    return s.position == pos && s.variant == variant && s.processor == proc;
-  });
   const int p = processorIndex(c, proc);
-  if (g == t.subgraphs.end() || p < 0)
-    return makeError("{}: no planned subgraph {} on processor '{}'", c.bundle.planFile(), id.str(), proc);
+  if (!bytes || p < 0)
+    return makeError("{}: no planned {} on processor '{}'", c.bundle.planFile(), id.str(), proc);
   ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(id));
   ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, *unit, p, c.processors[static_cast<size_t>(p)]));
-  slot.bytes = g->memoryBytes;
-  slot.plannedMs = g->latencyMs;
+  slot.bytes = *bytes;
+  slot.plannedMs = *plannedMs;
   slots[key] = static_cast<int>(r.slots.size());
   r.slots.push_back(std::move(slot));
   return slots[key];
 }
 
-// The slot of a weight-shared group's unit on a processor, made on first use:
-// one slot the members answered by it share (loaded once, counted once).
+// A task's subgraph at `pos` cut from `variant`, on `proc`.
+Expected<int> slotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots, const plan::TaskPlan& t,
+                      int pos, const std::string& variant, const std::string& proc) {
+  auto g = std::find_if(t.subgraphs.begin(), t.subgraphs.end(), [&](const plan::PlannedSubgraph& s) {
+    return s.position == pos && s.variant == variant && s.processor == proc;
+  });
+  const bool planned = g != t.subgraphs.end();
+  return unitSlot(c, r, slots, plan::UnitId::subgraph(t.name, pos, variant), proc, planned ? &g->memoryBytes : nullptr,
+                  planned ? &g->latencyMs : nullptr);
+}
+
+// A weight-shared group's unit on `proc`: one slot the members it answers share.
 Expected<int> groupSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots,
                            const plan::PlannedGroup& g, const std::string& proc) {
-  const plan::UnitId id = plan::UnitId::group(g.name);
-  const std::string key = id.str() + "@" + proc;
-  if (auto it = slots.find(key); it != slots.end()) return it->second;
   auto run = std::find_if(g.runs.begin(), g.runs.end(), [&](const auto& x) { return x.processor == proc; });
-  const int p = processorIndex(c, proc);
-  if (run == g.runs.end() || p < 0)
-    return makeError("{}: group '{}' is not planned on processor '{}'", c.bundle.planFile(), g.name, proc);
-  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(id));
-  ZP_ASSIGN_OR_RETURN(ServedSlot slot, servedSlot(c.bundle, *unit, p, c.processors[static_cast<size_t>(p)]));
-  slot.bytes = run->memoryBytes;
-  slot.plannedMs = run->latencyMs;
-  slots[key] = static_cast<int>(r.slots.size());
-  r.slots.push_back(std::move(slot));
-  return slots[key];
+  const bool planned = run != g.runs.end();
+  return unitSlot(c, r, slots, plan::UnitId::group(g.name), proc, planned ? &run->memoryBytes : nullptr,
+                  planned ? &run->latencyMs : nullptr);
 }
 
 // A member's samples as the group's stitched graph reads them: its own under
