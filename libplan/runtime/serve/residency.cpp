@@ -62,8 +62,19 @@ Expected<ResidencyManager::Lease> ResidencyManager::acquire(int slot,
 }
 
 void ResidencyManager::release(int slot) {
-  std::lock_guard lock(mutex_);
-  --inUse_[static_cast<size_t>(slot)];
+  std::vector<LoadedUnit> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    --inUse_[static_cast<size_t>(slot)];
+    // A load that went over the budget holds it only while it runs: once idle,
+    // units go again, least recently used first, until the budget holds.
+    if (!lru_.fits(0)) {
+      const auto evicted = lru_.makeRoom(0, [this](int id) { return inUse_[static_cast<size_t>(id)] == 0; });
+      for (int e : evicted) dropped.push_back(std::move(units_[static_cast<size_t>(e)]));
+      evictions_ += static_cast<int>(evicted.size());
+    }
+  }
+  dropped.clear();  // units are freed outside the lock
 }
 
 int ResidencyManager::loads() const {

@@ -3,7 +3,8 @@
 // needs it, and least recently used non-preloaded slots that no worker is using
 // are evicted to keep the resident bytes under the memory budget. When nothing
 // more can be evicted the load goes ahead over the budget and is counted, rather
-// than stalling a query. Thread-safe: the workers of all processors share one.
+// than stalling a query; when a run ends over the budget, idle slots are evicted
+// (least recently used first, the one just run too) until it holds. Thread-safe: the workers of all processors share one.
 #pragma once
 #include <functional>
 #include <memory>

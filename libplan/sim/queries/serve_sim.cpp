@@ -18,16 +18,20 @@ struct Running {
 // Makes `slot` resident at `start` on `processor`; returns its load time (0 when resident).
 double acquire(int slot, int processor, double start, const std::vector<ServeSimSlot>& slots,
                const std::vector<Running>& running, BudgetedLru& lru, ServeSimResult& r) {
-  if (lru.contains(slot)) {
-    lru.touch(slot);
-    return 0;
-  }
-  const auto& s = slots[static_cast<size_t>(slot)];
   auto inUse = [&](int id) {
     for (size_t p = 0; p < running.size(); ++p)
       if (static_cast<int>(p) != processor && running[p].slot == id && running[p].until > start) return true;
     return false;
   };
+  // A load that went over the budget held it only while it ran (the executor
+  // drops such units when their run ends): idle units go first, least recently
+  // used first, until the budget holds again.
+  if (!lru.fits(0)) r.evictions += static_cast<int>(lru.makeRoom(0, [&](int id) { return !inUse(id); }).size());
+  if (lru.contains(slot)) {
+    lru.touch(slot);
+    return 0;
+  }
+  const auto& s = slots[static_cast<size_t>(slot)];
   r.evictions += static_cast<int>(lru.makeRoom(s.bytes, [&](int id) { return !inUse(id); }).size());
   if (!lru.fits(s.bytes)) ++r.overBudgetLoads;
   lru.insert(slot, s.bytes);

@@ -65,12 +65,36 @@ TEST(Residency, SlotsInUseAreNotEvictedAndAnOverrunIsCounted) {
   EXPECT_TRUE(l2->overBudget);
   EXPECT_EQ(m->overBudgetLoads(), 1);
   EXPECT_EQ(m->residentBytes(), 300);
+  // Once slot 1's run ends the budget is back: 1, the least recently used, goes.
   m->release(1);
+  EXPECT_EQ(m->residentBytes(), 200);
+  EXPECT_EQ(m->evictions(), 1);
   m->release(2);
+  EXPECT_EQ(m->residentBytes(), 200);
   auto l3 = m->acquire(3, f.load(3));
   ASSERT_TRUE(l3.ok());
-  EXPECT_EQ(l3->evicted, (std::vector<int>{1, 2}));
+  EXPECT_EQ(l3->evicted, (std::vector<int>{2}));
   m->release(3);
+  EXPECT_EQ(m->evictions(), 2);
+}
+
+TEST(Residency, AnOverBudgetLoadIsDroppedWhenItsRunEnds) {
+  // Preloaded slot 0 (100) leaves 50 bytes: slot 1 (100) only loads over the budget,
+  // and so every time it is needed, not once.
+  Fixture f;
+  auto m = ResidencyManager::create(f.slots, 150).value();
+  m->installPreloaded(0, std::move(f.loader.load(0, f.slots[0], {})).value());
+  for (int i = 0; i < 3; ++i) {
+    auto l = m->acquire(1, f.load(1));
+    ASSERT_TRUE(l.ok());
+    EXPECT_TRUE(l->loaded && l->overBudget);
+    m->release(1);
+    EXPECT_EQ(m->residentBytes(), 100);
+  }
+  EXPECT_EQ(m->loads(), 3);
+  EXPECT_EQ(m->overBudgetLoads(), 3);
+  EXPECT_EQ(m->evictions(), 3);
+  EXPECT_EQ(f.loader.loads(1), 3);
 }
 
 TEST(Residency, ALoadErrorIsReturned) {

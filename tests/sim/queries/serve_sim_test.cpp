@@ -110,6 +110,18 @@ TEST(ServeSim, ASlotRunningElsewhereIsNotEvicted) {
   EXPECT_EQ(r.peakResidentBytes, 20);
 }
 
+TEST(ServeSim, AnOverBudgetLoadHoldsTheBudgetOnlyWhileItRuns) {
+  // Slot 0 preloaded fills the budget: slot 1 (load 4 ms) loads over it for each
+  // query that needs it, as the executor drops it when its run ends.
+  std::vector<ServeSimSlot> slots = {{0, 1, 0, 10, true}, {0, 1, 4, 10, false}};
+  std::vector<ServeSimTask> tasks = {{"a", {0, 1}, 100, true}};
+  auto r = simulateServing(slots, tasks, {{0, 0}, {20, 0}, {40, 0}}, {1, 10, 0});
+  EXPECT_EQ(r.loads, 3);
+  EXPECT_EQ(r.overBudgetLoads, 3);
+  EXPECT_EQ(r.evictions, 2);  // before the second and third loads
+  for (const auto& q : r.queries) EXPECT_DOUBLE_EQ(q.loadMs, 4);
+}
+
 // Brute force: repeatedly take, over every pending (query, position) whose
 // previous position has finished, the one that starts first (then earliest
 // ready, then earliest arrival). No loads (everything preloaded).
