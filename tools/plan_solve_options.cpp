@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -122,11 +123,16 @@ std::string checkCommand(const CLI::App& app, PlanSolveRequest& req, const Solve
   if (!g.only.empty()) {
     static const std::map<std::string, std::string> kModeOf = {
         {"sparseloom", "stitch"}, {"haxconn", "concurrent"}, {"sparoa", "opplace"}, {"nnv12", "cold"}, {"mts", "mts"}};
-    const std::string& implied = kModeOf.at(g.only);
+    std::string implied = kModeOf.at(g.only);
+    // MTS alone on zoo-profile's directory (or --mode stitch): the composed search
+    // restricted to the models as given and their groups, at the same workload.
+    const bool profileDir = std::filesystem::is_regular_file(std::filesystem::path(g.input) / "profile.csv");
+    if (g.only == "mts" && (app.count("--mode") ? mode == "stitch" : profileDir)) implied = "stitch";
     if (app.count("--mode") && mode != implied)
       return fmt::format("--only {} plans in --mode {}, not --mode {}: drop --mode", g.only, implied, mode);
     mode = implied;
-    req.stitch.select.sparseLoomOnly = g.only == "sparseloom";
+    if (g.only == "sparseloom") req.stitch.select.only = select::SingleTechnique::SparseLoom;
+    if (g.only == "mts" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::Mts;
   }
   for (const auto& b : g.budgets)  // the form now; the bytes a percentage means once the profile is read
     if (auto r = select::parseBudget(b, 0); !r.ok()) return r.error().message;
@@ -192,7 +198,8 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
   app.add_option("--only", g.only,
                  "restrict the plan to one technique, for ablation: sparseloom (stitch: Algorithm 1's choice, the "
                  "preload set resident, no cold sections), haxconn (= --mode concurrent), sparoa (= --mode opplace), "
-                 "nnv12 (= --mode cold), mts (= --mode mts)")
+                 "nnv12 (= --mode cold), mts (on zoo-profile's directory: each task's model as given whole on one processor, "
+                 "or its weight-shared group's unit, served at the workload; else = --mode mts)")
       ->check(CLI::IsMember({"sparseloom", "haxconn", "sparoa", "nnv12", "mts"}));
   app.add_option("input", g.input,
                  "stitch: zoo-profile's directory; concurrent: WORKLOAD.json; opplace, cold: MODEL.onnx; "

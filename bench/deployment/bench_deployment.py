@@ -3,7 +3,7 @@
 technique) through the whole pipeline, planned for its own workload (slo.json:
 request rates, camera frames, a device memory budget), then every system the plan
 carries served by the executor on the workload's traces (one per seed), and the
-SparseLoom-alone plan's choice (plan-solve --only sparseloom) on the same traces, measured
+single-technique plans' choices (plan-solve --only sparseloom, --only mts) on the same traces, measured
 beside predicted: violation rate, p50/p99, throughput, peak RSS. Also plan-solve's
 time (calibration included) and whether reruns give byte-identical plans (without
 calibration, which is measured). Prints Markdown tables; writes results.json and table.md.
@@ -59,20 +59,28 @@ def pipeline(a, p):
     run([f'{a.bin}/plan-solve', profile, '-o', alone, '--slo', a.slo, '--seed', '1', '--only', 'sparseloom', '--quiet'])
     p.step('plan-emit (SparseLoom alone)')
     run([f'{a.bin}/plan-emit', alone, '-o', alone_bundle])
-    return {'plan': bundle, 'sparseloom': alone_bundle}, solve_s, filecmp.cmp(*reruns, shallow=False)
+    # MTS alone (plan-solve --only mts on the profile): the models as given, whole, or the group's unit.
+    mts, mts_bundle = os.path.join(w, 'plan-mts.json'), os.path.join(w, 'bundle-mts')
+    p.step('plan-solve --only mts')
+    run([f'{a.bin}/plan-solve', profile, '-o', mts, '--slo', a.slo, '--seed', '1', '--only', 'mts', '--quiet'])
+    p.step('plan-emit (MTS alone)')
+    run([f'{a.bin}/plan-emit', mts, '-o', mts_bundle])
+    return ({'plan': bundle, 'sparseloom': alone_bundle, 'mts': mts_bundle}, solve_s,
+            filecmp.cmp(*reruns, shallow=False))
 
 
 def systems_runs(a, bundles, p):
     """Every system on the plan's own workload, one trace per seed (the same trace for the
-    SparseLoom-alone plan's choice); rows per system and seed."""
+    single-technique plans' choices); rows per system and seed."""
     rows = []
-    p.phase('serving', 2 * a.runs)
+    served = [(bundles['plan'], ['--compare', 'all'], {}),
+              (bundles['sparseloom'], [], {'zooplan': 'SparseLoom-alone'}),
+              (bundles['mts'], [], {'zooplan': 'MTS-alone'})]
+    p.phase('serving', len(served) * a.runs)
     for seed in range(1, a.runs + 1):
-        served = [(bundles['plan'], ['--compare', 'all'], {}),
-                  (bundles['sparseloom'], [], {'zooplan': 'SparseLoom-alone'})]
         for k, (bundle, compare, rename) in enumerate(served):
             out = os.path.join(a.work_dir, f'serve-{seed}-{k}.json')
-            p.step(f'seed {seed}: ' + ('every system of the plan' if compare else 'the SparseLoom-alone plan'))
+            p.step(f'seed {seed}: ' + ('every system of the plan' if compare else f"the {rename['zooplan']} plan"))
             run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
                  '--seed', str(seed), '--rounds', str(a.rounds), '--json', out, '--quiet'])
             with open(out) as f:

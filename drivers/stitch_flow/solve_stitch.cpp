@@ -152,12 +152,12 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   if (spec) {
     ZP_ASSIGN_OR_RETURN(w->frames, frameChains(spec->frames, space));
     frames = spec->frames;
-    if (!spec->memoryBudget.empty() && !o.select.sparseLoomOnly)
+    if (!spec->memoryBudget.empty() && o.select.only != select::SingleTechnique::SparseLoom)
       ZP_TRY(applyMemoryBudget(space, spec->memoryBudget, o.slo + ": $.workload.memory_budget", *w));
   }
   // Without a device budget in the workload, the first preload budget is the
   // device's (SparseLoom alone keeps its preload set resident instead).
-  if (!w->residentByLoadCost && !o.budgets.empty() && !o.select.sparseLoomOnly)
+  if (!w->residentByLoadCost && !o.budgets.empty() && o.select.only != select::SingleTechnique::SparseLoom)
     ZP_TRY(applyMemoryBudget(space, o.budgets.front(), "--memory-budget (the device's, the first)", *w));
   if (auto trace = select::workloadTrace(space, *w); !trace.ok())
     return makeError("{}: {}", o.slo, trace.error().message);
@@ -281,7 +281,8 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   ZP_ASSIGN_OR_RETURN(auto space, readStitchSpace(o.profileDir));
   if (!o.processors.empty()) ZP_TRY(select::restrictProcessors(space, o.processors));
-  if (o.select.sparseLoomOnly) space.groups.clear();  // SparseLoom alone answers every task with its own subgraphs
+  // SparseLoom alone answers every task with its own subgraphs.
+  if (o.select.only == select::SingleTechnique::SparseLoom) space.groups.clear();
   ZP_TRY(checkOutputs(o, space));
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(o.slo, space));
@@ -295,7 +296,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
   // SparseLoom alone holds the device's budget with its preload set (its first budget).
   std::vector<std::string> budgets = o.budgets;
-  if (o.select.sparseLoomOnly && fs::is_regular_file(o.slo)) {
+  if (o.select.only == select::SingleTechnique::SparseLoom && fs::is_regular_file(o.slo)) {
     std::vector<std::string> names;
     for (const auto& t : space.tasks) names.push_back(t.name);
     ZP_ASSIGN_OR_RETURN(auto spec, artifacts::readSloWorkload(o.slo, names));
@@ -333,7 +334,8 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   const double dispatchMs = selectParams.workload ? selectParams.workload->calibration.dispatchMs : 0.0;
   result.warnings = select::unreachableSloWarnings(space, slos, dispatchMs);
   StitchColdPlans cold;
-  if (o.select.sparseLoomOnly) cold.summary = "--only sparseloom: no cold-start sections\n";
+  if (o.select.only == select::SingleTechnique::SparseLoom) cold.summary = "--only sparseloom: no cold-start sections\n";
+  else if (o.select.only == select::SingleTechnique::Mts) cold.summary = "--only mts: no cold-start sections\n";
   else {
     ZP_ASSIGN_OR_RETURN(cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
   }

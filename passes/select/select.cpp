@@ -207,6 +207,34 @@ std::optional<Choice> wholeOnProcessorChoice(const StitchSpace& space, const pla
   return c;
 }
 
+// Each task's model as given (every position from its reference variant) run
+// whole on processor p, or, with p < 0, on the processor where it is fastest
+// (lowest index on ties); none when some task's model cannot run on p.
+std::optional<Choice> modelsAsGivenChoice(const StitchSpace& space, const plan::SloConfiguration& slo, int p) {
+  Choice c;
+  c.system = "zooplan";
+  const int P = static_cast<int>(space.processors.size());
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    const auto& ts = space.tasks[t];
+    const auto ref = std::find(ts.variants.begin(), ts.variants.end(), ts.stitch ? ts.stitch->reference : "");
+    const int variant = ref == ts.variants.end() ? 0 : static_cast<int>(ref - ts.variants.begin());
+    const uint64_t k = ts.combinations().number(std::vector<int>(static_cast<size_t>(ts.positions), variant));
+    if (!ts.valid(k)) return std::nullopt;
+    int on = p;
+    double ms = INFINITY;
+    for (int q = (p < 0 ? 0 : p); q < (p < 0 ? P : p + 1); ++q) {
+      const double x = ts.latencyMs(k, std::vector<int>(static_cast<size_t>(ts.positions), q));
+      if (x < ms) ms = x, on = q;
+    }
+    if (!std::isfinite(ms)) return std::nullopt;
+    c.candidate.push_back(static_cast<int64_t>(k));
+    c.placement.push_back(std::vector<std::string>(static_cast<size_t>(ts.positions),
+                                                   space.processors[static_cast<size_t>(on)].name));
+    c.feasible.push_back(decisionMeetsSlo(space, slo, t, c.candidate.back(), c.placement.back()));
+  }
+  return c;
+}
+
 }  // namespace
 
 int memberIndex(const SharedGroup& group, size_t t) {
@@ -685,12 +713,20 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   };
   Choice best = a1.choice;
   std::string winner = "Algorithm 1";
-  if (params.sparseLoomOnly) {
+  if (params.only == SingleTechnique::SparseLoom) {
     best.system = "zooplan";
     if (search) *search = ZooplanSearch{winner + " (SparseLoom alone)", outcome(best), 0, false, 0};
     return best;
   }
-  std::vector<Choice> candidates{a1.choice};
+  const bool mtsAlone = params.only == SingleTechnique::Mts;
+  std::optional<Choice> asGiven;
+  if (mtsAlone) {
+    asGiven = modelsAsGivenChoice(space, slo, -1);
+    assert(asGiven && "every task's reference variant runs whole on some processor");
+    best = *asGiven;
+    winner = "the models as given on their fastest processors";
+  }
+  std::vector<Choice> candidates{best};
   auto consider = [&](Choice c, const std::string& label) {
     if (betterOutcome(outcome(c), outcome(best))) {
       best = c;
@@ -699,7 +735,11 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     }
     candidates.push_back(std::move(c));
   };
-  for (size_t oi = 0; oi < orders.size(); ++oi) {
+  if (mtsAlone)
+    for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
+      if (auto c = modelsAsGivenChoice(space, slo, p))
+        consider(std::move(*c), "the models as given on " + space.processors[static_cast<size_t>(p)].name);
+  for (size_t oi = 0; oi < orders.size() && !mtsAlone; ++oi) {
     std::string label;
     for (const auto& p : orders[oi]) {
       if (!label.empty()) label += ">";
@@ -708,9 +748,11 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     consider(singleOrderChoice(space, orders[oi], orderIdx[oi], tasks), "Algorithm 1 with order " + label);
   }
   // For light tasks, one processor per task can beat a shared pipeline.
-  consider(wholeOnFastestChoice(space, slo, params), "stitched variants run whole on their fastest processor");
-  for (const auto& b : baselineChoices(space, slo, params)) consider(b, "the " + b.system + " choice");
-  if (trace)
+  if (!mtsAlone) {
+    consider(wholeOnFastestChoice(space, slo, params), "stitched variants run whole on their fastest processor");
+    for (const auto& b : baselineChoices(space, slo, params)) consider(b, "the " + b.system + " choice");
+  }
+  if (trace && !mtsAlone)
     for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
       if (auto c = wholeOnProcessorChoice(space, slo, params, p))
         consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);

@@ -55,6 +55,8 @@ struct PreviousChoices {
   double latencyNoise = 0.05;     // and mean latencies within this share
 };
 
+enum class SingleTechnique { None, SparseLoom, Mts };
+
 struct SelectParams {
   bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
   int queriesPerTask = 100;
@@ -73,8 +75,10 @@ struct SelectParams {
   // The configurations served in turn (ids, in serving order): the joint choice
   // and every system's in-turn figure are over these (empty: every configuration).
   std::vector<std::string> servedInTurn;
-  // SparseLoom alone (plan-solve --only sparseloom): zooplan's choice is Algorithm 1's.
-  bool sparseLoomOnly = false;
+  // One technique alone (plan-solve --only), for ablation: SparseLoom's makes
+  // zooplan's choice Algorithm 1's; MTS's takes each task's model as given (its
+  // reference variant, whole on one processor) or its weight-shared group's unit.
+  SingleTechnique only = SingleTechnique::None;
   std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to
 };
 

@@ -144,8 +144,12 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         "the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
         "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
         "task by task; several configurations then judged together as served in turn (units shared across switches)";
-  if (params.sparseLoomOnly)
+  if (params.only == SingleTechnique::SparseLoom)
     out.front().description = "the plan, SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice";
+  if (params.only == SingleTechnique::Mts)
+    out.front().description =
+        "the plan, MTS alone (plan-solve --only mts): each task's model as given (its reference variant) whole on "
+        "one processor, or its weight-shared group's unit, the best mix served at the workload";
   served.choices.resize(out.size());
   std::optional<runtime::serve::ArrivalTrace> trace;
   if (params.workload) {
@@ -191,7 +195,7 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
       out[s].predictedInTurn = plan::PredictedServing{inTurn.back().violationRate, inTurn.back().throughputQps, 0,
                                                       false, 0};
     }
-    if (!params.sparseLoomOnly) {
+    if (params.only == SingleTechnique::None) {
       const JointResult joint =
           chooseJointly(space, turnSlos, turnChoices, inTurn, *params.workload, *trace, params.maxJointJudged);
       for (size_t j = 0; j < turn.size(); ++j) {

@@ -102,9 +102,11 @@ DecisionSlots decisionSlots(const StitchSpace& space, size_t t, int64_t candidat
   for (int j = 0; j < ts.positions; ++j) {
     const std::string& proc = placement[static_cast<size_t>(j)];
     const int p = processorIndex(space, proc);
+    // The run alone: a slot is one unit on one processor, shared by every decision
+    // that runs it, so what moving the input from another processor costs is not
+    // in it; the simulator charges the calibrated hand-over between processors,
+    // as plan-run's prediction does.
     double ms = ts.latency.subgraph(j, variants[static_cast<size_t>(j)], proc).value_or(kUnprofiledMs);
-    if (j > 0 && placement[static_cast<size_t>(j - 1)] != proc)
-      ms += ts.latency.transition(placement[static_cast<size_t>(j - 1)], proc, ts.boundaryBytes[static_cast<size_t>(j - 1)]);
     if (!std::isfinite(ms)) ms = kUnprofiledMs;
     const std::string& variant = variants[static_cast<size_t>(j)];
     const int64_t bytes = ts.memoryBytes(j, variant, proc);

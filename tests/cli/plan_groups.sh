@@ -71,24 +71,25 @@ PYEOF
 then pass "plan-solve answers heads with the group's unit under the budget, first time (the plan lists the group, its members and runs)"
 else fail "the plan's group choice"; fi
 
-# SparseLoom alone never answers a task with the group, and its preload set under
-# the same budget leaves a head's unit to load, over the budget, for every query:
-# the composed plan is predicted at least 10 points lower (some 25 here).
+# MTS alone on the profile: the models as given, whole on one processor, or the
+# group's unit; never a mix of processors within a task. (Each plan is calibrated
+# anew, so their predictions are compared in the unit test, on one calibration.)
+"$BIN/plan-solve" "$D/profile" -o "$D/mts.json" --slo "$SLO" --only mts --quiet >"$D/mts.txt"
+if $PY - "$D/mts.json" <<'PYEOF'
+import json, sys
+mts = json.load(open(sys.argv[1]))["stitch"]["systems"][0]
+assert "MTS alone" in mts["description"], mts["description"]
+for c in mts["selections"][0]["tasks"]:
+    assert c["combination"] in ("dense+dense", "group:attrs"), c
+    assert len(set(c["placement"])) == 1, c
+PYEOF
+then pass "--only mts on a profile: the models as given or the group, whole on one processor each"
+else fail "--only mts on a profile"; fi
+
+# SparseLoom alone never answers a task with the group.
 "$BIN/plan-solve" "$D/profile" -o "$D/sl.json" --slo "$SLO" --only sparseloom --quiet >/dev/null
 if ! grep -q '"group:attrs"' "$D/sl.json"; then pass "--only sparseloom: no group choice"
 else fail "--only sparseloom chose the group"; fi
-if $PY - "$D/plan.json" "$D/sl.json" <<'PYEOF'
-import json, sys
-def predicted(path):
-    systems = json.load(open(path))["stitch"]["systems"]
-    return {s["name"]: s["selections"][0]["predicted"]["violation_rate"] for s in systems}
-composed, alone = predicted(sys.argv[1]), predicted(sys.argv[2])
-assert all(composed["zooplan"] <= v for v in composed.values()), composed
-assert alone["zooplan"] - composed["zooplan"] >= 0.10, (composed["zooplan"], alone["zooplan"])
-print(f"{composed['zooplan']:.3f} against {alone['zooplan']:.3f}")
-PYEOF
-then pass "the composed plan (group and residency) is predicted lowest, at least 10 points under SparseLoom alone"
-else fail "the composed plan's predicted margin"; fi
 
 "$BIN/plan-emit" "$D/plan.json" -o "$D/bundle" >/dev/null
 sha="$($PY -c "import json,sys; print(next(u['sha256'] for u in json.load(open(sys.argv[1]))['units'] if u['id']=='group:attrs'))" "$D/plan.json")"
@@ -113,9 +114,11 @@ then pass "plan-run BUNDLE: the group's unit answers its members as their own mo
 else fail "plan-run BUNDLE on the group's unit"; fi
 
 # plan-run --serve: the members' queries run the group's one unit and are answered.
-# Measured, on the same trace, beside SparseLoom alone's plan (its preload set
-# leaves one head's unit to load for every query), the group's plan misses far
-# fewer queries (some 3% against 30% on a 2-core host).
+# Served on the same trace beside SparseLoom alone's plan: its preload set fills
+# the budget and leaves one head's unit to load, over the budget, for every query
+# of that head (about a quarter of them), where the group's unit stays resident;
+# measured, the group's plan misses fewer queries (some 3% against 30% on a
+# 2-core host; the margin checked is 5 points, as these runs are short and shared).
 "$BIN/plan-emit" "$D/sl.json" -o "$D/sl_bundle" >/dev/null
 "$BIN/plan-run" "$D/sl_bundle" --serve --duration-ms 1500 --seed 1 --json "$D/sl_serve.json" >/dev/null 2>&1
 "$BIN/plan-run" "$D/bundle" --serve --duration-ms 1500 --seed 1 --json "$D/serve.json" \
@@ -124,17 +127,19 @@ if $PY - "$D/serve.json" "$D/serve.trace.json" "$D/sl_serve.json" <<'PYEOF'
 import json, sys
 z = json.load(open(sys.argv[1]))["systems"]["zooplan"]
 alone = json.load(open(sys.argv[3]))["systems"]["zooplan"]
+assert alone["measured"]["loads"] >= 100 and z["measured"]["loads"] <= 10, (alone["measured"], z["measured"])
+assert alone["predicted"]["loads"] >= 100, alone["predicted"]
 gap = alone["measured"]["violation_rate"] - z["measured"]["violation_rate"]
-assert gap >= 0.10, (z["measured"]["violation_rate"], alone["measured"]["violation_rate"])
+assert gap >= 0.05, (z["measured"]["violation_rate"], alone["measured"]["violation_rate"])
 assert z["measured"]["accuracy"] >= 0.95, z["measured"]
 for name in ("digit10", "parity", "gt4", "loops"):
     assert z["tasks"][name]["measured"]["completed"] > 0, (name, z["tasks"][name])
 runs = [e["args"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "run"]
 group = {a["task"].split("@")[0] for a in runs if a["subgraph"].startswith("group:attrs@")}
 assert group and group <= {"digit10", "parity", "gt4", "loops"}, group
-print(sorted(group), f"measured {z['measured']['violation_rate']:.3f} against {alone['measured']['violation_rate']:.3f}")
+print(sorted(group), f"loads {z['measured']['loads']} against {alone['measured']['loads']}, measured {z['measured']['violation_rate']:.3f} against {alone['measured']['violation_rate']:.3f}")
 PYEOF
-then pass "plan-run --serve runs the group's one unit for its members, measured at least 10 points under SparseLoom alone"
+then pass "plan-run --serve runs the group's one unit for its members, loaded once where SparseLoom alone loads per query, measured at least 5 points under it"
 else fail "plan-run --serve with the group's unit"; fi
 
 # Bad inputs: the stitch directory's groups changed or gone since zoo-profile.

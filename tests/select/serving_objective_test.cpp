@@ -129,14 +129,14 @@ TEST(ServingObjective, TheComposedChoiceBeatsSparseLoomAloneUnderTheDeviceBudget
   ASSERT_TRUE(trace.ok());
   SelectParams alone;
   alone.workload = w;
-  alone.sparseLoomOnly = true;
+  alone.only = SingleTechnique::SparseLoom;
   Algorithm1Result a1;
   ZooplanSearch aloneSearch, composedSearch;
   const Choice sparseLoom = zooplanChoice(sp, cfg, alone, &a1, &aloneSearch);
   EXPECT_EQ(sparseLoom.candidate, a1.choice.candidate) << "SparseLoom alone is Algorithm 1's choice";
   EXPECT_EQ(aloneSearch.judged, 0);
   SelectParams composed = alone;
-  composed.sparseLoomOnly = false;
+  composed.only = SingleTechnique::None;
   zooplanChoice(sp, cfg, composed, nullptr, &composedSearch);
   EXPECT_TRUE(composedSearch.provenBest);
   EXPECT_GT(aloneSearch.predicted.violationRate - composedSearch.predicted.violationRate, 0.15)

@@ -121,11 +121,20 @@ TEST(SharedGroup, TheComposedChoiceTakesTheGroupAndBeatsEverySingleTechnique) {
 
   // SparseLoom alone: its variants, no group; the heads' 16 MB thrash in the budget.
   SelectParams alone = composed;
-  alone.sparseLoomOnly = true;
+  alone.only = SingleTechnique::SparseLoom;
   ZooplanSearch aloneSearch;
   zooplanChoice(sp, slo, alone, nullptr, &aloneSearch);
   EXPECT_GT(aloneSearch.predicted.violationRate - search.predicted.violationRate, 0.4)
       << "SparseLoom alone (planted: some 47 points more) " << aloneSearch.predicted.violationRate;
+  // MTS alone: each task's model as given (its one variant here) or the group; never predicted below the composed.
+  SelectParams mts = composed;
+  mts.only = SingleTechnique::Mts;
+  ZooplanSearch mtsSearch;
+  const Choice m = zooplanChoice(sp, slo, mts, nullptr, &mtsSearch);
+  for (size_t t = 0; t < m.candidate.size(); ++t)
+    if (m.candidate[t] >= 0)
+      EXPECT_TRUE(sp.tasks[t].combinations().original(static_cast<uint64_t>(m.candidate[t]))) << sp.tasks[t].name;
+  EXPECT_GE(mtsSearch.predicted.violationRate, search.predicted.violationRate);
   // The group alone without the composed residency: every unit loaded on demand (no budget planning).
   auto unplanned = std::make_shared<ServingWorkload>(*w);
   unplanned->residentByLoadCost = false;
