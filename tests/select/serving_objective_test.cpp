@@ -337,6 +337,43 @@ TEST(ServingObjective, TheInTurnBoundHoldsForAnyChoicesAmongItsDecisions) {
   }
 }
 
+// A slot is one unit on one processor, shared by every decision that runs it, so
+// its run time cannot hold what reaching it from another processor costs: with
+// such a cost baked into the slot, a decision ran as fast as the first decision
+// that brought the unit, and served in turn a query met an SLO the bound said
+// it could not. Planted: the original v0, X = its first position on p0, then p1
+// (a 5 ms transition in the profile), Z = both on p1 (a slow first position);
+// either order in turn.
+TEST(ServingObjective, AUnitsSlotIsTheSameWhicheverDecisionBringsIt) {
+  std::mt19937_64 rng(9);
+  StitchSpace sp = profiledSpace(rng, 1);
+  auto& ts = sp.tasks[0];
+  const std::string p0 = sp.processors[0].name, p1 = sp.processors[1].name;
+  ts.latency.setSubgraph(0, "v0", p0, 1.0);
+  ts.latency.setSubgraph(0, "v0", p1, 10.0);
+  ts.latency.setSubgraph(1, "v0", p1, 1.0);
+  ts.latency.setTransition(p0, p1, {5.0, 0});
+  const uint64_t x = ts.combinations().originalNumber(0), z = x;
+  ASSERT_TRUE(ts.valid(x));
+  plan::SloConfiguration slo{"C", {{ts.name, plan::TaskSlo{0.0, 4.0}}}};
+  Choice cx{"x", {static_cast<int64_t>(x)}, {{p0, p1}}, {false}, {}};
+  Choice cz{"z", {static_cast<int64_t>(z)}, {{p1, p1}}, {false}, {}};
+  auto w = workloadFor(sp, 50);
+  const auto trace = workloadTrace(sp, *w);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const std::vector<std::vector<TaskDecision>> decisions = {{{cx.candidate[0], cx.placement[0]},
+                                                             {cz.candidate[0], cz.placement[0]}}};
+  const double bound = servingViolationBoundInTurn(sp, {slo, slo}, decisions, *w, *trace);
+  const Outcome zx = evaluateServingInTurn(sp, {slo, slo}, {cz, cx}, *w, *trace);
+  const Outcome xz = evaluateServingInTurn(sp, {slo, slo}, {cx, cz}, *w, *trace);
+  EXPECT_LE(bound, zx.violationRate + 1e-12);
+  EXPECT_LE(bound, xz.violationRate + 1e-12);
+  // X alone: the same whether or not Z brought the unit first.
+  const Outcome xAlone = evaluateServing(sp, slo, cx, *w, *trace);
+  const Outcome xx = evaluateServingInTurn(sp, {slo, slo}, {cx, cx}, *w, *trace);
+  EXPECT_DOUBLE_EQ(xAlone.violationRate, xx.violationRate);
+}
+
 // The planted space of the in-turn tests: two 10 MB variants per position, 20
 // q/s under a 25 MB device budget, loads at 1 ms per MB.
 StitchSpace inTurnSpace() {
