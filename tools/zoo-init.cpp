@@ -26,6 +26,11 @@ int main(int argc, char** argv) {
       ->check(zp::cli::integerIn(1, zp::zoo::kMaxPositions));
   app.add_option("--batch", o.dims.batch, "the batch a symbolic batch dim is bound to, as zoo-stitch --batch")
       ->default_val(1)->check(zp::cli::integerIn(1, zp::kMaxDimValue));
+  app.add_option("--group-min-share", o.groupMinShare,
+                 "tasks whose reference models hold at least this share of the smaller one's weights in common "
+                 "(a frozen backbone under several heads) become a weight-shared group (zoo.json's "
+                 "multitask_groups) when MTS stitches them as one; 0: no groups")
+      ->default_val(o.groupMinShare)->check(CLI::Range(0.0, 1.0));
   app.add_flag("--leave-out", o.leaveOut, "write zoo.json without the variants that do not stitch (default: refuse)");
   app.add_flag("--force", o.force, "replace an existing zoo.json");
   if (auto rc = zp::cli::parse(app, argc, argv, "zoo-init")) return *rc;

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "drivers/mts_flow/zoo_mts.h"
 #include "drivers/stitch_flow/dataset_read.h"
+#include "libplan/artifacts/multitask_group_json.h"
 #include "libplan/artifacts/zoo_json.h"
 #include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
@@ -13,6 +15,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json.h"
+#include "passes/mts/shared_weights.h"
 #include "passes/stitch/stitch.h"
 
 namespace zp::drivers {
@@ -190,6 +193,59 @@ std::string stitchProblem(const FoundTask& t, size_t k, const std::vector<Proces
   return fmt::format("{}; fix: {}", why, fixFor(why, t.variants[k]));
 }
 
+// The one input's shape of a model (empty when it has none or several).
+std::vector<int64_t> singleInputShape(const onnx::ModelProto& m) {
+  std::vector<std::string> inits;
+  for (const auto& i : m.graph().initializer()) inits.push_back(i.name());
+  std::vector<int64_t> shape;
+  int inputs = 0;
+  for (const auto& in : m.graph().input()) {
+    if (std::find(inits.begin(), inits.end(), in.name()) != inits.end()) continue;
+    ++inputs;
+    shape.clear();
+    for (const auto& d : in.type().tensor_type().shape().dim()) shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return inputs == 1 ? shape : std::vector<int64_t>{};
+}
+
+// Weight-shared groups: tasks whose reference models share weights by content,
+// each kept when MTS stitches it (as zoo-stitch will), else named in a note.
+std::vector<zoo::MultitaskGroup> sharedWeightGroups(const std::vector<FoundTask>& tasks, const zoo::Zoo& zoo,
+                                                    const ZooInitOptions& o, std::vector<std::string>& notes) {
+  std::vector<zoo::MultitaskGroup> groups;
+  if (o.groupMinShare <= 0) return groups;
+  std::vector<const onnx::ModelProto*> refs;
+  for (const auto& t : tasks) refs.push_back(&t.variants[0].model.model);
+  for (const auto& family : mts::sharedWeightFamilies(refs, o.groupMinShare)) {
+    zoo::MultitaskGroup g;
+    g.name = tasks[static_cast<size_t>(family.members.front())].name + "_group";
+    const auto shape = singleInputShape(*refs[static_cast<size_t>(family.members.front())]);
+    g.sharedInput = !shape.empty();
+    std::vector<std::string> names;
+    for (int m : family.members) {
+      const auto& t = tasks[static_cast<size_t>(m)];
+      const auto& spec = zoo.tasks[static_cast<size_t>(m)];
+      g.members.push_back({t.name, spec.variants.front().id, spec.variants.front().onnx});
+      g.sharedInput = g.sharedInput && singleInputShape(*refs[static_cast<size_t>(m)]) == shape;
+      names.push_back(t.name);
+    }
+    const std::string what = fmt::format("{} share {:.0f}% of the smallest one's weights ({:.2f} MB)",
+                                         fmt::join(names, ", "),
+                                         100.0 * static_cast<double>(family.sharedBytes) /
+                                             static_cast<double>(std::max<int64_t>(family.smallestBytes, 1)),
+                                         static_cast<double>(family.sharedBytes) / 1e6);
+    if (auto stitched = mts::stitchZooGroup(zoo, g, mts::StitchMode::Mts, std::nullopt, o.dims); !stitched.ok()) {
+      notes.push_back(fmt::format("{} but do not stitch as one group ({}); no group written", what,
+                                  stitched.error().message));
+      continue;
+    }
+    notes.push_back(fmt::format("weight-shared group {}: {}{}", g.name, what,
+                                g.sharedInput ? ", one input shape: they read one input" : ""));
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
 }  // namespace
 
 Expected<ZooInitResult> runZooInit(const ZooInitOptions& o) {
@@ -233,7 +289,10 @@ Expected<ZooInitResult> runZooInit(const ZooInitOptions& o) {
   const bool problems = std::any_of(res.variants.begin(), res.variants.end(),
                                     [](const VariantReport& v) { return !v.problem.empty(); });
   if (problems && !o.leaveOut) return res;
-  ZP_TRY(writeFileAtomic(o.out, canonicalJson(artifacts::zooToJson(res.zoo))));
+  res.groups = sharedWeightGroups(tasks, res.zoo, o, res.notes);
+  Json zooJson = artifacts::zooToJson(res.zoo);
+  if (!res.groups.empty()) zooJson["multitask_groups"] = artifacts::multitaskGroupsToJson(res.groups);
+  ZP_TRY(writeFileAtomic(o.out, canonicalJson(zooJson)));
   res.written = true;
   return res;
 }

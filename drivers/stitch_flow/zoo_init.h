@@ -3,7 +3,9 @@
 // sparsity and precision are read from its weights (libplan/graph/variant_facts.h),
 // the processors default to this machine's cores, and every variant is
 // checked to align and stitch with its task's reference before anything is
-// written; one that cannot is named with why and what to do.
+// written; one that cannot is named with why and what to do. Tasks whose
+// reference models share weights by content become a weight-shared group when
+// MTS stitches them as one.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -12,6 +14,7 @@
 #include "libplan/graph/dims.h"
 #include "libplan/graph/variant_facts.h"
 #include "libplan/util/error.h"
+#include "libplan/zoo/multitask_group.h"
 #include "libplan/zoo/zoo.h"
 
 namespace zp::drivers {
@@ -26,6 +29,12 @@ struct ZooInitOptions {
   int subgraphs = 0;                  // the stitch check's subgraphs per task (default: the processors')
   graph::DimBinding dims;             // symbolic dims as zoo-stitch binds them (--batch)
   bool leaveOut = false;              // write zoo.json without the variants that cannot stitch
+  // Tasks whose reference models hold at least this share of the smaller one's
+  // weights in common (a frozen backbone under several heads) become a weight-shared
+  // group, when they stitch as one (0: no groups). Low, as the early layers a
+  // backbone shares are few bytes but most of the compute; whether the group's
+  // unit answers its members is the planner's choice, per workload.
+  double groupMinShare = 0.1;
   bool force = false;                 // replace an existing zoo.json
 };
 
@@ -39,6 +48,7 @@ struct VariantReport {
 struct ZooInitResult {
   zoo::Zoo zoo;                       // as written (without left-out variants)
   std::vector<VariantReport> variants;
+  std::vector<zoo::MultitaskGroup> groups;  // weight-shared groups found and stitched (zoo.json's multitask_groups)
   std::vector<std::string> notes;     // datasets found or not, processors chosen
   bool written = false;
 };

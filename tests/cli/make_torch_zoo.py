@@ -3,9 +3,11 @@
 sklearn datasets, each exported with torch.onnx.export and a dynamic batch
 axis, as dense, pruned (torch.nn.utils.prune: unstructured and structured) and
 int8 (fake-quant QDQ from quantization-aware training, and convert()) variants;
-the test split saved as data/inputs.npy and data/labels.npy. No zoo.json.
+and a fourth, parity, a new head (odd or even digit) trained on the digits
+model's frozen convolutions, exported dense: the two share their backbone's
+weights. The test split saved as data/inputs.npy and data/labels.npy. No zoo.json.
 
-  make_torch_zoo.py OUT_DIR [--tasks digits,cancer,wine]
+  make_torch_zoo.py OUT_DIR [--tasks digits,cancer,wine,parity]
 
 OUT_DIR/<task>/<variant>.onnx, OUT_DIR/<task>/data/{inputs,labels}.npy.
 Seeded: the same call gives the same files.
@@ -124,11 +126,25 @@ def variants(task, dense, x, y, epochs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--tasks", default="digits,cancer,wine")
+    ap.add_argument("--tasks", default="digits,cancer,wine,parity")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.backends.quantized.engine = "qnnpack"  # what Debian's torch ships (no fbgemm)
+    trained = {}
     for task in args.tasks.split(","):
+        if task == "parity":  # a head on the digits model's frozen backbone
+            head = copy.deepcopy(trained["digits"][0])
+            for p in head.parameters():
+                p.requires_grad = False
+            head.fc = nn.Linear(32, 2)
+            xtr, xte, ytr, yte = trained["digits"][1]
+            ytr, yte = ytr % 2, yte % 2
+            fit(head, xtr, ytr, 30, lr=1e-2)
+            os.makedirs(os.path.join(args.out, task, "data"), exist_ok=True)
+            export(head, xte, os.path.join(args.out, task, "dense.onnx"))
+            np.save(os.path.join(args.out, task, "data", "inputs.npy"), xte)
+            np.save(os.path.join(args.out, task, "data", "labels.npy"), yte.astype(np.int64))
+            continue
         x, y, model = load(task)
         xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.25, random_state=0, stratify=y)
         if task != "digits":
@@ -137,6 +153,7 @@ def main():
         xtr, xte = xtr.astype(np.float32), xte.astype(np.float32)
         epochs = 12 if task == "digits" else 40
         dense = fit(model, xtr, ytr, epochs)
+        trained[task] = (dense, (xtr, xte, ytr, yte))
         os.makedirs(os.path.join(args.out, task, "data"), exist_ok=True)
         for vid, m in variants(task, dense, xtr, ytr, epochs).items():
             export(m, xte, os.path.join(args.out, task, vid + ".onnx"))

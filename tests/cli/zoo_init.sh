@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A user's own zoo, from torch exports to a served plan with no hand-written
-# JSON: make_torch_zoo.py trains three small models and exports them as torch
+# JSON: make_torch_zoo.py trains three small models (and a fourth head on one
+# of them, sharing its backbone) and exports them as torch
 # users do (dense, pruned with torch.nn.utils.prune, int8 from convert() and
 # from quantization-aware training, a dynamic batch axis); zoo-init writes
 # zoo.json (kinds read from the weights), then the whole pipeline runs. The
@@ -18,7 +19,7 @@ z = json.load(open(sys.argv[1]))
 kinds = {(t["name"], v["id"]): (v["kind"], v["precision"], v["sparsity"]) for t in z["tasks"] for v in t["variants"]}
 want = {"dense": "dense", "u50": "unstructured", "u80": "unstructured", "s50": "structured", "int8": "quantized",
         "int8q": "quantized"}
-assert len(kinds) == 13, kinds
+assert len(kinds) == 14, kinds
 for (task, vid), (kind, precision, sparsity) in kinds.items():
     assert kind == want[vid], (task, vid, kind)
     assert precision == ("int8" if kind == "quantized" else "fp32"), (task, vid, precision)
@@ -31,8 +32,11 @@ for t in z["tasks"]:
     assert t["dataset"] == {"inputs": t["name"] + "/data/inputs.npy", "labels": t["name"] + "/data/labels.npy",
                             "metric": "top1"}, t["dataset"]
 assert [p["name"] for p in z["processors"]][0] == "cpu" and all(p["cores"] for p in z["processors"])
+# parity is a head on digits' frozen backbone: found by the weights they share, and stitched.
+assert z["multitask_groups"] == [{"name": "digits_group", "members": ["digits/dense", "parity/dense"],
+                                  "shared_input": True}], z.get("multitask_groups")
 PYEOF
-then pass "zoo.json: every variant's kind, sparsity and precision read from its weights; datasets; host processors"
+then pass "zoo.json: every variant's kind, sparsity and precision read from its weights; datasets; host processors; the weight-shared group"
 else fail "zoo.json contents"; fi
 grep -q "configurations of this host's CPU cores" "$WORK/init.txt" && pass "zoo-init says what the processors are" \
   || fail "zoo-init output: $(cat "$WORK/init.txt")"
@@ -76,7 +80,8 @@ np.save('$WORK/np64/wine/data/inputs.npy', x); np.save('$WORK/np64/wine/data/lab
   && pass "float64 samples and one-hot labels are read" || fail "numpy-default dataset: $(cat "$WORK/np64.txt")"
 
 # The pipeline on what zoo-init wrote.
-"$BIN/zoo-stitch" "$Z/zoo.json" -o "$WORK/st" > "$WORK/stitch.txt" && pass "zoo-stitch: every variant, int8 ones too" \
+"$BIN/zoo-stitch" "$Z/zoo.json" -o "$WORK/st" > "$WORK/stitch.txt" && [ -f "$WORK/st/groups/digits_group.onnx" ] \
+  && pass "zoo-stitch: every variant, int8 ones too, and the weight-shared group" \
   || fail "zoo-stitch on zoo-init's zoo.json"
 "$BIN/zoo-profile" "$WORK/st" -o "$WORK/prof" --quiet > /dev/null 2> "$WORK/profile.err" && [ ! -s "$WORK/profile.err" ] \
   && pass "zoo-profile --quiet: nothing on stderr" || fail "zoo-profile: $(cat "$WORK/profile.err")"
@@ -109,9 +114,9 @@ for task in sorted(os.listdir(zoo)):
         allowed = 0.01 * ort["samples"] if saturating_ort and "int8" in vid else 1.0
         assert abs(mine - ort["top1"]) * ort["samples"] <= allowed + 1e-9, (task, vid, mine, ort)
         checked += 1
-assert checked == 13, checked
+assert checked == 14, checked
 PYEOF
-then pass "accuracy of all 13 variants (int8 included) as ONNX Runtime measures it"
+then pass "accuracy of all 14 variants (int8 included) as ONNX Runtime measures it"
 else fail "runtime accuracy against ORT"; fi
 # SparseLoom's grid sets latency bounds below what any variant runs in: plan-solve says so, per task. (Which
 # tasks: those whose tightest bound, from the originals' measured range, lies below their fastest stitched
@@ -126,23 +131,24 @@ else fail "runtime accuracy against ORT"; fi
 cat > "$WORK/slo.json" <<'JSON'
 {"tasks": {"digits": {"accuracy": 0.85, "latency_ms": 20},
            "cancer": {"accuracy": 0.9, "latency_ms": 20},
-           "wine": {"accuracy": 0.9, "latency_ms": 20}}}
+           "wine": {"accuracy": 0.9, "latency_ms": 20},
+           "parity": {"accuracy": 0.85, "latency_ms": 20}}}
 JSON
 "$BIN/plan-solve" "$WORK/prof" --slo "$WORK/slo.json" -o "$WORK/plan/plan.json" > /dev/null 2> "$WORK/solve.err" \
   && [ ! -s "$WORK/solve.err" ] && "$BIN/plan-emit" "$WORK/plan/plan.json" -o "$WORK/bundle" > /dev/null \
   && pass "plan-solve on one SLO per task (no warning), plan-emit" || fail "plan-solve / plan-emit: $(cat "$WORK/solve.err")"
 "$BIN/plan-solve" "$WORK/prof" --slo "$WORK/slo.json" --previous "$WORK/plan/plan.json" -o "$WORK/plan_again.json" \
-  > "$WORK/again.txt" 2>&1 && grep -Eq -- "--previous: 3 of 3 task picks are the earlier plan's \(ties within the noise: 0.5 points of violations, [0-9]+% of mean latency" "$WORK/again.txt" \
+  > "$WORK/again.txt" 2>&1 && grep -Eq -- "--previous: 4 of 4 task picks are the earlier plan's \(ties within the noise: 0.5 points of violations, [0-9]+% of mean latency" "$WORK/again.txt" \
   && pass "plan-solve --previous: says how many picks it kept and the noise (from the profile's spread)" \
   || fail "--previous: $(cat "$WORK/again.txt")"
 if "$BIN/plan-run" "$WORK/bundle" --json > "$WORK/run.json" && $PY -c "
 import json
 r = json.load(open('$WORK/run.json'))
-assert r['ok'] and {t['task'] for t in r['tasks']} == {'digits', 'cancer', 'wine'}, r
-n = {'digits': 450, 'cancer': 143, 'wine': 45}
+assert r['ok'] and {t['task'] for t in r['tasks']} == {'digits', 'cancer', 'wine', 'parity'}, r
+n = {'digits': 450, 'cancer': 143, 'wine': 45, 'parity': 450}
 for t in r['tasks']:
     assert t['ran'] and t['match'] and t['samples'] == n[t['task']] and t['accuracy'] is not None, t
-    assert t['slo'] == 'SLO' and t['accuracy'] >= (0.85 if t['task'] == 'digits' else 0.9), t
+    assert t['slo'] == 'SLO' and t['accuracy'] >= (0.85 if t['task'] in ('digits', 'parity') else 0.9), t
 "; then pass "plan-run BUNDLE: one configuration per task, accuracy on the whole test split"
 else fail "plan-run bundle"; fi
 "$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 500 --calibration-rounds 1 > "$WORK/serve.txt" 2>&1 \
