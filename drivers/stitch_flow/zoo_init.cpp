@@ -219,6 +219,7 @@ std::vector<zoo::MultitaskGroup> sharedWeightGroups(const std::vector<FoundTask>
   for (const auto& family : mts::sharedWeightFamilies(refs, o.groupMinShare)) {
     zoo::MultitaskGroup g;
     g.name = tasks[static_cast<size_t>(family.members.front())].name + "_group";
+    if (!validName(g.name)) g.name = fmt::format("group{}", groups.size() + 1);  // a task name near the length limit
     const auto shape = singleInputShape(*refs[static_cast<size_t>(family.members.front())]);
     g.sharedInput = !shape.empty();
     std::vector<std::string> names;

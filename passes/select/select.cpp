@@ -209,7 +209,8 @@ std::optional<Choice> wholeOnProcessorChoice(const StitchSpace& space, const pla
 
 // Each task's model as given (every position from its reference variant) run
 // whole on processor p, or, with p < 0, on the processor where it is fastest
-// (lowest index on ties); none when some task's model cannot run on p.
+// (lowest index on ties; the first when it runs on none, a choice that misses);
+// none when some task's model cannot run on p.
 std::optional<Choice> modelsAsGivenChoice(const StitchSpace& space, const plan::SloConfiguration& slo, int p) {
   Choice c;
   c.system = "zooplan";
@@ -220,13 +221,16 @@ std::optional<Choice> modelsAsGivenChoice(const StitchSpace& space, const plan::
     const int variant = ref == ts.variants.end() ? 0 : static_cast<int>(ref - ts.variants.begin());
     const uint64_t k = ts.combinations().number(std::vector<int>(static_cast<size_t>(ts.positions), variant));
     if (!ts.valid(k)) return std::nullopt;
-    int on = p;
+    int on = p < 0 ? 0 : p;
     double ms = INFINITY;
     for (int q = (p < 0 ? 0 : p); q < (p < 0 ? P : p + 1); ++q) {
       const double x = ts.latencyMs(k, std::vector<int>(static_cast<size_t>(ts.positions), q));
       if (x < ms) ms = x, on = q;
     }
-    if (!std::isfinite(ms)) return std::nullopt;
+    if (!std::isfinite(ms)) {
+      if (p >= 0) return std::nullopt;
+      on = 0;
+    }
     c.candidate.push_back(static_cast<int64_t>(k));
     c.placement.push_back(std::vector<std::string>(static_cast<size_t>(ts.positions),
                                                    space.processors[static_cast<size_t>(on)].name));
@@ -722,9 +726,10 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   std::optional<Choice> asGiven;
   if (mtsAlone) {
     asGiven = modelsAsGivenChoice(space, slo, -1);
-    assert(asGiven && "every task's reference variant runs whole on some processor");
-    best = *asGiven;
-    winner = "the models as given on their fastest processors";
+    if (asGiven) {  // else (a reference that did not stitch with itself) Algorithm 1's choice stands in
+      best = *asGiven;
+      winner = "the models as given on their fastest processors";
+    }
   }
   std::vector<Choice> candidates{best};
   auto consider = [&](Choice c, const std::string& label) {
