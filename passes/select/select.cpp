@@ -723,13 +723,11 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     return best;
   }
   const bool mtsAlone = params.only == SingleTechnique::Mts;
-  std::optional<Choice> asGiven;
-  if (mtsAlone) {
-    asGiven = modelsAsGivenChoice(space, slo, -1);
-    if (asGiven) {  // else (a reference that did not stitch with itself) Algorithm 1's choice stands in
-      best = *asGiven;
-      winner = "the models as given on their fastest processors";
-    }
+  // MTS alone starts from the models as given (else, a reference that did not
+  // stitch with itself, Algorithm 1's choice stands in).
+  if (auto asGiven = mtsAlone ? modelsAsGivenChoice(space, slo, -1) : std::nullopt) {
+    best = std::move(*asGiven);
+    winner = "the models as given on their fastest processors";
   }
   std::vector<Choice> candidates{best};
   auto consider = [&](Choice c, const std::string& label) {
