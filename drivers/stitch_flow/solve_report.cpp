@@ -120,7 +120,8 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
     if (sys.predictedInTurn) out += fmt::format(" {:>21.1f}%", 100 * sys.predictedInTurn->violationRate);
     out += "\n";
   }
-  if (inTurn) {
+  // A single technique (--only) makes no joint choice (nothing judged): no line.
+  if (inTurn && plan.systems.front().predictedInTurn->judged > 0) {
     const auto& z = *plan.systems.front().predictedInTurn;
     out += fmt::format("zooplan's choices judged together, served in turn: {} joint choice(s) judged, each moving one "
                        "task's decision under one configuration to the one it has under another; {}\n",
