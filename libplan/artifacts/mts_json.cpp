@@ -1,5 +1,6 @@
 #include "libplan/artifacts/mts_json.h"
 
+#include "libplan/artifacts/plan_json.h"
 #include "libplan/util/file.h"
 #include "libplan/util/json_reader.h"
 
@@ -19,10 +20,12 @@ Json mtsManifestToJson(const MtsManifest& m) {
             {"member_bytes", g.memberBytes}, {"member_folded_bytes", g.memberFoldedBytes},
             {"flops", g.flops}, {"member_flops", g.memberFlops}, {"masks", g.masks},
             {"realignments", g.realignments}, {"members", Json::array()}};
-    for (const auto& mm : g.members)
-      gj["members"].push_back(Json{{"task", mm.task}, {"variant", mm.variant}, {"input", mm.input},
-                                   {"stitched_input", mm.stitchedInput}, {"outputs", mm.outputs},
-                                   {"stitched_outputs", mm.stitchedOutputs}});
+    for (const auto& mm : g.members) {
+      // A member's input and outputs are written as the plan writes a group member's.
+      Json mj = toJson(plan::GroupMember{mm.task, mm.input, mm.stitchedInput, mm.outputs, mm.stitchedOutputs});
+      mj["variant"] = mm.variant;
+      gj["members"].push_back(std::move(mj));
+    }
     j["groups"].push_back(gj);
   }
   return j;
@@ -32,14 +35,10 @@ namespace {
 
 Expected<MtsMemberEntry> parseMember(const JsonAt& at) {
   ZP_TRY(at.onlyKeys({"task", "variant", "input", "stitched_input", "outputs", "stitched_outputs"}));
-  MtsMemberEntry m;
-  ZP_ASSIGN_OR_RETURN(m.task, at.id("task"));
+  // Its input and outputs are read (and checked) as the plan reads a group member's.
+  ZP_ASSIGN_OR_RETURN(plan::GroupMember io, groupMemberFromJson(at));
+  MtsMemberEntry m{io.task, "", io.input, io.stitchedInput, io.outputs, io.stitchedOutputs};
   ZP_ASSIGN_OR_RETURN(m.variant, at.id("variant"));
-  ZP_ASSIGN_OR_RETURN(m.input, at.string("input"));
-  ZP_ASSIGN_OR_RETURN(m.stitchedInput, at.string("stitched_input"));
-  ZP_ASSIGN_OR_RETURN(m.outputs, at.strings("outputs"));
-  ZP_ASSIGN_OR_RETURN(m.stitchedOutputs, at.strings("stitched_outputs"));
-  if (m.outputs.size() != m.stitchedOutputs.size()) return at.error("outputs and stitched_outputs differ in length");
   return m;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <set>
 #include <string>
 
 #include "libplan/graph/tensor.h"
