@@ -77,9 +77,17 @@ Prepared prepare(const ServedPlan& sp, SystemSetup& s) {
   p.setup.memoryBudgetBytes = s.budgetBytes;
   for (const auto& slot : s.slots) {
     const std::string name = slot.unit.str() + "@" + sp.processors[static_cast<size_t>(slot.processor)].name;
-    p.setup.slots.push_back({name, slot.processor, slot.bytes, slot.preload});
+    // An operator-placed unit's run holds the other processors it places operators on.
+    std::vector<int> holds;
+    if (slot.files.placement)
+      for (size_t q = 0; q < sp.processors.size(); ++q)
+        if (static_cast<int>(q) != slot.processor &&
+            std::any_of(slot.files.placement->processors.begin(), slot.files.placement->processors.end(),
+                        [&](const Processor& x) { return x.name == sp.processors[q].name; }))
+          holds.push_back(static_cast<int>(q));
+    p.setup.slots.push_back({name, slot.processor, slot.bytes, slot.preload, holds});
     p.files.push_back(slot.files);
-    p.simSlots.push_back({slot.processor, slot.plannedMs, 0.0, slot.bytes, slot.preload, {}, {}});
+    p.simSlots.push_back({slot.processor, slot.plannedMs, 0.0, slot.bytes, slot.preload, {}, {}, holds});
   }
   for (const auto& t : s.tasks) p.simTasks.push_back({t.name, t.slots, t.sloMs, t.accuracySloMet});
   p.setup.tasks = std::move(s.tasks);

@@ -57,6 +57,30 @@ class Server {
   Status runPositionOrFail(int query, int position);
   void finish(int query, bool completed);
   ServeResult collect();
+  // Other processors' workers, each waiting in its queue's turn until released
+  // (on destruction at the latest), so a run that holds them has their cores.
+  class HeldWorkers {
+   public:
+    HeldWorkers() : release_(promise_.get_future().share()) {}
+    HeldWorkers(HeldWorkers&& o) noexcept
+        : promise_(std::move(o.promise_)), release_(std::move(o.release_)), released_(o.released_) {
+      o.released_ = true;
+    }
+    HeldWorkers& operator=(HeldWorkers&&) = delete;
+    ~HeldWorkers() { release(); }
+    void release() {
+      if (!released_) promise_.set_value();
+      released_ = true;
+    }
+
+   private:
+    friend class Server;
+    std::promise<void> promise_;
+    std::shared_future<void> release_;
+    bool released_ = false;
+  };
+  // Blocks until every worker of `processors` waits for the returned hold's release.
+  HeldWorkers holdWorkers(const std::vector<int>& processors);
 
   const ServeSetup& setup_;
   SubgraphLoader& loader_;
@@ -133,6 +157,21 @@ Status Server::preload(bool warm) {
   return first;
 }
 
+Server::HeldWorkers Server::holdWorkers(const std::vector<int>& processors) {
+  HeldWorkers held;
+  std::vector<std::future<void>> started;
+  for (int h : processors) {
+    auto gate = std::make_shared<std::promise<void>>();
+    started.push_back(gate->get_future());
+    workers_[static_cast<size_t>(h)]->post([gate, release = held.release_] {
+      gate->set_value();
+      release.wait();
+    });
+  }
+  for (auto& f : started) f.wait();  // each held worker has taken its turn: the run starts now
+  return held;
+}
+
 void Server::runPosition(int query, int position) {
   if (failed_) return finish(query, false);
   Status s = runPositionOrFail(query, position);
@@ -176,9 +215,11 @@ Status Server::runPositionOrFail(int query, int position) {
     }
     inputs.emplace(io.name, it->second);
   }
+  HeldWorkers held = holdWorkers(setup_.slots[static_cast<size_t>(slot)].holds);
   const double runStart = nowMs(), runStartCpu = threadCpuMs();
   auto outputs = lease.unit->run(inputs, profileRuns_);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
+  held.release();
   const std::string firstOutput = !task.answerOutput.empty() ? task.answerOutput
                                   : lease.unit->outputs().empty() ? ""
                                                                   : lease.unit->outputs()[0].name;
@@ -319,6 +360,11 @@ Status checkSetup(const ServeSetup& setup) {
     if (s.processor < 0 || s.processor >= P)
       return makeError("serve: subgraph '{}' is on processor {}, of {}", s.name, s.processor, P);
     if (s.bytes < 0) return makeError("serve: subgraph '{}' has negative size {}", s.name, s.bytes);
+    // Held processors above the runner's, in order: two runs holding each other's workers never wait on each other.
+    for (size_t h = 0; h < s.holds.size(); ++h)
+      if (s.holds[h] <= s.processor || s.holds[h] >= P || (h > 0 && s.holds[h] <= s.holds[h - 1]))
+        return makeError("serve: subgraph '{}' on processor {} holds processor {}: held processors must be above its "
+                         "own, ascending, of {}", s.name, s.processor, s.holds[h], P);
   }
   if (setup.memoryBudgetBytes < 0) return makeError("serve: negative memory budget {}", setup.memoryBudgetBytes);
   for (const auto& t : setup.tasks) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "libplan/runtime/measure.h"
@@ -49,7 +50,7 @@ Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, Subgra
 // then after idle gaps), then keep the processor busy until every processor is
 // done timing, so that every timed run has company.
 Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params, int p,
-                          std::atomic<int>& timing, RunCalibration& out) {
+                          std::atomic<int>& timing, std::mutex& holdingTurn, RunCalibration& out) {
   struct DoneTiming {  // however this processor ends, the others must not wait for it
     std::atomic<int>& timing;
     bool counted = false;
@@ -59,7 +60,11 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     }
     ~DoneTiming() { now(); }
   } doneTiming{timing};
-  ZP_ASSIGN_OR_RETURN(auto mine, loadProcessorSlots(setup, loader, params, p, out));
+  ZP_ASSIGN_OR_RETURN(auto loaded, loadProcessorSlots(setup, loader, params, p, out));
+  // A slot that holds other processors runs with them to itself when served: it
+  // is timed after the others, one such slot's processor at a time.
+  std::vector<Loaded> mine, holding;
+  for (auto& l : loaded) (setup.slots[static_cast<size_t>(l.slot)].holds.empty() ? mine : holding).push_back(std::move(l));
   auto runOnce = [&](Loaded& l, std::vector<double>* record, double idleMs) -> Status {
     if (idleMs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(idleMs * 1000)));
     const auto t0 = SteadyClock::now();
@@ -68,29 +73,37 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     if (record) record->push_back(msSince(t0));
     return {};
   };
-  for (int round = 0; round < params.warmup + 2 * params.rounds; ++round) {
-    const bool timed = round >= params.warmup, idle = round >= params.warmup + params.rounds;
-    for (auto& l : mine) {
-      auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
-      ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? params.idleGapMs : 0.0));
-      if (params.afterRun) params.afterRun();
+  auto timeRounds = [&](std::vector<Loaded>& units) -> Status {
+    for (int round = 0; round < params.warmup + 2 * params.rounds; ++round) {
+      const bool timed = round >= params.warmup, idle = round >= params.warmup + params.rounds;
+      for (auto& l : units) {
+        auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
+        ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? params.idleGapMs : 0.0));
+        if (params.afterRun) params.afterRun();
+      }
     }
-  }
+    return {};
+  };
+  ZP_TRY(timeRounds(mine));
   doneTiming.now();
   while (timing.load() > 0 && !mine.empty())
     for (auto& l : mine) ZP_TRY(runOnce(l, nullptr, 0.0));
-  return {};
+  if (holding.empty()) return {};
+  while (timing.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // the others' timing is done
+  std::lock_guard turn(holdingTurn);
+  return timeRounds(holding);
 }
 
 Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params,
                      Workers& workers, RunCalibration& out) {
   std::atomic<int> timing{static_cast<int>(workers.size())};
+  std::mutex holdingTurn;
   std::vector<std::future<Status>> done;
   for (size_t p = 0; p < workers.size(); ++p) {
     auto promise = std::make_shared<std::promise<Status>>();
     done.push_back(promise->get_future());
     workers[p]->post([&, p, promise] {
-      promise->set_value(calibrateProcessor(setup, loader, params, static_cast<int>(p), timing, out));
+      promise->set_value(calibrateProcessor(setup, loader, params, static_cast<int>(p), timing, holdingTurn, out));
     });
   }
   Status first;

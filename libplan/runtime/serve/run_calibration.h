@@ -8,7 +8,9 @@
 // back and after an idle gap, each processor's worker running its slots
 // round-robin while the other processors run theirs (shared caches and
 // memory, as in serving); and the wake-up delays are timed the way the
-// executor dispatches and hands over.
+// executor dispatches and hands over. A slot that holds other processors
+// (ServeSlot::holds) has them to itself when served, so it is timed once the
+// others are done, one such processor at a time.
 #pragma once
 #include <functional>
 #include <cstdint>

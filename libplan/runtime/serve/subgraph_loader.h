@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "libplan/runtime/serve/placed_executor.h"
 #include "libplan/runtime/session.h"
@@ -21,6 +22,10 @@ struct ServeSlot {
   int processor = 0;       // index into ServeSetup::processors
   int64_t bytes = 0;       // resident size counted against the memory budget (plan's memory_bytes)
   bool preload = false;    // in the preload set: loaded before serving, never evicted
+  // Other processors a run of it occupies (an operator-placed unit's), each of a
+  // higher index than `processor`: their workers wait while it runs, so no other
+  // query's run shares their cores with its operators.
+  std::vector<int> holds = {};
 };
 
 // A slot's unit once loaded: a session, or an operator-placed program with its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <random>
 
 #include "libplan/sim/queries/processor_queues.h"
@@ -66,28 +67,72 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     r.queries.push_back({a.task, a.timeMs, 0, 0, 0});
     queues.push(processorOf(a.task, 0), QueuedJob{a.timeMs + params.dispatchMs, static_cast<int64_t>(q), static_cast<int>(q), 0});
   }
+  // A run of a slot that holds other processors, waiting for their holds' turns.
+  struct PendingRun {
+    int query = 0, position = 0, slot = 0, processor = 0;
+    int64_t key = 0;
+    double drawnMs = 0, startMs = 0;
+    int waiting = 0;
+  };
+  std::vector<PendingRun> pending;
+  auto advance = [&](int id, int64_t key, int position, int p, double end) {
+    auto& query = r.queries[static_cast<size_t>(id)];
+    const auto& task = tasks[static_cast<size_t>(query.task)];
+    if (position + 1 < static_cast<int>(task.slots.size())) {
+      const int to = processorOf(query.task, position + 1);
+      const double ready = end + (to != p ? params.handoffMs : 0.0);
+      queues.push(to, QueuedJob{ready, key, id, position + 1});
+    } else {
+      query.finishMs = end;
+    }
+  };
+  auto runSlot = [&](int id, int64_t key, int position, int slot, int p, double start, double ms) {
+    const double end = start + ms;
+    queues.occupyUntil(p, end);
+    running[static_cast<size_t>(p)] = {slot, end};
+    busyUntil[static_cast<size_t>(p)] = end;
+    r.spans.push_back({id, r.queries[static_cast<size_t>(id)].task, position, slot, p, false, start, end});
+    advance(id, key, position, p, end);
+  };
   while (auto next = queues.pop()) {
+    const int p = next->processor;
+    if (next->job.stage < 0) {  // a hold of pending run job.id takes its turn on p
+      auto& run = pending[static_cast<size_t>(next->job.id)];
+      queues.occupyUntil(p, INFINITY);
+      run.startMs = std::max(run.startMs, next->start);
+      if (--run.waiting > 0) continue;
+      const auto& holds = slots[static_cast<size_t>(run.slot)].holds;
+      for (int h : holds) {
+        queues.occupyUntil(h, run.startMs + run.drawnMs);
+        busyUntil[static_cast<size_t>(h)] = run.startMs + run.drawnMs;
+        r.spans.push_back({run.query, r.queries[static_cast<size_t>(run.query)].task, run.position, run.slot, h,
+                           false, run.startMs, run.startMs + run.drawnMs, true});
+      }
+      runSlot(run.query, run.key, run.position, run.slot, run.processor, run.startMs, run.drawnMs);
+      continue;
+    }
     auto& query = r.queries[static_cast<size_t>(next->job.id)];
     const auto& task = tasks[static_cast<size_t>(query.task)];
-    const int position = next->job.stage, p = next->processor;
+    const int position = next->job.stage;
     const int slot = task.slots[static_cast<size_t>(position)];
     if (position == 0) query.startMs = next->start;
     const double loadMs = acquire(slot, p, next->start, slots, running, lru, r);
     const double runStart = next->start + loadMs;
-    const double end = runStart + runMs(slot, p, next->start);
-    queues.occupyUntil(p, end);
-    running[static_cast<size_t>(p)] = {slot, end};
-    busyUntil[static_cast<size_t>(p)] = end;
+    const double drawnMs = runMs(slot, p, next->start);
     query.loadMs += loadMs;
     if (loadMs > 0) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
-    r.spans.push_back({next->job.id, query.task, position, slot, p, false, runStart, end});
-    if (position + 1 < static_cast<int>(task.slots.size())) {
-      const int to = processorOf(query.task, position + 1);
-      const double ready = end + (to != p ? params.handoffMs : 0.0);
-      queues.push(to, QueuedJob{ready, next->job.key, next->job.id, position + 1});
-    } else {
-      query.finishMs = end;
+    const auto& holds = slots[static_cast<size_t>(slot)].holds;
+    if (holds.empty()) {
+      runSlot(next->job.id, next->job.key, position, slot, p, runStart, drawnMs);
+      continue;
     }
+    // The runner's worker waits (its processor blocked) until every held worker takes its hold.
+    queues.occupyUntil(p, INFINITY);
+    running[static_cast<size_t>(p)] = {slot, INFINITY};
+    const int id = static_cast<int>(pending.size());
+    pending.push_back({next->job.id, position, slot, p, next->job.key, drawnMs, runStart,
+                       static_cast<int>(holds.size())});
+    for (int h : holds) queues.push(h, QueuedJob{runStart, next->job.key, id, -1});
   }
   std::vector<QueryOutcome> outcomes;
   for (const auto& q : r.queries) {

@@ -11,7 +11,8 @@
 // processor was idle for idleThresholdMs or more before the run, else from the
 // back-to-back ones. The draw models the spread that decides tight SLOs. A
 // query becomes ready dispatchMs after its arrival, and each hand-over to
-// another processor takes handoffMs.
+// another processor takes handoffMs. A slot that holds other processors runs
+// once each of them has taken a hold from its queue, and occupies them all.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -30,6 +31,10 @@ struct ServeSimSlot {
   bool preload = false;
   std::vector<double> runSamplesMs = {};  // when not empty: a run right after another draws one of these
   std::vector<double> idleRunSamplesMs = {};  // when not empty: a run after its processor idled draws one of these
+  // Other processors a run occupies (an operator-placed unit's), each above
+  // `processor`: a hold joins each one's queue when the load is done, and the run
+  // starts once every hold has its turn (the executor's held workers).
+  std::vector<int> holds = {};
 };
 
 struct ServeSimTask {
@@ -63,6 +68,7 @@ struct ServeSimSpan {
   int query = 0, task = 0, position = 0, slot = 0, processor = 0;
   bool load = false;
   double startMs = 0, endMs = 0;
+  bool hold = false;  // `processor` held for a run on another (slot's) processor
 };
 
 struct ServeSimResult {

@@ -372,6 +372,45 @@ TEST(Executor, AnOperatorPlacedUnitServesLikeAnyOther) {
   EXPECT_EQ(r->correct, 12);
 }
 
+TEST(Executor, ARunHoldingAnotherProcessorHasItsWorkerToItself) {
+  if (availableCores().size() < 2) GTEST_SKIP() << "needs two cores";
+  // a's slot runs on p0 and holds p1 (as an operator-placed unit's run does); b
+  // runs on p1. Queries of both come in a burst, so p1 always has b's work queued.
+  const int c0 = availableCores().front(), c1 = availableCores().back();
+  const std::vector<std::string> texts = {testing::chainText("xa", "ya", 64, 128, 24, 0.01f),
+                                          testing::chainText("xb", "yb", 64, 128, 24, 0.02f)};
+  ServeSetup setup;
+  setup.processors = {zp::testing::pinned("p0", {c0}), zp::testing::pinned("p1", {c1})};
+  setup.slots = {{"a", 0, 1000, true, {1}}, {"b", 1, 1000, true}};
+  ServeTask a{"a", {0}, 1000, true, samplesFor("xa", 4, 64), {}};
+  ServeTask b{"b", {1}, 1000, true, samplesFor("xb", 3, 64), {}};
+  a.labels = referenceLabels({texts[0]}, a.samples, "ya");
+  b.labels = referenceLabels({texts[1]}, b.samples, "yb");
+  setup.tasks = {a, b};
+  setup.memoryBudgetBytes = 2000;
+  testing::InMemoryLoader loader(texts);
+  auto r = serve(setup, loader, periodic(10, 5000, {4, 3}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->correct, 20);
+  int aRuns = 0, bRuns = 0;
+  for (const auto& x : r->slices) {
+    (x.task == 0 ? aRuns : bRuns) += x.kind == ExecSlice::Kind::Run;
+    for (const auto& y : r->slices)
+      if (x.task == 0 && y.task == 1)
+        EXPECT_TRUE(x.endMs <= y.startMs || y.endMs <= x.startMs)
+            << "b ran over [" << y.startMs << ", " << y.endMs << "] while a held p1 over [" << x.startMs << ", "
+            << x.endMs << "]";
+  }
+  EXPECT_EQ(aRuns, 10);
+  EXPECT_EQ(bRuns, 10);
+  // A held processor must be above the runner's.
+  setup.slots[0].holds = {0};
+  auto bad = serve(setup, loader, periodic(1, 100, {4, 3}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("subgraph 'a' on processor 0 holds processor 0"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(Executor, ALoadFailureStopsServingWithItsError) {
   auto t = twoTasks(1);
   t.setup.slots[3].preload = false;

@@ -45,6 +45,23 @@ TEST(RunCalibration, EverySlotIsTimedBackToBackAndAfterIdleAndTheWakeUpsAreTimed
   EXPECT_GT(r->handoffMs, 0);
 }
 
+TEST(RunCalibration, ASlotHoldingAnotherProcessorIsTimedToo) {
+  Calibrated c;
+  c.setup.slots[1].holds = {1};  // "deep" runs with p1 to itself, as an operator-placed unit does
+  testing::InMemoryLoader loader(c.texts);
+  RunCalibrationParams params;
+  params.rounds = 4;
+  params.idleGapMs = 1;
+  params.wakeSamples = 3;
+  auto r = calibrateServing(c.setup, loader, params);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (size_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(r->hotMs[s].size(), 4u) << s;
+    EXPECT_EQ(r->idleMs[s].size(), 4u) << s;
+  }
+  EXPECT_GT(median(r->hotMs[1]), median(r->hotMs[0]));
+}
+
 TEST(RunCalibration, LoadRepeatsTimeEachSlotsLoadsAndKeepTheLast) {
   Calibrated c;
   testing::InMemoryLoader loader(c.texts);

@@ -40,6 +40,38 @@ TEST(ServeSim, TwoStageTandemPipelinesAcrossProcessors) {
   EXPECT_DOUBLE_EQ(r.queries[2].startMs, 4.0);
 }
 
+TEST(ServeSim, ARunHoldingAnotherProcessorWaitsForItsTurnThereAndBlocksItsQueue) {
+  // Slot 0 on p0 holds p1 for its 2 ms runs (an operator-placed unit); slot 1 on
+  // p1 takes 1 ms. b arrives at 0 and runs on p1 over [0, 1]; a arrives at 0.5: its
+  // hold joins p1's queue at 0.5 and takes its turn at 1, so a runs over [1, 3] on
+  // both. b's second query, ready at 1.5, waits on p1 until 3; a's second, at 2,
+  // waits for p0 (blocked while a holds) and then for p1's turn after b: [4, 6].
+  std::vector<ServeSimSlot> slots = {{0, 2.0, 0, 0, true, {}, {}, {1}}, {1, 1.0, 0, 0, true}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}, {"b", {1}, 100, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 1}, {0.5, 0}, {1.5, 1}, {2, 0}};
+  auto r = simulateServing(slots, tasks, arrivals, {2, 0, 0});
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 1.0);
+  EXPECT_DOUBLE_EQ(r.queries[1].startMs, 0.5);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs, 3.0);
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 4.0);
+  EXPECT_DOUBLE_EQ(r.queries[3].finishMs, 6.0);
+  // Each of a's runs shows on p1 as a hold over the run's own span.
+  int holds = 0;
+  for (const auto& s : r.spans)
+    if (s.hold) {
+      ++holds;
+      EXPECT_EQ(s.processor, 1);
+      EXPECT_EQ(s.task, 0);
+      EXPECT_DOUBLE_EQ(s.endMs - s.startMs, 2.0);
+    }
+  EXPECT_EQ(holds, 2);
+  // No two runs overlap on a processor, holds included.
+  for (const auto& x : r.spans)
+    for (const auto& y : r.spans)
+      if (&x != &y && x.processor == y.processor)
+        EXPECT_TRUE(x.endMs <= y.startMs || y.endMs <= x.startMs) << x.query << " " << y.query;
+}
+
 TEST(ServeSim, RunsAfterIdleDrawTheirOwnSamplesAndQueriesWaitForDispatch) {
   // One processor, one stage: back to back runs take 1 ms, runs after at least
   // 2 ms of idle take 5 ms (a single sample each, so the draws are known).
