@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "drivers/run/serve_system.h"
+#include "libplan/util/validate.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -34,8 +35,13 @@ Expected<ServedPlan> opplaceServedPlan(Bundle& bundle, const ServeBundleParams& 
   const runtime::IoInfo in = session->inputs().at(0);
   if (session->inputs().size() != 1)
     return makeError("{}: the placed model has {} inputs; serving feeds one", model.string(), session->inputs().size());
-  const std::string task = unit->id.name;
-  ZP_ASSIGN_OR_RETURN(Dataset d, bundle.samples(task, in, params.samples, params.samples, params.seed));
+  ZP_ASSIGN_OR_RETURN(Dataset d, bundle.samples(unit->id.name, in, params.samples, params.samples, params.seed));
+  // Queries (and an arrivals CSV) name the task by a safe id: a model keyed by its
+  // path in the zoo ("zoo/task/variant") is served as "zoo.task.variant".
+  std::string task = unit->id.name;
+  std::replace_if(task.begin(), task.end(), [](char c) { return !isSafeId(std::string_view(&c, 1)); }, '.');
+  if (!isSafeId(task)) task = model.stem().string();
+  if (!isSafeId(task)) task = "model";
   std::vector<runtime::TensorMap> samples;
   for (auto& x : d.samples) samples.push_back(runtime::TensorMap{{in.name, std::move(x)}});
   const int read = static_cast<int>(samples.size());
