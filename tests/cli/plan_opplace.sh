@@ -140,6 +140,21 @@ PYEOF
 then pass "plan-run --serve serves the operator-placed unit beside each processor alone"
 else fail "placed serve: $(cat "$WORK/serve.err" "$WORK/serve.txt")"; fi
 
+# A zoo's own variant is keyed by its place in the zoo ("digits/digits/dense", its
+# costs predicted from branchy's rows): served under a safe id, not refused.
+mkdir -p "$WORK/zv"
+if "$BIN/plan-solve" --mode opplace "$SRC/testdata/digits/models/dense.onnx" --zoo "$ZOO" --profile "$WORK/prof" \
+     -o "$WORK/zv/plan.json" > "$WORK/zv/solve.txt" 2>&1 && grep -q '"model:digits/digits/dense"' "$WORK/zv/plan.json" \
+   && "$BIN/plan-emit" "$WORK/zv/plan.json" -o "$WORK/zv/bundle" > /dev/null 2>&1 \
+   && "$BIN/plan-run" "$WORK/zv/bundle" --serve --count 10 --rate 100 --calibration-rounds 1 \
+        --json "$WORK/zv/serve.json" > "$WORK/zv/serve.txt" 2>&1 \
+   && $PY -c "
+import json
+m = json.load(open('$WORK/zv/serve.json'))['systems']['zooplan']['measured']
+assert m['queries'] == m['completed'] == 10, m
+"; then pass "plan-run --serve serves a zoo variant's operator placement (task 'digits.digits.dense')"
+else fail "zoo variant placed serve: $(tail -2 "$WORK/zv/serve.txt" 2>/dev/null || tail -2 "$WORK/zv/solve.txt")"; fi
+
 # A plan with a third processor on both cores (2 threads) beside cpu and npu: the
 # processors sharing a core take turns, the outputs still match.
 $PY - "$WORK/plan.json" "$WORK/plan_all.json" <<'PYEOF'
