@@ -39,7 +39,7 @@ Expected<ServedPlan> opplaceServedPlan(Bundle& bundle, const ServeBundleParams& 
   // Queries (and an arrivals CSV) name the task by a safe id: a model keyed by its
   // path in the zoo ("zoo/task/variant") is served as "zoo.task.variant".
   std::string task = unit->id.name;
-  std::replace_if(task.begin(), task.end(), [](char c) { return !isSafeId(std::string_view(&c, 1)); }, '.');
+  std::replace_if(task.begin(), task.end(), [](char c) { return !isSafeIdChar(c); }, '.');
   if (!isSafeId(task)) task = model.stem().string();
   if (!isSafeId(task)) task = "model";
   std::vector<runtime::TensorMap> samples;

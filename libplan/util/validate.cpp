@@ -24,13 +24,13 @@ std::optional<std::string> integerProblem(int64_t n, int64_t lo, int64_t hi) {
 
 bool isSafeId(std::string_view id) { return !idProblem(id); }
 
+bool isSafeIdChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
 std::optional<std::string> idProblem(std::string_view id) {
   if (id.empty()) return std::string("an empty id");
-  auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '-';
-  };
-  if (!std::all_of(id.begin(), id.end(), allowed)) {
+  if (!std::all_of(id.begin(), id.end(), isSafeIdChar)) {
     // Quoting control characters would break the one-line message.
     const bool printable = std::all_of(id.begin(), id.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
     return fmt::format("{} is not a safe id (letters, digits, '_', '.' and '-' only)",

@@ -31,6 +31,8 @@ std::optional<std::string> integerProblem(int64_t n, int64_t lo, int64_t hi);
 // An id that is safe as a file name on its own: letters, digits, '_', '.', '-',
 // at most kMaxIdLength characters, and not "." or "..".
 bool isSafeId(std::string_view id);
+// A character a safe id may hold.
+bool isSafeIdChar(char c);
 std::optional<std::string> idProblem(std::string_view id);
 
 // A relative path that stays below the directory it is relative to: not empty,

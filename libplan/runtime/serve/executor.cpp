@@ -37,6 +37,39 @@ int64_t argmax(const Tensor& t) {
 }
 
 // One serving run: the workers, the residency manager and every query's state.
+// Other processors' workers, each waiting in its queue's turn until released (on
+// destruction at the latest), so that a run holding them has their cores.
+class HeldWorkers {
+ public:
+  HeldWorkers() = default;
+  HeldWorkers(const HeldWorkers&) = delete;
+  HeldWorkers& operator=(const HeldWorkers&) = delete;
+  ~HeldWorkers() { release(); }
+  // Blocks until each of `processors`' workers has taken its hold in its queue's turn.
+  void hold(const std::vector<int>& processors, std::vector<std::unique_ptr<PinnedWorker>>& workers) {
+    if (processors.empty()) return;  // most runs hold nothing: no shared state on their path
+    release_ = std::make_unique<std::promise<void>>();
+    const std::shared_future<void> released = release_->get_future().share();
+    std::vector<std::future<void>> taken;
+    for (int h : processors) {
+      auto gate = std::make_shared<std::promise<void>>();
+      taken.push_back(gate->get_future());
+      workers[static_cast<size_t>(h)]->post([gate, released] {
+        gate->set_value();
+        released.wait();
+      });
+    }
+    for (auto& f : taken) f.wait();
+  }
+  void release() {
+    if (release_) release_->set_value();
+    release_.reset();
+  }
+
+ private:
+  std::unique_ptr<std::promise<void>> release_;
+};
+
 class Server {
  public:
   Server(const ServeSetup& setup, SubgraphLoader& loader, const ArrivalTrace& trace, std::vector<int> taskOf)
@@ -57,30 +90,6 @@ class Server {
   Status runPositionOrFail(int query, int position);
   void finish(int query, bool completed);
   ServeResult collect();
-  // Other processors' workers, each waiting in its queue's turn until released
-  // (on destruction at the latest), so a run that holds them has their cores.
-  class HeldWorkers {
-   public:
-    HeldWorkers() : release_(promise_.get_future().share()) {}
-    HeldWorkers(HeldWorkers&& o) noexcept
-        : promise_(std::move(o.promise_)), release_(std::move(o.release_)), released_(o.released_) {
-      o.released_ = true;
-    }
-    HeldWorkers& operator=(HeldWorkers&&) = delete;
-    ~HeldWorkers() { release(); }
-    void release() {
-      if (!released_) promise_.set_value();
-      released_ = true;
-    }
-
-   private:
-    friend class Server;
-    std::promise<void> promise_;
-    std::shared_future<void> release_;
-    bool released_ = false;
-  };
-  // Blocks until every worker of `processors` waits for the returned hold's release.
-  HeldWorkers holdWorkers(const std::vector<int>& processors);
 
   const ServeSetup& setup_;
   SubgraphLoader& loader_;
@@ -157,21 +166,6 @@ Status Server::preload(bool warm) {
   return first;
 }
 
-Server::HeldWorkers Server::holdWorkers(const std::vector<int>& processors) {
-  HeldWorkers held;
-  std::vector<std::future<void>> started;
-  for (int h : processors) {
-    auto gate = std::make_shared<std::promise<void>>();
-    started.push_back(gate->get_future());
-    workers_[static_cast<size_t>(h)]->post([gate, release = held.release_] {
-      gate->set_value();
-      release.wait();
-    });
-  }
-  for (auto& f : started) f.wait();  // each held worker has taken its turn: the run starts now
-  return held;
-}
-
 void Server::runPosition(int query, int position) {
   if (failed_) return finish(query, false);
   Status s = runPositionOrFail(query, position);
@@ -215,7 +209,8 @@ Status Server::runPositionOrFail(int query, int position) {
     }
     inputs.emplace(io.name, it->second);
   }
-  HeldWorkers held = holdWorkers(setup_.slots[static_cast<size_t>(slot)].holds);
+  HeldWorkers held;
+  held.hold(setup_.slots[static_cast<size_t>(slot)].holds, workers_);
   const double runStart = nowMs(), runStartCpu = threadCpuMs();
   auto outputs = lease.unit->run(inputs, profileRuns_);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;

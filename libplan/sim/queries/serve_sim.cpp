@@ -69,7 +69,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   }
   // A run of a slot that holds other processors, waiting for their holds' turns.
   struct PendingRun {
-    int query = 0, position = 0, slot = 0, processor = 0;
+    int query = 0, position = 0, slot = 0;
     int64_t key = 0;
     double drawnMs = 0, startMs = 0;
     int waiting = 0;
@@ -101,14 +101,14 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
       queues.occupyUntil(p, INFINITY);
       run.startMs = std::max(run.startMs, next->start);
       if (--run.waiting > 0) continue;
-      const auto& holds = slots[static_cast<size_t>(run.slot)].holds;
-      for (int h : holds) {
+      const auto& held = slots[static_cast<size_t>(run.slot)];
+      for (int h : held.holds) {
         queues.occupyUntil(h, run.startMs + run.drawnMs);
         busyUntil[static_cast<size_t>(h)] = run.startMs + run.drawnMs;
         r.spans.push_back({run.query, r.queries[static_cast<size_t>(run.query)].task, run.position, run.slot, h,
                            false, run.startMs, run.startMs + run.drawnMs, true});
       }
-      runSlot(run.query, run.key, run.position, run.slot, run.processor, run.startMs, run.drawnMs);
+      runSlot(run.query, run.key, run.position, run.slot, held.processor, run.startMs, run.drawnMs);
       continue;
     }
     auto& query = r.queries[static_cast<size_t>(next->job.id)];
@@ -130,7 +130,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     queues.occupyUntil(p, INFINITY);
     running[static_cast<size_t>(p)] = {slot, INFINITY};
     const int id = static_cast<int>(pending.size());
-    pending.push_back({next->job.id, position, slot, p, next->job.key, drawnMs, runStart,
+    pending.push_back({next->job.id, position, slot, next->job.key, drawnMs, runStart,
                        static_cast<int>(holds.size())});
     for (int h : holds) queues.push(h, QueuedJob{runStart, next->job.key, id, -1});
   }

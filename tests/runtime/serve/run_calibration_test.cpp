@@ -23,14 +23,18 @@ struct Calibrated {
   }
 };
 
+RunCalibrationParams quickParams(int rounds, double idleGapMs, int wakeSamples) {
+  RunCalibrationParams params;
+  params.rounds = rounds;
+  params.idleGapMs = idleGapMs;
+  params.wakeSamples = wakeSamples;
+  return params;
+}
+
 TEST(RunCalibration, EverySlotIsTimedBackToBackAndAfterIdleAndTheWakeUpsAreTimed) {
   Calibrated c;
   testing::InMemoryLoader loader(c.texts);
-  RunCalibrationParams params;
-  params.rounds = 6;
-  params.idleGapMs = 3;
-  params.wakeSamples = 5;
-  auto r = calibrateServing(c.setup, loader, params);
+  auto r = calibrateServing(c.setup, loader, quickParams(6, 3, 5));
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->hotMs.size(), 3u);
   for (size_t s = 0; s < 3; ++s) {
@@ -49,11 +53,7 @@ TEST(RunCalibration, ASlotHoldingAnotherProcessorIsTimedToo) {
   Calibrated c;
   c.setup.slots[1].holds = {1};  // "deep" runs with p1 to itself, as an operator-placed unit does
   testing::InMemoryLoader loader(c.texts);
-  RunCalibrationParams params;
-  params.rounds = 4;
-  params.idleGapMs = 1;
-  params.wakeSamples = 3;
-  auto r = calibrateServing(c.setup, loader, params);
+  auto r = calibrateServing(c.setup, loader, quickParams(4, 1, 3));
   ASSERT_TRUE(r.ok()) << r.error().message;
   for (size_t s = 0; s < 3; ++s) {
     EXPECT_EQ(r->hotMs[s].size(), 4u) << s;
@@ -65,10 +65,7 @@ TEST(RunCalibration, ASlotHoldingAnotherProcessorIsTimedToo) {
 TEST(RunCalibration, LoadRepeatsTimeEachSlotsLoadsAndKeepTheLast) {
   Calibrated c;
   testing::InMemoryLoader loader(c.texts);
-  RunCalibrationParams params;
-  params.rounds = 2;
-  params.idleGapMs = 1;
-  params.wakeSamples = 2;
+  RunCalibrationParams params = quickParams(2, 1, 2);
   auto once = calibrateServing(c.setup, loader, params);
   ASSERT_TRUE(once.ok()) << once.error().message;
   EXPECT_TRUE(once->loadMs.empty()) << "no load timed unless asked";
