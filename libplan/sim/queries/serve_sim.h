@@ -32,8 +32,9 @@ struct ServeSimSlot {
   std::vector<double> runSamplesMs = {};  // when not empty: a run right after another draws one of these
   std::vector<double> idleRunSamplesMs = {};  // when not empty: a run after its processor idled draws one of these
   // Other processors a run occupies (an operator-placed unit's), each above
-  // `processor`: a hold joins each one's queue when the load is done, and the run
-  // starts once every hold has its turn (the executor's held workers).
+  // `processor`: a hold joins each one's queue a hand-over (handoffMs) after the
+  // load is done, and the run starts once every hold has its turn (the executor's
+  // held workers).
   std::vector<int> holds = {};
 };
 

@@ -65,6 +65,9 @@ TEST(ServeSim, ARunHoldingAnotherProcessorWaitsForItsTurnThereAndBlocksItsQueue)
       EXPECT_DOUBLE_EQ(s.endMs - s.startMs, 2.0);
     }
   EXPECT_EQ(holds, 2);
+  // A hold is posted as a hand-over is: alone, a's run starts a hand-over after it is picked.
+  auto alone = simulateServing(slots, tasks, {{0, 0}}, {2, 0, 0.25});
+  EXPECT_DOUBLE_EQ(alone.queries[0].finishMs, 2.25);
   // No two runs overlap on a processor, holds included.
   for (const auto& x : r.spans)
     for (const auto& y : r.spans)
