@@ -67,9 +67,7 @@ zoo::MtsGroupEntry entryFor(const zoo::MultitaskGroup& group, const StitchedGrou
   e.masks = g.stats.masks;
   e.realignments = g.stats.realignments;
   for (size_t t = 0; t < g.members.size(); ++t) {
-    const auto& io = g.members[t];
-    e.members.push_back(zoo::MtsMemberEntry{io.task, group.members[t].variant, io.input, io.stitchedInput, io.outputs,
-                                            io.stitchedOutputs});
+    e.members.push_back(zoo::MtsMemberEntry{g.members[t], group.members[t].variant});
   }
   return e;
 }

@@ -117,7 +117,7 @@ Status readSharedGroups(select::StitchSpace& sp, const std::optional<std::string
       if (a == acc.end())
         return makeError("{}: no accuracy for {}/{}", (profileDir / "accuracy.csv").string(), m.task, own->id);
       sg.members.push_back(static_cast<int>(t - sp.tasks.begin()));
-      sg.io.push_back(plan::GroupMember{m.task, m.input, m.stitchedInput, m.outputs, m.stitchedOutputs});
+      sg.io.push_back(static_cast<const plan::GroupMember&>(m));
       sg.accuracy.push_back(a->second.measured.value_or(a->second.predicted));
     }
     for (const auto& p : sp.processors) {

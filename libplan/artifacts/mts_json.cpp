@@ -22,7 +22,7 @@ Json mtsManifestToJson(const MtsManifest& m) {
             {"realignments", g.realignments}, {"members", Json::array()}};
     for (const auto& mm : g.members) {
       // A member's input and outputs are written as the plan writes a group member's.
-      Json mj = toJson(plan::GroupMember{mm.task, mm.input, mm.stitchedInput, mm.outputs, mm.stitchedOutputs});
+      Json mj = toJson(static_cast<const plan::GroupMember&>(mm));
       mj["variant"] = mm.variant;
       gj["members"].push_back(std::move(mj));
     }
@@ -37,7 +37,7 @@ Expected<MtsMemberEntry> parseMember(const JsonAt& at) {
   ZP_TRY(at.onlyKeys({"task", "variant", "input", "stitched_input", "outputs", "stitched_outputs"}));
   // Its input and outputs are read (and checked) as the plan reads a group member's.
   ZP_ASSIGN_OR_RETURN(plan::GroupMember io, groupMemberFromJson(at));
-  MtsMemberEntry m{io.task, "", io.input, io.stitchedInput, io.outputs, io.stitchedOutputs};
+  MtsMemberEntry m{std::move(io), ""};
   ZP_ASSIGN_OR_RETURN(m.variant, at.id("variant"));
   return m;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "libplan/util/error.h"
+#include "libplan/zoo/member_io.h"
 
 namespace zp::plan {
 
@@ -56,13 +57,8 @@ struct Unit {
 };
 
 // How a member task of a weight-shared group reads and answers in the group's
-// stitched graph: its input and outputs in its own model and in the stitched one.
-struct GroupMember {
-  std::string task;
-  std::string input, stitchedInput;
-  std::vector<std::string> outputs, stitchedOutputs;  // same order
-  bool operator==(const GroupMember&) const = default;
-};
+// stitched graph (the type MTS stitching and mts.json use too).
+using GroupMember = zoo::MemberIo;
 
 // The unit with `id` in `units`, or null.
 const Unit* findUnit(const std::vector<Unit>& units, const UnitId& id);

@@ -10,13 +10,13 @@
 
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
+#include "libplan/zoo/member_io.h"
 
 namespace zp::zoo {
 
-struct MtsMemberEntry {
-  std::string task, variant;
-  std::string input, stitchedInput;
-  std::vector<std::string> outputs, stitchedOutputs;  // same order
+// A member's input and outputs, and the variant of its task it was stitched from.
+struct MtsMemberEntry : MemberIo {
+  std::string variant;
 };
 
 struct MtsGroupEntry {

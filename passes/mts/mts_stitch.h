@@ -22,6 +22,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "libplan/util/error.h"
+#include "libplan/zoo/member_io.h"
 #include "passes/mts/task_net.h"
 
 namespace zp::mts {
@@ -43,11 +44,7 @@ struct StitchParams {
   bool sharedInput = false;
 };
 
-struct MemberIo {
-  std::string task;
-  std::string input, stitchedInput;                 // original and stitched names
-  std::vector<std::string> outputs, stitchedOutputs;
-};
+using zoo::MemberIo;  // a member's input and outputs, original and stitched names
 
 struct StitchStats {
   int64_t sharedBytes = 0;      // weight bytes stored once for several members

@@ -34,7 +34,7 @@ TEST(MtsManifest, RoundTrips) {
   g.flops = 1.5e6;
   g.memberFlops = 1e6;
   g.masks = 2;
-  g.members.push_back(MtsMemberEntry{"a", "dense", "input", "a/input", {"logits"}, {"a/logits"}});
+  g.members.push_back(MtsMemberEntry{{"a", "input", "a/input", {"logits"}, {"a/logits"}}, "dense"});
   m.groups.push_back(g);
   const std::string text = canonicalJson(artifacts::mtsManifestToJson(m));
   auto back = parseMtsManifest(text, "mts.json");
