@@ -280,12 +280,16 @@ Status addHashedModel(Sources& s, const std::string& recorded, const std::string
   return {};
 }
 
-// The operator-placement section: the model it places, checked against the hash
-// plan-solve recorded for its unit.
+// The operator placements: each model placed, checked against the hash
+// plan-solve recorded for its unit (a stitch plan's placed units are files
+// relative to the stitch directory, collected with its other units).
 Status collectOpplaceSources(Sources& s, bool strict) {
-  const plan::Unit* unit = plan::findUnit(s.plan.units, s.plan.opplace->unit);
-  assert(unit && "the plan reader checks that every section names a unit of the plan");
-  ZP_TRY(addHashedModel(s, unit->file, unit->sha256, strict));
+  if (s.plan.stitch) return {};
+  for (const auto& o : s.plan.opplace) {
+    const plan::Unit* unit = plan::findUnit(s.plan.units, o.unit);
+    assert(unit && "the plan reader checks that every section names a unit of the plan");
+    ZP_TRY(addHashedModel(s, unit->file, unit->sha256, strict));
+  }
   return {};
 }
 
@@ -311,7 +315,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
     if (j.is_discarded()) return makeError("{}: not valid JSON", planPath.string());
     ZP_ASSIGN_OR_RETURN(s.plan, artifacts::planFromJson(j, planPath.string()));
   }
-  if (!s.plan.stitch && !s.plan.concurrent && !s.plan.opplace && !s.plan.mts)
+  if (!s.plan.stitch && !s.plan.concurrent && s.plan.opplace.empty() && !s.plan.mts)
     return makeError("{}: the plan has no 'stitch', 'concurrent', 'opplace' or 'mts' section; nothing to emit",
                      planPath.string());
   {
@@ -325,7 +329,7 @@ Expected<Sources> collectSources(const fs::path& planPath, bool strict) {
       return makeError("{}: $.processors[{}] '{}': unknown kernel policy '{}'", planPath.string(), i, p.name, p.policy);
   if (s.plan.stitch) ZP_TRY(collectStitchSources(s, strict));
   if (s.plan.concurrent) ZP_TRY(collectConcurrentSources(s, strict));
-  if (s.plan.opplace) ZP_TRY(collectOpplaceSources(s, strict));
+  ZP_TRY(collectOpplaceSources(s, strict));
   if (s.plan.mts) ZP_TRY(collectMtsSources(s, strict));
   std::sort(s.inputs.begin(), s.inputs.end(), [](const CurrentInput& a, const CurrentInput& b) {
     return std::tie(a.input.role, a.input.key) < std::tie(b.input.role, b.input.key);
@@ -427,11 +431,11 @@ Expected<EmitResult> emitBundle(const EmitParams& params) {
       if (fs::exists(root / rel)) continue;  // named twice (a workload's model placed too): one copy
       ZP_TRY(writeUnder(root, rel, in.bytes));
       ++res.models;
-      if (src.plan.opplace && in.input.key == plan::findUnit(src.plan.units, src.plan.opplace->unit)->file &&
-          params.writeCaches)
-        for (const auto& name : src.plan.opplace->processors)
-          if (const Processor* p = plan::findProcessor(src.plan, name))
-            ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p->policy, std::max(1, p->threads), rel, res));
+      for (const auto& o : src.plan.opplace)
+        if (in.input.key == plan::findUnit(src.plan.units, o.unit)->file && params.writeCaches)
+          for (const auto& name : o.processors)
+            if (const Processor* p = plan::findProcessor(src.plan, name))
+              ZP_TRY(writeWeightCache(root, rel, in.input.sha256, p->policy, std::max(1, p->threads), rel, res));
       if (src.plan.mts && params.writeCaches)  // any system may run a unit's models on any of its processors
         for (const auto& name : src.plan.mts->processors)
           if (const Processor* p = plan::findProcessor(src.plan, name))

@@ -83,9 +83,10 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   unit.file = o.model;
   unit.sha256 = plan.header.inputs.at(o.model);
   plan.processors = in.processors;
-  plan.opplace = opplace_flow::placementSection(pp.problem, result, in.processors, unit.id, pp.costSource, o.solve);
+  plan.opplace.push_back(
+      opplace_flow::placementSection(pp.problem, result, in.processors, unit.id, pp.costSource, o.solve));
   std::set<std::string> used;
-  for (const auto& n : plan.opplace->nodes) used.insert(n.processor);
+  for (const auto& n : plan.opplace.front().nodes) used.insert(n.processor);
   if (used.size() == 1) unit.processor = *used.begin();
   else unit.operatorPlaced = true;
   plan.units.push_back(std::move(unit));

@@ -559,7 +559,7 @@ Expected<BundleRunResult> runBundle(const BundleRunParams& params) {
   ZP_TRY(checkOutputFiles({params.trace}, {{params.bundle, "bundle"}}));
   ZP_ASSIGN_OR_RETURN(Bundle bundle, Bundle::open(params.bundle));
   const plan::Plan& plan = bundle.plan();
-  if (!plan.stitch && plan.opplace) return runPlaced(params, bundle);
+  if (!plan.stitch && !plan.opplace.empty()) return runPlaced(params, bundle);
   if (!plan.stitch && plan.concurrent) return runConcurrent(params, bundle);
   if (!plan.stitch && plan.mts) {
     if (params.rounds != BundleRunParams{}.rounds)

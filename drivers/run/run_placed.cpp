@@ -54,7 +54,7 @@ Expected<UnitRunSetup> placedSetup(Bundle& bundle, const plan::Unit& unit, const
 }  // namespace
 
 Expected<PlacedRunReport> runPlacedBundle(const PlacedRunParams& params, Bundle& bundle) {
-  const plan::OpPlacement& o = *bundle.plan().opplace;
+  const plan::OpPlacement& o = bundle.plan().opplace.front();  // the operator-placement plan's model
   PlacedRunReport r;
   ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(o.unit));
   ZP_ASSIGN_OR_RETURN(fs::path model, bundle.model(*unit));

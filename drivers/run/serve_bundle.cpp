@@ -593,7 +593,7 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     ZP_ASSIGN_OR_RETURN(sp, stitchServedPlan(bundle, params));
   } else if (bundle.plan().mts) {
     ZP_ASSIGN_OR_RETURN(sp, mtsServedPlan(bundle, params));
-  } else if (bundle.plan().opplace) {
+  } else if (!bundle.plan().opplace.empty()) {
     ZP_ASSIGN_OR_RETURN(sp, opplaceServedPlan(bundle, params));
   } else {
     return makeError("{}: --serve serves a stitch, MTS or operator-placement plan's bundle; a concurrent schedule "

@@ -18,7 +18,7 @@ Expected<ServedPlan> opplaceServedPlan(Bundle& bundle, const ServeBundleParams& 
   if (!params.budget.empty() || !params.slos.empty())
     return makeError("{}: an operator-placement plan has no preload budgets or SLO configurations (--budget, --slo "
                      "apply to a stitch plan)", bundle.planFile());
-  const plan::OpPlacement& o = *bundle.plan().opplace;
+  const plan::OpPlacement& o = bundle.plan().opplace.front();  // the operator-placement plan's model
   ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(o.unit));
   ZP_ASSIGN_OR_RETURN(const fs::path model, bundle.model(*unit));
   std::vector<std::string> warnings;

@@ -392,8 +392,13 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
     for (size_t d = 0; d < p.concurrent->dnns.size(); ++d)
       if (const auto& unit = p.concurrent->dnns[d].unit; unit && !known(*unit))
         return makeError("{}: $.concurrent.dnns[{}].unit: '{}' is not a unit of the plan", label, d, unit->str());
-  if (p.opplace && !known(p.opplace->unit))
-    return makeError("{}: $.opplace.unit: '{}' is not a unit of the plan", label, p.opplace->unit.str());
+  for (size_t i = 0; i < p.opplace.size(); ++i) {
+    const UnitId& unit = p.opplace[i].unit;
+    if (!known(unit)) return makeError("{}: $.opplace[{}].unit: '{}' is not a unit of the plan", label, i, unit.str());
+    for (size_t k = 0; k < i; ++k)
+      if (p.opplace[k].unit == unit)
+        return makeError("{}: $.opplace[{}].unit: '{}' is placed twice", label, i, unit.str());
+  }
   if (p.mts)
     for (size_t g = 0; g < p.mts->units.size(); ++g) {
       const auto& group = p.mts->units[g];
@@ -428,9 +433,9 @@ Status checkProcessorReferences(const Plan& p, const std::string& label) {
     for (size_t i = 0; i < p.stitch->placementOrder.size(); ++i)
       ZP_TRY(check(p.stitch->placementOrder[i], fmt::format("$.stitch.placement_order[{}]", i)));
   }
-  if (p.opplace)
-    for (size_t i = 0; i < p.opplace->processors.size(); ++i)
-      ZP_TRY(check(p.opplace->processors[i], fmt::format("$.opplace.processors[{}]", i)));
+  for (size_t k = 0; k < p.opplace.size(); ++k)
+    for (size_t i = 0; i < p.opplace[k].processors.size(); ++i)
+      ZP_TRY(check(p.opplace[k].processors[i], fmt::format("$.opplace[{}].processors[{}]", k, i)));
   if (p.mts)
     for (size_t i = 0; i < p.mts->processors.size(); ++i)
       ZP_TRY(check(p.mts->processors[i], fmt::format("$.mts.processors[{}]", i)));
@@ -452,7 +457,10 @@ Json toJson(const Plan& p) {
   for (const auto& u : p.units) j["units"].push_back(toJson(u));
   if (p.stitch) j["stitch"] = toJson(*p.stitch);
   if (p.concurrent) j["concurrent"] = toJson(*p.concurrent);
-  if (p.opplace) j["opplace"] = toJson(*p.opplace);
+  if (!p.opplace.empty()) {
+    j["opplace"] = Json::array();
+    for (const auto& o : p.opplace) j["opplace"].push_back(toJson(o));
+  }
   if (!p.cold.empty()) {
     j["cold"] = Json::array();
     for (const auto& c : p.cold) j["cold"].push_back(toJson(c));
@@ -507,8 +515,19 @@ Expected<Plan> planFromJson(const Json& j, const std::string& label) {
     p.concurrent = std::move(c);
   }
   if (j.contains("opplace")) {
-    ZP_ASSIGN_OR_RETURN(auto o, opPlacementFromJson(j["opplace"], label, "$.opplace"));
-    p.opplace = std::move(o);
+    // One placement per placed unit; plans written before held one object.
+    if (j["opplace"].is_object()) {
+      ZP_ASSIGN_OR_RETURN(auto o, opPlacementFromJson(j["opplace"], label, "$.opplace"));
+      p.opplace.push_back(std::move(o));
+    } else {
+      JsonAt root(j, label);
+      ZP_ASSIGN_OR_RETURN(auto placements, root.array("opplace"));
+      if (placements.empty()) return makeError("{}: $.opplace: empty (leave the section out)", label);
+      for (size_t i = 0; i < placements.size(); ++i) {
+        ZP_ASSIGN_OR_RETURN(auto o, opPlacementFromJson(j["opplace"][i], label, fmt::format("$.opplace[{}]", i)));
+        p.opplace.push_back(std::move(o));
+      }
+    }
   }
   if (j.contains("cold")) {
     JsonAt root(j, label);

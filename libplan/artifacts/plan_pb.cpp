@@ -612,7 +612,7 @@ planpb::Plan toProto(const plan::Plan& p) {
   for (const auto& u : p.units) put(u, m.add_units());
   if (p.stitch) put(*p.stitch, m.mutable_stitch());
   if (p.concurrent) put(*p.concurrent, m.mutable_concurrent());
-  if (p.opplace) put(*p.opplace, m.mutable_opplace());
+  for (const auto& o : p.opplace) put(o, m.add_opplace());
   for (const auto& c : p.cold) put(c, m.add_cold());
   if (p.mts) put(*p.mts, m.mutable_mts());
   return m;
@@ -628,7 +628,7 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
       return makeError("{}: header.inputs: duplicate path '{}'", label, in.path());
   }
   for (const auto& q : m.processors()) p.processors.push_back(get(q));
-  if (p.processors.empty() && (m.has_stitch() || m.has_opplace() || m.has_mts()))
+  if (p.processors.empty() && (m.has_stitch() || m.opplace_size() > 0 || m.has_mts()))
     return makeError("{}: processors: none: written by an older plan-solve (a plan lists its processors once); "
                      "re-run plan-solve and plan-emit", label);
   for (int i = 0; i < m.units_size(); ++i) {
@@ -642,10 +642,10 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
     if (!c.ok()) return makeError("{}: concurrent: {}", label, c.error().message);
     p.concurrent = std::move(*c);
   }
-  if (m.has_opplace()) {
-    auto o = get(m.opplace());
-    if (!o.ok()) return makeError("{}: opplace: {}", label, o.error().message);
-    p.opplace = std::move(*o);
+  for (int i = 0; i < m.opplace_size(); ++i) {
+    auto o = get(m.opplace(i));
+    if (!o.ok()) return makeError("{}: opplace[{}]: {}", label, i, o.error().message);
+    p.opplace.push_back(std::move(*o));
   }
   for (int i = 0; i < m.cold_size(); ++i) {
     auto c = get(m.cold(i));

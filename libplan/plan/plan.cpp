@@ -59,4 +59,10 @@ const ColdPlan* coldSectionOf(const Plan& plan, const Unit& unit) {
   return first;
 }
 
+const OpPlacement* placementOf(const Plan& plan, const UnitId& unit) {
+  for (const auto& o : plan.opplace)
+    if (o.unit == unit) return &o;
+  return nullptr;
+}
+
 }  // namespace zp::plan

@@ -1,6 +1,6 @@
 // The plan model: the header, the units (unit.h: every unit of work with its
 // file, hash and per-unit decisions), and the sections that decide about them:
-// the concurrent schedule and the operator placement here, the SparseLoom
+// the concurrent schedule and the operator placements here, the SparseLoom
 // section in stitch_plan.h, the cold-start section in cold_plan.h, the MTS
 // section in mts_plan.h. Sections name units by id, never files. Its files,
 // plan.json (the canonical JSON rendering) and plan.pb, are read and written by
@@ -102,7 +102,7 @@ struct ConcurrentSchedule {
   bool operator==(const ConcurrentSchedule&) const = default;
 };
 
-// --- per-operator placement of one DNN (SparOA-style) ---
+// --- per-operator placement of one unit (SparOA-style) ---
 
 struct OpPlacementNode {
   std::string node;       // executed node, in dispatch order
@@ -135,7 +135,9 @@ struct Plan {
   std::vector<Unit> units;  // every unit a section names, in the order the plan-solve mode listed them
   std::optional<StitchPlan> stitch;
   std::optional<ConcurrentSchedule> concurrent;
-  std::optional<OpPlacement> opplace;
+  // Operator placements, one per operator-placed unit (plan-solve --mode
+  // opplace's model, or the units a stitch plan's choices run placed).
+  std::vector<OpPlacement> opplace;
   std::vector<ColdPlan> cold;  // cold-start plans, one per model (none: no section)
   std::optional<MtsPlan> mts;  // stitched multitask groups placed as units
   bool operator==(const Plan&) const = default;
@@ -153,5 +155,8 @@ std::vector<std::string> processorNames(const std::vector<Processor>& processors
 // cold cache, written from the cold section of the first of them in unit order that
 // has one: plan-emit writes it so and plan-run follows it so. Null when none has one.
 const ColdPlan* coldSectionOf(const Plan& plan, const Unit& unit);
+
+// The operator placement of `unit`, or null.
+const OpPlacement* placementOf(const Plan& plan, const UnitId& unit);
 
 }  // namespace zp::plan

@@ -71,7 +71,7 @@ PYEOF
 if $PY - "$WORK/plan.json" <<'PYEOF'
 import json, sys
 plan = json.load(open(sys.argv[1]))
-o, ps = plan["opplace"], plan["processors"]
+o, ps = plan["opplace"][0], plan["processors"]
 assert o["processors"] == ["cpu", "npu"], o["processors"]
 assert [p["name"] for p in ps] == ["cpu", "npu"], ps
 assert ps[0]["cores"] == [0] and ps[1]["cores"] == [1], ps
@@ -89,8 +89,8 @@ then pass "plan-solve places the branches on both processors"; else fail "opplac
   --min-mix-gain 0.99 > "$WORK/single.txt"
 if grep -q "kept one processor" "$WORK/single.txt" && $PY - "$WORK/single.json" "$WORK/plan.json" <<'PYEOF'
 import json, sys
-o = json.load(open(sys.argv[1]))["opplace"]
-mixed = json.load(open(sys.argv[2]))["opplace"]
+o = json.load(open(sys.argv[1]))["opplace"][0]
+mixed = json.load(open(sys.argv[2]))["opplace"][0]
 assert len({n["processor"] for n in o["nodes"]}) == 1, o["nodes"]
 assert o["minMixGain"] == 0.99 and abs(o["mixedLatencyMs"] - mixed["latencyMs"]) < 1e-9, (o["mixedLatencyMs"], mixed["latencyMs"])
 assert o["solver"]["status"] == "feasible", o["solver"]
@@ -160,7 +160,7 @@ else fail "zoo variant placed serve: $(tail -2 "$WORK/zv/serve.txt" 2>/dev/null 
 $PY - "$WORK/plan.json" "$WORK/plan_all.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
-o = p["opplace"]
+o = p["opplace"][0]
 p["processors"].append({"name": "all", "kind": "cpu", "source": "host", "policy": "default", "threads": 2, "cores": [0, 1]})
 o["processors"].append("all")
 for i, n in enumerate(o["nodes"]):
@@ -190,7 +190,7 @@ rejected "placed bundle: core not on this machine" 1 "processor 'npu': core $MIS
 $PY - "$WORK/plan.json" "$WORK/plan_badnode.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
-p["opplace"]["nodes"][0]["node"] = "renamed"
+p["opplace"][0]["nodes"][0]["node"] = "renamed"
 json.dump(p, open(sys.argv[2], "w"))
 PYEOF
 "$BIN/plan-emit" "$WORK/plan_badnode.json" -o "$WORK/bundle_badnode" --no-caches > /dev/null

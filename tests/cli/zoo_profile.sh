@@ -70,7 +70,7 @@ if "$BIN/plan-solve" --mode opplace "$SRC/testdata/digits/models/dense.onnx" --z
    $PY - "$WORK/opplace_plan.json" "$WORK/prof/node_profile.csv" <<'PYEOF'
 import csv, json, sys
 plan = json.load(open(sys.argv[1]))
-o, ps = plan["opplace"], plan["processors"]
+o, ps = plan["opplace"][0], plan["processors"]
 assert o["costSource"] == "measured" and o["processors"] == ["cpu", "npu"], (o["costSource"], o["processors"])
 assert [p["name"] for p in ps] == ["cpu", "npu"] and ps[1]["cores"] == [1] and ps[1]["gemm"] == "blis", ps
 rows = {r["node"] for r in csv.DictReader(open(sys.argv[2])) if r["model"] == "digits/digits/dense"}

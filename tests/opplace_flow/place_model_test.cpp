@@ -79,14 +79,14 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
                                plan::kResidentUnit, std::nullopt});
   std::vector<Processor> procs;
   for (size_t i = 0; i < k; ++i) procs.push_back(f.inputs.processors[i]);
-  p.opplace = placementSection(pp->problem, *r, procs, plan::UnitId::model("dense"), pp->costSource, exactParams());
-  EXPECT_EQ(p.opplace->minMixGain, 0);
-  p.opplace->minMixGain = 0.05;
-  p.opplace->mixedLatencyMs = 1.25;  // as if a mix had been given up: the fields round-trip
-  EXPECT_EQ(p.opplace->nodes.size(), pp->problem.nodes.size());
+  p.opplace.push_back(placementSection(pp->problem, *r, procs, plan::UnitId::model("dense"), pp->costSource, exactParams()));
+  EXPECT_EQ(p.opplace.front().minMixGain, 0);
+  p.opplace.front().minMixGain = 0.05;
+  p.opplace.front().mixedLatencyMs = 1.25;  // as if a mix had been given up: the fields round-trip
+  EXPECT_EQ(p.opplace.front().nodes.size(), pp->problem.nodes.size());
   // Each processor as plan-run will pin and run it: the zoo's cores, policy and GEMM library.
-  ASSERT_EQ(p.opplace->processors.size(), k);
-  EXPECT_EQ(p.opplace->processors[1], "npu");
+  ASSERT_EQ(p.opplace.front().processors.size(), k);
+  EXPECT_EQ(p.opplace.front().processors[1], "npu");
   p.processors = procs;
   const std::string text = artifacts::planToText(p);
   auto back = artifacts::planFromJson(Json::parse(text), "plan.json");
@@ -97,6 +97,25 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   auto fromPb = artifacts::parsePlanPb(pb, "plan.pb");
   ASSERT_TRUE(fromPb.ok()) << fromPb.error().message;
   EXPECT_EQ(*fromPb, p);
+
+  // A placement per placed unit: two units' placements round-trip in order; one unit placed twice is refused.
+  p.units.push_back(plan::Unit{plan::UnitId::model("other"), "other.onnx", std::string(64, 'b'), "", true,
+                               plan::kResidentUnit, std::nullopt});
+  p.opplace.push_back(p.opplace.front());
+  p.opplace.back().unit = plan::UnitId::model("other");
+  const std::string two = artifacts::planToText(p);
+  auto backTwo = artifacts::planFromJson(Json::parse(two), "plan.json");
+  ASSERT_TRUE(backTwo.ok()) << backTwo.error().message;
+  EXPECT_EQ(artifacts::planToText(*backTwo), two);
+  ASSERT_NE(plan::placementOf(*backTwo, plan::UnitId::model("other")), nullptr);
+  EXPECT_EQ(plan::placementOf(*backTwo, plan::UnitId::model("missing")), nullptr);
+  auto twoPb = artifacts::parsePlanPb(artifacts::serializePlanPb(p), "plan.pb");
+  ASSERT_TRUE(twoPb.ok()) << twoPb.error().message;
+  EXPECT_EQ(*twoPb, p);
+  p.opplace.back().unit = plan::UnitId::model("dense");
+  auto twice = artifacts::planFromJson(Json::parse(artifacts::planToText(p)), "plan.json");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message, "plan.json: $.opplace[1].unit: 'model:dense' is placed twice");
 }
 
 TEST(opplaceFlowPlaceModel, ModelOutsideTheProfileIsPlacedOnPredictions) {

@@ -56,8 +56,8 @@ TEST(opplaceFlowSolve, PlanIsDeterministicAndNoWorseThanTheBaselines) {
 
   auto plan = artifacts::readPlan(dir / "a.json");
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  ASSERT_TRUE(plan->opplace.has_value());
-  const auto& s = *plan->opplace;
+  ASSERT_EQ(plan->opplace.size(), 1u);
+  const auto& s = plan->opplace.front();
   EXPECT_EQ(s.costSource, "measured");
   EXPECT_EQ(s.solver.status, "optimal");
   for (const auto& b : s.baselines)
