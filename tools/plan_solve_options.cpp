@@ -81,12 +81,12 @@ void addOpplaceColdMtsOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g
   app.add_option("--profile", op.profileDir, "opplace: zoo-profile's output directory (node_profile.csv, latency_model.json)");
   app.add_option("--zoo", g.zooPath, "opplace: zoo.json whose host processors the operators go to; "
                                      "mts: the units' processors (default: the zoo mts.json was made from)");
-  app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace: branch-and-bound time limit, seconds (past it: not proven optimal, with its gap)")
+  app.add_option("--place-time-limit", op.solve.timeLimitS, "opplace, stitch: branch-and-bound time limit, seconds (past it: not proven optimal, with its gap)")
       ->capture_default_str()
       ->check(numberIn(1e-3, 1e6));
   app.add_option("--min-mix-gain", op.solve.minMixGain,
-                 "opplace: place on several processors only when that beats the best single one by this fraction "
-                 "(0: the optimum under the cost model)")
+                 "opplace, stitch: place on several processors only when that beats the best single one by this "
+                 "fraction (0: the optimum under the cost model)")
       ->capture_default_str()
       ->check(numberIn(0, 0.99));
   app.add_option("--cold-profile", co.coldProfile, "cold: plan from this cold_profile.csv (default: measure now)");
@@ -173,6 +173,8 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     if (!g.budgets.empty()) sp.budgets = g.budgets;
     sp.processors = splitList(g.processorList);
     sp.select.servedInTurn = splitList(g.servedInTurnList);
+    sp.placed.solve.timeLimitS = op.solve.timeLimitS;
+    sp.placed.solve.minMixGain = op.solve.minMixGain;
     sp.tool = "plan-solve";
     sp.version = zooplanVersion();
   } else {

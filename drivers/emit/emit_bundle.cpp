@@ -205,6 +205,23 @@ Status collectStitchSources(Sources& s, bool strict) {
       use.policies.insert({proc->policy, std::max(1, proc->threads)});
     }
   }
+  // The placed models some choice answers a task with: each a variant's whole
+  // model (its file relative to the stitch directory, in the zoo), held by its
+  // hash, with a cache for every processor it places operators on.
+  for (const auto& o : s.plan.opplace) {
+    const plan::Unit* unit = plan::findUnit(s.plan.units, o.unit);
+    assert(unit && "the plan reader checks that a placement names a unit of the plan");
+    auto& use = s.subgraphs[unit->file];
+    use.file = unit->file;
+    use.hash = unit->sha256;
+    use.bundlePath = artifacts::modelFileName(unit->sha256);
+    use.processor = o.processors.front();
+    for (const auto& name : o.processors) {
+      const Processor* proc = plan::findProcessor(s.plan, name);
+      assert(proc && "the plan reader checks that a placement's processors are the plan's");
+      use.policies.insert({proc->policy, std::max(1, proc->threads)});
+    }
+  }
   for (const auto& [file, use] : s.subgraphs) {
     const fs::path src = s.stitchDir / file;
     std::string bytes;

@@ -218,6 +218,32 @@ Expected<int> groupSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::s
                   planned ? &run->latencyMs : nullptr);
 }
 
+// A placed model on the first of its processors, holding the others (the
+// executor's holds, from the slot's placement): one slot every configuration
+// choosing it shares. Its size against the budget is its file's, as the planner counted it.
+Expected<int> placedSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots,
+                            const plan::OpPlacement& o) {
+  const std::string key = o.unit.str() + "@" + o.processors.front();
+  if (auto it = slots.find(key); it != slots.end()) return it->second;
+  const int p = processorIndex(c, o.processors.front());
+  if (p < 0) return makeError("{}: {} is placed on '{}', not a processor of the stitch section", c.bundle.planFile(),
+                              o.unit.str(), o.processors.front());
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, c.bundle.unit(o.unit));
+  ZP_ASSIGN_OR_RETURN(const fs::path model, c.bundle.model(*unit));
+  std::vector<std::string> warnings;
+  ZP_ASSIGN_OR_RETURN(auto placement, operatorPlacement(c.bundle, *unit, o, warnings));
+  for (const auto& w : warnings) c.bundle.note(w);
+  ServedSlot slot;
+  slot.unit = o.unit;
+  slot.processor = p;
+  slot.bytes = static_cast<int64_t>(fs::file_size(model));
+  slot.plannedMs = o.latencyMs;
+  slot.files = {model, {}, {}, std::move(placement)};
+  slots[key] = static_cast<int>(r.slots.size());
+  r.slots.push_back(std::move(slot));
+  return slots[key];
+}
+
 // A member's samples as the group's stitched graph reads them: its own under
 // its stitched input; a member with an input of its own in the graph reads its
 // first sample there (the graph runs every member's heads).
@@ -315,6 +341,15 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
         r.tasks.push_back(std::move(st));
         continue;
       }
+      if (plan::answeredByPlacedModel(choice)) {
+        // The variant whole, its operators on their processors; it reads the task's samples.
+        ZP_ASSIGN_OR_RETURN(const auto id, plan::parseUnitId(choice.combination));
+        ZP_ASSIGN_OR_RETURN(int slot, placedSlotFor(c, r, slots, *plan::placementOf(c.bundle.plan(), id)));
+        st.slots.push_back(slot);
+        r.trace.tasks.push_back(st.name);
+        r.tasks.push_back(std::move(st));
+        continue;
+      }
       const auto variants = zoo::combinationVariants(choice.combination);
       for (int pos = 0; pos < task.positions; ++pos) {
         ZP_ASSIGN_OR_RETURN(int slot, slotFor(c, r, slots, task, pos, variants.at(static_cast<size_t>(pos)),
@@ -388,6 +423,10 @@ Expected<ServedPlan> stitchServedPlan(Bundle& bundle, const ServeBundleParams& g
     ZP_TRY(bundle.model(*unit));
     for (const auto& run : g.runs)
       if (const int p = processorIndex(c, run.processor); p >= 0) bundle.cache(*unit, c.processors[static_cast<size_t>(p)].policy);
+  }
+  for (const auto& o : bundle.plan().opplace) {
+    ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, bundle.unit(o.unit));
+    ZP_TRY(bundle.model(*unit));
   }
   ZP_TRY(readSamples(c));
   ZP_TRY(makeTrace(c));

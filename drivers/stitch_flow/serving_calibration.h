@@ -2,9 +2,10 @@
 // plan-solve's serving objective (passes/select/serving_objective.h) the way
 // plan-run --serve calibrates its prediction (runtime/serve/run_calibration.h):
 // every candidate unit (each task's variants at every position, each
-// weight-shared group's unit) on every processor it was profiled on, loaded three times, then each processor's worker
-// running its units round-robin while the others run theirs, timed back to back
-// and after idle; and the dispatch and hand-over wake-ups.
+// weight-shared group's unit, each placed model holding its other processors)
+// on every processor it was profiled on, loaded three times, then each
+// processor's worker running its units round-robin while the others run theirs,
+// timed back to back and after idle; and the dispatch and hand-over wake-ups.
 #pragma once
 #include <cstdint>
 

@@ -283,6 +283,11 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   if (!o.processors.empty()) ZP_TRY(select::restrictProcessors(space, o.processors));
   // SparseLoom alone answers every task with its own subgraphs.
   if (o.select.only == select::SingleTechnique::SparseLoom) space.groups.clear();
+  // Operator-placed variants are candidates of the composed search (not of SparseLoom or MTS alone).
+  std::string placedSummary;
+  if (o.select.only == select::SingleTechnique::None) {
+    ZP_ASSIGN_OR_RETURN(placedSummary, addPlacedModels(space, o.placed));
+  }
   ZP_TRY(checkOutputs(o, space));
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
   ZP_ASSIGN_OR_RETURN(auto slos, slosFor(o.slo, space));
@@ -309,6 +314,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   ZP_ASSIGN_OR_RETURN(plan.header, planHeader(o, space));
   plan.processors = solution.processors;
   plan.units = solution.units;
+  plan.opplace = solution.placements;
   plan.stitch = solution.plan;
   plan.stitch->batch = space.batch;
   plan.stitch->dims = space.manifest.dims;
@@ -328,7 +334,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fromPlan(space.stitchDir);
   plan.stitch->profileDir = fromPlan(o.profileDir);
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
-  result.summary = servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
+  result.summary = placedSummary + servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
   if (const auto set = generatedSloSet(o.slo)) result.summary += select::sloSetLegend(*set) + "\n";
   if (selectParams.previous) result.summary += previousPicksLine(*selectParams.previous, *plan.stitch);
   const double dispatchMs = selectParams.workload ? selectParams.workload->calibration.dispatchMs : 0.0;

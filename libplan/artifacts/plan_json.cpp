@@ -379,6 +379,18 @@ Status checkUnitReferences(const Plan& p, const std::string& label) {
             if (!id.ok() || !known(*id))
               return makeError("{}: $.stitch.systems[{}]: task '{}' under {} runs '{}', which is not a unit of the plan",
                                label, s, c.task, sel.slo, c.combination);
+          } else if (answeredByPlacedModel(c)) {
+            auto id = parseUnitId(c.combination);
+            const OpPlacement* o = id.ok() ? placementOf(p, *id) : nullptr;
+            if (!o || !known(*id))
+              return makeError("{}: $.stitch.systems[{}]: task '{}' under {} runs '{}', which the plan does not place "
+                               "(no unit with a placement in $.opplace)",
+                               label, s, c.task, sel.slo, c.combination);
+            if (c.placement != o->processors)
+              return makeError("{}: $.stitch.systems[{}]: task '{}' under {} runs '{}' on {}, not on its placement's "
+                               "processors {}",
+                               label, s, c.task, sel.slo, c.combination, fmt::join(c.placement, ","),
+                               fmt::join(o->processors, ","));
           }
     for (size_t b = 0; b < p.stitch->preload.size(); ++b)
       for (const auto* set : {&p.stitch->preload[b].greedy, &p.stitch->preload[b].exact})

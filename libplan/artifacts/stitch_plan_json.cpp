@@ -186,8 +186,9 @@ constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 Expected<std::string> combinationId(const JsonAt& j) {
   ZP_ASSIGN_OR_RETURN(std::string id, j.string());
   if (id.empty()) return id;  // an infeasible selection names none
-  // A weight-shared group's unit answering the task: its unit id (the plan's units list it).
-  if (id.rfind("group:", 0) == 0) {
+  // A weight-shared group's unit or a placed model answering the task: its unit
+  // id (the plan's units list it; a placed model's placement is in $.opplace).
+  if (id.rfind("group:", 0) == 0 || id.rfind("model:", 0) == 0) {
     auto unit = parseUnitId(id);
     if (!unit.ok()) return j.error(unit.error().message);
     return id;

@@ -6,6 +6,7 @@
 namespace zp::plan {
 
 bool answeredByGroup(const SystemTaskChoice& choice) { return choice.combination.rfind("group:", 0) == 0; }
+bool answeredByPlacedModel(const SystemTaskChoice& choice) { return choice.combination.rfind("model:", 0) == 0; }
 
 const PlannedGroup* groupOf(const StitchPlan& plan, const SystemTaskChoice& choice) {
   if (!answeredByGroup(choice)) return nullptr;

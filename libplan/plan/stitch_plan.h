@@ -185,6 +185,10 @@ const ServedSystem& chosenSystem(const StitchPlan& plan);
 // Whether a choice is a weight-shared group's unit answering the task (its
 // combination is the unit's id, "group:NAME") rather than the task's own subgraphs.
 bool answeredByGroup(const SystemTaskChoice& choice);
+// Whether a choice is a placed model answering the task (its combination is the
+// unit's id, "model:NAME"; plan.opplace has its placement, whose processors are
+// the choice's placement: the first dispatches a run, the others are held).
+bool answeredByPlacedModel(const SystemTaskChoice& choice);
 // The planned group a choice answered by a group names, or null.
 const PlannedGroup* groupOf(const StitchPlan& plan, const SystemTaskChoice& choice);
 // A member's entry in its group, or null.

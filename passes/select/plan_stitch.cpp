@@ -74,7 +74,7 @@ void addSystemsSubgraphs(const StitchSpace& space, const ServedSystems& served, 
   for (const auto& perSlo : served.choices)
     for (const auto& choice : perSlo)
       for (size_t t = 0; t < space.tasks.size(); ++t) {
-        if (sharedGroupOf(choice.candidate[t])) continue;  // a group's unit: groupUnits
+        if (choice.candidate[t] < 0) continue;  // a group's unit or a placed model: wholeUnits
         const auto& ts = space.tasks[t];
         const auto variants = ts.variantsOf(static_cast<uint64_t>(choice.candidate[t]));
         for (int p = 0; p < ts.positions; ++p)
@@ -261,20 +261,32 @@ size_t groupIndex(const StitchSpace& space, const std::string& name) {
   return 0;
 }
 
-// The shared groups some served system's choice runs, as units (in group order).
-std::vector<plan::Unit> groupUnits(const StitchSpace& space, const ServedSystems& served) {
-  std::set<size_t> used;
+// The shared groups and placed models some served system's choice runs, as
+// units (groups in group order, then placed models in the space's order).
+std::vector<plan::Unit> wholeUnits(const StitchSpace& space, const ServedSystems& served) {
+  std::set<size_t> groups, placed;
   for (const auto& perSlo : served.choices)
     for (const auto& choice : perSlo)
-      for (int64_t k : choice.candidate)
-        if (auto g = sharedGroupOf(k)) used.insert(*g);
+      for (int64_t k : choice.candidate) {
+        if (auto g = sharedGroupOf(k)) groups.insert(*g);
+        if (auto m = placedModelOf(k)) placed.insert(*m);
+      }
   std::vector<plan::Unit> units;
-  for (size_t g : used) {
+  for (size_t g : groups) {
     plan::Unit u;
     u.id = plan::UnitId::group(space.groups[g].name);
     u.file = space.groups[g].file;
     u.sha256 = space.groups[g].sha256;
     u.residency = plan::kPreloadSetUnit;  // the processor is chosen per SLO configuration
+    units.push_back(std::move(u));
+  }
+  for (size_t m : placed) {
+    plan::Unit u;
+    u.id = space.placed[m].placement.unit;
+    u.file = space.placed[m].file;
+    u.sha256 = space.placed[m].sha256;
+    u.operatorPlaced = true;
+    u.residency = plan::kPreloadSetUnit;
     units.push_back(std::move(u));
   }
   return units;
@@ -325,7 +337,14 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   addSystemsSubgraphs(space, systems, sp);
   adoptChosenSystem(space, sp);
   s.units = subgraphUnits(space, sp);
-  for (auto& u : groupUnits(space, systems)) {
+  for (auto& u : wholeUnits(space, systems)) {
+    if (u.operatorPlaced) {
+      auto m = std::find_if(space.placed.begin(), space.placed.end(),
+                            [&](const PlacedModel& pm) { return pm.placement.unit == u.id; });
+      s.placements.push_back(m->placement);
+      s.units.push_back(std::move(u));
+      continue;
+    }
     const SharedGroup& g = space.groups[groupIndex(space, u.id.name)];
     plan::PlannedGroup pg{g.name, g.sharedInput, g.io, {}};
     for (const auto& p : space.processors)

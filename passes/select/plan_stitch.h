@@ -27,7 +27,8 @@ GlobalOrder multiConfigurationOrder(const StitchSpace& space, const std::vector<
 
 struct StitchSolution {
   plan::StitchPlan plan;              // processors, order, systems' choices, subgraphs, preload sets (no stitch_dir)
-  std::vector<plan::Unit> units;      // the subgraphs the plan names, in task, position, variant order
+  std::vector<plan::Unit> units;      // the subgraphs the plan names (in task, position, variant order), then its groups and placed models
+  std::vector<plan::OpPlacement> placements;  // of the placed models some system's choice runs, in unit order
   std::vector<Processor> processors;  // the plan's: the ones the section names
   std::vector<int64_t> firstChosen;   // per task: the candidate chosen for the first feasible configuration (-1: none)
   Choice chosenFirst;                 // the plan's choice (zooplan's) for the first configuration

@@ -248,6 +248,7 @@ int memberIndex(const SharedGroup& group, size_t t) {
 
 std::string decisionId(const StitchSpace& space, size_t t, int64_t candidate) {
   if (auto g = sharedGroupOf(candidate)) return plan::UnitId::group(space.groups.at(*g).name).str();
+  if (auto m = placedModelOf(candidate)) return space.placed.at(*m).placement.unit.str();
   return space.tasks[t].idOf(static_cast<uint64_t>(candidate));
 }
 
@@ -258,6 +259,10 @@ double decisionJudgedAccuracy(const StitchSpace& space, size_t t, int64_t candid
     assert(m >= 0 && "a group answers its members only");
     return group.accuracy[static_cast<size_t>(m)];
   }
+  if (auto m = placedModelOf(candidate)) {  // the variant's own answers
+    assert(space.placed.at(*m).task == static_cast<int>(t) && "a placed model answers its own task only");
+    return space.tasks[t].accuracy->judged(space.placed.at(*m).original);
+  }
   return space.tasks[t].accuracy->judged(static_cast<uint64_t>(candidate));
 }
 
@@ -266,6 +271,10 @@ double decisionLatencyMs(const StitchSpace& space, size_t t, int64_t candidate, 
     const auto& runMs = space.groups.at(*g).runMs;
     auto it = placement.size() == 1 ? runMs.find(placement.front()) : runMs.end();
     return it == runMs.end() ? kInf : it->second;
+  }
+  if (auto m = placedModelOf(candidate)) {
+    const plan::OpPlacement& o = space.placed.at(*m).placement;
+    return placement == o.processors ? o.latencyMs : kInf;
   }
   const auto& ts = space.tasks[t];
   return ts.latencyMs(ts.candidate(static_cast<uint64_t>(candidate)), placement);
@@ -431,7 +440,7 @@ std::vector<sim::TaskQueries> queriesOf(const StitchSpace& space, const Choice& 
     sim::TaskQueries q;
     q.name = ts.name;
     q.queries = queries;
-    if (sharedGroupOf(choice.candidate[t])) {  // the group's unit, one run on its processor
+    if (choice.candidate[t] < 0) {  // a group's unit or a placed model: one run, dispatched on its first processor
       q.stages.push_back(sim::QueryStage{processorIndex(space, pl.front()),
                                          decisionLatencyMs(space, t, choice.candidate[t], pl), 0.0});
       out.push_back(std::move(q));
@@ -649,6 +658,10 @@ std::optional<std::pair<int64_t, std::vector<std::string>>> previousDecision(con
     if (d.combination == plan::UnitId::group(space.groups[g].name).str() && memberIndex(space.groups[g], t) >= 0 &&
         d.placement.size() == 1 && space.groups[g].runMs.count(d.placement.front()))
       return std::make_pair(groupDecision(g), d.placement);
+  for (size_t m = 0; m < space.placed.size(); ++m)
+    if (d.combination == space.placed[m].placement.unit.str() && space.placed[m].task == static_cast<int>(t) &&
+        d.placement == space.placed[m].placement.processors)
+      return std::make_pair(placedDecision(m), d.placement);
   const std::vector<std::string> ids = zoo::combinationVariants(d.combination);
   if (static_cast<int>(ids.size()) != ts.positions || static_cast<int>(d.placement.size()) != ts.positions) return {};
   std::vector<int> digits;
@@ -774,6 +787,17 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         }
         consider(std::move(c), "the shared group " + space.groups[g].name + "'s unit on " + proc);
       }
+  // A task's variant under its operator placement, over the best so far.
+  if (trace)
+    for (size_t m = 0; m < space.placed.size(); ++m) {
+      const PlacedModel& pm = space.placed[m];
+      const auto t = static_cast<size_t>(pm.task);
+      Choice c = best;
+      c.candidate[t] = placedDecision(m);
+      c.placement[t] = pm.placement.processors;
+      c.feasible[t] = decisionMeetsSlo(space, slo, t, c.candidate[t], c.placement[t]);
+      consider(std::move(c), "task " + space.tasks[t].name + "'s variant " + pm.variant + " under its operator placement");
+    }
   // Served at the workload's rates, tasks compete for the processors: mixing
   // the candidates' decisions task by task can beat every candidate whole.
   ZooplanSearch found;

@@ -83,9 +83,10 @@ struct SelectParams {
 };
 
 // One system's decision for one configuration: a combination and a placement per task.
-// A task's decision is a combination number of its own (>= 0), or
-// groupDecision(g) (< 0): the shared group g's unit answers it, run whole on
-// the one processor its placement names.
+// A task's decision is a combination number of its own (>= 0), groupDecision(g):
+// the shared group g's unit answers it, run whole on the one processor its
+// placement names, or placedDecision(m): the placed model m answers it, its
+// placement the model's processors (the first dispatches, the others are held).
 struct Choice {
   std::string system;
   std::vector<int64_t> candidate;                    // combination number (TaskSpace::combinations), or groupDecision
@@ -94,10 +95,18 @@ struct Choice {
   std::vector<std::string> order;                    // the global order, when the system has one
 };
 
-// Task decisions that are a shared group's unit (Choice::candidate < 0).
+// Task decisions that are a shared group's unit (-1 down to -2^32), or a placed
+// model's (-2^32 and below): Choice::candidate < 0.
+inline constexpr int64_t kPlacedDecisions = int64_t{1} << 32;
 constexpr int64_t groupDecision(size_t group) { return -1 - static_cast<int64_t>(group); }
+constexpr int64_t placedDecision(size_t model) { return -kPlacedDecisions - static_cast<int64_t>(model); }
 inline std::optional<size_t> sharedGroupOf(int64_t candidate) {
-  return candidate < 0 ? std::optional<size_t>(static_cast<size_t>(-1 - candidate)) : std::nullopt;
+  return candidate < 0 && candidate > -kPlacedDecisions ? std::optional<size_t>(static_cast<size_t>(-1 - candidate))
+                                                        : std::nullopt;
+}
+inline std::optional<size_t> placedModelOf(int64_t candidate) {
+  return candidate <= -kPlacedDecisions ? std::optional<size_t>(static_cast<size_t>(-kPlacedDecisions - candidate))
+                                        : std::nullopt;
 }
 // Task t's decision `candidate`: its id in a plan (the combination's, or the
 // group's unit id "group:NAME"), the accuracy decisions judge it by, and one

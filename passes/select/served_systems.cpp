@@ -9,9 +9,11 @@
 namespace zp::select {
 namespace {
 
-// A shared group's answers are its members' own models' (measured by zoo-profile).
-const char* accuracySourceOf(const TaskSpace& ts, int64_t candidate) {
+// A shared group's answers are its members' own models' (measured by zoo-profile);
+// a placed model's, its variant's.
+const char* accuracySourceOf(const StitchSpace& space, const TaskSpace& ts, int64_t candidate) {
   if (sharedGroupOf(candidate)) return "measured";
+  if (auto m = placedModelOf(candidate)) candidate = static_cast<int64_t>(space.placed.at(*m).original);
   return ts.accuracy->measured(static_cast<uint64_t>(candidate)) >= 0 ? "measured" : "estimated";
 }
 
@@ -22,7 +24,7 @@ plan::SystemSelection selectionOf(const StitchSpace& space, const std::string& s
     const int64_t k = c.candidate[t];
     sel.tasks.push_back(plan::SystemTaskChoice{space.tasks[t].name, decisionId(space, t, k), c.placement[t],
                                                static_cast<bool>(c.feasible[t]), decisionJudgedAccuracy(space, t, k),
-                                               accuracySourceOf(space.tasks[t], k),
+                                               accuracySourceOf(space, space.tasks[t], k),
                                                decisionLatencyMs(space, t, k, c.placement[t])});
   }
   return sel;

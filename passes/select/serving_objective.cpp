@@ -98,6 +98,17 @@ DecisionSlots decisionSlots(const StitchSpace& space, size_t t, int64_t candidat
     d.slots.push_back(std::move(slot));
     return d;
   }
+  if (auto m = placedModelOf(candidate)) {  // the variant under its operator placement: one run holding the others
+    const PlacedModel& pm = space.placed.at(*m);
+    const auto& procs = pm.placement.processors;
+    sim::ServeSimSlot slot{processorIndex(space, procs.front()), pm.placement.latencyMs,
+                           cal.loadMsPerMB * static_cast<double>(pm.bytes) / 1e6, pm.bytes, false, {}, {}, {}};
+    for (size_t q = 1; q < procs.size(); ++q) slot.holds.push_back(processorIndex(space, procs[q]));
+    d.unitIds.push_back(pm.placement.unit.str());
+    calibrateSlot(cal, d.unitIds.back(), procs.front(), slot);
+    d.slots.push_back(std::move(slot));
+    return d;
+  }
   const auto variants = ts.variantsOf(static_cast<uint64_t>(candidate));
   for (int j = 0; j < ts.positions; ++j) {
     const std::string& proc = placement[static_cast<size_t>(j)];

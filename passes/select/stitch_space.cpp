@@ -105,6 +105,11 @@ Status restrictProcessors(StitchSpace& space, const std::vector<std::string>& na
     std::erase_if(g.bytes, [&](const auto& r) { return std::find(order.begin(), order.end(), r.first) == order.end(); });
   }
   std::erase_if(space.groups, [](const SharedGroup& g) { return g.runMs.empty(); });
+  // A placement that places operators on a processor left out is no decision.
+  std::erase_if(space.placed, [&](const PlacedModel& m) {
+    return std::any_of(m.placement.processors.begin(), m.placement.processors.end(),
+                       [&](const std::string& p) { return std::find(order.begin(), order.end(), p) == order.end(); });
+  });
   return {};
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "libplan/estimate/latency_model.h"
+#include "libplan/plan/plan.h"
 #include "libplan/plan/stitch_plan.h"
 #include "libplan/util/error.h"
 #include "libplan/zoo/stitch_manifest.h"
@@ -100,6 +101,21 @@ struct SharedGroup {
   bool operator==(const SharedGroup&) const = default;
 };
 
+// A task's variant run whole with its operators placed across processors
+// (SparOA, passes/opplace): a candidate unit where the placement beats the
+// variant whole on its best single processor by the minimum gain. A run of it
+// is dispatched on the first of its processors and holds the others (they run
+// nothing else meanwhile); its answers are the variant's own.
+struct PlacedModel {
+  int task = 0;
+  std::string variant;
+  uint64_t original = 0;        // the task's combination of that variant at every position
+  std::string file, sha256;     // the variant's ONNX (relative to the stitch directory)
+  plan::OpPlacement placement;  // its unit (model:KEY), processors in the space's order, nodes, latency
+  int64_t bytes = 0;            // resident size: its file's (as plan-run counts it)
+  bool operator==(const PlacedModel&) const = default;
+};
+
 struct StitchSpace {
   std::filesystem::path profileDir, stitchDir;
   zoo::StitchManifest manifest;
@@ -111,6 +127,7 @@ struct StitchSpace {
   // subgraph rows of (p90 - median) / median; 0 when no row has a p90.
   double latencySpread = 0;
   std::vector<SharedGroup> groups;  // weight-shared groups whose units may answer their members
+  std::vector<PlacedModel> placed;  // variants whose operator placement may answer their task
 };
 
 // Plans on the named processors only (e.g. the best plan confined to one

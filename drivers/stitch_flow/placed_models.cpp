@@ -1,0 +1,103 @@
+#include "drivers/stitch_flow/placed_models.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "drivers/opplace_flow/place_model.h"
+#include "libplan/artifacts/node_profile_csv.h"
+#include "libplan/artifacts/profile_report.h"
+#include "libplan/graph/model_io.h"
+#include "libplan/util/file.h"
+#include "libplan/util/hash.h"
+#include "libplan/util/json_reader.h"
+#include "passes/opplace/opplace.h"
+
+namespace zp::drivers {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Hand-offs between the space's processors as zoo-profile measured them (every
+// task's latency model carries the same measured transitions).
+Expected<std::vector<std::vector<estimate::TransitionCost>>> handOffs(const select::StitchSpace& space) {
+  const auto& transitions = space.tasks.front().latency.transitions();
+  const size_t P = space.processors.size();
+  std::vector<std::vector<estimate::TransitionCost>> h(P, std::vector<estimate::TransitionCost>(P));
+  for (size_t a = 0; a < P; ++a)
+    for (size_t b = 0; b < P; ++b) {
+      if (a == b) continue;
+      auto it = transitions.find({space.processors[a].name, space.processors[b].name});
+      if (it == transitions.end())
+        return makeError("{}: no transition cost from '{}' to '{}'", (space.profileDir / "latency_model.json").string(),
+                         space.processors[a].name, space.processors[b].name);
+      h[a][b] = it->second;
+    }
+  return h;
+}
+
+}  // namespace
+
+Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedModelsParams& params) {
+  const fs::path file = space.profileDir / "node_profile.csv";
+  if (space.tasks.empty() || space.processors.size() < 2 || !fs::exists(file)) return std::string();
+  ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(file));
+  const fs::path reportPath = space.profileDir / "report.json";
+  ZP_ASSIGN_OR_RETURN(const Json report, readJsonFile(reportPath));
+  ZP_TRY(artifacts::checkRecordedFile(report, reportPath, file, bytes));
+  space.inputHashes["profile/node_profile.csv"] = sha256Hex(bytes);
+  ZP_ASSIGN_OR_RETURN(auto rows, artifacts::parseNodeProfileCsv(bytes, file.string()));
+  std::set<std::string> profiled;
+  for (const auto& r : rows) profiled.insert(r.model);
+
+  const fs::path zooDir = fs::path(space.manifest.zooPath).parent_path();
+  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo((space.stitchDir / space.manifest.zooPath).lexically_normal()));
+  opplace_flow::PlaceInputs in;
+  in.processors = space.processors;
+  in.profile = std::move(rows);
+  ZP_ASSIGN_OR_RETURN(in.handoff, handOffs(space));
+  int solved = 0;
+  std::vector<std::string> kept;
+  for (size_t t = 0; t < space.tasks.size(); ++t) {
+    const auto& ts = space.tasks[t];
+    for (size_t v = 0; v < ts.variants.size(); ++v) {
+      const std::string& variant = ts.variants[v];
+      in.modelKey = artifacts::zooModelKey(zoo.name, ts.name, variant);
+      if (!profiled.count(in.modelKey)) continue;  // placed on measured costs only
+      const auto info = std::find_if(ts.stitch->variants.begin(), ts.stitch->variants.end(),
+                                     [&](const zoo::VariantInfo& x) { return x.id == variant; });
+      if (info == ts.stitch->variants.end()) continue;
+      const fs::path rel = (zooDir / info->onnx).lexically_normal();
+      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(space.stitchDir / rel));
+      ZP_ASSIGN_OR_RETURN(auto pp, opplace_flow::buildPlaceProblem(model, in));
+      ZP_ASSIGN_OR_RETURN(auto result, opplace::placeOperators(pp.problem, params.solve));
+      ++solved;
+      plan::OpPlacement o = opplace_flow::placementSection(pp.problem, result, space.processors,
+                                                           plan::UnitId::model(in.modelKey), pp.costSource, params.solve);
+      std::set<std::string> used;
+      for (const auto& n : o.nodes) used.insert(n.processor);
+      if (used.size() < 2) continue;  // one processor: the space runs the variant whole there already
+      // Its processors in the space's order: the first dispatches a run, the others are held.
+      o.processors.clear();
+      for (const auto& p : space.processors)
+        if (used.count(p.name)) o.processors.push_back(p.name);
+      select::PlacedModel m;
+      m.task = static_cast<int>(t);
+      m.variant = variant;
+      m.original = ts.combinations().number(std::vector<int>(static_cast<size_t>(ts.positions), static_cast<int>(v)));
+      if (!ts.valid(m.original)) continue;
+      m.file = rel.generic_string();
+      m.sha256 = info->sha256;
+      m.bytes = static_cast<int64_t>(fs::file_size(space.stitchDir / rel));  // as plan-run counts it
+      m.placement = std::move(o);
+      kept.push_back(fmt::format("{}/{} {:.3f} ms", ts.name, variant, m.placement.latencyMs));
+      space.placed.push_back(std::move(m));
+    }
+  }
+  return fmt::format("operator placement: {} of {} profiled variants gain at least {:g}% over one processor{}{}\n",
+                     kept.size(), solved, 100 * params.solve.minMixGain, kept.empty() ? "" : ": ",
+                     fmt::join(kept, ", "));
+}
+
+}  // namespace zp::drivers
