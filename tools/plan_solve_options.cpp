@@ -124,15 +124,18 @@ std::string checkCommand(const CLI::App& app, PlanSolveRequest& req, const Solve
     static const std::map<std::string, std::string> kModeOf = {
         {"sparseloom", "stitch"}, {"haxconn", "concurrent"}, {"sparoa", "opplace"}, {"nnv12", "cold"}, {"mts", "mts"}};
     std::string implied = kModeOf.at(g.only);
-    // MTS alone on zoo-profile's directory (or --mode stitch): the composed search
-    // restricted to the models as given and their groups, at the same workload.
+    // MTS or SparOA alone on zoo-profile's directory (or --mode stitch): the
+    // composed search restricted to the models as given and their groups, or
+    // their operator placements, at the same workload.
     const bool profileDir = std::filesystem::is_regular_file(std::filesystem::path(g.input) / "profile.csv");
-    if (g.only == "mts" && (app.count("--mode") ? mode == "stitch" : profileDir)) implied = "stitch";
+    if ((g.only == "mts" || g.only == "sparoa") && (app.count("--mode") ? mode == "stitch" : profileDir))
+      implied = "stitch";
     if (app.count("--mode") && mode != implied)
       return fmt::format("--only {} plans in --mode {}, not --mode {}: drop --mode", g.only, implied, mode);
     mode = implied;
     if (g.only == "sparseloom") req.stitch.select.only = select::SingleTechnique::SparseLoom;
     if (g.only == "mts" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::Mts;
+    if (g.only == "sparoa" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::SparOA;
   }
   for (const auto& b : g.budgets)  // the form now; the bytes a percentage means once the profile is read
     if (auto r = select::parseBudget(b, 0); !r.ok()) return r.error().message;
@@ -199,7 +202,9 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
       ->check(CLI::IsMember({"stitch", "concurrent", "opplace", "cold", "mts"}));
   app.add_option("--only", g.only,
                  "restrict the plan to one technique, for ablation: sparseloom (stitch: Algorithm 1's choice, the "
-                 "preload set resident, no cold sections), haxconn (= --mode concurrent), sparoa (= --mode opplace), "
+                 "preload set resident, no cold sections), haxconn (= --mode concurrent), sparoa (on zoo-profile's "
+                 "directory: each task's model as given whole on one processor or its operators placed across "
+                 "processors, served at the workload; else = --mode opplace), "
                  "nnv12 (= --mode cold), mts (on zoo-profile's directory: each task's model as given whole on one processor, "
                  "or its weight-shared group's unit, served at the workload; else = --mode mts)")
       ->check(CLI::IsMember({"sparseloom", "haxconn", "sparoa", "nnv12", "mts"}));

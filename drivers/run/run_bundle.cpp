@@ -349,6 +349,39 @@ Status addGroup(BundleContext& ctx, const plan::PlannedGroup& g, const std::stri
   return {};
 }
 
+// A placed model as the task's one position: dispatched on the first of its
+// processors, holding the others, each operator on its processor (no cold section).
+Status addPlaced(BundleContext& ctx, const plan::OpPlacement& o, const std::string& where, ChainSetups& c,
+                 TaskRunReport& r) {
+  if (ctx.params.cold)
+    return makeError("{}: answered by the placed model {}, which has no cold section (--cold runs subgraphs)", where,
+                     o.unit.str());
+  std::vector<int> indices;
+  for (const auto& name : o.processors) {
+    auto proc = std::find_if(ctx.processors.begin(), ctx.processors.end(), [&](const Processor& p) { return p.name == name; });
+    if (proc == ctx.processors.end()) return makeError("{}: unknown processor '{}'", where, name);
+    indices.push_back(static_cast<int>(proc - ctx.processors.begin()));
+  }
+  ZP_ASSIGN_OR_RETURN(const plan::Unit* unit, ctx.bundle.unit(o.unit));
+  ZP_ASSIGN_OR_RETURN(const fs::path model, ctx.bundle.model(*unit));
+  std::vector<std::string> warnings;
+  ZP_ASSIGN_OR_RETURN(auto placement, operatorPlacement(ctx.bundle, *unit, o, warnings));
+  for (const auto& w : warnings) ctx.warn(w);
+  c.units.push_back(unit);
+  r.processors = o.processors;
+  const runtime::serve::ServeSlot slot{o.unit.str(), indices.front(), 0, true,
+                                       std::vector<int>(indices.begin() + 1, indices.end())};
+  for (UnitRunSetup* s : {&c.cached, &c.reference}) {
+    s->slots.push_back(slot);
+    s->processors = ctx.processors;
+  }
+  auto raw = placement;
+  for (auto& cache : raw.caches) cache.clear();
+  c.reference.files.push_back({model, {}, {}, std::move(raw)});
+  c.cached.files.push_back({model, {}, {}, std::move(placement)});
+  return {};
+}
+
 // Every setup's one task, on `samples`.
 void setTask(ChainSetups& c, const std::string& name, std::vector<TensorMap> samples,
              const std::vector<int64_t>& labels) {
@@ -493,6 +526,9 @@ Expected<TaskRunReport> runTask(BundleContext& ctx, size_t taskIndex, const plan
   const plan::PlannedGroup* group = plan::groupOf(*ctx.plan->stitch, sel);
   if (group) {
     ZP_TRY(addGroup(ctx, *group, task.name, sel.placement.at(0), where, c, r));
+  } else if (plan::answeredByPlacedModel(sel)) {
+    ZP_ASSIGN_OR_RETURN(const auto id, plan::parseUnitId(sel.combination));
+    ZP_TRY(addPlaced(ctx, *plan::placementOf(*ctx.plan, id), where, c, r));
   } else {
     const auto variants = zoo::combinationVariants(sel.combination);
     if (static_cast<int>(variants.size()) != task.positions || static_cast<int>(sel.placement.size()) != task.positions)

@@ -282,10 +282,11 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   ZP_ASSIGN_OR_RETURN(auto space, readStitchSpace(o.profileDir));
   if (!o.processors.empty()) ZP_TRY(select::restrictProcessors(space, o.processors));
   // SparseLoom alone answers every task with its own subgraphs.
-  if (o.select.only == select::SingleTechnique::SparseLoom) space.groups.clear();
-  // Operator-placed variants are candidates of the composed search (not of SparseLoom or MTS alone).
+  if (o.select.only == select::SingleTechnique::SparseLoom || o.select.only == select::SingleTechnique::SparOA)
+    space.groups.clear();
+  // Operator-placed variants are candidates of the composed search and of SparOA alone.
   std::string placedSummary;
-  if (o.select.only == select::SingleTechnique::None) {
+  if (o.select.only == select::SingleTechnique::None || o.select.only == select::SingleTechnique::SparOA) {
     ZP_ASSIGN_OR_RETURN(placedSummary, addPlacedModels(space, o.placed));
   }
   ZP_TRY(checkOutputs(o, space));
@@ -342,6 +343,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   StitchColdPlans cold;
   if (o.select.only == select::SingleTechnique::SparseLoom) cold.summary = "--only sparseloom: no cold-start sections\n";
   else if (o.select.only == select::SingleTechnique::Mts) cold.summary = "--only mts: no cold-start sections\n";
+  else if (o.select.only == select::SingleTechnique::SparOA) cold.summary = "--only sparoa: no cold-start sections\n";
   else {
     ZP_ASSIGN_OR_RETURN(cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
   }

@@ -20,7 +20,8 @@ std::set<plan::UnitId> chosenSubgraphs(const plan::StitchPlan& stitch) {
   std::set<plan::UnitId> labels;
   for (const auto& sel : plan::chosenSystem(stitch).selections)
     for (const auto& c : sel.tasks) {
-      if (!c.feasible || plan::answeredByGroup(c)) continue;  // a group's unit has no cold section here
+      // A group's unit or a placed model has no cold section here.
+      if (!c.feasible || plan::answeredByGroup(c) || plan::answeredByPlacedModel(c)) continue;
       const auto variants = zoo::combinationVariants(c.combination);
       for (size_t pos = 0; pos < variants.size(); ++pos)
         labels.insert(plan::UnitId::subgraph(c.task, static_cast<int>(pos), variants[pos]));

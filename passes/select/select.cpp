@@ -735,8 +735,11 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     if (search) *search = ZooplanSearch{winner + " (SparseLoom alone)", outcome(best), 0, false, 0};
     return best;
   }
-  const bool mtsAlone = params.only == SingleTechnique::Mts;
-  // MTS alone starts from the models as given (else, a reference that did not
+  const bool sparoaAlone = params.only == SingleTechnique::SparOA;
+  // MTS or SparOA alone: the models as given (its reference variant), each
+  // technique's own units beside them; no stitched variants, no baselines.
+  const bool mtsAlone = params.only == SingleTechnique::Mts || sparoaAlone;
+  // They start from the models as given (else, a reference that did not
   // stitch with itself, Algorithm 1's choice stands in).
   if (auto asGiven = mtsAlone ? modelsAsGivenChoice(space, slo, -1) : std::nullopt) {
     best = std::move(*asGiven);
@@ -774,7 +777,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
   // A weight-shared group's unit answering every member, on each processor it
   // runs on, over the best so far: the mixes below then judge it member by member.
-  if (trace)
+  if (trace && !sparoaAlone)
     for (size_t g = 0; g < space.groups.size(); ++g)
       for (const auto& run : space.groups[g].runMs) {
         const std::string& proc = run.first;
@@ -787,11 +790,13 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         }
         consider(std::move(c), "the shared group " + space.groups[g].name + "'s unit on " + proc);
       }
-  // A task's variant under its operator placement, over the best so far.
-  if (trace)
+  // A task's variant under its operator placement, over the best so far (SparOA
+  // alone places the model as given only; MTS alone places none).
+  if (trace && params.only != SingleTechnique::Mts)
     for (size_t m = 0; m < space.placed.size(); ++m) {
       const PlacedModel& pm = space.placed[m];
       const auto t = static_cast<size_t>(pm.task);
+      if (sparoaAlone && (!space.tasks[t].stitch || pm.variant != space.tasks[t].stitch->reference)) continue;
       Choice c = best;
       c.candidate[t] = placedDecision(m);
       c.placement[t] = pm.placement.processors;

@@ -55,7 +55,7 @@ struct PreviousChoices {
   double latencyNoise = 0.05;     // and mean latencies within this share
 };
 
-enum class SingleTechnique { None, SparseLoom, Mts };
+enum class SingleTechnique { None, SparseLoom, Mts, SparOA };
 
 struct SelectParams {
   bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
@@ -77,7 +77,8 @@ struct SelectParams {
   std::vector<std::string> servedInTurn;
   // One technique alone (plan-solve --only), for ablation: SparseLoom's makes
   // zooplan's choice Algorithm 1's; MTS's takes each task's model as given (its
-  // reference variant, whole on one processor) or its weight-shared group's unit.
+  // reference variant, whole on one processor) or its weight-shared group's unit;
+  // SparOA's, its model as given whole on one processor or under its operator placement.
   SingleTechnique only = SingleTechnique::None;
   std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to
 };

@@ -152,6 +152,11 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     out.front().description =
         "the plan, MTS alone (plan-solve --only mts): each task's model as given (its reference variant) whole on "
         "one processor, or its weight-shared group's unit, the best mix served at the workload";
+  if (params.only == SingleTechnique::SparOA)
+    out.front().description =
+        "the plan, SparOA alone (plan-solve --only sparoa on a profile): each task's model as given (its reference "
+        "variant) whole on one processor, or its operators placed across processors, the best mix served at the "
+        "workload";
   served.choices.resize(out.size());
   std::optional<runtime::serve::ArrivalTrace> trace;
   if (params.workload) {

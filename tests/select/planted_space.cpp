@@ -52,4 +52,34 @@ void addCpuGpuTask(StitchSpace& sp, TaskSpace ts) {
   sp.tasks.push_back(std::move(ts));
 }
 
+TaskSpace plainTask(StitchSpace& sp, const std::string& name, double ms, int64_t bytes, double accuracy) {
+  zoo::TaskStitch stitch;
+  stitch.name = name;
+  stitch.reference = "dense";
+  stitch.variants.push_back(zoo::VariantInfo{"dense", "dense", "", "", {}, {}});
+  stitch.subgraphs.resize(2);
+  for (int p = 0; p < 2; ++p) {
+    zoo::SubgraphInfo sg;
+    sg.position = p;
+    sg.variant = "dense";
+    sg.hash = fmt::format("{:064x}", std::hash<std::string>()(name) + static_cast<size_t>(p));
+    sg.file = fmt::format("subgraphs/{}-{}-dense.onnx", name, p);
+    sg.cost.weightBytes = bytes;
+    stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
+  }
+  sp.manifest.tasks.push_back(std::move(stitch));
+  TaskSpace ts;
+  ts.name = name;
+  ts.positions = 2;
+  ts.variants = {"dense"};
+  ts.stitch = &sp.manifest.tasks.back();
+  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(1, 2), std::vector<AccuracyEntry>{{0, accuracy, accuracy}});
+  for (int pos = 0; pos < 2; ++pos)
+    for (const char* p : {"cpu", "gpu"}) {
+      ts.latency.setSubgraph(pos, "dense", p, ms);
+      ts.memory[{pos, "dense", p}] = bytes;
+    }
+  return ts;
+}
+
 }  // namespace zp::select::testing

@@ -4,6 +4,7 @@
 // k / 2, position 1's k % 2 (0 dense, 1 u90).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,11 @@ namespace zp::select::testing {
 // Adds `ts` (two positions, its latencies set) to `sp` as on processors cpu and
 // gpu with free hand-overs of a 1 KB boundary.
 void addCpuGpuTask(StitchSpace& sp, TaskSpace ts);
+
+// A task of two positions with one variant, "dense", on cpu and gpu: each
+// position `ms` and `bytes`, accuracy `accuracy` (measured). Its stitch entry is
+// added to sp.manifest (reserve room first: the task points into it).
+TaskSpace plainTask(StitchSpace& sp, const std::string& name, double ms, int64_t bytes, double accuracy);
 
 StitchSpace plantedSpace(const std::vector<std::pair<double, double>>& accuracy,
                          const std::vector<std::vector<double>>& ms, const std::vector<int64_t>& bytes = {});

@@ -21,38 +21,6 @@ namespace {
 
 constexpr int64_t kMB = 1'000'000;
 
-// A task of two positions with one variant, "dense", on cpu and gpu: each
-// position `ms` and `bytes`, accuracy `accuracy` (measured).
-TaskSpace plainTask(StitchSpace& sp, const std::string& name, double ms, int64_t bytes, double accuracy) {
-  zoo::TaskStitch stitch;
-  stitch.name = name;
-  stitch.reference = "dense";
-  stitch.variants.push_back(zoo::VariantInfo{"dense", "dense", "", "", {}, {}});
-  stitch.subgraphs.resize(2);
-  for (int p = 0; p < 2; ++p) {
-    zoo::SubgraphInfo sg;
-    sg.position = p;
-    sg.variant = "dense";
-    sg.hash = fmt::format("{:064x}", std::hash<std::string>()(name) + static_cast<size_t>(p));
-    sg.file = fmt::format("subgraphs/{}-{}-dense.onnx", name, p);
-    sg.cost.weightBytes = bytes;
-    stitch.subgraphs[static_cast<size_t>(p)].push_back(sg);
-  }
-  sp.manifest.tasks.push_back(std::move(stitch));
-  TaskSpace ts;
-  ts.name = name;
-  ts.positions = 2;
-  ts.variants = {"dense"};
-  ts.stitch = &sp.manifest.tasks.back();
-  ts.accuracy = std::make_shared<AccuracyTable>(Combinations(1, 2), std::vector<AccuracyEntry>{{0, accuracy, accuracy}});
-  for (int pos = 0; pos < 2; ++pos)
-    for (const char* p : {"cpu", "gpu"}) {
-      ts.latency.setSubgraph(pos, "dense", p, ms);
-      ts.memory[{pos, "dense", p}] = bytes;
-    }
-  return ts;
-}
-
 // Four heads h0..h3 (each two 2 MB subgraphs of 0.4 ms) that the group
 // "attrs" (one 5 MB unit of 0.5 ms) answers at once, and "rare": two 4 MB
 // subgraphs of 1 ms, whose 16 ms load breaks its 10 ms bound.
@@ -60,8 +28,8 @@ StitchSpace groupAndRareSpace() {
   StitchSpace sp;
   sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
   sp.manifest.tasks.reserve(5);  // the tasks point into it
-  for (int h = 0; h < 4; ++h) testing::addCpuGpuTask(sp, plainTask(sp, fmt::format("h{}", h), 0.4, 2 * kMB, 0.97));
-  testing::addCpuGpuTask(sp, plainTask(sp, "rare", 1.0, 4 * kMB, 0.95));
+  for (int h = 0; h < 4; ++h) testing::addCpuGpuTask(sp, testing::plainTask(sp, fmt::format("h{}", h), 0.4, 2 * kMB, 0.97));
+  testing::addCpuGpuTask(sp, testing::plainTask(sp, "rare", 1.0, 4 * kMB, 0.95));
   SharedGroup g;
   g.name = "attrs";
   g.file = "groups/attrs.onnx";

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# An operator-placed variant as a decision of the composed planner, end to end
+# on the deployment zoo's branch-rich CNN (as a zoo of its own): zoo-profile
+# measures it per node, plan-solve places its operators over cpu and npu and
+# answers its queries with the placement where no processor alone meets the
+# bound, plan-emit bundles the placed model with a cache per processor, and
+# plan-run runs and serves it with the model's own answers. A plan whose choice
+# names a placement it does not carry is refused in one line.
+source "$(dirname "$0")/lib.sh"
+D="$WORK/branchy"
+mkdir -p "$D"
+# branchy at 40 q/s within 2.8 ms: its placement is about 2.2 ms as profiled,
+# the whole model about 3.3 ms on cpu and more on npu (the solve is not
+# calibrated, so the choice rests on zoo-profile's figures: a 30% margin).
+$PY - "$SRC/testdata/deployment" "$D" <<'PYEOF'
+import json, os, sys
+src, out = sys.argv[1], sys.argv[2]
+zoo = json.load(open(os.path.join(src, "zoo.json")))
+zoo["name"] = "branchy"
+zoo["tasks"] = [t for t in zoo["tasks"] if t["name"] == "branchy"]
+zoo.pop("multitask_groups", None)
+for t in zoo["tasks"]:
+    for v in t["variants"]:
+        v["onnx"] = os.path.join(src, v["onnx"])
+    for k in ("inputs", "labels", "calibration"):
+        t["dataset"][k] = os.path.join(src, t["dataset"][k])
+json.dump(zoo, open(os.path.join(out, "zoo.json"), "w"), indent=1)
+slo = {"schema_version": 1,
+       "configurations": [{"id": "steady", "tasks": {"branchy": {"accuracy": 0.9, "latency_ms": 2.8}}}],
+       "workload": {"process": "poisson", "rate_qps": {"branchy": 40}, "memory_budget": 20000000}}
+json.dump(slo, open(os.path.join(out, "slo.json"), "w"), indent=1)
+PYEOF
+"$BIN/zoo-stitch" "$D/zoo.json" -o "$D/stitch" >/dev/null
+"$BIN/zoo-profile" "$D/stitch" -o "$D/profile" --quiet >/dev/null
+
+SLO="$D/slo.json"
+"$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 --quiet >"$D/solve.txt"
+if grep -q "^operator placement: 1 of 1 profiled variants" "$D/solve.txt" && $PY - "$D/plan.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+placed = p["opplace"]
+assert len(placed) == 1 and placed[0]["unit"] == "model:branchy/branchy/dense", placed
+o = placed[0]
+assert o["processors"] == ["cpu", "npu"] and {n["processor"] for n in o["nodes"]} == {"cpu", "npu"}, o["processors"]
+units = [u for u in p["units"] if u["id"] == o["unit"]]
+assert len(units) == 1 and units[0]["operator_placed"] and units[0]["file"].endswith("models/branchy/dense.onnx"), units
+st = p["stitch"]
+zooplan = next(s for s in st["systems"] if s["name"] == "zooplan")
+c = zooplan["selections"][0]["tasks"][0]
+assert c["combination"] == o["unit"] and c["placement"] == ["cpu", "npu"] and c["feasible"], c
+assert abs(c["latency_ms"] - o["latencyMs"]) < 1e-9, (c, o["latencyMs"])
+for s in st["systems"]:
+    if s["name"] != "zooplan":
+        assert all(not c["combination"].startswith("model:") for sel in s["selections"] for c in sel["tasks"]), s["name"]
+PYEOF
+then pass "plan-solve answers branchy with its operator placement where no processor alone meets the bound"
+else fail "the plan's placed choice: $(cat "$D/solve.txt")"; fi
+
+# SparseLoom alone never places operators.
+"$BIN/plan-solve" "$D/profile" -o "$D/sl.json" --slo "$SLO" --calibration-rounds 0 --only sparseloom --quiet >/dev/null
+if $PY -c 'import json,sys; p=json.load(open(sys.argv[1])); assert "opplace" not in p and not any(u.get("operator_placed") for u in p["units"])' "$D/sl.json"
+then pass "plan-solve --only sparseloom places no operators"
+else fail "--only sparseloom placed operators"; fi
+
+"$BIN/plan-emit" "$D/plan.json" -o "$D/bundle" >/dev/null
+sha="$($PY -c "import json,sys; print(next(u['sha256'] for u in json.load(open(sys.argv[1]))['units'] if u['id'].startswith('model:')))" "$D/plan.json")"
+if [ -f "$D/bundle/models/${sha:0:16}.onnx" ] && [ "$(ls "$D/bundle/caches/" | grep -c "^${sha:0:16}\.")" -eq 2 ]; then
+  pass "plan-emit holds the placed model by its hash, with a weight cache per processor"
+else fail "the placed model in the bundle: $(ls "$D/bundle/models" "$D/bundle/caches" | tr '\n' ' ')"; fi
+
+# plan-run BUNDLE: the placed model answers as the model does, cached or not.
+"$BIN/plan-run" "$D/bundle" --samples 60 --json >"$D/run.json"
+if $PY - "$D/run.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+placed = [t for t in r["tasks"] if t["system"] == "zooplan"]
+assert len(placed) == 1 and placed[0]["combination"].startswith("model:"), [t["combination"] for t in r["tasks"]]
+t = placed[0]
+assert t["match"] and t["samples"] == 60 and t["processors"] == ["cpu", "npu"], t
+assert t["accuracy"] >= 0.9, t
+print(f"accuracy {t['accuracy']:.3f}")
+PYEOF
+then pass "plan-run BUNDLE: the placed model answers as its own model does"
+else fail "plan-run BUNDLE on the placed model"; fi
+
+# plan-run --serve: branchy's queries run the placed model, dispatched on cpu and holding npu.
+"$BIN/plan-run" "$D/bundle" --serve --duration-ms 1000 --seed 1 --json "$D/serve.json" \
+  --trace "$D/serve.trace.json" >/dev/null 2>&1
+if $PY - "$D/serve.json" "$D/serve.trace.json" <<'PYEOF'
+import json, sys
+z = json.load(open(sys.argv[1]))["systems"]["zooplan"]
+assert z["tasks"]["branchy"]["measured"]["completed"] > 20, z["tasks"]["branchy"]
+assert z["measured"]["accuracy"] >= 0.9, z["measured"]
+runs = [e["args"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "run"]
+assert runs and all(a["subgraph"] == "model:branchy/branchy/dense@cpu" for a in runs), {a["subgraph"] for a in runs}
+print(f"{len(runs)} runs, measured {z['measured']['violation_rate']:.3f}, predicted {z['predicted']['violation_rate']:.3f}")
+PYEOF
+then pass "plan-run --serve runs branchy's queries through its placement"
+else fail "plan-run --serve with the placed model"; fi
+
+# Bad input: a choice naming a placed model whose placement the plan lacks.
+$PY - "$D/plan.json" "$D/unplaced.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+del p["opplace"]
+json.dump(p, open(sys.argv[2], "w"))
+PYEOF
+expect_error "a placed choice without its placement" "which the plan does not place" "$D/out" -- \
+  "$BIN/plan-emit" "$D/unplaced.json" -o "$D/out"
+finish
