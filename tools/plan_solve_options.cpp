@@ -124,11 +124,12 @@ std::string checkCommand(const CLI::App& app, PlanSolveRequest& req, const Solve
     static const std::map<std::string, std::string> kModeOf = {
         {"sparseloom", "stitch"}, {"haxconn", "concurrent"}, {"sparoa", "opplace"}, {"nnv12", "cold"}, {"mts", "mts"}};
     std::string implied = kModeOf.at(g.only);
-    // MTS or SparOA alone on zoo-profile's directory (or --mode stitch): the
-    // composed search restricted to the models as given and their groups, or
-    // their operator placements, at the same workload.
+    // MTS, SparOA or NNV12 alone on zoo-profile's directory (or --mode stitch): the
+    // composed search restricted to the models as given and their groups, their
+    // operator placements or their cold sections, at the same workload.
     const bool profileDir = std::filesystem::is_regular_file(std::filesystem::path(g.input) / "profile.csv");
-    if ((g.only == "mts" || g.only == "sparoa") && (app.count("--mode") ? mode == "stitch" : profileDir))
+    if ((g.only == "mts" || g.only == "sparoa" || g.only == "nnv12") &&
+        (app.count("--mode") ? mode == "stitch" : profileDir))
       implied = "stitch";
     if (app.count("--mode") && mode != implied)
       return fmt::format("--only {} plans in --mode {}, not --mode {}: drop --mode", g.only, implied, mode);
@@ -136,6 +137,7 @@ std::string checkCommand(const CLI::App& app, PlanSolveRequest& req, const Solve
     if (g.only == "sparseloom") req.stitch.select.only = select::SingleTechnique::SparseLoom;
     if (g.only == "mts" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::Mts;
     if (g.only == "sparoa" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::SparOA;
+    if (g.only == "nnv12" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::Nnv12;
   }
   for (const auto& b : g.budgets)  // the form now; the bytes a percentage means once the profile is read
     if (auto r = select::parseBudget(b, 0); !r.ok()) return r.error().message;
@@ -205,7 +207,8 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
                  "preload set resident, no cold sections), haxconn (= --mode concurrent), sparoa (on zoo-profile's "
                  "directory: each task's model as given whole on one processor or its operators placed across "
                  "processors, served at the workload; else = --mode opplace), "
-                 "nnv12 (= --mode cold), mts (on zoo-profile's directory: each task's model as given whole on one processor, "
+                 "nnv12 (on zoo-profile's directory: each task's model as given whole on one processor, served at "
+                 "the workload, units loaded on demand by their cold sections; else = --mode cold), mts (on zoo-profile's directory: each task's model as given whole on one processor, "
                  "or its weight-shared group's unit, served at the workload; else = --mode mts)")
       ->check(CLI::IsMember({"sparseloom", "haxconn", "sparoa", "nnv12", "mts"}));
   app.add_option("input", g.input,

@@ -3,7 +3,7 @@
 technique) through the whole pipeline, planned for its own workload (slo.json:
 request rates, camera frames, a device memory budget), then every system the plan
 carries served by the executor on the workload's traces (one per seed), and the
-single-technique plans' choices (plan-solve --only sparseloom, --only mts, --only sparoa) on the same traces, measured
+single-technique plans' choices (plan-solve --only sparseloom, --only mts, --only sparoa, --only nnv12) on the same traces, measured
 beside predicted: violation rate, p50/p99, throughput, peak RSS. Also plan-solve's
 time (calibration included) and whether reruns give byte-identical plans (without
 calibration, which is measured). Prints Markdown tables; writes results.json and table.md.
@@ -35,7 +35,7 @@ def pipeline(a, p):
     w = a.work_dir
     stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
     profiled = os.path.isfile(os.path.join(profile, 'report.json'))
-    p.phase('pipeline', 8 if profiled else 10)
+    p.phase('pipeline', 10 if profiled else 12)
     if not profiled:
         p.step('zoo-stitch')
         run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
@@ -71,7 +71,15 @@ def pipeline(a, p):
     run([f'{a.bin}/plan-solve', profile, '-o', sparoa, '--slo', a.slo, '--seed', '1', '--only', 'sparoa', '--quiet'])
     p.step('plan-emit (SparOA alone)')
     run([f'{a.bin}/plan-emit', sparoa, '-o', sparoa_bundle])
-    return ({'plan': bundle, 'sparseloom': alone_bundle, 'mts': mts_bundle, 'sparoa': sparoa_bundle}, solve_s,
+    # NNV12 alone (plan-solve --only nnv12 on the profile): the models as given, whole, loaded on demand by
+    # their cold sections (with --cold-profile; else as plain loads).
+    nnv12, nnv12_bundle = os.path.join(w, 'plan-nnv12.json'), os.path.join(w, 'bundle-nnv12')
+    p.step('plan-solve --only nnv12')
+    run([f'{a.bin}/plan-solve', profile, '-o', nnv12, '--slo', a.slo, '--seed', '1', '--only', 'nnv12', '--quiet'])
+    p.step('plan-emit (NNV12 alone)')
+    run([f'{a.bin}/plan-emit', nnv12, '-o', nnv12_bundle])
+    return ({'plan': bundle, 'sparseloom': alone_bundle, 'mts': mts_bundle, 'sparoa': sparoa_bundle,
+             'nnv12': nnv12_bundle}, solve_s,
             filecmp.cmp(*reruns, shallow=False))
 
 
@@ -82,7 +90,8 @@ def systems_runs(a, bundles, p):
     served = [(bundles['plan'], ['--compare', 'all'], {}),
               (bundles['sparseloom'], [], {'zooplan': 'SparseLoom-alone'}),
               (bundles['mts'], [], {'zooplan': 'MTS-alone'}),
-              (bundles['sparoa'], [], {'zooplan': 'SparOA-alone'})]
+              (bundles['sparoa'], [], {'zooplan': 'SparOA-alone'}),
+              (bundles['nnv12'], [], {'zooplan': 'NNV12-alone'})]
     p.phase('serving', len(served) * a.runs)
     for seed in range(1, a.runs + 1):
         for k, (bundle, compare, rename) in enumerate(served):

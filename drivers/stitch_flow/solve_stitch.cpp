@@ -282,11 +282,13 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   ZP_ASSIGN_OR_RETURN(auto space, readStitchSpace(o.profileDir));
   if (!o.processors.empty()) ZP_TRY(select::restrictProcessors(space, o.processors));
   // SparseLoom alone answers every task with its own subgraphs.
-  if (o.select.only == select::SingleTechnique::SparseLoom || o.select.only == select::SingleTechnique::SparOA)
+  const auto only = o.select.only;
+  using select::SingleTechnique;
+  if (only == SingleTechnique::SparseLoom || only == SingleTechnique::SparOA || only == SingleTechnique::Nnv12)
     space.groups.clear();
   // Operator-placed variants are candidates of the composed search and of SparOA alone.
   std::string placedSummary;
-  if (o.select.only == select::SingleTechnique::None || o.select.only == select::SingleTechnique::SparOA) {
+  if (only == SingleTechnique::None || only == SingleTechnique::SparOA) {
     ZP_ASSIGN_OR_RETURN(placedSummary, addPlacedModels(space, o.placed));
   }
   ZP_TRY(checkOutputs(o, space));

@@ -736,9 +736,10 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     return best;
   }
   const bool sparoaAlone = params.only == SingleTechnique::SparOA;
-  // MTS or SparOA alone: the models as given (its reference variant), each
-  // technique's own units beside them; no stitched variants, no baselines.
-  const bool mtsAlone = params.only == SingleTechnique::Mts || sparoaAlone;
+  const bool nnv12Alone = params.only == SingleTechnique::Nnv12;
+  // MTS, SparOA or NNV12 alone: the models as given (its reference variant),
+  // each technique's own units beside them; no stitched variants, no baselines.
+  const bool mtsAlone = params.only == SingleTechnique::Mts || sparoaAlone || nnv12Alone;
   // They start from the models as given (else, a reference that did not
   // stitch with itself, Algorithm 1's choice stands in).
   if (auto asGiven = mtsAlone ? modelsAsGivenChoice(space, slo, -1) : std::nullopt) {
@@ -777,7 +778,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
   // A weight-shared group's unit answering every member, on each processor it
   // runs on, over the best so far: the mixes below then judge it member by member.
-  if (trace && !sparoaAlone)
+  if (trace && !sparoaAlone && !nnv12Alone)
     for (size_t g = 0; g < space.groups.size(); ++g)
       for (const auto& run : space.groups[g].runMs) {
         const std::string& proc = run.first;
@@ -791,8 +792,8 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         consider(std::move(c), "the shared group " + space.groups[g].name + "'s unit on " + proc);
       }
   // A task's variant under its operator placement, over the best so far (SparOA
-  // alone places the model as given only; MTS alone places none).
-  if (trace && params.only != SingleTechnique::Mts)
+  // alone places the model as given only; MTS and NNV12 alone place none).
+  if (trace && params.only != SingleTechnique::Mts && !nnv12Alone)
     for (size_t m = 0; m < space.placed.size(); ++m) {
       const PlacedModel& pm = space.placed[m];
       const auto t = static_cast<size_t>(pm.task);

@@ -55,7 +55,7 @@ struct PreviousChoices {
   double latencyNoise = 0.05;     // and mean latencies within this share
 };
 
-enum class SingleTechnique { None, SparseLoom, Mts, SparOA };
+enum class SingleTechnique { None, SparseLoom, Mts, SparOA, Nnv12 };
 
 struct SelectParams {
   bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
@@ -78,7 +78,9 @@ struct SelectParams {
   // One technique alone (plan-solve --only), for ablation: SparseLoom's makes
   // zooplan's choice Algorithm 1's; MTS's takes each task's model as given (its
   // reference variant, whole on one processor) or its weight-shared group's unit;
-  // SparOA's, its model as given whole on one processor or under its operator placement.
+  // SparOA's, its model as given whole on one processor or under its operator
+  // placement; NNV12's, its model as given whole on one processor (what NNV12
+  // adds, cold sections for the units loaded on demand, the driver plans).
   SingleTechnique only = SingleTechnique::None;
   std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to
 };

@@ -157,6 +157,11 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         "the plan, SparOA alone (plan-solve --only sparoa on a profile): each task's model as given (its reference "
         "variant) whole on one processor, or its operators placed across processors, the best mix served at the "
         "workload";
+  if (params.only == SingleTechnique::Nnv12)
+    out.front().description =
+        "the plan, NNV12 alone (plan-solve --only nnv12 on a profile): each task's model as given (its reference "
+        "variant) whole on one processor, the best mix served at the workload, the units the budget leaves out "
+        "loaded on demand by their cold sections";
   served.choices.resize(out.size());
   std::optional<runtime::serve::ArrivalTrace> trace;
   if (params.workload) {

@@ -86,12 +86,12 @@ TEST(PlacedModel, TheComposedChoiceTakesThePlacementWhereNoProcessorAloneMeetsTh
   zooplanChoice(without, slo, composed, nullptr, &unplaced);
   EXPECT_GT(unplaced.predicted.violationRate, 0.49);
   EXPECT_GT(unplaced.predicted.violationRate - search.predicted.violationRate, 0.45);
-  // SparseLoom alone and MTS alone never place operators; SparOA alone places the model as given.
+  // SparseLoom, MTS and NNV12 alone never place operators; SparOA alone places the model as given.
   SelectParams alone = composed;
-  alone.only = SingleTechnique::SparseLoom;
-  EXPECT_GE(zooplanChoice(sp, slo, alone, nullptr, nullptr).candidate[0], 0);
-  alone.only = SingleTechnique::Mts;
-  EXPECT_GE(zooplanChoice(sp, slo, alone, nullptr, nullptr).candidate[0], 0);
+  for (auto technique : {SingleTechnique::SparseLoom, SingleTechnique::Mts, SingleTechnique::Nnv12}) {
+    alone.only = technique;
+    EXPECT_GE(zooplanChoice(sp, slo, alone, nullptr, nullptr).candidate[0], 0);
+  }
   alone.only = SingleTechnique::SparOA;
   ZooplanSearch sparoa;
   EXPECT_EQ(zooplanChoice(sp, slo, alone, nullptr, &sparoa).candidate[0], placedDecision(0));
