@@ -35,7 +35,7 @@ def pipeline(a, p):
     w = a.work_dir
     stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
     profiled = os.path.isfile(os.path.join(profile, 'report.json'))
-    p.phase('pipeline', 10 if profiled else 12)
+    p.phase('pipeline', 12 if profiled else 14)
     if not profiled:
         p.step('zoo-stitch')
         run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
