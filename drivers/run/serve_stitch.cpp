@@ -220,7 +220,7 @@ Expected<int> groupSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::s
 
 // A placed model on the first of its processors, holding the others (the
 // executor's holds, from the slot's placement): one slot every configuration
-// choosing it shares. Its size against the budget is its file's, as the planner counted it.
+// choosing it shares. Its size against the budget is the plan's (its file's when the plan has none).
 Expected<int> placedSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::string, int>& slots,
                             const plan::OpPlacement& o) {
   const std::string key = o.unit.str() + "@" + o.processors.front();
@@ -236,7 +236,7 @@ Expected<int> placedSlotFor(const StitchServe& c, SystemSetup& r, std::map<std::
   ServedSlot slot;
   slot.unit = o.unit;
   slot.processor = p;
-  slot.bytes = static_cast<int64_t>(fs::file_size(model));
+  slot.bytes = o.memoryBytes > 0 ? o.memoryBytes : static_cast<int64_t>(fs::file_size(model));
   slot.plannedMs = o.latencyMs;
   slot.files = {model, {}, {}, std::move(placement)};
   slots[key] = static_cast<int>(r.slots.size());

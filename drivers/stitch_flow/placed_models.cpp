@@ -89,7 +89,10 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
       if (!ts.valid(m.original)) continue;
       m.file = rel.generic_string();
       m.sha256 = info->sha256;
-      m.bytes = static_cast<int64_t>(fs::file_size(space.stitchDir / rel));  // as plan-run counts it
+      // Counted against a budget as the variant's subgraphs are on its first processor (weights and
+      // their transformed copies, as profiled); the plan records it for plan-run to count the same.
+      for (int pos = 0; pos < ts.positions; ++pos) m.bytes += ts.memoryBytes(pos, variant, o.processors.front());
+      o.memoryBytes = m.bytes;
       m.placement = std::move(o);
       kept.push_back(fmt::format("{}/{} {:.3f} ms", ts.name, variant, m.placement.latencyMs));
       space.placed.push_back(std::move(m));

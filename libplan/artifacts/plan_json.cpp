@@ -212,9 +212,11 @@ Json toJson(const OpPlacement& o) {
     nodes.push_back({{"node", n.node}, {"processor", n.processor}, {"startMs", n.startMs}, {"endMs", n.endMs}});
   Json baselines = Json::array();
   for (const auto& b : o.baselines) baselines.push_back(resultJson(b));
-  return Json{{"unit", o.unit.str()},       {"costSource", o.costSource}, {"processors", o.processors},
-              {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"minMixGain", o.minMixGain},
-              {"mixedLatencyMs", o.mixedLatencyMs}, {"nodes", nodes}, {"baselines", baselines}};
+  Json j{{"unit", o.unit.str()},       {"costSource", o.costSource}, {"processors", o.processors},
+          {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"minMixGain", o.minMixGain},
+          {"mixedLatencyMs", o.mixedLatencyMs}, {"nodes", nodes}, {"baselines", baselines}};
+  if (o.memoryBytes > 0) j["memoryBytes"] = o.memoryBytes;
+  return j;
 }
 
 Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& label, const std::string& path) {
@@ -238,6 +240,12 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
   if (j.contains("mixedLatencyMs")) {
     ZP_ASSIGN_OR_RETURN(o.mixedLatencyMs, rd.num(j, path, "mixedLatencyMs"));
     if (!(o.mixedLatencyMs >= 0)) return makeError("{}: {}.mixedLatencyMs: must be >= 0", label, path);
+  }
+  if (j.contains("memoryBytes")) {
+    ZP_ASSIGN_OR_RETURN(double bytes, rd.num(j, path, "memoryBytes"));
+    if (!(bytes >= 1 && bytes <= 9e15 && bytes == std::floor(bytes)))
+      return makeError("{}: {}.memoryBytes: must be a whole number of bytes >= 1", label, path);
+    o.memoryBytes = static_cast<int64_t>(bytes);
   }
   ZP_ASSIGN_OR_RETURN(const Json* ns, rd.arr(j, path, "nodes"));
   for (size_t i = 0; i < ns->size(); ++i) {

@@ -282,6 +282,7 @@ void put(const OpPlacement& o, planpb::OpPlacement* m) {
   put(o.solver, m->mutable_solver());
   m->set_min_mix_gain(o.minMixGain);
   m->set_mixed_latency_ms(o.mixedLatencyMs);
+  m->set_memory_bytes(o.memoryBytes);
   for (const auto& n : o.nodes) {
     auto* nm = m->add_nodes();
     nm->set_node(n.node);
@@ -301,6 +302,8 @@ Expected<OpPlacement> get(const planpb::OpPlacement& m) {
   o.solver = get(m.solver());
   o.minMixGain = m.min_mix_gain();
   o.mixedLatencyMs = m.mixed_latency_ms();
+  if (m.memory_bytes() < 0) return makeError("opplace {}: memory_bytes {} < 0", o.unit.str(), m.memory_bytes());
+  o.memoryBytes = m.memory_bytes();
   for (const auto& n : m.nodes()) o.nodes.push_back(OpPlacementNode{n.node(), n.processor(), n.start_ms(), n.end_ms()});
   for (const auto& b : m.baselines()) {
     ZP_ASSIGN_OR_RETURN(auto r, get(b));

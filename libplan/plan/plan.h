@@ -121,6 +121,10 @@ struct OpPlacement {
   // by this fraction; mixedLatencyMs is the mix given up for one (0: none was).
   double minMixGain = 0;
   double mixedLatencyMs = 0;
+  // Resident size counted against a memory budget, as the planner counted it
+  // (a stitch plan's placed unit: its variant's subgraphs' profiled memory); 0:
+  // the model file's size.
+  int64_t memoryBytes = 0;
   std::vector<OpPlacementNode> nodes;
   std::vector<ScheduleResult> baselines;  // transitions = hand-offs between processors
   bool operator==(const OpPlacement&) const = default;

@@ -112,7 +112,7 @@ struct PlacedModel {
   uint64_t original = 0;        // the task's combination of that variant at every position
   std::string file, sha256;     // the variant's ONNX (relative to the stitch directory)
   plan::OpPlacement placement;  // its unit (model:KEY), processors in the space's order, nodes, latency
-  int64_t bytes = 0;            // resident size: its file's (as plan-run counts it)
+  int64_t bytes = 0;            // resident size: its subgraphs' on its first processor (placement.memoryBytes)
   bool operator==(const PlacedModel&) const = default;
 };
 

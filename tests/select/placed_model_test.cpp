@@ -36,6 +36,7 @@ StitchSpace placedSpace() {
   m.file = "../models/branchy/dense.onnx";
   m.sha256 = std::string(64, 'b');
   m.bytes = 2 * kMegabyte;
+  m.placement.memoryBytes = m.bytes;
   m.placement.unit = plan::UnitId::model("z/branchy/dense");
   m.placement.costSource = "measured";
   m.placement.processors = {"cpu", "gpu"};
