@@ -28,6 +28,15 @@ from progress import Progress  # noqa: E402
 from bench_serve_plans import load_average, run, summarize  # noqa: E402
 
 
+# Each technique alone on the same profile and workload (plan-solve --only), by the row it gets:
+# SparseLoom: Algorithm 1's choice, its preload set resident; MTS: the models as given, whole, or
+# the group's unit; SparOA: the models as given, whole or their operators placed; NNV12: the
+# models as given, whole, loaded on demand by their cold sections (with --cold-profile; else as
+# plain loads).
+SINGLE_TECHNIQUES = {'sparseloom': 'SparseLoom-alone', 'mts': 'MTS-alone', 'sparoa': 'SparOA-alone',
+                     'nnv12': 'NNV12-alone'}
+
+
 def pipeline(a, p):
     """stitch -> profile (reused when the work dir has one; with --cold-profile, cold costs too, so
     the plan's units get NNV12 cold sections that serving loads on-demand units by) -> plan
@@ -35,7 +44,7 @@ def pipeline(a, p):
     w = a.work_dir
     stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
     profiled = os.path.isfile(os.path.join(profile, 'report.json'))
-    p.phase('pipeline', 12 if profiled else 14)
+    p.phase('pipeline', 4 + 2 * len(SINGLE_TECHNIQUES) + (0 if profiled else 2))
     if not profiled:
         p.step('zoo-stitch')
         run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
@@ -53,45 +62,24 @@ def pipeline(a, p):
              '--quiet'])
     p.step('plan-emit')
     run([f'{a.bin}/plan-emit', plan, '-o', bundle])
-    # SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice, its preload set resident.
-    alone, alone_bundle = os.path.join(w, 'plan-sparseloom.json'), os.path.join(w, 'bundle-sparseloom')
-    p.step('plan-solve --only sparseloom')
-    run([f'{a.bin}/plan-solve', profile, '-o', alone, '--slo', a.slo, '--seed', '1', '--only', 'sparseloom', '--quiet'])
-    p.step('plan-emit (SparseLoom alone)')
-    run([f'{a.bin}/plan-emit', alone, '-o', alone_bundle])
-    # MTS alone (plan-solve --only mts on the profile): the models as given, whole, or the group's unit.
-    mts, mts_bundle = os.path.join(w, 'plan-mts.json'), os.path.join(w, 'bundle-mts')
-    p.step('plan-solve --only mts')
-    run([f'{a.bin}/plan-solve', profile, '-o', mts, '--slo', a.slo, '--seed', '1', '--only', 'mts', '--quiet'])
-    p.step('plan-emit (MTS alone)')
-    run([f'{a.bin}/plan-emit', mts, '-o', mts_bundle])
-    # SparOA alone (plan-solve --only sparoa on the profile): the models as given, whole or their operators placed.
-    sparoa, sparoa_bundle = os.path.join(w, 'plan-sparoa.json'), os.path.join(w, 'bundle-sparoa')
-    p.step('plan-solve --only sparoa')
-    run([f'{a.bin}/plan-solve', profile, '-o', sparoa, '--slo', a.slo, '--seed', '1', '--only', 'sparoa', '--quiet'])
-    p.step('plan-emit (SparOA alone)')
-    run([f'{a.bin}/plan-emit', sparoa, '-o', sparoa_bundle])
-    # NNV12 alone (plan-solve --only nnv12 on the profile): the models as given, whole, loaded on demand by
-    # their cold sections (with --cold-profile; else as plain loads).
-    nnv12, nnv12_bundle = os.path.join(w, 'plan-nnv12.json'), os.path.join(w, 'bundle-nnv12')
-    p.step('plan-solve --only nnv12')
-    run([f'{a.bin}/plan-solve', profile, '-o', nnv12, '--slo', a.slo, '--seed', '1', '--only', 'nnv12', '--quiet'])
-    p.step('plan-emit (NNV12 alone)')
-    run([f'{a.bin}/plan-emit', nnv12, '-o', nnv12_bundle])
-    return ({'plan': bundle, 'sparseloom': alone_bundle, 'mts': mts_bundle, 'sparoa': sparoa_bundle,
-             'nnv12': nnv12_bundle}, solve_s,
-            filecmp.cmp(*reruns, shallow=False))
+    bundles = {'plan': bundle}
+    for technique in SINGLE_TECHNIQUES:
+        plan_t, bundle_t = os.path.join(w, f'plan-{technique}.json'), os.path.join(w, f'bundle-{technique}')
+        p.step(f'plan-solve --only {technique}')
+        run([f'{a.bin}/plan-solve', profile, '-o', plan_t, '--slo', a.slo, '--seed', '1', '--only', technique,
+             '--quiet'])
+        p.step(f'plan-emit ({SINGLE_TECHNIQUES[technique]})')
+        run([f'{a.bin}/plan-emit', plan_t, '-o', bundle_t])
+        bundles[technique] = bundle_t
+    return bundles, solve_s, filecmp.cmp(*reruns, shallow=False)
 
 
 def systems_runs(a, bundles, p):
     """Every system on the plan's own workload, one trace per seed (the same trace for the
     single-technique plans' choices); rows per system and seed."""
     rows = []
-    served = [(bundles['plan'], ['--compare', 'all'], {}),
-              (bundles['sparseloom'], [], {'zooplan': 'SparseLoom-alone'}),
-              (bundles['mts'], [], {'zooplan': 'MTS-alone'}),
-              (bundles['sparoa'], [], {'zooplan': 'SparOA-alone'}),
-              (bundles['nnv12'], [], {'zooplan': 'NNV12-alone'})]
+    served = [(bundles['plan'], ['--compare', 'all'], {})]
+    served += [(bundles[t], [], {'zooplan': row}) for t, row in SINGLE_TECHNIQUES.items()]
     p.phase('serving', len(served) * a.runs)
     for seed in range(1, a.runs + 1):
         for k, (bundle, compare, rename) in enumerate(served):

@@ -12,19 +12,10 @@ mkdir -p "$D"
 # branchy at 40 q/s within 2.8 ms: its placement is about 2.2 ms as profiled,
 # the whole model about 3.3 ms on cpu and more on npu (the solve is not
 # calibrated, so the choice rests on zoo-profile's figures: a 30% margin).
-$PY - "$SRC/testdata/deployment" "$D" <<'PYEOF'
+$PY "$(dirname "$0")/sub_zoo.py" "$SRC/testdata/deployment" "$D" branchy branchy
+$PY - "$D" <<'PYEOF'
 import json, os, sys
-src, out = sys.argv[1], sys.argv[2]
-zoo = json.load(open(os.path.join(src, "zoo.json")))
-zoo["name"] = "branchy"
-zoo["tasks"] = [t for t in zoo["tasks"] if t["name"] == "branchy"]
-zoo.pop("multitask_groups", None)
-for t in zoo["tasks"]:
-    for v in t["variants"]:
-        v["onnx"] = os.path.join(src, v["onnx"])
-    for k in ("inputs", "labels", "calibration"):
-        t["dataset"][k] = os.path.join(src, t["dataset"][k])
-json.dump(zoo, open(os.path.join(out, "zoo.json"), "w"), indent=1)
+out = sys.argv[1]
 slo = {"schema_version": 1,
        "configurations": [{"id": "steady", "tasks": {"branchy": {"accuracy": 0.9, "latency_ms": 2.8}}}],
        "workload": {"process": "poisson", "rate_qps": {"branchy": 40}, "memory_budget": 20000000}}
