@@ -57,7 +57,7 @@ dep="$out/deployment"
 step "deployment zoo: zoo-stitch, zoo-profile, plan-solve --slo testdata/deployment/slo.json, plan-emit -> $dep"
 "$bin/zoo-stitch" testdata/deployment/zoo.json -o "$dep/stitch" >/dev/null
 "$bin/zoo-profile" "$dep/stitch" -o "$dep/profile" | tail -1
-"$bin/plan-solve" "$dep/profile" -o "$dep/plan.json" --slo testdata/deployment/slo.json | sed -n 1p
+"$bin/plan-solve" "$dep/profile" -o "$dep/plan.json" --slo testdata/deployment/slo.json | sed -n 1,2p
 "$bin/plan-emit" "$dep/plan.json" -o "$dep/bundle" >/dev/null
 step "plan-run $dep/bundle --serve: every system on the workload the plan was made for (10 s, 3 rounds)"
 "$bin/plan-run" "$dep/bundle" --serve --compare all --duration-ms 10000 --seed 1 --rounds 3 \
