@@ -47,11 +47,28 @@ PYEOF
 then pass "plan-solve answers branchy with its operator placement where no processor alone meets the bound"
 else fail "the plan's placed choice: $(cat "$D/solve.txt")"; fi
 
-# SparseLoom alone never places operators.
-"$BIN/plan-solve" "$D/profile" -o "$D/sl.json" --slo "$SLO" --calibration-rounds 0 --only sparseloom --quiet >/dev/null
-if $PY -c 'import json,sys; p=json.load(open(sys.argv[1])); assert "opplace" not in p and not any(u.get("operator_placed") for u in p["units"])' "$D/sl.json"
-then pass "plan-solve --only sparseloom places no operators"
-else fail "--only sparseloom placed operators"; fi
+# SparseLoom, MTS and NNV12 alone never place operators; SparOA alone on the
+# profile places the model as given, at the same workload.
+for only in sparseloom mts nnv12; do
+  "$BIN/plan-solve" "$D/profile" -o "$D/$only.json" --slo "$SLO" --calibration-rounds 0 --only "$only" --quiet >/dev/null
+  if $PY -c 'import json,sys; p=json.load(open(sys.argv[1])); assert "opplace" not in p and not any(u.get("operator_placed") for u in p["units"])' "$D/$only.json"
+  then pass "plan-solve --only $only places no operators"
+  else fail "--only $only placed operators"; fi
+done
+"$BIN/plan-solve" "$D/profile" -o "$D/sparoa.json" --slo "$SLO" --calibration-rounds 0 --only sparoa --quiet >/dev/null
+if $PY - "$D/sparoa.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+st = p["stitch"]
+assert st["workload"]["rate_qps"] == {"branchy": 40}, st["workload"]
+z = next(s for s in st["systems"] if s["name"] == st["chosen_system"])
+assert "SparOA alone" in z["description"], z["description"]
+c = z["selections"][0]["tasks"][0]
+assert c["combination"] == "model:branchy/branchy/dense" and c["placement"] == ["cpu", "npu"], c
+assert [o["unit"] for o in p["opplace"]] == ["model:branchy/branchy/dense"], p["opplace"]
+PYEOF
+then pass "plan-solve --only sparoa on a profile: the model as given under its placement, at the workload"
+else fail "--only sparoa on a profile"; fi
 
 "$BIN/plan-emit" "$D/plan.json" -o "$D/bundle" >/dev/null
 sha="$($PY -c "import json,sys; print(next(u['sha256'] for u in json.load(open(sys.argv[1]))['units'] if u['id'].startswith('model:')))" "$D/plan.json")"
