@@ -337,6 +337,12 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fromPlan(space.stitchDir);
   plan.stitch->profileDir = fromPlan(o.profileDir);
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
+  if (!placedSummary.empty()) {
+    std::vector<std::string> taken;
+    for (const auto& o : solution.placements) taken.push_back(o.unit.str());
+    placedSummary += taken.empty() ? "  the plan's choices run none of them\n"
+                                   : fmt::format("  the plan's choices run {}\n", fmt::join(taken, ", "));
+  }
   result.summary = placedSummary + servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
   if (const auto set = generatedSloSet(o.slo)) result.summary += select::sloSetLegend(*set) + "\n";
   if (selectParams.previous) result.summary += previousPicksLine(*selectParams.previous, *plan.stitch);
