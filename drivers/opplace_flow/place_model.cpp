@@ -57,6 +57,21 @@ Expected<std::vector<double>> nodeCosts(const onnx::ModelProto& model, const Pla
 
 }  // namespace
 
+Expected<std::vector<std::vector<estimate::TransitionCost>>> handOffCosts(const estimate::LatencyModel& model,
+                                                                          const std::vector<std::string>& names,
+                                                                          const std::string& source) {
+  std::vector<std::vector<estimate::TransitionCost>> h(names.size(), std::vector<estimate::TransitionCost>(names.size()));
+  for (size_t a = 0; a < names.size(); ++a)
+    for (size_t b = 0; b < names.size(); ++b) {
+      if (a == b) continue;
+      auto it = model.transitions().find({names[a], names[b]});
+      if (it == model.transitions().end())
+        return makeError("{}: no transition cost from '{}' to '{}'", source, names[a], names[b]);
+      h[a][b] = it->second;
+    }
+  return h;
+}
+
 Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const PlaceInputs& in) {
   if (in.processors.empty()) return makeError("operator placement: no host processors");
   // The executed nodes, in the runtime's order (the same under every policy).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "libplan/artifacts/node_profile_csv.h"
+#include "libplan/estimate/latency_model.h"
 #include "libplan/estimate/op_latency.h"
 #include "libplan/plan/plan.h"
 #include "libplan/zoo/zoo.h"
@@ -33,6 +34,12 @@ struct PlaceInputs {
   estimate::XgbParams predictor = estimate::defaultOpLatencyParams();
   uint64_t seed = 0;  // random inputs of the feature run of a model not in the profile
 };
+
+// Hand-off costs [from][to] between the processors named, from a latency
+// model's measured transitions; an error (naming `source`) when one is missing.
+Expected<std::vector<std::vector<estimate::TransitionCost>>> handOffCosts(const estimate::LatencyModel& model,
+                                                                          const std::vector<std::string>& names,
+                                                                          const std::string& source);
 
 struct PlaceProblem {
   opplace::Problem problem;

@@ -25,17 +25,7 @@ Expected<std::vector<std::vector<estimate::TransitionCost>>> handOffs(const std:
                                                             const std::vector<std::string>& names) {
   ZP_ASSIGN_OR_RETURN(auto tasks, artifacts::readLatencyModel(file));
   if (tasks.empty()) return makeError("{}: no tasks, so no measured hand-off costs", file.string());
-  const auto& model = tasks.front().model;
-  std::vector<std::vector<estimate::TransitionCost>> h(names.size(), std::vector<estimate::TransitionCost>(names.size()));
-  for (size_t a = 0; a < names.size(); ++a)
-    for (size_t b = 0; b < names.size(); ++b) {
-      if (a == b) continue;
-      auto it = model.transitions().find({names[a], names[b]});
-      if (it == model.transitions().end())
-        return makeError("{}: no transition cost from '{}' to '{}'", file.string(), names[a], names[b]);
-      h[a][b] = it->second;
-    }
-  return h;
+  return opplace_flow::handOffCosts(tasks.front().model, names, file.string());
 }
 
 }  // namespace

@@ -17,28 +17,6 @@
 namespace zp::drivers {
 namespace fs = std::filesystem;
 
-namespace {
-
-// Hand-offs between the space's processors as zoo-profile measured them (every
-// task's latency model carries the same measured transitions).
-Expected<std::vector<std::vector<estimate::TransitionCost>>> handOffs(const select::StitchSpace& space) {
-  const auto& transitions = space.tasks.front().latency.transitions();
-  const size_t P = space.processors.size();
-  std::vector<std::vector<estimate::TransitionCost>> h(P, std::vector<estimate::TransitionCost>(P));
-  for (size_t a = 0; a < P; ++a)
-    for (size_t b = 0; b < P; ++b) {
-      if (a == b) continue;
-      auto it = transitions.find({space.processors[a].name, space.processors[b].name});
-      if (it == transitions.end())
-        return makeError("{}: no transition cost from '{}' to '{}'", (space.profileDir / "latency_model.json").string(),
-                         space.processors[a].name, space.processors[b].name);
-      h[a][b] = it->second;
-    }
-  return h;
-}
-
-}  // namespace
-
 Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedModelsParams& params) {
   const fs::path file = space.profileDir / "node_profile.csv";
   if (space.tasks.empty() || space.processors.size() < 2 || !fs::exists(file)) return std::string();
@@ -56,7 +34,11 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
   opplace_flow::PlaceInputs in;
   in.processors = space.processors;
   in.profile = std::move(rows);
-  ZP_ASSIGN_OR_RETURN(in.handoff, handOffs(space));
+  // Every task's latency model carries the same measured transitions.
+  std::vector<std::string> names;
+  for (const auto& p : space.processors) names.push_back(p.name);
+  ZP_ASSIGN_OR_RETURN(in.handoff, opplace_flow::handOffCosts(space.tasks.front().latency, names,
+                                                             (space.profileDir / "latency_model.json").string()));
   int solved = 0;
   std::vector<std::string> kept;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
@@ -67,7 +49,9 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
       if (!profiled.count(in.modelKey)) continue;  // placed on measured costs only
       const auto info = std::find_if(ts.stitch->variants.begin(), ts.stitch->variants.end(),
                                      [&](const zoo::VariantInfo& x) { return x.id == variant; });
-      if (info == ts.stitch->variants.end()) continue;
+      const uint64_t original =
+          ts.combinations().number(std::vector<int>(static_cast<size_t>(ts.positions), static_cast<int>(v)));
+      if (info == ts.stitch->variants.end() || !ts.valid(original)) continue;
       const fs::path rel = (zooDir / info->onnx).lexically_normal();
       ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(space.stitchDir / rel));
       ZP_ASSIGN_OR_RETURN(auto pp, opplace_flow::buildPlaceProblem(model, in));
@@ -85,8 +69,7 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
       select::PlacedModel m;
       m.task = static_cast<int>(t);
       m.variant = variant;
-      m.original = ts.combinations().number(std::vector<int>(static_cast<size_t>(ts.positions), static_cast<int>(v)));
-      if (!ts.valid(m.original)) continue;
+      m.original = original;
       m.file = rel.generic_string();
       m.sha256 = info->sha256;
       // Counted against a budget as the variant's subgraphs are on its first processor (weights and

@@ -51,25 +51,20 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
       megabytes.push_back(static_cast<double>(g.bytes.at(proc)) / 1e6);
     }
   // Each placed model, dispatched on its first processor and holding the others.
-  auto indexOf = [&](const std::string& name) {
-    return static_cast<int>(std::find_if(space.processors.begin(), space.processors.end(),
-                                         [&](const auto& x) { return x.name == name; }) -
-                            space.processors.begin());
-  };
   for (const auto& m : space.placed) {
     const auto& o = m.placement;
     runtime::serve::OperatorPlacement placement;
     std::vector<int> held;
     for (const auto& name : o.processors) {
-      placement.processors.push_back(space.processors[static_cast<size_t>(indexOf(name))]);
+      placement.processors.push_back(space.processors[static_cast<size_t>(select::processorIndex(space, name))]);
       placement.caches.emplace_back();  // none: its weights transformed at load, as for the other units here
-      if (name != o.processors.front()) held.push_back(indexOf(name));
+      if (name != o.processors.front()) held.push_back(select::processorIndex(space, name));
     }
     for (const auto& n : o.nodes)
       placement.nodeProcessor[n.node] = static_cast<int>(
           std::find(o.processors.begin(), o.processors.end(), n.processor) - o.processors.begin());
     placement.source = o.unit.str();
-    setup.slots.push_back({o.unit.str(), indexOf(o.processors.front()), 0, true, held});
+    setup.slots.push_back({o.unit.str(), select::processorIndex(space, o.processors.front()), 0, true, held});
     keys.push_back(o.unit.str() + "@" + o.processors.front());
     files.push_back({space.stitchDir / m.file, {}, {}, std::move(placement)});
     plannedMs.push_back(o.latencyMs);

@@ -118,10 +118,9 @@ TEST(PlacedModel, AHoldDelaysTheHeldProcessorsOtherQueries) {
   SelectParams params;
   params.workload = w;
   ZooplanSearch search;
-  const Choice z = zooplanChoice(sp, tight, params, nullptr, &search);
+  zooplanChoice(sp, tight, params, nullptr, &search);
   EXPECT_LE(search.predicted.violationRate, evaluateServing(sp, tight, placed, *w, *trace).violationRate);
   EXPECT_LE(search.predicted.violationRate, evaluateServing(sp, tight, onCpu, *w, *trace).violationRate);
-  (void)z;
 }
 
 TEST(PlacedModel, ThePlanListsThePlacedUnitOnceWithItsPlacementAndRoundTrips) {
