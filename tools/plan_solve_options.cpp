@@ -89,6 +89,13 @@ void addOpplaceColdMtsOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g
                  "fraction (0: the optimum under the cost model)")
       ->capture_default_str()
       ->check(numberIn(0, 0.99));
+  // About two of the hand-overs plan-solve calibrates on the bench hosts (0.05-0.07 ms).
+  op.solve.minMixGainMs = 0.1;
+  app.add_option("--min-mix-gain-ms", op.solve.minMixGainMs,
+                 "opplace, stitch: ... and by at least this many ms (0: no floor; a smaller gain is what waking the "
+                 "other worker costs)")
+      ->capture_default_str()
+      ->check(numberIn(0, 1e6));
   app.add_option("--cold-profile", co.coldProfile, "cold: plan from this cold_profile.csv (default: measure now)");
   app.add_option("--profile-model", co.profileModel, "cold: the model's label in --cold-profile (default: file stem)");
   app.add_option("--write-cold-profile", co.writeProfile, "cold: write the measured cold_profile.csv here");
@@ -180,6 +187,7 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     sp.select.servedInTurn = splitList(g.servedInTurnList);
     sp.placed.solve.timeLimitS = op.solve.timeLimitS;
     sp.placed.solve.minMixGain = op.solve.minMixGain;
+    sp.placed.solve.minMixGainMs = op.solve.minMixGainMs;
     sp.tool = "plan-solve";
     sp.version = zooplanVersion();
   } else {

@@ -149,6 +149,7 @@ plan::OpPlacement placementSection(const opplace::Problem& p, const opplace::Pla
   o.solver = plan::SolverReport{s.solver, s.optimal ? "optimal" : "feasible", "all assignments", -1, s.latencyMs,
                                 s.bound, s.gap, params.timeLimitS, 0, s.nodes, 0, ""};
   o.minMixGain = params.minMixGain;
+  o.minMixGainMs = params.minMixGainMs;
   o.mixedLatencyMs = r.mixedLatencyMs;
   for (size_t v = 0; v < p.nodes.size(); ++v)
     o.nodes.push_back(plan::OpPlacementNode{p.nodes[v].name,

@@ -90,8 +90,9 @@ Expected<SolveOpplaceResult> solveOpplace(const SolveOpplaceOptions& o) {
   out += fmt::format("{:<20} {:>12.4f} {:>9}  ({} {}, gap {:.3g})\n", "opplace", s.latencyMs, result.timeline.handoffs,
                      s.solver, s.optimal ? "optimal" : "not proven optimal", s.gap);
   if (result.mixedLatencyMs > 0)
-    out += fmt::format("  (kept one processor: the best mix, {:.4f} ms, gains less than --min-mix-gain {:g})\n",
-                       result.mixedLatencyMs, o.solve.minMixGain);
+    out += fmt::format("  (kept one processor: the best mix, {:.4f} ms, gains less than --min-mix-gain {:g} or "
+                       "--min-mix-gain-ms {:g})\n",
+                       result.mixedLatencyMs, o.solve.minMixGain, o.solve.minMixGainMs);
   for (const auto& b : result.baselines)
     out += fmt::format("{:<20} {:>12.4f} {:>9}{}\n", b.name, b.latencyMs, b.handoffs,
                        b.detail.empty() ? "" : "  (" + b.detail + ")");

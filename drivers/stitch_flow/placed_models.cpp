@@ -81,8 +81,10 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
       space.placed.push_back(std::move(m));
     }
   }
-  return fmt::format("operator placement: {} of {} profiled variants gain at least {:g}% over one processor{}{}\n",
-                     kept.size(), solved, 100 * params.solve.minMixGain, kept.empty() ? "" : ": ",
+  return fmt::format("operator placement: {} of {} profiled variants gain at least {:g}% and {:g} ms over one "
+                     "processor{}{}\n",
+                     kept.size(), solved, 100 * params.solve.minMixGain, params.solve.minMixGainMs,
+                     kept.empty() ? "" : ": ",
                      fmt::join(kept, ", "));
 }
 

@@ -14,9 +14,9 @@
 namespace zp::drivers {
 
 struct PlacedModelsParams {
-  // minMixGain: what a mix must gain over one processor to be a candidate; a
+  // minMixGain, minMixGainMs: what a mix must gain over one processor to be a candidate; a
   // node limit keeps the placements (and so the plan) the same on every rerun.
-  opplace::SolveParams solve = {10, 2'000'000, 0.05};
+  opplace::SolveParams solve = {10, 2'000'000, 0.05, 0.1};
 };
 
 // Adds the candidates to space.placed (tasks in order, variants in stitch.json's

@@ -215,6 +215,7 @@ Json toJson(const OpPlacement& o) {
   Json j{{"unit", o.unit.str()},       {"costSource", o.costSource}, {"processors", o.processors},
           {"latencyMs", o.latencyMs},   {"solver", solverJson(o.solver)}, {"minMixGain", o.minMixGain},
           {"mixedLatencyMs", o.mixedLatencyMs}, {"nodes", nodes}, {"baselines", baselines}};
+  if (o.minMixGainMs > 0) j["minMixGainMs"] = o.minMixGainMs;
   if (o.memoryBytes > 0) j["memoryBytes"] = o.memoryBytes;
   return j;
 }
@@ -236,6 +237,11 @@ Expected<OpPlacement> opPlacementFromJson(const Json& j, const std::string& labe
   if (j.contains("minMixGain")) {
     ZP_ASSIGN_OR_RETURN(o.minMixGain, rd.num(j, path, "minMixGain"));
     if (!(o.minMixGain >= 0 && o.minMixGain < 1)) return makeError("{}: {}.minMixGain: must be in [0, 1)", label, path);
+  }
+  if (j.contains("minMixGainMs")) {
+    ZP_ASSIGN_OR_RETURN(o.minMixGainMs, rd.num(j, path, "minMixGainMs"));
+    if (!(o.minMixGainMs >= 0 && o.minMixGainMs <= 1e6))
+      return makeError("{}: {}.minMixGainMs: must be in [0, 1e6] ms", label, path);
   }
   if (j.contains("mixedLatencyMs")) {
     ZP_ASSIGN_OR_RETURN(o.mixedLatencyMs, rd.num(j, path, "mixedLatencyMs"));

@@ -281,6 +281,7 @@ void put(const OpPlacement& o, planpb::OpPlacement* m) {
   m->set_latency_ms(o.latencyMs);
   put(o.solver, m->mutable_solver());
   m->set_min_mix_gain(o.minMixGain);
+  m->set_min_mix_gain_ms(o.minMixGainMs);
   m->set_mixed_latency_ms(o.mixedLatencyMs);
   m->set_memory_bytes(o.memoryBytes);
   for (const auto& n : o.nodes) {
@@ -301,6 +302,7 @@ Expected<OpPlacement> get(const planpb::OpPlacement& m) {
   o.latencyMs = m.latency_ms();
   o.solver = get(m.solver());
   o.minMixGain = m.min_mix_gain();
+  o.minMixGainMs = m.min_mix_gain_ms();
   o.mixedLatencyMs = m.mixed_latency_ms();
   if (m.memory_bytes() < 0) return makeError("opplace {}: memory_bytes {} < 0", o.unit.str(), m.memory_bytes());
   o.memoryBytes = m.memory_bytes();

@@ -118,8 +118,10 @@ struct OpPlacement {
   double latencyMs = 0;    // one inference under the cost model
   SolverReport solver;     // "chain-dp" or "branch-and-bound"; searchSpace "all assignments"
   // A mix of processors is placed only when it beats the best single processor
-  // by this fraction; mixedLatencyMs is the mix given up for one (0: none was).
+  // by this fraction and by minMixGainMs; mixedLatencyMs is the mix given up for
+  // one (0: none was).
   double minMixGain = 0;
+  double minMixGainMs = 0;
   double mixedLatencyMs = 0;
   // Resident size counted against a memory budget, as the planner counted it
   // (a stitch plan's placed unit: its variant's subgraphs' profiled memory); 0:

@@ -29,8 +29,8 @@ Expected<PlacementResult> placeOperators(const Problem& problem, const SolvePara
     if (!b.assignment.empty() && (!best || b.latencyMs < best->latencyMs)) best = &b;
   r.solution = solvePlacement(problem, best ? best->assignment : Assignment{}, params);
   const Baseline* single = bestSingle(r.baselines);
-  if (single && mixes(r.solution.assignment) &&
-      r.solution.latencyMs > (1.0 - params.minMixGain) * single->latencyMs) {
+  const double needed = single ? std::max(params.minMixGain * single->latencyMs, params.minMixGainMs) : 0.0;
+  if (single && mixes(r.solution.assignment) && single->latencyMs - r.solution.latencyMs < needed) {
     r.mixedLatencyMs = r.solution.latencyMs;
     r.solution.assignment = single->assignment;
     r.solution.latencyMs = single->latencyMs;

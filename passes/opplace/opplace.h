@@ -15,13 +15,14 @@ struct PlacementResult {
   Timeline timeline;
   std::vector<Baseline> baselines;
   // The best mixing placement the solver found when a single processor was
-  // kept over it (its gain below params.minMixGain); 0 otherwise.
+  // kept over it (its gain below params.minMixGain or params.minMixGainMs); 0 otherwise.
   double mixedLatencyMs = 0;
 };
 
 // The solver starts from the best baseline that is a placement; its result is
 // never worse than that. A mixing result whose gain over the best single
-// processor is below params.minMixGain gives way to that processor (the
+// processor is below params.minMixGain (a fraction) or params.minMixGainMs
+// gives way to that processor (the
 // solution then reports not optimal, with the gap to the solver's bound).
 Expected<PlacementResult> placeOperators(const Problem& problem, const SolveParams& params);
 

@@ -28,6 +28,10 @@ struct SolveParams {
   // host's bench the best mixes over all cores gained 0.1-0.9% in prediction and
   // measured up to 35% slower than all cores alone.
   double minMixGain = 0.05;
+  // ... and by at least this many ms: below it a gain is smaller than what
+  // waking a worker and refilling its caches cost on every run, whatever the
+  // fraction (a 0.003 ms model's 5%). 0: no floor.
+  double minMixGainMs = 0;
 };
 
 struct Solution {

@@ -119,6 +119,43 @@ TEST(OpPlaceSolver, SmallMixGainKeepsTheBestSingleProcessor) {
   EXPECT_EQ(kept, gaveWay);
 }
 
+// The floor in ms works the same way whatever the fraction: a mix that saves less
+// time than minMixGainMs gives way, one that saves more is kept.
+TEST(OpPlaceSolver, MixGainBelowTheFloorInMsKeepsTheBestSingleProcessor) {
+  int gaveWay = 0, kept = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto p = randomProblem(8, 2, 9000 + seed, false);
+    SolveParams exact;
+    exact.minMixGain = 0;
+    const auto opt = placeOperators(p, exact);
+    ASSERT_TRUE(opt.ok());
+    double single = 1e300;
+    for (const auto& b : opt->baselines)
+      if (b.name.ends_with("-only")) single = std::min(single, b.latencyMs);
+    const double savedMs = single - opt->solution.latencyMs;
+    if (savedMs <= 1e-9) continue;
+    for (double floorMs : {savedMs * 0.5, savedMs * 1.5}) {
+      SolveParams params;
+      params.minMixGain = 0;
+      params.minMixGainMs = floorMs;
+      const auto r = placeOperators(p, params);
+      ASSERT_TRUE(r.ok());
+      if (floorMs > savedMs) {
+        ++gaveWay;
+        EXPECT_DOUBLE_EQ(r->solution.latencyMs, single) << seed;
+        EXPECT_DOUBLE_EQ(r->mixedLatencyMs, opt->solution.latencyMs) << seed;
+        EXPECT_EQ(std::set<int>(r->solution.assignment.begin(), r->solution.assignment.end()).size(), 1u);
+      } else {
+        ++kept;
+        EXPECT_DOUBLE_EQ(r->solution.latencyMs, opt->solution.latencyMs) << seed;
+        EXPECT_EQ(r->mixedLatencyMs, 0);
+      }
+    }
+  }
+  EXPECT_GT(gaveWay, 5);
+  EXPECT_EQ(kept, gaveWay);
+}
+
 TEST(OpPlaceSolver, NodeLimitReportsNotProvenWithAValidBound) {
   auto p = randomProblem(40, 3, 77, false);
   auto bf = solveBranchAndBound(p, {}, SolveParams{60, 0});

@@ -82,6 +82,7 @@ TEST(opplaceFlowPlaceModel, MeasuredPlacementBeatsOrTiesEveryBaselineAndRoundTri
   p.opplace.push_back(placementSection(pp->problem, *r, procs, plan::UnitId::model("dense"), pp->costSource, exactParams()));
   EXPECT_EQ(p.opplace.front().minMixGain, 0);
   p.opplace.front().minMixGain = 0.05;
+  p.opplace.front().minMixGainMs = 0.1;
   p.opplace.front().mixedLatencyMs = 1.25;  // as if a mix had been given up: the fields round-trip
   EXPECT_EQ(p.opplace.front().nodes.size(), pp->problem.nodes.size());
   // Each processor as plan-run will pin and run it: the zoo's cores, policy and GEMM library.
