@@ -67,9 +67,9 @@ void addConcurrentOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
       ->check(CLI::IsMember({"latency", "throughput"}));
   app.add_option("--solver", g.solver, "concurrent: exact | z3")->check(CLI::IsMember({"exact", "z3"}));
   app.add_option("--max-transitions", cc.solve.maxTransitionsPerDnn,
-                 "concurrent: transitions per DNN in the search space (-1: unrestricted)")
+                 "concurrent, stitch (a workload's frames): transitions per DNN in the search space (-1: unrestricted)")
       ->check(integerIn(-1, 1000000));
-  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent: solver time limit, seconds (past it: the best schedule found, not proven optimal, with its gap)")
+  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent, stitch (a workload's frames): solver time limit, seconds (past it: the best schedule found, not proven optimal, with its gap)")
       ->capture_default_str()
       ->check(numberIn(1e-3, 1e6));
   app.add_flag("--anytime", req.anytime, "concurrent: print each improving schedule with its timestamp");
@@ -131,11 +131,12 @@ std::string checkCommand(const CLI::App& app, PlanSolveRequest& req, const Solve
     static const std::map<std::string, std::string> kModeOf = {
         {"sparseloom", "stitch"}, {"haxconn", "concurrent"}, {"sparoa", "opplace"}, {"nnv12", "cold"}, {"mts", "mts"}};
     std::string implied = kModeOf.at(g.only);
-    // MTS, SparOA or NNV12 alone on zoo-profile's directory (or --mode stitch): the
-    // composed search restricted to the models as given and their groups, their
-    // operator placements or their cold sections, at the same workload.
+    // MTS, SparOA, NNV12 or HaX-CoNN alone on zoo-profile's directory (or --mode
+    // stitch): the composed search restricted to the models as given and their
+    // groups, their operator placements, their cold sections or their frames'
+    // layer-group mappings, at the same workload.
     const bool profileDir = std::filesystem::is_regular_file(std::filesystem::path(g.input) / "profile.csv");
-    if ((g.only == "mts" || g.only == "sparoa" || g.only == "nnv12") &&
+    if ((g.only == "mts" || g.only == "sparoa" || g.only == "nnv12" || g.only == "haxconn") &&
         (app.count("--mode") ? mode == "stitch" : profileDir))
       implied = "stitch";
     if (app.count("--mode") && mode != implied)
@@ -145,6 +146,7 @@ std::string checkCommand(const CLI::App& app, PlanSolveRequest& req, const Solve
     if (g.only == "mts" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::Mts;
     if (g.only == "sparoa" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::SparOA;
     if (g.only == "nnv12" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::Nnv12;
+    if (g.only == "haxconn" && mode == "stitch") req.stitch.select.only = select::SingleTechnique::HaxConn;
   }
   for (const auto& b : g.budgets)  // the form now; the bytes a percentage means once the profile is read
     if (auto r = select::parseBudget(b, 0); !r.ok()) return r.error().message;
@@ -188,6 +190,7 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     sp.placed.solve.timeLimitS = op.solve.timeLimitS;
     sp.placed.solve.minMixGain = op.solve.minMixGain;
     sp.placed.solve.minMixGainMs = op.solve.minMixGainMs;
+    sp.frames.solve = cc.solve;  // --time-limit, --max-transitions, --seed
     sp.tool = "plan-solve";
     sp.version = zooplanVersion();
   } else {
@@ -212,7 +215,9 @@ std::variant<PlanSolveRequest, int> parsePlanSolveArgs(int argc, char** argv) {
       ->check(CLI::IsMember({"stitch", "concurrent", "opplace", "cold", "mts"}));
   app.add_option("--only", g.only,
                  "restrict the plan to one technique, for ablation: sparseloom (stitch: Algorithm 1's choice, the "
-                 "preload set resident, no cold sections), haxconn (= --mode concurrent), sparoa (on zoo-profile's "
+                 "preload set resident, no cold sections), haxconn (on zoo-profile's directory: each task's model as given "
+                 "whole on one processor or, a frame's DNN, its layer groups where the frame's concurrent schedule maps "
+                 "them, served at the workload; else = --mode concurrent), sparoa (on zoo-profile's "
                  "directory: each task's model as given whole on one processor or its operators placed across "
                  "processors, served at the workload; else = --mode opplace), "
                  "nnv12 (on zoo-profile's directory: each task's model as given whole on one processor, served at "

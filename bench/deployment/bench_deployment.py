@@ -33,8 +33,8 @@ from bench_serve_plans import load_average, run, summarize  # noqa: E402
 # the group's unit; SparOA: the models as given, whole or their operators placed; NNV12: the
 # models as given, whole, loaded on demand by their cold sections (with --cold-profile; else as
 # plain loads).
-SINGLE_TECHNIQUES = {'sparseloom': 'SparseLoom-alone', 'mts': 'MTS-alone', 'sparoa': 'SparOA-alone',
-                     'nnv12': 'NNV12-alone'}
+SINGLE_TECHNIQUES = {'sparseloom': 'SparseLoom-alone', 'haxconn': 'HaX-CoNN-alone', 'mts': 'MTS-alone',
+                     'sparoa': 'SparOA-alone', 'nnv12': 'NNV12-alone'}
 
 
 def pipeline(a, p):

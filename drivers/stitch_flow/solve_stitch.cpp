@@ -124,6 +124,14 @@ Status applyMemoryBudget(const StitchSpace& space, const std::string& budget, co
   return {};
 }
 
+// The SLO file's "workload" section, if the SLOs come from a file that has one.
+Expected<std::optional<plan::WorkloadSpec>> sloWorkloadSpec(const std::string& slo, const StitchSpace& space) {
+  if (!fs::is_regular_file(slo)) return std::optional<plan::WorkloadSpec>();
+  std::vector<std::string> names;
+  for (const auto& t : space.tasks) names.push_back(t.name);
+  return artifacts::readSloWorkload(slo, names);
+}
+
 // The workload zooplan's choice is served at: the SLO file's "workload" (rates,
 // frames, memory budget), its rates replaced by --rate for every task when given;
 // none: judged in the query simulator's burst.
@@ -284,12 +292,21 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   // SparseLoom alone answers every task with its own subgraphs.
   const auto only = o.select.only;
   using select::SingleTechnique;
-  if (only == SingleTechnique::SparseLoom || only == SingleTechnique::SparOA || only == SingleTechnique::Nnv12)
+  if (only == SingleTechnique::SparseLoom || only == SingleTechnique::SparOA || only == SingleTechnique::Nnv12 ||
+      only == SingleTechnique::HaxConn)
     space.groups.clear();
-  // Operator-placed variants are candidates of the composed search and of SparOA alone.
+  // Operator-placed variants are candidates of the composed search and of SparOA
+  // alone; the frames' layer-group mappings, of the composed search and of HaX-CoNN alone.
   std::string placedSummary;
   if (only == SingleTechnique::None || only == SingleTechnique::SparOA) {
     ZP_ASSIGN_OR_RETURN(placedSummary, addPlacedModels(space, o.placed));
+  }
+  std::string framesSummary;
+  if (only == SingleTechnique::None || only == SingleTechnique::HaxConn) {
+    ZP_ASSIGN_OR_RETURN(const auto spec, sloWorkloadSpec(o.slo, space));
+    FrameSchedulesParams fp = o.frames;
+    fp.skipPlacedVariants = only == SingleTechnique::None;
+    if (spec) { ZP_ASSIGN_OR_RETURN(framesSummary, addFrameSchedules(space, spec->frames, fp)); }
   }
   ZP_TRY(checkOutputs(o, space));
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
@@ -337,13 +354,13 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fromPlan(space.stitchDir);
   plan.stitch->profileDir = fromPlan(o.profileDir);
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
-  if (!placedSummary.empty()) {
+  if (!placedSummary.empty() || !framesSummary.empty()) {
     std::vector<std::string> taken;
     for (const auto& o : solution.placements) taken.push_back(o.unit.str());
-    placedSummary += taken.empty() ? "  the plan's choices run none of them\n"
+    framesSummary += taken.empty() ? "  the plan's choices run none of these placements\n"
                                    : fmt::format("  the plan's choices run {}\n", fmt::join(taken, ", "));
   }
-  result.summary = placedSummary + servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
+  result.summary = placedSummary + framesSummary + servingSummary + select::stitchSummary(solution) + predictedServingTable(*plan.stitch);
   if (const auto set = generatedSloSet(o.slo)) result.summary += select::sloSetLegend(*set) + "\n";
   if (selectParams.previous) result.summary += previousPicksLine(*selectParams.previous, *plan.stitch);
   const double dispatchMs = selectParams.workload ? selectParams.workload->calibration.dispatchMs : 0.0;
@@ -352,6 +369,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   if (o.select.only == select::SingleTechnique::SparseLoom) cold.summary = "--only sparseloom: no cold-start sections\n";
   else if (o.select.only == select::SingleTechnique::Mts) cold.summary = "--only mts: no cold-start sections\n";
   else if (o.select.only == select::SingleTechnique::SparOA) cold.summary = "--only sparoa: no cold-start sections\n";
+  else if (o.select.only == select::SingleTechnique::HaxConn) cold.summary = "--only haxconn: no cold-start sections\n";
   else {
     ZP_ASSIGN_OR_RETURN(cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
   }

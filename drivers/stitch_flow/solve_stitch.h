@@ -10,6 +10,7 @@
 #include "libplan/plan/plan.h"
 #include "libplan/util/json.h"
 #include "passes/coldstart/coldstart.h"
+#include "drivers/stitch_flow/frame_schedules.h"
 #include "drivers/stitch_flow/placed_models.h"
 #include "passes/select/select.h"
 
@@ -35,6 +36,7 @@ struct SolveStitchOptions {
   int calibrationRounds = 5;
   coldstart::ColdStartParams cold;          // the cold-start section of each chosen subgraph
   PlacedModelsParams placed;                // the variants' operator placements (candidates beside the subgraphs)
+  FrameSchedulesParams frames;              // the frames' concurrent schedules (their DNNs' layer-group candidates)
   uint64_t seed = 0;                        // recorded; the optimizer itself draws nothing
   std::filesystem::path previousPlan;       // an earlier plan whose picks ties keep (empty: none)
   std::string tool = "plan-solve";

@@ -388,6 +388,12 @@ std::vector<double> fastestQueryMs(const StitchSpace& space) {
     }
     out.push_back(best);
   }
+  // A weight-shared group's unit and an operator placement answer queries too.
+  for (const auto& g : space.groups)
+    for (const auto& [proc, ms] : g.runMs)
+      for (int m : g.members) out[static_cast<size_t>(m)] = std::min(out[static_cast<size_t>(m)], ms);
+  for (const auto& pm : space.placed)
+    out[static_cast<size_t>(pm.task)] = std::min(out[static_cast<size_t>(pm.task)], pm.placement.latencyMs);
   return out;
 }
 
@@ -737,12 +743,25 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   }
   const bool sparoaAlone = params.only == SingleTechnique::SparOA;
   const bool nnv12Alone = params.only == SingleTechnique::Nnv12;
-  // MTS, SparOA or NNV12 alone: the models as given (its reference variant),
-  // each technique's own units beside them; no stitched variants, no baselines.
-  const bool mtsAlone = params.only == SingleTechnique::Mts || sparoaAlone || nnv12Alone;
+  const bool haxconnAlone = params.only == SingleTechnique::HaxConn;
+  // MTS, SparOA, NNV12 or HaX-CoNN alone: the models as given (its reference
+  // variant), each technique's own units beside them; no stitched variants, no baselines.
+  const bool mtsAlone = params.only == SingleTechnique::Mts || sparoaAlone || nnv12Alone || haxconnAlone;
   // They start from the models as given (else, a reference that did not
   // stitch with itself, Algorithm 1's choice stands in).
-  if (auto asGiven = mtsAlone ? modelsAsGivenChoice(space, slo, -1) : std::nullopt) {
+  // A frame's DNNs where the frame's concurrent schedule maps them (HaX-CoNN).
+  auto scheduled = [&](std::optional<Choice> c) {
+    for (const auto& [t, proc] : space.scheduledWhole) {
+      if (!c) break;
+      const auto u = static_cast<size_t>(t);
+      c->placement[u].assign(c->placement[u].size(), proc);
+      c->feasible[u] = decisionMeetsSlo(space, slo, u, c->candidate[u], c->placement[u]);
+    }
+    return c;
+  };
+  // HaX-CoNN alone runs them there.
+  auto asScheduled = [&](std::optional<Choice> c) { return haxconnAlone ? scheduled(std::move(c)) : c; };
+  if (auto asGiven = mtsAlone ? asScheduled(modelsAsGivenChoice(space, slo, -1)) : std::nullopt) {
     best = std::move(*asGiven);
     winner = "the models as given on their fastest processors";
   }
@@ -757,7 +776,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   };
   if (mtsAlone)
     for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
-      if (auto c = modelsAsGivenChoice(space, slo, p))
+      if (auto c = asScheduled(modelsAsGivenChoice(space, slo, p)))
         consider(std::move(*c), "the models as given on " + space.processors[static_cast<size_t>(p)].name);
   for (size_t oi = 0; oi < orders.size() && !mtsAlone; ++oi) {
     std::string label;
@@ -776,9 +795,21 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
       if (auto c = wholeOnProcessorChoice(space, slo, params, p))
         consider(std::move(*c), "every task whole on " + space.processors[static_cast<size_t>(p)].name);
+  // What a single technique starts from is a candidate of the composed search
+  // too: the models as given, on their fastest processors, on each one, and a
+  // frame's DNNs where the frame's concurrent schedule maps them.
+  if (trace && params.only == SingleTechnique::None) {
+    if (!space.scheduledWhole.empty())
+      if (auto c = scheduled(modelsAsGivenChoice(space, slo, -1)))
+        consider(std::move(*c), "the models as given, a frame's DNNs where its concurrent schedule maps them");
+    if (auto c = modelsAsGivenChoice(space, slo, -1)) consider(std::move(*c), "the models as given on their fastest processors");
+    for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
+      if (auto c = modelsAsGivenChoice(space, slo, p))
+        consider(std::move(*c), "the models as given on " + space.processors[static_cast<size_t>(p)].name);
+  }
   // A weight-shared group's unit answering every member, on each processor it
   // runs on, over the best so far: the mixes below then judge it member by member.
-  if (trace && !sparoaAlone && !nnv12Alone)
+  if (trace && !sparoaAlone && !nnv12Alone && !haxconnAlone)
     for (size_t g = 0; g < space.groups.size(); ++g)
       for (const auto& run : space.groups[g].runMs) {
         const std::string& proc = run.first;
@@ -792,17 +823,22 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
         consider(std::move(c), "the shared group " + space.groups[g].name + "'s unit on " + proc);
       }
   // A task's variant under its operator placement, over the best so far (SparOA
-  // alone places the model as given only; MTS and NNV12 alone place none).
+  // and HaX-CoNN alone place the model as given only, each by its own
+  // technique; MTS and NNV12 alone place none).
   if (trace && params.only != SingleTechnique::Mts && !nnv12Alone)
     for (size_t m = 0; m < space.placed.size(); ++m) {
       const PlacedModel& pm = space.placed[m];
       const auto t = static_cast<size_t>(pm.task);
-      if (sparoaAlone && (!space.tasks[t].stitch || pm.variant != space.tasks[t].stitch->reference)) continue;
+      const bool asGiven = space.tasks[t].stitch && pm.variant == space.tasks[t].stitch->reference;
+      if ((sparoaAlone || haxconnAlone) && !asGiven) continue;
+      if ((sparoaAlone && pm.by != PlacedBy::SparOA) || (haxconnAlone && pm.by != PlacedBy::HaxConn)) continue;
       Choice c = best;
       c.candidate[t] = placedDecision(m);
       c.placement[t] = pm.placement.processors;
       c.feasible[t] = decisionMeetsSlo(space, slo, t, c.candidate[t], c.placement[t]);
-      consider(std::move(c), "task " + space.tasks[t].name + "'s variant " + pm.variant + " under its operator placement");
+      consider(std::move(c), "task " + space.tasks[t].name + "'s variant " + pm.variant +
+                                 (pm.by == PlacedBy::HaxConn ? " under its frame's layer-group schedule"
+                                                             : " under its operator placement"));
     }
   // Served at the workload's rates, tasks compete for the processors: mixing
   // the candidates' decisions task by task can beat every candidate whole.

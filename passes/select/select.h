@@ -55,7 +55,7 @@ struct PreviousChoices {
   double latencyNoise = 0.05;     // and mean latencies within this share
 };
 
-enum class SingleTechnique { None, SparseLoom, Mts, SparOA, Nnv12 };
+enum class SingleTechnique { None, SparseLoom, Mts, SparOA, Nnv12, HaxConn };
 
 struct SelectParams {
   bool measuredAccuracyForDecisions = true;  // false: SparseLoom's estimates for stitched variants (originals are measured anyway)
@@ -80,7 +80,9 @@ struct SelectParams {
   // reference variant, whole on one processor) or its weight-shared group's unit;
   // SparOA's, its model as given whole on one processor or under its operator
   // placement; NNV12's, its model as given whole on one processor (what NNV12
-  // adds, cold sections for the units loaded on demand, the driver plans).
+  // adds, cold sections for the units loaded on demand, the driver plans);
+  // HaX-CoNN's, its model as given whole on one processor or, in a frame, with
+  // its layer groups where the frame's concurrent schedule maps them.
   SingleTechnique only = SingleTechnique::None;
   std::shared_ptr<const PreviousChoices> previous;  // none: no earlier plan to stay close to
 };

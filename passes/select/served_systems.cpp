@@ -157,6 +157,11 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         "the plan, SparOA alone (plan-solve --only sparoa on a profile): each task's model as given (its reference "
         "variant) whole on one processor, or its operators placed across processors, the best mix served at the "
         "workload";
+  if (params.only == SingleTechnique::HaxConn)
+    out.front().description =
+        "the plan, HaX-CoNN alone (plan-solve --only haxconn on a profile): each task's model as given (its "
+        "reference variant) whole on one processor or, a frame's DNN, with its layer groups where the frame's "
+        "contention-aware concurrent schedule maps them, the best mix served at the workload";
   if (params.only == SingleTechnique::Nnv12)
     out.front().description =
         "the plan, NNV12 alone (plan-solve --only nnv12 on a profile): each task's model as given (its reference "

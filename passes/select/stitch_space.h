@@ -101,12 +101,17 @@ struct SharedGroup {
   bool operator==(const SharedGroup&) const = default;
 };
 
-// A task's variant run whole with its operators placed across processors
-// (SparOA, passes/opplace): a candidate unit where the placement beats the
-// variant whole on its best single processor by the minimum gain. A run of it
-// is dispatched on the first of its processors and holds the others (they run
+// A task's variant run whole with its operators placed across processors: a
+// candidate unit where the placement beats the variant whole on its best single
+// processor by the minimum gain. SparOA's places operator by operator
+// (passes/opplace); HaX-CoNN's, layer group by layer group as the contention-aware
+// schedule of a frame's DNNs maps them (passes/schedule). A run of it is
+// dispatched on the first of its processors and holds the others (they run
 // nothing else meanwhile); its answers are the variant's own.
+enum class PlacedBy { SparOA, HaxConn };
+
 struct PlacedModel {
+  PlacedBy by = PlacedBy::SparOA;
   int task = 0;
   std::string variant;
   uint64_t original = 0;        // the task's combination of that variant at every position
@@ -128,6 +133,9 @@ struct StitchSpace {
   double latencySpread = 0;
   std::vector<SharedGroup> groups;  // weight-shared groups whose units may answer their members
   std::vector<PlacedModel> placed;  // variants whose operator placement may answer their task
+  // A frame's DNNs its concurrent schedule (HaX-CoNN) keeps whole on one
+  // processor: task index -> that processor (HaX-CoNN alone runs them there).
+  std::map<int, std::string> scheduledWhole;
 };
 
 // Plans on the named processors only (e.g. the best plan confined to one

@@ -99,6 +99,36 @@ TEST(PlacedModel, TheComposedChoiceTakesThePlacementWhereNoProcessorAloneMeetsTh
   EXPECT_GE(sparoa.predicted.violationRate, search.predicted.violationRate);
 }
 
+// A frame's DNNs as HaX-CoNN's schedule maps them: branchy's layer groups over
+// cpu and gpu (a placed candidate of HaX-CoNN's), scene whole on one processor.
+// HaX-CoNN alone runs them there, whatever else would serve better; SparOA alone
+// never takes HaX-CoNN's placement; the composed choice is never predicted worse.
+TEST(PlacedModel, HaxConnAloneRunsAFramesDnnsWhereItsScheduleMapsThem) {
+  StitchSpace sp = placedSpace();
+  sp.placed[0].by = PlacedBy::HaxConn;
+  const auto slo = placedSlo(5.0);
+  SelectParams alone;
+  alone.workload = placedWorkload(50);
+  alone.only = SingleTechnique::SparOA;
+  EXPECT_GE(zooplanChoice(sp, slo, alone, nullptr, nullptr).candidate[0], 0) << "SparOA places by its own solver only";
+  SelectParams composed = alone;
+  composed.only = SingleTechnique::None;
+  ZooplanSearch best;
+  zooplanChoice(sp, slo, composed, nullptr, &best);
+  alone.only = SingleTechnique::HaxConn;
+  for (const char* proc : {"gpu", "cpu"}) {
+    sp.scheduledWhole[1] = proc;
+    ZooplanSearch haxconn;
+    const Choice h = zooplanChoice(sp, slo, alone, nullptr, &haxconn);
+    EXPECT_EQ(h.candidate[0], placedDecision(0)) << proc;
+    EXPECT_EQ(h.placement[1], (std::vector<std::string>{proc, proc}));
+    EXPECT_GE(haxconn.predicted.violationRate, best.predicted.violationRate) << proc;
+    ZooplanSearch withSchedule;
+    zooplanChoice(sp, slo, composed, nullptr, &withSchedule);
+    EXPECT_LE(withSchedule.predicted.violationRate, haxconn.predicted.violationRate) << proc;
+  }
+}
+
 TEST(PlacedModel, AHoldDelaysTheHeldProcessorsOtherQueries) {
   const StitchSpace sp = placedSpace();
   const auto slo = placedSlo(5.0);
