@@ -239,6 +239,35 @@ std::optional<Choice> modelsAsGivenChoice(const StitchSpace& space, const plan::
   return c;
 }
 
+struct LabelledChoice {
+  Choice choice;
+  std::string label;
+};
+
+// The models as given on their fastest processors, then on each processor;
+// framesScheduled: a frame's DNNs where the frame's concurrent schedule
+// (HaX-CoNN) maps them. None when a task's reference is no valid choice.
+std::vector<LabelledChoice> modelsAsGivenChoices(const StitchSpace& space, const plan::SloConfiguration& slo,
+                                                 bool framesScheduled) {
+  auto pin = [&](std::optional<Choice> c) {
+    for (const auto& [t, proc] : space.scheduledWhole) {
+      if (!c || !framesScheduled) break;
+      const auto u = static_cast<size_t>(t);
+      c->placement[u].assign(c->placement[u].size(), proc);
+      c->feasible[u] = decisionMeetsSlo(space, slo, u, c->candidate[u], c->placement[u]);
+    }
+    return c;
+  };
+  const std::string framed = framesScheduled ? ", a frame's DNNs where its concurrent schedule maps them" : "";
+  std::vector<LabelledChoice> out;
+  if (auto c = pin(modelsAsGivenChoice(space, slo, -1)))
+    out.push_back({std::move(*c), "the models as given on their fastest processors" + framed});
+  for (int p = 0; p < static_cast<int>(space.processors.size()) && !out.empty(); ++p)
+    if (auto c = pin(modelsAsGivenChoice(space, slo, p)))
+      out.push_back({std::move(*c), "the models as given on " + space.processors[static_cast<size_t>(p)].name + framed});
+  return out;
+}
+
 }  // namespace
 
 int memberIndex(const SharedGroup& group, size_t t) {
@@ -748,22 +777,12 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   // variant), each technique's own units beside them; no stitched variants, no baselines.
   const bool mtsAlone = params.only == SingleTechnique::Mts || sparoaAlone || nnv12Alone || haxconnAlone;
   // They start from the models as given (else, a reference that did not
-  // stitch with itself, Algorithm 1's choice stands in).
-  // A frame's DNNs where the frame's concurrent schedule maps them (HaX-CoNN).
-  auto scheduled = [&](std::optional<Choice> c) {
-    for (const auto& [t, proc] : space.scheduledWhole) {
-      if (!c) break;
-      const auto u = static_cast<size_t>(t);
-      c->placement[u].assign(c->placement[u].size(), proc);
-      c->feasible[u] = decisionMeetsSlo(space, slo, u, c->candidate[u], c->placement[u]);
-    }
-    return c;
-  };
-  // HaX-CoNN alone runs them there.
-  auto asScheduled = [&](std::optional<Choice> c) { return haxconnAlone ? scheduled(std::move(c)) : c; };
-  if (auto asGiven = mtsAlone ? asScheduled(modelsAsGivenChoice(space, slo, -1)) : std::nullopt) {
-    best = std::move(*asGiven);
-    winner = "the models as given on their fastest processors";
+  // stitch with itself, Algorithm 1's choice stands in); HaX-CoNN alone runs a
+  // frame's DNNs where the frame's schedule maps them.
+  const auto starts = mtsAlone ? modelsAsGivenChoices(space, slo, haxconnAlone) : std::vector<LabelledChoice>{};
+  if (!starts.empty()) {
+    best = starts.front().choice;
+    winner = starts.front().label;
   }
   std::vector<Choice> candidates{best};
   auto consider = [&](Choice c, const std::string& label) {
@@ -774,10 +793,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     }
     candidates.push_back(std::move(c));
   };
-  if (mtsAlone)
-    for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
-      if (auto c = asScheduled(modelsAsGivenChoice(space, slo, p)))
-        consider(std::move(*c), "the models as given on " + space.processors[static_cast<size_t>(p)].name);
+  for (size_t i = 1; i < starts.size(); ++i) consider(starts[i].choice, starts[i].label);
   for (size_t oi = 0; oi < orders.size() && !mtsAlone; ++oi) {
     std::string label;
     for (const auto& p : orders[oi]) {
@@ -799,13 +815,10 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
   // too: the models as given, on their fastest processors, on each one, and a
   // frame's DNNs where the frame's concurrent schedule maps them.
   if (trace && params.only == SingleTechnique::None) {
-    if (!space.scheduledWhole.empty())
-      if (auto c = scheduled(modelsAsGivenChoice(space, slo, -1)))
-        consider(std::move(*c), "the models as given, a frame's DNNs where its concurrent schedule maps them");
-    if (auto c = modelsAsGivenChoice(space, slo, -1)) consider(std::move(*c), "the models as given on their fastest processors");
-    for (int p = 0; p < static_cast<int>(space.processors.size()); ++p)
-      if (auto c = modelsAsGivenChoice(space, slo, p))
-        consider(std::move(*c), "the models as given on " + space.processors[static_cast<size_t>(p)].name);
+    const auto pinned = space.scheduledWhole.empty() ? std::vector<LabelledChoice>{}
+                                                     : modelsAsGivenChoices(space, slo, true);
+    if (!pinned.empty()) consider(pinned.front().choice, pinned.front().label);
+    for (const auto& c : modelsAsGivenChoices(space, slo, false)) consider(c.choice, c.label);
   }
   // A weight-shared group's unit answering every member, on each processor it
   // runs on, over the best so far: the mixes below then judge it member by member.

@@ -137,8 +137,8 @@ rejected "--check with a profile" 2 "--check PLAN takes no input and no -o: the 
 rejected "--check in another mode" 2 "--check compares a stitch plan with its inputs, not --mode mts" -- \
   "$BIN/plan-solve" --check "$R/plan.json" --mode mts
 rejected "plan-solve without input" 2 "plan-solve: error: input is required" -- "$BIN/plan-solve" -o "$WORK/x/plan.json"
-rejected "--only with another mode" 2 "--only haxconn plans in --mode concurrent, not --mode stitch: drop --mode" -- \
-  "$BIN/plan-solve" "$PROF" -o "$WORK/only2/plan.json" --only haxconn --mode stitch
+rejected "--only with another mode" 2 "--only sparseloom plans in --mode stitch, not --mode concurrent: drop --mode" -- \
+  "$BIN/plan-solve" "$PROF" -o "$WORK/only2/plan.json" --only sparseloom --mode concurrent
 rejected "--only an unknown technique" 2 "--only: sparse not in {sparseloom,haxconn,sparoa,nnv12,mts}" -- \
   "$BIN/plan-solve" "$PROF" -o "$WORK/only3/plan.json" --only sparse
 
