@@ -10,14 +10,10 @@
 
 #include "drivers/concurrent_flow/workload.h"
 #include "drivers/opplace_flow/place_model.h"
+#include "drivers/stitch_flow/placed_models.h"
 #include "libplan/artifacts/node_profile_csv.h"
-#include "libplan/artifacts/profile_report.h"
 #include "libplan/artifacts/workload_json.h"
-#include "libplan/artifacts/zoo_json.h"
 #include "libplan/graph/model_io.h"
-#include "libplan/util/file.h"
-#include "libplan/util/hash.h"
-#include "libplan/util/json_reader.h"
 #include "passes/opplace/baselines.h"
 
 namespace zp::drivers {
@@ -74,26 +70,15 @@ opplace::Assignment nodeAssignment(const opplace::Problem& problem, const std::v
 
 Expected<std::string> addFrameSchedules(select::StitchSpace& space, const std::vector<plan::FrameSpec>& frames,
                                         const FrameSchedulesParams& params) {
+  if (frames.empty()) return std::string();
+  ZP_ASSIGN_OR_RETURN(auto measured, readMeasuredPlacing(space));
+  if (!measured) return std::string();
   const fs::path file = space.profileDir / "node_profile.csv";
-  if (frames.empty() || space.processors.size() < 2 || !fs::exists(file)) return std::string();
-  ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(file));
-  const fs::path reportPath = space.profileDir / "report.json";
-  ZP_ASSIGN_OR_RETURN(const Json report, readJsonFile(reportPath));
-  ZP_TRY(artifacts::checkRecordedFile(report, reportPath, file, bytes));
-  space.inputHashes["profile/node_profile.csv"] = sha256Hex(bytes);
-  ZP_ASSIGN_OR_RETURN(auto rows, artifacts::parseNodeProfileCsv(bytes, file.string()));
-  std::set<std::string> profiled;
-  for (const auto& r : rows) profiled.insert(r.model);
-
-  const fs::path zooPath = (space.stitchDir / space.manifest.zooPath).lexically_normal();
-  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo(zooPath));
-  std::vector<std::string> names;
-  for (const auto& p : space.processors) names.push_back(p.name);
-  opplace_flow::PlaceInputs in;
-  in.processors = space.processors;
-  in.profile = std::move(rows);
-  ZP_ASSIGN_OR_RETURN(in.handoff, opplace_flow::handOffCosts(space.tasks.front().latency, names,
-                                                             (space.profileDir / "latency_model.json").string()));
+  const fs::path& zooPath = measured->zooPath;
+  const auto& zoo = measured->zoo;
+  const auto& profiled = measured->profiledModels;
+  opplace_flow::PlaceInputs& in = measured->inputs;
+  const std::vector<std::string> names = plan::processorNames(space.processors);
   std::string out;
   for (const auto& f : frames) {
     artifacts::WorkloadSpec spec;

@@ -17,28 +17,34 @@
 namespace zp::drivers {
 namespace fs = std::filesystem;
 
-Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedModelsParams& params) {
+Expected<std::optional<MeasuredPlacing>> readMeasuredPlacing(select::StitchSpace& space) {
   const fs::path file = space.profileDir / "node_profile.csv";
-  if (space.tasks.empty() || space.processors.size() < 2 || !fs::exists(file)) return std::string();
+  if (space.tasks.empty() || space.processors.size() < 2 || !fs::exists(file)) return std::optional<MeasuredPlacing>();
   ZP_ASSIGN_OR_RETURN(const std::string bytes, readFile(file));
   const fs::path reportPath = space.profileDir / "report.json";
   ZP_ASSIGN_OR_RETURN(const Json report, readJsonFile(reportPath));
   ZP_TRY(artifacts::checkRecordedFile(report, reportPath, file, bytes));
   space.inputHashes["profile/node_profile.csv"] = sha256Hex(bytes);
-  ZP_ASSIGN_OR_RETURN(auto rows, artifacts::parseNodeProfileCsv(bytes, file.string()));
-  std::set<std::string> profiled;
-  for (const auto& r : rows) profiled.insert(r.model);
-
-  const fs::path zooDir = fs::path(space.manifest.zooPath).parent_path();
-  ZP_ASSIGN_OR_RETURN(auto zoo, artifacts::loadZoo((space.stitchDir / space.manifest.zooPath).lexically_normal()));
-  opplace_flow::PlaceInputs in;
-  in.processors = space.processors;
-  in.profile = std::move(rows);
+  MeasuredPlacing m;
+  ZP_ASSIGN_OR_RETURN(m.inputs.profile, artifacts::parseNodeProfileCsv(bytes, file.string()));
+  for (const auto& r : m.inputs.profile) m.profiledModels.insert(r.model);
+  m.zooPath = (space.stitchDir / space.manifest.zooPath).lexically_normal();
+  ZP_ASSIGN_OR_RETURN(m.zoo, artifacts::loadZoo(m.zooPath));
+  m.inputs.processors = space.processors;
   // Every task's latency model carries the same measured transitions.
-  std::vector<std::string> names;
-  for (const auto& p : space.processors) names.push_back(p.name);
-  ZP_ASSIGN_OR_RETURN(in.handoff, opplace_flow::handOffCosts(space.tasks.front().latency, names,
-                                                             (space.profileDir / "latency_model.json").string()));
+  ZP_ASSIGN_OR_RETURN(m.inputs.handoff,
+                      opplace_flow::handOffCosts(space.tasks.front().latency, plan::processorNames(space.processors),
+                                                 (space.profileDir / "latency_model.json").string()));
+  return std::optional<MeasuredPlacing>(std::move(m));
+}
+
+Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedModelsParams& params) {
+  ZP_ASSIGN_OR_RETURN(auto measured, readMeasuredPlacing(space));
+  if (!measured) return std::string();
+  const fs::path zooDir = fs::path(space.manifest.zooPath).parent_path();
+  const auto& zoo = measured->zoo;
+  const auto& profiled = measured->profiledModels;
+  opplace_flow::PlaceInputs& in = measured->inputs;
   int solved = 0;
   std::vector<std::string> kept;
   for (size_t t = 0; t < space.tasks.size(); ++t) {

@@ -5,9 +5,14 @@
 // A variant whose placement does not beat its best single processor by the
 // minimum gain is no candidate: the space already runs it whole on one.
 #pragma once
+#include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
 
+#include "drivers/opplace_flow/place_model.h"
 #include "libplan/util/error.h"
+#include "libplan/zoo/zoo.h"
 #include "passes/opplace/solve.h"
 #include "passes/select/stitch_space.h"
 
@@ -18,6 +23,19 @@ struct PlacedModelsParams {
   // node limit keeps the placements (and so the plan) the same on every rerun.
   opplace::SolveParams solve = {10, 2'000'000, 0.05, 0.1};
 };
+
+// What placing a profile's variants needs: node_profile.csv's rows (checked
+// against report.json's hash, which joins the space's inputs), the hand-over
+// costs latency_model.json measured, the zoo (its name keys the rows) and the
+// models the rows measured. None (nullopt) when the profile has no
+// node_profile.csv or the space fewer than two processors.
+struct MeasuredPlacing {
+  opplace_flow::PlaceInputs inputs;  // modelKey left to the caller
+  zoo::Zoo zoo;
+  std::filesystem::path zooPath;
+  std::set<std::string> profiledModels;
+};
+Expected<std::optional<MeasuredPlacing>> readMeasuredPlacing(select::StitchSpace& space);
 
 // Adds the candidates to space.placed (tasks in order, variants in stitch.json's
 // order) and node_profile.csv's hash to its inputs; a profile without a

