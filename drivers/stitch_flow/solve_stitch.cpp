@@ -307,6 +307,9 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
     FrameSchedulesParams fp = o.frames;
     fp.skipPlacedVariants = only == SingleTechnique::None;
     if (spec) { ZP_ASSIGN_OR_RETURN(framesSummary, addFrameSchedules(space, spec->frames, fp)); }
+    if (only == SingleTechnique::HaxConn && (!spec || spec->frames.empty()))
+      framesSummary = "--only haxconn: the workload has no frames to schedule; each task's model as given runs whole "
+                      "on one processor\n";
   }
   ZP_TRY(checkOutputs(o, space));
   if (space.tasks.empty()) return makeError("{}: the profile has no tasks", o.profileDir.string());
@@ -354,7 +357,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fromPlan(space.stitchDir);
   plan.stitch->profileDir = fromPlan(o.profileDir);
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
-  if (!placedSummary.empty() || !framesSummary.empty()) {
+  if (!space.placed.empty() || !placedSummary.empty()) {
     std::vector<std::string> taken;
     for (const auto& o : solution.placements) taken.push_back(o.unit.str());
     framesSummary += taken.empty() ? "  the plan's choices run none of these placements\n"
