@@ -68,16 +68,13 @@ opplace::Assignment nodeAssignment(const opplace::Problem& problem, const std::v
 
 }  // namespace
 
-Expected<std::string> addFrameSchedules(select::StitchSpace& space, const std::vector<plan::FrameSpec>& frames,
-                                        const FrameSchedulesParams& params) {
-  if (frames.empty()) return std::string();
-  ZP_ASSIGN_OR_RETURN(auto measured, readMeasuredPlacing(space));
-  if (!measured) return std::string();
+Expected<std::string> addFrameSchedules(select::StitchSpace& space, MeasuredPlacing& measured,
+                                        const std::vector<plan::FrameSpec>& frames, const FrameSchedulesParams& params) {
   const fs::path file = space.profileDir / "node_profile.csv";
-  const fs::path& zooPath = measured->zooPath;
-  const auto& zoo = measured->zoo;
-  const auto& profiled = measured->profiledModels;
-  opplace_flow::PlaceInputs& in = measured->inputs;
+  const fs::path& zooPath = measured.zooPath;
+  const auto& zoo = measured.zoo;
+  const auto& profiled = measured.profiledModels;
+  opplace_flow::PlaceInputs& in = measured.inputs;
   const std::vector<std::string> names = plan::processorNames(space.processors);
   std::string out;
   for (const auto& f : frames) {
@@ -142,8 +139,8 @@ Expected<std::string> addFrameSchedules(select::StitchSpace& space, const std::v
       const auto info = std::find_if(ts.stitch->variants.begin(), ts.stitch->variants.end(),
                                      [&](const zoo::VariantInfo& x) { return x.id == variant; });
       assert(info != ts.stitch->variants.end() && "the reference is one of the task's variants");
-      const fs::path rel = (fs::path(space.manifest.zooPath).parent_path() / info->onnx).lexically_normal();
-      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(space.stitchDir / rel));
+      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(space.stitchDir / fs::path(space.manifest.zooPath).parent_path() /
+                                                       info->onnx));
       in.modelKey = artifacts::zooModelKey(zoo.name, ts.name, variant);
       ZP_ASSIGN_OR_RETURN(auto pp, opplace_flow::buildPlaceProblem(model, in));
       // The DNN under the frame's mapping, timed by the operator placement's own
@@ -158,21 +155,8 @@ Expected<std::string> addFrameSchedules(select::StitchSpace& space, const std::v
       // What placed it: the frame's concurrent schedule, as its solver reported it.
       o.solver = sched.section.solver;
       o.solver.searchSpace = fmt::format("frame {}'s layer groups, {}", f.name, o.solver.searchSpace);
-      o.processors.clear();
-      for (const auto& p : names)
-        if (used.count(p)) o.processors.push_back(p);
-      select::PlacedModel m;
-      m.by = select::PlacedBy::HaxConn;
-      m.task = static_cast<int>(t);
-      m.variant = variant;
-      m.original = original;
-      m.file = rel.generic_string();
-      m.sha256 = info->sha256;
-      for (int pos = 0; pos < ts.positions; ++pos) m.bytes += ts.memoryBytes(pos, variant, o.processors.front());
-      o.memoryBytes = m.bytes;
       where.back() += fmt::format(" ({:.3f} ms alone: a candidate)", o.latencyMs);
-      m.placement = std::move(o);
-      space.placed.push_back(std::move(m));
+      space.placed.push_back(placedCandidate(space, t, *info, original, std::move(o), select::PlacedBy::HaxConn));
     }
     out += fmt::format("frame {}: the concurrent schedule ({} {}, frame latency {:.3f} ms) runs {}\n", f.name,
                        sched.section.solver.solver, sched.section.solver.status, sched.section.latencyMs,

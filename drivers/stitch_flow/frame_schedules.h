@@ -13,6 +13,7 @@
 
 #include "libplan/plan/workload.h"
 #include "libplan/util/error.h"
+#include "drivers/stitch_flow/placed_models.h"
 #include "passes/schedule/concurrent.h"
 #include "passes/select/stitch_space.h"
 
@@ -26,10 +27,9 @@ struct FrameSchedulesParams {
 };
 
 // Adds the candidates to space.placed (frames in order, DNNs in the frame's
-// order) and node_profile.csv's hash to its inputs. A profile without a
-// node_profile.csv, or a workload without frames, adds none. Returns lines for
-// the terminal: per frame, where its schedule runs each DNN.
-Expected<std::string> addFrameSchedules(select::StitchSpace& space, const std::vector<plan::FrameSpec>& frames,
-                                        const FrameSchedulesParams& params);
+// order). Returns lines for the terminal: per frame, where its schedule runs
+// each DNN. `measured.inputs.modelKey` is set per DNN placed.
+Expected<std::string> addFrameSchedules(select::StitchSpace& space, MeasuredPlacing& measured,
+                                        const std::vector<plan::FrameSpec>& frames, const FrameSchedulesParams& params);
 
 }  // namespace zp::drivers

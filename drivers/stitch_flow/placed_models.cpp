@@ -1,6 +1,7 @@
 #include "drivers/stitch_flow/placed_models.h"
 
 #include <algorithm>
+#include <cassert>
 #include <set>
 
 #include <fmt/format.h>
@@ -38,13 +39,33 @@ Expected<std::optional<MeasuredPlacing>> readMeasuredPlacing(select::StitchSpace
   return std::optional<MeasuredPlacing>(std::move(m));
 }
 
-Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedModelsParams& params) {
-  ZP_ASSIGN_OR_RETURN(auto measured, readMeasuredPlacing(space));
-  if (!measured) return std::string();
-  const fs::path zooDir = fs::path(space.manifest.zooPath).parent_path();
-  const auto& zoo = measured->zoo;
-  const auto& profiled = measured->profiledModels;
-  opplace_flow::PlaceInputs& in = measured->inputs;
+select::PlacedModel placedCandidate(const select::StitchSpace& space, size_t task, const zoo::VariantInfo& variant,
+                                    uint64_t original, plan::OpPlacement placement, select::PlacedBy by) {
+  const auto& ts = space.tasks[task];
+  std::set<std::string> used;
+  for (const auto& n : placement.nodes) used.insert(n.processor);
+  placement.processors.clear();
+  for (const auto& p : space.processors)
+    if (used.count(p.name)) placement.processors.push_back(p.name);
+  assert(!placement.processors.empty() && "a placement runs its nodes somewhere");
+  select::PlacedModel m;
+  m.by = by;
+  m.task = static_cast<int>(task);
+  m.variant = variant.id;
+  m.original = original;
+  m.file = (fs::path(space.manifest.zooPath).parent_path() / variant.onnx).lexically_normal().generic_string();
+  m.sha256 = variant.sha256;
+  for (int pos = 0; pos < ts.positions; ++pos) m.bytes += ts.memoryBytes(pos, variant.id, placement.processors.front());
+  placement.memoryBytes = m.bytes;
+  m.placement = std::move(placement);
+  return m;
+}
+
+Expected<std::string> addPlacedModels(select::StitchSpace& space, MeasuredPlacing& measured,
+                                      const PlacedModelsParams& params) {
+  const auto& zoo = measured.zoo;
+  const auto& profiled = measured.profiledModels;
+  opplace_flow::PlaceInputs& in = measured.inputs;
   int solved = 0;
   std::vector<std::string> kept;
   for (size_t t = 0; t < space.tasks.size(); ++t) {
@@ -58,8 +79,8 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
       const uint64_t original =
           ts.combinations().number(std::vector<int>(static_cast<size_t>(ts.positions), static_cast<int>(v)));
       if (info == ts.stitch->variants.end() || !ts.valid(original)) continue;
-      const fs::path rel = (zooDir / info->onnx).lexically_normal();
-      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(space.stitchDir / rel));
+      ZP_ASSIGN_OR_RETURN(auto model, graph::loadModel(space.stitchDir / fs::path(space.manifest.zooPath).parent_path() /
+                                                       info->onnx));
       ZP_ASSIGN_OR_RETURN(auto pp, opplace_flow::buildPlaceProblem(model, in));
       ZP_ASSIGN_OR_RETURN(auto result, opplace::placeOperators(pp.problem, params.solve));
       ++solved;
@@ -68,21 +89,7 @@ Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedMo
       std::set<std::string> used;
       for (const auto& n : o.nodes) used.insert(n.processor);
       if (used.size() < 2) continue;  // one processor: the space runs the variant whole there already
-      // Its processors in the space's order: the first dispatches a run, the others are held.
-      o.processors.clear();
-      for (const auto& p : space.processors)
-        if (used.count(p.name)) o.processors.push_back(p.name);
-      select::PlacedModel m;
-      m.task = static_cast<int>(t);
-      m.variant = variant;
-      m.original = original;
-      m.file = rel.generic_string();
-      m.sha256 = info->sha256;
-      // Counted against a budget as the variant's subgraphs are on its first processor (weights and
-      // their transformed copies, as profiled); the plan records it for plan-run to count the same.
-      for (int pos = 0; pos < ts.positions; ++pos) m.bytes += ts.memoryBytes(pos, variant, o.processors.front());
-      o.memoryBytes = m.bytes;
-      m.placement = std::move(o);
+      select::PlacedModel m = placedCandidate(space, t, *info, original, std::move(o), select::PlacedBy::SparOA);
       kept.push_back(fmt::format("{}/{} {:.3f} ms", ts.name, variant, m.placement.latencyMs));
       space.placed.push_back(std::move(m));
     }

@@ -37,9 +37,18 @@ struct MeasuredPlacing {
 };
 Expected<std::optional<MeasuredPlacing>> readMeasuredPlacing(select::StitchSpace& space);
 
+// Task `task`'s variant (its combination at every position: `original`) run
+// whole under `placement`, as a candidate: the placement's processors in the
+// space's order (the first dispatches a run, the others are held), its resident
+// size its subgraphs' on that first processor, as profiled (weights and their
+// transformed copies; the plan records it for plan-run to count the same).
+select::PlacedModel placedCandidate(const select::StitchSpace& space, size_t task, const zoo::VariantInfo& variant,
+                                    uint64_t original, plan::OpPlacement placement, select::PlacedBy by);
+
 // Adds the candidates to space.placed (tasks in order, variants in stitch.json's
-// order) and node_profile.csv's hash to its inputs; a profile without a
-// node_profile.csv adds none. Returns a line for the terminal.
-Expected<std::string> addPlacedModels(select::StitchSpace& space, const PlacedModelsParams& params);
+// order). Returns a line for the terminal. `measured.inputs.modelKey` is set per
+// variant placed.
+Expected<std::string> addPlacedModels(select::StitchSpace& space, MeasuredPlacing& measured,
+                                      const PlacedModelsParams& params);
 
 }  // namespace zp::drivers

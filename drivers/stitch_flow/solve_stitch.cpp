@@ -296,17 +296,22 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
       only == SingleTechnique::HaxConn)
     space.groups.clear();
   // Operator-placed variants are candidates of the composed search and of SparOA
-  // alone; the frames' layer-group mappings, of the composed search and of HaX-CoNN alone.
+  // alone; the frames' layer-group mappings, of the composed search and of
+  // HaX-CoNN alone. Both place on node_profile.csv's costs, read once.
+  const bool operatorPlacing = only == SingleTechnique::None || only == SingleTechnique::SparOA;
+  const bool framesScheduling = only == SingleTechnique::None || only == SingleTechnique::HaxConn;
+  std::optional<MeasuredPlacing> measured;
+  if (operatorPlacing || framesScheduling) { ZP_ASSIGN_OR_RETURN(measured, readMeasuredPlacing(space)); }
   std::string placedSummary;
-  if (only == SingleTechnique::None || only == SingleTechnique::SparOA) {
-    ZP_ASSIGN_OR_RETURN(placedSummary, addPlacedModels(space, o.placed));
-  }
+  if (operatorPlacing && measured) { ZP_ASSIGN_OR_RETURN(placedSummary, addPlacedModels(space, *measured, o.placed)); }
   std::string framesSummary;
-  if (only == SingleTechnique::None || only == SingleTechnique::HaxConn) {
+  if (framesScheduling) {
     ZP_ASSIGN_OR_RETURN(const auto spec, sloWorkloadSpec(o.slo, space));
     FrameSchedulesParams fp = o.frames;
     fp.skipPlacedVariants = only == SingleTechnique::None;
-    if (spec) { ZP_ASSIGN_OR_RETURN(framesSummary, addFrameSchedules(space, spec->frames, fp)); }
+    if (spec && measured) {
+      ZP_ASSIGN_OR_RETURN(framesSummary, addFrameSchedules(space, *measured, spec->frames, fp));
+    }
     if (only == SingleTechnique::HaxConn && (!spec || spec->frames.empty()))
       framesSummary = "--only haxconn: the workload has no frames to schedule; each task's model as given runs whole "
                       "on one processor\n";
