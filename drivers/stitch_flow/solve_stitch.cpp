@@ -362,7 +362,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   plan.stitch->stitchDir = fromPlan(space.stitchDir);
   plan.stitch->profileDir = fromPlan(o.profileDir);
   plan.stitch->sloSource = fs::is_regular_file(o.slo) ? fromPlan(o.slo) : o.slo;
-  if (!space.placed.empty() || !placedSummary.empty()) {
+  if (!space.placed.empty()) {
     std::vector<std::string> taken;
     for (const auto& o : solution.placements) taken.push_back(o.unit.str());
     framesSummary += taken.empty() ? "  the plan's choices run none of these placements\n"
