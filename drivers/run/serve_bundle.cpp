@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <set>
 #include <cmath>
 #include <future>
@@ -219,6 +220,7 @@ struct SystemOutcome {
   std::map<std::string, QuerySummary> measuredPerTask, predictedPerTask;
   int predictedLoads = 0;
   int64_t predictedPeakResidentBytes = 0;
+  std::optional<QuerySummary> predictedFirstCome;  // served earliest deadline first: predicted first come instead
   Json calibration = Json::object();
   std::vector<std::string> unreachable;  // tasks whose latency SLO no query can meet here
   Json slots = Json::array();            // per slot: its loads and runs measured beside calibrated
@@ -336,7 +338,7 @@ struct SystemRun {
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
 Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
-  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0,
+  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0, std::nullopt,
                                               Json::object(), {}, Json::array()}};
   run.servedLoadMs.resize(run.prepared.setup.slots.size());
   run.servedRunMs.resize(run.prepared.setup.slots.size());
@@ -345,6 +347,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   ZP_TRY(measureLoads(sp, p, loadTimes));
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, 0.0};
   simParams.seed = params.seed;
+  simParams.order = s.order;
   auto fromPlan = simulateAsServed(p, simParams, params.rounds);
   o.fromPlan = o.predicted = predictedQueries(s, p, fromPlan);
   const auto always = [](const sim::ServeSimQuery&) { return true; };
@@ -416,11 +419,17 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, cal.handoffMs};
   simParams.dispatchMs = cal.dispatchMs;
   simParams.seed = params.seed;
+  simParams.order = s.order;
   const auto predicted = simulateAsServed(p, simParams, params.rounds);
   o.predicted = predictedQueries(s, p, predicted);
   o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, [](const sim::ServeSimQuery&) { return true; });
   o.predictedLoads = predicted.loads;
   o.predictedPeakResidentBytes = predicted.peakResidentBytes;
+  if (s.order != ServingOrder::FirstCome) {
+    // What the order gains, under the same calibration: the same units served first come first served.
+    simParams.order = ServingOrder::FirstCome;
+    o.predictedFirstCome = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds));
+  }
   o.calibration = calibrationJson(sp, p, cal);
   o.unreachable = unreachableSlos(p, cal);
   o.slots = slotsJson(p, run);
@@ -492,7 +501,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       if (seg.arrivals.empty()) continue;
       ModelFileLoader loader(runs[k].prepared.files);
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
-                                                               {.maxQueuedPerTask = params.maxQueuedPerTask}));
+                                                               {.maxQueuedPerTask = params.maxQueuedPerTask, .order = s.order}));
       for (const auto& x : measured.slices)
         (x.kind == runtime::serve::ExecSlice::Kind::Load ? runs[k].servedLoadMs : runs[k].servedRunMs)
             .at(static_cast<size_t>(x.slot))
@@ -543,6 +552,7 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
       perTaskJson[task] = Json{{"measured", querySummaryJson(m)},
                                {"predicted", p == o.predictedPerTask.end() ? Json(nullptr) : querySummaryJson(p->second)}};
     }
+    if (o.predictedFirstCome) predicted["first_come"] = querySummaryJson(*o.predictedFirstCome);
     Json system = o.plan;
     system.update(Json{{"description", o.description},
                        {"tasks", perTaskJson},
@@ -586,6 +596,12 @@ std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& 
   }
   for (size_t i = 0; i < outcomes.size(); ++i)
     s += fmt::format("{}{}: {}\n", outcomes[i].name, i == 0 ? " (the plan's choice)" : "", outcomes[i].description);
+  for (const auto& o : outcomes)
+    if (o.predictedFirstCome && sp.latencySlos)
+      s += fmt::format("{}: each processor takes the queued query with the earliest deadline (its arrival plus its "
+                       "task's latency bound) first, the other systems first come first served; its units served "
+                       "first come first served are predicted {:.1f}% violations\n",
+                       o.name, 100 * o.predictedFirstCome->violationRate);
   for (const auto& o : outcomes)
     if (o.measured.dropped > 0)
       s += fmt::format("{}: {} of {} queries dropped at arrival (their task's queue full: --max-queue), counted as "

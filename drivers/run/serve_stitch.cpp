@@ -316,6 +316,8 @@ Expected<SystemSetup> systemSetup(StitchServe& c, const plan::ServedSystem& sys)
   SystemSetup r;
   r.name = sys.name;
   r.description = sys.description;
+  r.order = sys.servingOrder;
+  r.plan["serving_order"] = servingOrderName(sys.servingOrder);
   r.budgetBytes = c.budgetBytes;
   std::map<std::string, int> slots;
   const size_t K = c.slos.size();

@@ -45,6 +45,7 @@ struct SystemSetup {
   std::vector<int> queryOf;
   std::vector<double> queryArrivalMs;
   int64_t budgetBytes = INT64_MAX;
+  ServingOrder order = ServingOrder::FirstCome;  // how each processor takes its queued runs
   Json plan = Json::object();  // what the plan says of this system, copied into its report
 };
 

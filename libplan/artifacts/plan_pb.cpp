@@ -58,6 +58,8 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
   m->set_name(s.name);
   m->set_description(s.description);
   if (s.predictedInTurn) put(*s.predictedInTurn, m->mutable_predicted_in_turn());
+  if (s.servingOrder != ServingOrder::FirstCome) m->set_serving_order(std::string(servingOrderName(s.servingOrder)));
+  if (s.predictedFirstCome) put(*s.predictedFirstCome, m->mutable_predicted_first_come());
   for (const auto& sel : s.selections) {
     auto* sm = m->add_selections();
     sm->set_slo(sel.slo);
@@ -82,8 +84,11 @@ void put(const ServedSystem& s, planpb::ServedSystem* m) {
 }
 
 ServedSystem get(const planpb::ServedSystem& m) {
-  ServedSystem s{m.name(), m.description(), {}, std::nullopt};
+  ServedSystem s{m.name(), m.description(), {}, std::nullopt, ServingOrder::FirstCome, std::nullopt};
   if (m.has_predicted_in_turn()) s.predictedInTurn = get(m.predicted_in_turn());
+  if (m.has_predicted_first_come()) s.predictedFirstCome = get(m.predicted_first_come());
+  // fromProto checks the name first.
+  if (!m.serving_order().empty()) s.servingOrder = parseServingOrder(m.serving_order()).value_or(ServingOrder::FirstCome);
   for (const auto& sm : m.selections()) {
     SystemSelection sel{sm.slo(), {}, {}};
     if (sm.has_predicted()) sel.predicted = get(sm.predicted());
@@ -659,6 +664,10 @@ Expected<plan::Plan> fromProto(const planpb::Plan& m, const std::string& label) 
   }
   if (m.has_mts()) p.mts = get(m.mts());
   if (m.has_stitch()) {
+    for (const auto& sys : m.stitch().systems())
+      if (!sys.serving_order().empty() && !parseServingOrder(sys.serving_order()))
+        return makeError("{}: stitch.systems '{}': serving_order '{}' is not first-come or earliest-deadline", label,
+                         sys.name(), sys.serving_order());
     for (const auto& c : m.stitch().slo_configurations()) {
       std::map<std::string, int> seen;
       for (const auto& t : c.tasks())

@@ -146,6 +146,8 @@ Json toJson(const StitchPlan& s) {
         sj["selections"].push_back(std::move(selj));
       }
       if (sys.predictedInTurn) sj["predicted_in_turn"] = predictedJson(*sys.predictedInTurn);
+      if (sys.servingOrder != ServingOrder::FirstCome) sj["serving_order"] = servingOrderName(sys.servingOrder);
+      if (sys.predictedFirstCome) sj["predicted_first_come"] = predictedJson(*sys.predictedFirstCome);
       j["systems"].push_back(sj);
     }
   }
@@ -357,6 +359,15 @@ Expected<ServedSystem> systemFrom(const JsonAt& sj) {
   }
   if (sj.has("predicted_in_turn")) {
     ZP_ASSIGN_OR_RETURN(sys.predictedInTurn, predictedFrom(sj, "predicted_in_turn"));
+  }
+  if (sj.has("serving_order")) {
+    ZP_ASSIGN_OR_RETURN(const std::string order, sj.string("serving_order"));
+    const auto parsed = parseServingOrder(order);
+    if (!parsed) return sj.error(fmt::format("serving_order: '{}' is not first-come or earliest-deadline", order));
+    sys.servingOrder = *parsed;
+  }
+  if (sj.has("predicted_first_come")) {
+    ZP_ASSIGN_OR_RETURN(sys.predictedFirstCome, predictedFrom(sj, "predicted_first_come"));
   }
   return sys;
 }

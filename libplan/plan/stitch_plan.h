@@ -11,6 +11,7 @@
 
 #include "libplan/plan/unit.h"
 #include "libplan/plan/workload.h"
+#include "libplan/util/serving_order.h"
 #include "libplan/zoo/processor.h"
 
 namespace zp::plan {
@@ -148,6 +149,11 @@ struct ServedSystem {
   // (plan-run --serve's phases), predicted; with more than one configuration.
   // zooplan's `judged`: the joint choices it judged.
   std::optional<PredictedServing> predictedInTurn;
+  // The order each processor takes its queued runs in, as plan-run --serve serves the system.
+  ServingOrder servingOrder = ServingOrder::FirstCome;
+  // zooplan served earliest deadline first: its best choices served first come
+  // first served instead (in turn with several configurations), what the order gains.
+  std::optional<PredictedServing> predictedFirstCome;
   bool operator==(const ServedSystem&) const = default;
 };
 

@@ -134,39 +134,105 @@ const std::vector<std::pair<std::string, std::string>>& servedSystemCatalog() {
   return kCatalog;
 }
 
+namespace {
+
+std::string zooplanDescription(const SelectParams& params) {
+  switch (params.only) {
+    case SingleTechnique::SparseLoom:
+      return "the plan, SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice";
+    case SingleTechnique::Mts:
+      return "the plan, MTS alone (plan-solve --only mts): each task's model as given (its reference variant) whole "
+             "on one processor, or its weight-shared group's unit, the best mix served at the workload";
+    case SingleTechnique::SparOA:
+      return "the plan, SparOA alone (plan-solve --only sparoa on a profile): each task's model as given (its "
+             "reference variant) whole on one processor, or its operators placed across processors, the best mix "
+             "served at the workload";
+    case SingleTechnique::HaxConn:
+      return "the plan, HaX-CoNN alone (plan-solve --only haxconn on a profile): each task's model as given (its "
+             "reference variant) whole on one processor or, a frame's DNN, with its layer groups where the frame's "
+             "contention-aware concurrent schedule maps them, the best mix served at the workload";
+    case SingleTechnique::Nnv12:
+      return "the plan, NNV12 alone (plan-solve --only nnv12 on a profile): each task's model as given (its reference "
+             "variant) whole on one processor, the best mix served at the workload, the units the budget leaves out "
+             "loaded on demand by their cold sections";
+    case SingleTechnique::None: break;
+  }
+  if (!params.workload) return servedSystemCatalog().front().second;
+  return "the plan: best served at the workload's arrival rates in the serving simulator (violations, then accuracy "
+         "SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units resident under "
+         "the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
+         "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
+         "task by task; several configurations then judged together as served in turn (units shared across "
+         "switches); its processors taking queued queries earliest deadline first where that predicts fewer violations "
+         "than first come first served";
+}
+
+// zooplan's choices served in one order (the workload's): per configuration its
+// search's, then, with several configurations served in turn, the joint choice.
+struct ZooplanServed {
+  std::vector<Choice> choices;                    // per configuration
+  std::vector<plan::PredictedServing> predicted;  // per configuration, alone (at a workload)
+  std::optional<plan::PredictedServing> inTurn;   // with several configurations served in turn
+  std::vector<Outcome> alone;                     // per configuration (at a workload)
+  Outcome decisive;  // what two orders are compared by: in turn, else the one configuration served
+};
+
+ZooplanServed searchEach(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                         const SelectParams& params, std::vector<std::vector<TaskSearch>>& searches,
+                         std::vector<Choice>* algorithm1Out) {
+  ZooplanServed z;
+  for (size_t c = 0; c < slos.size(); ++c) {
+    ZooplanSearch search;
+    Algorithm1Result a1;
+    z.choices.push_back(zooplanChoice(space, slos[c], params, searches[c], &a1, &search));
+    if (algorithm1Out) algorithm1Out->push_back(a1.choice);
+    z.predicted.push_back({search.predicted.violationRate, search.predicted.throughputQps, search.judged,
+                           search.provenBest, search.violationBound});
+    z.alone.push_back(search.predicted);
+  }
+  return z;
+}
+
+// Several configurations served in turn: the joint choice from zooplan's and
+// the best of the other systems' (`systems`, zooplan's first) served so.
+void chooseInTurn(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
+                  const SelectParams& params, const std::vector<std::vector<Choice>>& systems,
+                  const std::vector<size_t>& turn, const runtime::serve::ArrivalTrace& trace, ZooplanServed& z) {
+  std::vector<plan::SloConfiguration> turnSlos;
+  for (size_t k : turn) turnSlos.push_back(slos[k]);
+  std::vector<std::vector<Choice>> turnChoices(systems.size());
+  for (size_t k : turn) turnChoices[0].push_back(z.choices[k]);
+  for (size_t s = 1; s < systems.size(); ++s)
+    for (size_t k : turn) turnChoices[s].push_back(systems[s][k]);
+  std::vector<Outcome> inTurn;
+  for (const auto& choices : turnChoices)
+    inTurn.push_back(evaluateServingInTurn(space, turnSlos, choices, *params.workload, trace));
+  const JointResult joint =
+      chooseJointly(space, turnSlos, turnChoices, inTurn, *params.workload, trace, params.maxJointJudged);
+  for (size_t j = 0; j < turn.size(); ++j) {
+    const size_t c = turn[j];
+    if (joint.choices[j].candidate == z.choices[c].candidate && joint.choices[j].placement == z.choices[c].placement)
+      continue;
+    // Moved for the whole: predicted alone again; its own search's proof and bound no longer apply.
+    const Outcome o = evaluateServing(space, slos[c], joint.choices[j], *params.workload, trace);
+    z.predicted[c] = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
+    z.choices[c] = joint.choices[j];
+  }
+  // Proven best among the reachable choices only when it meets their bound; else the gap is recorded.
+  z.inTurn = plan::PredictedServing{joint.outcome.violationRate, joint.outcome.throughputQps,
+                                    std::max<int64_t>(joint.judged, 1),
+                                    joint.outcome.violationRate <= joint.bound + 1e-12, joint.bound};
+  z.decisive = joint.outcome;
+}
+
+}  // namespace
+
 ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                             const SelectParams& params, std::vector<std::vector<TaskSearch>>& searches) {
   ServedSystems served;
   auto& out = served.systems;
-  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}, std::nullopt});
-  if (params.workload)
-    out.front().description =
-        "the plan: best served at the workload's arrival rates in the serving simulator (violations, then accuracy "
-        "SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units resident under "
-        "the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
-        "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
-        "task by task; several configurations then judged together as served in turn (units shared across switches)";
-  if (params.only == SingleTechnique::SparseLoom)
-    out.front().description = "the plan, SparseLoom alone (plan-solve --only sparseloom): Algorithm 1's choice";
-  if (params.only == SingleTechnique::Mts)
-    out.front().description =
-        "the plan, MTS alone (plan-solve --only mts): each task's model as given (its reference variant) whole on "
-        "one processor, or its weight-shared group's unit, the best mix served at the workload";
-  if (params.only == SingleTechnique::SparOA)
-    out.front().description =
-        "the plan, SparOA alone (plan-solve --only sparoa on a profile): each task's model as given (its reference "
-        "variant) whole on one processor, or its operators placed across processors, the best mix served at the "
-        "workload";
-  if (params.only == SingleTechnique::HaxConn)
-    out.front().description =
-        "the plan, HaX-CoNN alone (plan-solve --only haxconn on a profile): each task's model as given (its "
-        "reference variant) whole on one processor or, a frame's DNN, with its layer groups where the frame's "
-        "contention-aware concurrent schedule maps them, the best mix served at the workload";
-  if (params.only == SingleTechnique::Nnv12)
-    out.front().description =
-        "the plan, NNV12 alone (plan-solve --only nnv12 on a profile): each task's model as given (its reference "
-        "variant) whole on one processor, the best mix served at the workload, the units the budget leaves out "
-        "loaded on demand by their cold sections";
+  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}, std::nullopt, ServingOrder::FirstCome, std::nullopt});
+  out.front().description = zooplanDescription(params);
   served.choices.resize(out.size());
   std::optional<runtime::serve::ArrivalTrace> trace;
   if (params.workload) {
@@ -174,63 +240,56 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     assert(t.ok() && "the driver checks the workload names every task");
     trace = std::move(*t);
   }
-  // `known`: the choice's outcome when already judged at the workload (zooplan's search).
-  auto add = [&](size_t system, const plan::SloConfiguration& slo, const Choice& c, const Outcome* known) {
-    out[system].selections.push_back(selectionOf(space, slo.id, c));
-    if (trace) {
-      const Outcome o = known ? *known : evaluateServing(space, slo, c, *params.workload, *trace);
-      out[system].selections.back().predicted = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
-    }
-    served.choices[system].push_back(c);
-  };
-  for (size_t c = 0; c < slos.size(); ++c) {
-    const auto& slo = slos[c];
-    Algorithm1Result a1;
-    ZooplanSearch search;
-    Choice best = zooplanChoice(space, slo, params, searches[c], &a1, &search);
-    add(0, slo, best, &search.predicted);
-    if (trace) {
-      auto& p = *out[0].selections.back().predicted;
-      p.judged = search.judged;
-      p.provenBest = search.provenBest;
-      p.violationBound = search.violationBound;
-    }
-    add(1, slo, a1.choice, nullptr);
+  ZooplanServed z = searchEach(space, slos, params, searches, &served.choices[1]);
+  for (const auto& slo : slos) {
     const auto baselines = baselineChoices(space, slo, params);
-    for (size_t b = 0; b < baselines.size(); ++b) add(2 + b, slo, baselines[b], nullptr);
+    for (size_t b = 0; b < baselines.size(); ++b) served.choices[2 + b].push_back(baselines[b]);
   }
   const std::vector<size_t> turn = servedInTurn(slos, params);
+  const bool composed = trace && params.only == SingleTechnique::None;
+  if (composed) {
+    z.decisive = z.alone[turn.front()];
+    if (turn.size() > 1) chooseInTurn(space, slos, params, served.choices, turn, *trace, z);
+    // A single technique serves first come first served, as its paper's runtime
+    // does; the composed plan also judges its processors taking the queued query
+    // with the earliest deadline first, and serves so when that predicts fewer
+    // violations (first come stays on a tie: nothing to explain).
+    SelectParams byDeadline = params;
+    auto w = std::make_shared<ServingWorkload>(*params.workload);
+    w->order = ServingOrder::EarliestDeadline;
+    byDeadline.workload = std::move(w);
+    ZooplanServed e = searchEach(space, slos, byDeadline, searches, nullptr);
+    e.decisive = e.alone[turn.front()];
+    if (turn.size() > 1) chooseInTurn(space, slos, byDeadline, served.choices, turn, *trace, e);
+    if (e.decisive.violationRate < z.decisive.violationRate && betterOutcome(e.decisive, z.decisive)) {
+      out[0].servingOrder = ServingOrder::EarliestDeadline;
+      out[0].predictedFirstCome =
+          z.inTurn ? *z.inTurn : plan::PredictedServing{z.decisive.violationRate, z.decisive.throughputQps, 0, false, 0};
+      z = std::move(e);
+    }
+  }
+  served.choices[0] = z.choices;
+  for (size_t s = 0; s < out.size(); ++s)
+    for (size_t c = 0; c < slos.size(); ++c) {
+      out[s].selections.push_back(selectionOf(space, slos[c].id, served.choices[s][c]));
+      if (!trace) continue;
+      if (s == 0) {
+        out[s].selections.back().predicted = z.predicted[c];
+        continue;
+      }
+      const Outcome o = evaluateServing(space, slos[c], served.choices[s][c], *params.workload, *trace);
+      out[s].selections.back().predicted = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
+    }
+  out[0].predictedInTurn = z.inTurn;
   if (trace && turn.size() > 1) {
     std::vector<plan::SloConfiguration> turnSlos;
     for (size_t k : turn) turnSlos.push_back(slos[k]);
-    std::vector<std::vector<Choice>> turnChoices(out.size());
-    for (size_t s = 0; s < out.size(); ++s)
-      for (size_t k : turn) turnChoices[s].push_back(served.choices[s][k]);
-    std::vector<Outcome> inTurn;
     for (size_t s = 0; s < out.size(); ++s) {
-      inTurn.push_back(evaluateServingInTurn(space, turnSlos, turnChoices[s], *params.workload, *trace));
-      out[s].predictedInTurn = plan::PredictedServing{inTurn.back().violationRate, inTurn.back().throughputQps, 0,
-                                                      false, 0};
-    }
-    if (params.only == SingleTechnique::None) {
-      const JointResult joint =
-          chooseJointly(space, turnSlos, turnChoices, inTurn, *params.workload, *trace, params.maxJointJudged);
-      for (size_t j = 0; j < turn.size(); ++j) {
-        const size_t c = turn[j];
-        if (joint.choices[j].candidate == served.choices[0][c].candidate &&
-            joint.choices[j].placement == served.choices[0][c].placement)
-          continue;
-        // Moved for the whole: predicted alone again; its own search's proof and bound no longer apply.
-        auto& sel = out[0].selections[c];
-        sel = selectionOf(space, slos[c].id, joint.choices[j]);
-        const Outcome alone = evaluateServing(space, slos[c], joint.choices[j], *params.workload, *trace);
-        sel.predicted = plan::PredictedServing{alone.violationRate, alone.throughputQps, 0, false, 0};
-        served.choices[0][c] = joint.choices[j];
-      }
-      // Proven best among the reachable choices only when it meets their bound; else the gap is recorded.
-      out[0].predictedInTurn = plan::PredictedServing{
-          joint.outcome.violationRate, joint.outcome.throughputQps, std::max<int64_t>(joint.judged, 1),
-          joint.outcome.violationRate <= joint.bound + 1e-12, joint.bound};
+      if (out[s].predictedInTurn) continue;  // zooplan's joint choice
+      std::vector<Choice> choices;
+      for (size_t k : turn) choices.push_back(served.choices[s][k]);
+      const Outcome o = evaluateServingInTurn(space, turnSlos, choices, *params.workload, *trace);
+      out[s].predictedInTurn = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
     }
   }
   return served;

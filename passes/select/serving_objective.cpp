@@ -236,6 +236,7 @@ sim::ServeSimParams simParams(const StitchSpace& space, const ServingWorkload& w
   sp.dispatchMs = workload.calibration.dispatchMs;
   sp.handoffMs = workload.calibration.handoffMs;
   sp.seed = workload.seed;
+  sp.order = workload.order;
   return sp;
 }
 

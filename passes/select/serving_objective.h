@@ -1,7 +1,8 @@
 // The workload a plan is chosen for, and a choice judged the way plan-run
 // --serve measures it: the task's queries arrive at the workload's rates (a
 // seeded periodic or Poisson trace), each runs its chosen subgraphs position by
-// position on their processors, every processor a FIFO queue, in the open-loop
+// position on their processors, every processor a queue taken first come first
+// served or earliest deadline first (the workload's order), in the open-loop
 // serving simulator (libplan/sim/queries/serve_sim.h) that plan-run's
 // prediction uses too. A query violates its SLO when it finishes later than the
 // task's latency bound or its variant misses the accuracy floor (SparseLoom
@@ -67,6 +68,8 @@ struct ServingWorkload {
   // unit times its load time, over its bytes), as far as the budget holds them
   // with room left for the largest unit left out (sim::residentByLoadCost).
   bool residentByLoadCost = false;
+  // How each processor takes its queued runs (a system's serving order).
+  ServingOrder order = ServingOrder::FirstCome;
 };
 
 // Queries per second that run task t: its rate plus one per period of every frame chain it is in.

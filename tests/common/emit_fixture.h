@@ -110,6 +110,8 @@ inline plan::Plan stitchPlanFor(const zoo::StitchManifest& m, const std::string&
     for (const auto& tc : choices) sel.tasks.push_back(tc[c]);
     chosen.selections.push_back(std::move(sel));
   }
+  chosen.servingOrder = ServingOrder::EarliestDeadline;
+  chosen.predictedFirstCome = plan::PredictedServing{0.25, 40.5, 3, true, 0.125};
   s.systems.push_back(std::move(chosen));
   plan::ServedSystem sys{"AV-P", "a baseline", {}};
   for (const auto& c : s.slos) {

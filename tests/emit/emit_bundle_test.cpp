@@ -114,6 +114,33 @@ TEST_F(emitTest, StitchPlanRoundTripsThroughProtoAndJson) {
   q = p;
   q.stitch->systems[0].selections[1].tasks[0].miss->latencyOverMs = 2;
   EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
+  q = p;
+  q.stitch->systems[0].servingOrder = ServingOrder::FirstCome;
+  EXPECT_NE(artifacts::serializePlanPb(q), artifacts::serializePlanPb(p));
+}
+
+TEST_F(emitTest, AServingOrderNotKnownIsAOneLineErrorNamingIt) {
+  plan::Plan p = testing::stitchPlanFor(*manifest_);
+  Json j = artifacts::toJson(p);
+  ASSERT_EQ(j["stitch"]["systems"][0]["serving_order"], "earliest-deadline");
+  j["stitch"]["systems"][0]["serving_order"] = "shortest-first";
+  auto bad = artifacts::planFromJson(j, "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("plan.json"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("serving_order: 'shortest-first' is not first-come or earliest-deadline"),
+            std::string::npos) << bad.error().message;
+  EXPECT_EQ(bad.error().message.find('\n'), std::string::npos);
+  auto pb = artifacts::toProto(p);
+  pb.mutable_stitch()->mutable_systems(0)->set_serving_order("shortest-first");
+  auto badPb = artifacts::fromProto(pb, "plan.pb");
+  ASSERT_FALSE(badPb.ok());
+  EXPECT_NE(badPb.error().message.find("plan.pb: stitch.systems 'zooplan': serving_order 'shortest-first'"),
+            std::string::npos) << badPb.error().message;
+  // A plan written before serving orders existed serves first come first served.
+  j["stitch"]["systems"][0].erase("serving_order");
+  auto old = artifacts::planFromJson(j, "old.json");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->stitch->systems[0].servingOrder, ServingOrder::FirstCome);
 }
 
 TEST_F(emitTest, PlanWithoutBoundDimsReadsAsBatchOne) {

@@ -480,3 +480,70 @@ TEST(ServingObjective, OnlyTheConfigurationsServedInTurnAreJudgedTogether) {
 
 }  // namespace
 }  // namespace zp::select
+
+namespace zp::select {
+namespace {
+
+// Two slow tasks (two 2 ms positions, a loose 40 ms bound) at 150 q/s load both
+// processors to 60%; a quick one (two 0.25 ms positions, a 3 ms bound) at 100
+// q/s must share one with them. Served first come first served, a quick query
+// waits behind the slow positions queued before it; earliest deadline first,
+// only for the position under way (at most 2 ms). `slowQps` 10: the processors
+// mostly idle, the order changes nothing and first come stays.
+StitchSpace orderSpace() {
+  StitchSpace sp;
+  sp.processors = {{"cpu", "cpu", "host", "default", 1, {}, "onednn"}, {"gpu", "gpu", "host", "default", 1, {}, "onednn"}};
+  sp.manifest.tasks.reserve(3);  // the tasks point into it
+  testing::addCpuGpuTask(sp, testing::plainTask(sp, "slow1", 2.0, 1'000'000, 0.9));
+  testing::addCpuGpuTask(sp, testing::plainTask(sp, "slow2", 2.0, 1'000'000, 0.9));
+  testing::addCpuGpuTask(sp, testing::plainTask(sp, "quick", 0.25, 1'000'000, 0.9));
+  return sp;
+}
+
+Expected<StitchSolution> planOrderSpace(const StitchSpace& sp, double slowQps, SingleTechnique only) {
+  const plan::SloConfiguration slo{"C", {{"slow1", {0.5, 40}}, {"slow2", {0.5, 40}}, {"quick", {0.5, 3}}}};
+  auto w = std::make_shared<ServingWorkload>();
+  w->rateQps = {{"slow1", slowQps}, {"slow2", slowQps}, {"quick", 100}};
+  w->durationMs = 4000;
+  w->seed = 3;
+  SelectParams params;
+  params.workload = w;
+  params.only = only;
+  return planStitch(sp, {slo}, {}, params);
+}
+
+TEST(ServingObjective, TheComposedPlanServesEarliestDeadlineFirstWhereThatServesBetter) {
+  const StitchSpace sp = orderSpace();
+  auto loaded = planOrderSpace(sp, 150, SingleTechnique::None);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const auto& zooplan = loaded->plan.systems.front();
+  EXPECT_EQ(zooplan.servingOrder, ServingOrder::EarliestDeadline);
+  ASSERT_TRUE(zooplan.predictedFirstCome && zooplan.selections[0].predicted);
+  const double edf = zooplan.selections[0].predicted->violationRate;
+  const double fifo = zooplan.predictedFirstCome->violationRate;
+  EXPECT_LT(edf + 0.02, fifo) << "planted: quick's queries wait behind slow positions first come";
+  for (const auto& s : loaded->plan.systems) {
+    if (&s == &zooplan) continue;
+    EXPECT_EQ(s.servingOrder, ServingOrder::FirstCome) << s.name;
+    EXPECT_FALSE(s.predictedFirstCome) << s.name;
+    EXPECT_LE(edf, s.selections[0].predicted->violationRate) << s.name;
+  }
+  // The plan says so.
+  const Json j = artifacts::toJson(loaded->plan);
+  EXPECT_EQ(j["systems"][0]["serving_order"], "earliest-deadline");
+
+  // A single technique serves first come, as its paper's runtime does.
+  auto alone = planOrderSpace(sp, 150, SingleTechnique::SparseLoom);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(alone->plan.systems.front().servingOrder, ServingOrder::FirstCome);
+  EXPECT_FALSE(alone->plan.systems.front().predictedFirstCome);
+
+  // Idle processors: nothing to gain, first come stays.
+  auto idle = planOrderSpace(sp, 10, SingleTechnique::None);
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(idle->plan.systems.front().servingOrder, ServingOrder::FirstCome);
+  EXPECT_FALSE(idle->plan.systems.front().predictedFirstCome);
+}
+
+}  // namespace
+}  // namespace zp::select

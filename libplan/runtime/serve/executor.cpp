@@ -46,7 +46,7 @@ class HeldWorkers {
   HeldWorkers& operator=(const HeldWorkers&) = delete;
   ~HeldWorkers() { release(); }
   // Blocks until each of `processors`' workers has taken its hold in its queue's turn.
-  void hold(const std::vector<int>& processors, std::vector<std::unique_ptr<PinnedWorker>>& workers) {
+  void hold(const std::vector<int>& processors, std::vector<std::unique_ptr<PinnedWorker>>& workers, double rank) {
     if (processors.empty()) return;  // most runs hold nothing: no shared state on their path
     release_ = std::make_unique<std::promise<void>>();
     const std::shared_future<void> released = release_->get_future().share();
@@ -54,10 +54,12 @@ class HeldWorkers {
     for (int h : processors) {
       auto gate = std::make_shared<std::promise<void>>();
       taken.push_back(gate->get_future());
-      workers[static_cast<size_t>(h)]->post([gate, released] {
-        gate->set_value();
-        released.wait();
-      });
+      workers[static_cast<size_t>(h)]->post(
+          [gate, released] {
+            gate->set_value();
+            released.wait();
+          },
+          rank);
     }
     for (auto& f : taken) f.wait();
   }
@@ -82,6 +84,7 @@ class Server {
   void setAfterRun(std::function<void(const ExecSlice&, LoadedUnit&)> f) { afterRun_ = std::move(f); }
   void keepOutputs() { keepOutputs_ = true; }
   void profileRuns() { profileRuns_ = true; }
+  void setOrder(ServingOrder order) { order_ = order; }
 
  private:
   double nowMs() const { return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count(); }
@@ -90,6 +93,12 @@ class Server {
   Status runPositionOrFail(int query, int position);
   void finish(int query, bool completed);
   ServeResult collect();
+  // Where a query's runs queue on a worker: its deadline earliest deadline first, else all alike.
+  double rankOf(int query) const {
+    if (order_ != ServingOrder::EarliestDeadline) return 0;
+    const auto& rec = records_[static_cast<size_t>(query)];
+    return rec.arrivalMs + setup_.tasks[static_cast<size_t>(rec.task)].sloMs;
+  }
 
   const ServeSetup& setup_;
   SubgraphLoader& loader_;
@@ -103,6 +112,7 @@ class Server {
   std::vector<QueryRecord> records_;
   std::vector<TensorMap> values_;
   bool keepOutputs_ = false, profileRuns_ = false;
+  ServingOrder order_ = ServingOrder::FirstCome;
   std::vector<TensorMap> outputs_;                // with keepOutputs_: per query, its last position's outputs
   std::function<void(const ExecSlice&, LoadedUnit&)> afterRun_;
   std::vector<int> queueOf_;                      // setup task -> admission queue
@@ -210,7 +220,7 @@ Status Server::runPositionOrFail(int query, int position) {
     inputs.emplace(io.name, it->second);
   }
   HeldWorkers held;
-  held.hold(setup_.slots[static_cast<size_t>(slot)].holds, workers_);
+  held.hold(setup_.slots[static_cast<size_t>(slot)].holds, workers_, rankOf(query));
   const double runStart = nowMs(), runStartCpu = threadCpuMs();
   auto outputs = lease.unit->run(inputs, profileRuns_);
   const double runEnd = nowMs(), runCpu = threadCpuMs() - runStartCpu;
@@ -229,7 +239,8 @@ Status Server::runPositionOrFail(int query, int position) {
   for (auto& [name, t] : *outputs) values[name] = std::move(t);
   if (!last) {
     const int next = setup_.slots[static_cast<size_t>(task.slots[static_cast<size_t>(position + 1)])].processor;
-    workers_[static_cast<size_t>(next)]->post([this, query, position] { runPosition(query, position + 1); });
+    workers_[static_cast<size_t>(next)]->post([this, query, position] { runPosition(query, position + 1); },
+                                              rankOf(query));
     return {};
   }
   rec.finishMs = runEnd;
@@ -292,7 +303,8 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     ++inFlight;
     values_[i] = task.samples[static_cast<size_t>(trace_.arrivals[i].sample)];
     const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
-    workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); });
+    workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); },
+                                              rankOf(static_cast<int>(i)));
   }
   {
     // After a failure the queries not dispatched never finish; every dispatched one does.
@@ -411,6 +423,7 @@ Expected<ServeResult> serve(const ServeSetup& setup, SubgraphLoader& loader, con
   if (params.afterRun) server.setAfterRun(params.afterRun);
   if (params.keepOutputs) server.keepOutputs();
   if (params.profileRuns) server.profileRuns();
+  server.setOrder(params.order);
   ZP_TRY(server.start());
   ZP_TRY(server.preload(params.warmPreloaded));
   return server.run(params);

@@ -1,8 +1,9 @@
 // The multi-DNN executor (SparseLoom §3.3-3.4 runtime phase, measured): queries
 // arrive in real time from a trace (open loop, steady_clock); each runs its
 // task's stitched variant position by position, each position on the processor
-// the plan places it on. One pinned worker per processor serves its own FIFO
-// queue; a position's outputs are handed to the next position's worker. A
+// the plan places it on. One pinned worker per processor serves its own queue,
+// first come first served or earliest deadline first (ServeParams::order); a
+// position's outputs are handed to the next position's worker. A
 // residency manager keeps the preload set resident and loads, and evicts, the
 // other subgraphs under the memory budget, the load time counted in the query
 // that needed it.
@@ -15,6 +16,7 @@
 #include "libplan/runtime/serve/processor.h"
 #include "libplan/runtime/serve/serve_records.h"
 #include "libplan/runtime/serve/subgraph_loader.h"
+#include "libplan/util/serving_order.h"
 
 namespace zp::runtime::serve {
 
@@ -77,6 +79,9 @@ struct ServeParams {
   // Called on the processor's worker after each run, with the unit that ran
   // while it is still resident (e.g. to read a cold-loaded session's report).
   std::function<void(const ExecSlice& run, LoadedUnit& unit)> afterRun = {};
+  // How each worker takes its queued runs; a query's deadline is its arrival
+  // plus its task's sloMs (with closedLoop, when it was dispatched).
+  ServingOrder order = ServingOrder::FirstCome;
 };
 
 // Indices, processors, cores and the preload budget; a one-line error otherwise.

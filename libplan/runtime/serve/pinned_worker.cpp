@@ -34,10 +34,10 @@ PinnedWorker::~PinnedWorker() {
   if (thread_.joinable()) thread_.join();
 }
 
-void PinnedWorker::post(std::function<void()> job) {
+void PinnedWorker::post(std::function<void()> job, double rank) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(job));
+    queue_.emplace(std::make_pair(rank, posts_++), std::move(job));
   }
   wake_.notify_one();
 }
@@ -58,8 +58,8 @@ void PinnedWorker::loop() {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and nothing left
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      job = std::move(queue_.begin()->second);
+      queue_.erase(queue_.begin());
     }
     job();
   }

@@ -1,9 +1,13 @@
 // One thread per processor, pinned to exactly the processor's cores, running the
-// jobs posted to it one at a time in the order they were posted (FIFO).
+// jobs posted to it one at a time: of those queued, the one posted with the
+// lowest rank first (a query's deadline, for earliest-deadline-first serving),
+// equal ranks in the order they were posted (first come first served).
 #pragma once
 #include <condition_variable>
-#include <deque>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -21,7 +25,7 @@ class PinnedWorker {
   PinnedWorker(const PinnedWorker&) = delete;
   PinnedWorker& operator=(const PinnedWorker&) = delete;
 
-  void post(std::function<void()> job);
+  void post(std::function<void()> job, double rank = 0);
   // Posts `job` and blocks until the worker has run it (and what was queued before).
   void runAndWait(const std::function<void()>& job);
   const Processor& processor() const { return processor_; }
@@ -32,7 +36,9 @@ class PinnedWorker {
   Processor processor_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> queue_;
+  // (rank, post number) -> job: the first entry runs next.
+  std::map<std::pair<double, uint64_t>, std::function<void()>> queue_;
+  uint64_t posts_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 };

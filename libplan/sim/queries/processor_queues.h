@@ -1,9 +1,11 @@
 // The queueing discipline shared by the query simulators: each processor runs
-// one job at a time, without preemption, taking its ready jobs first come first
-// served (ties: the smaller key). Taking, over all processors, the job that can
-// start first (then the earliest ready, then the smallest key) processes jobs in
+// one job at a time, without preemption. When it is free it takes, of the jobs
+// that have joined its queue by then, the one with the earliest deadline (ties:
+// the earliest ready, then the smaller key); with every deadline equal that is
+// first come first served. Taking, over all processors, the job that can start
+// first (then the earliest ready, then the smallest key) processes jobs in
 // start-time order, so a job's successors are only ever pushed with ready times
-// after that start: the order a real per-processor FIFO worker would see.
+// after that start: the order a real per-processor worker would see.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -13,10 +15,11 @@
 namespace zp::sim {
 
 struct QueuedJob {
-  double ready = 0;  // when it joins its processor's queue
-  int64_t key = 0;   // tie-break among equal ready times (e.g. arrival rank)
-  int id = 0;        // the caller's (task or query)
-  int stage = 0;     // the caller's (position)
+  double ready = 0;     // when it joins its processor's queue
+  int64_t key = 0;      // tie-break among equal ready times (e.g. arrival rank)
+  int id = 0;           // the caller's (task or query)
+  int stage = 0;        // the caller's (position)
+  double deadline = 0;  // taken before later deadlines among the jobs queued (equal: first come)
 };
 
 class ProcessorQueues {
@@ -36,12 +39,21 @@ class ProcessorQueues {
   double freeAt(int processor) const { return free_[static_cast<size_t>(processor)]; }
 
  private:
-  struct Later {
+  struct ReadyLater {
     bool operator()(const QueuedJob& a, const QueuedJob& b) const {
+      if (a.ready != b.ready) return a.ready > b.ready;
+      return a.deadline != b.deadline ? a.deadline > b.deadline : a.key > b.key;
+    }
+  };
+  struct DeadlineLater {
+    bool operator()(const QueuedJob& a, const QueuedJob& b) const {
+      if (a.deadline != b.deadline) return a.deadline > b.deadline;
       return a.ready != b.ready ? a.ready > b.ready : a.key > b.key;
     }
   };
-  std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, Later>> queues_;
+  // Per processor: jobs not yet joined when it was last free, and those that had.
+  std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, ReadyLater>> arriving_;
+  std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, DeadlineLater>> queued_;
   std::vector<double> free_;
 };
 

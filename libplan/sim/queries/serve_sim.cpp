@@ -61,11 +61,19 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   auto processorOf = [&](int task, int position) {
     return slots[static_cast<size_t>(tasks[static_cast<size_t>(task)].slots[static_cast<size_t>(position)])].processor;
   };
+  // Every run of a query carries its deadline (all equal first come first served).
+  auto deadlineOf = [&](int query) {
+    if (params.order != ServingOrder::EarliestDeadline) return 0.0;
+    const auto& q = r.queries[static_cast<size_t>(query)];
+    return q.arrivalMs + tasks[static_cast<size_t>(q.task)].sloMs;
+  };
   for (size_t q = 0; q < arrivals.size(); ++q) {
     assert(q == 0 || arrivals[q - 1].timeMs <= arrivals[q].timeMs);
     const auto& a = arrivals[q];
     r.queries.push_back({a.task, a.timeMs, 0, 0, 0});
-    queues.push(processorOf(a.task, 0), QueuedJob{a.timeMs + params.dispatchMs, static_cast<int64_t>(q), static_cast<int>(q), 0});
+    const int id = static_cast<int>(q);
+    queues.push(processorOf(a.task, 0),
+                QueuedJob{a.timeMs + params.dispatchMs, static_cast<int64_t>(q), id, 0, deadlineOf(id)});
   }
   // A run of a slot that holds other processors, waiting for their holds' turns.
   struct PendingRun {
@@ -81,7 +89,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     if (position + 1 < static_cast<int>(task.slots.size())) {
       const int to = processorOf(query.task, position + 1);
       const double ready = end + (to != p ? params.handoffMs : 0.0);
-      queues.push(to, QueuedJob{ready, key, id, position + 1});
+      queues.push(to, QueuedJob{ready, key, id, position + 1, deadlineOf(id)});
     } else {
       query.finishMs = end;
     }
@@ -134,7 +142,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
                        static_cast<int>(holds.size())});
     // A hold is posted to the held worker as a hand-over is (measured: a run's holds take 0.06 ms
     // where the calibrated hand-over is 0.05).
-    for (int h : holds) queues.push(h, QueuedJob{runStart + params.handoffMs, next->job.key, id, -1});
+    for (int h : holds) queues.push(h, QueuedJob{runStart + params.handoffMs, next->job.key, id, -1, next->job.deadline});
   }
   std::vector<QueryOutcome> outcomes;
   for (const auto& q : r.queries) {

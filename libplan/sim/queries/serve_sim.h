@@ -1,7 +1,8 @@
 // The open-loop serving predictor: what the executor (libplan/runtime/serve)
 // should measure, simulated. Queries arrive at the trace's times; each runs its
 // task's positions in order, each on the processor of its subgraph slot; every
-// processor serves its own FIFO queue (processor_queues.h); a slot not resident
+// processor serves its own queue (processor_queues.h) first come first served
+// or earliest deadline first (the params' order); a slot not resident
 // is loaded when a query first needs it (its load time counted in that query),
 // evicting least recently used non-preloaded slots that no processor is running,
 // under the memory budget (the executor's residency rule, util/budgeted_lru.h).
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "libplan/util/query_summary.h"
+#include "libplan/util/serving_order.h"
 
 namespace zp::sim {
 
@@ -58,6 +60,7 @@ struct ServeSimParams {
   double idleThresholdMs = 2;  // idle time after which a run counts as after-idle (measured: the slowdown
                                // of an idle core sets in between 1 and 5 ms of idle here)
   uint64_t seed = 0;     // draws from the slots' run samples
+  ServingOrder order = ServingOrder::FirstCome;  // a query's deadline: its arrival plus its task's sloMs
 };
 
 struct ServeSimQuery {

@@ -35,6 +35,23 @@ TEST(Processor, WorkerRunsOnExactlyItsCoresInPostOrder) {
   }
 }
 
+TEST(Processor, QueuedJobsRunByRankThenInPostOrder) {
+  auto w = PinnedWorker::start(zp::testing::pinned("p", {availableCores().front()}));
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  // The worker waits in the first job until every other one is queued.
+  std::promise<void> queued;
+  std::shared_future<void> go = queued.get_future().share();
+  (*w)->post([go] { go.wait(); });
+  std::vector<int> order;
+  const std::vector<double> ranks = {5, 1, 3, 1, 0};
+  for (size_t i = 0; i < ranks.size(); ++i) (*w)->post([&order, i] { order.push_back(static_cast<int>(i)); }, ranks[i]);
+  std::promise<void> last;
+  (*w)->post([&last] { last.set_value(); }, 10);
+  queued.set_value();
+  last.get_future().wait();
+  EXPECT_EQ(order, (std::vector<int>{4, 1, 3, 2, 0}));
+}
+
 TEST(Processor, CoresNotOnThisMachineAreRefused) {
   const auto available = availableCores();
   const int missing = available.back() + 1;

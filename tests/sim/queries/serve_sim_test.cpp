@@ -3,6 +3,7 @@
 #include <map>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -222,6 +223,117 @@ TEST(ServeSim, MatchesBruteForceOnRandomSmallInstances) {
     for (size_t q = 0; q < arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
     EXPECT_EQ(r.loads, 0);
   }
+}
+
+// Brute force by processor: each processor, when free, takes of the runs
+// waiting for it by then the one whose query's deadline (arrival plus its
+// task's bound) is earliest, then the earliest ready, then the earliest
+// arrival; the processor that can start first goes first (then the earliest
+// ready, then the earliest arrival). No loads, no holds.
+std::vector<double> bruteForceEarliestDeadline(const std::vector<ServeSimSlot>& slots,
+                                               const std::vector<ServeSimTask>& tasks,
+                                               const std::vector<ServeSimArrival>& arrivals, int processors,
+                                               double handoff) {
+  const size_t n = arrivals.size();
+  std::vector<int> next(n, 0);
+  std::vector<double> ready(n), finish(n, -1), freeAt(static_cast<size_t>(processors), 0);
+  for (size_t q = 0; q < n; ++q) ready[q] = arrivals[q].timeMs;
+  auto deadline = [&](size_t q) { return arrivals[q].timeMs + tasks[static_cast<size_t>(arrivals[q].task)].sloMs; };
+  auto processorOf = [&](size_t q) {
+    const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
+    return slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])].processor;
+  };
+  auto pending = [&](size_t q) {
+    return next[q] < static_cast<int>(tasks[static_cast<size_t>(arrivals[q].task)].slots.size());
+  };
+  while (true) {
+    int best = -1;
+    double bestStart = 0;
+    for (int p = 0; p < processors; ++p) {
+      double earliest = std::numeric_limits<double>::infinity();
+      for (size_t q = 0; q < n; ++q)
+        if (pending(q) && processorOf(q) == p) earliest = std::min(earliest, ready[q]);
+      if (!std::isfinite(earliest)) continue;
+      const double start = std::max(earliest, freeAt[static_cast<size_t>(p)]);
+      int pick = -1;
+      for (size_t q = 0; q < n; ++q) {
+        if (!pending(q) || processorOf(q) != p || ready[q] > start) continue;
+        const auto b = static_cast<size_t>(pick);
+        if (pick < 0 || deadline(q) < deadline(b) || (deadline(q) == deadline(b) && ready[q] < ready[b]))
+          pick = static_cast<int>(q);
+      }
+      const auto b = static_cast<size_t>(best), k = static_cast<size_t>(pick);
+      if (best < 0 || start < bestStart || (start == bestStart && (ready[k] < ready[b] || (ready[k] == ready[b] && k < b)))) {
+        best = pick;
+        bestStart = start;
+      }
+    }
+    if (best < 0) break;
+    const auto q = static_cast<size_t>(best);
+    const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
+    const auto& slot = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])];
+    const double end = bestStart + slot.runMs;
+    freeAt[static_cast<size_t>(slot.processor)] = end;
+    if (++next[q] == static_cast<int>(t.slots.size())) {
+      finish[q] = end;
+    } else {
+      ready[q] = end + (processorOf(q) != slot.processor ? handoff : 0);
+    }
+  }
+  return finish;
+}
+
+TEST(ServeSim, EarliestDeadlineFirstLetsATightQueryPassALooseOne) {
+  // One processor: "loose" (3 ms runs, bound 100) arrives at 0 and 0.5, "tight"
+  // (1 ms, bound 4) at 1. First come: loose [0, 3], loose [3, 6], tight [6, 7],
+  // 6 ms late for its bound of 4. Earliest deadline: at 3 tight's deadline (5)
+  // is before the second loose one's (100.5): tight [3, 4], loose [4, 7].
+  std::vector<ServeSimSlot> slots = {{0, 3.0, 0, 0, true}, {0, 1.0, 0, 0, true}};
+  std::vector<ServeSimTask> tasks = {{"loose", {0}, 100, true}, {"tight", {1}, 4, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 0}, {0.5, 0}, {1, 1}};
+  ServeSimParams params{1, 0, 0};
+  const auto fifo = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(fifo.queries[2].finishMs, 7.0);
+  EXPECT_EQ(fifo.summary.violations, 1);
+  params.order = ServingOrder::EarliestDeadline;
+  const auto edf = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(edf.queries[0].finishMs, 3.0);  // never preempted
+  EXPECT_DOUBLE_EQ(edf.queries[2].finishMs, 4.0);
+  EXPECT_DOUBLE_EQ(edf.queries[1].finishMs, 7.0);
+  EXPECT_EQ(edf.summary.violations, 0);
+}
+
+TEST(ServeSim, EarliestDeadlineFirstMatchesBruteForceOnRandomSmallInstances) {
+  std::mt19937 rng(7);
+  int reordered = 0;  // instances where the order changed some finish time
+  for (int instance = 0; instance < 300; ++instance) {
+    const int P = 1 + static_cast<int>(rng() % 3), T = 1 + static_cast<int>(rng() % 3);
+    std::vector<ServeSimSlot> slots;
+    std::vector<ServeSimTask> tasks;
+    for (int t = 0; t < T; ++t) {
+      ServeSimTask task{"t" + std::to_string(t), {}, static_cast<double>(1 + rng() % 12), true};
+      for (int pos = 0, n = 1 + static_cast<int>(rng() % 3); pos < n; ++pos) {
+        task.slots.push_back(static_cast<int>(slots.size()));
+        slots.push_back({static_cast<int>(rng() % P), static_cast<double>(1 + rng() % 4), 0, 1, true});
+      }
+      tasks.push_back(task);
+    }
+    std::vector<ServeSimArrival> arrivals;
+    double time = 0;
+    for (int q = 0, n = 1 + static_cast<int>(rng() % 8); q < n; ++q) {
+      time += static_cast<double>(rng() % 3);
+      arrivals.push_back({time, static_cast<int>(rng() % T)});
+    }
+    const double handoff = (rng() % 2) * 0.5;
+    ServeSimParams params{P, 1000, handoff};
+    params.order = ServingOrder::EarliestDeadline;
+    const auto r = simulateServing(slots, tasks, arrivals, params);
+    const auto expect = bruteForceEarliestDeadline(slots, tasks, arrivals, P, handoff);
+    const auto fifo = bruteForceFinish(slots, tasks, arrivals, P, handoff);
+    for (size_t q = 0; q < arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
+    reordered += expect != fifo;
+  }
+  EXPECT_GT(reordered, 20) << "the instances hardly exercise the order";
 }
 
 TEST(ServeSim, IsDeterministic) {

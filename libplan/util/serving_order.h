@@ -1,0 +1,24 @@
+// The order a processor's worker takes its queued runs in: first come first
+// served, or earliest deadline first (a query's deadline: its arrival plus its
+// task's latency bound), never preempting a run. The executor serves by it and
+// the serving simulator predicts by it, so both read this one type; a plan
+// names it per system.
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace zp {
+
+enum class ServingOrder { FirstCome, EarliestDeadline };
+
+inline constexpr std::string_view servingOrderName(ServingOrder o) {
+  return o == ServingOrder::EarliestDeadline ? "earliest-deadline" : "first-come";
+}
+
+inline std::optional<ServingOrder> parseServingOrder(std::string_view s) {
+  if (s == "first-come") return ServingOrder::FirstCome;
+  if (s == "earliest-deadline") return ServingOrder::EarliestDeadline;
+  return std::nullopt;
+}
+
+}  // namespace zp
