@@ -373,12 +373,16 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   RunCalibrationParams cp;
   cp.rounds = rounds;
   cp.seed = params.seed;
+  cp.timeLoads = true;
   ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(run.prepared.setup, loader, cp));
+  run.calibration.loadMs.resize(cal.loadMs.size());
   for (size_t k = 0; k < cal.hotMs.size(); ++k) {
     auto& hot = run.calibration.hotMs[k];
     auto& idle = run.calibration.idleMs[k];
+    auto& load = run.calibration.loadMs[k];
     hot.insert(hot.end(), cal.hotMs[k].begin(), cal.hotMs[k].end());
     idle.insert(idle.end(), cal.idleMs[k].begin(), cal.idleMs[k].end());
+    load.insert(load.end(), cal.loadMs[k].begin(), cal.loadMs[k].end());
   }
   run.dispatchMs.push_back(cal.dispatchMs);
   run.handoffMs.push_back(cal.handoffMs);
@@ -415,6 +419,9 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   for (size_t k = 0; k < p.simSlots.size(); ++k) {
     p.simSlots[k].runSamplesMs = cal.hotMs[k];
     p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
+    // Timed among the other processors' runs, the freeing of a previous copy included (as served).
+    if (!p.setup.slots[k].preload && k < cal.loadMs.size() && !cal.loadMs[k].empty())
+      p.simSlots[k].loadMs = median(cal.loadMs[k]);
   }
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, cal.handoffMs};
   simParams.dispatchMs = cal.dispatchMs;

@@ -74,7 +74,7 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   runtime::serve::RunCalibrationParams cp;
   cp.rounds = rounds;
   cp.seed = seed;
-  cp.loadRepeats = 3;
+  cp.timeLoads = true;
   Progress progress("plan-solve: calibrating run times on the pinned processors",
                     setup.slots.size() * static_cast<size_t>(cp.warmup + 2 * cp.rounds), "runs");
   cp.afterRun = [&] { progress.advance(); };
@@ -87,8 +87,9 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   std::vector<double> perMB;  // for units the planner meets without a measurement of their own
   for (size_t s = 0; s < setup.slots.size(); ++s) {
     const auto p = static_cast<size_t>(setup.slots[s].processor);
-    out.units[keys[s]] = select::UnitCalibration{cal.hotMs[s], cal.idleMs[s], cal.loadMs[s]};
-    if (megabytes[s] > 0) perMB.push_back(cal.loadMs[s] / megabytes[s]);
+    const double loadMs = median(cal.loadMs[s]);
+    out.units[keys[s]] = select::UnitCalibration{cal.hotMs[s], cal.idleMs[s], loadMs};
+    if (megabytes[s] > 0) perMB.push_back(loadMs / megabytes[s]);
     for (double ms : cal.hotMs[s]) out.hotRatios[p].push_back(ms / plannedMs[s]);
     for (double ms : cal.idleMs[s]) out.idleRatios[p].push_back(ms / plannedMs[s]);
   }

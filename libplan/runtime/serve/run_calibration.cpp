@@ -14,34 +14,32 @@ namespace zp::runtime::serve {
 
 namespace {
 
+using Workers = std::vector<std::unique_ptr<PinnedWorker>>;
+
 struct Loaded {
   int slot = 0;
   LoadedUnit unit;
   TensorMap inputs;
+  LoadedUnit extra;  // timeLoads: the copy the slot's next timed load frees
 };
 
-using Workers = std::vector<std::unique_ptr<PinnedWorker>>;
+Expected<LoadedUnit> loadSlot(const ServeSetup& setup, SubgraphLoader& loader, int slot) {
+  const auto& info = setup.slots[static_cast<size_t>(slot)];
+  auto l = loader.load(slot, info, sessionOptions(setup.processors[static_cast<size_t>(info.processor)]));
+  if (!l.ok()) return makeError("subgraph '{}': {}", info.name, l.error().message);
+  if (!l->unit) return makeError("subgraph '{}': the loader returned no unit", info.name);
+  return std::move(l->unit);
+}
 
-// Loads each of processor p's slots (the last of loadRepeats timed loads is kept).
+// Loads each of processor p's slots.
 Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, SubgraphLoader& loader,
-                                                 const RunCalibrationParams& params, int p, RunCalibration& out) {
+                                                 const RunCalibrationParams& params, int p) {
   std::vector<Loaded> mine;
   for (size_t s = 0; s < setup.slots.size(); ++s) {
     if (setup.slots[s].processor != p) continue;
-    std::vector<double> ms;
-    LoadedUnit unit;
-    for (int i = 0; i < std::max(1, params.loadRepeats); ++i) {
-      unit = {};  // the previous load's memory is freed before the next one is timed
-      const auto t0 = SteadyClock::now();
-      auto l = loader.load(static_cast<int>(s), setup.slots[s], sessionOptions(setup.processors[static_cast<size_t>(p)]));
-      if (!l.ok()) return makeError("subgraph '{}': {}", setup.slots[s].name, l.error().message);
-      ms.push_back(msSince(t0));
-      if (!l->unit) return makeError("subgraph '{}': the loader returned no unit", setup.slots[s].name);
-      unit = std::move(l->unit);
-    }
-    if (params.loadRepeats > 0) out.loadMs[s] = median(ms);
+    ZP_ASSIGN_OR_RETURN(LoadedUnit unit, loadSlot(setup, loader, static_cast<int>(s)));
     TensorMap in = randomInputs(unit.session(), params.seed + s);
-    mine.push_back({static_cast<int>(s), std::move(unit), std::move(in)});
+    mine.push_back({static_cast<int>(s), std::move(unit), std::move(in), {}});
   }
   return mine;
 }
@@ -60,7 +58,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     }
     ~DoneTiming() { now(); }
   } doneTiming{timing};
-  ZP_ASSIGN_OR_RETURN(auto loaded, loadProcessorSlots(setup, loader, params, p, out));
+  ZP_ASSIGN_OR_RETURN(auto loaded, loadProcessorSlots(setup, loader, params, p));
   // A slot that holds other processors runs with them to itself when served: it
   // is timed after the others, one such slot's processor at a time.
   std::vector<Loaded> mine, holding;
@@ -73,15 +71,25 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     if (record) record->push_back(msSince(t0));
     return {};
   };
+  auto loadOnce = [&](Loaded& l, std::vector<double>* record) -> Status {
+    const auto t0 = SteadyClock::now();
+    l.extra = {};
+    ZP_ASSIGN_OR_RETURN(l.extra, loadSlot(setup, loader, l.slot));
+    if (record) record->push_back(msSince(t0));
+    return {};
+  };
   auto timeRounds = [&](std::vector<Loaded>& units) -> Status {
     for (int round = 0; round < params.warmup + 2 * params.rounds; ++round) {
       const bool timed = round >= params.warmup, idle = round >= params.warmup + params.rounds;
       for (auto& l : units) {
         auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
         ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? params.idleGapMs : 0.0));
+        if (params.timeLoads && !idle)
+          ZP_TRY(loadOnce(l, timed ? &out.loadMs[static_cast<size_t>(l.slot)] : nullptr));
         if (params.afterRun) params.afterRun();
       }
     }
+    for (auto& l : units) l.extra = {};
     return {};
   };
   ZP_TRY(timeRounds(mine));
@@ -148,13 +156,13 @@ double timeHandoff(PinnedWorker& from, PinnedWorker& to, int samples) {
 Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoader& loader,
                                           const RunCalibrationParams& params) {
   ZP_TRY(checkSetup(setup));
-  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || params.loadRepeats < 0 || !(params.idleGapMs >= 0))
+  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || !(params.idleGapMs >= 0))
     return makeError("serving calibration: rounds {}, warmup {}, wake samples {}, idle gap {} ms", params.rounds,
                      params.warmup, params.wakeSamples, params.idleGapMs);
   RunCalibration out;
   out.hotMs.resize(setup.slots.size());
   out.idleMs.resize(setup.slots.size());
-  if (params.loadRepeats > 0) out.loadMs.resize(setup.slots.size());
+  if (params.timeLoads) out.loadMs.resize(setup.slots.size());
   Workers workers;
   for (const auto& p : setup.processors) {
     ZP_ASSIGN_OR_RETURN(auto w, PinnedWorker::start(p));

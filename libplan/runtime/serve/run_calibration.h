@@ -10,7 +10,8 @@
 // memory, as in serving); and the wake-up delays are timed the way the
 // executor dispatches and hands over. A slot that holds other processors
 // (ServeSlot::holds) has them to itself when served, so it is timed once the
-// others are done, one such processor at a time.
+// others are done, one such processor at a time. Loads, when asked, are
+// timed among the back-to-back rounds, as serving loads a unit between runs.
 #pragma once
 #include <functional>
 #include <cstdint>
@@ -26,7 +27,12 @@ struct RunCalibrationParams {
   double idleGapMs = 20;   // the worker sleeps this long before each after-idle run
   int wakeSamples = 20;    // timed dispatches and hand-overs
   uint64_t seed = 0;       // random inputs of each slot
-  int loadRepeats = 0;     // times each slot is loaded on its worker before timing runs (0: loaded once, untimed)
+  // Each back-to-back round (warm-up included, timed once timed) also loads
+  // every slot afresh on its worker, its previous extra copy freed inside the
+  // timing, while the other processors run theirs: as serving loads a unit
+  // after evicting another, its caches taken by other runs (loads timed alone,
+  // one after another, measured a third faster than served).
+  bool timeLoads = false;
   // Called (on the processors' workers, at once) after each of the
   // slots x (warmup + 2 rounds) runs: how a caller shows progress.
   std::function<void()> afterRun = {};
@@ -37,7 +43,7 @@ struct RunCalibration {
   std::vector<std::vector<double>> idleMs;  // per slot: runs after idleGapMs of sleep
   double dispatchMs = 0;  // median: an arrival's timer fires -> its first position starts on an idle worker
   double handoffMs = 0;   // median: one worker posts -> another, idle, worker runs it (0: one processor)
-  std::vector<double> loadMs;  // per slot: median of its loads (empty unless loadRepeats > 0)
+  std::vector<std::vector<double>> loadMs;  // per slot: its timed loads (empty unless timeLoads)
 };
 
 // Loads every slot of `setup` (whatever the memory budget: calibration holds all
