@@ -250,10 +250,13 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
   if (composed) {
     z.decisive = z.alone[turn.front()];
     if (turn.size() > 1) chooseInTurn(space, slos, params, served.choices, turn, *trace, z);
-    // A single technique serves first come first served, as its paper's runtime
-    // does; the composed plan also judges its processors taking the queued query
-    // with the earliest deadline first, and serves so when that predicts fewer
-    // violations (first come stays on a tie: nothing to explain).
+  }
+  // A single technique serves first come first served, as its paper's runtime
+  // does; the composed plan also judges its processors taking the queued query
+  // with the earliest deadline first, and serves so when that predicts fewer
+  // violations (first come stays on a tie: nothing to explain; nothing to gain
+  // when first come meets every bound).
+  if (composed && z.decisive.violationRate > 0) {
     SelectParams byDeadline = params;
     auto w = std::make_shared<ServingWorkload>(*params.workload);
     w->order = ServingOrder::EarliestDeadline;
