@@ -196,31 +196,45 @@ std::vector<double> bruteForceFinish(const std::vector<ServeSimSlot>& slots, con
   return finish;
 }
 
+// A small random instance: 1-3 processors, 1-3 tasks of 1-3 positions, up to 8
+// arrivals. Integer times make ties common, so the tie rules are exercised.
+// randomBounds: each task's latency bound 1-12 ms (else 10).
+struct RandomInstance {
+  int processors = 1;
+  std::vector<ServeSimSlot> slots;
+  std::vector<ServeSimTask> tasks;
+  std::vector<ServeSimArrival> arrivals;
+  double handoff = 0;
+};
+RandomInstance randomInstance(std::mt19937& rng, bool randomBounds) {
+  RandomInstance in;
+  const int P = 1 + static_cast<int>(rng() % 3), T = 1 + static_cast<int>(rng() % 3);
+  in.processors = P;
+  for (int t = 0; t < T; ++t) {
+    const double bound = randomBounds ? static_cast<double>(1 + rng() % 12) : 10.0;
+    ServeSimTask task{"t" + std::to_string(t), {}, bound, true};
+    for (int pos = 0, n = 1 + static_cast<int>(rng() % 3); pos < n; ++pos) {
+      task.slots.push_back(static_cast<int>(in.slots.size()));
+      in.slots.push_back({static_cast<int>(rng() % P), static_cast<double>(1 + rng() % 4), 0, 1, true});
+    }
+    in.tasks.push_back(task);
+  }
+  double time = 0;
+  for (int q = 0, n = 1 + static_cast<int>(rng() % 8); q < n; ++q) {
+    time += static_cast<double>(rng() % 3);
+    in.arrivals.push_back({time, static_cast<int>(rng() % T)});
+  }
+  in.handoff = (rng() % 2) * 0.5;
+  return in;
+}
+
 TEST(ServeSim, MatchesBruteForceOnRandomSmallInstances) {
   std::mt19937 rng(42);
   for (int instance = 0; instance < 200; ++instance) {
-    const int P = 1 + static_cast<int>(rng() % 3), T = 1 + static_cast<int>(rng() % 3);
-    std::vector<ServeSimSlot> slots;
-    std::vector<ServeSimTask> tasks;
-    for (int t = 0; t < T; ++t) {
-      ServeSimTask task{"t" + std::to_string(t), {}, 10, true};
-      for (int pos = 0, n = 1 + static_cast<int>(rng() % 3); pos < n; ++pos) {
-        task.slots.push_back(static_cast<int>(slots.size()));
-        // Integer times make ties common, so the tie rules are exercised.
-        slots.push_back({static_cast<int>(rng() % P), static_cast<double>(1 + rng() % 4), 0, 1, true});
-      }
-      tasks.push_back(task);
-    }
-    std::vector<ServeSimArrival> arrivals;
-    double time = 0;
-    for (int q = 0, n = 1 + static_cast<int>(rng() % 8); q < n; ++q) {
-      time += static_cast<double>(rng() % 3);
-      arrivals.push_back({time, static_cast<int>(rng() % T)});
-    }
-    const double handoff = (rng() % 2) * 0.5;
-    auto r = simulateServing(slots, tasks, arrivals, {P, 1000, handoff});
-    auto expect = bruteForceFinish(slots, tasks, arrivals, P, handoff);
-    for (size_t q = 0; q < arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
+    const auto in = randomInstance(rng, false);
+    auto r = simulateServing(in.slots, in.tasks, in.arrivals, {in.processors, 1000, in.handoff});
+    auto expect = bruteForceFinish(in.slots, in.tasks, in.arrivals, in.processors, in.handoff);
+    for (size_t q = 0; q < in.arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
     EXPECT_EQ(r.loads, 0);
   }
 }
@@ -307,30 +321,13 @@ TEST(ServeSim, EarliestDeadlineFirstMatchesBruteForceOnRandomSmallInstances) {
   std::mt19937 rng(7);
   int reordered = 0;  // instances where the order changed some finish time
   for (int instance = 0; instance < 300; ++instance) {
-    const int P = 1 + static_cast<int>(rng() % 3), T = 1 + static_cast<int>(rng() % 3);
-    std::vector<ServeSimSlot> slots;
-    std::vector<ServeSimTask> tasks;
-    for (int t = 0; t < T; ++t) {
-      ServeSimTask task{"t" + std::to_string(t), {}, static_cast<double>(1 + rng() % 12), true};
-      for (int pos = 0, n = 1 + static_cast<int>(rng() % 3); pos < n; ++pos) {
-        task.slots.push_back(static_cast<int>(slots.size()));
-        slots.push_back({static_cast<int>(rng() % P), static_cast<double>(1 + rng() % 4), 0, 1, true});
-      }
-      tasks.push_back(task);
-    }
-    std::vector<ServeSimArrival> arrivals;
-    double time = 0;
-    for (int q = 0, n = 1 + static_cast<int>(rng() % 8); q < n; ++q) {
-      time += static_cast<double>(rng() % 3);
-      arrivals.push_back({time, static_cast<int>(rng() % T)});
-    }
-    const double handoff = (rng() % 2) * 0.5;
-    ServeSimParams params{P, 1000, handoff};
+    const auto in = randomInstance(rng, true);
+    ServeSimParams params{in.processors, 1000, in.handoff};
     params.order = ServingOrder::EarliestDeadline;
-    const auto r = simulateServing(slots, tasks, arrivals, params);
-    const auto expect = bruteForceEarliestDeadline(slots, tasks, arrivals, P, handoff);
-    const auto fifo = bruteForceFinish(slots, tasks, arrivals, P, handoff);
-    for (size_t q = 0; q < arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
+    const auto r = simulateServing(in.slots, in.tasks, in.arrivals, params);
+    const auto expect = bruteForceEarliestDeadline(in.slots, in.tasks, in.arrivals, in.processors, in.handoff);
+    const auto fifo = bruteForceFinish(in.slots, in.tasks, in.arrivals, in.processors, in.handoff);
+    for (size_t q = 0; q < in.arrivals.size(); ++q) ASSERT_DOUBLE_EQ(r.queries[q].finishMs, expect[q]) << instance;
     reordered += expect != fifo;
   }
   EXPECT_GT(reordered, 20) << "the instances hardly exercise the order";
