@@ -615,8 +615,8 @@ std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& 
                        "violations\n", o.name, o.measured.dropped, o.measured.summary.queries);
   if (!sp.queryLegend.empty()) s += sp.queryLegend + "\n";
   s += "m: measured by the executor on this host; p: predicted by the open-loop simulator from ";
-  s += calibrated ? "run times and wake-up delays calibrated on the pinned processors (back to back and after idle), "
-                    "and measured load times; p(plan): from the plan's latencies instead\n"
+  s += calibrated ? "run times, loads and wake-up delays calibrated on the pinned processors (runs back to back and "
+                    "after idle, loads between runs); p(plan): from the plan's latencies and loads timed alone instead\n"
                   : "the plan's latencies and measured load times\n";
   return s;
 }

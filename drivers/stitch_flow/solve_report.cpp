@@ -157,11 +157,15 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
                             [&](const plan::SystemSelection& x) { return x.slo == one; });
     if (sel == chosen.selections.end()) sel = chosen.selections.begin();
     const auto& served = chosen.predictedInTurn ? *chosen.predictedInTurn : *sel->predicted;
-    out += fmt::format("zooplan's processors take the queued query with the earliest deadline first: {:.1f}% "
-                       "violations predicted{}, against {:.1f}% for its best choices served first come first served "
+    // The order is kept for any gain, which one decimal may round away: small rates in two significant digits.
+    auto percent = [](double rate) {
+      return 100 * rate >= 1 ? fmt::format("{:.1f}%", 100 * rate) : fmt::format("{:.2g}%", 100 * rate);
+    };
+    out += fmt::format("zooplan's processors take the queued query with the earliest deadline first: {} "
+                       "violations predicted{}, against {} for its best choices served first come first served "
                        "(as the other systems are)\n",
-                       100 * served.violationRate, chosen.predictedInTurn ? " in turn" : "",
-                       100 * chosen.predictedFirstCome->violationRate);
+                       percent(served.violationRate), chosen.predictedInTurn ? " in turn" : "",
+                       percent(chosen.predictedFirstCome->violationRate));
   }
   return out;
 }
