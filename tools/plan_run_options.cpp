@@ -80,6 +80,12 @@ void addOptions(CLI::App& app, Given& g) {
   app.add_option("--max-queue", sp.maxQueuedPerTask, "--serve: queries of one task queued or running at once; "
                                                      "one arriving beyond is dropped, counted as a violation")
       ->capture_default_str()->check(integerIn(1, 1000000));
+  app.add_option_function<std::string>(
+         "--serving-order",
+         [&sp](const std::string& order) { sp.servingOrder = parseServingOrder(order); },
+         "--serve: every system's processors take queued queries in this order instead of the one its plan names "
+         "(what an order gains, measured)")
+      ->check(CLI::IsMember({"first-come", "earliest-deadline"}));
   app.add_option("--compare", compareList, compareHelp());
   app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
   app.add_option("--calibration-rounds", sp.calibrationRounds,
@@ -213,7 +219,8 @@ std::variant<PlanRunRequest, int> modelRequest(const CLI::App& app, Given& g, bo
 std::variant<PlanRunRequest, int> kindRequest(const CLI::App& app, Given& g) {
   const bool json = app.count("--json") > 0;
   if (const char* opt = firstGiven(app, {"--arrivals", "--process", "--rate", "--duration-ms", "--count", "--budget",
-                                         "--trace-system", "--calibration-rounds", "--max-queue"})) {
+                                         "--trace-system", "--calibration-rounds", "--max-queue",
+                                         "--serving-order"})) {
     printError("plan-run", fmt::format("{} applies only with --serve", opt));
     return kOptionError;
   }

@@ -662,7 +662,12 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
                      "runs its frames with plan-run BUNDLE", bundle.planFile());
   }
   std::vector<std::string> served;
-  for (const auto& s : sp.systems) served.push_back(s.name);
+  for (auto& s : sp.systems) {
+    served.push_back(s.name);
+    if (!params.servingOrder) continue;
+    s.order = *params.servingOrder;
+    s.plan["serving_order"] = servingOrderName(s.order);
+  }
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   // Every system's loads are measured before any is served; its calibration runs beside its serving.
   LoadTimes loadTimes;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct ServeBundleParams {
   // starting with a different system each round (the host's load drifts fall on all alike).
   int rounds = 1;
   int maxQueuedPerTask = runtime::serve::kDefaultMaxQueuedPerTask;  // admission control (executor.h)
+  // Every system served in this order instead of the one its plan names (none: the plan's).
+  std::optional<ServingOrder> servingOrder;
   std::filesystem::path json;       // --json OUT.json (empty: none)
   std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)
   std::string traceSystem;          // --trace-system: one of the served systems (empty: the plan's own)

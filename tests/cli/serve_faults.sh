@@ -123,6 +123,21 @@ rejected "--duration-ms too short for any arrival" 1 "no query arrives within 0.
   "$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 0.001 --rate 1
 rejected "--duration-ms beyond the longest trace" 2 "--duration-ms" -- \
   "$BIN/plan-run" "$WORK/bundle" --serve --duration-ms 1e8
+rejected "--serving-order not known" 2 "--serving-order" -- \
+  "$BIN/plan-run" "$WORK/bundle" "${SERVE[@]}" --serving-order shortest-first
+rejected "--serving-order without --serve" 2 "--serving-order applies only with --serve" -- \
+  "$BIN/plan-run" "$WORK/bundle" --serving-order first-come
+# Every system served earliest deadline first: the report says so per system.
+if "$BIN/plan-run" "$WORK/bundle" "${SERVE[@]}" --compare AV-NP --serving-order earliest-deadline \
+     --json "$WORK/edf.json" > "$WORK/edf.txt" 2>&1 && $PY - "$WORK/edf.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sorted(r["systems"]) == ["AV-NP", "zooplan"], sorted(r["systems"])
+for name, s in r["systems"].items():
+    assert s["serving_order"] == "earliest-deadline", (name, s.get("serving_order"))
+PYEOF
+then pass "--serving-order serves every system in that order"
+else fail "--serving-order: $(tail -3 "$WORK/edf.txt")"; fi
 printf '{"configurations": [{"id": "A", "id": "B", "tasks": {}}]}\n' > "$WORK/dup.json"
 rejected "duplicate JSON keys" 1 "dup.json: key 'id' appears twice in one object" -- \
   "$BIN/plan-solve" "$WORK/prof" -o "$WORK/out/plan.json" --slo "$WORK/dup.json"
