@@ -508,7 +508,8 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       if (seg.arrivals.empty()) continue;
       ModelFileLoader loader(runs[k].prepared.files);
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
-                                                               {.maxQueuedPerTask = params.maxQueuedPerTask, .order = s.order}));
+                                                               {.maxQueuedPerTask = params.maxQueuedPerTask,
+                                                                .order = s.order}));
       for (const auto& x : measured.slices)
         (x.kind == runtime::serve::ExecSlice::Kind::Load ? runs[k].servedLoadMs : runs[k].servedRunMs)
             .at(static_cast<size_t>(x.slot))

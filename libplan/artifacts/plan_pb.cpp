@@ -88,7 +88,8 @@ ServedSystem get(const planpb::ServedSystem& m) {
   if (m.has_predicted_in_turn()) s.predictedInTurn = get(m.predicted_in_turn());
   if (m.has_predicted_first_come()) s.predictedFirstCome = get(m.predicted_first_come());
   // fromProto checks the name first.
-  if (!m.serving_order().empty()) s.servingOrder = parseServingOrder(m.serving_order()).value_or(ServingOrder::FirstCome);
+  if (!m.serving_order().empty())
+    s.servingOrder = parseServingOrder(m.serving_order()).value_or(ServingOrder::FirstCome);
   for (const auto& sm : m.selections()) {
     SystemSelection sel{sm.slo(), {}, {}};
     if (sm.has_predicted()) sel.predicted = get(sm.predicted());

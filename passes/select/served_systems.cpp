@@ -231,7 +231,8 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
                             const SelectParams& params, std::vector<std::vector<TaskSearch>>& searches) {
   ServedSystems served;
   auto& out = served.systems;
-  for (const auto& [name, description] : servedSystemCatalog()) out.push_back({name, description, {}, std::nullopt, ServingOrder::FirstCome, std::nullopt});
+  for (const auto& [name, description] : servedSystemCatalog())
+    out.push_back({name, description, {}, std::nullopt, ServingOrder::FirstCome, std::nullopt});
   out.front().description = zooplanDescription(params);
   served.choices.resize(out.size());
   std::optional<runtime::serve::ArrivalTrace> trace;

@@ -142,7 +142,8 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
                        static_cast<int>(holds.size())});
     // A hold is posted to the held worker as a hand-over is (measured: a run's holds take 0.06 ms
     // where the calibrated hand-over is 0.05).
-    for (int h : holds) queues.push(h, QueuedJob{runStart + params.handoffMs, next->job.key, id, -1, next->job.deadline});
+    for (int h : holds)
+      queues.push(h, QueuedJob{runStart + params.handoffMs, next->job.key, id, -1, next->job.deadline});
   }
   std::vector<QueryOutcome> outcomes;
   for (const auto& q : r.queries) {

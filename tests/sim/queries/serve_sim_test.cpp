@@ -277,7 +277,10 @@ std::vector<double> bruteForceEarliestDeadline(const std::vector<ServeSimSlot>& 
           pick = static_cast<int>(q);
       }
       const auto b = static_cast<size_t>(best), k = static_cast<size_t>(pick);
-      if (best < 0 || start < bestStart || (start == bestStart && (ready[k] < ready[b] || (ready[k] == ready[b] && k < b)))) {
+      auto earlier = [&] {
+        return start < bestStart || (start == bestStart && (ready[k] < ready[b] || (ready[k] == ready[b] && k < b)));
+      };
+      if (best < 0 || earlier()) {
         best = pick;
         bestStart = start;
       }
