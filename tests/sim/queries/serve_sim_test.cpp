@@ -158,42 +158,58 @@ TEST(ServeSim, AnOverBudgetLoadHoldsTheBudgetOnlyWhileItRuns) {
   for (const auto& q : r.queries) EXPECT_DOUBLE_EQ(q.loadMs, 4);
 }
 
+// The state both brute forces below step through: per query the position it
+// is at and when that position is ready, per processor when it is free.
+struct BruteForceRun {
+  const std::vector<ServeSimSlot>& slots;
+  const std::vector<ServeSimTask>& tasks;
+  const std::vector<ServeSimArrival>& arrivals;
+  double handoff = 0;
+  std::vector<int> next;
+  std::vector<double> ready, finish, freeAt;
+
+  BruteForceRun(const std::vector<ServeSimSlot>& s, const std::vector<ServeSimTask>& t,
+                const std::vector<ServeSimArrival>& a, int processors, double h)
+      : slots(s), tasks(t), arrivals(a), handoff(h), next(a.size(), 0), ready(a.size()), finish(a.size(), -1),
+        freeAt(static_cast<size_t>(processors), 0) {
+    for (size_t q = 0; q < a.size(); ++q) ready[q] = a[q].timeMs;
+  }
+  const ServeSimTask& taskOf(size_t q) const { return tasks[static_cast<size_t>(arrivals[q].task)]; }
+  bool pending(size_t q) const { return next[q] < static_cast<int>(taskOf(q).slots.size()); }
+  const ServeSimSlot& slotOf(size_t q) const {
+    return slots[static_cast<size_t>(taskOf(q).slots[static_cast<size_t>(next[q])])];
+  }
+  // Query q's position runs from `start` on its processor; the next one is ready after it (and a hand-over).
+  void run(size_t q, double start) {
+    const ServeSimSlot& slot = slotOf(q);
+    const double end = start + slot.runMs;
+    freeAt[static_cast<size_t>(slot.processor)] = end;
+    if (++next[q] == static_cast<int>(taskOf(q).slots.size())) finish[q] = end;
+    else ready[q] = end + (slotOf(q).processor != slot.processor ? handoff : 0);
+  }
+};
+
 // Brute force: repeatedly take, over every pending (query, position) whose
 // previous position has finished, the one that starts first (then earliest
 // ready, then earliest arrival). No loads (everything preloaded).
 std::vector<double> bruteForceFinish(const std::vector<ServeSimSlot>& slots, const std::vector<ServeSimTask>& tasks,
                                      const std::vector<ServeSimArrival>& arrivals, int processors, double handoff) {
-  const size_t n = arrivals.size();
-  std::vector<int> next(n, 0);
-  std::vector<double> ready(n), finish(n, -1), freeAt(static_cast<size_t>(processors), 0);
-  for (size_t q = 0; q < n; ++q) ready[q] = arrivals[q].timeMs;
+  BruteForceRun b(slots, tasks, arrivals, processors, handoff);
   while (true) {
     int best = -1;
     double bestStart = std::numeric_limits<double>::infinity();
-    for (size_t q = 0; q < n; ++q) {
-      const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
-      if (next[q] == static_cast<int>(t.slots.size())) continue;
-      const int p = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])].processor;
-      const double start = std::max(ready[q], freeAt[static_cast<size_t>(p)]);
-      if (best < 0 || start < bestStart || (start == bestStart && ready[q] < ready[static_cast<size_t>(best)])) {
+    for (size_t q = 0; q < arrivals.size(); ++q) {
+      if (!b.pending(q)) continue;
+      const double start = std::max(b.ready[q], b.freeAt[static_cast<size_t>(b.slotOf(q).processor)]);
+      if (best < 0 || start < bestStart || (start == bestStart && b.ready[q] < b.ready[static_cast<size_t>(best)])) {
         best = static_cast<int>(q);
         bestStart = start;
       }
     }
     if (best < 0) break;
-    const auto q = static_cast<size_t>(best);
-    const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
-    const auto& slot = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])];
-    const double end = bestStart + slot.runMs;
-    freeAt[static_cast<size_t>(slot.processor)] = end;
-    if (++next[q] == static_cast<int>(t.slots.size())) {
-      finish[q] = end;
-    } else {
-      const int to = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])].processor;
-      ready[q] = end + (to != slot.processor ? handoff : 0);
-    }
+    b.run(static_cast<size_t>(best), bestStart);
   }
-  return finish;
+  return b.finish;
 }
 
 // A small random instance: 1-3 processors, 1-3 tasks of 1-3 positions, up to 8
@@ -248,37 +264,30 @@ std::vector<double> bruteForceEarliestDeadline(const std::vector<ServeSimSlot>& 
                                                const std::vector<ServeSimTask>& tasks,
                                                const std::vector<ServeSimArrival>& arrivals, int processors,
                                                double handoff) {
+  BruteForceRun b(slots, tasks, arrivals, processors, handoff);
   const size_t n = arrivals.size();
-  std::vector<int> next(n, 0);
-  std::vector<double> ready(n), finish(n, -1), freeAt(static_cast<size_t>(processors), 0);
-  for (size_t q = 0; q < n; ++q) ready[q] = arrivals[q].timeMs;
-  auto deadline = [&](size_t q) { return arrivals[q].timeMs + tasks[static_cast<size_t>(arrivals[q].task)].sloMs; };
-  auto processorOf = [&](size_t q) {
-    const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
-    return slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])].processor;
-  };
-  auto pending = [&](size_t q) {
-    return next[q] < static_cast<int>(tasks[static_cast<size_t>(arrivals[q].task)].slots.size());
-  };
+  auto deadline = [&](size_t q) { return arrivals[q].timeMs + b.taskOf(q).sloMs; };
+  auto waitsFor = [&](size_t q, int p) { return b.pending(q) && b.slotOf(q).processor == p; };
   while (true) {
     int best = -1;
     double bestStart = 0;
     for (int p = 0; p < processors; ++p) {
       double earliest = std::numeric_limits<double>::infinity();
       for (size_t q = 0; q < n; ++q)
-        if (pending(q) && processorOf(q) == p) earliest = std::min(earliest, ready[q]);
+        if (waitsFor(q, p)) earliest = std::min(earliest, b.ready[q]);
       if (!std::isfinite(earliest)) continue;
-      const double start = std::max(earliest, freeAt[static_cast<size_t>(p)]);
+      const double start = std::max(earliest, b.freeAt[static_cast<size_t>(p)]);
       int pick = -1;
       for (size_t q = 0; q < n; ++q) {
-        if (!pending(q) || processorOf(q) != p || ready[q] > start) continue;
-        const auto b = static_cast<size_t>(pick);
-        if (pick < 0 || deadline(q) < deadline(b) || (deadline(q) == deadline(b) && ready[q] < ready[b]))
+        if (!waitsFor(q, p) || b.ready[q] > start) continue;
+        const auto k = static_cast<size_t>(pick);
+        if (pick < 0 || deadline(q) < deadline(k) || (deadline(q) == deadline(k) && b.ready[q] < b.ready[k]))
           pick = static_cast<int>(q);
       }
-      const auto b = static_cast<size_t>(best), k = static_cast<size_t>(pick);
+      const auto k = static_cast<size_t>(pick), o = static_cast<size_t>(best);
       auto earlier = [&] {
-        return start < bestStart || (start == bestStart && (ready[k] < ready[b] || (ready[k] == ready[b] && k < b)));
+        return start < bestStart ||
+               (start == bestStart && (b.ready[k] < b.ready[o] || (b.ready[k] == b.ready[o] && k < o)));
       };
       if (best < 0 || earlier()) {
         best = pick;
@@ -286,18 +295,9 @@ std::vector<double> bruteForceEarliestDeadline(const std::vector<ServeSimSlot>& 
       }
     }
     if (best < 0) break;
-    const auto q = static_cast<size_t>(best);
-    const auto& t = tasks[static_cast<size_t>(arrivals[q].task)];
-    const auto& slot = slots[static_cast<size_t>(t.slots[static_cast<size_t>(next[q])])];
-    const double end = bestStart + slot.runMs;
-    freeAt[static_cast<size_t>(slot.processor)] = end;
-    if (++next[q] == static_cast<int>(t.slots.size())) {
-      finish[q] = end;
-    } else {
-      ready[q] = end + (processorOf(q) != slot.processor ? handoff : 0);
-    }
+    b.run(static_cast<size_t>(best), bestStart);
   }
-  return finish;
+  return b.finish;
 }
 
 TEST(ServeSim, EarliestDeadlineFirstLetsATightQueryPassALooseOne) {
