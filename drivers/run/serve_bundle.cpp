@@ -221,6 +221,9 @@ struct SystemOutcome {
   int predictedLoads = 0;
   int64_t predictedPeakResidentBytes = 0;
   std::optional<QuerySummary> predictedFirstCome;  // served earliest deadline first: predicted first come instead
+  // In hindsight: the simulator given the run and load times the executor measured
+  // while serving (where a gap comes from: the calibration or the model).
+  std::optional<QuerySummary> predictedFromServed;
   Json calibration = Json::object();
   std::vector<std::string> unreachable;  // tasks whose latency SLO no query can meet here
   Json slots = Json::array();            // per slot: its loads and runs measured beside calibrated
@@ -333,15 +336,19 @@ struct SystemRun {
   // Per slot, each load and run the executor measured while serving (what the
   // report sets beside the calibrated figures the prediction used).
   std::vector<std::vector<double>> servedLoadMs, servedRunMs;
+  // The served runs split as the simulator draws them: after their processor idled, or back to back.
+  std::vector<std::vector<double>> servedIdleRunMs, servedHotRunMs;
 };
 
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
 Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
   SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0, std::nullopt,
-                                              Json::object(), {}, Json::array()}};
+                                              std::nullopt, Json::object(), {}, Json::array()}};
   run.servedLoadMs.resize(run.prepared.setup.slots.size());
   run.servedRunMs.resize(run.prepared.setup.slots.size());
+  run.servedIdleRunMs.resize(run.prepared.setup.slots.size());
+  run.servedHotRunMs.resize(run.prepared.setup.slots.size());
   Prepared& p = run.prepared;
   SystemOutcome& o = run.outcome;
   ZP_TRY(measureLoads(sp, p, loadTimes));
@@ -357,6 +364,26 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   run.calibration.hotMs.resize(p.setup.slots.size());
   run.calibration.idleMs.resize(p.setup.slots.size());
   return run;
+}
+
+// A segment's measured loads and runs, per slot; each run also as after idle (its
+// processor idle for the simulator's threshold or longer before it) or back to back.
+void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSlice>& slices) {
+  const double idleThresholdMs = sim::ServeSimParams{}.idleThresholdMs;
+  std::map<int, double> busyUntil;  // per processor, the end of its last slice in this segment
+  for (const auto& x : slices) {
+    const auto slot = static_cast<size_t>(x.slot);
+    const double ms = x.endMs - x.startMs;
+    auto last = busyUntil.find(x.processor);
+    const bool idle = last == busyUntil.end() || x.startMs - last->second >= idleThresholdMs;
+    busyUntil[x.processor] = last == busyUntil.end() ? x.endMs : std::max(last->second, x.endMs);
+    if (x.kind == runtime::serve::ExecSlice::Kind::Load) {
+      run.servedLoadMs.at(slot).push_back(ms);
+      continue;
+    }
+    run.servedRunMs.at(slot).push_back(ms);
+    (idle ? run.servedIdleRunMs : run.servedHotRunMs).at(slot).push_back(ms);
+  }
 }
 
 // The calibration rounds of serving round r of R: params.calibrationRounds spread evenly over the
@@ -408,6 +435,22 @@ Json slotsJson(const Prepared& p, const SystemRun& run) {
   return out;
 }
 
+// The system's units with the run and load times measured while serving in place
+// of the calibrated ones (a slot that did not run keeps its calibration).
+Prepared withServedTimes(const Prepared& p, const SystemRun& run) {
+  Prepared q = p;
+  for (size_t k = 0; k < q.simSlots.size(); ++k) {
+    auto& slot = q.simSlots[k];
+    const auto& hot = run.servedHotRunMs[k];
+    const auto& idle = run.servedIdleRunMs[k];
+    if (!hot.empty()) slot.runSamplesMs = hot;
+    if (!idle.empty()) slot.idleRunSamplesMs = idle;
+    else if (!hot.empty()) slot.idleRunSamplesMs = hot;
+    if (!run.servedLoadMs[k].empty()) slot.loadMs = median(run.servedLoadMs[k]);
+  }
+  return q;
+}
+
 // The prediction from the pooled calibration (wake-up delays: the median of the pieces' medians).
 void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& run, const ServeBundleParams& params) {
   if (run.dispatchMs.empty()) return;
@@ -437,6 +480,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
     simParams.order = ServingOrder::FirstCome;
     o.predictedFirstCome = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds));
   }
+  o.predictedFromServed = predictedQueries(s, p, simulateAsServed(withServedTimes(p, run), simParams, params.rounds));
   o.calibration = calibrationJson(sp, p, cal);
   o.unreachable = unreachableSlos(p, cal);
   o.slots = slotsJson(p, run);
@@ -510,10 +554,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
                                                                {.maxQueuedPerTask = params.maxQueuedPerTask,
                                                                 .order = s.order}));
-      for (const auto& x : measured.slices)
-        (x.kind == runtime::serve::ExecSlice::Kind::Load ? runs[k].servedLoadMs : runs[k].servedRunMs)
-            .at(static_cast<size_t>(x.slot))
-            .push_back(x.endMs - x.startMs);
+      recordServedSlices(runs[k], measured.slices);
       if (s.name != traced) measured.slices = {};
       addSegment(runs[k].outcome.measured, std::move(measured), index, g.fromMs);
       ::malloc_trim(0);  // glibc keeps freed pages: one run's records out of the next one's peak RSS
@@ -561,6 +602,7 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
                                {"predicted", p == o.predictedPerTask.end() ? Json(nullptr) : querySummaryJson(p->second)}};
     }
     if (o.predictedFirstCome) predicted["first_come"] = querySummaryJson(*o.predictedFirstCome);
+    if (o.predictedFromServed) predicted["from_served_times"] = querySummaryJson(*o.predictedFromServed);
     Json system = o.plan;
     system.update(Json{{"description", o.description},
                        {"tasks", perTaskJson},

@@ -27,7 +27,7 @@ class ResidencyManager {
   struct Lease {
     LoadedUnit* unit = nullptr;
     bool loaded = false;          // this acquire loaded it
-    double loadMs = 0;            // time spent loading (0 when it was resident)
+    double loadMs = 0;            // time spent loading, the evicted units freed first (0 when it was resident)
     int64_t loadedBytes = 0;      // what the loaded session holds
     std::vector<int> evicted;     // slots evicted to make room, in order
     bool overBudget = false;      // loaded although it did not fit

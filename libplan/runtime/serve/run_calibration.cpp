@@ -20,7 +20,7 @@ struct Loaded {
   int slot = 0;
   LoadedUnit unit;
   TensorMap inputs;
-  LoadedUnit extra;  // timeLoads: the copy the slot's next timed load frees
+  LoadedUnit extra;  // timeLoads: the copy this slot's timed load made (freed by the processor's next load)
 };
 
 Expected<LoadedUnit> loadSlot(const ServeSetup& setup, SubgraphLoader& loader, int slot) {
@@ -71,10 +71,15 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     if (record) record->push_back(msSince(t0));
     return {};
   };
+  // The extra copy loaded last on this processor: the next load frees it first, as
+  // serving frees the unit it evicts (another unit's memory, not this one's).
+  LoadedUnit* lastExtra = nullptr;
   auto loadOnce = [&](Loaded& l, std::vector<double>* record) -> Status {
     const auto t0 = SteadyClock::now();
-    l.extra = {};
+    if (lastExtra) *lastExtra = {};
+    lastExtra = nullptr;
     ZP_ASSIGN_OR_RETURN(l.extra, loadSlot(setup, loader, l.slot));
+    lastExtra = &l.extra;
     if (record) record->push_back(msSince(t0));
     return {};
   };
@@ -90,6 +95,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
       }
     }
     for (auto& l : units) l.extra = {};
+    lastExtra = nullptr;
     return {};
   };
   ZP_TRY(timeRounds(mine));

@@ -28,10 +28,11 @@ struct RunCalibrationParams {
   int wakeSamples = 20;    // timed dispatches and hand-overs
   uint64_t seed = 0;       // random inputs of each slot
   // Each back-to-back round (warm-up included, timed once timed) also loads
-  // every slot afresh on its worker, its previous extra copy freed inside the
-  // timing, while the other processors run theirs: as serving loads a unit
-  // after evicting another, its caches taken by other runs (loads timed alone,
-  // one after another, measured a third faster than served).
+  // every slot afresh on its worker, the copy of another slot that its
+  // processor loaded last freed inside the timing, while the other processors
+  // run theirs: as serving loads a unit after evicting another, its caches
+  // taken by other runs (loads timed alone, one after another, measured a third
+  // faster than served).
   bool timeLoads = false;
   // Called (on the processors' workers, at once) after each of the
   // slots x (warmup + 2 rounds) runs: how a caller shows progress.

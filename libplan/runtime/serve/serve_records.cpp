@@ -48,10 +48,12 @@ Json serveTrace(const ServeResult& r, const std::string& title) {
     const std::string& task = r.tasks[static_cast<size_t>(e.task)];
     const std::string& slot = r.slots[static_cast<size_t>(e.slot)];
     const bool load = e.kind == ExecSlice::Kind::Load;
+    Json args{{"query", e.query}, {"task", task}, {"position", e.position}, {"subgraph", slot}, {"cpu_ms", e.cpuMs}};
+    // When the query arrived, so a slice shows how long its query had waited.
+    if (static_cast<size_t>(e.query) < r.queries.size())
+      args["arrival_ms"] = r.queries[static_cast<size_t>(e.query)].arrivalMs;
     trace.span({load ? "load " + slot : fmt::format("{}/p{}", task, e.position), load ? "load" : "run", 1,
-                e.processor + 1, e.startMs, e.endMs - e.startMs,
-                Json{{"query", e.query}, {"task", task}, {"position", e.position}, {"subgraph", slot}, {"cpu_ms", e.cpuMs}},
-                load ? "bad" : ""});
+                e.processor + 1, e.startMs, e.endMs - e.startMs, args, load ? "bad" : ""});
   }
   return trace.json();
 }
