@@ -80,38 +80,59 @@ def systems_runs(a, bundles, p):
     rows = []
     served = [(bundles['plan'], ['--compare', 'all'], {})]
     served += [(bundles[t], [], {'zooplan': row}) for t, row in SINGLE_TECHNIQUES.items()]
-    p.phase('serving', len(served) * a.runs)
-    for seed in range(1, a.runs + 1):
+    # The repeat: one seed's trace served again at the end, every system, to show how far
+    # two measurements of the same plan on the same trace lie apart on this host.
+    passes = [(seed, False) for seed in range(1, a.runs + 1)] + ([(a.repeat_seed, True)] if a.repeat_seed else [])
+    p.phase('serving', len(served) * len(passes))
+    for seed, again in passes:
         for k, (bundle, compare, rename) in enumerate(served):
-            out = os.path.join(a.work_dir, f'serve-{seed}-{k}.json')
-            p.step(f'seed {seed}: ' + ('every system of the plan' if compare else f"the {rename['zooplan']} plan"))
+            out = os.path.join(a.work_dir, f"serve-{seed}-{k}{'-again' if again else ''}.json")
+            p.step(f"seed {seed}{' again' if again else ''}: " +
+                   ('every system of the plan' if compare else f"the {rename['zooplan']} plan"))
             run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
                  '--seed', str(seed), '--rounds', str(a.rounds), '--json', out, '--quiet'])
             with open(out) as f:
                 r = json.load(f)
             for name, s in sorted(r['systems'].items()):
-                rows.append({'system': rename.get(name, name), 'seed': seed, 'measured': s['measured'],
+                rows.append({'system': rename.get(name, name), 'seed': seed, 'again': again, 'measured': s['measured'],
                              'predicted': s['predicted'],
                              'predicted_from_plan_latencies': s['predicted_from_plan_latencies'],
                              'calibration': s['calibration']})
     return rows
 
 
+def repeat_gaps(rows):
+    """Per system, |measured - measured again| in violation points on the repeated seed's trace."""
+    again = {(r['system'], r['seed']): r['measured']['violation_rate'] for r in rows if r['again']}
+    return {r['system']: 100 * abs(r['measured']['violation_rate'] - again[(r['system'], r['seed'])])
+            for r in rows if not r['again'] and (r['system'], r['seed']) in again}
+
+
 def tables(summary, rows, a, solve_s, identical):
+    repeat = repeat_gaps(rows)
+    rows = [r for r in rows if not r['again']]
     seeds = sorted({r['seed'] for r in rows})
     rss = {}
     for r in rows:
         rss.setdefault(r['system'], []).append(r['measured']['peak_rss_bytes'] / 1e6)
     t = [f'Per system, median over {a.runs} seeds (one trace of the workload per seed, {a.duration_ms / 1000:.0f} s, '
-         f'{a.rounds} rounds); m measured, p predicted (calibrated); gaps per seed in violation points.\n',
-         '| system | violation m | p | gap per seed (points) | p50 ms m / p | p99 ms m / p | q/s m / p | peak RSS MB |',
-         '|---|---|---|---|---|---|---|---|']
+         f'{a.rounds} rounds); m measured, p predicted (calibrated), p(served) predicted from the run and load times '
+         f'served; gaps per seed in violation points; m again: seed {a.repeat_seed}\'s trace served again at the end, '
+         f'|m - m again| in points.\n',
+         '| system | violation m | p | p(served) | gap per seed (points) | m again | p50 ms m / p | p99 ms m / p | '
+         'q/s m / p | peak RSS MB |',
+         '|---|---|---|---|---|---|---|---|---|---|']
     order = ['zooplan'] + sorted(n for n in summary if n != 'zooplan')
     for name in order:
         s = summary[name]
         m, p = s['measured'], s['predicted']
+        served = statistics.median(100 * r['predicted']['from_served_times']['violation_rate'] for r in rows
+                                   if r['system'] == name and 'from_served_times' in r['predicted']) \
+            if any(r['system'] == name and 'from_served_times' in r['predicted'] for r in rows) else None
         t.append(f"| {name} | {100*m['violation_rate']:.1f}% | {100*p['violation_rate']:.1f}% | "
-                 f"{', '.join(f'{g:.1f}' for g in s['violation_gap_points'])} | {m['p50_ms']:.2f} / {p['p50_ms']:.2f} | "
+                 f"{'-' if served is None else f'{served:.1f}%'} | "
+                 f"{', '.join(f'{g:.1f}' for g in s['violation_gap_points'])} | "
+                 f"{f'{repeat[name]:.1f}' if name in repeat else '-'} | {m['p50_ms']:.2f} / {p['p50_ms']:.2f} | "
                  f"{m['p99_ms']:.2f} / {p['p99_ms']:.2f} | {m['throughput_qps']:.1f} / {p['throughput_qps']:.1f} | "
                  f"{statistics.median(rss[name]):.0f} |")
     per_seed = []
@@ -127,11 +148,14 @@ def tables(summary, rows, a, solve_s, identical):
           f"zooplan's median over the best other system's ({best_name}): " +
           (f'{z / best:.2f}' if best > 0 else ('0 violations each' if z == 0 else 'the other has none')),
           f'largest |predicted - measured| over systems and seeds: {worst_gap:.1f} points',
+          (f'largest |measured - measured again| on the same trace: {max(repeat.values()):.1f} points (median '
+           f'{statistics.median(repeat.values()):.1f}): how far this host lets two measurements of one plan lie apart'
+           if repeat else 'no trace served again (--repeat-seed 0)'),
           f'plan-solve (calibration included): {solve_s:.1f} s; reruns without calibration byte-identical: '
           f"{'yes' if identical else 'no'}"]
     return '\n'.join(t) + '\n', {'zooplan_lowest_every_seed': all(per_seed), 'per_seed': per_seed,
                                  'best_other': best_name, 'ratio_to_best_other': z / best if best > 0 else None,
-                                 'largest_gap_points': worst_gap}
+                                 'largest_gap_points': worst_gap, 'measured_again_gap_points': repeat}
 
 
 def main():
@@ -144,6 +168,8 @@ def main():
     ap.add_argument('--duration-ms', type=float, default=10000)
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--rounds', type=int, default=3, help='plan-run --serve --rounds: segments every system serves in turn')
+    ap.add_argument('--repeat-seed', type=int, default=1,
+                    help="serve this seed's trace again at the end, every system (0: none): the host's repeatability")
     ap.add_argument('--cold-profile', action='store_true',
                     help='profile cold costs: units loaded on demand follow NNV12 cold sections (the choice does not '
                          'model them yet)')
@@ -155,7 +181,7 @@ def main():
     bundles, solve_s, identical = pipeline(a, p)
     rows = systems_runs(a, bundles, p)
     p.done()
-    summary = summarize(rows)
+    summary = summarize([r for r in rows if not r['again']])
     table, verdict = tables(summary, rows, a, solve_s, identical)
     with open('/proc/cpuinfo') as f:
         flags = 'AVX-512' if ' avx512f' in f.read() else 'AVX2 only (no avx512f)'
