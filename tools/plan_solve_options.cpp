@@ -69,7 +69,7 @@ void addConcurrentOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
   app.add_option("--max-transitions", cc.solve.maxTransitionsPerDnn,
                  "concurrent, stitch (a workload's frames): transitions per DNN in the search space (-1: unrestricted)")
       ->check(integerIn(-1, 1000000));
-  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent, stitch (a workload's frames): solver time limit, seconds (past it: the best schedule found, not proven optimal, with its gap)")
+  app.add_option("--time-limit", cc.solve.timeLimitS, "concurrent, stitch (a workload's frames, and the choice search at a workload): solver time limit, seconds, each (past it: the best found, not proven optimal, with its gap)")
       ->capture_default_str()
       ->check(numberIn(1e-3, 1e6));
   app.add_flag("--anytime", req.anytime, "concurrent: print each improving schedule with its timestamp");

@@ -335,6 +335,11 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
     ZP_ASSIGN_OR_RETURN(auto spec, artifacts::readSloWorkload(o.slo, names));
     if (spec && !spec->memoryBudget.empty()) budgets.insert(budgets.begin(), spec->memoryBudget);
   }
+  // The choice search's own limit, from its start (the calibration and the frames' schedules before it have theirs).
+  if (o.frames.solve.timeLimitS > 0)
+    selectParams.stopAt = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(o.frames.solve.timeLimitS));
   ZP_ASSIGN_OR_RETURN(auto solution, select::planStitch(space, slos, budgets, selectParams));
 
   SolveStitchResult result;

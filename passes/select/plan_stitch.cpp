@@ -333,6 +333,13 @@ Expected<StitchSolution> planStitch(const StitchSpace& space, const std::vector<
   }
   const ServedSystems systems = servedSystems(space, slos, served, searches);
   sp.systems = systems.systems;
+  if (systems.stopped)
+    s.searchNote += "the choice search stopped at the time limit: zooplan's choices are the best judged by then\n";
+  if (systems.stoppedEarliestDeadline)
+    s.searchNote += "the search served earliest deadline first stopped at the time limit, judged in part\n";
+  if (systems.earliestDeadlineSkipped)
+    s.searchNote += "the time limit was reached before zooplan's choices were searched served earliest deadline "
+                    "first: served first come first served\n";
   s.chosenFirst = systems.choices.front().front();
   addSystemsSubgraphs(space, systems, sp);
   adoptChosenSystem(space, sp);
@@ -372,7 +379,7 @@ std::string stitchSummary(const StitchSolution& s) {
       if (const auto& miss = sel.tasks.at(t).miss)
         out += fmt::format("  infeasible: {} under {}: closest {} misses accuracy by {:.4f}, latency by {:.4f} ms\n",
                            s.plan.tasks[t].name, sel.slo, miss->combination, miss->accuracyShort, miss->latencyOverMs);
-  return out;
+  return out + s.searchNote;
 }
 
 }  // namespace zp::select

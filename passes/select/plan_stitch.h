@@ -34,6 +34,7 @@ struct StitchSolution {
   Choice chosenFirst;                 // the plan's choice (zooplan's) for the first configuration
   std::string preloadSummary;         // one line per budget
   size_t ordersEvaluated = 0;
+  std::string searchNote;  // where the time limit (SelectParams::stopAt) cut the choice search; empty: it did not
 };
 
 // `budgets` as given ("15%" or bytes), parsed against the total memory of

@@ -601,6 +601,10 @@ std::vector<Choice> baselineChoices(const StitchSpace& space, const plan::SloCon
   return out;
 }
 
+bool pastStop(const SelectParams& params) {
+  return params.stopAt && std::chrono::steady_clock::now() >= *params.stopAt;
+}
+
 bool betterOutcome(const Outcome& a, const Outcome& b) {
   if (std::abs(a.violationRate - b.violationRate) > 1e-12) return a.violationRate < b.violationRate;
   if (a.accuracyMisses != b.accuracyMisses) return a.accuracyMisses < b.accuracyMisses;
@@ -619,13 +623,15 @@ namespace {
 
 // From `best`, one task at a time, the task's decision of another candidate
 // while it serves better, until a round changes nothing (at most `rounds`).
-void improveTaskByTask(const std::vector<Choice>& candidates, const std::function<const Outcome&(const Choice&)>& outcome,
-                       Choice& best, std::string& winner, int rounds) {
+// Returns false when `stop` said to stop first.
+bool improveTaskByTask(const std::vector<Choice>& candidates, const std::function<const Outcome&(const Choice&)>& outcome,
+                       const std::function<bool()>& stop, Choice& best, std::string& winner, int rounds) {
   for (int round = 0; round < rounds; ++round) {
     bool changed = false;
     for (size_t t = 0; t < best.candidate.size(); ++t)
       for (const auto& c : candidates) {
         if (c.candidate[t] == best.candidate[t] && c.placement[t] == best.placement[t]) continue;
+        if (stop()) return false;
         Choice next = best;
         next.candidate[t] = c.candidate[t];
         next.placement[t] = c.placement[t];
@@ -636,8 +642,9 @@ void improveTaskByTask(const std::vector<Choice>& candidates, const std::functio
           changed = true;
         }
       }
-    if (!changed) return;
+    if (!changed) return true;
   }
+  return true;
 }
 
 // Per task, the distinct decisions the candidates take, in candidate order:
@@ -657,13 +664,15 @@ std::vector<std::vector<size_t>> distinctDecisions(const std::vector<Choice>& ca
 
 // Every mix of the candidates' per-task decisions, in a fixed order (the first
 // task's decision changing slowest); the best by betterOutcome wins, ties
-// keeping the one judged first.
-void judgeEveryMix(const std::vector<Choice>& candidates, const std::vector<std::vector<size_t>>& decisions,
-                   const std::function<const Outcome&(const Choice&)>& outcome, Choice& best, std::string& winner) {
+// keeping the one judged first. Returns false when `stop` said to stop first.
+bool judgeEveryMix(const std::vector<Choice>& candidates, const std::vector<std::vector<size_t>>& decisions,
+                   const std::function<const Outcome&(const Choice&)>& outcome, const std::function<bool()>& stop,
+                   Choice& best, std::string& winner) {
   const size_t T = decisions.size();
   std::vector<size_t> at(T, 0);
   Choice mix = best;
   while (true) {
+    if (stop()) return false;
     for (size_t t = 0; t < T; ++t) {
       const Choice& from = candidates[decisions[t][at[t]]];
       mix.candidate[t] = from.candidate[t];
@@ -676,7 +685,7 @@ void judgeEveryMix(const std::vector<Choice>& candidates, const std::vector<std:
     }
     size_t t = T;
     while (t > 0 && ++at[t - 1] == decisions[t - 1].size()) at[--t] = 0;
-    if (t == 0) return;
+    if (t == 0) return true;
   }
 }
 
@@ -860,9 +869,12 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
     const auto decisions = distinctDecisions(candidates, space.tasks.size());
     double mixes = 1;
     for (const auto& d : decisions) mixes *= static_cast<double>(d.size());
+    const auto stop = [&] { return pastStop(params); };
     found.provenBest = mixes <= static_cast<double>(params.maxMixesJudged);
-    if (found.provenBest) judgeEveryMix(candidates, decisions, outcome, best, winner);
-    else improveTaskByTask(candidates, outcome, best, winner, 2);
+    const bool finished = found.provenBest ? judgeEveryMix(candidates, decisions, outcome, stop, best, winner)
+                                           : improveTaskByTask(candidates, outcome, stop, best, winner, 2);
+    found.stopped = !finished;
+    found.provenBest = found.provenBest && finished;
     std::vector<std::vector<TaskDecision>> options(space.tasks.size());
     for (size_t t = 0; t < space.tasks.size(); ++t)
       for (size_t c : decisions[t]) options[t].push_back({candidates[c].candidate[t], candidates[c].placement[t]});

@@ -4,6 +4,7 @@
 // never listed: each task's questions go to searches over its combinations
 // (task_search.h), which give what a scan of every combination gives.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -72,6 +73,11 @@ struct SelectParams {
   // judged when moving a task's decision in one configuration to another's
   // (sharing units across the switches).
   int64_t maxJointJudged = 2000;
+  // When the choice search at a workload stops (plan-solve --time-limit, from
+  // the search's start): past it, the best choice judged so far stands, proven
+  // best only if it meets the bound. Unset: only the counts above bound the
+  // search, and a rerun makes the same choice.
+  std::optional<std::chrono::steady_clock::time_point> stopAt;
   // The configurations served in turn (ids, in serving order): the joint choice
   // and every system's in-turn figure are over these (empty: every configuration).
   std::vector<std::string> servedInTurn;
@@ -185,7 +191,11 @@ struct ZooplanSearch {
   // (ServingBound, serving_objective.h); predicted - bound is the gap.
   double violationBound = 0;
   int keptPrevious = 0;    // tasks that kept the previous plan's pick (a tie within the noise)
+  bool stopped = false;    // the search reached SelectParams::stopAt before judging every mix it meant to
 };
+
+// Whether the search is past SelectParams::stopAt.
+bool pastStop(const SelectParams& params);
 
 // zooplan: Algorithm 1's choice, then every order's Algorithm-1 choice and the
 // baselines' choices judged in the simulator; the best by betterOutcome wins,

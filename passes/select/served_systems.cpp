@@ -46,11 +46,12 @@ struct JointResult {
   Outcome outcome;
   int64_t judged = 0;
   double bound = 0;
+  bool stopped = false;  // at the search's time limit
 };
 
 void descendJointly(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                     const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace, int64_t maxJudged,
-                    JointResult& r) {
+                    const SelectParams& params, JointResult& r) {
   const size_t T = space.tasks.size(), K = slos.size();
   for (int round = 0; round < 3; ++round) {
     bool changed = false;
@@ -61,6 +62,10 @@ void descendJointly(const StitchSpace& space, const std::vector<plan::SloConfigu
           const std::vector<std::string> placement = r.choices[from].placement[t];
           if (candidate == r.choices[k].candidate[t] && placement == r.choices[k].placement[t]) continue;
           if (r.judged >= maxJudged) return;
+          if (pastStop(params)) {
+            r.stopped = true;
+            return;
+          }
           std::vector<Choice> next = r.choices;
           next[k].candidate[t] = candidate;
           next[k].placement[t] = placement;
@@ -80,14 +85,16 @@ void descendJointly(const StitchSpace& space, const std::vector<plan::SloConfigu
 JointResult chooseJointly(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
                           const std::vector<std::vector<Choice>>& systems, const std::vector<Outcome>& inTurn,
                           const ServingWorkload& workload, const runtime::serve::ArrivalTrace& trace,
-                          int64_t maxJudged) {
+                          const SelectParams& params) {
+  const int64_t maxJudged = params.maxJointJudged;
   JointResult own{systems.front(), inTurn.front(), 0};
-  descendJointly(space, slos, workload, trace, maxJudged, own);
+  descendJointly(space, slos, workload, trace, maxJudged, params, own);
   size_t other = 1;
   for (size_t s = 2; s < systems.size(); ++s)
     if (betterOutcome(inTurn[s], inTurn[other])) other = s;
   JointResult best{systems[other], inTurn[other], own.judged};
-  descendJointly(space, slos, workload, trace, maxJudged, best);
+  best.stopped = own.stopped;
+  if (!own.stopped) descendJointly(space, slos, workload, trace, maxJudged, params, best);
   std::vector<std::vector<TaskDecision>> reachable(space.tasks.size());
   for (const auto* start : {&systems.front(), &systems[other]})
     for (const auto& c : *start)
@@ -97,6 +104,7 @@ JointResult chooseJointly(const StitchSpace& space, const std::vector<plan::SloC
       }
   JointResult& won = betterOutcome(best.outcome, own.outcome) ? best : own;
   won.judged = best.judged;
+  won.stopped = best.stopped;
   won.bound = servingViolationBoundInTurn(space, slos, reachable, workload, trace);
   return won;
 }
@@ -175,6 +183,7 @@ struct ZooplanServed {
   std::optional<plan::PredictedServing> inTurn;   // with several configurations served in turn
   std::vector<Outcome> alone;                     // per configuration (at a workload)
   Outcome decisive;  // what two orders are compared by: in turn, else the one configuration served
+  bool stopped = false;  // a search reached the time limit (SelectParams::stopAt)
 };
 
 ZooplanServed searchEach(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,
@@ -189,6 +198,7 @@ ZooplanServed searchEach(const StitchSpace& space, const std::vector<plan::SloCo
     z.predicted.push_back({search.predicted.violationRate, search.predicted.throughputQps, search.judged,
                            search.provenBest, search.violationBound});
     z.alone.push_back(search.predicted);
+    z.stopped = z.stopped || search.stopped;
   }
   return z;
 }
@@ -208,7 +218,8 @@ void chooseInTurn(const StitchSpace& space, const std::vector<plan::SloConfigura
   for (const auto& choices : turnChoices)
     inTurn.push_back(evaluateServingInTurn(space, turnSlos, choices, *params.workload, trace));
   const JointResult joint =
-      chooseJointly(space, turnSlos, turnChoices, inTurn, *params.workload, trace, params.maxJointJudged);
+      chooseJointly(space, turnSlos, turnChoices, inTurn, *params.workload, trace, params);
+  z.stopped = z.stopped || joint.stopped;
   for (size_t j = 0; j < turn.size(); ++j) {
     const size_t c = turn[j];
     if (joint.choices[j].candidate == z.choices[c].candidate && joint.choices[j].placement == z.choices[c].placement)
@@ -257,7 +268,9 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
   // with the earliest deadline first, and serves so when that predicts fewer
   // violations (first come stays on a tie: nothing to explain; nothing to gain
   // when first come meets every bound).
-  if (composed && z.decisive.violationRate > 0) {
+  served.stopped = z.stopped;
+  const bool byDeadlineSearched = composed && z.decisive.violationRate > 0 && !pastStop(params);
+  if (byDeadlineSearched) {
     SelectParams byDeadline = params;
     auto w = std::make_shared<ServingWorkload>(*params.workload);
     w->order = ServingOrder::EarliestDeadline;
@@ -265,6 +278,7 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     ZooplanServed e = searchEach(space, slos, byDeadline, searches, nullptr);
     e.decisive = e.alone[turn.front()];
     if (turn.size() > 1) chooseInTurn(space, slos, byDeadline, served.choices, turn, *trace, e);
+    served.stoppedEarliestDeadline = e.stopped;
     if (e.decisive.violationRate < z.decisive.violationRate && betterOutcome(e.decisive, z.decisive)) {
       out[0].servingOrder = ServingOrder::EarliestDeadline;
       out[0].predictedFirstCome =
@@ -273,6 +287,7 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     }
   }
   served.choices[0] = z.choices;
+  served.earliestDeadlineSkipped = composed && z.decisive.violationRate > 0 && !byDeadlineSearched;
   for (size_t s = 0; s < out.size(); ++s)
     for (size_t c = 0; c < slos.size(); ++c) {
       out[s].selections.push_back(selectionOf(space, slos[c].id, served.choices[s][c]));

@@ -23,6 +23,9 @@ const std::vector<std::pair<std::string, std::string>>& servedSystemCatalog();
 struct ServedSystems {
   std::vector<plan::ServedSystem> systems;
   std::vector<std::vector<Choice>> choices;  // [system][configuration]: what the selections say, as combinations
+  // The time limit (SelectParams::stopAt) cut zooplan's search: its choices as
+  // judged so far; earliest deadline first judged only in part, or not at all.
+  bool stopped = false, stoppedEarliestDeadline = false, earliestDeadlineSkipped = false;
 };
 // `searches` ([configuration][task], as planStitch makes them) are reused.
 ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::SloConfiguration>& slos,

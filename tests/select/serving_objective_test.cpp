@@ -308,6 +308,45 @@ TEST(ServingObjective, TheBoundHoldsForAnyChoiceAndProvenBestMeansEveryMixWasJud
   EXPECT_GT(certainViolations, 0) << "no draw had a certain violation: the bound was never tested above 0";
 }
 
+// Past its time limit the search stops mixing: it says so, claims no proof
+// unless its choice meets the bound, and its choice is still the best of the
+// candidates it judged whole (every baseline's and Algorithm 1's among them);
+// with no limit the same space is searched to the end.
+TEST(ServingObjective, PastItsTimeLimitTheSearchStopsAndSaysItIsNotProven) {
+  std::mt19937_64 rng(77);
+  int stoppedUnproven = 0;
+  for (int round = 0; round < 8; ++round) {
+    StitchSpace sp = profiledSpace(rng, 3);
+    const auto slo = testing::randomSlo(rng, sp, "C");
+    auto w = workloadFor(sp, 30);
+    const auto trace = workloadTrace(sp, *w);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    SelectParams params;
+    params.workload = w;
+    ZooplanSearch full;
+    zooplanChoice(sp, slo, params, nullptr, &full);
+    EXPECT_FALSE(full.stopped);
+    params.stopAt = std::chrono::steady_clock::now();  // already past
+    ZooplanSearch cut;
+    Algorithm1Result a1;
+    const Choice c = zooplanChoice(sp, slo, params, &a1, &cut);
+    EXPECT_TRUE(cut.stopped) << "round " << round;
+    EXPECT_LE(cut.judged, full.judged);
+    // Proven means no fewer violations were reachable (the ties after may still differ).
+    if (cut.provenBest) EXPECT_LE(cut.predicted.violationRate, full.predicted.violationRate + 1e-12) << "round " << round;
+    if (cut.predicted.violationRate > cut.violationBound + 1e-12) {
+      EXPECT_FALSE(cut.provenBest) << "round " << round;
+      ++stoppedUnproven;
+    }
+    std::vector<Choice> whole = baselineChoices(sp, slo, params);
+    whole.push_back(a1.choice);
+    const Outcome chosen = evaluateServing(sp, slo, c, *w, *trace);
+    for (const auto& b : whole)
+      EXPECT_FALSE(betterOutcome(evaluateServing(sp, slo, b, *w, *trace), chosen)) << "round " << round << ": " << b.system;
+  }
+  EXPECT_GT(stoppedUnproven, 0) << "every cut search met its bound: the not-proven case was never tested";
+}
+
 // Served in turn (plan-run --serve's phases), the in-turn bound holds for any
 // choices among the decisions it is given, and with one configuration it is
 // the plain bound. (One configuration served is the in-turn objective with one

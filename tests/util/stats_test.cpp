@@ -2,6 +2,9 @@
 // (numpy's default), whatever the order of the sample.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <thread>
 
 #include "libplan/util/stats.h"
@@ -22,6 +25,25 @@ TEST(Stats, PercentilesInterpolateBetweenRanks) {
   EXPECT_EQ(percentile({10, 1, 5}, 1.0), 10);
   EXPECT_DOUBLE_EQ(percentile({0, 10}, 0.25), 2.5);
   EXPECT_EQ(percentile({7}, 0.9), 7);
+}
+
+// The selection it uses gives exactly what sorting the whole sample gives,
+// duplicates included.
+TEST(Stats, PercentilesEqualTheSortedSamplesInterpolation) {
+  std::mt19937_64 rng(9);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<double> v(1 + rng() % 60);
+    for (auto& x : v) x = static_cast<double>(rng() % 25) / 4;  // many ties
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (double q : {0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0}) {
+      const double pos = q * static_cast<double>(sorted.size() - 1);
+      const auto lo = static_cast<size_t>(std::floor(pos));
+      const size_t hi = std::min(lo + 1, sorted.size() - 1);
+      const double expected = sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+      EXPECT_EQ(percentile(v, q), expected) << "round " << round << " q " << q;
+    }
+  }
 }
 
 TEST(Stats, ElapsedTimeGrowsAndAgreesInBothUnits) {

@@ -51,7 +51,16 @@ class ProcessorQueues {
       return a.ready != b.ready ? a.ready > b.ready : a.key > b.key;
     }
   };
+  // The job of processor p's not yet joined ones that joins first (nullptr: none), and its removal.
+  const QueuedJob* firstArriving(size_t p) const;
+  void popArriving(size_t p);
   // Per processor: jobs not yet joined when it was last free, and those that had.
+  // Those not yet joined are kept in two places: jobs pushed in joining order
+  // (a trace's arrivals, thousands) appended to `inflow_` (read from
+  // `inflowHead_`), the others in the heap, so the heap holds only the jobs
+  // in flight and the merge of the two is the same order as one heap.
+  std::vector<std::vector<QueuedJob>> inflow_;
+  std::vector<size_t> inflowHead_;
   std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, ReadyLater>> arriving_;
   std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, DeadlineLater>> queued_;
   std::vector<double> free_;
