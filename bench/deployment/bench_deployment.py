@@ -33,6 +33,9 @@ from bench_serve_plans import load_average, run, summarize  # noqa: E402
 # the group's unit; SparOA: the models as given, whole or their operators placed; NNV12: the
 # models as given, whole, loaded on demand by their cold sections (with --cold-profile; else as
 # plain loads).
+# zooplan's plan served first come first served (plan-run --serving-order first-come): not
+# another system, the same choices in the other order.
+FIRST_COME = 'zooplan (first come)'
 SINGLE_TECHNIQUES = {'sparseloom': 'SparseLoom-alone', 'haxconn': 'HaX-CoNN-alone', 'mts': 'MTS-alone',
                      'sparoa': 'SparOA-alone', 'nnv12': 'NNV12-alone'}
 
@@ -80,6 +83,8 @@ def systems_runs(a, bundles, p):
     rows = []
     served = [(bundles['plan'], ['--compare', 'all'], {})]
     served += [(bundles[t], [], {'zooplan': row}) for t, row in SINGLE_TECHNIQUES.items()]
+    # zooplan's own choices served first come first served: what its serving order gains, measured.
+    served.append((bundles['plan'], ['--serving-order', 'first-come'], {'zooplan': FIRST_COME}))
     # The repeat: one seed's trace served again at the end, every system, to show how far
     # two measurements of the same plan on the same trace lie apart on this host.
     passes = [(seed, False) for seed in range(1, a.runs + 1)] + ([(a.repeat_seed, True)] if a.repeat_seed else [])
@@ -88,7 +93,7 @@ def systems_runs(a, bundles, p):
         for k, (bundle, compare, rename) in enumerate(served):
             out = os.path.join(a.work_dir, f"serve-{seed}-{k}{'-again' if again else ''}.json")
             p.step(f"seed {seed}{' again' if again else ''}: " +
-                   ('every system of the plan' if compare else f"the {rename['zooplan']} plan"))
+                   ('every system of the plan' if compare == ['--compare', 'all'] else f"the {rename['zooplan']} plan"))
             run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
                  '--seed', str(seed), '--rounds', str(a.rounds), '--json', out, '--quiet'])
             with open(out) as f:
@@ -122,7 +127,8 @@ def tables(summary, rows, a, solve_s, identical):
          '| system | violation m | p | p(served) | gap per seed (points) | m again | p50 ms m / p | p99 ms m / p | '
          'q/s m / p | peak RSS MB |',
          '|---|---|---|---|---|---|---|---|---|---|']
-    order = ['zooplan'] + sorted(n for n in summary if n != 'zooplan')
+    order = ['zooplan'] + ([FIRST_COME] if FIRST_COME in summary else []) + \
+        sorted(n for n in summary if n not in ('zooplan', FIRST_COME))
     for name in order:
         s = summary[name]
         m, p = s['measured'], s['predicted']
@@ -138,9 +144,9 @@ def tables(summary, rows, a, solve_s, identical):
     per_seed = []
     for seed in seeds:
         v = {r['system']: r['measured']['violation_rate'] for r in rows if r['seed'] == seed}
-        per_seed.append(all(v['zooplan'] <= x for n, x in v.items() if n != 'zooplan'))
+        per_seed.append(all(v['zooplan'] <= x for n, x in v.items() if n not in ('zooplan', FIRST_COME)))
     z = summary['zooplan']['measured']['violation_rate']
-    best_name = min((n for n in summary if n != 'zooplan'), key=lambda n: summary[n]['measured']['violation_rate'])
+    best_name = min((n for n in summary if n not in ('zooplan', FIRST_COME)), key=lambda n: summary[n]['measured']['violation_rate'])
     best = summary[best_name]['measured']['violation_rate']
     worst_gap = max(max(s['violation_gap_points']) for s in summary.values())
     t += ['', f"zooplan lowest (or tied) on every seed: {'yes' if all(per_seed) else 'no'} "
@@ -148,6 +154,9 @@ def tables(summary, rows, a, solve_s, identical):
           f"zooplan's median over the best other system's ({best_name}): " +
           (f'{z / best:.2f}' if best > 0 else ('0 violations each' if z == 0 else 'the other has none')),
           f'largest |predicted - measured| over systems and seeds: {worst_gap:.1f} points',
+          (f"zooplan's choices served first come first served instead of in its plan's order: "
+           f"{100 * summary[FIRST_COME]['measured']['violation_rate']:.1f}% measured against {100 * z:.1f}%"
+           if FIRST_COME in summary else 'zooplan not served first come'),
           (f'largest |measured - measured again| on the same trace: {max(repeat.values()):.1f} points (median '
            f'{statistics.median(repeat.values()):.1f}): how far this host lets two measurements of one plan lie apart'
            if repeat else 'no trace served again (--repeat-seed 0)'),
