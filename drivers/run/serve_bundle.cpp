@@ -403,13 +403,16 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   cp.timeLoads = true;
   ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(run.prepared.setup, loader, cp));
   run.calibration.loadMs.resize(cal.loadMs.size());
+  run.calibration.freeMs.resize(cal.freeMs.size());
   for (size_t k = 0; k < cal.hotMs.size(); ++k) {
     auto& hot = run.calibration.hotMs[k];
     auto& idle = run.calibration.idleMs[k];
     auto& load = run.calibration.loadMs[k];
+    auto& free = run.calibration.freeMs[k];
     hot.insert(hot.end(), cal.hotMs[k].begin(), cal.hotMs[k].end());
     idle.insert(idle.end(), cal.idleMs[k].begin(), cal.idleMs[k].end());
     load.insert(load.end(), cal.loadMs[k].begin(), cal.loadMs[k].end());
+    free.insert(free.end(), cal.freeMs[k].begin(), cal.freeMs[k].end());
   }
   run.dispatchMs.push_back(cal.dispatchMs);
   run.handoffMs.push_back(cal.handoffMs);
@@ -429,6 +432,7 @@ Json slotsJson(const Prepared& p, const SystemRun& run) {
     out.push_back(Json{{"slot", p.setup.slots[k].name},
                        {"loads", loads.size()},
                        {"load_ms", Json{{"measured", med(loads)}, {"calibrated", p.simSlots[k].loadMs}}},
+                       {"free_ms", Json{{"calibrated", p.simSlots[k].freeMs}}},
                        {"runs", runs.size()},
                        {"run_ms", Json{{"measured", med(runs)}, {"calibrated", med(run.calibration.hotMs[k])}}}});
   }
@@ -447,6 +451,7 @@ Prepared withServedTimes(const Prepared& p, const SystemRun& run) {
     if (!idle.empty()) slot.idleRunSamplesMs = idle;
     else if (!hot.empty()) slot.idleRunSamplesMs = hot;
     if (!run.servedLoadMs[k].empty()) slot.loadMs = median(run.servedLoadMs[k]);
+    slot.freeMs = 0;  // a served load's time holds the frees of the units it evicted
   }
   return q;
 }
@@ -462,9 +467,11 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   for (size_t k = 0; k < p.simSlots.size(); ++k) {
     p.simSlots[k].runSamplesMs = cal.hotMs[k];
     p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
-    // Timed among the other processors' runs, the freeing of a previous copy included (as served).
+    // Timed among the other processors' runs (as served); freeing a copy, what a load that evicts it adds.
     if (!p.setup.slots[k].preload && k < cal.loadMs.size() && !cal.loadMs[k].empty())
       p.simSlots[k].loadMs = median(cal.loadMs[k]);
+    if (!p.setup.slots[k].preload && k < cal.freeMs.size() && !cal.freeMs[k].empty())
+      p.simSlots[k].freeMs = median(cal.freeMs[k]);
   }
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, cal.handoffMs};
   simParams.dispatchMs = cal.dispatchMs;

@@ -8,7 +8,8 @@
 // task's latency bound or its variant misses the accuracy floor (SparseLoom
 // §5.1). What serving on this host adds to the profile's run times comes from a
 // calibration: the wake-up delays, and per unit (else per processor) how long
-// runs take back to back and after idle, and how long a load takes.
+// runs take back to back and after idle, how long a load takes and freeing the
+// units it evicts.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -26,6 +27,7 @@ namespace zp::select {
 struct UnitCalibration {
   std::vector<double> hotMs, idleMs;
   double loadMs = 0;
+  double freeMs = 0;  // freeing it, what a load that evicts it adds
   bool operator==(const UnitCalibration&) const = default;
 };
 

@@ -28,11 +28,12 @@ struct RunCalibrationParams {
   int wakeSamples = 20;    // timed dispatches and hand-overs
   uint64_t seed = 0;       // random inputs of each slot
   // Each back-to-back round (warm-up included, timed once timed) also loads
-  // every slot afresh on its worker, the copy of another slot that its
-  // processor loaded last freed inside the timing, while the other processors
-  // run theirs: as serving loads a unit after evicting another, its caches
-  // taken by other runs (loads timed alone, one after another, measured a third
-  // faster than served).
+  // every slot afresh on its worker, while the other processors run theirs: as
+  // serving loads a unit, its caches taken by other runs (loads timed alone,
+  // one after another, measured a third faster than served). Before each load
+  // the copy its processor loaded last is freed, timed as that slot's free:
+  // serving frees the units a load evicts before loading, and what that costs
+  // depends on which units they are.
   bool timeLoads = false;
   // Called (on the processors' workers, at once) after each of the
   // slots x (warmup + 2 rounds) runs: how a caller shows progress.
@@ -45,6 +46,7 @@ struct RunCalibration {
   double dispatchMs = 0;  // median: an arrival's timer fires -> its first position starts on an idle worker
   double handoffMs = 0;   // median: one worker posts -> another, idle, worker runs it (0: one processor)
   std::vector<std::vector<double>> loadMs;  // per slot: its timed loads (empty unless timeLoads)
+  std::vector<std::vector<double>> freeMs;  // per slot: freeing a loaded copy of it (empty unless timeLoads)
 };
 
 // Loads every slot of `setup` (whatever the memory budget: calibration holds all

@@ -16,7 +16,9 @@ struct Running {
   double until = 0;
 };
 
-// Makes `slot` resident at `start` on `processor`; returns its load time (0 when resident).
+// Makes `slot` resident at `start` on `processor`; returns its load time (0 when
+// resident), freeing the units it evicts included (the executor frees them on
+// the loading worker before it loads).
 double acquire(int slot, int processor, double start, const std::vector<ServeSimSlot>& slots,
                const std::vector<Running>& running, BudgetedLru& lru, ServeSimResult& r) {
   auto inUse = [&](int id) {
@@ -33,11 +35,14 @@ double acquire(int slot, int processor, double start, const std::vector<ServeSim
     return 0;
   }
   const auto& s = slots[static_cast<size_t>(slot)];
-  r.evictions += static_cast<int>(lru.makeRoom(s.bytes, [&](int id) { return !inUse(id); }).size());
+  const auto evicted = lru.makeRoom(s.bytes, [&](int id) { return !inUse(id); });
+  r.evictions += static_cast<int>(evicted.size());
+  double freeMs = 0;
+  for (int e : evicted) freeMs += slots[static_cast<size_t>(e)].freeMs;
   if (!lru.fits(s.bytes)) ++r.overBudgetLoads;
   lru.insert(slot, s.bytes);
   ++r.loads;
-  return s.loadMs;
+  return freeMs + s.loadMs;
 }
 }  // namespace
 

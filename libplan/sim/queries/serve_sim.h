@@ -6,7 +6,8 @@
 // is loaded when a query first needs it (its load time counted in that query),
 // evicting least recently used non-preloaded slots that no processor is running,
 // under the memory budget (the executor's residency rule, util/budgeted_lru.h).
-// A position takes its profiled time (runMs) or, when the slot carries run
+// A load's time is the loaded slot's loadMs plus the freeMs of every slot it
+// evicts. A position takes its profiled time (runMs) or, when the slot carries run
 // samples measured as serving runs it (runtime/serve/run_calibration.h), a time
 // drawn from them with the params' seed: from the after-idle samples when its
 // processor was idle for idleThresholdMs or more before the run, else from the
@@ -38,6 +39,7 @@ struct ServeSimSlot {
   // load is done, and the run starts once every hold has its turn (the executor's
   // held workers).
   std::vector<int> holds = {};
+  double freeMs = 0;  // freeing it when a load evicts it (counted in that load's time)
 };
 
 struct ServeSimTask {

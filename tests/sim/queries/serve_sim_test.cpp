@@ -135,6 +135,21 @@ TEST(ServeSim, LoadsAreCountedInTheQueryAndEvictLeastRecentlyUsed) {
   EXPECT_EQ(loadSpans, 3);
 }
 
+TEST(ServeSim, ALoadPaysForFreeingTheUnitsItEvicts) {
+  // As above, slot 1 freed in 3 ms, slot 2 in 0.5 ms: b's load evicts 1 (4 + 3),
+  // a's last evicts 2 (4 + 0.5); the first load evicts nothing.
+  std::vector<ServeSimSlot> slots = {{0, 1, 0, 10, true}, {0, 1, 4, 10, false}, {0, 1, 4, 10, false}};
+  slots[1].freeMs = 3;
+  slots[2].freeMs = 0.5;
+  std::vector<ServeSimTask> tasks = {{"a", {0, 1}, 5, true}, {"b", {0, 2}, 5, true}};
+  auto r = simulateServing(slots, tasks, {{0, 0}, {20, 0}, {40, 1}, {60, 0}}, {1, 20, 0});
+  EXPECT_DOUBLE_EQ(r.queries[0].loadMs, 4);
+  EXPECT_DOUBLE_EQ(r.queries[1].loadMs, 0);
+  EXPECT_DOUBLE_EQ(r.queries[2].loadMs, 7);
+  EXPECT_DOUBLE_EQ(r.queries[3].loadMs, 4.5);
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs - r.queries[2].arrivalMs, 1 + 7 + 1);
+}
+
 TEST(ServeSim, ASlotRunningElsewhereIsNotEvicted) {
   // p1 runs slot 1 for 10 ms from t=0; p0 needs slot 2 at t=1 with room for one:
   // slot 1 is in use, so the load goes over the budget.
