@@ -121,22 +121,17 @@ def tables(summary, rows, a, solve_s, identical):
     for r in rows:
         rss.setdefault(r['system'], []).append(r['measured']['peak_rss_bytes'] / 1e6)
     t = [f'Per system, median over {a.runs} seeds (one trace of the workload per seed, {a.duration_ms / 1000:.0f} s, '
-         f'{a.rounds} rounds); m measured, p predicted (calibrated), p(served) predicted from the run and load times '
-         f'served; gaps per seed in violation points; m again: seed {a.repeat_seed}\'s trace served again at the end, '
+         f'{a.rounds} rounds); m measured, p predicted (calibrated); gaps per seed in violation points; m again: seed {a.repeat_seed}\'s trace served again at the end, '
          f'|m - m again| in points.\n',
-         '| system | violation m | p | p(served) | gap per seed (points) | m again | p50 ms m / p | p99 ms m / p | '
+         '| system | violation m | p | gap per seed (points) | m again | p50 ms m / p | p99 ms m / p | '
          'q/s m / p | peak RSS MB |',
-         '|---|---|---|---|---|---|---|---|---|---|']
+         '|---|---|---|---|---|---|---|---|---|']
     order = ['zooplan'] + ([FIRST_COME] if FIRST_COME in summary else []) + \
         sorted(n for n in summary if n not in ('zooplan', FIRST_COME))
     for name in order:
         s = summary[name]
         m, p = s['measured'], s['predicted']
-        served = statistics.median(100 * r['predicted']['from_served_times']['violation_rate'] for r in rows
-                                   if r['system'] == name and 'from_served_times' in r['predicted']) \
-            if any(r['system'] == name and 'from_served_times' in r['predicted'] for r in rows) else None
         t.append(f"| {name} | {100*m['violation_rate']:.1f}% | {100*p['violation_rate']:.1f}% | "
-                 f"{'-' if served is None else f'{served:.1f}%'} | "
                  f"{', '.join(f'{g:.1f}' for g in s['violation_gap_points'])} | "
                  f"{f'{repeat[name]:.1f}' if name in repeat else '-'} | {m['p50_ms']:.2f} / {p['p50_ms']:.2f} | "
                  f"{m['p99_ms']:.2f} / {p['p99_ms']:.2f} | {m['throughput_qps']:.1f} / {p['throughput_qps']:.1f} | "
