@@ -238,6 +238,7 @@ sim::ServeSimParams simParams(const StitchSpace& space, const ServingWorkload& w
   sp.handoffMs = workload.calibration.handoffMs;
   sp.seed = workload.seed;
   sp.order = workload.order;
+  sp.recordSpans = false;  // judged by its queries alone
   return sp;
 }
 

@@ -72,6 +72,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     const auto& q = r.queries[static_cast<size_t>(query)];
     return q.arrivalMs + tasks[static_cast<size_t>(q.task)].sloMs;
   };
+  r.queries.reserve(arrivals.size());
   for (size_t q = 0; q < arrivals.size(); ++q) {
     assert(q == 0 || arrivals[q - 1].timeMs <= arrivals[q].timeMs);
     const auto& a = arrivals[q];
@@ -104,7 +105,8 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     queues.occupyUntil(p, end);
     running[static_cast<size_t>(p)] = {slot, end};
     busyUntil[static_cast<size_t>(p)] = end;
-    r.spans.push_back({id, r.queries[static_cast<size_t>(id)].task, position, slot, p, false, start, end});
+    if (params.recordSpans)
+      r.spans.push_back({id, r.queries[static_cast<size_t>(id)].task, position, slot, p, false, start, end});
     advance(id, key, position, p, end);
   };
   while (auto next = queues.pop()) {
@@ -118,8 +120,9 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
       for (int h : held.holds) {
         queues.occupyUntil(h, run.startMs + run.drawnMs);
         busyUntil[static_cast<size_t>(h)] = run.startMs + run.drawnMs;
-        r.spans.push_back({run.query, r.queries[static_cast<size_t>(run.query)].task, run.position, run.slot, h,
-                           false, run.startMs, run.startMs + run.drawnMs, true});
+        if (params.recordSpans)
+          r.spans.push_back({run.query, r.queries[static_cast<size_t>(run.query)].task, run.position, run.slot, h,
+                             false, run.startMs, run.startMs + run.drawnMs, true});
       }
       runSlot(run.query, run.key, run.position, run.slot, held.processor, run.startMs, run.drawnMs);
       continue;
@@ -133,7 +136,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     const double runStart = next->start + loadMs;
     const double drawnMs = runMs(slot, p, next->start);
     query.loadMs += loadMs;
-    if (loadMs > 0) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
+    if (loadMs > 0 && params.recordSpans) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
     const auto& holds = slots[static_cast<size_t>(slot)].holds;
     if (holds.empty()) {
       runSlot(next->job.id, next->job.key, position, slot, p, runStart, drawnMs);

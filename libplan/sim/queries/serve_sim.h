@@ -63,6 +63,7 @@ struct ServeSimParams {
                                // of an idle core sets in between 1 and 5 ms of idle here)
   uint64_t seed = 0;     // draws from the slots' run samples
   ServingOrder order = ServingOrder::FirstCome;  // a query's deadline: its arrival plus its task's sloMs
+  bool recordSpans = true;  // false: ServeSimResult::spans stays empty (a search that reads only the queries)
 };
 
 struct ServeSimQuery {
