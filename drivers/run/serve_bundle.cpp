@@ -222,7 +222,8 @@ struct SystemOutcome {
   int64_t predictedPeakResidentBytes = 0;
   std::optional<QuerySummary> predictedFirstCome;  // served earliest deadline first: predicted first come instead
   // In hindsight: the simulator given the run and load times the executor measured
-  // while serving (where a gap comes from: the calibration or the model).
+  // while serving, drawn independently as the calibrated ones are (a hint of where
+  // a gap comes from, not an attribution: the host's slow spells are in neither).
   std::optional<QuerySummary> predictedFromServed;
   Json calibration = Json::object();
   std::vector<std::string> unreachable;  // tasks whose latency SLO no query can meet here
@@ -269,9 +270,12 @@ std::vector<std::string> unreachableSlos(const Prepared& p, const RunCalibration
 }
 
 // The prediction of a system served as it is measured: in `rounds` segments of
-// its trace, each from a fresh start (residency and queues empty), pooled.
-sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParams& params, int rounds) {
-  if (rounds <= 1) return sim::simulateServing(p.simSlots, p.simTasks, p.arrivals, params);
+// its trace, each from a fresh start (residency and queues empty), pooled; its
+// units' times as `slots` gives them (default: the system's).
+sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParams& params, int rounds,
+                                     const std::vector<sim::ServeSimSlot>* slots = nullptr) {
+  const auto& units = slots ? *slots : p.simSlots;
+  if (rounds <= 1) return sim::simulateServing(units, p.simTasks, p.arrivals, params);
   const double span = p.arrivals.empty() ? 0.0 : spanAfter(p.arrivals.back().timeMs);
   sim::ServeSimResult all;
   std::vector<QueryOutcome> outcomes;
@@ -282,7 +286,7 @@ sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParam
     for (const auto& a : p.arrivals)
       if (g.holds(a.timeMs)) seg.push_back({a.timeMs - from, a.task});
     if (seg.empty()) continue;
-    auto res = sim::simulateServing(p.simSlots, p.simTasks, seg, params);
+    auto res = sim::simulateServing(units, p.simTasks, seg, params);
     for (auto q : res.queries) {
       q.arrivalMs += from, q.startMs += from, q.finishMs += from;
       const auto& task = p.simTasks[static_cast<size_t>(q.task)];
@@ -335,9 +339,8 @@ struct SystemRun {
   std::vector<double> dispatchMs, handoffMs;  // per piece, its median
   // Per slot, each load and run the executor measured while serving (what the
   // report sets beside the calibrated figures the prediction used).
-  std::vector<std::vector<double>> servedLoadMs, servedRunMs;
-  // The served runs split as the simulator draws them: after their processor idled, or back to back.
-  std::vector<std::vector<double>> servedIdleRunMs, servedHotRunMs;
+  // Runs split as the simulator draws them: after their processor idled, or back to back.
+  std::vector<std::vector<double>> servedLoadMs, servedIdleRunMs, servedHotRunMs;
 };
 
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
@@ -346,7 +349,6 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0, std::nullopt,
                                               std::nullopt, Json::object(), {}, Json::array()}};
   run.servedLoadMs.resize(run.prepared.setup.slots.size());
-  run.servedRunMs.resize(run.prepared.setup.slots.size());
   run.servedIdleRunMs.resize(run.prepared.setup.slots.size());
   run.servedHotRunMs.resize(run.prepared.setup.slots.size());
   Prepared& p = run.prepared;
@@ -381,7 +383,6 @@ void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSl
       run.servedLoadMs.at(slot).push_back(ms);
       continue;
     }
-    run.servedRunMs.at(slot).push_back(ms);
     (idle ? run.servedIdleRunMs : run.servedHotRunMs).at(slot).push_back(ms);
   }
 }
@@ -427,7 +428,8 @@ Json slotsJson(const Prepared& p, const SystemRun& run) {
   auto med = [](const std::vector<double>& v) { return v.empty() ? Json(nullptr) : Json(median(v)); };
   for (size_t k = 0; k < p.setup.slots.size(); ++k) {
     const auto& loads = run.servedLoadMs[k];
-    const auto& runs = run.servedRunMs[k];
+    std::vector<double> runs = run.servedHotRunMs[k];
+    runs.insert(runs.end(), run.servedIdleRunMs[k].begin(), run.servedIdleRunMs[k].end());
     if (loads.empty() && runs.empty()) continue;
     out.push_back(Json{{"slot", p.setup.slots[k].name},
                        {"loads", loads.size()},
@@ -441,10 +443,10 @@ Json slotsJson(const Prepared& p, const SystemRun& run) {
 
 // The system's units with the run and load times measured while serving in place
 // of the calibrated ones (a slot that did not run keeps its calibration).
-Prepared withServedTimes(const Prepared& p, const SystemRun& run) {
-  Prepared q = p;
-  for (size_t k = 0; k < q.simSlots.size(); ++k) {
-    auto& slot = q.simSlots[k];
+std::vector<sim::ServeSimSlot> withServedTimes(const Prepared& p, const SystemRun& run) {
+  std::vector<sim::ServeSimSlot> slots = p.simSlots;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    auto& slot = slots[k];
     const auto& hot = run.servedHotRunMs[k];
     const auto& idle = run.servedIdleRunMs[k];
     if (!hot.empty()) slot.runSamplesMs = hot;
@@ -453,7 +455,7 @@ Prepared withServedTimes(const Prepared& p, const SystemRun& run) {
     if (!run.servedLoadMs[k].empty()) slot.loadMs = median(run.servedLoadMs[k]);
     slot.freeMs = 0;  // a served load's time holds the frees of the units it evicted
   }
-  return q;
+  return slots;
 }
 
 // The prediction from the pooled calibration (wake-up delays: the median of the pieces' medians).
@@ -482,12 +484,13 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, [](const sim::ServeSimQuery&) { return true; });
   o.predictedLoads = predicted.loads;
   o.predictedPeakResidentBytes = predicted.peakResidentBytes;
+  const auto served = withServedTimes(p, run);
+  o.predictedFromServed = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds, &served));
   if (s.order != ServingOrder::FirstCome) {
     // What the order gains, under the same calibration: the same units served first come first served.
     simParams.order = ServingOrder::FirstCome;
     o.predictedFirstCome = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds));
   }
-  o.predictedFromServed = predictedQueries(s, p, simulateAsServed(withServedTimes(p, run), simParams, params.rounds));
   o.calibration = calibrationJson(sp, p, cal);
   o.unreachable = unreachableSlos(p, cal);
   o.slots = slotsJson(p, run);
