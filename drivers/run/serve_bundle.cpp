@@ -339,8 +339,9 @@ struct SystemRun {
   std::vector<double> dispatchMs, handoffMs;  // per piece, its median
   // Per slot, each load and run the executor measured while serving (what the
   // report sets beside the calibrated figures the prediction used).
-  // Runs split as the simulator draws them: after their processor idled, or back to back.
-  std::vector<std::vector<double>> servedLoadMs, servedIdleRunMs, servedHotRunMs;
+  // Runs split as the simulator draws them: right after their load, after their
+  // processor idled, or back to back.
+  std::vector<std::vector<double>> servedLoadMs, servedFirstRunMs, servedIdleRunMs, servedHotRunMs;
 };
 
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
@@ -349,6 +350,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0, std::nullopt,
                                               std::nullopt, Json::object(), {}, Json::array()}};
   run.servedLoadMs.resize(run.prepared.setup.slots.size());
+  run.servedFirstRunMs.resize(run.prepared.setup.slots.size());
   run.servedIdleRunMs.resize(run.prepared.setup.slots.size());
   run.servedHotRunMs.resize(run.prepared.setup.slots.size());
   Prepared& p = run.prepared;
@@ -373,6 +375,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
 void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSlice>& slices) {
   const double idleThresholdMs = sim::ServeSimParams{}.idleThresholdMs;
   std::map<int, double> busyUntil;  // per processor, the end of its last slice in this segment
+  std::set<std::pair<int, int>> loaded;  // (query, position) of each load: its run comes right after it
   for (const auto& x : slices) {
     const auto slot = static_cast<size_t>(x.slot);
     const double ms = x.endMs - x.startMs;
@@ -381,9 +384,11 @@ void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSl
     busyUntil[x.processor] = last == busyUntil.end() ? x.endMs : std::max(last->second, x.endMs);
     if (x.kind == runtime::serve::ExecSlice::Kind::Load) {
       run.servedLoadMs.at(slot).push_back(ms);
+      loaded.insert({x.query, x.position});
       continue;
     }
-    (idle ? run.servedIdleRunMs : run.servedHotRunMs).at(slot).push_back(ms);
+    if (loaded.contains({x.query, x.position})) run.servedFirstRunMs.at(slot).push_back(ms);
+    else (idle ? run.servedIdleRunMs : run.servedHotRunMs).at(slot).push_back(ms);
   }
 }
 
@@ -405,6 +410,7 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(run.prepared.setup, loader, cp));
   run.calibration.loadMs.resize(cal.loadMs.size());
   run.calibration.freeMs.resize(cal.freeMs.size());
+  run.calibration.firstRunMs.resize(cal.firstRunMs.size());
   for (size_t k = 0; k < cal.hotMs.size(); ++k) {
     auto& hot = run.calibration.hotMs[k];
     auto& idle = run.calibration.idleMs[k];
@@ -414,6 +420,8 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
     idle.insert(idle.end(), cal.idleMs[k].begin(), cal.idleMs[k].end());
     load.insert(load.end(), cal.loadMs[k].begin(), cal.loadMs[k].end());
     free.insert(free.end(), cal.freeMs[k].begin(), cal.freeMs[k].end());
+    auto& first = run.calibration.firstRunMs[k];
+    first.insert(first.end(), cal.firstRunMs[k].begin(), cal.firstRunMs[k].end());
   }
   run.dispatchMs.push_back(cal.dispatchMs);
   run.handoffMs.push_back(cal.handoffMs);
@@ -430,11 +438,14 @@ Json slotsJson(const Prepared& p, const SystemRun& run) {
     const auto& loads = run.servedLoadMs[k];
     std::vector<double> runs = run.servedHotRunMs[k];
     runs.insert(runs.end(), run.servedIdleRunMs[k].begin(), run.servedIdleRunMs[k].end());
-    if (loads.empty() && runs.empty()) continue;
+    const auto& firstRuns = run.servedFirstRunMs[k];
+    if (loads.empty() && runs.empty() && firstRuns.empty()) continue;
     out.push_back(Json{{"slot", p.setup.slots[k].name},
                        {"loads", loads.size()},
                        {"load_ms", Json{{"measured", med(loads)}, {"calibrated", p.simSlots[k].loadMs}}},
                        {"free_ms", Json{{"calibrated", p.simSlots[k].freeMs}}},
+                       {"first_run_ms", Json{{"measured", med(firstRuns)},
+                                             {"calibrated", med(p.simSlots[k].firstRunSamplesMs)}}},
                        {"runs", runs.size()},
                        {"run_ms", Json{{"measured", med(runs)}, {"calibrated", med(run.calibration.hotMs[k])}}}});
   }
@@ -453,6 +464,7 @@ std::vector<sim::ServeSimSlot> withServedTimes(const Prepared& p, const SystemRu
     if (!idle.empty()) slot.idleRunSamplesMs = idle;
     else if (!hot.empty()) slot.idleRunSamplesMs = hot;
     if (!run.servedLoadMs[k].empty()) slot.loadMs = median(run.servedLoadMs[k]);
+    if (!run.servedFirstRunMs[k].empty()) slot.firstRunSamplesMs = run.servedFirstRunMs[k];
     slot.freeMs = 0;  // a served load's time holds the frees of the units it evicted
   }
   return slots;
@@ -474,6 +486,8 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
       p.simSlots[k].loadMs = median(cal.loadMs[k]);
     if (!p.setup.slots[k].preload && k < cal.freeMs.size() && !cal.freeMs[k].empty())
       p.simSlots[k].freeMs = median(cal.freeMs[k]);
+    if (!p.setup.slots[k].preload && k < cal.firstRunMs.size())
+      p.simSlots[k].firstRunSamplesMs = cal.firstRunMs[k];
   }
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, cal.handoffMs};
   simParams.dispatchMs = cal.dispatchMs;

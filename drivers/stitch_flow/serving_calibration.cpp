@@ -88,7 +88,8 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   for (size_t s = 0; s < setup.slots.size(); ++s) {
     const auto p = static_cast<size_t>(setup.slots[s].processor);
     const double loadMs = median(cal.loadMs[s]);
-    out.units[keys[s]] = select::UnitCalibration{cal.hotMs[s], cal.idleMs[s], loadMs, median(cal.freeMs[s])};
+    out.units[keys[s]] = select::UnitCalibration{cal.hotMs[s], cal.idleMs[s], loadMs, median(cal.freeMs[s]),
+                                                        cal.firstRunMs[s]};
     if (megabytes[s] > 0) perMB.push_back(loadMs / megabytes[s]);
     for (double ms : cal.hotMs[s]) out.hotRatios[p].push_back(ms / plannedMs[s]);
     for (double ms : cal.idleMs[s]) out.idleRatios[p].push_back(ms / plannedMs[s]);

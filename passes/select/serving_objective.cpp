@@ -72,6 +72,7 @@ void calibrateSlot(const ServingCalibration& cal, const std::string& id, const s
     slot.idleRunSamplesMs = u->second.idleMs;
     if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
     slot.freeMs = u->second.freeMs;
+    slot.firstRunSamplesMs = u->second.firstRunMs;
     return;
   }
   const auto q = static_cast<size_t>(slot.processor);

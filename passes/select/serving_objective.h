@@ -28,6 +28,7 @@ struct UnitCalibration {
   std::vector<double> hotMs, idleMs;
   double loadMs = 0;
   double freeMs = 0;  // freeing it, what a load that evicts it adds
+  std::vector<double> firstRunMs = {};  // its runs right after a load
   bool operator==(const UnitCalibration&) const = default;
 };
 

@@ -102,6 +102,10 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     ZP_ASSIGN_OR_RETURN(l.extra, loadSlot(setup, loader, l.slot));
     lastExtra = &l;
     if (timed) out.loadMs[static_cast<size_t>(l.slot)].push_back(msSince(t0));
+    const auto r0 = SteadyClock::now();
+    auto r = l.extra.run(l.inputs);
+    if (!r.ok()) return makeError("subgraph '{}': {}", setup.slots[static_cast<size_t>(l.slot)].name, r.error().message);
+    if (timed) out.firstRunMs[static_cast<size_t>(l.slot)].push_back(msSince(r0));
     return {};
   };
   auto timeRounds = [&](std::vector<Loaded>& units) -> Status {
@@ -188,7 +192,11 @@ Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoade
   RunCalibration out;
   out.hotMs.resize(setup.slots.size());
   out.idleMs.resize(setup.slots.size());
-  if (params.timeLoads) out.loadMs.resize(setup.slots.size()), out.freeMs.resize(setup.slots.size());
+  if (params.timeLoads) {
+    out.loadMs.resize(setup.slots.size());
+    out.freeMs.resize(setup.slots.size());
+    out.firstRunMs.resize(setup.slots.size());
+  }
   Workers workers;
   for (const auto& p : setup.processors) {
     ZP_ASSIGN_OR_RETURN(auto w, PinnedWorker::start(p));

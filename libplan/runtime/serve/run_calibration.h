@@ -33,7 +33,10 @@ struct RunCalibrationParams {
   // one after another, measured a third faster than served). Before each load
   // the copy its processor loaded last is freed, timed as that slot's free:
   // serving frees the units a load evicts before loading, and what that costs
-  // depends on which units they are.
+  // depends on which units they are. Each timed load's copy then runs once,
+  // timed as the slot's first run: served, the run right after a load finds
+  // the unit's weights and code out of the caches (and a unit loaded by its
+  // cold section runs its pipelined cold run then).
   bool timeLoads = false;
   // Called (on the processors' workers, at once) after each of the
   // slots x (warmup + 2 rounds) runs: how a caller shows progress.
@@ -47,6 +50,7 @@ struct RunCalibration {
   double handoffMs = 0;   // median: one worker posts -> another, idle, worker runs it (0: one processor)
   std::vector<std::vector<double>> loadMs;  // per slot: its timed loads (empty unless timeLoads)
   std::vector<std::vector<double>> freeMs;  // per slot: freeing a loaded copy of it (empty unless timeLoads)
+  std::vector<std::vector<double>> firstRunMs;  // per slot: a loaded copy's first run (empty unless timeLoads)
 };
 
 // Loads every slot of `setup` (whatever the memory budget: calibration holds all

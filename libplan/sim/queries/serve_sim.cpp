@@ -54,10 +54,12 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     if (slots[s].preload) lru.addPinned(static_cast<int>(s), slots[s].bytes);
   std::mt19937_64 rng(params.seed);
   std::vector<double> busyUntil(static_cast<size_t>(params.processors), -1e300);  // never ran: idle
-  auto runMs = [&](int slot, int processor, double start) {
+  auto runMs = [&](int slot, int processor, double start, bool afterLoad) {
     const auto& s = slots[static_cast<size_t>(slot)];
     const bool idle = start - busyUntil[static_cast<size_t>(processor)] >= params.idleThresholdMs;
-    const auto& samples = idle && !s.idleRunSamplesMs.empty() ? s.idleRunSamplesMs : s.runSamplesMs;
+    const auto& samples = afterLoad && !s.firstRunSamplesMs.empty()   ? s.firstRunSamplesMs
+                          : idle && !s.idleRunSamplesMs.empty() ? s.idleRunSamplesMs
+                                                                : s.runSamplesMs;
     if (samples.empty()) return s.runMs;
     return samples[static_cast<size_t>(rng() % samples.size())];
   };
@@ -132,9 +134,10 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     const int position = next->job.stage;
     const int slot = task.slots[static_cast<size_t>(position)];
     if (position == 0) query.startMs = next->start;
+    const int loadsBefore = r.loads;
     const double loadMs = acquire(slot, p, next->start, slots, running, lru, r);
     const double runStart = next->start + loadMs;
-    const double drawnMs = runMs(slot, p, next->start);
+    const double drawnMs = runMs(slot, p, next->start, r.loads > loadsBefore);
     query.loadMs += loadMs;
     if (loadMs > 0 && params.recordSpans) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
     const auto& holds = slots[static_cast<size_t>(slot)].holds;

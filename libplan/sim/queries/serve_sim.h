@@ -40,6 +40,9 @@ struct ServeSimSlot {
   // held workers).
   std::vector<int> holds = {};
   double freeMs = 0;  // freeing it when a load evicts it (counted in that load's time)
+  // When not empty: the run right after its load draws one of these (its
+  // weights and code out of the caches; a cold section's pipelined cold run).
+  std::vector<double> firstRunSamplesMs = {};
 };
 
 struct ServeSimTask {

@@ -87,6 +87,10 @@ TEST(RunCalibration, LoadsAreTimedAmongTheBackToBackRounds) {
     ASSERT_EQ(r->freeMs.size(), 3u);
     EXPECT_EQ(r->freeMs[s].size(), 2u) << s;
     for (double ms : r->freeMs[s]) EXPECT_GE(ms, 0) << s;
+    // And each timed load's copy runs once, timed as the slot's first run.
+    ASSERT_EQ(r->firstRunMs.size(), 3u);
+    EXPECT_EQ(r->firstRunMs[s].size(), 2u) << s;
+    for (double ms : r->firstRunMs[s]) EXPECT_GT(ms, 0) << s;
   }
 }
 

@@ -150,6 +150,23 @@ TEST(ServeSim, ALoadPaysForFreeingTheUnitsItEvicts) {
   EXPECT_DOUBLE_EQ(r.queries[2].finishMs - r.queries[2].arrivalMs, 1 + 7 + 1);
 }
 
+TEST(ServeSim, TheRunRightAfterALoadDrawsTheFirstRunSamples) {
+  // Slot 1 (load 4 ms) runs 1 ms resident and 6 ms right after its load; it
+  // fits the budget, so only the first query loads it.
+  std::vector<ServeSimSlot> slots = {{0, 1, 4, 10, false}};
+  slots[0].runSamplesMs = {1};
+  slots[0].firstRunSamplesMs = {6};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}};
+  auto r = simulateServing(slots, tasks, {{0, 0}, {20, 0}}, {1, 10, 0});
+  EXPECT_EQ(r.loads, 1);
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 4 + 6);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs, 20 + 1);
+  // Without first-run samples the run after a load draws the others.
+  slots[0].firstRunSamplesMs.clear();
+  r = simulateServing(slots, tasks, {{0, 0}, {20, 0}}, {1, 10, 0});
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 4 + 1);
+}
+
 TEST(ServeSim, ASlotRunningElsewhereIsNotEvicted) {
   // p1 runs slot 1 for 10 ms from t=0; p0 needs slot 2 at t=1 with room for one:
   // slot 1 is in use, so the load goes over the budget.
