@@ -103,7 +103,8 @@ void addOpplaceColdMtsOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g
                  "cold: calibrate the cost model against these measured cold runs of the model "
                  "(plan-run MODEL --cold --json reports; repeatable)");
   app.add_option("--cores", co.solve.cores, "cold: cores the schedule may use (default: the profiled host's; "
-                                           "at most this machine's, which runs the plan)")
+                                           "at most this machine's, which runs the plan); stitch: the cold "
+                                           "sections' (default: the fewest cores a processor has)")
       ->check(integerIn(1, std::max(1u, std::thread::hardware_concurrency())));
   app.add_option("--warm-repeat", co.measure.warmRepeat, "cold: warm runs per kernel when measuring")
       ->default_val(5)->check(integerIn(1, 100000));
@@ -191,6 +192,7 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     sp.placed.solve.minMixGain = op.solve.minMixGain;
     sp.placed.solve.minMixGainMs = op.solve.minMixGainMs;
     sp.frames.solve = cc.solve;  // --time-limit, --max-transitions, --seed
+    sp.cold.cores = co.solve.cores;  // of the cold sections (0: the fewest a processor has)
     sp.tool = "plan-solve";
     sp.version = zooplanVersion();
   } else {

@@ -31,8 +31,8 @@ from bench_serve_plans import load_average, run, summarize  # noqa: E402
 # Each technique alone on the same profile and workload (plan-solve --only), by the row it gets:
 # SparseLoom: Algorithm 1's choice, its preload set resident; MTS: the models as given, whole, or
 # the group's unit; SparOA: the models as given, whole or their operators placed; NNV12: the
-# models as given, whole, loaded on demand by their cold sections (with --cold-profile; else as
-# plain loads).
+# models as given, whole, loaded on demand by their cold sections (without --no-cold-profile; else
+# as plain loads).
 # zooplan's plan served first come first served (plan-run --serving-order first-come): not
 # another system, the same choices in the other order.
 FIRST_COME = 'zooplan (first come)'
@@ -41,16 +41,18 @@ SINGLE_TECHNIQUES = {'sparseloom': 'SparseLoom-alone', 'haxconn': 'HaX-CoNN-alon
 
 
 def pipeline(a, p):
-    """stitch -> profile (reused when the work dir has one; with --cold-profile, cold costs too, so
-    the plan's units get NNV12 cold sections that serving loads on-demand units by) -> plan
+    """stitch -> profile (reused when the work dir has one; cold costs too unless --no-cold-profile,
+    so the plan's units get NNV12 cold sections that serving loads on-demand units by) -> plan
     (timed) -> bundle; and two plans without calibration, compared byte for byte."""
     w = a.work_dir
-    stitch, profile = os.path.join(w, 'stitch'), os.path.join(w, 'profile')
+    stitch = os.path.join(w, 'stitch')
+    profile = os.path.join(w, 'profile-cold' if a.cold_profile else 'profile')
     profiled = os.path.isfile(os.path.join(profile, 'report.json'))
     p.phase('pipeline', 4 + 2 * len(SINGLE_TECHNIQUES) + (0 if profiled else 2))
     if not profiled:
         p.step('zoo-stitch')
-        run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
+        if not os.path.isdir(stitch):  # the other profile's run stitched it
+            run([f'{a.bin}/zoo-stitch', a.zoo, '-o', stitch])
         p.step('zoo-profile')
         run([f'{a.bin}/zoo-profile', stitch, '-o', profile, '--quiet'] + (['--cold-profile'] if a.cold_profile else []))
     plan, bundle = os.path.join(w, 'plan.json'), os.path.join(w, 'bundle')
@@ -174,9 +176,10 @@ def main():
     ap.add_argument('--rounds', type=int, default=3, help='plan-run --serve --rounds: segments every system serves in turn')
     ap.add_argument('--repeat-seed', type=int, default=1,
                     help="serve this seed's trace again at the end, every system (0: none): the host's repeatability")
-    ap.add_argument('--cold-profile', action='store_true',
-                    help='profile cold costs: units loaded on demand follow NNV12 cold sections (the choice does not '
-                         'model them yet)')
+    ap.add_argument('--no-cold-profile', dest='cold_profile', action='store_false',
+                    help='profile without cold costs: no NNV12 cold sections (by default zoo-profile --cold-profile, '
+                         'and plan-solve loads a unit by its cold section where that calibrated faster than from its '
+                         'weight cache; NNV12 alone, every unit loaded on demand so)')
     ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
     os.makedirs(a.work_dir, exist_ok=True)

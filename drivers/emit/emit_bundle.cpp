@@ -6,7 +6,7 @@
 #include <optional>
 #include <set>
 
-#include "drivers/cold_flow/cold_schedule.h"
+#include "passes/coldstart/runtime_schedule.h"
 #include "drivers/concurrent_flow/workload.h"
 #include "drivers/stitch_flow/plan_freshness.h"
 #include "libplan/runtime/session.h"
@@ -401,7 +401,7 @@ Status writeWeightCache(const fs::path& root, const std::string& modelRel, const
 // caches/<hash16>.cold.zwc: the cache the subgraph's cold section runs from.
 Status writeColdCacheFor(const Sources& src, const SubgraphUse& use, const fs::path& root) {
   const std::string where = fmt::format("{}: cold section '{}'", src.planPath.string(), use.cold->unit.str());
-  ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule schedule, coldScheduleOf(*use.cold, where));
+  ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule schedule, coldstart::coldScheduleOf(*use.cold, where));
   const std::string rel = artifacts::cacheFileName(use.hash, kColdCachePolicy);
   std::error_code ec;
   fs::create_directories((root / rel).parent_path(), ec);

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "drivers/cold_flow/cold_schedule.h"
+#include "passes/coldstart/runtime_schedule.h"
 #include "drivers/emit/emit_bundle.h"
 #include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/plan_json.h"
@@ -165,7 +165,7 @@ Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bun
   if (!cache)
     return makeError("{}: missing from the bundle (the cold cache of {})",
                      bundle.cachePath(unit, kColdCachePolicy).string(), unit.id.str());
-  ZP_ASSIGN_OR_RETURN(auto schedule, coldScheduleOf(*cold, bundle.planFile() + ": cold section " + cold->unit.str()));
+  ZP_ASSIGN_OR_RETURN(auto schedule, coldstart::coldScheduleOf(*cold, bundle.planFile() + ": cold section " + cold->unit.str()));
   return std::optional<runtime::serve::SubgraphFiles>(runtime::serve::SubgraphFiles{
       model, *cache, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))});
 }

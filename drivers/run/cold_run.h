@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "drivers/cold_flow/cold_schedule.h"
+#include "passes/coldstart/runtime_schedule.h"
 #include "libplan/plan/cold_plan.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/error.h"

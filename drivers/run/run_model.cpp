@@ -197,7 +197,7 @@ Expected<RunModelResult> runModel(const RunModelOptions& o) {
   ZP_ASSIGN_OR_RETURN(m.so, sessionOptions(o));
   if (!o.coldPlan.empty()) {
     ZP_ASSIGN_OR_RETURN(plan::ColdPlan cp, readColdPlan(o.coldPlan, o.model));
-    ZP_ASSIGN_OR_RETURN(ColdSchedule sc, coldScheduleOf(cp, o.coldPlan.string()));
+    ZP_ASSIGN_OR_RETURN(ColdSchedule sc, coldstart::coldScheduleOf(cp, o.coldPlan.string()));
     m.coldPlan = std::move(cp);
     m.schedule = std::make_shared<const ColdSchedule>(std::move(sc));
     // With the plan's cache the session follows the plan; without it, it only writes that cache.

@@ -124,6 +124,18 @@ Status applyMemoryBudget(const StitchSpace& space, const std::string& budget, co
   return {};
 }
 
+// A unit loaded on demand is loaded on its processor's worker, whose threads
+// (a cold section's too) run on the processor's cores: its cold section is
+// planned for the fewest cores a processor has, unless --cores says otherwise.
+coldstart::ColdStartParams servingColdParams(coldstart::ColdStartParams params, const StitchSpace& space) {
+  if (params.cores > 0) return params;
+  int cores = 0;
+  for (const auto& p : space.processors)
+    if (!p.cores.empty()) cores = cores == 0 ? static_cast<int>(p.cores.size()) : std::min(cores, static_cast<int>(p.cores.size()));
+  params.cores = cores;
+  return params;
+}
+
 // The SLO file's "workload" section, if the SLOs come from a file that has one.
 Expected<std::optional<plan::WorkloadSpec>> sloWorkloadSpec(const std::string& slo, const StitchSpace& space) {
   if (!fs::is_regular_file(slo)) return std::optional<plan::WorkloadSpec>();
@@ -136,7 +148,9 @@ Expected<std::optional<plan::WorkloadSpec>> sloWorkloadSpec(const std::string& s
 // frames, memory budget), its rates replaced by --rate for every task when given;
 // none: judged in the query simulator's burst.
 Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const SolveStitchOptions& o,
-                                                                        const StitchSpace& space, std::string& summary,
+                                                                        const StitchSpace& space,
+                                                                        const ColdSectionCalibration& cold,
+                                                                        std::string& summary,
                                                                         std::vector<plan::FrameSpec>& frames) {
   std::optional<plan::WorkloadSpec> spec;
   if (fs::is_regular_file(o.slo)) {
@@ -169,7 +183,8 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
     ZP_TRY(applyMemoryBudget(space, o.budgets.front(), "--memory-budget (the device's, the first)", *w));
   if (auto trace = select::workloadTrace(space, *w); !trace.ok())
     return makeError("{}: {}", o.slo, trace.error().message);
-  ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed));
+  ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed, cold));
+  const auto coldChoice = select::chooseColdSectionLoads(w->calibration, o.select.only == select::SingleTechnique::Nnv12);
   std::string rateText;
   if (o.rateQps > 0) rateText = fmt::format("{} q/s per task", o.rateQps);
   else
@@ -188,6 +203,13 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
                  : fmt::format("run times calibrated on this host (dispatch {:.3f} ms, hand-over {:.3f} ms, "
                                "loads {:.2f} ms/MB)\n",
                                w->calibration.dispatchMs, w->calibration.handoffMs, w->calibration.loadMsPerMB);
+  if (coldChoice.units > 0)
+    summary += fmt::format("loads by cold section (NNV12) calibrated for {} subgraph unit(s): {} load so{} (load, "
+                           "first run and free summed over units and processors: {:.2f} ms by cold section, {:.2f} "
+                           "ms from weight caches)\n",
+                           coldChoice.units, coldChoice.chosen,
+                           o.select.only == select::SingleTechnique::Nnv12 ? " (NNV12 alone: all)" : ", faster so",
+                           coldChoice.coldMs, coldChoice.warmCacheMs);
   return std::shared_ptr<const select::ServingWorkload>(std::move(w));
 }
 
@@ -324,7 +346,14 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   select::SelectParams selectParams = o.select;
   ZP_ASSIGN_OR_RETURN(selectParams.previous, previousChoices(o.previousPlan, space));
   std::vector<plan::FrameSpec> frames;
-  ZP_ASSIGN_OR_RETURN(selectParams.workload, servingWorkload(o, space, servingSummary, frames));
+  // Cold sections (NNV12) where the technique has them: calibrated as candidates' loads, planned for the choice.
+  const bool coldSections = only == SingleTechnique::None || only == SingleTechnique::Nnv12;
+  std::optional<StitchColdProfile> coldProfile;
+  if (coldSections) { ZP_ASSIGN_OR_RETURN(coldProfile, readStitchColdProfile(o.profileDir)); }
+  const coldstart::ColdStartParams coldParams = servingColdParams(o.cold, space);
+  ZP_ASSIGN_OR_RETURN(selectParams.workload,
+                      servingWorkload(o, space, {coldProfile ? &coldProfile->profile : nullptr, coldParams},
+                                      servingSummary, frames));
   ZP_TRY(checkServedInTurn(o, slos, selectParams.workload != nullptr));
   ZP_TRY(makeParentDirs({o.output, o.trace, o.evaluation}));
   // SparseLoom alone holds the device's budget with its preload set (its first budget).
@@ -384,7 +413,11 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
   else if (o.select.only == select::SingleTechnique::SparOA) cold.summary = "--only sparoa: no cold-start sections\n";
   else if (o.select.only == select::SingleTechnique::HaxConn) cold.summary = "--only haxconn: no cold-start sections\n";
   else {
-    ZP_ASSIGN_OR_RETURN(cold, planStitchColdStarts(o.profileDir, *plan.stitch, o.cold));
+    // Measured both ways: cold sections only for the units whose loads follow them.
+    const select::ServingCalibration* cal = selectParams.workload ? &selectParams.workload->calibration : nullptr;
+    const bool measuredCold = cal && !cal->coldLoaded.empty();
+    ZP_ASSIGN_OR_RETURN(cold, planStitchColdStarts(coldProfile, o.profileDir, *plan.stitch, coldParams,
+                                                   measuredCold ? &cal->coldSections : nullptr));
   }
   plan.cold = std::move(cold.plans);
   if (cold.profiled) plan.header.inputs["profile/cold_profile.csv"] = cold.profileSha256;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "libplan/plan/unit.h"
+#include "libplan/util/stats.h"
 
 namespace zp::select {
 
@@ -50,6 +51,38 @@ Expected<runtime::serve::ArrivalTrace> workloadTrace(const StitchSpace& space, c
   trace.arrivals = std::move(generated.arrivals);
   for (auto& a : trace.arrivals) a.task = traceTask[static_cast<size_t>(a.task)];
   return trace;
+}
+
+ColdLoadChoice chooseColdSectionLoads(ServingCalibration& cal, bool always) {
+  ColdLoadChoice out;
+  auto cost = [](const UnitCalibration& u) {
+    return u.loadMs + u.freeMs + (u.firstRunMs.empty() ? 0.0 : median(u.firstRunMs));
+  };
+  std::map<std::string, std::vector<std::string>> keysOf;  // unit id -> its "ID@PROCESSOR" keys
+  for (const auto& [key, cold] : cal.coldLoaded) keysOf[key.substr(0, key.rfind('@'))].push_back(key);
+  for (const auto& [id, keys] : keysOf) {
+    bool faster = true;
+    ++out.units;
+    for (const auto& k : keys) {
+      auto plain = cal.units.find(k);
+      const double coldMs = cost(cal.coldLoaded.at(k));
+      out.coldMs += coldMs;
+      if (plain != cal.units.end()) out.warmCacheMs += cost(plain->second);
+      faster = faster && plain != cal.units.end() && coldMs < cost(plain->second);
+    }
+    if (!faster && !always) continue;
+    ++out.chosen;
+    for (const auto& k : keys) {
+      const auto& cold = cal.coldLoaded.at(k);
+      auto& unit = cal.units[k];
+      if (unit.hotMs.empty()) unit.hotMs = cold.hotMs, unit.idleMs = cold.idleMs;
+      unit.loadMs = cold.loadMs;
+      unit.freeMs = cold.freeMs;
+      unit.firstRunMs = cold.firstRunMs;
+    }
+    cal.coldSections.insert(id);
+  }
+  return out;
 }
 
 namespace {

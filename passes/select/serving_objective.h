@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,24 @@ struct ServingCalibration {
   // ratios and the per-MB load cost (units differ: a sparse or int8 variant's
   // kernels and weight preparation are not the dense one's).
   std::map<std::string, UnitCalibration> units;
+  // The same units loaded by their cold sections (NNV12), keyed as `units`.
+  std::map<std::string, UnitCalibration> coldLoaded;
+  // Units (ids) whose loads follow their cold sections: chooseColdSectionLoads
+  // moved their cold figures into `units`.
+  std::set<std::string> coldSections;
   bool operator==(const ServingCalibration&) const = default;
 };
+
+// Per unit with cold-loaded figures: its loads follow its cold section where,
+// on every processor it was calibrated on, loading so, its first run and freeing
+// it took less than from its weight cache (medians), or always (NNV12 alone).
+// Its load, first-run and free figures in `units` become the cold ones; its
+// other runs stay (a cold-loaded unit switches to the warm kernels).
+struct ColdLoadChoice {
+  int units = 0, chosen = 0;        // units calibrated both ways; those whose loads follow their cold sections
+  double coldMs = 0, warmCacheMs = 0;  // load + first run + free, summed over units and processors, each way
+};
+ColdLoadChoice chooseColdSectionLoads(ServingCalibration& cal, bool always);
 
 // DNNs of a frame that run one after another (plan::frameChains), as the space's
 // task indices: one query per period runs their subgraphs in that order.

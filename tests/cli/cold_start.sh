@@ -207,6 +207,28 @@ assert m['completed'] == m['queries'] == 20 and m['loads'] > 0 and m['accuracy']
 "; then pass "plan-run BUNDLE --serve: cold-sectioned subgraphs load following their cold sections"
 else fail "cold serve: $(cat "$WORK/cold_serve.txt")"; fi
 
+# At a workload (calibrated on this host): each candidate subgraph is loaded both ways, and only
+# the chosen ones whose loads by cold section took less than from their weight caches get a
+# section; plan-solve says how many and the plan holds exactly those.
+if "$BIN/plan-solve" "$WORK/prof" -o "$WORK/spw/plan.json" --slo grid --rate 20 --calibration-rounds 2 \
+     > "$WORK/spw.txt" && $PY - "$WORK/spw/plan.json" "$WORK/spw.txt" <<'PYEOF'
+import json, re, sys
+plan = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+m = re.search(r"loads by cold section \(NNV12\) calibrated for (\d+) subgraph unit\(s\): (\d+) load so, faster so", text)
+assert m and int(m.group(1)) > 0 and int(m.group(2)) <= int(m.group(1)), text
+s = re.search(r"cold-start sections: (\d+) of the (\d+) subgraph\(s\) of the feasible selections, those whose loads", text)
+assert s and int(s.group(1)) == len(plan["cold"]) <= int(s.group(2)), text
+chosen = next(x for x in plan["stitch"]["systems"] if x["name"] == plan["stitch"]["chosen_system"])
+labels = {f"subgraph:{c['task']}/{pos}/{v}" for sel in chosen["selections"] for c in sel["tasks"] if c["feasible"]
+          for pos, v in enumerate(c["combination"].split("+"))}
+assert {c["unit"] for c in plan["cold"]} <= labels, (plan["cold"], labels)
+# Planned for the processors' own cores (one each in this zoo).
+assert all(c["cores"] == 1 for c in plan["cold"]), [c["cores"] for c in plan["cold"]]
+PYEOF
+then pass "plan-solve at a workload: cold sections where the calibrated cold loads were faster"
+else fail "plan-solve at a workload: cold sections ($(grep -i cold "$WORK/spw.txt"))"; fi
+
 # Bad input: one line naming the file, exit 1, nothing written (not even the profile).
 sed '0,/^node,/s/^\(node,.*\),$/\1,abc/' "$WORK/a/cold_profile.csv" > "$WORK/bad.csv"
 grep -q ",abc$" "$WORK/bad.csv" || fail "could not plant the malformed row"

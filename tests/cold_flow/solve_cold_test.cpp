@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "drivers/cold_flow/cold_schedule.h"
+#include "passes/coldstart/runtime_schedule.h"
 #include "drivers/cold_flow/solve_cold.h"
 #include "libplan/artifacts/cold_profile_csv.h"
 #include "libplan/artifacts/cold_run_json.h"
@@ -121,7 +121,7 @@ TEST(SolveCold, ThePlanIsTheRuntimesScheduleAndRuns) {
   auto plan = artifacts::readPlan(o.output);
   ASSERT_TRUE(plan.ok());
   const plan::ColdPlan& cp = plan->cold[0];
-  auto sc = coldScheduleOf(cp, "plan.json");
+  auto sc = coldstart::coldScheduleOf(cp, "plan.json");
   ASSERT_TRUE(sc.ok()) << sc.error().message;
   ASSERT_EQ(sc->steps.size(), cp.nodes.size());
   EXPECT_EQ(sc->cores, cp.cores);
@@ -157,7 +157,7 @@ TEST(SolveCold, ThePlanIsTheRuntimesScheduleAndRuns) {
   for (auto& n : bad.nodes)
     if (!n.gemm.empty()) n.gemm = "mkl";
   if (std::any_of(cp.nodes.begin(), cp.nodes.end(), [](const auto& n) { return !n.gemm.empty(); })) {
-    auto e = coldScheduleOf(bad, "plan.json");
+    auto e = coldstart::coldScheduleOf(bad, "plan.json");
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.error().message.find("plan.json: unknown GEMM library 'mkl'"), std::string::npos);
   }

@@ -180,6 +180,38 @@ TEST(ServingObjective, AUnitsOwnCalibrationReplacesTheRatiosAndThePerMegabyteLoa
   EXPECT_GT(ownLoads.taskLatencyMs[0], perMB.taskLatencyMs[0] + 50) << "two 40 ms loads instead of two 10 ms ones";
 }
 
+TEST(ServingObjective, AUnitsLoadsFollowItsColdSectionWhereThatMeasuredFasterOnEveryProcessor) {
+  ServingCalibration cal;
+  // a: cold (load 1 + free 0.1 + first run 2) beats its weight cache (2 + 0.1 + 1.5) on both processors;
+  // b: faster cold on cpu only; c: calibrated only from its weight cache.
+  cal.units["subgraph:a/0/dense@cpu"] = UnitCalibration{{1.0}, {1.2}, 2.0, 0.1, {1.5}};
+  cal.units["subgraph:a/0/dense@npu"] = UnitCalibration{{1.0}, {1.2}, 2.0, 0.1, {1.5}};
+  cal.coldLoaded["subgraph:a/0/dense@cpu"] = UnitCalibration{{1.1}, {1.3}, 1.0, 0.1, {2.0}};
+  cal.coldLoaded["subgraph:a/0/dense@npu"] = UnitCalibration{{1.1}, {1.3}, 1.0, 0.1, {2.0}};
+  cal.units["subgraph:b/0/dense@cpu"] = UnitCalibration{{1.0}, {1.0}, 2.0, 0.1, {1.0}};
+  cal.units["subgraph:b/0/dense@npu"] = UnitCalibration{{1.0}, {1.0}, 2.0, 0.1, {1.0}};
+  cal.coldLoaded["subgraph:b/0/dense@cpu"] = UnitCalibration{{1.0}, {1.0}, 0.5, 0.1, {1.0}};
+  cal.coldLoaded["subgraph:b/0/dense@npu"] = UnitCalibration{{1.0}, {1.0}, 2.5, 0.1, {1.0}};
+  cal.units["subgraph:c/0/dense@cpu"] = UnitCalibration{{1.0}, {1.0}, 2.0, 0.1, {1.0}};
+  ServingCalibration always = cal;
+  const ColdLoadChoice choice = chooseColdSectionLoads(cal, false);
+  EXPECT_EQ(choice.units, 2);
+  EXPECT_EQ(choice.chosen, 1);
+  EXPECT_DOUBLE_EQ(choice.coldMs, 2 * 3.1 + 1.6 + 3.6);
+  EXPECT_DOUBLE_EQ(choice.warmCacheMs, 2 * 3.6 + 2 * 3.1);
+  EXPECT_EQ(cal.coldSections, (std::set<std::string>{"subgraph:a/0/dense"}));
+  // a's loads, first runs and frees are the cold ones; its other runs stay the warm cache's.
+  const auto& a = cal.units.at("subgraph:a/0/dense@npu");
+  EXPECT_DOUBLE_EQ(a.loadMs, 1.0);
+  EXPECT_EQ(a.firstRunMs, std::vector<double>{2.0});
+  EXPECT_EQ(a.hotMs, std::vector<double>{1.0});
+  EXPECT_DOUBLE_EQ(cal.units.at("subgraph:b/0/dense@cpu").loadMs, 2.0) << "b stays with its weight cache";
+  // NNV12 alone: every unit calibrated both ways loads by its cold section.
+  chooseColdSectionLoads(always, true);
+  EXPECT_EQ(always.coldSections, (std::set<std::string>{"subgraph:a/0/dense", "subgraph:b/0/dense"}));
+  EXPECT_DOUBLE_EQ(always.units.at("subgraph:b/0/dense@npu").loadMs, 2.5);
+}
+
 TEST(ServingObjective, ThePlanRecordsItsWorkloadAndReadsItBack) {
   StitchSpace sp = thrashingSpace();
   const plan::SloConfiguration cfg{"C01", {{"digits", {0.9, 5.0}}}};

@@ -8,9 +8,9 @@
 #include "libplan/runtime/cold_schedule.h"
 #include "libplan/util/error.h"
 
-namespace zp::drivers {
+namespace zp::coldstart {
 
 // `where` names the plan in errors (an unknown GEMM library).
 Expected<runtime::ColdSchedule> coldScheduleOf(const plan::ColdPlan& plan, const std::string& where);
 
-}  // namespace zp::drivers
+}  // namespace zp::coldstart

@@ -1,9 +1,9 @@
-#include "drivers/cold_flow/cold_schedule.h"
+#include "passes/coldstart/runtime_schedule.h"
 
 #include <algorithm>
 #include <optional>
 
-namespace zp::drivers {
+namespace zp::coldstart {
 using runtime::ColdWeights;
 
 namespace {
@@ -47,4 +47,4 @@ Expected<runtime::ColdSchedule> coldScheduleOf(const plan::ColdPlan& plan, const
   return s;
 }
 
-}  // namespace zp::drivers
+}  // namespace zp::coldstart
