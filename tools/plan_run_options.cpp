@@ -32,7 +32,7 @@ std::string compareHelp() {
 struct Given {
   drivers::RunModelOptions o;
   std::string model, saveOutputs, cache, writeCache, trace, coldPlan;
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs, alongside;
   bool serve = false;
   std::string jsonOut, compareList, simdTarget = "best";
   drivers::BundleRunParams bundle;
@@ -40,8 +40,8 @@ struct Given {
 };
 
 void addOptions(CLI::App& app, Given& g) {
-  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, serve, jsonOut, compareList, simdTarget,
-         bundle, sp] = g;
+  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, alongside, serve, jsonOut, compareList,
+         simdTarget, bundle, sp] = g;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -87,6 +87,9 @@ void addOptions(CLI::App& app, Given& g) {
          "(what an order gains, measured)")
       ->check(CLI::IsMember({"first-come", "earliest-deadline"}));
   app.add_option("--compare", compareList, compareHelp());
+  app.add_option("--with", alongside, "--serve: NAME=BUNDLE: also serve another bundle's plan choice (a stitch plan "
+                                      "of the same zoo and workload, e.g. plan-solve --only) as the system NAME, on "
+                                      "the same trace in the same rounds (repeatable)");
   app.add_option("--budget", sp.budget, "--serve: the plan's preload set and memory budget, as planned (default: the first)");
   app.add_option("--calibration-rounds", sp.calibrationRounds,
                  "--serve: timed runs per subgraph to calibrate the prediction as serving runs it, spread over --rounds "
@@ -115,12 +118,12 @@ void addOptions(CLI::App& app, Given& g) {
 
 // NAME=FILE.npy pairs; nothing (after the one-line error) when one is malformed.
 std::optional<std::vector<std::pair<std::string, std::filesystem::path>>> namedFiles(
-    const std::vector<std::string>& texts, const char* form) {
+    const std::vector<std::string>& texts, const char* form, const char* option = "--input") {
   std::vector<std::pair<std::string, std::filesystem::path>> out;
   for (const auto& text : texts) {
     auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0) {
-      printError("plan-run", fmt::format("--input: expected {}, got '{}'", form, text));
+      printError("plan-run", fmt::format("{}: expected {}, got '{}'", option, form, text));
       return std::nullopt;
     }
     out.push_back({text.substr(0, eq), text.substr(eq + 1)});
@@ -163,6 +166,9 @@ std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
   sp.planWorkload = !app.count("--rate") && !app.count("--process") && !app.count("--arrivals");
   sp.slos = splitList(g.bundle.slo);
   sp.compare = splitList(g.compareList);
+  auto alongside = namedFiles(g.alongside, "NAME=BUNDLE", "--with");
+  if (!alongside) return kOptionError;
+  sp.alongside = *alongside;
   PlanRunRequest req;
   req.kind = PlanRunRequest::Kind::Serve;
   req.serve = sp;

@@ -3,7 +3,8 @@
 technique) through the whole pipeline, planned for its own workload (slo.json:
 request rates, camera frames, a device memory budget), then every system the plan
 carries served by the executor on the workload's traces (one per seed), and the
-single-technique plans' choices (plan-solve --only sparseloom, --only mts, --only sparoa, --only nnv12) on the same traces, measured
+single-technique plans' choices (plan-solve --only sparseloom, --only haxconn, --only mts, --only sparoa,
+--only nnv12) served in the same plan-run (--with), on the same traces in the same rounds, measured
 beside predicted: violation rate, p50/p99, throughput, peak RSS. Also plan-solve's
 time (calibration included) and whether reruns give byte-identical plans (without
 calibration, which is measured). Prints Markdown tables; writes results.json and table.md.
@@ -83,8 +84,10 @@ def systems_runs(a, bundles, p):
     """Every system on the plan's own workload, one trace per seed (the same trace for the
     single-technique plans' choices); rows per system and seed."""
     rows = []
-    served = [(bundles['plan'], ['--compare', 'all'], {})]
-    served += [(bundles[t], [], {'zooplan': row}) for t, row in SINGLE_TECHNIQUES.items()]
+    # The single-technique plans' choices served beside the plan's systems (plan-run --with), so
+    # every system serves each segment of the trace in the same rounds.
+    alongside = [arg for t, row in SINGLE_TECHNIQUES.items() for arg in ('--with', f'{row}={bundles[t]}')]
+    served = [(bundles['plan'], ['--compare', 'all'] + alongside, {})]
     # zooplan's own choices served first come first served: what its serving order gains, measured.
     served.append((bundles['plan'], ['--serving-order', 'first-come'], {'zooplan': FIRST_COME}))
     # The repeat: one seed's trace served again at the end, every system, to show how far
@@ -95,7 +98,7 @@ def systems_runs(a, bundles, p):
         for k, (bundle, compare, rename) in enumerate(served):
             out = os.path.join(a.work_dir, f"serve-{seed}-{k}{'-again' if again else ''}.json")
             p.step(f"seed {seed}{' again' if again else ''}: " +
-                   ('every system of the plan' if compare == ['--compare', 'all'] else f"the {rename['zooplan']} plan"))
+                   (f"the {rename['zooplan']} plan" if rename else 'every system of the plan and every single technique'))
             run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
                  '--seed', str(seed), '--rounds', str(a.rounds), '--json', out, '--quiet'])
             with open(out) as f:

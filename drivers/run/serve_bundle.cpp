@@ -688,6 +688,43 @@ std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& 
   return s;
 }
 
+// --with: each other bundle's plan choice, as the system named, checked to serve
+// the same processors and the very same trace as this plan's systems.
+Status addAlongside(const ServeBundleParams& params, ServedPlan& sp) {
+  for (const auto& [name, dir] : params.alongside) {
+    const std::string where = fmt::format("--with {}={}", name, dir.string());
+    if (std::any_of(sp.systems.begin(), sp.systems.end(), [&](const auto& s) { return s.name == name; }))
+      return makeError("{}: a system of that name is served already; name it otherwise", where);
+    ZP_ASSIGN_OR_RETURN(Bundle other, Bundle::open(dir));
+    if (!other.plan().stitch)
+      return makeError("{}: {} is not a stitch plan's (--with serves another stitch plan's choice)", where,
+                       other.planFile());
+    ServeBundleParams op = params;
+    op.bundle = dir;
+    op.compare = {};
+    op.alongside = {};
+    ZP_ASSIGN_OR_RETURN(ServedPlan osp, stitchServedPlan(other, op));
+    auto names = [](const std::vector<Processor>& ps) {
+      std::vector<std::pair<std::string, std::vector<int>>> out;
+      for (const auto& p : ps) out.push_back({p.name, p.cores});
+      return out;
+    };
+    if (names(osp.processors) != names(sp.processors))
+      return makeError("{}: its plan's processors (names and cores) differ from {}'s", where, params.bundle.string());
+    SystemSetup s = std::move(osp.systems.front());
+    const SystemSetup& mine = sp.systems.front();
+    if (!(s.trace == mine.trace) || s.queryOf != mine.queryOf)
+      return makeError("{}: its plan serves another trace than {}'s (other tasks, SLO configurations or workload); "
+                       "plan both for the same SLO file",
+                       where, params.bundle.string());
+    s.description = fmt::format("{}'s plan: {}", dir.string(), s.description);
+    s.name = name;
+    s.plan["bundle"] = dir.string();
+    sp.systems.push_back(std::move(s));
+  }
+  return {};
+}
+
 }  // namespace
 
 Json querySummaryJson(const QuerySummary& s) {
@@ -728,6 +765,7 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
     return makeError("{}: --serve serves a stitch, MTS or operator-placement plan's bundle; a concurrent schedule "
                      "runs its frames with plan-run BUNDLE", bundle.planFile());
   }
+  ZP_TRY(addAlongside(params, sp));
   std::vector<std::string> served;
   for (auto& s : sp.systems) {
     served.push_back(s.name);

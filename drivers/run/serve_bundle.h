@@ -42,6 +42,9 @@ struct ServeBundleParams {
   uint64_t seed = 0;
   std::vector<std::string> slos;    // configurations active in turn; empty: every one in the plan
   std::vector<std::string> compare; // systems served after the plan's own ("all": every one it carries)
+  // Other bundles' plan choices served after those, each as the system named
+  // (a stitch plan of the same processors, tasks and trace): compared in the same rounds.
+  std::vector<std::pair<std::string, std::filesystem::path>> alongside;
   std::string budget;               // the plan's preload set (as written, "15%"); empty: the first
   int samples = 64;                 // dataset samples per task the queries cycle through
   int calibrationRounds = 15;       // timed runs per slot for the prediction (0: plan latencies only)

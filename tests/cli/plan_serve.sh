@@ -89,6 +89,30 @@ else fail "--rounds: $(cat "$WORK/rounds.txt")"; fi
   && "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --count 5 --rate 40 --calibration-rounds 0 > /dev/null 2> "$WORK/rate2.err" \
   && ! grep -q "was made for" "$WORK/rate2.err" \
   && pass "serving at another rate than the plan was made for is noted" || fail "workload note: $(cat "$WORK/rate.err" "$WORK/rate2.err")"
+# --with: another plan's choice (here SparseLoom alone, of the same profile and workload) served
+# beside the plan's in the same rounds, on the same trace; a plan for another workload is refused.
+"$BIN/plan-solve" "$PROF" -o "$WORK/only/plan.json" --slo grid --rate 40 --calibration-rounds 0 --only sparseloom \
+  >/dev/null && "$BIN/plan-emit" "$WORK/only/plan.json" -o "$WORK/only/bundle" >/dev/null
+if "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --calibration-rounds 0 --rounds 2 \
+     --with "SparseLoom-alone=$WORK/only/bundle" --json "$WORK/with.json" > "$WORK/with.txt" 2>&1 && $PY -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r['systems']
+assert sorted(s) == ['SparseLoom-alone', 'zooplan'], sorted(s)
+w, z = s['SparseLoom-alone'], s['zooplan']
+assert w['measured']['queries'] == z['measured']['queries'] > 0, (w['measured'], z['measured'])
+assert w['bundle'].endswith('only/bundle') and 'only/bundle' in w['description'], w
+" "$WORK/with.json"; then pass "--with: another bundle's choice served beside the plan's on the same trace"
+else fail "--with: $(cat "$WORK/with.txt")"; fi
+rejected "--with a plan for another workload" 1 "its plan serves another trace than" -- \
+  "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --calibration-rounds 0 \
+  --with "other=$WORK/bundle"
+rejected "--with a name served already" 1 "--with zooplan=$WORK/only/bundle: a system of that name is served already" -- \
+  "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --calibration-rounds 0 \
+  --with "zooplan=$WORK/only/bundle"
+rejected "--with without a name" 2 "--with: expected NAME=BUNDLE, got" -- \
+  "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --with "$WORK/only/bundle"
+
 # Without --rate, --process or --arrivals, the plan is served at the workload it was made for.
 "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 500 --calibration-rounds 0 --json "$WORK/rate3.json" \
   > /dev/null 2> "$WORK/rate3.err" \
