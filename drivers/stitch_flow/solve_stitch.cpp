@@ -130,8 +130,10 @@ Status applyMemoryBudget(const StitchSpace& space, const std::string& budget, co
 coldstart::ColdStartParams servingColdParams(coldstart::ColdStartParams params, const StitchSpace& space) {
   if (params.cores > 0) return params;
   int cores = 0;
-  for (const auto& p : space.processors)
-    if (!p.cores.empty()) cores = cores == 0 ? static_cast<int>(p.cores.size()) : std::min(cores, static_cast<int>(p.cores.size()));
+  for (const auto& p : space.processors) {
+    const int own = static_cast<int>(p.cores.size());
+    if (own > 0) cores = cores == 0 ? own : std::min(cores, own);
+  }
   params.cores = cores;
   return params;
 }

@@ -22,7 +22,6 @@ struct Loaded {
   int slot = 0;
   LoadedUnit unit;
   TensorMap inputs;
-  LoadedUnit extra;  // timeLoads: the copy this slot's timed load made (freed by its processor's next load)
 };
 
 // Writes over twice the core's L2 cache: a unit served is loaded after other
@@ -54,7 +53,7 @@ Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, Subgra
     if (setup.slots[s].processor != p) continue;
     ZP_ASSIGN_OR_RETURN(LoadedUnit unit, loadSlot(setup, loader, static_cast<int>(s)));
     TensorMap in = randomInputs(unit.session(), params.seed + s);
-    mine.push_back({static_cast<int>(s), std::move(unit), std::move(in), {}});
+    mine.push_back({static_cast<int>(s), std::move(unit), std::move(in)});
   }
   return mine;
 }
@@ -86,24 +85,20 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     if (record) record->push_back(msSince(t0));
     return {};
   };
-  // The extra copy loaded last on this processor: the next load frees it first
-  // (timed as that slot's free), as serving frees the unit a load evicts.
-  Loaded* lastExtra = nullptr;
+  // The slot's copy is freed (timed as its free: serving frees the units a load
+  // evicts), then loaded afresh in its place and run once: no other copy of
+  // it is alive meanwhile, as none is when serving loads it.
   std::vector<char> scratch;
   auto loadOnce = [&](Loaded& l, bool timed) -> Status {
     takeTheCaches(scratch);
-    if (lastExtra) {
-      const auto f0 = SteadyClock::now();
-      lastExtra->extra = {};
-      if (timed) out.freeMs[static_cast<size_t>(lastExtra->slot)].push_back(msSince(f0));
-      lastExtra = nullptr;
-    }
+    const auto f0 = SteadyClock::now();
+    l.unit = {};
+    if (timed) out.freeMs[static_cast<size_t>(l.slot)].push_back(msSince(f0));
     const auto t0 = SteadyClock::now();
-    ZP_ASSIGN_OR_RETURN(l.extra, loadSlot(setup, loader, l.slot));
-    lastExtra = &l;
+    ZP_ASSIGN_OR_RETURN(l.unit, loadSlot(setup, loader, l.slot));
     if (timed) out.loadMs[static_cast<size_t>(l.slot)].push_back(msSince(t0));
     const auto r0 = SteadyClock::now();
-    auto r = l.extra.run(l.inputs);
+    auto r = l.unit.run(l.inputs);
     if (!r.ok()) return makeError("subgraph '{}': {}", setup.slots[static_cast<size_t>(l.slot)].name, r.error().message);
     if (timed) out.firstRunMs[static_cast<size_t>(l.slot)].push_back(msSince(r0));
     return {};
@@ -118,8 +113,6 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
         if (params.afterRun) params.afterRun();
       }
     }
-    for (auto& l : units) l.extra = {};
-    lastExtra = nullptr;
     return {};
   };
   ZP_TRY(timeRounds(mine));

@@ -31,9 +31,11 @@ struct RunCalibrationParams {
   // every slot afresh on its worker, while the other processors run theirs: as
   // serving loads a unit, its caches taken by other runs (loads timed alone,
   // one after another, measured a third faster than served). Before each load
-  // the copy its processor loaded last is freed, timed as that slot's free:
-  // serving frees the units a load evicts before loading, and what that costs
-  // depends on which units they are. Each timed load's copy then runs once,
+  // the slot's own copy is freed, timed as its free (serving frees the units a
+  // load evicts before loading, and what that costs depends on which units they
+  // are), so no other copy of it is alive as it loads, as when serving loads
+  // it (with a second copy alive, the deployment zoo's small heads loaded
+  // about a fifth faster than without). The new copy then runs once,
   // timed as the slot's first run: served, the run right after a load finds
   // the unit's weights and code out of the caches (and a unit loaded by its
   // cold section runs its pipelined cold run then).

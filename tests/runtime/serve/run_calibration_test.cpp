@@ -82,8 +82,7 @@ TEST(RunCalibration, LoadsAreTimedAmongTheBackToBackRounds) {
     EXPECT_EQ(counted.loads(static_cast<int>(s)), 1 + params.warmup + params.rounds) << s;
     EXPECT_EQ(r->hotMs[s].size(), 2u);
     EXPECT_EQ(r->idleMs[s].size(), 2u);
-    // Each timed load first frees the copy its processor loaded last (the
-    // warm-up's before the first): every slot's copy freed once per round.
+    // Each timed load first frees the slot's own copy: once per timed round.
     ASSERT_EQ(r->freeMs.size(), 3u);
     EXPECT_EQ(r->freeMs[s].size(), 2u) << s;
     for (double ms : r->freeMs[s]) EXPECT_GE(ms, 0) << s;
