@@ -6,7 +6,6 @@
 #include <optional>
 #include <set>
 
-#include "passes/coldstart/runtime_schedule.h"
 #include "drivers/concurrent_flow/workload.h"
 #include "drivers/stitch_flow/plan_freshness.h"
 #include "libplan/runtime/session.h"
@@ -20,6 +19,7 @@
 #include "libplan/artifacts/plan_json.h"
 #include "libplan/artifacts/workload_json.h"
 #include "libplan/artifacts/stitch_json.h"
+#include "passes/coldstart/runtime_schedule.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -387,13 +387,10 @@ Status writeWeightCache(const fs::path& root, const std::string& modelRel, const
   runtime::SessionOptions so;
   so.threads = threads;
   so.kernels.policy = policy;
-  so.computeSourceChecksums = true;
-  auto session = runtime::Session::load(root / modelRel, so);
-  if (!session.ok())
-    return makeError("{}: cannot load for its weight cache ({}): {}", shownAs, policy, session.error().message);
   std::error_code ec;
   fs::create_directories((root / cacheRel).parent_path(), ec);
-  ZP_TRY((*session)->writeCache(root / cacheRel));
+  if (Status st = runtime::Session::writeModelCache(root / modelRel, so, root / cacheRel); !st.ok())
+    return makeError("{}: cannot write its weight cache ({}): {}", shownAs, policy, st.error().message);
   ++res.caches;
   return {};
 }

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "passes/coldstart/runtime_schedule.h"
 #include "drivers/emit/emit_bundle.h"
 #include "libplan/artifacts/mts_json.h"
 #include "libplan/artifacts/plan_json.h"
@@ -15,6 +14,7 @@
 #include "libplan/runtime/serve/processor.h"
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
+#include "passes/coldstart/runtime_schedule.h"
 
 namespace zp::drivers {
 namespace fs = std::filesystem;
@@ -165,7 +165,8 @@ Expected<std::optional<runtime::serve::SubgraphFiles>> coldUnitFiles(Bundle& bun
   if (!cache)
     return makeError("{}: missing from the bundle (the cold cache of {})",
                      bundle.cachePath(unit, kColdCachePolicy).string(), unit.id.str());
-  ZP_ASSIGN_OR_RETURN(auto schedule, coldstart::coldScheduleOf(*cold, bundle.planFile() + ": cold section " + cold->unit.str()));
+  ZP_ASSIGN_OR_RETURN(auto schedule,
+                      coldstart::coldScheduleOf(*cold, bundle.planFile() + ": cold section " + cold->unit.str()));
   return std::optional<runtime::serve::SubgraphFiles>(runtime::serve::SubgraphFiles{
       model, *cache, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))});
 }

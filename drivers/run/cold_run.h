@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <string>
 
-#include "passes/coldstart/runtime_schedule.h"
 #include "libplan/plan/cold_plan.h"
 #include "libplan/runtime/session.h"
 #include "libplan/util/error.h"
 #include "libplan/util/json.h"
+#include "passes/coldstart/runtime_schedule.h"
 
 namespace zp::drivers {
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
-#include <cmath>
-#include <future>
 
 #include <malloc.h>
 

@@ -64,38 +64,38 @@ struct CalibrationSlots {
 };
 
 // Writes the caches the calibration's units load from: each model's warm
-// cache per kernel policy and thread count (as plan-emit writes a bundle's),
-// and each subgraph's cold cache for its cold section.
+// cache per kernel policy (as plan-emit writes a bundle's), and each
+// subgraph's cold cache for its cold section.
 class CacheWriter {
  public:
   explicit CacheWriter(const fs::path& folder) : folder_(folder) {}
 
   Expected<fs::path> warm(const fs::path& model, const Processor& processor) {
-    const std::string key = fmt::format("{}|{}@{}", model.string(), processor.policy, processor.threads);
-    if (auto it = written_.find(key); it != written_.end()) return it->second;
+    const std::string key = model.string() + "|" + processor.policy;
+    if (auto it = warm_.find(key); it != warm_.end()) return it->second;
     runtime::SessionOptions so;
     so.threads = processor.threads;
     so.kernels.policy = processor.policy;
-    so.computeSourceChecksums = true;
-    auto session = runtime::Session::load(model, so);
-    if (!session.ok())
-      return makeError("{}: cannot load for its weight cache: {}", model.string(), session.error().message);
-    const fs::path path = folder_ / fmt::format("{}.{}.zwc", written_.size(), processor.policy);
-    ZP_TRY((*session)->writeCache(path));
-    return written_.emplace(key, path).first->second;
+    const fs::path path = nextPath(processor.policy);
+    if (Status st = runtime::Session::writeModelCache(model, so, path); !st.ok())
+      return makeError("{}: cannot write its weight cache ({}): {}", model.string(), processor.policy,
+                       st.error().message);
+    return warm_.emplace(key, path).first->second;
   }
 
   Expected<runtime::serve::SubgraphFiles> cold(const fs::path& model, const plan::ColdPlan& section) {
     ZP_ASSIGN_OR_RETURN(runtime::ColdSchedule schedule, coldstart::coldScheduleOf(section, section.unit.str()));
-    const fs::path path = folder_ / fmt::format("{}.cold.zwc", written_.size());
+    const fs::path path = nextPath("cold");
     ZP_TRY(runtime::Session::writeColdCache(model, schedule, runtime::SessionOptions{}, path, false));
-    written_.emplace(fmt::format("{}|cold", section.unit.str()), path);
     return runtime::serve::SubgraphFiles{model, path, std::make_shared<const runtime::ColdSchedule>(std::move(schedule))};
   }
 
  private:
+  fs::path nextPath(const std::string& kind) { return folder_ / fmt::format("{}.{}.zwc", written_++, kind); }
+
   fs::path folder_;
-  std::map<std::string, fs::path> written_;
+  int written_ = 0;
+  std::map<std::string, fs::path> warm_;  // "MODEL|POLICY" -> its cache
 };
 
 bool profiledCold(const profile::ColdProfile& profile, const plan::UnitId& unit) {

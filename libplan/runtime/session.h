@@ -164,6 +164,13 @@ class Session {
   // and loads read the model and use the entries whose checksums match, silently.
   Status writeCache(const std::filesystem::path& path, bool identifyModelFile = false) const;
 
+  // Writes the weight cache `model` loads from under `options`' kernel policy
+  // (the weights are the same whatever the thread count): loaded with them,
+  // its sources' checksums computed, then written as by writeCache (not
+  // identifying the model file: a bundle's caches, reproducible).
+  static Status writeModelCache(const std::filesystem::path& model, SessionOptions options,
+                                const std::filesystem::path& path);
+
   // Writes the weight cache a cold schedule runs from: post-transformed payloads
   // only of the nodes it caches (cold kernels in execution order, then the warm
   // kernels' entries it reads for later runs), and a skeleton that points at the

@@ -134,6 +134,13 @@ SessionOptions optionsWith(const SessionOptions& base, const ColdSchedule& sched
 
 }  // namespace
 
+Status Session::writeModelCache(const std::filesystem::path& model, SessionOptions options,
+                                const std::filesystem::path& path) {
+  options.computeSourceChecksums = true;
+  ZP_ASSIGN_OR_RETURN(auto session, load(model, options));
+  return session->writeCache(path);
+}
+
 Status Session::writeColdCache(const std::filesystem::path& model, const ColdSchedule& schedule,
                                const SessionOptions& options, const std::filesystem::path& path,
                                bool identifyModelFile) {
