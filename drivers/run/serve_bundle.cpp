@@ -228,6 +228,10 @@ struct SystemOutcome {
   Json calibration = Json::object();
   std::vector<std::string> unreachable;  // tasks whose latency SLO no query can meet here
   Json slots = Json::array();            // per slot: its loads and runs measured beside calibrated
+  // The simulator given each run's and load's measured time where the executor
+  // ran or loaded it: what is left of a gap here is the queueing model's (its
+  // order, residency and hand-overs), the rest of the gap the times'.
+  std::optional<QuerySummary> predictedReplayingServed;
 };
 
 // Tasks whose latency SLO lies below their fastest query as calibrated here:
@@ -273,9 +277,18 @@ std::vector<std::string> unreachableSlos(const Prepared& p, const RunCalibration
 // its trace, each from a fresh start (residency and queues empty), pooled; its
 // units' times as `slots` gives them (default: the system's).
 sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParams& params, int rounds,
-                                     const std::vector<sim::ServeSimSlot>* slots = nullptr) {
+                                     const std::vector<sim::ServeSimSlot>* slots = nullptr,
+                                     const std::map<int, sim::ServeSimReplay>* replays = nullptr) {
   const auto& units = slots ? *slots : p.simSlots;
-  if (rounds <= 1) return sim::simulateServing(units, p.simTasks, p.arrivals, params);
+  auto paramsOf = [&](int r) {
+    sim::ServeSimParams x = params;
+    if (replays) {
+      auto it = replays->find(r);
+      x.replay = it == replays->end() ? nullptr : &it->second;
+    }
+    return x;
+  };
+  if (rounds <= 1) return sim::simulateServing(units, p.simTasks, p.arrivals, paramsOf(0));
   const double span = p.arrivals.empty() ? 0.0 : spanAfter(p.arrivals.back().timeMs);
   sim::ServeSimResult all;
   std::vector<QueryOutcome> outcomes;
@@ -286,7 +299,7 @@ sim::ServeSimResult simulateAsServed(const Prepared& p, const sim::ServeSimParam
     for (const auto& a : p.arrivals)
       if (g.holds(a.timeMs)) seg.push_back({a.timeMs - from, a.task});
     if (seg.empty()) continue;
-    auto res = sim::simulateServing(units, p.simTasks, seg, params);
+    auto res = sim::simulateServing(units, p.simTasks, seg, paramsOf(r));
     for (auto q : res.queries) {
       q.arrivalMs += from, q.startMs += from, q.finishMs += from;
       const auto& task = p.simTasks[static_cast<size_t>(q.task)];
@@ -324,7 +337,10 @@ Json calibrationJson(const ServedPlan& sp, const Prepared& p, const RunCalibrati
   }
   size_t runs = SIZE_MAX;  // timed runs per slot and kind, over the pieces
   for (const auto& hot : cal.hotMs) runs = std::min(runs, hot.size());
-  return Json{{"processors", procs}, {"dispatch_ms", cal.dispatchMs}, {"handoff_ms", cal.handoffMs},
+  return Json{{"processors", procs},
+              {"dispatch_ms", cal.dispatchMs},
+              {"handoff_ms", cal.handoffMs},
+              {"turnaround_ms", cal.turnaroundMs},
               {"runs_per_slot", cal.hotMs.empty() ? 0 : runs}};
 }
 
@@ -337,11 +353,14 @@ struct SystemRun {
   SystemOutcome outcome;
   RunCalibration calibration;                // the pieces' runs, pooled per slot
   std::vector<double> dispatchMs, handoffMs;  // per piece, its median
+  std::vector<double> turnaroundMs;            // per piece, its median
   // Per slot, each load and run the executor measured while serving (what the
   // report sets beside the calibrated figures the prediction used).
   // Runs split as the simulator draws them: right after their load, after their
   // processor idled, or back to back.
   std::vector<std::vector<double>> servedLoadMs, servedFirstRunMs, servedIdleRunMs, servedHotRunMs;
+  std::map<int, sim::ServeSimReplay> servedInOrder;  // per round: each segment's measured times, per query and position
+  std::vector<double> servedTurnaroundMs;  // each worker turnaround between queued jobs while serving
 };
 
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
@@ -372,7 +391,8 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
 
 // A segment's measured loads and runs, per slot; each run also as after idle (its
 // processor idle for the simulator's threshold or longer before it) or back to back.
-void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSlice>& slices) {
+void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSlice>& slices, int round) {
+  auto& inOrder = run.servedInOrder[round];
   const double idleThresholdMs = sim::ServeSimParams{}.idleThresholdMs;
   std::map<int, double> busyUntil;  // per processor, the end of its last slice in this segment
   std::set<std::pair<int, int>> loaded;  // (query, position) of each load: its run comes right after it
@@ -384,9 +404,11 @@ void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSl
     busyUntil[x.processor] = last == busyUntil.end() ? x.endMs : std::max(last->second, x.endMs);
     if (x.kind == runtime::serve::ExecSlice::Kind::Load) {
       run.servedLoadMs.at(slot).push_back(ms);
+      inOrder.loadMs[{x.query, x.position}] = ms;
       loaded.insert({x.query, x.position});
       continue;
     }
+    inOrder.runMs[{x.query, x.position}] = ms;
     if (loaded.contains({x.query, x.position})) run.servedFirstRunMs.at(slot).push_back(ms);
     else (idle ? run.servedIdleRunMs : run.servedHotRunMs).at(slot).push_back(ms);
   }
@@ -425,6 +447,7 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   }
   run.dispatchMs.push_back(cal.dispatchMs);
   run.handoffMs.push_back(cal.handoffMs);
+  run.turnaroundMs.push_back(cal.turnaroundMs);
   ::malloc_trim(0);  // the calibration's units (all loaded at once) out of the next segment's peak RSS
   return {};
 }
@@ -478,6 +501,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   RunCalibration& cal = run.calibration;
   cal.dispatchMs = median(run.dispatchMs);
   cal.handoffMs = median(run.handoffMs);
+  cal.turnaroundMs = median(run.turnaroundMs);
   for (size_t k = 0; k < p.simSlots.size(); ++k) {
     p.simSlots[k].runSamplesMs = cal.hotMs[k];
     p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
@@ -491,6 +515,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   }
   sim::ServeSimParams simParams{static_cast<int>(sp.processors.size()), s.budgetBytes, cal.handoffMs};
   simParams.dispatchMs = cal.dispatchMs;
+  simParams.turnaroundMs = cal.turnaroundMs;
   simParams.seed = params.seed;
   simParams.order = s.order;
   const auto predicted = simulateAsServed(p, simParams, params.rounds);
@@ -500,12 +525,17 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   o.predictedPeakResidentBytes = predicted.peakResidentBytes;
   const auto served = withServedTimes(p, run);
   o.predictedFromServed = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds, &served));
+  o.predictedReplayingServed =
+      predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds, &served, &run.servedInOrder));
   if (s.order != ServingOrder::FirstCome) {
     // What the order gains, under the same calibration: the same units served first come first served.
     simParams.order = ServingOrder::FirstCome;
     o.predictedFirstCome = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds));
   }
   o.calibration = calibrationJson(sp, p, cal);
+  // Beside the calibrated turnaround, the median of those served.
+  o.calibration["served_turnaround_ms"] =
+      run.servedTurnaroundMs.empty() ? Json(nullptr) : Json(median(run.servedTurnaroundMs));
   o.unreachable = unreachableSlos(p, cal);
   o.slots = slotsJson(p, run);
 }
@@ -578,7 +608,8 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
                                                                {.maxQueuedPerTask = params.maxQueuedPerTask,
                                                                 .order = s.order}));
-      recordServedSlices(runs[k], measured.slices);
+      recordServedSlices(runs[k], measured.slices, r);
+      for (double t : workerTurnaroundsMs(measured)) runs[k].servedTurnaroundMs.push_back(t);
       if (s.name != traced) measured.slices = {};
       addSegment(runs[k].outcome.measured, std::move(measured), index, g.fromMs);
       ::malloc_trim(0);  // glibc keeps freed pages: one run's records out of the next one's peak RSS
@@ -627,6 +658,8 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
     }
     if (o.predictedFirstCome) predicted["first_come"] = querySummaryJson(*o.predictedFirstCome);
     if (o.predictedFromServed) predicted["from_served_times"] = querySummaryJson(*o.predictedFromServed);
+    if (o.predictedReplayingServed)
+      predicted["replaying_served_times"] = querySummaryJson(*o.predictedReplayingServed);
     Json system = o.plan;
     system.update(Json{{"description", o.description},
                        {"tasks", perTaskJson},

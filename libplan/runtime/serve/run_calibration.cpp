@@ -10,6 +10,7 @@
 
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/pinned_worker.h"
+#include "libplan/runtime/serve/serve_records.h"
 #include "libplan/util/stats.h"
 
 namespace zp::runtime::serve {
@@ -174,6 +175,23 @@ double timeHandoff(PinnedWorker& from, PinnedWorker& to, int samples) {
   return median(ms);
 }
 
+// The executor's turnaround between queued jobs, timed as it serves: `perTask`
+// queries of every task arriving at once, so each worker takes job after job.
+Expected<double> timeTurnaround(const ServeSetup& setup, SubgraphLoader& loader, int perTask) {
+  if (setup.tasks.empty() || perTask < 1) return 0.0;
+  ArrivalTrace burst;
+  for (const auto& t : setup.tasks) burst.tasks.push_back(t.name);
+  for (int k = 0; k < perTask; ++k)
+    for (size_t t = 0; t < setup.tasks.size(); ++t) {
+      const int samples = static_cast<int>(setup.tasks[t].samples.size());
+      burst.arrivals.push_back({0.0, static_cast<int>(t), samples > 0 ? k % samples : 0});
+    }
+  ZP_ASSIGN_OR_RETURN(auto served, serve(setup, loader, burst));
+  const auto turns = workerTurnaroundsMs(served);
+  // The median: the burst's first jobs also wait for the dispatcher posting all of it.
+  return turns.empty() ? 0.0 : median(turns);
+}
+
 }  // namespace
 
 Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoader& loader,
@@ -198,6 +216,8 @@ Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoade
   ZP_TRY(calibrateRuns(setup, loader, params, workers, out));
   out.dispatchMs = timeDispatch(*workers[0], params.wakeSamples);
   if (workers.size() > 1) out.handoffMs = timeHandoff(*workers[0], *workers[1], params.wakeSamples);
+  workers.clear();  // serving starts workers of its own on the same cores
+  ZP_ASSIGN_OR_RETURN(out.turnaroundMs, timeTurnaround(setup, loader, params.turnaroundQueriesPerTask));
   return out;
 }
 

@@ -8,7 +8,8 @@
 // back and after an idle gap, each processor's worker running its slots
 // round-robin while the other processors run theirs (shared caches and
 // memory, as in serving); and the wake-up delays are timed the way the
-// executor dispatches and hands over. A slot that holds other processors
+// executor dispatches and hands over, and its turnaround between queued jobs
+// as it serves a burst of the setup's tasks. A slot that holds other processors
 // (ServeSlot::holds) has them to itself when served, so it is timed once the
 // others are done, one such processor at a time. Loads, when asked, are
 // timed among the back-to-back rounds, as serving loads a unit between runs.
@@ -40,6 +41,10 @@ struct RunCalibrationParams {
   // the unit's weights and code out of the caches (and a unit loaded by its
   // cold section runs its pipelined cold run then).
   bool timeLoads = false;
+  // Queries of every task served at once after the rounds (0: none), so each
+  // worker takes job after job: the executor's turnaround between queued jobs
+  // (workerTurnaroundsMs), which the rounds, run outside the executor, lack.
+  int turnaroundQueriesPerTask = 4;
   // Called (on the processors' workers, at once) after each of the
   // slots x (warmup + 2 rounds) runs: how a caller shows progress.
   std::function<void()> afterRun = {};
@@ -53,6 +58,9 @@ struct RunCalibration {
   std::vector<std::vector<double>> loadMs;  // per slot: its timed loads (empty unless timeLoads)
   std::vector<std::vector<double>> freeMs;  // per slot: freeing a loaded copy of it (empty unless timeLoads)
   std::vector<std::vector<double>> firstRunMs;  // per slot: a loaded copy's first run (empty unless timeLoads)
+  // Median: a worker's turnaround from one job to the next queued one (0: the
+  // setup has no tasks, or no job waited).
+  double turnaroundMs = 0;
 };
 
 // Loads every slot of `setup` (whatever the memory budget: calibration holds all

@@ -1,5 +1,10 @@
 #include "libplan/runtime/serve/serve_records.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "libplan/util/trace.h"
@@ -15,6 +20,33 @@ QuerySummary summarize(const std::vector<QueryRecord>& queries, const std::vecto
     outcomes.push_back({q.arrivalMs, q.finishMs, q.completed, sloMsOfTask[t], accuracySloMetOfTask[t]});
   }
   return summarizeQueries(outcomes);
+}
+
+std::vector<double> workerTurnaroundsMs(const ServeResult& r) {
+  std::map<std::pair<int, int>, double> endOf;  // (query, position) -> the end of its run
+  for (const auto& x : r.slices)
+    if (x.kind == ExecSlice::Kind::Run) endOf[{x.query, x.position}] = x.endMs;
+  std::map<int, std::vector<const ExecSlice*>> byProcessor;
+  for (const auto& x : r.slices) byProcessor[x.processor].push_back(&x);
+  std::vector<double> out;
+  for (auto& [processor, slices] : byProcessor) {
+    std::stable_sort(slices.begin(), slices.end(),
+                     [](const ExecSlice* a, const ExecSlice* b) { return a->startMs < b->startMs; });
+    for (size_t i = 1; i < slices.size(); ++i) {
+      const ExecSlice& prev = *slices[i - 1];
+      const ExecSlice& x = *slices[i];
+      if (x.query == prev.query && x.position == prev.position) continue;  // the run after its load
+      double ready = INFINITY;
+      if (x.position == 0) {
+        if (x.query >= 0 && static_cast<size_t>(x.query) < r.queries.size())
+          ready = r.queries[static_cast<size_t>(x.query)].arrivalMs;
+      } else if (auto it = endOf.find({x.query, x.position - 1}); it != endOf.end()) {
+        ready = it->second;
+      }
+      if (ready < prev.endMs) out.push_back(x.startMs - prev.endMs);
+    }
+  }
+  return out;
 }
 
 Json toJson(const ServeResult& r) {

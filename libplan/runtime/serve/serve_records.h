@@ -55,6 +55,14 @@ struct ServeResult {
 QuerySummary summarize(const std::vector<QueryRecord>& queries, const std::vector<double>& sloMsOfTask,
                        const std::vector<bool>& accuracySloMetOfTask);
 
+// Each worker's turnarounds between jobs (a job: one query's position, its load
+// and run): from the end of a job's last slice to the start of the next job's
+// first, where that next job was ready before (its query had arrived, or its
+// previous position had ended). That is the executor's own work between runs:
+// handing outputs on, freeing a finished query's tensors, taking the next job
+// and preparing its inputs. Per processor in order, processors in turn.
+std::vector<double> workerTurnaroundsMs(const ServeResult& result);
+
 // Everything but the timeline, as JSON: per query and the summary.
 Json toJson(const ServeResult& result);
 

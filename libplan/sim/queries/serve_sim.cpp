@@ -20,7 +20,7 @@ struct Running {
 // resident), freeing the units it evicts included (the executor frees them on
 // the loading worker before it loads).
 double acquire(int slot, int processor, double start, const std::vector<ServeSimSlot>& slots,
-               const std::vector<Running>& running, BudgetedLru& lru, ServeSimResult& r) {
+               const std::vector<Running>& running, BudgetedLru& lru, ServeSimResult& r, const double* replayedMs) {
   auto inUse = [&](int id) {
     for (size_t p = 0; p < running.size(); ++p)
       if (static_cast<int>(p) != processor && running[p].slot == id && running[p].until > start) return true;
@@ -42,7 +42,7 @@ double acquire(int slot, int processor, double start, const std::vector<ServeSim
   if (!lru.fits(s.bytes)) ++r.overBudgetLoads;
   lru.insert(slot, s.bytes);
   ++r.loads;
-  return freeMs + s.loadMs;
+  return replayedMs ? *replayedMs : freeMs + s.loadMs;
 }
 }  // namespace
 
@@ -54,7 +54,15 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     if (slots[s].preload) lru.addPinned(static_cast<int>(s), slots[s].bytes);
   std::mt19937_64 rng(params.seed);
   std::vector<double> busyUntil(static_cast<size_t>(params.processors), -1e300);  // never ran: idle
-  auto runMs = [&](int slot, int processor, double start, bool afterLoad) {
+  auto replayed = [&](const std::map<std::pair<int, int>, double>* times, int query, int position) -> const double* {
+    if (!times) return nullptr;
+    auto it = times->find({query, position});
+    return it == times->end() ? nullptr : &it->second;
+  };
+  const auto* replayRuns = params.replay ? &params.replay->runMs : nullptr;
+  const auto* replayLoads = params.replay ? &params.replay->loadMs : nullptr;
+  auto runMs = [&](int query, int position, int slot, int processor, double start, bool afterLoad) {
+    if (const double* ms = replayed(replayRuns, query, position)) return *ms;
     const auto& s = slots[static_cast<size_t>(slot)];
     const bool idle = start - busyUntil[static_cast<size_t>(processor)] >= params.idleThresholdMs;
     const auto& samples = afterLoad && !s.firstRunSamplesMs.empty()   ? s.firstRunSamplesMs
@@ -104,7 +112,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   };
   auto runSlot = [&](int id, int64_t key, int position, int slot, int p, double start, double ms) {
     const double end = start + ms;
-    queues.occupyUntil(p, end);
+    queues.occupyUntil(p, end + params.turnaroundMs);
     running[static_cast<size_t>(p)] = {slot, end};
     busyUntil[static_cast<size_t>(p)] = end;
     if (params.recordSpans)
@@ -135,9 +143,10 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     const int slot = task.slots[static_cast<size_t>(position)];
     if (position == 0) query.startMs = next->start;
     const int loadsBefore = r.loads;
-    const double loadMs = acquire(slot, p, next->start, slots, running, lru, r);
+    const double loadMs =
+        acquire(slot, p, next->start, slots, running, lru, r, replayed(replayLoads, next->job.id, position));
     const double runStart = next->start + loadMs;
-    const double drawnMs = runMs(slot, p, next->start, r.loads > loadsBefore);
+    const double drawnMs = runMs(next->job.id, position, slot, p, next->start, r.loads > loadsBefore);
     query.loadMs += loadMs;
     if (loadMs > 0 && params.recordSpans) r.spans.push_back({next->job.id, query.task, position, slot, p, true, next->start, runStart});
     const auto& holds = slots[static_cast<size_t>(slot)].holds;

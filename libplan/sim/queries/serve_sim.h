@@ -11,14 +11,20 @@
 // samples measured as serving runs it (runtime/serve/run_calibration.h), a time
 // drawn from them with the params' seed: from the after-idle samples when its
 // processor was idle for idleThresholdMs or more before the run, else from the
-// back-to-back ones. The draw models the spread that decides tight SLOs. A
-// query becomes ready dispatchMs after its arrival, and each hand-over to
-// another processor takes handoffMs. A slot that holds other processors runs
+// back-to-back ones. The draw models the spread that decides tight SLOs. Given a
+// replay (the executor's measured times of one served trace, per query and
+// position), a run or load it holds takes that time instead of a draw: what the
+// simulator predicts when every time is known, which separates its queueing
+// model's error from its time model's. A
+// query becomes ready dispatchMs after its arrival, each hand-over to another
+// processor takes handoffMs, and a processor takes its next job turnaroundMs
+// after a run ends. A slot that holds other processors runs
 // once each of them has taken a hold from its queue, and occupies them all.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "libplan/util/query_summary.h"
@@ -57,6 +63,15 @@ struct ServeSimArrival {
   int task = 0;
 };
 
+// The times a served trace took, per (query, position): its run, and the load
+// before it where it loaded (the frees of the units that load evicted included,
+// as the executor times them). A load the simulator makes that the executor did
+// not, or a run it lacks, takes the slot's own time.
+struct ServeSimReplay {
+  std::map<std::pair<int, int>, double> runMs;
+  std::map<std::pair<int, int>, double> loadMs;
+};
+
 struct ServeSimParams {
   int processors = 1;
   int64_t memoryBudgetBytes = 0;
@@ -67,6 +82,11 @@ struct ServeSimParams {
   uint64_t seed = 0;     // draws from the slots' run samples
   ServingOrder order = ServingOrder::FirstCome;  // a query's deadline: its arrival plus its task's sloMs
   bool recordSpans = true;  // false: ServeSimResult::spans stays empty (a search that reads only the queries)
+  const ServeSimReplay* replay = nullptr;  // when set: the times it holds replace the slots' (queries by arrival index)
+  // A worker's own work after each job, before it takes the next (handing
+  // outputs on, freeing a finished query's tensors): the job's query moves on
+  // at the run's end, its processor only this much later.
+  double turnaroundMs = 0;
 };
 
 struct ServeSimQuery {

@@ -6,6 +6,7 @@
 
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/executor.h"
+#include "libplan/runtime/serve/serve_records.h"
 #include "tests/runtime/serve/test_models.h"
 #include "tests/common/processors.h"
 
@@ -72,6 +73,29 @@ ArrivalTrace periodic(int count, double rateQps, std::vector<int> samples) {
 // A frame's chain of two DNNs: a's positions, then b's, which start on b's own
 // input (its sample of the query's index, modulo its count): the answers are b's,
 // as a plain run of b on that sample gives them.
+TEST(ServeRecords, WorkerTurnaroundsAreTheGapsBeforeJobsThatWereReady) {
+  using K = ExecSlice::Kind;
+  ServeResult r;
+  r.queries.resize(3);
+  r.queries[0].arrivalMs = 0, r.queries[1].arrivalMs = 1, r.queries[2].arrivalMs = 20;
+  r.slices = {
+      // p0: query 0 runs 0-5; query 1 (arrived at 1) loads at 5.5 and runs 6-8; query 2 arrives after.
+      {K::Run, 0, 0, 0, 0, 0, 0.0, 5.0, 5.0},
+      {K::Load, 0, 1, 0, 0, 1, 5.5, 6.0, 0.5},
+      {K::Run, 0, 1, 0, 0, 1, 6.0, 8.0, 2.0},
+      {K::Run, 0, 2, 0, 0, 0, 20.1, 21.0, 0.9},
+      // p1: query 0's second position, ready at 5, starts at 5.2 on an idle worker: a hand-over, not a turnaround;
+      // query 1's, ready at 8 while p1 is idle: none either.
+      {K::Run, 1, 0, 0, 1, 2, 5.2, 9.0, 3.8},
+      {K::Run, 1, 1, 0, 1, 2, 9.25, 10.0, 0.75},
+  };
+  // Query 1's second position was ready (8) before p1's previous job ended (9): 0.25 ms.
+  const auto turns = workerTurnaroundsMs(r);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_DOUBLE_EQ(turns[0], 0.5);   // p0: 5 -> 5.5
+  EXPECT_DOUBLE_EQ(turns[1], 0.25);  // p1: 9 -> 9.25
+}
+
 TEST(Executor, AFrameChainFeedsEachLaterDnnItsOwnInput) {
   auto t = twoTasks(2);
   const ServeTask a = t.setup.tasks[0], b = t.setup.tasks[1];  // copies: the setup's tasks are replaced below

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/run_calibration.h"
 #include "libplan/util/stats.h"
 #include "tests/runtime/serve/test_models.h"
@@ -28,6 +29,7 @@ RunCalibrationParams quickParams(int rounds, double idleGapMs, int wakeSamples) 
   params.rounds = rounds;
   params.idleGapMs = idleGapMs;
   params.wakeSamples = wakeSamples;
+  params.turnaroundQueriesPerTask = 0;  // no burst served: each slot loaded once, by the rounds
   return params;
 }
 
@@ -91,6 +93,27 @@ TEST(RunCalibration, LoadsAreTimedAmongTheBackToBackRounds) {
     EXPECT_EQ(r->firstRunMs[s].size(), 2u) << s;
     for (double ms : r->firstRunMs[s]) EXPECT_GT(ms, 0) << s;
   }
+}
+
+TEST(RunCalibration, TheExecutorsTurnaroundBetweenQueuedJobsIsTimedAsItServesABurst) {
+  Calibrated c;
+  testing::InMemoryLoader loader(c.texts);
+  RunCalibrationParams params = quickParams(2, 1, 2);
+  params.turnaroundQueriesPerTask = 4;
+  for (auto& t : c.setup.tasks) t.samples = {{{"x", randomInput({"x", DType::F32, {32, 128}}, 7)}}};
+  auto r = calibrateServing(c.setup, loader, params);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Eight queries at once: p0 takes a's jobs one after another, p1 b's.
+  EXPECT_GT(r->turnaroundMs, 0);
+  EXPECT_LT(r->turnaroundMs, 50);
+  // The burst is served as a workload is: its preloads loaded again by the executor.
+  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(loader.loads(static_cast<int>(s)), 2) << s;
+  // A setup without tasks (a planner's candidate units) has no burst to serve.
+  c.setup.tasks.clear();
+  testing::InMemoryLoader alone(c.texts);
+  auto none = calibrateServing(c.setup, alone, params);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(none->turnaroundMs, 0);
 }
 
 // A loader that fails for one slot.

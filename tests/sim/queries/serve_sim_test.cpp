@@ -167,6 +167,47 @@ TEST(ServeSim, TheRunRightAfterALoadDrawsTheFirstRunSamples) {
   EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 4 + 1);
 }
 
+TEST(ServeSim, AReplayedRunOrLoadTakesItsMeasuredTime) {
+  // As in the load test above: slot 0 preloaded, slots 1 and 2 (load 4 ms) share
+  // one more unit of budget. The replay holds query 0's load of slot 1 (9 ms) and
+  // query 2's run of slot 2 (3 ms); the rest keep their slots' times.
+  std::vector<ServeSimSlot> slots = {{0, 1, 0, 10, true}, {0, 1, 4, 10, false}, {0, 1, 4, 10, false}};
+  std::vector<ServeSimTask> tasks = {{"a", {0, 1}, 5, true}, {"b", {0, 2}, 5, true}};
+  const std::vector<ServeSimArrival> arrivals = {{0, 0}, {20, 0}, {40, 1}};
+  ServeSimReplay replay;
+  replay.loadMs[{0, 1}] = 9;
+  replay.runMs[{2, 1}] = 3;
+  replay.loadMs[{1, 1}] = 50;  // the executor loaded here, the simulator finds the slot resident
+  ServeSimParams params{1, 20, 0};
+  params.replay = &replay;
+  auto r = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(r.queries[0].loadMs, 9);
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 1 + 9 + 1);
+  EXPECT_DOUBLE_EQ(r.queries[1].loadMs, 0);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs, 20 + 2);
+  EXPECT_DOUBLE_EQ(r.queries[2].loadMs, 4);  // not in the replay: the slot's own load time
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 40 + 1 + 4 + 3);
+  // Without the replay, the slots' times.
+  params.replay = nullptr;
+  r = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 1 + 4 + 1);
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 40 + 1 + 4 + 1);
+}
+
+TEST(ServeSim, AWorkersTurnaroundDelaysOnlyTheJobThatWaitsForIt) {
+  // One processor, runs of 2 ms, a turnaround of 0.5 ms after each run: the
+  // query queued behind the first starts at 2.5; one arriving after that does not wait.
+  std::vector<ServeSimSlot> slots = {{0, 2, 0, 10, true}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}};
+  ServeSimParams params{1, 10, 0};
+  params.turnaroundMs = 0.5;
+  auto r = simulateServing(slots, tasks, {{0, 0}, {0, 0}, {10, 0}}, params);
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 2);  // the query moves on at its run's end
+  EXPECT_DOUBLE_EQ(r.queries[1].startMs, 2.5);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs, 4.5);
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 12);
+}
+
 TEST(ServeSim, ASlotRunningElsewhereIsNotEvicted) {
   // p1 runs slot 1 for 10 ms from t=0; p0 needs slot 2 at t=1 with room for one:
   // slot 1 is in use, so the load goes over the budget.
