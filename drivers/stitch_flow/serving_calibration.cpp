@@ -196,6 +196,7 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   progress.finish();
   out.dispatchMs = cal.dispatchMs;
   out.handoffMs = cal.handoffMs;
+  out.turnaroundMs = cal.turnaroundMs;
   out.hotRatios.resize(space.processors.size());
   out.idleRatios.resize(space.processors.size());
   std::vector<double> perMB;  // for units the planner meets without a measurement of their own

@@ -203,8 +203,9 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   summary += w->calibration.hotRatios.empty()
                  ? "run times as profiled\n"
                  : fmt::format("run times calibrated on this host (dispatch {:.3f} ms, hand-over {:.3f} ms, "
-                               "loads {:.2f} ms/MB)\n",
-                               w->calibration.dispatchMs, w->calibration.handoffMs, w->calibration.loadMsPerMB);
+                               "turnaround {:.3f} ms, loads {:.2f} ms/MB)\n",
+                               w->calibration.dispatchMs, w->calibration.handoffMs, w->calibration.turnaroundMs,
+                               w->calibration.loadMsPerMB);
   if (coldChoice.units > 0)
     summary += fmt::format("loads by cold section (NNV12) calibrated for {} subgraph unit(s): {} load so{} (load, "
                            "first run and free summed over units and processors: {:.2f} ms by cold section, {:.2f} "

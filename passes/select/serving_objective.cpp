@@ -270,6 +270,7 @@ sim::ServeSimParams simParams(const StitchSpace& space, const ServingWorkload& w
   sp.memoryBudgetBytes = workload.budgetBytes;
   sp.dispatchMs = workload.calibration.dispatchMs;
   sp.handoffMs = workload.calibration.handoffMs;
+  sp.turnaroundMs = workload.calibration.turnaroundMs;
   sp.seed = workload.seed;
   sp.order = workload.order;
   sp.recordSpans = false;  // judged by its queries alone

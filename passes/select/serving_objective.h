@@ -49,6 +49,7 @@ struct ServingCalibration {
   // Units (ids) whose loads follow their cold sections: chooseColdSectionLoads
   // moved their cold figures into `units`.
   std::set<std::string> coldSections;
+  double turnaroundMs = 0;  // a worker's own time between two queued jobs
   bool operator==(const ServingCalibration&) const = default;
 };
 

@@ -63,7 +63,8 @@ Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, Subgra
 // then after idle gaps), then keep the processor busy until every processor is
 // done timing, so that every timed run has company.
 Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params, int p,
-                          std::atomic<int>& timing, std::mutex& holdingTurn, RunCalibration& out) {
+                          std::atomic<int>& timing, std::mutex& holdingTurn, RunCalibration& out,
+                          std::vector<TensorMap>& inputs) {
   struct DoneTiming {  // however this processor ends, the others must not wait for it
     std::atomic<int>& timing;
     bool counted = false;
@@ -74,6 +75,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     ~DoneTiming() { now(); }
   } doneTiming{timing};
   ZP_ASSIGN_OR_RETURN(auto loaded, loadProcessorSlots(setup, loader, params, p));
+  for (const auto& l : loaded) inputs[static_cast<size_t>(l.slot)] = l.inputs;  // this processor's slots only
   // A slot that holds other processors runs with them to itself when served: it
   // is timed after the others, one such slot's processor at a time.
   std::vector<Loaded> mine, holding;
@@ -127,7 +129,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
 }
 
 Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params,
-                     Workers& workers, RunCalibration& out) {
+                     Workers& workers, RunCalibration& out, std::vector<TensorMap>& inputs) {
   std::atomic<int> timing{static_cast<int>(workers.size())};
   std::mutex holdingTurn;
   std::vector<std::future<Status>> done;
@@ -135,7 +137,8 @@ Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunC
     auto promise = std::make_shared<std::promise<Status>>();
     done.push_back(promise->get_future());
     workers[p]->post([&, p, promise] {
-      promise->set_value(calibrateProcessor(setup, loader, params, static_cast<int>(p), timing, holdingTurn, out));
+      promise->set_value(
+          calibrateProcessor(setup, loader, params, static_cast<int>(p), timing, holdingTurn, out, inputs));
     });
   }
   Status first;
@@ -177,17 +180,27 @@ double timeHandoff(PinnedWorker& from, PinnedWorker& to, int samples) {
 
 // The executor's turnaround between queued jobs, timed as it serves: `perTask`
 // queries of every task arriving at once, so each worker takes job after job.
-Expected<double> timeTurnaround(const ServeSetup& setup, SubgraphLoader& loader, int perTask) {
-  if (setup.tasks.empty() || perTask < 1) return 0.0;
+// A setup without tasks (a planner's candidate units) serves each slot as a
+// task of its own, on the random inputs its runs were timed with.
+Expected<double> timeTurnaround(const ServeSetup& setup, SubgraphLoader& loader, int perTask,
+                                const std::vector<TensorMap>& inputs) {
+  if (perTask < 1 || setup.slots.empty()) return 0.0;
+  ServeSetup own;
+  if (setup.tasks.empty()) {
+    own = setup;
+    for (size_t s = 0; s < setup.slots.size(); ++s)
+      own.tasks.push_back({"slot " + std::to_string(s), {static_cast<int>(s)}, 1000, true, {inputs[s]}, {}});
+  }
+  const ServeSetup& served = setup.tasks.empty() ? own : setup;
   ArrivalTrace burst;
-  for (const auto& t : setup.tasks) burst.tasks.push_back(t.name);
+  for (const auto& t : served.tasks) burst.tasks.push_back(t.name);
   for (int k = 0; k < perTask; ++k)
-    for (size_t t = 0; t < setup.tasks.size(); ++t) {
-      const int samples = static_cast<int>(setup.tasks[t].samples.size());
+    for (size_t t = 0; t < served.tasks.size(); ++t) {
+      const int samples = static_cast<int>(served.tasks[t].samples.size());
       burst.arrivals.push_back({0.0, static_cast<int>(t), samples > 0 ? k % samples : 0});
     }
-  ZP_ASSIGN_OR_RETURN(auto served, serve(setup, loader, burst));
-  const auto turns = workerTurnaroundsMs(served);
+  ZP_ASSIGN_OR_RETURN(auto result, serve(served, loader, burst));
+  const auto turns = workerTurnaroundsMs(result);
   // The median: the burst's first jobs also wait for the dispatcher posting all of it.
   return turns.empty() ? 0.0 : median(turns);
 }
@@ -213,11 +226,12 @@ Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoade
     ZP_ASSIGN_OR_RETURN(auto w, PinnedWorker::start(p));
     workers.push_back(std::move(w));
   }
-  ZP_TRY(calibrateRuns(setup, loader, params, workers, out));
+  std::vector<TensorMap> inputs(setup.slots.size());  // each slot's, for the burst below
+  ZP_TRY(calibrateRuns(setup, loader, params, workers, out, inputs));
   out.dispatchMs = timeDispatch(*workers[0], params.wakeSamples);
   if (workers.size() > 1) out.handoffMs = timeHandoff(*workers[0], *workers[1], params.wakeSamples);
   workers.clear();  // serving starts workers of its own on the same cores
-  ZP_ASSIGN_OR_RETURN(out.turnaroundMs, timeTurnaround(setup, loader, params.turnaroundQueriesPerTask));
+  ZP_ASSIGN_OR_RETURN(out.turnaroundMs, timeTurnaround(setup, loader, params.turnaroundQueriesPerTask, inputs));
   return out;
 }
 

@@ -43,7 +43,8 @@ struct RunCalibrationParams {
   bool timeLoads = false;
   // Queries of every task served at once after the rounds (0: none), so each
   // worker takes job after job: the executor's turnaround between queued jobs
-  // (workerTurnaroundsMs), which the rounds, run outside the executor, lack.
+  // (workerTurnaroundsMs), which the rounds, run outside the executor, lack. A
+  // setup without tasks has each slot served as a task of its own.
   int turnaroundQueriesPerTask = 4;
   // Called (on the processors' workers, at once) after each of the
   // slots x (warmup + 2 rounds) runs: how a caller shows progress.
@@ -58,8 +59,8 @@ struct RunCalibration {
   std::vector<std::vector<double>> loadMs;  // per slot: its timed loads (empty unless timeLoads)
   std::vector<std::vector<double>> freeMs;  // per slot: freeing a loaded copy of it (empty unless timeLoads)
   std::vector<std::vector<double>> firstRunMs;  // per slot: a loaded copy's first run (empty unless timeLoads)
-  // Median: a worker's turnaround from one job to the next queued one (0: the
-  // setup has no tasks, or no job waited).
+  // Median: a worker's turnaround from one job to the next queued one (0: no
+  // burst served, or no job waited).
   double turnaroundMs = 0;
 };
 

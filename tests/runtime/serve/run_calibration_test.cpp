@@ -108,12 +108,21 @@ TEST(RunCalibration, TheExecutorsTurnaroundBetweenQueuedJobsIsTimedAsItServesABu
   EXPECT_LT(r->turnaroundMs, 50);
   // The burst is served as a workload is: its preloads loaded again by the executor.
   for (size_t s = 0; s < 3; ++s) EXPECT_EQ(loader.loads(static_cast<int>(s)), 2) << s;
-  // A setup without tasks (a planner's candidate units) has no burst to serve.
+  // A setup without tasks (a planner's candidate units): each slot served as a
+  // task of its own, on its calibration's random inputs.
   c.setup.tasks.clear();
   testing::InMemoryLoader alone(c.texts);
-  auto none = calibrateServing(c.setup, alone, params);
-  ASSERT_TRUE(none.ok()) << none.error().message;
-  EXPECT_EQ(none->turnaroundMs, 0);
+  auto own = calibrateServing(c.setup, alone, params);
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  EXPECT_GT(own->turnaroundMs, 0);
+  EXPECT_LT(own->turnaroundMs, 50);
+  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(alone.loads(static_cast<int>(s)), 2) << s;
+  // No burst asked for: no turnaround.
+  params.turnaroundQueriesPerTask = 0;
+  testing::InMemoryLoader none(c.texts);
+  auto r0 = calibrateServing(c.setup, none, params);
+  ASSERT_TRUE(r0.ok()) << r0.error().message;
+  EXPECT_EQ(r0->turnaroundMs, 0);
 }
 
 // A loader that fails for one slot.
