@@ -32,7 +32,7 @@ std::string compareHelp() {
 struct Given {
   drivers::RunModelOptions o;
   std::string model, saveOutputs, cache, writeCache, trace, coldPlan;
-  std::vector<std::string> inputs, alongside;
+  std::vector<std::string> inputs, alongside, servingOrders;
   bool serve = false;
   std::string jsonOut, compareList, simdTarget = "best";
   drivers::BundleRunParams bundle;
@@ -40,8 +40,8 @@ struct Given {
 };
 
 void addOptions(CLI::App& app, Given& g) {
-  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, alongside, serve, jsonOut, compareList,
-         simdTarget, bundle, sp] = g;
+  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, alongside, servingOrders, serve, jsonOut,
+         compareList, simdTarget, bundle, sp] = g;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -80,12 +80,11 @@ void addOptions(CLI::App& app, Given& g) {
   app.add_option("--max-queue", sp.maxQueuedPerTask, "--serve: queries of one task queued or running at once; "
                                                      "one arriving beyond is dropped, counted as a violation")
       ->capture_default_str()->check(integerIn(1, 1000000));
-  app.add_option_function<std::string>(
-         "--serving-order",
-         [&sp](const std::string& order) { sp.servingOrder = parseServingOrder(order); },
-         "--serve: every system's processors take queued queries in this order instead of the one its plan names "
-         "(what an order gains, measured)")
-      ->check(CLI::IsMember({"first-come", "earliest-deadline"}));
+  app.add_option("--serving-order", servingOrders,
+                 "--serve: ORDER (first-come or earliest-deadline): every system's processors take queued queries in "
+                 "this order instead of the one its plan names (what an order gains, measured); NAME=ORDER "
+                 "(repeatable): the system NAME's only, e.g. a --with system serving this bundle's choice in the "
+                 "other order");
   app.add_option("--compare", compareList, compareHelp());
   app.add_option("--with", alongside, "--serve: NAME=BUNDLE: also serve another bundle's plan choice (a stitch plan "
                                       "of the same zoo and workload, e.g. plan-solve --only) as the system NAME, on "
@@ -169,6 +168,23 @@ std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
   auto alongside = namedFiles(g.alongside, "NAME=BUNDLE", "--with");
   if (!alongside) return kOptionError;
   sp.alongside = *alongside;
+  for (const auto& given : g.servingOrders) {
+    const auto eq = given.find('=');
+    const std::string name = eq == std::string::npos ? "" : given.substr(0, eq);
+    const auto order = parseServingOrder(eq == std::string::npos ? given : given.substr(eq + 1));
+    if (!order || (eq != std::string::npos && name.empty())) {
+      printError("plan-run", fmt::format("--serving-order {}: expected ORDER or NAME=ORDER, ORDER first-come or "
+                                         "earliest-deadline", given));
+      return kOptionError;
+    }
+    if (name.empty() ? sp.servingOrder.has_value() : sp.servingOrderOf.count(name) > 0) {
+      printError("plan-run", fmt::format("--serving-order {}: given twice for {}", given,
+                                         name.empty() ? "every system" : "system '" + name + "'"));
+      return kOptionError;
+    }
+    if (name.empty()) sp.servingOrder = order;
+    else sp.servingOrderOf[name] = *order;
+  }
   PlanRunRequest req;
   req.kind = PlanRunRequest::Kind::Serve;
   req.serve = sp;

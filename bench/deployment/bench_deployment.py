@@ -87,27 +87,26 @@ def systems_runs(a, bundles, p):
     # The single-technique plans' choices served beside the plan's systems (plan-run --with), so
     # every system serves each segment of the trace in the same rounds.
     alongside = [arg for t, row in SINGLE_TECHNIQUES.items() for arg in ('--with', f'{row}={bundles[t]}')]
-    served = [(bundles['plan'], ['--compare', 'all'] + alongside, {})]
-    # zooplan's own choices served first come first served: what its serving order gains, measured.
-    served.append((bundles['plan'], ['--serving-order', 'first-come'], {'zooplan': FIRST_COME}))
+    # zooplan's own choices served first come first served beside them: what its serving order gains, measured.
+    alongside += ['--with', f"{FIRST_COME}={bundles['plan']}", '--serving-order', f'{FIRST_COME}=first-come']
     # The repeat: one seed's trace served again at the end, every system, to show how far
     # two measurements of the same plan on the same trace lie apart on this host.
     passes = [(seed, False) for seed in range(1, a.runs + 1)] + ([(a.repeat_seed, True)] if a.repeat_seed else [])
-    p.phase('serving', len(served) * len(passes))
+    p.phase('serving', len(passes))
     for seed, again in passes:
-        for k, (bundle, compare, rename) in enumerate(served):
-            out = os.path.join(a.work_dir, f"serve-{seed}-{k}{'-again' if again else ''}.json")
-            p.step(f"seed {seed}{' again' if again else ''}: " +
-                   (f"the {rename['zooplan']} plan" if rename else 'every system of the plan and every single technique'))
-            run([f'{a.bin}/plan-run', bundle, '--serve'] + compare + ['--duration-ms', str(a.duration_ms),
-                 '--seed', str(seed), '--rounds', str(a.rounds), '--json', out, '--quiet'])
-            with open(out) as f:
-                r = json.load(f)
-            for name, s in sorted(r['systems'].items()):
-                rows.append({'system': rename.get(name, name), 'seed': seed, 'again': again, 'measured': s['measured'],
-                             'predicted': s['predicted'],
-                             'predicted_from_plan_latencies': s['predicted_from_plan_latencies'],
-                             'calibration': s['calibration']})
+        out = os.path.join(a.work_dir, f"serve-{seed}{'-again' if again else ''}.json")
+        p.step(f"seed {seed}{' again' if again else ''}: every system of the plan, every single technique and "
+               f"{FIRST_COME}")
+        run([f'{a.bin}/plan-run', bundles['plan'], '--serve', '--compare', 'all'] + alongside +
+            ['--duration-ms', str(a.duration_ms), '--seed', str(seed), '--rounds', str(a.rounds), '--json', out,
+             '--quiet'])
+        with open(out) as f:
+            r = json.load(f)
+        for name, s in sorted(r['systems'].items()):
+            rows.append({'system': name, 'seed': seed, 'again': again, 'measured': s['measured'],
+                         'predicted': s['predicted'],
+                         'predicted_from_plan_latencies': s['predicted_from_plan_latencies'],
+                         'calibration': s['calibration']})
     return rows
 
 

@@ -802,10 +802,15 @@ Expected<ServeBundleResult> serveBundle(const ServeBundleParams& params) {
   std::vector<std::string> served;
   for (auto& s : sp.systems) {
     served.push_back(s.name);
-    if (!params.servingOrder) continue;
-    s.order = *params.servingOrder;
+    auto own = params.servingOrderOf.find(s.name);
+    if (own == params.servingOrderOf.end() && !params.servingOrder) continue;
+    s.order = own != params.servingOrderOf.end() ? own->second : *params.servingOrder;
     s.plan["serving_order"] = servingOrderName(s.order);
   }
+  for (const auto& [name, order] : params.servingOrderOf)
+    if (!std::count(served.begin(), served.end(), name))
+      return makeError("--serving-order {}={}: not among the systems served ({})", name, servingOrderName(order),
+                       fmt::format("{}", fmt::join(served, ", ")));
   ZP_ASSIGN_OR_RETURN(const std::string traceName, tracedSystem(params, served));
   // Every system's loads are measured before any is served; its calibration runs beside its serving.
   LoadTimes loadTimes;

@@ -54,6 +54,8 @@ struct ServeBundleParams {
   int maxQueuedPerTask = runtime::serve::kDefaultMaxQueuedPerTask;  // admission control (executor.h)
   // Every system served in this order instead of the one its plan names (none: the plan's).
   std::optional<ServingOrder> servingOrder;
+  // Per system named: its order, before servingOrder's (each name must be a system served).
+  std::map<std::string, ServingOrder> servingOrderOf;
   std::filesystem::path json;       // --json OUT.json (empty: none)
   std::filesystem::path trace;      // --trace FILE: Perfetto of one system's run (empty: none)
   std::string traceSystem;          // --trace-system: one of the served systems (empty: the plan's own)

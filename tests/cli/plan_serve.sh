@@ -112,6 +112,27 @@ rejected "--with a name served already" 1 "--with zooplan=$WORK/only/bundle: a s
   --with "zooplan=$WORK/only/bundle"
 rejected "--with without a name" 2 "--with: expected NAME=BUNDLE, got" -- \
   "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --with "$WORK/only/bundle"
+# --serving-order NAME=ORDER: one system's order; here the plan's own choice served again beside
+# itself (--with its own bundle), first come first served, in the same rounds.
+if "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --calibration-rounds 0 \
+     --with "own (first come)=$WORK/rate/bundle" --serving-order "own (first come)=first-come" \
+     --serving-order zooplan=earliest-deadline --json "$WORK/own.json" > "$WORK/own.txt" 2>&1 && $PY -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['systems']
+assert sorted(s) == ['own (first come)', 'zooplan'], sorted(s)
+assert s['own (first come)']['serving_order'] == 'first-come', s['own (first come)']['serving_order']
+assert s['zooplan']['serving_order'] == 'earliest-deadline', s['zooplan']['serving_order']
+assert s['own (first come)']['measured']['queries'] == s['zooplan']['measured']['queries'] > 0
+" "$WORK/own.json"; then pass "--serving-order NAME=ORDER: one system's order, beside the others'"
+else fail "--serving-order NAME=ORDER: $(cat "$WORK/own.txt")"; fi
+rejected "--serving-order for a system not served" 1 "--serving-order nobody=first-come: not among the systems served (zooplan)" -- \
+  "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --calibration-rounds 0 \
+  --serving-order nobody=first-come
+rejected "--serving-order NAME=ORDER with an unknown order" 2 "--serving-order zooplan=shortest: expected ORDER or NAME=ORDER" -- \
+  "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --serving-order zooplan=shortest
+rejected "--serving-order twice for one system" 2 "--serving-order zooplan=first-come: given twice for system 'zooplan'" -- \
+  "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 300 --serving-order zooplan=earliest-deadline \
+  --serving-order zooplan=first-come
 
 # Without --rate, --process or --arrivals, the plan is served at the workload it was made for.
 "$BIN/plan-run" "$WORK/rate/bundle" --serve --slo C07 --duration-ms 500 --calibration-rounds 0 --json "$WORK/rate3.json" \
