@@ -60,6 +60,14 @@ step "deployment zoo: zoo-stitch, zoo-profile, plan-solve --slo testdata/deploym
 "$bin/zoo-profile" "$dep/stitch" -o "$dep/profile" --cold-profile | tail -1
 "$bin/plan-solve" "$dep/profile" -o "$dep/plan.json" --slo testdata/deployment/slo.json | sed -n 1,2p
 "$bin/plan-emit" "$dep/plan.json" -o "$dep/bundle" >/dev/null
-step "plan-run $dep/bundle --serve: every system on the workload the plan was made for (10 s, 3 rounds)"
-"$bin/plan-run" "$dep/bundle" --serve --compare all --duration-ms 10000 --seed 1 --rounds 3 \
+# Each technique alone (plan-solve --only) on the same profile and workload, served beside the
+# composed plan's systems on the same trace in the same rounds (plan-run --with).
+alone=()
+for t in sparseloom:SparseLoom haxconn:HaX-CoNN mts:MTS sparoa:SparOA nnv12:NNV12; do
+  "$bin/plan-solve" "$dep/profile" -o "$dep/plan-${t%%:*}.json" --slo testdata/deployment/slo.json --only "${t%%:*}" --quiet
+  "$bin/plan-emit" "$dep/plan-${t%%:*}.json" -o "$dep/bundle-${t%%:*}" >/dev/null
+  alone+=(--with "${t#*:}-alone=$dep/bundle-${t%%:*}")
+done
+step "plan-run $dep/bundle --serve: every system and each technique alone on the workload the plan was made for (10 s, 3 rounds)"
+"$bin/plan-run" "$dep/bundle" --serve --compare all "${alone[@]}" --duration-ms 10000 --seed 1 --rounds 3 \
   --json "$dep/serve.json" --trace "$dep/serve.trace.json"

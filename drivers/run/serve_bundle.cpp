@@ -684,7 +684,9 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
 }
 
 std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& outcomes, bool calibrated) {
-  std::string s = fmt::format("{:<13} {:>17} {:>8} {:>19} {:>8} {:>19} {:>19} {:>10} {:>9}\n", "system",
+  size_t width = 13;  // the system column: its longest name (a --with system's may be long)
+  for (const auto& o : outcomes) width = std::max(width, o.name.size());
+  std::string s = fmt::format("{:<{}} {:>17} {:>8} {:>19} {:>8} {:>19} {:>19} {:>10} {:>9}\n", "system", width,
                               "violation m / p", "p(plan)", "p50 ms m / p", "p(plan)", "p99 ms m / p", "q/s m / p",
                               "peak RSS", "accuracy");
   for (const auto& o : outcomes) {
@@ -697,8 +699,8 @@ std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& 
     const std::string violation = sp.latencySlos ? fmt::format("{:>7.1f}% / {:>5.1f}% {:>7.1f}%", 100 * m.violationRate,
                                                                100 * p.violationRate, 100 * o.fromPlan.violationRate)
                                                  : fmt::format("{:>17} {:>8}", "-", "-");
-    s += fmt::format("{:<13} {} {:>9.2f} / {:>7.2f} {:>8.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB {:>9}\n",
-                     o.name, violation, m.p50Ms, p.p50Ms, o.fromPlan.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps,
+    s += fmt::format("{:<{}} {} {:>9.2f} / {:>7.2f} {:>8.2f} {:>9.2f} / {:>7.2f} {:>9.1f} / {:>7.1f} {:>7.1f} MB {:>9}\n",
+                     o.name, width, violation, m.p50Ms, p.p50Ms, o.fromPlan.p50Ms, m.p99Ms, p.p99Ms, m.throughputQps,
                      p.throughputQps, static_cast<double>(o.measured.peakRssBytes) / 1e6, accuracy);
   }
   for (size_t i = 0; i < outcomes.size(); ++i)
