@@ -130,6 +130,29 @@ std::optional<std::vector<std::pair<std::string, std::filesystem::path>>> namedF
   return out;
 }
 
+// --serving-order, each ORDER (every system's) or NAME=ORDER (that system's);
+// false after printing what is wrong.
+bool servingOrders(const std::vector<std::string>& given, drivers::ServeBundleParams& sp) {
+  for (const auto& text : given) {
+    const auto eq = text.find('=');
+    const std::string name = eq == std::string::npos ? "" : text.substr(0, eq);
+    const auto order = parseServingOrder(eq == std::string::npos ? text : text.substr(eq + 1));
+    if (!order || (eq != std::string::npos && name.empty())) {
+      printError("plan-run", fmt::format("--serving-order {}: expected ORDER or NAME=ORDER, ORDER first-come or "
+                                         "earliest-deadline", text));
+      return false;
+    }
+    if (name.empty() ? sp.servingOrder.has_value() : sp.servingOrderOf.count(name) > 0) {
+      printError("plan-run", fmt::format("--serving-order {}: given twice for {}", text,
+                                         name.empty() ? "every system" : "system '" + name + "'"));
+      return false;
+    }
+    if (name.empty()) sp.servingOrder = order;
+    else sp.servingOrderOf[name] = *order;
+  }
+  return true;
+}
+
 // The first option of `options` given, with what is said of it; nullptr: none.
 const char* firstGiven(const CLI::App& app, const std::vector<const char*>& options) {
   for (const char* opt : options)
@@ -168,23 +191,7 @@ std::variant<PlanRunRequest, int> serveRequest(const CLI::App& app, Given& g) {
   auto alongside = namedFiles(g.alongside, "NAME=BUNDLE", "--with");
   if (!alongside) return kOptionError;
   sp.alongside = *alongside;
-  for (const auto& given : g.servingOrders) {
-    const auto eq = given.find('=');
-    const std::string name = eq == std::string::npos ? "" : given.substr(0, eq);
-    const auto order = parseServingOrder(eq == std::string::npos ? given : given.substr(eq + 1));
-    if (!order || (eq != std::string::npos && name.empty())) {
-      printError("plan-run", fmt::format("--serving-order {}: expected ORDER or NAME=ORDER, ORDER first-come or "
-                                         "earliest-deadline", given));
-      return kOptionError;
-    }
-    if (name.empty() ? sp.servingOrder.has_value() : sp.servingOrderOf.count(name) > 0) {
-      printError("plan-run", fmt::format("--serving-order {}: given twice for {}", given,
-                                         name.empty() ? "every system" : "system '" + name + "'"));
-      return kOptionError;
-    }
-    if (name.empty()) sp.servingOrder = order;
-    else sp.servingOrderOf[name] = *order;
-  }
+  if (!servingOrders(g.servingOrders, sp)) return kOptionError;
   PlanRunRequest req;
   req.kind = PlanRunRequest::Kind::Serve;
   req.serve = sp;

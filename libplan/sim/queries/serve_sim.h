@@ -15,11 +15,11 @@
 // replay (the executor's measured times of one served trace, per query and
 // position), a run or load it holds takes that time instead of a draw: what the
 // simulator predicts when every time is known, which separates its queueing
-// model's error from its time model's. A
-// query becomes ready dispatchMs after its arrival, each hand-over to another
-// processor takes handoffMs, and a processor takes its next job turnaroundMs
-// after a run ends. A slot that holds other processors runs
-// once each of them has taken a hold from its queue, and occupies them all.
+// model's error from its time model's. A query becomes ready dispatchMs after
+// its arrival, each hand-over to another processor takes handoffMs, and a
+// processor takes its next job turnaroundMs after a run ends. A slot that holds
+// other processors runs once each of them has taken a hold from its queue, and
+// occupies them all.
 #pragma once
 #include <cstdint>
 #include <map>
