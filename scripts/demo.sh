@@ -64,7 +64,7 @@ step "deployment zoo: zoo-stitch, zoo-profile, plan-solve --slo testdata/deploym
 # composed plan's systems on the same trace in the same rounds (plan-run --with).
 alone=()
 for t in sparseloom:SparseLoom haxconn:HaX-CoNN mts:MTS sparoa:SparOA nnv12:NNV12; do
-  "$bin/plan-solve" "$dep/profile" -o "$dep/plan-${t%%:*}.json" --slo testdata/deployment/slo.json --only "${t%%:*}" --quiet
+  "$bin/plan-solve" "$dep/profile" -o "$dep/plan-${t%%:*}.json" --slo testdata/deployment/slo.json --only "${t%%:*}" --quiet >/dev/null
   "$bin/plan-emit" "$dep/plan-${t%%:*}.json" -o "$dep/bundle-${t%%:*}" >/dev/null
   alone+=(--with "${t#*:}-alone=$dep/bundle-${t%%:*}")
 done
