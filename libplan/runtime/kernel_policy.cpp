@@ -1,5 +1,7 @@
 #include "libplan/runtime/kernel_policy.h"
 
+#include "libplan/runtime/kernels/conv_primitives.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,7 +12,7 @@ namespace zp::runtime {
 const std::vector<std::string>& policyNames() {
   static const std::vector<std::string> names = {"default", "tune", "naive", "im2col", "gemm1x1",
                                                  "winograd", "depthwise", "sparse", "blas",
-                                                 "packed1x1", "direct"};
+                                                 "packed1x1", "direct", "onednn"};
   return names;
 }
 
@@ -28,7 +30,7 @@ Expected<ConvKernel> chooseConvKernel(const KernelPolicy& p, const ConvNode& nod
   }
   if (parseConvKernel(p.policy, &k) && convKernelApplies(k, node.attrs)) return k;
   if (p.policy == "tune" && node.tunable) return tune();
-  return defaultConvKernel(node.attrs, node.input, node.zeroFraction, p.sparseThreshold);
+  return defaultConvKernel(node.attrs, node.input, node.zeroFraction, p.sparseThreshold, node.gemm);
 }
 
 // Winograd F(2x2,3x3) against im2col and the direct kernel (one thread, per conv, an
@@ -49,7 +51,24 @@ static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
 // convs are a plain GEMM for dense: there sparse needs ~90% zeros (1.1-2.3x at 90% on
 // ResNet-50's 1x1s and ResNet-18's strided ones from 7x7 up, 0.9x with 96 input
 // channels) and still loses on maps smaller than 7x7 (its fixed cost).
-ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in, double zf, double sparseThreshold) {
+// oneDNN's convolution primitive (brgconv on AVX-512) against the kernel picked
+// below, per conv at one thread on an AVX-512 host, on torchvision's models: 0.5-0.8x
+// the direct kernel's time (Inception's 1x7 and 7x1 convs, GoogLeNet's 3x3s at 7x7),
+// 0.75-0.85x im2col's (ResNet's strided and 7x7-map 3x3s), 0.65-0.8x Winograd's
+// with 32 input or output channels (Inception's stem, DenseNet's growth convs) or on
+// 8x8 maps; Winograd stays ahead from 64 channels each way on maps of 14x14 and up
+// (VGG: 0.6x oneDNN's time). It loses on 1x1s (the transposes to and from NHWC
+// cost more than the GEMM's packing) and on stems of 3 input channels (1.1-1.5x).
+static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
+  if (!known || !convPrimitivesFast() || !convKernelApplies(ConvKernel::OneDnn, a)) return false;
+  if ((a.kh == 1 && a.kw == 1) || a.Cg < 16) return false;
+  const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && std::min(a.Cg, a.M) >= 64 &&
+                             std::min(H, W) >= 14;
+  return !winogradAhead;
+}
+
+ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in, double zf, double sparseThreshold,
+                             GemmLibrary gemm) {
   if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
   const bool known = in && in->size() == 4;
   const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
@@ -63,6 +82,8 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
       a.outH(H) * a.outW(W) <= 64)
     return ConvKernel::Packed1x1;
+  // Beside BLIS (a session that starts cold) oneDNN would generate its kernels on the first run.
+  if (gemm == GemmLibrary::OneDnn && oneDnnConvPays(a, known, H, W)) return ConvKernel::OneDnn;
   if (a.group > 1 && convKernelApplies(ConvKernel::Direct, a)) return ConvKernel::Direct;
   if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
   if (convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W)) return ConvKernel::Winograd;
@@ -96,6 +117,7 @@ ConvKernel tuneConvKernel(const ConvAttrs& a, int64_t N, int64_t H, int64_t W, c
   for (ConvKernel k : kAllConvKernels) {
     if (k == ConvKernel::Naive || !convKernelApplies(k, a)) continue;
     PackedWeights pw = transformConvWeights(k, a, w, bias);
+    if (!prepareConvKernel(k, a, N, H, W, &pw)) continue;
     std::vector<double> times;
     for (int rep = 0; rep < 4; ++rep) {
       const auto t0 = std::chrono::steady_clock::now();

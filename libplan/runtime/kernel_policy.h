@@ -1,10 +1,11 @@
 // Which kernel a heavy node runs: the decision of each kernel policy, apart from
 // the ops that carry it out, so that it can be checked on shapes and sparsity alone.
 //  default  - the measured heuristic (depthwise, sparse above a zero fraction, 1x1
-//             on packed weights up to 8x8 outputs, 1x1 GEMM, Winograd for wide 3x3
-//             stride-1 convs, else im2col)
+//             on packed weights up to 8x8 outputs, oneDNN's primitive for kxk convs
+//             where it runs its AVX-512 kernels, 1x1 GEMM, Winograd for wide 3x3
+//             stride-1 convs, else direct or im2col)
 //  tune     - times every applicable kernel on the node's static shape at load
-//  naive|im2col|gemm1x1|winograd|depthwise|sparse|blas|packed1x1 - forced wherever it applies,
+//  naive|im2col|gemm1x1|winograd|depthwise|sparse|blas|packed1x1|direct|onednn - forced wherever it applies,
 //             default elsewhere
 // plus per-node overrides, where a kernel that does not apply is an error.
 #pragma once
@@ -34,6 +35,7 @@ struct ConvNode {
   std::optional<Shape> input;    // the static input shape, when known
   double zeroFraction = 0;       // of the ONNX weights
   bool tunable = false;          // a static input shape and no auto_pad: tune can time it
+  GemmLibrary gemm = GemmLibrary::OneDnn;  // the session's
 };
 
 // Times the applicable kernels on the node's input and returns the fastest.
@@ -43,7 +45,7 @@ using ConvTuner = std::function<ConvKernel()>;
 // tuner's measurement, else the default heuristic.
 Expected<ConvKernel> chooseConvKernel(const KernelPolicy& policy, const ConvNode& node, const ConvTuner& tune);
 ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& input, double zeroFraction,
-                             double sparseThreshold);
+                             double sparseThreshold, GemmLibrary gemm = GemmLibrary::OneDnn);
 
 // Gemm/MatMul with a constant matrix: the node's override, else the forced kernel,
 // else sparse from the policy's zero fraction on, BLAS below it.

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "libplan/runtime/kernel_policy.h"
+#include "libplan/runtime/kernels/conv_primitives.h"
 
 namespace zp::runtime {
 namespace {
@@ -47,6 +48,10 @@ ConvKernel directOr(const ConvAttrs& a, ConvKernel fallback) {
   return convKernelApplies(ConvKernel::Direct, a) ? ConvKernel::Direct : fallback;
 }
 
+// What the default picks where oneDNN's primitive pays, on hosts where it runs its
+// fast kernels (AVX-512).
+ConvKernel oneDnnOr(ConvKernel fallback) { return convPrimitivesFast() ? ConvKernel::OneDnn : fallback; }
+
 ConvKernel choose(const KernelPolicy& p, const ConvNode& n) {
   FakeTuner never;
   auto k = chooseConvKernel(p, n, never.fn());
@@ -59,16 +64,20 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   const KernelPolicy p;
   EXPECT_EQ(choose(p, node(conv(32, 32, 3, 1, 32), Shape{1, 32, 56, 56})), ConvKernel::Depthwise);
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 56, 56})), ConvKernel::Winograd);
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), ConvKernel::Winograd);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), oneDnnOr(ConvKernel::Winograd)) << "8x8 maps";
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), std::nullopt)), ConvKernel::Winograd) << "unknown map size";
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 7, 7})), directOr(conv(64, 64, 3), ConvKernel::Im2col))
-      << "7x7 maps";
-  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 56, 56})), ConvKernel::Winograd) << "32 outputs, 56x56";
-  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 14, 14})), directOr(conv(32, 128, 3), ConvKernel::Im2col))
-      << "32 outputs, 14x14";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 7, 7})),
+            oneDnnOr(directOr(conv(64, 64, 3), ConvKernel::Im2col))) << "7x7 maps";
+  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 56, 56})), oneDnnOr(ConvKernel::Winograd))
+      << "32 outputs, 56x56";
+  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 14, 14})),
+            oneDnnOr(directOr(conv(32, 128, 3), ConvKernel::Im2col))) << "32 outputs, 14x14";
+  EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 14, 14})), ConvKernel::Winograd) << "128 each way, 14x14";
   EXPECT_EQ(choose(p, node(conv(16, 8, 3), Shape{1, 8, 56, 56})), directOr(conv(16, 8, 3), ConvKernel::Im2col))
       << "8 input channels";
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), ConvKernel::Im2col) << "stride 2";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), oneDnnOr(ConvKernel::Im2col)) << "stride 2";
+  EXPECT_EQ(choose(p, node(conv(192, 192, 7), Shape{1, 192, 17, 17})),
+            oneDnnOr(directOr(conv(192, 192, 7), ConvKernel::Im2col))) << "7x7 kernel";
   EXPECT_EQ(choose(p, node(conv(128, 64, 1), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1);
   EXPECT_EQ(choose(p, node(conv(128, 64, 1, 2), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1) << "strided 1x1";
   EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})), directOr(conv(64, 3, 7, 2), ConvKernel::Im2col))
@@ -110,11 +119,21 @@ TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Winograd);
   EXPECT_EQ(choose(p, node(conv(16, 16, 1), Shape{1, 16, 9, 9})), ConvKernel::Gemm1x1);
   p.policy = "gemm1x1";
-  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), directOr(conv(16, 16, 3), ConvKernel::Im2col));
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})),
+            oneDnnOr(directOr(conv(16, 16, 3), ConvKernel::Im2col)));
   p.policy = "sparse";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Sparse);
   p.policy = "blas";  // a Gemm kernel: Convs keep the default
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9})), ConvKernel::Winograd);
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9})), oneDnnOr(ConvKernel::Winograd));
+}
+
+TEST(KernelPolicy, DefaultLeavesOneDnnsConvolutionsToSessionsOnItsGemm) {
+  const KernelPolicy p;
+  ConvNode n = node(conv(32, 128, 3), Shape{1, 128, 56, 56});
+  n.gemm = GemmLibrary::Blis;  // a session that starts cold: oneDNN would generate its kernels on the first run
+  EXPECT_EQ(choose(p, n), ConvKernel::Winograd);
+  n.gemm = GemmLibrary::OneDnn;
+  EXPECT_EQ(choose(p, n), oneDnnOr(ConvKernel::Winograd));
 }
 
 TEST(KernelPolicy, PerNodeKernelsOverrideThePolicyAndMustApply) {

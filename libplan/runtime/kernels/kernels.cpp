@@ -1,5 +1,6 @@
 #include "libplan/runtime/kernels/kernels.h"
 
+#include "libplan/runtime/kernels/conv_primitives.h"
 #include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/sparse.h"
 
@@ -131,6 +132,7 @@ const char* convKernelName(ConvKernel k) {
     case ConvKernel::Sparse: return "sparse";
     case ConvKernel::Packed1x1: return "packed1x1";
     case ConvKernel::Direct: return "direct";
+    case ConvKernel::OneDnn: return "onednn";
   }
   return "?";
 }
@@ -151,6 +153,7 @@ const char* convTransformName(ConvKernel k) {
     case ConvKernel::Sparse: return kSparseConvTransform;
     case ConvKernel::Packed1x1: return "pack_m32_k";
     case ConvKernel::Direct: return "transpose_m16_k";
+    case ConvKernel::OneDnn: return "copy";
   }
   return "?";
 }
@@ -168,8 +171,15 @@ bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
     case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
     case ConvKernel::Packed1x1: return a.group == 1 && convKernelApplies(ConvKernel::Gemm1x1, a);
     case ConvKernel::Direct: return directConvApplies(a);
+    case ConvKernel::OneDnn: return a.group == 1;
   }
   return false;
+}
+
+bool prepareConvKernel(ConvKernel k, const ConvAttrs& a, int64_t N, int64_t H, int64_t W, PackedWeights* pw) {
+  if (k != ConvKernel::OneDnn) return true;
+  pw->onednn = ConvPrimitives::make(a, N, H, W, pw->get("w").as<float>());
+  return pw->onednn != nullptr;
 }
 
 // ---- Conv: weight transforms ---------------------------------------------
@@ -188,6 +198,7 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
   pw.arrays.push_back(PackedWeights::make("bias", biasOrZero(bias, a.M), DType::F32));
   switch (k) {
     case ConvKernel::Naive: case ConvKernel::Im2col: case ConvKernel::Gemm1x1: case ConvKernel::Depthwise:
+    case ConvKernel::OneDnn:
       // [M, Cg*kh*kw] row-major: group g's rows form the GEMM's A operand.
       pw.arrays.push_back(PackedWeights::make("w", std::vector<float>(w, w + total), DType::F32));
       break;
@@ -413,6 +424,13 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
     case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads); return;
     case ConvKernel::Direct:
       convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
+      return;
+    case ConvKernel::OneDnn:
+      // Without primitives for this shape the same weights run im2col.
+      if (pw.onednn && pw.onednn->fits(N, H, W))
+        pw.onednn->run(x, pw.get("bias").as<float>(), e, y, scratch, threads);
+      else
+        convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm);
       return;
   }
   if (!e.clampOnly()) {

@@ -48,8 +48,13 @@ struct WeightArray {
   template <typename T> const T* as() const { return static_cast<const T*>(data); }
 };
 
+class ConvPrimitives;
+
 struct PackedWeights {
   std::vector<WeightArray> arrays;
+  // The onednn conv kernel's primitives for one input shape, made from "w" at build
+  // (prepareConvKernel); not part of a weight cache.
+  std::shared_ptr<const ConvPrimitives> onednn;
   const WeightArray* find(const std::string& name) const;
   const WeightArray& get(const std::string& name) const;  // asserts presence
   size_t bytes() const;
@@ -82,10 +87,11 @@ struct ConvAttrs {
 
 // Packed1x1: a pointwise conv on weights packed at load in panels of 32 output channels.
 // Direct: FMAs over blocks of 16 output channels, weights transposed per block at load.
-enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1, Direct };
+// OneDnn: oneDNN's convolution primitive for the node's input shape (conv_primitives.h).
+enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1, Direct, OneDnn };
 inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col,    ConvKernel::Gemm1x1,
                                                  ConvKernel::Winograd,  ConvKernel::Depthwise, ConvKernel::Sparse,
-                                                 ConvKernel::Packed1x1, ConvKernel::Direct};
+                                                 ConvKernel::Packed1x1, ConvKernel::Direct,    ConvKernel::OneDnn};
 const char* convKernelName(ConvKernel k);
 // Packed1x1 keeps a whole tile in registers on the SIMD target in use (16 lanes: AVX-512);
 // with narrower vectors the default policy takes the GEMM library's product instead.
@@ -97,6 +103,10 @@ const char* convTransformName(ConvKernel k);
 
 // w: [M, Cg, kh, kw], bias: [M] or null.
 PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float* w, const float* bias);
+// What a kernel makes for one input shape beyond its weights (onednn: its primitives,
+// from pw's "w"); false when it cannot run that shape (runConv then runs im2col on
+// the same weights). Every other kernel needs nothing: true.
+bool prepareConvKernel(ConvKernel k, const ConvAttrs& a, int64_t N, int64_t H, int64_t W, PackedWeights* pw);
 // x: [N, C, H, W] -> y: [N, M, OH, OW].
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,

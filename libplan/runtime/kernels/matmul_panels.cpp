@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "libplan/runtime/kernels/dnnl_context.h"
 #include "libplan/runtime/kernels/gemm.h"
 #include "libplan/runtime/kernels/internal.h"
 #include "libplan/runtime/kernels/parallel.h"
@@ -12,26 +13,6 @@
 namespace zp::runtime {
 
 namespace {
-
-const dnnl::engine& cpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// A stream per thread: a panel runs on whichever thread takes it.
-dnnl::stream& threadStream() {
-  thread_local dnnl::stream stream(cpuEngine());
-  return stream;
-}
-
-// The primitives' scratchpads are ours, one per thread: oneDNN's own (its default,
-// library mode) is shared by the primitives of the thread that created them, which
-// may not run on another thread while they run on two.
-uint8_t* threadScratchpad(size_t bytes) {
-  thread_local std::vector<uint8_t> pad;
-  if (pad.size() < bytes) pad.resize(bytes);
-  return pad.data();
-}
 
 using dt = dnnl::memory::data_type;
 
@@ -64,7 +45,7 @@ std::unique_ptr<MatmulPanels> MatmulPanels::make(const float* w, int64_t K, int6
   try {
     for (int64_t n0 = 0; n0 < N; n0 += width)
       if (!mp->addPanel(w, n0, std::min(width, N - n0))) return nullptr;
-    threadStream().wait();
+    dnnlThreadStream().wait();
   } catch (const dnnl::error&) {
     return nullptr;  // out of memory, or no implementation: the product stays on sgemm
   }
@@ -94,15 +75,15 @@ bool MatmulPanels::addPanel(const float* w, int64_t n0, int64_t width) {
   for (int64_t h : heights_) {
     const dnnl::memory::desc src({h, K_}, dt::f32, dnnl::memory::dims{K_, 1});
     const dnnl::memory::desc dst({h, width}, dt::f32, dnnl::memory::dims{N_, 1});
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, anyWeights, dst), attr, cpuEngine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, anyWeights, dst), attr, dnnlEngine());
     // A reference implementation is far slower than the packed sgemm.
     if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return false;
     if (!p->weights) {
       // w's rows n0.. are this panel's columns: [K, width] with strides (1, K).
       const dnnl::memory::desc given({K_, width}, dt::f32, dnnl::memory::dims{1, K_});
-      dnnl::memory source(given, cpuEngine(), const_cast<float*>(w + n0 * K_));
-      p->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
-      dnnl::reorder(source, p->weights).execute(threadStream(), source, p->weights);
+      dnnl::memory source(given, dnnlEngine(), const_cast<float*>(w + n0 * K_));
+      p->weights = dnnl::memory(pd.weights_desc(), dnnlEngine());
+      dnnl::reorder(source, p->weights).execute(dnnlThreadStream(), source, p->weights);
     } else if (pd.weights_desc() != p->weights.get_desc()) {
       return false;  // the heights would want the weights in two layouts
     }
@@ -127,12 +108,12 @@ void MatmulPanels::run(const float* x, const float* bias, const Epilogue& e, flo
     const RowBlock& rb = rowBlocks_[static_cast<size_t>(t % blocks)];
     const dnnl::memory::desc src({rb.height, K_}, dt::f32, dnnl::memory::dims{K_, 1});
     const dnnl::memory::desc dst({rb.height, p.width}, dt::f32, dnnl::memory::dims{N_, 1});
-    dnnl::memory srcMem(src, cpuEngine(), const_cast<float*>(x + rb.r0 * K_));
-    dnnl::memory dstMem(dst, cpuEngine(), y + rb.r0 * N_ + p.n0);
+    dnnl::memory srcMem(src, dnnlEngine(), const_cast<float*>(x + rb.r0 * K_));
+    dnnl::memory dstMem(dst, dnnlEngine(), y + rb.r0 * N_ + p.n0);
     const auto h = static_cast<size_t>(rb.height_index);
     const dnnl::memory::desc& padDesc = p.scratchpads[h];
-    dnnl::memory pad(padDesc, cpuEngine(), threadScratchpad(padDesc.get_size()));
-    dnnl::stream& stream = threadStream();
+    dnnl::memory pad(padDesc, dnnlEngine(), dnnlThreadScratchpad(padDesc.get_size()));
+    dnnl::stream& stream = dnnlThreadStream();
     p.primitives[h].execute(stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dstMem},
                                      {DNNL_ARG_SCRATCHPAD, pad}});
     stream.wait();

@@ -39,13 +39,14 @@ void Tile(const uint32_t* src, int64_t ld, int64_t na, int64_t nb, uint32_t* dst
 
 }  // namespace
 
-// Output rows a0 .. a0 + kStrip - 1 (or fewer at the end) of one plane.
-void Strip(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld, int64_t a0, uint32_t* dst) {
+// Output rows a0 .. a0 + kStrip - 1 (or fewer at the end) of one plane, its rows
+// ldDst elements apart.
+void Strip(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld, int64_t a0, uint32_t* dst, int64_t ldDst) {
   const int64_t end = std::min(rows, a0 + kStrip);
   for (int64_t t0 = a0; t0 < end; t0 += kTile) {
     const int64_t na = std::min(kTile, end - t0);
     for (int64_t b0 = 0; b0 < cols; b0 += kTile)
-      Tile(src + t0 + b0 * ld, ld, na, std::min(kTile, cols - b0), dst + t0 * cols + b0, cols);
+      Tile(src + t0 + b0 * ld, ld, na, std::min(kTile, cols - b0), dst + t0 * ldDst + b0, ldDst);
   }
 }
 
@@ -65,8 +66,13 @@ void transposePlanes(const uint32_t* src, const std::vector<int64_t>& planeOffse
   const auto strip = HWY_DYNAMIC_DISPATCH(Strip);
   parallelForEach(elements >= kParallelElements ? threads : 1, tasks, [&](int64_t t, int) {
     const int64_t p = t / strips, a0 = (t % strips) * kStrip;
-    strip(src + planeOffsets[static_cast<size_t>(p)], rows, cols, ld, a0, dst + p * rows * cols);
+    strip(src + planeOffsets[static_cast<size_t>(p)], rows, cols, ld, a0, dst + p * rows * cols, cols);
   });
+}
+
+void transposeInto(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld, uint32_t* dst, int64_t ldDst) {
+  const auto strip = HWY_DYNAMIC_DISPATCH(Strip);
+  for (int64_t a0 = 0; a0 < rows; a0 += kStrip) strip(src, rows, cols, ld, a0, dst, ldDst);
 }
 
 }  // namespace zp::runtime

@@ -12,5 +12,7 @@ namespace zp::runtime {
 // the output planes are contiguous, one after another.
 void transposePlanes(const uint32_t* src, const std::vector<int64_t>& planeOffsets, int64_t rows, int64_t cols,
                      int64_t ld, uint32_t* dst, int threads);
+// One plane on the calling thread: dst[a * ldDst + b] = src[a + b * ld], a < rows, b < cols.
+void transposeInto(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld, uint32_t* dst, int64_t ldDst);
 
 }  // namespace zp::runtime

@@ -12,6 +12,7 @@
 #include "libplan/runtime/ops/factories.h"
 #include "libplan/runtime/ops/fn_op.h"
 #include "libplan/runtime/kernel_policy.h"
+#include "libplan/runtime/kernels/conv_primitives.h"
 #include "libplan/runtime/ops/heavy_weights.h"
 #include "libplan/runtime/ops/sliding_window.h"
 
@@ -78,7 +79,8 @@ std::pair<std::vector<float>, std::vector<float>> effectiveWeights(const Tensor&
 
 // Kernels that read the ONNX layout [M, Cg*kh*kw] as it is.
 bool readsOnnxLayout(ConvKernel k) {
-  return k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive || k == ConvKernel::Depthwise;
+  return k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Naive || k == ConvKernel::Depthwise ||
+         k == ConvKernel::OneDnn;
 }
 
 // Conv whose weights (and bias) are activations: the geometry and a view of the
@@ -150,7 +152,7 @@ class ConvOp : public Op {
     op->info_.packed = &op->packed_;
     if (takeFromCache(bc, kname, *w)) {
       ZP_TRY(weightsFromCache(bc, kname, &op->packed_, &op->info_));
-      return std::unique_ptr<Op>(std::move(op));
+      return finish(bc, std::move(op));
     }
     if (fused.batchNorm.empty() && readsOnnxLayout(op->kernel_)) {
       // Use the weights in place.
@@ -163,7 +165,7 @@ class ConvOp : public Op {
       op->info_.kernel = kname;
       op->info_.transform = "none";
       op->info_.transformMs = msSince(t0);
-      return std::unique_ptr<Op>(std::move(op));
+      return finish(bc, std::move(op));
     }
     uint32_t crc = crcOf(crcOf(0, w), b);
     for (const Tensor* t : fused.batchNorm) crc = crcOf(crc, t);
@@ -171,6 +173,25 @@ class ConvOp : public Op {
       auto [ww, bb] = effective();
       return transformConvWeights(op->kernel_, a, ww.data(), bb.data());
     }, &op->packed_, &op->info_);
+    return finish(bc, std::move(op));
+  }
+
+  // What the kernel makes for the node's input shape beyond its weights (onednn's
+  // primitives: their time counts as the node's transform). Without a static shape,
+  // or where oneDNN has nothing fast for it, the same weights run im2col.
+  static Expected<std::unique_ptr<Op>> finish(const BuildContext& bc, std::unique_ptr<ConvOp> op) {
+    if (op->kernel_ != ConvKernel::OneDnn) return std::unique_ptr<Op>(std::move(op));
+    auto t0 = std::chrono::steady_clock::now();
+    bool prepared = false;
+    if (const auto& in = bc.inputShapes.empty() ? std::nullopt : bc.inputShapes[0]; in && !op->oneD_ && in->size() == 4) {
+      const int64_t N = (*in)[0], H = (*in)[2], W = (*in)[3];
+      auto a = convAttrsAt(op->attrs_, op->autoPad_, H, W);
+      if (N > 0 && H > 0 && W > 0 && a.ok())
+        prepared = prepareConvKernel(ConvKernel::OneDnn, *a, N, H, W, &op->packed_);
+    }
+    if (!prepared) op->kernel_ = ConvKernel::Im2col;
+    op->info_.transformMs += msSince(t0);
+    op->info_.libraryBytes = op->packed_.onednn ? op->packed_.onednn->bytes() : 0;
     return std::unique_ptr<Op>(std::move(op));
   }
 
@@ -200,6 +221,7 @@ class ConvOp : public Op {
     if (!bc.inputShapes.empty()) node.input = bc.inputShapes[0];
     node.zeroFraction = info_.zeroFraction;
     node.tunable = node.input && autoPad_ == "NOTSET";
+    node.gemm = bc.gemm;
     return chooseConvKernel(*bc.policy, node, [&]() {
       const Shape& in = *node.input;
       const int64_t N = in[0], H = oneD_ ? 1 : in[2], W = in.back();

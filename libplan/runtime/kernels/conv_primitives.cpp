@@ -1,0 +1,175 @@
+#include "libplan/runtime/kernels/conv_primitives.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include "libplan/runtime/kernels/dnnl_context.h"
+#include "libplan/runtime/kernels/gemm.h"
+#include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/simd_target.h"
+#include "libplan/runtime/kernels/transpose.h"
+
+namespace zp::runtime {
+
+namespace {
+
+// Output positions per band of rows: a band's NHWC input and output stay in L2, and a
+// map of 56x56 and up gives both threads several pieces.
+constexpr int64_t kBandPositions = 2048;
+// Output channels per panel at most (a multiple of 16: the primitives' channel block).
+constexpr int64_t kPanelChannels = 64;
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+float* threadOutput(size_t count) {
+  thread_local std::vector<float> out;
+  if (out.size() < count) out.resize(count);
+  return out.data();
+}
+
+}  // namespace
+
+// One panel's output channels: its weights, and a primitive per band shape.
+struct ConvPrimitives::Panel {
+  int64_t m0 = 0, width = 0;
+  dnnl::memory weights;  // in the primitives' layout
+  std::vector<dnnl::convolution_forward> primitives;  // per entry of shapes_
+  std::vector<dnnl::memory::desc> scratchpads;  // theirs
+  std::string implementation;
+};
+
+ConvPrimitives::~ConvPrimitives() = default;
+
+bool convPrimitivesFast() { return simdFloatLanes() >= 16; }
+
+std::unique_ptr<ConvPrimitives> ConvPrimitives::make(const ConvAttrs& a, int64_t N, int64_t H, int64_t W,
+                                                     const float* w) {
+  if (a.group != 1 || N <= 0 || H <= 0 || W <= 0 || a.outH(H) <= 0 || a.outW(W) <= 0) return nullptr;
+  useSingleThreadedGemm();
+  std::unique_ptr<ConvPrimitives> cp(new ConvPrimitives());
+  cp->a_ = a;
+  cp->N_ = N;
+  cp->H_ = H;
+  cp->W_ = W;
+  cp->OH_ = a.outH(H);
+  cp->OW_ = a.outW(W);
+  cp->cutBands();
+  const int64_t count = (a.M + kPanelChannels - 1) / kPanelChannels;
+  // Equal panels (a multiple of 16 wide) rather than a narrow last one.
+  const int64_t width = ((a.M + count - 1) / count + 15) / 16 * 16;
+  try {
+    for (int64_t m0 = 0; m0 < a.M; m0 += width)
+      if (!cp->addPanel(w, m0, std::min(width, a.M - m0))) return nullptr;
+    dnnlThreadStream().wait();
+  } catch (const dnnl::error&) {
+    return nullptr;  // out of memory, or no implementation: the conv stays on the runtime's kernels
+  }
+  return cp;
+}
+
+// Bands of output rows as equal as whole rows allow, each with the input rows it
+// reads: the rows beyond the map are the band's own padding.
+void ConvPrimitives::cutBands() {
+  const int64_t perBand = std::max<int64_t>(1, (kBandPositions + OW_ - 1) / OW_);
+  const int64_t count = (OH_ + perBand - 1) / perBand;
+  const int64_t base = OH_ / count, taller = OH_ % count;
+  for (int64_t b = 0, oh0 = 0; b < count; ++b) {
+    const int64_t rows = base + (b < taller ? 1 : 0);
+    const int64_t start = oh0 * a_.sh - a_.padT;
+    const int64_t end = (oh0 + rows - 1) * a_.sh - a_.padT + (a_.kh - 1) * a_.dh + 1;
+    const int64_t ih0 = std::clamp<int64_t>(start, 0, H_), ih1 = std::clamp<int64_t>(end, ih0, H_);
+    const BandShape s{ih1 - ih0, ih0 - start, end - ih1, rows};
+    const auto it = std::find(shapes_.begin(), shapes_.end(), s);
+    bands_.push_back({oh0, rows, ih0, static_cast<int>(it - shapes_.begin())});
+    if (it == shapes_.end()) shapes_.push_back(s);
+    oh0 += rows;
+  }
+}
+
+bool ConvPrimitives::addPanel(const float* w, int64_t m0, int64_t width) {
+  auto p = std::make_unique<Panel>();
+  p->m0 = m0;
+  p->width = width;
+  const int64_t C = a_.Cg;
+  const dnnl::memory::desc anyWeights({width, C, a_.kh, a_.kw}, dt::f32, tag::any);
+  const dnnl::memory::desc bias({width}, dt::f32, tag::a);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  for (const BandShape& s : shapes_) {
+    if (s.inRows <= 0) return false;
+    const dnnl::memory::desc src({1, C, s.inRows, W_}, dt::f32, tag::nhwc);
+    const dnnl::memory::desc dst({1, width, s.outRows, OW_}, dt::f32, tag::nhwc);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                      anyWeights, bias, dst, {a_.sh, a_.sw}, {a_.dh - 1, a_.dw - 1},
+                                      {s.padT, a_.padL}, {s.padB, a_.padR});
+    dnnl::convolution_forward::primitive_desc pd(d, attr, dnnlEngine());
+    // The reference implementation and oneDNN's own im2col are no faster than ours.
+    const std::string impl = pd.impl_info_str();
+    if (impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos) return false;
+    if (!p->weights) {
+      // w's rows m0.. are this panel's output channels, [width, C, kh, kw] as ONNX has them.
+      const dnnl::memory::desc given({width, C, a_.kh, a_.kw}, dt::f32, tag::oihw);
+      dnnl::memory source(given, dnnlEngine(), const_cast<float*>(w + m0 * C * a_.kh * a_.kw));
+      p->weights = dnnl::memory(pd.weights_desc(), dnnlEngine());
+      dnnl::reorder(source, p->weights).execute(dnnlThreadStream(), source, p->weights);
+      p->implementation = impl;
+    } else if (pd.weights_desc() != p->weights.get_desc()) {
+      return false;  // the bands would want the weights in two layouts
+    }
+    p->primitives.push_back(dnnl::convolution_forward(pd));
+    p->scratchpads.push_back(pd.scratchpad_desc());
+  }
+  panels_.push_back(std::move(p));
+  return true;
+}
+
+size_t ConvPrimitives::bytes() const {
+  size_t b = 0;
+  for (const auto& p : panels_) b += p->weights.get_desc().get_size();
+  return b;
+}
+
+std::string ConvPrimitives::implementation() const { return panels_.empty() ? "" : panels_[0]->implementation; }
+
+void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch,
+                         int threads) const {
+  const int64_t C = a_.Cg, HW = H_ * W_, OHW = OH_ * OW_;
+  // Every image in NHWC, one after another.
+  float* xt = scratch.floats(static_cast<size_t>(N_ * HW * C));
+  std::vector<int64_t> planes;
+  for (int64_t n = 0; n < N_; ++n) planes.push_back(n * C * HW);
+  transposePlanes(reinterpret_cast<const uint32_t*>(x), planes, HW, C, HW, reinterpret_cast<uint32_t*>(xt), threads);
+  const int64_t nb = static_cast<int64_t>(bands_.size()), np = static_cast<int64_t>(panels_.size());
+  const int64_t tasks = N_ * np * nb;
+  parallelForEach(std::min<int64_t>(threads, tasks), tasks, [&](int64_t t, int) {
+    const int64_t n = t / (np * nb);
+    const Panel& p = *panels_[static_cast<size_t>(t / nb % np)];
+    const Band& band = bands_[static_cast<size_t>(t % nb)];
+    const BandShape& s = shapes_[static_cast<size_t>(band.shape)];
+    const int64_t positions = band.rows * OW_;
+    float* out = threadOutput(static_cast<size_t>(positions * p.width));
+    const dnnl::memory::desc srcDesc({1, C, s.inRows, W_}, dt::f32, tag::nhwc);
+    const dnnl::memory::desc dstDesc({1, p.width, s.outRows, OW_}, dt::f32, tag::nhwc);
+    const dnnl::memory::desc biasDesc({p.width}, dt::f32, tag::a);
+    dnnl::memory src(srcDesc, dnnlEngine(), xt + (n * HW + band.ih0 * W_) * C);
+    dnnl::memory dst(dstDesc, dnnlEngine(), out);
+    dnnl::memory b(biasDesc, dnnlEngine(), const_cast<float*>(bias + p.m0));
+    const auto shape = static_cast<size_t>(band.shape);
+    const dnnl::memory::desc& padDesc = p.scratchpads[shape];
+    dnnl::memory pad(padDesc, dnnlEngine(), dnnlThreadScratchpad(padDesc.get_size()));
+    dnnl::stream& stream = dnnlThreadStream();
+    p.primitives[shape].execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, b},
+                                         {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
+    stream.wait();
+    float* yp = y + (n * a_.M + p.m0) * OHW + band.oh0 * OW_;
+    transposeInto(reinterpret_cast<const uint32_t*>(out), p.width, positions, p.width,
+                  reinterpret_cast<uint32_t*>(yp), OHW);
+    if (e.kind != Epilogue::None)
+      for (int64_t m = 0; m < p.width; ++m) applyEpilogue(yp + m * OHW, 1, positions, nullptr, e);
+  }, 1);
+}
+
+}  // namespace zp::runtime
