@@ -15,9 +15,13 @@ namespace zp::runtime {
 
 namespace {
 
-// Output positions per band of rows: a band's NHWC input and output stay in L2, and a
-// map of 56x56 and up gives both threads several pieces.
+// Output positions per band of rows at most (a band's NHWC input and output stay in
+// L2) and at least (a primitive's call and its halo rows stay small against its work).
 constexpr int64_t kBandPositions = 2048;
+constexpr int64_t kMinBandPositions = 256;
+// Pieces a conv is cut into at least, where the bands allow: on Inception's 17x17 maps
+// three panels alone kept one of two threads idle a third of the time.
+constexpr int64_t kMinPieces = 4;
 // Output channels per panel at most (a multiple of 16: the primitives' channel block).
 constexpr int64_t kPanelChannels = 64;
 
@@ -47,7 +51,7 @@ bool convPrimitivesFast() { return simdFloatLanes() >= 16; }
 
 std::unique_ptr<ConvPrimitives> ConvPrimitives::make(const ConvAttrs& a, int64_t N, int64_t H, int64_t W,
                                                      const float* w) {
-  if (a.group != 1 || N <= 0 || H <= 0 || W <= 0 || a.outH(H) <= 0 || a.outW(W) <= 0) return nullptr;
+  if (N <= 0 || H <= 0 || W <= 0 || a.outH(H) <= 0 || a.outW(W) <= 0) return nullptr;
   useSingleThreadedGemm();
   std::unique_ptr<ConvPrimitives> cp(new ConvPrimitives());
   cp->a_ = a;
@@ -56,10 +60,12 @@ std::unique_ptr<ConvPrimitives> ConvPrimitives::make(const ConvAttrs& a, int64_t
   cp->W_ = W;
   cp->OH_ = a.outH(H);
   cp->OW_ = a.outW(W);
-  cp->cutBands();
-  const int64_t count = (a.M + kPanelChannels - 1) / kPanelChannels;
-  // Equal panels (a multiple of 16 wide) rather than a narrow last one.
-  const int64_t width = ((a.M + count - 1) / count + 15) / 16 * 16;
+  // Equal panels (a multiple of 16 wide) rather than a narrow last one. A grouped conv
+  // is one panel: a panel of some groups would read a strided part of each pixel's
+  // channels, which oneDNN's kernels do not take.
+  const int64_t count = a.group > 1 ? 1 : (a.M + kPanelChannels - 1) / kPanelChannels;
+  const int64_t width = a.group > 1 ? a.M : ((a.M + count - 1) / count + 15) / 16 * 16;
+  cp->cutBands((a.M + width - 1) / width);
   try {
     for (int64_t m0 = 0; m0 < a.M; m0 += width)
       if (!cp->addPanel(w, m0, std::min(width, a.M - m0))) return nullptr;
@@ -72,8 +78,10 @@ std::unique_ptr<ConvPrimitives> ConvPrimitives::make(const ConvAttrs& a, int64_t
 
 // Bands of output rows as equal as whole rows allow, each with the input rows it
 // reads: the rows beyond the map are the band's own padding.
-void ConvPrimitives::cutBands() {
-  const int64_t perBand = std::max<int64_t>(1, (kBandPositions + OW_ - 1) / OW_);
+void ConvPrimitives::cutBands(int64_t panels) {
+  const int64_t wanted = (kMinPieces + panels - 1) / panels;
+  const int64_t positions = std::clamp((OH_ * OW_ + wanted - 1) / wanted, kMinBandPositions, kBandPositions);
+  const int64_t perBand = std::max<int64_t>(1, (positions + OW_ - 1) / OW_);
   const int64_t count = (OH_ + perBand - 1) / perBand;
   const int64_t base = OH_ / count, taller = OH_ % count;
   for (int64_t b = 0, oh0 = 0; b < count; ++b) {
@@ -93,8 +101,10 @@ bool ConvPrimitives::addPanel(const float* w, int64_t m0, int64_t width) {
   auto p = std::make_unique<Panel>();
   p->m0 = m0;
   p->width = width;
-  const int64_t C = a_.Cg;
-  const dnnl::memory::desc anyWeights({width, C, a_.kh, a_.kw}, dt::f32, tag::any);
+  const int64_t C = a_.C(), G = a_.group;
+  const dnnl::memory::dims weightDims =
+      G > 1 ? dnnl::memory::dims{G, width / G, a_.Cg, a_.kh, a_.kw} : dnnl::memory::dims{width, C, a_.kh, a_.kw};
+  const dnnl::memory::desc anyWeights(weightDims, dt::f32, tag::any);
   const dnnl::memory::desc bias({width}, dt::f32, tag::a);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -111,8 +121,8 @@ bool ConvPrimitives::addPanel(const float* w, int64_t m0, int64_t width) {
     if (impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos) return false;
     if (!p->weights) {
       // w's rows m0.. are this panel's output channels, [width, C, kh, kw] as ONNX has them.
-      const dnnl::memory::desc given({width, C, a_.kh, a_.kw}, dt::f32, tag::oihw);
-      dnnl::memory source(given, dnnlEngine(), const_cast<float*>(w + m0 * C * a_.kh * a_.kw));
+      const dnnl::memory::desc given(weightDims, dt::f32, G > 1 ? tag::goihw : tag::oihw);
+      dnnl::memory source(given, dnnlEngine(), const_cast<float*>(w + m0 * a_.Cg * a_.kh * a_.kw));
       p->weights = dnnl::memory(pd.weights_desc(), dnnlEngine());
       dnnl::reorder(source, p->weights).execute(dnnlThreadStream(), source, p->weights);
       p->implementation = impl;
@@ -136,7 +146,7 @@ std::string ConvPrimitives::implementation() const { return panels_.empty() ? ""
 
 void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch,
                          int threads) const {
-  const int64_t C = a_.Cg, HW = H_ * W_, OHW = OH_ * OW_;
+  const int64_t C = a_.C(), HW = H_ * W_, OHW = OH_ * OW_;
   // Every image in NHWC, one after another.
   float* xt = scratch.floats(static_cast<size_t>(N_ * HW * C));
   std::vector<int64_t> planes;

@@ -46,7 +46,7 @@ class ConvPrimitives {
     bool operator==(const BandShape&) const = default;
   };
   ConvPrimitives() = default;
-  void cutBands();
+  void cutBands(int64_t panels);
   bool addPanel(const float* w, int64_t m0, int64_t width);
 
   ConvAttrs a_;

@@ -171,7 +171,7 @@ bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
     case ConvKernel::Depthwise: return a.Cg == 1 && a.group > 1 && a.M % a.group == 0;
     case ConvKernel::Packed1x1: return a.group == 1 && convKernelApplies(ConvKernel::Gemm1x1, a);
     case ConvKernel::Direct: return directConvApplies(a);
-    case ConvKernel::OneDnn: return a.group == 1;
+    case ConvKernel::OneDnn: return a.group == 1 || a.Cg > 1;  // depthwise has a kernel of its own
   }
   return false;
 }
