@@ -90,7 +90,9 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   EXPECT_EQ(choose(p, node(conv(64, 64, 1, 1, 2), Shape{1, 64, 7, 7})),
             directOr(conv(64, 64, 1, 1, 2), ConvKernel::Gemm1x1)) << "grouped 1x1";
   EXPECT_EQ(choose(p, node(conv(400, 400, 3, 1, 25), Shape{1, 400, 7, 7})),
-            directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col)) << "grouped 3x3";
+            oneDnnOr(directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col))) << "grouped 3x3, 16 per group";
+  EXPECT_EQ(choose(p, node(conv(128, 128, 3, 1, 32), Shape{1, 128, 56, 56})),
+            directOr(conv(128, 128, 3, 1, 32), ConvKernel::Im2col)) << "grouped 3x3, 4 per group";
 }
 
 TEST(KernelPolicy, DefaultPicksSparseForPrunedKxkConvsAndOnlyLargePrunedPointwiseOnes) {
