@@ -56,15 +56,16 @@ static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
 // the direct kernel's time (Inception's 1x7 and 7x1 convs, GoogLeNet's 3x3s at 7x7),
 // 0.75-0.85x im2col's (ResNet's strided and 7x7-map 3x3s), 0.65-0.8x Winograd's
 // with 32 input or output channels (Inception's stem, DenseNet's growth convs) or on
-// 8x8 maps; Winograd stays ahead from 64 channels each way on maps of 14x14 and up
-// (VGG: 0.6x oneDNN's time); on grouped convs of 16 and more channels per group
+// 8x8 maps. Winograd stays ahead on maps of 14x14 and up where the harmonic mean of
+// the input and output channels is 64 or more (VGG: 0.55-0.85x oneDNN's time,
+// EfficientNet-V2's 48 -> 192 convs 0.62-0.74x); on grouped convs of 16 and more channels per group
 // (RegNet's, ResNeXt's last stages) 0.8-0.97x the direct kernel's. It loses on 1x1s
 // (the transposes to and from NHWC cost more than the GEMM's packing), on stems of 3
 // input channels (1.1-1.5x) and on groups of 4 and 8 channels (up to 1.1x).
 static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
   if (!known || !convPrimitivesFast() || !convKernelApplies(ConvKernel::OneDnn, a)) return false;
   if ((a.kh == 1 && a.kw == 1) || a.Cg < 16) return false;
-  const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && std::min(a.Cg, a.M) >= 64 &&
+  const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && 2 * a.Cg * a.M >= 64 * (a.Cg + a.M) &&
                              std::min(H, W) >= 14;
   return !winogradAhead;
 }

@@ -73,6 +73,8 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 14, 14})),
             oneDnnOr(directOr(conv(32, 128, 3), ConvKernel::Im2col))) << "32 outputs, 14x14";
   EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 14, 14})), ConvKernel::Winograd) << "128 each way, 14x14";
+  EXPECT_EQ(choose(p, node(conv(192, 48, 3), Shape{1, 48, 56, 56})), ConvKernel::Winograd) << "48 -> 192, 56x56";
+  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), oneDnnOr(ConvKernel::Winograd)) << "32 -> 64, 56x56";
   EXPECT_EQ(choose(p, node(conv(16, 8, 3), Shape{1, 8, 56, 56})), directOr(conv(16, 8, 3), ConvKernel::Im2col))
       << "8 input channels";
   EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), oneDnnOr(ConvKernel::Im2col)) << "stride 2";
