@@ -37,11 +37,14 @@ Expected<ConvKernel> chooseConvKernel(const KernelPolicy& p, const ConvNode& nod
 // AVX-512 host): 0.5-0.85x im2col's time from 16 input and output channels on maps of
 // 27x27 and more (SqueezeNet's, DenseNet's 56x56 and 28x28 to 32 channels, Inception's
 // and EfficientNet-V2's stems), and from 64 channels on maps down to 8x8; below those
-// the direct kernel wins (DenseNet's 14x14 and 7x7: 0.56 and 0.37x against 0.66 and 0.75x).
+// the direct kernel wins (DenseNet's 14x14 and 7x7: 0.56 and 0.37x against 0.66 and 0.75x),
+// and on 16 -> 16 convs (the small zoos' 64x64 and 32x32 maps: 0.65-0.75x Winograd's
+// time on AVX-512, 0.93-0.97x on AVX2).
 static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
   if (!known) return a.Cg >= 64 && a.M >= 64;
   const int64_t side = std::min(H, W);
-  return (a.Cg >= 16 && a.M >= 16 && side >= 27) || (a.Cg >= 64 && a.M >= 64 && side >= 8);
+  return (a.Cg >= 16 && a.M >= 16 && std::max(a.Cg, a.M) >= 32 && side >= 27) ||
+         (a.Cg >= 64 && a.M >= 64 && side >= 8);
 }
 
 // Thresholds measured with bench/runtime on an AVX-512 host (GEMM in oneDNN). The
@@ -61,10 +64,11 @@ static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
 // EfficientNet-V2's 48 -> 192 convs 0.62-0.74x); on grouped convs of 16 and more channels per group
 // (RegNet's, ResNeXt's last stages) 0.8-0.97x the direct kernel's. It loses on 1x1s
 // (the transposes to and from NHWC cost more than the GEMM's packing), on stems of 3
-// input channels (1.1-1.5x) and on groups of 4 and 8 channels (up to 1.1x).
+// input channels (1.1-1.5x), on groups of 4 and 8 channels (up to 1.1x) and on the
+// small zoos' 16 -> 16 convs (1.05-1.6x the direct kernel's time on 64x64 to 32x32 maps).
 static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
   if (!known || !convPrimitivesFast() || !convKernelApplies(ConvKernel::OneDnn, a)) return false;
-  if ((a.kh == 1 && a.kw == 1) || a.Cg < 16) return false;
+  if ((a.kh == 1 && a.kw == 1) || a.Cg < 16 || (a.group == 1 && a.M < 32)) return false;
   const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && 2 * a.Cg * a.M >= 64 * (a.Cg + a.M) &&
                              std::min(H, W) >= 14;
   return !winogradAhead;

@@ -77,6 +77,8 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), oneDnnOr(ConvKernel::Winograd)) << "32 -> 64, 56x56";
   EXPECT_EQ(choose(p, node(conv(16, 8, 3), Shape{1, 8, 56, 56})), directOr(conv(16, 8, 3), ConvKernel::Im2col))
       << "8 input channels";
+  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 64, 64})), directOr(conv(16, 16, 3), ConvKernel::Im2col))
+      << "16 -> 16";
   EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), oneDnnOr(ConvKernel::Im2col)) << "stride 2";
   EXPECT_EQ(choose(p, node(conv(192, 192, 7), Shape{1, 192, 17, 17})),
             oneDnnOr(directOr(conv(192, 192, 7), ConvKernel::Im2col))) << "7x7 kernel";
@@ -123,8 +125,8 @@ TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Winograd);
   EXPECT_EQ(choose(p, node(conv(16, 16, 1), Shape{1, 16, 9, 9})), ConvKernel::Gemm1x1);
   p.policy = "gemm1x1";
-  EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})),
-            oneDnnOr(directOr(conv(16, 16, 3), ConvKernel::Im2col)));
+  EXPECT_EQ(choose(p, node(conv(32, 16, 3), Shape{1, 16, 9, 9})),
+            oneDnnOr(directOr(conv(32, 16, 3), ConvKernel::Im2col)));
   p.policy = "sparse";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Sparse);
   p.policy = "blas";  // a Gemm kernel: Convs keep the default

@@ -51,14 +51,22 @@ TEST(SimdTargets, TheHostRunsOneAndRefusesAnUnknownOne) {
   const auto targets = simdTargetsOfThisHost();
   ASSERT_FALSE(targets.empty());
   EXPECT_EQ(simdTargetInUse(), targets.front());
+  const int64_t bestLanes = simdFloatLanes();
   ASSERT_TRUE(useSimdTarget(targets.back()).ok());
   EXPECT_EQ(simdTargetInUse(), targets.back());
+  // The dispatch follows the target in use, also after the target is read back.
+  if (targets.back() == "avx2") EXPECT_EQ(simdFloatLanes(), 8);
+  EXPECT_EQ(simdTargetsOfThisHost(), targets);
+  EXPECT_EQ(simdTargetInUse(), targets.back());
+  if (targets.back() == "avx2") EXPECT_EQ(simdFloatLanes(), 8);
+  if (targets.back() == "avx2") EXPECT_FALSE(convPrimitivesFast());
   EXPECT_EQ(simdTargetsOfThisHost(), targets);  // what the host runs, whatever is in use
   const Status bad = useSimdTarget("mmx");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("it runs: " + targets.front()), std::string::npos) << bad.error().message;
   ASSERT_TRUE(useSimdTarget("best").ok());
   EXPECT_EQ(simdTargetInUse(), targets.front());
+  EXPECT_EQ(simdFloatLanes(), bestLanes);
 }
 
 std::vector<float> randomSparseVec(size_t n, std::mt19937& rng, double zeroFraction = 0) {

@@ -42,7 +42,15 @@ constexpr Known kKnown[] = {
 #endif
 };
 
-int64_t builtAndSupported() { return hwy::SupportedTargets() & HWY_TARGETS; }
+// Highway 1.0.3's SupportedTargets() points the dispatch at every target the CPU has
+// before it applies DisableTargets' mask: after a narrowing, any call of it sent every
+// kernel back to AVX-512 (plan-run --simd avx2 reports the target after narrowing).
+// Pointing the dispatch at what it returns keeps the narrowing.
+int64_t builtAndSupported() {
+  const int64_t supported = hwy::SupportedTargets();
+  hwy::GetChosenTarget().Update(supported);
+  return supported & HWY_TARGETS;
+}
 
 // Every target this build has and the CPU runs: read once, before useSimdTarget
 // turns any off (it reads this first).
