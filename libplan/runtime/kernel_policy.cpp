@@ -54,21 +54,29 @@ static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
 // convs are a plain GEMM for dense: there sparse needs ~90% zeros (1.1-2.3x at 90% on
 // ResNet-50's 1x1s and ResNet-18's strided ones from 7x7 up, 0.9x with 96 input
 // channels) and still loses on maps smaller than 7x7 (its fixed cost).
-// oneDNN's convolution primitive (brgconv on AVX-512) against the kernel picked
-// below, per conv at one thread on an AVX-512 host, on torchvision's models: 0.5-0.8x
-// the direct kernel's time (Inception's 1x7 and 7x1 convs, GoogLeNet's 3x3s at 7x7),
-// 0.75-0.85x im2col's (ResNet's strided and 7x7-map 3x3s), 0.65-0.8x Winograd's
-// with 32 input or output channels (Inception's stem, DenseNet's growth convs) or on
-// 8x8 maps. Winograd stays ahead on maps of 14x14 and up where the harmonic mean of
-// the input and output channels is 64 or more (VGG: 0.55-0.85x oneDNN's time,
-// EfficientNet-V2's 48 -> 192 convs 0.62-0.74x); on grouped convs of 16 and more channels per group
-// (RegNet's, ResNeXt's last stages) 0.8-0.97x the direct kernel's. It loses on 1x1s
-// (the transposes to and from NHWC cost more than the GEMM's packing), on stems of 3
-// input channels (1.1-1.5x), on groups of 4 and 8 channels (up to 1.1x) and on the
-// small zoos' 16 -> 16 convs (1.05-1.6x the direct kernel's time on 64x64 to 32x32 maps).
+// oneDNN's convolution primitive against the kernel picked below, per conv at one
+// thread on an AVX-512 host, on torchvision's models. Its AVX-512 kernels (brgconv):
+// 0.5-0.8x the direct kernel's time (Inception's 1x7 and 7x1 convs, GoogLeNet's 3x3s
+// at 7x7), 0.75-0.85x im2col's (ResNet's strided and 7x7-map 3x3s), 0.65-0.8x
+// Winograd's with 32 input or output channels (Inception's stem, DenseNet's growth
+// convs) or on 8x8 maps. Winograd stays ahead on maps of 14x14 and up where the
+// harmonic mean of the input and output channels is 64 or more (VGG: 0.55-0.85x
+// oneDNN's time, EfficientNet-V2's 48 -> 192 convs 0.62-0.74x); on grouped convs of 16
+// and more channels per group (RegNet's, ResNeXt's last stages) 0.8-0.97x the direct
+// kernel's. Its AVX2 kernels against the runtime's AVX2 path (plan-run --simd avx2):
+// 0.44-0.8x the direct kernel's time (Inception's, DenseNet's, GoogLeNet's), 0.7-0.94x
+// im2col's (ResNet-50's), but 1.2-2x Winograd's wherever that pays and 1.0-1.1x the
+// grouped direct kernel's (RegNet-X). Both lose on 1x1s (the transposes to and from
+// NHWC cost more than the GEMM's packing), on stems of 3 input channels (1.1-1.5x;
+// GoogLeNet's 7x7 stem on AVX2 is the exception, 0.71x), on groups of 4 and 8 channels
+// (up to 1.1x) and on the small zoos' 16 -> 16 convs (1.05-1.6x the direct kernel's
+// time on 64x64 to 32x32 maps).
 static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
-  if (!known || !convPrimitivesFast() || !convKernelApplies(ConvKernel::OneDnn, a)) return false;
+  const ConvPrimitivesIsa isa = convPrimitivesIsa();
+  if (!known || isa == ConvPrimitivesIsa::None || !convKernelApplies(ConvKernel::OneDnn, a)) return false;
   if ((a.kh == 1 && a.kw == 1) || a.Cg < 16 || (a.group == 1 && a.M < 32)) return false;
+  if (isa == ConvPrimitivesIsa::Avx2)
+    return a.group == 1 && !(convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W));
   const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && 2 * a.Cg * a.M >= 64 * (a.Cg + a.M) &&
                              std::min(H, W) >= 14;
   return !winogradAhead;

@@ -3,6 +3,7 @@
 
 #include "libplan/runtime/kernel_policy.h"
 #include "libplan/runtime/kernels/conv_primitives.h"
+#include "libplan/runtime/kernels/simd_target.h"
 
 namespace zp::runtime {
 namespace {
@@ -48,9 +49,17 @@ ConvKernel directOr(const ConvAttrs& a, ConvKernel fallback) {
   return convKernelApplies(ConvKernel::Direct, a) ? ConvKernel::Direct : fallback;
 }
 
-// What the default picks where oneDNN's primitive pays, on hosts where it runs its
-// fast kernels (AVX-512).
-ConvKernel oneDnnOr(ConvKernel fallback) { return convPrimitivesFast() ? ConvKernel::OneDnn : fallback; }
+// What the default picks where oneDNN's primitive pays: on AVX-512 hosts, and on AVX2
+// hosts unless `onAvx2` is false (there Winograd, where it pays, and the grouped direct
+// kernel stay ahead); elsewhere the fallback.
+ConvKernel oneDnnOr(ConvKernel fallback, bool onAvx2 = true) {
+  switch (convPrimitivesIsa()) {
+    case ConvPrimitivesIsa::Avx512: return ConvKernel::OneDnn;
+    case ConvPrimitivesIsa::Avx2: return onAvx2 ? ConvKernel::OneDnn : fallback;
+    case ConvPrimitivesIsa::None: break;
+  }
+  return fallback;
+}
 
 ConvKernel choose(const KernelPolicy& p, const ConvNode& n) {
   FakeTuner never;
@@ -64,17 +73,18 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   const KernelPolicy p;
   EXPECT_EQ(choose(p, node(conv(32, 32, 3, 1, 32), Shape{1, 32, 56, 56})), ConvKernel::Depthwise);
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 56, 56})), ConvKernel::Winograd);
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), oneDnnOr(ConvKernel::Winograd)) << "8x8 maps";
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), oneDnnOr(ConvKernel::Winograd, false)) << "8x8 maps";
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), std::nullopt)), ConvKernel::Winograd) << "unknown map size";
   EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 7, 7})),
             oneDnnOr(directOr(conv(64, 64, 3), ConvKernel::Im2col))) << "7x7 maps";
-  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 56, 56})), oneDnnOr(ConvKernel::Winograd))
+  EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 56, 56})), oneDnnOr(ConvKernel::Winograd, false))
       << "32 outputs, 56x56";
   EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 14, 14})),
             oneDnnOr(directOr(conv(32, 128, 3), ConvKernel::Im2col))) << "32 outputs, 14x14";
   EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 14, 14})), ConvKernel::Winograd) << "128 each way, 14x14";
   EXPECT_EQ(choose(p, node(conv(192, 48, 3), Shape{1, 48, 56, 56})), ConvKernel::Winograd) << "48 -> 192, 56x56";
-  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), oneDnnOr(ConvKernel::Winograd)) << "32 -> 64, 56x56";
+  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), oneDnnOr(ConvKernel::Winograd, false))
+      << "32 -> 64, 56x56";
   EXPECT_EQ(choose(p, node(conv(16, 8, 3), Shape{1, 8, 56, 56})), directOr(conv(16, 8, 3), ConvKernel::Im2col))
       << "8 input channels";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 64, 64})), directOr(conv(16, 16, 3), ConvKernel::Im2col))
@@ -94,7 +104,7 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   EXPECT_EQ(choose(p, node(conv(64, 64, 1, 1, 2), Shape{1, 64, 7, 7})),
             directOr(conv(64, 64, 1, 1, 2), ConvKernel::Gemm1x1)) << "grouped 1x1";
   EXPECT_EQ(choose(p, node(conv(400, 400, 3, 1, 25), Shape{1, 400, 7, 7})),
-            oneDnnOr(directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col))) << "grouped 3x3, 16 per group";
+            oneDnnOr(directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col), false)) << "grouped 3x3, 16 per group";
   EXPECT_EQ(choose(p, node(conv(128, 128, 3, 1, 32), Shape{1, 128, 56, 56})),
             directOr(conv(128, 128, 3, 1, 32), ConvKernel::Im2col)) << "grouped 3x3, 4 per group";
 }
@@ -130,7 +140,23 @@ TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {
   p.policy = "sparse";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Sparse);
   p.policy = "blas";  // a Gemm kernel: Convs keep the default
-  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9})), oneDnnOr(ConvKernel::Winograd));
+  EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 9, 9})), oneDnnOr(ConvKernel::Winograd, false));
+}
+
+// Each SIMD target the host runs: the expectations above under its own rules.
+TEST(KernelPolicy, DefaultFollowsTheSimdTargetInUse) {
+  for (const std::string& target : simdTargetsOfThisHost()) {
+    ASSERT_TRUE(useSimdTarget(target).ok());
+    const KernelPolicy p;
+    EXPECT_EQ(choose(p, node(conv(64, 64, 3), Shape{1, 64, 8, 8})), oneDnnOr(ConvKernel::Winograd, false)) << target;
+    EXPECT_EQ(choose(p, node(conv(64, 64, 3, 2), Shape{1, 64, 56, 56})), oneDnnOr(ConvKernel::Im2col)) << target;
+    EXPECT_EQ(choose(p, node(conv(192, 192, 7), Shape{1, 192, 17, 17})),
+              oneDnnOr(directOr(conv(192, 192, 7), ConvKernel::Im2col))) << target;
+    EXPECT_EQ(choose(p, node(conv(400, 400, 3, 1, 25), Shape{1, 400, 7, 7})),
+              oneDnnOr(directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col), false)) << target;
+    if (target == "avx2") EXPECT_EQ(convPrimitivesIsa(), ConvPrimitivesIsa::Avx2);
+  }
+  ASSERT_TRUE(useSimdTarget("best").ok());
 }
 
 TEST(KernelPolicy, DefaultLeavesOneDnnsConvolutionsToSessionsOnItsGemm) {
@@ -139,7 +165,7 @@ TEST(KernelPolicy, DefaultLeavesOneDnnsConvolutionsToSessionsOnItsGemm) {
   n.gemm = GemmLibrary::Blis;  // a session that starts cold: oneDNN would generate its kernels on the first run
   EXPECT_EQ(choose(p, n), ConvKernel::Winograd);
   n.gemm = GemmLibrary::OneDnn;
-  EXPECT_EQ(choose(p, n), oneDnnOr(ConvKernel::Winograd));
+  EXPECT_EQ(choose(p, n), oneDnnOr(ConvKernel::Winograd, false));
 }
 
 TEST(KernelPolicy, PerNodeKernelsOverrideThePolicyAndMustApply) {

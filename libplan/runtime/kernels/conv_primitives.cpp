@@ -47,7 +47,14 @@ struct ConvPrimitives::Panel {
 
 ConvPrimitives::~ConvPrimitives() = default;
 
-bool convPrimitivesFast() { return simdFloatLanes() >= 16; }
+ConvPrimitivesIsa convPrimitivesIsa() {
+#if defined(__x86_64__)
+  const int64_t lanes = simdFloatLanes();
+  return lanes >= 16 ? ConvPrimitivesIsa::Avx512 : lanes == 8 ? ConvPrimitivesIsa::Avx2 : ConvPrimitivesIsa::None;
+#else
+  return ConvPrimitivesIsa::None;
+#endif
+}
 
 std::unique_ptr<ConvPrimitives> ConvPrimitives::make(const ConvAttrs& a, int64_t N, int64_t H, int64_t W,
                                                      const float* w) {

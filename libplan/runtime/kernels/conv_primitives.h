@@ -17,9 +17,11 @@
 
 namespace zp::runtime {
 
-// Whether oneDNN runs its fast convolutions for the SIMD target in use (AVX-512's
-// brgconv); on AVX2 its NHWC kernels are slower than the runtime's own.
-bool convPrimitivesFast();
+// Which of oneDNN's convolution kernels the SIMD target in use runs: AVX-512's brgconv,
+// AVX2's jit kernels, or none faster than the runtime's own (elsewhere: oneDNN has
+// no NEON convolutions of its own).
+enum class ConvPrimitivesIsa { None, Avx2, Avx512 };
+ConvPrimitivesIsa convPrimitivesIsa();
 
 class ConvPrimitives {
  public:
