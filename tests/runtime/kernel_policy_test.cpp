@@ -154,7 +154,9 @@ TEST(KernelPolicy, DefaultFollowsTheSimdTargetInUse) {
               oneDnnOr(directOr(conv(192, 192, 7), ConvKernel::Im2col))) << target;
     EXPECT_EQ(choose(p, node(conv(400, 400, 3, 1, 25), Shape{1, 400, 7, 7})),
               oneDnnOr(directOr(conv(400, 400, 3, 1, 25), ConvKernel::Im2col), false)) << target;
-    if (target == "avx2") EXPECT_EQ(convPrimitivesIsa(), ConvPrimitivesIsa::Avx2);
+    if (target == "avx2") {
+      EXPECT_EQ(convPrimitivesIsa(), ConvPrimitivesIsa::Avx2);
+    }
   }
   ASSERT_TRUE(useSimdTarget("best").ok());
 }

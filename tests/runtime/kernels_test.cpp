@@ -55,11 +55,13 @@ TEST(SimdTargets, TheHostRunsOneAndRefusesAnUnknownOne) {
   ASSERT_TRUE(useSimdTarget(targets.back()).ok());
   EXPECT_EQ(simdTargetInUse(), targets.back());
   // The dispatch follows the target in use, also after the target is read back.
-  if (targets.back() == "avx2") EXPECT_EQ(simdFloatLanes(), 8);
-  EXPECT_EQ(simdTargetsOfThisHost(), targets);
-  EXPECT_EQ(simdTargetInUse(), targets.back());
-  if (targets.back() == "avx2") EXPECT_EQ(simdFloatLanes(), 8);
-  if (targets.back() == "avx2") EXPECT_EQ(convPrimitivesIsa(), ConvPrimitivesIsa::Avx2);
+  if (targets.back() == "avx2") {
+    EXPECT_EQ(simdFloatLanes(), 8);
+    EXPECT_EQ(simdTargetsOfThisHost(), targets);
+    EXPECT_EQ(simdTargetInUse(), targets.back());
+    EXPECT_EQ(simdFloatLanes(), 8);
+    EXPECT_EQ(convPrimitivesIsa(), ConvPrimitivesIsa::Avx2);
+  }
   EXPECT_EQ(simdTargetsOfThisHost(), targets);  // what the host runs, whatever is in use
   const Status bad = useSimdTarget("mmx");
   ASSERT_FALSE(bad.ok());
@@ -211,7 +213,9 @@ TEST_P(ConvKernels, MatchNaiveOnHandPickedShapes) {
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
   for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1", "direct"})
     EXPECT_GT(covered[k], 0) << k;
-  if (convPrimitivesIsa() != ConvPrimitivesIsa::None) EXPECT_GT(covered["onednn"], 0);
+  if (convPrimitivesIsa() != ConvPrimitivesIsa::None) {
+    EXPECT_GT(covered["onednn"], 0);
+  }
 }
 
 TEST_P(ConvKernels, MatchNaiveOnRandomShapes) {

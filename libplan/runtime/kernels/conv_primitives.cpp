@@ -42,7 +42,6 @@ struct ConvPrimitives::Panel {
   dnnl::memory weights;  // in the primitives' layout
   std::vector<dnnl::convolution_forward> primitives;  // per entry of shapes_
   std::vector<dnnl::memory::desc> scratchpads;  // theirs
-  std::string implementation;
 };
 
 ConvPrimitives::~ConvPrimitives() = default;
@@ -126,16 +125,10 @@ bool ConvPrimitives::addPanel(const float* w, int64_t m0, int64_t width) {
     // The reference implementation and oneDNN's own im2col are no faster than ours.
     const std::string impl = pd.impl_info_str();
     if (impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos) return false;
-    if (!p->weights) {
-      // w's rows m0.. are this panel's output channels, [width, C, kh, kw] as ONNX has them.
-      const dnnl::memory::desc given(weightDims, dt::f32, G > 1 ? tag::goihw : tag::oihw);
-      dnnl::memory source(given, dnnlEngine(), const_cast<float*>(w + m0 * a_.Cg * a_.kh * a_.kw));
-      p->weights = dnnl::memory(pd.weights_desc(), dnnlEngine());
-      dnnl::reorder(source, p->weights).execute(dnnlThreadStream(), source, p->weights);
-      p->implementation = impl;
-    } else if (pd.weights_desc() != p->weights.get_desc()) {
+    // w's rows m0.. are this panel's output channels, [width, C, kh, kw] as ONNX has them.
+    const dnnl::memory::desc given(weightDims, dt::f32, G > 1 ? tag::goihw : tag::oihw);
+    if (!reorderWeightsOnce(given, w + m0 * a_.Cg * a_.kh * a_.kw, pd.weights_desc(), &p->weights))
       return false;  // the bands would want the weights in two layouts
-    }
     p->primitives.push_back(dnnl::convolution_forward(pd));
     p->scratchpads.push_back(pd.scratchpad_desc());
   }
@@ -148,8 +141,6 @@ size_t ConvPrimitives::bytes() const {
   for (const auto& p : panels_) b += p->weights.get_desc().get_size();
   return b;
 }
-
-std::string ConvPrimitives::implementation() const { return panels_.empty() ? "" : panels_[0]->implementation; }
 
 void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch,
                          int threads) const {
@@ -175,12 +166,8 @@ void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, f
     dnnl::memory dst(dstDesc, dnnlEngine(), out);
     dnnl::memory b(biasDesc, dnnlEngine(), const_cast<float*>(bias + p.m0));
     const auto shape = static_cast<size_t>(band.shape);
-    const dnnl::memory::desc& padDesc = p.scratchpads[shape];
-    dnnl::memory pad(padDesc, dnnlEngine(), dnnlThreadScratchpad(padDesc.get_size()));
-    dnnl::stream& stream = dnnlThreadStream();
-    p.primitives[shape].execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, b},
-                                         {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
-    stream.wait();
+    executeOnThisThread(p.primitives[shape], {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, b},
+                                              {DNNL_ARG_DST, dst}}, p.scratchpads[shape]);
     float* yp = y + (n * a_.M + p.m0) * OHW + band.oh0 * OW_;
     transposeInto(reinterpret_cast<const uint32_t*>(out), p.width, positions, p.width,
                   reinterpret_cast<uint32_t*>(yp), OHW);

@@ -33,7 +33,6 @@ class ConvPrimitives {
 
   bool fits(int64_t N, int64_t H, int64_t W) const { return N == N_ && H == H_ && W == W_; }
   size_t bytes() const;  // the reordered weights
-  std::string implementation() const;  // oneDNN's name for it
   // y [N, M, OH, OW] = conv(x) + bias, then the epilogue.
   void run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch, int threads) const;
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -14,5 +15,15 @@ namespace zp::runtime {
 const dnnl::engine& dnnlEngine();
 dnnl::stream& dnnlThreadStream();
 uint8_t* dnnlThreadScratchpad(size_t bytes);
+
+// Weights of several primitives in one layout: the first call reorders `given` (raw
+// weights at `data`) into `want`'s layout as *into; later calls check that `want` is
+// that layout (false when it is not).
+bool reorderWeightsOnce(const dnnl::memory::desc& given, const float* data, const dnnl::memory::desc& want,
+                        dnnl::memory* into);
+// Runs `primitive` on this thread's stream with this thread's scratchpad (`pad` its
+// size) and waits for it.
+void executeOnThisThread(const dnnl::primitive& primitive, std::unordered_map<int, dnnl::memory> args,
+                         const dnnl::memory::desc& pad);
 
 }  // namespace zp::runtime

@@ -78,15 +78,10 @@ bool MatmulPanels::addPanel(const float* w, int64_t n0, int64_t width) {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, anyWeights, dst), attr, dnnlEngine());
     // A reference implementation is far slower than the packed sgemm.
     if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return false;
-    if (!p->weights) {
-      // w's rows n0.. are this panel's columns: [K, width] with strides (1, K).
-      const dnnl::memory::desc given({K_, width}, dt::f32, dnnl::memory::dims{1, K_});
-      dnnl::memory source(given, dnnlEngine(), const_cast<float*>(w + n0 * K_));
-      p->weights = dnnl::memory(pd.weights_desc(), dnnlEngine());
-      dnnl::reorder(source, p->weights).execute(dnnlThreadStream(), source, p->weights);
-    } else if (pd.weights_desc() != p->weights.get_desc()) {
+    // w's rows n0.. are this panel's columns: [K, width] with strides (1, K).
+    const dnnl::memory::desc given({K_, width}, dt::f32, dnnl::memory::dims{1, K_});
+    if (!reorderWeightsOnce(given, w + n0 * K_, pd.weights_desc(), &p->weights))
       return false;  // the heights would want the weights in two layouts
-    }
     p->primitives.push_back(dnnl::matmul(pd));
     p->scratchpads.push_back(pd.scratchpad_desc());
   }
@@ -111,12 +106,8 @@ void MatmulPanels::run(const float* x, const float* bias, const Epilogue& e, flo
     dnnl::memory srcMem(src, dnnlEngine(), const_cast<float*>(x + rb.r0 * K_));
     dnnl::memory dstMem(dst, dnnlEngine(), y + rb.r0 * N_ + p.n0);
     const auto h = static_cast<size_t>(rb.height_index);
-    const dnnl::memory::desc& padDesc = p.scratchpads[h];
-    dnnl::memory pad(padDesc, dnnlEngine(), dnnlThreadScratchpad(padDesc.get_size()));
-    dnnl::stream& stream = dnnlThreadStream();
-    p.primitives[h].execute(stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dstMem},
-                                     {DNNL_ARG_SCRATCHPAD, pad}});
-    stream.wait();
+    executeOnThisThread(p.primitives[h], {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dstMem}},
+                        p.scratchpads[h]);
     for (int64_t r = rb.r0; r < rb.r0 + rb.height; ++r) biasAndActivate(y + r * N_ + p.n0, bias + p.n0, p.width, e);
   }, 1);
 }
