@@ -49,6 +49,12 @@ void addStitchOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
   app.add_option("--calibration-rounds", sp.calibrationRounds,
                  "stitch: with --rate, timed runs per subgraph calibrating serving on this host (0: as profiled)")
       ->default_val(5)->check(CLI::Range(0, 1000));
+  app.add_option("--slowdown-judged", sp.slowdownJudged,
+                 "stitch: with a workload, each choice is also served in the simulator with every calibrated run, "
+                 "load and free this many times as long, and choices compare by the mean of the two violation rates "
+                 "(a plan whose queries end just inside their bounds does not win on the calibration's noise; 1: "
+                 "the calibration alone)")
+      ->default_val(1.2)->check(CLI::Range(1.0, 10.0));
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
       ->check(integerIn(1, 1000000));
   app.add_option("--serve-in-turn", g.servedInTurnList,

@@ -105,19 +105,36 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
   const bool inTurn = plan.systems.front().predictedInTurn.has_value();
   std::string turn = ", and served in turn as plan-run --serve serves them";
   if (!plan.workload->servedInTurn.empty()) turn += " (" + fmt::format("{}", fmt::join(plan.workload->servedInTurn, ", ")) + ")";
-  std::string out = fmt::format("predicted at the workload (calibrated serving simulator), mean over {} SLO "
-                                "configuration(s) each alone{}:\n{:<12} {:>10} {:>16}{}\n",
-                                plan.systems.front().selections.size(),
-                                inTurn ? turn : "", "system",
-                                "violations", "throughput q/s", inTurn ? "   in turn: violations" : "");
+  // Judged slowed down too: each rate beside the one with every calibrated time that many times as long.
+  const double slowdown = plan.workload->slowdownJudged;
+  const bool slowed = slowdown != 1.0;
+  const std::string slowedHeader = slowed ? fmt::format(" / x{:g}", slowdown) : "";
+  auto rates = [&](double calibrated, double slow) {
+    return slowed && slow >= 0 ? fmt::format("{:.1f}% / {:.1f}%", 100 * calibrated, 100 * slow)
+                               : fmt::format("{:.1f}%", 100 * calibrated);
+  };
+  std::string out = fmt::format("predicted at the workload (calibrated serving simulator{}), mean over {} SLO "
+                                "configuration(s) each alone{}:\n{:<12} {:>18} {:>16}{}\n",
+                                slowed ? fmt::format("; and with every calibrated time x{:g}, choices compared by the "
+                                                     "mean of the two",
+                                                     slowdown)
+                                       : "",
+                                plan.systems.front().selections.size(), inTurn ? turn : "", "system",
+                                "violations" + slowedHeader, "throughput q/s",
+                                inTurn ? "   in turn: violations" + slowedHeader : "");
   for (const auto& sys : plan.systems) {
-    double violations = 0, qps = 0;
+    double violations = 0, slow = 0, qps = 0;
     int n = 0;
     for (const auto& sel : sys.selections)
-      if (sel.predicted) violations += sel.predicted->violationRate, qps += sel.predicted->throughputQps, ++n;
+      if (sel.predicted) {
+        violations += sel.predicted->violationRate, qps += sel.predicted->throughputQps, ++n;
+        slow = slow < 0 || sel.predicted->slowedViolationRate < 0 ? -1 : slow + sel.predicted->slowedViolationRate;
+      }
     if (n == 0) continue;
-    out += fmt::format("{:<12} {:>9.1f}% {:>16.1f}", sys.name, 100 * violations / n, qps / n);
-    if (sys.predictedInTurn) out += fmt::format(" {:>21.1f}%", 100 * sys.predictedInTurn->violationRate);
+    out += fmt::format("{:<12} {:>18} {:>16.1f}", sys.name, rates(violations / n, slow < 0 ? -1 : slow / n), qps / n);
+    if (sys.predictedInTurn)
+      out += fmt::format(" {:>21}",
+                         rates(sys.predictedInTurn->violationRate, sys.predictedInTurn->slowedViolationRate));
     out += "\n";
   }
   // A single technique (--only) makes no joint choice (nothing judged): no line.
@@ -128,7 +145,7 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
                        z.judged,
                        z.provenBest ? std::string("proven best of the choices reachable so (the violation bound met)")
                                     : fmt::format("not proven optimal, gap to the bound {:.2f} points",
-                                                  100 * (z.violationRate - z.violationBound)));
+                                                  100 * (z.judgedViolationRate() - z.violationBound)));
   }
   // zooplan's search: proven best among every mix of its candidates' decisions, or the gap to the bound.
   int proven = 0, n = 0;
@@ -138,7 +155,7 @@ std::string predictedServingTable(const plan::StitchPlan& plan) {
     if (!sel.predicted || sel.predicted->judged == 0) continue;
     ++n;
     proven += sel.predicted->provenBest;
-    const double gap = sel.predicted->violationRate - sel.predicted->violationBound;
+    const double gap = sel.predicted->judgedViolationRate() - sel.predicted->violationBound;
     if (!sel.predicted->provenBest && (worstAt.empty() || gap > worstGap)) worstGap = gap, worstAt = sel.slo;
   }
   if (n > 0)

@@ -173,6 +173,7 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   else
     w->rateQps = spec->rateQps;
   w->seed = o.seed;
+  w->slowdownJudged = o.slowdownJudged;
   if (spec) {
     ZP_ASSIGN_OR_RETURN(w->frames, frameChains(spec->frames, space));
     frames = spec->frames;
@@ -390,7 +391,7 @@ Expected<SolveStitchResult> solveStitch(const SolveStitchOptions& o) {
                                                         c.hotRatios.empty() ? 0 : o.calibrationRounds,
                                                         c.dispatchMs, c.handoffMs, c.loadMsPerMB, frames,
                                                         w->residentByLoadCost ? w->budgetBytes : 0,
-                                                        o.select.servedInTurn};
+                                                        o.select.servedInTurn, w->slowdownJudged};
   }
   const fs::path outDir = o.output.parent_path().empty() ? fs::path(".") : o.output.parent_path();
   auto fromPlan = [&](const fs::path& p) {

@@ -48,10 +48,12 @@ void put(const PredictedServing& p, planpb::PredictedServing* pm) {
   pm->set_judged(p.judged);
   pm->set_proven_best(p.provenBest);
   pm->set_violation_bound(p.violationBound);
+  if (p.slowedViolationRate >= 0) pm->set_slowed_violation_rate(p.slowedViolationRate);
 }
 
 PredictedServing get(const planpb::PredictedServing& pm) {
-  return PredictedServing{pm.violation_rate(), pm.throughput_qps(), pm.judged(), pm.proven_best(), pm.violation_bound()};
+  return PredictedServing{pm.violation_rate(), pm.throughput_qps(), pm.judged(), pm.proven_best(), pm.violation_bound(),
+                          pm.has_slowed_violation_rate() ? pm.slowed_violation_rate() : -1.0};
 }
 
 void put(const ServedSystem& s, planpb::ServedSystem* m) {
@@ -184,6 +186,7 @@ void put(const StitchPlan& s, planpb::StitchPlan* m) {
     }
     w->set_memory_budget_bytes(s.workload->memoryBudgetBytes);
     for (const auto& id : s.workload->servedInTurn) w->add_served_in_turn(id);
+    if (s.workload->slowdownJudged != 1.0) w->set_slowdown_judged(s.workload->slowdownJudged);
   }
   for (const auto& p : s.preload) {
     auto* pm = m->add_preload();
@@ -395,6 +398,7 @@ StitchPlan get(const planpb::StitchPlan& m) {
     }
     r.memoryBudgetBytes = w.memory_budget_bytes();
     r.servedInTurn.assign(w.served_in_turn().begin(), w.served_in_turn().end());
+    if (w.has_slowdown_judged()) r.slowdownJudged = w.slowdown_judged();
     s.workload = std::move(r);
   }
   return s;

@@ -26,6 +26,7 @@ Expected<double> latencyFrom(const JsonAt& j) {
 
 Json predictedJson(const PredictedServing& pr) {
   Json j{{"violation_rate", pr.violationRate}, {"throughput_qps", pr.throughputQps}};
+  if (pr.slowedViolationRate >= 0) j["slowed_violation_rate"] = pr.slowedViolationRate;
   if (pr.judged > 0)
     j["search"] = Json{{"judged", pr.judged}, {"proven_best", pr.provenBest}, {"violation_bound", pr.violationBound}};
   return j;
@@ -116,6 +117,7 @@ Json toJson(const StitchPlan& s) {
                                               {"load_ms_per_mb", s.workload->loadMsPerMB}}},
                          {"memory_budget_bytes", s.workload->memoryBudgetBytes}};
   if (s.workload && !s.workload->servedInTurn.empty()) j["workload"]["served_in_turn"] = s.workload->servedInTurn;
+  if (s.workload && s.workload->slowdownJudged != 1.0) j["workload"]["slowdown_judged"] = s.workload->slowdownJudged;
   if (s.workload && !s.workload->frames.empty()) {
     Json frames = Json::array();
     for (const auto& f : s.workload->frames) {
@@ -321,6 +323,9 @@ Expected<PredictedServing> predictedFrom(const JsonAt& selj, const char* key = "
   PredictedServing p;
   ZP_ASSIGN_OR_RETURN(p.violationRate, pj.number("violation_rate", 0, 1));
   ZP_ASSIGN_OR_RETURN(p.throughputQps, pj.number("throughput_qps", 0));
+  if (pj.has("slowed_violation_rate")) {
+    ZP_ASSIGN_OR_RETURN(p.slowedViolationRate, pj.number("slowed_violation_rate", 0, 1));
+  }
   if (pj.has("search")) {
     ZP_ASSIGN_OR_RETURN(JsonAt search, pj.at("search"));
     ZP_ASSIGN_OR_RETURN(p.judged, search.integer("judged", 1));
@@ -394,6 +399,7 @@ Expected<ServingWorkloadRecord> workloadFrom(const JsonAt& root) {
   ZP_ASSIGN_OR_RETURN(r.loadMsPerMB, cal.number("load_ms_per_mb", 0, 1e6));
   if (w.has("memory_budget_bytes")) { ZP_ASSIGN_OR_RETURN(r.memoryBudgetBytes, w.integer("memory_budget_bytes", 0)); }
   if (w.has("served_in_turn")) { ZP_ASSIGN_OR_RETURN(r.servedInTurn, w.strings("served_in_turn")); }
+  if (w.has("slowdown_judged")) { ZP_ASSIGN_OR_RETURN(r.slowdownJudged, w.number("slowdown_judged", 1, 10)); }
   if (w.has("frames")) {
     ZP_ASSIGN_OR_RETURN(auto frames, w.array("frames"));
     for (const auto& fj : frames) {

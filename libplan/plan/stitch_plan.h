@@ -39,6 +39,8 @@ struct ServingWorkloadRecord {
   // The configurations plan-run --serve serves in turn, which zooplan's choices
   // were judged jointly for (ids, in serving order); empty: every configuration.
   std::vector<std::string> servedInTurn;
+  // Choices were also judged with every calibrated time this many times as long (1: not so).
+  double slowdownJudged = 1.0;
   bool operator==(const ServingWorkloadRecord&) const = default;
 };
 
@@ -129,7 +131,13 @@ struct PredictedServing {
   double throughputQps = 0;
   int64_t judged = 0;          // zooplan: distinct choices judged (0: another system's)
   bool provenBest = false;     // zooplan: every mix of its candidates' per-task decisions was judged
-  double violationBound = 0;   // zooplan: no such mix predicts fewer violations
+  double violationBound = 0;   // zooplan: no such mix is judged better (judgedViolationRate)
+  // Served with every calibrated time ServingWorkload::slowdownJudged times as long (< 0: not judged so).
+  double slowedViolationRate = -1;
+  // What choices are compared by: the mean of the two rates where judged slowed down too.
+  double judgedViolationRate() const {
+    return slowedViolationRate < 0 ? violationRate : 0.5 * (violationRate + slowedViolationRate);
+  }
   bool operator==(const PredictedServing&) const = default;
 };
 

@@ -606,11 +606,16 @@ bool pastStop(const SelectParams& params) {
 }
 
 bool betterOutcome(const Outcome& a, const Outcome& b) {
-  if (std::abs(a.violationRate - b.violationRate) > 1e-12) return a.violationRate < b.violationRate;
+  const double va = a.judgedViolationRate(), vb = b.judgedViolationRate();
+  if (std::abs(va - vb) > 1e-12) return va < vb;
   if (a.accuracyMisses != b.accuracyMisses) return a.accuracyMisses < b.accuracyMisses;
   if (std::abs(a.throughputQps - b.throughputQps) > 1e-3 * std::max(a.throughputQps, b.throughputQps))
     return a.throughputQps > b.throughputQps;
   return a.meanLatencyMs < b.meanLatencyMs * (1 - 1e-9);
+}
+
+plan::PredictedServing predictedOf(const Outcome& o, int64_t judged, bool provenBest, double bound) {
+  return plan::PredictedServing{o.violationRate, o.throughputQps, judged, provenBest, bound, o.slowedViolationRate};
 }
 
 Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo, const SelectParams& params,
@@ -739,7 +744,7 @@ int keepPreviousPicks(const StitchSpace& space, const plan::SloConfiguration& sl
     next.feasible[t] = decisionMeetsSlo(space, slo, t, next.candidate[t], next.placement[t]);
     const Outcome& now = outcome(best);
     const Outcome& then = outcome(next);
-    if (then.violationRate <= now.violationRate + previous.violationNoise && then.accuracyMisses <= now.accuracyMisses &&
+    if (then.judgedViolationRate() <= now.judgedViolationRate() + previous.violationNoise && then.accuracyMisses <= now.accuracyMisses &&
         then.meanLatencyMs <= now.meanLatencyMs * (1 + previous.latencyNoise)) {
       best = next;
       ++kept;
@@ -880,7 +885,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
       for (size_t c : decisions[t]) options[t].push_back({candidates[c].candidate[t], candidates[c].placement[t]});
     found.violationBound = servingViolationBound(space, slo, options, *params.workload, *trace);
     // A choice at the bound is optimal whether or not every mix was judged.
-    found.provenBest = found.provenBest || outcome(best).violationRate <= found.violationBound + 1e-12;
+    found.provenBest = found.provenBest || outcome(best).judgedViolationRate() <= found.violationBound + 1e-12;
   }
   if (params.previous) {
     found.keptPrevious = keepPreviousPicks(space, slo, *params.previous, outcome, best);
@@ -888,7 +893,7 @@ Choice zooplanChoice(const StitchSpace& space, const plan::SloConfiguration& slo
       winner += fmt::format(", {} task(s) keeping the previous plan's pick (a tie within the noise: {:.1f} points of "
                             "violations, {:.0f}% of mean latency)",
                             found.keptPrevious, 100 * params.previous->violationNoise, 100 * params.previous->latencyNoise);
-      found.provenBest = found.provenBest && outcome(best).violationRate <= found.violationBound + 1e-12;
+      found.provenBest = found.provenBest && outcome(best).judgedViolationRate() <= found.violationBound + 1e-12;
     }
   }
   best.system = "zooplan";

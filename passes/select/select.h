@@ -165,14 +165,23 @@ struct Outcome {
   std::vector<bool> taskViolated;     // in the first arrival order
   int accuracyMisses = 0;             // tasks whose (judged) accuracy is below their SLO's
   double meanLatencyMs = 0;           // over every query
+  // Served with every time ServingWorkload::slowdownJudged times as long (< 0: not judged so).
+  double slowedViolationRate = -1;
+  // What choices are compared by: the mean of the violation rate as calibrated
+  // and slowed down where judged so, else the violation rate.
+  double judgedViolationRate() const {
+    return slowedViolationRate < 0 ? violationRate : 0.5 * (violationRate + slowedViolationRate);
+  }
 };
-// The order zooplan's choice is made in: the violation rate, then fewer tasks
+// The order zooplan's choice is made in: the judged violation rate, then fewer tasks
 // below their accuracy SLO (when every query violates anyway, throughput alone
 // would pick the least accurate choice), then throughput where it differs by
 // more than 0.1% (served open loop, every choice that keeps up completes the
 // same queries), then the mean latency (the slack left). Ties keep the earlier
 // candidate.
 bool betterOutcome(const Outcome& a, const Outcome& b);
+// An outcome as a plan records it (a search's figures where given).
+plan::PredictedServing predictedOf(const Outcome& o, int64_t judged = 0, bool provenBest = false, double bound = 0);
 // Judged with measured accuracy where zoo-profile measured it, latency simulated.
 Outcome evaluate(const StitchSpace& space, const plan::SloConfiguration& slo, const Choice& choice,
                  const SelectParams& params);

@@ -195,8 +195,8 @@ ZooplanServed searchEach(const StitchSpace& space, const std::vector<plan::SloCo
     Algorithm1Result a1;
     z.choices.push_back(zooplanChoice(space, slos[c], params, searches[c], &a1, &search));
     if (algorithm1Out) algorithm1Out->push_back(a1.choice);
-    z.predicted.push_back({search.predicted.violationRate, search.predicted.throughputQps, search.judged,
-                           search.provenBest, search.violationBound});
+    z.predicted.push_back(
+        predictedOf(search.predicted, search.judged, search.provenBest, search.violationBound));
     z.alone.push_back(search.predicted);
     z.stopped = z.stopped || search.stopped;
   }
@@ -226,13 +226,12 @@ void chooseInTurn(const StitchSpace& space, const std::vector<plan::SloConfigura
       continue;
     // Moved for the whole: predicted alone again; its own search's proof and bound no longer apply.
     const Outcome o = evaluateServing(space, slos[c], joint.choices[j], *params.workload, trace);
-    z.predicted[c] = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
+    z.predicted[c] = predictedOf(o);
     z.choices[c] = joint.choices[j];
   }
   // Proven best among the reachable choices only when it meets their bound; else the gap is recorded.
-  z.inTurn = plan::PredictedServing{joint.outcome.violationRate, joint.outcome.throughputQps,
-                                    std::max<int64_t>(joint.judged, 1),
-                                    joint.outcome.violationRate <= joint.bound + 1e-12, joint.bound};
+  z.inTurn = predictedOf(joint.outcome, std::max<int64_t>(joint.judged, 1),
+                         joint.outcome.judgedViolationRate() <= joint.bound + 1e-12, joint.bound);
   z.decisive = joint.outcome;
 }
 
@@ -269,7 +268,7 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
   // violations (first come stays on a tie: nothing to explain; nothing to gain
   // when first come meets every bound).
   served.stopped = z.stopped;
-  const bool byDeadlineSearched = composed && z.decisive.violationRate > 0 && !pastStop(params);
+  const bool byDeadlineSearched = composed && z.decisive.judgedViolationRate() > 0 && !pastStop(params);
   if (byDeadlineSearched) {
     SelectParams byDeadline = params;
     auto w = std::make_shared<ServingWorkload>(*params.workload);
@@ -279,15 +278,15 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
     e.decisive = e.alone[turn.front()];
     if (turn.size() > 1) chooseInTurn(space, slos, byDeadline, served.choices, turn, *trace, e);
     served.stoppedEarliestDeadline = e.stopped;
-    if (e.decisive.violationRate < z.decisive.violationRate && betterOutcome(e.decisive, z.decisive)) {
+    if (e.decisive.judgedViolationRate() < z.decisive.judgedViolationRate() && betterOutcome(e.decisive, z.decisive)) {
       out[0].servingOrder = ServingOrder::EarliestDeadline;
       out[0].predictedFirstCome =
-          z.inTurn ? *z.inTurn : plan::PredictedServing{z.decisive.violationRate, z.decisive.throughputQps, 0, false, 0};
+          z.inTurn ? *z.inTurn : predictedOf(z.decisive);
       z = std::move(e);
     }
   }
   served.choices[0] = z.choices;
-  served.earliestDeadlineSkipped = composed && z.decisive.violationRate > 0 && !byDeadlineSearched;
+  served.earliestDeadlineSkipped = composed && z.decisive.judgedViolationRate() > 0 && !byDeadlineSearched;
   for (size_t s = 0; s < out.size(); ++s)
     for (size_t c = 0; c < slos.size(); ++c) {
       out[s].selections.push_back(selectionOf(space, slos[c].id, served.choices[s][c]));
@@ -297,7 +296,7 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
         continue;
       }
       const Outcome o = evaluateServing(space, slos[c], served.choices[s][c], *params.workload, *trace);
-      out[s].selections.back().predicted = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
+      out[s].selections.back().predicted = predictedOf(o);
     }
   out[0].predictedInTurn = z.inTurn;
   if (trace && turn.size() > 1) {
@@ -308,7 +307,7 @@ ServedSystems servedSystems(const StitchSpace& space, const std::vector<plan::Sl
       std::vector<Choice> choices;
       for (size_t k : turn) choices.push_back(served.choices[s][k]);
       const Outcome o = evaluateServingInTurn(space, turnSlos, choices, *params.workload, *trace);
-      out[s].predictedInTurn = plan::PredictedServing{o.violationRate, o.throughputQps, 0, false, 0};
+      out[s].predictedInTurn = predictedOf(o);
     }
   }
   return served;

@@ -91,6 +91,12 @@ struct ServingWorkload {
   bool residentByLoadCost = false;
   // How each processor takes its queued runs (a system's serving order).
   ServingOrder order = ServingOrder::FirstCome;
+  // A choice is also judged with every run, load and free this many times as
+  // long as calibrated, and compared by the mean of the two violation rates
+  // (Outcome::judgedViolationRate): served beside the other processors' work,
+  // loads and runs take 1.1-1.3x their calibration, and a choice whose queries
+  // end just inside their bounds must not win on that. 1: the calibration alone.
+  double slowdownJudged = 1.0;
 };
 
 // Queries per second that run task t: its rate plus one per period of every frame chain it is in.

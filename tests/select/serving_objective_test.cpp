@@ -302,6 +302,46 @@ TEST(ServingObjective, FramesAreQueriesOfTheirChainsWithinTheFrameBound) {
   }
 }
 
+// Judged also slowed down (every calibrated time 1.3x), a choice is compared by
+// the mean of its two violation rates: the search finds the choice best so (its
+// judged rate no worse than the choice made at the calibration alone), which
+// gives up no more than that on the calibration alone; the bound holds for the
+// judged rate. Somewhere the two choices differ, else the test shows nothing.
+TEST(ServingObjective, JudgedSlowedDownTheChoiceKeepsTheSlackTheCalibratedOneSpends) {
+  std::mt19937_64 rng(2024);
+  int differ = 0;
+  for (int round = 0; round < 24; ++round) {
+    StitchSpace sp = profiledSpace(rng, 2 + round % 2);
+    // Every accuracy met, bounds a little above each task's fastest query: what slack a choice leaves decides.
+    auto slo = testing::randomSlo(rng, sp, "C");
+    const auto fastest = fastestQueryMs(sp);
+    std::uniform_real_distribution<double> above(1.1, 2.0);
+    for (size_t t = 0; t < sp.tasks.size(); ++t) slo.tasks[sp.tasks[t].name] = {0.0, fastest[t] * above(rng)};
+    auto calibrated = workloadFor(sp, 5 + 10 * (round % 3));
+    auto slowed = std::make_shared<ServingWorkload>(*calibrated);
+    slowed->slowdownJudged = 1.3;
+    const auto trace = workloadTrace(sp, *calibrated);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    SelectParams params;
+    params.workload = calibrated;
+    ZooplanSearch plainSearch, slowSearch;
+    const Choice plain = zooplanChoice(sp, slo, params, nullptr, &plainSearch);
+    params.workload = slowed;
+    const Choice slow = zooplanChoice(sp, slo, params, nullptr, &slowSearch);
+    ASSERT_TRUE(plainSearch.provenBest && slowSearch.provenBest) << "small spaces: every mix judged";
+    const Outcome plainJudged = evaluateServing(sp, slo, plain, *slowed, *trace);
+    const Outcome slowJudged = evaluateServing(sp, slo, slow, *slowed, *trace);
+    EXPECT_LT(plainSearch.predicted.slowedViolationRate, 0) << "not judged slowed down";
+    EXPECT_GE(slowJudged.slowedViolationRate, 0);
+    EXPECT_NEAR(slowJudged.judgedViolationRate(), slowSearch.predicted.judgedViolationRate(), 1e-12);
+    EXPECT_LE(slowJudged.judgedViolationRate(), plainJudged.judgedViolationRate() + 1e-12) << "round " << round;
+    EXPECT_LE(plainJudged.violationRate, slowJudged.violationRate + 1e-12) << "round " << round;
+    EXPECT_LE(slowSearch.violationBound, slowJudged.judgedViolationRate() + 1e-12) << "round " << round;
+    differ += plain.candidate != slow.candidate || plain.placement != slow.placement;
+  }
+  EXPECT_GT(differ, 0) << "judged slowed down, no choice changed: the test shows nothing";
+}
+
 // The violation bound holds for any choice (a random decision per task, judged
 // against the bound over that decision alone); zooplan's search judges every
 // mix of its candidates' decisions when allowed and says so, and its choice is
