@@ -54,7 +54,7 @@ void addStitchOptions(CLI::App& app, PlanSolveRequest& req, SolveArgs& g) {
                  "load and free this many times as long, and choices compare by the mean of the two violation rates "
                  "(a plan whose queries end just inside their bounds does not win on the calibration's noise; 1: "
                  "the calibration alone)")
-      ->default_val(1.2)->check(CLI::Range(1.0, 10.0));
+      ->default_val(1.4)->check(CLI::Range(1.0, 10.0));
   app.add_option("--queries", sp.select.queriesPerTask, "stitch: simulated queries per task")->default_val(100)
       ->check(integerIn(1, 1000000));
   app.add_option("--serve-in-turn", g.servedInTurnList,

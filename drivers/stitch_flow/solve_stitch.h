@@ -36,7 +36,7 @@ struct SolveStitchOptions {
   int calibrationRounds = 5;
   // Choices are also judged with every calibrated time this many times as long
   // (select::ServingWorkload::slowdownJudged); 1: at the calibration alone.
-  double slowdownJudged = 1.2;
+  double slowdownJudged = 1.4;
   coldstart::ColdStartParams cold;          // the cold-start section of each chosen subgraph
   PlacedModelsParams placed;                // the variants' operator placements (candidates beside the subgraphs)
   FrameSchedulesParams frames;              // the frames' concurrent schedules (their DNNs' layer-group candidates)

@@ -94,7 +94,8 @@ struct ServingWorkload {
   // A choice is also judged with every run, load and free this many times as
   // long as calibrated, and compared by the mean of the two violation rates
   // (Outcome::judgedViolationRate): served beside the other processors' work,
-  // loads and runs take 1.1-1.3x their calibration, and a choice whose queries
+  // loads and runs take 1.1-1.3x their calibration at the median (more in the
+  // host's slow spells), and a choice whose queries
   // end just inside their bounds must not win on that. 1: the calibration alone.
   double slowdownJudged = 1.0;
 };

@@ -14,7 +14,7 @@ cmp -s "$WORK/a/plan.json" "$WORK/b/plan.json" && pass "two runs give byte-ident
 "$BIN/plan-solve" "$PROF" -o "$WORK/r1/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r1.txt"
 "$BIN/plan-solve" "$PROF" -o "$WORK/r2/plan.json" --rate 40 --calibration-rounds 0 > "$WORK/r2.txt"
 grep -q "zooplan's choice: served at 40 q/s per task (poisson, 10 s simulated), memory budget [0-9]* bytes (units resident by load cost per byte, the rest loaded on demand), run times as profiled" "$WORK/r1.txt" \
-  && grep -q "^predicted at the workload (calibrated serving simulator; and with every calibrated time x1.2, choices compared by the mean of the two)" "$WORK/r1.txt" \
+  && grep -q "^predicted at the workload (calibrated serving simulator; and with every calibrated time x1.4, choices compared by the mean of the two)" "$WORK/r1.txt" \
   && grep -q "^zooplan's choice: proven best of every mix of its candidates' decisions in [0-9]* of [0-9]* configuration" "$WORK/r1.txt" \
   && cmp -s "$WORK/r1/plan.json" "$WORK/r2/plan.json" \
   && $PY -c "
@@ -28,7 +28,7 @@ assert w['memory_budget_bytes'] > 0, w  # the first preload budget is the device
 # serves them, is never predicted worse than any system's; a configuration's own search never below its bound
 # (compared by the judged rate: the mean of the rates as calibrated and with every time slowed down)
 judged = lambda p: (p['violation_rate'] + p['slowed_violation_rate']) / 2
-assert w['slowdown_judged'] == 1.2, w
+assert w['slowdown_judged'] == 1.4, w
 zt = st['systems'][0]['predicted_in_turn']
 assert zt['search']['judged'] >= 1 and zt['search']['violation_bound'] <= judged(zt) + 1e-12, zt
 assert zt['search']['proven_best'] == (judged(zt) <= zt['search']['violation_bound'] + 1e-12), zt
