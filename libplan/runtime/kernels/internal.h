@@ -108,11 +108,14 @@ std::vector<float> directConvWeights(const ConvAttrs& a, const float* w);
 void convDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
                 float* y, const Epilogue& e, Scratch& scratch, int threads);
 
-// Max pooling from the input rows (pool_rows.cpp): column strides 1 and 2, windows of
-// at most 32 rows; planes = N * C planes of H*W.
-bool maxPoolRowsApplies(const ConvAttrs& a);
+// Max and average pooling from the input rows (pool_rows.cpp): column strides 1 and
+// 2, windows of at most 32 rows; planes = N * C planes of H*W. An average divides
+// output (oh, ow)'s sum by rowCount[oh] * colCount[ow] (0 where that is 0).
+bool poolRowsApply(const ConvAttrs& a);
 void maxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
                  int threads);
+void avgPoolRows(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t planes,
+                 int64_t H, int64_t W, float* y, Scratch& scratch, int threads);
 
 // Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);

@@ -1,11 +1,12 @@
-// Max pooling from the input rows, for column strides 1 and 2, in two passes over a
-// plane: the maximum over each output row's window rows (whole rows, a vector of
-// columns per register, stored once; at stride 2 split into even and odd columns),
-// then over each window's columns, read at constant offsets. The window layout
-// copies every plane into stride phases first, which for a 3x3 pool costs more
-// than the maxima (SqueezeNet's and GoogLeNet's pools ran at 3-4x ONNX Runtime's
-// time); a per-row buffer updated in place and read back at once stalled on store
-// forwarding instead (1.8x this one's time on 28x28 maps).
+// Max and average pooling from the input rows, for column strides 1 and 2, in two
+// passes over a plane: the maximum (sum) over each output row's window rows (whole
+// rows, a vector of columns per register, stored once; at stride 2 split into even
+// and odd columns), then over each window's columns, read at constant offsets; an
+// average divides by its window's count there. The window layout copies every
+// plane into stride phases first, which for a 3x3 pool costs more than the maxima
+// (SqueezeNet's and GoogLeNet's pools ran at 3-4x ONNX Runtime's time, Inception's
+// 3x3 average pools 5.6x); a per-row buffer updated in place and read back at once
+// stalled on store forwarding instead (1.8x this one's time on 28x28 maps).
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
@@ -30,9 +31,9 @@ HWY_BEFORE_NAMESPACE();
 namespace zp::runtime::HWY_NAMESPACE {
 namespace {
 
-// The plane's vertical maxima, one row per output row, in padded columns (column p
-// is input column p - padL; -inf outside the input): at stride 1 the row itself,
-// at stride 2 its even and then its odd columns.
+// The plane's vertical maxima (sums), one row per output row, in padded columns
+// (column p is input column p - padL; -inf (0) outside the input): at stride 1 the
+// row itself, at stride 2 its even and then its odd columns.
 struct PlaneGeom {
   int64_t OH = 0, OW = 0;
   int64_t cols = 0;    // padded columns computed per row: the last window's end, whole pairs of vectors
@@ -50,23 +51,37 @@ PlaneGeom planeGeom(const ConvAttrs& a, int64_t H, int64_t W) {
   return g;
 }
 
-// Maximum over rows[0..n) of input columns first .. first + kLanes - 1 (-inf outside the input).
-HWY_INLINE VF ColumnMax(DF d, const float* const* rows, int n, int64_t first, int64_t W) {
-  const VF neg = hn::Set(d, -INFINITY);
+// What a pool folds its window with: the maximum, or the sum (of an average).
+template <bool kSum>
+HWY_INLINE VF Identity(DF d) {
+  return kSum ? hn::Zero(d) : hn::Set(d, -INFINITY);
+}
+template <bool kSum>
+HWY_INLINE VF Fold(VF acc, VF v) {
+  if constexpr (kSum) return hn::Add(acc, v);
+  else return hn::Max(acc, v);
+}
+
+// The fold over rows[0..n) of input columns first .. first + kLanes - 1 (the identity outside the input).
+template <bool kSum>
+HWY_INLINE VF ColumnFold(DF d, const float* const* rows, int n, int64_t first, int64_t W) {
+  const VF none = Identity<kSum>(d);
   const int64_t lo = std::max<int64_t>(0, -first), hi = std::min(kLanes, W - first);
-  VF acc = neg;
+  VF acc = none;
   if (hi <= lo) return acc;
   if (lo == 0 && hi == kLanes) {
-    for (int i = 0; i < n; ++i) acc = hn::Max(acc, hn::LoadU(d, rows[i] + first));
+    for (int i = 0; i < n; ++i) acc = Fold<kSum>(acc, hn::LoadU(d, rows[i] + first));
     return acc;
   }
   const auto inside = LaneRange(d, lo, hi);
-  for (int i = 0; i < n; ++i) acc = hn::Max(acc, hn::IfThenElse(inside, LoadRange(d, rows[i] + first, lo, hi), neg));
+  for (int i = 0; i < n; ++i)
+    acc = Fold<kSum>(acc, hn::IfThenElse(inside, LoadRange(d, rows[i] + first, lo, hi), none));
   return acc;
 }
 
-// Every output row's vertical maxima into buf (PlaneGeom's layout): each register
-// holds the maximum over the window's rows before it is stored once.
+// Every output row's vertical fold into buf (PlaneGeom's layout): each register
+// holds the fold over the window's rows before it is stored once.
+template <bool kSum>
 void VerticalPass(const ConvAttrs& a, const PlaneGeom& g, const float* x, int64_t H, int64_t W, float* buf) {
   const DF d;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -78,7 +93,8 @@ void VerticalPass(const ConvAttrs& a, const PlaneGeom& g, const float* x, int64_
     }
     float* row = buf + oh * g.stride;
     for (int64_t p = 0; p < g.cols; p += 2 * kLanes) {
-      const VF lo = ColumnMax(d, rows, n, p - a.padL, W), hi = ColumnMax(d, rows, n, p + kLanes - a.padL, W);
+      const VF lo = ColumnFold<kSum>(d, rows, n, p - a.padL, W);
+      const VF hi = ColumnFold<kSum>(d, rows, n, p + kLanes - a.padL, W);
       if (a.sw == 1) {
         hn::StoreU(lo, d, row + p);
         hn::StoreU(hi, d, row + p + kLanes);
@@ -90,36 +106,54 @@ void VerticalPass(const ConvAttrs& a, const PlaneGeom& g, const float* x, int64_
   }
 }
 
-// out[oh][ow] = max over taps j of padded column ow * sw + j * dw of row oh's maxima.
-void HorizontalPass(const ConvAttrs& a, const PlaneGeom& g, const float* buf, float* out) {
+// out[oh][ow] = the fold over taps j of padded column ow * sw + j * dw of row oh's
+// folds; an average's sum divided by rowCount[oh] * colCount[ow] (0 where that is 0).
+template <bool kSum>
+void HorizontalPass(const ConvAttrs& a, const PlaneGeom& g, const float* buf, const float* rowCount,
+                    const float* colCount, float* out) {
   const DF d;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* row = buf + oh * g.stride;
     for (int64_t ow = 0; ow < g.OW; ow += kLanes) {
-      VF acc = hn::Set(d, -INFINITY);
+      VF acc = Identity<kSum>(d);
       for (int64_t j = 0; j < a.kw; ++j) {
         const int64_t t = j * a.dw;
         const float* src = a.sw == 1 ? row + t : row + (t % 2 == 0 ? 0 : g.cols / 2) + t / 2;
-        acc = hn::Max(acc, hn::LoadU(d, src + ow));
+        acc = Fold<kSum>(acc, hn::LoadU(d, src + ow));
+      }
+      if constexpr (kSum) {
+        const VF count = hn::Mul(hn::Set(d, rowCount[oh]), LoadFirst(d, colCount + ow, g.OW - ow));
+        acc = hn::IfThenElseZero(hn::Gt(count, hn::Zero(d)), hn::Div(acc, count));
       }
       StoreFirst(acc, d, out + oh * g.OW + ow, g.OW - ow);
     }
   }
 }
 
-}  // namespace
-
-void MaxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
-                 int threads) {
+template <bool kSum>
+void PoolRows(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t planes,
+              int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
   const PlaneGeom g = planeGeom(a, H, W);
   threads = std::max(1, threads);
   const int64_t perThread = g.OH * g.stride;
   float* buffers = scratch.floats(static_cast<size_t>(threads * perThread));
   parallelForEach(threads, planes, [&](int64_t p, int tid) {
     float* buf = buffers + tid * perThread;
-    VerticalPass(a, g, x + p * H * W, H, W, buf);
-    HorizontalPass(a, g, buf, y + p * g.OH * g.OW);
+    VerticalPass<kSum>(a, g, x + p * H * W, H, W, buf);
+    HorizontalPass<kSum>(a, g, buf, rowCount, colCount, y + p * g.OH * g.OW);
   });
+}
+
+}  // namespace
+
+void MaxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
+                 int threads) {
+  PoolRows<false>(a, nullptr, nullptr, x, planes, H, W, y, scratch, threads);
+}
+
+void AvgPoolRows(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t planes,
+                 int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
+  PoolRows<true>(a, rowCount, colCount, x, planes, H, W, y, scratch, threads);
 }
 
 }  // namespace zp::runtime::HWY_NAMESPACE
@@ -129,12 +163,18 @@ HWY_AFTER_NAMESPACE();
 namespace zp::runtime {
 
 HWY_EXPORT(MaxPoolRows);
+HWY_EXPORT(AvgPoolRows);
 
-bool maxPoolRowsApplies(const ConvAttrs& a) { return (a.sw == 1 || a.sw == 2) && a.kh <= kPoolMaxRows; }
+bool poolRowsApply(const ConvAttrs& a) { return (a.sw == 1 || a.sw == 2) && a.kh <= kPoolMaxRows; }
 
 void maxPoolRows(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y, Scratch& scratch,
                  int threads) {
   HWY_DYNAMIC_DISPATCH(MaxPoolRows)(a, x, planes, H, W, y, scratch, threads);
+}
+
+void avgPoolRows(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t planes,
+                 int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
+  HWY_DYNAMIC_DISPATCH(AvgPoolRows)(a, rowCount, colCount, x, planes, H, W, y, scratch, threads);
 }
 
 }  // namespace zp::runtime

@@ -11,7 +11,8 @@
 
 namespace zp::runtime {
 
-// Window kernels (depthwise conv, max pooling). Each channel plane is copied once
+// Window kernels (depthwise conv; pooling the row kernels of pool_rows.cpp do not
+// take: column strides above 2). Each channel plane is copied once
 // into padded buffers split by row and column phase (input row
 // sh*r + pr goes to row phase pr, slot r; likewise columns), so every tap of every
 // stride and dilation reads at a constant offset from the output position and no
@@ -141,7 +142,7 @@ void poolPlanes(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, i
 
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
                 Scratch& scratch, int threads) {
-  if (maxPoolRowsApplies(a)) return maxPoolRows(a, x, N * C, H, W, y, scratch, threads);
+  if (poolRowsApply(a)) return maxPoolRows(a, x, N * C, H, W, y, scratch, threads);
   poolPlanes(
       a, x, N * C, H, W, -INFINITY, y, scratch, threads, [](float acc, float v) { return std::max(acc, v); },
       [](const WindowGeom& g, const float* flat, float* dst) {
@@ -152,6 +153,7 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
 
 void runAvgPool(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t N,
                 int64_t C, int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
+  if (poolRowsApply(a)) return avgPoolRows(a, rowCount, colCount, x, N * C, H, W, y, scratch, threads);
   poolPlanes(
       a, x, N * C, H, W, 0.0f, y, scratch, threads, [](float acc, float v) { return acc + v; },
       [&](const WindowGeom& g, const float* flat, float* dst) {
