@@ -4,6 +4,8 @@
 #include <cassert>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "passes/select/serving_objective.h"
 
 namespace zp::select {
@@ -166,9 +168,13 @@ std::string zooplanDescription(const SelectParams& params) {
     case SingleTechnique::None: break;
   }
   if (!params.workload) return servedSystemCatalog().front().second;
-  return "the plan: best served at the workload's arrival rates in the serving simulator (violations, then accuracy "
-         "SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units resident under "
-         "the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
+  const double slowdown = params.workload->slowdownJudged;
+  const std::string violations =
+      slowdown == 1.0 ? "violations"
+                      : fmt::format("violations, the mean of those as calibrated and with every time x{:g}", slowdown);
+  return "the plan: best served at the workload's arrival rates in the serving simulator (" + violations +
+         ", then accuracy SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units "
+         "resident under the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
          "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
          "task by task; several configurations then judged together as served in turn (units shared across "
          "switches); its processors taking queued queries earliest deadline first where that predicts fewer violations "
