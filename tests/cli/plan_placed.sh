@@ -33,7 +33,10 @@ PYEOF
 "$BIN/zoo-profile" "$D/stitch" -o "$D/profile" --quiet >/dev/null
 
 SLO="$D/slo.json"
-"$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 --quiet >"$D/solve.txt"
+# Any gain the profile shows counts (the default asks 5% and 0.1 ms): how much the
+# placement gains is this host's to measure; that it is chosen where it pays is the test's.
+GAIN=(--min-mix-gain 0 --min-mix-gain-ms 0)
+"$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 "${GAIN[@]}" --quiet >"$D/solve.txt"
 $PY - "$D" <<'PYEOF' || fail "the bound between branchy's placement and its fastest processor: $(cat "$D/solve.txt")"
 import csv, json, os, re, sys
 out = sys.argv[1]
@@ -43,12 +46,12 @@ for r in csv.DictReader(open(os.path.join(out, "profile", "profile.csv"))):
     if r["kind"] == "subgraph" and r["task"] == "branchy" and r["variant"] == "dense":
         whole[r["processor"]] = whole.get(r["processor"], 0.0) + float(r["median_ms"])
 fastest = min(whole.values())
-assert fastest > placed * 1.05, (placed, whole)
+assert fastest > placed, (placed, whole)
 slo = json.load(open(os.path.join(out, "slo.json")))
 slo["configurations"][0]["tasks"]["branchy"]["latency_ms"] = round((placed + fastest) / 2, 3)
 json.dump(slo, open(os.path.join(out, "slo.json"), "w"), indent=1)
 PYEOF
-"$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 --quiet >"$D/solve.txt"
+"$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 "${GAIN[@]}" --quiet >"$D/solve.txt"
 if grep -q "^operator placement: 1 of 1 profiled variants" "$D/solve.txt" && $PY - "$D/plan.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
@@ -73,12 +76,12 @@ else fail "the plan's placed choice: $(cat "$D/solve.txt")"; fi
 # SparseLoom, MTS and NNV12 alone never place operators; SparOA alone on the
 # profile places the model as given, at the same workload.
 for only in sparseloom mts nnv12; do
-  "$BIN/plan-solve" "$D/profile" -o "$D/$only.json" --slo "$SLO" --calibration-rounds 0 --only "$only" --quiet >/dev/null
+  "$BIN/plan-solve" "$D/profile" -o "$D/$only.json" --slo "$SLO" --calibration-rounds 0 "${GAIN[@]}" --only "$only" --quiet >/dev/null
   if $PY -c 'import json,sys; p=json.load(open(sys.argv[1])); assert "opplace" not in p and not any(u.get("operator_placed") for u in p["units"])' "$D/$only.json"
   then pass "plan-solve --only $only places no operators"
   else fail "--only $only placed operators"; fi
 done
-"$BIN/plan-solve" "$D/profile" -o "$D/sparoa.json" --slo "$SLO" --calibration-rounds 0 --only sparoa --quiet >/dev/null
+"$BIN/plan-solve" "$D/profile" -o "$D/sparoa.json" --slo "$SLO" --calibration-rounds 0 "${GAIN[@]}" --only sparoa --quiet >/dev/null
 if $PY - "$D/sparoa.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
