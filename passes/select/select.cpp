@@ -744,7 +744,8 @@ int keepPreviousPicks(const StitchSpace& space, const plan::SloConfiguration& sl
     next.feasible[t] = decisionMeetsSlo(space, slo, t, next.candidate[t], next.placement[t]);
     const Outcome& now = outcome(best);
     const Outcome& then = outcome(next);
-    if (then.judgedViolationRate() <= now.judgedViolationRate() + previous.violationNoise && then.accuracyMisses <= now.accuracyMisses &&
+    if (then.judgedViolationRate() <= now.judgedViolationRate() + previous.violationNoise &&
+        then.accuracyMisses <= now.accuracyMisses &&
         then.meanLatencyMs <= now.meanLatencyMs * (1 + previous.latencyNoise)) {
       best = next;
       ++kept;

@@ -174,11 +174,11 @@ std::string zooplanDescription(const SelectParams& params) {
                       : fmt::format("violations, the mean of those as calibrated and with every time x{:g}", slowdown);
   return "the plan: best served at the workload's arrival rates in the serving simulator (" + violations +
          ", then accuracy SLOs met, then throughput, then mean latency), calibrated per unit on this host, its units "
-         "resident under the device budget by load cost, of Algorithm 1 under every order, stitched variants whole on their fastest "
-         "processor, every task whole on each processor, the baselines' choices, and every mix of their decisions "
-         "task by task; several configurations then judged together as served in turn (units shared across "
-         "switches); its processors taking queued queries earliest deadline first where that predicts fewer violations "
-         "than first come first served";
+         "resident under the device budget by load cost, of Algorithm 1 under every order, stitched variants whole "
+         "on their fastest processor, every task whole on each processor, the baselines' choices, and every mix of "
+         "their decisions task by task; several configurations then judged together as served in turn (units shared "
+         "across switches); its processors taking queued queries earliest deadline first where that predicts fewer "
+         "violations than first come first served";
 }
 
 // zooplan's choices served in one order (the workload's): per configuration its

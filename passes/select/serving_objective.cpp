@@ -254,7 +254,8 @@ double servingViolationBoundInTurn(const StitchSpace& space, const std::vector<p
     int64_t n = 0;
     for (const auto& a : trace.arrivals)
       n += certain[std::min(K - 1, static_cast<size_t>(a.timeMs / phaseMs))][static_cast<size_t>(a.task)];
-    bound += static_cast<double>(n) / static_cast<double>(trace.arrivals.size()) / static_cast<double>(slowdowns.size());
+    const double rate = static_cast<double>(n) / static_cast<double>(trace.arrivals.size());
+    bound += rate / static_cast<double>(slowdowns.size());
   }
   return bound;
 }
