@@ -126,6 +126,12 @@ struct SystemTaskChoice {
 
 // A system's choice for one configuration served at the plan's workload, as
 // the calibrated serving simulator predicts it; for zooplan's, how its search went.
+// What choices are compared by: the mean of the violation rate as calibrated and
+// slowed down where judged so (slowed >= 0), else the calibrated rate.
+inline double judgedViolationRate(double calibrated, double slowed) {
+  return slowed < 0 ? calibrated : 0.5 * (calibrated + slowed);
+}
+
 struct PredictedServing {
   double violationRate = 0;
   double throughputQps = 0;
@@ -134,10 +140,7 @@ struct PredictedServing {
   double violationBound = 0;   // zooplan: no such mix is judged better (judgedViolationRate)
   // Served with every calibrated time ServingWorkload::slowdownJudged times as long (< 0: not judged so).
   double slowedViolationRate = -1;
-  // What choices are compared by: the mean of the two rates where judged slowed down too.
-  double judgedViolationRate() const {
-    return slowedViolationRate < 0 ? violationRate : 0.5 * (violationRate + slowedViolationRate);
-  }
+  double judgedViolationRate() const { return plan::judgedViolationRate(violationRate, slowedViolationRate); }
   bool operator==(const PredictedServing&) const = default;
 };
 

@@ -167,11 +167,7 @@ struct Outcome {
   double meanLatencyMs = 0;           // over every query
   // Served with every time ServingWorkload::slowdownJudged times as long (< 0: not judged so).
   double slowedViolationRate = -1;
-  // What choices are compared by: the mean of the violation rate as calibrated
-  // and slowed down where judged so, else the violation rate.
-  double judgedViolationRate() const {
-    return slowedViolationRate < 0 ? violationRate : 0.5 * (violationRate + slowedViolationRate);
-  }
+  double judgedViolationRate() const { return plan::judgedViolationRate(violationRate, slowedViolationRate); }
 };
 // The order zooplan's choice is made in: the judged violation rate, then fewer tasks
 // below their accuracy SLO (when every query violates anyway, throughput alone
