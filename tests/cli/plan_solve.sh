@@ -30,15 +30,19 @@ assert w['memory_budget_bytes'] > 0, w  # the first preload budget is the device
 judged = lambda p: (p['violation_rate'] + p['slowed_violation_rate']) / 2
 assert w['slowdown_judged'] == 1.4, w
 zt = st['systems'][0]['predicted_in_turn']
-assert zt['search']['judged'] >= 1 and zt['search']['violation_bound'] <= judged(zt) + 1e-12, zt
-assert zt['search']['proven_best'] == (judged(zt) <= zt['search']['violation_bound'] + 1e-12), zt
+assert zt['search']['judged'] >= 1 and zt['search']['violation_bound'] <= judged(zt) + 1e-8, zt
+# plan.json rounds to 9 significant digits: compare within 1e-8
+if zt['search']['proven_best']:
+    assert judged(zt) <= zt['search']['violation_bound'] + 1e-8, zt
+else:
+    assert judged(zt) > zt['search']['violation_bound'] - 1e-8, zt
 for other in st['systems'][1:]:
-    assert judged(zt) <= judged(other['predicted_in_turn']) + 1e-12, other['name']
+    assert judged(zt) <= judged(other['predicted_in_turn']) + 1e-8, other['name']
     assert other['predicted_in_turn']['slowed_violation_rate'] >= 0, other['name']
 for c, sel in enumerate(st['systems'][0]['selections']):
     z = sel['predicted']
     if 'search' in z:
-        assert z['search']['violation_bound'] <= judged(z) + 1e-12, z
+        assert z['search']['violation_bound'] <= judged(z) + 1e-8, z
 " "$WORK/r1/plan.json" \
   && pass "--rate: the choice is made for the workload, byte-identical without calibration" || fail "--rate: $(cat "$WORK/r1.txt")"
 "$BIN/plan-solve" "$PROF" -o "$WORK/r3/plan.json" --rate 40 --calibration-rounds 2 > "$WORK/r3.txt" \
@@ -167,7 +171,7 @@ ev = json.load(open(os.path.join(d, "eval.json")))
 for s in ev["sets"]:
     z = s["summary"]["zooplan"]["violation_rate"]
     for name, v in s["summary"].items():
-        assert z <= v["violation_rate"] + 1e-12, (s["name"], name, z, v)
+        assert z <= v["violation_rate"] + 1e-8, (s["name"], name, z, v)
 assert ev["arrival_orders"] == 24
 trace = json.load(open(os.path.join(d, "trace.json")))
 assert any(e.get("ph") == "X" for e in trace["traceEvents"])
