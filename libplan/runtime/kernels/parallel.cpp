@@ -68,6 +68,9 @@ class Pool {
   static constexpr int kSpinPolls = 20000;
 
   void ensureHelpers(int count) {
+    // Every loop asks; only a missing helper costs the lock and the signal mask (two
+    // system calls, which on a paravirtualised guest cost microseconds per loop).
+    if (spawned_.load(std::memory_order_acquire) >= count) return;
     std::lock_guard<std::mutex> lock(spawnMu_);
     const AsyncSignalsBlocked quiet;  // the helpers never take the process's signals
     // The generation before the caller publishes its job: a new helper joins that job.
@@ -77,6 +80,7 @@ class Pool {
       helpers_.emplace_back([this, worker, before] { helperLoop(worker, before); });
       helpers_.back().detach();
     }
+    spawned_.store(static_cast<int>(helpers_.size()), std::memory_order_release);
   }
 
   void helperLoop(int worker, uint64_t seen) {
@@ -108,7 +112,8 @@ class Pool {
   Job* job_ = nullptr;  // guarded by mu_
   int sleepers_ = 0;    // guarded by mu_
   std::atomic<uint64_t> gen_{0};
-  std::vector<std::thread> helpers_;
+  std::vector<std::thread> helpers_;  // guarded by spawnMu_
+  std::atomic<int> spawned_{0};       // helpers_.size(), read without the lock
 };
 
 }  // namespace
