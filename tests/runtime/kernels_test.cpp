@@ -208,6 +208,10 @@ TEST_P(ConvKernels, MatchNaiveOnHandPickedShapes) {
       // oneDNN's primitive in pieces: bands of output rows, each with its own padding, by panels.
       {1, 24, 70, 66, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},     // 3 bands, 2 panels
       {2, 16, 75, 61, 20, 5, 3, 1, 2, 1, 2, 1, 2, 1, 3, 0, 0, Epilogue::Function, ActFn::Silu},  // strided, dilated
+      // Grouped, 16 channels a group, on maps of one band: panels of whole groups (RegNet's).
+      {1, 160, 14, 14, 160, 3, 3, 10, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},  // 2 panels of 5 groups
+      {2, 112, 7, 7, 112, 3, 3, 7, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},     // strided, two images, 4 + 3 groups
+      {1, 48, 9, 9, 96, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::None},       // 32 outputs a group, a 1-group panel
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);

@@ -3,8 +3,9 @@
 // NHWC per run and each piece's NHWC output transposed back into the NCHW output.
 // oneDNN's direct convolutions (brgconv on AVX-512, jit on AVX2) run 3x3 and larger
 // kernels near the FMA units' peak, where im2col pays for its column copy and the
-// GEMM's packing. The work is cut into pieces (panels of output channels by bands of
-// output rows), each its own primitive run on one of the runtime's threads: the
+// GEMM's packing. The work is cut into pieces (panels of output channels, a grouped
+// conv's of whole groups, by bands of output rows), each its own primitive run on one
+// of the runtime's threads: the
 // pieces are fixed by the shape alone, so the result does not depend on the thread
 // count.
 #pragma once
@@ -47,6 +48,8 @@ class ConvPrimitives {
     bool operator==(const BandShape&) const = default;
   };
   ConvPrimitives() = default;
+  int64_t bandRows(int64_t panels) const;   // output rows per band with `panels` panels
+  int64_t bandCount(int64_t panels) const;
   void cutBands(int64_t panels);
   bool addPanel(const float* w, int64_t m0, int64_t width);
 
