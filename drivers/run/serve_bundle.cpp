@@ -218,7 +218,7 @@ struct SystemOutcome {
   ServeResult measured;
   QuerySummary measuredQueries, predicted, fromPlan;
   std::map<std::string, QuerySummary> measuredPerTask, predictedPerTask;
-  int predictedLoads = 0, predictedEvictions = 0;
+  int predictedLoads = 0, predictedEvictions = 0, predictedOverBudgetLoads = 0;
   int64_t predictedPeakResidentBytes = 0;
   std::optional<QuerySummary> predictedFirstCome;  // served earliest deadline first: predicted first come instead
   // In hindsight: the simulator given the run and load times the executor measured
@@ -366,7 +366,7 @@ struct SystemRun {
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
 Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const ServeBundleParams& params,
                                   LoadTimes& loadTimes) {
-  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0, 0, std::nullopt,
+  SystemRun run{prepare(sp, s), SystemOutcome{s.name, s.description, s.plan, {}, {}, {}, {}, {}, {}, 0, 0, 0, 0, std::nullopt,
                                               std::nullopt, Json::object(), {}, Json::array()}};
   run.servedLoadMs.resize(run.prepared.setup.slots.size());
   run.servedFirstRunMs.resize(run.prepared.setup.slots.size());
@@ -384,6 +384,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   o.predictedPerTask = perTask(p.setup.tasks, fromPlan.queries, always);
   o.predictedLoads = fromPlan.loads;
   o.predictedEvictions = fromPlan.evictions;
+  o.predictedOverBudgetLoads = fromPlan.overBudgetLoads;
   o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
   run.calibration.hotMs.resize(p.setup.slots.size());
   run.calibration.idleMs.resize(p.setup.slots.size());
@@ -524,6 +525,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, [](const sim::ServeSimQuery&) { return true; });
   o.predictedLoads = predicted.loads;
   o.predictedEvictions = predicted.evictions;
+  o.predictedOverBudgetLoads = predicted.overBudgetLoads;
   o.predictedPeakResidentBytes = predicted.peakResidentBytes;
   const auto served = withServedTimes(p, run);
   o.predictedFromServed = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds, &served));
@@ -646,12 +648,14 @@ Json reportJson(const ServeBundleParams& params, const ServedPlan& sp, const std
     measured["peak_resident_bytes"] = o.measured.peakResidentBytes;
     measured["loads"] = o.measured.loads;
     measured["evictions"] = o.measured.evictions;
+    measured["over_budget_loads"] = o.measured.overBudgetLoads;  // loads beside units the other processors held
     measured["dropped"] = o.measured.dropped;
     measured["accuracy"] = o.measured.labelled > 0 ? Json(static_cast<double>(o.measured.correct) / o.measured.labelled)
                                                    : Json(nullptr);
     Json predicted = querySummaryJson(o.predicted);
     predicted["loads"] = o.predictedLoads;
     predicted["evictions"] = o.predictedEvictions;  // beside the executor's: where a load's frees differ
+    predicted["over_budget_loads"] = o.predictedOverBudgetLoads;
     predicted["peak_resident_bytes"] = o.predictedPeakResidentBytes;
     Json perTaskJson = Json::object();
     for (const auto& [task, m] : o.measuredPerTask) {
