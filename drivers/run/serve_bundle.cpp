@@ -361,6 +361,7 @@ struct SystemRun {
   std::vector<std::vector<double>> servedLoadMs, servedFirstRunMs, servedIdleRunMs, servedHotRunMs;
   std::map<int, sim::ServeSimReplay> servedInOrder;  // per round: each segment's measured times, per query and position
   std::vector<double> servedTurnaroundMs;  // each worker turnaround between queued jobs while serving
+  std::vector<double> servedDispatchMs;    // each query's arrival to its first position handed to a worker
 };
 
 // Before the system's segments are served: its loads measured, and the prediction from the plan's latencies.
@@ -392,9 +393,16 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
 }
 
 // A segment's measured loads and runs, per slot; each run also as after idle (its
-// processor idle for the simulator's threshold or longer before it) or back to back.
-void recordServedSlices(SystemRun& run, const std::vector<runtime::serve::ExecSlice>& slices, int round) {
+// processor idle for the simulator's threshold or longer before it) or back to back;
+// and each query's dispatch, its arrival to its first position handed to a worker.
+void recordServed(SystemRun& run, const ServeResult& served, int round) {
   auto& inOrder = run.servedInOrder[round];
+  for (const auto& q : served.queries)
+    if (!q.dropped) {
+      inOrder.dispatchMs[q.query] = q.postedMs - q.arrivalMs;
+      run.servedDispatchMs.push_back(q.postedMs - q.arrivalMs);
+    }
+  const auto& slices = served.slices;
   const double idleThresholdMs = sim::ServeSimParams{}.idleThresholdMs;
   std::map<int, double> busyUntil;  // per processor, the end of its last slice in this segment
   std::set<std::pair<int, int>> loaded;  // (query, position) of each load: its run comes right after it
@@ -540,6 +548,14 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   // Beside the calibrated turnaround, the median of those served.
   o.calibration["served_turnaround_ms"] =
       run.servedTurnaroundMs.empty() ? Json(nullptr) : Json(median(run.servedTurnaroundMs));
+  // Beside the calibrated dispatch (timed on idle workers), the dispatcher's delays while
+  // serving: its thread waits for a core when the workers hold both.
+  if (!run.servedDispatchMs.empty()) {
+    std::vector<double> d = run.servedDispatchMs;
+    std::sort(d.begin(), d.end());
+    o.calibration["served_dispatch_ms"] = Json{{"median", d[d.size() / 2]}, {"p90", d[d.size() * 9 / 10]},
+                                               {"p99", d[d.size() * 99 / 100]}, {"max", d.back()}};
+  }
   o.unreachable = unreachableSlos(p, cal);
   o.slots = slotsJson(p, run);
 }
@@ -566,7 +582,7 @@ void addSegment(ServeResult& all, ServeResult seg, const std::vector<size_t>& in
   for (size_t i = 0; i < seg.queries.size(); ++i) {
     auto q = seg.queries[i];
     q.query = static_cast<int>(index[i]);
-    q.arrivalMs += offsetMs, q.startMs += offsetMs, q.finishMs += offsetMs;
+    q.arrivalMs += offsetMs, q.startMs += offsetMs, q.finishMs += offsetMs, q.postedMs += offsetMs;
     all.queries[index[i]] = q;
   }
   for (auto sl : seg.slices) {
@@ -612,7 +628,7 @@ Status measureSystems(const ServedPlan& sp, std::vector<SystemRun>& runs, const 
       ZP_ASSIGN_OR_RETURN(auto measured, runtime::serve::serve(runs[k].prepared.setup, loader, seg,
                                                                {.maxQueuedPerTask = params.maxQueuedPerTask,
                                                                 .order = s.order}));
-      recordServedSlices(runs[k], measured.slices, r);
+      recordServed(runs[k], measured, r);
       for (double t : workerTurnaroundsMs(measured)) runs[k].servedTurnaroundMs.push_back(t);
       if (s.name != traced) measured.slices = {};
       addSegment(runs[k].outcome.measured, std::move(measured), index, g.fromMs);

@@ -303,6 +303,7 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     ++inFlight;
     values_[i] = task.samples[static_cast<size_t>(trace_.arrivals[i].sample)];
     const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
+    rec.postedMs = nowMs();
     workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); },
                                               rankOf(static_cast<int>(i)));
   }

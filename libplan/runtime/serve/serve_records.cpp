@@ -53,7 +53,8 @@ Json toJson(const ServeResult& r) {
   Json queries = Json::array();
   for (const auto& q : r.queries)
     queries.push_back({{"query", q.query}, {"task", r.tasks[static_cast<size_t>(q.task)]}, {"sample", q.sample},
-                       {"arrival_ms", q.arrivalMs}, {"start_ms", q.startMs}, {"finish_ms", q.finishMs},
+                       {"arrival_ms", q.arrivalMs}, {"posted_ms", q.postedMs}, {"start_ms", q.startMs},
+                       {"finish_ms", q.finishMs},
                        {"latency_ms", q.latencyMs}, {"load_ms", q.loadMs}, {"completed", q.completed},
                        {"slo_met", q.sloMet}, {"predicted", q.predicted}, {"label", q.label},
                        {"correct", q.correct}, {"dropped", q.dropped}});

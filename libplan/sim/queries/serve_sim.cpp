@@ -88,8 +88,12 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     const auto& a = arrivals[q];
     r.queries.push_back({a.task, a.timeMs, 0, 0, 0});
     const int id = static_cast<int>(q);
+    double dispatchMs = params.dispatchMs;
+    if (params.replay)
+      if (auto it = params.replay->dispatchMs.find(id); it != params.replay->dispatchMs.end())
+        dispatchMs = std::max(dispatchMs, it->second);
     queues.push(processorOf(a.task, 0),
-                QueuedJob{a.timeMs + params.dispatchMs, static_cast<int64_t>(q), id, 0, deadlineOf(id)});
+                QueuedJob{a.timeMs + dispatchMs, static_cast<int64_t>(q), id, 0, deadlineOf(id)});
   }
   // A run of a slot that holds other processors, waiting for their holds' turns.
   struct PendingRun {

@@ -194,6 +194,28 @@ TEST(ServeSim, AReplayedRunOrLoadTakesItsMeasuredTime) {
   EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 40 + 1 + 4 + 1);
 }
 
+TEST(ServeSim, AReplayedDispatchDelaysItsQueryWhenLaterThanTheCalibratedOne) {
+  // One processor, runs of 2 ms, dispatch 0.5 ms. The replay has query 0 handed to
+  // its worker 3 ms after arrival (its dispatcher waited for a core), query 1 after
+  // 0.1 ms: the calibrated 0.5 ms holds for it, the worker's wake-up being in there too.
+  std::vector<ServeSimSlot> slots = {{0, 2, 0, 10, true}};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 10, true}};
+  const std::vector<ServeSimArrival> arrivals = {{0, 0}, {10, 0}};
+  ServeSimReplay replay;
+  replay.dispatchMs[0] = 3;
+  replay.dispatchMs[1] = 0.1;
+  ServeSimParams params{1, 10, 0};
+  params.dispatchMs = 0.5;
+  params.replay = &replay;
+  auto r = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(r.queries[0].startMs, 3);
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 5);
+  EXPECT_DOUBLE_EQ(r.queries[1].startMs, 10.5);
+  params.replay = nullptr;
+  r = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 2.5);
+}
+
 TEST(ServeSim, AWorkersTurnaroundDelaysOnlyTheJobThatWaitsForIt) {
   // One processor, runs of 2 ms, a turnaround of 0.5 ms after each run: the
   // query queued behind the first starts at 2.5; one arriving after that does not wait.
