@@ -96,14 +96,10 @@ std::unique_ptr<ConvPrimitives> ConvPrimitives::make(const ConvAttrs& a, int64_t
   return cp;
 }
 
-int64_t ConvPrimitives::bandRows(int64_t panels) const {
+int64_t ConvPrimitives::bandCount(int64_t panels) const {
   const int64_t wanted = (kMinPieces + panels - 1) / panels;
   const int64_t positions = std::clamp((OH_ * OW_ + wanted - 1) / wanted, kMinBandPositions, kBandPositions);
-  return std::max<int64_t>(1, (positions + OW_ - 1) / OW_);
-}
-
-int64_t ConvPrimitives::bandCount(int64_t panels) const {
-  const int64_t perBand = bandRows(panels);
+  const int64_t perBand = std::max<int64_t>(1, (positions + OW_ - 1) / OW_);
   return (OH_ + perBand - 1) / perBand;
 }
 

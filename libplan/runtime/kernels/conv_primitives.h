@@ -48,8 +48,7 @@ class ConvPrimitives {
     bool operator==(const BandShape&) const = default;
   };
   ConvPrimitives() = default;
-  int64_t bandRows(int64_t panels) const;   // output rows per band with `panels` panels
-  int64_t bandCount(int64_t panels) const;
+  int64_t bandCount(int64_t panels) const;  // bands of output rows beside `panels` panels
   void cutBands(int64_t panels);
   bool addPanel(const float* w, int64_t m0, int64_t width);
 
