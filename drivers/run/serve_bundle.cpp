@@ -218,8 +218,13 @@ struct SystemOutcome {
   ServeResult measured;
   QuerySummary measuredQueries, predicted, fromPlan;
   std::map<std::string, QuerySummary> measuredPerTask, predictedPerTask;
+  // The predicted residency: loads, evictions, loads over the budget, peak resident bytes.
   int predictedLoads = 0, predictedEvictions = 0, predictedOverBudgetLoads = 0;
   int64_t predictedPeakResidentBytes = 0;
+  void setPredictedResidency(const sim::ServeSimResult& r) {
+    predictedLoads = r.loads, predictedEvictions = r.evictions, predictedOverBudgetLoads = r.overBudgetLoads;
+    predictedPeakResidentBytes = r.peakResidentBytes;
+  }
   std::optional<QuerySummary> predictedFirstCome;  // served earliest deadline first: predicted first come instead
   // In hindsight: the simulator given the run and load times the executor measured
   // while serving, drawn independently as the calibrated ones are (a hint of where
@@ -383,10 +388,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   o.fromPlan = o.predicted = predictedQueries(s, p, fromPlan);
   const auto always = [](const sim::ServeSimQuery&) { return true; };
   o.predictedPerTask = perTask(p.setup.tasks, fromPlan.queries, always);
-  o.predictedLoads = fromPlan.loads;
-  o.predictedEvictions = fromPlan.evictions;
-  o.predictedOverBudgetLoads = fromPlan.overBudgetLoads;
-  o.predictedPeakResidentBytes = fromPlan.peakResidentBytes;
+  o.setPredictedResidency(fromPlan);
   run.calibration.hotMs.resize(p.setup.slots.size());
   run.calibration.idleMs.resize(p.setup.slots.size());
   return run;
@@ -531,10 +533,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   const auto predicted = simulateAsServed(p, simParams, params.rounds);
   o.predicted = predictedQueries(s, p, predicted);
   o.predictedPerTask = perTask(p.setup.tasks, predicted.queries, [](const sim::ServeSimQuery&) { return true; });
-  o.predictedLoads = predicted.loads;
-  o.predictedEvictions = predicted.evictions;
-  o.predictedOverBudgetLoads = predicted.overBudgetLoads;
-  o.predictedPeakResidentBytes = predicted.peakResidentBytes;
+  o.setPredictedResidency(predicted);
   const auto served = withServedTimes(p, run);
   o.predictedFromServed = predictedQueries(s, p, simulateAsServed(p, simParams, params.rounds, &served));
   o.predictedReplayingServed =
@@ -550,12 +549,9 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
       run.servedTurnaroundMs.empty() ? Json(nullptr) : Json(median(run.servedTurnaroundMs));
   // Beside the calibrated dispatch (timed on idle workers), the dispatcher's delays while
   // serving: its thread waits for a core when the workers hold both.
-  if (!run.servedDispatchMs.empty()) {
-    std::vector<double> d = run.servedDispatchMs;
-    std::sort(d.begin(), d.end());
-    o.calibration["served_dispatch_ms"] = Json{{"median", d[d.size() / 2]}, {"p90", d[d.size() * 9 / 10]},
-                                               {"p99", d[d.size() * 99 / 100]}, {"max", d.back()}};
-  }
+  if (const auto& d = run.servedDispatchMs; !d.empty())
+    o.calibration["served_dispatch_ms"] = Json{{"median", median(d)}, {"p90", percentile(d, 0.9)},
+                                               {"p99", percentile(d, 0.99)}, {"max", percentile(d, 1.0)}};
   o.unreachable = unreachableSlos(p, cal);
   o.slots = slotsJson(p, run);
 }

@@ -24,8 +24,8 @@ constexpr int64_t kMinBandPositions = 256;
 constexpr int64_t kMinPieces = 4;
 // Pieces a grouped conv of one band is cut into (panels of whole groups): each piece
 // is a primitive call of its own, about 3 us; on RegNet-X's 7x7 and 14x14 maps (60-80 us
-// at one thread) four pieces cost one thread 15%, two cost it nothing measurable and
-// save two threads 0.55 of 5.8 ms.
+// at one thread) four pieces cost one thread 8-19% on those convs, two nothing measurable,
+// and two save two threads 0.55 ms of those convs' 2.2.
 constexpr int64_t kMinGroupedPieces = 2;
 // Output channels per panel at most (a multiple of 16: the primitives' channel block).
 constexpr int64_t kPanelChannels = 64;
@@ -169,8 +169,10 @@ void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, f
   // The input in NHWC: per panel's input channels (all of them but in a grouped conv's
   // panels), every image one after another: a panel's image n at N * HW * c0 + n * HW * channels.
   float* xt = scratch.floats(static_cast<size_t>(N_ * HW * C));
-  for (const auto& p : panels_) {
-    if (p->m0 > 0 && a_.group == 1) break;  // the panels of an ungrouped conv share one input
+  // An ungrouped conv's panels share one input (its first panel's: all channels).
+  const size_t inputs = a_.group > 1 ? panels_.size() : 1;
+  for (size_t i = 0; i < inputs; ++i) {
+    const Panel* p = panels_[i].get();
     std::vector<int64_t> planes;
     for (int64_t n = 0; n < N_; ++n) planes.push_back(n * C * HW + p->c0 * HW);
     transposePlanes(reinterpret_cast<const uint32_t*>(x), planes, HW, p->channels, HW,

@@ -13,7 +13,8 @@
 // processor was idle for idleThresholdMs or more before the run, else from the
 // back-to-back ones. The draw models the spread that decides tight SLOs. Given a
 // replay (the executor's measured times of one served trace, per query and
-// position), a run or load it holds takes that time instead of a draw: what the
+// position, and each query's dispatch), a run or load it holds takes that time
+// instead of a draw, and a query its dispatch where later than dispatchMs: what the
 // simulator predicts when every time is known, which separates its queueing
 // model's error from its time model's. A query becomes ready dispatchMs after
 // its arrival, each hand-over to another processor takes handoffMs, and a
