@@ -89,6 +89,14 @@ class Server {
  private:
   double nowMs() const { return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count(); }
   Expected<LoadedSubgraph> loadSlot(int slot);
+  Clock::time_point dueAt(size_t arrival) const {
+    return t0_ + std::chrono::nanoseconds(static_cast<int64_t>(trace_.arrivals[arrival].timeMs * 1e6));
+  }
+  // Admits or drops arrival i and posts its first position.
+  void dispatch(size_t i, const ServeParams& params);
+  // On a worker: dispatches the arrivals due by now; returns when the next one is due.
+  Clock::time_point dispatchDue(const ServeParams& params);
+  size_t dispatchClosedLoop(const ServeParams& params);
   void runPosition(int query, int position);
   Status runPositionOrFail(int query, int position);
   void finish(int query, bool completed);
@@ -125,6 +133,11 @@ class Server {
   size_t done_ = 0;
   std::optional<Error> error_;  // the first failure (under doneMutex_)
   std::atomic<bool> failed_{false};
+  // Arrivals the workers have dispatched: those below nextArrival_. Dispatching
+  // holds dispatchMutex_; once stopDispatch_ is set (under it) none follows.
+  std::mutex dispatchMutex_;
+  std::atomic<size_t> nextArrival_{0};
+  bool stopDispatch_ = false;
 };
 
 Status Server::start() {
@@ -283,29 +296,19 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
   inFlight_ = std::make_unique<std::atomic<int>[]>(queues.size());
   t0_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(params.startLeadMs * 1000));
   size_t dispatched = 0;
-  for (; dispatched < records_.size() && !failed_; ++dispatched) {
-    const size_t i = dispatched;
-    std::this_thread::sleep_until(t0_ + std::chrono::nanoseconds(static_cast<int64_t>(trace_.arrivals[i].timeMs * 1e6)));
-    auto& rec = records_[i];
-    if (params.closedLoop) {
-      std::unique_lock lock(doneMutex_);
-      doneCv_.wait(lock, [&] { return done_ == dispatched || failed_; });
-      if (failed_) break;
-      rec.arrivalMs = nowMs();
+  if (params.closedLoop) {
+    dispatched = dispatchClosedLoop(params);
+  } else {
+    for (auto& w : workers_) w->takeArrivals([this, &params] { return dispatchDue(params); });
+    std::unique_lock lock(doneMutex_);
+    doneCv_.wait(lock, [&] { return done_ == records_.size() || failed_; });
+    lock.unlock();
+    {
+      std::lock_guard stop(dispatchMutex_);
+      stopDispatch_ = true;
+      dispatched = nextArrival_;
     }
-    const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
-    auto& inFlight = inFlight_[static_cast<size_t>(queueOf_[static_cast<size_t>(rec.task)])];
-    if (inFlight >= params.maxQueuedPerTask) {
-      rec.dropped = true;
-      finish(static_cast<int>(i), false);
-      continue;
-    }
-    ++inFlight;
-    values_[i] = task.samples[static_cast<size_t>(trace_.arrivals[i].sample)];
-    const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
-    rec.postedMs = nowMs();
-    workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); },
-                                              rankOf(static_cast<int>(i)));
+    for (auto& w : workers_) w->takeArrivals({});
   }
   {
     // After a failure the queries not dispatched never finish; every dispatched one does.
@@ -314,6 +317,51 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     if (error_) return *error_;
   }
   return collect();
+}
+
+void Server::dispatch(size_t i, const ServeParams& params) {
+  auto& rec = records_[i];
+  const auto& task = setup_.tasks[static_cast<size_t>(rec.task)];
+  auto& inFlight = inFlight_[static_cast<size_t>(queueOf_[static_cast<size_t>(rec.task)])];
+  if (inFlight >= params.maxQueuedPerTask) {
+    rec.dropped = true;
+    return finish(static_cast<int>(i), false);
+  }
+  ++inFlight;
+  values_[i] = task.samples[static_cast<size_t>(trace_.arrivals[i].sample)];
+  const int proc = setup_.slots[static_cast<size_t>(task.slots[0])].processor;
+  rec.postedMs = nowMs();
+  workers_[static_cast<size_t>(proc)]->post([this, i] { runPosition(static_cast<int>(i), 0); },
+                                            rankOf(static_cast<int>(i)));
+}
+
+Clock::time_point Server::dispatchDue(const ServeParams& params) {
+  const size_t n = trace_.arrivals.size();  // not records_: they move into the result while a call may end
+  size_t i = nextArrival_.load();
+  if (i >= n) return Clock::time_point::max();
+  if (dueAt(i) > Clock::now()) return dueAt(i);  // the common case between jobs: nothing due, no lock
+  std::lock_guard lock(dispatchMutex_);
+  if (stopDispatch_) return Clock::time_point::max();
+  const auto now = Clock::now();
+  for (i = nextArrival_; i < n && dueAt(i) <= now && !failed_; ++i) dispatch(i, params);
+  nextArrival_ = i;
+  return i < n && !failed_ ? dueAt(i) : Clock::time_point::max();
+}
+
+// A run rather than a workload: this thread dispatches each query once the one before it has ended.
+size_t Server::dispatchClosedLoop(const ServeParams& params) {
+  size_t dispatched = 0;
+  for (; dispatched < records_.size() && !failed_; ++dispatched) {
+    std::this_thread::sleep_until(dueAt(dispatched));
+    {
+      std::unique_lock lock(doneMutex_);
+      doneCv_.wait(lock, [&] { return done_ == dispatched || failed_; });
+      if (failed_) break;
+    }
+    records_[dispatched].arrivalMs = nowMs();
+    dispatch(dispatched, params);
+  }
+  return dispatched;
 }
 
 ServeResult Server::collect() {

@@ -1,5 +1,6 @@
 // The multi-DNN executor (SparseLoom §3.3-3.4 runtime phase, measured): queries
-// arrive in real time from a trace (open loop, steady_clock); each runs its
+// arrive in real time from a trace (open loop, steady_clock; the workers hand
+// on the arrivals that fall due, so no other thread competes for their cores); each runs its
 // task's stitched variant position by position, each position on the processor
 // the plan places it on. One pinned worker per processor serves its own queue,
 // first come first served or earliest deadline first (ServeParams::order); a

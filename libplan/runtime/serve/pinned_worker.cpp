@@ -42,6 +42,15 @@ void PinnedWorker::post(std::function<void()> job, double rank) {
   wake_.notify_one();
 }
 
+void PinnedWorker::takeArrivals(DispatchDue dispatch) {
+  {
+    std::lock_guard lock(mutex_);
+    dispatch_ = dispatch ? std::make_shared<const DispatchDue>(std::move(dispatch)) : nullptr;
+    ++dispatchSets_;
+  }
+  wake_.notify_one();
+}
+
 void PinnedWorker::runAndWait(const std::function<void()>& job) {
   std::latch done(1);
   post([&] {
@@ -56,8 +65,21 @@ void PinnedWorker::loop() {
     std::function<void()> job;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and nothing left
+      while (true) {
+        auto nextDue = Clock::time_point::max();
+        const uint64_t asked = dispatchSets_;
+        if (auto dispatch = dispatch_) {
+          lock.unlock();  // dispatching posts, to this worker too
+          nextDue = (*dispatch)();
+          lock.lock();
+        }
+        if (!queue_.empty()) break;
+        if (stopping_) return;  // and nothing left
+        // Idle until a post, a stop or a new dispatch, or until the next arrival falls due.
+        const auto woken = [&] { return stopping_ || !queue_.empty() || dispatchSets_ != asked; };
+        if (nextDue == Clock::time_point::max()) wake_.wait(lock, woken);
+        else wake_.wait_until(lock, nextDue, woken);
+      }
       job = std::move(queue_.begin()->second);
       queue_.erase(queue_.begin());
     }

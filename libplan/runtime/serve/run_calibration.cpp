@@ -149,16 +149,27 @@ Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunC
   return first;
 }
 
-// As the executor dispatches: the timer fires at the arrival, the job is posted
-// to an idle worker, the delay ends when the worker runs it.
+// As the executor dispatches: an idle worker wakes when the arrival falls due,
+// posts its query (here to itself) and runs it; the delay ends when it does.
 double timeDispatch(PinnedWorker& worker, int samples) {
+  struct Arrival {  // shared with the worker, whose last call may end after this one's turn
+    SteadyClock::time_point due;
+    std::promise<double> ran;
+    std::atomic<bool> posted{false};
+  };
   std::vector<double> ms;
   for (int i = 0; i < samples; ++i) {
-    const auto due = SteadyClock::now() + std::chrono::milliseconds(2);
-    std::this_thread::sleep_until(due);
-    std::promise<double> ran;
-    worker.post([&] { ran.set_value(std::chrono::duration<double, std::milli>(SteadyClock::now() - due).count()); });
-    ms.push_back(ran.get_future().get());
+    auto a = std::make_shared<Arrival>();
+    a->due = SteadyClock::now() + std::chrono::milliseconds(2);
+    auto ran = a->ran.get_future();
+    worker.takeArrivals([&worker, a]() -> SteadyClock::time_point {
+      if (SteadyClock::now() < a->due) return a->due;
+      if (!a->posted.exchange(true))
+        worker.post([a] { a->ran.set_value(std::chrono::duration<double, std::milli>(SteadyClock::now() - a->due).count()); });
+      return SteadyClock::time_point::max();
+    });
+    ms.push_back(ran.get());
+    worker.takeArrivals({});
   }
   return median(ms);
 }

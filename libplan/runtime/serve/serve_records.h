@@ -17,8 +17,8 @@ struct QueryRecord {
   int task = 0;      // index into ServeResult::tasks
   int sample = 0;
   double arrivalMs = 0, startMs = 0, finishMs = 0, latencyMs = 0;  // from the start of serving
-  // The dispatcher handed its first position to a worker: arrivalMs plus the delay
-  // of its timer and its thread (which waits for a core when the workers hold both).
+  // A worker handed its first position on: arrivalMs plus that worker's delay (its
+  // wake-up when idle, else the end of the job it was running when the query fell due).
   double postedMs = 0;
   double loadMs = 0;       // loading subgraphs this query needed (inside its latency)
   bool completed = false;

@@ -312,6 +312,46 @@ TEST(Executor, EarliestDeadlineFirstRunsTheTightQueryBeforeAnEarlierLooseOne) {
   }
 }
 
+// No thread beside the workers hands queries on: arrivals that fall due while
+// the only worker runs are posted by it once that run has ended; on two
+// processors the idle one takes its own arrival while the other still runs.
+TEST(Executor, TheWorkersHandOnTheArrivalsThatFallDue) {
+  const std::vector<std::string> texts = {testing::chainText("xa", "ya", 64, 128, 256, 0.01f),
+                                          testing::chainText("xb", "yb", 16, 128, 2, 0.01f)};
+  auto setupOn = [&](int processors) {
+    ServeSetup setup;
+    setup.processors = {zp::testing::pinned("p0", {availableCores().front()})};
+    if (processors == 2) setup.processors.push_back(zp::testing::pinned("p1", {availableCores().back()}));
+    setup.slots = {{"long", 0, 1000, true}, {"short", processors - 1, 1000, true}};
+    setup.tasks = {ServeTask{"long", {0}, 1000, true, samplesFor("xa", 1, 64), {}},
+                   ServeTask{"short", {1}, 1000, true, samplesFor("xb", 1, 16), {}}};
+    setup.memoryBudgetBytes = 2000;
+    return setup;
+  };
+  const ArrivalTrace trace{{"long", "short"}, {{0, 0, 0}, {0.5, 1, 0}, {1.0, 1, 0}}};
+  {
+    testing::InMemoryLoader loader(texts);
+    auto r = serve(setupOn(1), loader, trace);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->slices.size(), 3u);
+    if (r->slices[0].endMs < 1.0) GTEST_SKIP() << "the long run ended before the others arrived";
+    for (int q : {1, 2}) {
+      EXPECT_GE(r->queries[q].postedMs, r->slices[0].endMs) << q;
+      EXPECT_LE(r->queries[q].postedMs, r->queries[q].startMs) << q;
+    }
+  }
+  if (availableCores().size() < 2) return;
+  testing::InMemoryLoader loader(texts);
+  auto r = serve(setupOn(2), loader, trace);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  double longEnd = 0;
+  for (const auto& x : r->slices)
+    if (x.query == 0) longEnd = x.endMs;
+  if (longEnd < 5.0) GTEST_SKIP() << "the long run took under 5 ms: too short to see the other worker take its own";
+  EXPECT_LT(r->queries[1].postedMs, longEnd);
+  EXPECT_LT(r->queries[1].finishMs, longEnd);
+}
+
 TEST(Executor, AdmissionControlBoundsEachQueueAcrossItsSetupTasks) {
   // One processor, slow positions, 40 queries at time 0 alternating a and b.
   ArrivalTrace burst;

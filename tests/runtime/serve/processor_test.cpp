@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <atomic>
+#include <chrono>
 #include <future>
+#include <memory>
 
 #include "libplan/runtime/serve/pinned_worker.h"
 #include "libplan/runtime/serve/processor.h"
@@ -50,6 +53,41 @@ TEST(Processor, QueuedJobsRunByRankThenInPostOrder) {
   queued.set_value();
   last.get_future().wait();
   EXPECT_EQ(order, (std::vector<int>{4, 1, 3, 2, 0}));
+}
+
+// The executor's arrivals: an idle worker asks its dispatch when the next one is
+// due, sleeps until then, and dispatches it itself; a job posted meanwhile runs
+// first, the dispatch asked again before it; a cleared dispatch is not asked again.
+TEST(Processor, AnIdleWorkerWakesWhenTheNextArrivalFallsDueAndDispatchesIt) {
+  using Clock = PinnedWorker::Clock;
+  auto w = PinnedWorker::start(zp::testing::pinned("p", {availableCores().front()}));
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  struct State {
+    Clock::time_point due;
+    std::atomic<int> asked{0};
+    std::atomic<bool> posted{false};
+    std::promise<Clock::time_point> ran;
+  };
+  auto st = std::make_shared<State>();
+  st->due = Clock::now() + std::chrono::milliseconds(30);
+  PinnedWorker& worker = **w;
+  worker.takeArrivals([st, &worker]() -> Clock::time_point {
+    ++st->asked;
+    if (Clock::now() < st->due) return st->due;
+    if (!st->posted.exchange(true)) worker.post([st] { st->ran.set_value(Clock::now()); });
+    return Clock::time_point::max();
+  });
+  std::promise<int> askedBefore;
+  worker.post([&] { askedBefore.set_value(st->asked.load()); });  // before the arrival is due
+  EXPECT_GE(askedBefore.get_future().get(), 1);  // asked before this job was taken
+  auto ran = st->ran.get_future();
+  ASSERT_EQ(ran.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "the arrival was never dispatched";
+  EXPECT_GE(ran.get(), st->due);
+  worker.takeArrivals({});
+  worker.runAndWait([] {});
+  const int asked = st->asked.load();
+  worker.runAndWait([] {});
+  EXPECT_EQ(st->asked.load(), asked);
 }
 
 TEST(Processor, CoresNotOnThisMachineAreRefused) {
