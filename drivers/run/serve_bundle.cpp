@@ -727,8 +727,8 @@ std::string reportTable(const ServedPlan& sp, const std::vector<SystemOutcome>& 
   for (const auto& o : outcomes)
     if (o.predictedFirstCome && sp.latencySlos)
       s += fmt::format("{}: each processor takes the queued query with the earliest deadline (its arrival plus its "
-                       "task's latency bound) first, the other systems first come first served; its units served "
-                       "first come first served are predicted {:.1f}% violations\n",
+                       "task's latency bound) first, those already late last, the other systems first come first "
+                       "served; its units served first come first served are predicted {:.1f}% violations\n",
                        o.name, 100 * o.predictedFirstCome->violationRate);
   for (const auto& o : outcomes)
     if (o.measured.dropped > 0)

@@ -1,6 +1,8 @@
 // The order a processor's worker takes its queued runs in: first come first
 // served, or earliest deadline first (a query's deadline: its arrival plus its
-// task's latency bound), never preempting a run. The executor serves by it and
+// task's latency bound) among the runs whose deadline has not passed, the late
+// ones after them (in overload, serving the queries that miss anyway first makes
+// the ones behind them miss too), never preempting a run. The executor serves by it and
 // the serving simulator predicts by it, so both read this one type; a plan
 // names it per system.
 #pragma once

@@ -295,6 +295,8 @@ Expected<ServeResult> Server::run(const ServeParams& params) {
     queueOf_.push_back(queues.emplace(t.queue.empty() ? t.name : t.queue, static_cast<int>(queues.size())).first->second);
   inFlight_ = std::make_unique<std::atomic<int>[]>(queues.size());
   t0_ = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(params.startLeadMs * 1000));
+  if (order_ == ServingOrder::EarliestDeadline)
+    for (auto& w : workers_) w->takeLateLast(t0_);
   size_t dispatched = 0;
   if (params.closedLoop) {
     dispatched = dispatchClosedLoop(params);

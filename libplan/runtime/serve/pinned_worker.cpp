@@ -51,6 +51,11 @@ void PinnedWorker::takeArrivals(DispatchDue dispatch) {
   wake_.notify_one();
 }
 
+void PinnedWorker::takeLateLast(Clock::time_point origin) {
+  std::lock_guard lock(mutex_);
+  deadlineOrigin_ = origin;
+}
+
 void PinnedWorker::runAndWait(const std::function<void()>& job) {
   std::latch done(1);
   post([&] {
@@ -80,8 +85,13 @@ void PinnedWorker::loop() {
         if (nextDue == Clock::time_point::max()) wake_.wait(lock, woken);
         else wake_.wait_until(lock, nextDue, woken);
       }
-      job = std::move(queue_.begin()->second);
-      queue_.erase(queue_.begin());
+      auto next = queue_.begin();
+      if (deadlineOrigin_) {
+        const double nowMs = std::chrono::duration<double, std::milli>(Clock::now() - *deadlineOrigin_).count();
+        if (auto onTime = queue_.lower_bound({nowMs, 0}); onTime != queue_.end()) next = onTime;
+      }
+      job = std::move(next->second);
+      queue_.erase(next);
     }
     job();
   }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "libplan/runtime/serve/processor.h"
@@ -35,6 +36,10 @@ class PinnedWorker {
   using DispatchDue = std::function<Clock::time_point()>;
 
   void post(std::function<void()> job, double rank = 0);
+  // From now on the ranks are deadlines, in ms since `origin`: a job whose
+  // deadline has passed when the worker takes its next job waits behind every
+  // queued one whose deadline has not (serving_order.h: late ones last).
+  void takeLateLast(Clock::time_point origin);
   // From now on the worker calls `dispatch` before it takes each job and, idle,
   // wakes when the next arrival falls due; an empty function stops that. A call
   // under way may end after this returns: what `dispatch` uses must outlive the worker.
@@ -52,6 +57,7 @@ class PinnedWorker {
   // (rank, post number) -> job: the first entry runs next.
   std::map<std::pair<double, uint64_t>, std::function<void()>> queue_;
   std::shared_ptr<const DispatchDue> dispatch_;  // shared: called outside mutex_ while it may be replaced
+  std::optional<Clock::time_point> deadlineOrigin_;  // set: ranks are deadlines, late ones taken last
   uint64_t dispatchSets_ = 0;                    // takeArrivals calls: an idle worker asks a new dispatch
   uint64_t posts_ = 0;
   bool stopping_ = false;

@@ -5,12 +5,14 @@
 
 namespace zp::sim {
 
-ProcessorQueues::ProcessorQueues(int processors)
+ProcessorQueues::ProcessorQueues(int processors, bool lateLast)
     : inflow_(static_cast<size_t>(processors)),
       inflowHead_(static_cast<size_t>(processors), 0),
       arriving_(static_cast<size_t>(processors)),
       queued_(static_cast<size_t>(processors)),
-      free_(static_cast<size_t>(processors), 0.0) {}
+      late_(static_cast<size_t>(processors)),
+      free_(static_cast<size_t>(processors), 0.0),
+      lateLast_(lateLast) {}
 
 void ProcessorQueues::push(int processor, const QueuedJob& job) {
   const auto p = static_cast<size_t>(processor);
@@ -35,23 +37,27 @@ void ProcessorQueues::popArriving(size_t p) {
 
 std::optional<ProcessorQueues::Next> ProcessorQueues::pop() {
   std::optional<Next> best;
-  bool bestQueued = false;  // which of its processor's heaps the best job is on
+  enum class From { Arriving, Queued, Late };
+  From bestFrom = From::Arriving;  // which of its processor's heaps the best job is on
   for (size_t p = 0; p < arriving_.size(); ++p) {
     auto& queued = queued_[p];
+    auto& late = late_[p];
     // A blocked processor (free at infinity) has not chosen yet: what joins
     // before it is freed is still to be ordered then. A finite free time only
     // grows, so a job queued by it stays queued.
-    if (std::isfinite(free_[p]))
+    if (std::isfinite(free_[p])) {
       for (const QueuedJob* a = firstArriving(p); a && a->ready <= free_[p]; a = firstArriving(p)) {
         queued.push(*a);
         popArriving(p);
       }
+      for (; lateLast_ && !queued.empty() && queued.top().deadline < free_[p]; queued.pop()) late.push(queued.top());
+    }
     const QueuedJob* arriving = firstArriving(p);
-    bool fromQueued = !queued.empty();
-    if (fromQueued && arriving && !std::isfinite(free_[p]) && DeadlineLater()(queued.top(), *arriving))
-      fromQueued = false;
-    if (!fromQueued && !arriving) continue;
-    const QueuedJob& head = fromQueued ? queued.top() : *arriving;
+    From from = !queued.empty() ? From::Queued : !late.empty() ? From::Late : From::Arriving;
+    if (from == From::Queued && arriving && !std::isfinite(free_[p]) && DeadlineLater()(queued.top(), *arriving))
+      from = From::Arriving;
+    if (from == From::Arriving && !arriving) continue;
+    const QueuedJob& head = from == From::Queued ? queued.top() : from == From::Late ? late.top() : *arriving;
     const double start = std::max(head.ready, free_[p]);
     // The first candidate is taken whatever its start: an infinite time is still
     // a job that must run.
@@ -59,14 +65,26 @@ std::optional<ProcessorQueues::Next> ProcessorQueues::pop() {
         (start == best->start && (head.ready < best->job.ready ||
                                   (head.ready == best->job.ready && head.key < best->job.key)))) {
       best = Next{static_cast<int>(p), head, start};
-      bestQueued = fromQueued;
+      bestFrom = from;
     }
   }
-  if (best) {
-    const auto p = static_cast<size_t>(best->processor);
-    if (bestQueued) queued_[p].pop();
-    else popArriving(p);
+  if (!best) return best;
+  const auto p = static_cast<size_t>(best->processor);
+  if (bestFrom == From::Arriving && lateLast_ && std::isfinite(best->start)) {
+    // The processor idles until `start` and chooses then, among every job joined by it: no job
+    // pushed after this one starts joins earlier (jobs are popped in start-time order).
+    for (const QueuedJob* a = firstArriving(p); a && a->ready <= best->start; a = firstArriving(p)) {
+      queued_[p].push(*a);
+      popArriving(p);
+    }
+    for (; !queued_[p].empty() && queued_[p].top().deadline < best->start; queued_[p].pop())
+      late_[p].push(queued_[p].top());
+    bestFrom = !queued_[p].empty() ? From::Queued : From::Late;
+    best->job = bestFrom == From::Queued ? queued_[p].top() : late_[p].top();
   }
+  if (bestFrom == From::Queued) queued_[p].pop();
+  else if (bestFrom == From::Late) late_[p].pop();
+  else popArriving(p);
   return best;
 }
 

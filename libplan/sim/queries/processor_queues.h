@@ -2,7 +2,12 @@
 // one job at a time, without preemption. When it is free it takes, of the jobs
 // that have joined its queue by then, the one with the earliest deadline (ties:
 // the earliest ready, then the smaller key); with every deadline equal that is
-// first come first served. Taking, over all processors, the job that can start
+// first come first served. With lateLast, a job whose deadline has passed when
+// its processor takes its next job waits behind every queued one that can still
+// make its own (those it takes earliest deadline first), and runs when none is
+// queued: a queue fallen behind does not spend its processor on queries that miss
+// their deadline anyway while the ones behind them miss theirs in turn (earliest
+// deadline first's domino effect in overload). Taking, over all processors, the job that can start
 // first (then the earliest ready, then the smallest key) processes jobs in
 // start-time order, so a job's successors are only ever pushed with ready times
 // after that start: the order a real per-processor worker would see.
@@ -24,7 +29,7 @@ struct QueuedJob {
 
 class ProcessorQueues {
  public:
-  explicit ProcessorQueues(int processors);
+  explicit ProcessorQueues(int processors, bool lateLast = false);
   void push(int processor, const QueuedJob& job);
 
   struct Next {
@@ -63,7 +68,11 @@ class ProcessorQueues {
   std::vector<size_t> inflowHead_;
   std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, ReadyLater>> arriving_;
   std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, DeadlineLater>> queued_;
+  // With lateLast_: per processor, the queued jobs whose deadline had passed when
+  // it was last free (a free time only grows: they stay late).
+  std::vector<std::priority_queue<QueuedJob, std::vector<QueuedJob>, DeadlineLater>> late_;
   std::vector<double> free_;
+  bool lateLast_ = false;
 };
 
 }  // namespace zp::sim

@@ -71,7 +71,7 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
     if (samples.empty()) return s.runMs;
     return samples[static_cast<size_t>(rng() % samples.size())];
   };
-  ProcessorQueues queues(params.processors);
+  ProcessorQueues queues(params.processors, params.order == ServingOrder::EarliestDeadline);
   std::vector<Running> running(static_cast<size_t>(params.processors));
   auto processorOf = [&](int task, int position) {
     return slots[static_cast<size_t>(tasks[static_cast<size_t>(task)].slots[static_cast<size_t>(position)])].processor;

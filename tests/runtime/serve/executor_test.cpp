@@ -292,19 +292,22 @@ TEST(Executor, EarliestDeadlineFirstRunsTheTightQueryBeforeAnEarlierLooseOne) {
   ServeSetup setup;
   setup.processors = {zp::testing::pinned("p0", {availableCores().front()})};
   setup.slots = {{"loose", 0, 1000, true}, {"tight", 0, 1000, true}};
-  setup.tasks = {ServeTask{"loose", {0}, 1000, true, samplesFor("xa", 1, 64), {}},
-                 ServeTask{"tight", {1}, 5, true, samplesFor("xb", 1, 16), {}}};
+  // Tight's bound leaves it on time when the first run ends (late, it would go last).
+  setup.tasks = {ServeTask{"loose", {0}, 100000, true, samplesFor("xa", 1, 64), {}},
+                 ServeTask{"tight", {1}, 1000, true, samplesFor("xb", 1, 16), {}}};
   setup.memoryBudgetBytes = 2000;
-  const std::vector<std::string> texts = {testing::chainText("xa", "ya", 64, 128, 64, 0.01f),
+  const std::vector<std::string> texts = {testing::chainText("xa", "ya", 64, 128, 256, 0.01f),
                                           testing::chainText("xb", "yb", 16, 128, 2, 0.01f)};
-  const ArrivalTrace trace{{"loose", "tight"}, {{0, 0, 0}, {0.2, 0, 0}, {0.4, 1, 0}}};
+  const ArrivalTrace trace{{"loose", "tight"}, {{0, 0, 0}, {2.0, 0, 0}, {2.5, 1, 0}}};
   for (const auto order : {ServingOrder::FirstCome, ServingOrder::EarliestDeadline}) {
     testing::InMemoryLoader loader(texts);
     auto r = serve(setup, loader, trace, {.order = order});
     ASSERT_TRUE(r.ok()) << r.error().message;
     ASSERT_EQ(r->slices.size(), 3u);
-    // The first run must still be under way when the others arrive (it takes milliseconds).
-    if (r->slices[0].endMs < 0.4) GTEST_SKIP() << "the first run ended before the others arrived: nothing to order";
+    // The first run must start before the others arrive and still be under way then (it takes milliseconds).
+    if (r->slices[0].query != 0 || r->slices[0].startMs > 1.9)
+      GTEST_SKIP() << "the worker woke after the others had arrived (a busy host): nothing to order";
+    if (r->slices[0].endMs < 2.5) GTEST_SKIP() << "the first run ended before the others arrived: nothing to order";
     std::vector<int> ran;
     for (const auto& x : r->slices) ran.push_back(x.query);
     EXPECT_EQ(ran, (order == ServingOrder::FirstCome ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 2, 1}))
@@ -350,6 +353,35 @@ TEST(Executor, TheWorkersHandOnTheArrivalsThatFallDue) {
   if (longEnd < 5.0) GTEST_SKIP() << "the long run took under 5 ms: too short to see the other worker take its own";
   EXPECT_LT(r->queries[1].postedMs, longEnd);
   EXPECT_LT(r->queries[1].finishMs, longEnd);
+}
+
+// Earliest deadline first among the queries that can still make their bound: a
+// query whose deadline passed while a long run held the processor goes after one
+// queued behind it whose deadline has not (first come keeps arrival order).
+TEST(Executor, EarliestDeadlineFirstTakesALateQueryLast) {
+  ServeSetup setup;
+  setup.processors = {zp::testing::pinned("p0", {availableCores().front()})};
+  setup.slots = {{"long", 0, 1000, true}, {"short", 0, 1000, true}};
+  setup.tasks = {ServeTask{"long", {0}, 100000, true, samplesFor("xa", 1, 64), {}},
+                 ServeTask{"tight", {1}, 0.5, true, samplesFor("xb", 1, 16), {}},
+                 ServeTask{"mid", {1}, 100000, true, samplesFor("xb", 1, 16), {}}};
+  setup.memoryBudgetBytes = 2000;
+  const std::vector<std::string> texts = {testing::chainText("xa", "ya", 64, 128, 256, 0.01f),
+                                          testing::chainText("xb", "yb", 16, 128, 2, 0.01f)};
+  const ArrivalTrace trace{{"long", "tight", "mid"}, {{0, 0, 0}, {2.0, 1, 0}, {2.5, 2, 0}}};
+  for (const auto order : {ServingOrder::FirstCome, ServingOrder::EarliestDeadline}) {
+    testing::InMemoryLoader loader(texts);
+    auto r = serve(setup, loader, trace, {.order = order});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->slices.size(), 3u);
+    if (r->slices[0].query != 0 || r->slices[0].startMs > 1.9)
+      GTEST_SKIP() << "the worker woke after the others had arrived (a busy host): nothing to order";
+    if (r->slices[0].endMs < 2.6) GTEST_SKIP() << "the long run ended before tight's deadline passed";
+    std::vector<int> ran;
+    for (const auto& x : r->slices) ran.push_back(x.query);
+    EXPECT_EQ(ran, (order == ServingOrder::FirstCome ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 2, 1}))
+        << servingOrderName(order);
+  }
 }
 
 TEST(Executor, AdmissionControlBoundsEachQueueAcrossItsSetupTasks) {

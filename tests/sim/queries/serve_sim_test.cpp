@@ -351,10 +351,11 @@ TEST(ServeSim, MatchesBruteForceOnRandomSmallInstances) {
 }
 
 // Brute force by processor: each processor, when free, takes of the runs
-// waiting for it by then the one whose query's deadline (arrival plus its
-// task's bound) is earliest, then the earliest ready, then the earliest
-// arrival; the processor that can start first goes first (then the earliest
-// ready, then the earliest arrival). No loads, no holds.
+// waiting for it by then one whose query's deadline (arrival plus its task's
+// bound) has not passed, else a late one; of those the earliest deadline, then
+// the earliest ready, then the earliest arrival; the processor that can start
+// first goes first (then the earliest ready, then the earliest arrival). No
+// loads, no holds.
 std::vector<double> bruteForceEarliestDeadline(const std::vector<ServeSimSlot>& slots,
                                                const std::vector<ServeSimTask>& tasks,
                                                const std::vector<ServeSimArrival>& arrivals, int processors,
@@ -376,7 +377,10 @@ std::vector<double> bruteForceEarliestDeadline(const std::vector<ServeSimSlot>& 
       for (size_t q = 0; q < n; ++q) {
         if (!waitsFor(q, p) || b.ready[q] > start) continue;
         const auto k = static_cast<size_t>(pick);
-        if (pick < 0 || deadline(q) < deadline(k) || (deadline(q) == deadline(k) && b.ready[q] < b.ready[k]))
+        const bool late = deadline(q) < start, pickLate = pick >= 0 && deadline(k) < start;
+        if (pick < 0 || (pickLate && !late) ||
+            (late == pickLate &&
+             (deadline(q) < deadline(k) || (deadline(q) == deadline(k) && b.ready[q] < b.ready[k]))))
           pick = static_cast<int>(q);
       }
       const auto k = static_cast<size_t>(pick), o = static_cast<size_t>(best);
@@ -413,6 +417,25 @@ TEST(ServeSim, EarliestDeadlineFirstLetsATightQueryPassALooseOne) {
   EXPECT_DOUBLE_EQ(edf.queries[2].finishMs, 4.0);
   EXPECT_DOUBLE_EQ(edf.queries[1].finishMs, 7.0);
   EXPECT_EQ(edf.summary.violations, 0);
+}
+
+TEST(ServeSim, EarliestDeadlineFirstTakesALateQueryAfterTheOnesThatCanStillMakeIt) {
+  // One processor: "long" (5 ms, bound 100) at 0, then "tight" (1 ms, bound 2) at
+  // 1 and "mid" (1 ms, bound 4.5) at 2. At 5 tight's deadline (3) has passed and
+  // mid's (6.5) has not: mid [5, 6] within its bound, tight [6, 7] late anyway.
+  // Taking tight first, as its deadline is the earliest (and as first come
+  // does), would end mid at 7: both missed.
+  std::vector<ServeSimSlot> slots = {{0, 5.0, 0, 0, true}, {0, 1.0, 0, 0, true}, {0, 1.0, 0, 0, true}};
+  std::vector<ServeSimTask> tasks = {{"long", {0}, 100, true}, {"tight", {1}, 2, true}, {"mid", {2}, 4.5, true}};
+  std::vector<ServeSimArrival> arrivals = {{0, 0}, {1, 1}, {2, 2}};
+  ServeSimParams params{1, 0, 0};
+  params.order = ServingOrder::EarliestDeadline;
+  const auto r = simulateServing(slots, tasks, arrivals, params);
+  EXPECT_DOUBLE_EQ(r.queries[2].finishMs, 6.0);
+  EXPECT_DOUBLE_EQ(r.queries[1].finishMs, 7.0);
+  EXPECT_EQ(r.summary.violations, 1);  // tight only; tight first would miss mid's bound too
+  const auto fifo = simulateServing(slots, tasks, arrivals, {1, 0, 0});
+  EXPECT_EQ(fifo.summary.violations, 2);
 }
 
 TEST(ServeSim, EarliestDeadlineFirstMatchesBruteForceOnRandomSmallInstances) {
