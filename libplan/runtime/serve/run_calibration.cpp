@@ -164,8 +164,7 @@ double timeDispatch(PinnedWorker& worker, int samples) {
     auto ran = a->ran.get_future();
     worker.takeArrivals([&worker, a]() -> SteadyClock::time_point {
       if (SteadyClock::now() < a->due) return a->due;
-      if (!a->posted.exchange(true))
-        worker.post([a] { a->ran.set_value(std::chrono::duration<double, std::milli>(SteadyClock::now() - a->due).count()); });
+      if (!a->posted.exchange(true)) worker.post([a] { a->ran.set_value(msSince(a->due)); });
       return SteadyClock::time_point::max();
     });
     ms.push_back(ran.get());
