@@ -547,8 +547,8 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   // Beside the calibrated turnaround, the median of those served.
   o.calibration["served_turnaround_ms"] =
       run.servedTurnaroundMs.empty() ? Json(nullptr) : Json(median(run.servedTurnaroundMs));
-  // Beside the calibrated dispatch (timed on idle workers), the dispatcher's delays while
-  // serving: its thread waits for a core when the workers hold both.
+  // Beside the calibrated dispatch (timed on idle workers), the hand-on delays while serving:
+  // a query falling due while every worker runs waits for the first to end its job.
   if (const auto& d = run.servedDispatchMs; !d.empty())
     o.calibration["served_dispatch_ms"] = Json{{"median", median(d)}, {"p90", percentile(d, 0.9)},
                                                {"p99", percentile(d, 0.99)}, {"max", percentile(d, 1.0)}};

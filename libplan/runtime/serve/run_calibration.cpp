@@ -211,7 +211,7 @@ Expected<double> timeTurnaround(const ServeSetup& setup, SubgraphLoader& loader,
     }
   ZP_ASSIGN_OR_RETURN(auto result, serve(served, loader, burst));
   const auto turns = workerTurnaroundsMs(result);
-  // The median: the burst's first jobs also wait for the dispatcher posting all of it.
+  // The median: the burst's first jobs also wait for the worker posting all of it.
   return turns.empty() ? 0.0 : median(turns);
 }
 

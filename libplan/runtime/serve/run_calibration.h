@@ -3,7 +3,7 @@
 // its weights hot in the caches; served, a run often starts after its
 // processor idled between queries (caches and predictors gone cold, the core
 // asleep: measured here at about +8% for 20 ms of idle), and a query waits for
-// the dispatcher's timer and a worker's wake-up before its first run and at
+// an idle worker's timed wake-up before its first run and a wake-up at
 // each hand-over to another processor. So each slot is timed twice, back to
 // back and after an idle gap, each processor's worker running its slots
 // round-robin while the other processors run theirs (shared caches and

@@ -72,7 +72,7 @@ struct ServeSimReplay {
   std::map<std::pair<int, int>, double> runMs;
   std::map<std::pair<int, int>, double> loadMs;
   // Per query: its arrival to its first position handed to a worker, as the
-  // executor's dispatcher took it; the query becomes ready after that or after
+  // executor's workers handed it on; the query becomes ready after that or after
   // dispatchMs, whichever is later (dispatchMs also holds the worker's wake-up).
   std::map<int, double> dispatchMs;
 };
