@@ -37,7 +37,8 @@ SLO="$D/slo.json"
 # placement gains is this host's to measure; that it is chosen where it pays is the test's.
 GAIN=(--min-mix-gain 0 --min-mix-gain-ms 0)
 "$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 "${GAIN[@]}" --quiet >"$D/solve.txt"
-$PY - "$D" <<'PYEOF' || fail "the bound between branchy's placement and its fastest processor: $(cat "$D/solve.txt")"
+set +e
+$PY - "$D" <<'PYEOF'
 import csv, json, os, re, sys
 out = sys.argv[1]
 placed = float(re.search(r"^operator placement: .*branchy/dense ([0-9.]+) ms", open(os.path.join(out, "solve.txt")).read(), re.M).group(1))
@@ -46,11 +47,17 @@ for r in csv.DictReader(open(os.path.join(out, "profile", "profile.csv"))):
     if r["kind"] == "subgraph" and r["task"] == "branchy" and r["variant"] == "dense":
         whole[r["processor"]] = whole.get(r["processor"], 0.0) + float(r["median_ms"])
 fastest = min(whole.values())
-assert fastest > placed, (placed, whole)
+if fastest <= placed:  # the premise, a placement faster than either processor, is this host's to measure
+    print(f"skip: this host's profile shows branchy's placement ({placed} ms) no faster than {whole}")
+    sys.exit(77)
 slo = json.load(open(os.path.join(out, "slo.json")))
 slo["configurations"][0]["tasks"]["branchy"]["latency_ms"] = round((placed + fastest) / 2, 3)
 json.dump(slo, open(os.path.join(out, "slo.json"), "w"), indent=1)
 PYEOF
+bound=$?
+set -e
+[ $bound -eq 77 ] && exit 77
+[ $bound -eq 0 ] || fail "the bound between branchy's placement and its fastest processor: $(cat "$D/solve.txt")"
 "$BIN/plan-solve" "$D/profile" -o "$D/plan.json" --slo "$SLO" --calibration-rounds 0 "${GAIN[@]}" --quiet >"$D/solve.txt"
 if grep -q "^operator placement: 1 of 1 profiled variants" "$D/solve.txt" && $PY - "$D/plan.json" <<'PYEOF'
 import json, sys
