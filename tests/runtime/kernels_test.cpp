@@ -272,6 +272,80 @@ Epilogue randomEpilogue(std::mt19937& rng) {
   return e;
 }
 
+// [N][C][P] planes <-> [N][C/b][P][b] channel blocks (C a multiple of b), written out plainly.
+std::vector<float> toChannelBlocks(const std::vector<float>& planes, int64_t N, int64_t C, int64_t P, int64_t b) {
+  std::vector<float> out(planes.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < P; ++p)
+        out[static_cast<size_t>(((n * C + c / b * b) * P + p * b) + c % b)] = planes[static_cast<size_t>((n * C + c) * P + p)];
+  return out;
+}
+std::vector<float> fromChannelBlocks(const std::vector<float>& blocks, int64_t N, int64_t C, int64_t P, int64_t b) {
+  std::vector<float> out(blocks.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < P; ++p)
+        out[static_cast<size_t>((n * C + c) * P + p)] = blocks[static_cast<size_t>(((n * C + c / b * b) * P + p * b) + c % b)];
+  return out;
+}
+
+// The kernels that take channel-blocked values (kernels.h ConvLayouts), in every
+// combination of blocked input and output, against the same kernel on planes: the
+// same bits (each output sums the same products in the same order), on random shapes
+// whose channels come in whole blocks, at one and two threads.
+TEST_P(ConvKernels, ChannelBlockedLayoutsGiveTheBitsOfPlanes) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> u(0, 1 << 30);
+  const int64_t b = simdFloatLanes();
+  std::map<std::string, int> covered;
+  for (int t = 0; t < 48; ++t) {
+    const bool depthwise = t % 2 == 1;
+    ConvAttrs a;
+    const int64_t C = b * (1 + u(rng) % 5);
+    if (depthwise) {
+      a.group = C; a.Cg = 1; a.M = C;
+      randomWindow(rng, 5, a);
+    } else {
+      a.Cg = C; a.M = b * (1 + u(rng) % 6);
+      if (u(rng) % 4 == 0) a.sh = a.sw = 2;  // strided: blocked output only
+    }
+    const ConvKernel k = depthwise ? ConvKernel::Depthwise : ConvKernel::Packed1x1;
+    ASSERT_TRUE(convTakesBlockedOutput(k, a));
+    const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 40, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
+    const int64_t OH = a.outH(H), OW = a.outW(W);
+    const int threads = 1 + t / 2 % 2;
+    const Epilogue e = randomEpilogue(rng);
+    const auto x = randomSparseVec(static_cast<size_t>(N * C * H * W), rng);
+    const auto w = randomSparseVec(static_cast<size_t>(a.M * a.Cg * a.kh * a.kw), rng);
+    const auto bias = randomSparseVec(static_cast<size_t>(a.M), rng);
+    const size_t outN = static_cast<size_t>(N * a.M * OH * OW);
+    Scratch scratch;
+    std::vector<float> ref(outN, NAN), planes(outN, NAN);
+    runConv(ConvKernel::Naive, a, transformConvWeights(ConvKernel::Naive, a, w.data(), bias.data()), x.data(), N, H, W,
+            ref.data(), e, scratch, 1);
+    const PackedWeights pw = transformConvWeights(k, a, w.data(), bias.data());
+    runConv(k, a, pw, x.data(), N, H, W, planes.data(), e, scratch, threads);
+    const std::string shape = fmt::format("{} N{} C{} M{} {}x{} k{}x{} s{}x{} pad{},{},{},{} act{} threads {}",
+                                          convKernelName(k), N, C, a.M, H, W, a.kh, a.kw, a.sh, a.sw, a.padT, a.padL,
+                                          a.padB, a.padR, int(e.kind), threads);
+    ASSERT_LE(relErr(planes, ref), 1e-5) << shape;
+    const auto xBlocks = toChannelBlocks(x, N, C, H * W, b);
+    for (const ConvLayouts layouts : {ConvLayouts{true, false}, ConvLayouts{false, true}, ConvLayouts{true, true}}) {
+      if (layouts.blockedInput && !convTakesBlockedInput(k, a)) continue;
+      std::vector<float> y(outN, NAN);
+      runConv(k, a, pw, layouts.blockedInput ? xBlocks.data() : x.data(), N, H, W, y.data(), e, scratch, threads,
+              GemmLibrary::OneDnn, layouts);
+      if (layouts.blockedOutput) y = fromChannelBlocks(y, N, a.M, OH * OW, b);
+      EXPECT_EQ(std::memcmp(y.data(), planes.data(), outN * 4), 0)
+          << "blocked input " << layouts.blockedInput << ", output " << layouts.blockedOutput << ": " << shape;
+      covered[fmt::format("{} {}{}", convKernelName(k), int(layouts.blockedInput), int(layouts.blockedOutput))]++;
+    }
+  }
+  for (const char* k : {"packed1x1", "depthwise"})
+    for (const char* io : {"10", "01", "11"}) EXPECT_GT(covered[fmt::format("{} {}", k, io)], 3) << k << " " << io;
+}
+
 // Each depthwise path on its own (the kernel picks one by map size): the channel-blocked
 // tile, the rows from the input, the padded window, on random shapes with partial
 // channel blocks, strides, dilations, asymmetric pads and every epilogue.

@@ -8,6 +8,8 @@
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cstring>
 
 #include "libplan/runtime/kernels/parallel.h"
 
@@ -71,6 +73,25 @@ void gatherTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H
       TransposeSquare(d, v);
       for (int64_t p = 0; p < n; ++p) hn::StoreU(v[p], d, row + (a.padL + iw0 + p) * kLanes);
     }
+    for (int64_t c = a.padL + W; c < g.Wp; ++c) hn::StoreU(zero, d, row + c * kLanes);
+  }
+}
+
+// The same rows from a channel-blocked input: x is the block ([H][W][kLanes]), copied
+// row by row with the padding zeroed.
+void copyTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H, int64_t W, int64_t r0, int64_t rows,
+              float* tile) {
+  const DF d;
+  const VF zero = hn::Zero(d);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = tile + r * g.Wp * kLanes;
+    const int64_t ih = r0 + r - a.padT;
+    if (ih < 0 || ih >= H) {
+      for (int64_t c = 0; c < g.Wp; ++c) hn::StoreU(zero, d, row + c * kLanes);
+      continue;
+    }
+    for (int64_t c = 0; c < a.padL; ++c) hn::StoreU(zero, d, row + c * kLanes);
+    std::memcpy(row + a.padL * kLanes, x + ih * W * kLanes, static_cast<size_t>(W * kLanes) * sizeof(float));
     for (int64_t c = a.padL + W; c < g.Wp; ++c) hn::StoreU(zero, d, row + c * kLanes);
   }
 }
@@ -174,8 +195,11 @@ BlockOutputsFn blockOutputsFor(const ConvAttrs& a) {
 
 }  // namespace
 
+// xBlocked, yBlocked: channel-blocked input, output (kernels.h ConvLayouts); C a
+// multiple of kLanes then, and a block of x or y starts where its first plane would.
 void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads, bool xBlocked,
+                          bool yBlocked) {
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t C = a.M, taps = a.kh * a.kw, OH = a.outH(H), OW = a.outW(W), P = OH * OW;
   const int64_t blocks = (C + kLanes - 1) / kLanes;
@@ -192,7 +216,8 @@ void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
     const int64_t nb = item / bands, oh0 = (item % bands) * band, rows = std::min(band, OH - oh0);
     const int64_t n = nb / blocks, c0 = (nb % blocks) * kLanes, nc = std::min(kLanes, C - c0);
     float* tile = tiles + tid * tileFloats;
-    gatherTile(a, g, x + (n * C + c0) * H * W, H, W, nc, oh0 * a.sh, bandInputRows(a, rows), tile);
+    if (xBlocked) copyTile(a, g, x + (n * C + c0) * H * W, H, W, oh0 * a.sh, bandInputRows(a, rows), tile);
+    else gatherTile(a, g, x + (n * C + c0) * H * W, H, W, nc, oh0 * a.sh, bandInputRows(a, rows), tile);
     // Weights [tap][block's channels], lanes past nc zero; bias likewise.
     HWY_ALIGN float wt[kBlockedMaxTaps * kLanes] = {};
     HWY_ALIGN float bb[kLanes] = {};
@@ -200,11 +225,12 @@ void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
       for (int64_t t = 0; t < taps; ++t) wt[t * kLanes + c] = w[(c0 + c) * taps + t];
       bb[c] = bias[c0 + c];
     }
-    float* out = outs + tid * outFloats;
+    // Blocked output: the band's rows straight into the block.
+    float* out = yBlocked ? y + (n * C + c0) * P + oh0 * OW * kLanes : outs + tid * outFloats;
     outputs(a, g, tile, wt, bb, e, rows, OW, out);
     // Elementwise, so on the channel-interleaved outputs as well as on the planes.
     if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, out, out, rows * OW * kLanes);
-    scatterPlanes(out, rows * OW, nc, P, y + (n * C + c0) * P + oh0 * OW);
+    if (!yBlocked) scatterPlanes(out, rows * OW, nc, P, y + (n * C + c0) * P + oh0 * OW);
   });
 }
 
@@ -228,8 +254,12 @@ bool depthwiseBlockedApplies(const ConvAttrs& a) { return a.M == a.group && a.Cg
 bool depthwiseBlockedPays(const ConvAttrs& a) { return depthwiseBlockedApplies(a); }
 
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
-  HWY_DYNAMIC_DISPATCH(ConvDepthwiseBlocked)(a, pw, x, N, H, W, y, epilogue, scratch, threads);
+                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads,
+                          ConvLayouts layouts) {
+  assert(!layouts.blockedInput || convTakesBlockedInput(ConvKernel::Depthwise, a));
+  assert(!layouts.blockedOutput || convTakesBlockedOutput(ConvKernel::Depthwise, a));
+  HWY_DYNAMIC_DISPATCH(ConvDepthwiseBlocked)(a, pw, x, N, H, W, y, epilogue, scratch, threads, layouts.blockedInput,
+                                             layouts.blockedOutput);
 }
 
 }  // namespace zp::runtime

@@ -97,7 +97,8 @@ void convDepthwiseRows(const ConvAttrs& a, const PackedWeights& pw, const float*
 bool depthwiseBlockedApplies(const ConvAttrs& a);
 bool depthwiseBlockedPays(const ConvAttrs& a);
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
+                          ConvLayouts layouts = {});
 
 // Direct conv vectorised over blocks of 16 (or 8) output channels (direct.cpp): 8k
 // output channels per group, at most 1152 weights per output channel, not a
@@ -120,6 +121,7 @@ void avgPoolRows(const ConvAttrs& a, const float* rowCount, const float* colCoun
 // Pointwise conv on weights packed at load (packed1x1.cpp): [M/32][K][32], zero-padded.
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+                         int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
+                         ConvLayouts layouts = {});
 
 }  // namespace zp::runtime

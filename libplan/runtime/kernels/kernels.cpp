@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/simd_target.h"
 
 namespace zp::runtime {
 
@@ -407,9 +408,35 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
     }
 }
 
+bool convTakesBlockedInput(ConvKernel k, const ConvAttrs& a) {
+  const int64_t b = simdFloatLanes();
+  switch (k) {
+    case ConvKernel::Packed1x1: return a.sh == 1 && a.sw == 1 && a.C() % b == 0 && a.group == 1;
+    case ConvKernel::Depthwise: return depthwiseBlockedPays(a) && a.C() % b == 0;
+    default: return false;
+  }
+}
+
+bool convTakesBlockedOutput(ConvKernel k, const ConvAttrs& a) {
+  const int64_t b = simdFloatLanes();
+  switch (k) {
+    case ConvKernel::Packed1x1: return a.M % b == 0 && a.group == 1;
+    case ConvKernel::Depthwise: return depthwiseBlockedPays(a) && a.M % b == 0;
+    default: return false;
+  }
+}
+
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+             int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
+             ConvLayouts layouts) {
   threads = std::max(1, threads);
+  assert(!layouts.blockedInput || convTakesBlockedInput(k, a));
+  assert(!layouts.blockedOutput || convTakesBlockedOutput(k, a));
+  if (layouts.any()) {
+    if (k == ConvKernel::Depthwise) convDepthwiseBlocked(a, pw, x, N, H, W, y, e, scratch, threads, layouts);
+    else convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts);
+    return;
+  }
   // Winograd and sparse clamp in their own loops; an activation function runs over
   // their output planes afterwards.
   const Epilogue clamp = e.clampOnly() ? e : Epilogue{};

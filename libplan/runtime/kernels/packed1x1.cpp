@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -56,7 +57,9 @@ constexpr int kPanelVectors = static_cast<int>(kPanel / kLanes);
 // registers (8 with AVX-512; 2 with AVX2 or NEON, where the policy takes the GEMM).
 constexpr int kPixelTile = std::clamp((kVectorRegisters - kPanelVectors - 1) / kPanelVectors, 1, 8);
 
-template <int NP>
+// XB: x channel-blocked ([K/kLanes][P][kLanes], x at the tile's first pixel of the
+// image's first block), else planes (x + k * P). YB: y likewise, else planes.
+template <int NP, bool XB, bool YB>
 void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bias, int64_t rows, const Epilogue& e,
           float* y) {
   const DF d;
@@ -69,14 +72,14 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
   for (int64_t k = 0; k < K; ++k) {
     VF w[kPanelVectors];
     for (int v = 0; v < kPanelVectors; ++v) w[v] = hn::LoadU(d, wp + k * kPanel + v * kLanes);
-    const float* xr = x + k * P;
+    const float* xr = XB ? x + (k / kLanes) * P * kLanes + k % kLanes : x + k * P;
     for (int p = 0; p < NP; ++p) {
-      const VF xv = hn::Set(d, xr[p]);
+      const VF xv = hn::Set(d, xr[XB ? p * kLanes : p]);
       for (int v = 0; v < kPanelVectors; ++v) acc[v][p] = hn::MulAdd(w[v], xv, acc[v][p]);
     }
   }
   const VF lo = hn::Set(d, e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = hn::Set(d, e.hi);
-  // Lane l of a vector is output channel l: P floats apart.
+  // Lane l of a vector is output channel l: P floats apart in planes, adjacent in blocks.
   const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(P)));
   for (int v = 0; v < kPanelVectors; ++v) {
     const int64_t n = std::min(kLanes, rows - v * kLanes);
@@ -85,6 +88,10 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
       VF r = acc[v][p];
       if (e.kind != Epilogue::None) r = hn::Max(r, lo);
       if (e.kind == Epilogue::Clip) r = hn::Min(r, hi);
+      if (YB) {  // whole blocks: the caller checked M divides into them
+        hn::StoreU(r, d, y + (v * P + p) * kLanes);
+        continue;
+      }
       float* out = y + v * kLanes * P + p;
       if (n == kLanes) {
         hn::ScatterIndex(r, d, out, idx);
@@ -98,32 +105,42 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
 }
 
 using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, int64_t, const Epilogue&, float*);
+using TileTable = std::array<TileFn, kPixelTile>;
 
-template <size_t... I>
-constexpr std::array<TileFn, sizeof...(I)> tileTable(std::index_sequence<I...>) {
-  return {&tile<static_cast<int>(I) + 1>...};
+template <bool XB, bool YB, size_t... I>
+constexpr TileTable tileTable(std::index_sequence<I...>) {
+  return {&tile<static_cast<int>(I) + 1, XB, YB>...};
 }
-constexpr auto kTiles = tileTable(std::make_index_sequence<kPixelTile>{});
+// Indexed [blocked input][blocked output].
+constexpr TileTable kTiles[2][2] = {
+    {tileTable<false, false>(std::make_index_sequence<kPixelTile>{}),
+     tileTable<false, true>(std::make_index_sequence<kPixelTile>{})},
+    {tileTable<true, false>(std::make_index_sequence<kPixelTile>{}),
+     tileTable<true, true>(std::make_index_sequence<kPixelTile>{})}};
 
 // Output channels [m0, m0 + kPanel) by pixels [p0, p1).
 void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
-                 const Epilogue& e, int64_t m0, int64_t p0, int64_t p1) {
+                 const Epilogue& e, int64_t m0, int64_t p0, int64_t p1, bool xBlocked, bool yBlocked) {
   const int64_t rows = std::min(kPanel, M - m0);
   const float* wpan = wp + (m0 / kPanel) * K * kPanel;
+  const TileTable& tiles = kTiles[xBlocked][yBlocked];
+  // A pixel is 1 float further in planes, kLanes in blocks; channel m0 starts m0 * P in both.
+  const int64_t xStep = xBlocked ? kLanes : 1, yStep = yBlocked ? kLanes : 1;
   for (int64_t p = p0; p < p1; p += kPixelTile) {
     const int64_t np = std::min<int64_t>(kPixelTile, p1 - p);
-    kTiles[static_cast<size_t>(np - 1)](wpan, x + p, P, K, bias + m0, rows, e, y + m0 * P + p);
+    tiles[static_cast<size_t>(np - 1)](wpan, x + p * xStep, P, K, bias + m0, rows, e, y + m0 * P + p * yStep);
   }
 }
 
 }  // namespace
 
 void Pointwise(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
-               const Epilogue& e, int threads) {
+               const Epilogue& e, int threads, bool xBlocked, bool yBlocked) {
   const int64_t panels = (M + kPanel - 1) / kPanel, groups = (P + kPixelGroup - 1) / kPixelGroup;
   parallelForEach(threads, panels * groups, [&](int64_t item, int) {
     const int64_t p0 = (item % groups) * kPixelGroup;
-    panelPixels(M, K, P, wp, bias, x, y, e, (item / groups) * kPanel, p0, std::min(P, p0 + kPixelGroup));
+    panelPixels(M, K, P, wp, bias, x, y, e, (item / groups) * kPanel, p0, std::min(P, p0 + kPixelGroup), xBlocked,
+                yBlocked);
   });
 }
 
@@ -140,7 +157,10 @@ HWY_EXPORT(Pointwise);
 bool pointwisePackedFast() { return simdFloatLanes() >= 16; }
 
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                         int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+                         int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads,
+                         ConvLayouts layouts) {
+  assert(!layouts.blockedInput || convTakesBlockedInput(ConvKernel::Packed1x1, a));
+  assert(!layouts.blockedOutput || convTakesBlockedOutput(ConvKernel::Packed1x1, a));
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg, M = a.M;
   const float* wp = pw.get("wp").as<float>();
@@ -156,7 +176,9 @@ void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const floa
       xn = col;
     }
     float* yn = y + n * M * P;
-    HWY_DYNAMIC_DISPATCH(Pointwise)(M, K, P, wp, bias, xn, yn, e, threads);
+    HWY_DYNAMIC_DISPATCH(Pointwise)(M, K, P, wp, bias, xn, yn, e, threads, layouts.blockedInput,
+                                    layouts.blockedOutput);
+    // Elementwise: the same on blocks as on planes.
     if (!epilogue.clampOnly()) applyEpilogueParallel(yn, M, P, nullptr, epilogue, threads);
   }
 }
