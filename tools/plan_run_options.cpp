@@ -33,15 +33,15 @@ struct Given {
   drivers::RunModelOptions o;
   std::string model, saveOutputs, cache, writeCache, trace, coldPlan;
   std::vector<std::string> inputs, alongside, servingOrders;
-  bool serve = false;
+  bool serve = false, planes = false;
   std::string jsonOut, compareList, simdTarget = "best";
   drivers::BundleRunParams bundle;
   drivers::ServeBundleParams sp;
 };
 
 void addOptions(CLI::App& app, Given& g) {
-  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, alongside, servingOrders, serve, jsonOut,
-         compareList, simdTarget, bundle, sp] = g;
+  auto& [o, model, saveOutputs, cache, writeCache, trace, coldPlan, inputs, alongside, servingOrders, serve, planes,
+         jsonOut, compareList, simdTarget, bundle, sp] = g;
   app.add_option("model", model, "ONNX model, or a bundle directory written by plan-emit")->required();
   app.add_option("--slo", bundle.slo, "bundle: SLO configuration (default: per task the first feasible one)");
   app.add_option("--task", bundle.task, "bundle: run only this task");
@@ -58,6 +58,8 @@ void addOptions(CLI::App& app, Given& g) {
                  "direct, onednn) or a JSON file");
   app.add_option("--gemm", o.gemm, "GEMM library: onednn (fastest warm; generates its kernels on the first product) "
                                   "or blis (compiled kernels: the faster cold start)");
+  app.add_flag("--planes", planes, "pass every value in planes (NCHW), also between pointwise and depthwise convs "
+                                   "(else channel-blocked there): the same outputs, for comparing speed");
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
@@ -232,6 +234,7 @@ std::variant<PlanRunRequest, int> modelRequest(const CLI::App& app, Given& g, bo
   o.model = g.model;
   o.saveOutputs = g.saveOutputs;
   o.cache = g.cache;
+  o.channelBlocks = !g.planes;
   o.writeCache = g.writeCache;
   o.trace = g.trace;
   auto inputs = namedFiles(g.inputs, "NAME=FILE.npy");
@@ -260,7 +263,7 @@ std::variant<PlanRunRequest, int> kindRequest(const CLI::App& app, Given& g) {
   }
   const bool isBundle = std::filesystem::is_directory(g.model);
   if (const char* opt = firstGiven(app, isBundle ? std::vector<const char*>{"--kernels", "--cache", "--write-cache",
-                                                                          "--threads", "--gemm", "--cold-plan"}
+                                                                          "--threads", "--gemm", "--cold-plan", "--planes"}
                                                  : std::vector<const char*>{"--slo", "--task", "--samples", "--rounds",
                                                                             "--compare"})) {
     printError("plan-run", fmt::format("{} does not apply to {}", opt, isBundle ? "a bundle" : "a single model"));

@@ -3,7 +3,8 @@
 
 For each model of the sweep's family (tests/ort_models/models.py; exported into
 --work-dir as bench_sweep.py does), plan-run runs under each policy (plan-run --kernels:
-a policy name such as default, onednn, direct, winograd, or a JSON file) with --trace,
+a policy name such as default, onednn, direct, winograd, or a JSON file; with "+planes", plan-run --planes:
+every value in planes) with --trace,
 --runs times in fresh processes pinned with taskset; per node the fastest run is kept.
 Prints, per model, the Conv nodes' summed times under each policy and under the better
 of the two per node, then every Conv node whose time differs by more than --show-ms,
@@ -25,19 +26,23 @@ import models  # noqa: E402
 from bench_sweep import ours_cmd, pinned, run_json  # noqa: E402
 
 
-def node_minima(a, path, inputs, policy, trace):
-    """Per node: its op, kernel and fastest execute time (ms) over a.runs profiled runs."""
-    best = {}
+def node_minima(a, path, inputs, policies, trace):
+    """Per policy and node: its op, kernel and fastest execute time (ms) over a.runs profiled
+    runs, the policies' runs alternating so that a slow spell of the host hits both."""
+    best = [{} for _ in policies]
     cpus = '0' if a.threads == 1 else '0,1'
     for _ in range(a.runs):
-        run_json(pinned(cpus, ours_cmd(a, path, inputs, a.threads, 2, ['--kernels', policy, '--trace', trace],
-                                       simd=a.simd)))
-        with open(trace) as f:
-            for e in json.load(f)['traceEvents']:
-                if e.get('ph') != 'X':
-                    continue
-                n = best.setdefault(e['name'], {'op': e['args']['op'], 'kernel': e['args']['kernel'], 'ms': 1e18})
-                n['ms'] = min(n['ms'], e['dur'] / 1000.0)
+        for policy, nodes in zip(policies, best):
+            kernels, _, planes = policy.partition('+')
+            extra = ['--kernels', kernels, '--trace', trace] + (['--planes'] if planes == 'planes' else [])
+            run_json(pinned(cpus, ours_cmd(a, path, inputs, a.threads, 2, extra, simd=a.simd)))
+            with open(trace) as f:
+                for e in json.load(f)['traceEvents']:
+                    if e.get('ph') != 'X':
+                        continue
+                    n = nodes.setdefault(e['name'], {'op': e['args']['op'], 'kernel': e['args']['kernel'],
+                                                     'ms': 1e18})
+                    n['ms'] = min(n['ms'], e['dur'] / 1000.0)
     os.remove(trace)
     return best
 
@@ -65,7 +70,7 @@ def main():
         models.export(m, res, path)
         inputs = check_ort.make_inputs(path, os.path.join(a.work_dir, 'sweep', f'{m}_{res}', 'inputs'))
         trace = os.path.join(a.work_dir, f'compare_{m}.trace.json')
-        first, second = node_minima(a, path, inputs, pa, trace), node_minima(a, path, inputs, pb, trace)
+        first, second = node_minima(a, path, inputs, [pa, pb], trace)
         rows = [{'model': m, 'node': k, 'kernel_a': v['kernel'], 'ms_a': v['ms'], 'kernel_b': second[k]['kernel'],
                  'ms_b': second[k]['ms']} for k, v in first.items() if v['op'] == 'Conv' and k in second]
         rows.sort(key=lambda r: r['ms_a'] - r['ms_b'])

@@ -43,6 +43,7 @@ Expected<SessionOptions> sessionOptions(const RunModelOptions& o) {
   if (!parseGemmLibrary(o.gemm, &so.gemm)) return makeError("--gemm: unknown GEMM library '{}' (onednn, blis)", o.gemm);
   so.cache = o.cache;
   so.computeSourceChecksums = !o.writeCache.empty();
+  so.channelBlocks = o.channelBlocks;
   return so;
 }
 

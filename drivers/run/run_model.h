@@ -18,6 +18,7 @@ struct RunModelOptions {
   std::filesystem::path saveOutputs;                                  // directory for NAME.npy
   std::string kernels = "default";
   std::string gemm = "onednn";       // GEMM library: onednn (fastest warm) or blis (no start-up)
+  bool channelBlocks = true;         // runtime::SessionOptions::channelBlocks
   std::filesystem::path cache;       // read (mmap) transformed weights from here
   std::filesystem::path writeCache;  // write transformed weights here after loading
   // A plan with a cold section for this model (plan-solve --mode cold): --write-cache

@@ -30,7 +30,8 @@ Expected<ConvKernel> chooseConvKernel(const KernelPolicy& p, const ConvNode& nod
   }
   if (parseConvKernel(p.policy, &k) && convKernelApplies(k, node.attrs)) return k;
   if (p.policy == "tune" && node.tunable) return tune();
-  return defaultConvKernel(node.attrs, node.input, node.zeroFraction, p.sparseThreshold, node.gemm);
+  return defaultConvKernel(node.attrs, node.input, node.zeroFraction, p.sparseThreshold, node.gemm, node.feedsDepthwise,
+                           node.fedByDepthwise);
 }
 
 // Winograd F(2x2,3x3) against im2col and the direct kernel (one thread, per conv, an
@@ -83,7 +84,7 @@ static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W)
 }
 
 ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in, double zf, double sparseThreshold,
-                             GemmLibrary gemm) {
+                             GemmLibrary gemm, bool feedsDepthwise, bool fedByDepthwise) {
   if (convKernelApplies(ConvKernel::Depthwise, a)) return ConvKernel::Depthwise;
   const bool known = in && in->size() == 4;
   const int64_t H = known ? (*in)[2] : 0, W = known ? (*in)[3] : 0;
@@ -96,6 +97,21 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // 28x28 and larger 1.3-3x (small K: the per-pixel scatter of each tile's outputs).
   if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
       a.outH(H) * a.outW(W) <= 64)
+    return ConvKernel::Packed1x1;
+  // Beside a depthwise conv the same kernel passes values channel-blocked (kernels.h
+  // ConvLayouts), and the depthwise conv then neither gathers its input into blocks
+  // nor scatters its output. Per node, one thread, AVX-512, against the GEMM with
+  // planes (bench/runtime/compare_kernels.py, default+planes against default, on
+  // MobileNetV2/V3-Large, MnasNet and EfficientNet-B0): expansions into a depthwise conv
+  // 0.84-0.89x its time on 14x14 maps and 0.8-0.94x from 16 input channels on 112x112
+  // maps, but 1.16-1.36x from 24-40 channels on 28x28 and 56x56 maps; their depthwise
+  // convs 0.53-0.81x with blocks on both sides. Projections from a depthwise conv,
+  // reading blocks but scattering their outputs, 0.85-0.9x on 7x7 and 14x14 maps (but
+  // MnasNet's 480 -> 80 1.17x), even on 28x28, 1.2-1.4x on 56x56 and up.
+  const int64_t outputs = known ? a.outH(H) * a.outW(W) : 0;
+  if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
+      ((feedsDepthwise && convTakesBlockedOutput(ConvKernel::Packed1x1, a) && (outputs <= 196 || a.Cg <= 16)) ||
+       (fedByDepthwise && convTakesBlockedInput(ConvKernel::Packed1x1, a) && outputs <= 784)))
     return ConvKernel::Packed1x1;
   // Beside BLIS (a session that starts cold) oneDNN would generate its kernels on the first run.
   if (gemm == GemmLibrary::OneDnn && oneDnnConvPays(a, known, H, W)) return ConvKernel::OneDnn;

@@ -36,6 +36,7 @@ struct ConvNode {
   double zeroFraction = 0;       // of the ONNX weights
   bool tunable = false;          // a static input shape and no auto_pad: tune can time it
   GemmLibrary gemm = GemmLibrary::OneDnn;  // the session's
+  bool feedsDepthwise = false, fedByDepthwise = false;  // BuildContext's: values may pass channel-blocked
 };
 
 // Times the applicable kernels on the node's input and returns the fastest.
@@ -45,7 +46,8 @@ using ConvTuner = std::function<ConvKernel()>;
 // tuner's measurement, else the default heuristic.
 Expected<ConvKernel> chooseConvKernel(const KernelPolicy& policy, const ConvNode& node, const ConvTuner& tune);
 ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& input, double zeroFraction,
-                             double sparseThreshold, GemmLibrary gemm = GemmLibrary::OneDnn);
+                             double sparseThreshold, GemmLibrary gemm = GemmLibrary::OneDnn,
+                             bool feedsDepthwise = false, bool fedByDepthwise = false);
 
 // Gemm/MatMul with a constant matrix: the node's override, else the forced kernel,
 // else sparse from the policy's zero fraction on, BLAS below it.

@@ -107,7 +107,37 @@ Expected<std::unique_ptr<PlacedProgram>> PlacedProgram::create(std::vector<std::
   return prog;
 }
 
+// Each session passes values channel-blocked between its own ops (Session::Builder::
+// blockChannels). A value whose writer and reader are ops of different sessions goes
+// in planes unless both ends were set to block it.
+void PlacedProgram::agreeOnLayouts() {
+  const Session::Impl& ref = *sessions_.front()->impl_;
+  auto sessionOf = [&](size_t s) -> Session& { return *sessions_[static_cast<size_t>(placement_[s])]; };
+  std::vector<int> writer(ref.values.size(), -1);
+  for (size_t s = 0; s < ref.steps.size(); ++s)
+    for (int v : ref.flow[s].out)
+      if (v >= 0) writer[static_cast<size_t>(v)] = static_cast<int>(s);
+  for (size_t t = 0; t < ref.steps.size(); ++t) {
+    Op& reader = *sessionOf(t).impl_->steps[t].op;
+    const int v = ref.flow[t].in.empty() ? -1 : ref.flow[t].in[0];
+    const int s = v < 0 ? -1 : writer[static_cast<size_t>(v)];
+    Op* w = s < 0 ? nullptr : sessionOf(static_cast<size_t>(s)).impl_->steps[static_cast<size_t>(s)].op.get();
+    if (reader.layouts().blockedInput == (w && w->layouts().blockedOutput)) continue;
+    ConvLayouts r = reader.layouts();
+    r.blockedInput = false;
+    reader.setLayouts(r);
+    sessionOf(t).nodeInfos_[t].blockedInput = false;
+    if (w) {
+      ConvLayouts l = w->layouts();
+      l.blockedOutput = false;
+      w->setLayouts(l);
+      sessionOf(static_cast<size_t>(s)).nodeInfos_[static_cast<size_t>(s)].blockedOutput = false;
+    }
+  }
+}
+
 Status PlacedProgram::build() {
+  agreeOnLayouts();
   // Payloads of sessions built from a cache's skeleton are checked now, not while racing.
   for (auto& session : sessions_) {
     Session::Impl& m = *session->impl_;

@@ -113,6 +113,7 @@ class PlacedProgram {
   };
   PlacedProgram() = default;
   Status build();
+  void agreeOnLayouts();
   void planArena(const std::vector<size_t>& bytes);
   bool waitDone(int step, double spinUs) const;
   void fail(Status error);

@@ -47,6 +47,9 @@ struct SessionOptions {
   bool checkModel = true;               // onnx::checker on load
   bool foldBatchNorm = true;
   bool fuseActivations = true;
+  // Pass values between pointwise and depthwise convs channel-blocked where both
+  // kernels take it (kernels.h ConvLayouts); warm sessions only. The same bits either way.
+  bool channelBlocks = true;
   // Follow a cold-start plan (cold_schedule.h): `cache` must be a cache written for
   // it (Session::writeColdCache) from this model file. The session is built from
   // the cache alone; the first run is the pipelined cold run, and later runs switch
@@ -87,6 +90,7 @@ struct NodeInfo {
   size_t packedBytes = 0;
   double weightZeroFraction = 0;
   bool hasWeights = false;
+  bool blockedInput = false, blockedOutput = false;  // channel-blocked values (SessionOptions::channelBlocks)
 };
 
 struct NodeTiming {

@@ -91,12 +91,14 @@ class Session::Builder {
   Status foldConstants();
   void fuse();
   Status buildSteps();
+  void blockChannels();
   Status checkSteps();
   void planMemory();
 
  private:
   Status buildStep(size_t index);
-  BuildContext buildContext(const onnx::NodeProto& n) const;
+  void findDepthwiseNeighbours();
+  BuildContext buildContext(const onnx::NodeProto& n, size_t index) const;
   void accountWeights(const WeightInfo& w, double opMs);
   Status checkSkeletonReads(const onnx::NodeProto& n, const Op& op) const;
 
@@ -108,6 +110,7 @@ class Session::Builder {
   StaticShapes shapes_;    // constants' only, until declareInputsAndOutputs knows whether inputs are fixed
   int opset_ = defaultDomainOpset(m_.model);
   std::vector<int> live_;  // the model's nodes left after constant folding
+  std::vector<bool> feedsDepthwise_, fedByDepthwise_;  // per program node (findDepthwiseNeighbours)
 };
 
 Status Session::Builder::readInitializers() {
@@ -189,16 +192,65 @@ void Session::Builder::fuse() {
   m_.program = graph::fuseIntoHeavyNodes(m_.model.graph(), live_, constantLookup(m_.values), fo);
 }
 
+// A depthwise conv of the program: a Conv whose constant weight is [M, 1, kh, kw] in M groups.
+bool isDepthwiseConv(const onnx::NodeProto& n, const ValueTable& values) {
+  if (n.op_type() != "Conv" || n.input_size() < 2) return false;
+  const Tensor* w = values.constant(n.input(1));
+  int64_t group = 1;
+  for (const auto& a : n.attribute())
+    if (a.name() == "group") group = a.i();
+  return w && w->rank() == 4 && w->shape[1] == 1 && w->shape[0] == group && group > 1;
+}
+
+// Per node of the program, the Conv neighbours BuildContext tells a Conv of: whether
+// output 0's one reader is a depthwise conv (as its input 0), and whether input 0 is
+// the output of a depthwise conv that this node alone reads.
+void Session::Builder::findDepthwiseNeighbours() {
+  const auto& g = m_.program.graph;
+  const size_t n = static_cast<size_t>(g.node_size());
+  feedsDepthwise_.assign(n, false);
+  fedByDepthwise_.assign(n, false);
+  if (!options_.channelBlocks || !m_.execution->blocksChannels()) return;
+  std::map<std::string, std::vector<std::pair<size_t, int>>> readers;  // value -> (node, input index)
+  std::map<std::string, size_t> writer;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& node = g.node(static_cast<int>(i));
+    for (int k = 0; k < node.input_size(); ++k)
+      if (!node.input(k).empty()) readers[node.input(k)].emplace_back(i, k);
+    if (node.output_size() > 0) writer[node.output(0)] = i;
+  }
+  auto onlyReader = [&](const std::string& v) -> std::optional<size_t> {
+    const int id = m_.values.find(v);  // graph outputs have ids by now; other values may not yet
+    if (id >= 0 && m_.values.isOutput[static_cast<size_t>(id)]) return std::nullopt;
+    auto it = readers.find(v);
+    if (it == readers.end() || it->second.size() != 1 || it->second[0].second != 0) return std::nullopt;
+    return it->second[0].first;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const auto& node = g.node(static_cast<int>(i));
+    if (node.op_type() != "Conv" || node.output_size() == 0 || node.input_size() == 0) continue;
+    if (auto r = onlyReader(node.output(0)); r && isDepthwiseConv(g.node(static_cast<int>(*r)), m_.values))
+      feedsDepthwise_[i] = true;
+    auto w = writer.find(node.input(0));
+    if (w != writer.end() && isDepthwiseConv(g.node(static_cast<int>(w->second)), m_.values) &&
+        onlyReader(node.input(0)) == i)
+      fedByDepthwise_[i] = true;
+  }
+}
+
 Status Session::Builder::buildSteps() {
   const size_t n = static_cast<size_t>(m_.program.graph.node_size());
+  findDepthwiseNeighbours();
   m_.execution->sizeSteps(n);
   for (size_t i = 0; i < n; ++i) ZP_TRY(buildStep(i));
   return {};
 }
 
-BuildContext Session::Builder::buildContext(const onnx::NodeProto& n) const {
+BuildContext Session::Builder::buildContext(const onnx::NodeProto& n, size_t index) const {
   BuildContext bc;
   bc.node = &n;
+  bc.feedsDepthwise = feedsDepthwise_[index];
+  bc.fedByDepthwise = fedByDepthwise_[index];
   bc.opset = opset_;
   bc.policy = &options_.kernels;
   bc.cache = m_.cache.get();
@@ -253,7 +305,7 @@ Status Session::Builder::buildStep(size_t index) {
   const auto& n = m_.program.graph.node(static_cast<int>(index));
   // A context for an op the execution builds later (on a worker: one thread).
   auto contextFor = [&](const KernelPolicy& policy, bool fromCache, std::vector<std::string>& warnings) {
-    BuildContext bc = buildContext(n);
+    BuildContext bc = buildContext(n, index);
     bc.policy = &policy;
     bc.fromCacheOnly = fromCache;
     bc.cache = fromCache ? m_.cache.get() : nullptr;
@@ -267,7 +319,7 @@ Status Session::Builder::buildStep(size_t index) {
   if (!setup.ok()) return makeError("{}: {}", s_.label_, setup.error().message);
   const bool deferred = setup->deferredOp != nullptr;
   const auto t0 = Clock::now();
-  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::move(setup->deferredOp)) : createOp(buildContext(n));
+  auto op = deferred ? Expected<std::unique_ptr<Op>>(std::move(setup->deferredOp)) : createOp(buildContext(n, index));
   const double opMs = msSince(t0);
   if (!op.ok()) return makeError("{}: {}", s_.label_, op.error().message);
   if (const WeightInfo* w = (*op)->weights()) accountWeights(*w, opMs);
@@ -287,6 +339,39 @@ Status Session::Builder::buildStep(size_t index) {
   m_.steps.push_back(Step{std::move(*op), &n, m_.program.source[index], gemm});
   m_.flow.push_back(std::move(io));
   return {};
+}
+
+// A value passes channel-blocked from a conv that can write it so to the one step
+// that reads it, as input 0, when that step can read it so and nothing else sees it
+// (not a graph output, no other reader, no view of it).
+void Session::Builder::blockChannels() {
+  if (!options_.channelBlocks || !m_.execution->blocksChannels()) return;
+  const size_t nv = m_.values.size();
+  std::vector<int> readers(nv, 0), reader(nv, -1);
+  for (size_t s = 0; s < m_.flow.size(); ++s)
+    for (int v : m_.flow[s].in)
+      if (v >= 0) {
+        ++readers[static_cast<size_t>(v)];
+        reader[static_cast<size_t>(v)] = static_cast<int>(s);
+      }
+  std::vector<ConvLayouts> layouts(m_.steps.size());
+  for (size_t s = 0; s < m_.steps.size(); ++s) {
+    if (m_.flow[s].out.empty() || !m_.steps[s].op->takesBlockedOutput()) continue;
+    const int v = m_.flow[s].out[0];
+    if (v < 0) continue;
+    const size_t vi = static_cast<size_t>(v);
+    if (m_.values.isOutput[vi] || readers[vi] != 1 || m_.values.root(v) != v) continue;
+    const size_t t = static_cast<size_t>(reader[vi]);
+    if (m_.flow[t].in[0] != v || !m_.steps[t].op->takesBlockedInput()) continue;
+    layouts[s].blockedOutput = true;
+    layouts[t].blockedInput = true;
+  }
+  for (size_t s = 0; s < m_.steps.size(); ++s) {
+    if (!layouts[s].any()) continue;
+    m_.steps[s].op->setLayouts(layouts[s]);
+    s_.nodeInfos_[s].blockedInput = layouts[s].blockedInput;
+    s_.nodeInfos_[s].blockedOutput = layouts[s].blockedOutput;
+  }
 }
 
 Status Session::Builder::checkSteps() {
@@ -368,6 +453,7 @@ Expected<std::unique_ptr<Session>> Session::build(onnx::ModelProto model, const 
   b.fuse();
   const auto tBuild = Clock::now();
   ZP_TRY(b.buildSteps());
+  b.blockChannels();
   ZP_TRY(b.checkSteps());
   b.planMemory();
   s->stats_.planMs = msSince(tBuild) - s->stats_.transformMs;

@@ -34,6 +34,8 @@ class Session::Execution {
   virtual bool readsModelFileAtLoad() const { return true; }
   // Whether products on oneDNN may reorder their weights for it at build.
   virtual bool reorderForOneDnn() const { return true; }
+  // Whether ops may pass values channel-blocked: not where ops are swapped after build.
+  virtual bool blocksChannels() const { return true; }
   // A build context for an op the strategy builds later: kernel policy, from
   // the cache alone or not, where its warnings go.
   using ContextFor = std::function<BuildContext(const KernelPolicy& policy, bool fromCache,
@@ -75,6 +77,7 @@ class Session::ColdExecution final : public Session::Execution {
 
   bool readsModelFileAtLoad() const override { return false; }
   bool reorderForOneDnn() const override { return false; }
+  bool blocksChannels() const override { return false; }  // its warm switch swaps ops
   void sizeSteps(size_t n) override;
   Expected<StepSetup> setupStep(size_t index, const onnx::NodeProto& n, const ContextFor& context) override;
   // Starts the pipeline once the session is built; `t0`: when the load began.

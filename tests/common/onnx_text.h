@@ -35,4 +35,28 @@ inline std::string randomValues(size_t n, uint32_t seed, float lo = -1, float hi
   return s;
 }
 
+// MobileNetV2's inverted residual block on an 8x8 map of 16 channels: a pointwise
+// expansion to 32 (Clip 0..6), a 3x3 depthwise conv (Clip), a pointwise projection
+// back to 16 and the residual Add; `depthwiseOut` also makes the depthwise conv's
+// output a graph output. Nodes expand, depthwise, project, add.
+inline std::string invertedResidualText(bool depthwiseOut = false) {
+  return fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    block (float[1,16,8,8] x) => (float[1,16,8,8] y{})
+    <float[32,16,1,1] we = {{{}}}, float[32] be = {{{}}}, float[32,1,3,3] wd = {{{}}}, float[32] bd = {{{}}},
+     float[16,32,1,1] wp = {{{}}}, float[16] bp = {{{}}}, float lo = {{0.0}}, float hi = {{6.0}}>
+    {{
+      e = Conv <kernel_shape = [1, 1]> (x, we, be)
+      er = Clip (e, lo, hi)
+      d = Conv <group = 32, pads = [1, 1, 1, 1]> (er, wd, bd)
+      dr = Clip (d, lo, hi)
+      p = Conv (dr, wp, bp)
+      y = Add (p, x)
+    }}
+  )",
+                     depthwiseOut ? ", float[1,32,8,8] dr" : "", randomValues(512, 1, -0.5f, 0.5f),
+                     randomValues(32, 2), randomValues(288, 3, -0.5f, 0.5f), randomValues(32, 4),
+                     randomValues(512, 5, -0.3f, 0.3f), randomValues(16, 6));
+}
+
 }  // namespace zp::testing

@@ -161,6 +161,33 @@ TEST(KernelPolicy, DefaultFollowsTheSimdTargetInUse) {
   ASSERT_TRUE(useSimdTarget("best").ok());
 }
 
+// Pointwise convs beside a depthwise conv take packed weights where the two pass
+// values channel-blocked and that measured faster: expansions into it on maps up to
+// 14x14 or from at most 16 channels, projections from it on maps up to 28x28; the
+// GEMM elsewhere, and wherever the target has narrower vectors than 16 lanes.
+TEST(KernelPolicy, DefaultPacksPointwiseConvsBesideADepthwiseOneWhereBlocksPay) {
+  for (const std::string& target : simdTargetsOfThisHost()) {
+    ASSERT_TRUE(useSimdTarget(target).ok());
+    const KernelPolicy p;
+    const ConvKernel packed = pointwisePackedFast() ? ConvKernel::Packed1x1 : ConvKernel::Gemm1x1;
+    auto pick = [&](int64_t cin, int64_t cout, int64_t hw, bool feeds, bool fed) {
+      ConvNode n = node(conv(cout, cin, 1), Shape{1, cin, hw, hw});
+      n.feedsDepthwise = feeds;
+      n.fedByDepthwise = fed;
+      return choose(p, n);
+    };
+    EXPECT_EQ(pick(64, 384, 14, true, false), packed) << target;
+    EXPECT_EQ(pick(64, 384, 14, false, false), ConvKernel::Gemm1x1) << target;
+    EXPECT_EQ(pick(16, 96, 112, true, false), packed) << target;
+    EXPECT_EQ(pick(24, 144, 56, true, false), ConvKernel::Gemm1x1) << target;
+    EXPECT_EQ(pick(64, 120, 14, true, false), ConvKernel::Gemm1x1) << target << ": 120 channels are no whole blocks";
+    EXPECT_EQ(pick(192, 32, 28, false, true), packed) << target;
+    EXPECT_EQ(pick(144, 24, 56, false, true), ConvKernel::Gemm1x1) << target;
+    EXPECT_EQ(pick(120, 40, 28, false, true), ConvKernel::Gemm1x1) << target << ": 120 channels are no whole blocks";
+  }
+  ASSERT_TRUE(useSimdTarget("best").ok());
+}
+
 TEST(KernelPolicy, DefaultLeavesOneDnnsConvolutionsToSessionsOnItsGemm) {
   const KernelPolicy p;
   ConvNode n = node(conv(32, 128, 3), Shape{1, 128, 56, 56});

@@ -136,6 +136,45 @@ TEST(PlacedProgram, SameKernelsOnBothProcessorsGiveBitIdenticalOutputs) {
   }
 }
 
+// Each session passes its inverted residual block's values channel-blocked between
+// its own pointwise and depthwise convs (Session::Builder::blockChannels). Placed, a
+// value whose two ends are ops of sessions that do not both block it goes in planes:
+// under every placement the outputs are those of one session (the same bits where
+// both sessions run the same kernels).
+TEST(PlacedProgram, ChannelBlockedValuesStayBlockedOnlyWhereBothEndsAgree) {
+  auto model = graph::parseModelText(zp::testing::invertedResidualText());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto session = [&](const std::string& policy) {
+    SessionOptions o;
+    o.kernels.policy = policy;
+    auto s = Session::fromModel(*model, "block", o);
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return std::move(*s);
+  };
+  auto single = session("packed1x1");
+  const auto inputs = randomInputs(*single, 3);
+  auto ref = single->run(inputs);
+  ASSERT_TRUE(ref.ok());
+  int blockedAcross = 0;
+  for (const std::string other : {"packed1x1", "im2col"})
+    for (uint32_t mask = 0; mask < 16; ++mask) {
+      std::vector<std::unique_ptr<Session>> sessions;
+      sessions.push_back(session("packed1x1"));
+      sessions.push_back(session(other));
+      std::vector<int> placement;
+      for (size_t s = 0; s < 4; ++s) placement.push_back((mask >> s) & 1);
+      auto prog = PlacedProgram::create(std::move(sessions), placement);
+      ASSERT_TRUE(prog.ok()) << prog.error().message;
+      for (int s = 0; s < 3; ++s) blockedAcross += (*prog)->node(static_cast<size_t>(s)).blockedOutput &&
+                                                  placement[static_cast<size_t>(s)] != placement[static_cast<size_t>(s) + 1];
+      auto out = runOnThreads(**prog, inputs);
+      ASSERT_TRUE(out.ok()) << out.error().message;
+      const double tolerance = other == "packed1x1" ? 0.0 : 1e-5 * maxAbs(ref->at("y"));
+      EXPECT_LE(maxAbsDiff(out->at("y"), ref->at("y")), tolerance) << other << ", placement " << mask;
+    }
+  EXPECT_GT(blockedAcross, 0) << "sessions that both block a value pass it blocked across processors";
+}
+
 TEST(PlacedProgram, ExclusiveProcessorsTakeTurnsUnderRandomPlacements) {
   // Processor 2 shares the hardware of 0 and 1 (one processor with all cores).
   const std::string text = branchyText();

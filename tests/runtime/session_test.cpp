@@ -19,6 +19,7 @@
 #include "libplan/util/file.h"
 #include "libplan/util/hash.h"
 #include "libplan/util/json.h"
+#include "tests/common/onnx_text.h"
 #include "tests/runtime/test_util.h"
 
 namespace zp::runtime {
@@ -281,6 +282,55 @@ TEST(Session, ShapeOpsAndTransformerPieces) {
   EXPECT_EQ(out->at("t").shape, (Shape{2, 3, 2}));
   EXPECT_FLOAT_EQ(t[0], x.ptr<float>()[2 * 4 + 1]);  // tt[0][1][2] = x[0][2][1]
   EXPECT_FLOAT_EQ(t[1], x.ptr<float>()[0 * 4 + 1]);  // tt[0][1][0] = x[0][0][1]
+}
+
+// The pointwise and depthwise convs of an inverted residual block hand their values
+// on channel-blocked (kernels.h ConvLayouts): the expansion writes blocks, the
+// depthwise conv reads and writes them, the projection reads them and writes planes
+// for the Add. Outputs are the same bits as with planes throughout. A value that is
+// also a graph output stays in planes.
+TEST(Session, PointwiseAndDepthwiseConvsPassValuesChannelBlockedWithTheSameBits) {
+  auto nodeNamed = [](const Session& s, const std::string& name) {
+    for (const auto& n : s.nodes())
+      if (n.name == name) return n;
+    ADD_FAILURE() << "no node " << name;
+    return NodeInfo{};
+  };
+  for (bool depthwiseOut : {false, true}) {
+    auto model = graph::parseModelText(zp::testing::invertedResidualText(depthwiseOut));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    for (auto& n : *model->mutable_graph()->mutable_node()) n.set_name(n.output(0) == "e" ? "expand" : n.output(0));
+    SessionOptions blocked, planes, naive;
+    blocked.kernels.perNode["expand"] = "packed1x1";  // the default takes the GEMM on AVX2 hosts
+    blocked.kernels.perNode["p"] = "packed1x1";
+    planes = blocked;
+    planes.channelBlocks = false;
+    naive.kernels.policy = "naive";
+    auto sb = Session::fromModel(*model, "block", blocked);
+    auto sp = Session::fromModel(*model, "block", planes);
+    auto sn = Session::fromModel(*model, "block", naive);
+    ASSERT_TRUE(sb.ok() && sp.ok() && sn.ok());
+    const NodeInfo e = nodeNamed(**sb, "expand"), d = nodeNamed(**sb, "d"), p = nodeNamed(**sb, "p");
+    EXPECT_EQ(e.kernel, "packed1x1");
+    EXPECT_EQ(d.kernel, "depthwise");
+    EXPECT_FALSE(e.blockedInput);
+    EXPECT_TRUE(e.blockedOutput);
+    EXPECT_TRUE(d.blockedInput);
+    EXPECT_EQ(d.blockedOutput, !depthwiseOut);
+    EXPECT_EQ(p.blockedInput, !depthwiseOut);
+    EXPECT_FALSE(p.blockedOutput);
+    for (const auto& n : (*sp)->nodes()) EXPECT_FALSE(n.blockedInput || n.blockedOutput) << n.name;
+    for (uint64_t seed : {1, 2}) {
+      const auto in = oneInput("x", {1, 16, 8, 8}, seed);
+      auto yb = (*sb)->run(in), yp = (*sp)->run(in), yn = (*sn)->run(in);
+      ASSERT_TRUE(yb.ok() && yp.ok() && yn.ok());
+      for (const auto& [name, t] : *yp) {
+        ASSERT_EQ(yb->at(name).size(), t.size());
+        EXPECT_EQ(std::memcmp(yb->at(name).ptr<float>(), t.ptr<float>(), t.size() * 4), 0) << name;
+        EXPECT_LE(relErr(t, yn->at(name)), 1e-5) << name;
+      }
+    }
+  }
 }
 
 TEST(Session, HookSeesEveryNodeOutputAndTraceIsWritten) {

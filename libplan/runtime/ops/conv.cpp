@@ -3,6 +3,7 @@
 // from the weight cache when it holds them. Weights fed as activations run im2col
 // on a view of them, made per run.
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <utility>
@@ -205,12 +206,21 @@ class ConvOp : public Op {
     ZP_ASSIGN_OR_RETURN(ConvAttrs a, convAttrsAt(attrs_, autoPad_, H, W));
     Shape os = oneD_ ? Shape{N, a.M, a.outW(W)} : Shape{N, a.M, a.outH(H), a.outW(W)};
     Tensor& y = ctx.alloc(0, DType::F32, os);
-    runConv(kernel_, a, packed_, x.ptr<float>(), N, H, W, y.ptr<float>(), epilogue_, *ctx.scratch, ctx.threads, ctx.gemm);
+    runConv(kernel_, a, packed_, x.ptr<float>(), N, H, W, y.ptr<float>(), epilogue_, *ctx.scratch, ctx.threads, ctx.gemm,
+            layouts_);
     return {};
   }
 
   std::string kernel() const override { return convKernelName(kernel_); }
   const WeightInfo* weights() const override { return &info_; }
+  bool takesBlockedInput() const override { return !oneD_ && convTakesBlockedInput(kernel_, attrs_); }
+  bool takesBlockedOutput() const override { return !oneD_ && convTakesBlockedOutput(kernel_, attrs_); }
+  ConvLayouts layouts() const override { return layouts_; }
+  void setLayouts(ConvLayouts layouts) override {
+    assert(!layouts.blockedInput || takesBlockedInput());
+    assert(!layouts.blockedOutput || takesBlockedOutput());
+    layouts_ = layouts;
+  }
 
  private:
   template <typename Eff>
@@ -222,6 +232,8 @@ class ConvOp : public Op {
     node.zeroFraction = info_.zeroFraction;
     node.tunable = node.input && autoPad_ == "NOTSET";
     node.gemm = bc.gemm;
+    node.feedsDepthwise = bc.feedsDepthwise;
+    node.fedByDepthwise = bc.fedByDepthwise;
     return chooseConvKernel(*bc.policy, node, [&]() {
       const Shape& in = *node.input;
       const int64_t N = in[0], H = oneD_ ? 1 : in[2], W = in.back();
@@ -237,6 +249,7 @@ class ConvOp : public Op {
   std::string autoPad_;
   Epilogue epilogue_;
   ConvKernel kernel_ = ConvKernel::Im2col;
+  ConvLayouts layouts_;
   PackedWeights packed_;
   WeightInfo info_;
 };

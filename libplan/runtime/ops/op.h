@@ -57,6 +57,13 @@ class Op {
   virtual bool isView() const { return false; }
   virtual std::string kernel() const { return ""; }
   virtual const WeightInfo* weights() const { return nullptr; }
+  // Channel-blocked values (kernels.h ConvLayouts): whether the op can read input 0,
+  // write output 0 that way, and which it does. Two ops pass a value blocked only when
+  // the session that built them set both ends (Session::Builder::blockChannels).
+  virtual bool takesBlockedInput() const { return false; }
+  virtual bool takesBlockedOutput() const { return false; }
+  virtual ConvLayouts layouts() const { return {}; }
+  virtual void setLayouts(ConvLayouts) {}
 };
 
 // What an op factory sees when building a node. A node of the fused domain
@@ -79,6 +86,10 @@ struct BuildContext {
   std::vector<std::string>* warnings = nullptr;
   int threads = 1;
   GemmLibrary gemm = GemmLibrary::OneDnn;  // what the tune policy times kernels with
+  // A Conv's neighbours where the session passes values channel-blocked (Session::
+  // Builder::blockChannels): output 0's one reader is a depthwise conv; input 0 is
+  // written by a depthwise conv that this node alone reads.
+  bool feedsDepthwise = false, fedByDepthwise = false;
   // Products with constant weights may reorder them for oneDNN's matmul at build: a
   // warm session on oneDNN. Not a cold one, whose load must not start oneDNN.
   bool reorderForOneDnn = false;
