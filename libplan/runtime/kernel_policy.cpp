@@ -108,6 +108,11 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // convs 0.53-0.81x with blocks on both sides. Projections from a depthwise conv,
   // reading blocks but scattering their outputs, 0.85-0.9x on 7x7 and 14x14 maps (but
   // MnasNet's 480 -> 80 1.17x), even on 28x28, 1.2-1.4x on 56x56 and up.
+  // With 8 lanes (AVX2: tiles of 16 channels by 6 pixels) the GEMM stays: expansions
+  // into a depthwise conv took 0.83-0.94x its time on 7x7 maps and from 16-24 channels,
+  // 1.08-1.12x on 14x14, projections 1.1-1.9x everywhere (no scatter instruction), and
+  // packing the expansions alone left MobileNetV2's, MnasNet's, MobileNetV3-Large's and
+  // EfficientNet-B0's summed Conv times within -2% and +3% of the GEMM's with planes.
   const int64_t outputs = known ? a.outH(H) * a.outW(W) : 0;
   if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
       ((feedsDepthwise && convTakesBlockedOutput(ConvKernel::Packed1x1, a) && (outputs <= 196 || a.Cg <= 16)) ||

@@ -4,7 +4,9 @@
 // channels by up to 8 pixels keeps 16 accumulators in registers: per k, two weight
 // vectors and one broadcast input per pixel. The GEMM library instead packs the weight matrix again
 // on every call, which on small maps (7x7, 14x14) costs as much as the product.
-// Each tile's 32 channels of a pixel are written with one scatter of stride P.
+// Each tile's 32 channels of a pixel are written with one scatter of stride P (with
+// narrower vectors a panel goes through its tiles in passes of two vectors), or as
+// whole vectors into channel blocks (kernels.h ConvLayouts).
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
@@ -52,10 +54,14 @@ HWY_BEFORE_NAMESPACE();
 namespace zp::runtime::HWY_NAMESPACE {
 namespace {
 
-constexpr int kPanelVectors = static_cast<int>(kPanel / kLanes);
-// Pixels per tile: their accumulators, the panel's weight vectors and a broadcast in
-// registers (8 with AVX-512; 2 with AVX2 or NEON, where the policy takes the GEMM).
-constexpr int kPixelTile = std::clamp((kVectorRegisters - kPanelVectors - 1) / kPanelVectors, 1, 8);
+// A panel's channels go through a tile kPassVectors vectors at a time: the whole panel
+// with 16 lanes, halves with 8 (AVX2: 2 vectors by 6 pixels in its 16 registers, the
+// shape of a GEMM micro-kernel), quarters with 4.
+constexpr int kPassVectors = static_cast<int>(std::min<int64_t>(kPanel / kLanes, 2));
+constexpr int64_t kPassChannels = kPassVectors * kLanes;
+// Pixels per tile: their accumulators, the pass's weight vectors and a broadcast in
+// registers (8 with AVX-512, 6 with AVX2, 8 with NEON's 32 registers).
+constexpr int kPixelTile = std::clamp((kVectorRegisters - kPassVectors - 1) / kPassVectors, 1, 8);
 
 // XB: x channel-blocked ([K/kLanes][P][kLanes], x at the tile's first pixel of the
 // image's first block), else planes (x + k * P). YB: y likewise, else planes.
@@ -64,24 +70,24 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
           float* y) {
   const DF d;
   const hn::RebindToSigned<DF> di;
-  VF acc[kPanelVectors][NP];
-  for (int v = 0; v < kPanelVectors; ++v) {
+  VF acc[kPassVectors][NP];
+  for (int v = 0; v < kPassVectors; ++v) {
     const VF b = LoadFirst(d, bias + v * kLanes, rows - v * kLanes);
     for (int p = 0; p < NP; ++p) acc[v][p] = b;
   }
   for (int64_t k = 0; k < K; ++k) {
-    VF w[kPanelVectors];
-    for (int v = 0; v < kPanelVectors; ++v) w[v] = hn::LoadU(d, wp + k * kPanel + v * kLanes);
+    VF w[kPassVectors];
+    for (int v = 0; v < kPassVectors; ++v) w[v] = hn::LoadU(d, wp + k * kPanel + v * kLanes);
     const float* xr = XB ? x + (k / kLanes) * P * kLanes + k % kLanes : x + k * P;
     for (int p = 0; p < NP; ++p) {
       const VF xv = hn::Set(d, xr[XB ? p * kLanes : p]);
-      for (int v = 0; v < kPanelVectors; ++v) acc[v][p] = hn::MulAdd(w[v], xv, acc[v][p]);
+      for (int v = 0; v < kPassVectors; ++v) acc[v][p] = hn::MulAdd(w[v], xv, acc[v][p]);
     }
   }
   const VF lo = hn::Set(d, e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = hn::Set(d, e.hi);
   // Lane l of a vector is output channel l: P floats apart in planes, adjacent in blocks.
   const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(P)));
-  for (int v = 0; v < kPanelVectors; ++v) {
+  for (int v = 0; v < kPassVectors; ++v) {
     const int64_t n = std::min(kLanes, rows - v * kLanes);
     if (n <= 0) break;
     for (int p = 0; p < NP; ++p) {
@@ -121,14 +127,17 @@ constexpr TileTable kTiles[2][2] = {
 // Output channels [m0, m0 + kPanel) by pixels [p0, p1).
 void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
                  const Epilogue& e, int64_t m0, int64_t p0, int64_t p1, bool xBlocked, bool yBlocked) {
-  const int64_t rows = std::min(kPanel, M - m0);
   const float* wpan = wp + (m0 / kPanel) * K * kPanel;
   const TileTable& tiles = kTiles[xBlocked][yBlocked];
-  // A pixel is 1 float further in planes, kLanes in blocks; channel m0 starts m0 * P in both.
+  // A pixel is 1 float further in planes, kLanes in blocks; channel c starts c * P in both.
   const int64_t xStep = xBlocked ? kLanes : 1, yStep = yBlocked ? kLanes : 1;
-  for (int64_t p = p0; p < p1; p += kPixelTile) {
-    const int64_t np = std::min<int64_t>(kPixelTile, p1 - p);
-    tiles[static_cast<size_t>(np - 1)](wpan, x + p * xStep, P, K, bias + m0, rows, e, y + m0 * P + p * yStep);
+  for (int64_t c0 = m0; c0 < std::min(M, m0 + kPanel); c0 += kPassChannels) {
+    const int64_t rows = std::min(kPassChannels, M - c0);
+    for (int64_t p = p0; p < p1; p += kPixelTile) {
+      const int64_t np = std::min<int64_t>(kPixelTile, p1 - p);
+      tiles[static_cast<size_t>(np - 1)](wpan + (c0 - m0), x + p * xStep, P, K, bias + c0, rows, e,
+                                         y + c0 * P + p * yStep);
+    }
   }
 }
 
@@ -152,8 +161,8 @@ namespace zp::runtime {
 
 HWY_EXPORT(Pointwise);
 
-// With 16 lanes a tile keeps 8 pixels of a panel in registers; narrower vectors
-// keep 2, and the GEMM library's product is faster.
+// With 16 lanes a tile keeps 32 channels by 8 pixels in registers; with 8 (AVX2) 16 by 6,
+// and the GEMM library's product measured faster (kernel_policy.cpp).
 bool pointwisePackedFast() { return simdFloatLanes() >= 16; }
 
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
