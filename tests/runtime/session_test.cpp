@@ -333,6 +333,39 @@ TEST(Session, PointwiseAndDepthwiseConvsPassValuesChannelBlockedWithTheSameBits)
   }
 }
 
+// A Concat of more than one piece (64 KB) per input, on channels and on rows: at two
+// threads its pieces are copied by both, to the same result as the definition.
+TEST(Session, ConcatsCopiedInPiecesOnTwoThreadsGiveTheDefinition) {
+  auto model = graph::parseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,40,30,30] a, float[1,25,30,30] b) => (float[1,65,30,30] c, float[1,40,60,30] r)
+    {
+      c = Concat <axis = 1> (a, b)
+      r = Concat <axis = 2> (a, a)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  TensorMap in = oneInput("a", {1, 40, 30, 30}, 3);
+  in.merge(oneInput("b", {1, 25, 30, 30}, 4));
+  const float* a = in.at("a").ptr<float>();
+  const float* b = in.at("b").ptr<float>();
+  for (int threads : {1, 2}) {
+    SessionOptions o;
+    o.threads = threads;
+    auto s = Session::fromModel(*model, "concat", o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto out = (*s)->run(in);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    const float* c = out->at("c").ptr<float>();
+    const float* r = out->at("r").ptr<float>();
+    EXPECT_EQ(std::memcmp(c, a, 40 * 900 * 4), 0) << threads;
+    EXPECT_EQ(std::memcmp(c + 40 * 900, b, 25 * 900 * 4), 0) << threads;
+    for (int ch = 0; ch < 40; ++ch)
+      for (int half = 0; half < 2; ++half)
+        EXPECT_EQ(std::memcmp(r + (ch * 2 + half) * 900, a + ch * 900, 900 * 4), 0) << threads << " " << ch;
+  }
+}
+
 TEST(Session, HookSeesEveryNodeOutputAndTraceIsWritten) {
   auto model = graph::parseModelText(cnnText());
   ASSERT_TRUE(model.ok());

@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <vector>
 
+#include "libplan/runtime/kernels/parallel.h"
 #include "libplan/runtime/kernels/transpose.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
@@ -116,6 +118,9 @@ Expected<std::unique_ptr<Op>> makeTranspose(const BuildContext& bc) {
   });
 }
 
+constexpr int64_t kConcatPieceBytes = int64_t{64} << 10;
+constexpr int64_t kConcatParallelBytes = int64_t{64} << 10;  // below: one thread
+
 Expected<std::unique_ptr<Op>> makeConcat(const BuildContext& bc) {
   const int64_t axis = attrInt(*bc.node, "axis", 0);
   return fnOp([axis](ExecContext& ctx, const std::vector<const Tensor*>& in) -> Status {
@@ -135,16 +140,32 @@ Expected<std::unique_ptr<Op>> makeConcat(const BuildContext& bc) {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < a; ++d) outer *= s[static_cast<size_t>(d)];
     for (int64_t d = a + 1; d < f.rank(); ++d) inner *= s[static_cast<size_t>(d)];
-    const size_t es = dtypeSize(f.dtype);
+    const int64_t es = static_cast<int64_t>(dtypeSize(f.dtype));
     const int64_t rowOut = s[static_cast<size_t>(a)] * inner;
-    int64_t pos = 0;
+    // The copies as pieces of at most kConcatPieceBytes, split over the threads: at two
+    // threads the inputs come half from the other core's cache, and one thread copying
+    // them all took 1.2x its one-thread time (SqueezeNet's Concats).
+    struct Piece {
+      uint8_t* dst;
+      const uint8_t* src;
+      int64_t bytes;
+    };
+    std::vector<Piece> pieces;
+    int64_t pos = 0, total = 0;
     for (auto* t : in) {
-      const int64_t row = t->shape[static_cast<size_t>(a)] * inner;
+      const int64_t row = t->shape[static_cast<size_t>(a)] * inner * es;
       for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(y.ptr<uint8_t>() + (o * rowOut + pos) * static_cast<int64_t>(es),
-                    t->ptr<uint8_t>() + o * row * static_cast<int64_t>(es), static_cast<size_t>(row) * es);
+        for (int64_t b = 0; b < row; b += kConcatPieceBytes)
+          pieces.push_back({y.ptr<uint8_t>() + o * rowOut * es + pos + b, t->ptr<uint8_t>() + o * row + b,
+                            std::min(kConcatPieceBytes, row - b)});
       pos += row;
+      total += row * outer;
     }
+    parallelForEach(total >= kConcatParallelBytes ? ctx.threads : 1, static_cast<int64_t>(pieces.size()),
+                    [&](int64_t i, int) {
+                      const Piece& p = pieces[static_cast<size_t>(i)];
+                      std::memcpy(p.dst, p.src, static_cast<size_t>(p.bytes));
+                    });
     return {};
   });
 }
