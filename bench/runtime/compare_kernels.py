@@ -76,8 +76,10 @@ def main():
         rows.sort(key=lambda r: r['ms_a'] - r['ms_b'])
         sa, sb = sum(r['ms_a'] for r in rows), sum(r['ms_b'] for r in rows)
         best = sum(min(r['ms_a'], r['ms_b']) for r in rows)
+        alla = sum(v['ms'] for v in first.values())
+        allb = sum(v['ms'] for k, v in second.items() if k in first)
         print(f'{m} ({a.threads} thread{"s" if a.threads > 1 else ""}, {a.simd}): Conv nodes {pa} {sa:.2f} ms, '
-              f'{pb} {sb:.2f} ms, the better per node {best:.2f} ms')
+              f'{pb} {sb:.2f} ms, the better per node {best:.2f} ms; all nodes {pa} {alla:.2f} ms, {pb} {allb:.2f} ms')
         for r in rows:
             if abs(r['ms_a'] - r['ms_b']) > a.show_ms:
                 print(f'  {r["ms_b"] / r["ms_a"]:5.2f}x  {r["kernel_a"]:>10} {r["ms_a"]:7.3f}  {r["kernel_b"]:>10} '

@@ -107,7 +107,9 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // maps, but 1.16-1.36x from 24-40 channels on 28x28 and 56x56 maps; their depthwise
   // convs 0.53-0.81x with blocks on both sides. Projections from a depthwise conv,
   // reading blocks but scattering their outputs, 0.85-0.9x on 7x7 and 14x14 maps (but
-  // MnasNet's 480 -> 80 1.17x), even on 28x28, 1.2-1.4x on 56x56 and up.
+  // MnasNet's 480 -> 80 1.17x, before a panel's last 16 channels ran as one vector), even
+  // on 28x28 into whole panels of 32 channels (EfficientNet-B0's 240 -> 40 1.65x), 1.2-1.4x
+  // on 56x56 and up.
   // With 8 lanes (AVX2: tiles of 16 channels by 6 pixels) the GEMM stays: expansions
   // into a depthwise conv took 0.83-0.94x its time on 7x7 maps and from 16-24 channels,
   // 1.08-1.12x on 14x14, projections 1.1-1.9x everywhere (no scatter instruction), and
@@ -116,7 +118,8 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   const int64_t outputs = known ? a.outH(H) * a.outW(W) : 0;
   if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
       ((feedsDepthwise && convTakesBlockedOutput(ConvKernel::Packed1x1, a) && (outputs <= 196 || a.Cg <= 16)) ||
-       (fedByDepthwise && convTakesBlockedInput(ConvKernel::Packed1x1, a) && outputs <= 784)))
+       (fedByDepthwise && convTakesBlockedInput(ConvKernel::Packed1x1, a) &&
+        (outputs <= 196 || (outputs <= 784 && a.M % 32 == 0)))))
     return ConvKernel::Packed1x1;
   // Beside BLIS (a session that starts cold) oneDNN would generate its kernels on the first run.
   if (gemm == GemmLibrary::OneDnn && oneDnnConvPays(a, known, H, W)) return ConvKernel::OneDnn;

@@ -108,32 +108,30 @@ Expected<std::unique_ptr<PlacedProgram>> PlacedProgram::create(std::vector<std::
 }
 
 // Each session passes values channel-blocked between its own ops (Session::Builder::
-// blockChannels). A value whose writer and reader are ops of different sessions goes
-// in planes unless both ends were set to block it.
+// blockChannels). Where the ops that write and read a value, taken from the sessions
+// of their processors, do not agree on its layout, every op of every session goes back
+// to planes.
 void PlacedProgram::agreeOnLayouts() {
   const Session::Impl& ref = *sessions_.front()->impl_;
-  auto sessionOf = [&](size_t s) -> Session& { return *sessions_[static_cast<size_t>(placement_[s])]; };
-  std::vector<int> writer(ref.values.size(), -1);
+  auto opOf = [&](size_t s) -> Op& { return *sessions_[static_cast<size_t>(placement_[s])]->impl_->steps[s].op; };
+  std::vector<int> written(ref.values.size(), -1);  // per value: written blocked (1) or not (0)
   for (size_t s = 0; s < ref.steps.size(); ++s)
-    for (int v : ref.flow[s].out)
-      if (v >= 0) writer[static_cast<size_t>(v)] = static_cast<int>(s);
-  for (size_t t = 0; t < ref.steps.size(); ++t) {
-    Op& reader = *sessionOf(t).impl_->steps[t].op;
-    const int v = ref.flow[t].in.empty() ? -1 : ref.flow[t].in[0];
-    const int s = v < 0 ? -1 : writer[static_cast<size_t>(v)];
-    Op* w = s < 0 ? nullptr : sessionOf(static_cast<size_t>(s)).impl_->steps[static_cast<size_t>(s)].op.get();
-    if (reader.layouts().blockedInput == (w && w->layouts().blockedOutput)) continue;
-    ConvLayouts r = reader.layouts();
-    r.blockedInput = false;
-    reader.setLayouts(r);
-    sessionOf(t).nodeInfos_[t].blockedInput = false;
-    if (w) {
-      ConvLayouts l = w->layouts();
-      l.blockedOutput = false;
-      w->setLayouts(l);
-      sessionOf(static_cast<size_t>(s)).nodeInfos_[static_cast<size_t>(s)].blockedOutput = false;
+    if (!ref.flow[s].out.empty() && ref.flow[s].out[0] >= 0)
+      written[static_cast<size_t>(ref.flow[s].out[0])] = opOf(s).layouts().blockedOutput ? 1 : 0;
+  bool agree = true;
+  for (size_t t = 0; t < ref.steps.size() && agree; ++t)
+    for (size_t i = 0; i < ref.flow[t].in.size() && agree; ++i) {
+      const int v = ref.flow[t].in[i];
+      if (v < 0) continue;
+      const bool read = opOf(t).blockableInput() == i && opOf(t).layouts().blockedInput;
+      agree = read == (written[static_cast<size_t>(v)] == 1);
     }
-  }
+  if (agree) return;
+  for (auto& session : sessions_)
+    for (size_t s = 0; s < session->impl_->steps.size(); ++s) {
+      session->impl_->steps[s].op->setLayouts({});
+      session->nodeInfos_[s].blockedInput = session->nodeInfos_[s].blockedOutput = false;
+    }
 }
 
 Status PlacedProgram::build() {

@@ -203,8 +203,9 @@ bool isDepthwiseConv(const onnx::NodeProto& n, const ValueTable& values) {
 }
 
 // Per node of the program, the Conv neighbours BuildContext tells a Conv of: whether
-// output 0's one reader is a depthwise conv (as its input 0), and whether input 0 is
-// the output of a depthwise conv that this node alone reads.
+// output 0's one reader is a depthwise conv (as its input 0), and whether input 0, read
+// by this node alone, is the output of a depthwise conv or of a Mul scaling one's (a
+// squeeze-and-excite block).
 void Session::Builder::findDepthwiseNeighbours() {
   const auto& g = m_.program.graph;
   const size_t n = static_cast<size_t>(g.node_size());
@@ -231,10 +232,17 @@ void Session::Builder::findDepthwiseNeighbours() {
     if (node.op_type() != "Conv" || node.output_size() == 0 || node.input_size() == 0) continue;
     if (auto r = onlyReader(node.output(0)); r && isDepthwiseConv(g.node(static_cast<int>(*r)), m_.values))
       feedsDepthwise_[i] = true;
+    // Written by a depthwise conv, or by a squeeze-and-excite block's Mul scaling one's output.
+    auto writtenByDepthwise = [&](const std::string& v) {
+      auto w = writer.find(v);
+      return w != writer.end() && isDepthwiseConv(g.node(static_cast<int>(w->second)), m_.values);
+    };
     auto w = writer.find(node.input(0));
-    if (w != writer.end() && isDepthwiseConv(g.node(static_cast<int>(w->second)), m_.values) &&
-        onlyReader(node.input(0)) == i)
-      fedByDepthwise_[i] = true;
+    if (w == writer.end() || onlyReader(node.input(0)) != i) continue;
+    const auto& wn = g.node(static_cast<int>(w->second));
+    fedByDepthwise_[i] = writtenByDepthwise(node.input(0)) ||
+                         (wn.op_type() == "Mul" && wn.input_size() == 2 &&
+                          (writtenByDepthwise(wn.input(0)) || writtenByDepthwise(wn.input(1))));
   }
 }
 
@@ -341,36 +349,51 @@ Status Session::Builder::buildStep(size_t index) {
   return {};
 }
 
-// A value passes channel-blocked from a conv that can write it so to the one step
-// that reads it, as input 0, when that step can read it so and nothing else sees it
-// (not a graph output, no other reader, no view of it).
+// A value passes channel-blocked where its writer can write it so (as output 0) and
+// every reader can read it so (as its blockable input, once), and nothing else sees it
+// (not a graph output, no view of it). An op whose blocked input and output go
+// together (blocksTogether) has both blocked or neither: candidates are dropped until
+// that holds.
 void Session::Builder::blockChannels() {
   if (!options_.channelBlocks || !m_.execution->blocksChannels()) return;
-  const size_t nv = m_.values.size();
-  std::vector<int> readers(nv, 0), reader(nv, -1);
-  for (size_t s = 0; s < m_.flow.size(); ++s)
-    for (int v : m_.flow[s].in)
-      if (v >= 0) {
-        ++readers[static_cast<size_t>(v)];
-        reader[static_cast<size_t>(v)] = static_cast<int>(s);
-      }
-  std::vector<ConvLayouts> layouts(m_.steps.size());
-  for (size_t s = 0; s < m_.steps.size(); ++s) {
+  const size_t nv = m_.values.size(), n = m_.steps.size();
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(nv);  // (step, input index)
+  for (size_t s = 0; s < n; ++s)
+    for (size_t i = 0; i < m_.flow[s].in.size(); ++i)
+      if (const int v = m_.flow[s].in[i]; v >= 0) readers[static_cast<size_t>(v)].emplace_back(s, i);
+  std::vector<char> blocked(nv, 0);
+  for (size_t s = 0; s < n; ++s) {
     if (m_.flow[s].out.empty() || !m_.steps[s].op->takesBlockedOutput()) continue;
     const int v = m_.flow[s].out[0];
     if (v < 0) continue;
     const size_t vi = static_cast<size_t>(v);
-    if (m_.values.isOutput[vi] || readers[vi] != 1 || m_.values.root(v) != v) continue;
-    const size_t t = static_cast<size_t>(reader[vi]);
-    if (m_.flow[t].in[0] != v || !m_.steps[t].op->takesBlockedInput()) continue;
-    layouts[s].blockedOutput = true;
-    layouts[t].blockedInput = true;
+    if (m_.values.isOutput[vi] || m_.values.root(v) != v || readers[vi].empty()) continue;
+    blocked[vi] = std::all_of(readers[vi].begin(), readers[vi].end(), [&](const auto& r) {
+      const auto in = m_.steps[r.first].op->blockableInput();
+      return in == r.second && std::count(m_.flow[r.first].in.begin(), m_.flow[r.first].in.end(), v) == 1;
+    });
   }
-  for (size_t s = 0; s < m_.steps.size(); ++s) {
-    if (!layouts[s].any()) continue;
-    m_.steps[s].op->setLayouts(layouts[s]);
-    s_.nodeInfos_[s].blockedInput = layouts[s].blockedInput;
-    s_.nodeInfos_[s].blockedOutput = layouts[s].blockedOutput;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t s = 0; s < n; ++s) {
+      const Op& op = *m_.steps[s].op;
+      if (!op.blocksTogether() || !op.blockableInput() || m_.flow[s].out.empty()) continue;
+      const int in = m_.flow[s].in[*op.blockableInput()], out = m_.flow[s].out[0];
+      if (in < 0 || out < 0 || blocked[static_cast<size_t>(in)] == blocked[static_cast<size_t>(out)]) continue;
+      blocked[static_cast<size_t>(in)] = blocked[static_cast<size_t>(out)] = 0;
+      changed = true;
+    }
+  }
+  for (size_t s = 0; s < n; ++s) {
+    Op& op = *m_.steps[s].op;
+    ConvLayouts l;
+    if (const auto in = op.blockableInput(); in && *in < m_.flow[s].in.size() && m_.flow[s].in[*in] >= 0)
+      l.blockedInput = blocked[static_cast<size_t>(m_.flow[s].in[*in])];
+    l.blockedOutput = !m_.flow[s].out.empty() && m_.flow[s].out[0] >= 0 && blocked[static_cast<size_t>(m_.flow[s].out[0])];
+    if (!l.any()) continue;
+    op.setLayouts(l);
+    s_.nodeInfos_[s].blockedInput = l.blockedInput;
+    s_.nodeInfos_[s].blockedOutput = l.blockedOutput;
   }
 }
 

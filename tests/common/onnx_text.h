@@ -59,4 +59,31 @@ inline std::string invertedResidualText(bool depthwiseOut = false) {
                      randomValues(512, 5, -0.3f, 0.3f), randomValues(16, 6));
 }
 
+// EfficientNet's block with squeeze-and-excite on an 8x8 map of 16 channels: a
+// pointwise expansion to 32, a 3x3 depthwise conv, the pooled squeeze (32 -> 8, Relu)
+// and excite (8 -> 32, Sigmoid) convs, the Mul scaling the depthwise output, and a
+// pointwise projection back to 16. Nodes expand, d, pool, fc1, fc2, scale, p.
+inline std::string squeezeExciteText() {
+  return fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    block (float[1,16,8,8] x) => (float[1,16,8,8] y)
+    <float[32,16,1,1] we = {{{}}}, float[32,1,3,3] wd = {{{}}}, float[8,32,1,1] w1 = {{{}}}, float[8] b1 = {{{}}},
+     float[32,8,1,1] w2 = {{{}}}, float[32] b2 = {{{}}}, float[16,32,1,1] wp = {{{}}}>
+    {{
+      e = Conv (x, we)
+      d = Conv <group = 32, pads = [1, 1, 1, 1]> (e, wd)
+      g = GlobalAveragePool (d)
+      f1 = Conv (g, w1, b1)
+      r1 = Relu (f1)
+      f2 = Conv (r1, w2, b2)
+      s = Sigmoid (f2)
+      m = Mul (s, d)
+      y = Conv (m, wp)
+    }}
+  )",
+                     randomValues(512, 11, -0.5f, 0.5f), randomValues(288, 12, -0.5f, 0.5f),
+                     randomValues(256, 13, -0.5f, 0.5f), randomValues(8, 14), randomValues(256, 15, -0.5f, 0.5f),
+                     randomValues(32, 16), randomValues(512, 17, -0.3f, 0.3f));
+}
+
 }  // namespace zp::testing

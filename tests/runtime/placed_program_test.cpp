@@ -137,10 +137,10 @@ TEST(PlacedProgram, SameKernelsOnBothProcessorsGiveBitIdenticalOutputs) {
 }
 
 // Each session passes its inverted residual block's values channel-blocked between
-// its own pointwise and depthwise convs (Session::Builder::blockChannels). Placed, a
-// value whose two ends are ops of sessions that do not both block it goes in planes:
-// under every placement the outputs are those of one session (the same bits where
-// both sessions run the same kernels).
+// its own pointwise and depthwise convs (Session::Builder::blockChannels). Placed, the
+// ops of sessions that agree keep their blocks across processors; where a value's
+// writer and reader disagree, every op goes back to planes: under every placement the
+// outputs are those of one session (the same bits where both run the same kernels).
 TEST(PlacedProgram, ChannelBlockedValuesStayBlockedOnlyWhereBothEndsAgree) {
   auto model = graph::parseModelText(zp::testing::invertedResidualText());
   ASSERT_TRUE(model.ok()) << model.error().message;

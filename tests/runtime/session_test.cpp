@@ -333,6 +333,37 @@ TEST(Session, PointwiseAndDepthwiseConvsPassValuesChannelBlockedWithTheSameBits)
   }
 }
 
+// A squeeze-and-excite block: the depthwise conv's output goes channel-blocked to both
+// of its readers, the pooling and the Mul that scales it, and the Mul's to the
+// projection. Same bits as planes with the same kernels.
+TEST(Session, SqueezeAndExciteReadsTheDepthwiseOutputChannelBlocked) {
+  auto model = graph::parseModelText(zp::testing::squeezeExciteText());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  for (auto& n : *model->mutable_graph()->mutable_node()) n.set_name(n.output(0));
+  SessionOptions blocked;
+  blocked.kernels.perNode["e"] = "packed1x1";
+  blocked.kernels.perNode["y"] = "packed1x1";
+  SessionOptions planes = blocked;
+  planes.channelBlocks = false;
+  auto sb = Session::fromModel(*model, "se", blocked);
+  auto sp = Session::fromModel(*model, "se", planes);
+  ASSERT_TRUE(sb.ok() && sp.ok());
+  std::map<std::string, NodeInfo> nodes;
+  for (const auto& n : (*sb)->nodes()) nodes[n.name] = n;
+  EXPECT_TRUE(nodes["e"].blockedOutput);
+  EXPECT_TRUE(nodes["d"].blockedInput && nodes["d"].blockedOutput);
+  EXPECT_TRUE(nodes["g"].blockedInput);
+  EXPECT_FALSE(nodes["g"].blockedOutput);
+  EXPECT_FALSE(nodes["f1"].blockedInput || nodes["f2"].blockedOutput);
+  EXPECT_TRUE(nodes["m"].blockedInput && nodes["m"].blockedOutput);
+  EXPECT_TRUE(nodes["y"].blockedInput);
+  EXPECT_FALSE(nodes["y"].blockedOutput);
+  const auto in = oneInput("x", {1, 16, 8, 8}, 7);
+  auto yb = (*sb)->run(in), yp = (*sp)->run(in);
+  ASSERT_TRUE(yb.ok() && yp.ok());
+  EXPECT_EQ(std::memcmp(yb->at("y").ptr<float>(), yp->at("y").ptr<float>(), yp->at("y").size() * 4), 0);
+}
+
 // A Concat of more than one piece (64 KB) per input, on channels and on rows: at two
 // threads its pieces are copied by both, to the same result as the definition.
 TEST(Session, ConcatsCopiedInPiecesOnTwoThreadsGiveTheDefinition) {

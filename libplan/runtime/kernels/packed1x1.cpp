@@ -64,30 +64,31 @@ constexpr int64_t kPassChannels = kPassVectors * kLanes;
 constexpr int kPixelTile = std::clamp((kVectorRegisters - kPassVectors - 1) / kPassVectors, 1, 8);
 
 // XB: x channel-blocked ([K/kLanes][P][kLanes], x at the tile's first pixel of the
-// image's first block), else planes (x + k * P). YB: y likewise, else planes.
-template <int NP, bool XB, bool YB>
+// image's first block), else planes (x + k * P). YB: y likewise, else planes. V: the
+// vectors of channels a pass computes (1 for a panel's last kLanes or fewer channels).
+template <int NP, bool XB, bool YB, int V>
 void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bias, int64_t rows, const Epilogue& e,
           float* y) {
   const DF d;
   const hn::RebindToSigned<DF> di;
-  VF acc[kPassVectors][NP];
-  for (int v = 0; v < kPassVectors; ++v) {
+  VF acc[V][NP];
+  for (int v = 0; v < V; ++v) {
     const VF b = LoadFirst(d, bias + v * kLanes, rows - v * kLanes);
     for (int p = 0; p < NP; ++p) acc[v][p] = b;
   }
   for (int64_t k = 0; k < K; ++k) {
-    VF w[kPassVectors];
-    for (int v = 0; v < kPassVectors; ++v) w[v] = hn::LoadU(d, wp + k * kPanel + v * kLanes);
+    VF w[V];
+    for (int v = 0; v < V; ++v) w[v] = hn::LoadU(d, wp + k * kPanel + v * kLanes);
     const float* xr = XB ? x + (k / kLanes) * P * kLanes + k % kLanes : x + k * P;
     for (int p = 0; p < NP; ++p) {
       const VF xv = hn::Set(d, xr[XB ? p * kLanes : p]);
-      for (int v = 0; v < kPassVectors; ++v) acc[v][p] = hn::MulAdd(w[v], xv, acc[v][p]);
+      for (int v = 0; v < V; ++v) acc[v][p] = hn::MulAdd(w[v], xv, acc[v][p]);
     }
   }
   const VF lo = hn::Set(d, e.kind == Epilogue::Clip ? e.lo : 0.0f), hi = hn::Set(d, e.hi);
   // Lane l of a vector is output channel l: P floats apart in planes, adjacent in blocks.
   const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(P)));
-  for (int v = 0; v < kPassVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     const int64_t n = std::min(kLanes, rows - v * kLanes);
     if (n <= 0) break;
     for (int p = 0; p < NP; ++p) {
@@ -113,26 +114,29 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
 using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, int64_t, const Epilogue&, float*);
 using TileTable = std::array<TileFn, kPixelTile>;
 
-template <bool XB, bool YB, size_t... I>
+template <bool XB, bool YB, int V, size_t... I>
 constexpr TileTable tileTable(std::index_sequence<I...>) {
-  return {&tile<static_cast<int>(I) + 1, XB, YB>...};
+  return {&tile<static_cast<int>(I) + 1, XB, YB, V>...};
 }
-// Indexed [blocked input][blocked output].
-constexpr TileTable kTiles[2][2] = {
-    {tileTable<false, false>(std::make_index_sequence<kPixelTile>{}),
-     tileTable<false, true>(std::make_index_sequence<kPixelTile>{})},
-    {tileTable<true, false>(std::make_index_sequence<kPixelTile>{}),
-     tileTable<true, true>(std::make_index_sequence<kPixelTile>{})}};
+template <int V>
+constexpr std::array<std::array<TileTable, 2>, 2> tilesOf() {
+  constexpr auto pixels = std::make_index_sequence<kPixelTile>{};
+  return {{{tileTable<false, false, V>(pixels), tileTable<false, true, V>(pixels)},
+           {tileTable<true, false, V>(pixels), tileTable<true, true, V>(pixels)}}};
+}
+// Indexed [one vector][blocked input][blocked output].
+constexpr std::array<std::array<TileTable, 2>, 2> kTiles[2] = {tilesOf<kPassVectors>(), tilesOf<1>()};
 
 // Output channels [m0, m0 + kPanel) by pixels [p0, p1).
 void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
                  const Epilogue& e, int64_t m0, int64_t p0, int64_t p1, bool xBlocked, bool yBlocked) {
   const float* wpan = wp + (m0 / kPanel) * K * kPanel;
-  const TileTable& tiles = kTiles[xBlocked][yBlocked];
   // A pixel is 1 float further in planes, kLanes in blocks; channel c starts c * P in both.
   const int64_t xStep = xBlocked ? kLanes : 1, yStep = yBlocked ? kLanes : 1;
   for (int64_t c0 = m0; c0 < std::min(M, m0 + kPanel); c0 += kPassChannels) {
     const int64_t rows = std::min(kPassChannels, M - c0);
+    // A last pass of at most a vector's channels (M = 80 or 112 with 16 lanes) computes that vector alone.
+    const TileTable& tiles = kTiles[rows <= kLanes][xBlocked][yBlocked];
     for (int64_t p = p0; p < p1; p += kPixelTile) {
       const int64_t np = std::min<int64_t>(kPixelTile, p1 - p);
       tiles[static_cast<size_t>(np - 1)](wpan + (c0 - m0), x + p * xStep, P, K, bias + c0, rows, e,

@@ -213,11 +213,13 @@ class ConvOp : public Op {
 
   std::string kernel() const override { return convKernelName(kernel_); }
   const WeightInfo* weights() const override { return &info_; }
-  bool takesBlockedInput() const override { return !oneD_ && convTakesBlockedInput(kernel_, attrs_); }
+  std::optional<size_t> blockableInput() const override {
+    return !oneD_ && convTakesBlockedInput(kernel_, attrs_) ? std::optional<size_t>(0) : std::nullopt;
+  }
   bool takesBlockedOutput() const override { return !oneD_ && convTakesBlockedOutput(kernel_, attrs_); }
   ConvLayouts layouts() const override { return layouts_; }
   void setLayouts(ConvLayouts layouts) override {
-    assert(!layouts.blockedInput || takesBlockedInput());
+    assert(!layouts.blockedInput || blockableInput());
     assert(!layouts.blockedOutput || takesBlockedOutput());
     layouts_ = layouts;
   }

@@ -1,11 +1,14 @@
 // Elementwise ops with numpy broadcasting: arithmetic, comparison, logic and bit
 // shifts on two operands of any numeric type, the variadic Sum/Max/Min/Mean, and Where.
 #include <algorithm>
+#include <cassert>
+#include <optional>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/simd_target.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/broadcast.h"
 #include "libplan/runtime/ops/dispatch.h"
@@ -238,7 +241,66 @@ Expected<std::unique_ptr<Op>> makeAdd(const BuildContext& bc) {
   return clampedAddOp(e);
 }
 Expected<std::unique_ptr<Op>> makeSub(const BuildContext& bc) { return binaryOp(Bin::Sub); }
-Expected<std::unique_ptr<Op>> makeMul(const BuildContext& bc) { return binaryOp(Bin::Mul); }
+// Mul of a [N, C, H, W] float tensor by a [N, C, 1, 1] one (static shapes; a squeeze-
+// and-excite block's scaling) also reads and writes the big operand channel-blocked
+// (kernels.h ConvLayouts), both or neither; in planes, the general op. Each output is
+// the same product either way.
+class ChannelScaleOp : public Op {
+ public:
+  ChannelScaleOp(std::unique_ptr<Op> planes, size_t big) : planes_(std::move(planes)), big_(big) {}
+  Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) override {
+    if (!layouts_.blockedInput) return planes_->run(ctx, in);
+    const Tensor& x = *in[big_];
+    const Tensor& s = *in[1 - big_];
+    const int64_t b = simdFloatLanes();
+    assert(x.dtype == DType::F32 && s.dtype == DType::F32 && x.rank() == 4 && x.shape[1] % b == 0 &&
+           s.size() == x.shape[0] * x.shape[1]);
+    const int64_t blocks = x.shape[0] * x.shape[1] / b, P = x.shape[2] * x.shape[3];
+    Tensor& y = ctx.alloc(0, DType::F32, x.shape);
+    const bool scaleFirst = big_ == 1;
+    parallelForEach(blocks * P * b >= 4 * kPiece ? ctx.threads : 1, blocks, [&](int64_t blk, int) {
+      const float* px = x.ptr<float>() + blk * P * b;
+      const float* ps = s.ptr<float>() + blk * b;
+      float* py = y.ptr<float>() + blk * P * b;
+      for (int64_t i = 0; i < P; ++i)
+        for (int64_t l = 0; l < b; ++l) py[i * b + l] = scaleFirst ? ps[l] * px[i * b + l] : px[i * b + l] * ps[l];
+    });
+    return {};
+  }
+  std::optional<size_t> blockableInput() const override { return big_; }
+  bool takesBlockedOutput() const override { return true; }
+  bool blocksTogether() const override { return true; }
+  ConvLayouts layouts() const override { return layouts_; }
+  void setLayouts(ConvLayouts layouts) override {
+    assert(layouts.blockedInput == layouts.blockedOutput);
+    layouts_ = layouts;
+  }
+
+ private:
+  std::unique_ptr<Op> planes_;
+  size_t big_;
+  ConvLayouts layouts_;
+};
+
+// The operand of a channel scaling that is the [N, C, H, W] tensor, when the static
+// shapes and types say the Mul is one.
+std::optional<size_t> channelScaled(const BuildContext& bc) {
+  if (bc.inputShapes.size() != 2 || !bc.inputShapes[0] || !bc.inputShapes[1] || bc.halfInputs) return std::nullopt;
+  for (size_t big : {size_t{0}, size_t{1}}) {
+    const Shape& x = *bc.inputShapes[big];
+    const Shape& s = *bc.inputShapes[1 - big];
+    if (x.size() == 4 && s.size() == 4 && s[0] == x[0] && s[1] == x[1] && s[2] == 1 && s[3] == 1 && x[2] * x[3] > 1)
+      return big;
+  }
+  return std::nullopt;
+}
+
+Expected<std::unique_ptr<Op>> makeMul(const BuildContext& bc) {
+  ZP_ASSIGN_OR_RETURN(std::unique_ptr<Op> planes, binaryOp(Bin::Mul));
+  const auto big = channelScaled(bc);
+  if (!big) return planes;
+  return std::unique_ptr<Op>(std::make_unique<ChannelScaleOp>(std::move(planes), *big));
+}
 Expected<std::unique_ptr<Op>> makeDiv(const BuildContext& bc) { return binaryOp(Bin::Div); }
 Expected<std::unique_ptr<Op>> makePow(const BuildContext& bc) { return binaryOp(Bin::Pow); }
 Expected<std::unique_ptr<Op>> makeMod(const BuildContext& bc) {

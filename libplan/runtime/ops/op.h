@@ -57,11 +57,14 @@ class Op {
   virtual bool isView() const { return false; }
   virtual std::string kernel() const { return ""; }
   virtual const WeightInfo* weights() const { return nullptr; }
-  // Channel-blocked values (kernels.h ConvLayouts): whether the op can read input 0,
-  // write output 0 that way, and which it does. Two ops pass a value blocked only when
-  // the session that built them set both ends (Session::Builder::blockChannels).
-  virtual bool takesBlockedInput() const { return false; }
+  // Channel-blocked values (kernels.h ConvLayouts): the one input the op can read that
+  // way (none: nullopt), whether it can write output 0 so, whether the two go together
+  // (an elementwise op: both blocked or neither), and which it does. Ops pass a value
+  // blocked only where the session that built them set its writer and every reader
+  // (Session::Builder::blockChannels).
+  virtual std::optional<size_t> blockableInput() const { return std::nullopt; }
   virtual bool takesBlockedOutput() const { return false; }
+  virtual bool blocksTogether() const { return false; }
   virtual ConvLayouts layouts() const { return {}; }
   virtual void setLayouts(ConvLayouts) {}
 };

@@ -1,9 +1,11 @@
 // Pooling: MaxPool (on the window kernel shared with depthwise conv), AveragePool,
 // and their global forms; 3-D, integer and Indices pooling in pool_general.cpp.
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/simd_target.h"
 #include "libplan/runtime/kernels/sums.h"
 #include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/ops/factories.h"
@@ -107,11 +109,55 @@ Expected<std::unique_ptr<Op>> globalPoolOp(bool isMax) {
   });
 }
 
+// GlobalAveragePool that also reads a channel-blocked input (kernels.h ConvLayouts; a
+// squeeze-and-excite block's pooling of a depthwise conv's output): per channel the
+// sums in the order sum16 takes over a plane, so the bits are those of planes. Its
+// output, one value per channel, is the same in either layout.
+class GlobalAveragePoolOp : public Op {
+ public:
+  explicit GlobalAveragePoolOp(std::unique_ptr<Op> planes) : planes_(std::move(planes)) {}
+  Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) override {
+    if (!layouts_.blockedInput) return planes_->run(ctx, in);
+    const Tensor& x = *in[0];
+    const int64_t b = simdFloatLanes();
+    assert(x.dtype == DType::F32 && x.rank() == 4 && x.shape[1] % b == 0);
+    const int64_t N = x.shape[0], blocks = x.shape[1] / b, P = x.shape[2] * x.shape[3];
+    Tensor& y = ctx.alloc(0, DType::F32, {N, x.shape[1], 1, 1});
+    parallelForEach(N * blocks * P * b > 65536 ? ctx.threads : 1, N * blocks, [&](int64_t nb, int) {
+      const float* p = x.ptr<float>() + nb * P * b;
+      std::vector<float> acc(static_cast<size_t>(16 * b), 0.0f);  // [position % 16][lane], as sum16
+      for (int64_t i = 0; i < P; ++i) {
+        float* a = acc.data() + (i % 16) * b;
+        for (int64_t l = 0; l < b; ++l) a[l] += p[i * b + l];
+      }
+      for (int64_t l = 0; l < b; ++l) {
+        float sum = 0;
+        for (int64_t k = 0; k < 16; ++k) sum += acc[static_cast<size_t>(k * b + l)];
+        y.ptr<float>()[nb * b + l] = sum / static_cast<float>(P);
+      }
+    });
+    return {};
+  }
+  std::optional<size_t> blockableInput() const override { return 0; }
+  ConvLayouts layouts() const override { return layouts_; }
+  void setLayouts(ConvLayouts layouts) override {
+    assert(!layouts.blockedOutput);
+    layouts_ = layouts;
+  }
+
+ private:
+  std::unique_ptr<Op> planes_;
+  ConvLayouts layouts_;
+};
+
 }  // namespace
 
 Expected<std::unique_ptr<Op>> makeMaxPool(const BuildContext& bc) { return poolOp(bc, true); }
 Expected<std::unique_ptr<Op>> makeAveragePool(const BuildContext& bc) { return poolOp(bc, false); }
-Expected<std::unique_ptr<Op>> makeGlobalAveragePool(const BuildContext& bc) { return globalPoolOp(false); }
+Expected<std::unique_ptr<Op>> makeGlobalAveragePool(const BuildContext& bc) {
+  ZP_ASSIGN_OR_RETURN(std::unique_ptr<Op> planes, globalPoolOp(false));
+  return std::unique_ptr<Op>(std::make_unique<GlobalAveragePoolOp>(std::move(planes)));
+}
 Expected<std::unique_ptr<Op>> makeGlobalMaxPool(const BuildContext& bc) { return globalPoolOp(true); }
 
 }  // namespace zp::runtime::detail
