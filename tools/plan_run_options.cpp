@@ -59,7 +59,7 @@ void addOptions(CLI::App& app, Given& g) {
   app.add_option("--gemm", o.gemm, "GEMM library: onednn (fastest warm; generates its kernels on the first product) "
                                   "or blis (compiled kernels: the faster cold start)");
   app.add_flag("--planes", planes, "pass every value in planes (NCHW), also between pointwise and depthwise convs "
-                                   "(else channel-blocked there): the same outputs, for comparing speed");
+                                   "(else channel-blocked there, with the kernels that suit blocks): for comparing speed");
   app.add_option("--cache", cache, "weight cache to map");
   app.add_option("--write-cache", writeCache, "write the transformed weights to this cache file");
   app.add_flag("--cold", o.cold, "evict model and cache from the page cache, time load + first run");
