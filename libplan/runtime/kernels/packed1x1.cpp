@@ -137,10 +137,14 @@ void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* 
     const int64_t rows = std::min(kPassChannels, M - c0);
     // A last pass of at most a vector's channels (M = 80 or 112 with 16 lanes) computes that vector alone.
     const TileTable& tiles = kTiles[rows <= kLanes][xBlocked][yBlocked];
-    for (int64_t p = p0; p < p1; p += kPixelTile) {
-      const int64_t np = std::min<int64_t>(kPixelTile, p1 - p);
+    // Tiles as even as the count allows: 49 pixels as 7 of 7, not 6 of 8 and one of 1,
+    // whose two accumulators wait on each other's FMA latency.
+    const int64_t count = p1 - p0, tileCount = (count + kPixelTile - 1) / kPixelTile;
+    for (int64_t t = 0, p = p0; t < tileCount; ++t) {
+      const int64_t np = (count - (p - p0) + (tileCount - t) - 1) / (tileCount - t);
       tiles[static_cast<size_t>(np - 1)](wpan + (c0 - m0), x + p * xStep, P, K, bias + c0, rows, e,
                                          y + c0 * P + p * yStep);
+      p += np;
     }
   }
 }
