@@ -192,6 +192,7 @@ void fillModeOptions(PlanSolveRequest& req, const SolveArgs& g) {
     sp.seed = cc.solve.seed;
     sp.select.measuredAccuracyForDecisions = !g.estimatedAccuracy;
     if (!g.budgets.empty()) sp.budgets = g.budgets;
+    sp.budgetsGiven = !g.budgets.empty();
     sp.processors = splitList(g.processorList);
     sp.select.servedInTurn = splitList(g.servedInTurnList);
     sp.placed.solve.timeLimitS = op.solve.timeLimitS;

@@ -109,12 +109,21 @@ Expected<std::vector<select::FrameChain>> frameChains(const std::vector<plan::Fr
 }
 
 // The device's memory budget: the choice's own units resident under it.
-// `where` names the budget's source in errors.
+// `where` names the budget's source in errors. With `raisedNote` (a default budget,
+// not the user's) a budget below the least a plan needs is raised to that, and the
+// note says so.
 Status applyMemoryBudget(const StitchSpace& space, const std::string& budget, const std::string& where,
-                         select::ServingWorkload& w) {
+                         select::ServingWorkload& w, std::string* raisedNote = nullptr) {
   const UnitBytes u = unitBytes(space);
   auto bytes = select::parseBudget(budget, select::allSubgraphBytes(space));
   if (!bytes.ok()) return makeError("{}: '{}': expected bytes or a percentage such as \"60%\"", where, budget);
+  if (*bytes < u.leastNeeded && raisedNote) {
+    *raisedNote = fmt::format("note: the default device memory budget ({} of all subgraphs' bytes, {} bytes) holds no "
+                              "plan: task '{}' needs {} bytes resident; planned with that (set --memory-budget or "
+                              "the workload's memory_budget)\n",
+                              budget, *bytes, u.neededBy, u.leastNeeded);
+    *bytes = u.leastNeeded;
+  }
   if (*bytes < u.leastNeeded)
     return makeError("{}: {} bytes holds no plan: task '{}' needs {} bytes resident to run a query at all (raise the "
                      "budget to at least that)",
@@ -182,8 +191,12 @@ Expected<std::shared_ptr<const select::ServingWorkload>> servingWorkload(const S
   }
   // Without a device budget in the workload, the first preload budget is the
   // device's (SparseLoom alone keeps its preload set resident instead).
-  if (!w->residentByLoadCost && !o.budgets.empty() && o.select.only != select::SingleTechnique::SparseLoom)
-    ZP_TRY(applyMemoryBudget(space, o.budgets.front(), "--memory-budget (the device's, the first)", *w));
+  if (!w->residentByLoadCost && !o.budgets.empty() && o.select.only != select::SingleTechnique::SparseLoom) {
+    std::string raised;
+    ZP_TRY(applyMemoryBudget(space, o.budgets.front(), "--memory-budget (the device's, the first)", *w,
+                             o.budgetsGiven ? nullptr : &raised));
+    summary += raised;
+  }
   if (auto trace = select::workloadTrace(space, *w); !trace.ok())
     return makeError("{}: {}", o.slo, trace.error().message);
   ZP_ASSIGN_OR_RETURN(w->calibration, measureServingCalibration(space, o.calibrationRounds, o.seed, cold));

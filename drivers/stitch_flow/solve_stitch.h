@@ -25,6 +25,9 @@ struct SolveStitchOptions {
   std::filesystem::path evaluation;         // evaluation JSON (runs the evaluation when set)
   std::filesystem::path stats;              // {"solve_ms": ...} (not deterministic)
   std::vector<std::string> budgets = {"15%", "55%", "100%"};
+  // --memory-budget was given: its first is the device's even where it holds no plan
+  // (an error); the default's first is raised to the least a plan needs, with a note.
+  bool budgetsGiven = false;
   std::vector<std::string> processors;      // plan on these processors only (empty: every one profiled)
   select::SelectParams select;
   // The workload zooplan's choice is served at: queries per second per task

@@ -209,4 +209,20 @@ else fail "unaligned variant: $(cat "$WORK/bad.err")"; fi
 expect_error "labels missing" "found without" "$WORK/bad2/zoo.json" -- "$BIN/zoo-init" "$WORK/bad2"
 expect_error "a task folder zoo.json cannot name" "rename the folder" "$WORK/bad3/zoo.json" -- "$BIN/zoo-init" "$WORK/bad3"
 expect_error "no tasks" "no task folders with ONNX files" "$WORK/empty/zoo.json" -- "$BIN/zoo-init" "$WORK/empty"
+
+# One task of two variants: the default device budget (15% of all subgraphs' bytes)
+# holds less than one query needs; plan-solve plans with the least that holds one and
+# says so, where the user's own --memory-budget that small is refused.
+O="$WORK/one"
+mkdir -p "$O/zoo/digits/data"
+cp "$Z/digits/dense.onnx" "$Z/digits/u50.onnx" "$O/zoo/digits/"
+cp "$Z/digits/data/"*.npy "$O/zoo/digits/data/"
+"$BIN/zoo-init" "$O/zoo" > /dev/null && "$BIN/zoo-stitch" "$O/zoo/zoo.json" -o "$O/st" > /dev/null \
+  && "$BIN/zoo-profile" "$O/st" -o "$O/prof" > /dev/null \
+  && "$BIN/plan-solve" "$O/prof" --rate 20 --calibration-rounds 0 -o "$O/plan/plan.json" > "$O/solve.txt" \
+  && grep -q "^note: the default device memory budget (15% of all subgraphs' bytes, [0-9]* bytes) holds no plan: task 'digits' needs [0-9]* bytes resident; planned with that" "$O/solve.txt" \
+  && pass "one task of two variants: the default budget raised to the least a plan needs, with a note" \
+  || fail "one-task zoo under the default budget: $(cat "$O/solve.txt" 2>/dev/null | head -3)"
+rejected "a --memory-budget that holds no plan" 1 "--memory-budget (the device's, the first): " -- \
+  "$BIN/plan-solve" "$O/prof" --rate 20 --calibration-rounds 0 --memory-budget 15% -o "$O/plan2/plan.json"
 finish
