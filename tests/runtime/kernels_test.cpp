@@ -273,20 +273,16 @@ Epilogue randomEpilogue(std::mt19937& rng) {
 }
 
 // [N][C][P] planes <-> [N][C/b][P][b] channel blocks (C a multiple of b), written out plainly.
-std::vector<float> toChannelBlocks(const std::vector<float>& planes, int64_t N, int64_t C, int64_t P, int64_t b) {
-  std::vector<float> out(planes.size());
+std::vector<float> changeLayout(const std::vector<float>& in, int64_t N, int64_t C, int64_t P, int64_t b, bool toBlocks) {
+  std::vector<float> out(in.size());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < P; ++p)
-        out[static_cast<size_t>(((n * C + c / b * b) * P + p * b) + c % b)] = planes[static_cast<size_t>((n * C + c) * P + p)];
-  return out;
-}
-std::vector<float> fromChannelBlocks(const std::vector<float>& blocks, int64_t N, int64_t C, int64_t P, int64_t b) {
-  std::vector<float> out(blocks.size());
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < P; ++p)
-        out[static_cast<size_t>((n * C + c) * P + p)] = blocks[static_cast<size_t>(((n * C + c / b * b) * P + p * b) + c % b)];
+      for (int64_t p = 0; p < P; ++p) {
+        const size_t plane = static_cast<size_t>((n * C + c) * P + p);
+        const size_t block = static_cast<size_t>(((n * C + c / b * b) * P + p * b) + c % b);
+        if (toBlocks) out[block] = in[plane];
+        else out[plane] = in[block];
+      }
   return out;
 }
 
@@ -330,13 +326,13 @@ TEST_P(ConvKernels, ChannelBlockedLayoutsGiveTheBitsOfPlanes) {
                                           convKernelName(k), N, C, a.M, H, W, a.kh, a.kw, a.sh, a.sw, a.padT, a.padL,
                                           a.padB, a.padR, int(e.kind), threads);
     ASSERT_LE(relErr(planes, ref), 1e-5) << shape;
-    const auto xBlocks = toChannelBlocks(x, N, C, H * W, b);
+    const auto xBlocks = changeLayout(x, N, C, H * W, b, true);
     for (const ConvLayouts layouts : {ConvLayouts{true, false}, ConvLayouts{false, true}, ConvLayouts{true, true}}) {
       if (layouts.blockedInput && !convTakesBlockedInput(k, a)) continue;
       std::vector<float> y(outN, NAN);
       runConv(k, a, pw, layouts.blockedInput ? xBlocks.data() : x.data(), N, H, W, y.data(), e, scratch, threads,
               GemmLibrary::OneDnn, layouts);
-      if (layouts.blockedOutput) y = fromChannelBlocks(y, N, a.M, OH * OW, b);
+      if (layouts.blockedOutput) y = changeLayout(y, N, a.M, OH * OW, b, false);
       EXPECT_EQ(std::memcmp(y.data(), planes.data(), outN * 4), 0)
           << "blocked input " << layouts.blockedInput << ", output " << layouts.blockedOutput << ": " << shape;
       covered[fmt::format("{} {}{}", convKernelName(k), int(layouts.blockedInput), int(layouts.blockedOutput))]++;

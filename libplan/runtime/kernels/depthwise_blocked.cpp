@@ -51,11 +51,11 @@ int64_t bandRows(const ConvAttrs& a, const TileGeom& g, int64_t OH) {
 
 int64_t bandInputRows(const ConvAttrs& a, int64_t band) { return (band - 1) * a.sh + (a.kh - 1) * a.dh + 1; }
 
-// Channels [c0, c0 + nc) of x (planes of H*W), padded rows r0 .. r0 + rows - 1, into
-// the tile, padding rows and columns zero: a vector of positions of a vector of
-// channels at a time, transposed in registers.
-void gatherTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H, int64_t W, int64_t nc, int64_t r0,
-                int64_t rows, float* tile) {
+// Padded rows r0 .. r0 + rows - 1 of a block's tile, padding rows and columns zero;
+// fillRow(ih, dst) writes input row ih's W positions of kLanes channels to dst.
+template <typename FillRow>
+void fillTile(const ConvAttrs& a, const TileGeom& g, int64_t H, int64_t W, int64_t r0, int64_t rows, float* tile,
+              const FillRow& fillRow) {
   const DF d;
   const VF zero = hn::Zero(d);
   for (int64_t r = 0; r < rows; ++r) {
@@ -66,34 +66,33 @@ void gatherTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H
       continue;
     }
     for (int64_t c = 0; c < a.padL; ++c) hn::StoreU(zero, d, row + c * kLanes);
-    for (int64_t iw0 = 0; iw0 < W; iw0 += kLanes) {
-      const int64_t n = std::min(kLanes, W - iw0);
-      VF v[kLanes];
-      for (int64_t c = 0; c < kLanes; ++c) v[c] = c < nc ? LoadFirst(d, x + c * H * W + ih * W + iw0, n) : zero;
-      TransposeSquare(d, v);
-      for (int64_t p = 0; p < n; ++p) hn::StoreU(v[p], d, row + (a.padL + iw0 + p) * kLanes);
-    }
+    fillRow(ih, row + a.padL * kLanes);
     for (int64_t c = a.padL + W; c < g.Wp; ++c) hn::StoreU(zero, d, row + c * kLanes);
   }
 }
 
-// The same rows from a channel-blocked input: x is the block ([H][W][kLanes]), copied
-// row by row with the padding zeroed.
+// Channels [c0, c0 + nc) of x (planes of H*W) into the tile: a vector of positions of a
+// vector of channels at a time, transposed in registers.
+void gatherTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H, int64_t W, int64_t nc, int64_t r0,
+                int64_t rows, float* tile) {
+  fillTile(a, g, H, W, r0, rows, tile, [&](int64_t ih, float* dst) {
+    const DF d;
+    for (int64_t iw0 = 0; iw0 < W; iw0 += kLanes) {
+      const int64_t n = std::min(kLanes, W - iw0);
+      VF v[kLanes];
+      for (int64_t c = 0; c < kLanes; ++c) v[c] = c < nc ? LoadFirst(d, x + c * H * W + ih * W + iw0, n) : hn::Zero(d);
+      TransposeSquare(d, v);
+      for (int64_t p = 0; p < n; ++p) hn::StoreU(v[p], d, dst + (iw0 + p) * kLanes);
+    }
+  });
+}
+
+// The same rows from a channel-blocked input: x is the block ([H][W][kLanes]), copied row by row.
 void copyTile(const ConvAttrs& a, const TileGeom& g, const float* x, int64_t H, int64_t W, int64_t r0, int64_t rows,
               float* tile) {
-  const DF d;
-  const VF zero = hn::Zero(d);
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = tile + r * g.Wp * kLanes;
-    const int64_t ih = r0 + r - a.padT;
-    if (ih < 0 || ih >= H) {
-      for (int64_t c = 0; c < g.Wp; ++c) hn::StoreU(zero, d, row + c * kLanes);
-      continue;
-    }
-    for (int64_t c = 0; c < a.padL; ++c) hn::StoreU(zero, d, row + c * kLanes);
-    std::memcpy(row + a.padL * kLanes, x + ih * W * kLanes, static_cast<size_t>(W * kLanes) * sizeof(float));
-    for (int64_t c = a.padL + W; c < g.Wp; ++c) hn::StoreU(zero, d, row + c * kLanes);
-  }
+  fillTile(a, g, H, W, r0, rows, tile, [&](int64_t ih, float* dst) {
+    std::memcpy(dst, x + ih * W * kLanes, static_cast<size_t>(W * kLanes) * sizeof(float));
+  });
 }
 
 // [count][kLanes] channel-interleaved outputs into nc planes of P floats from position p0.
