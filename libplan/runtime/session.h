@@ -48,7 +48,7 @@ struct SessionOptions {
   bool foldBatchNorm = true;
   bool fuseActivations = true;
   // Pass values between pointwise and depthwise convs channel-blocked where both
-  // kernels take it (kernels.h ConvLayouts); warm sessions only. The same bits either way.
+  // kernels take it (kernels.h BlockedLayouts); warm sessions only. The same bits either way.
   bool channelBlocks = true;
   // Follow a cold-start plan (cold_schedule.h): `cache` must be a cache written for
   // it (Session::writeColdCache) from this model file. The session is built from

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "libplan/runtime/constant_fold.h"
+#include "libplan/runtime/ops/attributes.h"
 #include "libplan/runtime/session_impl.h"
 #include "libplan/util/stats.h"
 
@@ -46,6 +47,14 @@ Expected<IoInfo> runInputOf(const onnx::ValueInfoProto& vi, const std::string& l
   if (!dt.ok()) return makeError("{}: input '{}': {}", label, vi.name(), dt.error().message);
   io.dtype = *dt;
   return io;
+}
+
+// A depthwise conv of the program: a Conv whose constant weight is [M, 1, kh, kw] in M groups.
+bool isDepthwiseConv(const onnx::NodeProto& n, const ValueTable& values) {
+  if (n.op_type() != "Conv" || n.input_size() < 2) return false;
+  const Tensor* w = values.constant(n.input(1));
+  const int64_t group = attrInt(n, "group", 1);
+  return w && w->rank() == 4 && w->shape[1] == 1 && w->shape[0] == group && group > 1;
 }
 
 }  // namespace
@@ -190,16 +199,6 @@ void Session::Builder::fuse() {
   fo.batchNorm = options_.foldBatchNorm;
   fo.activations = options_.fuseActivations;
   m_.program = graph::fuseIntoHeavyNodes(m_.model.graph(), live_, constantLookup(m_.values), fo);
-}
-
-// A depthwise conv of the program: a Conv whose constant weight is [M, 1, kh, kw] in M groups.
-bool isDepthwiseConv(const onnx::NodeProto& n, const ValueTable& values) {
-  if (n.op_type() != "Conv" || n.input_size() < 2) return false;
-  const Tensor* w = values.constant(n.input(1));
-  int64_t group = 1;
-  for (const auto& a : n.attribute())
-    if (a.name() == "group") group = a.i();
-  return w && w->rank() == 4 && w->shape[1] == 1 && w->shape[0] == group && group > 1;
 }
 
 // Per node of the program, the Conv neighbours BuildContext tells a Conv of: whether
@@ -386,7 +385,7 @@ void Session::Builder::blockChannels() {
   }
   for (size_t s = 0; s < n; ++s) {
     Op& op = *m_.steps[s].op;
-    ConvLayouts l;
+    BlockedLayouts l;
     if (const auto in = op.blockableInput(); in && *in < m_.flow[s].in.size() && m_.flow[s].in[*in] >= 0)
       l.blockedInput = blocked[static_cast<size_t>(m_.flow[s].in[*in])];
     l.blockedOutput = !m_.flow[s].out.empty() && m_.flow[s].out[0] >= 0 && blocked[static_cast<size_t>(m_.flow[s].out[0])];

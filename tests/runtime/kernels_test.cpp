@@ -286,7 +286,7 @@ std::vector<float> changeLayout(const std::vector<float>& in, int64_t N, int64_t
   return out;
 }
 
-// The kernels that take channel-blocked values (kernels.h ConvLayouts), in every
+// The kernels that take channel-blocked values (kernels.h BlockedLayouts), in every
 // combination of blocked input and output, against the same kernel on planes: the
 // same bits (each output sums the same products in the same order), on random shapes
 // whose channels come in whole blocks, at one and two threads.
@@ -327,7 +327,7 @@ TEST_P(ConvKernels, ChannelBlockedLayoutsGiveTheBitsOfPlanes) {
                                           a.padB, a.padR, int(e.kind), threads);
     ASSERT_LE(relErr(planes, ref), 1e-5) << shape;
     const auto xBlocks = changeLayout(x, N, C, H * W, b, true);
-    for (const ConvLayouts layouts : {ConvLayouts{true, false}, ConvLayouts{false, true}, ConvLayouts{true, true}}) {
+    for (const BlockedLayouts layouts : {BlockedLayouts{true, false}, BlockedLayouts{false, true}, BlockedLayouts{true, true}}) {
       if (layouts.blockedInput && !convTakesBlockedInput(k, a)) continue;
       std::vector<float> y(outN, NAN);
       runConv(k, a, pw, layouts.blockedInput ? xBlocks.data() : x.data(), N, H, W, y.data(), e, scratch, threads,

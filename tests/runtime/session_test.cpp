@@ -285,7 +285,7 @@ TEST(Session, ShapeOpsAndTransformerPieces) {
 }
 
 // The pointwise and depthwise convs of an inverted residual block hand their values
-// on channel-blocked (kernels.h ConvLayouts): the expansion writes blocks, the
+// on channel-blocked (kernels.h BlockedLayouts): the expansion writes blocks, the
 // depthwise conv reads and writes them, the projection reads them and writes planes
 // for the Add. Outputs are the same bits as with planes throughout. A value that is
 // also a graph output stays in planes.

@@ -194,7 +194,7 @@ BlockOutputsFn blockOutputsFor(const ConvAttrs& a) {
 
 }  // namespace
 
-// xBlocked, yBlocked: channel-blocked input, output (kernels.h ConvLayouts); C a
+// xBlocked, yBlocked: channel-blocked input, output (kernels.h BlockedLayouts); C a
 // multiple of kLanes then, and a block of x or y starts where its first plane would.
 void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads, bool xBlocked,
@@ -254,7 +254,7 @@ bool depthwiseBlockedPays(const ConvAttrs& a) { return depthwiseBlockedApplies(a
 
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads,
-                          ConvLayouts layouts) {
+                          BlockedLayouts layouts) {
   assert(!layouts.blockedInput || convTakesBlockedInput(ConvKernel::Depthwise, a));
   assert(!layouts.blockedOutput || convTakesBlockedOutput(ConvKernel::Depthwise, a));
   HWY_DYNAMIC_DISPATCH(ConvDepthwiseBlocked)(a, pw, x, N, H, W, y, epilogue, scratch, threads, layouts.blockedInput,

@@ -98,7 +98,7 @@ bool depthwiseBlockedApplies(const ConvAttrs& a);
 bool depthwiseBlockedPays(const ConvAttrs& a);
 void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
-                          ConvLayouts layouts = {});
+                          BlockedLayouts layouts = {});
 
 // Direct conv vectorised over blocks of 16 (or 8) output channels (direct.cpp): 8k
 // output channels per group, at most 1152 weights per output channel, not a
@@ -122,6 +122,6 @@ void avgPoolRows(const ConvAttrs& a, const float* rowCount, const float* colCoun
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
-                         ConvLayouts layouts = {});
+                         BlockedLayouts layouts = {});
 
 }  // namespace zp::runtime

@@ -428,15 +428,10 @@ bool convTakesBlockedOutput(ConvKernel k, const ConvAttrs& a) {
 
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
-             ConvLayouts layouts) {
+             BlockedLayouts layouts) {
   threads = std::max(1, threads);
   assert(!layouts.blockedInput || convTakesBlockedInput(k, a));
   assert(!layouts.blockedOutput || convTakesBlockedOutput(k, a));
-  if (layouts.any()) {
-    if (k == ConvKernel::Depthwise) convDepthwiseBlocked(a, pw, x, N, H, W, y, e, scratch, threads, layouts);
-    else convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts);
-    return;
-  }
   // Winograd and sparse clamp in their own loops; an activation function runs over
   // their output planes afterwards.
   const Epilogue clamp = e.clampOnly() ? e : Epilogue{};
@@ -445,10 +440,13 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
       convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, threads);
       return;
     case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); return;
-    case ConvKernel::Depthwise: convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads); return;
+    case ConvKernel::Depthwise:  // blocks only on the blocked kernel, which pays wherever it applies
+      if (layouts.any()) convDepthwiseBlocked(a, pw, x, N, H, W, y, e, scratch, threads, layouts);
+      else convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads);
+      return;
     case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm); break;
     case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, clamp, scratch, threads); break;
-    case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads); return;
+    case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts); return;
     case ConvKernel::Direct:
       convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
       return;

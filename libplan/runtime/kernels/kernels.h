@@ -108,12 +108,13 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
 // the same weights). Every other kernel needs nothing: true.
 bool prepareConvKernel(ConvKernel k, const ConvAttrs& a, int64_t N, int64_t H, int64_t W, PackedWeights* pw);
 // Channel-blocked activations: [N][C/b][H][W][b], b = simdFloatLanes(), for C a
-// multiple of b (ORT's NCHWc). A pointwise conv and a depthwise one built to agree
-// hand a value on this way (ops/conv.cpp): the depthwise kernel, which computes on
-// channel blocks, then neither gathers its input into blocks nor scatters its
-// output back, and the pointwise one stores whole vectors instead of scattering.
-// Only Packed1x1 (input at stride 1) and Depthwise (multiplier 1) take it.
-struct ConvLayouts {
+// multiple of b (ORT's NCHWc): whether an op reads its blockable input and writes its
+// output that way (ops/op.h; the session sets both ends of a value,
+// Session::Builder::blockChannels). The depthwise kernel, which computes on channel
+// blocks, then neither gathers its input into blocks nor scatters its output back, and
+// the pointwise one stores whole vectors instead of scattering. Of the conv kernels
+// only Packed1x1 (input at stride 1) and Depthwise (multiplier 1) take it.
+struct BlockedLayouts {
   bool blockedInput = false, blockedOutput = false;
   bool any() const { return blockedInput || blockedOutput; }
 };
@@ -123,7 +124,7 @@ bool convTakesBlockedOutput(ConvKernel k, const ConvAttrs& a);
 // x: [N, C, H, W] -> y: [N, M, OH, OW] (either channel-blocked as `layouts` says).
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
-             GemmLibrary gemm = GemmLibrary::OneDnn, ConvLayouts layouts = {});
+             GemmLibrary gemm = GemmLibrary::OneDnn, BlockedLayouts layouts = {});
 
 // Max pooling over the window `a` describes (kh, kw, strides, dilations, pads; M,
 // Cg and group unused): x [N, C, H, W] -> y [N, C, a.outH(H), a.outW(W)]. Padding

@@ -6,7 +6,7 @@
 // on every call, which on small maps (7x7, 14x14) costs as much as the product.
 // Each tile's 32 channels of a pixel are written with one scatter of stride P (with
 // narrower vectors a panel goes through its tiles in passes of two vectors), or as
-// whole vectors into channel blocks (kernels.h ConvLayouts).
+// whole vectors into channel blocks (kernels.h BlockedLayouts).
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
@@ -175,7 +175,7 @@ bool pointwisePackedFast() { return simdFloatLanes() >= 16; }
 
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads,
-                         ConvLayouts layouts) {
+                         BlockedLayouts layouts) {
   assert(!layouts.blockedInput || convTakesBlockedInput(ConvKernel::Packed1x1, a));
   assert(!layouts.blockedOutput || convTakesBlockedOutput(ConvKernel::Packed1x1, a));
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};

@@ -217,8 +217,8 @@ class ConvOp : public Op {
     return !oneD_ && convTakesBlockedInput(kernel_, attrs_) ? std::optional<size_t>(0) : std::nullopt;
   }
   bool takesBlockedOutput() const override { return !oneD_ && convTakesBlockedOutput(kernel_, attrs_); }
-  ConvLayouts layouts() const override { return layouts_; }
-  void setLayouts(ConvLayouts layouts) override {
+  BlockedLayouts layouts() const override { return layouts_; }
+  void setLayouts(BlockedLayouts layouts) override {
     assert(!layouts.blockedInput || blockableInput());
     assert(!layouts.blockedOutput || takesBlockedOutput());
     layouts_ = layouts;
@@ -251,7 +251,7 @@ class ConvOp : public Op {
   std::string autoPad_;
   Epilogue epilogue_;
   ConvKernel kernel_ = ConvKernel::Im2col;
-  ConvLayouts layouts_;
+  BlockedLayouts layouts_;
   PackedWeights packed_;
   WeightInfo info_;
 };

@@ -243,7 +243,7 @@ Expected<std::unique_ptr<Op>> makeAdd(const BuildContext& bc) {
 Expected<std::unique_ptr<Op>> makeSub(const BuildContext& bc) { return binaryOp(Bin::Sub); }
 // Mul of a [N, C, H, W] float tensor by a [N, C, 1, 1] one (static shapes; a squeeze-
 // and-excite block's scaling) also reads and writes the big operand channel-blocked
-// (kernels.h ConvLayouts), both or neither; in planes, the general op. Each output is
+// (kernels.h BlockedLayouts), both or neither; in planes, the general op. Each output is
 // the same product either way.
 class ChannelScaleOp : public Op {
  public:
@@ -270,8 +270,8 @@ class ChannelScaleOp : public Op {
   std::optional<size_t> blockableInput() const override { return big_; }
   bool takesBlockedOutput() const override { return true; }
   bool blocksTogether() const override { return true; }
-  ConvLayouts layouts() const override { return layouts_; }
-  void setLayouts(ConvLayouts layouts) override {
+  BlockedLayouts layouts() const override { return layouts_; }
+  void setLayouts(BlockedLayouts layouts) override {
     assert(layouts.blockedInput == layouts.blockedOutput);
     layouts_ = layouts;
   }
@@ -279,7 +279,7 @@ class ChannelScaleOp : public Op {
  private:
   std::unique_ptr<Op> planes_;
   size_t big_;
-  ConvLayouts layouts_;
+  BlockedLayouts layouts_;
 };
 
 // The operand of a channel scaling that is the [N, C, H, W] tensor, when the static

@@ -57,7 +57,7 @@ class Op {
   virtual bool isView() const { return false; }
   virtual std::string kernel() const { return ""; }
   virtual const WeightInfo* weights() const { return nullptr; }
-  // Channel-blocked values (kernels.h ConvLayouts): the one input the op can read that
+  // Channel-blocked values (kernels.h BlockedLayouts): the one input the op can read that
   // way (none: nullopt), whether it can write output 0 so, whether the two go together
   // (an elementwise op: both blocked or neither), and which it does. Ops pass a value
   // blocked only where the session that built them set its writer and every reader
@@ -65,8 +65,8 @@ class Op {
   virtual std::optional<size_t> blockableInput() const { return std::nullopt; }
   virtual bool takesBlockedOutput() const { return false; }
   virtual bool blocksTogether() const { return false; }
-  virtual ConvLayouts layouts() const { return {}; }
-  virtual void setLayouts(ConvLayouts) {}
+  virtual BlockedLayouts layouts() const { return {}; }
+  virtual void setLayouts(BlockedLayouts) {}
 };
 
 // What an op factory sees when building a node. A node of the fused domain

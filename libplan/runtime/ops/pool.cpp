@@ -109,45 +109,47 @@ Expected<std::unique_ptr<Op>> globalPoolOp(bool isMax) {
   });
 }
 
-// GlobalAveragePool that also reads a channel-blocked input (kernels.h ConvLayouts; a
+// GlobalAveragePool that also reads a channel-blocked input (kernels.h BlockedLayouts; a
 // squeeze-and-excite block's pooling of a depthwise conv's output): per channel the
 // sums in the order sum16 takes over a plane, so the bits are those of planes. Its
 // output, one value per channel, is the same in either layout.
 class GlobalAveragePoolOp : public Op {
+  static constexpr int64_t kMaxLanes = 16;  // the widest target's floats per vector (AVX-512)
+
  public:
   explicit GlobalAveragePoolOp(std::unique_ptr<Op> planes) : planes_(std::move(planes)) {}
   Status run(ExecContext& ctx, const std::vector<const Tensor*>& in) override {
     if (!layouts_.blockedInput) return planes_->run(ctx, in);
     const Tensor& x = *in[0];
     const int64_t b = simdFloatLanes();
-    assert(x.dtype == DType::F32 && x.rank() == 4 && x.shape[1] % b == 0);
+    assert(x.dtype == DType::F32 && x.rank() == 4 && x.shape[1] % b == 0 && b <= kMaxLanes);
     const int64_t N = x.shape[0], blocks = x.shape[1] / b, P = x.shape[2] * x.shape[3];
     Tensor& y = ctx.alloc(0, DType::F32, {N, x.shape[1], 1, 1});
     parallelForEach(N * blocks * P * b > 65536 ? ctx.threads : 1, N * blocks, [&](int64_t nb, int) {
       const float* p = x.ptr<float>() + nb * P * b;
-      std::vector<float> acc(static_cast<size_t>(16 * b), 0.0f);  // [position % 16][lane], as sum16
+      float acc[16 * kMaxLanes] = {};  // [position % 16][lane], as sum16
       for (int64_t i = 0; i < P; ++i) {
-        float* a = acc.data() + (i % 16) * b;
+        float* a = acc + (i % 16) * b;
         for (int64_t l = 0; l < b; ++l) a[l] += p[i * b + l];
       }
       for (int64_t l = 0; l < b; ++l) {
         float sum = 0;
-        for (int64_t k = 0; k < 16; ++k) sum += acc[static_cast<size_t>(k * b + l)];
+        for (int64_t k = 0; k < 16; ++k) sum += acc[k * b + l];
         y.ptr<float>()[nb * b + l] = sum / static_cast<float>(P);
       }
     });
     return {};
   }
   std::optional<size_t> blockableInput() const override { return 0; }
-  ConvLayouts layouts() const override { return layouts_; }
-  void setLayouts(ConvLayouts layouts) override {
+  BlockedLayouts layouts() const override { return layouts_; }
+  void setLayouts(BlockedLayouts layouts) override {
     assert(!layouts.blockedOutput);
     layouts_ = layouts;
   }
 
  private:
   std::unique_ptr<Op> planes_;
-  ConvLayouts layouts_;
+  BlockedLayouts layouts_;
 };
 
 }  // namespace
