@@ -1,6 +1,7 @@
 // The runtime's parallel loops. The calling thread works through a loop's chunks
-// itself; helper threads (one process-wide pool) take chunks from the same counter
-// when they get a core, and the caller waits only for chunks a helper has started.
+// itself; helper threads (one process-wide pool) join when they get a core, each
+// starting on its own share of the chunks and then taking what is left of the
+// others', and the caller waits only for chunks a helper has started.
 // On a machine shared with other processes a helper that is not running costs a
 // loop nothing, where a fork-join team (OpenMP's static schedule, or any barrier
 // at a region's end) waits for every member to be scheduled, once per loop.
