@@ -22,9 +22,9 @@ std::atomic<int> gMaxHelpers{1 << 30};
 // runs is then mostly the one it ran in the loop before (same n and grain, as in
 // back-to-back elementwise ops or convs split by pixels), so its operands are still
 // in its own core's cache, where taking chunks from one shared counter hands about
-// half of them to the other core (bench-shared-lines: on the EPYC hosts measured,
-// reading lines another core wrote 1.6-5x the time of one's own, writing lines both
-// cores read about 6x).
+// half of them to the other core (bench-shared-lines on a 2-core EPYC: reading lines
+// the other core wrote takes 1.6x the time of one's own, writing lines both cores
+// read 6.5x).
 struct Job {
   static constexpr int kMaxRanges = 16;
   struct alignas(64) Range {
