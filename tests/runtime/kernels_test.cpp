@@ -47,6 +47,44 @@ INSTANTIATE_TEST_SUITE_P(Simd, PoolKernels, ::testing::ValuesIn(simdTargetsOfThi
 INSTANTIATE_TEST_SUITE_P(Simd, TransposeKernel, ::testing::ValuesIn(simdTargetsOfThisHost()), targetName);
 INSTANTIATE_TEST_SUITE_P(Simd, Activation, ::testing::ValuesIn(simdTargetsOfThisHost()), targetName);
 
+// A worker's buffers never overlap another worker's, any other slot's or the shared
+// slots', whatever sizes earlier kernels asked for; and a size already held is kept.
+TEST(Scratch, WorkerBuffersAreEachWorkersOwn) {
+  Scratch scratch;
+  struct Span { const char* name; uintptr_t lo, hi; };
+  std::vector<Span> spans;
+  auto add = [&](const char* name, const float* p, size_t count) {
+    spans.push_back({name, reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p + count)});
+  };
+  add("shared 0", scratch.floats(1000, 0), 1000);
+  add("shared 1", scratch.floats(3000, 1), 3000);
+  const std::vector<float*> small = scratch.workerFloats(3, 100, 0);
+  const std::vector<float*> tiles = scratch.workerFloats(3, 5000, 0);  // grows each worker's slot 0
+  const std::vector<float*> outs = scratch.workerFloats(3, 700, 1);
+  ASSERT_EQ(tiles.size(), 3u);
+  ASSERT_EQ(outs.size(), 3u);
+  for (size_t w = 0; w < 3; ++w) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(tiles[w]) % 64, 0u);
+    add("tile", tiles[w], 5000);
+    add("out", outs[w], 700);
+  }
+  for (size_t i = 0; i < spans.size(); ++i)
+    for (size_t j = i + 1; j < spans.size(); ++j)
+      EXPECT_TRUE(spans[i].hi <= spans[j].lo || spans[j].hi <= spans[i].lo) << spans[i].name << " " << spans[j].name;
+  // Asking again for no more returns the same blocks; one worker loop is worker 0's alone.
+  EXPECT_EQ(scratch.workerFloats(3, 4000, 0), tiles);
+  EXPECT_EQ(scratch.workerFloats(1, 10, 1).front(), outs.front());
+  EXPECT_EQ(scratch.workerFloats(0, 10, 1).size(), 1u);
+  // What a session records for a cold start's reservation covers the workers' blocks.
+  size_t held = 0;
+  for (size_t b : scratch.sizes()) held += b;
+  EXPECT_EQ(held, scratch.bytes());
+  EXPECT_GE(held, (1000 + 3000 + 3 * (5000 + 700)) * sizeof(float));
+  Scratch again;
+  again.reserve(scratch.sizes());
+  EXPECT_EQ(again.sizes(), scratch.sizes());
+}
+
 TEST(SimdTargets, TheHostRunsOneAndRefusesAnUnknownOne) {
   const auto targets = simdTargetsOfThisHost();
   ASSERT_FALSE(targets.empty());

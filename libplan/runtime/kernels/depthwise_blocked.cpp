@@ -208,13 +208,13 @@ void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
   const int64_t band = bandRows(a, g, OH), bands = (OH + band - 1) / band;
   const int64_t tileFloats = bandInputRows(a, band) * g.Wp * kLanes, outFloats = band * OW * kLanes;
   threads = std::max(1, threads);
-  float* tiles = scratch.floats(static_cast<size_t>(threads * tileFloats), 0);
-  float* outs = scratch.floats(static_cast<size_t>(threads * outFloats), 1);
+  const std::vector<float*> tiles = scratch.workerFloats(threads, static_cast<size_t>(tileFloats), 0);
+  const std::vector<float*> outs = scratch.workerFloats(threads, static_cast<size_t>(outFloats), 1);
   const BlockOutputsFn outputs = blockOutputsFor(a);
   parallelForEach(threads, N * blocks * bands, [&](int64_t item, int tid) {
     const int64_t nb = item / bands, oh0 = (item % bands) * band, rows = std::min(band, OH - oh0);
     const int64_t n = nb / blocks, c0 = (nb % blocks) * kLanes, nc = std::min(kLanes, C - c0);
-    float* tile = tiles + tid * tileFloats;
+    float* tile = tiles[static_cast<size_t>(tid)];
     if (xBlocked) copyTile(a, g, x + (n * C + c0) * H * W, H, W, oh0 * a.sh, bandInputRows(a, rows), tile);
     else gatherTile(a, g, x + (n * C + c0) * H * W, H, W, nc, oh0 * a.sh, bandInputRows(a, rows), tile);
     // Weights [tap][block's channels], lanes past nc zero; bias likewise.
@@ -225,7 +225,7 @@ void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
       bb[c] = bias[c0 + c];
     }
     // Blocked output: the band's rows straight into the block.
-    float* out = yBlocked ? y + (n * C + c0) * P + oh0 * OW * kLanes : outs + tid * outFloats;
+    float* out = yBlocked ? y + (n * C + c0) * P + oh0 * OW * kLanes : outs[static_cast<size_t>(tid)];
     outputs(a, g, tile, wt, bb, e, rows, OW, out);
     // Elementwise, so on the channel-interleaved outputs as well as on the planes.
     if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, out, out, rows * OW * kLanes);

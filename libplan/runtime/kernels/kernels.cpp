@@ -18,6 +18,7 @@ namespace zp::runtime {
 // ---- helpers -------------------------------------------------------------
 
 float* Scratch::floats(size_t count, size_t slot) {
+  // slot < kSharedSlots from kernels; workerFloats passes the slots after them.
   if (blocks_.size() <= slot) blocks_.resize(slot + 1);
   auto& b = blocks_[slot];
   size_t need = std::max<size_t>(count, 1) * sizeof(float);
@@ -26,6 +27,13 @@ float* Scratch::floats(size_t count, size_t slot) {
     b.bytes = need;
   }
   return static_cast<float*>(b.mem.get());
+}
+
+std::vector<float*> Scratch::workerFloats(int workers, size_t count, size_t slot) {
+  assert(slot < kWorkerSlots);
+  std::vector<float*> out(static_cast<size_t>(std::max(workers, 1)));
+  for (size_t w = 0; w < out.size(); ++w) out[w] = floats(count, kSharedSlots + w * kWorkerSlots + slot);
+  return out;
 }
 
 std::vector<size_t> Scratch::sizes() const {
@@ -354,10 +362,10 @@ static void convGemmRowTiles(const ConvAttrs& a, const float* w, const float* xg
   const int64_t tiles = (OH + rowsPerTile - 1) / rowsPerTile;
   const int workers = static_cast<int>(std::min<int64_t>(threads, tiles));
   const int64_t tileFloats = K * rowsPerTile * OW;
-  float* cols = scratch.floats(static_cast<size_t>(workers * tileFloats));
+  const std::vector<float*> cols = scratch.workerFloats(workers, static_cast<size_t>(tileFloats));
   parallelForEach(workers, tiles, [&](int64_t t, int worker) {
     const int64_t oh0 = t * rowsPerTile, oh1 = std::min(OH, oh0 + rowsPerTile), n = (oh1 - oh0) * OW;
-    float* col = cols + worker * tileFloats;
+    float* col = cols[static_cast<size_t>(worker)];
     im2colRows(a, xg, H, W, oh0, oh1, col, 1, n);
     sgemmRowMajor(false, false, Mg, n, K, 1.0f, w, K, col, n, 0.0f, yg + oh0 * OW, P, 1, gemm);
   }, 1);
@@ -370,12 +378,13 @@ static void convGemmGroups(const ConvAttrs& a, const float* w, const float* bias
                            int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const int64_t colFloats = needsColumns(a) ? K * P : 0;
-  float* cols = colFloats ? scratch.floats(static_cast<size_t>(threads * colFloats)) : nullptr;
+  const std::vector<float*> cols =
+      colFloats ? scratch.workerFloats(threads, static_cast<size_t>(colFloats)) : std::vector<float*>{};
   parallelForEach(threads, N * a.group, [&](int64_t ng, int worker) {
     const int64_t n = ng / a.group, g = ng % a.group;
     const float* xg = x + (n * a.C() + g * a.Cg) * H * W;
     float* yg = y + (n * a.M + g * Mg) * P;
-    const float* b = convColumns(a, xg, H, W, colFloats ? cols + worker * colFloats : nullptr, 1);
+    const float* b = convColumns(a, xg, H, W, colFloats ? cols[static_cast<size_t>(worker)] : nullptr, 1);
     sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, b, P, 0.0f, yg, P, 1, gemm);
     applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, 1);
   }, 1);

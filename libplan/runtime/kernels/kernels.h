@@ -22,7 +22,17 @@ namespace zp::runtime {
 // (kernels run one after another, so one buffer is enough).
 class Scratch {
  public:
+  static constexpr size_t kSharedSlots = 16;  // slots of floats(); workerFloats' come after
+  static constexpr size_t kWorkerSlots = 4;   // per worker
   float* floats(size_t count, size_t slot = 0);
+  // Per worker of a parallel loop (parallel.h), `count` floats of its own: one block
+  // per (worker, slot) that no other worker's buffer of any kernel ever overlaps, so
+  // the lines a thread writes there are not ones another core last read or wrote.
+  // Carved from one shared buffer, a thread's tile lay where another thread's had
+  // been in an earlier kernel of other sizes, and on a 2-core EPYC writing lines both
+  // cores hold took up to 6.5x the time of lines only the writer holds
+  // (bench-shared-lines). Taken before the loop (not thread-safe); index by worker.
+  std::vector<float*> workerFloats(int workers, size_t count, size_t slot = 0);
   size_t bytes() const;
   // Per slot, the bytes held (what a run needed at most).
   std::vector<size_t> sizes() const;

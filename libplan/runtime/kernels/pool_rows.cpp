@@ -136,9 +136,9 @@ void PoolRows(const ConvAttrs& a, const float* rowCount, const float* colCount, 
   const PlaneGeom g = planeGeom(a, H, W);
   threads = std::max(1, threads);
   const int64_t perThread = g.OH * g.stride;
-  float* buffers = scratch.floats(static_cast<size_t>(threads * perThread));
+  const std::vector<float*> buffers = scratch.workerFloats(threads, static_cast<size_t>(perThread));
   parallelForEach(threads, planes, [&](int64_t p, int tid) {
-    float* buf = buffers + tid * perThread;
+    float* buf = buffers[static_cast<size_t>(tid)];
     VerticalPass<kSum>(a, g, x + p * H * W, H, W, buf);
     HorizontalPass<kSum>(a, g, buf, rowCount, colCount, y + p * g.OH * g.OW);
   });

@@ -91,12 +91,12 @@ void convDepthwiseWindow(const ConvAttrs& a, const PackedWeights& pw, const floa
   const float* bias = pw.get("bias").as<float>();
   const WindowGeom g = windowGeom(a, H, W);
   const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
-  float* planes = scratch.floats(static_cast<size_t>(threads * plane), 0);
-  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+  const std::vector<float*> planes = scratch.workerFloats(threads, static_cast<size_t>(plane), 0);
+  const std::vector<float*> flats = scratch.workerFloats(threads, static_cast<size_t>(flatLen), 1);
   parallelForEach(threads, N * C, [&](int64_t nc, int tid) {
     const int64_t n = nc / C, c = nc % C;
-    float* q = planes + tid * plane;
-    float* flat = flats + tid * flatLen;
+    float* q = planes[static_cast<size_t>(tid)];
+    float* flat = flats[static_cast<size_t>(tid)];
     windowPadPlane(a, g, x + (n * C + c) * H * W, H, W, 0.0f, q);
     for (int64_t k = 0; k < mult; ++k) {
       const int64_t m = c * mult + k;
@@ -122,11 +122,11 @@ void poolPlanes(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, i
   const int64_t plane = g.planeFloats(), flatLen = g.flatLen() + WindowGeom::kSlack;
   const int64_t taps = static_cast<int64_t>(g.tapOffset.size());
   const int64_t* off = g.tapOffset.data();
-  float* padded = scratch.floats(static_cast<size_t>(threads * plane), 0);
-  float* flats = scratch.floats(static_cast<size_t>(threads * flatLen), 1);
+  const std::vector<float*> padded = scratch.workerFloats(threads, static_cast<size_t>(plane), 0);
+  const std::vector<float*> flats = scratch.workerFloats(threads, static_cast<size_t>(flatLen), 1);
   parallelForEach(threads, planes, [&](int64_t nc, int tid) {
-    float* q = padded + tid * plane;
-    float* flat = flats + tid * flatLen;
+    float* q = padded[static_cast<size_t>(tid)];
+    float* flat = flats[static_cast<size_t>(tid)];
     windowPadPlane(a, g, x + nc * H * W, H, W, pad, q);
     const int64_t L = g.flatLen();
     std::copy(q + off[0], q + off[0] + L, flat);

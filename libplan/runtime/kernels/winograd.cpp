@@ -80,11 +80,11 @@ void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, i
   g.Wq = TW + 1 + kSimdMaxLanes;  // the last vector of tiles reads up to a vector of slots past TW + 1
   float* V = scratch.floats(static_cast<size_t>(16 * C * T), 0);
   float* Mx = scratch.floats(static_cast<size_t>(16 * M * T + kSimdMaxLanes), 1);
-  float* split = scratch.floats(static_cast<size_t>(threads * 2 * g.R * g.Wq), 2);
+  const std::vector<float*> split = scratch.workerFloats(threads, static_cast<size_t>(2 * g.R * g.Wq));
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
     parallelForEach(threads, C, [&](int64_t c, int worker) {
-      float* even = split + static_cast<int64_t>(worker) * 2 * g.R * g.Wq;
+      float* even = split[static_cast<size_t>(worker)];
       float* odd = even + g.R * g.Wq;
       winogradSplitChannel(xn + c * H * W, H, W, a.padT, a.padL, g, even, odd);
       winogradInputTiles(even, odd, g.Wq, TH, TW, V + c * T, C * T);
