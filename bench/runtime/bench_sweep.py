@@ -15,6 +15,12 @@ from its profiler, both summed by operator type. Geometric means over the family
 Every SIMD target the host runs (plan-run --simd: AVX-512 and AVX2 on an AVX-512 host)
 is measured in the same rounds against the same ORT runs, one table each; the per-node
 profile is of the best target. The JSON records the host's CPU flags.
+With --shared-lines (build/bin/bench-shared-lines), before each model's round on the
+two-thread CPUs: what writing 1 MB of lines both cores have read costs over writing
+lines only the writer holds. On a shared host that cost changes from minute to minute
+(the same KVM guest measured 1.6x and 7x within an hour), and a parallel loop pays it
+wherever a thread writes what the other core read; the table gives each round's cost
+beside its two-thread ratios, so a figure says which kind of minute it came from.
 Writes table.md and results.json into --out-dir and prints the table.
 """
 import argparse
@@ -97,6 +103,39 @@ def warm_round(a, path, inputs, threads, ort_first, targets):
     if o is None:
         o = ort()
     return {t: ((o['warm_median_ms'], w[t]['median_ms']), (o['warm_min_ms'], w[t]['min_ms'])) for t in targets}
+
+
+def cross_core_cost(a):
+    """bench-shared-lines on the two-thread CPUs: at 1 MB, writing lines both cores read
+    and writing lines only this core holds (microseconds), and their ratio."""
+    cpus = [c for c in a.cpus_2.split(',') if c]
+    cmd = [a.shared_lines, '--reps', '20'] + (['--cpus', cpus[0], cpus[1]] if len(cpus) == 2 else [])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        if cells and cells[0] == '1024':
+            own, shared = float(cells[3]), float(cells[4])
+            return {'write_own_us': own, 'write_shared_us': shared, 'ratio': shared / own}
+    raise SystemExit(f'{a.shared_lines}: no 1024 KB row in its output')
+
+
+def cross_core_table(rows, a, targets):
+    """Per round: the median cross-core cost over its models and the two-thread
+    geometric mean ours/ORT of that round (best target)."""
+    two = [t for t in a.threads if t > 1]
+    if not a.shared_lines or not two or not rows or not rows[0]['cross_core']:
+        return []
+    t = str(two[0])
+    lines = ['', f'## Cross-core cost per round and the {t}-thread ratio (bench-shared-lines, 1 MB)', '',
+             'Writing lines both cores read over writing lines only the writer holds, measured before each '
+             "model's round (median over the round's models), beside the round's geometric mean ours/ORT.", '',
+             f'| round | write both read / write own | {t}t geomean ours/ORT ({targets[0]}) |', '|---|---|---|']
+    for r in range(len(rows[0]['cross_core'])):
+        cost = statistics.median(row['cross_core'][r]['ratio'] for row in rows)
+        ratios = [row['by_target'][targets[0]][t]['rounds'][r] for row in rows]
+        g = geomean([x[1] / x[0] for x in ratios])
+        lines.append(f'| {r + 1} | {cost:.1f}x | {g:.3f} |')
+    return lines + ['']
 
 
 def summarize(rounds, mins):
@@ -232,6 +271,8 @@ def main():
     ap.add_argument('--cpus-2', default='0,1', help='taskset CPU list for 2-thread runs')
     ap.add_argument('--simd-targets', nargs='*', default=[],
                     help='SIMD targets to measure (plan-run --simd); default: every one this host runs')
+    ap.add_argument('--shared-lines', default='',
+                    help='bench-shared-lines binary: measure the cross-core cost before each model\'s round')
     ap.add_argument('--quiet', action='store_true', help='no progress lines on stderr')
     a = ap.parse_args()
     prog = Progress('bench-sweep', quiet=a.quiet)
@@ -258,7 +299,7 @@ def main():
             print(f'exported {m} {res}x{res} in {export_s:.1f} s', file=sys.stderr, flush=True)
         prepared.append((m, res, path, d, inputs))
         rows.append({'model': m, 'res': res, 'path': path, 'export_s': export_s, 'exported_now': fresh, 'threads': {},
-                     'profile': {}, 'measure_s': 0.0})
+                     'profile': {}, 'measure_s': 0.0, 'cross_core': []})
     # Rounds go over the whole family, so a model's rounds lie minutes apart: a slow
     # spell of the shared host (seconds to a minute) then lands in one of them, not all.
     targets = host_simd_targets(a, prepared[0][2], prepared[0][4])
@@ -273,6 +314,8 @@ def main():
         for (m, res, path, d, inputs), row in zip(prepared, rows):
             prog.step(f'round {r + 1} of {a.warm_rounds}, {m}')
             t1 = time.time()
+            if a.shared_lines:
+                row['cross_core'].append(cross_core_cost(a))
             for t in a.threads:
                 for s, (med, mn) in warm_round(a, path, inputs, t, (r % 2 == 0), targets).items():
                     samples[(m, t, s)][0].append(med)
@@ -309,6 +352,7 @@ def main():
             'repeat': a.repeat, 'warm_rounds': a.warm_rounds, 'trace_runs': a.trace_runs, 'cpus_1': a.cpus_1,
             'cpus_2': a.cpus_2, 'seed': 0, 'opset': 13, 'cpu': cpu_flags(), 'simd_targets': targets}
     text = tables(rows, a, targets, meta['cpu'])
+    text += '\n'.join(cross_core_table(rows, a, targets))
     text += (f'\nMeasured in {total:.0f} s (of which exporting {export_total:.0f} s); warm = median over {a.warm_rounds} '
              f'rounds over the family, ORT and ours alternating (fresh processes, taskset -c {a.cpus_1} / {a.cpus_2}) of the median of {a.repeat} '
              f'runs; ratio = median of the per-round ratios; min ratio = our fastest run over ORT\'s fastest. '
