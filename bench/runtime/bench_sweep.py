@@ -18,7 +18,7 @@ profile is of the best target. The JSON records the host's CPU flags.
 With --shared-lines (build/bin/bench-shared-lines), before each model's round on the
 two-thread CPUs: what writing 1 MB of lines both cores have read costs over writing
 lines only the writer holds. On a shared host that cost changes from minute to minute
-(the same KVM guest measured 1.6x and 7x within an hour), and a parallel loop pays it
+(one KVM guest read 1.3x and 8x within an hour), and a parallel loop pays it
 wherever a thread writes what the other core read; the table gives each round's cost
 beside its two-thread ratios, so a figure says which kind of minute it came from.
 Writes table.md and results.json into --out-dir and prints the table.
