@@ -30,7 +30,7 @@ class Scratch {
   // the lines a thread writes there are not ones another core last read or wrote.
   // Carved from one shared buffer, a thread's tile lay where another thread's had
   // been in an earlier kernel of other sizes, and on a 2-core EPYC writing lines both
-  // cores hold took up to 6.5x the time of lines only the writer holds
+  // cores hold took 6-8x the time of lines only the writer holds
   // (bench-shared-lines). Taken before the loop (not thread-safe); index by worker.
   std::vector<float*> workerFloats(int workers, size_t count, size_t slot = 0);
   size_t bytes() const;
