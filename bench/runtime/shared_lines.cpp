@@ -17,17 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
+#include "bench/runtime/pin_thread.h"
 
 namespace {
 
-bool pinTo(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
+using zp::bench::pinTo;
 
 using Clock = std::chrono::steady_clock;
 

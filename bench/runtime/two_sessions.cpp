@@ -15,8 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
+#include "bench/runtime/pin_thread.h"
 
 #include "libplan/runtime/npy.h"
 #include "libplan/runtime/session.h"
@@ -26,12 +25,7 @@ namespace {
 using zp::runtime::Session;
 using zp::runtime::TensorMap;
 
-bool pinTo(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
+using zp::bench::pinTo;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

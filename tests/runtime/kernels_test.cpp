@@ -58,7 +58,7 @@ TEST(Scratch, WorkerBuffersAreEachWorkersOwn) {
   };
   add("shared 0", scratch.floats(1000, 0), 1000);
   add("shared 1", scratch.floats(3000, 1), 3000);
-  const std::vector<float*> small = scratch.workerFloats(3, 100, 0);
+  scratch.workerFloats(3, 100, 0);
   const std::vector<float*> tiles = scratch.workerFloats(3, 5000, 0);  // grows each worker's slot 0
   const std::vector<float*> outs = scratch.workerFloats(3, 700, 1);
   ASSERT_EQ(tiles.size(), 3u);
