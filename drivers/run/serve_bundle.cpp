@@ -482,7 +482,12 @@ Json slotsJson(const Prepared& p, const SystemRun& run) {
                        {"first_run_ms", Json{{"measured", med(firstRuns)},
                                              {"calibrated", med(p.simSlots[k].firstRunSamplesMs)}}},
                        {"runs", runs.size()},
-                       {"run_ms", Json{{"measured", med(runs)}, {"calibrated", med(run.calibration.hotMs[k])}}}});
+                       {"run_ms", Json{{"measured", med(runs)}, {"calibrated", med(run.calibration.hotMs[k])}}},
+                       // Split as the simulator draws them: back to back, and after the processor idled.
+                       {"back_to_back_run_ms", Json{{"measured", med(run.servedHotRunMs[k])},
+                                                    {"calibrated", med(run.calibration.hotMs[k])}}},
+                       {"after_idle_run_ms", Json{{"measured", med(run.servedIdleRunMs[k])},
+                                                  {"calibrated", med(run.calibration.idleMs[k])}}}});
   }
   return out;
 }
