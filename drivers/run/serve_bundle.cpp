@@ -364,6 +364,7 @@ struct SystemRun {
   // Runs split as the simulator draws them: right after their load, after their
   // processor idled, or back to back.
   std::vector<std::vector<double>> servedLoadMs, servedFirstRunMs, servedIdleRunMs, servedHotRunMs;
+  std::vector<std::vector<double>> servedIdleGapsMs;  // beside servedIdleRunMs: the idle before each
   std::map<int, sim::ServeSimReplay> servedInOrder;  // per round: each segment's measured times, per query and position
   std::vector<double> servedTurnaroundMs;  // each worker turnaround between queued jobs while serving
   std::vector<double> servedDispatchMs;    // each query's arrival to its first position handed to a worker
@@ -377,6 +378,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   run.servedLoadMs.resize(run.prepared.setup.slots.size());
   run.servedFirstRunMs.resize(run.prepared.setup.slots.size());
   run.servedIdleRunMs.resize(run.prepared.setup.slots.size());
+  run.servedIdleGapsMs.resize(run.prepared.setup.slots.size());
   run.servedHotRunMs.resize(run.prepared.setup.slots.size());
   Prepared& p = run.prepared;
   SystemOutcome& o = run.outcome;
@@ -391,6 +393,7 @@ Expected<SystemRun> prepareSystem(const ServedPlan& sp, SystemSetup& s, const Se
   o.setPredictedResidency(fromPlan);
   run.calibration.hotMs.resize(p.setup.slots.size());
   run.calibration.idleMs.resize(p.setup.slots.size());
+  run.calibration.idleGapsMs.resize(p.setup.slots.size());
   return run;
 }
 
@@ -412,7 +415,8 @@ void recordServed(SystemRun& run, const ServeResult& served, int round) {
     const auto slot = static_cast<size_t>(x.slot);
     const double ms = x.endMs - x.startMs;
     auto last = busyUntil.find(x.processor);
-    const bool idle = last == busyUntil.end() || x.startMs - last->second >= idleThresholdMs;
+    const double idleMs = last == busyUntil.end() ? INFINITY : x.startMs - last->second;
+    const bool idle = idleMs >= idleThresholdMs;
     busyUntil[x.processor] = last == busyUntil.end() ? x.endMs : std::max(last->second, x.endMs);
     if (x.kind == runtime::serve::ExecSlice::Kind::Load) {
       run.servedLoadMs.at(slot).push_back(ms);
@@ -422,7 +426,11 @@ void recordServed(SystemRun& run, const ServeResult& served, int round) {
     }
     inOrder.runMs[{x.query, x.position}] = ms;
     if (loaded.contains({x.query, x.position})) run.servedFirstRunMs.at(slot).push_back(ms);
-    else (idle ? run.servedIdleRunMs : run.servedHotRunMs).at(slot).push_back(ms);
+    else if (!idle) run.servedHotRunMs.at(slot).push_back(ms);
+    else {
+      run.servedIdleRunMs.at(slot).push_back(ms);
+      run.servedIdleGapsMs.at(slot).push_back(idleMs);
+    }
   }
 }
 
@@ -452,6 +460,8 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
     auto& free = run.calibration.freeMs[k];
     hot.insert(hot.end(), cal.hotMs[k].begin(), cal.hotMs[k].end());
     idle.insert(idle.end(), cal.idleMs[k].begin(), cal.idleMs[k].end());
+    auto& gaps = run.calibration.idleGapsMs[k];
+    gaps.insert(gaps.end(), cal.idleGapsMs[k].begin(), cal.idleGapsMs[k].end());
     load.insert(load.end(), cal.loadMs[k].begin(), cal.loadMs[k].end());
     free.insert(free.end(), cal.freeMs[k].begin(), cal.freeMs[k].end());
     auto& first = run.calibration.firstRunMs[k];
@@ -501,8 +511,13 @@ std::vector<sim::ServeSimSlot> withServedTimes(const Prepared& p, const SystemRu
     const auto& hot = run.servedHotRunMs[k];
     const auto& idle = run.servedIdleRunMs[k];
     if (!hot.empty()) slot.runSamplesMs = hot;
-    if (!idle.empty()) slot.idleRunSamplesMs = idle;
-    else if (!hot.empty()) slot.idleRunSamplesMs = hot;
+    slot.idleRunGapsMs.clear();
+    if (!idle.empty()) {
+      slot.idleRunSamplesMs = idle;
+      slot.idleRunGapsMs = run.servedIdleGapsMs[k];
+    } else if (!hot.empty()) {
+      slot.idleRunSamplesMs = hot;
+    }
     if (!run.servedLoadMs[k].empty()) slot.loadMs = median(run.servedLoadMs[k]);
     if (!run.servedFirstRunMs[k].empty()) slot.firstRunSamplesMs = run.servedFirstRunMs[k];
     slot.freeMs = 0;  // a served load's time holds the frees of the units it evicted
@@ -522,6 +537,7 @@ void predictCalibrated(const ServedPlan& sp, const SystemSetup& s, SystemRun& ru
   for (size_t k = 0; k < p.simSlots.size(); ++k) {
     p.simSlots[k].runSamplesMs = cal.hotMs[k];
     p.simSlots[k].idleRunSamplesMs = cal.idleMs[k];
+    p.simSlots[k].idleRunGapsMs = cal.idleGapsMs[k];
     // Timed among the other processors' runs (as served); freeing a copy, what a load that evicts it adds.
     if (!p.setup.slots[k].preload && k < cal.loadMs.size() && !cal.loadMs[k].empty())
       p.simSlots[k].loadMs = median(cal.loadMs[k]);

@@ -202,7 +202,8 @@ Expected<select::ServingCalibration> measureServingCalibration(const select::Sti
   std::vector<double> perMB;  // for units the planner meets without a measurement of their own
   for (size_t s = 0; s < slots.setup.slots.size(); ++s) {
     const double loadMs = median(cal.loadMs[s]);
-    select::UnitCalibration unit{cal.hotMs[s], cal.idleMs[s], loadMs, median(cal.freeMs[s]), cal.firstRunMs[s]};
+    select::UnitCalibration unit{cal.hotMs[s], cal.idleMs[s], loadMs, median(cal.freeMs[s]), cal.firstRunMs[s],
+                                 cal.idleGapsMs[s]};
     if (slots.coldSection[s]) {
       out.coldLoaded[slots.keys[s]] = std::move(unit);
       continue;

@@ -75,7 +75,7 @@ ColdLoadChoice chooseColdSectionLoads(ServingCalibration& cal, bool always) {
     for (const auto& k : keys) {
       const auto& cold = cal.coldLoaded.at(k);
       auto& unit = cal.units[k];
-      if (unit.hotMs.empty()) unit.hotMs = cold.hotMs, unit.idleMs = cold.idleMs;
+      if (unit.hotMs.empty()) unit.hotMs = cold.hotMs, unit.idleMs = cold.idleMs, unit.idleGapsMs = cold.idleGapsMs;
       unit.loadMs = cold.loadMs;
       unit.freeMs = cold.freeMs;
       unit.firstRunMs = cold.firstRunMs;
@@ -103,6 +103,7 @@ void calibrateSlot(const ServingCalibration& cal, const std::string& id, const s
     // As plan-run's calibrated prediction runs a slot: its measured times as they are.
     slot.runSamplesMs = u->second.hotMs;
     slot.idleRunSamplesMs = u->second.idleMs;
+    slot.idleRunGapsMs = u->second.idleGapsMs;
     if (u->second.loadMs > 0) slot.loadMs = u->second.loadMs;
     slot.freeMs = u->second.freeMs;
     slot.firstRunSamplesMs = u->second.firstRunMs;

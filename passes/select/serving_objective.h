@@ -30,6 +30,7 @@ struct UnitCalibration {
   double loadMs = 0;
   double freeMs = 0;  // freeing it, what a load that evicts it adds
   std::vector<double> firstRunMs = {};  // its runs right after a load
+  std::vector<double> idleGapsMs = {};  // beside idleMs: the idle before each (the simulator draws by it)
   bool operator==(const UnitCalibration&) const = default;
 };
 

@@ -80,12 +80,17 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
   // is timed after the others, one such slot's processor at a time.
   std::vector<Loaded> mine, holding;
   for (auto& l : loaded) (setup.slots[static_cast<size_t>(l.slot)].holds.empty() ? mine : holding).push_back(std::move(l));
+  // The end of this worker's last run: an after-idle run records how long ago it was.
+  auto lastEnd = SteadyClock::now();
   auto runOnce = [&](Loaded& l, std::vector<double>* record, double idleMs) -> Status {
     if (idleMs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(idleMs * 1000)));
+    const double idleBeforeMs = msSince(lastEnd);
     const auto t0 = SteadyClock::now();
     auto r = l.unit.run(l.inputs);
+    lastEnd = SteadyClock::now();
     if (!r.ok()) return makeError("subgraph '{}': {}", setup.slots[static_cast<size_t>(l.slot)].name, r.error().message);
     if (record) record->push_back(msSince(t0));
+    if (record && idleMs > 0) out.idleGapsMs[static_cast<size_t>(l.slot)].push_back(idleBeforeMs);
     return {};
   };
   // The slot's copy is freed (timed as its free: serving frees the units a load
@@ -109,9 +114,11 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
   auto timeRounds = [&](std::vector<Loaded>& units) -> Status {
     for (int round = 0; round < params.warmup + 2 * params.rounds; ++round) {
       const bool timed = round >= params.warmup, idle = round >= params.warmup + params.rounds;
-      for (auto& l : units) {
+      for (size_t u = 0; u < units.size(); ++u) {
+        auto& l = units[u];
         auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
-        ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? params.idleGapMs : 0.0));
+        const double gapMs = params.idleGapsMs[(static_cast<size_t>(round) + u) % params.idleGapsMs.size()];
+        ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? gapMs : 0.0));
         if (params.timeLoads && !idle) ZP_TRY(loadOnce(l, timed));
         if (params.afterRun) params.afterRun();
       }
@@ -220,12 +227,15 @@ Expected<double> timeTurnaround(const ServeSetup& setup, SubgraphLoader& loader,
 Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoader& loader,
                                           const RunCalibrationParams& params) {
   ZP_TRY(checkSetup(setup));
-  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || !(params.idleGapMs >= 0))
-    return makeError("serving calibration: rounds {}, warmup {}, wake samples {}, idle gap {} ms", params.rounds,
-                     params.warmup, params.wakeSamples, params.idleGapMs);
+  const bool gapsOk = !params.idleGapsMs.empty() &&
+                      std::all_of(params.idleGapsMs.begin(), params.idleGapsMs.end(), [](double g) { return g > 0; });
+  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || !gapsOk)
+    return makeError("serving calibration: rounds {}, warmup {}, wake samples {}, {} idle gaps (each above 0 ms)",
+                     params.rounds, params.warmup, params.wakeSamples, params.idleGapsMs.size());
   RunCalibration out;
   out.hotMs.resize(setup.slots.size());
   out.idleMs.resize(setup.slots.size());
+  out.idleGapsMs.resize(setup.slots.size());
   if (params.timeLoads) {
     out.loadMs.resize(setup.slots.size());
     out.freeMs.resize(setup.slots.size());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <iterator>
 #include <random>
 
 #include "libplan/sim/queries/processor_queues.h"
@@ -61,10 +62,34 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   };
   const auto* replayRuns = params.replay ? &params.replay->runMs : nullptr;
   const auto* replayLoads = params.replay ? &params.replay->loadMs : nullptr;
+  // Per slot whose after-idle samples carry their idle: (idle, ms) by idle.
+  std::vector<std::vector<std::pair<double, double>>> idleByGap(slots.size());
+  for (size_t k = 0; k < slots.size(); ++k)
+    if (!slots[k].idleRunSamplesMs.empty() && slots[k].idleRunGapsMs.size() == slots[k].idleRunSamplesMs.size()) {
+      for (size_t i = 0; i < slots[k].idleRunSamplesMs.size(); ++i)
+        idleByGap[k].push_back({slots[k].idleRunGapsMs[i], slots[k].idleRunSamplesMs[i]});
+      std::sort(idleByGap[k].begin(), idleByGap[k].end());
+    }
+  auto drawAfterIdle = [&](const std::vector<std::pair<double, double>>& byGap, double gapMs) {
+    auto at = [&](double g) {
+      return std::lower_bound(byGap.begin(), byGap.end(), std::pair<double, double>{g, -INFINITY});
+    };
+    auto from = at(gapMs / 2), to = at(2 * gapMs);
+    if (from == to) {  // none within a factor of two: the nearest (ties to the shorter idle)
+      if (from == byGap.end()) return std::prev(from)->second;
+      if (from == byGap.begin()) return from->second;
+      return std::log(gapMs / std::prev(from)->first) <= std::log(from->first / gapMs) ? std::prev(from)->second
+                                                                                          : from->second;
+    }
+    return (from + static_cast<std::ptrdiff_t>(rng() % static_cast<uint64_t>(to - from)))->second;
+  };
   auto runMs = [&](int query, int position, int slot, int processor, double start, bool afterLoad) {
     if (const double* ms = replayed(replayRuns, query, position)) return *ms;
     const auto& s = slots[static_cast<size_t>(slot)];
-    const bool idle = start - busyUntil[static_cast<size_t>(processor)] >= params.idleThresholdMs;
+    const double idleMs = start - busyUntil[static_cast<size_t>(processor)];
+    const bool idle = idleMs >= params.idleThresholdMs;
+    if (idle && !(afterLoad && !s.firstRunSamplesMs.empty()) && !idleByGap[static_cast<size_t>(slot)].empty())
+      return drawAfterIdle(idleByGap[static_cast<size_t>(slot)], idleMs);
     const auto& samples = afterLoad && !s.firstRunSamplesMs.empty()   ? s.firstRunSamplesMs
                           : idle && !s.idleRunSamplesMs.empty() ? s.idleRunSamplesMs
                                                                 : s.runSamplesMs;

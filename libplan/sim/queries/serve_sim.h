@@ -11,7 +11,8 @@
 // samples measured as serving runs it (runtime/serve/run_calibration.h), a time
 // drawn from them with the params' seed: from the after-idle samples when its
 // processor was idle for idleThresholdMs or more before the run, else from the
-// back-to-back ones. The draw models the spread that decides tight SLOs. Given a
+// back-to-back ones (matched by the length of the idle where the samples
+// carry it). The draw models the spread that decides tight SLOs. Given a
 // replay (the executor's measured times of one served trace, per query and
 // position, and each query's dispatch), a run or load it holds takes that time
 // instead of a draw, and a query its dispatch where later than dispatchMs: what the
@@ -50,6 +51,11 @@ struct ServeSimSlot {
   // When not empty: the run right after its load draws one of these (its
   // weights and code out of the caches; a cold section's pipelined cold run).
   std::vector<double> firstRunSamplesMs = {};
+  // When the same size as idleRunSamplesMs: how long the processor had idled
+  // before each. A run after idling g ms then draws among the samples whose idle
+  // lay within a factor of two of g (else the one nearest it): a run's slowdown
+  // after idle grows with the idle (measured 1.0x after 2-5 ms, 1.1-1.4x after 20).
+  std::vector<double> idleRunGapsMs = {};
 };
 
 struct ServeSimTask {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "libplan/runtime/measure.h"
 #include "libplan/runtime/serve/run_calibration.h"
 #include "libplan/util/stats.h"
@@ -27,7 +29,7 @@ struct Calibrated {
 RunCalibrationParams quickParams(int rounds, double idleGapMs, int wakeSamples) {
   RunCalibrationParams params;
   params.rounds = rounds;
-  params.idleGapMs = idleGapMs;
+  params.idleGapsMs = {idleGapMs, 2 * idleGapMs};
   params.wakeSamples = wakeSamples;
   params.turnaroundQueriesPerTask = 0;  // no burst served: each slot loaded once, by the rounds
   return params;
@@ -42,7 +44,12 @@ TEST(RunCalibration, EverySlotIsTimedBackToBackAndAfterIdleAndTheWakeUpsAreTimed
   for (size_t s = 0; s < 3; ++s) {
     EXPECT_EQ(r->hotMs[s].size(), 6u) << s;
     EXPECT_EQ(r->idleMs[s].size(), 6u) << s;
+    ASSERT_EQ(r->idleGapsMs[s].size(), 6u) << s;
     for (double ms : r->hotMs[s]) EXPECT_GT(ms, 0) << s;
+    // Each after-idle run follows its worker's sleep of 3 or 6 ms.
+    for (double gap : r->idleGapsMs[s]) EXPECT_GE(gap, 3.0) << s;
+    const auto gaps = r->idleGapsMs[s];
+    EXPECT_TRUE(std::any_of(gaps.begin(), gaps.end(), [](double g) { return g >= 6.0; })) << s;
     EXPECT_EQ(loader.loads(static_cast<int>(s)), 1) << s;
   }
   // Twelve MatMuls take longer than one, however noisy the host.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "libplan/sim/queries/serve_sim.h"
 
@@ -94,6 +95,42 @@ TEST(ServeSim, RunsAfterIdleDrawTheirOwnSamplesAndQueriesWaitForDispatch) {
   slots[0].idleRunSamplesMs.clear();
   r = simulateServing(slots, tasks, arrivals, params);
   EXPECT_DOUBLE_EQ(r.queries[3].finishMs, 23.5);
+}
+
+TEST(ServeSim, ARunAfterIdleDrawsAmongTheSamplesWhoseIdleWasLikeItsOwn) {
+  // After-idle samples with their idle: 1 ms after 3 ms of idle, 2 ms after 5,
+  // 9 ms after 40. One query at a time, each after a known idle.
+  ServeSimSlot slot{0, 3.0, 0, 10, true, {1.0}, {1.0, 9.0, 2.0}};
+  slot.idleRunGapsMs = {3.0, 40.0, 5.0};
+  std::vector<ServeSimTask> tasks = {{"a", {0}, 100, true}};
+  ServeSimParams params{1, 100, 0};
+  auto finishAfterIdle = [&](double idleMs, uint64_t seed) {
+    // The first query runs from 0 (never ran before: the longest idle, 9 ms);
+    // the second arrives idleMs after it ends.
+    std::vector<ServeSimArrival> arrivals = {{0, 0}, {9.0 + idleMs, 0}};
+    params.seed = seed;
+    const auto r = simulateServing({slot}, tasks, arrivals, params);
+    if (!slot.idleRunGapsMs.empty()) EXPECT_DOUBLE_EQ(r.queries[0].finishMs, 9.0);
+    return r.queries[1].finishMs - r.queries[1].arrivalMs;
+  };
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    // 30 ms: within a factor of two only the 40 ms sample.
+    EXPECT_DOUBLE_EQ(finishAfterIdle(30, seed), 9.0) << seed;
+    // 4 ms: the 3 ms and the 5 ms samples.
+    const double ms = finishAfterIdle(4, seed);
+    EXPECT_TRUE(ms == 1.0 || ms == 2.0) << seed << " " << ms;
+    // 12 ms: none within a factor of two; the nearest (5 ms, not 40).
+    EXPECT_DOUBLE_EQ(finishAfterIdle(12, seed), 2.0) << seed;
+  }
+  // Both samples near 4 ms are drawn over the seeds.
+  std::set<double> drawn;
+  for (uint64_t seed = 0; seed < 32; ++seed) drawn.insert(finishAfterIdle(4, seed));
+  EXPECT_EQ(drawn, (std::set<double>{1.0, 2.0}));
+  // Without idles (sizes differ) every after-idle sample is a candidate, whatever the idle.
+  slot.idleRunGapsMs.clear();
+  std::set<double> any;
+  for (uint64_t seed = 0; seed < 64; ++seed) any.insert(finishAfterIdle(30, seed));
+  EXPECT_EQ(any, (std::set<double>{1.0, 2.0, 9.0}));
 }
 
 TEST(ServeSim, DrawsFromRunSamplesAreSeeded) {
