@@ -45,6 +45,37 @@ double acquire(int slot, int processor, double start, const std::vector<ServeSim
   ++r.loads;
   return replayedMs ? *replayedMs : freeMs + s.loadMs;
 }
+// Per slot whose after-idle samples carry their idle: (idle, ms) by idle, and
+// a draw among those whose idle lay within a factor of two of a run's own.
+class AfterIdleByIdle {
+ public:
+  explicit AfterIdleByIdle(const std::vector<ServeSimSlot>& slots) : byIdle_(slots.size()) {
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (!slots[k].idleRunSamplesMs.empty() && slots[k].idleRunGapsMs.size() == slots[k].idleRunSamplesMs.size()) {
+        for (size_t i = 0; i < slots[k].idleRunSamplesMs.size(); ++i)
+          byIdle_[k].push_back({slots[k].idleRunGapsMs[i], slots[k].idleRunSamplesMs[i]});
+        std::sort(byIdle_[k].begin(), byIdle_[k].end());
+      }
+  }
+  bool has(int slot) const { return !byIdle_[static_cast<size_t>(slot)].empty(); }
+  double draw(int slot, double idleMs, std::mt19937_64& rng) const {
+    const auto& byIdle = byIdle_[static_cast<size_t>(slot)];
+    auto at = [&](double g) {
+      return std::lower_bound(byIdle.begin(), byIdle.end(), std::pair<double, double>{g, -INFINITY});
+    };
+    auto from = at(idleMs / 2), to = at(2 * idleMs);
+    if (from == to) {  // none within a factor of two: the nearest (ties to the shorter idle)
+      if (from == byIdle.end()) return std::prev(from)->second;
+      if (from == byIdle.begin()) return from->second;
+      return std::log(idleMs / std::prev(from)->first) <= std::log(from->first / idleMs) ? std::prev(from)->second
+                                                                                          : from->second;
+    }
+    return (from + static_cast<std::ptrdiff_t>(rng() % static_cast<uint64_t>(to - from)))->second;
+  }
+
+ private:
+  std::vector<std::vector<std::pair<double, double>>> byIdle_;
+};
 }  // namespace
 
 ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std::vector<ServeSimTask>& tasks,
@@ -62,34 +93,14 @@ ServeSimResult simulateServing(const std::vector<ServeSimSlot>& slots, const std
   };
   const auto* replayRuns = params.replay ? &params.replay->runMs : nullptr;
   const auto* replayLoads = params.replay ? &params.replay->loadMs : nullptr;
-  // Per slot whose after-idle samples carry their idle: (idle, ms) by idle.
-  std::vector<std::vector<std::pair<double, double>>> idleByGap(slots.size());
-  for (size_t k = 0; k < slots.size(); ++k)
-    if (!slots[k].idleRunSamplesMs.empty() && slots[k].idleRunGapsMs.size() == slots[k].idleRunSamplesMs.size()) {
-      for (size_t i = 0; i < slots[k].idleRunSamplesMs.size(); ++i)
-        idleByGap[k].push_back({slots[k].idleRunGapsMs[i], slots[k].idleRunSamplesMs[i]});
-      std::sort(idleByGap[k].begin(), idleByGap[k].end());
-    }
-  auto drawAfterIdle = [&](const std::vector<std::pair<double, double>>& byGap, double gapMs) {
-    auto at = [&](double g) {
-      return std::lower_bound(byGap.begin(), byGap.end(), std::pair<double, double>{g, -INFINITY});
-    };
-    auto from = at(gapMs / 2), to = at(2 * gapMs);
-    if (from == to) {  // none within a factor of two: the nearest (ties to the shorter idle)
-      if (from == byGap.end()) return std::prev(from)->second;
-      if (from == byGap.begin()) return from->second;
-      return std::log(gapMs / std::prev(from)->first) <= std::log(from->first / gapMs) ? std::prev(from)->second
-                                                                                          : from->second;
-    }
-    return (from + static_cast<std::ptrdiff_t>(rng() % static_cast<uint64_t>(to - from)))->second;
-  };
+  const AfterIdleByIdle afterIdle(slots);
   auto runMs = [&](int query, int position, int slot, int processor, double start, bool afterLoad) {
     if (const double* ms = replayed(replayRuns, query, position)) return *ms;
     const auto& s = slots[static_cast<size_t>(slot)];
     const double idleMs = start - busyUntil[static_cast<size_t>(processor)];
     const bool idle = idleMs >= params.idleThresholdMs;
-    if (idle && !(afterLoad && !s.firstRunSamplesMs.empty()) && !idleByGap[static_cast<size_t>(slot)].empty())
-      return drawAfterIdle(idleByGap[static_cast<size_t>(slot)], idleMs);
+    if (idle && !(afterLoad && !s.firstRunSamplesMs.empty()) && afterIdle.has(slot))
+      return afterIdle.draw(slot, idleMs, rng);
     const auto& samples = afterLoad && !s.firstRunSamplesMs.empty()   ? s.firstRunSamplesMs
                           : idle && !s.idleRunSamplesMs.empty() ? s.idleRunSamplesMs
                                                                 : s.runSamplesMs;
