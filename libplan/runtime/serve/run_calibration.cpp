@@ -109,6 +109,7 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     auto r = l.unit.run(l.inputs);
     if (!r.ok()) return makeError("subgraph '{}': {}", setup.slots[static_cast<size_t>(l.slot)].name, r.error().message);
     if (timed) out.firstRunMs[static_cast<size_t>(l.slot)].push_back(msSince(r0));
+    lastEnd = SteadyClock::now();  // the worker was busy loading and running it
     return {};
   };
   auto timeRounds = [&](std::vector<Loaded>& units) -> Status {

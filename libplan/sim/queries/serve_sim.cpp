@@ -45,6 +45,7 @@ double acquire(int slot, int processor, double start, const std::vector<ServeSim
   ++r.loads;
   return replayedMs ? *replayedMs : freeMs + s.loadMs;
 }
+
 // Per slot whose after-idle samples carry their idle: (idle, ms) by idle, and
 // a draw among those whose idle lay within a factor of two of a run's own.
 class AfterIdleByIdle {
