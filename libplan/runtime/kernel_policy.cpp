@@ -104,12 +104,14 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // planes (bench/runtime/compare_kernels.py, default+planes against default, on
   // MobileNetV2/V3-Large, MnasNet and EfficientNet-B0): expansions into a depthwise conv
   // 0.84-0.89x its time on 14x14 maps and 0.8-0.94x from 16 input channels on 112x112
-  // maps, but 1.16-1.36x from 24-40 channels on 28x28 and 56x56 maps; their depthwise
-  // convs 0.53-0.81x with blocks on both sides. Projections from a depthwise conv,
-  // reading blocks but scattering their outputs, 0.83-0.9x on 7x7 and 14x14 maps (but
+  // maps; from 24-40 channels on 28x28 and 56x56 maps 1.16-1.36x with tiles of 8 pixels,
+  // 0.95x with tiles of 12 (MobileNetV2's 24 -> 144, whose depthwise conv then took
+  // 0.87x its time: no gather); their depthwise convs 0.53-0.81x with blocks on both
+  // sides. Projections from a depthwise conv, reading blocks but scattering their
+  // outputs, 0.83-0.9x on 7x7 and 14x14 maps (but
   // MnasNet's 480 -> 80 1.17x, before a panel's last 16 channels ran as one vector), even
   // on 28x28 into whole panels of 32 channels (EfficientNet-B0's 240 -> 40 1.65x),
-  // 1.18-1.42x on 56x56 and up.
+  // 1.18-1.42x on 56x56 and up (still 1.17-1.42x with tiles of 12 pixels).
   // With 8 lanes (AVX2: tiles of 16 channels by 6 pixels) the GEMM stays: expansions
   // into a depthwise conv took 0.83-0.94x its time on 7x7 maps and from 16-24 channels,
   // 1.08-1.12x on 14x14, projections 1.06-1.89x everywhere (no scatter instruction), and
@@ -117,7 +119,7 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // EfficientNet-B0's summed Conv times within -2% and +3% of the GEMM's with planes.
   const int64_t outputs = known ? a.outH(H) * a.outW(W) : 0;
   if (convKernelApplies(ConvKernel::Packed1x1, a) && known && pointwisePackedFast() &&
-      ((feedsDepthwise && convTakesBlockedOutput(ConvKernel::Packed1x1, a) && (outputs <= 196 || a.Cg <= 16)) ||
+      ((feedsDepthwise && convTakesBlockedOutput(ConvKernel::Packed1x1, a)) ||
        (fedByDepthwise && convTakesBlockedInput(ConvKernel::Packed1x1, a) &&
         (outputs <= 196 || (outputs <= 784 && a.M % 32 == 0)))))
     return ConvKernel::Packed1x1;

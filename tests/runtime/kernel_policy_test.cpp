@@ -179,7 +179,7 @@ TEST(KernelPolicy, DefaultPacksPointwiseConvsBesideADepthwiseOneWhereBlocksPay) 
     EXPECT_EQ(pick(64, 384, 14, true, false), packed) << target;
     EXPECT_EQ(pick(64, 384, 14, false, false), ConvKernel::Gemm1x1) << target;
     EXPECT_EQ(pick(16, 96, 112, true, false), packed) << target;
-    EXPECT_EQ(pick(24, 144, 56, true, false), ConvKernel::Gemm1x1) << target;
+    EXPECT_EQ(pick(24, 144, 56, true, false), packed) << target << ": expansions into blocks at any map size";
     EXPECT_EQ(pick(64, 120, 14, true, false), ConvKernel::Gemm1x1) << target << ": 120 channels are no whole blocks";
     EXPECT_EQ(pick(192, 32, 28, false, true), packed) << target;
     EXPECT_EQ(pick(144, 24, 56, false, true), ConvKernel::Gemm1x1) << target;
