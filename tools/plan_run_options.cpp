@@ -55,7 +55,7 @@ void addOptions(CLI::App& app, Given& g) {
                                                 "directory, replaced atomically");
   app.add_option("--kernels", o.kernels,
                  "kernel policy (default, tune, naive, im2col, gemm1x1, winograd, depthwise, sparse, blas, packed1x1, "
-                 "direct, onednn) or a JSON file");
+                 "direct, onednn, direct_rows) or a JSON file");
   app.add_option("--gemm", o.gemm, "GEMM library: onednn (fastest warm; generates its kernels on the first product) "
                                   "or blis (compiled kernels: the faster cold start)");
   app.add_flag("--planes", planes, "pass every value in planes (NCHW), also between pointwise and depthwise convs "

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 
 POLICIES = ['default', 'tune', 'naive', 'im2col', 'gemm1x1', 'winograd', 'depthwise', 'sparse', 'blas', 'packed1x1',
-            'direct']
+            'direct', 'direct_rows']
 ORT_VERSION = '1.30.0'
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -94,9 +94,14 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
             oneDnnOr(directOr(conv(192, 192, 7), ConvKernel::Im2col))) << "7x7 kernel";
   EXPECT_EQ(choose(p, node(conv(128, 64, 1), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1);
   EXPECT_EQ(choose(p, node(conv(128, 64, 1, 2), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1) << "strided 1x1";
-  EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})), directOr(conv(64, 3, 7, 2), ConvKernel::Im2col))
+  // Stems along output rows where 32 registers hold three vectors of positions a tile.
+  const bool rows = directRowsFast();
+  EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})),
+            rows ? ConvKernel::DirectRows : directOr(conv(64, 3, 7, 2), ConvKernel::Im2col))
       << "7x7 stem, stride 2";
-  EXPECT_EQ(choose(p, node(conv(32, 3, 3, 2), Shape{1, 3, 224, 224})), ConvKernel::Im2col) << "3x3 stem, stride 2";
+  EXPECT_EQ(choose(p, node(conv(32, 3, 3, 2), Shape{1, 3, 224, 224})), rows ? ConvKernel::DirectRows : ConvKernel::Im2col)
+      << "3x3 stem, stride 2";
+  EXPECT_EQ(choose(p, node(conv(32, 5, 3, 2), Shape{1, 5, 224, 224})), ConvKernel::Im2col) << "5 input channels";
   EXPECT_EQ(choose(p, node(conv(2048, 512, 1), Shape{1, 512, 7, 7})), small1x1()) << "7x7 1x1";
   EXPECT_EQ(choose(p, node(conv(512, 1024, 1, 2), Shape{1, 1024, 14, 14})), small1x1()) << "to 7x7";
   EXPECT_EQ(choose(p, node(conv(512, 1024, 1), Shape{1, 1024, 9, 9})), ConvKernel::Gemm1x1) << "9x9 1x1";

@@ -250,10 +250,13 @@ TEST_P(ConvKernels, MatchNaiveOnHandPickedShapes) {
       {1, 160, 14, 14, 160, 3, 3, 10, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::Relu},  // 2 panels of 5 groups
       {2, 112, 7, 7, 112, 3, 3, 7, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},     // strided, two images, 4 + 3 groups
       {1, 48, 9, 9, 96, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, Epilogue::None},       // 32 outputs a group, a 1-group panel
+      // Stems along rows: three vectors of positions and a partial one, 8 channels and a partial chunk.
+      {1, 3, 30, 101, 20, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 0, Epilogue::Clip},      // 3x3/2, 51 outputs a row
+      {2, 1, 12, 160, 9, 7, 7, 1, 1, 3, 1, 2, 3, 3, 3, 3, 0, Epilogue::Function, ActFn::HardSwish},  // 7x7, columns /3 dilated
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) checkConvCase(c, rng, threads, &covered);
-  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1", "direct"})
+  for (const char* k : {"im2col", "gemm1x1", "winograd", "depthwise", "sparse", "packed1x1", "direct", "direct_rows"})
     EXPECT_GT(covered[k], 0) << k;
   if (convPrimitivesIsa() != ConvPrimitivesIsa::None) {
     EXPECT_GT(covered["onednn"], 0);

@@ -109,6 +109,14 @@ std::vector<float> directConvWeights(const ConvAttrs& a, const float* w);
 void convDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
                 float* y, const Epilogue& e, Scratch& scratch, int threads);
 
+// Direct conv vectorised along output rows (direct_rows.cpp): one group, not a plain
+// pointwise conv. Weights as directRowsWeights keeps them:
+// per chunk of 8 output channels, [Cg*kh*kw][8], zero past M.
+bool directRowsApplies(const ConvAttrs& a);
+std::vector<float> directRowsWeights(const ConvAttrs& a, const float* w);
+void convDirectRows(const ConvAttrs& a, const float* wr, const float* bias, const float* x, int64_t N, int64_t H,
+                    int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
+
 // Max and average pooling from the input rows (pool_rows.cpp): column strides 1 and
 // 2, windows of at most 32 rows; planes = N * C planes of H*W. An average divides
 // output (oh, ow)'s sum by rowCount[oh] * colCount[ow] (0 where that is 0).

@@ -142,6 +142,7 @@ const char* convKernelName(ConvKernel k) {
     case ConvKernel::Packed1x1: return "packed1x1";
     case ConvKernel::Direct: return "direct";
     case ConvKernel::OneDnn: return "onednn";
+    case ConvKernel::DirectRows: return "direct_rows";
   }
   return "?";
 }
@@ -163,6 +164,7 @@ const char* convTransformName(ConvKernel k) {
     case ConvKernel::Packed1x1: return "pack_m32_k";
     case ConvKernel::Direct: return "transpose_m16_k";
     case ConvKernel::OneDnn: return "copy";
+    case ConvKernel::DirectRows: return "pack_m8_k";
   }
   return "?";
 }
@@ -181,6 +183,7 @@ bool convKernelApplies(ConvKernel k, const ConvAttrs& a) {
     case ConvKernel::Packed1x1: return a.group == 1 && convKernelApplies(ConvKernel::Gemm1x1, a);
     case ConvKernel::Direct: return directConvApplies(a);
     case ConvKernel::OneDnn: return a.group == 1 || a.Cg > 1;  // depthwise has a kernel of its own
+    case ConvKernel::DirectRows: return directRowsApplies(a);
   }
   return false;
 }
@@ -220,6 +223,9 @@ PackedWeights transformConvWeights(ConvKernel k, const ConvAttrs& a, const float
       break;
     case ConvKernel::Direct:
       pw.arrays.push_back(PackedWeights::make("wd", directConvWeights(a, w), DType::F32));
+      break;
+    case ConvKernel::DirectRows:
+      pw.arrays.push_back(PackedWeights::make("wr", directRowsWeights(a, w), DType::F32));
       break;
   }
   return pw;
@@ -458,6 +464,9 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
     case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts); return;
     case ConvKernel::Direct:
       convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
+      return;
+    case ConvKernel::DirectRows:
+      convDirectRows(a, pw.get("wr").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
       return;
     case ConvKernel::OneDnn:
       // Without primitives for this shape the same weights run im2col.

@@ -98,14 +98,19 @@ struct ConvAttrs {
 // Packed1x1: a pointwise conv on weights packed at load in panels of 32 output channels.
 // Direct: FMAs over blocks of 16 output channels, weights transposed per block at load.
 // OneDnn: oneDNN's convolution primitive for the node's input shape (conv_primitives.h).
-enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1, Direct, OneDnn };
-inline constexpr ConvKernel kAllConvKernels[] = {ConvKernel::Naive,     ConvKernel::Im2col,    ConvKernel::Gemm1x1,
-                                                 ConvKernel::Winograd,  ConvKernel::Depthwise, ConvKernel::Sparse,
-                                                 ConvKernel::Packed1x1, ConvKernel::Direct,    ConvKernel::OneDnn};
+// DirectRows: FMAs over vectors of output positions of a row, 8 output channels at a
+// time, for few input channels (the stems).
+enum class ConvKernel { Naive, Im2col, Gemm1x1, Winograd, Depthwise, Sparse, Packed1x1, Direct, OneDnn, DirectRows };
+inline constexpr ConvKernel kAllConvKernels[] = {
+    ConvKernel::Naive,     ConvKernel::Im2col, ConvKernel::Gemm1x1, ConvKernel::Winograd, ConvKernel::Depthwise,
+    ConvKernel::Sparse,    ConvKernel::Packed1x1, ConvKernel::Direct, ConvKernel::OneDnn, ConvKernel::DirectRows};
 const char* convKernelName(ConvKernel k);
 // Packed1x1 keeps a whole tile in registers on the SIMD target in use (16 lanes: AVX-512);
 // with narrower vectors the default policy takes the GEMM library's product instead.
 bool pointwisePackedFast();
+// DirectRows keeps three vectors of positions by 8 channels in registers where there are
+// 32 (AVX-512); with 16, one, and the default policy leaves stems to im2col.
+bool directRowsFast();
 bool parseConvKernel(const std::string& name, ConvKernel* out);
 bool convKernelApplies(ConvKernel k, const ConvAttrs& a);
 // The name of the weight transform each kernel performs (recorded in caches).
