@@ -61,10 +61,12 @@ struct Block {
 };
 
 // Blocks of a group a tile computes at once: two where 32 registers hold them by 14
-// positions (the broadcast inputs then feed two FMAs each: 16 loads for 28 FMAs
-// instead of 15 for 14). With pairs (one thread, AVX-512): SqueezeNet's 16 -> 64 3x3 on
+// positions, a vector each (the broadcast inputs then feed two FMAs each: 16 loads for
+// 28 FMAs instead of 15 for 14); with 4-lane vectors (NEON) a pair would leave room
+// for 2 positions. With pairs (one thread, AVX-512): SqueezeNet's 16 -> 64 3x3 on
 // 55x55 0.9x the time (forced to this kernel), ResNeXt-50's grouped convs 0.97x summed.
-constexpr int kMaxBlocksPerTile = kVectorRegisters >= 32 ? 2 : 1;
+template <int L>
+constexpr int kMaxBlocksPerTile = kVectorRegisters >= 32 && Block<L>::VPB == 1 ? 2 : 1;
 
 // Positions per chunk for BB blocks: their accumulators, the weight vectors and a
 // broadcast in registers.
@@ -160,8 +162,8 @@ void groupRow(const ConvAttrs& a, const Geom& g, const float* xg, const float* w
   const int64_t P = g.OH * g.OW;
   for (int64_t b = b0; b < b1;) {
     const float* wb = wt + b * L * g.K;
-    if (kMaxBlocksPerTile >= 2 && b + 2 <= b1) {
-      blocksRow<L, kMaxBlocksPerTile>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
+    if (kMaxBlocksPerTile<L> >= 2 && b + 2 <= b1) {
+      blocksRow<L, kMaxBlocksPerTile<L>>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
       b += 2;
     } else {
       blocksRow<L, 1>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
