@@ -35,6 +35,7 @@ constexpr int64_t kChannels = 8;  // output channels per tile (and per chunk of 
 
 struct Geom {
   int64_t Hp = 0, Wq = 0, OH = 0, OW = 0, K = 0;
+  int64_t rows = 0;  // padded rows per channel the copy holds: a band's (all, on one thread)
   // Per tap (input channel, kernel row, kernel column, as the weights run): where its
   // input for output (0, 0) lies in the phase rows. One loop over all taps: per
   // channel and kernel row, a loop over 3 columns took 1.2x the time (a stem's 3x3).
@@ -43,17 +44,18 @@ struct Geom {
 
 // Each phase row holds ceil(Wp / sw) columns and a vector's worth of zeros after them:
 // the last vector of a row's outputs loads past its end.
-inline Geom geomOf(const ConvAttrs& a, int64_t H, int64_t W, int64_t lanes) {
+inline Geom geomOf(const ConvAttrs& a, int64_t H, int64_t W, int64_t lanes, int64_t bandRows) {
   Geom g;
   g.Hp = H + a.padT + a.padB;
   g.Wq = (W + a.padL + a.padR + a.sw - 1) / a.sw + lanes;
   g.OH = a.outH(H);
   g.OW = a.outW(W);
   g.K = a.Cg * a.kh * a.kw;
+  g.rows = (bandRows - 1) * a.sh + (a.kh - 1) * a.dh + 1;
   for (int64_t c = 0; c < a.Cg; ++c)
     for (int64_t i = 0; i < a.kh; ++i)
       for (int64_t j = 0; j < a.kw; ++j)
-        g.tapOff.push_back(((c * g.Hp + i * a.dh) * a.sw + j * a.dw % a.sw) * g.Wq + j * a.dw / a.sw);
+        g.tapOff.push_back(((c * g.rows + i * a.dh) * a.sw + j * a.dw % a.sw) * g.Wq + j * a.dw / a.sw);
   return g;
 }
 
@@ -73,18 +75,19 @@ using direct_rows::kChannels;
 constexpr int kMaxVectors = kVectorRegisters >= 32 ? 3 : 1;
 
 // Output positions ow0 .. ow0 + n - 1 (NV vectors, the last possibly partial) of row oh,
+// whose first input row is row ohIn * sh of the band's copy xp,
 // channels m0 .. m0 + mc - 1 (mc <= 8; the chunk's weights wc are [K][8], zero past mc;
 // bias at m0).
 template <int NV>
 void tile(const ConvAttrs& a, const Geom& g, const float* xp, const float* wc, const float* bias, const Epilogue& e,
-          int64_t oh, int64_t ow0, int64_t n, int64_t mc, float* y) {
+          int64_t oh, int64_t ohIn, int64_t ow0, int64_t n, int64_t mc, float* y) {
   const DF d;
   VF acc[kChannels][NV];
   for (int m = 0; m < kChannels; ++m) {
     const VF b = hn::Set(d, m < mc ? bias[m] : 0.0f);
     for (int v = 0; v < NV; ++v) acc[m][v] = b;
   }
-  const float* base = xp + oh * a.sh * a.sw * g.Wq + ow0;
+  const float* base = xp + ohIn * a.sh * a.sw * g.Wq + ow0;
   const int64_t* off = g.tapOff.data();
   for (int64_t t = 0; t < g.K; ++t) {
     const float* s = base + off[t];
@@ -112,7 +115,7 @@ void tile(const ConvAttrs& a, const Geom& g, const float* xp, const float* wc, c
 }
 
 using TileFn = void (*)(const ConvAttrs&, const Geom&, const float*, const float*, const float*, const Epilogue&,
-                        int64_t, int64_t, int64_t, int64_t, float*);
+                        int64_t, int64_t, int64_t, int64_t, int64_t, float*);
 template <size_t... I>
 constexpr std::array<TileFn, sizeof...(I)> tileTable(std::index_sequence<I...>) {
   return {&tile<static_cast<int>(I) + 1>...};
@@ -162,37 +165,48 @@ void padRow(const ConvAttrs& a, const Geom& g, const float* xc, int64_t H, int64
 
 }  // namespace
 
-// Work items are output rows; each computes every chunk of 8 channels from the same
-// few input rows, so results do not depend on the thread count.
+// Work items are bands of output rows, each copying the input rows it reads into its
+// worker's buffer (the halo rows twice): with the copy split over the threads and the
+// rows over them again, two threads took 1.2x one thread's time (each reading rows the
+// other wrote). Every output is computed the same way whatever the bands, so results
+// do not depend on the thread count.
 void ConvDirectRows(const ConvAttrs& a, const float* wr, const float* bias, const float* x, int64_t N, int64_t H,
                     int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
-  const Geom g = direct_rows::geomOf(a, H, W, kLanes);
+  threads = std::max(1, threads);
+  const int64_t OH = a.outH(H);
+  const int64_t bands = threads == 1 ? 1 : std::min<int64_t>(4 * threads, OH), band = (OH + bands - 1) / bands;
+  const Geom g = direct_rows::geomOf(a, H, W, kLanes, band);
   const int64_t C = a.Cg, P = g.OH * g.OW, chunks = (a.M + kChannels - 1) / kChannels;
   const int64_t phaseRows = a.sw * g.Wq;
   // A row's vectors of positions in groups of at most kMaxVectors, as even as the count
   // allows: 7 as 3, 2, 2, not 3, 3, 1, whose one vector per tap waits on its loads.
   const int64_t vectors = (g.OW + kLanes - 1) / kLanes, groups = (vectors + kMaxVectors - 1) / kMaxVectors;
-  float* xp = scratch.floats(static_cast<size_t>(C * g.Hp * phaseRows), 1);
+  const std::vector<float*> copies = scratch.workerFloats(threads, static_cast<size_t>(C * g.rows * phaseRows), 0);
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * H * W;
-    parallelForEach(threads, C * g.Hp, [&](int64_t cr, int) {
-      padRow(a, g, xn + (cr / g.Hp) * H * W, H, W, cr % g.Hp, xp + cr * phaseRows);
-    });
     float* yn = y + n * a.M * P;
-    parallelForEach(threads, g.OH, [&](int64_t oh, int) {
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        const int64_t v0 = vectors * gi / groups, nv = vectors * (gi + 1) / groups - v0;
-        const int64_t ow0 = v0 * kLanes, count = std::min(nv * kLanes, g.OW - ow0);
-        for (int64_t ch = 0; ch < chunks; ++ch)
-          kTiles[static_cast<size_t>(nv - 1)](a, g, xp, wr + ch * g.K * kChannels, bias + ch * kChannels,
-                                              e, oh, ow0, count, std::min(kChannels, a.M - ch * kChannels),
-                                              yn + ch * kChannels * P);
+    parallelForEach(threads, bands, [&](int64_t bi, int tid) {
+      const int64_t oh0 = bi * band, oh1 = std::min(OH, oh0 + band);
+      if (oh0 >= oh1) return;
+      float* xp = copies[static_cast<size_t>(tid)];
+      const int64_t r0 = oh0 * a.sh, r1 = std::min(g.Hp, (oh1 - 1) * a.sh + (a.kh - 1) * a.dh + 1);
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = r0; r < r1; ++r) padRow(a, g, xn + c * H * W, H, W, r, xp + (c * g.rows + r - r0) * phaseRows);
+      for (int64_t oh = oh0; oh < oh1; ++oh) {
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          const int64_t v0 = vectors * gi / groups, nv = vectors * (gi + 1) / groups - v0;
+          const int64_t ow0 = v0 * kLanes, count = std::min(nv * kLanes, g.OW - ow0);
+          for (int64_t ch = 0; ch < chunks; ++ch)
+            kTiles[static_cast<size_t>(nv - 1)](a, g, xp, wr + ch * g.K * kChannels, bias + ch * kChannels, e, oh,
+                                                oh - oh0, ow0, count, std::min(kChannels, a.M - ch * kChannels),
+                                                yn + ch * kChannels * P);
+        }
+        if (epilogue.clampOnly()) continue;
+        for (int64_t m = 0; m < a.M; ++m)
+          applyActivation(epilogue.fn, epilogue.params, yn + m * P + oh * g.OW, yn + m * P + oh * g.OW, g.OW);
       }
-      if (epilogue.clampOnly()) return;
-      for (int64_t m = 0; m < a.M; ++m)
-        applyActivation(epilogue.fn, epilogue.params, yn + m * P + oh * g.OW, yn + m * P + oh * g.OW, g.OW);
-    });
+    }, 1);
   }
 }
 
