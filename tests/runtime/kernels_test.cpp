@@ -502,9 +502,13 @@ TEST_P(PoolKernels, MaxPoolMatchesDefinition) {
     const auto [a, N, C, H, W] = randomPoolCase(rng, 4, true);
     const int64_t OH = a.outH(H), OW = a.outW(W);
     auto x = randomSparseVec(static_cast<size_t>(N * C * H * W), rng);
-    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
+    // Through the dispatch (the blocked kernel on narrow maps, the row kernels
+    // elsewhere) and through the blocked kernel whatever the map.
+    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN), yb(y.size(), NAN);
     Scratch scratch;
     runMaxPool(a, x.data(), N, C, H, W, y.data(), scratch, 1 + t % 2);
+    maxPoolBlocked(a, x.data(), N * C, H, W, yb.data(), scratch, 1 + t % 2);
+    ASSERT_EQ(std::memcmp(y.data(), yb.data(), y.size() * 4), 0) << "case " << t << ": the blocked kernel differs";
     for (int64_t nc = 0; nc < N * C; ++nc)
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
@@ -532,9 +536,12 @@ TEST_P(PoolKernels, AvgPoolMatchesDefinition) {
     std::vector<float> rowCount(static_cast<size_t>(OH)), colCount(static_cast<size_t>(OW));
     for (auto& c : rowCount) c = static_cast<float>(u(rng) % 4);
     for (auto& c : colCount) c = static_cast<float>(1 + u(rng) % 4);
-    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN);
+    std::vector<float> y(static_cast<size_t>(N * C * OH * OW), NAN), yb(y.size(), NAN);
     Scratch scratch;
     runAvgPool(a, rowCount.data(), colCount.data(), x.data(), N, C, H, W, y.data(), scratch, 1 + t % 2);
+    // The blocked kernel whatever the map (the dispatch takes it on narrow maps only).
+    avgPoolBlocked(a, rowCount.data(), colCount.data(), x.data(), N * C, H, W, yb.data(), scratch, 1 + t % 2);
+    for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(yb[i], y[i], 1e-5) << "case " << t << ": the blocked kernel";
     for (int64_t nc = 0; nc < N * C; ++nc)
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {

@@ -68,14 +68,7 @@ BlockRows gatherRows(const ConvAttrs& a, const float* x, int64_t H, int64_t W, i
     float* dst = tile + (ih - first) * cols * kLanes;
     for (int64_t c = 0; c < a.padL; ++c) hn::StoreU(hn::Zero(d), d, dst + c * kLanes);
     for (int64_t c = a.padL + W; c < cols; ++c) hn::StoreU(hn::Zero(d), d, dst + c * kLanes);
-    dst += a.padL * kLanes;
-    for (int64_t iw0 = 0; iw0 < W; iw0 += kLanes) {
-      const int64_t n = std::min(kLanes, W - iw0);
-      VF v[kLanes];
-      for (int64_t c = 0; c < kLanes; ++c) v[c] = c < nc ? LoadFirst(d, x + c * H * W + ih * W + iw0, n) : hn::Zero(d);
-      TransposeSquare(d, v);
-      for (int64_t p = 0; p < n; ++p) hn::StoreU(v[p], d, dst + (iw0 + p) * kLanes);
-    }
+    PlanesRowToBlock(x + ih * W, H * W, W, nc, dst + a.padL * kLanes);
   }
   return {tile, first, end, cols, a.padL};
 }
@@ -99,18 +92,6 @@ BlockRows copyRows(const ConvAttrs& a, const float* x, int64_t W, int64_t first,
 // with padding columns, but 1.25x from 7x7, where a row's two edge outputs (a tap at a
 // time, one FMA chain) are 2 of 7, and MobileNetV3-Small's 5x5 ones 1.15x from 14x14.
 bool readsInPlace(const ConvAttrs& a, int64_t W) { return W >= 28 || (W >= 14 && a.kw <= 3); }
-
-// [count][kLanes] channel-interleaved outputs into nc planes of P floats from position p0.
-void scatterPlanes(const float* out, int64_t count, int64_t nc, int64_t P, float* y) {
-  const DF d;
-  for (int64_t p0 = 0; p0 < count; p0 += kLanes) {
-    const int64_t n = std::min(kLanes, count - p0);
-    VF v[kLanes];
-    for (int64_t q = 0; q < kLanes; ++q) v[q] = q < n ? hn::LoadU(d, out + (p0 + q) * kLanes) : hn::Zero(d);
-    TransposeSquare(d, v);
-    for (int64_t c = 0; c < nc; ++c) StoreFirst(v[c], d, y + c * P + p0, n);
-  }
-}
 
 struct Clamp {
   VF lo, hi;
@@ -289,7 +270,7 @@ void ConvDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
     outputs(a, src, wt, bb, e, oh0, rows, OW, out);
     // Elementwise, so on the channel-interleaved outputs as well as on the planes.
     if (!epilogue.clampOnly()) applyActivation(epilogue.fn, epilogue.params, out, out, rows * OW * kLanes);
-    if (!yBlocked) scatterPlanes(out, rows * OW, nc, P, y + (n * C + c0) * P + oh0 * OW);
+    if (!yBlocked) BlockToPlanes(out, rows * OW, nc, P, y + (n * C + c0) * P + oh0 * OW);
   });
 }
 

@@ -117,6 +117,14 @@ std::vector<float> directRowsWeights(const ConvAttrs& a, const float* w);
 void convDirectRows(const ConvAttrs& a, const float* wr, const float* bias, const float* x, int64_t N, int64_t H,
                     int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
+// Max and average pooling of small maps on blocks of channels as wide as a vector
+// (pool_blocked.cpp); planes = N * C planes of H*W, averages divided as avgPoolRows does.
+bool poolBlockedPays(const ConvAttrs& a, int64_t H, int64_t W);
+void maxPoolBlocked(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y,
+                    Scratch& scratch, int threads);
+void avgPoolBlocked(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t planes,
+                    int64_t H, int64_t W, float* y, Scratch& scratch, int threads);
+
 // Max and average pooling from the input rows (pool_rows.cpp): column strides 1 and
 // 2, windows of at most 32 rows; planes = N * C planes of H*W. An average divides
 // output (oh, ow)'s sum by rowCount[oh] * colCount[ow] (0 where that is 0).

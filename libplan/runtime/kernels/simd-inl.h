@@ -143,6 +143,34 @@ HWY_INLINE void TransposeSquare(D d, hn::Vec<D>* r) {
   }
 }
 
+// One row of nc <= kLanes planes into channel-interleaved columns: x is the row in the
+// first plane, planes planeFloats apart; dst gets W columns of kLanes floats (lanes
+// past nc zero), a vector of columns of a vector of planes at a time, transposed in
+// registers.
+HWY_INLINE void PlanesRowToBlock(const float* x, int64_t planeFloats, int64_t W, int64_t nc, float* dst) {
+  const DF d;
+  for (int64_t iw0 = 0; iw0 < W; iw0 += kLanes) {
+    const int64_t n = std::min(kLanes, W - iw0);
+    VF v[kLanes];
+    for (int64_t c = 0; c < kLanes; ++c) v[c] = c < nc ? LoadFirst(d, x + c * planeFloats + iw0, n) : hn::Zero(d);
+    TransposeSquare(d, v);
+    for (int64_t p = 0; p < n; ++p) hn::StoreU(v[p], d, dst + (iw0 + p) * kLanes);
+  }
+}
+
+// The reverse: count channel-interleaved positions ([count][kLanes]) into nc planes
+// of P floats, from the plane's first position y.
+HWY_INLINE void BlockToPlanes(const float* out, int64_t count, int64_t nc, int64_t P, float* y) {
+  const DF d;
+  for (int64_t p0 = 0; p0 < count; p0 += kLanes) {
+    const int64_t n = std::min(kLanes, count - p0);
+    VF v[kLanes];
+    for (int64_t q = 0; q < kLanes; ++q) v[q] = q < n ? hn::LoadU(d, out + (p0 + q) * kLanes) : hn::Zero(d);
+    TransposeSquare(d, v);
+    for (int64_t c = 0; c < nc; ++c) StoreFirst(v[c], d, y + c * P + p0, n);
+  }
+}
+
 }  // namespace zp::runtime::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

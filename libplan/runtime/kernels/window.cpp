@@ -142,6 +142,7 @@ void poolPlanes(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, i
 
 void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_t H, int64_t W, float* y,
                 Scratch& scratch, int threads) {
+  if (poolBlockedPays(a, H, W)) return maxPoolBlocked(a, x, N * C, H, W, y, scratch, threads);
   if (poolRowsApply(a)) return maxPoolRows(a, x, N * C, H, W, y, scratch, threads);
   poolPlanes(
       a, x, N * C, H, W, -INFINITY, y, scratch, threads, [](float acc, float v) { return std::max(acc, v); },
@@ -153,6 +154,7 @@ void runMaxPool(const ConvAttrs& a, const float* x, int64_t N, int64_t C, int64_
 
 void runAvgPool(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t N,
                 int64_t C, int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
+  if (poolBlockedPays(a, H, W)) return avgPoolBlocked(a, rowCount, colCount, x, N * C, H, W, y, scratch, threads);
   if (poolRowsApply(a)) return avgPoolRows(a, rowCount, colCount, x, N * C, H, W, y, scratch, threads);
   poolPlanes(
       a, x, N * C, H, W, 0.0f, y, scratch, threads, [](float acc, float v) { return acc + v; },
