@@ -118,7 +118,9 @@ void convDirectRows(const ConvAttrs& a, const float* wr, const float* bias, cons
                     int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads);
 
 // Max and average pooling of small maps on blocks of channels as wide as a vector
-// (pool_blocked.cpp); planes = N * C planes of H*W, averages divided as avgPoolRows does.
+// (pool_blocked.cpp); planes = N * C planes of H*W, averages divided as avgPoolRows does;
+// windows of at most kPoolBlockedMaxTaps taps.
+constexpr int64_t kPoolBlockedMaxTaps = 64;
 bool poolBlockedPays(const ConvAttrs& a, int64_t H, int64_t W);
 void maxPoolBlocked(const ConvAttrs& a, const float* x, int64_t planes, int64_t H, int64_t W, float* y,
                     Scratch& scratch, int threads);

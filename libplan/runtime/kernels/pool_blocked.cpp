@@ -7,6 +7,7 @@
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <vector>
 
@@ -23,7 +24,7 @@ HWY_BEFORE_NAMESPACE();
 namespace zp::runtime::HWY_NAMESPACE {
 namespace {
 
-constexpr int kOutputs = 4;  // outputs combined at once: four independent chains
+constexpr int kOutputs = 8;  // outputs combined at once: eight independent chains
 
 // The block's padded tile: rows of Wp columns of kLanes floats.
 void fillTile(const ConvAttrs& a, const float* x, int64_t H, int64_t W, int64_t nc, float pad, float* tile) {
@@ -41,26 +42,32 @@ void fillTile(const ConvAttrs& a, const float* x, int64_t H, int64_t W, int64_t 
 }
 
 // Outputs [OH*OW][kLanes] of one block from its tile: the maximum, or the sum divided
-// by its window's count (rowCount[oh] * colCount[ow]; 0 where that is 0).
+// by its window's count (rowCount[oh] * colCount[ow]; 0 where that is 0). kOutputs
+// outputs of a row at a time, one loop over the window's taps at offsets computed once
+// (loops over its rows and columns with the first tap as a branch inside took 1.3x the
+// time on Inception's 17x17 maps).
 template <bool kMax>
 void blockOutputs(const ConvAttrs& a, const float* tile, int64_t Wp, int64_t OH, int64_t OW, const float* rowCount,
                   const float* colCount, float* out) {
   const DF d;
-  const int64_t stepW = a.sw * kLanes;
-  for (int64_t oh = 0; oh < OH; ++oh)
+  const int64_t stepW = a.sw * kLanes, taps = a.kh * a.kw;
+  assert(taps <= kPoolBlockedMaxTaps);
+  int64_t off[kPoolBlockedMaxTaps];
+  for (int64_t i = 0; i < a.kh; ++i)
+    for (int64_t j = 0; j < a.kw; ++j) off[i * a.kw + j] = (i * a.dh * Wp + j * a.dw) * kLanes;
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* row = tile + oh * a.sh * Wp * kLanes;
     for (int64_t ow0 = 0; ow0 < OW; ow0 += kOutputs) {
       const int64_t n = std::min<int64_t>(kOutputs, OW - ow0);
+      const float* s = row + ow0 * stepW;
       VF acc[kOutputs];
-      for (int64_t i = 0; i < a.kh; ++i) {
-        const float* row = tile + ((oh * a.sh + i * a.dh) * Wp + ow0 * a.sw) * kLanes;
-        for (int64_t j = 0; j < a.kw; ++j) {
-          const float* s = row + j * a.dw * kLanes;
-          for (int q = 0; q < kOutputs; ++q) {
-            if (q >= n) break;
-            const VF v = hn::LoadU(d, s + q * stepW);
-            if (i == 0 && j == 0) acc[q] = v;
-            else acc[q] = kMax ? hn::Max(acc[q], v) : hn::Add(acc[q], v);
-          }
+      // Outputs past n repeat output n - 1's loads (inside the tile) and are not stored.
+      for (int q = 0; q < kOutputs; ++q) acc[q] = hn::LoadU(d, s + std::min<int64_t>(q, n - 1) * stepW);
+      for (int64_t t = 1; t < taps; ++t) {
+        const float* st = s + off[t];
+        for (int q = 0; q < kOutputs; ++q) {
+          const VF v = hn::LoadU(d, st + std::min<int64_t>(q, n - 1) * stepW);
+          acc[q] = kMax ? hn::Max(acc[q], v) : hn::Add(acc[q], v);
         }
       }
       for (int q = 0; q < n; ++q) {
@@ -72,6 +79,7 @@ void blockOutputs(const ConvAttrs& a, const float* tile, int64_t Wp, int64_t OH,
         hn::StoreU(r, d, out + (oh * OW + ow0 + q) * kLanes);
       }
     }
+  }
 }
 
 template <bool kMax>
@@ -115,12 +123,12 @@ HWY_EXPORT(AvgPoolBlocked);
 
 // Against the per-plane row kernels (pool_rows.cpp), one thread, AVX-512, per node:
 // where a row of the plane fills its vectors at most 60% (17 of 32 lanes, 8 or 7 of 16)
-// 0.5-0.75x their time (Inception's 3x3 average pools on 17x17 and 8x8 maps,
-// GoogLeNet's max pools on 7x7); where it fills them better 1.2-1.9x (35x35, 28x28 and
-// 14x14: the row kernels' separable passes take 6 operations a 3x3 window, this one 9,
-// and the transposes in and out).
+// 0.42-0.65x their time (Inception's 3x3 average pools on 17x17 and 8x8 maps,
+// GoogLeNet's max pools on 7x7); where it fills them better 1.05-1.9x (35x35 with 73%
+// filled, 28x28 and 14x14: the row kernels' separable passes take 6 operations a 3x3
+// window, this one 9, and the transposes in and out).
 bool poolBlockedPays(const ConvAttrs& a, int64_t H, int64_t W) {
-  (void)a;
+  if (a.kh * a.kw > kPoolBlockedMaxTaps) return false;
   const int64_t lanes = simdFloatLanes(), filled = (W + lanes - 1) / lanes * lanes;
   return H <= 64 && W <= 64 && W * 10 <= filled * 6;
 }

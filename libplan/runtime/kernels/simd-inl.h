@@ -151,6 +151,14 @@ HWY_INLINE void PlanesRowToBlock(const float* x, int64_t planeFloats, int64_t W,
   const DF d;
   for (int64_t iw0 = 0; iw0 < W; iw0 += kLanes) {
     const int64_t n = std::min(kLanes, W - iw0);
+    // A few last columns of a whole block: a gather each, not a block's loads and a
+    // transpose (a 17-wide row's 17th column took as long as the 16 before it).
+    if (n * 4 <= kLanes && nc == kLanes) {
+      const hn::RebindToSigned<DF> di;
+      const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(planeFloats)));
+      for (int64_t p = 0; p < n; ++p) hn::StoreU(hn::GatherIndex(d, x + iw0 + p, idx), d, dst + (iw0 + p) * kLanes);
+      continue;
+    }
     VF v[kLanes];
     for (int64_t c = 0; c < kLanes; ++c) v[c] = c < nc ? LoadFirst(d, x + c * planeFloats + iw0, n) : hn::Zero(d);
     TransposeSquare(d, v);
