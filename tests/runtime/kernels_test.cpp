@@ -493,6 +493,14 @@ PoolCase randomPoolCase(std::mt19937& rng, int maxKernel, bool dilate) {
   c.C = 1 + u(rng) % 5;
   c.H = a.dh * (a.kh - 1) + 1 + u(rng) % 40;
   c.W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
+  // As the pool op sets it, a third of the time: the end padding reaches just to the
+  // last window's end, before the input's end in floor mode (negative).
+  if (u(rng) % 3 == 0) {
+    a.padB = 0; a.padR = 0;
+    const int64_t OH = a.outH(c.H), OW = a.outW(c.W);
+    a.padB = (OH - 1) * a.sh + a.dh * (a.kh - 1) + 1 - c.H - a.padT;
+    a.padR = (OW - 1) * a.sw + a.dw * (a.kw - 1) + 1 - c.W - a.padL;
+  }
   return c;
 }
 

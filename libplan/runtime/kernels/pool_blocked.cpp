@@ -26,11 +26,21 @@ namespace {
 
 constexpr int kOutputs = 8;  // outputs combined at once: eight independent chains
 
+// The tile's rows and columns: the input with its padding. The end padding may be
+// negative (the pool op sets it to where the last window ends, which in floor mode can
+// be before the input's end): the tile still holds the whole input.
+struct TileSize {
+  int64_t Hp = 0, Wp = 0;
+};
+TileSize tileSize(const ConvAttrs& a, int64_t H, int64_t W) {
+  return {a.padT + H + std::max<int64_t>(a.padB, 0), a.padL + W + std::max<int64_t>(a.padR, 0)};
+}
+
 // The block's padded tile: rows of Wp columns of kLanes floats.
 void fillTile(const ConvAttrs& a, const float* x, int64_t H, int64_t W, int64_t nc, float pad, float* tile) {
   const DF d;
   const VF vp = hn::Set(d, pad);
-  const int64_t Hp = H + a.padT + a.padB, Wp = W + a.padL + a.padR;
+  const auto [Hp, Wp] = tileSize(a, H, W);
   for (int64_t r = 0; r < Hp; ++r) {
     float* row = tile + r * Wp * kLanes;
     const int64_t ih = r - a.padT;
@@ -85,7 +95,8 @@ void blockOutputs(const ConvAttrs& a, const float* tile, int64_t Wp, int64_t OH,
 template <bool kMax>
 void poolBlocks(const ConvAttrs& a, const float* rowCount, const float* colCount, const float* x, int64_t planes,
                 int64_t H, int64_t W, float* y, Scratch& scratch, int threads) {
-  const int64_t Hp = H + a.padT + a.padB, Wp = W + a.padL + a.padR, OH = a.outH(H), OW = a.outW(W), P = OH * OW;
+  const auto [Hp, Wp] = tileSize(a, H, W);
+  const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW;
   const int64_t blocks = (planes + kLanes - 1) / kLanes;
   threads = std::max(1, threads);
   const std::vector<float*> tiles = scratch.workerFloats(threads, static_cast<size_t>(Hp * Wp * kLanes), 0);
