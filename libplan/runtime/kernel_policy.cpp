@@ -127,7 +127,7 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // AVX-512, per node): 0.85-0.9x its time on MnasNet's, SqueezeNet's, RegNet-X's and
   // EfficientNet-B0's 3x3/2 to 32-64 channels and on ResNet-50's and GoogLeNet's 7x7/2,
   // 0.8-0.95x the direct kernel's. With 16 registers (AVX2: one vector of positions a
-  // tile) 1.2-1.3x im2col's time.
+  // tile) 1.0-1.4x im2col's time.
   if (a.C() <= 4 && convKernelApplies(ConvKernel::DirectRows, a) && directRowsFast()) return ConvKernel::DirectRows;
   // Beside BLIS (a session that starts cold) oneDNN would generate its kernels on the first run.
   if (gemm == GemmLibrary::OneDnn && oneDnnConvPays(a, known, H, W)) return ConvKernel::OneDnn;
