@@ -293,6 +293,59 @@ TEST(Fuse, ZeroPadBeforeAveragePoolBecomesThePoolsOwnPadding) {
   EXPECT_EQ(fusedText(ones), nodesText(ones.graph()));
 }
 
+TEST(Fuse, ConvTakesAnAddOfAValueWrittenBeforeItAndTheClampAfter) {
+  const char* sig = "g (float[1,2,5,5] x, float[1,3,5,5] r, float[1,3,1,1] q) => (float[1,3,5,5] y)";
+  auto before = model(sig, kConvInits, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W, B)
+    n = BatchNormalization (c, s, b, m, v)
+    a = Add (r, n)
+    y = Relu (a))");
+  EXPECT_EQ(fusedText(before), expected(sig, R"(
+    y = ai.zooplan.Conv <pads=[1,1,1,1], bn_epsilon=0.00001, activation="Relu"> (x, W, B, s, b, m, v, r))"));
+  // Of two Convs added, the later one takes the Add: the earlier one's output is
+  // written before it runs.
+  auto twoConvs = model(sig, kConvInits, R"(
+    c1 = Conv <pads=[1,1,1,1]> (x, W)
+    c2 = Conv <pads=[1,1,1,1]> (x, W, B)
+    y = Add (c1, c2))");
+  EXPECT_EQ(fusedText(twoConvs), expected(sig, R"(
+    c1 = Conv <pads=[1,1,1,1]> (x, W)
+    y = ai.zooplan.Conv <pads=[1,1,1,1]> (x, W, B, , , , , c1))"));
+  // Not a broadcast Add, not a constant, not without the shapes; a function stays apart.
+  auto broadcast = model(sig, kConvInits, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    y = Add (c, q))");
+  EXPECT_EQ(fusedText(broadcast), nodesText(broadcast.graph()));
+  std::string seventyFive = "0";
+  for (int k = 1; k < 75; ++k) seventyFive += ", 0";
+  auto constant = model(sig, std::string(kConvInits) + ", float[1,3,5,5] k = {" + seventyFive + "}", R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    y = Add (c, k))");
+  EXPECT_EQ(fusedText(constant), nodesText(constant.graph()));
+  auto sigmoid = model(sig, kConvInits, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    a = Add (c, r)
+    y = Sigmoid (a))");
+  EXPECT_EQ(fusedText(sigmoid), expected(sig, R"(
+    a = ai.zooplan.Conv <pads=[1,1,1,1]> (x, W, , , , , , r)
+    y = Sigmoid (a))"));
+  const auto graphOrder = [&] {
+    std::vector<int> all(static_cast<size_t>(before.graph().node_size()));
+    for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    return all;
+  }();
+  EXPECT_EQ(nodesText(fuseIntoHeavyNodes(before.graph(), graphOrder, initializerConstants(before.graph())).graph),
+            expected(sig, R"(
+    n = ai.zooplan.Conv <pads=[1,1,1,1], bn_epsilon=0.00001> (x, W, B, s, b, m, v)
+    y = ai.zooplan.Add <activation="Relu"> (r, n))"))
+      << "without shapes the Add stays";
+  FuseOptions off;
+  off.residual = false;
+  EXPECT_EQ(fusedText(before, off), expected(sig, R"(
+    n = ai.zooplan.Conv <pads=[1,1,1,1], bn_epsilon=0.00001> (x, W, B, s, b, m, v)
+    y = ai.zooplan.Add <activation="Relu"> (r, n))"));
+}
+
 TEST(Fuse, OptionsTurnEachFusionOff) {
   auto before = model(kConvSig, kConvInits, R"(
     c = Conv <pads=[1,1,1,1]> (x, W)

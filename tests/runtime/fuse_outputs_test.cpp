@@ -150,8 +150,9 @@ TEST(FuseOutputs, ActivationFunctionsLayerNormalizationAndPaddedPoolsComputeWhat
   expectFusionKeepsOutputs(before, after, 7, {"default", "naive", "im2col", "sparse"}, {1, 2}, {"y"});
 }
 
-// Residual ends: Conv, then the skip added and Relu'd; the sum of two branches Clip'd;
-// an Add whose sum is read twice (left alone).
+// Residual ends: Conv, then the skip added and Relu'd; a Conv's output added to the
+// value it read and Clip'd; an Add whose sum is read twice (left alone). Both Convs
+// take their Add and its clamp (the skip is written before them).
 onnx::ModelProto residualModel() {
   auto m = graph::parseModelText(fmt::format(R"(
     <ir_version: 8, opset_import: ["" : 13]>
@@ -176,8 +177,13 @@ onnx::ModelProto residualModel() {
 TEST(FuseOutputs, AddsWithTheirReluOrClipComputeWhatTheUnfusedOnesDo) {
   const onnx::ModelProto before = residualModel();
   const onnx::ModelProto after = graph::fuseModel(before);
-  ASSERT_EQ(after.graph().node_size(), 7) << "Conv, Add+Relu, Conv, Add+Clip, Add, Relu, Mul";
-  expectFusionKeepsOutputs(before, after, 7, {"default", "naive", "im2col"}, {1, 2}, {"y"});
+  ASSERT_EQ(after.graph().node_size(), 5) << "Conv+Add+Relu, Conv+Add+Clip, Add, Relu, Mul";
+  EXPECT_EQ(after.graph().node(0).input_size(), graph::kFusedResidualInput + 1);
+  EXPECT_EQ(after.graph().node(0).input(graph::kFusedResidualInput), "x");
+  EXPECT_EQ(after.graph().node(1).input(graph::kFusedResidualInput), "r1");
+  // The GEMM's epilogue adds the residual (im2col), the other kernels a pass after theirs.
+  expectFusionKeepsOutputs(before, after, 5, {"default", "naive", "im2col", "winograd", "direct", "packed1x1"}, {1, 2},
+                           {"y"});
 }
 
 TEST(FuseOutputs, AFusedNodeTheRuntimeCannotCarryOutIsAnErrorNamingIt) {
@@ -209,6 +215,28 @@ TEST(FuseOutputs, AFusedNodeTheRuntimeCannotCarryOutIsAnErrorNamingIt) {
   auto s3 = Session::fromModel(*other, "m.onnx", {});
   ASSERT_FALSE(s3.ok());
   EXPECT_EQ(s3.error().message, "m.onnx: node 'Relu_0': operator 'ai.zooplan::Relu' is not supported");
+  // A residual with a function, or of another shape than the output.
+  auto residual = [](const std::string& rShape, const std::string& activation) {
+    auto m = graph::parseModelText(fmt::format(R"(
+      <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>
+      g (float[1,2,3,3] x, float{} r) => (float[1,2,3,3] y)
+      <float[2,2,1,1] W = {{1, 2, 3, 4}}>
+      {{ y = ai.zooplan.Conv <activation="{}"> (x, W, , , , , , r) }}
+    )", rShape, activation), {false, false});
+    EXPECT_TRUE(m.ok()) << m.error().message;
+    return Session::fromModel(*m, "m.onnx", {});
+  };
+  auto sigmoid = residual("[1,2,3,3]", "Sigmoid");
+  ASSERT_FALSE(sigmoid.ok());
+  EXPECT_EQ(sigmoid.error().message, "m.onnx: node 'Conv_0' (Conv): a fused Conv with a residual takes Relu or Clip, not Sigmoid");
+  auto wide = residual("[1,2,1,3]", "Relu");
+  ASSERT_TRUE(wide.ok()) << wide.error().message;
+  TensorMap in = {{"x", randomInput((*wide)->inputs()[0], 1)}, {"r", randomInput((*wide)->inputs()[1], 2)}};
+  auto run = (*wide)->run(in);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.error().message.find("the residual added to the Conv's output [1,2,3,3] is float32 [1,2,1,3]"),
+            std::string::npos)
+      << run.error().message;
 }
 
 }  // namespace

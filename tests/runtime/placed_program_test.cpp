@@ -152,21 +152,24 @@ TEST(PlacedProgram, ChannelBlockedValuesStayBlockedOnlyWhereBothEndsAgree) {
     return std::move(*s);
   };
   auto single = session("packed1x1");
+  // Expansion, depthwise conv, projection with the residual Add fused.
+  const size_t steps = single->nodes().size();
+  ASSERT_EQ(steps, 3u);
   const auto inputs = randomInputs(*single, 3);
   auto ref = single->run(inputs);
   ASSERT_TRUE(ref.ok());
   int blockedAcross = 0;
   for (const std::string other : {"packed1x1", "im2col"})
-    for (uint32_t mask = 0; mask < 16; ++mask) {
+    for (uint32_t mask = 0; mask < (1u << steps); ++mask) {
       std::vector<std::unique_ptr<Session>> sessions;
       sessions.push_back(session("packed1x1"));
       sessions.push_back(session(other));
       std::vector<int> placement;
-      for (size_t s = 0; s < 4; ++s) placement.push_back((mask >> s) & 1);
+      for (size_t s = 0; s < steps; ++s) placement.push_back((mask >> s) & 1);
       auto prog = PlacedProgram::create(std::move(sessions), placement);
       ASSERT_TRUE(prog.ok()) << prog.error().message;
-      for (int s = 0; s < 3; ++s) blockedAcross += (*prog)->node(static_cast<size_t>(s)).blockedOutput &&
-                                                  placement[static_cast<size_t>(s)] != placement[static_cast<size_t>(s) + 1];
+      for (size_t s = 0; s + 1 < steps; ++s)
+        blockedAcross += (*prog)->node(s).blockedOutput && placement[s] != placement[s + 1];
       auto out = runOnThreads(**prog, inputs);
       ASSERT_TRUE(out.ok()) << out.error().message;
       const double tolerance = other == "packed1x1" ? 0.0 : 1e-5 * maxAbs(ref->at("y"));

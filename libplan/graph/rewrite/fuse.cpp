@@ -5,6 +5,7 @@
 #include <set>
 
 #include "libplan/graph/analysis.h"
+#include "libplan/graph/model_io.h"
 #include "libplan/graph/tensor.h"
 
 namespace zp::graph {
@@ -62,12 +63,18 @@ struct Group {
   float lo = -INFINITY, hi = INFINITY, alpha = 0.2f, beta = 0.5f;
   std::optional<onnx::NodeProto> node;  // the whole fused node, when the pattern builds it itself
   std::string out;             // the group's last output
+  std::string residual;        // a value added to a Conv's output
 };
 
 class Fuser {
  public:
-  Fuser(const onnx::GraphProto& g, const std::vector<int>& nodes, const ConstantLookup& constants)
-      : g_(g), nodes_(nodes), constants_(constants) {
+  Fuser(const onnx::GraphProto& g, const std::vector<int>& nodes, const ConstantLookup& constants,
+        const ShapeLookup& shapes)
+      : g_(g), nodes_(nodes), constants_(constants), shapes_(shapes) {
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      position_[nodes_[k]] = static_cast<int>(k);
+      for (const auto& o : g_.node(nodes_[k]).output()) writtenAt_[o] = static_cast<int>(k);
+    }
     // Consumers among `nodes`; a graph output counts as one more.
     for (int i : nodes_)
       for (const auto& in : g_.node(i).input())
@@ -103,8 +110,15 @@ class Fuser {
       }
     }
     if (options.bias && n.op_type() != "Conv") matchBias(n, *w, &grp);
-    if (options.activations && gemmBiasAllowsEpilogue(n, *w)) matchActivation(&grp);
-    if (grp.batchNorm < 0 && grp.bias.empty() && grp.activationKind.empty()) return std::nullopt;
+    if (n.op_type() == "Conv" && options.residual && options.activations && matchResidual(i, &grp)) {
+      const int j = singleConsumer(grp.out);
+      if (j >= 0 && (isOp(g_.node(j), "Relu") || isOp(g_.node(j), "Clip")) && singleActivation(g_.node(j), &grp))
+        take(j, &grp);
+    } else if (options.activations && gemmBiasAllowsEpilogue(n, *w)) {
+      matchActivation(&grp);
+    }
+    if (grp.batchNorm < 0 && grp.bias.empty() && grp.activationKind.empty() && grp.residual.empty())
+      return std::nullopt;
     return grp;
   }
 
@@ -271,6 +285,22 @@ class Fuser {
     return false;
   }
 
+  // Add(grp->out, r) with r written before the anchor (node i) runs, or a graph input,
+  // not a constant, and both of one static shape.
+  bool matchResidual(int i, Group* grp) {
+    if (!shapes_) return false;
+    const int j = singleConsumer(grp->out);
+    if (j < 0 || !isOp(g_.node(j), "Add") || g_.node(j).output_size() != 1) return false;
+    auto r = otherInput(g_.node(j), grp->out);
+    if (!r || r->empty() || constants_(*r)) return false;
+    if (auto at = writtenAt_.find(*r); at != writtenAt_.end() && at->second >= position_.at(i)) return false;
+    const auto a = shapes_(grp->out), b = shapes_(*r);
+    if (!a || !b || *a != *b) return false;
+    grp->residual = *r;
+    take(j, grp);
+    return true;
+  }
+
   // Add followed by its only consumer Relu or Clip (a residual block's end): one pass
   // over the sum instead of two, on the cores that wrote it.
   std::optional<Group> clampedAddAt(int i) {
@@ -293,6 +323,9 @@ class Fuser {
   const onnx::GraphProto& g_;
   const std::vector<int>& nodes_;
   const ConstantLookup& constants_;
+  const ShapeLookup& shapes_;
+  std::map<int, int> position_;                 // node -> its place in nodes_
+  std::map<std::string, int> writtenAt_;        // value -> the place in nodes_ of the node writing it
   std::map<std::string, int> uses_;
   std::set<int> removed_;
 };
@@ -433,6 +466,10 @@ onnx::NodeProto fusedNode(const onnx::GraphProto& g, int anchor, const Group& gr
     if (n.input_size() == 2) n.add_input(grp.bias);
     else n.set_input(2, grp.bias);
   }
+  if (!grp.residual.empty()) {
+    while (n.input_size() < kFusedResidualInput) n.add_input("");
+    n.add_input(grp.residual);
+  }
   addActivationAttrs(n, grp);
   return n;
 }
@@ -469,8 +506,9 @@ ConstantLookup initializerConstants(const onnx::GraphProto& graph) {
 }
 
 FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<int>& nodes,
-                              const ConstantLookup& constants, const FuseOptions& options) {
-  Fuser fuser(graph, nodes, constants);
+                              const ConstantLookup& constants, const FuseOptions& options,
+                              const ShapeLookup& shapes) {
+  Fuser fuser(graph, nodes, constants, shapes);
   // Groups first (an anchor may take a node that comes later), then the nodes left.
   std::map<int, Group> groups;
   for (int i : nodes)
@@ -488,7 +526,29 @@ FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<i
 
 onnx::ModelProto fuseModel(const onnx::ModelProto& model, const FuseOptions& options) {
   GraphView view(model);
-  FusedNodes fused = fuseIntoHeavyNodes(model.graph(), view.topoOrder(), initializerConstants(model.graph()), options);
+  // The static shapes ONNX shape inference finds (a node it cannot infer leaves its outputs unknown).
+  onnx::ModelProto inferred = model;
+  std::map<std::string, std::vector<int64_t>> known;
+  if (options.residual && inferShapes(inferred, "fuse").ok()) {
+    auto note = [&](const onnx::ValueInfoProto& v) {
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+      std::vector<int64_t> dims;
+      for (const auto& d : v.type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value() || d.dim_value() <= 0) return;
+        dims.push_back(d.dim_value());
+      }
+      known[v.name()] = dims;
+    };
+    for (const auto& v : inferred.graph().input()) note(v);
+    for (const auto& v : inferred.graph().value_info()) note(v);
+    for (const auto& v : inferred.graph().output()) note(v);
+  }
+  const ShapeLookup shapes = [&known](const std::string& name) -> std::optional<std::vector<int64_t>> {
+    auto it = known.find(name);
+    return it == known.end() ? std::nullopt : std::optional<std::vector<int64_t>>(it->second);
+  };
+  FusedNodes fused =
+      fuseIntoHeavyNodes(model.graph(), view.topoOrder(), initializerConstants(model.graph()), options, shapes);
   onnx::ModelProto out = model;
   out.mutable_graph()->mutable_node()->Swap(fused.graph.mutable_node());
   bool imported = false;

@@ -13,6 +13,10 @@
 //   (kFusedActivationAlpha/Beta), and the two-input forms exporters write:
 //   Silu = x * Sigmoid(x), HardSwish = x * HardSigmoid(x), and
 //   Gelu = x * (Erf(x / sqrt(2)) + 1) * 0.5.
+// A Conv's output added to another value of the same static shape, written before
+// the Conv runs (a residual block's end: ResNet's, MobileNetV2's), becomes input 7 of
+// the fused Conv (inputs 3-6 "" without BatchNormalization), with a Relu or Clip after
+// the Add as its activation: the sum is added as the conv's outputs are finished.
 // The decomposed LayerNormalization over the last axis (ReduceMean, Sub, Pow 2,
 // ReduceMean, Add epsilon, Sqrt, Div, Mul scale, Add bias) becomes
 // kFusedDomain.LayerNormalization(x, scale, bias) with axis -1 and its epsilon.
@@ -38,6 +42,7 @@ inline constexpr const char* kFusedActivationMin = "activation_min";  // float: 
 inline constexpr const char* kFusedActivationMax = "activation_max";  // float: Clip's upper bound
 inline constexpr const char* kFusedActivationAlpha = "activation_alpha";  // float: HardSigmoid/HardSwish
 inline constexpr const char* kFusedActivationBeta = "activation_beta";    // float: HardSigmoid/HardSwish
+inline constexpr int kFusedResidualInput = 7;  // a fused Conv's residual input
 
 // The heavy ops fusion builds on: Conv, Gemm and MatMul.
 bool isFusionAnchor(const std::string& opType);
@@ -55,6 +60,8 @@ struct ConstantInfo {
   int64_t numElements() const;
 };
 using ConstantLookup = std::function<std::optional<ConstantInfo>(const std::string& name)>;
+// The static shape of a value (every dim known), where shape inference found one.
+using ShapeLookup = std::function<std::optional<std::vector<int64_t>>(const std::string& name)>;
 // The initializers of `graph` (which must outlive the lookup).
 ConstantLookup initializerConstants(const onnx::GraphProto& graph);
 
@@ -65,6 +72,8 @@ struct FuseOptions {
                             // BatchNormalization before them; Relu and Clip into an Add
   bool layerNorm = true;    // decomposed LayerNormalization into one node
   bool padIntoPool = true;  // Pad of zeros into the AveragePool after it
+  bool residual = true;     // an Add of a value written earlier (and the Relu or Clip after it) into the
+                            // Conv before it: needs the shapes fuseIntoHeavyNodes is given
 };
 
 struct FusedNodes {
@@ -82,12 +91,14 @@ struct FusedNodes {
 // are one-value constants (Gelu's divisor sqrt(2), 1 and 0.5 within 1e-6), and
 // LayerNormalization's ReduceMeans take axes [-1] and its scale and bias are
 // rank-1 float32 constants of one size.
+// A residual Add fuses only where `shapes` knows both its operands' shapes, equal.
 FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<int>& nodes,
-                              const ConstantLookup& constants, const FuseOptions& options = {});
+                              const ConstantLookup& constants, const FuseOptions& options = {},
+                              const ShapeLookup& shapes = {});
 
 // The model with its nodes fused (topological order; constants from its
-// initializers): initializers, inputs, outputs and value_info are kept, and
-// kFusedDomain is imported.
+// initializers; shapes from ONNX shape inference): initializers, inputs, outputs and
+// value_info are kept, and kFusedDomain is imported.
 onnx::ModelProto fuseModel(const onnx::ModelProto& model, const FuseOptions& options = {});
 
 }  // namespace zp::graph

@@ -27,7 +27,7 @@ inline void biasAndActivate(float* y, const float* bias, int64_t n, const Epilog
 
 // applyEpilogue over channels split across threads.
 void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
-                           int threads);
+                           int threads, const float* residual = nullptr);
 
 // The widest vector of any SIMD target, in floats (AVX-512's): the slack a buffer
 // leaves for loads of whole vectors past its data.

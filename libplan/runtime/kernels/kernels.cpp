@@ -103,7 +103,24 @@ double zeroFraction(const float* w, int64_t n) {
   return static_cast<double>(z) / static_cast<double>(n);
 }
 
-void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e) {
+void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
+                   const float* residual) {
+  if (residual) {
+    assert(e.clampOnly());
+    const float lo = e.kind == Epilogue::None ? -INFINITY : e.kind == Epilogue::Relu ? 0.0f : e.lo;
+    const float hi = e.kind == Epilogue::Clip ? e.hi : INFINITY;
+    for (int64_t c = 0; c < channels; ++c) {
+      float* p = y + c * perChannel;
+      const float* r = residual + c * perChannel;
+      const float b = bias ? bias[c] : 0.0f;
+      // As the unfused nodes round: the conv's sum with its bias, then the Add.
+      if (bias)
+        for (int64_t i = 0; i < perChannel; ++i) p[i] = std::min(std::max((p[i] + b) + r[i], lo), hi);
+      else
+        for (int64_t i = 0; i < perChannel; ++i) p[i] = std::min(std::max(p[i] + r[i], lo), hi);
+    }
+    return;
+  }
   if (!bias && e.kind == Epilogue::None) return;
   for (int64_t c = 0; c < channels; ++c) {
     float* p = y + c * perChannel;
@@ -122,10 +139,11 @@ void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* 
 }
 
 void applyEpilogueParallel(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
-                           int threads) {
-  if (!bias && e.kind == Epilogue::None) return;
+                           int threads, const float* residual) {
+  if (!bias && !residual && e.kind == Epilogue::None) return;
   parallelForEach(channels * perChannel > 16384 ? threads : 1, channels, [&](int64_t c, int) {
-    applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e);
+    applyEpilogue(y + c * perChannel, 1, perChannel, bias ? bias + c : nullptr, e,
+                  residual ? residual + c * perChannel : nullptr);
   });
 }
 
@@ -323,7 +341,7 @@ constexpr int64_t kBatchedGemmMaxPositions = 256;
 // product [Mg, N*P] scattered back to each image's output planes.
 static void convGemmBatched(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N,
                             int64_t H, int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
-                            GemmLibrary gemm) {
+                            GemmLibrary gemm, const float* residual) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const int64_t NP = N * P;
   float* col = scratch.floats(static_cast<size_t>(K * NP));
@@ -344,7 +362,8 @@ static void convGemmBatched(const ConvAttrs& a, const float* w, const float* bia
     for (int64_t n = 0; n < N; ++n) {
       float* yg = y + (n * a.M + g * Mg) * P;
       for (int64_t m = 0; m < Mg; ++m) std::memcpy(yg + m * P, out + m * NP + n * P, static_cast<size_t>(P) * 4);
-      applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
+      applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads,
+                            residual ? residual + (yg - y) : nullptr);
     }
   }
 }
@@ -381,7 +400,8 @@ static void convGemmRowTiles(const ConvAttrs& a, const float* w, const float* xg
 // too small to split well (RegNet's 16-channel groups: 16 x 144 weights). RegNet-X-400MF
 // at two threads: 10.6 -> 8.3 ms, ResNeXt-50 32x4d 56.7 -> 50.8 ms.
 static void convGemmGroups(const ConvAttrs& a, const float* w, const float* bias, const float* x, int64_t N, int64_t H,
-                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+                           int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
+                           const float* residual) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const int64_t colFloats = needsColumns(a) ? K * P : 0;
   const std::vector<float*> cols =
@@ -392,21 +412,22 @@ static void convGemmGroups(const ConvAttrs& a, const float* w, const float* bias
     float* yg = y + (n * a.M + g * Mg) * P;
     const float* b = convColumns(a, xg, H, W, colFloats ? cols[static_cast<size_t>(worker)] : nullptr, 1);
     sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, b, P, 0.0f, yg, P, 1, gemm);
-    applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, 1);
+    applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, 1, residual ? residual + (yg - y) : nullptr);
   }, 1);
 }
 
 static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
-                     float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+                     float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
+                     const float* residual = nullptr) {
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg * a.kh * a.kw, Mg = a.M / a.group;
   const float* w = pw.get("w").as<float>();
   const float* bias = pw.get("bias").as<float>();
   if (N > 1 && P <= kBatchedGemmMaxPositions)
-    return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
+    return convGemmBatched(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm, residual);
   // Whole groups per thread: their products' extents differ from the row tiles' one
   // thread uses, so only with a library whose results do not depend on them.
   if (threads > 1 && a.group >= threads && gemmSplitsFreely(gemm))
-    return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm);
+    return convGemmGroups(a, w, bias, x, N, H, W, y, e, scratch, threads, gemm, residual);
   const bool rowTiles = !isPointwise(a) && K * P * 4 > kColumnTileBytes;
   float* col = needsColumns(a) && !rowTiles ? scratch.floats(static_cast<size_t>(K * P)) : nullptr;
   for (int64_t n = 0; n < N; ++n)
@@ -419,7 +440,7 @@ static void convGemm(const ConvAttrs& a, const PackedWeights& pw, const float* x
         const float* b = convColumns(a, xg, H, W, col, threads);
         sgemmRowMajor(false, false, Mg, P, K, 1.0f, w + g * Mg * K, K, b, P, 0.0f, yg, P, threads, gemm);
       }
-      applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads);
+      applyEpilogueParallel(yg, Mg, P, bias + g * Mg, e, threads, residual ? residual + (yg - y) : nullptr);
     }
 }
 
@@ -443,10 +464,23 @@ bool convTakesBlockedOutput(ConvKernel k, const ConvAttrs& a) {
 
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
-             BlockedLayouts layouts) {
+             BlockedLayouts layouts, const float* residual) {
   threads = std::max(1, threads);
   assert(!layouts.blockedInput || convTakesBlockedInput(k, a));
   assert(!layouts.blockedOutput || convTakesBlockedOutput(k, a));
+  if (residual) {
+    assert(e.clampOnly() && !layouts.blockedOutput && residual != y);
+    // The GEMM's epilogue pass adds the residual with the bias; the other kernels
+    // finish their sums with the bias, and one pass adds it and clamps.
+    if (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 ||
+        (k == ConvKernel::OneDnn && !(pw.onednn && pw.onednn->fits(N, H, W)))) {
+      convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
+      return;
+    }
+    runConv(k, a, pw, x, N, H, W, y, Epilogue{}, scratch, threads, gemm, layouts);
+    applyEpilogueParallel(y, N * a.M, a.outH(H) * a.outW(W), nullptr, e, threads, residual);
+    return;
+  }
   // Winograd and sparse clamp in their own loops; an activation function runs over
   // their output planes afterwards.
   const Epilogue clamp = e.clampOnly() ? e : Epilogue{};

@@ -81,7 +81,9 @@ struct Epilogue {
   ActParams params;
   bool clampOnly() const { return kind != Function; }
 };
-void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e);
+// y = epilogue(y + bias [+ residual]): `residual` (y's layout) with a clamp epilogue only.
+void applyEpilogue(float* y, int64_t channels, int64_t perChannel, const float* bias, const Epilogue& e,
+                   const float* residual = nullptr);
 
 // ---- Conv ---------------------------------------------------------------
 
@@ -137,9 +139,12 @@ bool convTakesBlockedInput(ConvKernel k, const ConvAttrs& a);
 bool convTakesBlockedOutput(ConvKernel k, const ConvAttrs& a);
 
 // x: [N, C, H, W] -> y: [N, M, OH, OW] (either channel-blocked as `layouts` says).
+// `residual` (planes, y's shape, never y itself): added to the conv's output with its
+// bias, before the epilogue's clamp (a Relu or Clip epilogue only), as the unfused Add
+// would: y = clamp((conv + bias) + residual).
 void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
              int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
-             GemmLibrary gemm = GemmLibrary::OneDnn, BlockedLayouts layouts = {});
+             GemmLibrary gemm = GemmLibrary::OneDnn, BlockedLayouts layouts = {}, const float* residual = nullptr);
 
 // Max pooling over the window `a` describes (kh, kw, strides, dilations, pads; M,
 // Cg and group unused): x [N, C, H, W] -> y [N, C, a.outH(H), a.outW(W)]. Padding

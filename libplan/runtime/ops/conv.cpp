@@ -142,6 +142,7 @@ class ConvOp : public Op {
     for (const Tensor* t : fused.batchNorm)
       if (t->size() != a.M) return makeError("fused BatchNormalization has {} values for {} channels", t->size(), a.M);
     op->epilogue_ = fused.epilogue;
+    op->residual_ = fused.residual;
     op->info_.sources = {n.input(1)};
     if (b) op->info_.sources.push_back(n.input(2));
     for (const auto& s : fused.batchNormNames) op->info_.sources.push_back(s);
@@ -205,9 +206,18 @@ class ConvOp : public Op {
     if (C != attrs_.C()) return makeError("input has {} channels, weights expect {}", C, attrs_.C());
     ZP_ASSIGN_OR_RETURN(ConvAttrs a, convAttrsAt(attrs_, autoPad_, H, W));
     Shape os = oneD_ ? Shape{N, a.M, a.outW(W)} : Shape{N, a.M, a.outH(H), a.outW(W)};
+    const float* residual = nullptr;
+    if (residual_) {
+      const size_t at = graph::kFusedResidualInput;
+      const Tensor* r = at < in.size() ? in[at] : nullptr;
+      if (!r || r->dtype != DType::F32 || r->shape != os)
+        return makeError("the residual added to the Conv's output {} is {}", shapeString(os),
+                         r ? std::string(dtypeName(r->dtype)) + " " + shapeString(r->shape) : std::string("missing"));
+      residual = r->ptr<float>();
+    }
     Tensor& y = ctx.alloc(0, DType::F32, os);
     runConv(kernel_, a, packed_, x.ptr<float>(), N, H, W, y.ptr<float>(), epilogue_, *ctx.scratch, ctx.threads, ctx.gemm,
-            layouts_);
+            layouts_, residual);
     return {};
   }
 
@@ -216,7 +226,10 @@ class ConvOp : public Op {
   std::optional<size_t> blockableInput() const override {
     return !oneD_ && convTakesBlockedInput(kernel_, attrs_) ? std::optional<size_t>(0) : std::nullopt;
   }
-  bool takesBlockedOutput() const override { return !oneD_ && convTakesBlockedOutput(kernel_, attrs_); }
+  // The residual is added in planes.
+  bool takesBlockedOutput() const override {
+    return !oneD_ && !residual_ && convTakesBlockedOutput(kernel_, attrs_);
+  }
   BlockedLayouts layouts() const override { return layouts_; }
   void setLayouts(BlockedLayouts layouts) override {
     assert(!layouts.blockedInput || blockableInput());
@@ -250,6 +263,7 @@ class ConvOp : public Op {
   bool oneD_ = false;
   std::string autoPad_;
   Epilogue epilogue_;
+  bool residual_ = false;  // input graph::kFusedResidualInput added to the output
   ConvKernel kernel_ = ConvKernel::Im2col;
   BlockedLayouts layouts_;
   PackedWeights packed_;

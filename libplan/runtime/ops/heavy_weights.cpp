@@ -93,9 +93,18 @@ Expected<FusedParts> fusedParts(const BuildContext& bc) {
   if (n.domain() != graph::kFusedDomain) return f;
   ZP_ASSIGN_OR_RETURN(f.epilogue, fusedEpilogue(n));
   if (n.input_size() <= 3) return f;
-  if (n.op_type() != "Conv" || n.input_size() != 7)
-    return makeError("a fused BatchNormalization takes a Conv with 7 inputs, not a {} with {}", n.op_type(),
-                     n.input_size());
+  if (n.op_type() != "Conv" || (n.input_size() != 7 && n.input_size() != graph::kFusedResidualInput + 1))
+    return makeError("a fused Conv takes 7 inputs or 8 (a residual), not a {} with {}", n.op_type(), n.input_size());
+  if (n.input_size() > graph::kFusedResidualInput) {
+    if (n.input(graph::kFusedResidualInput).empty()) return makeError("a fused Conv's residual input is empty");
+    if (f.epilogue.kind == Epilogue::Function)
+      return makeError("a fused Conv with a residual takes Relu or Clip, not {}", attrString(n, graph::kFusedActivation, ""));
+    f.residual = true;
+  }
+  const int bnGiven = static_cast<int>(std::count_if(n.input().begin() + 3, n.input().begin() + 7,
+                                                     [](const std::string& s) { return !s.empty(); }));
+  if (bnGiven == 0) return f;
+  if (bnGiven != 4) return makeError("a fused BatchNormalization needs its 4 parameters, the Conv names {}", bnGiven);
   for (int k = 3; k < 7; ++k) {
     const Tensor* t = bc.constInputs[static_cast<size_t>(k)];
     if (!t || t->dtype != DType::F32)

@@ -79,6 +79,7 @@ struct FusedParts {
   std::vector<const Tensor*> batchNorm;    // Conv: BatchNormalization's scale, bias, mean, var
   std::vector<std::string> batchNormNames;
   float bnEpsilon = 1e-5f;
+  bool residual = false;                   // Conv: input 7 is added to the output before the epilogue's clamp
 };
 Expected<FusedParts> fusedParts(const BuildContext& bc);
 // The activation a node of the fused domain carries (none for the standard domain).
