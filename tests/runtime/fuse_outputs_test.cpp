@@ -186,6 +186,16 @@ TEST(FuseOutputs, AddsWithTheirReluOrClipComputeWhatTheUnfusedOnesDo) {
                            {"y"});
 }
 
+// MobileNetV2's block: the projection reads the depthwise conv's output channel-blocked
+// and takes the residual Add in planes.
+TEST(FuseOutputs, AProjectionReadingBlocksTakesItsResidual) {
+  auto before = graph::parseModelText(zp::testing::invertedResidualText());
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  const onnx::ModelProto after = graph::fuseModel(*before);
+  ASSERT_EQ(after.graph().node_size(), 3) << "expansion+Clip, depthwise+Clip, projection+Add";
+  expectFusionKeepsOutputs(*before, after, 3, {"default", "packed1x1", "im2col"}, {1, 2}, {"y"});
+}
+
 TEST(FuseOutputs, AFusedNodeTheRuntimeCannotCarryOutIsAnErrorNamingIt) {
   auto m = graph::parseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13, "ai.zooplan" : 1]>

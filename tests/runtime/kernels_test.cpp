@@ -194,6 +194,18 @@ void checkConvCase(const ConvCase& c, std::mt19937& rng, int threads, std::map<s
           << convKernelName(k) << " " << gemmLibraryKey(gemm) << ": thread count changed the result: " << describe(c);
     }
     (*covered)[prepared ? convKernelName(k) : "im2col"]++;
+    if (!e.clampOnly()) continue;
+    // A residual added before the clamp: the kernel's own sums without the epilogue,
+    // plus the residual, then clamped, as the unfused Add and Relu or Clip compute them.
+    const auto r = randomSparseVec(outN, rng);
+    std::vector<float> plain(outN, NAN), fused(outN, NAN);
+    runConv(k, a, pw, x.data(), c.N, c.H, c.W, plain.data(), Epilogue{}, scratch, 1);
+    runConv(k, a, pw, x.data(), c.N, c.H, c.W, fused.data(), e, scratch, threads, GemmLibrary::OneDnn, {}, r.data());
+    const float lo = e.kind == Epilogue::Clip ? e.lo : e.kind == Epilogue::Relu ? 0.0f : -INFINITY;
+    const float hi = e.kind == Epilogue::Clip ? e.hi : INFINITY;
+    for (size_t i = 0; i < outN; ++i) plain[i] = std::min(std::max(plain[i] + r[i], lo), hi);
+    EXPECT_EQ(std::memcmp(plain.data(), fused.data(), outN * 4), 0)
+        << convKernelName(k) << " threads " << threads << ": the residual's sum differs from the unfused one: " << describe(c);
   }
 }
 

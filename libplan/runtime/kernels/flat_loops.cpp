@@ -101,7 +101,7 @@ void WinogradInputTiles(const float* even, const float* odd, int64_t Wq, int64_t
 }
 
 void WinogradOutputTiles(const float* Mx, int64_t xiStride, int64_t TH, int64_t TW, int64_t OH, int64_t OW,
-                         float bias, const Epilogue& e, float* dst) {
+                         float bias, const Epilogue& e, const float* res, float* dst) {
   const DF d;
   const VF vb = hn::Set(d, bias);
   for (int64_t th = 0; th < TH; ++th)
@@ -119,11 +119,26 @@ void WinogradOutputTiles(const float* Mx, int64_t xiStride, int64_t TH, int64_t 
       for (int i = 0; i < 2; ++i) {
         const int64_t oh = th * 2 + i;
         if (oh >= OH) break;
-        const VF o0 = Clamp(d, hn::Add(hn::Add(hn::Add(r[i][0], r[i][1]), r[i][2]), vb), e);
-        const VF o1 = Clamp(d, hn::Add(hn::Sub(hn::Sub(r[i][1], r[i][2]), r[i][3]), vb), e);
+        VF o0 = hn::Add(hn::Add(hn::Add(r[i][0], r[i][1]), r[i][2]), vb);
+        VF o1 = hn::Add(hn::Sub(hn::Sub(r[i][1], r[i][2]), r[i][3]), vb);
         // Columns 2*tw + 2q come from o0, 2*tw + 2q + 1 from o1.
         float* out = dst + oh * OW + 2 * tw;
         const int64_t n = std::min<int64_t>(2 * kLanes, OW - 2 * tw);
+        if (res) {
+          const float* rr = res + oh * OW + 2 * tw;
+          VF r0, r1;
+          if (n == 2 * kLanes) {
+            hn::LoadInterleaved2(d, rr, r0, r1);
+          } else {
+            HWY_ALIGN float tmp[2 * kLanes] = {};
+            std::memcpy(tmp, rr, static_cast<size_t>(n) * 4);
+            hn::LoadInterleaved2(d, tmp, r0, r1);
+          }
+          o0 = hn::Add(o0, r0);
+          o1 = hn::Add(o1, r1);
+        }
+        o0 = Clamp(d, o0, e);
+        o1 = Clamp(d, o1, e);
         if (n == 2 * kLanes) {
           hn::StoreInterleaved2(o0, o1, d, out);
         } else {
@@ -164,8 +179,8 @@ void winogradInputTiles(const float* even, const float* odd, int64_t Wq, int64_t
 }
 
 void winogradOutputTiles(const float* Mx, int64_t xiStride, int64_t TH, int64_t TW, int64_t OH, int64_t OW, float bias,
-                         const Epilogue& e, float* dst) {
-  HWY_DYNAMIC_DISPATCH(WinogradOutputTiles)(Mx, xiStride, TH, TW, OH, OW, bias, e, dst);
+                         const Epilogue& e, const float* res, float* dst) {
+  HWY_DYNAMIC_DISPATCH(WinogradOutputTiles)(Mx, xiStride, TH, TW, OH, OW, bias, e, res, dst);
 }
 
 }  // namespace zp::runtime

@@ -61,11 +61,12 @@ SparseRowKernel sparseRowKernel();
 // rows (Wq slots each; a row is read up to a vector of slots past TW + 1) into
 // V[xi][tile] (xi = 4i + j, xiStride apart), and the output transform of channel
 // m's products Mx[xi][tile] (read up to a vector of tiles past the last) plus bias
-// and the clamp e into its OH x OW plane.
+// and the clamp e into its OH x OW plane (with the residual plane res, if any, added
+// before the clamp).
 void winogradInputTiles(const float* even, const float* odd, int64_t Wq, int64_t TH, int64_t TW, float* V,
                         int64_t xiStride);
 void winogradOutputTiles(const float* Mx, int64_t xiStride, int64_t TH, int64_t TW, int64_t OH, int64_t OW, float bias,
-                         const Epilogue& e, float* dst);
+                         const Epilogue& e, const float* res, float* dst);
 
 // d[k] = s[2k] for k in [lo, hi): stride-2 columns. Never reads past s[2 * (hi - 1)].
 void copyEven(const float* s, int64_t lo, int64_t hi, float* d);
@@ -73,7 +74,8 @@ void copyEven(const float* s, int64_t lo, int64_t hi, float* d);
 // Winograd F(2x2, 3x3) weights U = G g G^T, stored [16][M][C] (winograd.cpp).
 std::vector<float> winogradWeights(const ConvAttrs& a, const float* w);
 void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H, int64_t W,
-                  float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm);
+                  float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
+                  const float* residual = nullptr);
 
 // Depthwise conv (window.cpp): the blocked kernel where it pays, else the rows kernel
 // where that pays, else the window layout shared with max pooling.
@@ -140,6 +142,6 @@ void avgPoolRows(const ConvAttrs& a, const float* rowCount, const float* colCoun
 std::vector<float> packPointwiseWeights(const ConvAttrs& a, const float* w);
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                          int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads,
-                         BlockedLayouts layouts = {});
+                         BlockedLayouts layouts = {}, const float* residual = nullptr);
 
 }  // namespace zp::runtime

@@ -470,11 +470,20 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
   assert(!layouts.blockedOutput || convTakesBlockedOutput(k, a));
   if (residual) {
     assert(e.clampOnly() && !layouts.blockedOutput && residual != y);
-    // The GEMM's epilogue pass adds the residual with the bias; the other kernels
-    // finish their sums with the bias, and one pass adds it and clamps.
+    // The GEMM's epilogue pass adds the residual with the bias, the packed pointwise
+    // kernel and Winograd's output transform as they write; the other kernels finish
+    // their sums with the bias, and one pass adds it and clamps.
     if (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 ||
         (k == ConvKernel::OneDnn && !(pw.onednn && pw.onednn->fits(N, H, W)))) {
       convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
+      return;
+    }
+    if (k == ConvKernel::Packed1x1) {  // each tile's outputs, as it finishes them
+      convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts, residual);
+      return;
+    }
+    if (k == ConvKernel::Winograd) {  // in the output transform
+      convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
       return;
     }
     runConv(k, a, pw, x, N, H, W, y, Epilogue{}, scratch, threads, gemm, layouts);

@@ -68,11 +68,14 @@ constexpr int kPixelTile = std::clamp((kVectorRegisters - kPassVectors - 1) / kP
 // XB: x channel-blocked ([K/kLanes][P][kLanes], x at the tile's first pixel of the
 // image's first block), else planes (x + k * P). YB: y likewise, else planes. V: the
 // vectors of channels a pass computes (1 for a panel's last kLanes or fewer channels).
+// res: the residual at the tile's first output (planes, as y), added before the clamp.
 template <int NP, bool XB, bool YB, int V>
 void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bias, int64_t rows, const Epilogue& e,
-          float* y) {
+          const float* res, float* y) {
   const DF d;
   const hn::RebindToSigned<DF> di;
+  // Lane l of a vector is output channel l, P floats apart in planes.
+  const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(P)));
   VF acc[V][NP];
   for (int v = 0; v < V; ++v) {
     const VF b = LoadFirst(d, bias + v * kLanes, rows - v * kLanes);
@@ -96,6 +99,23 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
   // and runtime-bounded loops spilled all of them to the stack first).
   const Epilogue::Kind kind = e.kind;
   const VF lo = hn::Set(d, kind == Epilogue::Clip ? e.lo : 0.0f), hi = hn::Set(d, e.hi);
+  if constexpr (!YB) {
+    if (res) {
+      for (int v = 0; v < V; ++v) {
+        const int64_t n = std::min(kLanes, rows - v * kLanes);
+        const float* r = res + v * kLanes * P;
+        for (int p = 0; p < NP; ++p) {
+          if (n == kLanes) {
+            acc[v][p] = hn::Add(acc[v][p], hn::GatherIndex(d, r + p, idx));
+          } else {
+            HWY_ALIGN float buf[kLanes] = {};
+            for (int64_t l = 0; l < n; ++l) buf[l] = r[l * P + p];
+            acc[v][p] = hn::Add(acc[v][p], hn::Load(d, buf));
+          }
+        }
+      }
+    }
+  }
   if (kind != Epilogue::None)
     for (int v = 0; v < V; ++v)
       for (int p = 0; p < NP; ++p) acc[v][p] = hn::Max(acc[v][p], lo);
@@ -106,8 +126,6 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
     for (int v = 0; v < V; ++v)
       for (int p = 0; p < NP; ++p) hn::StoreU(acc[v][p], d, y + (v * P + p) * kLanes);
   } else {
-    // Lane l of a vector is output channel l, P floats apart in planes.
-    const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(P)));
     for (int v = 0; v < V; ++v) {
       const int64_t n = std::min(kLanes, rows - v * kLanes);
       float* out = y + v * kLanes * P;
@@ -124,7 +142,8 @@ void tile(const float* wp, const float* x, int64_t P, int64_t K, const float* bi
   }
 }
 
-using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, int64_t, const Epilogue&, float*);
+using TileFn = void (*)(const float*, const float*, int64_t, int64_t, const float*, int64_t, const Epilogue&,
+                        const float*, float*);
 using TileTable = std::array<TileFn, kPixelTile>;
 
 template <bool XB, bool YB, int V, size_t... I>
@@ -141,8 +160,9 @@ constexpr std::array<std::array<TileTable, 2>, 2> tilesOf() {
 constexpr std::array<std::array<TileTable, 2>, 2> kTiles[2] = {tilesOf<kPassVectors>(), tilesOf<1>()};
 
 // Output channels [m0, m0 + kPanel) by pixels [p0, p1).
-void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
-                 const Epilogue& e, int64_t m0, int64_t p0, int64_t p1, bool xBlocked, bool yBlocked) {
+void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x,
+                 const float* res, float* y, const Epilogue& e, int64_t m0, int64_t p0, int64_t p1, bool xBlocked,
+                 bool yBlocked) {
   const float* wpan = wp + (m0 / kPanel) * K * kPanel;
   // A pixel is 1 float further in planes, kLanes in blocks; channel c starts c * P in both.
   const int64_t xStep = xBlocked ? kLanes : 1, yStep = yBlocked ? kLanes : 1;
@@ -156,7 +176,7 @@ void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* 
     for (int64_t t = 0, p = p0; t < tileCount; ++t) {
       const int64_t np = (count - (p - p0) + (tileCount - t) - 1) / (tileCount - t);
       tiles[static_cast<size_t>(np - 1)](wpan + (c0 - m0), x + p * xStep, P, K, bias + c0, rows, e,
-                                         y + c0 * P + p * yStep);
+                                         res ? res + c0 * P + p : nullptr, y + c0 * P + p * yStep);
       p += np;
     }
   }
@@ -164,13 +184,13 @@ void panelPixels(int64_t M, int64_t K, int64_t P, const float* wp, const float* 
 
 }  // namespace
 
-void Pointwise(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, float* y,
-               const Epilogue& e, int threads, bool xBlocked, bool yBlocked) {
+void Pointwise(int64_t M, int64_t K, int64_t P, const float* wp, const float* bias, const float* x, const float* res,
+               float* y, const Epilogue& e, int threads, bool xBlocked, bool yBlocked) {
   const int64_t panels = (M + kPanel - 1) / kPanel, groups = (P + kPixelGroup - 1) / kPixelGroup;
   parallelForEach(threads, panels * groups, [&](int64_t item, int) {
     const int64_t p0 = (item % groups) * kPixelGroup;
-    panelPixels(M, K, P, wp, bias, x, y, e, (item / groups) * kPanel, p0, std::min(P, p0 + kPixelGroup), xBlocked,
-                yBlocked);
+    panelPixels(M, K, P, wp, bias, x, res, y, e, (item / groups) * kPanel, p0, std::min(P, p0 + kPixelGroup),
+                xBlocked, yBlocked);
   });
 }
 
@@ -188,9 +208,10 @@ bool pointwisePackedFast() { return simdFloatLanes() >= 16; }
 
 void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
                          int64_t W, float* y, const Epilogue& epilogue, Scratch& scratch, int threads,
-                         BlockedLayouts layouts) {
+                         BlockedLayouts layouts, const float* residual) {
   assert(!layouts.blockedInput || convTakesBlockedInput(ConvKernel::Packed1x1, a));
   assert(!layouts.blockedOutput || convTakesBlockedOutput(ConvKernel::Packed1x1, a));
+  assert(!residual || (!layouts.blockedOutput && epilogue.clampOnly()));
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const int64_t OH = a.outH(H), OW = a.outW(W), P = OH * OW, K = a.Cg, M = a.M;
   const float* wp = pw.get("wp").as<float>();
@@ -206,8 +227,8 @@ void convPointwisePacked(const ConvAttrs& a, const PackedWeights& pw, const floa
       xn = col;
     }
     float* yn = y + n * M * P;
-    HWY_DYNAMIC_DISPATCH(Pointwise)(M, K, P, wp, bias, xn, yn, e, threads, layouts.blockedInput,
-                                    layouts.blockedOutput);
+    HWY_DYNAMIC_DISPATCH(Pointwise)(M, K, P, wp, bias, xn, residual ? residual + n * M * P : nullptr, yn, e, threads,
+                                    layouts.blockedInput, layouts.blockedOutput);
     // Elementwise: the same on blocks as on planes.
     if (!epilogue.clampOnly()) applyEpilogueParallel(yn, M, P, nullptr, epilogue, threads);
   }

@@ -70,7 +70,8 @@ static void winogradSplitChannel(const float* src, int64_t H, int64_t W, int64_t
 
 
 void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, int64_t N, int64_t H,
-                  int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm) {
+                  int64_t W, float* y, const Epilogue& e, Scratch& scratch, int threads, GemmLibrary gemm,
+                  const float* residual) {
   const int64_t OH = a.outH(H), OW = a.outW(W), C = a.Cg, M = a.M;
   const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, T = TH * TW;
   const float* U = pw.get("U").as<float>();
@@ -93,8 +94,10 @@ void convWinograd(const ConvAttrs& a, const PackedWeights& pw, const float* x, i
       sgemmRowMajor(false, false, M, T, C, 1.0f, U + xi * M * C, C, V + xi * C * T, T, 0.0f, Mx + xi * M * T, T, 1, gemm);
     }, 1);
     float* yn = y + n * M * OH * OW;
+    const float* rn = residual ? residual + n * M * OH * OW : nullptr;
     parallelForEach(threads, M, [&](int64_t m, int) {
-      winogradOutputTiles(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, yn + m * OH * OW);
+      winogradOutputTiles(Mx + m * T, M * T, TH, TW, OH, OW, bias[m], e, rn ? rn + m * OH * OW : nullptr,
+                          yn + m * OH * OW);
     });
   }
 }
