@@ -199,12 +199,7 @@ void Session::Builder::fuse() {
   fo.batchNorm = options_.foldBatchNorm;
   fo.activations = options_.fuseActivations;
   m_.program = graph::fuseIntoHeavyNodes(m_.model.graph(), live_, constantLookup(m_.values), fo,
-                                         [this](const std::string& name) -> std::optional<std::vector<int64_t>> {
-                                           auto s = shapes_.of(name);
-                                           if (!s || std::any_of(s->begin(), s->end(), [](int64_t d) { return d <= 0; }))
-                                             return std::nullopt;
-                                           return s;
-                                         });
+                                         graph::viewShapes(view_));
 }
 
 // Per node of the program, the Conv neighbours BuildContext tells a Conv of: whether

@@ -339,6 +339,17 @@ TEST(Fuse, ConvTakesAnAddOfAValueWrittenBeforeItAndTheClampAfter) {
     n = ai.zooplan.Conv <pads=[1,1,1,1], bn_epsilon=0.00001> (x, W, B, s, b, m, v)
     y = ai.zooplan.Add <activation="Relu"> (r, n))"))
       << "without shapes the Add stays";
+  // A symbolic batch: the same name on both sides fuses, another name might broadcast.
+  const char* symbolic = "g (float[N,2,5,5] x, float[N,3,5,5] r, float[B,3,5,5] q) => (float[N,3,5,5] y, float[N,3,5,5] z)";
+  auto batch = model(symbolic, kConvInits, R"(
+    c = Conv <pads=[1,1,1,1]> (x, W)
+    y = Add (c, r)
+    d = Conv <pads=[1,1,1,1]> (x, W)
+    z = Add (d, q))");
+  EXPECT_EQ(fusedText(batch), expected(symbolic, R"(
+    y = ai.zooplan.Conv <pads=[1,1,1,1]> (x, W, , , , , , r)
+    d = Conv <pads=[1,1,1,1]> (x, W)
+    z = Add (d, q))"));
   FuseOptions off;
   off.residual = false;
   EXPECT_EQ(fusedText(before, off), expected(sig, R"(

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "libplan/graph/analysis.h"
@@ -505,6 +506,22 @@ ConstantLookup initializerConstants(const onnx::GraphProto& graph) {
   };
 }
 
+ShapeLookup viewShapes(const GraphView& view) {
+  auto names = std::make_shared<std::map<std::string, int64_t>>();
+  return [&view, names](const std::string& name) -> std::optional<std::vector<int64_t>> {
+    const auto info = view.tensorInfo(name);
+    if (!info || !info->hasShape) return std::nullopt;
+    std::vector<int64_t> dims = info->shape;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (dims[k] > 0) continue;
+      const std::string& param = k < info->dimParams.size() ? info->dimParams[k] : std::string();
+      if (param.empty()) return std::nullopt;
+      dims[k] = -1 - names->emplace(param, static_cast<int64_t>(names->size())).first->second;
+    }
+    return dims;
+  };
+}
+
 FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<int>& nodes,
                               const ConstantLookup& constants, const FuseOptions& options,
                               const ShapeLookup& shapes) {
@@ -526,29 +543,12 @@ FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<i
 
 onnx::ModelProto fuseModel(const onnx::ModelProto& model, const FuseOptions& options) {
   GraphView view(model);
-  // The static shapes ONNX shape inference finds (a node it cannot infer leaves its outputs unknown).
+  // The shapes ONNX shape inference finds (a node it cannot infer leaves its outputs unknown).
   onnx::ModelProto inferred = model;
-  std::map<std::string, std::vector<int64_t>> known;
-  if (options.residual && inferShapes(inferred, "fuse").ok()) {
-    auto note = [&](const onnx::ValueInfoProto& v) {
-      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
-      std::vector<int64_t> dims;
-      for (const auto& d : v.type().tensor_type().shape().dim()) {
-        if (!d.has_dim_value() || d.dim_value() <= 0) return;
-        dims.push_back(d.dim_value());
-      }
-      known[v.name()] = dims;
-    };
-    for (const auto& v : inferred.graph().input()) note(v);
-    for (const auto& v : inferred.graph().value_info()) note(v);
-    for (const auto& v : inferred.graph().output()) note(v);
-  }
-  const ShapeLookup shapes = [&known](const std::string& name) -> std::optional<std::vector<int64_t>> {
-    auto it = known.find(name);
-    return it == known.end() ? std::nullopt : std::optional<std::vector<int64_t>>(it->second);
-  };
-  FusedNodes fused =
-      fuseIntoHeavyNodes(model.graph(), view.topoOrder(), initializerConstants(model.graph()), options, shapes);
+  const bool haveShapes = options.residual && inferShapes(inferred, "fuse").ok();
+  GraphView inferredView(inferred);
+  FusedNodes fused = fuseIntoHeavyNodes(model.graph(), view.topoOrder(), initializerConstants(model.graph()), options,
+                                        haveShapes ? viewShapes(inferredView) : ShapeLookup{});
   onnx::ModelProto out = model;
   out.mutable_graph()->mutable_node()->Swap(fused.graph.mutable_node());
   bool imported = false;

@@ -13,7 +13,7 @@
 //   (kFusedActivationAlpha/Beta), and the two-input forms exporters write:
 //   Silu = x * Sigmoid(x), HardSwish = x * HardSigmoid(x), and
 //   Gelu = x * (Erf(x / sqrt(2)) + 1) * 0.5.
-// A Conv's output added to another value of the same static shape, written before
+// A Conv's output added to another value of the same shape, written before
 // the Conv runs (a residual block's end: ResNet's, MobileNetV2's), becomes input 7 of
 // the fused Conv (inputs 3-6 "" without BatchNormalization), with a Relu or Clip after
 // the Add as its activation: the sum is added as the conv's outputs are finished.
@@ -60,8 +60,13 @@ struct ConstantInfo {
   int64_t numElements() const;
 };
 using ConstantLookup = std::function<std::optional<ConstantInfo>(const std::string& name)>;
-// The static shape of a value (every dim known), where shape inference found one.
+// The shape of a value as far as shape inference knows it: a fixed dim as its size, a
+// symbolic one as a negative number standing for its name (one name, one number);
+// nothing when a dim is neither.
 using ShapeLookup = std::function<std::optional<std::vector<int64_t>>(const std::string& name)>;
+class GraphView;
+// The shapes the model's inputs, outputs and value_info give (`view` must outlive it).
+ShapeLookup viewShapes(const GraphView& view);
 // The initializers of `graph` (which must outlive the lookup).
 ConstantLookup initializerConstants(const onnx::GraphProto& graph);
 
@@ -91,7 +96,8 @@ struct FusedNodes {
 // are one-value constants (Gelu's divisor sqrt(2), 1 and 0.5 within 1e-6), and
 // LayerNormalization's ReduceMeans take axes [-1] and its scale and bias are
 // rank-1 float32 constants of one size.
-// A residual Add fuses only where `shapes` knows both its operands' shapes, equal.
+// A residual Add fuses only where `shapes` knows both its operands' shapes, equal
+// (a batch of one symbolic size is the same on both sides: no broadcast).
 FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<int>& nodes,
                               const ConstantLookup& constants, const FuseOptions& options = {},
                               const ShapeLookup& shapes = {});
