@@ -164,7 +164,7 @@ size_t ConvPrimitives::bytes() const {
 }
 
 void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch,
-                         int threads) const {
+                         int threads, const float* residual) const {
   const int64_t C = a_.C(), HW = H_ * W_, OHW = OH_ * OW_;
   // The input in NHWC: per panel's input channels (all of them but in a grouped conv's
   // panels), every image one after another: a panel's image n at N * HW * c0 + n * HW * channels.
@@ -196,11 +196,14 @@ void ConvPrimitives::run(const float* x, const float* bias, const Epilogue& e, f
     const auto shape = static_cast<size_t>(band.shape);
     executeOnThisThread(p.primitives[shape], {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, b},
                                               {DNNL_ARG_DST, dst}}, p.scratchpads[shape]);
-    float* yp = y + (n * a_.M + p.m0) * OHW + band.oh0 * OW_;
+    const int64_t at = (n * a_.M + p.m0) * OHW + band.oh0 * OW_;
+    float* yp = y + at;
     transposeInto(reinterpret_cast<const uint32_t*>(out), p.width, positions, p.width,
                   reinterpret_cast<uint32_t*>(yp), OHW);
-    if (e.kind != Epilogue::None)
-      for (int64_t m = 0; m < p.width; ++m) applyEpilogue(yp + m * OHW, 1, positions, nullptr, e);
+    // The band's planes are still in cache: the residual is added here.
+    if (e.kind != Epilogue::None || residual)
+      for (int64_t m = 0; m < p.width; ++m)
+        applyEpilogue(yp + m * OHW, 1, positions, nullptr, e, residual ? residual + at + m * OHW : nullptr);
   }, 1);
 }
 

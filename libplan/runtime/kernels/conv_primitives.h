@@ -34,8 +34,9 @@ class ConvPrimitives {
 
   bool fits(int64_t N, int64_t H, int64_t W) const { return N == N_ && H == H_ && W == W_; }
   size_t bytes() const;  // the reordered weights
-  // y [N, M, OH, OW] = conv(x) + bias, then the epilogue.
-  void run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch, int threads) const;
+  // y [N, M, OH, OW] = conv(x) + bias (+ residual, y's shape), then the epilogue.
+  void run(const float* x, const float* bias, const Epilogue& e, float* y, Scratch& scratch, int threads,
+           const float* residual = nullptr) const;
 
  private:
   struct Panel;

@@ -471,8 +471,8 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
   if (residual) {
     assert(e.clampOnly() && !layouts.blockedOutput && residual != y);
     // The GEMM's epilogue pass adds the residual with the bias, the packed pointwise
-    // kernel and Winograd's output transform as they write; the other kernels finish
-    // their sums with the bias, and one pass adds it and clamps.
+    // kernel, Winograd's output transform and oneDNN's bands as they write; the other
+    // kernels finish their sums with the bias, and one pass adds it and clamps.
     if (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 ||
         (k == ConvKernel::OneDnn && !(pw.onednn && pw.onednn->fits(N, H, W)))) {
       convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
@@ -484,6 +484,10 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
     }
     if (k == ConvKernel::Winograd) {  // in the output transform
       convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
+      return;
+    }
+    if (k == ConvKernel::OneDnn) {  // each band's, after its transpose into planes
+      pw.onednn->run(x, pw.get("bias").as<float>(), e, y, scratch, threads, residual);
       return;
     }
     runConv(k, a, pw, x, N, H, W, y, Epilogue{}, scratch, threads, gemm, layouts);
