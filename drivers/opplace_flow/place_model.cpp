@@ -43,8 +43,9 @@ Expected<std::vector<double>> nodeCosts(const onnx::ModelProto& model, const Pla
     for (size_t i = 0; i < rows.size(); ++i) rows[i].ms = ms[i];
   }
   if (rows.size() != names.size())
-    return makeError("node profile: {} has {} nodes under {}, {} under another processor", in.modelKey, rows.size(),
-                     c.label(), names.size());
+    return makeError("node profile: {} has {} nodes under {}, the runtime runs {} (a profile made by another zooplan "
+                     "build, whose runtime fused other nodes?): re-run zoo-profile",
+                     in.modelKey, rows.size(), c.label(), names.size());
   std::vector<double> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].node != names[i])
@@ -86,7 +87,9 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
   graph::GraphView view(model);
   std::map<std::string, int> onnxIndex;
   for (int i = 0; i < view.numNodes(); ++i) onnxIndex.emplace(view.node(i).name(), i);
-  const auto written = measure::executedOutputs(view, std::set<std::string>(names.begin(), names.end()));
+  const std::set<std::string> executed(names.begin(), names.end());
+  const auto written = measure::executedOutputs(view, executed);
+  const auto read = measure::executedInputs(view, executed);
   std::map<std::string, int> producer;  // tensor -> executed node
   for (size_t v = 0; v < names.size(); ++v) {
     auto it = onnxIndex.find(names[v]);
@@ -94,7 +97,7 @@ Expected<PlaceProblem> buildPlaceProblem(const onnx::ModelProto& model, const Pl
     if (it != onnxIndex.end()) {
       const auto f = measure::staticOpFeatures(view, it->second);
       node.intensity = f.intensity;
-      for (const auto& in : view.node(it->second).input()) {
+      for (const auto& in : read.at(it->second)) {
         auto pr = producer.find(in);
         if (pr == producer.end()) continue;
         double bytes = 0;

@@ -41,24 +41,52 @@ double zeroFraction(const runtime::Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+// From each output of executed node i, the single consumers that are not executed
+// (fused into it): the tensor each chain ends in, and the nodes on the chains.
+std::vector<std::string> followFused(const graph::GraphView& view, const std::set<std::string>& executedNames, int i,
+                                     std::vector<int>* fused) {
+  std::vector<std::string> tensors;
+  for (const auto& t0 : view.node(i).output()) {
+    std::string t = t0;
+    for (int hops = 0; hops < view.numNodes(); ++hops) {
+      const auto& cons = view.consumers(t);
+      if (cons.size() != 1 || view.isGraphOutput(t)) break;
+      const auto& c = view.node(cons[0]);
+      if (executedNames.count(c.name()) || c.output_size() != 1) break;
+      if (fused) fused->push_back(cons[0]);
+      t = c.output(0);
+    }
+    tensors.push_back(t);
+  }
+  return tensors;
+}
+
+}  // namespace
+
 std::map<int, std::vector<std::string>> executedOutputs(const graph::GraphView& view,
                                                         const std::set<std::string>& executedNames) {
   std::map<int, std::vector<std::string>> out;
+  for (int i = 0; i < view.numNodes(); ++i)
+    if (executedNames.count(view.node(i).name())) out[i] = followFused(view, executedNames, i, nullptr);
+  return out;
+}
+
+std::map<int, std::vector<std::string>> executedInputs(const graph::GraphView& view,
+                                                       const std::set<std::string>& executedNames) {
+  std::map<int, std::vector<std::string>> out;
   for (int i = 0; i < view.numNodes(); ++i) {
     if (!executedNames.count(view.node(i).name())) continue;
-    std::vector<std::string> tensors;
-    for (const auto& t0 : view.node(i).output()) {
-      std::string t = t0;
-      for (int hops = 0; hops < view.numNodes(); ++hops) {
-        const auto& cons = view.consumers(t);
-        if (cons.size() != 1 || view.isGraphOutput(t)) break;
-        const auto& c = view.node(cons[0]);
-        if (executedNames.count(c.name()) || c.output_size() != 1) break;
-        t = c.output(0);
-      }
-      tensors.push_back(t);
-    }
-    out[i] = std::move(tensors);
+    std::vector<int> fused;
+    followFused(view, executedNames, i, &fused);
+    std::set<std::string> inside(view.node(i).output().begin(), view.node(i).output().end());
+    for (int f : fused) inside.insert(view.node(f).output(0));
+    std::vector<std::string> ins(view.node(i).input().begin(), view.node(i).input().end());
+    for (int f : fused)
+      for (const auto& t : view.node(f).input())
+        if (!inside.count(t)) ins.push_back(t);
+    out[i] = std::move(ins);
   }
   return out;
 }
@@ -112,7 +140,8 @@ namespace {
 // node each stands for, -1 if none): bytes moved between an activation's write
 // and each read, and per run.
 void setCacheContext(const graph::GraphView& view, const std::vector<int>& anchor,
-                     const std::map<int, std::vector<std::string>>& written, std::vector<artifacts::NodeProfileRow>& rows) {
+                     const std::map<int, std::vector<std::string>>& written,
+                     const std::map<int, std::vector<std::string>>& read, std::vector<artifacts::NodeProfileRow>& rows) {
   std::vector<double> before(rows.size() + 1, 0.0);  // bytes moved by the steps before step s
   for (size_t s = 0; s < rows.size(); ++s) before[s + 1] = before[s] + rows[s].features.bytes;
   const double perRun = before.back();
@@ -124,7 +153,7 @@ void setCacheContext(const graph::GraphView& view, const std::vector<int>& ancho
     auto& f = rows[s].features;
     f.modelBytes = perRun;
     if (anchor[s] < 0) continue;
-    for (const auto& in : view.node(anchor[s]).input()) {
+    for (const auto& in : read.at(anchor[s])) {
       if (in.empty() || view.isConstantTensor(in)) continue;
       const auto p = producer.find(in);
       const double between = p != producer.end() && p->second < s ? before[s] - before[p->second + 1] : perRun;
@@ -199,7 +228,7 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelP
     r.msEven = even.empty() ? r.ms : median(even);
     rows.push_back(std::move(r));
   }
-  setCacheContext(view, anchor, written, rows);
+  setCacheContext(view, anchor, written, executedInputs(view, executed), rows);
   return rows;
 }
 

@@ -33,6 +33,12 @@ Expected<std::vector<artifacts::NodeProfileRow>> profileNodes(const onnx::ModelP
 std::map<int, std::vector<std::string>> executedOutputs(const graph::GraphView& view,
                                                         const std::set<std::string>& executedNames);
 
+// The tensors an executed node reads, by ONNX node index: its own inputs and those of
+// the nodes fused into it (executedOutputs' chains) that the chain does not write, such
+// as the value a residual Add fused into a Conv adds.
+std::map<int, std::vector<std::string>> executedInputs(const graph::GraphView& view,
+                                                       const std::set<std::string>& executedNames);
+
 // The static features of node `index` of `view` (no sparsity of activations, no kernel).
 estimate::OpFeatures staticOpFeatures(const graph::GraphView& view, int index);
 

@@ -2,6 +2,7 @@
 // the kernel policy, with shapes, kernel, stride, groups and sparsities.
 #include <gtest/gtest.h>
 
+#include "libplan/graph/analysis.h"
 #include "libplan/graph/model_io.h"
 #include "libplan/runtime/measure.h"
 #include "passes/measure/node_profile.h"
@@ -80,6 +81,27 @@ TEST(measureNodeProfile, OneRowPerExecutedNodeWithShapesSparsityAndCacheContext)
       EXPECT_DOUBLE_EQ(rows->at(2).features.inputReuseBytes, rows->at(1).features.bytes);
     }
   }
+}
+
+// The runtime fuses the Relu into the first conv and the Add into the depthwise one:
+// the fused nodes write their chains' last outputs and read what the chains read.
+TEST(measureNodeProfile, ExecutedNodesReadAndWriteWhatTheNodesFusedIntoThemDo) {
+  auto m = graph::parseModelText(model());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto session = runtime::Session::fromModel(*m, "g", sessionOptions(Processor{}));
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  ASSERT_EQ((*session)->nodes().size(), 2u) << "Conv+Relu, depthwise Conv+Add";
+  std::set<std::string> executed;
+  for (const auto& n : (*session)->nodes()) executed.insert(n.name);
+  graph::GraphView view(*m);
+  const auto written = executedOutputs(view, executed);
+  const auto read = executedInputs(view, executed);
+  ASSERT_EQ(written.size(), 2u);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(written.at(0), std::vector<std::string>{"r"});
+  EXPECT_EQ(written.at(2), std::vector<std::string>{"y"});
+  EXPECT_EQ(read.at(0), (std::vector<std::string>{"x", "w1"}));
+  EXPECT_EQ(read.at(2), (std::vector<std::string>{"r", "w2", "r"})) << "the Add's other operand";
 }
 
 }  // namespace
