@@ -46,7 +46,7 @@ struct SessionOptions {
   bool computeSourceChecksums = false;  // needed to write a cache later (implied by `cache`)
   bool checkModel = true;               // onnx::checker on load
   bool foldBatchNorm = true;
-  bool fuseActivations = true;
+  bool fuseActivations = true;         // and residual Adds into the Conv before them (graph::FuseOptions)
   // Pass values between pointwise and depthwise convs channel-blocked where both
   // kernels take it (kernels.h BlockedLayouts); warm sessions only. The same bits either way.
   bool channelBlocks = true;

@@ -198,6 +198,7 @@ void Session::Builder::fuse() {
   graph::FuseOptions fo;
   fo.batchNorm = options_.foldBatchNorm;
   fo.activations = options_.fuseActivations;
+  fo.residual = options_.fuseActivations;  // an Add is an elementwise tail as the activations are
   m_.program = graph::fuseIntoHeavyNodes(m_.model.graph(), live_, constantLookup(m_.values), fo,
                                          graph::viewShapes(view_));
 }

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "libplan/graph/analysis.h"
-#include "libplan/graph/model_io.h"
 #include "libplan/graph/tensor.h"
 
 namespace zp::graph {
@@ -111,8 +110,8 @@ class Fuser {
       }
     }
     if (options.bias && n.op_type() != "Conv") matchBias(n, *w, &grp);
-    if (n.op_type() == "Conv" && options.residual && options.activations && matchResidual(i, &grp)) {
-      const int j = singleConsumer(grp.out);
+    if (n.op_type() == "Conv" && options.residual && matchResidual(i, &grp)) {
+      const int j = options.activations ? singleConsumer(grp.out) : -1;
       if (j >= 0 && (isOp(g_.node(j), "Relu") || isOp(g_.node(j), "Clip")) && singleActivation(g_.node(j), &grp))
         take(j, &grp);
     } else if (options.activations && gemmBiasAllowsEpilogue(n, *w)) {
@@ -287,7 +286,7 @@ class Fuser {
   }
 
   // Add(grp->out, r) with r written before the anchor (node i) runs, or a graph input,
-  // not a constant, and both of one static shape.
+  // not a constant, and both of one shape as far as shapes_ knows them.
   bool matchResidual(int i, Group* grp) {
     if (!shapes_) return false;
     const int j = singleConsumer(grp->out);
@@ -543,12 +542,8 @@ FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<i
 
 onnx::ModelProto fuseModel(const onnx::ModelProto& model, const FuseOptions& options) {
   GraphView view(model);
-  // The shapes ONNX shape inference finds (a node it cannot infer leaves its outputs unknown).
-  onnx::ModelProto inferred = model;
-  const bool haveShapes = options.residual && inferShapes(inferred, "fuse").ok();
-  GraphView inferredView(inferred);
   FusedNodes fused = fuseIntoHeavyNodes(model.graph(), view.topoOrder(), initializerConstants(model.graph()), options,
-                                        haveShapes ? viewShapes(inferredView) : ShapeLookup{});
+                                        viewShapes(view));
   onnx::ModelProto out = model;
   out.mutable_graph()->mutable_node()->Swap(fused.graph.mutable_node());
   bool imported = false;

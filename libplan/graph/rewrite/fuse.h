@@ -103,8 +103,9 @@ FusedNodes fuseIntoHeavyNodes(const onnx::GraphProto& graph, const std::vector<i
                               const ShapeLookup& shapes = {});
 
 // The model with its nodes fused (topological order; constants from its
-// initializers; shapes from ONNX shape inference): initializers, inputs, outputs and
-// value_info are kept, and kFusedDomain is imported.
+// initializers; shapes from its inputs, outputs and value_info, as loading a model
+// infers them): initializers, inputs, outputs and value_info are kept, and
+// kFusedDomain is imported.
 onnx::ModelProto fuseModel(const onnx::ModelProto& model, const FuseOptions& options = {});
 
 }  // namespace zp::graph

@@ -468,66 +468,56 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
   threads = std::max(1, threads);
   assert(!layouts.blockedInput || convTakesBlockedInput(k, a));
   assert(!layouts.blockedOutput || convTakesBlockedOutput(k, a));
-  if (residual) {
-    assert(e.clampOnly() && !layouts.blockedOutput && residual != y);
-    // The GEMM's epilogue pass adds the residual with the bias, the packed pointwise
-    // kernel, Winograd's output transform and oneDNN's bands as they write; the other
-    // kernels finish their sums with the bias, and one pass adds it and clamps.
-    if (k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 ||
-        (k == ConvKernel::OneDnn && !(pw.onednn && pw.onednn->fits(N, H, W)))) {
-      convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
-      return;
-    }
-    if (k == ConvKernel::Packed1x1) {  // each tile's outputs, as it finishes them
-      convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts, residual);
-      return;
-    }
-    if (k == ConvKernel::Winograd) {  // in the output transform
-      convWinograd(a, pw, x, N, H, W, y, e, scratch, threads, gemm, residual);
-      return;
-    }
-    if (k == ConvKernel::OneDnn) {  // each band's, after its transpose into planes
-      pw.onednn->run(x, pw.get("bias").as<float>(), e, y, scratch, threads, residual);
-      return;
-    }
-    runConv(k, a, pw, x, N, H, W, y, Epilogue{}, scratch, threads, gemm, layouts);
-    applyEpilogueParallel(y, N * a.M, a.outH(H) * a.outW(W), nullptr, e, threads, residual);
-    return;
-  }
+  assert(!residual || (e.clampOnly() && !layouts.blockedOutput && residual != y));
+  // The residual goes in where a kernel writes its outputs: the GEMM's epilogue pass,
+  // the packed pointwise kernel's tiles, Winograd's output transform, oneDNN's bands.
+  // The other kernels finish their sums with the bias alone, and one pass after them
+  // adds it and clamps.
+  const bool residualPass =
+      residual && !(k == ConvKernel::Im2col || k == ConvKernel::Gemm1x1 || k == ConvKernel::Packed1x1 ||
+                    k == ConvKernel::Winograd || k == ConvKernel::OneDnn);
+  const Epilogue ek = residualPass ? Epilogue{} : e;
   // Winograd and sparse clamp in their own loops; an activation function runs over
   // their output planes afterwards.
-  const Epilogue clamp = e.clampOnly() ? e : Epilogue{};
+  const Epilogue clamp = ek.clampOnly() ? ek : Epilogue{};
   switch (k) {
     case ConvKernel::Naive:
-      convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, threads);
+      convNaive(a, pw.get("w").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, ek, threads);
+      break;
+    case ConvKernel::Im2col: case ConvKernel::Gemm1x1:
+      convGemm(a, pw, x, N, H, W, y, ek, scratch, threads, gemm, residual);
       return;
-    case ConvKernel::Im2col: case ConvKernel::Gemm1x1: convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm); return;
     case ConvKernel::Depthwise:  // blocks only on the blocked kernel, which pays wherever it applies
-      if (layouts.any()) convDepthwiseBlocked(a, pw, x, N, H, W, y, e, scratch, threads, layouts);
-      else convDepthwise(a, pw, x, N, H, W, y, e, scratch, threads);
-      return;
-    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm); break;
+      if (layouts.any()) convDepthwiseBlocked(a, pw, x, N, H, W, y, ek, scratch, threads, layouts);
+      else convDepthwise(a, pw, x, N, H, W, y, ek, scratch, threads);
+      break;
+    case ConvKernel::Winograd: convWinograd(a, pw, x, N, H, W, y, clamp, scratch, threads, gemm, residual); break;
     case ConvKernel::Sparse: convSparse(a, pw, x, N, H, W, y, clamp, scratch, threads); break;
-    case ConvKernel::Packed1x1: convPointwisePacked(a, pw, x, N, H, W, y, e, scratch, threads, layouts); return;
+    case ConvKernel::Packed1x1:
+      convPointwisePacked(a, pw, x, N, H, W, y, ek, scratch, threads, layouts, residual);
+      return;
     case ConvKernel::Direct:
-      convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
-      return;
+      convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, ek, scratch, threads);
+      break;
     case ConvKernel::DirectRows:
-      convDirectRows(a, pw.get("wr").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, e, scratch, threads);
-      return;
+      convDirectRows(a, pw.get("wr").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, ek, scratch, threads);
+      break;
     case ConvKernel::OneDnn:
       // Without primitives for this shape the same weights run im2col.
       if (pw.onednn && pw.onednn->fits(N, H, W))
-        pw.onednn->run(x, pw.get("bias").as<float>(), e, y, scratch, threads);
+        pw.onednn->run(x, pw.get("bias").as<float>(), ek, y, scratch, threads, residual);
       else
-        convGemm(a, pw, x, N, H, W, y, e, scratch, threads, gemm);
+        convGemm(a, pw, x, N, H, W, y, ek, scratch, threads, gemm, residual);
       return;
   }
-  if (!e.clampOnly()) {
-    const int64_t plane = a.outH(H) * a.outW(W);
-    parallelForEach(threads, N * a.M, [&](int64_t i, int) {
-      applyActivation(e.fn, e.params, y + i * plane, y + i * plane, plane);
-    });
+  const int64_t plane = a.outH(H) * a.outW(W);
+  if (residualPass) {
+    applyEpilogueParallel(y, N * a.M, plane, nullptr, e, threads, residual);
+  } else if (k == ConvKernel::Winograd || k == ConvKernel::Sparse) {
+    if (!e.clampOnly())
+      parallelForEach(threads, N * a.M, [&](int64_t i, int) {
+        applyActivation(e.fn, e.params, y + i * plane, y + i * plane, plane);
+      });
   }
 }
 
