@@ -193,6 +193,25 @@ TEST(KernelPolicy, DefaultPacksPointwiseConvsBesideADepthwiseOneWhereBlocksPay) 
   ASSERT_TRUE(useSimdTarget("best").ok());
 }
 
+// A stem feeding a depthwise conv writes channel blocks for it on the direct kernel
+// where stems otherwise run along rows (16 lanes); 24 output channels are no whole blocks.
+TEST(KernelPolicy, DefaultHasAStemWriteBlocksForTheDepthwiseConvItFeeds) {
+  for (const std::string& target : simdTargetsOfThisHost()) {
+    ASSERT_TRUE(useSimdTarget(target).ok());
+    const KernelPolicy p;
+    auto pick = [&](int64_t cout, bool feeds) {
+      ConvNode n = node(conv(cout, 3, 3, 2), Shape{1, 3, 224, 224});
+      n.feedsDepthwise = feeds;
+      return choose(p, n);
+    };
+    const ConvKernel alone = directRowsFast() ? ConvKernel::DirectRows : ConvKernel::Im2col;
+    EXPECT_EQ(pick(32, true), directRowsFast() ? ConvKernel::Direct : alone) << target;
+    EXPECT_EQ(pick(32, false), alone) << target;
+    EXPECT_EQ(pick(24, true), alone) << target;
+  }
+  ASSERT_TRUE(useSimdTarget("best").ok());
+}
+
 TEST(KernelPolicy, DefaultLeavesOneDnnsConvolutionsToSessionsOnItsGemm) {
   const KernelPolicy p;
   ConvNode n = node(conv(32, 128, 3), Shape{1, 128, 56, 56});

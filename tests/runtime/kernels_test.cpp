@@ -348,18 +348,23 @@ TEST_P(ConvKernels, ChannelBlockedLayoutsGiveTheBitsOfPlanes) {
   std::uniform_int_distribution<int> u(0, 1 << 30);
   const int64_t b = simdFloatLanes();
   std::map<std::string, int> covered;
-  for (int t = 0; t < 48; ++t) {
-    const bool depthwise = t % 2 == 1;
+  for (int t = 0; t < 72; ++t) {
+    const bool depthwise = t % 3 == 1, direct = t % 3 == 2;
     ConvAttrs a;
-    const int64_t C = b * (1 + u(rng) % 5);
+    int64_t C = b * (1 + u(rng) % 5);
     if (depthwise) {
       a.group = C; a.Cg = 1; a.M = C;
       randomWindow(rng, 5, a);
+    } else if (direct) {  // stems and the like: any input channels, blocks of 16 outputs
+      C = 1 + u(rng) % 6;
+      a.Cg = C; a.M = 16 * (1 + u(rng) % 4);
+      randomWindow(rng, 5, a);
+      if (a.kh * a.kw == 1) a.kw = 3;  // not a plain pointwise conv
     } else {
       a.Cg = C; a.M = b * (1 + u(rng) % 6);
       if (u(rng) % 4 == 0) a.sh = a.sw = 2;  // strided: blocked output only
     }
-    const ConvKernel k = depthwise ? ConvKernel::Depthwise : ConvKernel::Packed1x1;
+    const ConvKernel k = depthwise ? ConvKernel::Depthwise : direct ? ConvKernel::Direct : ConvKernel::Packed1x1;
     ASSERT_TRUE(convTakesBlockedOutput(k, a));
     const int64_t N = 1 + u(rng) % 2, H = a.dh * (a.kh - 1) + 1 + u(rng) % 40, W = a.dw * (a.kw - 1) + 1 + u(rng) % 40;
     const int64_t OH = a.outH(H), OW = a.outW(W);
@@ -379,7 +384,7 @@ TEST_P(ConvKernels, ChannelBlockedLayoutsGiveTheBitsOfPlanes) {
                                           convKernelName(k), N, C, a.M, H, W, a.kh, a.kw, a.sh, a.sw, a.padT, a.padL,
                                           a.padB, a.padR, int(e.kind), threads);
     ASSERT_LE(relErr(planes, ref), 1e-5) << shape;
-    const auto xBlocks = changeLayout(x, N, C, H * W, b, true);
+    const auto xBlocks = C % b == 0 ? changeLayout(x, N, C, H * W, b, true) : std::vector<float>{};
     for (const BlockedLayouts layouts : {BlockedLayouts{true, false}, BlockedLayouts{false, true}, BlockedLayouts{true, true}}) {
       if (layouts.blockedInput && !convTakesBlockedInput(k, a)) continue;
       std::vector<float> y(outN, NAN);
@@ -393,6 +398,7 @@ TEST_P(ConvKernels, ChannelBlockedLayoutsGiveTheBitsOfPlanes) {
   }
   for (const char* k : {"packed1x1", "depthwise"})
     for (const char* io : {"10", "01", "11"}) EXPECT_GT(covered[fmt::format("{} {}", k, io)], 3) << k << " " << io;
+  EXPECT_GT(covered["direct 01"], 10);
 }
 
 // Each depthwise path on its own (the kernel picks one by map size): the channel-blocked

@@ -365,6 +365,47 @@ TEST(Session, SqueezeAndExciteReadsTheDepthwiseOutputChannelBlocked) {
   EXPECT_EQ(std::memcmp(yb->at("y").ptr<float>(), yp->at("y").ptr<float>(), yp->at("y").size() * 4), 0);
 }
 
+// A stem (3 input channels, stride 2) feeding a depthwise conv: with the direct kernel
+// it writes channel blocks, which the depthwise conv reads where they lie. Same bits as
+// planes with the same kernels, at one and two threads; the default picks the direct
+// kernel where stems otherwise run along rows.
+TEST(Session, AStemWritesChannelBlocksForTheDepthwiseConvItFeeds) {
+  auto model = graph::parseModelText(fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    stem (float[1,3,37,30] x) => (float[1,32,19,15] y)
+    <float[32,3,3,3] ws = {{{}}}, float[32] bs = {{{}}}, float[32,1,3,3] wd = {{{}}}, float[32] bd = {{{}}}>
+    {{
+      s = Conv <strides = [2, 2], pads = [1, 1, 1, 1]> (x, ws, bs)
+      sr = Relu (s)
+      y = Conv <group = 32, pads = [1, 1, 1, 1]> (sr, wd, bd)
+    }}
+  )", zp::testing::randomValues(864, 11, -0.5f, 0.5f), zp::testing::randomValues(32, 12),
+      zp::testing::randomValues(288, 13, -0.5f, 0.5f), zp::testing::randomValues(32, 14)));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  for (auto& n : *model->mutable_graph()->mutable_node()) n.set_name(n.output(0));
+  auto byDefault = Session::fromModel(*model, "stem", {});
+  ASSERT_TRUE(byDefault.ok());
+  EXPECT_EQ((*byDefault)->nodes().front().kernel, directRowsFast() ? "direct" : "im2col");
+  SessionOptions blocked;
+  blocked.kernels.perNode["sr"] = "direct";  // the fused Conv + Relu takes the Relu's name
+  SessionOptions planes = blocked;
+  planes.channelBlocks = false;
+  for (int threads : {1, 2}) {
+    blocked.threads = planes.threads = threads;
+    auto sb = Session::fromModel(*model, "stem", blocked);
+    auto sp = Session::fromModel(*model, "stem", planes);
+    ASSERT_TRUE(sb.ok() && sp.ok()) << (sb.ok() ? sp.error().message : sb.error().message);
+    const auto& stem = (*sb)->nodes().front();
+    EXPECT_EQ(stem.kernel, "direct");
+    EXPECT_TRUE(stem.blockedOutput);
+    EXPECT_TRUE((*sb)->nodes().back().blockedInput);
+    const auto in = oneInput("x", {1, 3, 37, 30}, 5);
+    auto yb = (*sb)->run(in), yp = (*sp)->run(in);
+    ASSERT_TRUE(yb.ok() && yp.ok());
+    EXPECT_EQ(std::memcmp(yb->at("y").ptr<float>(), yp->at("y").ptr<float>(), yp->at("y").size() * 4), 0);
+  }
+}
+
 // A Concat of more than one piece (64 KB) per input, on channels and on rows: at two
 // threads its pieces are copied by both, to the same result as the definition.
 TEST(Session, ConcatsCopiedInPiecesOnTwoThreadsGiveTheDefinition) {

@@ -11,10 +11,12 @@
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <utility>
 
 #include "libplan/runtime/kernels/parallel.h"
+#include "libplan/runtime/kernels/simd_target.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "libplan/runtime/kernels/direct.cpp"
@@ -77,8 +79,10 @@ constexpr int maxChunk() {
 
 // Positions ow0..ow0+T-1 of output row oh for BB consecutive blocks: xg is the group's
 // (padded) input planes, wt the first block's weights, yb its first output plane.
-// Stride S (0: a.sw at run time).
-template <int L, int T, int S, int BB>
+// Stride S (0: a.sw at run time). YB: y channel-blocked (kernels.h BlockedLayouts, blocks
+// of NL channels: yb is then the first block's first position), where a position's
+// vector of channels is stored as it is, with no transpose.
+template <int L, int T, int S, int BB, bool YB>
 void rowChunk(const ConvAttrs& a, const Geom& g, const float* xg, const float* wt, const float* bias,
               const Epilogue& e, int64_t oh, int64_t ow0, float* yb) {
   using B = Block<L>;
@@ -111,9 +115,14 @@ void rowChunk(const ConvAttrs& a, const Geom& g, const float* xg, const float* w
       if (e.kind != Epilogue::None) acc[q][v] = hn::Max(acc[q][v], lo);
       if (e.kind == Epilogue::Clip) acc[q][v] = hn::Min(acc[q][v], hi);
     }
+  const int64_t P = g.OH * g.OW;
+  if constexpr (YB) {
+    for (int v = 0; v < VPB; ++v)
+      for (int q = 0; q < T; ++q) hn::StoreU(acc[q][v], d, yb + (v * P + oh * g.OW + ow0 + q) * NL);
+    return;
+  }
   // acc[q][v] holds position q's channels v*NL..: transposed per NL positions, r[o]
   // holds channel v*NL + o's positions.
-  const int64_t P = g.OH * g.OW;
   for (int v = 0; v < VPB; ++v)
     for (int p0 = 0; p0 < T; p0 += NL) {
       V r[NL];
@@ -129,22 +138,22 @@ using RowChunkFn = void (*)(const ConvAttrs&, const Geom&, const float*, const f
 template <int L, int BB>
 using ChunkTable = std::array<std::array<RowChunkFn, maxChunk<L, BB>()>, 3>;  // [stride 1, 2, other][T - 1]
 
-template <int L, int S, int BB, size_t... T>
+template <int L, int S, int BB, bool YB, size_t... T>
 constexpr std::array<RowChunkFn, sizeof...(T)> chunkRow(std::index_sequence<T...>) {
-  return {&rowChunk<L, static_cast<int>(T) + 1, S, BB>...};
+  return {&rowChunk<L, static_cast<int>(T) + 1, S, BB, YB>...};
 }
-template <int L, int BB>
+template <int L, int BB, bool YB>
 constexpr ChunkTable<L, BB> chunkTable() {
   constexpr auto seq = std::make_index_sequence<maxChunk<L, BB>()>{};
-  return {chunkRow<L, 1, BB>(seq), chunkRow<L, 2, BB>(seq), chunkRow<L, 0, BB>(seq)};
+  return {chunkRow<L, 1, BB, YB>(seq), chunkRow<L, 2, BB, YB>(seq), chunkRow<L, 0, BB, YB>(seq)};
 }
 
 // Output row oh of BB consecutive blocks (BB * L output channels of one group) of one
 // image, in chunks of at most maxChunk positions balanced along the row.
-template <int L, int BB>
+template <int L, int BB, bool YB>
 void blocksRow(const ConvAttrs& a, const Geom& g, const float* xg, const float* wt, const float* bias,
                const Epilogue& e, int64_t oh, float* yb) {
-  static constexpr ChunkTable<L, BB> kChunks = chunkTable<L, BB>();
+  static constexpr ChunkTable<L, BB> kChunks = chunkTable<L, BB, YB>();
   constexpr int64_t kMax = maxChunk<L, BB>();
   const auto& table = kChunks[a.sw == 1 ? 0 : a.sw == 2 ? 1 : 2];
   const int64_t n = (g.OW + kMax - 1) / kMax;
@@ -155,18 +164,19 @@ void blocksRow(const ConvAttrs& a, const Geom& g, const float* xg, const float* 
   }
 }
 
-// Output row oh of blocks [b0, b1) of one group: pairs of blocks where they fit.
-template <int L>
+// Output row oh of blocks [b0, b1) of one group: pairs of blocks where they fit. A
+// block's first output lies b * L * P floats into y in planes and in channel blocks alike.
+template <int L, bool YB>
 void groupRow(const ConvAttrs& a, const Geom& g, const float* xg, const float* wt, const float* bias,
               const Epilogue& e, int64_t oh, float* y, int64_t b0, int64_t b1) {
   const int64_t P = g.OH * g.OW;
   for (int64_t b = b0; b < b1;) {
     const float* wb = wt + b * L * g.K;
     if (kMaxBlocksPerTile<L> >= 2 && b + 2 <= b1) {
-      blocksRow<L, kMaxBlocksPerTile<L>>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
+      blocksRow<L, kMaxBlocksPerTile<L>, YB>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
       b += 2;
     } else {
-      blocksRow<L, 1>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
+      blocksRow<L, 1, YB>(a, g, xg, wb, bias + b * L, e, oh, y + b * L * P);
       b += 1;
     }
   }
@@ -188,11 +198,12 @@ void padImage(const ConvAttrs& a, const Geom& g, const float* x, int64_t H, int6
 // block of the group, so the input rows a row reads are reused from cache by each
 // block (DenseNet's 56x56 maps of 128 channels: 1.7 MB of input, a row's 90 KB).
 void ConvDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
-                float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
+                float* y, const Epilogue& epilogue, Scratch& scratch, int threads, bool yBlocked) {
   const Epilogue e = epilogue.clampOnly() ? epilogue : Epilogue{};
   const Geom g{H + a.padT + a.padB, W + a.padL + a.padR, a.outH(H), a.outW(W), a.Cg * a.kh * a.kw};
   const int64_t L = direct::blockLanes(a), P = g.OH * g.OW, blocksPerGroup = a.M / a.group / L;
-  const auto row = L == 16 ? &groupRow<16> : &groupRow<8>;
+  assert(!yBlocked || (L == 16 && L % kLanes == 0));
+  const auto row = yBlocked ? &groupRow<16, true> : L == 16 ? &groupRow<16, false> : &groupRow<8, false>;
   const bool padded = a.padT || a.padB || a.padL || a.padR;
   threads = std::max(1, threads);
   // About four items per thread (one band per group when the groups are that many).
@@ -211,9 +222,12 @@ void ConvDirect(const ConvAttrs& a, const float* wt, const float* bias, const fl
       for (int64_t oh = oh0; oh < oh1; ++oh)
         row(a, g, xg, wt, bias, e, oh, yn, gi * blocksPerGroup, (gi + 1) * blocksPerGroup);
       if (epilogue.clampOnly()) return;
-      for (int64_t o = gi * blocksPerGroup * L; o < (gi + 1) * blocksPerGroup * L; ++o)
-        applyActivation(epilogue.fn, epilogue.params, yn + o * P + oh0 * g.OW, yn + o * P + oh0 * g.OW,
-                        (oh1 - oh0) * g.OW);
+      // Elementwise: over each block's rows as over each plane's (both start at o * P).
+      const int64_t step = yBlocked ? kLanes : 1;
+      for (int64_t o = gi * blocksPerGroup * L; o < (gi + 1) * blocksPerGroup * L; o += step) {
+        float* rows = yn + o * P + oh0 * g.OW * step;
+        applyActivation(epilogue.fn, epilogue.params, rows, rows, (oh1 - oh0) * g.OW * step);
+      }
     }, 1);
   }
 }
@@ -243,9 +257,16 @@ std::vector<float> directConvWeights(const ConvAttrs& a, const float* w) {
   return wt;
 }
 
+// Blocked output where a block is whole vectors of whole tiles: 16 output channels a
+// block, a plain (ungrouped) conv, on a target of at most 16 lanes.
+bool directConvWritesBlocks(const ConvAttrs& a) {
+  return directConvApplies(a) && a.group == 1 && direct::blockLanes(a) == 16 && 16 % simdFloatLanes() == 0;
+}
+
 void convDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
-                float* y, const Epilogue& epilogue, Scratch& scratch, int threads) {
-  HWY_DYNAMIC_DISPATCH(ConvDirect)(a, wt, bias, x, N, H, W, y, epilogue, scratch, threads);
+                float* y, const Epilogue& epilogue, Scratch& scratch, int threads, bool yBlocked) {
+  assert(!yBlocked || directConvWritesBlocks(a));
+  HWY_DYNAMIC_DISPATCH(ConvDirect)(a, wt, bias, x, N, H, W, y, epilogue, scratch, threads, yBlocked);
 }
 
 }  // namespace zp::runtime

@@ -108,8 +108,10 @@ void convDepthwiseBlocked(const ConvAttrs& a, const PackedWeights& pw, const flo
 // channels, [Cg*kh*kw][16] (or [..][8] where a group's channels do not divide by 16).
 bool directConvApplies(const ConvAttrs& a);
 std::vector<float> directConvWeights(const ConvAttrs& a, const float* w);
+// yBlocked: y channel-blocked (kernels.h BlockedLayouts), where directConvWritesBlocks.
+bool directConvWritesBlocks(const ConvAttrs& a);
 void convDirect(const ConvAttrs& a, const float* wt, const float* bias, const float* x, int64_t N, int64_t H, int64_t W,
-                float* y, const Epilogue& e, Scratch& scratch, int threads);
+                float* y, const Epilogue& e, Scratch& scratch, int threads, bool yBlocked = false);
 
 // Direct conv vectorised along output rows (direct_rows.cpp): one group, not a plain
 // pointwise conv. Weights as directRowsWeights keeps them:

@@ -458,6 +458,7 @@ bool convTakesBlockedOutput(ConvKernel k, const ConvAttrs& a) {
   switch (k) {
     case ConvKernel::Packed1x1: return a.M % b == 0 && a.group == 1;
     case ConvKernel::Depthwise: return depthwiseBlockedPays(a) && a.M % b == 0;
+    case ConvKernel::Direct: return directConvWritesBlocks(a) && a.M % b == 0;
     default: return false;
   }
 }
@@ -497,7 +498,8 @@ void runConv(ConvKernel k, const ConvAttrs& a, const PackedWeights& pw, const fl
       convPointwisePacked(a, pw, x, N, H, W, y, ek, scratch, threads, layouts, residual);
       return;
     case ConvKernel::Direct:
-      convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, ek, scratch, threads);
+      convDirect(a, pw.get("wd").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, ek, scratch, threads,
+                 layouts.blockedOutput);
       break;
     case ConvKernel::DirectRows:
       convDirectRows(a, pw.get("wr").as<float>(), pw.get("bias").as<float>(), x, N, H, W, y, ek, scratch, threads);
