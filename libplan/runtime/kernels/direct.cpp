@@ -3,7 +3,9 @@
 // 6 for a 16-channel block in AVX2's or NEON's narrower vectors) and adds, per input
 // channel and tap, the block's weights times each position's input (an FMA with a
 // broadcast operand). Weights are kept transposed per block at load ([K][16]), the
-// same layout on every SIMD target, so a run reads them as they are stored.
+// same layout on every SIMD target, so a run reads them as they are stored. A
+// register then holds one position's channels: transposed into planes per vector of
+// positions, or stored as it is into channel blocks (kernels.h BlockedLayouts).
 //
 // Against im2col + GEMM it saves the copy of the columns (kh*kw times the input) and,
 // on narrow products, the GEMM's packing: RegNet's grouped convs (16 channels x 9
@@ -11,8 +13,8 @@
 #include "libplan/runtime/kernels/internal.h"
 
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <utility>
 
 #include "libplan/runtime/kernels/parallel.h"
