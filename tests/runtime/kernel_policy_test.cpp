@@ -49,6 +49,12 @@ ConvKernel directOr(const ConvAttrs& a, ConvKernel fallback) {
   return convKernelApplies(ConvKernel::Direct, a) ? ConvKernel::Direct : fallback;
 }
 
+// oneDNN's primitive with its AVX2 kernels, else `other` (what the default takes from
+// at most 32 channels on maps up to 64x64 where oneDNN runs AVX-512, or without oneDNN).
+ConvKernel oneDnnOnAvx2Or(ConvKernel other) {
+  return convPrimitivesIsa() == ConvPrimitivesIsa::Avx2 ? ConvKernel::OneDnn : other;
+}
+
 // What the default picks where oneDNN's primitive pays: on AVX-512 hosts, and on AVX2
 // hosts unless `onAvx2` is false (there Winograd, where it pays, and the grouped direct
 // kernel stay ahead); elsewhere the fallback.
@@ -83,8 +89,13 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
             oneDnnOr(directOr(conv(32, 128, 3), ConvKernel::Im2col))) << "32 outputs, 14x14";
   EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 14, 14})), ConvKernel::Winograd) << "128 each way, 14x14";
   EXPECT_EQ(choose(p, node(conv(192, 48, 3), Shape{1, 48, 56, 56})), ConvKernel::Winograd) << "48 -> 192, 56x56";
-  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), oneDnnOr(ConvKernel::Winograd, false))
-      << "32 -> 64, 56x56";
+  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), ConvKernel::Winograd) << "32 -> 64, 56x56";
+  EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 147, 147})), oneDnnOr(ConvKernel::Winograd, false))
+      << "32 -> 64, 147x147";
+  EXPECT_EQ(choose(p, node(conv(64, 16, 3), Shape{1, 16, 55, 55})), ConvKernel::Winograd) << "16 -> 64, 55x55";
+  EXPECT_EQ(choose(p, node(conv(64, 24, 3), Shape{1, 24, 14, 14})), oneDnnOnAvx2Or(ConvKernel::Direct))
+      << "24 -> 64, 14x14";
+  EXPECT_EQ(choose(p, node(conv(128, 48, 3), Shape{1, 48, 7, 7})), oneDnnOr(ConvKernel::Direct)) << "48 -> 128, 7x7";
   EXPECT_EQ(choose(p, node(conv(16, 8, 3), Shape{1, 8, 56, 56})), directOr(conv(16, 8, 3), ConvKernel::Im2col))
       << "8 input channels";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 64, 64})), directOr(conv(16, 16, 3), ConvKernel::Im2col))
@@ -141,7 +152,7 @@ TEST(KernelPolicy, AForcedKernelAppliesWhereItCanAndTheDefaultElsewhere) {
   EXPECT_EQ(choose(p, node(conv(16, 16, 1), Shape{1, 16, 9, 9})), ConvKernel::Gemm1x1);
   p.policy = "gemm1x1";
   EXPECT_EQ(choose(p, node(conv(32, 16, 3), Shape{1, 16, 9, 9})),
-            oneDnnOr(directOr(conv(32, 16, 3), ConvKernel::Im2col)));
+            oneDnnOnAvx2Or(directOr(conv(32, 16, 3), ConvKernel::Im2col)));
   p.policy = "sparse";
   EXPECT_EQ(choose(p, node(conv(16, 16, 3), Shape{1, 16, 9, 9})), ConvKernel::Sparse);
   p.policy = "blas";  // a Gemm kernel: Convs keep the default
