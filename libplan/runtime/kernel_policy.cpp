@@ -75,11 +75,23 @@ static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
 static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
   const ConvPrimitivesIsa isa = convPrimitivesIsa();
   if (!known || isa == ConvPrimitivesIsa::None || !convKernelApplies(ConvKernel::OneDnn, a)) return false;
+  // Stems of 64 or more outputs with wide windows or at stride 1 (AVX-512, in the
+  // models, one thread, against direct_rows): ResNet-18's, ResNet-50's and GoogLeNet's
+  // 7x7/2 0.92-0.93x its time, AlexNet's 11x11/4 0.89x, VGG's 3x3/1 0.70x, DenseNet's
+  // 7x7/2 a tie; SqueezeNet's 3x3/2 to 64 1.5x and the mobile stems' 3x3/2 to 16-32
+  // 1.4x stay on it.
+  const bool wideStem = isa == ConvPrimitivesIsa::Avx512 && a.C() <= 4 && a.group == 1 && a.M >= 64 &&
+                        (a.kh * a.kw >= 49 || (a.sh == 1 && a.sw == 1 && a.kh * a.kw > 1));
+  if (wideStem) return true;
   if ((a.kh == 1 && a.kw == 1) || a.Cg < 16 || (a.group == 1 && a.M < 32)) return false;
   if (isa == ConvPrimitivesIsa::Avx2)
     return a.group == 1 && !(convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W));
+  // Winograd ahead from 28x28 maps; on 14x14 ones oneDNN took 0.78-0.99x its time in
+  // all 17 convs measured (ResNet-18's and ResNet-50's layer 3, Wide ResNet-50's, VGG's
+  // 512 -> 512, GoogLeNet's inception 4a-4e), where on 28x28 and 35x35 Winograd stayed
+  // ahead (ResNet-18's layer 2, VGG's, GoogLeNet's inception 3, Inception's 96 -> 96).
   const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && 2 * a.Cg * a.M >= 64 * (a.Cg + a.M) &&
-                             std::min(H, W) >= 14;
+                             std::min(H, W) >= 28;
   // From at most 32 channels on maps up to 64x64 at stride 1, Winograd where it pays
   // and the direct kernel elsewhere took 0.7-0.9x its time (in the models, one thread:
   // SqueezeNet's 16 -> 64 on 55x55 and 32 -> 128 on 27x27, GoogLeNet's 16-32 -> 32-128
@@ -143,9 +155,11 @@ ConvKernel defaultConvKernel(const ConvAttrs& a, const std::optional<Shape>& in,
   // EfficientNet-B0's 3x3/2 to 32-64 channels and on ResNet-50's and GoogLeNet's 7x7/2,
   // 0.8-0.95x the direct kernel's. With 16 registers (AVX2: one vector of positions a
   // tile) 1.0-1.4x im2col's time.
-  if (a.C() <= 4 && convKernelApplies(ConvKernel::DirectRows, a) && directRowsFast()) return ConvKernel::DirectRows;
   // Beside BLIS (a session that starts cold) oneDNN would generate its kernels on the first run.
-  if (gemm == GemmLibrary::OneDnn && oneDnnConvPays(a, known, H, W)) return ConvKernel::OneDnn;
+  const bool oneDnn = gemm == GemmLibrary::OneDnn && oneDnnConvPays(a, known, H, W);
+  if (a.C() <= 4 && !oneDnn && convKernelApplies(ConvKernel::DirectRows, a) && directRowsFast())
+    return ConvKernel::DirectRows;
+  if (oneDnn) return ConvKernel::OneDnn;
   if (a.group > 1 && convKernelApplies(ConvKernel::Direct, a)) return ConvKernel::Direct;
   if (convKernelApplies(ConvKernel::Gemm1x1, a)) return ConvKernel::Gemm1x1;
   if (convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W)) return ConvKernel::Winograd;

@@ -87,7 +87,9 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
       << "32 outputs, 56x56";
   EXPECT_EQ(choose(p, node(conv(32, 128, 3), Shape{1, 128, 14, 14})),
             oneDnnOr(directOr(conv(32, 128, 3), ConvKernel::Im2col))) << "32 outputs, 14x14";
-  EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 14, 14})), ConvKernel::Winograd) << "128 each way, 14x14";
+  EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 14, 14})), oneDnnOr(ConvKernel::Winograd, false))
+      << "128 each way, 14x14";
+  EXPECT_EQ(choose(p, node(conv(128, 128, 3), Shape{1, 128, 28, 28})), ConvKernel::Winograd) << "128 each way, 28x28";
   EXPECT_EQ(choose(p, node(conv(192, 48, 3), Shape{1, 48, 56, 56})), ConvKernel::Winograd) << "48 -> 192, 56x56";
   EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), ConvKernel::Winograd) << "32 -> 64, 56x56";
   EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 147, 147})), oneDnnOr(ConvKernel::Winograd, false))
@@ -107,9 +109,15 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   EXPECT_EQ(choose(p, node(conv(128, 64, 1, 2), Shape{1, 64, 28, 28})), ConvKernel::Gemm1x1) << "strided 1x1";
   // Stems along output rows where 32 registers hold three vectors of positions a tile.
   const bool rows = directRowsFast();
+  // Stems of 64 outputs with 7x7 windows or at stride 1 on oneDNN's AVX-512 kernels.
   EXPECT_EQ(choose(p, node(conv(64, 3, 7, 2), Shape{1, 3, 224, 224})),
-            rows ? ConvKernel::DirectRows : directOr(conv(64, 3, 7, 2), ConvKernel::Im2col))
+            oneDnnOr(rows ? ConvKernel::DirectRows : directOr(conv(64, 3, 7, 2), ConvKernel::Im2col), false))
       << "7x7 stem, stride 2";
+  EXPECT_EQ(choose(p, node(conv(64, 3, 3), Shape{1, 3, 224, 224})),
+            oneDnnOr(rows ? ConvKernel::DirectRows : directOr(conv(64, 3, 3), ConvKernel::Im2col), false))
+      << "3x3 stem, stride 1";
+  EXPECT_EQ(choose(p, node(conv(64, 3, 3, 2), Shape{1, 3, 224, 224})), rows ? ConvKernel::DirectRows : ConvKernel::Im2col)
+      << "3x3 stem to 64, stride 2";
   EXPECT_EQ(choose(p, node(conv(32, 3, 3, 2), Shape{1, 3, 224, 224})), rows ? ConvKernel::DirectRows : ConvKernel::Im2col)
       << "3x3 stem, stride 2";
   EXPECT_EQ(choose(p, node(conv(32, 5, 3, 2), Shape{1, 5, 224, 224})), ConvKernel::Im2col) << "5 input channels";
