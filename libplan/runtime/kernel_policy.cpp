@@ -86,14 +86,14 @@ static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W)
   if ((a.kh == 1 && a.kw == 1) || a.Cg < 16 || (a.group == 1 && a.M < 32)) return false;
   if (isa == ConvPrimitivesIsa::Avx2)
     return a.group == 1 && !(convKernelApplies(ConvKernel::Winograd, a) && winogradPays(a, known, H, W));
-  // Winograd ahead from 28x28 maps; on 14x14 ones oneDNN took 0.78-0.99x its time in
+  // Winograd ahead from 28x28 maps; on 14x14 ones oneDNN took 0.77-0.99x its time in
   // all 17 convs measured (ResNet-18's and ResNet-50's layer 3, Wide ResNet-50's, VGG's
   // 512 -> 512, GoogLeNet's inception 4a-4e), where on 28x28 and 35x35 Winograd stayed
   // ahead (ResNet-18's layer 2, VGG's, GoogLeNet's inception 3, Inception's 96 -> 96).
   const bool winogradAhead = convKernelApplies(ConvKernel::Winograd, a) && 2 * a.Cg * a.M >= 64 * (a.Cg + a.M) &&
                              std::min(H, W) >= 28;
   // From at most 32 channels on maps up to 64x64 at stride 1, Winograd where it pays
-  // and the direct kernel elsewhere took 0.7-0.9x its time (in the models, one thread:
+  // and the direct kernel elsewhere took 0.66-0.92x its time (in the models, one thread:
   // SqueezeNet's 16 -> 64 on 55x55 and 32 -> 128 on 27x27, GoogLeNet's 16-32 -> 32-128
   // on 28x28 and 14x14; 7x7 a tie); on larger maps it stays ahead (Inception's 32 -> 64
   // on 147x147: 0.85x the direct kernel's time).
