@@ -94,7 +94,9 @@ TEST(KernelPolicy, DefaultPicksDepthwiseWinogradGemm1x1DirectOrIm2colFromTheShap
   EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 56, 56})), ConvKernel::Winograd) << "32 -> 64, 56x56";
   EXPECT_EQ(choose(p, node(conv(64, 32, 3), Shape{1, 32, 147, 147})), oneDnnOr(ConvKernel::Winograd, false))
       << "32 -> 64, 147x147";
-  EXPECT_EQ(choose(p, node(conv(64, 16, 3), Shape{1, 16, 55, 55})), ConvKernel::Winograd) << "16 -> 64, 55x55";
+  EXPECT_EQ(choose(p, node(conv(64, 16, 3), Shape{1, 16, 55, 55})),
+            simdFloatLanes() >= 16 ? ConvKernel::Direct : ConvKernel::Winograd) << "16 -> 64, 55x55";
+  EXPECT_EQ(choose(p, node(conv(96, 32, 3), Shape{1, 32, 28, 28})), ConvKernel::Winograd) << "32 -> 96, 28x28";
   EXPECT_EQ(choose(p, node(conv(64, 24, 3), Shape{1, 24, 14, 14})), oneDnnOnAvx2Or(ConvKernel::Direct))
       << "24 -> 64, 14x14";
   EXPECT_EQ(choose(p, node(conv(128, 48, 3), Shape{1, 48, 7, 7})), oneDnnOr(ConvKernel::Direct)) << "48 -> 128, 7x7";
