@@ -69,8 +69,10 @@ static bool winogradPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
 // 0.44-0.8x the direct kernel's time (Inception's, DenseNet's, GoogLeNet's), 0.7-0.94x
 // im2col's (ResNet-50's), but 1.2-2x Winograd's wherever that pays and 1.0-1.1x the
 // grouped direct kernel's (RegNet-X). Both lose on 1x1s (the transposes to and from
-// NHWC cost more than the GEMM's packing), on stems of 3 input channels (1.1-1.5x;
-// GoogLeNet's 7x7 stem on AVX2 is the exception, 0.71x), on groups of 4 and 8 channels
+// NHWC cost more than the GEMM's packing), on stems of 3 input channels to 16-64
+// channels with 3x3 windows at stride 2 (1.1-1.5x; against direct_rows on AVX-512 the
+// wider and stride-1 stems of 64 channels pay, below; GoogLeNet's 7x7 stem on AVX2
+// 0.71x), on groups of 4 and 8 channels
 // (up to 1.1x) and on the small zoos' 16 -> 16 convs (1.05-1.6x the direct kernel's
 // time on 64x64 to 32x32 maps).
 static bool oneDnnConvPays(const ConvAttrs& a, bool known, int64_t H, int64_t W) {
