@@ -39,10 +39,6 @@ double zeroFraction(const runtime::Tensor& t) {
   return static_cast<double>(zeros) / static_cast<double>(t.size());
 }
 
-}  // namespace
-
-namespace {
-
 // From each output of executed node i, the single consumers that are not executed
 // (fused into it): the tensor each chain ends in, and the nodes on the chains.
 std::vector<std::string> followFused(const graph::GraphView& view, const std::set<std::string>& executedNames, int i,
