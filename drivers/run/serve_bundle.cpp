@@ -357,6 +357,7 @@ struct SystemRun {
   Prepared prepared;
   SystemOutcome outcome;
   RunCalibration calibration;                // the pieces' runs, pooled per slot
+  int calibratedRounds = 0;                  // per slot and kind, over the pieces so far
   std::vector<double> dispatchMs, handoffMs;  // per piece, its median
   std::vector<double> turnaroundMs;            // per piece, its median
   // Per slot, each load and run the executor measured while serving (what the
@@ -441,6 +442,38 @@ int calibrationPiece(const ServeBundleParams& params, int r, int R) {
   return static_cast<int>(c * (r + 1) / R - c * r / R);
 }
 
+// The slots of tasks whose arrivals span overlapping stretches of the trace
+// (SLO configurations served in turn are apart): what the calibration times together.
+std::vector<std::vector<int>> slotsServedTogether(const Prepared& p) {
+  struct Span {
+    double firstMs = 0, lastMs = 0;
+    size_t task = 0;
+  };
+  std::vector<Span> spans;
+  std::vector<int> spanOf(p.setup.tasks.size(), -1);
+  for (const auto& a : p.arrivals) {
+    int& k = spanOf[static_cast<size_t>(a.task)];
+    if (k < 0) {
+      k = static_cast<int>(spans.size());
+      spans.push_back({a.timeMs, a.timeMs, static_cast<size_t>(a.task)});
+    }
+    auto& s = spans[static_cast<size_t>(k)];
+    s.firstMs = std::min(s.firstMs, a.timeMs), s.lastMs = std::max(s.lastMs, a.timeMs);
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.firstMs, a.task) < std::tie(b.firstMs, b.task);
+  });
+  std::vector<std::vector<int>> sets;
+  double reachMs = 0;
+  for (const auto& s : spans) {
+    if (sets.empty() || s.firstMs > reachMs) sets.emplace_back(), reachMs = s.lastMs;
+    reachMs = std::max(reachMs, s.lastMs);
+    const auto& slots = p.setup.tasks[s.task].slots;
+    sets.back().insert(sets.back().end(), slots.begin(), slots.end());
+  }
+  return sets;  // calibrateServing sorts each and drops repeats
+}
+
 // One piece of a system's calibration, `rounds` runs per slot and kind, pooled with its others.
 Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int rounds) {
   if (rounds <= 0) return {};
@@ -449,6 +482,9 @@ Status calibratePiece(SystemRun& run, const ServeBundleParams& params, int round
   cp.rounds = rounds;
   cp.seed = params.seed;
   cp.timeLoads = true;
+  cp.servedTogether = slotsServedTogether(run.prepared);
+  cp.idleGapStart = run.calibratedRounds;
+  run.calibratedRounds += rounds;
   ZP_ASSIGN_OR_RETURN(auto cal, calibrateServing(run.prepared.setup, loader, cp));
   run.calibration.loadMs.resize(cal.loadMs.size());
   run.calibration.freeMs.resize(cal.freeMs.size());

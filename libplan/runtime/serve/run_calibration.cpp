@@ -59,27 +59,27 @@ Expected<std::vector<Loaded>> loadProcessorSlots(const ServeSetup& setup, Subgra
   return mine;
 }
 
-// One processor's share: load its slots, then the timed rounds (back to back,
-// then after idle gaps), then keep the processor busy until every processor is
-// done timing, so that every timed run has company.
+// One processor's share: load its slots, then set by set the timed rounds of
+// its slots in the set (back to back, then after idle gaps), then keep the
+// processor busy with them until every processor is done timing the set, so
+// that every timed run has company from its own set.
 Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params, int p,
-                          std::atomic<int>& timing, std::mutex& holdingTurn, RunCalibration& out,
-                          std::vector<TensorMap>& inputs) {
+                          const std::vector<std::vector<int>>& sets, std::vector<std::atomic<int>>& timing,
+                          std::mutex& holdingTurn, RunCalibration& out, std::vector<TensorMap>& inputs) {
   struct DoneTiming {  // however this processor ends, the others must not wait for it
-    std::atomic<int>& timing;
-    bool counted = false;
-    void now() {
-      if (!counted) timing.fetch_sub(1);
-      counted = true;
+    std::vector<std::atomic<int>>& timing;
+    size_t counted = 0;  // the sets this processor is done timing
+    void through(size_t sets) {
+      for (; counted < sets; ++counted) timing[counted].fetch_sub(1);
     }
-    ~DoneTiming() { now(); }
+    ~DoneTiming() { through(timing.size()); }
   } doneTiming{timing};
   ZP_ASSIGN_OR_RETURN(auto loaded, loadProcessorSlots(setup, loader, params, p));
   for (const auto& l : loaded) inputs[static_cast<size_t>(l.slot)] = l.inputs;  // this processor's slots only
   // A slot that holds other processors runs with them to itself when served: it
   // is timed after the others, one such slot's processor at a time.
-  std::vector<Loaded> mine, holding;
-  for (auto& l : loaded) (setup.slots[static_cast<size_t>(l.slot)].holds.empty() ? mine : holding).push_back(std::move(l));
+  std::vector<Loaded*> mine, holding;
+  for (auto& l : loaded) (setup.slots[static_cast<size_t>(l.slot)].holds.empty() ? mine : holding).push_back(&l);
   // The end of this worker's last run: an after-idle run records how long ago it was.
   auto lastEnd = SteadyClock::now();
   auto runOnce = [&](Loaded& l, std::vector<double>* record, double idleMs) -> Status {
@@ -112,13 +112,14 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     lastEnd = SteadyClock::now();  // the worker was busy loading and running it
     return {};
   };
-  auto timeRounds = [&](std::vector<Loaded>& units) -> Status {
+  auto timeRounds = [&](const std::vector<Loaded*>& units) -> Status {
     for (int round = 0; round < params.warmup + 2 * params.rounds; ++round) {
       const bool timed = round >= params.warmup, idle = round >= params.warmup + params.rounds;
       for (size_t u = 0; u < units.size(); ++u) {
-        auto& l = units[u];
+        auto& l = *units[u];
         auto& samples = (idle ? out.idleMs : out.hotMs)[static_cast<size_t>(l.slot)];
-        const double gapMs = params.idleGapsMs[(static_cast<size_t>(round) + u) % params.idleGapsMs.size()];
+        const size_t gap = static_cast<size_t>(params.idleGapStart + round - params.warmup - params.rounds) + u;
+        const double gapMs = params.idleGapsMs[gap % params.idleGapsMs.size()];
         ZP_TRY(runOnce(l, timed ? &samples : nullptr, idle ? gapMs : 0.0));
         if (params.timeLoads && !idle) ZP_TRY(loadOnce(l, timed));
         if (params.afterRun) params.afterRun();
@@ -126,19 +127,49 @@ Status calibrateProcessor(const ServeSetup& setup, SubgraphLoader& loader, const
     }
     return {};
   };
-  ZP_TRY(timeRounds(mine));
-  doneTiming.now();
-  while (timing.load() > 0 && !mine.empty())
-    for (auto& l : mine) ZP_TRY(runOnce(l, nullptr, 0.0));
+  for (size_t g = 0; g < sets.size(); ++g) {
+    std::vector<Loaded*> units;  // this processor's slots of the set, in slot order
+    for (Loaded* l : mine)
+      if (std::binary_search(sets[g].begin(), sets[g].end(), l->slot)) units.push_back(l);
+    ZP_TRY(timeRounds(units));
+    doneTiming.through(g + 1);
+    while (timing[g].load() > 0 && !units.empty())
+      for (Loaded* l : units) ZP_TRY(runOnce(*l, nullptr, 0.0));
+    while (timing[g].load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // idle in this set
+  }
   if (holding.empty()) return {};
-  while (timing.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // the others' timing is done
   std::lock_guard turn(holdingTurn);
   return timeRounds(holding);
 }
 
+// The sets of slots timed together: the given ones (sorted, without repeats),
+// then the slots in none; one set of all slots when none is given.
+Expected<std::vector<std::vector<int>>> calibrationSets(const ServeSetup& setup, const RunCalibrationParams& params) {
+  const int n = static_cast<int>(setup.slots.size());
+  std::vector<std::vector<int>> sets;
+  std::vector<bool> listed(setup.slots.size(), false);
+  for (const auto& given : params.servedTogether) {
+    std::vector<int> set = given;
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+    for (int s : set) {
+      if (s < 0 || s >= n) return makeError("serving calibration: slot {} of a set served together, of {} slots", s, n);
+      listed[static_cast<size_t>(s)] = true;
+    }
+    if (!set.empty()) sets.push_back(std::move(set));
+  }
+  std::vector<int> rest;
+  for (int s = 0; s < n; ++s)
+    if (!listed[static_cast<size_t>(s)]) rest.push_back(s);
+  if (!rest.empty()) sets.push_back(std::move(rest));
+  return sets;
+}
+
 Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunCalibrationParams& params,
                      Workers& workers, RunCalibration& out, std::vector<TensorMap>& inputs) {
-  std::atomic<int> timing{static_cast<int>(workers.size())};
+  ZP_ASSIGN_OR_RETURN(const auto sets, calibrationSets(setup, params));
+  std::vector<std::atomic<int>> timing(sets.size());  // per set: the processors still timing it
+  for (auto& t : timing) t.store(static_cast<int>(workers.size()));
   std::mutex holdingTurn;
   std::vector<std::future<Status>> done;
   for (size_t p = 0; p < workers.size(); ++p) {
@@ -146,7 +177,7 @@ Status calibrateRuns(const ServeSetup& setup, SubgraphLoader& loader, const RunC
     done.push_back(promise->get_future());
     workers[p]->post([&, p, promise] {
       promise->set_value(
-          calibrateProcessor(setup, loader, params, static_cast<int>(p), timing, holdingTurn, out, inputs));
+          calibrateProcessor(setup, loader, params, static_cast<int>(p), sets, timing, holdingTurn, out, inputs));
     });
   }
   Status first;
@@ -230,7 +261,7 @@ Expected<RunCalibration> calibrateServing(const ServeSetup& setup, SubgraphLoade
   ZP_TRY(checkSetup(setup));
   const bool gapsOk = !params.idleGapsMs.empty() &&
                       std::all_of(params.idleGapsMs.begin(), params.idleGapsMs.end(), [](double g) { return g > 0; });
-  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || !gapsOk)
+  if (params.rounds < 1 || params.warmup < 0 || params.wakeSamples < 1 || params.idleGapStart < 0 || !gapsOk)
     return makeError("serving calibration: rounds {}, warmup {}, wake samples {}, {} idle gaps (each above 0 ms)",
                      params.rounds, params.warmup, params.wakeSamples, params.idleGapsMs.size());
   RunCalibration out;

@@ -7,7 +7,8 @@
 // slot is timed twice, back to back and after idle gaps of several lengths in
 // turn (each sample kept with its idle), each processor's worker running its
 // slots round-robin while the other processors run theirs (shared caches and
-// memory, as in serving); and the wake-up delays are timed the way the
+// memory, as in serving), set by set when sets of slots are served at
+// different times; and the wake-up delays are timed the way the
 // executor dispatches and hands over, and its turnaround between queued jobs
 // as it serves a burst of the setup's tasks. A slot that holds other processors
 // (ServeSlot::holds) has them to itself when served, so it is timed once the
@@ -33,6 +34,20 @@ struct RunCalibrationParams {
   // zoo's violations came out 3.6 points above the measurement on average;
   // drawn by the idle, 0.5).
   std::vector<double> idleGapsMs = {2, 4, 8, 16, 32};
+  // The after-idle rounds start this many gaps into idleGapsMs. A slot's gap
+  // steps one along per round, so a calibration in pieces of fewer rounds than
+  // gaps goes on where the last piece stopped; else each slot met the same
+  // few gaps in every piece (the third slot of a set only 8-32 ms).
+  int idleGapStart = 0;
+  // Sets of slots served at the same time (one SLO configuration's, when
+  // configurations are served in turn). Each set is timed on its own, a
+  // processor's slots of it round-robin among themselves, every processor moving
+  // to the next set together; a slot in several sets is timed in each, and the
+  // slots in none form a last set. Served, a run follows runs of its own set,
+  // whose weights are what shares the caches with it: timed round-robin among
+  // all eight of a plan's cpu slots, the realistic zoo's ran 5-13% slower back
+  // to back than served (mobilenet/0 1.13 against 1.00 ms). Empty: one set.
+  std::vector<std::vector<int>> servedTogether = {};
   int wakeSamples = 20;    // timed dispatches and hand-overs
   uint64_t seed = 0;       // random inputs of each slot
   // Each back-to-back round (warm-up included, timed once timed) also loads

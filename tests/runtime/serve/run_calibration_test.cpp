@@ -132,6 +132,52 @@ TEST(RunCalibration, TheExecutorsTurnaroundBetweenQueuedJobsIsTimedAsItServesABu
   EXPECT_EQ(r0->turnaroundMs, 0);
 }
 
+TEST(RunCalibration, SetsServedTogetherAreTimedEachOnItsOwn) {
+  Calibrated c;
+  RunCalibrationParams params = quickParams(2, 1, 2);
+  // "shallow" is served in both sets: timed in each; "deep" in the first only.
+  params.servedTogether = {{1, 0}, {0, 2, 2}};
+  testing::InMemoryLoader loader(c.texts);
+  auto r = calibrateServing(c.setup, loader, params);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->hotMs[0].size(), 4u);
+  EXPECT_EQ(r->idleMs[0].size(), 4u);
+  for (size_t s : {1, 2}) {
+    EXPECT_EQ(r->hotMs[s].size(), 2u) << s;
+    EXPECT_EQ(r->idleMs[s].size(), 2u) << s;
+  }
+  // A slot in no set is timed all the same, in a set of the others left out.
+  params.servedTogether = {{1}};
+  testing::InMemoryLoader rest(c.texts);
+  auto left = calibrateServing(c.setup, rest, params);
+  ASSERT_TRUE(left.ok()) << left.error().message;
+  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(left->hotMs[s].size(), 2u) << s;
+  params.servedTogether = {{0, 3}};
+  auto bad = calibrateServing(c.setup, rest, params);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("slot 3"), std::string::npos) << bad.error().message;
+}
+
+TEST(RunCalibration, APieceOfACalibrationGoesOnThroughTheIdleGapsWhereTheLastStopped) {
+  Calibrated c;
+  RunCalibrationParams params = quickParams(1, 1, 2);
+  params.idleGapsMs = {1, 40};
+  testing::InMemoryLoader loader(c.texts);
+  auto first = calibrateServing(c.setup, loader, params);
+  params.idleGapStart = 1;
+  auto next = calibrateServing(c.setup, loader, params);
+  ASSERT_TRUE(first.ok() && next.ok());
+  // The first slot of each processor meets the 1 ms gap first, then the 40 ms one.
+  for (size_t s : {0, 2}) {
+    ASSERT_EQ(first->idleGapsMs[s].size(), 1u);
+    ASSERT_EQ(next->idleGapsMs[s].size(), 1u);
+    EXPECT_LT(first->idleGapsMs[s][0], 40) << s;
+    EXPECT_GE(next->idleGapsMs[s][0], 40) << s;
+  }
+  params.idleGapStart = -1;
+  EXPECT_FALSE(calibrateServing(c.setup, loader, params).ok());
+}
+
 // A loader that fails for one slot.
 class FailingLoader : public SubgraphLoader {
  public:
